@@ -1,0 +1,104 @@
+import { assert } from 'chai';
+import fc from 'fast-check';
+import { test } from '../../test/harness.ts';
+import { toHex } from '../encoding/hex.ts';
+import { createSHA256 } from 'hash-wasm';
+import { createSha256, sha256, sha256Async, sha512, useNativeSha256, WEBCRYPTO_MIN_BYTES } from './sha256.ts';
+
+const text = (s: string): Uint8Array => new TextEncoder().encode(s);
+
+// FIPS 180-2 / NIST CAVS examples.
+const NIST: [string, Uint8Array, string][] = [
+  ['empty', new Uint8Array(0), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'],
+  ['abc', text('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],
+  [
+    '448 bits',
+    text('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq'),
+    '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1',
+  ],
+  [
+    '896 bits',
+    text(
+      'abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu',
+    ),
+    'cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1',
+  ],
+  ['one million a', text('a'.repeat(1_000_000)), 'cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0'],
+];
+
+test('sha256: NIST vectors, sync and async', async () => {
+  for (const [name, input, digest] of NIST) {
+    assert.equal(toHex(sha256(input)), digest, name);
+    assert.equal(toHex(await sha256Async(input)), digest, name);
+  }
+});
+
+test('sha256: incremental hashing in pieces equals one-shot', async () => {
+  const hasher = await createSha256();
+  const piece = text('a'.repeat(1000));
+  for (let i = 0; i < 1000; i++) hasher.update(piece);
+  assert.equal(toHex(hasher.digest()), NIST[4]![2]);
+});
+
+test('sha256: agrees with WebCrypto on arbitrary inputs around the bulk threshold', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.oneof(
+        fc.uint8Array({ maxLength: 600 }),
+        fc.integer({ min: WEBCRYPTO_MIN_BYTES - 2, max: WEBCRYPTO_MIN_BYTES + 2 }).map((n) => new Uint8Array(n).fill(n & 0xff)),
+      ),
+      async (data) => {
+        const native = toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', data as Uint8Array<ArrayBuffer>)));
+        assert.equal(toHex(sha256(data)), native);
+        assert.equal(toHex(await sha256Async(data)), native);
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
+
+test('sha256: a subarray is hashed as its own bytes, not its whole buffer', () => {
+  const whole = text('xxabcxx');
+  assert.equal(toHex(sha256(whole.subarray(2, 5))), NIST[1]![2]);
+});
+
+test('sha512: FIPS 180-2 "abc"', () => {
+  assert.equal(
+    toHex(sha512(text('abc'))),
+    'ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f',
+  );
+});
+
+test('sha256: a wrong native hasher is refused, a right one is used for large inputs', async () => {
+  try {
+    useNativeSha256((data) => new Uint8Array(32).fill(data.length & 0xff));
+    assert.fail('accepted a wrong hasher');
+  } catch (e) {
+    assert.equal((e as { code?: string }).code, 'native-sha256-wrong');
+  }
+  assert.equal(toHex(sha256(new Uint8Array(1000))), toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', new Uint8Array(1000)))));
+  // A correct "native" hasher (here a separate WebAssembly instance behind a counter) is adopted.
+  const reference = await createSHA256();
+  let calls = 0;
+  const counting = (data: Uint8Array): Uint8Array => {
+    calls++;
+    return reference.init().update(data).digest('binary');
+  };
+  useNativeSha256(counting);
+  calls = 0;
+  sha256(new Uint8Array(10));
+  assert.equal(calls, 0, 'small inputs stay on the WebAssembly hasher');
+  const big = new Uint8Array(4096).fill(1);
+  const digest = toHex(sha256(big));
+  assert.equal(calls, 1, 'large inputs go to the native hasher');
+  assert.equal(digest, toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', big))));
+});
+
+test('sha256: wrong input types get a named error', () => {
+  try {
+    sha256('abc' as unknown as Uint8Array);
+    assert.fail('accepted a string');
+  } catch (e) {
+    assert.equal((e as Error).name, 'WrongTypeError');
+  }
+});

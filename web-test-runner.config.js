@@ -1,0 +1,30 @@
+// Runs the same *.test.ts files as Node and Deno, in Debian's headless Chromium.
+import { esbuildPlugin } from '@web/dev-server-esbuild';
+import { playwrightLauncher } from '@web/test-runner-playwright';
+
+export const chromiumArgs = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+export default {
+  files: ['core/**/*.test.ts', '!**/*.node.test.ts'],
+  nodeResolve: true,
+  concurrency: 1,
+  testFramework: { config: { timeout: 60000 } },
+  testsFinishTimeout: 600000,
+  plugins: [esbuildPlugin({ ts: true, target: 'es2023' })],
+  browsers: [
+    playwrightLauncher({
+      product: 'chromium',
+      launchOptions: {
+        executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+        args: chromiumArgs,
+      },
+    }),
+  ],
+};
