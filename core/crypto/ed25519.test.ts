@@ -83,11 +83,11 @@ const SPECCHECK_EXPECT: { why: string; expect: SignatureRejection | null }[] = [
   { why: 'mixed-order A, small-order R', expect: 'r-small-order' },
   { why: 'mixed-order A and R, passes the cofactorless equation', expect: null },
   { why: 'mixed-order A and R, passes only the cofactored equation', expect: 'mismatch' },
-  { why: 'mixed-order R, passes only the cofactored equation', expect: 'mismatch' },
+  { why: 'mixed-order A, R of order L, passes only the cofactored equation', expect: 'mismatch' },
   { why: 'S > L', expect: 's-non-canonical' },
   { why: 'S much larger than L', expect: 's-non-canonical' },
-  { why: 'non-canonical R, passes cofactored with the reduced R', expect: 'r-non-canonical' },
-  { why: 'non-canonical R, passes cofactorless with the reduced R', expect: 'r-non-canonical' },
+  { why: 'non-canonical R (y = p), passes only if R is reduced before hashing', expect: 'r-non-canonical' },
+  { why: 'non-canonical R (y = p), passes only if R is hashed as given', expect: 'r-non-canonical' },
 ];
 
 /** Edge cases built from the group law, deterministically. */

@@ -1,0 +1,43 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const mesh = new URL('../bin/mesh.js', import.meta.url).pathname;
+
+async function mesh_(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [mesh, ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+test('mesh help lists every command', async () => {
+  const { code, stdout } = await mesh_(['help']);
+  assert.equal(code, 0);
+  for (const command of ['node', 'directory', 'bench', 'identity']) assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
+});
+
+test('mesh with no command prints usage and exits 2', async () => {
+  const { code, stdout } = await mesh_([]);
+  assert.equal(code, 2);
+  assert.match(stdout, /^Usage: mesh <command>/);
+});
+
+test('mesh node prints its options', async () => {
+  const { code, stdout } = await mesh_(['node']);
+  assert.equal(code, 0);
+  for (const option of ['--data-dir', '--host', '--port', '--p2p-port', '--bootstrap', '--mine', '--devnet', '--block-interval-ms']) {
+    assert.ok(stdout.includes(option), option);
+  }
+});
+
+test('an unknown command is refused with exit 2', async () => {
+  const { code, stderr } = await mesh_(['frobnicate']);
+  assert.equal(code, 2);
+  assert.match(stderr, /unknown command "frobnicate"/);
+});
