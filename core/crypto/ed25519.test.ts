@@ -271,6 +271,32 @@ test('ed25519: a batch of 1,024 gives each item its own verdict', async () => {
   assert.deepEqual(verdicts, items.map((_, i) => !bad.has(i)));
 });
 
+test('ed25519: verdicts stay right while the key cache fills, turns over and evicts', async () => {
+  const signer = SigningKey.fromSeed(new Uint8Array(32).fill(7));
+  const message = new TextEncoder().encode('still valid');
+  const signature = await signer.sign(message);
+  const item = { publicKey: signer.publicKey, message, signature };
+  // 10,000 other keys (random bytes: some on the curve, some not) push the signer's key through
+  // both cache generations and out.
+  const strangers = Array.from({ length: 10_000 }, (_, i) => {
+    const publicKey = crypto.getRandomValues(new Uint8Array(32));
+    publicKey[31]! &= 0x7f;
+    publicKey[0] = i & 0xff;
+    return { publicKey, message, signature };
+  });
+  for (const backend of ed25519Backends.filter((b) => b.name === 'webcrypto')) {
+    assert.deepEqual(await verifyBatch([item], backend), [true]);
+    for (let i = 0; i < strangers.length; i += 2500) {
+      const verdicts = await verifyBatch([item, ...strangers.slice(i, i + 2500), item], backend);
+      assert.isTrue(verdicts[0]);
+      assert.isTrue(verdicts.at(-1));
+      assert.isFalse(verdicts.slice(1, -1).some(Boolean), 'no stranger verifies');
+    }
+    // The same key again, after eviction, and a forged message under it.
+    assert.deepEqual(await verifyBatch([item, { ...item, message: new Uint8Array(3) }], backend), [true, false]);
+  }
+});
+
 test('ed25519: parsePublicKey and parseSignature name what is wrong', () => {
   const key = SigningKey.fromSeed(new Uint8Array(32).fill(9));
   assert.strictEqual(parsePublicKey(key.publicKey), key.publicKey);

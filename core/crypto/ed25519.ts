@@ -16,7 +16,6 @@
 import * as noble from '@noble/ed25519';
 import { InvalidKeyError, InvalidSignatureError } from '../errors.ts';
 import { bytesEqual, concatBytes, ensureBytes } from '../encoding/bytes.ts';
-import { toHex } from '../encoding/hex.ts';
 import { sha512 } from './sha256.ts';
 
 export const PUBLIC_KEY_LENGTH = 32;
@@ -164,20 +163,54 @@ const PKCS8_PREFIX = new Uint8Array([
   0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
 ]);
 
-// Imported verification keys, by hex: a block's senders repeat, and importing costs about as much
-// as a verification. Bounded, oldest first out.
-const KEY_CACHE_LIMIT = 8192;
-const verifyKeys = new Map<string, Promise<CryptoKey>>();
+// Imported verification keys: a block's senders repeat, and importing costs about as much as a
+// verification. Two generations of at most KEY_CACHE_GENERATION each: when the young one fills,
+// it becomes the old one and the previous old one is dropped whole — O(1) per lookup and
+// eviction, unlike deleting a Map's oldest entry one at a time. An entry holds the import in
+// flight, then the key itself, so a cached key costs no extra promise turn.
+type CachedKey = CryptoKey | Promise<CryptoKey>;
+const KEY_CACHE_GENERATION = 4096;
+let youngKeys = new Map<string, CachedKey>();
+let oldKeys = new Map<string, CachedKey>();
 
-function verifyKey(publicKey: Uint8Array): Promise<CryptoKey> {
-  const id = toHex(publicKey);
-  let key = verifyKeys.get(id);
-  if (!key) {
-    key = crypto.subtle.importKey('raw', publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify']);
-    if (verifyKeys.size >= KEY_CACHE_LIMIT) verifyKeys.delete(verifyKeys.keys().next().value!);
-    verifyKeys.set(id, key);
+// A cheap exact map key: the key's bytes as a 32-character string.
+function cacheKey(publicKey: Uint8Array): string {
+  return String.fromCharCode.apply(null, publicKey as unknown as number[]);
+}
+
+function remember(id: string, key: CachedKey): void {
+  if (youngKeys.size >= KEY_CACHE_GENERATION) {
+    oldKeys = youngKeys;
+    youngKeys = new Map();
   }
-  return key;
+  youngKeys.set(id, key);
+}
+
+function verifyKey(publicKey: Uint8Array): CachedKey {
+  const id = cacheKey(publicKey);
+  const young = youngKeys.get(id);
+  if (young) return young;
+  const old = oldKeys.get(id);
+  if (old) {
+    remember(id, old);
+    return old;
+  }
+  const importing = crypto.subtle
+    .importKey('raw', publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify'])
+    .then(
+      (key) => {
+        if (youngKeys.get(id) === importing) youngKeys.set(id, key);
+        return key;
+      },
+      (error: unknown) => {
+        // A refused key (not a curve point) is not kept: the refusal is cheap to repeat.
+        youngKeys.delete(id);
+        oldKeys.delete(id);
+        throw error;
+      },
+    );
+  remember(id, importing);
+  return importing;
 }
 
 /** The runtime's WebCrypto Ed25519: native code, and concurrent calls spread over the cores. */
@@ -195,20 +228,13 @@ const webcryptoBackend: Ed25519Backend = {
     return async (message) =>
       new Uint8Array(await crypto.subtle.sign(ED25519, key, message as Uint8Array<ArrayBuffer>));
   },
-  async verifyEquation(publicKey, message, signature) {
-    let key: CryptoKey;
-    try {
-      key = await verifyKey(publicKey);
-    } catch {
-      verifyKeys.delete(toHex(publicKey));
-      return false; // the runtime refused the key: not a curve point
-    }
-    return crypto.subtle.verify(
-      ED25519,
-      key,
-      signature as Uint8Array<ArrayBuffer>,
-      message as Uint8Array<ArrayBuffer>,
-    );
+  verifyEquation(publicKey, message, signature) {
+    const verifyWith = (key: CryptoKey): Promise<boolean> =>
+      crypto.subtle.verify(ED25519, key, signature as Uint8Array<ArrayBuffer>, message as Uint8Array<ArrayBuffer>);
+    const key = verifyKey(publicKey);
+    if (!(key instanceof Promise)) return verifyWith(key);
+    // A key the runtime refuses is not a curve point: the signature is invalid.
+    return key.then(verifyWith, () => false);
   },
 };
 

@@ -8,23 +8,20 @@ const sha256Hasher: IHasher = await createSHA256();
 const sha512Hasher: IHasher = await createSHA512();
 
 /**
- * From this size on, `sha256Async` hands the input to WebCrypto, which hashes natively off the
- * main thread; below it the call's overhead outweighs the speed (bench/RESULTS.md, "sha256").
+ * From this size on, `sha256Async` without a native hasher hands the input to WebCrypto, which
+ * hashes natively; below it the call's fixed cost outweighs the speed. Tuned for browsers, the
+ * runtime that has no native hasher to install: there WebCrypto's fixed cost is a few µs and the
+ * measured crossover is 1–2 KiB (bench/RESULTS.md, "SHA-256 crossover"). On Node and Deno the
+ * fixed cost is 60–80 µs; hosts there install their native hasher instead (`useNativeSha256`).
  */
-export const WEBCRYPTO_MIN_BYTES = 16 * 1024;
-
-/**
- * From this size on, `sha256` uses a native hasher installed by the host (`useNativeSha256`);
- * below it the WebAssembly hasher is faster than the call into native code.
- */
-export const NATIVE_MIN_BYTES = 256;
+export const WEBCRYPTO_MIN_BYTES = 2 * 1024;
 
 let nativeSha256: ((data: Uint8Array) => Uint8Array) | undefined;
 
 /** SHA-256 of `data`, synchronously: ids, tx ids, Merkle nodes, and bulk data on hosts with a native hasher. */
 export function sha256(data: Uint8Array): Uint8Array {
   ensureBytes(data, 'data');
-  if (nativeSha256 && data.length >= NATIVE_MIN_BYTES) return nativeSha256(data);
+  if (nativeSha256) return nativeSha256(data);
   return sha256Hasher.init().update(data).digest('binary');
 }
 
@@ -42,9 +39,10 @@ const CHECKS: [string, string][] = [
 ];
 
 /**
- * Lets a host plug in its platform's native SHA-256 (node:crypto on Node) for inputs of
- * NATIVE_MIN_BYTES and more. The function is checked against known digests first; a wrong one
- * is refused with a MeshError and the core keeps its own hasher.
+ * Lets a host plug in its platform's native SHA-256 (node:crypto on Node), used from then on for
+ * every size: a host installs one only where it is faster than WebAssembly even for 32 bytes, as
+ * on Node. The function is checked against known digests first; a wrong one is refused with a
+ * MeshError and the core keeps its own hasher.
  */
 export function useNativeSha256(hash: (data: Uint8Array) => Uint8Array): void {
   const encoder = new TextEncoder();

@@ -1,0 +1,36 @@
+/** Writes the crypto benchmark's results: raw JSON, and its section of bench/RESULTS.md. */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { evaluateGoals, renderCryptoSection, replaceSection, type CryptoReport, type Goal } from './report.ts';
+
+async function readIfPresent(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+// Through a temporary file, so an interrupted run never leaves a half-written results file.
+async function writeAtomically(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, text);
+  await rename(temporary, path);
+}
+
+/**
+ * Writes `report` as JSON to `paths.json` and its section between the crypto markers of
+ * `paths.markdown` (created if absent, everything outside the markers kept). Returns the goals.
+ */
+export async function writeCryptoReport(
+  report: CryptoReport,
+  paths: { readonly markdown: string; readonly json: string },
+): Promise<Goal[]> {
+  const goals = evaluateGoals(report);
+  await writeAtomically(paths.json, `${JSON.stringify({ ...report, goals }, null, 2)}\n`);
+  const document = await readIfPresent(paths.markdown);
+  await writeAtomically(paths.markdown, replaceSection(document, 'crypto', renderCryptoSection(report, goals)));
+  return goals;
+}
