@@ -1,15 +1,7 @@
 // Runs the same *.test.ts files as Node and Deno, in Debian's headless Chromium.
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { playwrightLauncher } from '@web/test-runner-playwright';
-
-export const chromiumArgs = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './test/chromium.ts';
 
 export default {
   files: ['core/**/*.test.ts', '!**/*.node.test.ts'],
@@ -21,10 +13,7 @@ export default {
   browsers: [
     playwrightLauncher({
       product: 'chromium',
-      launchOptions: {
-        executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-        args: chromiumArgs,
-      },
+      launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS] },
     }),
   ],
 };

@@ -10,17 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import type { RuntimeResult } from './crypto-cases.ts';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/chromium.ts';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-export const CHROMIUM_PATH = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 /** The browser entry as one ES module (the core uses top-level await, so ESM it must be). */
 export async function bundleBrowserEntry(): Promise<string> {
@@ -60,7 +52,7 @@ function serve(bundle: string): Promise<Server> {
 export async function runChromium(quick: boolean, log: (text: string) => void): Promise<RuntimeResult> {
   const bundle = await bundleBrowserEntry();
   const server = await serve(bundle);
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS] });
   try {
     const page = await browser.newPage();
     page.on('console', (message) => log(message.text()));

@@ -2,6 +2,8 @@ import { assert } from 'chai';
 import fc from 'fast-check';
 import * as noble from '@noble/ed25519';
 import { test } from '../../test/harness.ts';
+import { rejects, rejectsAsync } from '../../test/assert.ts';
+import { InvalidKeyError, InvalidSignatureError, WrongTypeError } from '../errors.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { concatBytes } from '../encoding/bytes.ts';
 import { sha512 } from './sha256.ts';
@@ -300,61 +302,30 @@ test('ed25519: verdicts stay right while the key cache fills, turns over and evi
 test('ed25519: parsePublicKey and parseSignature name what is wrong', () => {
   const key = SigningKey.fromSeed(new Uint8Array(32).fill(9));
   assert.strictEqual(parsePublicKey(key.publicKey), key.publicKey);
-  const cases: [Uint8Array, string][] = [
-    [new Uint8Array(31), 'length'],
-    [le(P + 3n), 'non-canonical'],
-    [le(1n), 'small-order'],
-    [le(2n), 'not-on-curve'],
-  ];
-  for (const [bytes, code] of cases) {
-    assert.throws(() => parsePublicKey(bytes), /public key/);
-    try {
-      parsePublicKey(bytes);
-    } catch (e) {
-      assert.equal((e as Error).name, 'InvalidKeyError');
-      assert.equal((e as { code: string }).code, code);
-    }
-  }
+  rejects(() => parsePublicKey(new Uint8Array(31)), InvalidKeyError, 'length', /public key must be 32 bytes/);
+  rejects(() => parsePublicKey(le(P + 3n)), InvalidKeyError, 'non-canonical');
+  rejects(() => parsePublicKey(le(1n)), InvalidKeyError, 'small-order');
+  rejects(() => parsePublicKey(le(2n)), InvalidKeyError, 'not-on-curve');
+
   const good = concatBytes(key.publicKey, le(5n));
   assert.strictEqual(parseSignature(good), good);
-  const sigCases: [Uint8Array, string][] = [
-    [new Uint8Array(65), 'length'],
-    [concatBytes(le(P), le(5n)), 'r-non-canonical'],
-    [concatBytes(le(0n), le(5n)), 'r-small-order'],
-    [concatBytes(key.publicKey, le(L)), 's-non-canonical'],
-  ];
-  for (const [bytes, code] of sigCases) {
-    try {
-      parseSignature(bytes);
-      assert.fail(`accepted ${code}`);
-    } catch (e) {
-      assert.equal((e as Error).name, 'InvalidSignatureError');
-      assert.equal((e as { code: string }).code, code);
-    }
-  }
+  rejects(() => parseSignature(new Uint8Array(65)), InvalidSignatureError, 'length', /signature must be 64 bytes/);
+  rejects(() => parseSignature(concatBytes(le(P), le(5n))), InvalidSignatureError, 'r-non-canonical');
+  rejects(() => parseSignature(concatBytes(le(0n), le(5n))), InvalidSignatureError, 'r-small-order');
+  rejects(() => parseSignature(concatBytes(key.publicKey, le(L))), InvalidSignatureError, 's-non-canonical');
 });
 
 test('ed25519: wrong types and seed lengths get named errors, not bare TypeErrors', async () => {
-  const expectError = (f: () => unknown, name: string, code: string): void => {
-    try {
-      f();
-      assert.fail('no error');
-    } catch (e) {
-      assert.equal((e as Error).name, name);
-      assert.equal((e as { code: string }).code, code);
-    }
-  };
-  expectError(() => SigningKey.fromSeed(new Uint8Array(31)), 'InvalidKeyError', 'seed-length');
-  expectError(() => SigningKey.fromSeed('00' as unknown as Uint8Array), 'WrongTypeError', 'not-bytes');
-  expectError(() => parsePublicKey([1, 2] as unknown as Uint8Array), 'WrongTypeError', 'not-bytes');
+  rejects(() => SigningKey.fromSeed(new Uint8Array(31)), InvalidKeyError, 'seed-length');
+  rejects(() => SigningKey.fromSeed('00' as unknown as Uint8Array), WrongTypeError, 'not-bytes');
+  rejects(() => parsePublicKey([1, 2] as unknown as Uint8Array), WrongTypeError, 'not-bytes');
   const key = SigningKey.generate();
-  let caught: unknown;
-  try {
-    await verify(key.publicKey, 'hello' as unknown as Uint8Array, new Uint8Array(64));
-  } catch (e) {
-    caught = e;
-  }
-  assert.equal((caught as Error | undefined)?.name, 'WrongTypeError');
+  await rejectsAsync(
+    () => verify(key.publicKey, 'hello' as unknown as Uint8Array, new Uint8Array(64)),
+    WrongTypeError,
+    'not-bytes',
+  );
+  await rejectsAsync(() => key.sign([1] as unknown as Uint8Array), WrongTypeError, 'not-bytes');
 });
 
 test('ed25519: exportSeed round-trips the identity and is a copy', () => {

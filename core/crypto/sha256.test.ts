@@ -1,6 +1,8 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
+import { rejects } from '../../test/assert.ts';
+import { MeshError, WrongTypeError } from '../errors.ts';
 import { toHex } from '../encoding/hex.ts';
 import { createSHA256 } from 'hash-wasm';
 import { createSha256, sha256, sha256Async, sha512, useNativeSha256, WEBCRYPTO_MIN_BYTES } from './sha256.ts';
@@ -70,12 +72,7 @@ test('sha512: FIPS 180-2 "abc"', () => {
 });
 
 test('sha256: a wrong native hasher is refused, a right one is then used', async () => {
-  try {
-    useNativeSha256((data) => new Uint8Array(32).fill(data.length & 0xff));
-    assert.fail('accepted a wrong hasher');
-  } catch (e) {
-    assert.equal((e as { code?: string }).code, 'native-sha256-wrong');
-  }
+  rejects(() => useNativeSha256((data) => new Uint8Array(32).fill(data.length & 0xff)), MeshError, 'native-sha256-wrong');
   assert.equal(toHex(sha256(new Uint8Array(1000))), toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', new Uint8Array(1000)))));
   // A correct "native" hasher (here a separate WebAssembly instance behind a counter) is adopted.
   const reference = await createSHA256();
@@ -96,10 +93,5 @@ test('sha256: a wrong native hasher is refused, a right one is then used', async
 });
 
 test('sha256: wrong input types get a named error', () => {
-  try {
-    sha256('abc' as unknown as Uint8Array);
-    assert.fail('accepted a string');
-  } catch (e) {
-    assert.equal((e as Error).name, 'WrongTypeError');
-  }
+  rejects(() => sha256('abc' as unknown as Uint8Array), WrongTypeError, 'not-bytes');
 });

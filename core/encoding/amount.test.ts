@@ -1,7 +1,8 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
-import { InvalidAmountError, MeshError, WrongTypeError } from '../errors.ts';
+import { rejects } from '../../test/assert.ts';
+import { InvalidAmountError, WrongTypeError } from '../errors.ts';
 import {
   assertI128,
   assertU128,
@@ -17,21 +18,6 @@ import {
 } from './amount.ts';
 
 const RUNS = { numRuns: 300 };
-
-function rejects(fn: () => unknown, cls: typeof MeshError, code: string, message?: RegExp): MeshError {
-  let error: unknown;
-  try {
-    fn();
-  } catch (e) {
-    error = e;
-  }
-  assert.instanceOf(error, cls, `expected ${cls.name} ${code}`);
-  const e = error as MeshError;
-  assert.equal(e.name, cls.name);
-  assert.equal(e.code, code, e.message);
-  if (message) assert.match(e.message, message);
-  return e;
-}
 
 const CANONICAL = /^(0|[1-9][0-9]*)$/;
 const CANONICAL_SIGNED = /^(0|-?[1-9][0-9]*)$/;

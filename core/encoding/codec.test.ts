@@ -1,6 +1,7 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
+import { rejects } from '../../test/assert.ts';
 import { InvalidEncodingError, MeshError, WrongTypeError } from '../errors.ts';
 import { bytesEqual, compareBytes } from './bytes.ts';
 import {
@@ -32,21 +33,6 @@ import {
 import { fromHex, toHex } from './hex.ts';
 
 const RUNS = { numRuns: 200 };
-
-function rejects(fn: () => unknown, cls: typeof MeshError, code: string, message?: RegExp): MeshError {
-  let error: unknown;
-  try {
-    fn();
-  } catch (e) {
-    error = e;
-  }
-  assert.instanceOf(error, cls, `expected ${cls.name} ${code}`);
-  const e = error as MeshError;
-  assert.equal(e.name, cls.name);
-  assert.equal(e.code, code, e.message);
-  if (message) assert.match(e.message, message);
-  return e;
-}
 
 function badDecode<T>(codec: Codec<T>, hex: string, code: string, message?: RegExp): MeshError {
   return rejects(() => decode(codec, fromHex(hex)), InvalidEncodingError, code, message);

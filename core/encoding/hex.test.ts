@@ -1,25 +1,11 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
-import { InvalidHexError, MeshError, WrongTypeError } from '../errors.ts';
+import { rejects } from '../../test/assert.ts';
+import { InvalidHexError, WrongTypeError } from '../errors.ts';
 import { fromHex, isId, parseId, toHex } from './hex.ts';
 
 const RUNS = { numRuns: 200 };
-
-function rejects(fn: () => unknown, cls: typeof MeshError, code: string, message?: RegExp): MeshError {
-  let error: unknown;
-  try {
-    fn();
-  } catch (e) {
-    error = e;
-  }
-  assert.instanceOf(error, cls, `expected ${cls.name} ${code}`);
-  const e = error as MeshError;
-  assert.equal(e.name, cls.name);
-  assert.equal(e.code, code, e.message);
-  if (message) assert.match(e.message, message);
-  return e;
-}
 
 test('toHex writes lowercase, two digits per byte', () => {
   assert.equal(toHex(new Uint8Array([])), '');
