@@ -51,9 +51,10 @@ function serve(bundle: string): Promise<Server> {
 
 export async function runChromium(quick: boolean, log: (text: string) => void): Promise<RuntimeResult> {
   const bundle = await bundleBrowserEntry();
-  const server = await serve(bundle);
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS] });
+  let server: Server | undefined;
   try {
+    server = await serve(bundle);
     const page = await browser.newPage();
     page.on('console', (message) => log(message.text()));
     const failed = new Promise<never>((_, reject) => page.on('pageerror', reject));
@@ -68,6 +69,6 @@ export async function runChromium(quick: boolean, log: (text: string) => void): 
     return { ...result, version: browser.version(), details: { ...result.details, browser: browser.version() } };
   } finally {
     await browser.close();
-    await new Promise((resolve) => server.close(resolve));
+    if (server) await new Promise((resolve) => server!.close(resolve));
   }
 }

@@ -237,7 +237,10 @@ export async function makeBlock(count = BLOCK_SIGNATURES): Promise<SignedMessage
   );
 }
 
-/** The number of imported keys the core's WebCrypto backend keeps (KEY_CACHE_LIMIT in core/crypto/ed25519.ts). */
+/**
+ * Enough keys to push anything out of the core's WebCrypto key cache (two generations of 4,096,
+ * KEY_CACHE_GENERATION in core/crypto/ed25519.ts).
+ */
 export const CORE_KEY_CACHE = 8192;
 
 /**
@@ -532,8 +535,7 @@ export async function runCryptoSuite(host: CryptoHost, options: SuiteOptions): P
         name: `core verifyBatch (${backend.name}) warm`,
         role: 'core',
         op: () => verifyBatch(warmBlock, backend),
-        // Cold samples push this block's keys out of the cache (8,192 keys, oldest first):
-        // put them back untimed.
+        // Cold samples push this block's keys out of the cache: put them back untimed.
         setup: () => verifyBatch(warmBlock, backend),
         note: 'same block again, keys in the cache',
       });

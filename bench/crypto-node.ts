@@ -321,7 +321,7 @@ export async function runCryptoBench(options: CryptoBenchOptions): Promise<numbe
     ...(sourceAtStart ? { source: sourceAtStart } : {}),
     elapsedMs: Date.now() - started,
   };
-  // Others edit core/ while benchmarks run: say so when the measured code changed under the run.
+  // Figures taken while the measured code changed mix two versions: say so.
   if ((await codeFingerprint()) !== fingerprintAtStart) {
     log('\nnote: files under core/ or host-node/ changed (or were committed) during the run');
   }

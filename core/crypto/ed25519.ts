@@ -16,6 +16,7 @@
 import * as noble from '@noble/ed25519';
 import { InvalidKeyError, InvalidSignatureError } from '../errors.ts';
 import { bytesEqual, concatBytes, ensureBytes } from '../encoding/bytes.ts';
+import { fromHex } from '../encoding/hex.ts';
 import { sha512 } from './sha256.ts';
 
 export const PUBLIC_KEY_LENGTH = 32;
@@ -249,11 +250,10 @@ const PROBE = {
 
 async function webcryptoWorks(): Promise<boolean> {
   if (!globalThis.crypto?.subtle) return false;
-  const hex = (s: string): Uint8Array => Uint8Array.from(s.match(/../g)!, (b) => parseInt(b, 16));
   try {
     const key = await crypto.subtle.importKey(
       'raw',
-      hex(PROBE.publicKey) as Uint8Array<ArrayBuffer>,
+      fromHex(PROBE.publicKey) as Uint8Array<ArrayBuffer>,
       ED25519,
       false,
       ['verify'],
@@ -261,8 +261,8 @@ async function webcryptoWorks(): Promise<boolean> {
     return await crypto.subtle.verify(
       ED25519,
       key,
-      hex(PROBE.signature) as Uint8Array<ArrayBuffer>,
-      hex(PROBE.message) as Uint8Array<ArrayBuffer>,
+      fromHex(PROBE.signature) as Uint8Array<ArrayBuffer>,
+      fromHex(PROBE.message) as Uint8Array<ArrayBuffer>,
     );
   } catch {
     return false;
@@ -383,7 +383,7 @@ export class SigningKey {
     random: (length: number) => Uint8Array = (n) => crypto.getRandomValues(new Uint8Array(n)),
     backend: Ed25519Backend = defaultBackend,
   ): SigningKey {
-    return new SigningKey(random(SEED_LENGTH), backend);
+    return SigningKey.fromSeed(random(SEED_LENGTH), backend);
   }
 
   /** The identity of a 32-byte seed. Throws InvalidKeyError for any other length. */
