@@ -16,6 +16,7 @@
  */
 import { InvalidEncodingError, MeshError, WrongTypeError } from '../errors.ts';
 import { compareBytes, describe, ensureBytes } from './bytes.ts';
+import { I128_MAX, I128_MIN, U128_MAX } from './amount.ts';
 
 /** Writes and reads one kind of value. `minBytes` is the least any encoding of it takes. */
 export interface Codec<T> {
@@ -243,41 +244,27 @@ function checkBigint(value: unknown, name: string, min: bigint, max: bigint): bi
   return value;
 }
 
+function unsigned(name: 'u8' | 'u16' | 'u32', bytes: number, max: number): Codec<number> {
+  return {
+    name,
+    minBytes: bytes,
+    write(w, value) {
+      w[name](checkNumber(value, name, max));
+    },
+    read(r) {
+      return r[name](name);
+    },
+  };
+}
+
 /** One byte, 0..255. */
-export const u8: Codec<number> = {
-  name: 'u8',
-  minBytes: 1,
-  write(w, value) {
-    w.u8(checkNumber(value, 'u8', 0xff));
-  },
-  read(r) {
-    return r.u8('u8');
-  },
-};
+export const u8: Codec<number> = unsigned('u8', 1, 0xff);
 
 /** Two bytes big-endian, 0..65535. */
-export const u16: Codec<number> = {
-  name: 'u16',
-  minBytes: 2,
-  write(w, value) {
-    w.u16(checkNumber(value, 'u16', 0xffff));
-  },
-  read(r) {
-    return r.u16('u16');
-  },
-};
+export const u16: Codec<number> = unsigned('u16', 2, 0xffff);
 
 /** Four bytes big-endian, 0..2^32-1. */
-export const u32: Codec<number> = {
-  name: 'u32',
-  minBytes: 4,
-  write(w, value) {
-    w.u32(checkNumber(value, 'u32', 0xffffffff));
-  },
-  read(r) {
-    return r.u32('u32');
-  },
-};
+export const u32: Codec<number> = unsigned('u32', 4, 0xffffffff);
 
 const TWO_32 = 0x1_0000_0000;
 
@@ -305,9 +292,6 @@ export const uint53: Codec<number> = {
 };
 
 const U64_MAX = (1n << 64n) - 1n;
-const U128_MAX = (1n << 128n) - 1n;
-const I128_MIN = -(1n << 127n);
-const I128_MAX = (1n << 127n) - 1n;
 
 /** Eight bytes big-endian, a bigint in 0..2^64-1. */
 export const u64: Codec<bigint> = {
