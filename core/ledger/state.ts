@@ -1,0 +1,355 @@
+/**
+ * The ledger state: a map of binary keys to canonical values, held in memory, journaled so a block
+ * (or a whole fork) can be undone exactly, and committed to by a Merkle trie (`stateRoot`).
+ *
+ * Keys are a one-byte prefix naming the table, then the entry's identifiers; values are canonical
+ * encodings. Layout: docs/ledger.md "State".
+ */
+import {
+  bytes32,
+  decode,
+  encode,
+  i128,
+  option,
+  struct,
+  u8,
+  u128,
+  uint53,
+  type Infer,
+} from '../encoding/codec.ts';
+import { sha256 } from '../crypto/sha256.ts';
+import { concatBytes } from '../encoding/bytes.ts';
+import { toHex } from '../encoding/hex.ts';
+import { MerkleTrie } from './merkle.ts';
+
+export const accountCodec = struct(
+  {
+    balance: i128,
+    nonce: uint53,
+    locked_bids: u128,
+    locked_channels: u128,
+    bond: u128,
+    unbonding: u128,
+    unbond_release: uint53,
+    work_earned: u128,
+  },
+  'account',
+);
+export type Account = Infer<typeof accountCodec>;
+
+export const jobCodec = struct(
+  {
+    payer: bytes32,
+    host: option(bytes32),
+    bid: u128,
+    locked: u128,
+    rate: u128,
+    billing: u8,
+    bid_height: uint53,
+    active_height: uint53,
+  },
+  'job',
+);
+export type Job = Infer<typeof jobCodec>;
+
+export const channelCodec = struct(
+  { payer: bytes32, host: bytes32, capacity: u128, expiry_height: uint53, open_height: uint53 },
+  'channel',
+);
+export type Channel = Infer<typeof channelCodec>;
+
+export const nameCodec = struct({ owner: bytes32, expires: uint53 }, 'name');
+export type NameEntry = Infer<typeof nameCodec>;
+
+export const supplyCodec = struct({ emitted: u128, burned: u128 }, 'supply');
+export type Supply = Infer<typeof supplyCodec>;
+
+const heightCodec = uint53;
+const weightCodec = u128;
+
+/** Table prefixes. */
+export const TABLE = {
+  account: 0x61, // 'a' + id
+  channel: 0x63, // 'c' + channel id
+  epoch: 0x65, // 'e' + cell + host → last heartbeat epoch
+  supply: 0x67, // 'g'
+  job: 0x6a, // 'j' + job id
+  name: 0x6e, // 'n' + name (UTF-8)
+  revoked: 0x72, // 'r' + issuer + token id → height revoked
+  slashed: 0x73, // 's' + producer + height (8 bytes) → height slashed
+  trust: 0x74, // 't' + granter + subject → height granted
+  weight: 0x77, // 'w' + id → consensus weight, present only when > 0
+} as const;
+
+function key(table: number, ...parts: Uint8Array[]): Uint8Array {
+  return concatBytes(Uint8Array.of(table), ...parts);
+}
+
+function heightBytes(height: number): Uint8Array {
+  return encode(heightCodec, height);
+}
+
+const textEncoder = new TextEncoder();
+
+// Map keys: one UTF-16 code unit per byte, cheaper to hash than hex and reversible.
+function keyString(bytes: Uint8Array): string {
+  return String.fromCharCode.apply(null, bytes as unknown as number[]);
+}
+function keyBytes(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
+  return out;
+}
+
+const ZERO_ACCOUNT: Account = Object.freeze({
+  balance: 0n,
+  nonce: 0,
+  locked_bids: 0n,
+  locked_channels: 0n,
+  bond: 0n,
+  unbonding: 0n,
+  unbond_release: 0,
+  work_earned: 0n,
+});
+
+/** One changed entry: its key, the value before (undefined: absent) and after. */
+export interface Change {
+  readonly key: Uint8Array;
+  readonly before: Uint8Array | undefined;
+  readonly after: Uint8Array | undefined;
+}
+
+interface JournalEntry {
+  readonly key: string;
+  readonly before: Uint8Array | undefined;
+}
+
+/** The bond still locked at `height`: the active bond plus an unbonding amount not yet released. */
+export function lockedBond(account: Account, height: number): bigint {
+  return account.bond + (account.unbond_release > height ? account.unbonding : 0n);
+}
+
+/** Balance minus every lock (bids, channels, bond), clamped at 0: what the account can spend at `height`. */
+export function freeBalance(account: Account, height: number): bigint {
+  const free = account.balance - account.locked_bids - account.locked_channels - lockedBond(account, height);
+  return free > 0n ? free : 0n;
+}
+
+/** Consensus weight: the smaller of the active bond and the earned-work score. */
+export function weightOf(account: Account): bigint {
+  return account.bond < account.work_earned ? account.bond : account.work_earned;
+}
+
+export class LedgerState {
+  readonly #values = new Map<string, Uint8Array>();
+  readonly #journal: JournalEntry[] = [];
+  readonly #trie = new MerkleTrie();
+  // Keys changed since the trie was last brought up to date.
+  readonly #dirty = new Set<string>();
+  // Mirror of the weight table (hex id → weight) for producer ranking.
+  readonly #weights = new Map<string, bigint>();
+
+  /** A state holding exactly `entries` (from storage or a verified snapshot). */
+  static fromEntries(entries: Iterable<readonly [Uint8Array, Uint8Array]>): LedgerState {
+    const state = new LedgerState();
+    for (const [k, v] of entries) state.#set(keyString(k), v.slice());
+    state.#journal.length = 0;
+    return state;
+  }
+
+  get size(): number {
+    return this.#values.size;
+  }
+
+  // ---- raw access, journaled ---------------------------------------------------------------
+
+  get(k: Uint8Array): Uint8Array | undefined {
+    return this.#values.get(keyString(k));
+  }
+
+  put(k: Uint8Array, value: Uint8Array): void {
+    const s = keyString(k);
+    this.#journal.push({ key: s, before: this.#values.get(s) });
+    this.#set(s, value);
+  }
+
+  delete(k: Uint8Array): void {
+    const s = keyString(k);
+    if (!this.#values.has(s)) return;
+    this.#journal.push({ key: s, before: this.#values.get(s) });
+    this.#set(s, undefined);
+  }
+
+  #set(s: string, value: Uint8Array | undefined): void {
+    if (value === undefined) this.#values.delete(s);
+    else this.#values.set(s, value);
+    this.#dirty.add(s);
+    if (s.charCodeAt(0) === TABLE.weight) {
+      const id = toHex(keyBytes(s).subarray(1));
+      if (value === undefined) this.#weights.delete(id);
+      else this.#weights.set(id, decode(weightCodec, value));
+    }
+  }
+
+  /** A point to return to with `revert` or to collect changes from with `changesSince`. */
+  mark(): number {
+    return this.#journal.length;
+  }
+
+  /** Undoes every change made after `mark`. */
+  revert(mark: number): void {
+    while (this.#journal.length > mark) {
+      const entry = this.#journal.pop()!;
+      this.#set(entry.key, entry.before);
+    }
+  }
+
+  /** The net changes since `mark`, one per key, in key order. */
+  changesSince(mark: number): Change[] {
+    const before = new Map<string, Uint8Array | undefined>();
+    for (let i = mark; i < this.#journal.length; i++) {
+      const entry = this.#journal[i]!;
+      if (!before.has(entry.key)) before.set(entry.key, entry.before);
+    }
+    const out: Change[] = [];
+    for (const [s, prev] of before) {
+      const after = this.#values.get(s);
+      if (prev === after) continue;
+      out.push({ key: keyBytes(s), before: prev, after });
+    }
+    return out.sort((x, y) => (keyString(x.key) < keyString(y.key) ? -1 : 1));
+  }
+
+  /** Forgets the journal after `mark`: the changes stay and can no longer be reverted past it. */
+  commit(mark: number): void {
+    this.#journal.length = Math.min(this.#journal.length, mark);
+  }
+
+  /** Applies changes backwards (undo) or forwards (redo), journaled like any other write. */
+  applyChanges(changes: readonly Change[], direction: 'undo' | 'redo'): void {
+    for (const c of changes) {
+      const value = direction === 'undo' ? c.before : c.after;
+      if (value === undefined) this.delete(c.key);
+      else this.put(c.key, value);
+    }
+  }
+
+  /** The Merkle root committing to every entry. */
+  stateRoot(): Uint8Array {
+    for (const s of this.#dirty) {
+      const value = this.#values.get(s);
+      const path = sha256(keyBytes(s));
+      if (value === undefined) this.#trie.delete(path);
+      else this.#trie.set(path, sha256(value));
+    }
+    this.#dirty.clear();
+    return this.#trie.root();
+  }
+
+  /** Every entry in key order (for snapshots and storage). */
+  entries(): [Uint8Array, Uint8Array][] {
+    return [...this.#values.keys()].sort().map((s) => [keyBytes(s), this.#values.get(s)!]);
+  }
+
+  // ---- typed tables ------------------------------------------------------------------------
+
+  account(id: Uint8Array): Account {
+    const v = this.get(key(TABLE.account, id));
+    return v === undefined ? ZERO_ACCOUNT : decode(accountCodec, v);
+  }
+
+  setAccount(id: Uint8Array, account: Account): void {
+    const before = this.account(id);
+    this.put(key(TABLE.account, id), encode(accountCodec, account));
+    const weight = weightOf(account);
+    if (weight !== weightOf(before)) {
+      const k = key(TABLE.weight, id);
+      if (weight > 0n) this.put(k, encode(weightCodec, weight));
+      else this.delete(k);
+    }
+  }
+
+  /** Accounts with weight, in ascending id order (hex), for producer ranking. */
+  weights(): [string, bigint][] {
+    return [...this.#weights.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
+
+  supply(): Supply {
+    const v = this.get(Uint8Array.of(TABLE.supply));
+    return v === undefined ? { emitted: 0n, burned: 0n } : decode(supplyCodec, v);
+  }
+
+  setSupply(supply: Supply): void {
+    this.put(Uint8Array.of(TABLE.supply), encode(supplyCodec, supply));
+  }
+
+  job(id: Uint8Array): Job | undefined {
+    const v = this.get(key(TABLE.job, id));
+    return v === undefined ? undefined : decode(jobCodec, v);
+  }
+
+  setJob(id: Uint8Array, job: Job | undefined): void {
+    if (job === undefined) this.delete(key(TABLE.job, id));
+    else this.put(key(TABLE.job, id), encode(jobCodec, job));
+  }
+
+  channel(id: Uint8Array): Channel | undefined {
+    const v = this.get(key(TABLE.channel, id));
+    return v === undefined ? undefined : decode(channelCodec, v);
+  }
+
+  setChannel(id: Uint8Array, channel: Channel | undefined): void {
+    if (channel === undefined) this.delete(key(TABLE.channel, id));
+    else this.put(key(TABLE.channel, id), encode(channelCodec, channel));
+  }
+
+  epoch(cell: Uint8Array, host: Uint8Array): number | undefined {
+    const v = this.get(key(TABLE.epoch, cell, host));
+    return v === undefined ? undefined : decode(heightCodec, v);
+  }
+
+  setEpoch(cell: Uint8Array, host: Uint8Array, epoch: number): void {
+    this.put(key(TABLE.epoch, cell, host), encode(heightCodec, epoch));
+  }
+
+  name(name: string): NameEntry | undefined {
+    const v = this.get(key(TABLE.name, textEncoder.encode(name)));
+    return v === undefined ? undefined : decode(nameCodec, v);
+  }
+
+  setName(name: string, entry: NameEntry): void {
+    this.put(key(TABLE.name, textEncoder.encode(name)), encode(nameCodec, entry));
+  }
+
+  /** Height at which `granter` granted trust to `subject`, if it stands. */
+  trust(granter: Uint8Array, subject: Uint8Array): number | undefined {
+    const v = this.get(key(TABLE.trust, granter, subject));
+    return v === undefined ? undefined : decode(heightCodec, v);
+  }
+
+  setTrust(granter: Uint8Array, subject: Uint8Array, height: number | undefined): void {
+    const k = key(TABLE.trust, granter, subject);
+    if (height === undefined) this.delete(k);
+    else this.put(k, heightBytes(height));
+  }
+
+  /** Height at which `issuer` revoked capability `tokenId`, if it did. */
+  revoked(issuer: Uint8Array, tokenId: Uint8Array): number | undefined {
+    const v = this.get(key(TABLE.revoked, issuer, tokenId));
+    return v === undefined ? undefined : decode(heightCodec, v);
+  }
+
+  setRevoked(issuer: Uint8Array, tokenId: Uint8Array, height: number): void {
+    this.put(key(TABLE.revoked, issuer, tokenId), heightBytes(height));
+  }
+
+  /** Height at which `producer` was slashed for equivocating at `at`, if it was. */
+  slashed(producer: Uint8Array, at: number): number | undefined {
+    const v = this.get(key(TABLE.slashed, producer, heightBytes(at)));
+    return v === undefined ? undefined : decode(heightCodec, v);
+  }
+
+  setSlashed(producer: Uint8Array, at: number, height: number): void {
+    this.put(key(TABLE.slashed, producer, heightBytes(at)), heightBytes(height));
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Transactions: fifteen kinds (node-api.md §2), one canonical encoding each, signed by the sender.
+ *
+ * Wire form: body ‖ signature, where body = kind tag ‖ sender ‖ nonce ‖ the kind's fields, and the
+ * signature is the sender's Ed25519 signature over `txSigningBytes(network, body)` (a domain tag
+ * naming the network, so a transaction signed for the devnet is void on the main network).
+ * tx_id = SHA-256 of the wire form. Payload design: docs/ledger.md.
+ */
+import {
+  bool,
+  bytes32,
+  bytes64,
+  decode,
+  encode,
+  type Infer,
+  option,
+  struct,
+  u8,
+  u16,
+  u32,
+  u128,
+  uint53,
+  utf8,
+  variant,
+  Reader,
+} from '../encoding/codec.ts';
+import { sha256 } from '../crypto/sha256.ts';
+import { concatBytes } from '../encoding/bytes.ts';
+import { InvalidEncodingError } from '../errors.ts';
+import { SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
+import { NAME_MAX_LENGTH } from './params.ts';
+
+import { signedHeaderCodec } from './header.ts';
+import { domainBytes } from './domain.ts';
+
+const common = { sender: bytes32, nonce: uint53 } as const;
+
+/** Billing of a job: settled once at the end, or billed by heartbeats while it runs. */
+export const BILLING_SETTLE = 0;
+export const BILLING_HEARTBEAT = 1;
+
+/** The transaction body codec: a tagged union of the fifteen kinds. */
+export const txBodyCodec = variant(
+  'kind',
+  {
+    Transfer: [1, struct({ ...common, to: bytes32, amount: u128 }, 'Transfer')],
+    UptimeReward: [2, struct({ ...common, amount: u128 }, 'UptimeReward')],
+    JobBid: [
+      3,
+      struct(
+        {
+          ...common,
+          spec_hash: bytes32,
+          bid: u128,
+          duration_secs: u32,
+          cpu_cores: u16,
+          mem_mb: u32,
+          billing: u8,
+          host: option(bytes32),
+        },
+        'JobBid',
+      ),
+    ],
+    JobSettle: [4, struct({ ...common, job_id: bytes32, payer: bytes32, cost: u128, payer_sig: bytes64 }, 'JobSettle')],
+    JobExpire: [5, struct({ ...common, job_id: bytes32 }, 'JobExpire')],
+    TrustGrant: [6, struct({ ...common, subject: bytes32, trusted: bool }, 'TrustGrant')],
+    Heartbeat: [7, struct({ ...common, job_id: bytes32, cell: bytes32, epoch: uint53 }, 'Heartbeat')],
+    ChannelOpen: [8, struct({ ...common, host: bytes32, capacity: u128, expiry_height: uint53 }, 'ChannelOpen')],
+    ChannelClose: [
+      9,
+      struct({ ...common, channel_id: bytes32, payer: bytes32, cumulative: u128, payer_sig: bytes64 }, 'ChannelClose'),
+    ],
+    ChannelExpire: [10, struct({ ...common, channel_id: bytes32 }, 'ChannelExpire')],
+    NameClaim: [11, struct({ ...common, name: utf8(NAME_MAX_LENGTH) }, 'NameClaim')],
+    RevokeCapability: [12, struct({ ...common, token_id: bytes32 }, 'RevokeCapability')],
+    HostBond: [13, struct({ ...common, amount: u128 }, 'HostBond')],
+    HostUnbond: [14, struct({ ...common, amount: u128 }, 'HostUnbond')],
+    SlashEquivocation: [15, struct({ ...common, a: signedHeaderCodec, b: signedHeaderCodec }, 'SlashEquivocation')],
+  },
+  'tx',
+);
+
+export type TxBody = Infer<typeof txBodyCodec>;
+export type TxKind = TxBody['kind'];
+export type TxOf<K extends TxKind> = Extract<TxBody, { kind: K }>;
+
+/** Every kind, in tag order (the itemized transaction list reports all of them). */
+export const TX_KINDS: readonly TxKind[] = [
+  'Transfer',
+  'UptimeReward',
+  'JobBid',
+  'JobSettle',
+  'JobExpire',
+  'TrustGrant',
+  'Heartbeat',
+  'ChannelOpen',
+  'ChannelClose',
+  'ChannelExpire',
+  'NameClaim',
+  'RevokeCapability',
+  'HostBond',
+  'HostUnbond',
+  'SlashEquivocation',
+];
+
+/** The seven kinds the SSE streams and the archive report. */
+export const STREAM_KINDS: readonly TxKind[] = TX_KINDS.slice(0, 7);
+
+/** A decoded, signed transaction with its id and wire bytes. */
+export interface Tx {
+  readonly body: TxBody;
+  readonly signature: Uint8Array;
+  /** body ‖ signature, as in blocks and gossip. */
+  readonly bytes: Uint8Array;
+  /** SHA-256 of `bytes`. */
+  readonly id: Uint8Array;
+  /** The encoded body (what the signature covers, after the domain tag). */
+  readonly bodyBytes: Uint8Array;
+}
+
+/** The largest transaction's wire size (SlashEquivocation): bounds gossip and mempool entries. */
+export const MAX_TX_BYTES = 1_024;
+
+/** What the sender signs. */
+export function txSigningBytes(network: string, bodyBytes: Uint8Array): Uint8Array {
+  return domainBytes('mesh/tx/1', network, bodyBytes);
+}
+
+function build(body: TxBody, bodyBytes: Uint8Array, signature: Uint8Array): Tx {
+  const bytes = concatBytes(bodyBytes, signature);
+  return { body, signature, bytes, id: sha256(bytes), bodyBytes };
+}
+
+/** Decodes a transaction from its wire form; throws InvalidEncodingError for anything non-canonical. */
+export function decodeTx(bytes: Uint8Array): Tx {
+  if (bytes.length > MAX_TX_BYTES) {
+    throw new InvalidEncodingError('too-long', `transaction is ${bytes.length} bytes, more than ${MAX_TX_BYTES}`);
+  }
+  if (bytes.length < SIGNATURE_LENGTH + 1) {
+    throw new InvalidEncodingError('truncated', `transaction is ${bytes.length} bytes, too short to hold a signature`);
+  }
+  const bodyBytes = bytes.slice(0, bytes.length - SIGNATURE_LENGTH);
+  const body = decode(txBodyCodec, bodyBytes);
+  return build(body, bodyBytes, bytes.slice(bytes.length - SIGNATURE_LENGTH));
+}
+
+/** Reads one transaction from a reader positioned at its start (blocks hold them back to back). */
+export function readTx(r: Reader): Tx {
+  const start = r.offset;
+  const body = txBodyCodec.read(r);
+  const sigAt = r.take(SIGNATURE_LENGTH, 'tx signature');
+  const bodyBytes = r.view(start, sigAt).slice();
+  return build(body, bodyBytes, r.view(sigAt, sigAt + SIGNATURE_LENGTH).slice());
+}
+
+/** Signs `body` with `key` (whose public key must be `body.sender`) for `network`. */
+export async function signTx(body: TxBody, key: SigningKey, network: string): Promise<Tx> {
+  const bodyBytes = encode(txBodyCodec, body);
+  const signature = await key.sign(txSigningBytes(network, bodyBytes));
+  return build(decode(txBodyCodec, bodyBytes), bodyBytes, signature);
+}
+
+const settlementCodec = struct({ job_id: bytes32, host: bytes32, cost: u128 }, 'settlement v2');
+const receiptCodec = struct({ channel_id: bytes32, host: bytes32, cumulative: u128 }, 'channel receipt');
+
+/** The v2 settlement bytes a payer signs: job id, host id, cost (node-api.md §4 POST /jobs/:id/settle). */
+export function settlementBytes(network: string, jobId: Uint8Array, host: Uint8Array, cost: bigint): Uint8Array {
+  return domainBytes('mesh/settle/2', network, encode(settlementCodec, { job_id: jobId, host, cost }));
+}
+
+/** The receipt bytes a channel's payer signs: channel id, host id, cumulative amount. */
+export function channelReceiptBytes(network: string, channelId: Uint8Array, host: Uint8Array, cumulative: bigint): Uint8Array {
+  return domainBytes('mesh/channel-receipt/1', network, encode(receiptCodec, { channel_id: channelId, host, cumulative }));
+}
+

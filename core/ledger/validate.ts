@@ -1,0 +1,130 @@
+/**
+ * Block validation and application: header rules, the producer schedule, every signature in one
+ * batch, then each transaction through the state machine, then the state root. On any failure the
+ * state is returned to exactly where it was and InvalidBlockError names the rule.
+ */
+import { bytesEqual } from '../encoding/bytes.ts';
+import { toHex } from '../encoding/hex.ts';
+import { verifyBatch, type SignedMessage } from '../crypto/ed25519.ts';
+import { applyTx, LedgerRuleError, signedMessages, type TxEffect } from './apply.ts';
+import { InvalidBlockError, txRoot, type Block } from './block.ts';
+import { blockSigningBytes, HEADER_VERSION } from './header.ts';
+import { MAX_TXS_PER_BLOCK, type ChainParams } from './params.ts';
+import { ProducerSchedule } from './producer.ts';
+import type { Change, LedgerState } from './state.ts';
+
+/** The parent a block builds on: its height, hash and timestamp. */
+export interface ParentInfo {
+  readonly height: number;
+  readonly hash: Uint8Array;
+  readonly timestampMs: number;
+}
+
+/** What applying a block did: one effect per transaction and the net state changes. */
+export interface Applied {
+  readonly effects: readonly TxEffect[];
+  readonly changes: readonly Change[];
+}
+
+function fail(code: string, message: string): never {
+  throw new InvalidBlockError(code, message);
+}
+
+/**
+ * The checks that need no state beyond the parent: version, height, link, count, tx_root, time.
+ * `nowMs`, when given, bounds how far ahead of the local clock the timestamp may be (set for blocks
+ * arriving from the network, not for blocks replayed from storage).
+ */
+export function checkHeader(block: Block, parent: ParentInfo, params: ChainParams, nowMs?: number): void {
+  const h = block.header;
+  if (block.txs.length > MAX_TXS_PER_BLOCK || h.tx_count > MAX_TXS_PER_BLOCK) {
+    fail('too-many-txs', `block holds ${Math.max(block.txs.length, h.tx_count)} transactions, more than ${MAX_TXS_PER_BLOCK}`);
+  }
+  if (h.version !== HEADER_VERSION) fail('bad-version', `block version ${h.version} is not ${HEADER_VERSION}`);
+  if (h.height !== parent.height + 1) fail('bad-height', `block height ${h.height} does not follow ${parent.height}`);
+  if (!bytesEqual(h.prev_hash, parent.hash)) fail('bad-prev-hash', `block ${h.height} does not link to its parent`);
+  if (h.tx_count !== block.txs.length) fail('bad-tx-count', `header says ${h.tx_count} transactions, block has ${block.txs.length}`);
+  if (!bytesEqual(h.tx_root, txRoot(block.txs.map((t) => t.id)))) fail('bad-tx-root', 'tx_root does not match the transactions');
+  if (h.timestamp_ms <= parent.timestampMs) fail('timestamp-not-increasing', `timestamp ${h.timestamp_ms} is not after the parent's ${parent.timestampMs}`);
+  if (nowMs !== undefined && h.timestamp_ms > nowMs + params.maxClockDriftMs) {
+    fail('timestamp-in-future', `timestamp ${h.timestamp_ms} is more than ${params.maxClockDriftMs} ms ahead of local time ${nowMs}`);
+  }
+}
+
+/** The producer's signature over the header alone (checked before anything is stored). */
+export function headerMessage(block: Block, params: ChainParams): SignedMessage {
+  return {
+    publicKey: block.header.producer,
+    message: blockSigningBytes(params.network, block.header),
+    signature: block.signature,
+  };
+}
+
+/**
+ * Validates `block` on top of `state` (which must be the parent's state) and applies it.
+ * Throws InvalidBlockError with state untouched; on success `state` is the block's state and the
+ * returned changes are its undo record.
+ */
+export async function applyBlock(
+  state: LedgerState,
+  block: Block,
+  parent: ParentInfo,
+  params: ChainParams,
+  nowMs?: number,
+): Promise<Applied> {
+  checkHeader(block, parent, params, nowMs);
+  const h = block.header;
+  const schedule = new ProducerSchedule(parent.hash, parent.timestampMs, params.blockIntervalMs, state.weights());
+  const earliest = schedule.earliest(h.producer);
+  if (h.timestamp_ms < earliest) {
+    fail('producer-too-early', `producer ${toHex(h.producer).slice(0, 16)}… may sign block ${h.height} from ${earliest}, not ${h.timestamp_ms}`);
+  }
+  const seen = new Set<string>();
+  for (let i = 0; i < block.txs.length; i++) {
+    const tx = block.txs[i]!;
+    const id = toHex(tx.id);
+    if (seen.has(id)) fail('duplicate-tx', `transaction ${i} repeats ${id}`);
+    seen.add(id);
+    if (tx.body.kind === 'UptimeReward' && i !== 0) fail('reward-not-first', 'the UptimeReward must be the first transaction, and only one is allowed');
+  }
+
+  // Every signature of the block in one batch: header, senders, co-signers, evidence.
+  const messages: SignedMessage[] = [headerMessage(block, params)];
+  const owners: number[] = [-1];
+  for (let i = 0; i < block.txs.length; i++) {
+    for (const m of signedMessages(block.txs[i]!, params.network)) {
+      messages.push(m);
+      owners.push(i);
+    }
+  }
+  const verdicts = await verifyBatch(messages);
+  const bad = verdicts.indexOf(false);
+  if (bad === 0) fail('bad-block-signature', `block ${h.height} is not signed by its producer`);
+  if (bad > 0) {
+    const i = owners[bad]!;
+    fail('bad-tx-signature', `transaction ${i} (${block.txs[i]!.body.kind} ${toHex(block.txs[i]!.id)}) carries a bad signature`);
+  }
+
+  const mark = state.mark();
+  const effects: TxEffect[] = [];
+  const ctx = { network: params.network, height: h.height, producer: h.producer };
+  try {
+    for (let i = 0; i < block.txs.length; i++) {
+      const tx = block.txs[i]!;
+      try {
+        effects.push(applyTx(state, tx, ctx));
+      } catch (error) {
+        if (error instanceof LedgerRuleError) {
+          fail('tx-rule', `transaction ${i} (${tx.body.kind} ${toHex(tx.id)}) breaks rule ${error.code}: ${error.message}`);
+        }
+        throw error;
+      }
+    }
+    const root = state.stateRoot();
+    if (!bytesEqual(root, h.state_root)) fail('bad-state-root', `state_root of block ${h.height} does not match the state after its transactions`);
+  } catch (error) {
+    state.revert(mark);
+    throw error;
+  }
+  return { effects, changes: state.changesSince(mark) };
+}

@@ -1,0 +1,126 @@
+/**
+ * The storage port: bytes to bytes with atomic batches and ordered range reads. LevelDB (Node),
+ * IndexedDB (browser) and memory (tests) implement it; `test/kv-compliance.ts` is the suite every
+ * implementation must pass.
+ */
+import { compareBytes } from '../encoding/bytes.ts';
+
+export type BatchOp =
+  | { readonly type: 'put'; readonly key: Uint8Array; readonly value: Uint8Array }
+  | { readonly type: 'del'; readonly key: Uint8Array };
+
+/** A key range: `gte` inclusive, `lt` exclusive; `reverse` walks from the top; `limit` caps entries. */
+export interface Range {
+  readonly gte?: Uint8Array;
+  readonly lt?: Uint8Array;
+  readonly reverse?: boolean;
+  readonly limit?: number;
+}
+
+export interface KeyValueStore {
+  get(key: Uint8Array): Promise<Uint8Array | undefined>;
+  /** Applies every operation or none, in order (a later op on the same key wins). */
+  batch(ops: readonly BatchOp[]): Promise<void>;
+  /** Entries in key order (byte-wise), within `range`. */
+  entries(range?: Range): AsyncIterable<readonly [Uint8Array, Uint8Array]>;
+  close(): Promise<void>;
+}
+
+/** The smallest key above every key that starts with `prefix` (for `lt` of a prefix range). */
+export function prefixEnd(prefix: Uint8Array): Uint8Array {
+  const end = prefix.slice();
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i]! < 0xff) {
+      end[i]! += 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  // All 0xff: there is no upper bound of the same length; an empty array means "to the end".
+  return new Uint8Array(0);
+}
+
+/** The range of keys that start with `prefix`. */
+export function prefixRange(prefix: Uint8Array, options: { reverse?: boolean; limit?: number } = {}): Range {
+  const lt = prefixEnd(prefix);
+  return { gte: prefix, ...(lt.length > 0 ? { lt } : {}), ...options };
+}
+
+/**
+ * A store in memory: a sorted array of keys, so range reads need no sort. Values are copied in and
+ * out, as a real store would, so callers cannot change stored bytes by accident.
+ */
+export class MemoryStore implements KeyValueStore {
+  #keys: Uint8Array[] = [];
+  #values: Uint8Array[] = [];
+  #closed = false;
+
+  get size(): number {
+    return this.#keys.length;
+  }
+
+  // Index of the first key ≥ `key`.
+  #lowerBound(key: Uint8Array): number {
+    let lo = 0;
+    let hi = this.#keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareBytes(this.#keys[mid]!, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  #check(): void {
+    if (this.#closed) throw new Error('store is closed');
+  }
+
+  async get(key: Uint8Array): Promise<Uint8Array | undefined> {
+    this.#check();
+    const i = this.#lowerBound(key);
+    const found = this.#keys[i];
+    return found !== undefined && compareBytes(found, key) === 0 ? this.#values[i]!.slice() : undefined;
+  }
+
+  async batch(ops: readonly BatchOp[]): Promise<void> {
+    this.#check();
+    for (const op of ops) {
+      if (!(op.key instanceof Uint8Array) || (op.type === 'put' && !(op.value instanceof Uint8Array))) {
+        throw new TypeError('batch keys and values must be Uint8Array');
+      }
+    }
+    for (const op of ops) {
+      const i = this.#lowerBound(op.key);
+      const found = this.#keys[i];
+      const exists = found !== undefined && compareBytes(found, op.key) === 0;
+      if (op.type === 'put') {
+        if (exists) this.#values[i] = op.value.slice();
+        else {
+          this.#keys.splice(i, 0, op.key.slice());
+          this.#values.splice(i, 0, op.value.slice());
+        }
+      } else if (exists) {
+        this.#keys.splice(i, 1);
+        this.#values.splice(i, 1);
+      }
+    }
+  }
+
+  async *entries(range: Range = {}): AsyncIterable<readonly [Uint8Array, Uint8Array]> {
+    this.#check();
+    const start = range.gte ? this.#lowerBound(range.gte) : 0;
+    const end = range.lt ? this.#lowerBound(range.lt) : this.#keys.length;
+    const limit = range.limit ?? Infinity;
+    // Snapshot the slice: a batch during iteration must not shift what is being read.
+    const keys = this.#keys.slice(start, Math.max(start, end));
+    const values = this.#values.slice(start, Math.max(start, end));
+    if (range.reverse) {
+      keys.reverse();
+      values.reverse();
+    }
+    for (let i = 0; i < keys.length && i < limit; i++) yield [keys[i]!.slice(), values[i]!.slice()] as const;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+}
