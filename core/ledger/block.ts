@@ -11,7 +11,7 @@ import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
 import { SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
 import { blockHash, blockSigningBytes, HEADER_VERSION, headerCodec, type Header } from './header.ts';
-import { MAX_TXS_PER_BLOCK } from './params.ts';
+import { MAX_TXS_PER_BLOCK, type ChainParams } from './params.ts';
 import { readTx, type Tx } from './tx.ts';
 import { EMPTY_ROOT } from './merkle.ts';
 
@@ -120,6 +120,21 @@ export async function signBlock(
   decode(headerCodec, encode(headerCodec, header));
   const signature = await key.sign(blockSigningBytes(network, header));
   return assemble(network, header, signature, txs);
+}
+
+/** A network's genesis block: fixed by the code, so separately started nodes share it. */
+export function genesisBlock(params: ChainParams): Block {
+  const header: Header = {
+    version: HEADER_VERSION,
+    height: 0,
+    prev_hash: new Uint8Array(32),
+    timestamp_ms: params.genesisTimestampMs,
+    producer: new Uint8Array(32),
+    tx_count: 0,
+    tx_root: EMPTY_ROOT.slice(),
+    state_root: EMPTY_ROOT.slice(),
+  };
+  return assemble(params.network, header, new Uint8Array(SIGNATURE_LENGTH), []);
 }
 
 /** The spec's block object. */

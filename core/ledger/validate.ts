@@ -61,23 +61,14 @@ export function headerMessage(block: Block, params: ChainParams): SignedMessage 
 }
 
 /**
- * Validates `block` on top of `state` (which must be the parent's state) and applies it.
- * Throws InvalidBlockError with state untouched; on success `state` is the block's state and the
- * returned changes are its undo record.
+ * The checks that need neither state nor parent, then every signature of the block in one batch
+ * (header, senders, co-signers, evidence). The transaction count is checked first, so an oversized
+ * block costs no signature check. Async; touches no state.
  */
-export async function applyBlock(
-  state: LedgerState,
-  block: Block,
-  parent: ParentInfo,
-  params: ChainParams,
-  nowMs?: number,
-): Promise<Applied> {
-  checkHeader(block, parent, params, nowMs);
+export async function verifyBlockSignatures(block: Block, params: ChainParams): Promise<void> {
   const h = block.header;
-  const schedule = new ProducerSchedule(parent.hash, parent.timestampMs, params.blockIntervalMs, state.weights());
-  const earliest = schedule.earliest(h.producer);
-  if (h.timestamp_ms < earliest) {
-    fail('producer-too-early', `producer ${toHex(h.producer).slice(0, 16)}… may sign block ${h.height} from ${earliest}, not ${h.timestamp_ms}`);
+  if (block.txs.length > MAX_TXS_PER_BLOCK || h.tx_count > MAX_TXS_PER_BLOCK) {
+    fail('too-many-txs', `block holds ${Math.max(block.txs.length, h.tx_count)} transactions, more than ${MAX_TXS_PER_BLOCK}`);
   }
   const seen = new Set<string>();
   for (let i = 0; i < block.txs.length; i++) {
@@ -87,8 +78,6 @@ export async function applyBlock(
     seen.add(id);
     if (tx.body.kind === 'UptimeReward' && i !== 0) fail('reward-not-first', 'the UptimeReward must be the first transaction, and only one is allowed');
   }
-
-  // Every signature of the block in one batch: header, senders, co-signers, evidence.
   const messages: SignedMessage[] = [headerMessage(block, params)];
   const owners: number[] = [-1];
   for (let i = 0; i < block.txs.length; i++) {
@@ -104,7 +93,28 @@ export async function applyBlock(
     const i = owners[bad]!;
     fail('bad-tx-signature', `transaction ${i} (${block.txs[i]!.body.kind} ${toHex(block.txs[i]!.id)}) carries a bad signature`);
   }
+}
 
+/**
+ * Applies a block whose signatures `verifyBlockSignatures` accepted, on top of `state` (the
+ * parent's state): header rules, the producer schedule, each transaction, the state root.
+ * Synchronous, so no reader ever sees a half-applied block. Throws InvalidBlockError with state
+ * untouched; on success `state` is the block's state and the returned changes are its undo record.
+ */
+export function applyVerifiedBlock(
+  state: LedgerState,
+  block: Block,
+  parent: ParentInfo,
+  params: ChainParams,
+  nowMs?: number,
+): Applied {
+  checkHeader(block, parent, params, nowMs);
+  const h = block.header;
+  const schedule = new ProducerSchedule(parent.hash, parent.timestampMs, params.blockIntervalMs, state.weights());
+  const earliest = schedule.earliest(h.producer);
+  if (h.timestamp_ms < earliest) {
+    fail('producer-too-early', `producer ${toHex(h.producer).slice(0, 16)}… may sign block ${h.height} from ${earliest}, not ${h.timestamp_ms}`);
+  }
   const mark = state.mark();
   const effects: TxEffect[] = [];
   const ctx = { network: params.network, height: h.height, producer: h.producer };
@@ -127,4 +137,16 @@ export async function applyBlock(
     throw error;
   }
   return { effects, changes: state.changesSince(mark) };
+}
+
+/** Validates and applies `block` on `state` (the parent's state): both steps above, in order. */
+export async function applyBlock(
+  state: LedgerState,
+  block: Block,
+  parent: ParentInfo,
+  params: ChainParams,
+  nowMs?: number,
+): Promise<Applied> {
+  await verifyBlockSignatures(block, params);
+  return applyVerifiedBlock(state, block, parent, params, nowMs);
 }

@@ -1,0 +1,263 @@
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import { rejectsAsync } from '../../test/assert.ts';
+import { toHex } from '../encoding/hex.ts';
+import { CREDIT } from '../encoding/amount.ts';
+import { InvalidBlockError, signBlock } from '../ledger/block.ts';
+import { devnet } from '../ledger/params.ts';
+import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
+import { Chain, ForkChoiceError, type ChainEvent } from './chain.ts';
+import { Mempool } from './mempool.ts';
+import { nextSlot } from './miner.ts';
+import { key, mine, nextBlock, openChain, params, tx } from './testnet.test-util.ts';
+
+const A = key(1);
+const B = key(2);
+const C = key(3);
+
+async function dump(store: KeyValueStore): Promise<string[]> {
+  const out: string[] = [];
+  for await (const [k, v] of store.entries()) out.push(`${toHex(k)}=${toHex(v)}`);
+  return out;
+}
+
+/** Two chains sharing the first `common` blocks (mined by A), then each on its own. */
+async function forked(common: number): Promise<{ local: Chain; other: Chain; localStore: MemoryStore }> {
+  const localStore = new MemoryStore();
+  const local = await Chain.open({ store: localStore, params });
+  const other = await openChain();
+  const shared = await mine(local, A, common);
+  await other.addBranch(shared);
+  return { local, other, localStore };
+}
+
+test('chain: a new store starts at the fixed genesis of its network', async () => {
+  const one = await openChain();
+  const two = await openChain();
+  assert.equal(one.tip.height, 0);
+  assert.equal(toHex(one.tip.hash), toHex(two.tip.hash));
+  const dev2 = await Chain.open({ store: new MemoryStore(), params: devnet(500) });
+  assert.equal(toHex(dev2.genesis.hash), toHex(one.genesis.hash), 'the devnet genesis does not depend on the interval');
+  const main = await Chain.open({ store: new MemoryStore(), params: { ...params, network: 'mesh' } });
+  assert.notEqual(toHex(main.genesis.hash), toHex(one.genesis.hash));
+});
+
+test('chain: blocks extend the tip, and a reopened store has the same tip and state', async () => {
+  const store = new MemoryStore();
+  const chain = await Chain.open({ store, params });
+  const blocks = await mine(chain, A, 5);
+  assert.equal(chain.tip.height, 5);
+  assert.deepEqual(chain.beacon(), { height: 5, hash: toHex(blocks[4]!.hash) });
+  assert.equal(chain.state.account(A.publicKey).balance, 5_000n * CREDIT);
+  const again = await Chain.open({ store, params });
+  assert.equal(again.tip.height, 5);
+  assert.equal(toHex(again.state.stateRoot()), toHex(chain.state.stateRoot()));
+  assert.equal(toHex((await again.blockAt(3))!.hash), toHex(blocks[2]!.hash));
+  assert.equal((await again.blocksFrom(1, 500)).length, 5);
+});
+
+test('fork choice: a longer valid fork replaces the local chain', async () => {
+  const { local, other } = await forked(2);
+  await mine(local, A, 2);
+  const theirs = await mine(other, B, 3);
+  const outcome = await local.addBranch(theirs);
+  assert.equal(outcome, 'reorganized');
+  assert.equal(toHex(local.tip.hash), toHex(other.tip.hash));
+  assert.equal(toHex(local.state.stateRoot()), toHex(other.state.stateRoot()));
+  assert.equal(local.state.account(B.publicKey).balance, 3_000n * CREDIT);
+  assert.equal(local.state.account(A.publicKey).balance, 2_000n * CREDIT);
+});
+
+test('fork choice: an equal-length fork does not replace the local chain', async () => {
+  const { local, other } = await forked(1);
+  const ours = await mine(local, A, 2);
+  const theirs = await mine(other, B, 2);
+  const root = toHex(local.state.stateRoot());
+  assert.equal(await local.addBranch(theirs), 'side');
+  assert.equal(toHex(local.tip.hash), toHex(ours[1]!.hash));
+  assert.equal(toHex(local.state.stateRoot()), root);
+  // One more block on their side makes it longer: the kept side blocks let a single block switch.
+  const next = await nextBlock(other, B);
+  await other.addBlock(next);
+  assert.equal(await local.addBlock(next), 'reorganized');
+  assert.equal(toHex(local.tip.hash), toHex(next.hash));
+});
+
+test('fork choice: a fork with an invalid block aborts and leaves chain, state and store exactly as they were', async () => {
+  const { local, other, localStore } = await forked(1);
+  await mine(local, A, 1);
+  const good = await mine(other, B, 1);
+  // A properly signed block whose state_root lies.
+  const parent = other.tip;
+  const bad = await signBlock(
+    params.network,
+    { height: parent.height + 1, prev_hash: parent.hash, timestamp_ms: nextSlot(other, B.publicKey), producer: B.publicKey, state_root: new Uint8Array(32).fill(7) },
+    [],
+    B,
+  );
+  const before = await dump(localStore);
+  const tip = toHex(local.tip.hash);
+  const root = toHex(local.state.stateRoot());
+  await rejectsAsync(() => local.addBranch([...good, bad]), InvalidBlockError, 'bad-state-root');
+  assert.equal(toHex(local.tip.hash), tip);
+  assert.equal(toHex(local.state.stateRoot()), root);
+  assert.deepEqual(await dump(localStore), before);
+  // The invalid block and anything built on it are refused at once from now on.
+  await rejectsAsync(() => local.addBlock(bad), InvalidBlockError, 'known-invalid');
+});
+
+test('fork choice: blocks with no common ancestor are rejected', async () => {
+  const local = await openChain();
+  await mine(local, A, 2);
+  const stranger = await Chain.open({ store: new MemoryStore(), params: { ...params, network: 'elsewhere' } });
+  const foreign = await mine(stranger, B, 3);
+  await rejectsAsync(() => local.addBranch(foreign), ForkChoiceError, 'no-common-ancestor');
+  assert.equal(local.tip.height, 2);
+  // A single block whose parent is unknown is reported as such (the caller syncs).
+  await rejectsAsync(() => local.addBlock(foreign[2]!), ForkChoiceError, 'unknown-parent');
+});
+
+test('fork choice: reorganising away and back gives the identical state root', async () => {
+  const { local, other } = await forked(1);
+  const pay = await tx(A, { kind: 'Transfer', nonce: 1, to: C.publicKey, amount: 5n });
+  const ours = await mine(local, A, 2, [pay]);
+  const rootA = toHex(local.state.stateRoot());
+  const theirs = await mine(other, B, 3);
+  assert.equal(await local.addBranch(theirs), 'reorganized');
+  assert.equal(local.state.account(C.publicKey).balance, 0n);
+  // Our side grows longer again: back to it.
+  const replay = await openChain();
+  await replay.addBranch([(await local.blockAt(1))!, ...ours]);
+  const more = await mine(replay, A, 2);
+  assert.equal(toHex(replay.state.stateRoot()) === rootA, false);
+  assert.equal(await local.addBranch(more), 'reorganized');
+  assert.equal(toHex(local.tip.hash), toHex(replay.tip.hash));
+  assert.equal(toHex(local.state.stateRoot()), toHex(replay.state.stateRoot()));
+  assert.equal(local.state.account(C.publicKey).balance, 5n);
+});
+
+test('fork choice: a reorganisation returns orphaned transactions to the mempool', async () => {
+  const { local, other } = await forked(1);
+  const pool = new Mempool(local);
+  const pay = await tx(A, { kind: 'Transfer', nonce: 1, to: C.publicKey, amount: 9n });
+  await pool.add(pay);
+  await mine(local, A, 1, pool);
+  assert.equal(pool.size, 0, 'the mined transaction left the pool');
+  assert.equal(local.state.account(C.publicKey).balance, 9n);
+  const events: ChainEvent['type'][] = [];
+  local.subscribe((e) => events.push(e.type));
+  await local.addBranch(await mine(other, B, 2));
+  assert.deepEqual(events, ['disconnected', 'connected', 'connected']);
+  assert.isTrue(pool.has(pay.id), 'the orphaned transfer is pooled again');
+  assert.equal(local.state.account(C.publicKey).balance, 0n);
+});
+
+test('fork choice: two blocks by one producer at one height yield equivocation evidence', async () => {
+  const local = await openChain();
+  await mine(local, A, 1);
+  const first = await nextBlock(local, A);
+  const second = await nextBlock(local, A, null, 1);
+  assert.notEqual(toHex(first.hash), toHex(second.hash));
+  const evidence: ChainEvent[] = [];
+  local.subscribe((e) => e.type === 'equivocation' && evidence.push(e));
+  await local.addBlock(first);
+  assert.equal(await local.addBlock(second), 'side');
+  assert.equal(evidence.length, 1);
+  const e = evidence[0]!;
+  assert(e.type === 'equivocation');
+  assert.equal(e.evidence[0].header.height, 2);
+  assert.equal(toHex(e.evidence[1].header.producer), toHex(A.publicKey));
+  // The evidence is a valid SlashEquivocation transaction for anyone to submit.
+  await mine(local, B, 1);
+  const bond = await tx(A, { kind: 'HostBond', nonce: 1, amount: 100n });
+  await mine(local, B, 1, [bond]);
+  assert.equal(local.state.account(A.publicKey).bond, 100n);
+  const slash = await tx(B, { kind: 'SlashEquivocation', nonce: 1, a: e.evidence[0], b: e.evidence[1] });
+  await mine(local, B, 1, [slash]);
+  assert.equal(local.state.account(A.publicKey).bond, 0n);
+  assert.equal(local.state.supply().burned, 100n);
+});
+
+test('chain: a block from too far in the future is rejected; the producer schedule is enforced', async () => {
+  const local = await openChain();
+  const block = await nextBlock(local, A);
+  await rejectsAsync(() => local.addBlock(block, block.header.timestamp_ms - params.maxClockDriftMs - 1), InvalidBlockError, 'timestamp-in-future');
+  const early = await signBlock(
+    params.network,
+    { height: 1, prev_hash: local.tip.hash, timestamp_ms: local.tip.timestampMs + 1, producer: A.publicKey, state_root: block.header.state_root },
+    block.txs,
+    A,
+  );
+  await rejectsAsync(() => local.addBlock(early), InvalidBlockError, 'producer-too-early');
+  assert.equal(await local.addBlock(block, block.header.timestamp_ms), 'extended');
+});
+
+test('light node: keeps the last blocks only, and cannot rewind below them', async () => {
+  const light = await openChain({ mode: 'light', retainBlocks: 5 });
+  await mine(light, A, 12);
+  assert.equal(light.base, 8);
+  assert.isUndefined(await light.blockAt(7));
+  assert.isDefined(await light.blockAt(8));
+  assert.equal((await light.blocksFrom(0, 500)).length, 5);
+  const history = await light.history(A.publicKey);
+  assert.isTrue(history.window_partial, 'a pruned node reports a partial window');
+  await rejectsAsync(async () => {
+    // A competing branch forking below the base cannot be adopted.
+    await light.addBranch(await mine(await openChain(), B, 13));
+  }, ForkChoiceError, 'too-deep');
+});
+
+test('light node: starts from a snapshot checked against the checkpoint state_root', async () => {
+  const full = await openChain();
+  await mine(full, A, 6);
+  await mine(full, A, 1, [await tx(A, { kind: 'Transfer', nonce: 1, to: B.publicKey, amount: 3n })]);
+  const snapshot = await full.snapshotAt(4);
+  assert.equal(snapshot.block.header.height, 4);
+  const tampered = { ...snapshot, entries: snapshot.entries.map(([k, v], i) => [k, i === 0 ? v.map((b) => b ^ 1) : v] as const) };
+  await rejectsAsync(() => Chain.openFromSnapshot({ store: new MemoryStore(), params }, tampered), ForkChoiceError, 'snapshot-root');
+  const light = await Chain.openFromSnapshot({ store: new MemoryStore(), params, retainBlocks: 5 }, snapshot);
+  assert.equal(light.mode, 'light');
+  assert.equal(light.tip.height, 4);
+  assert.equal(await light.addBranch(await full.blocksFrom(5, 500)), 'extended');
+  assert.equal(toHex(light.state.stateRoot()), toHex(full.state.stateRoot()));
+  assert.equal(light.state.account(B.publicKey).balance, 3n);
+});
+
+test('read models: itemized transactions newest first with limit and before cursor', async () => {
+  const chain = await openChain();
+  await mine(chain, A, 1);
+  for (let n = 1; n <= 4; n++) await mine(chain, A, 1, [await tx(A, { kind: 'Transfer', nonce: n, to: B.publicKey, amount: BigInt(n) })]);
+  const all = await chain.transactions(B.publicKey, { limit: 100 });
+  assert.deepEqual(all.map((t) => t.amount), ['4', '3', '2', '1']);
+  assert.isTrue(all.every((t) => t.direction === 'in' && t.kind === 'Transfer' && t.counterparty === toHex(A.publicKey)));
+  const page = await chain.transactions(B.publicKey, { limit: 2 });
+  assert.deepEqual(page.map((t) => t.amount), ['4', '3']);
+  const older = await chain.transactions(B.publicKey, { limit: 2, before: page[1]!.height });
+  assert.deepEqual(older.map((t) => t.amount), ['2', '1']);
+  const mine_ = await chain.transactions(A.publicKey, { limit: 3 });
+  assert.deepEqual(mine_.map((t) => [t.kind, t.direction]), [['Transfer', 'out'], ['UptimeReward', 'in'], ['Transfer', 'out']]);
+  assert.deepEqual(await chain.transactions(C.publicKey, { limit: 5 }), []);
+});
+
+test('read models: history counts settled jobs and heartbeats, post-burn earned, gross spent', async () => {
+  const chain = await openChain();
+  await mine(chain, A, 1);
+  const bid = await tx(A, { kind: 'JobBid', nonce: 1, spec_hash: new Uint8Array(32), bid: 1_000n, duration_secs: 60, cpu_cores: 1, mem_mb: 64, billing: 1, host: null });
+  await mine(chain, A, 1, [bid]);
+  const beat = await tx(B, { kind: 'Heartbeat', nonce: 1, job_id: bid.id, cell: A.publicKey, epoch: 1 });
+  await mine(chain, A, 1, [beat]);
+  const host = await chain.history(B.publicKey);
+  assert.equal(host.heartbeats_hosted, 1);
+  assert.equal(host.earned, '495'); // 500 less the 1 % burn
+  assert.equal(host.recent_earned, '495');
+  assert.equal(host.first_height, 3);
+  assert.equal(host.last_height, 3);
+  const payer = await chain.history(A.publicKey);
+  assert.equal(payer.heartbeats_paid, 1);
+  assert.equal(payer.spent, '500');
+  assert.equal(payer.recent_spent, '500');
+  assert.isFalse(payer.window_partial);
+  const nobody = await chain.history(C.publicKey);
+  assert.equal(nobody.first_height, 0);
+  assert.equal(nobody.earned, '0');
+});

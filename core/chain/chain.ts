@@ -1,0 +1,491 @@
+/**
+ * The chain: blocks, the tip state and fork choice over the key-value port.
+ *
+ * Fork choice (node-api.md "Ledger rules" 7): a longer valid competing branch replaces the local
+ * chain; an equal or shorter one is kept aside; a branch with an invalid block aborts the switch and
+ * leaves chain, state and store exactly as they were; a branch that does not link to a block this
+ * node holds is rejected. Every change — a block, or a whole reorganisation with its state changes,
+ * undo records and read-model entries — is one atomic batch, so a crash at any moment leaves a
+ * store that reopens to a consistent chain.
+ *
+ * Store layout (docs/chain.md):
+ *   'B' hash → block         'H' height(8) → hash of the main-chain block
+ *   'U' height(8) → undo     'S' state key → value (the tip's state)
+ *   'M' 'tip' → height(8) hash     'M' 'base' → lowest held height (light nodes prune below it)
+ *   'T' 'Y' 'I' 'W' → read models (readmodel.ts)
+ */
+import { array, bytes32, decode, encode, option, struct, uint53, varBytes } from '../encoding/codec.ts';
+import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
+import { toHex } from '../encoding/hex.ts';
+import { MeshError } from '../errors.ts';
+import { verify } from '../crypto/ed25519.ts';
+import type { TxEffect } from '../ledger/apply.ts';
+import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
+import { blockSigningBytes, type SignedHeader } from '../ledger/header.ts';
+import { LIGHT_RETENTION_BLOCKS, type ChainParams } from '../ledger/params.ts';
+import { LedgerState, type Change } from '../ledger/state.ts';
+import { applyVerifiedBlock, verifyBlockSignatures, type Applied, type ParentInfo } from '../ledger/validate.ts';
+import { prefixRange, type KeyValueStore } from '../store/kv.ts';
+import { history, indexBlock, listTransactions, PendingBatch, unindexBlock, type History, type TxListItem } from './readmodel.ts';
+
+/** A branch cannot be adopted: no common ancestor, an unknown parent, or deeper than this node holds. */
+export class ForkChoiceError extends MeshError {}
+
+/** The store does not hold a consistent chain (it was written by something else, or damaged). */
+export class CorruptStoreError extends MeshError {}
+
+export type ChainEvent =
+  | { readonly type: 'connected'; readonly block: Block; readonly effects: readonly TxEffect[] }
+  | { readonly type: 'disconnected'; readonly block: Block }
+  | { readonly type: 'equivocation'; readonly evidence: readonly [SignedHeader, SignedHeader] };
+
+/** What `addBlock` / `addBranch` did. */
+export type AddOutcome = 'extended' | 'reorganized' | 'side' | 'known';
+
+export interface ChainOptions {
+  readonly store: KeyValueStore;
+  readonly params: ChainParams;
+  /** 'light' keeps only the last LIGHT_RETENTION_BLOCKS blocks; 'full' (default) keeps all. */
+  readonly mode?: 'full' | 'light';
+  /** Blocks a light node keeps (default LIGHT_RETENTION_BLOCKS; smaller only in tests). */
+  readonly retainBlocks?: number;
+}
+
+/** The state at a held block, with the block: what a light node starts from. */
+export interface Snapshot {
+  readonly block: Block;
+  readonly entries: readonly (readonly [Uint8Array, Uint8Array])[];
+}
+
+export interface TipInfo extends ParentInfo {
+  readonly block: Block;
+}
+
+const B = 0x42;
+const H = 0x48;
+const U = 0x55;
+const S = 0x53;
+const M = 0x4d;
+const META_TIP = concatBytes(Uint8Array.of(M), new TextEncoder().encode('tip'));
+const META_BASE = concatBytes(Uint8Array.of(M), new TextEncoder().encode('base'));
+/** Blocks per sync response (node-api.md §8). */
+export const MAX_BLOCKS_PER_RESPONSE = 500;
+// Side blocks held in memory (competing branches not yet longer than the main chain).
+const MAX_SIDE_BLOCKS = 4_096;
+
+const h8 = (height: number): Uint8Array => encode(uint53, height);
+const bKey = (hash: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(B), hash);
+const hKey = (height: number): Uint8Array => concatBytes(Uint8Array.of(H), h8(height));
+const uKey = (height: number): Uint8Array => concatBytes(Uint8Array.of(U), h8(height));
+const sKey = (key: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(S), key);
+
+const tipCodec = struct({ height: uint53, hash: bytes32 }, 'tip');
+const undoCodec = struct(
+  {
+    changes: array(struct({ key: varBytes(1_024), before: option(varBytes(1 << 16)), after: option(varBytes(1 << 16)) }, 'change'), 1 << 22),
+    nodes: array(bytes32, 1 << 16),
+  },
+  'undo',
+);
+
+function info(block: Block): TipInfo {
+  return { height: block.header.height, hash: block.hash, timestampMs: block.header.timestamp_ms, block };
+}
+
+export class Chain {
+  readonly params: ChainParams;
+  readonly mode: 'full' | 'light';
+  readonly genesis: Block;
+  readonly #retain: number;
+  readonly #store: KeyValueStore;
+  readonly #state: LedgerState;
+  #tip: TipInfo;
+  #base: number;
+  readonly #side = new Map<string, Block>();
+  readonly #invalid = new Set<string>();
+  // First header seen per (producer, height), to spot equivocation.
+  readonly #signedAt = new Map<string, SignedHeader & { hash: string }>();
+  readonly #listeners = new Set<(event: ChainEvent) => void>();
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(options: ChainOptions, state: LedgerState, tip: Block, base: number) {
+    this.params = options.params;
+    this.mode = options.mode ?? 'full';
+    this.#retain = options.retainBlocks ?? LIGHT_RETENTION_BLOCKS;
+    this.genesis = genesisBlock(options.params);
+    this.#store = options.store;
+    this.#state = state;
+    this.#tip = info(tip);
+    this.#base = base;
+  }
+
+  /** Opens the chain in `store`, writing the network's genesis block on first use. */
+  static async open(options: ChainOptions): Promise<Chain> {
+    const { store, params } = options;
+    const genesis = genesisBlock(params);
+    const tipBytes = await store.get(META_TIP);
+    if (tipBytes === undefined) {
+      await store.batch([
+        { type: 'put', key: bKey(genesis.hash), value: genesis.bytes },
+        { type: 'put', key: hKey(0), value: genesis.hash },
+        { type: 'put', key: META_TIP, value: encode(tipCodec, { height: 0, hash: genesis.hash }) },
+        { type: 'put', key: META_BASE, value: h8(0) },
+      ]);
+      return new Chain(options, new LedgerState(), genesis, 0);
+    }
+    const tip = decode(tipCodec, tipBytes);
+    const base = decode(uint53, (await store.get(META_BASE)) ?? h8(0));
+    const first = await store.get(hKey(base));
+    const tipBlockBytes = await store.get(bKey(tip.hash));
+    if (first === undefined || tipBlockBytes === undefined) throw new CorruptStoreError('missing-block', 'the store lacks its tip or base block');
+    if (base === 0 && !bytesEqual(first, genesis.hash)) {
+      throw new CorruptStoreError('other-network', `the store holds another network's chain, not ${params.network}`);
+    }
+    const entries: [Uint8Array, Uint8Array][] = [];
+    for await (const [k, v] of store.entries(prefixRange(Uint8Array.of(S)))) entries.push([k.subarray(1), v]);
+    const state = LedgerState.fromEntries(entries);
+    const tipBlock = decodeBlock(params.network, tipBlockBytes);
+    if (!bytesEqual(state.stateRoot(), tipBlock.header.state_root)) {
+      throw new CorruptStoreError('state-root', 'the stored state does not match the tip block\'s state_root');
+    }
+    return new Chain(options, state, tipBlock, base);
+  }
+
+  /**
+   * Starts a light node from a peer's snapshot: the snapshot's state must hash to its block's
+   * state_root, and the block must be signed by its producer; `store` must be empty.
+   */
+  static async openFromSnapshot(options: ChainOptions, snapshot: Snapshot): Promise<Chain> {
+    const { store, params } = options;
+    if ((await store.get(META_TIP)) !== undefined) throw new ForkChoiceError('store-not-empty', 'a snapshot can only start an empty store');
+    const block = snapshot.block;
+    const state = LedgerState.fromEntries(snapshot.entries);
+    if (!bytesEqual(state.stateRoot(), block.header.state_root)) {
+      throw new ForkChoiceError('snapshot-root', `the snapshot does not hash to the state_root of block ${block.header.height}`);
+    }
+    if (block.header.height > 0 && !(await verify(block.header.producer, blockSigningBytes(params.network, block.header), block.signature))) {
+      throw new ForkChoiceError('snapshot-signature', 'the snapshot block is not signed by its producer');
+    }
+    const ops = [
+      { type: 'put' as const, key: bKey(block.hash), value: block.bytes },
+      { type: 'put' as const, key: hKey(block.header.height), value: block.hash },
+      { type: 'put' as const, key: META_TIP, value: encode(tipCodec, { height: block.header.height, hash: block.hash }) },
+      { type: 'put' as const, key: META_BASE, value: h8(block.header.height) },
+      ...snapshot.entries.map(([k, v]) => ({ type: 'put' as const, key: sKey(k), value: v })),
+    ];
+    await store.batch(ops);
+    return new Chain({ ...options, mode: options.mode ?? 'light' }, state, block, block.header.height);
+  }
+
+  get tip(): TipInfo {
+    return this.#tip;
+  }
+
+  /** The state at the tip. Read it; never write it (the chain owns its changes). */
+  get state(): LedgerState {
+    return this.#state;
+  }
+
+  /** The lowest height whose block this node holds (0 on a full node). */
+  get base(): number {
+    return this.#base;
+  }
+
+  /** Listens for connected and disconnected blocks and equivocation evidence; returns an unsubscribe. */
+  subscribe(listener: (event: ChainEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #emit(event: ChainEvent): void {
+    for (const listener of this.#listeners) listener(event);
+  }
+
+  // Runs mutations one at a time.
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  // ---- reads -----------------------------------------------------------------------------------
+
+  async hashAt(height: number): Promise<Uint8Array | undefined> {
+    return this.#store.get(hKey(height));
+  }
+
+  async blockByHash(hash: Uint8Array): Promise<Block | undefined> {
+    const side = this.#side.get(toHex(hash));
+    if (side) return side;
+    const bytes = await this.#store.get(bKey(hash));
+    return bytes === undefined ? undefined : decodeBlock(this.params.network, bytes);
+  }
+
+  /** The main-chain block at `height`, if held. */
+  async blockAt(height: number): Promise<Block | undefined> {
+    const hash = await this.hashAt(height);
+    return hash === undefined ? undefined : this.blockByHash(hash);
+  }
+
+  /** Up to `count` (≤ 500) consecutive main-chain blocks from `from`: a sync response. */
+  async blocksFrom(from: number, count: number): Promise<Block[]> {
+    const out: Block[] = [];
+    const end = Math.min(this.#tip.height, from + Math.min(count, MAX_BLOCKS_PER_RESPONSE) - 1);
+    for (let h = Math.max(from, this.#base); h <= end; h++) {
+      const block = await this.blockAt(h);
+      if (block === undefined) break;
+      out.push(block);
+    }
+    return out;
+  }
+
+  /** GET /beacon: the tip's height and hash. */
+  beacon(): { height: number; hash: string } {
+    return { height: this.#tip.height, hash: toHex(this.#tip.hash) };
+  }
+
+  /** GET /history/:node_id. */
+  history(node: Uint8Array): Promise<History> {
+    return history(this.#store, node, this.#tip.height, this.#base + 1);
+  }
+
+  /** GET /transactions/:node_id. */
+  transactions(node: Uint8Array, options: { limit: number; before?: number }): Promise<TxListItem[]> {
+    return listTransactions(this.#store, node, options);
+  }
+
+  /** The block object of the tip (for /blocks/stream and /status). */
+  tipEvent(): BlockEvent {
+    return blockEvent(this.#tip.block);
+  }
+
+  /** The state at held height `height` (default: the oldest held), for a light node to start from. */
+  async snapshotAt(height = this.#base): Promise<Snapshot> {
+    return this.#exclusive(async () => {
+      if (height < this.#base || height > this.#tip.height) {
+        throw new ForkChoiceError('not-held', `height ${height} is outside the held range ${this.#base}..${this.#tip.height}`);
+      }
+      const state = LedgerState.fromEntries(this.#state.entries());
+      for (let h = this.#tip.height; h > height; h--) state.applyChanges((await this.#undo(h)).changes, 'undo');
+      const block = (await this.blockAt(height))!;
+      return { block, entries: state.entries() };
+    });
+  }
+
+  async #undo(height: number): Promise<{ changes: Change[]; nodes: Uint8Array[] }> {
+    const bytes = await this.#store.get(uKey(height));
+    if (bytes === undefined) throw new ForkChoiceError('too-deep', `block ${height} is pruned; this node cannot rewind past height ${this.#base}`);
+    const undo = decode(undoCodec, bytes);
+    return {
+      changes: undo.changes.map((c) => ({ key: c.key, before: c.before ?? undefined, after: c.after ?? undefined })),
+      nodes: undo.nodes,
+    };
+  }
+
+  // ---- writes ----------------------------------------------------------------------------------
+
+  /**
+   * Adds a block from the network or the local producer. `nowMs` bounds its timestamp (omit it only
+   * for blocks replayed from trusted storage). Throws InvalidBlockError or ForkChoiceError.
+   */
+  addBlock(block: Block, nowMs?: number): Promise<AddOutcome> {
+    return this.#exclusive(() => this.#add([block], nowMs));
+  }
+
+  /** Adds consecutive blocks (a sync response): all are adopted, or none. */
+  addBranch(blocks: readonly Block[], nowMs?: number): Promise<AddOutcome> {
+    return this.#exclusive(() => this.#add(blocks, nowMs));
+  }
+
+  async #add(blocks: readonly Block[], nowMs: number | undefined): Promise<AddOutcome> {
+    if (blocks.length === 0) return 'known';
+    for (let i = 1; i < blocks.length; i++) {
+      if (!bytesEqual(blocks[i]!.header.prev_hash, blocks[i - 1]!.hash) || blocks[i]!.header.height !== blocks[i - 1]!.header.height + 1) {
+        throw new ForkChoiceError('not-consecutive', `block ${i} of the branch does not follow block ${i - 1}`);
+      }
+    }
+    for (const block of blocks) {
+      if (this.#invalid.has(toHex(block.hash)) || this.#invalid.has(toHex(block.header.prev_hash))) {
+        this.#invalid.add(toHex(block.hash));
+        throw new InvalidBlockError('known-invalid', `block ${block.header.height} is or descends from a block found invalid`);
+      }
+    }
+    // Drop the blocks already on the main chain (a sync response may overlap what we have).
+    let start = 0;
+    while (start < blocks.length && bytesEqual((await this.hashAt(blocks[start]!.header.height)) ?? new Uint8Array(0), blocks[start]!.hash)) start++;
+    const fresh = blocks.slice(start);
+    if (fresh.length === 0) return 'known';
+
+    // Find where the branch meets the main chain, through side blocks if need be.
+    const branch = [...fresh];
+    for (;;) {
+      const first = branch[0]!;
+      const parentHeight = first.header.height - 1;
+      if (parentHeight < 0) throw new ForkChoiceError('no-common-ancestor', 'the branch replaces the genesis block');
+      const mainHash = await this.hashAt(parentHeight);
+      if (mainHash !== undefined && bytesEqual(mainHash, first.header.prev_hash)) break;
+      const side = this.#side.get(toHex(first.header.prev_hash));
+      if (side !== undefined) {
+        branch.unshift(side);
+        continue;
+      }
+      if (parentHeight < this.#base && mainHash === undefined) {
+        throw new ForkChoiceError('too-deep', `the branch forks at height ${parentHeight}, below the oldest held block ${this.#base}`);
+      }
+      if (parentHeight > this.#tip.height || (await this.#store.get(bKey(first.header.prev_hash))) === undefined) {
+        throw new ForkChoiceError(
+          blocks.length > 1 ? 'no-common-ancestor' : 'unknown-parent',
+          `block ${first.header.height} builds on ${toHex(first.header.prev_hash).slice(0, 16)}…, which this node does not hold`,
+        );
+      }
+      // The parent is a block we once had on the main chain and lost in a reorganisation.
+      branch.unshift((await this.blockByHash(first.header.prev_hash))!);
+    }
+    for (const block of fresh) await this.#checkSigned(block);
+    const last = branch[branch.length - 1]!;
+    if (last.header.height <= this.#tip.height) {
+      for (const block of fresh) this.#keepSide(block);
+      return 'side';
+    }
+    const forkHeight = branch[0]!.header.height - 1;
+    const extends_ = forkHeight === this.#tip.height;
+    await this.#switch(forkHeight, branch, nowMs);
+    return extends_ ? 'extended' : 'reorganized';
+  }
+
+  // Checks the producer's signature on the header and records it for equivocation detection.
+  async #checkSigned(block: Block): Promise<void> {
+    const h = block.header;
+    if (!(await verify(h.producer, blockSigningBytes(this.params.network, h), block.signature))) {
+      this.#invalid.add(toHex(block.hash));
+      throw new InvalidBlockError('bad-block-signature', `block ${h.height} is not signed by its producer`);
+    }
+    const key = `${toHex(h.producer)}:${h.height}`;
+    const seen = this.#signedAt.get(key);
+    const hash = toHex(block.hash);
+    if (seen === undefined) {
+      this.#signedAt.set(key, { header: h, signature: block.signature, hash });
+      if (this.#signedAt.size > MAX_SIDE_BLOCKS) this.#signedAt.delete(this.#signedAt.keys().next().value!);
+    } else if (seen.hash !== hash) {
+      this.#emit({ type: 'equivocation', evidence: [{ header: seen.header, signature: seen.signature }, { header: h, signature: block.signature }] });
+    }
+  }
+
+  // Remembers a block that broke a rule, so it and its descendants are refused at once.
+  // A block ahead of the local clock is not remembered: it may be valid a moment later.
+  #reject(block: Block, error: unknown): void {
+    if (!(error instanceof InvalidBlockError) || error.code === 'timestamp-in-future') return;
+    this.#invalid.add(toHex(block.hash));
+    this.#side.delete(toHex(block.hash));
+  }
+
+  #keepSide(block: Block): void {
+    this.#side.set(toHex(block.hash), block);
+    if (this.#side.size > MAX_SIDE_BLOCKS) this.#side.delete(this.#side.keys().next().value!);
+  }
+
+  // Rewinds to `forkHeight`, applies `branch`, and commits it all in one batch — or nothing.
+  async #switch(forkHeight: number, branch: readonly Block[], nowMs: number | undefined): Promise<void> {
+    if (forkHeight < this.#base) {
+      throw new ForkChoiceError('too-deep', `the branch forks at height ${forkHeight}, below the oldest held block ${this.#base}`);
+    }
+    // Everything asynchronous first (reads, signature checks), so the state changes below happen
+    // in one synchronous stretch that no reader can observe half-done.
+    const rewind: { height: number; block: Block; undo: { changes: Change[]; nodes: Uint8Array[] } }[] = [];
+    for (let h = this.#tip.height; h > forkHeight; h--) rewind.push({ height: h, block: (await this.blockAt(h))!, undo: await this.#undo(h) });
+    const forkBlock = (await this.blockAt(forkHeight))!;
+    for (const block of branch) {
+      try {
+        await verifyBlockSignatures(block, this.params);
+      } catch (error) {
+        this.#reject(block, error);
+        throw error;
+      }
+    }
+
+    const state = this.#state;
+    const mark = state.mark();
+    const applied: Applied[] = [];
+    try {
+      for (const { undo } of rewind) state.applyChanges(undo.changes, 'undo');
+      let parent: ParentInfo = info(forkBlock);
+      for (const block of branch) {
+        try {
+          applied.push(applyVerifiedBlock(state, block, parent, this.params, nowMs));
+        } catch (error) {
+          this.#reject(block, error);
+          throw error;
+        }
+        parent = info(block);
+      }
+    } catch (error) {
+      state.revert(mark);
+      throw error;
+    }
+
+    // The tip moves with the state; both go back if the store refuses the batch.
+    const oldTip = this.#tip;
+    this.#tip = info(branch[branch.length - 1]!);
+    const batch = new PendingBatch(this.#store);
+    let base = this.#base;
+    try {
+      for (const { height, undo } of rewind) {
+        await unindexBlock(batch, this.#store, height, undo.nodes);
+        batch.del(hKey(height));
+        batch.del(uKey(height));
+      }
+      for (let i = 0; i < branch.length; i++) {
+        const block = branch[i]!;
+        const height = block.header.height;
+        const nodes = await indexBlock(batch, height, block.txs.map((t) => t.id), applied[i]!.effects);
+        batch.put(bKey(block.hash), block.bytes);
+        batch.put(hKey(height), block.hash);
+        batch.put(
+          uKey(height),
+          encode(undoCodec, {
+            changes: applied[i]!.changes.map((c) => ({ key: c.key, before: c.before ?? null, after: c.after ?? null })),
+            nodes,
+          }),
+        );
+      }
+      for (const c of state.changesSince(mark)) {
+        if (c.after === undefined) batch.del(sKey(c.key));
+        else batch.put(sKey(c.key), c.after);
+      }
+      const tip = branch[branch.length - 1]!;
+      batch.put(META_TIP, encode(tipCodec, { height: tip.header.height, hash: tip.hash }));
+      if (this.mode === 'light') base = await this.#prune(batch, tip.header.height);
+      await this.#store.batch(batch.ops);
+    } catch (error) {
+      state.revert(mark);
+      this.#tip = oldTip;
+      throw error;
+    }
+    const disconnected = rewind.map((r) => r.block);
+    const connected = branch.map((block, i) => ({ block, effects: applied[i]!.effects }));
+    state.commit(mark);
+    this.#base = base;
+    for (const { block } of connected) this.#side.delete(toHex(block.hash));
+    for (const block of disconnected) this.#keepSide(block);
+    for (const block of disconnected) this.#emit({ type: 'disconnected', block });
+    for (const { block, effects } of connected) this.#emit({ type: 'connected', block, effects });
+  }
+
+  // Light mode: drops blocks, undo records and index entries below the retention window.
+  async #prune(batch: PendingBatch, tipHeight: number): Promise<number> {
+    const newBase = tipHeight - this.#retain + 1;
+    if (newBase <= this.#base) return this.#base;
+    for (let h = this.#base; h < newBase; h++) {
+      const hash = await this.#store.get(hKey(h));
+      if (hash !== undefined) batch.del(bKey(hash));
+      batch.del(hKey(h));
+      const undoBytes = await this.#store.get(uKey(h));
+      if (undoBytes !== undefined) {
+        await unindexBlock(batch, this.#store, h, decode(undoCodec, undoBytes).nodes);
+        batch.del(uKey(h));
+      }
+    }
+    batch.put(META_BASE, h8(newBase));
+    return newBase;
+  }
+}

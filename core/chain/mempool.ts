@@ -1,0 +1,184 @@
+/**
+ * The mempool: signed transactions waiting for a block.
+ *
+ * A transaction enters only if its signatures verify and it applies to the tip state after the
+ * sender's earlier pooled transactions (so each sender's queue is a valid nonce sequence). The pool
+ * is bounded in total and per sender, rejects duplicates, drops what a new block included or made
+ * invalid, and takes back the transactions of blocks a reorganisation disconnected.
+ */
+import { verifyBatch } from '../crypto/ed25519.ts';
+import { toHex } from '../encoding/hex.ts';
+import { MeshError } from '../errors.ts';
+import { applyTx, signedMessages, type TxEffect } from '../ledger/apply.ts';
+import type { Tx } from '../ledger/tx.ts';
+import type { Chain, ChainEvent } from './chain.ts';
+
+/** A transaction is refused by the pool itself (duplicate, full, wrong kind). */
+export class MempoolError extends MeshError {}
+
+export interface MempoolOptions {
+  /** Transactions held in all. */
+  readonly maxSize?: number;
+  /** Transactions held per sender. */
+  readonly maxPerSender?: number;
+}
+
+const NOBODY = new Uint8Array(32);
+
+export class Mempool {
+  readonly #chain: Chain;
+  readonly #maxSize: number;
+  readonly #maxPerSender: number;
+  readonly #byId = new Map<string, Tx>();
+  // Sender (hex) → its transactions in nonce order. Map order is arrival order of senders.
+  readonly #bySender = new Map<string, Tx[]>();
+  readonly #unsubscribe: () => void;
+
+  constructor(chain: Chain, options: MempoolOptions = {}) {
+    this.#chain = chain;
+    this.#maxSize = options.maxSize ?? 20_000;
+    this.#maxPerSender = options.maxPerSender ?? 64;
+    this.#unsubscribe = chain.subscribe((event) => this.#onChain(event));
+  }
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  has(id: Uint8Array): boolean {
+    return this.#byId.has(toHex(id));
+  }
+
+  /** Every pooled transaction, by sender in nonce order. */
+  pending(): Tx[] {
+    return [...this.#bySender.values()].flat();
+  }
+
+  /** Stops following the chain. */
+  close(): void {
+    this.#unsubscribe();
+  }
+
+  /**
+   * Verifies and pools `tx`. Throws InvalidSignatureError-free MeshErrors: MempoolError for pool
+   * rules, LedgerRuleError when the transaction does not apply to the tip state.
+   */
+  async add(tx: Tx): Promise<void> {
+    const id = toHex(tx.id);
+    if (this.#byId.has(id)) throw new MempoolError('duplicate', `transaction ${id} is already pooled`);
+    if (tx.body.kind === 'UptimeReward') throw new MempoolError('reward-not-poolable', 'an UptimeReward is made by a block\'s producer, not pooled');
+    const verdicts = await verifyBatch(signedMessages(tx, this.#chain.params.network));
+    const bad = verdicts.indexOf(false);
+    if (bad >= 0) {
+      throw new MempoolError(bad === 0 ? 'bad-signature' : 'bad-cosignature', bad === 0 ? 'the sender\'s signature does not verify' : 'a co-signature or evidence signature does not verify');
+    }
+    // The chain may have moved while the signatures were checked: everything below is synchronous.
+    if (this.#byId.has(id)) throw new MempoolError('duplicate', `transaction ${id} is already pooled`);
+    if (this.#byId.size >= this.#maxSize) throw new MempoolError('full', `the pool holds ${this.#maxSize} transactions`);
+    const sender = toHex(tx.body.sender);
+    const queue = this.#bySender.get(sender) ?? [];
+    if (queue.length >= this.#maxPerSender) throw new MempoolError('sender-full', `the pool holds ${this.#maxPerSender} transactions from this sender`);
+    if (queue.some((q) => q.body.nonce === tx.body.nonce)) {
+      throw new MempoolError('nonce-pooled', `a transaction with nonce ${tx.body.nonce} from this sender is already pooled`);
+    }
+    const candidate = [...queue, tx].sort((a, b) => a.body.nonce - b.body.nonce);
+    const valid = this.#validPrefix(candidate);
+    if (valid < candidate.length) {
+      // Report the new transaction's own failure, with the rule it broke.
+      this.#simulate(candidate.slice(0, candidate.indexOf(tx) + 1));
+      throw new MempoolError('invalid-after-pool', 'the transaction would not apply after the sender\'s pooled ones');
+    }
+    this.#bySender.set(sender, candidate);
+    this.#byId.set(id, tx);
+  }
+
+  /**
+   * Transactions for the next block, at most `max`, applied in order to `state`-like simulation: each
+   * sender's queue in nonce order, senders in arrival order, skipping what no longer applies.
+   * The caller applies them again when building the block (see miner.ts).
+   */
+  select(max: number): Tx[] {
+    const out: Tx[] = [];
+    for (const queue of this.#bySender.values()) {
+      for (const tx of queue) {
+        if (out.length >= max) return out;
+        out.push(tx);
+      }
+    }
+    return out;
+  }
+
+  // Applies `txs` in order to the tip state and undoes them; throws the first rule broken.
+  #simulate(txs: readonly Tx[]): TxEffect[] {
+    const state = this.#chain.state;
+    const mark = state.mark();
+    const ctx = { network: this.#chain.params.network, height: this.#chain.tip.height + 1, producer: NOBODY };
+    try {
+      return txs.map((tx) => applyTx(state, tx, ctx));
+    } finally {
+      state.revert(mark);
+      state.commit(mark);
+    }
+  }
+
+  // How many of `txs` apply in order to the tip state.
+  #validPrefix(txs: readonly Tx[]): number {
+    const state = this.#chain.state;
+    const mark = state.mark();
+    const ctx = { network: this.#chain.params.network, height: this.#chain.tip.height + 1, producer: NOBODY };
+    let n = 0;
+    try {
+      for (const tx of txs) {
+        applyTx(state, tx, ctx);
+        n++;
+      }
+    } catch {
+      // The first failure ends the valid prefix.
+    } finally {
+      state.revert(mark);
+      state.commit(mark);
+    }
+    return n;
+  }
+
+  #remove(tx: Tx): void {
+    const id = toHex(tx.id);
+    if (!this.#byId.delete(id)) return;
+    const sender = toHex(tx.body.sender);
+    const queue = this.#bySender.get(sender)?.filter((q) => toHex(q.id) !== id) ?? [];
+    if (queue.length === 0) this.#bySender.delete(sender);
+    else this.#bySender.set(sender, queue);
+  }
+
+  // Re-checks the queues of `senders` against the tip; drops each queue's invalid tail.
+  #revalidate(senders: Iterable<string>): void {
+    for (const sender of senders) {
+      const queue = this.#bySender.get(sender);
+      if (!queue) continue;
+      const valid = this.#validPrefix(queue);
+      for (const tx of queue.slice(valid)) this.#remove(tx);
+    }
+  }
+
+  #onChain(event: ChainEvent): void {
+    if (event.type === 'equivocation') return;
+    const touched = new Set<string>();
+    if (event.type === 'connected') {
+      for (const tx of event.block.txs) this.#remove(tx);
+      for (const effect of event.effects) for (const inv of effect.involved) touched.add(toHex(inv.node));
+      for (const tx of event.block.txs) touched.add(toHex(tx.body.sender));
+    } else {
+      // A disconnected block's transactions come back, unless the pool is full; the connected
+      // blocks that follow remove those they include again.
+      for (const tx of event.block.txs) {
+        if (tx.body.kind === 'UptimeReward' || this.#byId.has(toHex(tx.id)) || this.#byId.size >= this.#maxSize) continue;
+        const sender = toHex(tx.body.sender);
+        const queue = [...(this.#bySender.get(sender) ?? []), tx].sort((a, b) => a.body.nonce - b.body.nonce);
+        this.#bySender.set(sender, queue);
+        this.#byId.set(toHex(tx.id), tx);
+        touched.add(sender);
+      }
+    }
+    this.#revalidate(touched);
+  }
+}

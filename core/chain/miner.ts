@@ -1,0 +1,63 @@
+/**
+ * Block production: when this node may sign the next block, and building it from the mempool.
+ */
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { LedgerRuleError, applyTx } from '../ledger/apply.ts';
+import { signBlock, type Block } from '../ledger/block.ts';
+import { emissionAt, MAX_TXS_PER_BLOCK } from '../ledger/params.ts';
+import { ProducerSchedule } from '../ledger/producer.ts';
+import { signTx, type Tx } from '../ledger/tx.ts';
+import type { Chain } from './chain.ts';
+
+/** Where a producer takes transactions from: the mempool, or a fixed list. */
+export interface TxSource {
+  select(max: number): Tx[];
+}
+
+/** The earliest time (ms) at which `producer` may sign the block after the current tip. */
+export function nextSlot(chain: Chain, producer: Uint8Array): number {
+  const tip = chain.tip;
+  return new ProducerSchedule(tip.hash, tip.timestampMs, chain.params.blockIntervalMs, chain.state.weights()).earliest(producer);
+}
+
+/**
+ * Builds and signs the next block at `timestampMs`: the producer's UptimeReward, then pooled
+ * transactions that still apply, up to MAX_TXS_PER_BLOCK. The chain's state is left as it was.
+ */
+export async function buildBlock(chain: Chain, source: TxSource | null, key: SigningKey, timestampMs: number): Promise<Block> {
+  const tip = chain.tip;
+  const height = tip.height + 1;
+  const state = chain.state;
+  const network = chain.params.network;
+  const reward = emissionAt(height, state.supply().emitted);
+  const txs: Tx[] = [];
+  if (reward > 0n) txs.push(await signTx({ kind: 'UptimeReward', sender: key.publicKey, nonce: height, amount: reward }, key, network));
+  const candidates = source ? source.select(MAX_TXS_PER_BLOCK * 2) : [];
+  const mark = state.mark();
+  let root: Uint8Array;
+  try {
+    const ctx = { network, height, producer: key.publicKey };
+    const skipped = new Set<string>();
+    const kept: Tx[] = [];
+    for (const tx of txs) applyTx(state, tx, ctx);
+    for (const tx of candidates) {
+      if (txs.length + kept.length >= MAX_TXS_PER_BLOCK) break;
+      const sender = String(tx.body.sender);
+      // After one of a sender's transactions fails, its later nonces cannot apply either.
+      if (skipped.has(sender)) continue;
+      try {
+        applyTx(state, tx, ctx);
+        kept.push(tx);
+      } catch (error) {
+        if (!(error instanceof LedgerRuleError)) throw error;
+        skipped.add(sender);
+      }
+    }
+    txs.push(...kept);
+    root = state.stateRoot();
+  } finally {
+    state.revert(mark);
+    state.commit(mark);
+  }
+  return signBlock(network, { height, prev_hash: tip.hash, timestamp_ms: timestampMs, producer: key.publicKey, state_root: root }, txs, key);
+}

@@ -1,0 +1,283 @@
+/**
+ * The read models of node-api.md §4 kept beside the chain: per-node itemized transactions
+ * (GET /transactions/:node_id) and interaction history (GET /history/:node_id). They are
+ * observational, not consensus: written in the same atomic batch as the blocks they describe,
+ * removed again when a block is disconnected or pruned.
+ *
+ * Keys:
+ *   'T' node height(8) tx(2) n(1) → entry        one per transaction a node took part in
+ *   'Y' node                       → totals       all-time counters and sums over held blocks
+ *   'I' node height(8)             → count        heights with interactions (first/last height)
+ *   'W' node bucket(4)             → sums         earned/spent per bucket of 1,440 blocks (window)
+ */
+import {
+  bytes32,
+  decode,
+  encode,
+  option,
+  struct,
+  u8,
+  u16,
+  u32,
+  u128,
+  uint53,
+  type Infer,
+} from '../encoding/codec.ts';
+import { concatBytes } from '../encoding/bytes.ts';
+import { formatAmount } from '../encoding/amount.ts';
+import { toHex } from '../encoding/hex.ts';
+import { prefixRange, type BatchOp, type KeyValueStore } from '../store/kv.ts';
+import type { Direction, Interaction, TxEffect } from '../ledger/apply.ts';
+import { HISTORY_WINDOW_BLOCKS } from '../ledger/params.ts';
+import { TX_KINDS, type TxKind } from '../ledger/tx.ts';
+
+const T = 0x54;
+const Y = 0x59;
+const I = 0x49;
+const W = 0x57;
+const BUCKET_BLOCKS = 1_440;
+
+const DIRECTIONS: readonly Direction[] = ['in', 'out', 'self'];
+const INTERACTIONS: readonly (Interaction | null)[] = [null, 'job-hosted', 'job-paid', 'heartbeat-hosted', 'heartbeat-paid', 'expiry'];
+
+const entryCodec = struct(
+  {
+    tx_id: bytes32,
+    kind: u8,
+    amount: u128,
+    counterparty: option(bytes32),
+    direction: u8,
+    earned: u128,
+    spent: u128,
+    interaction: u8,
+  },
+  'tx entry',
+);
+type Entry = Infer<typeof entryCodec>;
+
+const totalsCodec = struct(
+  {
+    jobs_hosted: uint53,
+    jobs_paid: uint53,
+    heartbeats_hosted: uint53,
+    heartbeats_paid: uint53,
+    expiries: uint53,
+    earned: u128,
+    spent: u128,
+  },
+  'history totals',
+);
+type Totals = Infer<typeof totalsCodec>;
+const ZERO_TOTALS: Totals = { jobs_hosted: 0, jobs_paid: 0, heartbeats_hosted: 0, heartbeats_paid: 0, expiries: 0, earned: 0n, spent: 0n };
+
+const sumsCodec = struct({ earned: u128, spent: u128 }, 'window sums');
+
+const h8 = (height: number): Uint8Array => encode(uint53, height);
+const tKey = (node: Uint8Array, height: number, tx: number, n: number): Uint8Array =>
+  concatBytes(Uint8Array.of(T), node, h8(height), encode(u16, tx), Uint8Array.of(n));
+const yKey = (node: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(Y), node);
+const iKey = (node: Uint8Array, height: number): Uint8Array => concatBytes(Uint8Array.of(I), node, h8(height));
+const wKey = (node: Uint8Array, bucket: number): Uint8Array => concatBytes(Uint8Array.of(W), node, encode(u32, bucket));
+
+function counts(entry: Entry): boolean {
+  return entry.interaction !== 0 || entry.earned > 0n || entry.spent > 0n;
+}
+
+/** A batch being built over a store: reads see the batch's own earlier writes. */
+export class PendingBatch {
+  readonly ops: BatchOp[] = [];
+  readonly #overlay = new Map<string, Uint8Array | null>();
+  readonly #store: KeyValueStore;
+
+  constructor(store: KeyValueStore) {
+    this.#store = store;
+  }
+
+  async get(key: Uint8Array): Promise<Uint8Array | undefined> {
+    const pending = this.#overlay.get(toHex(key));
+    if (pending !== undefined) return pending ?? undefined;
+    return this.#store.get(key);
+  }
+
+  put(key: Uint8Array, value: Uint8Array): void {
+    this.ops.push({ type: 'put', key, value });
+    this.#overlay.set(toHex(key), value);
+  }
+
+  del(key: Uint8Array): void {
+    this.ops.push({ type: 'del', key });
+    this.#overlay.set(toHex(key), null);
+  }
+}
+
+async function adjust(batch: PendingBatch, node: Uint8Array, height: number, entry: Entry, sign: 1 | -1): Promise<void> {
+  if (!counts(entry)) return;
+  const big = BigInt(sign);
+  const yv = await batch.get(yKey(node));
+  const t = yv === undefined ? { ...ZERO_TOTALS } : decode(totalsCodec, yv);
+  const interaction = INTERACTIONS[entry.interaction];
+  if (interaction === 'job-hosted') t.jobs_hosted += sign;
+  if (interaction === 'job-paid') t.jobs_paid += sign;
+  if (interaction === 'heartbeat-hosted') t.heartbeats_hosted += sign;
+  if (interaction === 'heartbeat-paid') t.heartbeats_paid += sign;
+  if (interaction === 'expiry') t.expiries += sign;
+  t.earned += big * entry.earned;
+  t.spent += big * entry.spent;
+  batch.put(yKey(node), encode(totalsCodec, t));
+
+  const ik = iKey(node, height);
+  const iv = await batch.get(ik);
+  const n = (iv === undefined ? 0 : decode(u32, iv)) + sign;
+  if (n > 0) batch.put(ik, encode(u32, n));
+  else batch.del(ik);
+
+  const wk = wKey(node, Math.floor(height / BUCKET_BLOCKS));
+  const wv = await batch.get(wk);
+  const s = wv === undefined ? { earned: 0n, spent: 0n } : decode(sumsCodec, wv);
+  s.earned += big * entry.earned;
+  s.spent += big * entry.spent;
+  if (s.earned === 0n && s.spent === 0n) batch.del(wk);
+  else batch.put(wk, encode(sumsCodec, s));
+}
+
+/** Indexes a connected block; returns the nodes involved (kept in the undo record for removal). */
+export async function indexBlock(
+  batch: PendingBatch,
+  height: number,
+  txIds: readonly Uint8Array[],
+  effects: readonly TxEffect[],
+): Promise<Uint8Array[]> {
+  const nodes = new Map<string, Uint8Array>();
+  for (let i = 0; i < effects.length; i++) {
+    const effect = effects[i]!;
+    for (let n = 0; n < effect.involved.length; n++) {
+      const inv = effect.involved[n]!;
+      const entry: Entry = {
+        tx_id: txIds[i]!,
+        kind: TX_KINDS.indexOf(effect.kind),
+        amount: effect.amount,
+        counterparty: inv.counterparty,
+        direction: DIRECTIONS.indexOf(inv.direction),
+        earned: inv.earned,
+        spent: inv.spent,
+        interaction: INTERACTIONS.indexOf(inv.interaction),
+      };
+      batch.put(tKey(inv.node, height, i, n), encode(entryCodec, entry));
+      await adjust(batch, inv.node, height, entry, 1);
+      nodes.set(toHex(inv.node), inv.node);
+    }
+  }
+  return [...nodes.values()];
+}
+
+/** Removes a block's index entries (disconnected by a reorganisation, or pruned). */
+export async function unindexBlock(batch: PendingBatch, store: KeyValueStore, height: number, nodes: readonly Uint8Array[]): Promise<void> {
+  for (const node of nodes) {
+    for await (const [k, v] of store.entries(prefixRange(concatBytes(Uint8Array.of(T), node, h8(height))))) {
+      await adjust(batch, node, height, decode(entryCodec, v), -1);
+      batch.del(k);
+    }
+  }
+}
+
+/** One row of GET /transactions/:node_id. */
+export interface TxListItem {
+  tx_id: string;
+  height: number;
+  kind: TxKind;
+  amount: string;
+  counterparty?: string;
+  direction: Direction;
+}
+
+/** A node's confirmed transactions, newest first, below height `before` when given. */
+export async function listTransactions(
+  store: KeyValueStore,
+  node: Uint8Array,
+  options: { limit: number; before?: number },
+): Promise<TxListItem[]> {
+  const prefix = concatBytes(Uint8Array.of(T), node);
+  const range = prefixRange(prefix, { reverse: true, limit: options.limit });
+  const lt = options.before === undefined ? range.lt : concatBytes(prefix, h8(options.before));
+  const out: TxListItem[] = [];
+  for await (const [k, v] of store.entries({ ...range, ...(lt ? { lt } : {}) })) {
+    const e = decode(entryCodec, v);
+    const height = decode(uint53, k.subarray(33, 41));
+    out.push({
+      tx_id: toHex(e.tx_id),
+      height,
+      kind: TX_KINDS[e.kind]!,
+      amount: formatAmount(e.amount),
+      ...(e.counterparty ? { counterparty: toHex(e.counterparty) } : {}),
+      direction: DIRECTIONS[e.direction]!,
+    });
+  }
+  return out;
+}
+
+/** GET /history/:node_id. */
+export interface History {
+  node_id: string;
+  jobs_hosted: number;
+  jobs_paid: number;
+  heartbeats_hosted: number;
+  heartbeats_paid: number;
+  expiries: number;
+  earned: string;
+  spent: string;
+  first_height: number;
+  last_height: number;
+  window_blocks: number;
+  recent_earned: string;
+  recent_spent: string;
+  window_partial: boolean;
+}
+
+/**
+ * A node's interaction history over the blocks this node holds (`heldFrom` is the lowest height
+ * whose transactions are indexed: 1 on a full node, after the checkpoint on a light one).
+ */
+export async function history(store: KeyValueStore, node: Uint8Array, tip: number, heldFrom: number): Promise<History> {
+  const yv = await store.get(yKey(node));
+  const t = yv === undefined ? ZERO_TOTALS : decode(totalsCodec, yv);
+  const firstHeight = async (reverse: boolean): Promise<number> => {
+    for await (const [k] of store.entries(prefixRange(concatBytes(Uint8Array.of(I), node), { reverse, limit: 1 }))) {
+      return decode(uint53, k.subarray(33, 41));
+    }
+    return 0;
+  };
+  const windowStart = Math.max(1, tip - HISTORY_WINDOW_BLOCKS + 1);
+  let earned = 0n;
+  let spent = 0n;
+  // Whole buckets inside the window from the sums; the bucket cut by the window's start entry by entry.
+  const firstBucket = Math.floor(windowStart / BUCKET_BLOCKS);
+  const wPrefix = concatBytes(Uint8Array.of(W), node);
+  for await (const [, v] of store.entries({ ...prefixRange(wPrefix), gte: wKey(node, firstBucket + 1) })) {
+    const s = decode(sumsCodec, v);
+    earned += s.earned;
+    spent += s.spent;
+  }
+  const cutEnd = Math.min((firstBucket + 1) * BUCKET_BLOCKS, tip + 1);
+  const tPrefix = concatBytes(Uint8Array.of(T), node);
+  for await (const [, v] of store.entries({ gte: concatBytes(tPrefix, h8(windowStart)), lt: concatBytes(tPrefix, h8(cutEnd)) })) {
+    const e = decode(entryCodec, v);
+    earned += e.earned;
+    spent += e.spent;
+  }
+  return {
+    node_id: toHex(node),
+    jobs_hosted: t.jobs_hosted,
+    jobs_paid: t.jobs_paid,
+    heartbeats_hosted: t.heartbeats_hosted,
+    heartbeats_paid: t.heartbeats_paid,
+    expiries: t.expiries,
+    earned: formatAmount(t.earned),
+    spent: formatAmount(t.spent),
+    first_height: await firstHeight(false),
+    last_height: await firstHeight(true),
+    window_blocks: HISTORY_WINDOW_BLOCKS,
+    recent_earned: formatAmount(earned),
+    recent_spent: formatAmount(spent),
+    window_partial: heldFrom > windowStart,
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Test helpers for chains: deterministic keys, and mining blocks on a chain at the producer's slot.
+ */
+import { SigningKey } from '../crypto/ed25519.ts';
+import { devnet } from '../ledger/params.ts';
+import { signTx, type Tx, type TxBody } from '../ledger/tx.ts';
+import type { Block } from '../ledger/block.ts';
+import { MemoryStore } from '../store/kv.ts';
+import { Chain, type ChainOptions } from './chain.ts';
+import { buildBlock, nextSlot, type TxSource } from './miner.ts';
+
+export const params = devnet(100);
+
+/** The key with seed [n, n, …]. */
+export function key(n: number): SigningKey {
+  return SigningKey.fromSeed(new Uint8Array(32).fill(n));
+}
+
+export function openChain(options: Partial<ChainOptions> = {}): Promise<Chain> {
+  return Chain.open({ store: new MemoryStore(), params, ...options });
+}
+
+/** Builds the next block of `chain` by `producer` at its earliest slot (without adding it). */
+export function nextBlock(chain: Chain, producer: SigningKey, source: TxSource | readonly Tx[] | null = null, delayMs = 0): Promise<Block> {
+  const from = Array.isArray(source) ? { select: () => [...(source as readonly Tx[])] } : (source as TxSource | null);
+  return buildBlock(chain, from, producer, nextSlot(chain, producer.publicKey) + delayMs);
+}
+
+/** Mines `count` blocks on `chain` by `producer`; returns them. */
+export async function mine(chain: Chain, producer: SigningKey, count = 1, source: TxSource | readonly Tx[] | null = null): Promise<Block[]> {
+  const out: Block[] = [];
+  for (let i = 0; i < count; i++) {
+    const block = await nextBlock(chain, producer, i === 0 ? source : null);
+    await chain.addBlock(block);
+    out.push(block);
+  }
+  return out;
+}
+
+/** Signs `body` (sender and network filled in) with `signer`. */
+export function tx(signer: SigningKey, body: Record<string, unknown>): Promise<Tx> {
+  return signTx({ sender: signer.publicKey, ...body } as TxBody, signer, params.network);
+}
