@@ -153,8 +153,12 @@ export class Mempool {
   // Re-checks the queues of `senders` against the tip; drops each queue's invalid tail.
   #revalidate(senders: Iterable<string>): void {
     for (const sender of senders) {
-      const queue = this.#bySender.get(sender);
-      if (!queue) continue;
+      const pending = this.#bySender.get(sender);
+      if (!pending) continue;
+      // Nonces a block used are spent whatever the transaction; the rest must still apply in order.
+      const used = this.#chain.state.account(pending[0]!.body.sender).nonce;
+      for (const tx of pending.filter((t) => t.body.nonce <= used)) this.#remove(tx);
+      const queue = this.#bySender.get(sender) ?? [];
       const valid = this.#validPrefix(queue);
       for (const tx of queue.slice(valid)) this.#remove(tx);
     }

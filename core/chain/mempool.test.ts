@@ -1,0 +1,92 @@
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import { rejectsAsync } from '../../test/assert.ts';
+import { LedgerRuleError } from '../ledger/apply.ts';
+import { Mempool, MempoolError } from './mempool.ts';
+import { key, mine, openChain, tx } from './testnet.test-util.ts';
+
+const A = key(1);
+const B = key(2);
+const C = key(3);
+
+const transfer = (signer = A, nonce = 1, amount = 1n, to = C) => tx(signer, { kind: 'Transfer', nonce, to: to.publicKey, amount });
+
+test('mempool: accepts a valid transaction and rejects its duplicate', async () => {
+  const chain = await openChain();
+  await mine(chain, A, 1);
+  const pool = new Mempool(chain);
+  const t = await transfer();
+  await pool.add(t);
+  assert.isTrue(pool.has(t.id));
+  await rejectsAsync(() => pool.add(t), MempoolError, 'duplicate');
+  assert.equal(pool.size, 1);
+});
+
+test('mempool: validates against the tip state and names the broken rule', async () => {
+  const chain = await openChain();
+  await mine(chain, A, 1);
+  const pool = new Mempool(chain);
+  await rejectsAsync(() => transfer(A, 1, 0n).then((t) => pool.add(t)), LedgerRuleError, 'transfer-zero');
+  await rejectsAsync(() => transfer(B, 1, 1n).then((t) => pool.add(t)), LedgerRuleError, 'insufficient-free-balance');
+  await rejectsAsync(() => transfer(A, 2).then((t) => pool.add(t)), LedgerRuleError, 'nonce-gap');
+  const reward = await tx(A, { kind: 'UptimeReward', nonce: 2, amount: 1n });
+  await rejectsAsync(() => pool.add(reward), MempoolError, 'reward-not-poolable');
+  assert.equal(pool.size, 0);
+});
+
+test('mempool: rejects a bad signature', async () => {
+  const chain = await openChain();
+  await mine(chain, A, 1);
+  const pool = new Mempool(chain);
+  const t = await transfer();
+  const forged = { ...t, signature: t.signature.map((x, i) => (i === 5 ? x ^ 1 : x)) };
+  await rejectsAsync(() => pool.add(forged), MempoolError, 'bad-signature');
+});
+
+test('mempool: orders each sender by nonce and checks the sequence as a whole', async () => {
+  const chain = await openChain();
+  await mine(chain, A, 1);
+  const pool = new Mempool(chain);
+  const second = await transfer(A, 2, 5n);
+  const first = await transfer(A, 1, 5n);
+  await rejectsAsync(() => pool.add(second), LedgerRuleError, 'nonce-gap');
+  await pool.add(first);
+  await pool.add(second);
+  assert.deepEqual(pool.select(10).map((t) => t.body.nonce), [1, 2]);
+  await rejectsAsync(() => transfer(A, 2, 6n).then((t) => pool.add(t)), MempoolError, 'nonce-pooled');
+  // The third spend exceeds what is left after the first two: refused against the sequence.
+  const all = 1_000n * 10n ** 18n;
+  await rejectsAsync(() => transfer(A, 3, all).then((t) => pool.add(t)), LedgerRuleError, 'insufficient-free-balance');
+  assert.equal(pool.size, 2);
+});
+
+test('mempool: is bounded in total and per sender', async () => {
+  const chain = await openChain();
+  await mine(chain, A, 1);
+  await mine(chain, B, 1);
+  const pool = new Mempool(chain, { maxSize: 3, maxPerSender: 2 });
+  await pool.add(await transfer(A, 1));
+  await pool.add(await transfer(A, 2));
+  await rejectsAsync(() => transfer(A, 3).then((t) => pool.add(t)), MempoolError, 'sender-full');
+  await pool.add(await transfer(B, 1));
+  await rejectsAsync(() => transfer(B, 2).then((t) => pool.add(t)), MempoolError, 'full');
+  assert.equal(pool.size, 3);
+});
+
+test('mempool: drops what a block included and what it made invalid', async () => {
+  const chain = await openChain();
+  await mine(chain, A, 1);
+  const pool = new Mempool(chain);
+  const mined = await transfer(A, 1, 2n);
+  const rival = await transfer(A, 1, 3n); // same nonce, submitted elsewhere
+  const after = await transfer(A, 2, 4n);
+  await pool.add(rival);
+  await pool.add(after);
+  await mine(chain, B, 1, [mined]);
+  // The rival's nonce is used now; the follower stays valid after the mined one.
+  assert.isFalse(pool.has(rival.id));
+  assert.isTrue(pool.has(after.id));
+  await mine(chain, B, 1, pool);
+  assert.equal(pool.size, 0);
+  assert.equal(chain.state.account(C.publicKey).balance, 6n);
+});

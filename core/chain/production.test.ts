@@ -1,0 +1,148 @@
+/**
+ * Block production across several nodes, on a simulated clock and network: producers sign at their
+ * slots, blocks reach the others after a delay, and fork choice settles on one chain.
+ */
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import { toHex } from '../encoding/hex.ts';
+import { CREDIT } from '../encoding/amount.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import type { Block } from '../ledger/block.ts';
+import type { Tx } from '../ledger/tx.ts';
+import type { Chain } from './chain.ts';
+import { buildBlock, nextSlot } from './miner.ts';
+import { key, mine, openChain, params, tx } from './testnet.test-util.ts';
+
+interface SimNode {
+  readonly name: string;
+  readonly key: SigningKey;
+  readonly chain: Chain;
+  live: boolean;
+  // The parent hash this node last produced on, so it signs at most one block per parent.
+  producedOn: string;
+}
+
+interface Delivery {
+  readonly at: number;
+  readonly to: SimNode;
+  readonly block: Block;
+}
+
+/**
+ * Runs the network from `startMs`: producers sign until `untilMs`, then the blocks in flight are
+ * delivered. Each block reaches the others `latencyMs` after it is made.
+ */
+async function simulate(nodes: SimNode[], startMs: number, untilMs: number, latencyMs: number): Promise<Block[]> {
+  const made: Block[] = [];
+  let queue: Delivery[] = [];
+  for (let now = startMs; now <= untilMs || queue.length > 0; now += 5) {
+    const due = queue.filter((d) => d.at <= now);
+    queue = queue.filter((d) => d.at > now);
+    for (const d of due) {
+      if (!d.to.live) continue;
+      // A block whose parent this node lacks is simply late here; the next ones carry it along.
+      await d.to.chain.addBlock(d.block, now).catch(() => undefined);
+    }
+    for (const node of nodes) {
+      if (!node.live) continue;
+      const tip = toHex(node.chain.tip.hash);
+      if (now > untilMs || node.producedOn === tip || nextSlot(node.chain, node.key.publicKey) > now) continue;
+      node.producedOn = tip;
+      const block = await buildBlock(node.chain, null, node.key, now);
+      await node.chain.addBlock(block, now);
+      made.push(block);
+      for (const other of nodes) if (other !== node) queue.push({ at: now + latencyMs, to: other, block });
+    }
+  }
+  return made;
+}
+
+async function nodesFrom(prefix: Block[], keys: [string, SigningKey][]): Promise<SimNode[]> {
+  return Promise.all(
+    keys.map(async ([name, k]) => {
+      const chain = await openChain();
+      if (prefix.length > 0) await chain.addBranch(prefix);
+      return { name, key: k, chain, live: true, producedOn: '' };
+    }),
+  );
+}
+
+/**
+ * Two producers may sign the last height at nearly the same moment, leaving equal-length tips that
+ * fork choice rightly keeps; the next block decides. Lets the first live node produce once more.
+ */
+async function settle(nodes: SimNode[]): Promise<void> {
+  if (tips(nodes).size === 1) return;
+  const live = nodes.filter((n) => n.live);
+  const producer = live[0]!;
+  const at = nextSlot(producer.chain, producer.key.publicKey);
+  const block = await buildBlock(producer.chain, null, producer.key, at);
+  await producer.chain.addBlock(block, at);
+  for (const other of live.slice(1)) {
+    const branch = await producer.chain.blocksFrom(1, 500);
+    await other.chain.addBranch(branch, at);
+  }
+}
+
+function tips(nodes: SimNode[]): Set<string> {
+  return new Set(nodes.filter((n) => n.live).map((n) => toHex(n.chain.tip.hash)));
+}
+
+test('production: producers without weight on a new network converge on one tip', async () => {
+  const nodes = await nodesFrom([], [['a', key(1)], ['b', key(2)], ['c', key(3)]]);
+  const start = params.genesisTimestampMs;
+  await simulate(nodes, start, start + 3_000, 20);
+  assert.isAtLeast(Math.min(...nodes.map((n) => n.chain.tip.height)), 15, 'the chain grew');
+  await settle(nodes);
+  assert.equal(tips(nodes).size, 1, 'one tip');
+});
+
+/** A chain prefix in which B, C and D have earned work and bonded: they carry weight; A does not. */
+async function weightedPrefix(): Promise<Block[]> {
+  const chain = await openChain();
+  const [A, B, C, D] = [key(1), key(2), key(3), key(4)];
+  await mine(chain, A, 1);
+  const bids: Tx[] = [];
+  for (let i = 0; i < 3; i++) {
+    bids.push(await tx(A, { kind: 'JobBid', nonce: i + 1, spec_hash: new Uint8Array(32), bid: 200n * CREDIT, duration_secs: 30, cpu_cores: 1, mem_mb: 64, billing: 1, host: null }));
+  }
+  await mine(chain, A, 1, bids);
+  const beats = await Promise.all([B, C, D].map((h, i) => tx(h, { kind: 'Heartbeat', nonce: 1, job_id: bids[i]!.id, cell: A.publicKey, epoch: 1 })));
+  await mine(chain, A, 1, beats);
+  const bonds = await Promise.all([B, C, D].map((h, i) => tx(h, { kind: 'HostBond', nonce: 2, amount: BigInt(50 + 40 * i) * CREDIT })));
+  await mine(chain, A, 1, bonds);
+  assert.sameMembers(chain.state.weights().map(([, w]) => Number(w / CREDIT)), [50, 90, 130]);
+  return chain.blocksFrom(1, 500);
+}
+
+test('production: weighted producers make every block while online; a producer without weight never out-produces them', async () => {
+  const prefix = await weightedPrefix();
+  const nodes = await nodesFrom(prefix, [['a', key(1)], ['b', key(2)], ['c', key(3)], ['d', key(4)]]);
+  const start = prefix[prefix.length - 1]!.header.timestamp_ms;
+  const made = await simulate(nodes, start, start + 4_000, 20);
+  const weighted = new Set([2, 3, 4].map((n) => toHex(key(n).publicKey)));
+  const onChain = (await nodes[1]!.chain.blocksFrom(prefix.length + 1, 500)).map((b) => toHex(b.header.producer));
+  assert.isAtLeast(onChain.length, 25);
+  assert.isTrue(onChain.every((p) => weighted.has(p)), 'only weighted producers on the chain');
+  assert.isTrue(made.every((b) => weighted.has(toHex(b.header.producer))), 'the unweighted node never even reached its slot');
+  assert.isAtLeast(new Set(onChain).size, 2, 'the rank rotates between producers');
+  await settle(nodes);
+  assert.equal(tips(nodes).size, 1);
+});
+
+test('production: the chain keeps growing when the first-ranked producer is stopped', async () => {
+  const prefix = await weightedPrefix();
+  const nodes = await nodesFrom(prefix, [['a', key(1)], ['b', key(2)], ['c', key(3)], ['d', key(4)]]);
+  // Stop whoever ranks first for the next block (the heaviest is most often first).
+  const first = nodes.find((n) => nextSlot(n.chain, n.key.publicKey) === n.chain.tip.timestampMs + params.blockIntervalMs)!;
+  first.live = false;
+  const start = prefix[prefix.length - 1]!.header.timestamp_ms;
+  await simulate(nodes, start, start + 4_000, 20);
+  const live = nodes.filter((n) => n.live);
+  const grown = live[0]!.chain.tip.height - prefix.length;
+  assert.isAtLeast(grown, 12, 'blocks kept coming through the ranked fallback');
+  const producers = new Set((await live[0]!.chain.blocksFrom(prefix.length + 1, 500)).map((b) => toHex(b.header.producer)));
+  assert.isFalse(producers.has(toHex(first.key.publicKey)));
+  await settle(nodes);
+  assert.equal(tips(nodes).size, 1);
+});
