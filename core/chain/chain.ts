@@ -68,6 +68,9 @@ const S = 0x53;
 const M = 0x4d;
 const META_TIP = concatBytes(Uint8Array.of(M), new TextEncoder().encode('tip'));
 const META_BASE = concatBytes(Uint8Array.of(M), new TextEncoder().encode('base'));
+/** Itemized transactions per page (node-api.md §8). */
+export const DEFAULT_TX_PAGE = 100;
+export const MAX_TX_PAGE = 500;
 /** Blocks per sync response (node-api.md §8). */
 export const MAX_BLOCKS_PER_RESPONSE = 500;
 // Side blocks held in memory (competing branches not yet longer than the main chain).
@@ -249,9 +252,10 @@ export class Chain {
     return history(this.#store, node, this.#tip.height, this.#base + 1);
   }
 
-  /** GET /transactions/:node_id. */
-  transactions(node: Uint8Array, options: { limit: number; before?: number }): Promise<TxListItem[]> {
-    return listTransactions(this.#store, node, options);
+  /** GET /transactions/:node_id: `limit` defaults to 100 and is capped at 500. */
+  transactions(node: Uint8Array, options: { limit?: number; before?: number } = {}): Promise<TxListItem[]> {
+    const limit = Math.min(Math.max(1, options.limit ?? DEFAULT_TX_PAGE), MAX_TX_PAGE);
+    return listTransactions(this.#store, node, { limit, ...(options.before === undefined ? {} : { before: options.before }) });
   }
 
   /** The block object of the tip (for /blocks/stream and /status). */
