@@ -235,7 +235,7 @@ const APPLY: Appliers = {
     return { kind: 'JobBid', amount: b.bid, burned: 0n, involved: [one(b.sender, 'self', b.host)] };
   },
 
-  JobSettle(state, b, ctx) {
+  JobSettle(state, b) {
     const job = state.job(b.job_id);
     if (job === undefined) fail('unknown-job', `no open job ${short(b.job_id)}…`);
     if (!bytesEqual(job.payer, b.payer)) fail('wrong-payer', 'the co-signing payer is not the job\'s payer');
@@ -334,10 +334,14 @@ const APPLY: Appliers = {
     return { kind: 'ChannelOpen', amount: b.capacity, burned: 0n, involved: [one(b.sender, 'self', b.host)] };
   },
 
-  ChannelClose(state, b) {
+  ChannelClose(state, b, ctx) {
     const channel = state.channel(b.channel_id);
     if (channel === undefined) fail('unknown-channel', `no open channel ${short(b.channel_id)}…`);
     if (!bytesEqual(channel.host, b.sender)) fail('not-host', 'only the channel\'s host may close it');
+    // Close up to the expiry height, expire after it: the two never race for the same height.
+    if (ctx.height > channel.expiry_height) {
+      fail('channel-expired', `the channel expired at height ${channel.expiry_height}; only its payer may reclaim it now`);
+    }
     if (!bytesEqual(channel.payer, b.payer)) fail('wrong-payer', 'the receipt is not signed by the channel\'s payer');
     if (b.cumulative > channel.capacity) {
       fail('cumulative-exceeds-capacity', `cumulative ${b.cumulative} exceeds the capacity of ${channel.capacity}`);

@@ -89,6 +89,9 @@ export function decodeBlock(network: string, bytes: Uint8Array): Block {
   if (header.version !== HEADER_VERSION) {
     throw new InvalidBlockError('bad-version', `block version ${header.version} is not ${HEADER_VERSION}`);
   }
+  if (r.remaining < SIGNATURE_LENGTH) {
+    throw new InvalidBlockError('truncated-signature', `block signature needs ${SIGNATURE_LENGTH} bytes, ${r.remaining} remain`);
+  }
   const signature = r.bytes(SIGNATURE_LENGTH, 'block signature');
   const txs: Tx[] = [];
   try {

@@ -1,0 +1,235 @@
+import { assert } from 'chai';
+import fc from 'fast-check';
+import { test } from '../../test/harness.ts';
+import { toHex } from '../encoding/hex.ts';
+import { EMPTY_ROOT } from './merkle.ts';
+import { ALICE, BOB, CAROL, snapshot } from './fixtures.test-util.ts';
+import { freeBalance, LedgerState, lockedBond, TABLE, weightOf, type Account } from './state.ts';
+
+const RUNS = { numRuns: 100 };
+
+const k = (n: number): Uint8Array => Uint8Array.of(0x01, n);
+const v = (n: number): Uint8Array => Uint8Array.of(0xee, n);
+
+// An account never written reads as all zeros.
+const ZERO: Account = new LedgerState().account(new Uint8Array(32));
+
+type Op = { put: number; value: number } | { del: number };
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ put: fc.nat(7), value: fc.nat(3) }),
+  fc.record({ del: fc.nat(7) }),
+);
+const opsArb = fc.array(opArb, { maxLength: 25 });
+
+function run(state: LedgerState, ops: readonly Op[]): void {
+  for (const op of ops) {
+    if ('put' in op) state.put(k(op.put), v(op.value));
+    else state.delete(k(op.del));
+  }
+}
+
+test('state: revert to a mark restores every value and the state root exactly', () => {
+  fc.assert(
+    fc.property(opsArb, opsArb, opsArb, fc.boolean(), (first, second, third, readRoot) => {
+      const state = new LedgerState();
+      run(state, first);
+      const atOuter = snapshot(state);
+      const outer = state.mark();
+      run(state, second);
+      const atInner = snapshot(state);
+      const inner = state.mark();
+      run(state, third);
+      if (readRoot) state.stateRoot();
+      state.revert(inner);
+      assert.deepEqual(snapshot(state), atInner);
+      state.revert(outer);
+      assert.deepEqual(snapshot(state), atOuter);
+    }),
+    RUNS,
+  );
+});
+
+test('state: changesSince lists net changes, one per key, in key order', () => {
+  const state = LedgerState.fromEntries([
+    [k(1), v(1)],
+    [k(2), v(2)],
+    [k(3), v(3)],
+  ]);
+  const mark = state.mark();
+  state.put(k(3), v(9)); // changed twice: one change, first before and last after
+  state.put(k(3), v(8));
+  state.put(k(5), v(5)); // added then deleted: no change
+  state.delete(k(5));
+  state.delete(k(2)); // deleted
+  state.put(k(4), v(4)); // added
+  state.put(k(1), v(7)); // changed and written back with equal bytes: no change
+  state.put(k(1), v(1));
+  state.delete(k(6)); // absent: nothing
+  const changes = state.changesSince(mark).map((c) => [
+    toHex(c.key),
+    c.before && toHex(c.before),
+    c.after && toHex(c.after),
+  ]);
+  assert.deepEqual(changes, [
+    [toHex(k(2)), toHex(v(2)), undefined],
+    [toHex(k(3)), toHex(v(3)), toHex(v(8))],
+    [toHex(k(4)), undefined, toHex(v(4))],
+  ]);
+  assert.deepEqual(state.changesSince(state.mark()), []);
+});
+
+test('state: applyChanges undoes and redoes a change set to the identical root', () => {
+  fc.assert(
+    fc.property(opsArb, opsArb, (first, second) => {
+      const state = new LedgerState();
+      run(state, first);
+      const before = snapshot(state);
+      const copy = LedgerState.fromEntries(state.entries());
+      const mark = state.mark();
+      run(state, second);
+      const after = snapshot(state);
+      const changes = state.changesSince(mark);
+      state.applyChanges(changes, 'undo');
+      assert.deepEqual(snapshot(state), before, 'undo');
+      state.applyChanges(changes, 'redo');
+      assert.deepEqual(snapshot(state), after, 'redo');
+      copy.applyChanges(changes, 'redo');
+      assert.deepEqual(snapshot(copy), after, 'redo on a copy of the parent state');
+    }),
+    RUNS,
+  );
+});
+
+test('state: the root depends on the entries only, not on the order or history that produced them', () => {
+  fc.assert(
+    fc.property(opsArb, (ops) => {
+      const state = new LedgerState();
+      run(state, ops.slice(0, ops.length >> 1));
+      state.stateRoot(); // a root read half-way must not stick
+      run(state, ops.slice(ops.length >> 1));
+      const copy = LedgerState.fromEntries(state.entries().reverse());
+      assert.deepEqual(snapshot(copy), snapshot(state));
+      assert.equal(copy.size, state.size);
+    }),
+    RUNS,
+  );
+  assert.equal(toHex(new LedgerState().stateRoot()), toHex(EMPTY_ROOT));
+});
+
+test('state: a state from entries starts with an empty journal', () => {
+  const state = LedgerState.fromEntries([[k(1), v(1)]]);
+  assert.equal(state.mark(), 0);
+  state.revert(0);
+  assert.equal(toHex(state.get(k(1))!), toHex(v(1)));
+});
+
+test('state: commit forgets the journal, so revert can no longer undo what was committed', () => {
+  const state = new LedgerState();
+  state.put(k(1), v(1));
+  const mark = state.mark();
+  state.put(k(2), v(2));
+  state.commit(mark);
+  assert.equal(state.mark(), mark);
+  state.revert(mark);
+  assert.equal(toHex(state.get(k(2))!), toHex(v(2)), 'the committed write stays');
+  state.commit(0);
+  state.revert(0);
+  assert.equal(state.size, 2);
+  assert.deepEqual(state.changesSince(0), []);
+});
+
+test('state: the weight index follows min(bond, work_earned) through writes, revert and copies', () => {
+  const state = new LedgerState();
+  const a = ALICE.publicKey;
+  const b = BOB.publicKey;
+  const id = (key: Uint8Array): string => toHex(key);
+  const mark = state.mark();
+  state.setAccount(a, { ...ZERO, balance: 100n, bond: 50n, work_earned: 20n });
+  assert.deepEqual(state.weights(), [[id(a), 20n]]);
+  assert.equal(toHex(state.get(Uint8Array.of(TABLE.weight, ...a))!), toHex(new Uint8Array(16).fill(20, 15)));
+  state.setAccount(a, { ...state.account(a), work_earned: 80n });
+  assert.deepEqual(state.weights(), [[id(a), 50n]]);
+  state.setAccount(b, { ...ZERO, balance: 10n, bond: 10n, work_earned: 10n });
+  assert.deepEqual(
+    state.weights(),
+    [
+      [id(a), 50n],
+      [id(b), 10n],
+    ].sort((x, y) => (x[0]! < y[0]! ? -1 : 1)) as [string, bigint][],
+    'ascending by id',
+  );
+  const inner = state.mark();
+  state.setAccount(a, { ...state.account(a), bond: 0n });
+  assert.deepEqual(state.weights(), [[id(b), 10n]], 'zero weight leaves the index');
+  assert.isUndefined(state.get(Uint8Array.of(TABLE.weight, ...a)));
+  state.setAccount(a, { ...state.account(a), nonce: 1 });
+  assert.deepEqual(state.weights(), [[id(b), 10n]], 'a write that keeps weight 0 adds nothing');
+  assert.deepEqual(LedgerState.fromEntries(state.entries()).weights(), state.weights());
+  state.revert(inner);
+  assert.equal(state.weights().find(([x]) => x === id(a))?.[1], 50n);
+  state.revert(mark);
+  assert.deepEqual(state.weights(), []);
+});
+
+test('state: typed tables read back what was written and default sensibly', () => {
+  const state = new LedgerState();
+  const [a, b, c] = [ALICE.publicKey, BOB.publicKey, CAROL.publicKey];
+  assert.isTrue(Object.values(state.account(a)).every((x) => x === 0 || x === 0n), 'a fresh account is all zeros');
+  assert.deepEqual(state.supply(), { emitted: 0n, burned: 0n });
+  assert.isUndefined(state.job(c));
+  assert.isUndefined(state.channel(c));
+  assert.isUndefined(state.name('x'));
+  assert.isUndefined(state.epoch(a, b));
+  assert.isUndefined(state.trust(a, b));
+  assert.isUndefined(state.revoked(a, c));
+  assert.isUndefined(state.slashed(a, 5));
+
+  const job = { payer: a, host: null, bid: 9n, locked: 9n, rate: 3n, billing: 1, bid_height: 4, active_height: 6 };
+  const channel = { payer: a, host: b, capacity: 7n, expiry_height: 99, open_height: 3 };
+  state.setAccount(a, { ...ZERO, balance: -5n, nonce: 3 });
+  state.setSupply({ emitted: 10n, burned: 2n });
+  state.setJob(c, job);
+  state.setChannel(c, channel);
+  state.setName('my-name', { owner: b, expires: 77 });
+  state.setEpoch(a, b, 12);
+  state.setTrust(a, b, 8);
+  state.setRevoked(a, c, 9);
+  state.setSlashed(a, 5, 11);
+  assert.equal(state.account(a).balance, -5n, 'balances are signed');
+  assert.deepEqual(state.supply(), { emitted: 10n, burned: 2n });
+  assert.deepEqual(state.job(c), job);
+  assert.deepEqual(state.channel(c), channel);
+  assert.deepEqual(state.name('my-name'), { owner: b, expires: 77 });
+  assert.equal(state.epoch(a, b), 12);
+  assert.isUndefined(state.epoch(b, a), 'epochs are per ordered (cell, host) pair');
+  assert.equal(state.trust(a, b), 8);
+  assert.equal(state.revoked(a, c), 9);
+  assert.equal(state.slashed(a, 5), 11);
+  assert.isUndefined(state.slashed(a, 6));
+
+  state.setJob(c, undefined);
+  state.setChannel(c, undefined);
+  state.setTrust(a, b, undefined);
+  assert.isUndefined(state.job(c));
+  assert.isUndefined(state.channel(c));
+  assert.isUndefined(state.trust(a, b));
+});
+
+test('state: free balance is balance minus bid, channel and bond locks; an unbonding stays locked until release', () => {
+  const account: Account = {
+    ...ZERO,
+    balance: 100n,
+    locked_bids: 10n,
+    locked_channels: 20n,
+    bond: 30n,
+    unbonding: 15n,
+    unbond_release: 50,
+  };
+  assert.equal(lockedBond(account, 49), 45n);
+  assert.equal(freeBalance(account, 49), 25n);
+  assert.equal(lockedBond(account, 50), 30n, 'released at its release height');
+  assert.equal(freeBalance(account, 50), 40n);
+  assert.equal(freeBalance({ ...account, balance: 50n }, 49), 0n, 'never below zero');
+  assert.equal(weightOf({ ...account, work_earned: 12n }), 12n);
+  assert.equal(weightOf({ ...account, work_earned: 99n }), 30n, 'unbonding carries no weight');
+});
