@@ -8,7 +8,8 @@ const USAGE = `Usage: mesh <command> [options]
 Commands:
   node                     run a mesh node (data in ~/.mesh, HTTP API on 127.0.0.1:8844)
   directory                serve the manufacturer directory (127.0.0.1:8080)
-  bench <name>             run a benchmark and update bench/RESULTS.md (names: crypto)
+  directory import         build the directory's dataset from the public sources
+  bench <name>             run a benchmark and update bench/RESULTS.md (names: crypto, directory, ledger)
   identity backup|restore  move the node's key in or out, on the terminal only
   help                     show this text
 `;
@@ -30,7 +31,6 @@ The node host is not in this build yet: this release ships the core's crypto and
 
 const PENDING: Record<string, string> = {
   node: NODE_USAGE,
-  directory: 'Usage: mesh directory [--host ADDR] [--port N] [--data FILE] [--submissions DIR]\n\nThe directory is not in this build yet.\n',
   identity:
     'Usage: mesh identity backup --out FILE | mesh identity restore --in FILE [--force]\n\nIdentities arrive with the node host; not in this build yet.\n',
 };
@@ -41,6 +41,14 @@ export async function main(args: string[]): Promise<number> {
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
+  }
+  if (command === 'directory') {
+    if (rest[0] === 'import') {
+      const { runImport } = await import('../directory/import/cli.ts');
+      return runImport(rest.slice(1));
+    }
+    const { runDirectoryCommand } = await import('../directory/adapter/node.ts');
+    return runDirectoryCommand(rest);
   }
   if (command === 'bench') {
     const { runBench } = await import('../bench/cli.ts');

@@ -1,0 +1,124 @@
+/**
+ * The directory on Deno: `Deno.serve` in front of the same fetch-style router the Node adapter
+ * serves, submissions in Deno KV, the dataset read from a file. `deno.ts` is the entry that calls
+ * this; tests import it to serve on a free port.
+ *
+ * Only the few `Deno` members used here are typed (below), so the file also type-checks under tsc.
+ */
+import { DEFAULT_DATASET_URL } from '../dataset.ts';
+import type { DataSource } from '../http/data-source.ts';
+import { clientKeyOf } from '../http/rate-limit.ts';
+import { type ClientInfo, createDirectory } from '../router.ts';
+import { KvSubmissionStore } from '../submissions/kv-store.ts';
+import { origin, parseServeArgs, type ServeOptions, serveUsage } from './options.ts';
+
+interface DenoHttpServer {
+  readonly finished: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+interface DenoApi {
+  serve(
+    options: { hostname: string; port: number; onListen(addr: { hostname: string; port: number }): void },
+    handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
+  ): DenoHttpServer;
+  open(path: string | URL, options: { read: true }): Promise<{ readable: ReadableStream<Uint8Array> }>;
+  addSignalListener(signal: 'SIGINT' | 'SIGTERM', listener: () => void): void;
+}
+
+function deno(): DenoApi {
+  const api = (globalThis as unknown as { Deno?: DenoApi }).Deno;
+  if (!api) throw new TypeError('the Deno adapter runs on Deno only');
+  return api;
+}
+
+/** A fetch-style handler, as `createDirectory` returns. */
+export type FetchHandler = (request: Request, client: ClientInfo) => Promise<Response>;
+
+export interface DenoServer {
+  /** `http://HOST:PORT` as bound. */
+  readonly url: string;
+  /** Stops accepting and waits for requests in flight. */
+  close(): Promise<void>;
+}
+
+/** A data source reading a dataset file (a path, or a file: URL such as the shipped dataset's). */
+export function denoFileSource(path: string | URL): DataSource {
+  return async () => (await deno().open(path, { read: true })).readable;
+}
+
+/** Serves `handler` with Deno.serve on `host:port` (0: a free port); resolves once listening. */
+export function serveDeno(handler: FetchHandler, host: string, port: number): Promise<DenoServer> {
+  return new Promise((resolve) => {
+    const server = deno().serve(
+      {
+        hostname: host,
+        port,
+        onListen: (addr) => resolve({ url: origin(addr.hostname, addr.port), close: () => server.shutdown() }),
+      },
+      (request, info) => handler(request, { clientKey: clientKeyOf(info.remoteAddr.hostname) }),
+    );
+  });
+}
+
+/** A running directory: its server, and everything to close with it. */
+export interface DenoDirectory {
+  readonly url: string;
+  readonly records: number | null;
+  close(): Promise<void>;
+}
+
+/** Starts the directory from parsed options: KV store, router, server. */
+export async function startDenoDirectory(options: ServeOptions, onError: (error: unknown) => void): Promise<DenoDirectory> {
+  const store = await KvSubmissionStore.open(options.submissions);
+  const directory = createDirectory({
+    data: denoFileSource(options.data ?? DEFAULT_DATASET_URL),
+    submissions: store,
+    limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst } },
+    onError,
+  });
+  const records = await directory.ready();
+  const server = await serveDeno(directory.fetch, options.host, options.port);
+  return {
+    url: server.url,
+    records,
+    async close(): Promise<void> {
+      await directory.close();
+      await server.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * `deno task directory [options]`: the same flags as `mesh directory`; `--submissions` names a
+ * Deno KV file (default: Deno's default KV, the project's KV on Deno Deploy). Resolves to the
+ * exit code once stopped by SIGINT or SIGTERM.
+ */
+export async function runDenoDirectory(args: readonly string[]): Promise<number> {
+  const usage = serveUsage('deno task directory', "Deno's default KV database");
+  let options: ServeOptions;
+  try {
+    options = parseServeArgs(args);
+  } catch (error) {
+    console.error(`directory: ${(error as Error).message}\n\n${usage}`);
+    return 2;
+  }
+  if (options.help) {
+    console.log(usage);
+    return 0;
+  }
+  const running = await startDenoDirectory(options, (error) => console.error(`directory: ${(error as Error)?.message ?? String(error)}`));
+  console.log(`directory listening on ${running.url}`);
+  console.log(running.records === null ? 'dataset unavailable: data routes answer 503 and the load is retried' : `dataset: ${running.records} records`);
+  await new Promise<void>((done) => {
+    try {
+      deno().addSignalListener('SIGINT', done);
+      deno().addSignalListener('SIGTERM', done);
+    } catch {
+      // No signals where the platform runs the process (Deno Deploy): serve until stopped.
+    }
+  });
+  await running.close();
+  return 0;
+}

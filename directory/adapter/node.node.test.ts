@@ -1,0 +1,197 @@
+// Node only: the service suite behind node:http on a real socket, and the `mesh directory` command.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { DEFAULT_DATASET_URL } from '../dataset.ts';
+import { createDirectory } from '../router.ts';
+import { MemorySubmissionStore } from '../submissions/store.ts';
+import { fixtureText } from '../testing/fixtures.ts';
+import { serviceSuite, socketTarget } from '../testing/service-suite.ts';
+import { fileDataSource, serveNode } from './node.ts';
+
+serviceSuite('node:http', socketTarget(serveNode));
+
+const mesh = fileURLToPath(new URL('../../bin/mesh.js', import.meta.url));
+
+interface Served {
+  readonly url: string;
+  readonly lines: string[];
+  readonly child: ChildProcess;
+  stop(): Promise<number | null>;
+}
+
+/** Starts `mesh directory` and reads the bound address from its first line, as the benchmark does. */
+async function serve(args: string[]): Promise<Served> {
+  const child = spawn(process.execPath, [mesh, 'directory', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  const reader = createInterface({ input: child.stdout! });
+  const first = new Promise<string>((resolve, reject) => {
+    reader.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`mesh directory exited with ${code}`)));
+  });
+  reader.on('line', (line) => lines.push(line));
+  const line = await first;
+  const match = /^directory listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line);
+  assert.ok(match, line);
+  return {
+    url: match[1]!,
+    lines,
+    child,
+    async stop() {
+      child.kill('SIGTERM');
+      const [code] = await once(child, 'exit');
+      return code as number | null;
+    },
+  };
+}
+
+/** Runs `fn` with a fresh folder (removed afterwards) for a dataset and submissions. */
+async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'mesh-directory-'));
+  try {
+    await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** GETs `url` and returns its status, reading the body away. */
+async function statusOf(url: string): Promise<number> {
+  const response = await fetch(url);
+  await response.body?.cancel();
+  return response.status;
+}
+
+test('mesh directory serves the shipped dataset, prints the address first and stops on SIGTERM', () =>
+  inTempDir(async (dir) => {
+    const server = await serve(['--submissions', join(dir, 'subs')]);
+    const stats = (await (await fetch(`${server.url}/api/v1/stats`)).json()) as { total: number };
+    assert.ok(stats.total > 0);
+    const head = await fetch(`${server.url}/directory.json`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.match(head.headers.get('etag') ?? '', /^"[0-9a-f]{32}-e1"$/);
+    assert.equal(await server.stop(), 0);
+    assert.match(server.lines[1] ?? '', new RegExp(`${stats.total} records`));
+  }));
+
+test('mesh directory answers 503 for a missing dataset file and recovers once it appears, without a restart', () =>
+  inTempDir(async (dir) => {
+    const data = join(dir, 'directory.json');
+    const server = await serve(['--data', data, '--submissions', join(dir, 'subs')]);
+    const missing = await fetch(`${server.url}/api/v1/factories?q=steel`);
+    assert.equal(missing.status, 503);
+    assert.equal(((await missing.json()) as { factories: unknown }).factories, null);
+    await writeFile(data, fixtureText());
+    let status = 503;
+    for (let i = 0; i < 60 && status === 503; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = await statusOf(`${server.url}/api/v1/stats`);
+    }
+    assert.equal(status, 200);
+    assert.equal(await server.stop(), 0);
+  }));
+
+test('mesh directory answers 503 for an invalid dataset file', () =>
+  inTempDir(async (dir) => {
+    const data = join(dir, 'directory.json');
+    await writeFile(data, '{"generated":"2025-06-02","sources":[],"records":[{"id":"nope"}]}');
+    const server = await serve(['--data', data, '--submissions', join(dir, 'subs')]);
+    const response = await fetch(`${server.url}/directory.json`);
+    assert.equal(response.status, 503);
+    assert.equal(((await response.json()) as { factories: unknown }).factories, null);
+    assert.equal(await server.stop(), 0);
+  }));
+
+test('mesh directory --rate-limit and --burst: a flood meets 429, a pause recovers', () =>
+  inTempDir(async (dir) => {
+    const server = await serve(['--submissions', join(dir, 'subs'), '--rate-limit', '2', '--burst', '5']);
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const response = await fetch(`${server.url}/openapi.json`);
+      statuses.push(response.status);
+      if (response.status === 429) assert.match(response.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+      await response.body?.cancel();
+    }
+    assert.deepEqual(statuses.slice(0, 5), [200, 200, 200, 200, 200]);
+    assert.ok(statuses.slice(5).includes(429), statuses.join(','));
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    assert.equal(await statusOf(`${server.url}/openapi.json`), 200);
+    assert.equal(await server.stop(), 0);
+  }));
+
+test('the default limits let interactive use through and stop a flood', () =>
+  inTempDir(async (dir) => {
+    const server = await serve(['--submissions', join(dir, 'subs')]);
+    const statuses: number[] = [];
+    for (let i = 0; i < 200; i++) statuses.push(await statusOf(`${server.url}/openapi.json`));
+    assert.ok(statuses.slice(0, 120).every((s) => s === 200));
+    assert.ok(statuses.includes(429));
+    assert.equal(await server.stop(), 0);
+  }));
+
+test('mesh directory keeps submissions across a restart, in private files, and the token still opens them', () =>
+  inTempDir(async (dir) => {
+    const subs = join(dir, 'subs');
+    const first = await serve(['--submissions', subs]);
+    const posted = await fetch(`${first.url}/api/v1/submissions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'join', company: 'Restart Test Works', email: 'restart@test.example' }),
+    });
+    assert.equal(posted.status, 201);
+    const receipt = (await posted.json()) as { id: string; token: string; status_url: string };
+    assert.equal(await first.stop(), 0);
+    assert.deepEqual(await readdir(subs), [`${receipt.id}.json`]);
+
+    const second = await serve(['--submissions', subs]);
+    const status = await fetch(`${second.url}/api/v1/submissions/${receipt.id}`, { headers: { authorization: `Bearer ${receipt.token}` } });
+    assert.equal(status.status, 200);
+    assert.equal(((await status.json()) as { company: string }).company, 'Restart Test Works');
+    assert.equal(await second.stop(), 0);
+  }));
+
+test('mesh directory refuses bad options with exit 2 and prints its options on --help', async () => {
+  const run = promisify(execFile);
+  const help = await run(process.execPath, [mesh, 'directory', '--help']);
+  for (const option of ['--host', '--port', '--data', '--submissions', '--rate-limit', '--burst']) assert.ok(help.stdout.includes(option), option);
+  for (const args of [['--port', '70000'], ['--burst', '0'], ['--rate-limit', 'fast'], ['--colour']]) {
+    await assert.rejects(run(process.execPath, [mesh, 'directory', ...args]), (error: { code: number; stderr: string }) => {
+      assert.equal(error.code, 2);
+      assert.match(error.stderr, /^mesh directory: /);
+      return true;
+    });
+  }
+});
+
+test('MCP over a real socket with the SDK client against the shipped dataset', () =>
+  inTempDir(async (dir) => {
+    const data = join(dir, 'directory.json');
+    await copyFile(fileURLToPath(DEFAULT_DATASET_URL), data);
+    const directory = createDirectory({ data: fileDataSource(data), submissions: new MemorySubmissionStore() });
+    const server = await serveNode(directory.fetch, '127.0.0.1', 0);
+    const client = new Client({ name: 'directory-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', server.url)));
+      const stats = await client.callTool({ name: 'registry_stats', arguments: {} });
+      const total = (stats.structuredContent as { total: number }).total;
+      assert.ok(total > 0);
+      const page = await client.callTool({ name: 'search_factories', arguments: { limit: 3 } });
+      const structured = page.structuredContent as { total: number; factories: { id: string }[] };
+      assert.equal(structured.total, total);
+      const one = await client.callTool({ name: 'get_factory', arguments: { id: structured.factories[0]!.id } });
+      assert.equal((one.structuredContent as { factory: { id: string } }).factory.id, structured.factories[0]!.id);
+    } finally {
+      await client.close();
+      await directory.close();
+      await server.close();
+    }
+  }));

@@ -1,0 +1,64 @@
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import { ManualClock } from '../testing/fixtures.ts';
+import { clientKeyOf, TokenBucketLimiter } from './rate-limit.ts';
+
+test('a client gets its burst at once, then the rate; Retry-After says when the next token comes', () => {
+  const clock = new ManualClock();
+  const limiter = new TokenBucketLimiter({ perSecond: 4, burst: 10 }, clock);
+  for (let i = 0; i < 10; i++) assert.isTrue(limiter.take('a').ok, `request ${i}`);
+  assert.deepEqual(limiter.take('a'), { ok: false, retryAfterSeconds: 1 });
+  assert.isTrue(limiter.take('b').ok, 'another client has its own bucket');
+  clock.advance(250);
+  assert.isTrue(limiter.take('a').ok);
+  assert.isFalse(limiter.take('a').ok);
+  clock.advance(10_000);
+  for (let i = 0; i < 10; i++) assert.isTrue(limiter.take('a').ok, 'refilled to the burst, not beyond');
+  assert.isFalse(limiter.take('a').ok);
+});
+
+test('Retry-After is whole seconds, at least 1, long enough for one token', () => {
+  const clock = new ManualClock();
+  const slow = new TokenBucketLimiter({ perSecond: 0.1, burst: 1 }, clock);
+  assert.isTrue(slow.take('a').ok);
+  assert.deepEqual(slow.take('a'), { ok: false, retryAfterSeconds: 10 });
+  clock.advance(9_000);
+  assert.deepEqual(slow.take('a'), { ok: false, retryAfterSeconds: 1 });
+  clock.advance(1_000);
+  assert.isTrue(slow.take('a').ok);
+});
+
+test('rate 0 turns the limit off; a clock that steps back does not drain a bucket', () => {
+  const clock = new ManualClock();
+  const off = new TokenBucketLimiter({ perSecond: 0, burst: 1 }, clock);
+  for (let i = 0; i < 1000; i++) assert.isTrue(off.take('a').ok);
+  const limiter = new TokenBucketLimiter({ perSecond: 1, burst: 2 }, clock);
+  assert.isTrue(limiter.take('a').ok);
+  clock.advance(-60_000);
+  assert.isTrue(limiter.take('a').ok);
+  assert.isFalse(limiter.take('a').ok);
+  assert.throws(() => new TokenBucketLimiter({ perSecond: -1, burst: 1 }, clock), RangeError);
+  assert.throws(() => new TokenBucketLimiter({ perSecond: 1, burst: 0 }, clock), RangeError);
+});
+
+test('the table of clients stays bounded: idle buckets go first, then the oldest', () => {
+  const clock = new ManualClock();
+  const limiter = new TokenBucketLimiter({ perSecond: 1, burst: 5, maxClients: 100 }, clock);
+  for (let i = 0; i < 100; i++) limiter.take(`idle-${i}`);
+  clock.advance(10_000);
+  limiter.take('new');
+  assert.equal(limiter.size, 1, 'refilled buckets are the same as none');
+  for (let i = 0; i < 300; i++) limiter.take(`busy-${i}`);
+  assert.isAtMost(limiter.size, 100);
+});
+
+test('clients are keyed by IPv4 address and by IPv6 /64', () => {
+  assert.equal(clientKeyOf('203.0.113.9'), '203.0.113.9');
+  assert.equal(clientKeyOf('::ffff:203.0.113.9'), '203.0.113.9');
+  assert.equal(clientKeyOf('2001:db8:1:2:aaaa::1'), clientKeyOf('2001:0db8:0001:0002:bbbb:cccc:dddd:eeee'));
+  assert.notEqual(clientKeyOf('2001:db8:1:2::1'), clientKeyOf('2001:db8:1:3::1'));
+  assert.equal(clientKeyOf('2001:db8::1'), '2001:db8:0:0::/64');
+  assert.equal(clientKeyOf('::1'), '0:0:0:0::/64');
+  assert.equal(clientKeyOf('fe80::1%eth0'), 'fe80:0:0:0::/64');
+  assert.equal(clientKeyOf(undefined), 'unknown');
+});

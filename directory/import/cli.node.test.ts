@@ -1,0 +1,110 @@
+// `mesh directory import` on real files, and the shipped dataset it built (Node: files, processes).
+import { assert } from 'chai';
+import { createReadStream, rmSync } from 'node:fs';
+import { copyFile, mkdtemp, readFile, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { test } from '../../test/harness.ts';
+import { DEFAULT_DATASET_URL, parseDataset, readDataset } from '../dataset.ts';
+import { runImport } from './cli.ts';
+import { frsFacilityUrl } from './epa-frs.ts';
+
+const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+const SHIPPED_CSV = here('../data/sources/frs-naics-32591.csv');
+const SHIPPED = fileURLToPath(DEFAULT_DATASET_URL);
+
+/** Runs the command in-process, collecting what it writes to stderr. */
+async function run(args: string[]): Promise<{ code: number; stderr: string }> {
+  const write = process.stderr.write;
+  let stderr = '';
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    stderr += String(chunk);
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    return { code: await runImport(args), stderr };
+  } finally {
+    process.stderr.write = write;
+  }
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'mesh-import-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+
+test('the shipped dataset is exactly what the import command builds from the shipped FRS extract', async () => {
+  const out = join(dir, 'rebuilt.json');
+  const { code, stderr } = await run(['--out', out, '--epa', SHIPPED_CSV, '--retrieved', '2026-11-21', '--fresh']);
+  assert.equal(code, 0, stderr);
+  assert.match(stderr, /1755 rows, 998 records, 0 skipped/);
+  assert.equal(await readFile(out, 'utf8'), await readFile(SHIPPED, 'utf8'));
+});
+
+test('the shipped dataset: 998 real FRS facilities, each with its FRS page, none with an invented category', async () => {
+  const dataset = parseDataset(await readFile(SHIPPED, 'utf8'));
+  assert.equal(dataset.records.length, 998);
+  assert.equal(dataset.generated, '2026-11-21');
+  for (const r of dataset.records) {
+    assert.match(r.id, /^epa-\d{12}$/);
+    assert.deepEqual(r.sources.map((s) => s.url), [frsFacilityUrl(r.id.slice(4))]);
+    assert.deepEqual(r.categories, []);
+    assert.deepEqual(r.category_evidence, [], 'printing ink (NAICS 32591) is in no category');
+    assert.equal(r.verification, 'source-listed');
+  }
+  const streamed = await readDataset(Readable.toWeb(createReadStream(SHIPPED)) as ReadableStream<Uint8Array>);
+  assert.deepEqual(streamed, dataset);
+});
+
+test('importing the same file again changes nothing; a new source merges in beside it', async () => {
+  const out = join(dir, 'merge.json');
+  await copyFile(SHIPPED, out);
+  const before = await readFile(out, 'utf8');
+  const again = await run(['--out', out, '--epa', SHIPPED_CSV, '--retrieved', '2026-11-21']);
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(await readFile(out, 'utf8'), before);
+  const more = await run(['--out', out, '--exhibitors', here('fixtures/exhibitors-sample.csv')]);
+  assert.equal(more.code, 0, more.stderr);
+  assert.match(more.stderr, /exhibitors-sample\.csv:6: email "not-an-address"/, 'skipped rows are named by file and line');
+  const merged = parseDataset(await readFile(out, 'utf8'));
+  assert.equal(merged.records.length, 998 + 5);
+  assert.deepEqual(
+    merged.sources.map((s) => s.key),
+    ['epa-frs', 'exhibitor:fixture-expo-2024', 'exhibitor:fixture-fair-2025'],
+  );
+  assert.equal(merged.generated, '2026-11-21', 'the latest retrieval date among the sources');
+  const shipped = parseDataset(before);
+  assert.deepEqual(
+    merged.records.filter((r) => r.id.startsWith('epa-')),
+    shipped.records,
+  );
+});
+
+test('without --retrieved the date comes from the file, and says so; never from the clock', async () => {
+  const input = join(dir, 'wikidata.json');
+  await writeFile(input, await readFile(here('fixtures/wikidata-sample.json')));
+  await utimes(input, new Date('2024-04-05T12:00:00Z'), new Date('2024-04-05T12:00:00Z'));
+  const out = join(dir, 'dated.json');
+  const { code, stderr } = await run(['--out', out, '--wikidata', input]);
+  assert.equal(code, 0, stderr);
+  assert.match(stderr, /retrieval date 2024-04-05 taken from the file's modification time/);
+  const dataset = parseDataset(await readFile(out, 'utf8'));
+  assert.equal(dataset.sources[0]!.retrieved, '2024-04-05');
+});
+
+test('usage errors exit 2; an input that cannot be read exits 1 and leaves the output alone', async () => {
+  assert.equal((await run(['--epa', SHIPPED_CSV])).code, 2, 'no --out');
+  assert.equal((await run(['--out', join(dir, 'x.json')])).code, 2, 'no input');
+  assert.equal((await run(['--out', join(dir, 'x.json'), '--epa', SHIPPED_CSV, '--retrieved', '2026-13-01'])).code, 2);
+  assert.equal((await run(['--out', join(dir, 'x.json'), '--bogus'])).code, 2);
+  const out = join(dir, 'untouched.json');
+  await copyFile(SHIPPED, out);
+  const wrong = await run(['--out', out, '--wikidata', SHIPPED_CSV, '--retrieved', '2026-11-21']);
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.stderr, /not JSON/);
+  assert.match(wrong.stderr, /left unchanged/);
+  assert.equal(await readFile(out, 'utf8'), await readFile(SHIPPED, 'utf8'));
+  const missing = await run(['--out', out, '--epa', join(dir, 'no-such.csv'), '--retrieved', '2026-11-21']);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /no-such\.csv/);
+});

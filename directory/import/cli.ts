@@ -1,0 +1,194 @@
+/**
+ * `mesh directory import`: builds or updates a dataset file from source files (Node only: it
+ * reads and writes files; the importers it calls are runtime-neutral).
+ */
+import { createReadStream } from 'node:fs';
+import { open, readFile, rename, stat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import { datasetChunks, readDataset, type Dataset } from '../dataset.ts';
+import { isIsoDate } from '../record.ts';
+import { decodeFrsExport, importEpaFrs } from './epa-frs.ts';
+import { NaicsMap } from './evidence.ts';
+import { importExhibitors } from './exhibitors.ts';
+import { mergeDataset } from './merge.ts';
+import type { ImportResult } from './source.ts';
+import { importWikidata } from './wikidata.ts';
+
+export const IMPORT_USAGE = `Usage: mesh directory import --out FILE [--epa FILE]... [--wikidata FILE]... [--exhibitors FILE]...
+                             [--retrieved YYYY-MM-DD] [--generated YYYY-MM-DD] [--naics-map FILE] [--fresh]
+
+Builds the directory's dataset from public sources' own formats. An existing --out file is
+merged into (records by id), unless --fresh. Importing the same files again changes nothing.
+
+  --out FILE            the dataset file to write (written whole, through a temporary file)
+  --epa FILE            a US EPA FRS CSV export (Latin-1), e.g. a NAICS search or state file
+  --wikidata FILE       Wikidata SPARQL results (JSON) of the query in docs/directory-data.md
+  --exhibitors FILE     an exhibitor-list CSV (header in docs/directory-data.md)
+  --retrieved DATE      when the --epa and --wikidata files were downloaded (default: each
+                        file's modification date; exhibitor rows carry their own)
+  --generated DATE      the dataset's date (default: the latest retrieval date of its sources)
+  --naics-map FILE      NAICS → category map (default: directory/data/naics-category-map.json)
+  --fresh               ignore an existing --out file and build from the inputs alone
+
+Counts and every skipped row (file:line: reason) go to stderr. Exit 0 when the file was written,
+1 when an input could not be read (nothing is written), 2 for a usage error.
+`;
+
+const DEFAULT_NAICS_MAP = new URL('../data/naics-category-map.json', import.meta.url);
+// Problems printed per input before the rest are only counted.
+const SHOWN_PROBLEMS = 50;
+
+interface Input {
+  kind: 'epa' | 'wikidata' | 'exhibitors';
+  path: string;
+}
+
+interface ImportArgs {
+  out: string;
+  inputs: Input[];
+  retrieved?: string;
+  generated?: string;
+  naicsMap?: string;
+  fresh: boolean;
+}
+
+/** Parses the arguments after `import`; throws an error with a message for the user. */
+export function parseImportArgs(args: readonly string[]): ImportArgs {
+  const { values } = parseArgs({
+    args: [...args],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      out: { type: 'string' },
+      epa: { type: 'string', multiple: true },
+      wikidata: { type: 'string', multiple: true },
+      exhibitors: { type: 'string', multiple: true },
+      retrieved: { type: 'string' },
+      generated: { type: 'string' },
+      'naics-map': { type: 'string' },
+      fresh: { type: 'boolean' },
+    },
+  });
+  for (const flag of ['retrieved', 'generated'] as const) {
+    const v = values[flag];
+    if (v !== undefined && !isIsoDate(v)) throw new RangeError(`--${flag} takes a date YYYY-MM-DD, got ${JSON.stringify(v)}`);
+  }
+  // Inputs in the order given: a later one merges onto an earlier one.
+  const inputs: Input[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--(epa|wikidata|exhibitors)(?:=(.*))?$/.exec(args[i]!);
+    if (m) inputs.push({ kind: m[1] as Input['kind'], path: m[2] ?? args[++i]! });
+  }
+  if (values.out === undefined) throw new RangeError('give the dataset file to write with --out FILE');
+  if (inputs.length === 0) throw new RangeError('give at least one input (--epa, --wikidata, --exhibitors)');
+  return {
+    out: values.out,
+    inputs,
+    fresh: values.fresh === true,
+    ...(values.retrieved !== undefined && { retrieved: values.retrieved }),
+    ...(values.generated !== undefined && { generated: values.generated }),
+    ...(values['naics-map'] !== undefined && { naicsMap: values['naics-map'] }),
+  };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+async function retrievalDate(path: string, given: string | undefined, say: (line: string) => void): Promise<string> {
+  if (given !== undefined) return given;
+  const date = (await stat(path)).mtime.toISOString().slice(0, 10);
+  say(`${path}: retrieval date ${date} taken from the file's modification time; pass --retrieved to set it`);
+  return date;
+}
+
+/** Writes the dataset a chunk at a time (a large one does not fit one string), then renames it into place. */
+async function writeDataset(path: string, dataset: Dataset): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  const file = await open(temporary, 'w');
+  try {
+    let batch: string[] = [];
+    let size = 0;
+    for (const chunk of datasetChunks(dataset)) {
+      batch.push(chunk);
+      size += chunk.length;
+      if (size >= 1 << 20) {
+        await file.write(batch.join(''));
+        batch = [];
+        size = 0;
+      }
+    }
+    await file.write(batch.join(''));
+  } finally {
+    await file.close();
+  }
+  await rename(temporary, path);
+}
+
+/** Runs `mesh directory import …`; resolves to the exit code. */
+export async function runImport(args: string[]): Promise<number> {
+  const say = (line: string): void => {
+    process.stderr.write(`${line}\n`);
+  };
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(IMPORT_USAGE);
+    return 0;
+  }
+  let parsed: ImportArgs;
+  try {
+    parsed = parseImportArgs(args);
+  } catch (error) {
+    // Parsing touches nothing outside its arguments: whatever it throws is a usage error.
+    say(`mesh directory import: ${(error as Error).message}\n\n${IMPORT_USAGE}`);
+    return 2;
+  }
+  try {
+    const naicsMap = NaicsMap.parse(await readFile(parsed.naicsMap ?? DEFAULT_NAICS_MAP, 'utf8'));
+    const results: ImportResult[] = [];
+    let unreadable = false;
+    for (const input of parsed.inputs) {
+      let result: ImportResult;
+      if (input.kind === 'epa') {
+        const retrieved = await retrievalDate(input.path, parsed.retrieved, say);
+        result = importEpaFrs(decodeFrsExport(await readFile(input.path)), { retrieved, naicsMap });
+      } else if (input.kind === 'wikidata') {
+        const retrieved = await retrievalDate(input.path, parsed.retrieved, say);
+        result = importWikidata(await readFile(input.path, 'utf8'), { retrieved });
+      } else {
+        result = importExhibitors(await readFile(input.path, 'utf8'));
+      }
+      say(
+        `${input.path} (${input.kind}): ${result.rows} rows, ${result.records.length} records, ` +
+          `${result.problems.length} skipped or refused`,
+      );
+      for (const p of result.problems.slice(0, SHOWN_PROBLEMS)) say(`  ${input.path}:${p.line}: ${p.message}`);
+      if (result.problems.length > SHOWN_PROBLEMS) say(`  … and ${result.problems.length - SHOWN_PROBLEMS} more`);
+      // Nothing read and a complaint: the file is not what its flag says; writing would hide that.
+      if (result.records.length === 0 && result.problems.length > 0) unreadable = true;
+      results.push(result);
+    }
+    if (unreadable) {
+      say(`mesh directory import: an input could not be read; ${parsed.out} left unchanged`);
+      return 1;
+    }
+    const base = !parsed.fresh && (await exists(parsed.out)) ? await readDataset(Readable.toWeb(createReadStream(parsed.out)) as ReadableStream<Uint8Array>) : null;
+    const dataset = mergeDataset(base, results, parsed.generated);
+    await writeDataset(parsed.out, dataset);
+    const before = base?.records.length ?? 0;
+    say(
+      `${parsed.out}: ${dataset.records.length} records (${before > 0 ? `${dataset.records.length - before} new, ` : ''}` +
+        `${dataset.sources.length} sources), dataset date ${dataset.generated}`,
+    );
+    return 0;
+  } catch (error) {
+    say(`mesh directory import: ${(error as Error).message}`);
+    return 1;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * What every importer returns, and the small checks they share. An importer is a pure function
+ * from a source's text (and the options that date it) to records: no clock, no file system.
+ */
+import type { FactoryRecord, SourceRef } from '../record.ts';
+
+/** A row (or binding) that was skipped or trimmed, and why. `line` is 1-based in the source text. */
+export interface ImportProblem {
+  line: number;
+  message: string;
+}
+
+export interface ImportResult {
+  /** The dataset-level sources: the export, query or lists as a whole (empty when nothing was read). */
+  sources: SourceRef[];
+  /** Sorted by id, ids unique. */
+  records: FactoryRecord[];
+  /** Rows (or bindings) read, good and bad. */
+  rows: number;
+  problems: ImportProblem[];
+}
+
+/** True for an absolute http(s) URL without spaces. */
+export function isHttpUrl(text: string): boolean {
+  if (!/^https?:\/\/\S+$/i.test(text)) return false;
+  try {
+    new URL(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The later of two YYYY-MM-DD dates (they compare as strings). */
+export function laterDate(a: string, b: string): string {
+  return a > b ? a : b;
+}
+
+/** The earlier of two YYYY-MM-DD dates. */
+export function earlierDate(a: string, b: string): string {
+  return a < b ? a : b;
+}
+
+/** Code-unit order of strings (what the dataset's sorting uses), as a comparator. */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** `items` sorted by `order`, keeping the first of those with equal `key`. */
+export function sortedUnique<T>(items: readonly T[], order: (a: T, b: T) => number, key: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  return [...items].sort(order).filter((item) => {
+    const k = key(item);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** Ids sort by code unit, as the dataset requires. */
+export function byId(a: { id: string }, b: { id: string }): number {
+  return compareStrings(a.id, b.id);
+}

@@ -1,0 +1,151 @@
+/**
+ * Builds the parts of a DirectoryIndex from records fed one at a time, so a dataset can be
+ * indexed while it is read (`DirectoryIndex.load`) without a million record objects alive at
+ * once. Records normally arrive in id order, as every writer of the format writes them; if they
+ * do not, the positions are renumbered in id order at the end.
+ */
+import { InvalidDatasetError } from './dataset.ts';
+import { type Bitset, type Postings, PostingsBuilder, toBitset } from './postings.ts';
+import type { FactoryRecord } from './record.ts';
+import { RecordStore } from './record-store.ts';
+import { words } from './text.ts';
+
+/** What a DirectoryIndex is made of (see the fields of DirectoryIndex). */
+export interface IndexParts {
+  readonly size: number;
+  readonly store: RecordStore;
+  readonly anyWord: Map<string, Postings>;
+  readonly nameWord: Map<string, Postings>;
+  readonly firstWord: Map<string, Postings>;
+  readonly vocabulary: string[];
+  readonly nameHash: Uint32Array;
+  readonly byCountry: Map<string, Postings>;
+  readonly byCity: Map<string, Postings>;
+  readonly byCategory: Map<string, Postings>;
+  readonly byContact: Map<string, Postings>;
+  readonly bySource: Map<string, Postings>;
+  readonly bits: Map<Postings, Bitset>;
+}
+
+export interface IndexOptions {
+  /**
+   * The length from which a posting list also gets a bit set (default a 64th of the records, at
+   * least 64): such a list is at most half the records' bit set's size in memory already.
+   */
+  bitsetFrom?: number;
+}
+
+/** FNV-1a over the UTF-16 code units: a cheap fingerprint of a folded name. */
+export function hashPhrase(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+function memo<K, V>(f: (key: K) => V): (key: K) => V {
+  const cache = new Map<K, V>();
+  return (key) => {
+    let value = cache.get(key);
+    if (value === undefined) {
+      value = f(key);
+      cache.set(key, value);
+    }
+    return value;
+  };
+}
+
+export class IndexBuilder {
+  private readonly store = new RecordStore();
+  private readonly anyWord = new PostingsBuilder();
+  private readonly nameWord = new PostingsBuilder();
+  private readonly firstWord = new PostingsBuilder();
+  private readonly country = new PostingsBuilder();
+  private readonly city = new PostingsBuilder();
+  private readonly category = new PostingsBuilder();
+  private readonly contact = new PostingsBuilder();
+  private readonly source = new PostingsBuilder();
+  private nameHash = new Uint32Array(1024);
+  private previousId = '';
+  private sorted = true;
+  // Cities and evidence repeat across records: fold each once.
+  private readonly cityWords = memo((c: string) => words(c));
+  private readonly evidenceWords = memo((text: string) => words(text));
+
+  /** Adds a (validated) record; `json` is its canonical JSON text. */
+  add(record: FactoryRecord, json: string): void {
+    const i = this.store.append(json);
+    if (record.id <= this.previousId) this.sorted = false;
+    this.previousId = record.id;
+    if (i === this.nameHash.length) {
+      const grown = new Uint32Array(i * 2);
+      grown.set(this.nameHash);
+      this.nameHash = grown;
+    }
+    const name = words(record.name);
+    this.nameHash[i] = hashPhrase(name.join(' '));
+    if (name.length > 0) this.firstWord.add(name[0]!, i);
+    for (const w of name) {
+      this.nameWord.add(w, i);
+      this.anyWord.add(w, i);
+    }
+    if (record.city !== null) {
+      const c = this.cityWords(record.city);
+      for (const w of c) this.anyWord.add(w, i);
+      this.city.add(c.join(' '), i);
+    }
+    for (const e of record.category_evidence) {
+      for (const w of this.evidenceWords(`${e.category} ${e.value} ${e.label}`)) this.anyWord.add(w, i);
+    }
+    this.country.add(record.country, i);
+    for (const c of record.categories) this.category.add(c, i);
+    for (const c of record.contacts) this.contact.add(c.kind, i);
+    for (const s of record.sources) this.source.add(s.key, i);
+  }
+
+  /** The finished parts. The builder is spent. */
+  finish(options: IndexOptions = {}): IndexParts {
+    this.store.seal();
+    const size = this.store.size;
+    let nameHash: Uint32Array = this.nameHash.slice(0, size);
+    const maps = {
+      anyWord: this.anyWord.build(),
+      nameWord: this.nameWord.build(),
+      firstWord: this.firstWord.build(),
+      byCountry: this.country.build(),
+      byCity: this.city.build(),
+      byCategory: this.category.build(),
+      byContact: this.contact.build(),
+      bySource: this.source.build(),
+    };
+    if (!this.sorted) nameHash = this.renumber(size, nameHash, Object.values(maps));
+    const long = options.bitsetFrom ?? Math.max(64, size / 64);
+    const bits = new Map<Postings, Bitset>();
+    for (const map of [maps.anyWord, maps.nameWord, maps.firstWord, maps.byCountry, maps.byCity, maps.byCategory, maps.byContact]) {
+      for (const list of map.values()) if (list.length >= long) bits.set(list, toBitset(list, size));
+    }
+    return { size, store: this.store, vocabulary: [...maps.anyWord.keys()].sort(), nameHash, bits, ...maps };
+  }
+
+  /** Puts positions in id order (records came out of order); refuses a repeated id. */
+  private renumber(size: number, nameHash: Uint32Array, maps: Map<string, Postings>[]): Uint32Array {
+    const ids = Array.from({ length: size }, (_, i) => this.store.id(i));
+    const order = Int32Array.from({ length: size }, (_, i) => i).sort((a, b) => (ids[a]! < ids[b]! ? -1 : ids[a]! > ids[b]! ? 1 : 0));
+    for (let k = 1; k < size; k++) {
+      if (ids[order[k]!] === ids[order[k - 1]!]) {
+        throw new InvalidDatasetError('duplicate-id', `the dataset holds ${ids[order[k]!]} more than once`);
+      }
+    }
+    const rank = new Int32Array(size);
+    for (let k = 0; k < size; k++) rank[order[k]!] = k;
+    this.store.permute(order);
+    for (const map of maps) {
+      for (const list of map.values()) {
+        for (let j = 0; j < list.length; j++) list[j] = rank[list[j]!]!;
+        list.sort();
+      }
+    }
+    const renumbered = new Uint32Array(size);
+    for (let k = 0; k < size; k++) renumbered[k] = nameHash[order[k]!]!;
+    return renumbered;
+  }
+}

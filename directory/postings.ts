@@ -1,0 +1,344 @@
+/**
+ * Posting lists: strictly increasing Int32Arrays of record positions, and the set operations the
+ * search needs on them. Positions are indexes into the id-sorted record array, so ascending
+ * position is ascending id.
+ *
+ * Every operation that makes a list takes its room from an `Alloc`. By default that is a new
+ * array; the index passes buffers it reuses from query to query, because a query over a million
+ * records would otherwise allocate megabytes, and the collections that follow are what set the
+ * 99th percentile.
+ */
+
+export type Postings = Int32Array;
+
+/** A bit per position: bit p of word p >>> 5 is set when p is in the list. */
+export type Bitset = Uint32Array;
+
+/** Room for at least `length` positions (the result is a view of its first n). */
+export type Alloc = (length: number) => Int32Array;
+
+export const EMPTY: Postings = new Int32Array(0);
+
+const fresh: Alloc = (length) => new Int32Array(length);
+
+// Past this ratio of lengths, walking the long list is slower than binary-searching it from
+// the short one (galloping), as in every search engine's intersection.
+const GALLOP_RATIO = 16;
+
+/** First index in `list` from `from` on whose value is >= `value` (exponential then binary search). */
+function seek(list: Postings, value: number, from: number): number {
+  let step = 1;
+  let high = from;
+  while (high < list.length && list[high]! < value) {
+    from = high + 1;
+    high += step;
+    step *= 2;
+  }
+  high = Math.min(high, list.length);
+  let low = from;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (list[mid]! < value) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/** The positions in both lists. */
+export function intersect(a: Postings, b: Postings, alloc: Alloc = fresh): Postings {
+  if (a.length > b.length) [a, b] = [b, a];
+  if (a.length === 0) return EMPTY;
+  const out = alloc(a.length);
+  let n = 0;
+  if (b.length > a.length * GALLOP_RATIO) {
+    let j = 0;
+    for (let i = 0; i < a.length && j < b.length; i++) {
+      const v = a[i]!;
+      j = seek(b, v, j);
+      if (b[j] === v) out[n++] = v;
+    }
+  } else {
+    let i = 0;
+    let j = 0;
+    while (i < a.length && j < b.length) {
+      const x = a[i]!;
+      const y = b[j]!;
+      if (x === y) {
+        out[n++] = x;
+        i++;
+        j++;
+      } else if (x < y) i++;
+      else j++;
+    }
+  }
+  return out.subarray(0, n);
+}
+
+/** The bit set of `list` over `universe` positions. */
+export function toBitset(list: Postings, universe: number): Bitset {
+  const bits = new Uint32Array((universe + 31) >>> 5);
+  for (let i = 0; i < list.length; i++) bits[list[i]! >>> 5]! |= 1 << (list[i]! & 31);
+  return bits;
+}
+
+/** The positions of `list` whose bit is set in `bits`. */
+function keepMembers(list: Postings, bits: Bitset, alloc: Alloc): Postings {
+  const out = alloc(list.length);
+  let n = 0;
+  for (let i = 0; i < list.length; i++) {
+    const v = list[i]!;
+    if ((bits[v >>> 5]! >>> (v & 31)) & 1) out[n++] = v;
+  }
+  return out.subarray(0, n);
+}
+
+/**
+ * The positions in every list, smallest list first so the work shrinks fastest. A list that has
+ * a bit set (`bitsOf`, kept for the long lists: a country, a category, a common word) is applied
+ * by testing each remaining position's bit, so its length costs nothing.
+ */
+export function intersectAll(
+  lists: readonly Postings[],
+  bitsOf?: (list: Postings) => Bitset | undefined,
+  alloc: Alloc = fresh,
+): Postings {
+  if (lists.length === 0) throw new RangeError('intersectAll needs at least one list');
+  const sorted = [...lists].sort((a, b) => a.length - b.length);
+  let result = sorted[0]!;
+  for (let k = 1; k < sorted.length && result.length > 0; k++) {
+    const list = sorted[k]!;
+    if (list === result) continue;
+    const bits = bitsOf?.(list);
+    result = bits ? keepMembers(result, bits, alloc) : intersect(result, list, alloc);
+  }
+  return result;
+}
+
+// Up to this many lists a union merges them pairwise; past it, a sort or a bit set is cheaper.
+const MERGE_UP_TO = 3;
+
+/** The positions in either list. */
+function merge(a: Postings, b: Postings, alloc: Alloc): Postings {
+  const out = alloc(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x <= y) {
+      out[n++] = x;
+      i++;
+      if (x === y) j++;
+    } else {
+      out[n++] = y;
+      j++;
+    }
+  }
+  while (i < a.length) out[n++] = a[i++]!;
+  while (j < b.length) out[n++] = b[j++]!;
+  return out.subarray(0, n);
+}
+
+/**
+ * The positions in any of the lists. Two or three are merged; more, if short, by sorting; many
+ * or long ones through a bit set over all `universe` positions (from `bitsAlloc`, zeroed here), which costs one
+ * pass over `universe / 32` words however many lists there are.
+ */
+export function unionAll(
+  lists: readonly Postings[],
+  universe: number,
+  alloc: Alloc = fresh,
+  bitsAlloc: (words: number) => Bitset = (words) => new Uint32Array(words),
+): Postings {
+  if (lists.length === 0) return EMPTY;
+  if (lists.length === 1) return lists[0]!;
+  if (lists.length <= MERGE_UP_TO) {
+    // A few lists: merging them pairwise touches each position a couple of times at most.
+    let result = lists[0]!;
+    for (let k = 1; k < lists.length; k++) result = merge(result, lists[k]!, alloc);
+    return result;
+  }
+  let total = 0;
+  for (const list of lists) total += list.length;
+  if (total * 8 < universe / 32) {
+    const all = alloc(total).subarray(0, total);
+    let at = 0;
+    for (const list of lists) {
+      all.set(list, at);
+      at += list.length;
+    }
+    all.sort();
+    let n = 0;
+    for (let i = 0; i < all.length; i++) if (n === 0 || all[n - 1] !== all[i]) all[n++] = all[i]!;
+    return all.subarray(0, n);
+  }
+  const bits = bitsAlloc((universe + 31) >>> 5).fill(0);
+  let count = 0;
+  for (const list of lists) {
+    for (let i = 0; i < list.length; i++) {
+      const v = list[i]!;
+      const mask = 1 << (v & 31);
+      if ((bits[v >>> 5]! & mask) === 0) {
+        bits[v >>> 5]! |= mask;
+        count++;
+      }
+    }
+  }
+  const out = alloc(count);
+  let n = 0;
+  for (let w = 0; w < bits.length; w++) {
+    let x = bits[w]!;
+    while (x !== 0) {
+      const low = x & -x;
+      out[n++] = (w << 5) | (31 - Math.clz32(low));
+      x ^= low;
+    }
+  }
+  return out.subarray(0, n);
+}
+
+/**
+ * Up to `count` positions of `a` that are not in `b`, skipping the first `skip` of them.
+ * `b` must be a subset of `a` for the skip to count the right elements (it is: tiers nest).
+ */
+export function differenceWindow(a: Postings, b: Postings, skip: number, count: number): number[] {
+  const out: number[] = [];
+  let j = 0;
+  for (let i = 0; i < a.length && out.length < count; i++) {
+    const v = a[i]!;
+    while (j < b.length && b[j]! < v) j++;
+    if (j < b.length && b[j] === v) continue;
+    if (skip > 0) skip--;
+    else out.push(v);
+  }
+  return out;
+}
+
+/**
+ * Buffers for one query at a time, handed out by `alloc` and all taken back by `reset`: the
+ * lists made while answering a query live only until the next one. Grows to what the busiest
+ * query needed, then allocates nothing.
+ */
+export class ScratchPool {
+  private readonly buffers: Int32Array[] = [];
+  private used = 0;
+  private bitset: Bitset | undefined;
+
+  /** Takes back every buffer; what was made from them must no longer be used. */
+  reset(): void {
+    this.used = 0;
+  }
+
+  readonly alloc: Alloc = (length) => {
+    let buffer = this.buffers[this.used];
+    if (buffer === undefined || buffer.length < length) {
+      buffer = new Int32Array(Math.max(length, buffer?.length ?? 0));
+      this.buffers[this.used] = buffer;
+    }
+    this.used++;
+    return buffer;
+  };
+
+  /** One bit set, reused by every union of the query (a union is done with it before the next). */
+  readonly bits = (words: number): Bitset => {
+    if (this.bitset === undefined || this.bitset.length < words) this.bitset = new Uint32Array(words);
+    return this.bitset.subarray(0, words);
+  };
+}
+
+/**
+ * Recently made lists by key, least recently used dropped first, within a budget of positions:
+ * the unions a prefix stands for ("mach" → machine ∪ machining), which a user typing, and every
+ * user after them, asks for again and again.
+ */
+export class PostingsCache {
+  private readonly entries = new Map<string, Postings>();
+  private held = 0;
+  private readonly budget: number;
+  private readonly maxEntries: number;
+
+  /** `budget`: positions held at most (4 bytes each); `maxEntries`: lists held at most. */
+  constructor(budget: number, maxEntries: number) {
+    this.budget = budget;
+    this.maxEntries = maxEntries;
+  }
+
+  /** The list for `key`, made by `make` (and kept, copied) when not held. */
+  get(key: string, make: () => Postings): Postings {
+    const had = this.entries.get(key);
+    if (had !== undefined) {
+      // Most recently used last: a Map iterates in insertion order.
+      this.entries.delete(key);
+      this.entries.set(key, had);
+      return had;
+    }
+    const made = make();
+    if (made.length > this.budget) return made;
+    const kept = made.slice();
+    this.entries.set(key, kept);
+    this.held += kept.length;
+    for (const [oldKey, old] of this.entries) {
+      if (this.held <= this.budget && this.entries.size <= this.maxEntries) break;
+      this.entries.delete(oldKey);
+      this.held -= old.length;
+    }
+    return kept;
+  }
+}
+
+/**
+ * Builds posting lists from ascending pushes; each position is kept once per key. Pairs go into
+ * two growing Int32Arrays and are sorted by key at the end (a counting sort, stable, so positions
+ * stay ascending); the lists are views into one buffer. A million records push about ten million
+ * pairs: this keeps that to two allocations instead of one array per word.
+ */
+export class PostingsBuilder {
+  private readonly ids = new Map<string, number>();
+  private lastPosition = new Int32Array(1024).fill(-1);
+  private keys = new Int32Array(1 << 16);
+  private positions = new Int32Array(1 << 16);
+  private length = 0;
+
+  add(key: string, position: number): void {
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.ids.size;
+      this.ids.set(key, id);
+      if (id >= this.lastPosition.length) {
+        const grown = new Int32Array(this.lastPosition.length * 2).fill(-1);
+        grown.set(this.lastPosition);
+        this.lastPosition = grown;
+      }
+    }
+    if (this.lastPosition[id] === position) return;
+    this.lastPosition[id] = position;
+    if (this.length === this.keys.length) {
+      const keys = new Int32Array(this.length * 2);
+      keys.set(this.keys);
+      this.keys = keys;
+      const positions = new Int32Array(this.length * 2);
+      positions.set(this.positions);
+      this.positions = positions;
+    }
+    this.keys[this.length] = id;
+    this.positions[this.length] = position;
+    this.length++;
+  }
+
+  build(): Map<string, Postings> {
+    const counts = new Int32Array(this.ids.size + 1);
+    for (let i = 0; i < this.length; i++) counts[this.keys[i]! + 1]!++;
+    for (let k = 1; k < counts.length; k++) counts[k]! += counts[k - 1]!;
+    const starts = counts.slice();
+    const all = new Int32Array(this.length);
+    for (let i = 0; i < this.length; i++) all[starts[this.keys[i]!]!++] = this.positions[i]!;
+    const out = new Map<string, Postings>();
+    for (const [key, id] of this.ids) out.set(key, all.subarray(counts[id]!, counts[id + 1]!));
+    this.ids.clear();
+    this.keys = new Int32Array(0);
+    this.positions = new Int32Array(0);
+    this.length = 0;
+    return out;
+  }
+}

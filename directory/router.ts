@@ -1,0 +1,315 @@
+/**
+ * The directory service: one fetch-style handler (itty-router) that the Node and Deno adapters
+ * serve unchanged and tests call in-process. Everything it needs from the world comes in as
+ * ports: the dataset's source, the submission store, a clock and the limits.
+ *
+ * Order of checks on every request: rate limit (429), route and method (404, 405), size (413),
+ * parameters (400), data (503), then the lookup itself (404 for an unknown record). Every error is
+ * problem details; GET reads are open to any origin (CORS), submissions and MCP are not.
+ *
+ * @example
+ * const directory = createDirectory({ data: () => openDatasetFile(), submissions: new MemorySubmissionStore() });
+ * const response = await directory.fetch(new Request('http://x/api/v1/factories?q=steel'), { clientKey: '203.0.113.9' });
+ */
+import { type IRequest, Router } from 'itty-router';
+import type { SearchQuery } from './search.ts';
+import { checkDeclaredLength, readBody } from './http/body.ts';
+import { type Clock, DataLoader, type DataSource, type LoadedData, type RetryOptions } from './http/data-source.ts';
+import { EXPORT_CACHE_CONTROL, exportStream, notModified } from './http/export.ts';
+import { API_VERSION, openApiDocument } from './http/openapi.ts';
+import { parseQuery, validateParams } from './http/params.ts';
+import { isProblemCode, PROBLEMS, ProblemError, problemResponse, unavailable } from './http/problem.ts';
+import { type RateLimitOptions, TokenBucketLimiter } from './http/rate-limit.ts';
+import { factoryById, registryStats, searchFactories } from './http/reads.ts';
+import { FACTORY_ID_PARAM, SEARCH_PARAMS, SUBMISSION_FIELDS } from './http/schemas.ts';
+import { handleMcp } from './mcp.ts';
+import { formPage, PAGE_HEADERS, problemPage } from './submissions/pages.ts';
+import { createSubmission, type SubmissionRoutesContext, submissionStatus } from './submissions/routes.ts';
+import type { SubmissionStore } from './submissions/store.ts';
+
+/** Bounds on what one request may carry, and the rate limit. */
+export interface DirectoryLimits {
+  /** Token bucket per client; `perSecond: 0` turns it off. Default 20 per second, burst 120. */
+  readonly rateLimit: RateLimitOptions;
+  /** Largest submission body (bytes). Default 16 KiB. */
+  readonly submissionBytes: number;
+  /** Largest MCP request body (bytes). Default 64 KiB. */
+  readonly mcpBytes: number;
+  /** Largest query string on a read, and largest body a read may declare (bytes). Default 2 KiB. */
+  readonly readBytes: number;
+  /** Back-off between attempts to load a dataset that failed to load. Default 1 s doubling to 16 s. */
+  readonly retry: RetryOptions;
+}
+
+export const DEFAULT_LIMITS: DirectoryLimits = {
+  rateLimit: { perSecond: 20, burst: 120 },
+  submissionBytes: 16 * 1024,
+  mcpBytes: 64 * 1024,
+  readBytes: 2 * 1024,
+  retry: { minMs: 1000, maxMs: 16_000 },
+};
+
+export interface DirectoryOptions {
+  /** Opens the dataset file; a rejection (or a dataset that fails validation) means 503. */
+  readonly data: DataSource;
+  /** Where submissions are kept for review. The caller owns it and closes it. */
+  readonly submissions: SubmissionStore;
+  /** Default: the system clock. */
+  readonly clock?: Clock;
+  readonly limits?: Partial<DirectoryLimits>;
+  /** Told about failures the client only sees as a 5xx (a dataset that fails to load, a store error). */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** What the adapter knows about the connection. */
+export interface ClientInfo {
+  /** The rate-limit key: the remote address (see `clientKeyOf`). Requests without one share a bucket. */
+  readonly clientKey?: string;
+}
+
+export interface Directory {
+  /** Answers one request. Never rejects: failures become problem details. */
+  fetch(request: Request, client?: ClientInfo): Promise<Response>;
+  /** Waits for the current load attempt: the number of records, or null while the dataset is unavailable. */
+  ready(): Promise<number | null>;
+  /** Stops answering (later requests get 503); the adapter closes its server and the store. */
+  close(): Promise<void>;
+}
+
+type Handler = (request: IRequest) => Promise<Response> | Response;
+
+interface Route {
+  readonly path: string;
+  /** GET routes also answer HEAD. */
+  readonly get?: Handler;
+  readonly post?: Handler;
+}
+
+// Paths whose responses are private or whose callers are not web pages: no CORS headers.
+const PRIVATE_PREFIXES = ['/api/v1/submissions', '/submit', '/mcp'];
+
+function isPublicPath(pathname: string): boolean {
+  return !PRIVATE_PREFIXES.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
+}
+
+const CORS_HEADERS: Readonly<Record<string, string>> = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'ETag, Retry-After, Cache-Control',
+};
+
+const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
+  ...CORS_HEADERS,
+  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+  'access-control-allow-headers': 'If-None-Match',
+  'access-control-max-age': '86400',
+};
+
+const READ_CACHE_CONTROL = 'public, max-age=60';
+
+function json(body: unknown, cacheControl: string): Response {
+  return new Response(JSON.stringify(body), {
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': cacheControl },
+  });
+}
+
+function pathParam(request: IRequest, name: string): string {
+  try {
+    return decodeURIComponent(request.params[name] ?? '');
+  } catch {
+    throw new ProblemError('invalid-parameter', `${name} is not valid percent-encoding`, { errors: [{ name, detail: 'bad percent-encoding' }] });
+  }
+}
+
+/** Builds the directory service. */
+export function createDirectory(options: DirectoryOptions): Directory {
+  const limits: DirectoryLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const clock = options.clock ?? { now: () => Date.now() };
+  const onError = options.onError ?? (() => {});
+  const loader = new DataLoader(options.data, clock, limits.retry, onError);
+  const limiter = new TokenBucketLimiter(limits.rateLimit, clock);
+  let closed = false;
+  let openApiText: string | undefined;
+
+  async function requireData(): Promise<LoadedData> {
+    const state = await loader.get();
+    if (!state.ok) {
+      throw unavailable('the directory\'s dataset could not be loaded; this is not an empty directory', state.retryAfterSeconds);
+    }
+    return state.data;
+  }
+
+  const submissions: SubmissionRoutesContext = {
+    store: options.submissions,
+    clock,
+    requireData,
+    bodyLimit: limits.submissionBytes,
+    onError,
+  };
+
+  /** Reads take no body and a bounded query string. */
+  function checkReadSize(request: IRequest): URLSearchParams {
+    checkDeclaredLength(request, limits.readBytes);
+    const url = new URL(request.url);
+    if (url.search.length > limits.readBytes) {
+      throw new ProblemError('too-large', `the query string is over ${limits.readBytes} bytes`, { limit_bytes: limits.readBytes });
+    }
+    return url.searchParams;
+  }
+
+  const routes: Route[] = [
+    {
+      path: '/api/v1/factories',
+      get: async (request) => {
+        const query = parseQuery<SearchQuery>(SEARCH_PARAMS, checkReadSize(request));
+        return json(searchFactories(await requireData(), query), READ_CACHE_CONTROL);
+      },
+    },
+    {
+      path: '/api/v1/factories/:id',
+      get: async (request) => {
+        parseQuery([], checkReadSize(request));
+        const { id } = validateParams<{ id: string }>([FACTORY_ID_PARAM], { id: pathParam(request, 'id') }, 'text');
+        return json(factoryById(await requireData(), id), READ_CACHE_CONTROL);
+      },
+    },
+    {
+      path: '/api/v1/stats',
+      get: async (request) => {
+        parseQuery([], checkReadSize(request));
+        return json(registryStats(await requireData()), READ_CACHE_CONTROL);
+      },
+    },
+    {
+      path: '/directory.json',
+      get: async (request) => {
+        parseQuery([], checkReadSize(request));
+        const data = await requireData();
+        const headers = { etag: data.etag, 'cache-control': EXPORT_CACHE_CONTROL };
+        if (notModified(request, data.etag)) return new Response(null, { status: 304, headers });
+        return new Response(exportStream(data), { headers: { ...headers, 'content-type': 'application/json; charset=utf-8' } });
+      },
+    },
+    {
+      path: '/openapi.json',
+      get: (request) => {
+        parseQuery([], checkReadSize(request));
+        openApiText ??= JSON.stringify(openApiDocument());
+        return new Response(openApiText, {
+          headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600' },
+        });
+      },
+    },
+    {
+      path: '/problems/:code',
+      get: (request) => {
+        parseQuery([], checkReadSize(request));
+        const code = pathParam(request, 'code');
+        if (!isProblemCode(code)) throw new ProblemError('not-found', `no problem type ${JSON.stringify(code)}`);
+        const kind = PROBLEMS[code];
+        return new Response(problemPage(code, kind.status, kind.title, kind.about), {
+          headers: { ...PAGE_HEADERS, 'cache-control': 'public, max-age=86400' },
+        });
+      },
+    },
+    {
+      path: '/submit',
+      get: (request) => {
+        const prefill = SUBMISSION_FIELDS.filter((def) => def.name === 'kind' || def.name === 'record_id').map((def) => ({ ...def, required: false }));
+        const values = parseQuery<{ kind?: string; record_id?: string }>(prefill, checkReadSize(request));
+        return new Response(formPage(values), { headers: PAGE_HEADERS });
+      },
+    },
+    {
+      path: '/api/v1/submissions',
+      post: (request) => createSubmission(request, submissions),
+    },
+    {
+      path: '/api/v1/submissions/:id',
+      get: (request) => {
+        checkReadSize(request);
+        return submissionStatus(request, pathParam(request, 'id'), submissions);
+      },
+    },
+    {
+      path: '/mcp',
+      post: async (request) => {
+        const body = await readBody(request, limits.mcpBytes);
+        const bounded = new Request(request.url, { method: 'POST', headers: request.headers, body: body as Uint8Array<ArrayBuffer> });
+        return handleMcp(bounded, { requireData, version: API_VERSION });
+      },
+    },
+  ];
+
+  function allowed(route: Route): string[] {
+    return [...(route.get ? ['GET', 'HEAD'] : []), ...(route.post ? ['POST'] : []), 'OPTIONS'];
+  }
+
+  // No `catch` option: errors reach `fetch` below, which turns them into problem details.
+  const router = Router<IRequest, []>();
+  for (const route of routes) {
+    if (route.get) router.get(route.path, route.get).head(route.path, route.get);
+    if (route.post) router.post(route.path, route.post);
+  }
+  // Matched only when no route above answered: OPTIONS, a wrong method, or an unknown path.
+  router.all('*', (request: IRequest) => {
+    const pathname = new URL(request.url).pathname;
+    const matching = router.routes.filter(([method, pattern]) => method !== 'ALL' && pattern.test(pathname));
+    const route = routes.find((r) => matching.some((entry) => entry[3] === r.path));
+    if (!route) throw new ProblemError('not-found', `no resource at ${pathname}`);
+    const allow = allowed(route).join(', ');
+    if (request.method === 'OPTIONS') {
+      return new Response(null, { status: 204, headers: { allow, ...(isPublicPath(pathname) ? PREFLIGHT_HEADERS : {}) } });
+    }
+    throw new ProblemError('method-not-allowed', `${pathname} takes ${allow}`, {}, { allow });
+  });
+
+  async function answer(request: Request, client: ClientInfo): Promise<Response> {
+    if (closed) throw unavailable('the directory is shutting down', 1);
+    const take = limiter.take(client.clientKey ?? 'unknown');
+    if (!take.ok) {
+      throw new ProblemError('rate-limited', `too many requests; retry in ${take.retryAfterSeconds} s`, {}, {
+        'retry-after': String(take.retryAfterSeconds),
+      });
+    }
+    return (await router.fetch(request)) as Response;
+  }
+
+  return {
+    async fetch(request: Request, client: ClientInfo = {}): Promise<Response> {
+      let response: Response;
+      try {
+        response = await answer(request, client);
+      } catch (error) {
+        if (error instanceof ProblemError) response = problemResponse(error);
+        else {
+          onError(error);
+          response = problemResponse(new ProblemError('internal', 'the request failed unexpectedly'));
+        }
+      }
+      return finish(request, response);
+    },
+    async ready(): Promise<number | null> {
+      const state = await loader.get();
+      return state.ok ? state.data.index.size : null;
+    },
+    close(): Promise<void> {
+      closed = true;
+      return Promise.resolve();
+    },
+  };
+}
+
+/** Headers every response gets, CORS on public GET reads, and no body for HEAD. */
+function finish(request: Request, response: Response): Response {
+  const headers = new Headers(response.headers);
+  headers.set('x-content-type-options', 'nosniff');
+  const method = request.method;
+  if ((method === 'GET' || method === 'HEAD') && isPublicPath(new URL(request.url).pathname)) {
+    for (const [name, value] of Object.entries(CORS_HEADERS)) headers.set(name, value);
+  }
+  if (method === 'HEAD' && response.body !== null) {
+    response.body.cancel().catch(() => {});
+    return new Response(null, { status: response.status, statusText: response.statusText, headers });
+  }
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
