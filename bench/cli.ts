@@ -5,12 +5,20 @@
 import type { RuntimeName } from './crypto-cases.ts';
 
 const USAGE = `Usage: mesh bench crypto [--runtime node|deno|chromium]... [--quick] [--write]
+       mesh bench directory [--records N] [--seed N] [--quick] [--write]
+       mesh bench ledger [--quick] [--write]
 
   crypto            SHA-256 and Ed25519 through the core next to each runtime's own crypto,
                     on Node, Deno and headless Chromium, plus openssl speed
   --runtime NAME    run on this runtime only (repeatable; default all three)
   --quick           few samples, for a smoke run; results are not written unless --write
   --write           write bench/results/crypto.json and bench/RESULTS.md after a --quick run
+  directory         the directory server over HTTP with generated records: start-up, memory,
+                    search latency at concurrency 1 and 32, the streamed export
+                    (mesh bench directory --help for its options)
+  ledger            a full block through applyBlock next to its signature checks alone, and
+                    the state root's cost against the state's size (Node only; --quick skips
+                    the state of a million accounts)
 `;
 
 const RUNTIMES: readonly RuntimeName[] = ['node', 'deno', 'chromium'];
@@ -47,6 +55,10 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
 
 /** Runs `mesh bench …`; resolves to the exit code. */
 export async function runBench(args: string[]): Promise<number> {
+  if (args[0] === 'directory') {
+    const { runDirectoryBench } = await import('./directory-bench.ts');
+    return runDirectoryBench(args.slice(1));
+  }
   if (args.includes('--help') || args.includes('-h')) {
     process.stdout.write(USAGE);
     return 0;
@@ -57,6 +69,14 @@ export async function runBench(args: string[]): Promise<number> {
   } catch (error) {
     process.stderr.write(`mesh bench: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
+  }
+  if (parsed.name === 'ledger') {
+    if (args.some((arg) => arg.startsWith('--runtime'))) {
+      process.stderr.write(`mesh bench: the ledger benchmark runs on Node only; --runtime is for crypto\n\n${USAGE}`);
+      return 2;
+    }
+    const { runLedgerBench } = await import('./ledger-node.ts');
+    return runLedgerBench({ quick: parsed.quick, write: parsed.write, command: ['npx mesh bench', ...args].join(' ') });
   }
   if (parsed.name !== 'crypto') {
     process.stderr.write(`mesh bench: unknown benchmark ${JSON.stringify(parsed.name)}\n\n${USAGE}`);

@@ -220,7 +220,7 @@ const runFile: RunFile = (file, args, options) =>
   });
 
 /** The commit and the changed files of core/ and host-node/, read without touching the repository. */
-async function sourceState(): Promise<CryptoReport['source']> {
+export async function sourceState(): Promise<CryptoReport['source']> {
   try {
     const git = (args: string[]) => runFile('git', ['--no-optional-locks', '-C', ROOT, ...args], { timeout: 10_000 });
     const commit = (await git(['rev-parse', '--short', 'HEAD'])).stdout.trim();
@@ -235,7 +235,8 @@ async function sourceState(): Promise<CryptoReport['source']> {
   }
 }
 
-async function cpuModel(): Promise<string> {
+/** The CPU's model name, from /proc/cpuinfo on Linux. */
+export async function cpuModel(): Promise<string> {
   try {
     const text = await readFile('/proc/cpuinfo', 'utf8');
     const match = /^model name\s*:\s*(.+)$/m.exec(text);

@@ -3,7 +3,8 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { evaluateGoals, renderCryptoSection, replaceSection, type CryptoReport, type Goal } from './report.ts';
 
-async function readIfPresent(path: string): Promise<string | null> {
+/** The file's text, or null when it does not exist. */
+export async function readIfPresent(path: string): Promise<string | null> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
@@ -13,24 +14,35 @@ async function readIfPresent(path: string): Promise<string | null> {
 }
 
 // Through a temporary file, so an interrupted run never leaves a half-written results file.
-async function writeAtomically(path: string, text: string): Promise<void> {
+export async function writeAtomically(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}.tmp`;
   await writeFile(temporary, text);
   await rename(temporary, path);
 }
 
+/** Where a benchmark writes: its raw figures as JSON, and the Markdown results file it has a section of. */
+export interface ResultPaths {
+  readonly markdown: string;
+  readonly json: string;
+}
+
+/**
+ * Writes `raw` as JSON to `paths.json` and `section` between the markers of section `name` in
+ * `paths.markdown` (created if absent, everything outside the markers kept).
+ */
+export async function writeResults(name: string, raw: unknown, section: string, paths: ResultPaths): Promise<void> {
+  await writeAtomically(paths.json, `${JSON.stringify(raw, null, 2)}\n`);
+  const document = await readIfPresent(paths.markdown);
+  await writeAtomically(paths.markdown, replaceSection(document, name, section));
+}
+
 /**
  * Writes `report` as JSON to `paths.json` and its section between the crypto markers of
  * `paths.markdown` (created if absent, everything outside the markers kept). Returns the goals.
  */
-export async function writeCryptoReport(
-  report: CryptoReport,
-  paths: { readonly markdown: string; readonly json: string },
-): Promise<Goal[]> {
+export async function writeCryptoReport(report: CryptoReport, paths: ResultPaths): Promise<Goal[]> {
   const goals = evaluateGoals(report);
-  await writeAtomically(paths.json, `${JSON.stringify({ ...report, goals }, null, 2)}\n`);
-  const document = await readIfPresent(paths.markdown);
-  await writeAtomically(paths.markdown, replaceSection(document, 'crypto', renderCryptoSection(report, goals)));
+  await writeResults('crypto', { ...report, goals }, renderCryptoSection(report, goals), paths);
   return goals;
 }

@@ -153,7 +153,8 @@ function escapeCell(text: string): string {
   return text.replaceAll('|', '\\|');
 }
 
-function markdownTable(header: string[], rows: string[][], right: readonly boolean[]): string {
+/** A Markdown table; `right` marks the columns aligned right. */
+export function markdownTable(header: string[], rows: string[][], right: readonly boolean[]): string {
   const align = right.map((r) => (r ? '---:' : '---'));
   return [header, align, ...rows].map((cells) => `| ${cells.map(escapeCell).join(' | ')} |`).join('\n');
 }
@@ -267,22 +268,37 @@ function versions(report: CryptoReport): string {
     .join(', ');
 }
 
+/** What every benchmark report records about its run. */
+export type RunInfo = Pick<CryptoReport, 'command' | 'date' | 'quick' | 'machine' | 'source' | 'elapsedMs'>;
+
+/** The sentence saying when, by which command, on what machine and runtimes, and on which code a run was measured. */
+export function measuredLine(report: RunInfo, runtimes: string): string {
+  return (
+    `Measured ${report.date.slice(0, 16).replace('T', ' ')} UTC by \`${report.command}\`` +
+    `${report.quick ? ' (quick: few samples, figures rough)' : ''} on ${report.machine.cpu}, ` +
+    `${report.machine.cores} cores, ${report.machine.os}; ${runtimes}; ` +
+    `${(report.elapsedMs / 1000).toFixed(0)} s in all.` +
+    (report.source
+      ? ` Code measured: commit ${report.source.commit}` +
+        (report.source.modified.length > 0
+          ? ` with uncommitted changes to ${report.source.modified.map((f) => `\`${f}\``).join(', ')}.`
+          : '.')
+      : '')
+  );
+}
+
+/** The goals as a numbered Markdown list, each marked met, missed or n/a. */
+export function goalList(goals: readonly Goal[]): string {
+  return goals
+    .map((g, i) => `${i + 1}. ${g.met === null ? '– n/a' : g.met ? '✅ met' : '❌ missed'}: ${g.title}. ${g.detail}.`)
+    .join('\n');
+}
+
 /** The body of the crypto section (without markers). */
 export function renderCryptoSection(report: CryptoReport, goals: readonly Goal[] = evaluateGoals(report)): string {
   const parts: string[] = [];
   parts.push('## Crypto');
-  parts.push(
-    `Measured ${report.date.slice(0, 16).replace('T', ' ')} UTC by \`${report.command}\`` +
-      `${report.quick ? ' (quick: few samples, figures rough)' : ''} on ${report.machine.cpu}, ` +
-      `${report.machine.cores} cores, ${report.machine.os}; ${versions(report)}; ` +
-      `${(report.elapsedMs / 1000).toFixed(0)} s in all.` +
-      (report.source
-        ? ` Code measured: commit ${report.source.commit}` +
-          (report.source.modified.length > 0
-            ? ` with uncommitted changes to ${report.source.modified.map((f) => `\`${f}\``).join(', ')}.`
-            : '.')
-        : ''),
-  );
+  parts.push(measuredLine(report, versions(report)));
   parts.push(
     'Each figure is the median of repeated samples (each sample at least 20 ms of back-to-back calls, ' +
       'after a warm-up; 9 samples, 3 for noble blocks); the contenders of one case are sampled in ' +
@@ -292,11 +308,7 @@ export function renderCryptoSection(report: CryptoReport, goals: readonly Goal[]
       '1,024 keys the core has never seen, so its key cache cannot help; *warm*: the same block again.',
   );
   parts.push('### Goals');
-  parts.push(
-    goals
-      .map((g, i) => `${i + 1}. ${g.met === null ? '– n/a' : g.met ? '✅ met' : '❌ missed'}: ${g.title}. ${g.detail}.`)
-      .join('\n'),
-  );
+  parts.push(goalList(goals));
   for (const runtime of report.runtimes) {
     const elapsed = (runtime.elapsedMs / 1000).toFixed(0);
     parts.push(`### ${RUNTIME_TITLE[runtime.runtime]} ${runtime.version}`);

@@ -79,6 +79,16 @@ export class Writer {
     return this.#pos;
   }
 
+  /** Bytes the buffer holds before it must grow. */
+  get capacity(): number {
+    return this.#bytes.length;
+  }
+
+  /** Forgets what was written, keeping the buffer for the next value. */
+  reset(): void {
+    this.#pos = 0;
+  }
+
   // Claims n bytes and returns their offset. It may replace the buffer, so callers must call it
   // before reading #bytes or #view.
   #reserve(n: number): number {
@@ -192,15 +202,25 @@ export class Reader {
   }
 }
 
+// One writer reused by `encode`: allocating a buffer per call cost more than writing most values
+// (the ledger encodes several per transaction). Taken while in use, so an `encode` nested inside a
+// codec's write gets a fresh writer; kept only while small, so one large value does not pin memory.
+let spareWriter: Writer | null = null;
+const SPARE_WRITER_MAX = 64 * 1024;
+
 /** The canonical encoding of `value`. Throws InvalidEncodingError or WrongTypeError naming the field. */
 export function encode<T>(codec: Codec<T>, value: T): Uint8Array {
-  const w = new Writer();
+  const w = spareWriter ?? new Writer();
+  spareWriter = null;
   try {
     codec.write(w, value);
+    return w.finish();
   } catch (error) {
     throw withRoot(error, codec.name);
+  } finally {
+    w.reset();
+    if (w.capacity <= SPARE_WRITER_MAX) spareWriter = w;
   }
-  return w.finish();
 }
 
 /**

@@ -71,6 +71,9 @@ function hashOf(node: TrieNode): Uint8Array {
 export class MerkleTrie {
   #root: TrieNode | null = null;
   #size = 0;
+  // The branches `set` passed on its way down, reused by every call. Per trie, so it never keeps
+  // another trie's nodes alive.
+  readonly #passed: Branch[] = [];
 
   get size(): number {
     return this.#size;
@@ -84,26 +87,30 @@ export class MerkleTrie {
       this.#size = 1;
       return;
     }
-    // Find the leaf closest to `path`, then where `path` departs from it.
+    // One descent to the leaf closest to `path`, keeping the branches passed: a second descent
+    // cost as much again, in a large trie mostly in cache misses.
+    const passed = this.#passed;
+    passed.length = 0;
     let node: TrieNode = this.#root;
-    while (!node.leaf) node = bitAt(path, node.bit) === 0 ? node.left : node.right;
+    while (!node.leaf) {
+      passed.push(node);
+      node = bitAt(path, node.bit) === 0 ? node.left : node.right;
+    }
     const crit = critBit(node.path, path);
     if (crit < 0) {
-      this.#walk(path, (n) => (n.hash = null));
+      for (const b of passed) b.hash = null;
       node.valueHash = valueHash.slice();
       node.hash = null;
       return;
     }
     const fresh: Leaf = { leaf: true, path: path.slice(), valueHash: valueHash.slice(), hash: null };
     const goesRight = bitAt(path, crit) === 1;
-    // Descend to the first node that branches at or after the crit bit, and put the new branch there.
-    let parent: Branch | null = null;
-    let current: TrieNode = this.#root;
-    while (!current.leaf && current.bit < crit) {
-      current.hash = null;
-      parent = current;
-      current = bitAt(path, current.bit) === 0 ? current.left : current.right;
-    }
+    // The new branch takes the place of the first node on the way that branches at or after the
+    // crit bit; the branches above it are its ancestors, whose hashes change.
+    let depth = 0;
+    while (depth < passed.length && passed[depth]!.bit < crit) passed[depth++]!.hash = null;
+    const parent = depth > 0 ? passed[depth - 1]! : null;
+    const current: TrieNode = depth < passed.length ? passed[depth]! : node;
     const branch: Branch = goesRight
       ? { leaf: false, bit: crit, left: current, right: fresh, hash: null }
       : { leaf: false, bit: crit, left: fresh, right: current, hash: null };

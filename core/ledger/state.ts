@@ -18,7 +18,7 @@ import {
   type Infer,
 } from '../encoding/codec.ts';
 import { sha256 } from '../crypto/sha256.ts';
-import { concatBytes } from '../encoding/bytes.ts';
+import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MerkleTrie } from './merkle.ts';
 
@@ -101,6 +101,8 @@ function keyBytes(text: string): Uint8Array {
   return out;
 }
 
+const ACCOUNT_CACHE_MAX = 65_536;
+
 const ZERO_ACCOUNT: Account = Object.freeze({
   balance: 0n,
   nonce: 0,
@@ -148,6 +150,9 @@ export class LedgerState {
   readonly #dirty = new Set<string>();
   // Mirror of the weight table (hex id → weight) for producer ranking.
   readonly #weights = new Map<string, bigint>();
+  // Decoded accounts by map key, frozen: a transaction reads its accounts several times, and
+  // decoding cost more than the rules themselves. Any write to an account's key drops its entry.
+  readonly #accounts = new Map<string, Account>();
 
   /** A state holding exactly `entries` (from storage or a verified snapshot). */
   static fromEntries(entries: Iterable<readonly [Uint8Array, Uint8Array]>): LedgerState {
@@ -168,7 +173,10 @@ export class LedgerState {
   }
 
   put(k: Uint8Array, value: Uint8Array): void {
-    const s = keyString(k);
+    this.#put(keyString(k), value);
+  }
+
+  #put(s: string, value: Uint8Array): void {
     this.#journal.push({ key: s, before: this.#values.get(s) });
     this.#set(s, value);
   }
@@ -184,6 +192,7 @@ export class LedgerState {
     if (value === undefined) this.#values.delete(s);
     else this.#values.set(s, value);
     this.#dirty.add(s);
+    if (s.charCodeAt(0) === TABLE.account) this.#accounts.delete(s);
     if (s.charCodeAt(0) === TABLE.weight) {
       const id = toHex(keyBytes(s).subarray(1));
       if (value === undefined) this.#weights.delete(id);
@@ -212,12 +221,16 @@ export class LedgerState {
       if (!before.has(entry.key)) before.set(entry.key, entry.before);
     }
     const out: Change[] = [];
-    for (const [s, prev] of before) {
+    // Sorting the map's key strings gives the keys' byte order without turning each key back into
+    // a string at every comparison (which cost more than everything else here).
+    for (const s of [...before.keys()].sort()) {
+      const prev = before.get(s);
       const after = this.#values.get(s);
-      if (prev === after) continue;
+      // Written back to equal bytes (e.g. a weight restored in a fresh encoding) is no change.
+      if (prev === after || (prev !== undefined && after !== undefined && bytesEqual(prev, after))) continue;
       out.push({ key: keyBytes(s), before: prev, after });
     }
-    return out.sort((x, y) => (keyString(x.key) < keyString(y.key) ? -1 : 1));
+    return out;
   }
 
   /** Forgets the journal after `mark`: the changes stay and can no longer be reverted past it. */
@@ -253,14 +266,32 @@ export class LedgerState {
 
   // ---- typed tables ------------------------------------------------------------------------
 
+  /** The account `id` (all zero when absent). The object is frozen: build a new one to change it. */
   account(id: Uint8Array): Account {
-    const v = this.get(key(TABLE.account, id));
-    return v === undefined ? ZERO_ACCOUNT : decode(accountCodec, v);
+    return this.#account(keyString(key(TABLE.account, id)));
+  }
+
+  #account(s: string): Account {
+    const cached = this.#accounts.get(s);
+    if (cached !== undefined) return cached;
+    const v = this.#values.get(s);
+    return v === undefined ? ZERO_ACCOUNT : this.#remember(s, decode(accountCodec, v));
+  }
+
+  #remember(s: string, account: Account): Account {
+    // Bounded: a pass over a huge state must not keep a second copy of it.
+    if (this.#accounts.size >= ACCOUNT_CACHE_MAX) this.#accounts.clear();
+    const frozen = Object.freeze(account);
+    this.#accounts.set(s, frozen);
+    return frozen;
   }
 
   setAccount(id: Uint8Array, account: Account): void {
-    const before = this.account(id);
-    this.put(key(TABLE.account, id), encode(accountCodec, account));
+    const s = keyString(key(TABLE.account, id));
+    const before = this.#account(s);
+    this.#put(s, encode(accountCodec, account));
+    // A copy, so the caller's object stays its own.
+    this.#remember(s, { ...account });
     const weight = weightOf(account);
     if (weight !== weightOf(before)) {
       const k = key(TABLE.weight, id);

@@ -1,0 +1,211 @@
+/**
+ * The directory benchmark's report: percentiles, the goals judged on a run's figures, and the
+ * Markdown section of bench/RESULTS.md. Pure functions of the results; measuring is in
+ * directory-bench.ts.
+ */
+import { formatDuration } from './timing.ts';
+
+export type CaseGroup = 'filtered' | 'free text' | 'combined' | 'floor';
+
+/** Latencies of one case at one concurrency. */
+export interface LatencyResult {
+  readonly concurrency: number;
+  readonly requests: number;
+  readonly medianMs: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  /** Completed requests per second over the run. */
+  readonly throughput: number;
+}
+
+export interface CaseResult {
+  readonly group: CaseGroup;
+  readonly name: string;
+  /** Path and query string as requested. */
+  readonly path: string;
+  /** `total` of the first answer (null for the stats floor). */
+  readonly matches: number | null;
+  readonly runs: readonly LatencyResult[];
+}
+
+export interface ExportResult {
+  readonly bytes: number;
+  readonly seconds: number;
+  readonly rssBeforeMb: number;
+  readonly rssPeakMb: number;
+  readonly rssAfterMb: number;
+  /** A conditional GET with the export's ETag: its status and time. */
+  readonly conditional: { readonly status: number; readonly ms: number } | null;
+}
+
+export interface DirectoryReport {
+  readonly command: string;
+  /** ISO 8601. */
+  readonly date: string;
+  readonly quick: boolean;
+  readonly machine: { readonly cpu: string; readonly cores: number; readonly os: string; readonly node: string };
+  readonly dataset: { readonly records: number; readonly seed: number; readonly bytes: number; readonly generateSeconds: number | null };
+  readonly startup: { readonly ms: number; readonly rssMb: number; readonly peakRssMb: number };
+  readonly cases: readonly CaseResult[];
+  readonly export: ExportResult | null;
+  readonly rssAfterMb: number;
+  readonly elapsedMs: number;
+}
+
+export interface Goal {
+  readonly title: string;
+  readonly met: boolean | null;
+  readonly detail: string;
+}
+
+/** The nearest-rank percentile `p` (0..100) of `values`. Throws on an empty list. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) throw new RangeError('percentile of no values');
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1]!;
+}
+
+/** Summarizes one run's latencies (ms) taken over `elapsedMs`. */
+export function summarize(concurrency: number, latencies: readonly number[], elapsedMs: number): LatencyResult {
+  return {
+    concurrency,
+    requests: latencies.length,
+    medianMs: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    maxMs: percentile(latencies, 100),
+    throughput: latencies.length / (elapsedMs / 1000),
+  };
+}
+
+const ms = (value: number): string => formatDuration(value * 1e6);
+
+function run(c: CaseResult, concurrency: number): LatencyResult | undefined {
+  return c.runs.find((r) => r.concurrency === concurrency);
+}
+
+function floorOf(report: DirectoryReport): CaseResult | undefined {
+  return report.cases.find((c) => c.group === 'floor');
+}
+
+/** Judges the issue's goals: p99 under 20 ms filtered and under 50 ms with free text, at each concurrency; a constant-memory export. */
+export function evaluateDirectoryGoals(report: DirectoryReport): Goal[] {
+  const goals: Goal[] = [];
+  const concurrencies = [...new Set(report.cases.flatMap((c) => c.runs.map((r) => r.concurrency)))].sort((a, b) => a - b);
+  // One goal per target and concurrency: at 1 the figure is the server's own; at 32 it is mostly
+  // the queue in front of a single thread on a machine the client shares.
+  const target = (what: string, groups: readonly CaseGroup[], limitMs: number): void => {
+    const cases = report.cases.filter((c) => groups.includes(c.group));
+    for (const concurrency of concurrencies) {
+      const title = `p99 under ${limitMs} ms for ${what} at concurrency ${concurrency} (${report.dataset.records.toLocaleString('en')} records)`;
+      const worst = cases
+        .map((c) => ({ c, r: run(c, concurrency) }))
+        .filter((x): x is { c: CaseResult; r: LatencyResult } => x.r !== undefined)
+        .sort((a, b) => b.r.p99Ms - a.r.p99Ms)[0];
+      if (!worst) goals.push({ title, met: null, detail: 'not measured in this run' });
+      else goals.push({ title, met: worst.r.p99Ms < limitMs, detail: `worst p99 ${ms(worst.r.p99Ms)} (${worst.c.name})` });
+    }
+  };
+  target('filtered queries', ['filtered'], 20);
+  target('free-text queries, alone or with filters', ['free text', 'combined'], 50);
+  const e = report.export;
+  if (e === null) goals.push({ title: 'the export streams in constant memory', met: null, detail: 'not measured in this run' });
+  else {
+    const growth = e.rssPeakMb - e.rssBeforeMb;
+    // An export built in memory would grow the process by at least what it sends; streamed, the
+    // growth is a bounded batch, a small fraction of it (a quarter at the most, to allow for GC).
+    goals.push({
+      title: 'the export streams in constant memory',
+      met: growth < Math.max(64, (e.bytes / 1e6) / 4),
+      detail: `${(e.bytes / 1e6).toFixed(0)} MB sent in ${e.seconds.toFixed(1)} s; resident memory ${e.rssBeforeMb.toFixed(0)} MB before, peak ${e.rssPeakMb.toFixed(0)} MB during (+${growth.toFixed(0)} MB)`,
+    });
+  }
+  return goals;
+}
+
+function escapeCell(text: string): string {
+  return text.replaceAll('|', '\\|');
+}
+
+function table(header: string[], rows: string[][], right: readonly boolean[]): string {
+  const align = right.map((r) => (r ? '---:' : '---'));
+  return [header, align, ...rows].map((cells) => `| ${cells.map(escapeCell).join(' | ')} |`).join('\n');
+}
+
+/** The body of the directory section (without markers). */
+export function renderDirectorySection(report: DirectoryReport, goals: readonly Goal[] = evaluateDirectoryGoals(report)): string {
+  const floor = floorOf(report);
+  const parts: string[] = ['## Directory'];
+  const d = report.dataset;
+  parts.push(
+    `Measured ${report.date.slice(0, 16).replace('T', ' ')} UTC by \`${report.command}\`` +
+      `${report.quick ? ' (quick: few requests, figures rough)' : ''} on ${report.machine.cpu}, ${report.machine.cores} cores, ` +
+      `${report.machine.os}, Node ${report.machine.node}; ${(report.elapsedMs / 1000).toFixed(0)} s in all. Dataset: ` +
+      `${d.records.toLocaleString('en')} generated records (\`bench/directory-generate.ts\`, seed ${d.seed}, ` +
+      `${(d.bytes / 1e6).toFixed(0)} MB${d.generateSeconds === null ? ', cached' : `, generated in ${d.generateSeconds.toFixed(0)} s`}).`,
+  );
+  parts.push(
+    'The real server process (`mesh directory --data FILE --port 0 --rate-limit 0`) is measured over HTTP on ' +
+      'loopback by a client in another process on the same machine, so the client takes CPU from the server. ' +
+      'Each request reads the whole answer (20 records a page). A prefix\'s union of words is kept for the next ' +
+      'query (256 at most), so "prefix while typing" repeats a warm prefix and "each one new" takes 600 prefixes ' +
+      'in turn, none of them kept. *Concurrency 32*: 32 requests always in flight; ' +
+      'the server runs on one thread, so these queue. **ratio** = median ÷ the median of `/api/v1/stats` at ' +
+      'the same concurrency (the router\'s own floor: a request that does no search).',
+  );
+  parts.push('### Goals');
+  parts.push(goals.map((g, i) => `${i + 1}. ${g.met === null ? '➖ not measured' : g.met ? '✅ met' : '❌ not met'}: ${g.title}. ${g.detail}.`).join('\n'));
+  parts.push('### Start-up and memory');
+  parts.push(
+    table(
+      ['measure', 'value'],
+      [
+        ['start-up: process spawn to the first successful response', ms(report.startup.ms)],
+        ['resident memory (VmRSS) once serving', `${report.startup.rssMb.toFixed(0)} MB`],
+        ['peak resident memory during start-up (VmHWM)', `${report.startup.peakRssMb.toFixed(0)} MB`],
+        ['resident memory after the benchmark', `${report.rssAfterMb.toFixed(0)} MB`],
+      ],
+      [false, true],
+    ),
+  );
+  parts.push('### Search latency');
+  const concurrencies = [...new Set(report.cases.flatMap((c) => c.runs.map((r) => r.concurrency)))].sort((a, b) => a - b);
+  const rows: string[][] = [];
+  for (const c of report.cases) {
+    for (const concurrency of concurrencies) {
+      const r = run(c, concurrency);
+      if (!r) continue;
+      const base = floor ? run(floor, concurrency) : undefined;
+      rows.push([
+        concurrency === concurrencies[0] ? c.group : '',
+        concurrency === concurrencies[0] ? `\`${c.path}\`` : '',
+        concurrency === concurrencies[0] ? (c.matches === null ? '' : c.matches.toLocaleString('en')) : '',
+        String(concurrency),
+        ms(r.medianMs),
+        ms(r.p99Ms),
+        ms(r.maxMs),
+        r.throughput.toFixed(0),
+        base ? (c === floor ? '1 (floor)' : `${(r.medianMs / base.medianMs).toFixed(2)}`) : '',
+      ]);
+    }
+  }
+  parts.push(
+    table(
+      ['kind', 'request', 'matches', 'concurrency', 'median', 'p99', 'max', 'req/s', 'ratio'],
+      rows,
+      [false, false, true, true, true, true, true, true, true],
+    ),
+  );
+  if (report.export) {
+    const e = report.export;
+    parts.push('### Export');
+    parts.push(
+      `\`GET /directory.json\`: ${(e.bytes / 1e6).toFixed(0)} MB in ${e.seconds.toFixed(1)} s ` +
+        `(${(e.bytes / 1e6 / e.seconds).toFixed(0)} MB/s), read and discarded by the client as it arrives. The server's ` +
+        `resident memory, sampled every 50 ms: ${e.rssBeforeMb.toFixed(0)} MB before, ${e.rssPeakMb.toFixed(0)} MB at ` +
+        `its peak during the export, ${e.rssAfterMb.toFixed(0)} MB after.` +
+        (e.conditional ? ` A conditional GET with the export's ETag answered ${e.conditional.status} in ${ms(e.conditional.ms)}.` : ''),
+    );
+  }
+  return parts.join('\n\n');
+}
