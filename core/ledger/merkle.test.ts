@@ -194,3 +194,31 @@ test('merkle: paths and value hashes must be 32 bytes', () => {
   assert.throws(() => trie.set(new Uint8Array(32), new Uint8Array(33)), RangeError);
   assert.equal(trie.size, 0);
 });
+
+test('merkle: a trie built in one pass from leaves equals the reference, and then updates like any other', () => {
+  fc.assert(
+    fc.property(setArb, fc.array(fc.tuple(pathArb, valueArb), { maxLength: 10 }), (set, later) => {
+      const bulk = MerkleTrie.fromLeaves(set.map(([path, valueHash]) => ({ path, valueHash })));
+      assert.equal(rootOf(bulk), reference(set));
+      assert.equal(bulk.size, set.length);
+      const incremental = trieOf(set);
+      for (const [p, v] of later) {
+        bulk.set(p, v);
+        incremental.set(p, v);
+      }
+      assert.equal(rootOf(bulk), rootOf(incremental));
+      if (set.length > 0) {
+        bulk.delete(set[0]![0]);
+        incremental.delete(set[0]![0]);
+        assert.equal(rootOf(bulk), rootOf(incremental));
+      }
+    }),
+    RUNS,
+  );
+});
+
+test('merkle: one-pass building refuses repeated paths', () => {
+  const path = new Uint8Array(32).fill(3);
+  const valueHash = new Uint8Array(32);
+  assert.throws(() => MerkleTrie.fromLeaves([{ path, valueHash }, { path, valueHash }]), RangeError);
+});

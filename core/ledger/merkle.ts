@@ -45,6 +45,12 @@ function critBit(a: Uint8Array, b: Uint8Array): number {
   return -1;
 }
 
+// Byte order of two paths.
+function critOrder(a: Uint8Array, b: Uint8Array): number {
+  const bit = critBit(a, b);
+  return bit < 0 ? 0 : bitAt(a, bit) === 0 ? -1 : 1;
+}
+
 const leafBuf = new Uint8Array(65);
 const branchBuf = new Uint8Array(66);
 
@@ -67,10 +73,52 @@ function hashOf(node: TrieNode): Uint8Array {
   return node.hash;
 }
 
+/** A leaf to build a trie from: a 32-byte key hash and the hash of its value. */
+export interface TrieLeaf {
+  readonly path: Uint8Array;
+  readonly valueHash: Uint8Array;
+}
+
+// Builds the subtrie of sorted leaves [lo, hi): the first bit where the first and last paths differ
+// is the range's crit bit (they are sorted), and the leaves with a 1 there form the right side.
+function buildSorted(leaves: readonly Leaf[], lo: number, hi: number): TrieNode {
+  if (hi - lo === 1) return leaves[lo]!;
+  const bit = critBit(leaves[lo]!.path, leaves[hi - 1]!.path);
+  let a = lo;
+  let b = hi - 1;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (bitAt(leaves[mid]!.path, bit) === 0) a = mid + 1;
+    else b = mid;
+  }
+  return { leaf: false, bit, left: buildSorted(leaves, lo, a), right: buildSorted(leaves, a, hi), hash: null };
+}
+
 /** A mutable Merkle trie; `root()` rehashes only what changed since the last call. */
 export class MerkleTrie {
   #root: TrieNode | null = null;
   #size = 0;
+
+  /**
+   * A trie holding `leaves` (distinct paths), built in one pass after sorting: far cheaper than
+   * inserting a large state one entry at a time when a node loads it.
+   */
+  static fromLeaves(leaves: readonly TrieLeaf[]): MerkleTrie {
+    const trie = new MerkleTrie();
+    if (leaves.length === 0) return trie;
+    const nodes: (Leaf & { readonly first: number })[] = leaves.map((l) => {
+      if (l.path.length !== 32 || l.valueHash.length !== 32) throw new RangeError('trie paths and value hashes are 32 bytes');
+      const p = l.path;
+      return { leaf: true, path: p.slice(), valueHash: l.valueHash.slice(), hash: null, first: ((p[0]! << 24) | (p[1]! << 16) | (p[2]! << 8) | p[3]!) >>> 0 };
+    });
+    nodes.sort((x, y) => x.first - y.first || critOrder(x.path, y.path));
+    for (let i = 1; i < nodes.length; i++) {
+      if (critBit(nodes[i - 1]!.path, nodes[i]!.path) < 0) throw new RangeError('trie leaves must have distinct paths');
+    }
+    trie.#root = buildSorted(nodes, 0, nodes.length);
+    trie.#size = nodes.length;
+    return trie;
+  }
   // The branches `set` passed on its way down, reused by every call. Per trie, so it never keeps
   // another trie's nodes alive.
   readonly #passed: Branch[] = [];

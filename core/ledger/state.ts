@@ -20,7 +20,7 @@ import {
 import { sha256 } from '../crypto/sha256.ts';
 import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
-import { MerkleTrie } from './merkle.ts';
+import { MerkleTrie, type TrieLeaf } from './merkle.ts';
 
 export const accountCodec = struct(
   {
@@ -145,7 +145,7 @@ export function weightOf(account: Account): bigint {
 export class LedgerState {
   readonly #values = new Map<string, Uint8Array>();
   readonly #journal: JournalEntry[] = [];
-  readonly #trie = new MerkleTrie();
+  #trie = new MerkleTrie();
   // Keys changed since the trie was last brought up to date.
   readonly #dirty = new Set<string>();
   // Mirror of the weight table (hex id → weight) for producer ranking.
@@ -159,6 +159,11 @@ export class LedgerState {
     const state = new LedgerState();
     for (const [k, v] of entries) state.#set(keyString(k), v.slice());
     state.#journal.length = 0;
+    // One bulk build of the trie instead of an insertion per entry.
+    const leaves: TrieLeaf[] = [];
+    for (const s of state.#dirty) leaves.push({ path: sha256(keyBytes(s)), valueHash: sha256(state.#values.get(s)!) });
+    state.#dirty.clear();
+    state.#trie = MerkleTrie.fromLeaves(leaves);
     return state;
   }
 
