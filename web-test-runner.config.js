@@ -4,7 +4,14 @@ import { playwrightLauncher } from '@web/test-runner-playwright';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './test/chromium.ts';
 
 export default {
-  files: ['core/**/*.test.ts', '!**/*.node.test.ts'],
+  // The directory's data layer (records, index, importers) is runtime-neutral too; its service
+  // suite needs sockets and runs on Node and Deno.
+  files: [
+    'core/**/*.test.ts',
+    'directory/{record,dataset,text,postings,search}.test.ts',
+    'directory/import/*.test.ts',
+    '!**/*.node.test.ts',
+  ],
   nodeResolve: true,
   concurrency: 1,
   testFramework: { config: { timeout: 60000 } },
