@@ -15,6 +15,7 @@ export * from './ledger/header.ts';
 export * from './ledger/tx.ts';
 export * from './ledger/merkle.ts';
 export * from './ledger/state.ts';
+export * from './ledger/status.ts';
 export * from './ledger/apply.ts';
 export * from './ledger/block.ts';
 export * from './ledger/producer.ts';
