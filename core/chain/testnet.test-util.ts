@@ -1,23 +1,19 @@
 /**
  * Test helpers for chains: deterministic keys, and mining blocks on a chain at the producer's slot.
  */
-import { SigningKey } from '../crypto/ed25519.ts';
-import { devnet } from '../ledger/params.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { keyOf, PARAMS } from '../ledger/fixtures.test-util.ts';
 import { signTx, type Tx, type TxBody } from '../ledger/tx.ts';
 import type { Block } from '../ledger/block.ts';
 import { MemoryStore } from '../store/kv.ts';
 import { Chain, type ChainOptions } from './chain.ts';
 import { buildBlock, nextSlot, type TxSource } from './miner.ts';
 
-export const params = devnet(100);
-
-/** The key with seed [n, n, …]. */
-export function key(n: number): SigningKey {
-  return SigningKey.fromSeed(new Uint8Array(32).fill(n));
-}
+// The ledger tests' network and keys, under the names the chain tests use.
+export { keyOf as key, PARAMS as params };
 
 export function openChain(options: Partial<ChainOptions> = {}): Promise<Chain> {
-  return Chain.open({ store: new MemoryStore(), params, ...options });
+  return Chain.open({ store: new MemoryStore(), params: PARAMS, ...options });
 }
 
 /** Builds the next block of `chain` by `producer` at its earliest slot (without adding it). */
@@ -39,5 +35,5 @@ export async function mine(chain: Chain, producer: SigningKey, count = 1, source
 
 /** Signs `body` (sender and network filled in) with `signer`. */
 export function tx(signer: SigningKey, body: Record<string, unknown>): Promise<Tx> {
-  return signTx({ sender: signer.publicKey, ...body } as TxBody, signer, params.network);
+  return signTx({ sender: signer.publicKey, ...body } as TxBody, signer, PARAMS.network);
 }
