@@ -147,7 +147,11 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
   parts.push(
     'The real server process (`mesh directory --data FILE --port 0 --rate-limit 0`) is measured over HTTP on ' +
       'loopback by a client in another process on the same machine, so the client takes CPU from the server. ' +
-      'Each request reads the whole answer (20 records a page). A prefix\'s union of words is kept for the next ' +
+      'The client is `node:http` over kept-alive connections (Node\'s `fetch` spends about twice the server\'s ' +
+      'CPU on each request, and on two cores its own queue showed up as the server\'s latency). ' +
+      'Each request reads the whole answer (20 records a page). Before the first case, every case that repeats ' +
+      'itself runs 2,000 requests (200 with --quick) at concurrency 32, not counted: the figures are the server\'s steady state. ' +
+      'A prefix\'s union of words is kept for the next ' +
       'query (256 at most), so "prefix while typing" repeats a warm prefix and "each one new" takes 600 prefixes ' +
       'in turn, none of them kept. *Concurrency 32*: 32 requests always in flight; ' +
       'the server runs on one thread, so these queue. **ratio** = median ÷ the median of `/api/v1/stats` at ' +

@@ -5,6 +5,7 @@
  * that changes one record changes one line. Web-standard APIs only: runs on Node, Deno and in a page.
  */
 import { object, array, StructError, validate } from 'superstruct';
+import { concatBytes } from '../core/encoding/bytes.ts';
 import { MeshError } from '../core/errors.ts';
 import {
   type CategoryEvidence,
@@ -163,35 +164,62 @@ export function parseDataset(text: string): Dataset {
 const RECORDS_OPENING = ',"records":[';
 const CLOSING = ']}';
 
-async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+/**
+ * The lines of a byte stream, without their newlines, a chunk's worth at a time (one await per
+ * chunk, not per line). Lines are split on the bytes (0x0A never occurs inside a UTF-8 sequence)
+ * and are views into the chunks: a line is decoded only when it is read, and its bytes can be kept
+ * without encoding it again.
+ */
+async function* byteLines(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array[]> {
   const reader = body.getReader();
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let pending = '';
+  let carry: Uint8Array | undefined;
   for (;;) {
     const { done, value } = await reader.read();
+    if (done) break;
+    const batch: Uint8Array[] = [];
+    let start = 0;
+    for (let end = value.indexOf(0x0a); end >= 0; end = value.indexOf(0x0a, start)) {
+      const piece = value.subarray(start, end);
+      batch.push(carry === undefined ? piece : concatBytes(carry, piece));
+      carry = undefined;
+      start = end + 1;
+    }
+    if (start < value.length) carry = carry === undefined ? value.slice(start) : concatBytes(carry, value.subarray(start));
+    if (batch.length > 0) yield batch;
+  }
+  if (carry !== undefined && carry.length > 0) yield [carry];
+}
+
+/** Decodes lines; only the first may open with a byte order mark, as when the whole file is decoded. */
+class LineDecoder {
+  readonly #first = new TextDecoder('utf-8', { fatal: true });
+  readonly #rest = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  #started = false;
+
+  decode(line: Uint8Array): string {
+    const decoder = this.#started ? this.#rest : this.#first;
+    this.#started = true;
     try {
-      pending += done ? decoder.decode() : decoder.decode(value, { stream: true });
+      return decoder.decode(line);
     } catch {
       throw new InvalidDatasetError('not-utf8', 'the dataset file is not UTF-8');
     }
-    let start = 0;
-    for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n', start)) {
-      yield pending.slice(start, end);
-      start = end + 1;
-    }
-    pending = pending.slice(start);
-    if (done) break;
   }
-  if (pending.length > 0) yield pending;
 }
 
 /** A dataset's date and sources: the file's first line. */
 export type DatasetHeader = Pick<Dataset, 'generated' | 'sources'>;
 
-/** One record as read, with its JSON text (as the file has it, or as written again). */
+/** One record as read, with its JSON in UTF-8 (see `recordJson`). */
 export interface DatasetEntry {
   record: FactoryRecord;
-  json: string;
+  /**
+   * The record's JSON, beginning with its id, with no whitespace between tokens and no escape
+   * `JSON.stringify` would not write: `JSON.stringify(JSON.parse(json))` gives these bytes back.
+   * Often a view into a chunk of the stream as read: the reader owns those, nothing else writes to
+   * them, so the bytes can be kept as they are (the index keeps them).
+   */
+  json: Uint8Array;
 }
 
 /** A dataset being read: its header at once, its records as they arrive (each validated). */
@@ -200,39 +228,106 @@ export interface DatasetStream {
   records: AsyncIterable<DatasetEntry>;
 }
 
-async function* lineRecords(iterator: AsyncGenerator<string>): AsyncGenerator<DatasetEntry> {
+const encoder = new TextEncoder();
+
+/**
+ * The length of `JSON.stringify(value)` for a value made of strings that need no escape, nulls,
+ * arrays and objects (a record read from text without a backslash); -1 for anything else.
+ */
+function plainJsonLength(value: unknown): number {
+  if (value === null) return 4;
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value !== 'object') return -1;
+  let length = 2;
+  let items = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const n = plainJsonLength(item);
+      if (n < 0) return -1;
+      length += n;
+      items++;
+    }
+  } else {
+    for (const key in value) {
+      const n = plainJsonLength((value as Record<string, unknown>)[key]);
+      if (n < 0) return -1;
+      length += key.length + 3 + n;
+      items++;
+    }
+  }
+  return length + Math.max(0, items - 1);
+}
+
+/**
+ * True when `text`, the JSON of `record` as read, is what `JSON.stringify` writes for it. Without
+ * a backslash every string is spelt as it reads, so the two can differ only by whitespace between
+ * tokens or a repeated member (which parses to one): both make the text longer, and comparing
+ * lengths finds them without writing the record out. A line with an escape is compared with
+ * `JSON.stringify` itself (few are).
+ */
+function isStringified(text: string, record: FactoryRecord): boolean {
+  if (text.includes('\\')) return JSON.stringify(record) === text;
+  return plainJsonLength(record) === text.length;
+}
+
+/**
+ * The bytes a record is kept as (see DatasetEntry.json). A line as our writers put it — id first,
+ * then name, already in `JSON.stringify` form — is kept as the file has it; one spelt otherwise
+ * but in that order is written again with `JSON.stringify` (keeping its member order); any other
+ * is written in the documented member order.
+ */
+function recordJson(record: FactoryRecord, text: string, bytes: Uint8Array): Uint8Array {
+  if (!text.startsWith(`{"id":${JSON.stringify(record.id)},"name":`)) return encoder.encode(datasetRecordLine(record));
+  return isStringified(text, record) ? bytes : encoder.encode(JSON.stringify(record));
+}
+
+// Unicode whitespace that String#trimEnd removes and a line may end with (a CRLF file's \r most often).
+function trailingSpaceBytes(line: string, trimmed: string): number | undefined {
+  const tail = line.slice(trimmed.length);
+  // ASCII whitespace is one byte a character; any other needs encoding to count.
+  return /^[\x00-\x7f]*$/.test(tail) ? tail.length : undefined;
+}
+
+async function* lineRecords(batches: AsyncGenerator<Uint8Array[]>, decoder: LineDecoder): AsyncGenerator<DatasetEntry> {
   let lineNumber = 1;
   let closed = false;
   let expectMore = true;
   let count = 0;
-  for await (const raw of iterator) {
-    lineNumber++;
-    const line = raw.trimEnd();
-    if (closed) {
-      if (line.length > 0) throw new InvalidDatasetError('not-json', `line ${lineNumber}: text after the end of the dataset`);
-      continue;
+  for await (const batch of batches) {
+    for (const bytes of batch) {
+      lineNumber++;
+      const raw = decoder.decode(bytes);
+      const line = raw.trimEnd();
+      if (closed) {
+        if (line.length > 0) throw new InvalidDatasetError('not-json', `line ${lineNumber}: text after the end of the dataset`);
+        continue;
+      }
+      if (line === CLOSING && (count === 0 || !expectMore)) {
+        closed = true;
+        continue;
+      }
+      if (!expectMore) throw new InvalidDatasetError('not-json', `line ${lineNumber}: expected "," after the previous record`);
+      expectMore = line.endsWith(',');
+      const json = expectMore ? line.slice(0, -1) : line;
+      let value: unknown;
+      try {
+        value = JSON.parse(json);
+      } catch (error) {
+        throw new InvalidDatasetError('not-json', `line ${lineNumber} of the dataset is not JSON: ${(error as Error).message}`);
+      }
+      count++;
+      const record = checkRecord(value, `line ${lineNumber}`);
+      const trimmed = trailingSpaceBytes(raw, line);
+      const jsonBytes =
+        trimmed === undefined ? encoder.encode(json) : bytes.subarray(0, bytes.length - trimmed - (expectMore ? 1 : 0));
+      yield { record, json: recordJson(record, json, jsonBytes) };
     }
-    if (line === CLOSING && (count === 0 || !expectMore)) {
-      closed = true;
-      continue;
-    }
-    if (!expectMore) throw new InvalidDatasetError('not-json', `line ${lineNumber}: expected "," after the previous record`);
-    expectMore = line.endsWith(',');
-    const json = expectMore ? line.slice(0, -1) : line;
-    let value: unknown;
-    try {
-      value = JSON.parse(json);
-    } catch (error) {
-      throw new InvalidDatasetError('not-json', `line ${lineNumber} of the dataset is not JSON: ${(error as Error).message}`);
-    }
-    count++;
-    yield { record: checkRecord(value, `line ${lineNumber}`), json };
   }
   if (!closed) throw new InvalidDatasetError('truncated', `the dataset ends at line ${lineNumber} without closing its records`);
 }
 
 async function* entriesOf(records: readonly FactoryRecord[]): AsyncGenerator<DatasetEntry> {
-  for (const record of records) yield { record, json: datasetRecordLine(record) };
+  for (const record of records) yield { record, json: encoder.encode(datasetRecordLine(record)) };
 }
 
 /**
@@ -242,14 +337,23 @@ async function* entriesOf(records: readonly FactoryRecord[]): AsyncGenerator<Dat
  * errors (InvalidDatasetError) surface while iterating.
  */
 export async function streamDataset(body: ReadableStream<Uint8Array>): Promise<DatasetStream> {
-  const iterator = lines(body);
-  const first = await iterator.next();
-  if (first.done) throw new InvalidDatasetError('not-json', 'the dataset file is empty');
-  const headerLine = first.value;
+  const batches = byteLines(body);
+  const decoder = new LineDecoder();
+  let pending: Uint8Array[] = [];
+  while (pending.length === 0) {
+    const next = await batches.next();
+    if (next.done) throw new InvalidDatasetError('not-json', 'the dataset file is empty');
+    pending = next.value;
+  }
+  const headerLine = decoder.decode(pending[0]!);
+  const rest = (async function* (): AsyncGenerator<Uint8Array[]> {
+    yield pending.slice(1);
+    yield* batches;
+  })();
   if (!headerLine.endsWith(RECORDS_OPENING)) {
     // Not our layout: gather the rest and parse it whole.
     const parts = [headerLine];
-    for await (const line of iterator) parts.push(line);
+    for await (const batch of rest) for (const line of batch) parts.push(decoder.decode(line));
     const dataset = parseDataset(parts.join('\n'));
     return { header: { generated: dataset.generated, sources: dataset.sources }, records: entriesOf(dataset.records) };
   }
@@ -260,7 +364,7 @@ export async function streamDataset(body: ReadableStream<Uint8Array>): Promise<D
     if (error instanceof InvalidDatasetError) throw error;
     throw new InvalidDatasetError('not-json', `line 1 of the dataset is not JSON: ${(error as Error).message}`);
   }
-  return { header, records: lineRecords(iterator) };
+  return { header, records: lineRecords(rest, decoder) };
 }
 
 /** Reads a whole dataset from a byte stream (see `streamDataset`); sorts it and refuses repeated ids. */

@@ -33,6 +33,11 @@ export interface IndexOptions {
    * least 64): such a list is at most half the records' bit set's size in memory already.
    */
   bitsetFrom?: number;
+  /**
+   * The length from which every list of an intersection must be for the search to intersect bit
+   * sets rather than lists (default a 64th of the records, at least 64).
+   */
+  denseFrom?: number;
 }
 
 /** FNV-1a over the UTF-16 code units: a cheap fingerprint of a folded name. */
@@ -71,8 +76,8 @@ export class IndexBuilder {
   private readonly cityWords = memo((c: string) => words(c));
   private readonly evidenceWords = memo((text: string) => words(text));
 
-  /** Adds a (validated) record; `json` is its canonical JSON text. */
-  add(record: FactoryRecord, json: string): void {
+  /** Adds a (validated) record; `json` is its JSON as DatasetEntry.json describes, kept as RecordStore.append says. */
+  add(record: FactoryRecord, json: Uint8Array): void {
     const i = this.store.append(json);
     if (record.id <= this.previousId) this.sorted = false;
     this.previousId = record.id;

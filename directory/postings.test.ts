@@ -2,10 +2,14 @@ import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../test/harness.ts';
 import {
+  andBits,
   type Bitset,
+  bitsInto,
+  bitsWindow,
   differenceWindow,
   intersect,
   intersectAll,
+  listOf,
   type Postings,
   PostingsBuilder,
   PostingsCache,
@@ -41,6 +45,28 @@ test('intersect and intersectAll agree with sets', () => {
   // Galloping: one short list against a long one.
   const long = Int32Array.from({ length: 100000 }, (_, i) => i * 3);
   assert.deepEqual([...intersect(Int32Array.from([0, 4, 9, 299997, 299998]), long)], [0, 9, 299997]);
+});
+
+test('bit sets: AND with its count, back to a list, and windows, as with lists', () => {
+  const words = (UNIVERSE + 31) >>> 5;
+  fc.assert(
+    fc.property(list, list, fc.nat({ max: 500 }), fc.integer({ min: 1, max: 50 }), (a, b, skip, count) => {
+      const both = intersect(a, b);
+      const out = new Uint32Array(words).fill(0xdeadbeef);
+      assert.equal(andBits(toBitset(a, UNIVERSE), toBitset(b, UNIVERSE), out), both.length);
+      assert.deepEqual(out, toBitset(both, UNIVERSE));
+      assert.deepEqual([...listOf(out, both.length)], [...both]);
+      assert.deepEqual(bitsInto(a, new Uint32Array(words).fill(7)), toBitset(a, UNIVERSE), 'every word written');
+      // a minus (a ∩ b), as the tiers of a ranking nest: the same window as the lists give.
+      assert.deepEqual(bitsWindow(toBitset(a, UNIVERSE), out, skip, count), differenceWindow(a, both, skip, count));
+      assert.deepEqual(bitsWindow(toBitset(a, UNIVERSE), undefined, skip, count), [...a.subarray(skip, skip + count)]);
+    }),
+    RUNS,
+  );
+  // Position 31 of a word is its sign bit.
+  const edge = Int32Array.from([31, 32, 63, UNIVERSE - 1]);
+  assert.deepEqual([...listOf(toBitset(edge, UNIVERSE), edge.length)], [...edge]);
+  assert.deepEqual(bitsWindow(toBitset(edge, UNIVERSE), undefined, 1, 10), [32, 63, UNIVERSE - 1]);
 });
 
 test('unionAll agrees with sets, by sorting and by bit set', () => {
@@ -104,7 +130,10 @@ test('PostingsCache keeps copies, drops the least recently used past its budget 
   cache.get('c', make([7, 8, 9, 10])); // 3 + 3 + 4 = 10 positions: within budget
   cache.get('b', make([0]));
   assert.equal(made, 2, 'b still kept');
+  assert.ok(cache.holds(a));
   cache.get('d', make([11])); // over budget: a, least recently used, goes
+  assert.notOk(cache.holds(a), 'a dropped list is no longer held');
+  assert.notOk(cache.holds(scratch), 'what make returned is not the list kept');
   assert.deepEqual([...cache.get('a', make([1, 2, 3]))], [1, 2, 3]);
   assert.equal(made, 4, 'a was made again');
   assert.equal(cache.get('big', make(Array.from({ length: 11 }, (_, i) => i))).length, 11, 'too big to keep, still answered');

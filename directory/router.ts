@@ -14,13 +14,14 @@
 import { type IRequest, Router } from 'itty-router';
 import type { SearchQuery } from './search.ts';
 import { checkDeclaredLength, readBody } from './http/body.ts';
-import { type Clock, DataLoader, type DataSource, type LoadedData, type RetryOptions } from './http/data-source.ts';
+import { type Clock, DataLoader, type DataSource, type LoadedData, type RetryOptions, type Sha256Factory } from './http/data-source.ts';
 import { EXPORT_CACHE_CONTROL, exportStream, notModified } from './http/export.ts';
 import { API_VERSION, openApiDocument } from './http/openapi.ts';
-import { parseQuery, validateParams } from './http/params.ts';
+import { type ParamDef, parseQuery, validateParams } from './http/params.ts';
 import { isProblemCode, PROBLEMS, ProblemError, problemResponse, unavailable } from './http/problem.ts';
 import { type RateLimitOptions, TokenBucketLimiter } from './http/rate-limit.ts';
-import { factoryById, registryStats, searchFactories } from './http/reads.ts';
+import { type FixedBody, fixedBody, fixedResponse } from './http/fixed-body.ts';
+import { factoryByIdJson, registryStatsJson, searchFactoriesJson } from './http/reads.ts';
 import { FACTORY_ID_PARAM, SEARCH_PARAMS, SUBMISSION_FIELDS } from './http/schemas.ts';
 import { handleMcp } from './mcp.ts';
 import { formPage, PAGE_HEADERS, problemPage } from './submissions/pages.ts';
@@ -59,6 +60,8 @@ export interface DirectoryOptions {
   readonly limits?: Partial<DirectoryLimits>;
   /** Told about failures the client only sees as a 5xx (a dataset that fails to load, a store error). */
   readonly onError?: (error: unknown) => void;
+  /** SHA-256 for the dataset's ETag (see Sha256Factory). Default: the core's, on every runtime. */
+  readonly sha256?: Sha256Factory;
 }
 
 /** What the adapter knows about the connection. */
@@ -97,6 +100,8 @@ const CORS_HEADERS: Readonly<Record<string, string>> = {
   'access-control-expose-headers': 'ETag, Retry-After, Cache-Control',
 };
 
+const CORS_ENTRIES = Object.entries(CORS_HEADERS);
+
 const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
   ...CORS_HEADERS,
   'access-control-allow-methods': 'GET, HEAD, OPTIONS',
@@ -106,10 +111,19 @@ const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
 
 const READ_CACHE_CONTROL = 'public, max-age=60';
 
-function json(body: unknown, cacheControl: string): Response {
-  return new Response(JSON.stringify(body), {
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': cacheControl },
-  });
+// Parameter lists made once: params.ts keeps what it derives from a list with the list.
+const NO_PARAMS: readonly ParamDef[] = [];
+const ID_PARAMS: readonly ParamDef[] = [FACTORY_ID_PARAM];
+// The form's pre-fill: kind and record_id from the query, both optional.
+const PREFILL_PARAMS: readonly ParamDef[] = SUBMISSION_FIELDS.filter((def) => def.name === 'kind' || def.name === 'record_id').map(
+  (def) => ({ ...def, required: false }),
+);
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A JSON body given as its bytes (the Response copies them). */
+function json(body: Uint8Array, cacheControl: string): Response {
+  return new Response(body as Uint8Array<ArrayBuffer>, { headers: { 'content-type': JSON_TYPE, 'cache-control': cacheControl } });
 }
 
 function pathParam(request: IRequest, name: string): string {
@@ -125,10 +139,10 @@ export function createDirectory(options: DirectoryOptions): Directory {
   const limits: DirectoryLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const clock = options.clock ?? { now: () => Date.now() };
   const onError = options.onError ?? (() => {});
-  const loader = new DataLoader(options.data, clock, limits.retry, onError);
+  const loader = new DataLoader(options.data, clock, limits.retry, onError, options.sha256);
   const limiter = new TokenBucketLimiter(limits.rateLimit, clock);
   let closed = false;
-  let openApiText: string | undefined;
+  let openApi: FixedBody | undefined;
 
   async function requireData(): Promise<LoadedData> {
     const state = await loader.get();
@@ -161,48 +175,46 @@ export function createDirectory(options: DirectoryOptions): Directory {
       path: '/api/v1/factories',
       get: async (request) => {
         const query = parseQuery<SearchQuery>(SEARCH_PARAMS, checkReadSize(request));
-        return json(searchFactories(await requireData(), query), READ_CACHE_CONTROL);
+        return json(searchFactoriesJson(await requireData(), query), READ_CACHE_CONTROL);
       },
     },
     {
       path: '/api/v1/factories/:id',
       get: async (request) => {
-        parseQuery([], checkReadSize(request));
-        const { id } = validateParams<{ id: string }>([FACTORY_ID_PARAM], { id: pathParam(request, 'id') }, 'text');
-        return json(factoryById(await requireData(), id), READ_CACHE_CONTROL);
+        parseQuery(NO_PARAMS, checkReadSize(request));
+        const { id } = validateParams<{ id: string }>(ID_PARAMS, { id: pathParam(request, 'id') }, 'text');
+        return json(factoryByIdJson(await requireData(), id), READ_CACHE_CONTROL);
       },
     },
     {
       path: '/api/v1/stats',
       get: async (request) => {
-        parseQuery([], checkReadSize(request));
-        return json(registryStats(await requireData()), READ_CACHE_CONTROL);
+        parseQuery(NO_PARAMS, checkReadSize(request));
+        return fixedResponse(request, registryStatsJson(await requireData()), JSON_TYPE, READ_CACHE_CONTROL);
       },
     },
     {
       path: '/directory.json',
       get: async (request) => {
-        parseQuery([], checkReadSize(request));
+        parseQuery(NO_PARAMS, checkReadSize(request));
         const data = await requireData();
         const headers = { etag: data.etag, 'cache-control': EXPORT_CACHE_CONTROL };
         if (notModified(request, data.etag)) return new Response(null, { status: 304, headers });
-        return new Response(exportStream(data), { headers: { ...headers, 'content-type': 'application/json; charset=utf-8' } });
+        return new Response(exportStream(data), { headers: { ...headers, 'content-type': JSON_TYPE } });
       },
     },
     {
       path: '/openapi.json',
       get: (request) => {
-        parseQuery([], checkReadSize(request));
-        openApiText ??= JSON.stringify(openApiDocument());
-        return new Response(openApiText, {
-          headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600' },
-        });
+        parseQuery(NO_PARAMS, checkReadSize(request));
+        openApi ??= fixedBody(JSON.stringify(openApiDocument()));
+        return fixedResponse(request, openApi, JSON_TYPE, 'public, max-age=3600');
       },
     },
     {
       path: '/problems/:code',
       get: (request) => {
-        parseQuery([], checkReadSize(request));
+        parseQuery(NO_PARAMS, checkReadSize(request));
         const code = pathParam(request, 'code');
         if (!isProblemCode(code)) throw new ProblemError('not-found', `no problem type ${JSON.stringify(code)}`);
         const kind = PROBLEMS[code];
@@ -214,8 +226,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
     {
       path: '/submit',
       get: (request) => {
-        const prefill = SUBMISSION_FIELDS.filter((def) => def.name === 'kind' || def.name === 'record_id').map((def) => ({ ...def, required: false }));
-        const values = parseQuery<{ kind?: string; record_id?: string }>(prefill, checkReadSize(request));
+        const values = parseQuery<{ kind?: string; record_id?: string }>(PREFILL_PARAMS, checkReadSize(request));
         return new Response(formPage(values), { headers: PAGE_HEADERS });
       },
     },
@@ -301,15 +312,24 @@ export function createDirectory(options: DirectoryOptions): Directory {
 
 /** Headers every response gets, CORS on public GET reads, and no body for HEAD. */
 function finish(request: Request, response: Response): Response {
-  const headers = new Headers(response.headers);
-  headers.set('x-content-type-options', 'nosniff');
   const method = request.method;
-  if ((method === 'GET' || method === 'HEAD') && isPublicPath(new URL(request.url).pathname)) {
-    for (const [name, value] of Object.entries(CORS_HEADERS)) headers.set(name, value);
-  }
+  const extra: [string, string][] = [['x-content-type-options', 'nosniff']];
+  if ((method === 'GET' || method === 'HEAD') && isPublicPath(new URL(request.url).pathname)) extra.push(...CORS_ENTRIES);
   if (method === 'HEAD' && response.body !== null) {
     response.body.cancel().catch(() => {});
+    const headers = new Headers(response.headers);
+    for (const [name, value] of extra) headers.set(name, value);
     return new Response(null, { status: response.status, statusText: response.statusText, headers });
   }
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  try {
+    // The router's own responses have mutable headers: set them in place rather than copy the
+    // response (a copy per request shows at thousands of requests a second).
+    for (const [name, value] of extra) response.headers.set(name, value);
+    return response;
+  } catch {
+    // Immutable headers (a Response from elsewhere): copy.
+    const headers = new Headers(response.headers);
+    for (const [name, value] of extra) headers.set(name, value);
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
 }

@@ -19,13 +19,18 @@ import { type Dataset, type DatasetHeader, datasetRecordLine, streamDataset } fr
 import { hashPhrase, IndexBuilder, type IndexOptions, type IndexParts } from './index-builder.ts';
 import type { RecordStore } from './record-store.ts';
 import {
+  andBits,
   type Bitset,
+  bitsInto,
+  bitsWindow,
   differenceWindow,
   EMPTY,
   intersectAll,
+  listOf,
   type Postings,
   PostingsCache,
   ScratchPool,
+  toBitset,
   unionAll,
 } from './postings.ts';
 import { foldPhrase, words } from './text.ts';
@@ -51,6 +56,13 @@ export interface SearchResult {
   factories: FactoryRecord[];
 }
 
+/** A page of a search as record positions, for reading the records' stored JSON (`recordJson`). */
+export interface SearchPage {
+  total: number;
+  next_offset: number | null;
+  positions: number[];
+}
+
 /** Counts over the whole directory; every category and contact kind is listed, zeros included. */
 export interface DirectoryStats {
   dataset_date: string;
@@ -63,6 +75,21 @@ export interface DirectoryStats {
   /** Records per source key. */
   by_source: Record<string, number>;
 }
+
+/**
+ * A large set of positions as a bit set and its count. Intersecting two of them costs a step per
+ * 32 records of the directory, where intersecting lists costs a step per member of the shorter:
+ * past a few tens of thousands of members, bit sets win (see `denseFrom`).
+ */
+interface DenseSet {
+  readonly bits: Bitset;
+  readonly size: number;
+}
+
+/** One tier of a ranking: a sorted list, or (for a query over large sets) a dense set. */
+type Tier = Postings | DenseSet;
+
+const sizeOf = (tier: Tier): number => (tier instanceof Int32Array ? tier.length : tier.size);
 
 // A query word this short only matches whole words: expanding "a" or "co" to every word it
 // begins would match most of the directory and tell the user nothing.
@@ -109,6 +136,10 @@ export class DirectoryIndex {
   private readonly scratch = new ScratchPool();
   /** The unions prefixes stand for, kept for the next query: twice the records' worth at most. */
   private readonly unions: PostingsCache;
+  /** Bit sets of kept unions, made when a dense query first needs one (they go with the union). */
+  private readonly unionBits = new WeakMap<Postings, Bitset>();
+  /** Intersections whose every list holds at least this many positions are made of bit sets. */
+  private readonly denseFrom: number;
 
   /**
    * Indexes a dataset held in memory. `options.bitsetFrom` is for tests (see IndexOptions). For a
@@ -119,7 +150,8 @@ export class DirectoryIndex {
     if ('parts' in dataset) parts = dataset.parts;
     else {
       const builder = new IndexBuilder();
-      for (const record of dataset.records) builder.add(record, datasetRecordLine(record));
+      const encoder = new TextEncoder();
+      for (const record of dataset.records) builder.add(record, encoder.encode(datasetRecordLine(record)));
       parts = builder.finish(options);
     }
     this.generated = dataset.generated;
@@ -137,6 +169,7 @@ export class DirectoryIndex {
     this.bySource = parts.bySource;
     this.bits = parts.bits;
     this.unions = new PostingsCache(2 * Math.max(this.size, 1024), 256);
+    this.denseFrom = options.denseFrom ?? Math.max(64, this.size / 64);
   }
 
   /**
@@ -150,27 +183,37 @@ export class DirectoryIndex {
   ): Promise<{ index: DirectoryIndex; header: DatasetHeader }> {
     const { header, records } = await streamDataset(body);
     const builder = new IndexBuilder();
-    for await (const { record, json } of records) {
-      // A line as our writers put it is used as it is; any other spelling is written again.
-      const canonical = json.startsWith(`{"id":${JSON.stringify(record.id)},"name":`) ? json : datasetRecordLine(record);
-      builder.add(record, canonical);
-    }
-    return { index: new DirectoryIndex({ generated: header.generated, parts: builder.finish(options) }), header };
+    for await (const { record, json } of records) builder.add(record, json);
+    return { index: new DirectoryIndex({ generated: header.generated, parts: builder.finish(options) }, options), header };
   }
 
   /** The record with this id, if the directory has one. */
   get(id: string): FactoryRecord | undefined {
+    const position = this.position(id);
+    return position < 0 ? undefined : this.store.get(position);
+  }
+
+  /** The position of the record with this id, or -1. */
+  position(id: string): number {
     // Records are in id order: a binary search needs no second copy of a million ids.
     let low = 0;
     let high = this.size;
     while (low < high) {
       const mid = (low + high) >>> 1;
       const midId = this.store.id(mid);
-      if (midId === id) return this.store.get(mid);
+      if (midId === id) return mid;
       if (midId < id) low = mid + 1;
       else high = mid;
     }
-    return undefined;
+    return -1;
+  }
+
+  /**
+   * The record at `position` as JSON bytes, exactly `JSON.stringify` of what `get` returns (records
+   * are stored that way): a view into the index, not to be changed.
+   */
+  recordJson(position: number): Uint8Array {
+    return this.store.bytes(position);
   }
 
   /** Every record in id order (for the streamed export), read one at a time. */
@@ -192,41 +235,76 @@ export class DirectoryIndex {
 
   /** One page of the records matching `query`, in rank order (see the module comment). */
   search(query: SearchQuery): SearchResult {
+    const { total, next_offset, positions } = this.page(query);
+    return { total, next_offset, factories: positions.map((p) => this.store.get(p)) };
+  }
+
+  /** `search`, with the page as record positions instead of records. */
+  page(query: SearchQuery): SearchPage {
     this.scratch.reset();
     const filters = this.filterLists(query);
     const terms = words(query.q ?? '');
-    // Tiers in rank order: each a sorted list, the later ones supersets of the earlier (the
-    // page takes from each what the earlier ones did not hold).
-    let tiers: Postings[];
+    // Tiers in rank order, each a superset of the one before (the page takes from each what the
+    // earlier ones did not hold); all lists, or all dense sets.
+    let tiers: Tier[];
     if (terms.length === 0) {
       // No words (absent, or only punctuation): every record passes, in id order.
-      tiers = [filters.length > 0 ? intersectAll(filters, this.bitsOf, this.scratch.alloc) : this.all()];
+      if (filters.length === 0) tiers = [this.all()];
+      else tiers = [this.isDense(filters) ? this.and(filters) : intersectAll(filters, this.bitsOf, this.scratch.alloc)];
     } else {
       tiers = this.rankedTiers(terms, filters);
     }
-    const total = tiers[tiers.length - 1]!.length;
+    const total = sizeOf(tiers[tiers.length - 1]!);
     const page: number[] = [];
     let skip = query.offset;
-    let previous: Postings = EMPTY;
+    let previous: Tier = EMPTY;
     for (const tier of tiers) {
-      const own = tier.length - previous.length;
+      const own = sizeOf(tier) - sizeOf(previous);
       if (page.length >= query.limit) break;
       if (skip >= own) skip -= own;
       else {
-        const wanted = query.limit - page.length;
-        const positions =
-          previous.length === 0 ? Array.from(tier.subarray(skip, skip + wanted)) : differenceWindow(tier, previous, skip, wanted);
-        page.push(...positions);
+        page.push(...this.window(tier, previous, skip, query.limit - page.length));
         skip = 0;
       }
       previous = tier;
     }
     const end = query.offset + page.length;
-    return {
-      total,
-      next_offset: end < total && page.length > 0 ? end : null,
-      factories: page.map((p) => this.store.get(p)),
-    };
+    return { total, next_offset: end < total && page.length > 0 ? end : null, positions: page };
+  }
+
+  /** Up to `wanted` positions of `tier` not in `previous` (the tier before it), skipping `skip`. */
+  private window(tier: Tier, previous: Tier, skip: number, wanted: number): number[] {
+    if (!(tier instanceof Int32Array)) {
+      return bitsWindow(tier.bits, sizeOf(previous) === 0 ? undefined : (previous as DenseSet).bits, skip, wanted);
+    }
+    if (sizeOf(previous) === 0) return Array.from(tier.subarray(skip, skip + wanted));
+    return differenceWindow(tier, previous as Postings, skip, wanted);
+  }
+
+  /** True when intersecting `lists` is cheaper on bit sets: two or more, each long. */
+  private isDense(lists: readonly Postings[]): boolean {
+    return lists.length >= 2 && lists.every((list) => list.length >= this.denseFrom);
+  }
+
+  /** `list` as a bit set: its own (long lists), its union's, or one made for this query. */
+  private bitsFor(list: Postings): Bitset {
+    const own = this.bits.get(list) ?? this.unionBits.get(list);
+    if (own !== undefined) return own;
+    if (this.unions.holds(list)) {
+      const bits = toBitset(list, this.size);
+      this.unionBits.set(list, bits);
+      return bits;
+    }
+    return bitsInto(list, this.scratch.allocBits((this.size + 31) >>> 5));
+  }
+
+  /** The positions in every one of `sets` (lists or dense sets), as a dense set. */
+  private and(sets: readonly (Postings | DenseSet)[]): DenseSet {
+    const bits = sets.map((set) => (set instanceof Int32Array ? this.bitsFor(set) : set.bits));
+    const out = this.scratch.allocBits((this.size + 31) >>> 5);
+    let size = andBits(bits[0]!, bits[1] ?? bits[0]!, out);
+    for (let k = 2; k < bits.length && size > 0; k++) size = andBits(out, bits[k]!, out);
+    return { bits: out, size };
   }
 
   private allPositions: Postings | undefined;
@@ -281,10 +359,19 @@ export class DirectoryIndex {
    * every word; name holding every word; the same with the last word completed as a prefix;
    * anywhere (name, city, evidence).
    */
-  private rankedTiers(terms: readonly string[], filters: readonly Postings[]): Postings[] {
+  private rankedTiers(terms: readonly string[], filters: readonly Postings[]): Tier[] {
     const last = terms.length - 1;
     const expansions = terms.map((t, i) => this.expand(t, i === last));
-    const anywhere = intersectAll([...expansions.map((e) => this.lookup(this.anyWord, e)), ...filters], this.bitsOf, this.scratch.alloc);
+    const inputs = [...expansions.map((e) => this.lookup(this.anyWord, e)), ...filters];
+    let anywhere: Postings;
+    if (this.isDense(inputs)) {
+      const dense = this.and(inputs);
+      // Still large: the narrower tiers are made of bit sets too. Small now: lists are cheaper.
+      if (dense.size >= this.denseFrom) return this.denseTiers(terms, expansions, dense);
+      anywhere = listOf(dense.bits, dense.size, this.scratch.alloc);
+    } else {
+      anywhere = intersectAll(inputs, this.bitsOf, this.scratch.alloc);
+    }
     if (anywhere.length === 0) return [EMPTY];
     // Each name tier is a subset of the one after it, and a word in the name is also in
     // "anywhere". With one word and no filter the tiers are the posting lists themselves.
@@ -292,18 +379,40 @@ export class DirectoryIndex {
     const completed = simple
       ? this.lookup(this.nameWord, expansions[0]!)
       : intersectAll([anywhere, ...expansions.map((e) => this.lookup(this.nameWord, e))], this.bitsOf, this.scratch.alloc);
-    const expanded = expansions[last]!.length > 1 || expansions[last]![0] !== terms[last];
+    const expanded = this.isExpanded(terms, expansions);
     const exactLast = this.nameWord.get(terms[last]!) ?? EMPTY;
     const whole = !expanded ? completed : simple ? exactLast : intersectAll([completed, exactLast], this.bitsOf, this.scratch.alloc);
     const first = this.firstWord.get(terms[0]!) ?? EMPTY;
     const startsWith = simple ? first : whole.length === 0 ? EMPTY : intersectAll([whole, first], this.bitsOf, this.scratch.alloc);
+    return [Int32Array.from(this.exactNames(terms, startsWith)), startsWith, whole, completed, anywhere];
+  }
+
+  /** The tiers of `rankedTiers` as dense sets, when even the widest holds many records. */
+  private denseTiers(terms: readonly string[], expansions: readonly string[][], anywhere: DenseSet): Tier[] {
+    const completed = this.and([anywhere, ...expansions.map((e) => this.lookup(this.nameWord, e))]);
+    const exactLast = this.nameWord.get(terms[terms.length - 1]!) ?? EMPTY;
+    const whole = this.isExpanded(terms, expansions) ? this.and([completed, exactLast]) : completed;
+    const startsWith = this.and([whole, this.firstWord.get(terms[0]!) ?? EMPTY]);
+    const exact = Int32Array.from(this.exactNames(terms, listOf(startsWith.bits, startsWith.size, this.scratch.alloc)));
+    const exactSet = { bits: bitsInto(exact, this.scratch.allocBits(startsWith.bits.length)), size: exact.length };
+    return [exactSet, startsWith, whole, completed, anywhere];
+  }
+
+  /** True when the last word stands for more than itself (it was completed as a prefix). */
+  private isExpanded(terms: readonly string[], expansions: readonly string[][]): boolean {
+    const last = expansions[expansions.length - 1]!;
+    return last.length > 1 || last[0] !== terms[terms.length - 1];
+  }
+
+  /** The candidates whose folded name is exactly the query's words. */
+  private exactNames(terms: readonly string[], candidates: Postings): number[] {
     const phrase = terms.join(' ');
     const hash = hashPhrase(phrase);
     const exact: number[] = [];
-    for (const p of startsWith) {
+    for (const p of candidates) {
       // The hash rules out nearly every candidate; the few left are read to be sure.
       if (this.nameHash[p] === hash && foldPhrase(this.store.get(p).name) === phrase) exact.push(p);
     }
-    return [Int32Array.from(exact), startsWith, whole, completed, anywhere];
+    return exact;
   }
 }

@@ -14,11 +14,125 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { DEFAULT_DATASET_URL } from '../dataset.ts';
 import { createDirectory } from '../router.ts';
 import { MemorySubmissionStore } from '../submissions/store.ts';
-import { fixtureText } from '../testing/fixtures.ts';
+import { fixtureText, textSource } from '../testing/fixtures.ts';
 import { serviceSuite, socketTarget } from '../testing/service-suite.ts';
-import { fileDataSource, serveNode } from './node.ts';
+import { fileDataSource, nodeSha256, serveNode } from './node.ts';
 
 serviceSuite('node:http', socketTarget(serveNode));
+
+/** Serves `handler` on a free port for the length of `fn`. */
+async function withServer(handler: (request: Request) => Promise<Response>, fn: (url: string) => Promise<void>): Promise<void> {
+  const server = await serveNode(handler, '127.0.0.1', 0);
+  try {
+    await fn(server.url);
+  } finally {
+    await server.close(100);
+  }
+}
+
+test('node adapter: a body in one piece goes out with its length; a stream arrives whole, in order', () => {
+  const piece = (i: number): Uint8Array => new Uint8Array(64 * 1024).fill(i % 251);
+  return withServer(
+    async (request) => {
+      if (new URL(request.url).pathname === '/one') return new Response('{"one":1}', { headers: { 'content-type': 'application/json' } });
+      let i = 0;
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (i === 200) controller.close();
+            else controller.enqueue(piece(i++));
+          },
+        }),
+      );
+    },
+    async (url) => {
+      const one = await fetch(`${url}/one`);
+      assert.equal(one.headers.get('content-length'), '9');
+      assert.equal(one.headers.get('content-type'), 'application/json');
+      assert.equal(await one.text(), '{"one":1}');
+      const many = await fetch(`${url}/many`);
+      assert.equal(many.headers.get('content-length'), null);
+      const bytes = new Uint8Array(await many.arrayBuffer());
+      assert.equal(bytes.length, 200 * 64 * 1024);
+      for (let i = 0; i < 200; i++) assert.equal(bytes[i * 64 * 1024 + 5], i % 251, `chunk ${i}`);
+    },
+  );
+});
+
+test('node adapter: a client that goes away cancels the body and aborts the request', () => {
+  let cancelled!: () => void;
+  const cancel = new Promise<void>((resolve) => (cancelled = resolve));
+  let signal: AbortSignal | undefined;
+  const finished: AbortSignal[] = [];
+  return withServer(
+    async (request) => {
+      if (new URL(request.url).pathname === '/small') {
+        finished.push(request.signal);
+        return new Response('ok');
+      }
+      signal = request.signal;
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            controller.enqueue(new Uint8Array(256 * 1024));
+          },
+          cancel() {
+            cancelled();
+          },
+        }),
+      );
+    },
+    async (url) => {
+      assert.equal(await (await fetch(`${url}/small`)).text(), 'ok');
+      const abort = new AbortController();
+      const response = await fetch(`${url}/endless`, { signal: abort.signal });
+      const reader = response.body!.getReader();
+      await reader.read();
+      abort.abort();
+      await Promise.race([
+        cancel,
+        new Promise((_, reject) => setTimeout(() => reject(new Error('the body was not cancelled')), 5000)),
+      ]);
+      for (let i = 0; i < 50 && !signal?.aborted; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal(signal?.aborted, true, 'the request of the client that left is aborted');
+      assert.equal(finished[0]!.aborted, false, 'a request answered in full is not');
+    },
+  );
+});
+
+test('node:crypto hashes the dataset to the same ETag as the core\'s hasher', async () => {
+  const etags: string[] = [];
+  for (const sha256 of [undefined, nodeSha256]) {
+    const directory = createDirectory({ data: textSource(fixtureText()), submissions: new MemorySubmissionStore(), ...(sha256 ? { sha256 } : {}) });
+    const response = await directory.fetch(new Request('http://x/directory.json', { method: 'HEAD' }));
+    etags.push(response.headers.get('etag') ?? '');
+  }
+  assert.match(etags[0]!, /^"[0-9a-f]{32}-e1"$/);
+  assert.equal(etags[1], etags[0]);
+});
+
+test('node adapter: a body that fails half-way cuts the connection instead of ending cleanly', () =>
+  withServer(
+    async () => {
+      let sent = false;
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent) controller.error(new Error('the source failed'));
+            else {
+              sent = true;
+              controller.enqueue(new Uint8Array(1024));
+              controller.enqueue(new Uint8Array(1024));
+            }
+          },
+        }),
+      );
+    },
+    async (url) => {
+      // Whether the headers got out before the cut or not, the client never sees a complete answer.
+      await assert.rejects(async () => (await fetch(url)).arrayBuffer());
+    },
+  ));
 
 const mesh = fileURLToPath(new URL('../../bin/mesh.js', import.meta.url));
 

@@ -1,18 +1,18 @@
 /**
  * The directory on Node: `node:http` in front of the fetch-style router, streaming both ways
  * (request bodies reach the router as streams, so the body limit holds before anything is
- * buffered; responses are piped with backpressure, and a client that goes away cancels the
- * export), and the `mesh directory` command around it.
+ * buffered; responses are written from their body's reader with backpressure, and a client that
+ * goes away cancels the export), and the `mesh directory` command around it.
  */
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_DATASET_URL } from '../dataset.ts';
-import type { DataSource } from '../http/data-source.ts';
+import type { DataSource, Sha256Hasher } from '../http/data-source.ts';
 import { clientKeyOf } from '../http/rate-limit.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
@@ -31,11 +31,25 @@ export interface NodeServer {
 /** Where submissions go when `--submissions` is not given. */
 export const DEFAULT_SUBMISSIONS_DIR = join(homedir(), '.mesh', 'directory', 'submissions');
 
-/** A data source reading a dataset file. Opening first makes a missing file fail at once, not mid-stream. */
+/**
+ * A data source reading a dataset file. Opening first makes a missing file fail at once, not
+ * mid-stream. Reads of 1 MiB rather than the default 64 KiB: a million records load a second faster.
+ */
 export function fileDataSource(path: string): DataSource {
   return async () => {
     const handle = await open(path, 'r');
-    return Readable.toWeb(handle.createReadStream()) as ReadableStream<Uint8Array>;
+    return Readable.toWeb(handle.createReadStream({ highWaterMark: 1 << 20 })) as ReadableStream<Uint8Array>;
+  };
+}
+
+/** node:crypto's SHA-256 as the directory's hasher for its ETag (several times the WebAssembly one's speed). */
+export function nodeSha256(): Sha256Hasher {
+  const hash = createHash('sha256');
+  return {
+    update: (data) => {
+      hash.update(data);
+    },
+    digest: () => new Uint8Array(hash.digest()),
   };
 }
 
@@ -50,27 +64,71 @@ function toRequest(req: IncomingMessage, fallbackOrigin: string, signal: AbortSi
     url = new URL(req.url ?? '/', fallbackOrigin);
   }
   const method = req.method ?? 'GET';
-  const hasBody = method !== 'GET' && method !== 'HEAD';
+  // GET and HEAD carry no body: no stream is made for them (most requests).
+  if (method === 'GET' || method === 'HEAD') return new Request(url, { method, headers, signal });
   return new Request(url, {
     method,
     headers,
     signal,
-    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
+    body: Readable.toWeb(req) as ReadableStream<Uint8Array>,
+    duplex: 'half',
   } as RequestInit);
 }
 
+/** Resolves true once `res` can take more, false if the client went away first. */
+function drained(res: ServerResponse): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean): void => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = (): void => done(true);
+    const onClose = (): void => done(false);
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
+}
+
+/**
+ * Writes `response` to `res` straight from its body's reader, without converting web streams to
+ * Node streams (that conversion and its pipeline cost more than the rest of a search). A body that
+ * arrives in one chunk (every answer but the export) is written with one `end`, which also gives it a
+ * Content-Length; a longer one is written chunk by chunk, waiting for `drain`, and cancelled if the
+ * client goes away.
+ */
 async function send(res: ServerResponse, response: Response): Promise<void> {
-  res.statusCode = response.status;
-  for (const [name, value] of response.headers) res.setHeader(name, value);
+  const head: string[] = [];
+  response.headers.forEach((value, name) => {
+    head.push(name, value);
+  });
   if (response.body === null) {
-    res.end();
+    res.writeHead(response.status, head).end();
     return;
   }
-  try {
-    await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>), res);
-  } catch {
-    // The client went away mid-body; pipeline has already cancelled the response stream.
+  const reader = response.body.getReader();
+  const first = await reader.read();
+  const second = first.done ? first : await reader.read();
+  if (second.done) {
+    // Node sends a body after an explicit writeHead in chunks unless told its length.
+    if (first.value !== undefined && !response.headers.has('content-length')) head.push('content-length', String(first.value.length));
+    res.writeHead(response.status, head).end(first.value);
+    return;
   }
+  res.writeHead(response.status, head);
+  let chunk: Uint8Array = first.value!;
+  let next: ReadableStreamReadResult<Uint8Array> = second;
+  for (;;) {
+    if (res.destroyed || (!res.write(chunk) && !(await drained(res)))) {
+      // The client went away: stop producing the rest.
+      await reader.cancel().catch(() => {});
+      return;
+    }
+    if (next.done) break;
+    chunk = next.value;
+    next = await reader.read();
+  }
+  res.end();
 }
 
 /** Serves `handler` on `host:port`; resolves once listening. */
@@ -78,7 +136,11 @@ export function serveNode(handler: FetchHandler, host: string, port: number): Pr
   let base = origin(host, port);
   const server = createServer((req, res) => {
     const abort = new AbortController();
-    res.on('close', () => abort.abort());
+    // Aborted only for a client that leaves before its answer is written: an AbortError is costly
+    // to make, and every finished response also ends with 'close'.
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
     let request: Request;
     try {
       request = toRequest(req, base, abort.signal);
@@ -89,8 +151,13 @@ export function serveNode(handler: FetchHandler, host: string, port: number): Pr
     }
     handler(request, { clientKey: clientKeyOf(req.socket.remoteAddress) })
       .then((response) => send(res, response))
-      .catch(() => {
-        if (!res.headersSent) res.statusCode = 500;
+      .catch((error: unknown) => {
+        if (res.headersSent) {
+          // A body that fails half-way must not look complete: cut the connection.
+          res.destroy(error as Error);
+          return;
+        }
+        res.statusCode = 500;
         res.end();
       });
   });
@@ -135,6 +202,7 @@ export async function runDirectoryCommand(args: string[]): Promise<number> {
   const store = await FileSubmissionStore.open(options.submissions ? resolve(options.submissions) : DEFAULT_SUBMISSIONS_DIR);
   const directory = createDirectory({
     data: fileDataSource(dataPath),
+    sha256: nodeSha256,
     submissions: store,
     limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst } },
     onError: (error) => process.stderr.write(`directory: ${(error as Error)?.message ?? String(error)}\n`),

@@ -68,6 +68,27 @@ function readResponses(ok: JsonSchema): JsonSchema {
   };
 }
 
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'The ETag of the copy the client holds.',
+  schema: { type: 'string' },
+};
+
+/** The responses of a read whose body carries a strong ETag: readResponses and 304. */
+function conditionalResponses(description: string, body: JsonSchema, etag: string): JsonSchema {
+  return {
+    ...readResponses(
+      json(description, body, {
+        ETag: { description: etag, schema: { type: 'string' } },
+        'Cache-Control': { description: 'How long a copy may be used before revalidating.', schema: { type: 'string' } },
+      }),
+    ),
+    '304': { description: 'The copy named in If-None-Match is current.' },
+  };
+}
+
 /** The submission body's schema: the field rules, then each kind's rules as if/then. */
 function submissionRequestSchema(): JsonSchema {
   const rules = SUBMISSION_KINDS.map((kind) => {
@@ -128,7 +149,9 @@ export function openApiDocument(): JsonSchema {
         get: {
           operationId: 'registryStats',
           summary: 'Registry statistics',
-          responses: readResponses(json('Counts by country, category, contact kind and source.', schema('Stats'))),
+          description: 'They change only with the dataset: send the ETag back in If-None-Match to revalidate (304).',
+          parameters: [IF_NONE_MATCH],
+          responses: conditionalResponses('Counts by country, category, contact kind and source.', schema('Stats'), 'Strong validator of these counts.'),
         },
       },
       '/directory.json': {
@@ -138,24 +161,8 @@ export function openApiDocument(): JsonSchema {
           description:
             'The whole directory for local filtering, streamed. Send the ETag back in If-None-Match to refresh cheaply (304). ' +
             'The header carries attribution and use rules; the export is itself a dataset file that mesh directory can serve.',
-          parameters: [
-            {
-              name: 'If-None-Match',
-              in: 'header',
-              required: false,
-              description: 'The ETag of the copy the client holds.',
-              schema: { type: 'string' },
-            },
-          ],
-          responses: {
-            ...readResponses(
-              json('The export.', schema('Export'), {
-                ETag: { description: 'Strong validator of this export.', schema: { type: 'string' } },
-                'Cache-Control': { description: 'How long a copy may be used before revalidating.', schema: { type: 'string' } },
-              }),
-            ),
-            '304': { description: 'The copy named in If-None-Match is current.' },
-          },
+          parameters: [IF_NONE_MATCH],
+          responses: conditionalResponses('The export.', schema('Export'), 'Strong validator of this export.'),
         },
       },
       '/api/v1/submissions': {

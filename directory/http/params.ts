@@ -8,21 +8,7 @@
  * const query = parseQuery([limit], new URLSearchParams('limit=5')); // { limit: 5 }
  * paramSchema(limit); // { type: 'integer', minimum: 1, maximum: 100, default: 20, description: … }
  */
-import {
-  coerce,
-  defaulted,
-  enums,
-  integer,
-  max,
-  min,
-  object,
-  optional,
-  pattern,
-  refine,
-  string,
-  type Struct,
-  StructError,
-} from 'superstruct';
+import { coerce, enums, integer, max, min, pattern, refine, string, type Struct } from 'superstruct';
 import { type FieldError, ProblemError } from './problem.ts';
 
 /** A JSON Schema object (the subset this project writes). */
@@ -170,16 +156,16 @@ export function openApiParameter(def: ParamDef, location: 'query' | 'path'): Jso
   return { name: def.name, in: location, required: location === 'path' || def.required, description, schema };
 }
 
-/** A superstruct object of several parameters: absent optional ones take their default. */
-export function paramsStruct(defs: readonly ParamDef[], source: ValueSource): Struct<Record<string, unknown>, unknown> {
-  const shape: Record<string, Struct<unknown, unknown>> = {};
-  for (const def of defs) {
-    const one = paramStruct(def, source);
-    if (def.required) shape[def.name] = one;
-    else if (def.type === 'integer' && def.default !== undefined) shape[def.name] = defaulted(one, def.default);
-    else shape[def.name] = optional(one);
+// The names of a list of definitions, made once per list.
+const namesOf = new WeakMap<readonly ParamDef[], ReadonlySet<string>>();
+
+function knownNames(defs: readonly ParamDef[]): ReadonlySet<string> {
+  let names = namesOf.get(defs);
+  if (names === undefined) {
+    names = new Set(defs.map((d) => d.name));
+    namesOf.set(defs, names);
   }
-  return object(shape) as Struct<Record<string, unknown>, unknown>;
+  return names;
 }
 
 /** The JSON Schema of an object holding `defs` (an MCP tool's input schema). */
@@ -202,7 +188,7 @@ export function validateParams<T>(
   source: ValueSource,
   code: 'invalid-parameter' | 'invalid-body' = 'invalid-parameter',
 ): T {
-  const known = new Set(defs.map((d) => d.name));
+  const known = knownNames(defs);
   const unknown = Object.keys(values).filter((name) => !known.has(name));
   if (unknown.length > 0) {
     const what = code === 'invalid-body' ? 'field' : 'parameter';
@@ -214,29 +200,36 @@ export function validateParams<T>(
       { errors: unknown.map((name) => ({ name, detail: `unknown ${what}` })) },
     );
   }
-  const [error, value] = paramsStruct(defs, source).validate(values, { coerce: true });
-  if (error) throw invalidValues(defs, values, error, code);
-  return value as T;
+  // Each value given is checked by its own parameter's validator; one not given takes its
+  // default. A request names two or three of the parameters: validating an object of all of them
+  // cost more than the search.
+  const out: Record<string, unknown> = {};
+  const errors: FieldError[] = [];
+  for (const def of defs) {
+    const given = values[def.name];
+    if (given === undefined) {
+      if (def.required) errors.push({ name: def.name, detail: `${def.name} is required` });
+      else if (def.type === 'integer' && def.default !== undefined) out[def.name] = def.default;
+      continue;
+    }
+    const [error, value] = valueStruct(def, source).validate(given, { coerce: true });
+    if (error) errors.push({ name: def.name, detail: `${def.name} ${describeRule(def)}, got ${JSON.stringify(given)}` });
+    else out[def.name] = value;
+  }
+  if (errors.length > 0) throw new ProblemError(code, errors.map((e) => e.detail).join('; '), { errors });
+  return out as T;
 }
 
-function invalidValues(
-  defs: readonly ParamDef[],
-  values: Record<string, unknown>,
-  error: StructError,
-  code: 'invalid-parameter' | 'invalid-body',
-): ProblemError {
-  const errors: FieldError[] = [];
-  const seen = new Set<string>();
-  for (const failure of error.failures()) {
-    const name = String(failure.path[0] ?? '');
-    const def = defs.find((d) => d.name === name);
-    if (!def || seen.has(name)) continue;
-    seen.add(name);
-    const given = values[name];
-    const detail = given === undefined ? `${name} is required` : `${name} ${describeRule(def)}, got ${JSON.stringify(given)}`;
-    errors.push({ name, detail });
+// The validator of one parameter, built once per definition: building one costs more than running it.
+const valueStructs = { text: new WeakMap<ParamDef, Struct<unknown, unknown>>(), json: new WeakMap<ParamDef, Struct<unknown, unknown>>() };
+
+function valueStruct(def: ParamDef, source: ValueSource): Struct<unknown, unknown> {
+  let struct = valueStructs[source].get(def);
+  if (struct === undefined) {
+    struct = paramStruct(def, source);
+    valueStructs[source].set(def, struct);
   }
-  return new ProblemError(code, errors.map((e) => e.detail).join('; '), { errors });
+  return struct;
 }
 
 /**

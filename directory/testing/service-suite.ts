@@ -255,6 +255,27 @@ export function serviceSuite(label: string, start: StartTarget): void {
     assert.equal(await head.text(), '');
   });
 
+  t('stats and /openapi.json carry a strong ETag; a current copy gets 304 without a body', async ({ get }) => {
+    for (const path of ['/api/v1/stats', '/openapi.json']) {
+      const response = await get(path);
+      assert.equal(response.status, 200, path);
+      const etag = response.headers.get('etag');
+      assert.match(etag ?? '', /^"[0-9a-f]{32}"$/, path);
+      const text = await response.text();
+      const again = await get(path);
+      assert.equal(again.headers.get('etag'), etag, `${path}: the same body, the same tag`);
+      assert.equal(await again.text(), text);
+      const cached = await get(path, { headers: { 'if-none-match': `W/${etag}` } });
+      assert.equal(cached.status, 304, path);
+      assert.equal(cached.headers.get('etag'), etag);
+      assert.equal(cached.headers.get('access-control-allow-origin'), '*');
+      assert.equal(await cached.text(), '');
+      const stale = await get(path, { headers: { 'if-none-match': '"0000"' } });
+      assert.equal(stale.status, 200);
+      assert.equal(await stale.text(), text);
+    }
+  });
+
   t('/openapi.json is OpenAPI 3.1.0, version 1.1.0, with every operation and the five statuses', async ({ get }) => {
     const doc = (await ok(await get('/openapi.json'))) as {
       openapi: string;
