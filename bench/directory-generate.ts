@@ -20,23 +20,12 @@ import { assignCategories, evidenceFromText, NaicsMap, sortEvidence } from '../d
 import { frsFacilityUrl } from '../directory/import/epa-frs.ts';
 import { exhibitorSourceKey } from '../directory/import/exhibitors.ts';
 import type { CategoryEvidence, Contact, FactoryRecord, SourceRef } from '../directory/record.ts';
+import { seededRandom } from './random.ts';
 
 /** Bumped whenever the output for a given (records, seed) changes, so cached files are rebuilt. */
 export const GENERATOR_VERSION = 1;
 
 const RETRIEVED = '2026-11-21';
-
-/** mulberry32: a small, fast, seedable generator; statistical quality is ample for test data. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A seed for one record, mixing the dataset seed, the record kind and its index. */
 function mix(...parts: number[]): number {
@@ -236,7 +225,7 @@ function exhibitorRecord(id: string, rng: Rng, v: Vocab): FactoryRecord {
 
 /** The ids of each kind, in the dataset's (code unit) order: `cn-` < `epa-` < `wd-`. */
 function idLists(records: number, seed: number): { cn: string[]; epa: string[]; wd: string[] } {
-  const rng = random(mix(seed, 0));
+  const rng = seededRandom(mix(seed, 0));
   const nEpa = Math.round(records * 0.6);
   const nWd = Math.round(records * 0.15);
   const nCn = records - nEpa - nWd;
@@ -258,11 +247,11 @@ function idLists(records: number, seed: number): { cn: string[]; epa: string[]; 
 
 /** The made-up brand words of a seed, most common first (the benchmark picks rare ones from the end). */
 export function generatedBrands(seed: number): string[] {
-  return syllableWords(random(mix(seed, 1)), 40000);
+  return syllableWords(seededRandom(mix(seed, 1)), 40000);
 }
 
 async function vocabulary(seed: number): Promise<Vocab> {
-  const rng = random(mix(seed, 3));
+  const rng = seededRandom(mix(seed, 3));
   const map = NaicsMap.parse(await readFile(new URL('../directory/data/naics-category-map.json', import.meta.url), 'utf8'));
   const codes = ['332710', '332721', '332322', '326199', '333511', '334418', '335931', '336320', '332813', '332812', '33271'];
   return {
@@ -293,7 +282,7 @@ export async function* generateRecords(records: number, seed: number): AsyncGene
     [ids.epa, epaRecord],
     [ids.wd, wikidataRecord],
   ] as const) {
-    for (const id of kind) yield make(id, random(mix(seed, 2, k++)), v);
+    for (const id of kind) yield make(id, seededRandom(mix(seed, 2, k++)), v);
   }
 }
 
