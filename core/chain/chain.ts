@@ -106,6 +106,8 @@ export class Chain {
   #base: number;
   readonly #side = new Map<string, Block>();
   readonly #invalid = new Set<string>();
+  // Blocks whose header signature was checked on arrival (bounded like the side blocks).
+  readonly #verified = new Set<string>();
   // First header seen per (producer, height), to spot equivocation.
   readonly #signedAt = new Map<string, SignedHeader & { hash: string }>();
   readonly #listeners = new Set<(event: ChainEvent) => void>();
@@ -367,6 +369,8 @@ export class Chain {
     const key = `${toHex(h.producer)}:${h.height}`;
     const seen = this.#signedAt.get(key);
     const hash = toHex(block.hash);
+    this.#verified.add(hash);
+    if (this.#verified.size > MAX_SIDE_BLOCKS) this.#verified.delete(this.#verified.values().next().value!);
     if (seen === undefined) {
       this.#signedAt.set(key, { header: h, signature: block.signature, hash });
       if (this.#signedAt.size > MAX_SIDE_BLOCKS) this.#signedAt.delete(this.#signedAt.keys().next().value!);
@@ -400,7 +404,7 @@ export class Chain {
     const forkBlock = (await this.blockAt(forkHeight))!;
     for (const block of branch) {
       try {
-        await verifyBlockSignatures(block, this.params);
+        await verifyBlockSignatures(block, this.params, { headerVerified: this.#verified.has(toHex(block.hash)) });
       } catch (error) {
         this.#reject(block, error);
         throw error;

@@ -153,6 +153,20 @@ function one(node: Uint8Array, direction: Direction, counterparty: Uint8Array | 
   return { node, direction, counterparty, earned: 0n, spent: 0n, interaction: null };
 }
 
+// A payment for work: the host earns it less the burn, the payer spends it gross.
+function paid(
+  host: Uint8Array,
+  payer: Uint8Array,
+  gross: bigint,
+  burn: bigint,
+  roles: readonly [Interaction, Interaction] | null,
+): Involvement[] {
+  return [
+    { node: host, direction: 'in', counterparty: payer, earned: gross - burn, spent: 0n, interaction: roles?.[0] ?? null },
+    { node: payer, direction: 'out', counterparty: host, earned: 0n, spent: gross, interaction: roles?.[1] ?? null },
+  ];
+}
+
 function pair(from: Uint8Array, to: Uint8Array): Involvement[] {
   if (bytesEqual(from, to)) return [one(from, 'self', to)];
   return [one(from, 'out', to), one(to, 'in', from)];
@@ -249,10 +263,7 @@ const APPLY: Appliers = {
       kind: 'JobSettle',
       amount: b.cost,
       burned: burn,
-      involved: [
-        { node: b.sender, direction: 'in', counterparty: job.payer, earned: b.cost - burn, spent: 0n, interaction: 'job-hosted' },
-        { node: job.payer, direction: 'out', counterparty: b.sender, earned: 0n, spent: b.cost, interaction: 'job-paid' },
-      ],
+      involved: paid(b.sender, job.payer, b.cost, burn, ['job-hosted', 'job-paid']),
     };
   },
 
@@ -310,10 +321,7 @@ const APPLY: Appliers = {
       kind: 'Heartbeat',
       amount,
       burned: burn,
-      involved: [
-        { node: b.sender, direction: 'in', counterparty: b.cell, earned: amount - burn, spent: 0n, interaction: 'heartbeat-hosted' },
-        { node: b.cell, direction: 'out', counterparty: b.sender, earned: 0n, spent: amount, interaction: 'heartbeat-paid' },
-      ],
+      involved: paid(b.sender, b.cell, amount, burn, ['heartbeat-hosted', 'heartbeat-paid']),
     };
   },
 
@@ -353,10 +361,7 @@ const APPLY: Appliers = {
       kind: 'ChannelClose',
       amount: b.cumulative,
       burned: burn,
-      involved: [
-        { node: b.sender, direction: 'in', counterparty: channel.payer, earned: b.cumulative - burn, spent: 0n, interaction: null },
-        { node: channel.payer, direction: 'out', counterparty: b.sender, earned: 0n, spent: b.cumulative, interaction: null },
-      ],
+      involved: paid(b.sender, channel.payer, b.cumulative, burn, null),
     };
   },
 
