@@ -4,6 +4,7 @@ import { rejectsAsync } from '../../test/assert.ts';
 import { toHex } from '../encoding/hex.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { InvalidBlockError, signBlock } from '../ledger/block.ts';
+import { LedgerState } from '../ledger/state.ts';
 import { devnet } from '../ledger/params.ts';
 import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
 import { Chain, ForkChoiceError, type ChainEvent } from './chain.ts';
@@ -213,14 +214,61 @@ test('light node: starts from a snapshot checked against the checkpoint state_ro
   await mine(full, A, 1, [await tx(A, { kind: 'Transfer', nonce: 1, to: B.publicKey, amount: 3n })]);
   const snapshot = await full.snapshotAt(4);
   assert.equal(snapshot.block.header.height, 4);
+  const checkpoint = (await full.hashAt(4))!;
   const tampered = { ...snapshot, entries: snapshot.entries.map(([k, v], i) => [k, i === 0 ? v.map((b) => b ^ 1) : v] as const) };
-  await rejectsAsync(() => Chain.openFromSnapshot({ store: new MemoryStore(), params }, tampered), ForkChoiceError, 'snapshot-root');
-  const light = await Chain.openFromSnapshot({ store: new MemoryStore(), params, retainBlocks: 5 }, snapshot);
+  await rejectsAsync(() => Chain.openFromSnapshot({ store: new MemoryStore(), params }, tampered, checkpoint), ForkChoiceError, 'snapshot-root');
+  // A peer cannot pick the block either: a self-signed block over a made-up state is refused.
+  const forgedState = LedgerState.fromEntries(snapshot.entries);
+  forgedState.setAccount(C.publicKey, { ...forgedState.account(C.publicKey), balance: 10n ** 30n });
+  const forgedBlock = await signBlock(
+    params.network,
+    { height: 5_000, prev_hash: new Uint8Array(32), timestamp_ms: 1, producer: C.publicKey, state_root: forgedState.stateRoot() },
+    [],
+    C,
+  );
+  const forged = { block: forgedBlock, entries: forgedState.entries() };
+  await rejectsAsync(() => Chain.openFromSnapshot({ store: new MemoryStore(), params }, forged, checkpoint), ForkChoiceError, 'snapshot-checkpoint');
+  const light = await Chain.openFromSnapshot({ store: new MemoryStore(), params, retainBlocks: 5 }, snapshot, checkpoint);
   assert.equal(light.mode, 'light');
   assert.equal(light.tip.height, 4);
   assert.equal(await light.addBranch(await full.blocksFrom(5, 500)), 'extended');
   assert.equal(toHex(light.state.stateRoot()), toHex(full.state.stateRoot()));
   assert.equal(light.state.account(B.publicKey).balance, 3n);
+});
+
+test('fork choice: a tampered copy relayed first does not make the genuine block invalid', async () => {
+  const { local, other } = await forked(1);
+  const pay = await tx(B, { kind: 'Transfer', nonce: 1, to: C.publicKey, amount: 1n });
+  await local.addBlock((await mine(other, B, 1))[0]!);
+  const [genuine] = await mine(other, B, 1, [pay]);
+  const child = await nextBlock(other, B);
+  await other.addBlock(child);
+  const stripped = { ...genuine!, signature: new Uint8Array(64) };
+  await rejectsAsync(() => local.addBlock(stripped), InvalidBlockError, 'bad-block-signature');
+  const flipped = await tx(B, { kind: 'Transfer', nonce: 1, to: C.publicKey, amount: 2n });
+  const swapped = { ...genuine!, txs: [genuine!.txs[0]!, flipped] };
+  await rejectsAsync(() => local.addBlock(swapped), InvalidBlockError, 'bad-tx-root');
+  // The genuine chain is still accepted, block by block and as a branch.
+  assert.equal(await local.addBlock(genuine!), 'extended');
+  assert.equal(await local.addBranch([child]), 'extended');
+  assert.equal(toHex(local.tip.hash), toHex(child.hash));
+});
+
+test('fork choice: a branch longer than a sync response is refused', async () => {
+  const local = await openChain();
+  const blocks = new Array(501).fill((await mine(await openChain(), A, 1))[0]);
+  await rejectsAsync(() => local.addBranch(blocks), ForkChoiceError, 'branch-too-long');
+});
+
+test('light node: a branch longer than the retention window leaves only the retained blocks', async () => {
+  const light = await openChain({ mode: 'light', retainBlocks: 3 });
+  const full = await openChain();
+  await mine(full, A, 8);
+  assert.equal(await light.addBranch(await full.blocksFrom(1, 500)), 'extended');
+  assert.equal(light.base, 6);
+  assert.isUndefined(await light.blockAt(5));
+  assert.deepEqual((await light.blocksFrom(0, 500)).map((b) => b.header.height), [6, 7, 8]);
+  assert.deepEqual((await light.transactions(A.publicKey)).map((t) => t.height), [8, 7, 6]);
 });
 
 test('read models: itemized transactions newest first with limit and before cursor', async () => {

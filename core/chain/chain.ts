@@ -20,9 +20,9 @@ import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
 import { verify } from '../crypto/ed25519.ts';
 import type { TxEffect } from '../ledger/apply.ts';
-import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
+import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, txRoot, type Block, type BlockEvent } from '../ledger/block.ts';
 import { blockSigningBytes, type SignedHeader } from '../ledger/header.ts';
-import { LIGHT_RETENTION_BLOCKS, type ChainParams } from '../ledger/params.ts';
+import { LIGHT_RETENTION_BLOCKS, MAX_TXS_PER_BLOCK, type ChainParams } from '../ledger/params.ts';
 import { LedgerState, type Change } from '../ledger/state.ts';
 import { applyVerifiedBlock, verifyBlockSignatures, type Applied, type ParentInfo } from '../ledger/validate.ts';
 import { prefixRange, type KeyValueStore } from '../store/kv.ts';
@@ -91,6 +91,17 @@ const undoCodec = struct(
   'undo',
 );
 
+// The checks a relay could break without the producer's key: the transactions against the header.
+function checkContents(block: Block): void {
+  const h = block.header;
+  if (block.txs.length > MAX_TXS_PER_BLOCK || h.tx_count !== block.txs.length) {
+    throw new InvalidBlockError('bad-tx-count', `header says ${h.tx_count} transactions, block has ${block.txs.length}`);
+  }
+  if (!bytesEqual(h.tx_root, txRoot(block.txs.map((t) => t.id)))) {
+    throw new InvalidBlockError('bad-tx-root', `block ${h.height}: tx_root does not match the transactions`);
+  }
+}
+
 function info(block: Block): TipInfo {
   return { height: block.header.height, hash: block.hash, timestampMs: block.header.timestamp_ms, block };
 }
@@ -157,13 +168,22 @@ export class Chain {
   }
 
   /**
-   * Starts a light node from a peer's snapshot: the snapshot's state must hash to its block's
-   * state_root, and the block must be signed by its producer; `store` must be empty.
+   * Starts a light node from a peer's snapshot at the checkpoint `trustedHash` — a block the caller
+   * already knows is on the best chain (from the headers its peers agree on, or a configured
+   * checkpoint), never one the serving peer chose. The block must be that one, and the snapshot's
+   * state must hash to its state_root; `store` must be empty.
    */
-  static async openFromSnapshot(options: ChainOptions, snapshot: Snapshot): Promise<Chain> {
+  static async openFromSnapshot(options: ChainOptions, snapshot: Snapshot, trustedHash: Uint8Array): Promise<Chain> {
     const { store, params } = options;
     if ((await store.get(META_TIP)) !== undefined) throw new ForkChoiceError('store-not-empty', 'a snapshot can only start an empty store');
     const block = snapshot.block;
+    if (!bytesEqual(block.hash, trustedHash)) {
+      throw new ForkChoiceError('snapshot-checkpoint', `the snapshot is at block ${toHex(block.hash).slice(0, 16)}…, not the trusted checkpoint`);
+    }
+    checkContents(block);
+    if (block.header.height === 0 && !bytesEqual(block.hash, genesisBlock(params).hash)) {
+      throw new ForkChoiceError('snapshot-checkpoint', 'a snapshot at height 0 must be the genesis block');
+    }
     const state = LedgerState.fromEntries(snapshot.entries);
     if (!bytesEqual(state.stateRoot(), block.header.state_root)) {
       throw new ForkChoiceError('snapshot-root', `the snapshot does not hash to the state_root of block ${block.header.height}`);
@@ -305,6 +325,13 @@ export class Chain {
 
   async #add(blocks: readonly Block[], nowMs: number | undefined): Promise<AddOutcome> {
     if (blocks.length === 0) return 'known';
+    if (blocks.length > MAX_BLOCKS_PER_RESPONSE) {
+      throw new ForkChoiceError('branch-too-long', `a branch of ${blocks.length} blocks; send at most ${MAX_BLOCKS_PER_RESPONSE} at a time`);
+    }
+    // A relayed copy may have been tampered with by someone other than its producer: a block whose
+    // transactions do not match its header is refused without being remembered, so the genuine
+    // block with the same header hash is still accepted when it arrives.
+    for (const block of blocks) checkContents(block);
     for (let i = 1; i < blocks.length; i++) {
       if (!bytesEqual(blocks[i]!.header.prev_hash, blocks[i - 1]!.hash) || blocks[i]!.header.height !== blocks[i - 1]!.header.height + 1) {
         throw new ForkChoiceError('not-consecutive', `block ${i} of the branch does not follow block ${i - 1}`);
@@ -363,7 +390,7 @@ export class Chain {
   async #checkSigned(block: Block): Promise<void> {
     const h = block.header;
     if (!(await verify(h.producer, blockSigningBytes(this.params.network, h), block.signature))) {
-      this.#invalid.add(toHex(block.hash));
+      // Not remembered: anyone can strip a genuine block's signature, the hash stays the same.
       throw new InvalidBlockError('bad-block-signature', `block ${h.height} is not signed by its producer`);
     }
     const key = `${toHex(h.producer)}:${h.height}`;
@@ -381,9 +408,12 @@ export class Chain {
 
   // Remembers a block that broke a rule, so it and its descendants are refused at once.
   // A block ahead of the local clock is not remembered: it may be valid a moment later.
+  // Only reached for blocks whose contents match their header and whose header its producer signed,
+  // so the header hash names exactly this block and the verdict holds for every copy of it.
   #reject(block: Block, error: unknown): void {
     if (!(error instanceof InvalidBlockError) || error.code === 'timestamp-in-future') return;
     this.#invalid.add(toHex(block.hash));
+    if (this.#invalid.size > MAX_SIDE_BLOCKS) this.#invalid.delete(this.#invalid.values().next().value!);
     this.#side.delete(toHex(block.hash));
   }
 
@@ -435,7 +465,6 @@ export class Chain {
     const oldTip = this.#tip;
     this.#tip = info(branch[branch.length - 1]!);
     const batch = new PendingBatch(this.#store);
-    let base = this.#base;
     try {
       for (const { height, undo } of rewind) {
         await unindexBlock(batch, this.#store, height, undo.nodes);
@@ -460,9 +489,10 @@ export class Chain {
         if (c.after === undefined) batch.del(sKey(c.key));
         else batch.put(sKey(c.key), c.after);
       }
+      // Disconnected blocks stay in memory as side blocks, in case their branch grows back.
+      for (const { block } of rewind) batch.del(bKey(block.hash));
       const tip = branch[branch.length - 1]!;
       batch.put(META_TIP, encode(tipCodec, { height: tip.header.height, hash: tip.hash }));
-      if (this.mode === 'light') base = await this.#prune(batch, tip.header.height);
       await this.#store.batch(batch.ops);
     } catch (error) {
       state.revert(mark);
@@ -472,7 +502,9 @@ export class Chain {
     const disconnected = rewind.map((r) => r.block);
     const connected = branch.map((block, i) => ({ block, effects: applied[i]!.effects }));
     state.commit(mark);
-    this.#base = base;
+    // Pruning is a batch of its own, read from what was just committed: a crash in between only
+    // leaves some old blocks held a little longer, and the next prune removes them.
+    if (this.mode === 'light') await this.#prune(this.#tip.height);
     for (const { block } of connected) this.#side.delete(toHex(block.hash));
     for (const block of disconnected) this.#keepSide(block);
     for (const block of disconnected) this.#emit({ type: 'disconnected', block });
@@ -480,9 +512,10 @@ export class Chain {
   }
 
   // Light mode: drops blocks, undo records and index entries below the retention window.
-  async #prune(batch: PendingBatch, tipHeight: number): Promise<number> {
+  async #prune(tipHeight: number): Promise<void> {
     const newBase = tipHeight - this.#retain + 1;
-    if (newBase <= this.#base) return this.#base;
+    if (newBase <= this.#base) return;
+    const batch = new PendingBatch(this.#store);
     for (let h = this.#base; h < newBase; h++) {
       const hash = await this.#store.get(hKey(h));
       if (hash !== undefined) batch.del(bKey(hash));
@@ -494,6 +527,7 @@ export class Chain {
       }
     }
     batch.put(META_BASE, h8(newBase));
-    return newBase;
+    await this.#store.batch(batch.ops);
+    this.#base = newBase;
   }
 }

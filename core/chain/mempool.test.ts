@@ -2,6 +2,7 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
+import { toHex } from '../encoding/hex.ts';
 import { Mempool, MempoolError } from './mempool.ts';
 import { key, mine, openChain, tx } from './testnet.test-util.ts';
 
@@ -53,11 +54,16 @@ test('mempool: orders each sender by nonce and checks the sequence as a whole', 
   await pool.add(first);
   await pool.add(second);
   assert.deepEqual(pool.select(10).map((t) => t.body.nonce), [1, 2]);
-  await rejectsAsync(() => transfer(A, 2, 6n).then((t) => pool.add(t)), MempoolError, 'nonce-pooled');
+  // A second transaction with a pooled nonce replaces the first.
+  const replacement = await transfer(A, 2, 6n);
+  await pool.add(replacement);
+  assert.isFalse(pool.has(second.id));
+  assert.deepEqual(pool.select(10).map((t) => toHex(t.id)), [toHex(first.id), toHex(replacement.id)]);
   // The third spend exceeds what is left after the first two: refused against the sequence.
   const all = 1_000n * 10n ** 18n;
   await rejectsAsync(() => transfer(A, 3, all).then((t) => pool.add(t)), LedgerRuleError, 'insufficient-free-balance');
   assert.equal(pool.size, 2);
+  assert.isTrue(pool.has(replacement.id));
 });
 
 test('mempool: is bounded in total and per sender', async () => {
@@ -89,4 +95,36 @@ test('mempool: drops what a block included and what it made invalid', async () =
   await mine(chain, B, 1, pool);
   assert.equal(pool.size, 0);
   assert.equal(chain.state.account(C.publicKey).balance, 6n);
+});
+
+test('mempool: a transaction that another account\'s block made invalid leaves the pool and frees its nonce', async () => {
+  const chain = await openChain();
+  await mine(chain, A, 1);
+  await mine(chain, B, 1);
+  const pool = new Mempool(chain);
+  const mine_ = await tx(A, { kind: 'NameClaim', nonce: 1, name: 'acme' });
+  await pool.add(mine_);
+  // B claims the name first, in a block built elsewhere.
+  await mine(chain, B, 1, [await tx(B, { kind: 'NameClaim', nonce: 1, name: 'acme' })]);
+  assert.isFalse(pool.has(mine_.id), 'the claim that can no longer apply is gone');
+  const other = await tx(A, { kind: 'NameClaim', nonce: 1, name: 'acme-2' });
+  await pool.add(other);
+  assert.isTrue(pool.has(other.id));
+});
+
+test('mempool: a reorganisation returns a sender\'s transactions from several blocks, in nonce order', async () => {
+  const local = await openChain();
+  await mine(local, A, 1);
+  const other = await openChain();
+  await other.addBranch(await local.blocksFrom(1, 1));
+  const pool = new Mempool(local);
+  const first = await transfer(A, 1, 1n);
+  const second = await transfer(A, 2, 2n);
+  await mine(local, A, 1, [first]);
+  await mine(local, A, 1, [second]);
+  assert.equal(pool.size, 0);
+  await local.addBranch(await mine(other, B, 3));
+  assert.isTrue(pool.has(first.id));
+  assert.isTrue(pool.has(second.id));
+  assert.deepEqual(pool.select(10).map((t) => t.body.nonce), [1, 2]);
 });

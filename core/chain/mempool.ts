@@ -74,20 +74,25 @@ export class Mempool {
     }
     // The chain may have moved while the signatures were checked: everything below is synchronous.
     if (this.#byId.has(id)) throw new MempoolError('duplicate', `transaction ${id} is already pooled`);
-    if (this.#byId.size >= this.#maxSize) throw new MempoolError('full', `the pool holds ${this.#maxSize} transactions`);
+    if (this.#byId.size >= this.#maxSize && !this.#hasNonce(tx)) {
+      throw new MempoolError('full', `the pool holds ${this.#maxSize} transactions`);
+    }
     const sender = toHex(tx.body.sender);
     const queue = this.#bySender.get(sender) ?? [];
-    if (queue.length >= this.#maxPerSender) throw new MempoolError('sender-full', `the pool holds ${this.#maxPerSender} transactions from this sender`);
-    if (queue.some((q) => q.body.nonce === tx.body.nonce)) {
-      throw new MempoolError('nonce-pooled', `a transaction with nonce ${tx.body.nonce} from this sender is already pooled`);
+    // A transaction with a pooled nonce replaces the pooled one, if the queue stays valid: a sender
+    // can always take back a transaction that no longer applies.
+    const replaced = queue.find((q) => q.body.nonce === tx.body.nonce);
+    if (replaced === undefined && queue.length >= this.#maxPerSender) {
+      throw new MempoolError('sender-full', `the pool holds ${this.#maxPerSender} transactions from this sender`);
     }
-    const candidate = [...queue, tx].sort((a, b) => a.body.nonce - b.body.nonce);
+    const candidate = [...queue.filter((q) => q !== replaced), tx].sort((a, b) => a.body.nonce - b.body.nonce);
     const valid = this.#validPrefix(candidate);
     if (valid < candidate.length) {
       // Report the new transaction's own failure, with the rule it broke.
       this.#simulate(candidate.slice(0, candidate.indexOf(tx) + 1));
       throw new MempoolError('invalid-after-pool', 'the transaction would not apply after the sender\'s pooled ones');
     }
+    if (replaced !== undefined) this.#byId.delete(toHex(replaced.id));
     this.#bySender.set(sender, candidate);
     this.#byId.set(id, tx);
   }
@@ -106,6 +111,10 @@ export class Mempool {
       }
     }
     return out;
+  }
+
+  #hasNonce(tx: Tx): boolean {
+    return this.#bySender.get(toHex(tx.body.sender))?.some((q) => q.body.nonce === tx.body.nonce) ?? false;
   }
 
   // Applies `txs` in order to the tip state and undoes them; throws the first rule broken.
@@ -164,25 +173,25 @@ export class Mempool {
     }
   }
 
+  // A reorganisation emits every `disconnected` block (newest first) before the `connected` ones,
+  // so returning transactions are only queued there, and every queue is checked once the new
+  // blocks are in: a sender's nonce 2 from a later block waits for its nonce 1 from an earlier one.
+  // Every sender is re-checked, not only those a block touched: another account's block can void a
+  // pooled transaction (a name taken, a job expired), and it must not stay to block its sender.
   #onChain(event: ChainEvent): void {
     if (event.type === 'equivocation') return;
-    const touched = new Set<string>();
     if (event.type === 'connected') {
       for (const tx of event.block.txs) this.#remove(tx);
-      for (const effect of event.effects) for (const inv of effect.involved) touched.add(toHex(inv.node));
-      for (const tx of event.block.txs) touched.add(toHex(tx.body.sender));
-    } else {
-      // A disconnected block's transactions come back, unless the pool is full; the connected
-      // blocks that follow remove those they include again.
-      for (const tx of event.block.txs) {
-        if (tx.body.kind === 'UptimeReward' || this.#byId.has(toHex(tx.id)) || this.#byId.size >= this.#maxSize) continue;
-        const sender = toHex(tx.body.sender);
-        const queue = [...(this.#bySender.get(sender) ?? []), tx].sort((a, b) => a.body.nonce - b.body.nonce);
-        this.#bySender.set(sender, queue);
-        this.#byId.set(toHex(tx.id), tx);
-        touched.add(sender);
-      }
+      this.#revalidate([...this.#bySender.keys()]);
+      return;
     }
-    this.#revalidate(touched);
+    for (const tx of event.block.txs) {
+      if (tx.body.kind === 'UptimeReward' || this.#byId.has(toHex(tx.id)) || this.#byId.size >= this.#maxSize) continue;
+      const sender = toHex(tx.body.sender);
+      const queue = [...(this.#bySender.get(sender) ?? []).filter((q) => q.body.nonce !== tx.body.nonce), tx];
+      for (const dropped of (this.#bySender.get(sender) ?? []).filter((q) => q.body.nonce === tx.body.nonce)) this.#byId.delete(toHex(dropped.id));
+      this.#bySender.set(sender, queue.sort((a, b) => a.body.nonce - b.body.nonce));
+      this.#byId.set(toHex(tx.id), tx);
+    }
   }
 }

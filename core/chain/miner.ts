@@ -2,6 +2,7 @@
  * Block production: when this node may sign the next block, and building it from the mempool.
  */
 import type { SigningKey } from '../crypto/ed25519.ts';
+import { MeshError } from '../errors.ts';
 import { LedgerRuleError, applyTx } from '../ledger/apply.ts';
 import { signBlock, type Block } from '../ledger/block.ts';
 import { emissionAt, MAX_TXS_PER_BLOCK } from '../ledger/params.ts';
@@ -32,6 +33,9 @@ export async function buildBlock(chain: Chain, source: TxSource | null, key: Sig
   const reward = emissionAt(height, state.supply().emitted);
   const txs: Tx[] = [];
   if (reward > 0n) txs.push(await signTx({ kind: 'UptimeReward', sender: key.publicKey, nonce: height, amount: reward }, key, network));
+  // A block may have landed while the reward was signed; building on a stale tip would sign a
+  // second block at an old height, which is equivocation.
+  if (chain.tip !== tip) throw new MeshError('tip-moved', 'the tip moved while the block was being built; build again');
   const candidates = source ? source.select(MAX_TXS_PER_BLOCK * 2) : [];
   const mark = state.mark();
   let root: Uint8Array;
