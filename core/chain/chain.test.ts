@@ -290,7 +290,7 @@ test('read models: itemized transactions newest first with limit and before curs
 test('read models: history counts settled jobs and heartbeats, post-burn earned, gross spent', async () => {
   const chain = await openChain();
   await mine(chain, A, 1);
-  const bid = await tx(A, { kind: 'JobBid', nonce: 1, spec_hash: new Uint8Array(32), bid: 1_000n, duration_secs: 60, cpu_cores: 1, mem_mb: 64, billing: 1, host: null });
+  const bid = await tx(A, { kind: 'JobBid', nonce: 1, spec_hash: new Uint8Array(32), bid: 1_000n, duration_secs: 60, cpu_cores: 1, mem_mb: 64, billing: 1, host: B.publicKey });
   await mine(chain, A, 1, [bid]);
   const beat = await tx(B, { kind: 'Heartbeat', nonce: 1, job_id: bid.id, cell: A.publicKey, epoch: 1 });
   await mine(chain, A, 1, [beat]);

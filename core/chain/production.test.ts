@@ -103,11 +103,12 @@ async function weightedPrefix(): Promise<Block[]> {
   const [A, B, C, D] = [key(1), key(2), key(3), key(4)];
   await mine(chain, A, 1);
   const bids: Tx[] = [];
+  const hosts = [B, C, D];
   for (let i = 0; i < 3; i++) {
-    bids.push(await tx(A, { kind: 'JobBid', nonce: i + 1, spec_hash: new Uint8Array(32), bid: 200n * CREDIT, duration_secs: 30, cpu_cores: 1, mem_mb: 64, billing: 1, host: null }));
+    bids.push(await tx(A, { kind: 'JobBid', nonce: i + 1, spec_hash: new Uint8Array(32), bid: 200n * CREDIT, duration_secs: 30, cpu_cores: 1, mem_mb: 64, billing: 1, host: hosts[i]!.publicKey }));
   }
   await mine(chain, A, 1, bids);
-  const beats = await Promise.all([B, C, D].map((h, i) => tx(h, { kind: 'Heartbeat', nonce: 1, job_id: bids[i]!.id, cell: A.publicKey, epoch: 1 })));
+  const beats = await Promise.all(hosts.map((h, i) => tx(h, { kind: 'Heartbeat', nonce: 1, job_id: bids[i]!.id, cell: A.publicKey, epoch: 1 })));
   await mine(chain, A, 1, beats);
   const bonds = await Promise.all([B, C, D].map((h, i) => tx(h, { kind: 'HostBond', nonce: 2, amount: BigInt(50 + 40 * i) * CREDIT })));
   await mine(chain, A, 1, bonds);

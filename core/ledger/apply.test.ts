@@ -51,6 +51,7 @@ async function funded(...keys: SigningKey[]): Promise<TestLedger> {
   return ledger;
 }
 
+// A heartbeat-billed bid names its host; BOB unless the test says otherwise.
 function bid(amount: bigint, more: Partial<Fields<'JobBid'>> = {}): Fields<'JobBid'> {
   return {
     kind: 'JobBid',
@@ -60,7 +61,7 @@ function bid(amount: bigint, more: Partial<Fields<'JobBid'>> = {}): Fields<'JobB
     cpu_cores: 1,
     mem_mb: 256,
     billing: BILLING_SETTLE,
-    host: null,
+    host: more.billing === BILLING_HEARTBEAT ? BOB.publicKey : null,
     ...more,
   };
 }
@@ -425,6 +426,7 @@ test('apply: a heartbeat pays bid / max(1, duration_secs / 30) from the cell to 
     const l = await funded(ALICE);
     const job = await openJob(l, amount, { billing: BILLING_HEARTBEAT, duration_secs: duration });
     assert.equal(l.state.job(job)!.rate, rate, `rate for ${duration} s`);
+    l.height++;
     const supply = l.state.supply();
     const effect = await l.submit(BOB, { kind: 'Heartbeat', job_id: job, cell: ALICE.publicKey, epoch: 1 });
     const burn = burnOf(rate);
@@ -443,21 +445,29 @@ test('apply: a heartbeat pays bid / max(1, duration_secs / 30) from the cell to 
   }
 });
 
-test('apply: heartbeats run until the bid cannot cover the next one; the job takes its host from the first', async () => {
+test('apply: heartbeats from the named host run until the bid cannot cover the next one, one per block', async () => {
   const l = await funded(ALICE);
+  await l.refuse(ALICE, bid(100n, { billing: BILLING_HEARTBEAT, host: null }), 'heartbeat-needs-host');
   const job = await openJob(l, 100n, { billing: BILLING_HEARTBEAT, duration_secs: 90 });
   const beat = (epoch: number): Fields<'Heartbeat'> => ({ kind: 'Heartbeat', job_id: job, cell: ALICE.publicKey, epoch });
+  await l.refuse(BOB, beat(1), 'heartbeat-too-soon');
+  l.height++;
   await l.submit(BOB, beat(1));
   assert.equal(toHex(l.state.job(job)!.host!), toHex(BOB.publicKey));
   await l.refuse(CAROL, beat(1), 'wrong-host');
+  await l.refuse(BOB, beat(2), 'heartbeat-too-soon');
+  l.height++;
   await l.submit(BOB, beat(2));
+  l.height++;
   await l.submit(BOB, beat(3));
   assert.equal(l.state.job(job)!.locked, 1n);
+  l.height++;
   await l.refuse(BOB, beat(4), 'cell-cannot-cover');
 
   const exact = await funded(ALICE);
   const even = await openJob(exact, 99n, { billing: BILLING_HEARTBEAT, duration_secs: 90 });
   for (let epoch = 1; epoch <= 3; epoch++) {
+    exact.height++;
     await exact.submit(BOB, { kind: 'Heartbeat', job_id: even, cell: ALICE.publicKey, epoch });
   }
   assert.isUndefined(exact.state.job(even), 'a job billed to its last credit closes');
@@ -474,27 +484,33 @@ test('apply: a heartbeat from the cell itself, for no job, a settled-billing job
   await l.refuse(BOB, beat(settled, ALICE.publicKey), 'not-heartbeat-billed');
   await l.refuse(BOB, beat(hb, CAROL.publicKey), 'wrong-cell');
   await l.refuse(DAVE, beat(hb, ALICE.publicKey), 'wrong-host');
+  await l.refuse(BOB, beat(hb, ALICE.publicKey), 'heartbeat-too-soon');
+  l.height++;
   await l.submit(BOB, beat(hb, ALICE.publicKey));
 });
 
 test('apply: heartbeat epochs strictly increase per (cell, host) pair', async () => {
   const l = await funded(ALICE, BOB);
-  const job = await openJob(l, credits(100), { billing: BILLING_HEARTBEAT, duration_secs: 3_000 });
+  const job = await openJob(l, credits(100), { billing: BILLING_HEARTBEAT, duration_secs: 3_000, host: CAROL.publicKey });
   const beat = (epoch: number): Fields<'Heartbeat'> => ({ kind: 'Heartbeat', job_id: job, cell: ALICE.publicKey, epoch });
+  l.height++;
   await l.submit(CAROL, beat(5));
+  l.height++;
   await l.refuse(CAROL, beat(5), 'epoch-not-increasing');
   await l.refuse(CAROL, beat(4), 'epoch-not-increasing');
   await l.submit(CAROL, beat(9));
   assert.equal(l.state.epoch(ALICE.publicKey, CAROL.publicKey), 9);
   // Another pair keeps its own count: Bob's job, billed to Bob, hosted by Carol.
-  const bobs = await l.tx(BOB, bid(credits(10), { billing: BILLING_HEARTBEAT, duration_secs: 300 }));
+  const bobs = await l.tx(BOB, bid(credits(10), { billing: BILLING_HEARTBEAT, duration_secs: 300, host: CAROL.publicKey }));
   l.apply(bobs);
+  l.height++;
   await l.submit(CAROL, { kind: 'Heartbeat', job_id: bobs.id, cell: BOB.publicKey, epoch: 1 });
 });
 
 test('apply: a heartbeat worth 0 is refused', async () => {
   const l = await funded(ALICE);
   const job = await openJob(l, 5n, { billing: BILLING_HEARTBEAT, duration_secs: 3_000 });
+  l.height++;
   await l.refuse(BOB, { kind: 'Heartbeat', job_id: job, cell: ALICE.publicKey, epoch: 1 }, 'heartbeat-zero');
 });
 
@@ -503,6 +519,7 @@ test('apply: a heartbeat the cell balance cannot cover is refused (a state where
   const l = await funded(ALICE);
   const job = await openJob(l, credits(100), { billing: BILLING_HEARTBEAT, duration_secs: 30 });
   l.state.setAccount(ALICE.publicKey, { ...l.account(ALICE), balance: credits(99) });
+  l.height++;
   l.reject(await l.tx(BOB, { kind: 'Heartbeat', job_id: job, cell: ALICE.publicKey, epoch: 1 }), 'cell-cannot-cover');
 });
 

@@ -232,6 +232,11 @@ const APPLY: Appliers = {
       fail('bad-billing', `billing ${b.billing} is neither settle (0) nor heartbeat (1)`);
     }
     if (b.host !== null && bytesEqual(b.host, b.sender)) fail('host-is-payer', 'a job cannot be directed at its payer');
+    // A heartbeat debits the cell on the host's signature alone, so only a host the payer chose may
+    // send them; an open heartbeat bid would be anyone's to drain.
+    if (b.billing === BILLING_HEARTBEAT && b.host === null) {
+      fail('heartbeat-needs-host', 'a heartbeat-billed job must name the host that may bill it');
+    }
     const payer = state.account(b.sender);
     requireFree(payer, b.bid, ctx.height, 'bid');
     state.setAccount(b.sender, { ...payer, locked_bids: payer.locked_bids + b.bid });
@@ -302,7 +307,12 @@ const APPLY: Appliers = {
     if (job === undefined) fail('unknown-job', `no open job ${short(b.job_id)}…`);
     if (job.billing !== BILLING_HEARTBEAT) fail('not-heartbeat-billed', 'the job is billed by settlement, not heartbeats');
     if (!bytesEqual(job.payer, b.cell)) fail('wrong-cell', 'the heartbeat\'s cell is not the job\'s payer');
-    if (job.host !== null && !bytesEqual(job.host, b.sender)) fail('wrong-host', 'the job is placed with another host');
+    if (job.host === null || !bytesEqual(job.host, b.sender)) fail('wrong-host', 'the job is placed with another host');
+    // At most one heartbeat per job per block (and none in the bid's own block): a host cannot
+    // drain a bid faster than the chain moves.
+    if (ctx.height <= job.active_height) {
+      fail('heartbeat-too-soon', `job already billed at height ${job.active_height}; one heartbeat per block`);
+    }
     const last = state.epoch(b.cell, b.sender);
     if (last !== undefined && b.epoch <= last) {
       fail('epoch-not-increasing', `epoch ${b.epoch} is not above the last one (${last}) for this cell and host`);
@@ -316,7 +326,7 @@ const APPLY: Appliers = {
     state.setEpoch(b.cell, b.sender, b.epoch);
     const burn = payWithBurn(state, b.cell, cell, b.sender, amount, { bids: amount });
     const locked = job.locked - amount;
-    state.setJob(b.job_id, locked === 0n ? undefined : { ...job, host: b.sender, locked, active_height: ctx.height });
+    state.setJob(b.job_id, locked === 0n ? undefined : { ...job, locked, active_height: ctx.height });
     return {
       kind: 'Heartbeat',
       amount,
