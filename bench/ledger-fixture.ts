@@ -17,7 +17,7 @@ import { applyTx, signedMessages } from '../core/ledger/apply.ts';
 import { signBlock, type Block } from '../core/ledger/block.ts';
 import { blockSigningBytes, HEADER_VERSION, type Header, type SignedHeader } from '../core/ledger/header.ts';
 import { emissionAt, EXPIRY_BLOCKS, MAINNET, MAX_TXS_PER_BLOCK, type ChainParams } from '../core/ledger/params.ts';
-import { ProducerSchedule } from '../core/ledger/producer.ts';
+import { advanceSeed, scheduleAfter } from '../core/ledger/producer.ts';
 import { accountCodec, LedgerState, TABLE, type Account } from '../core/ledger/state.ts';
 import {
   BILLING_HEARTBEAT,
@@ -347,10 +347,11 @@ export async function blockWorkload(options: BlockWorkloadOptions = {}): Promise
   state.commit(0);
   state.stateRoot();
   const stateEntries = state.size;
-  const schedule = new ProducerSchedule(parent.hash, parent.timestampMs, params.blockIntervalMs, state.weights());
+  const schedule = scheduleAfter(state, parent, params.blockIntervalMs);
   const ctx = { network, height: HEIGHT, producer: producer.publicKey };
   const mark = state.mark();
   for (const tx of txs) applyTx(state, tx, ctx);
+  advanceSeed(state, producer.publicKey);
   const stateRoot = state.stateRoot();
   const changedEntries = state.changesSince(mark).length;
   state.revert(mark);

@@ -6,7 +6,7 @@ import { MeshError } from '../errors.ts';
 import { LedgerRuleError, applyTx } from '../ledger/apply.ts';
 import { signBlock, type Block } from '../ledger/block.ts';
 import { emissionAt, MAX_TXS_PER_BLOCK } from '../ledger/params.ts';
-import { ProducerSchedule } from '../ledger/producer.ts';
+import { advanceSeed, scheduleAfter } from '../ledger/producer.ts';
 import { signTx, type Tx } from '../ledger/tx.ts';
 import type { Chain } from './chain.ts';
 
@@ -17,8 +17,7 @@ export interface TxSource {
 
 /** The earliest time (ms) at which `producer` may sign the block after the current tip. */
 export function nextSlot(chain: Chain, producer: Uint8Array): number {
-  const tip = chain.tip;
-  return new ProducerSchedule(tip.hash, tip.timestampMs, chain.params.blockIntervalMs, chain.state.weights()).earliest(producer);
+  return scheduleAfter(chain.state, chain.tip, chain.params.blockIntervalMs).earliest(producer);
 }
 
 /**
@@ -58,6 +57,7 @@ export async function buildBlock(chain: Chain, source: TxSource | null, key: Sig
       }
     }
     txs.push(...kept);
+    advanceSeed(state, key.publicKey);
     root = state.stateRoot();
   } finally {
     state.revert(mark);

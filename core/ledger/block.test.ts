@@ -9,7 +9,7 @@ import { blockEvent, decodeBlock, InvalidBlockError, signBlock, txRoot, type Blo
 import { HEADER_VERSION, headerCodec, type Header } from './header.ts';
 import { EMPTY_ROOT } from './merkle.ts';
 import { MAX_RANKED_PRODUCERS, MAX_TXS_PER_BLOCK } from './params.ts';
-import { ProducerSchedule, producerId, rankProducers } from './producer.ts';
+import { scheduleAfter, ProducerSchedule, producerId, rankProducers } from './producer.ts';
 import { LedgerState } from './state.ts';
 import { BILLING_SETTLE, settlementBytes, type Tx } from './tx.ts';
 import { applyBlock, checkHeader, type ParentInfo } from './validate.ts';
@@ -306,7 +306,7 @@ test('producer: a block signed before the producer\'s slot is refused; at its sl
   const l = await weightedLedger();
   const parent = l.parent();
   const rank0 = parent.timestampMs + INTERVAL;
-  const schedule = new ProducerSchedule(parent.hash, parent.timestampMs, INTERVAL, l.state.weights());
+  const schedule = scheduleAfter(l.state, parent, INTERVAL);
   const aliceSlot = schedule.earliest(ALICE.publicKey);
   assert.isAtLeast(aliceSlot, parent.timestampMs + 2 * INTERVAL, 'the unweighted wait for the ranked');
 
@@ -317,4 +317,21 @@ test('producer: a block signed before the producer\'s slot is refused; at its sl
   await rejectBlock(l.state, await early(BOB, rank0 - 1), parent, 'producer-too-early');
   await applyBlock(LedgerState.fromEntries(l.state.entries()), await early(ALICE, aliceSlot), parent, PARAMS);
   await l.applyBlock(await early(BOB, rank0));
+});
+
+test('producer: the next ranking depends on who produced, not on the timestamp or contents the producer chose', async () => {
+  const l = await weightedLedger();
+  const parent = l.parent();
+  const rank0 = parent.timestampMs + INTERVAL;
+  const after = async (key: typeof ALICE, at: number): Promise<LedgerState> => {
+    const copy = LedgerState.fromEntries(l.state.entries());
+    await applyBlock(copy, await buildBlock(l.state, parent, key, [await rewardTx(l.state, key, l.height)], { timestampMs: at }), parent, PARAMS);
+    return copy;
+  };
+  const first = await after(BOB, rank0);
+  const later = await after(BOB, rank0 + 7);
+  assert.equal(toHex(first.producerSeed()), toHex(later.producerSeed()), 'grinding the timestamp changes nothing');
+  const other = await after(ALICE, scheduleAfter(l.state, parent, INTERVAL).earliest(ALICE.publicKey));
+  assert.notEqual(toHex(other.producerSeed()), toHex(first.producerSeed()), 'another producer moves the seed elsewhere');
+  assert.notEqual(toHex(first.producerSeed()), toHex(l.state.producerSeed()));
 });

@@ -14,7 +14,7 @@ import { toHex } from '../encoding/hex.ts';
 import { applyTx, LedgerRuleError, type ApplyContext, type TxEffect } from './apply.ts';
 import { InvalidBlockError, signBlock, type Block } from './block.ts';
 import { devnet, emissionAt, type ChainParams } from './params.ts';
-import { ProducerSchedule } from './producer.ts';
+import { advanceSeed, scheduleAfter } from './producer.ts';
 import {
   accountCodec,
   channelCodec,
@@ -251,9 +251,10 @@ export async function buildBlock(
     const scratch = LedgerState.fromEntries(state.entries());
     const ctx = { network: NETWORK, height, producer: producer.publicKey };
     for (const tx of txs) applyTx(scratch, tx, ctx);
+    advanceSeed(scratch, producer.publicKey);
     stateRoot = scratch.stateRoot();
   }
-  const schedule = new ProducerSchedule(parent.hash, parent.timestampMs, PARAMS.blockIntervalMs, state.weights());
+  const schedule = scheduleAfter(state, parent, PARAMS.blockIntervalMs);
   return signBlock(
     NETWORK,
     {

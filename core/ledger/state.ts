@@ -72,6 +72,7 @@ export const TABLE = {
   account: 0x61, // 'a' + id
   channel: 0x63, // 'c' + channel id
   epoch: 0x65, // 'e' + cell + host → last heartbeat epoch
+  seed: 0x62, // 'b' → the producer-ranking seed
   supply: 0x67, // 'g'
   job: 0x6a, // 'j' + job id
   name: 0x6e, // 'n' + name (UTF-8)
@@ -308,6 +309,15 @@ export class LedgerState {
   /** Accounts with weight, in ascending id order (hex), for producer ranking. */
   weights(): [string, bigint][] {
     return [...this.#weights.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
+
+  /** The seed that ranks producers for the next block (32 zero bytes before the first block). */
+  producerSeed(): Uint8Array {
+    return this.get(Uint8Array.of(TABLE.seed)) ?? new Uint8Array(32);
+  }
+
+  setProducerSeed(seed: Uint8Array): void {
+    this.put(Uint8Array.of(TABLE.seed), seed.slice());
   }
 
   supply(): Supply {

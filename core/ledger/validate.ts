@@ -10,7 +10,7 @@ import { applyTx, LedgerRuleError, signedMessages, type TxEffect } from './apply
 import { InvalidBlockError, txRoot, type Block } from './block.ts';
 import { blockSigningBytes, HEADER_VERSION } from './header.ts';
 import { MAX_TXS_PER_BLOCK, type ChainParams } from './params.ts';
-import { ProducerSchedule } from './producer.ts';
+import { advanceSeed, scheduleAfter } from './producer.ts';
 import type { Change, LedgerState } from './state.ts';
 
 /** The parent a block builds on: its height, hash and timestamp. */
@@ -115,7 +115,7 @@ export function applyVerifiedBlock(
 ): Applied {
   checkHeader(block, parent, params, nowMs);
   const h = block.header;
-  const schedule = new ProducerSchedule(parent.hash, parent.timestampMs, params.blockIntervalMs, state.weights());
+  const schedule = scheduleAfter(state, parent, params.blockIntervalMs);
   const earliest = schedule.earliest(h.producer);
   if (h.timestamp_ms < earliest) {
     fail('producer-too-early', `producer ${toHex(h.producer).slice(0, 16)}… may sign block ${h.height} from ${earliest}, not ${h.timestamp_ms}`);
@@ -135,6 +135,7 @@ export function applyVerifiedBlock(
         throw error;
       }
     }
+    advanceSeed(state, h.producer);
     const root = state.stateRoot();
     if (!bytesEqual(root, h.state_root)) fail('bad-state-root', `state_root of block ${h.height} does not match the state after its transactions`);
   } catch (error) {
