@@ -7,6 +7,10 @@
  * search_factories is generated from the same parameter definitions as the HTTP search, and the
  * arguments are checked by the same validator, so the tool and the endpoint refuse the same values.
  *
+ * JSON-RPC batches are refused (400, -32600) before the SDK sees them: protocol 2025-06-18 dropped
+ * batching, and one POST carrying up to the SDK's 100 tool calls would let a client within its rate
+ * limit make a hundred searches per request.
+ *
  * Results: `structuredContent` (checked by the client against the tool's `outputSchema`) and the
  * same object as JSON text. Bad arguments, an unknown record and an unavailable registry are tool
  * errors (`isError`) whose text is the problem details body the HTTP API would answer.
@@ -105,11 +109,28 @@ async function callTool(name: string, args: Record<string, unknown>, ctx: McpCon
   }
 }
 
+/** The JSON-RPC error answer for a batch, shaped as the SDK's own transport errors are. */
+function batchRefused(): Response {
+  const body = { jsonrpc: '2.0', error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request: batching is not supported' }, id: null };
+  return Response.json(body, { status: 400 });
+}
+
+// The body as JSON, or undefined when it is not JSON (the transport then answers its parse error).
+function parseJson(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Answers one POST to /mcp. The caller has already bounded the body (the Request carries the
- * read bytes) and checked the method.
+ * Answers one POST to /mcp. The caller has already bounded the body (`body` holds the read bytes)
+ * and checked the method.
  */
-export async function handleMcp(request: Request, ctx: McpContext): Promise<Response> {
+export async function handleMcp(request: Request, body: Uint8Array, ctx: McpContext): Promise<Response> {
+  const message = parseJson(body);
+  if (Array.isArray(message)) return batchRefused();
   const server = new Server(
     { name: 'mesh-directory', title: 'mesh manufacturer directory', version: ctx.version },
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
@@ -119,7 +140,8 @@ export async function handleMcp(request: Request, ctx: McpContext): Promise<Resp
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(request);
+    // The body was read once, here; the transport takes it parsed rather than reading it again.
+    return await transport.handleRequest(request, message === undefined ? {} : { parsedBody: message });
   } finally {
     await server.close();
   }

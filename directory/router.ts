@@ -246,7 +246,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
       post: async (request) => {
         const body = await readBody(request, limits.mcpBytes);
         const bounded = new Request(request.url, { method: 'POST', headers: request.headers, body: body as Uint8Array<ArrayBuffer> });
-        return handleMcp(bounded, { requireData, version: API_VERSION });
+        return handleMcp(bounded, body, { requireData, version: API_VERSION });
       },
     },
   ];

@@ -237,7 +237,8 @@ function valueStruct(def: ParamDef, source: ValueSource): Struct<unknown, unknow
  * otherwise), no unknown names, every value within its rule.
  */
 export function parseQuery<T>(defs: readonly ParamDef[], search: URLSearchParams): T {
-  const values: Record<string, string> = {};
+  // No prototype: `__proto__` must land as a name like any other, to be refused as unknown.
+  const values: Record<string, string> = Object.create(null);
   const repeated = new Set<string>();
   for (const [name, value] of search) {
     if (Object.hasOwn(values, name)) repeated.add(name);

@@ -63,6 +63,7 @@ test('importing the same file again changes nothing; a new source merges in besi
   const again = await run(['--out', out, '--epa', SHIPPED_CSV, '--retrieved', '2026-11-21']);
   assert.equal(again.code, 0, again.stderr);
   assert.equal(await readFile(out, 'utf8'), before);
+  assert.match(again.stderr, /998 records \(0 added, 0 updated, 0 removed; 1 sources\)/);
   const more = await run(['--out', out, '--exhibitors', here('fixtures/exhibitors-sample.csv')]);
   assert.equal(more.code, 0, more.stderr);
   assert.match(more.stderr, /exhibitors-sample\.csv:6: email "not-an-address"/, 'skipped rows are named by file and line');
@@ -78,6 +79,21 @@ test('importing the same file again changes nothing; a new source merges in besi
     merged.records.filter((r) => r.id.startsWith('epa-')),
     shipped.records,
   );
+});
+
+test('re-importing a list that no longer names a record removes it, and says so', async () => {
+  const sample = await readFile(here('fixtures/exhibitors-sample.csv'), 'utf8');
+  const out = join(dir, 'removal.json');
+  const first = await run(['--out', out, '--exhibitors', here('fixtures/exhibitors-sample.csv')]);
+  assert.match(first.stderr, /5 records \(5 added, 0 updated, 0 removed; 2 sources\)/);
+  const shorter = join(dir, 'exhibitors-shorter.csv');
+  await writeFile(shorter, sample.split('\n').filter((line) => !line.includes('Fixture Mould Works')).join('\n'));
+  const second = await run(['--out', out, '--exhibitors', shorter]);
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stderr, /4 records \(0 added, 0 updated, 1 removed; 2 sources\)/);
+  const dataset = parseDataset(await readFile(out, 'utf8'));
+  assert.isUndefined(dataset.records.find((r) => r.name === 'Fixture Mould Works'));
+  assert.equal(dataset.records.length, 4);
 });
 
 test('without --retrieved the date comes from the file, and says so; never from the clock', async () => {

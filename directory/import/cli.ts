@@ -11,7 +11,7 @@ import { isIsoDate } from '../record.ts';
 import { decodeFrsExport, importEpaFrs } from './epa-frs.ts';
 import { NaicsMap } from './evidence.ts';
 import { importExhibitors } from './exhibitors.ts';
-import { mergeDataset } from './merge.ts';
+import { datasetChanges, mergeDataset } from './merge.ts';
 import type { ImportResult } from './source.ts';
 import { importWikidata } from './wikidata.ts';
 
@@ -19,7 +19,9 @@ export const IMPORT_USAGE = `Usage: mesh directory import --out FILE [--epa FILE
                              [--retrieved YYYY-MM-DD] [--generated YYYY-MM-DD] [--naics-map FILE] [--fresh]
 
 Builds the directory's dataset from public sources' own formats. An existing --out file is
-merged into (records by id), unless --fresh. Importing the same files again changes nothing.
+merged into (records by id), unless --fresh: the inputs replace what their sources contributed
+before, so a record a source no longer lists loses it (and is dropped when no other source lists
+it); give every file of one source in the same run. Importing the same files again changes nothing.
 
   --out FILE            the dataset file to write (written whole, through a temporary file)
   --epa FILE            a US EPA FRS CSV export (Latin-1), e.g. a NAICS search or state file
@@ -31,7 +33,7 @@ merged into (records by id), unless --fresh. Importing the same files again chan
   --naics-map FILE      NAICS → category map (default: directory/data/naics-category-map.json)
   --fresh               ignore an existing --out file and build from the inputs alone
 
-Counts and every skipped row (file:line: reason) go to stderr. Exit 0 when the file was written,
+Counts (records added, updated and removed) and every skipped row (file:line: reason) go to stderr. Exit 0 when the file was written,
 1 when an input could not be read (nothing is written), 2 for a usage error.
 `;
 
@@ -181,9 +183,9 @@ export async function runImport(args: string[]): Promise<number> {
     const base = !parsed.fresh && (await exists(parsed.out)) ? await readDataset(Readable.toWeb(createReadStream(parsed.out)) as ReadableStream<Uint8Array>) : null;
     const dataset = mergeDataset(base, results, parsed.generated);
     await writeDataset(parsed.out, dataset);
-    const before = base?.records.length ?? 0;
+    const { added, updated, removed } = datasetChanges(base, dataset);
     say(
-      `${parsed.out}: ${dataset.records.length} records (${before > 0 ? `${dataset.records.length - before} new, ` : ''}` +
+      `${parsed.out}: ${dataset.records.length} records (${added} added, ${updated} updated, ${removed} removed; ` +
         `${dataset.sources.length} sources), dataset date ${dataset.generated}`,
     );
     return 0;

@@ -32,6 +32,11 @@ function countNewlines(text: string): number {
   return n;
 }
 
+// csv-parse counts a row by the line it ends on; a quoted field may have carried it over several.
+function startLine(endLine: number, raw: string | undefined): number {
+  return endLine - countNewlines((raw ?? '').replace(/\r?\n$/, ''));
+}
+
 /**
  * Reads `text` as CSV with a header row. Quotes inside an unquoted field are taken literally (real
  * exports hold `1265 EAST "D" AVENUE`); a row with the wrong number of fields, or that cannot be
@@ -42,20 +47,22 @@ export function readCsv(text: string, required: readonly string[]): CsvTable {
   const problems: ImportProblem[] = [];
   const records: { fields: string[]; line: number }[] = [];
   try {
-    parse(text, {
+    // csv-parse counts CR and LF as a line each inside a quoted field, which would push every later
+    // line number of a CRLF file (the EPA's exports are CRLF) one further per such field.
+    parse(text.replaceAll('\r\n', '\n'), {
       bom: true,
       relax_quotes: true,
       skip_records_with_error: true,
       raw: true,
       info: true,
-      on_skip: (error) => {
-        if (error) problems.push({ line: Number(error.lines), message: error.message });
+      on_skip: (error, raw) => {
+        // error.lines is the line the row ends on, and its message says so: report where it starts.
+        if (error) problems.push({ line: startLine(Number(error.lines), raw), message: error.message.replace(/ on line [0-9]+$/, '') });
         return undefined;
       },
       on_record: (record: unknown) => {
         const { record: fields, info, raw } = record as { record: string[]; info: { lines: number }; raw: string };
-        // info.lines is the line the row ends on; a quoted field may have carried it over several.
-        records.push({ fields, line: info.lines - countNewlines(raw.replace(/\r?\n$/, '')) });
+        records.push({ fields, line: startLine(info.lines, raw) });
         return undefined;
       },
     });

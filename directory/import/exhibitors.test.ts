@@ -89,3 +89,12 @@ test('exhibitors: a list without the required columns is refused; re-importing c
   const once = mergeDataset(null, [result]);
   assert.equal(serializeDataset(mergeDataset(once, [importExhibitors(csv)])), serializeDataset(once));
 });
+
+test('exhibitors: a country code of the right shape that is not ISO 3166-1 is a row problem at its line', () => {
+  const row = (name: string, country: string): string => `Fair 2025,https://fair.example/,2025-05-20,${name},${country}`;
+  const text = ['event,event_url,retrieved,name,country', row('Good Co', 'de'), row('Nowhere Co', 'XX'), row('Kingdom Co', 'UK'), row('Island Co', 'AX'), ''].join('\n');
+  const imported = importExhibitors(text);
+  assert.sameMembers(imported.records.map((r) => `${r.name}/${r.country}`), ['Good Co/DE', 'Island Co/AX']);
+  assert.deepEqual(imported.problems.map((p) => p.line), [3, 4]);
+  assert.match(imported.problems[0]!.message, /country "XX" is not an ISO 3166-1 alpha-2 code/);
+});

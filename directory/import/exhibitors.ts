@@ -22,6 +22,7 @@ import { sha256 } from '../../core/crypto/sha256.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { isIsoDate, type Contact, type FactoryRecord, type SourceRef } from '../record.ts';
 import { foldPhrase } from '../text.ts';
+import { isIsoCountry } from './countries.ts';
 import { readCsv, type CsvRow } from './csv.ts';
 import { evidenceFromText } from './evidence.ts';
 import { mergeRecordLists, mergeSources } from './merge.ts';
@@ -61,7 +62,7 @@ function readRow(row: CsvRow): { record: FactoryRecord; source: SourceRef } | st
   const name = v.name!;
   if (foldPhrase(name) === '') return `name ${JSON.stringify(name)} has no letters or digits`;
   const country = v.country!.toUpperCase();
-  if (!/^[A-Z]{2}$/.test(country)) return `country ${JSON.stringify(v.country)} is not an ISO 3166-1 alpha-2 code`;
+  if (!isIsoCountry(country)) return `country ${JSON.stringify(v.country)} is not an ISO 3166-1 alpha-2 code`;
   const key = exhibitorSourceKey(event);
   if (key === 'exhibitor:') return `event ${JSON.stringify(event)} has no letters or digits`;
   const contacts: Contact[] = [];

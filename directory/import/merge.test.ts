@@ -2,7 +2,8 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import type { CategoryEvidence, FactoryRecord, SourceRef } from '../record.ts';
 import { assignCategories, evidenceFromText, NaicsMap } from './evidence.ts';
-import { mergeDataset, mergeRecords, normalizeRecord } from './merge.ts';
+import { serializeDataset } from '../dataset.ts';
+import { datasetChanges, mergeDataset, mergeRecords, normalizeRecord } from './merge.ts';
 
 const source = (key: string, retrieved: string): SourceRef => ({
   key,
@@ -133,4 +134,52 @@ test('merge dataset: dated by its sources, never by the clock', () => {
   assert.deepEqual(dataset.sources.map((s) => s.key), ['epa-frs', 'wikidata']);
   assert.equal(mergeDataset(null, [a], '2025-12-31').generated, '2025-12-31');
   assert.throws(() => mergeDataset(null, []), /no date/);
+});
+
+test('merge dataset: a re-import replaces its source; unlisted records lose it, and go when no other source lists them', () => {
+  const wd = source('wikidata', '2025-01-01');
+  const fair = source('exhibitor:x', '2025-01-01');
+  const listing = (sources: SourceRef[], records: FactoryRecord[]): { sources: SourceRef[]; records: FactoryRecord[]; rows: number; problems: [] } =>
+    ({ sources, records, rows: records.length, problems: [] });
+  const shared = record({
+    id: 'wd-Q1',
+    sources: [wd, fair],
+    category_evidence: [evidence('sheet-metal', 'wikidata', 'medium'), evidence('assembly', 'exhibitor:x', 'medium')],
+    contacts: [
+      { kind: 'website', value: 'https://q1.example/', source: 'wikidata' },
+      { kind: 'observed-email', value: 'a@q1.example', source: 'exhibitor:x' },
+    ],
+  });
+  const base = mergeDataset(null, [
+    listing([wd, fair], [shared, record({ id: 'wd-Q2' }), record({ id: 'wd-Q3' }), record({ id: 'wd-Q4', sources: [fair] })]),
+  ]);
+  assert.deepEqual(datasetChanges(null, base), { added: 4, updated: 0, removed: 0 });
+
+  const newer = source('wikidata', '2025-02-01');
+  const update = listing([newer], [record({ id: 'wd-Q3', name: 'Renamed', sources: [newer], first_seen: '2025-02-01', updated: '2025-02-01' }), record({ id: 'wd-Q5', sources: [newer] })]);
+  const next = mergeDataset(base, [update]);
+  assert.deepEqual(next.records.map((r) => r.id), ['wd-Q1', 'wd-Q3', 'wd-Q4', 'wd-Q5'], 'wd-Q2 was listed by wikidata alone');
+  const q1 = next.records[0]!;
+  assert.deepEqual(q1.sources.map((s) => s.key), ['exhibitor:x']);
+  assert.deepEqual(q1.category_evidence.map((e) => `${e.category}/${e.source}`), ['assembly/exhibitor:x']);
+  assert.deepEqual(q1.categories, ['assembly'], 'the withdrawn evidence no longer assigns sheet-metal');
+  assert.deepEqual(q1.contacts.map((c) => c.value), ['a@q1.example']);
+  assert.deepEqual([next.records[1]!.name, next.records[1]!.first_seen], ['Renamed', '2025-01-01']);
+  assert.deepEqual(next.records[2], base.records[3], 'a record of another source alone is untouched');
+  assert.equal(next.generated, '2025-02-01');
+  assert.deepEqual(datasetChanges(base, next), { added: 1, updated: 2, removed: 1 });
+
+  const again = mergeDataset(next, [update]);
+  assert.equal(serializeDataset(again), serializeDataset(next), 'the same import twice changes nothing');
+  assert.deepEqual(datasetChanges(next, again), { added: 0, updated: 0, removed: 0 });
+  assert.equal(serializeDataset(mergeDataset(next, [listing([], [])], next.generated)), serializeDataset(next), 'an import that read nothing withdraws nothing');
+});
+
+test('merge dataset: files of one source given together make its new contribution together', () => {
+  const wd = source('wikidata', '2025-01-01');
+  const part = (id: string): { sources: SourceRef[]; records: FactoryRecord[]; rows: number; problems: [] } =>
+    ({ sources: [wd], records: [record({ id })], rows: 1, problems: [] });
+  const base = mergeDataset(null, [part('wd-Q1')]);
+  const next = mergeDataset(base, [part('wd-Q2'), part('wd-Q3')]);
+  assert.deepEqual(next.records.map((r) => r.id), ['wd-Q2', 'wd-Q3']);
 });

@@ -7,8 +7,13 @@
  * newer wins for the record's fields and for everything that carries its source key (evidence,
  * contacts, source entries); what other sources contributed stays; first_seen keeps the earliest
  * date and updated the latest.
+ *
+ * A dataset update replaces, for each source key the new imports carry, that source's whole
+ * contribution: a record the source listed before and no longer lists loses the source (its
+ * evidence, contacts and source entry), and a record left with no source is dropped. Otherwise a
+ * record removed from a source would stay in the directory for ever under ever newer dates.
  */
-import type { Dataset } from '../dataset.ts';
+import { datasetRecordLine, type Dataset } from '../dataset.ts';
 import { CONTACT_KINDS, type Contact, type FactoryRecord, type SourceRef } from '../record.ts';
 import { assignCategories, sortEvidence } from './evidence.ts';
 import { byId, compareStrings, earlierDate, type ImportResult, laterDate, sortedUnique } from './source.ts';
@@ -46,14 +51,18 @@ export function normalizeRecord(r: FactoryRecord): FactoryRecord {
   };
 }
 
+/** The evidence or contacts of `items` that none of the sources `keys` gave. */
+function notFrom<T extends { source: string }>(items: readonly T[], keys: ReadonlySet<string>): T[] {
+  return items.filter((x) => !keys.has(x.source));
+}
+
 /** `newer` (from a later import of the same source) merged onto `older`; see the module comment. */
 export function mergeRecords(older: FactoryRecord, newer: FactoryRecord): FactoryRecord {
   const replaced = new Set(newer.sources.map((s) => s.key));
-  const kept = <T extends { source: string }>(items: readonly T[]): T[] => items.filter((x) => !replaced.has(x.source));
   return normalizeRecord({
     ...newer,
-    category_evidence: [...kept(older.category_evidence), ...newer.category_evidence],
-    contacts: [...kept(older.contacts), ...newer.contacts],
+    category_evidence: [...notFrom(older.category_evidence, replaced), ...newer.category_evidence],
+    contacts: [...notFrom(older.contacts, replaced), ...newer.contacts],
     sources: mergeSources(
       older.sources.filter((s) => !replaced.has(s.key)),
       newer.sources,
@@ -65,7 +74,7 @@ export function mergeRecords(older: FactoryRecord, newer: FactoryRecord): Factor
 
 /**
  * Records grouped by id and merged in order (a later one onto an earlier), then normalized and
- * sorted by id. Used within one import (a facility listed twice) and across imports.
+ * sorted by id. Used within one import (a facility listed twice) and across the imports of one run.
  */
 export function mergeRecordLists(...lists: readonly (readonly FactoryRecord[])[]): FactoryRecord[] {
   const byIdMap = new Map<string, FactoryRecord>();
@@ -78,10 +87,22 @@ export function mergeRecordLists(...lists: readonly (readonly FactoryRecord[])[]
   return [...byIdMap.values()].sort(byId);
 }
 
+/** `r` without what the sources `keys` said; its source list may end up empty. */
+function withdrawSources(r: FactoryRecord, keys: ReadonlySet<string>): FactoryRecord {
+  return normalizeRecord({
+    ...r,
+    category_evidence: notFrom(r.category_evidence, keys),
+    contacts: notFrom(r.contacts, keys),
+    sources: r.sources.filter((s) => !keys.has(s.key)),
+  });
+}
+
 /**
- * A dataset from `base` (an earlier dataset, or null) and new imports, in order. Its date is the
- * latest retrieval date among its sources, or `generated` when given: never the clock, so the
- * same inputs give the same file.
+ * A dataset from `base` (an earlier dataset, or null) and new imports, in order. The imports
+ * together replace the contribution of every source key they carry (see the module comment):
+ * several files of one source given at once make that source's new contribution together. Its
+ * date is the latest retrieval date among its sources, or `generated` when given: never the
+ * clock, so the same inputs give the same file.
  */
 export function mergeDataset(
   base: Dataset | null,
@@ -89,8 +110,46 @@ export function mergeDataset(
   generated?: string,
 ): Dataset {
   const sources = mergeSources(base?.sources ?? [], ...imports.map((i) => i.sources));
-  const records = mergeRecordLists(base?.records ?? [], ...imports.map((i) => i.records));
+  const replaced = new Set(imports.flatMap((i) => i.sources.map((s) => s.key)));
+  const listed = new Map(mergeRecordLists(...imports.map((i) => i.records)).map((r) => [r.id, r]));
+  const records: FactoryRecord[] = [];
+  for (const old of base?.records ?? []) {
+    const rest = withdrawSources(old, replaced);
+    const again = listed.get(old.id);
+    if (again !== undefined) {
+      // mergeRecords keeps the earliest first_seen: a source listing a record again is not news.
+      records.push(mergeRecords(rest, again));
+      listed.delete(old.id);
+    } else if (rest.sources.length > 0) records.push(rest);
+  }
+  records.push(...listed.values());
+  records.sort(byId);
   const date = generated ?? sources.reduce((latest, s) => laterDate(latest, s.retrieved), base?.generated ?? '0000-01-01');
   if (date === '0000-01-01') throw new RangeError('an empty import has no date: give one');
   return { generated: date, sources, records };
+}
+
+/** What an update did to a dataset's records, by id. */
+export interface DatasetChanges {
+  /** Ids only the new dataset holds. */
+  added: number;
+  /** Ids both hold, with a record that differs. */
+  updated: number;
+  /** Ids only the old dataset held. */
+  removed: number;
+}
+
+/** Counts the records `after` added, changed and dropped relative to `before` (null: none). */
+export function datasetChanges(before: Dataset | null, after: Dataset): DatasetChanges {
+  const old = new Map((before?.records ?? []).map((r) => [r.id, r]));
+  let added = 0;
+  let updated = 0;
+  for (const r of after.records) {
+    const had = old.get(r.id);
+    if (had === undefined) added++;
+    // The dataset's own line form is canonical: equal lines, equal records.
+    else if (datasetRecordLine(had) !== datasetRecordLine(r)) updated++;
+    old.delete(r.id);
+  }
+  return { added, updated, removed: old.size };
 }

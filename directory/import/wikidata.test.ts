@@ -83,3 +83,15 @@ test('wikidata: importing the same results twice gives the same bytes', () => {
   const twice = mergeDataset(once, [importWikidata(json, { retrieved: RETRIEVED })]);
   assert.equal(serializeDataset(twice), serializeDataset(once));
 });
+
+test('wikidata: a country code of two letters that names no ISO 3166-1 country is refused', () => {
+  const binding = (qid: string, code: string): Record<string, { type: string; value: string }> => ({
+    item: { type: 'uri', value: `http://www.wikidata.org/entity/${qid}` },
+    itemLabel: { type: 'literal', value: `Works ${qid}` },
+    countryCode: { type: 'literal', value: code },
+  });
+  const text = JSON.stringify({ head: { vars: ['item', 'itemLabel', 'countryCode'] }, results: { bindings: [binding('Q11', 'SE'), binding('Q12', 'XK'), binding('Q13', 'zz')] } });
+  const imported = importWikidata(text, { retrieved: RETRIEVED });
+  assert.deepEqual(imported.records.map((r) => [r.id, r.country]), [['wd-Q11', 'SE']]);
+  assert.deepEqual(imported.problems.map((p) => p.message.match(/countryCode "([A-Z]+)"/)?.[1]), ['XK', 'ZZ']);
+});

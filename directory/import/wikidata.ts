@@ -23,6 +23,7 @@
  * Wikidata is open and community-edited, so its records are `unverified`. Licence: CC0 1.0.
  */
 import type { CategoryEvidence, Contact, FactoryRecord } from '../record.ts';
+import { isIsoCountry } from './countries.ts';
 import { evidenceFromText } from './evidence.ts';
 import { mergeRecordLists } from './merge.ts';
 import { type ImportProblem, type ImportResult, isHttpUrl } from './source.ts';
@@ -92,7 +93,7 @@ function readBinding(binding: Binding): Row | string {
   // The label service answers with the bare Q-id when the item has no label in the language.
   if (name === null || name === qid) return `${qid} has no label`;
   const country = text(binding, 'countryCode')?.toUpperCase() ?? null;
-  if (country === null || !/^[A-Z]{2}$/.test(country)) return `${qid}: countryCode ${JSON.stringify(country)} is not an ISO 3166-1 alpha-2 code`;
+  if (country === null || !isIsoCountry(country)) return `${qid}: countryCode ${JSON.stringify(country)} is not an ISO 3166-1 alpha-2 code`;
   const website = text(binding, 'website');
   if (website !== null && !isHttpUrl(website)) return `${qid}: website ${JSON.stringify(website)} is not an http(s) URL`;
   const industryUri = text(binding, 'industry');

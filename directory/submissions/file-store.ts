@@ -1,7 +1,8 @@
 /**
  * Submissions on disk (Node): one JSON file per submission in a private directory (mode 0700,
- * files 0600). A file is written whole to a temporary name, flushed with fsync, renamed into
- * place and the directory fsynced, so after `put` resolves the submission survives a crash and a
+ * files 0600). A file is written whole to a temporary name, flushed with fsync, hard-linked to
+ * its final name (which fails rather than replace an existing submission), the temporary name
+ * removed and the directory fsynced, so after `put` resolves the submission survives a crash and a
  * reader never sees half a file.
  */
 import { chmod, link, mkdir, open, readFile, unlink } from 'node:fs/promises';

@@ -8,7 +8,7 @@
  * exists; a string that cannot be a submission id gets 404.
  */
 import type { Clock, LoadedData } from '../http/data-source.ts';
-import { readBody } from '../http/body.ts';
+import { checkDeclaredLength, readBody } from '../http/body.ts';
 import { parseQuery, validateParams } from '../http/params.ts';
 import { type FieldError, ProblemError } from '../http/problem.ts';
 import {
@@ -48,8 +48,19 @@ function mediaType(request: Request): string {
   return (request.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
 }
 
-/** Reads the body into field values. Empty fields count as absent: a form sends every input, filled or not. */
+// Text is trimmed before any check, so a value of spaces is as empty as no value.
+function fieldValue(value: unknown): unknown {
+  return typeof value === 'string' ? value.trim() : value;
+}
+
+/**
+ * Reads the body into field values. Empty fields count as absent: a form sends every input, filled
+ * or not. The values live in an object without a prototype, so `__proto__` is a field name like
+ * any other (and refused as unknown) rather than a way to set the object's prototype.
+ */
 async function readFields(request: Request, limit: number): Promise<Record<string, unknown>> {
+  // 413 comes before every other check on the request, the media type's included.
+  checkDeclaredLength(request, limit);
   const type = mediaType(request);
   if (type !== 'application/x-www-form-urlencoded' && type !== 'application/json') {
     throw new ProblemError('unsupported-media-type', `send application/x-www-form-urlencoded or application/json, not ${JSON.stringify(type || 'no content type')}`);
@@ -61,7 +72,7 @@ async function readFields(request: Request, limit: number): Promise<Record<strin
   } catch {
     throw new ProblemError('invalid-body', 'the body is not UTF-8');
   }
-  const fields: Record<string, unknown> = {};
+  const fields: Record<string, unknown> = Object.create(null);
   if (type === 'application/json') {
     let value: unknown;
     try {
@@ -72,13 +83,17 @@ async function readFields(request: Request, limit: number): Promise<Record<strin
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw new ProblemError('invalid-body', 'the body must be a JSON object of fields');
     }
-    for (const [name, field] of Object.entries(value)) if (field !== '' && field !== null) fields[name] = field;
+    for (const [name, raw] of Object.entries(value)) {
+      const field = fieldValue(raw);
+      if (field !== '' && field !== null) fields[name] = field;
+    }
     return fields;
   }
-  for (const [name, field] of new URLSearchParams(text)) {
+  for (const [name, raw] of new URLSearchParams(text)) {
     if (Object.hasOwn(fields, name)) {
       throw new ProblemError('invalid-body', `${JSON.stringify(name)} given more than once`, { errors: [{ name, detail: 'given more than once' }] });
     }
+    const field = raw.trim();
     if (field !== '') fields[name] = field;
   }
   return fields;
@@ -159,12 +174,13 @@ export async function createSubmission(request: Request, ctx: SubmissionRoutesCo
 }
 
 function presentedToken(request: Request): string | undefined {
+  // The query is checked whichever way the token comes: an unknown parameter is 400 everywhere.
+  const query = parseQuery<{ token?: string }>([SUBMISSION_TOKEN_PARAM], new URL(request.url).searchParams);
   const authorization = request.headers.get('authorization');
   if (authorization !== null) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     return match ? match[1] : undefined;
   }
-  const query = parseQuery<{ token?: string }>([SUBMISSION_TOKEN_PARAM], new URL(request.url).searchParams);
   return query.token;
 }
 

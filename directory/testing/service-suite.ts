@@ -426,6 +426,11 @@ export function serviceSuite(label: string, start: StartTarget): void {
     assert.notProperty(byHeader, 'email');
     const byQuery = check(SubmissionStatusStruct, await ok(await get(`${path}?token=${encodeURIComponent(receipt.token)}`)), 'status');
     assert.equal(byQuery.id, receipt.id);
+    // The query is checked even when the token comes in the header.
+    const bearer = { headers: { authorization: `Bearer ${receipt.token}` } };
+    const junk = await problem(await get(`${path}?junk=1`, bearer), 400, 'unknown-parameter');
+    assert.deepEqual((junk.errors as { name: string }[]).map((e) => e.name), ['junk']);
+    await problem(await get(`${path}?token=${encodeURIComponent(receipt.token)}&junk=1`), 400, 'unknown-parameter');
 
     const missing = await get(path);
     assert.match(missing.headers.get('www-authenticate') ?? '', /^Bearer/);
@@ -454,11 +459,21 @@ export function serviceSuite(label: string, start: StartTarget): void {
       [{ kind: 'correction', company: 'A', email: 'a@b.example', record_id: 'wd-Q4321' }, 'message'],
       [{ kind: 'join', company: 'A', email: 'a@b.example', phone: '1' }, 'phone'],
       [{ kind: 'join', company: 7, email: 'a@b.example' }, 'company'],
+      [{ kind: 'join', company: ' \t\n ', email: 'a@b.example' }, 'company'],
+      [{ kind: 'join', company: 'A', email: '   ' }, 'email'],
+      [{ kind: 'correction', company: 'A', email: 'a@b.example', record_id: 'wd-Q4321', message: '  ' }, 'message'],
+      [{ kind: 'join', company: `  ${'A'.repeat(201)}  `, email: 'a@b.example' }, 'company'],
     ];
     for (const [fields, name] of cases) {
       const body = await problem(await postJson(get, fields), 400, 'invalid-body');
       assert.include((body.errors as { name: string }[]).map((e) => e.name), name, JSON.stringify(fields));
     }
+    const blank = await get('/api/v1/submissions', {
+      method: 'POST',
+      body: 'kind=join&company=+++&email=a%40b.example',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.deepEqual(((await problem(blank, 400, 'invalid-body')).errors as { name: string }[]).map((e) => e.name), ['company']);
     await problem(await get('/api/v1/submissions', { method: 'POST', body: '{', headers: { 'content-type': 'application/json' } }), 400, 'invalid-body');
     await problem(await get('/api/v1/submissions', { method: 'POST', body: 'kind=join', headers: { 'content-type': 'text/plain' } }), 415);
     const repeated = await get('/api/v1/submissions', {
@@ -467,6 +482,53 @@ export function serviceSuite(label: string, start: StartTarget): void {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     await problem(repeated, 400, 'invalid-body');
+  });
+
+  t('text fields are stored trimmed', async ({ get, store }) => {
+    const response = await postJson(get, { kind: 'join', company: '  Padded Works \n', email: ' hi@padded.example ' });
+    const receipt = check(ReceiptStruct, JSON.parse(await response.text()), 'receipt');
+    const stored = await store.get(receipt.id);
+    assert.deepEqual([stored?.company, stored?.email], ['Padded Works', 'hi@padded.example']);
+  });
+
+  t('413 for a declared oversized body comes before the media type check', async ({ get }) => {
+    const body = 'x'.repeat(100_000);
+    for (const type of ['text/plain', 'application/json']) {
+      const response = await get('/api/v1/submissions', { method: 'POST', body, headers: { 'content-type': type, 'content-length': String(body.length) } });
+      await problem(response, 413, 'too-large');
+    }
+  });
+
+  t('__proto__ is refused like any unknown parameter or field', async ({ get }) => {
+    for (const path of ['/api/v1/factories?__proto__=x', '/api/v1/factories?q=steel&__proto__=x', '/api/v1/stats?__proto__=x', '/submit?__proto__=x']) {
+      const body = await problem(await get(path), 400, 'unknown-parameter');
+      assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['__proto__'], path);
+    }
+    const bodies: [string, string][] = [
+      ['application/json', '{"kind":"join","company":"Proto Ltd","email":"a@proto.example","__proto__":{"message":"x"}}'],
+      ['application/x-www-form-urlencoded', 'kind=join&company=Proto+Ltd&email=a%40proto.example&__proto__=zz'],
+    ];
+    for (const [type, text] of bodies) {
+      const body = await problem(await get('/api/v1/submissions', { method: 'POST', body: text, headers: { 'content-type': type } }), 400, 'invalid-body');
+      assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['__proto__'], type);
+    }
+  });
+
+  t('MCP refuses JSON-RPC batches: one request, one message', async ({ get }) => {
+    const call = (id: number): Record<string, unknown> => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'registry_stats', arguments: {} } });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    for (const batch of [[call(1), call(2)], [call(1)], []]) {
+      const response = await get('/mcp', { method: 'POST', body: JSON.stringify(batch), headers });
+      const text = await response.text();
+      assert.equal(response.status, 400, text);
+      const body = JSON.parse(text) as { jsonrpc: string; id: unknown; error: { code: number; message: string } };
+      assert.deepEqual([body.jsonrpc, body.id, body.error.code], ['2.0', null, -32600]);
+      assert.include(body.error.message, 'batching is not supported');
+    }
+    // Not JSON at all is still the transport's parse error.
+    const garbled = await get('/mcp', { method: 'POST', body: '[{', headers });
+    assert.equal(garbled.status, 400);
+    assert.equal(((await garbled.json()) as { error: { code: number } }).error.code, -32700);
   });
 
   t('the form works without JavaScript: HTML page, form post, HTML receipt and status', async ({ get }) => {
