@@ -365,14 +365,12 @@ export class Chain {
       if (parentHeight < this.#base && mainHash === undefined) {
         throw new ForkChoiceError('too-deep', `the branch forks at height ${parentHeight}, below the oldest held block ${this.#base}`);
       }
-      if (parentHeight > this.#tip.height || (await this.#store.get(bKey(first.header.prev_hash))) === undefined) {
-        throw new ForkChoiceError(
-          blocks.length > 1 ? 'no-common-ancestor' : 'unknown-parent',
-          `block ${first.header.height} builds on ${toHex(first.header.prev_hash).slice(0, 16)}…, which this node does not hold`,
-        );
-      }
-      // The parent is a block we once had on the main chain and lost in a reorganisation.
-      branch.unshift((await this.blockByHash(first.header.prev_hash))!);
+      // The store holds main-chain blocks only (a reorganisation moves the old ones to the side
+      // blocks), so a parent that is neither on the main chain nor aside is not held at all.
+      throw new ForkChoiceError(
+        blocks.length > 1 ? 'no-common-ancestor' : 'unknown-parent',
+        `block ${first.header.height} builds on ${toHex(first.header.prev_hash).slice(0, 16)}…, which this node does not hold`,
+      );
     }
     for (const block of fresh) await this.#checkSigned(block);
     const last = branch[branch.length - 1]!;

@@ -4,12 +4,12 @@ import { rejects, rejectsAsync } from '../../test/assert.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { concatBytes } from '../encoding/bytes.ts';
 import { encode, uint53 } from '../encoding/codec.ts';
-import { toHex } from '../encoding/hex.ts';
+import { fromHex, toHex } from '../encoding/hex.ts';
 import { blockEvent, decodeBlock, InvalidBlockError, signBlock, txRoot, type Block } from './block.ts';
 import { HEADER_VERSION, headerCodec, type Header } from './header.ts';
 import { EMPTY_ROOT } from './merkle.ts';
 import { MAX_RANKED_PRODUCERS, MAX_TXS_PER_BLOCK } from './params.ts';
-import { scheduleAfter, ProducerSchedule, producerId, rankProducers } from './producer.ts';
+import { scheduleAfter, ProducerSchedule, rankProducers } from './producer.ts';
 import { LedgerState } from './state.ts';
 import { BILLING_SETTLE, settlementBytes, type Tx } from './tx.ts';
 import { applyBlock, checkHeader, type ParentInfo } from './validate.ts';
@@ -256,8 +256,8 @@ test('producer: rank r signs from parent + interval × (1 + r); the unranked aft
   const weighted = ids(3).map((id, i) => [id, BigInt(i + 1)] as const);
   const schedule = new ProducerSchedule(parent, 1_000_000, INTERVAL, weighted);
   schedule.ranked.forEach((id, r) => {
-    assert.equal(schedule.rankOf(producerId(id)), r);
-    assert.equal(schedule.earliest(producerId(id)), 1_000_000 + INTERVAL * (1 + r));
+    assert.equal(schedule.rankOf(fromHex(id, 32)), r);
+    assert.equal(schedule.earliest(fromHex(id, 32)), 1_000_000 + INTERVAL * (1 + r));
   });
   const outsiders = [ALICE, BOB, CAROL].map((k) => k.publicKey);
   const slots = outsiders.map((id) => schedule.earliest(id));

@@ -16,7 +16,7 @@
  */
 import { sha256 } from '../crypto/sha256.ts';
 import { concatBytes } from '../encoding/bytes.ts';
-import { fromHex, toHex } from '../encoding/hex.ts';
+import { toHex } from '../encoding/hex.ts';
 import { MAX_RANKED_PRODUCERS } from './params.ts';
 import type { LedgerState } from './state.ts';
 
@@ -94,9 +94,4 @@ export function advanceSeed(state: LedgerState, producer: Uint8Array): void {
 /** The schedule for the block after `parent`, from the parent's state. */
 export function scheduleAfter(state: LedgerState, parent: { readonly timestampMs: number }, intervalMs: number): ProducerSchedule {
   return new ProducerSchedule(state.producerSeed(), parent.timestampMs, intervalMs, state.weights());
-}
-
-/** The hex ids back to bytes (for callers that hold ranked producers). */
-export function producerId(hex: string): Uint8Array {
-  return fromHex(hex, 32, 'producer');
 }
