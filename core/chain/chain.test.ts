@@ -309,3 +309,21 @@ test('read models: history counts settled jobs and heartbeats, post-burn earned,
   assert.equal(nobody.first_height, 0);
   assert.equal(nobody.earned, '0');
 });
+
+test('read models: a confirmed transaction is located by id, and forgotten when its block leaves', async () => {
+  const { local, other } = await forked(1);
+  const sent = await tx(A, { kind: 'Transfer', nonce: 1, to: B.publicKey, amount: 5n });
+  const [block] = await mine(local, A, 1, [sent]);
+  assert.equal(await local.txHeight(sent.id), 2);
+  assert.equal(await local.txHeight(block!.txs[0]!.id), 2, 'the reward is indexed too');
+  assert.isUndefined(await local.txHeight(new Uint8Array(32)));
+  await local.addBranch(await mine(other, B, 2));
+  assert.isUndefined(await local.txHeight(sent.id), 'a disconnected block takes its transactions with it');
+
+  const light = await openChain({ mode: 'light', retainBlocks: 2 });
+  const full = await openChain();
+  const blocks = await mine(full, A, 4);
+  await light.addBranch(blocks);
+  assert.isUndefined(await light.txHeight(blocks[0]!.txs[0]!.id), 'pruned');
+  assert.equal(await light.txHeight(blocks[3]!.txs[0]!.id), 4);
+});

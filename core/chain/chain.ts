@@ -26,7 +26,7 @@ import { LIGHT_RETENTION_BLOCKS, MAX_TXS_PER_BLOCK, type ChainParams } from '../
 import { LedgerState, type Change } from '../ledger/state.ts';
 import { applyVerifiedBlock, verifyBlockSignatures, type Applied, type ParentInfo } from '../ledger/validate.ts';
 import { prefixRange, type KeyValueStore } from '../store/kv.ts';
-import { history, indexBlock, listTransactions, PendingBatch, unindexBlock, type History, type TxListItem } from './readmodel.ts';
+import { history, indexBlock, listTransactions, PendingBatch, txHeight, unindexBlock, type History, type TxListItem } from './readmodel.ts';
 
 /** A branch cannot be adopted: no common ancestor, an unknown parent, or deeper than this node holds. */
 export class ForkChoiceError extends MeshError {}
@@ -280,6 +280,11 @@ export class Chain {
     return listTransactions(this.#store, node, { limit, ...(options.before === undefined ? {} : { before: options.before }) });
   }
 
+  /** The main-chain height of a held transaction, or undefined. */
+  txHeight(txId: Uint8Array): Promise<number | undefined> {
+    return txHeight(this.#store, txId);
+  }
+
   /** The block object of the tip (for /blocks/stream and /status). */
   tipEvent(): BlockEvent {
     return blockEvent(this.#tip.block);
@@ -464,8 +469,8 @@ export class Chain {
     this.#tip = info(branch[branch.length - 1]!);
     const batch = new PendingBatch(this.#store);
     try {
-      for (const { height, undo } of rewind) {
-        await unindexBlock(batch, this.#store, height, undo.nodes);
+      for (const { height, undo, block } of rewind) {
+        await unindexBlock(batch, this.#store, height, undo.nodes, block.txs.map((t) => t.id));
         batch.del(hKey(height));
         batch.del(uKey(height));
       }
@@ -516,11 +521,13 @@ export class Chain {
     const batch = new PendingBatch(this.#store);
     for (let h = this.#base; h < newBase; h++) {
       const hash = await this.#store.get(hKey(h));
+      const blockBytes = hash === undefined ? undefined : await this.#store.get(bKey(hash));
+      const txIds = blockBytes === undefined ? [] : decodeBlock(this.params.network, blockBytes).txs.map((t) => t.id);
       if (hash !== undefined) batch.del(bKey(hash));
       batch.del(hKey(h));
       const undoBytes = await this.#store.get(uKey(h));
       if (undoBytes !== undefined) {
-        await unindexBlock(batch, this.#store, h, decode(undoCodec, undoBytes).nodes);
+        await unindexBlock(batch, this.#store, h, decode(undoCodec, undoBytes).nodes, txIds);
         batch.del(uKey(h));
       }
     }

@@ -54,6 +54,11 @@ export class Mempool {
     return [...this.#bySender.values()].flat();
   }
 
+  /** The pooled transactions of `sender`, in nonce order. */
+  queueOf(sender: Uint8Array): readonly Tx[] {
+    return this.#bySender.get(toHex(sender)) ?? [];
+  }
+
   /** Stops following the chain. */
   close(): void {
     this.#unsubscribe();

@@ -9,6 +9,7 @@
  *   'Y' node                       → totals       all-time counters and sums over held blocks
  *   'I' node height(8)             → count        heights with interactions (first/last height)
  *   'W' node bucket(4)             → sums         earned/spent per bucket of 1,440 blocks (window)
+ *   'X' tx id                      → height       where a held transaction was confirmed (burn proofs)
  */
 import {
   bytes32,
@@ -35,6 +36,7 @@ const T = 0x54;
 const Y = 0x59;
 const I = 0x49;
 const W = 0x57;
+const X = 0x58;
 const BUCKET_BLOCKS = 1_440;
 
 const DIRECTIONS: readonly Direction[] = ['in', 'out', 'self'];
@@ -78,6 +80,7 @@ const tKey = (node: Uint8Array, height: number, tx: number, n: number): Uint8Arr
 const yKey = (node: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(Y), node);
 const iKey = (node: Uint8Array, height: number): Uint8Array => concatBytes(Uint8Array.of(I), node, h8(height));
 const wKey = (node: Uint8Array, bucket: number): Uint8Array => concatBytes(Uint8Array.of(W), node, encode(u32, bucket));
+const xKey = (txId: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(X), txId);
 
 function counts(entry: Entry): boolean {
   return entry.interaction !== 0 || entry.earned > 0n || entry.spent > 0n;
@@ -148,6 +151,7 @@ export async function indexBlock(
   effects: readonly TxEffect[],
 ): Promise<Uint8Array[]> {
   const nodes = new Map<string, Uint8Array>();
+  for (const id of txIds) batch.put(xKey(id), h8(height));
   for (let i = 0; i < effects.length; i++) {
     const effect = effects[i]!;
     for (let n = 0; n < effect.involved.length; n++) {
@@ -171,13 +175,26 @@ export async function indexBlock(
 }
 
 /** Removes a block's index entries (disconnected by a reorganisation, or pruned). */
-export async function unindexBlock(batch: PendingBatch, store: KeyValueStore, height: number, nodes: readonly Uint8Array[]): Promise<void> {
+export async function unindexBlock(
+  batch: PendingBatch,
+  store: KeyValueStore,
+  height: number,
+  nodes: readonly Uint8Array[],
+  txIds: readonly Uint8Array[],
+): Promise<void> {
+  for (const id of txIds) batch.del(xKey(id));
   for (const node of nodes) {
     for await (const [k, v] of store.entries(prefixRange(concatBytes(Uint8Array.of(T), node, h8(height))))) {
       await adjust(batch, node, height, decode(entryCodec, v), -1);
       batch.del(k);
     }
   }
+}
+
+/** The height at which a held transaction was confirmed on the main chain. */
+export async function txHeight(store: KeyValueStore, txId: Uint8Array): Promise<number | undefined> {
+  const v = await store.get(xKey(txId));
+  return v === undefined ? undefined : decode(uint53, v);
 }
 
 /** One row of GET /transactions/:node_id. */

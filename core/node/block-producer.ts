@@ -1,0 +1,91 @@
+/**
+ * Block production on the timer (`--mine`): at this node's slot after the tip (core/ledger/producer.ts
+ * decides it), build a block from the mempool, add it to the chain and gossip it. A new tip
+ * re-schedules; while another node is known to be ahead, the node syncs instead of producing, so it
+ * does not sign blocks on a tip everyone else has left behind.
+ */
+import type { Chain } from '../chain/chain.ts';
+import type { Mempool } from '../chain/mempool.ts';
+import { buildBlock, nextSlot } from '../chain/miner.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { MeshError } from '../errors.ts';
+import type { Block } from '../ledger/block.ts';
+
+export interface BlockProducerOptions {
+  readonly chain: Chain;
+  readonly mempool: Mempool;
+  readonly key: SigningKey;
+  /** Gossips a block this node made. */
+  readonly publish: (block: Block) => Promise<void>;
+  /** True while another node is known to be ahead. */
+  readonly behind: () => boolean;
+  readonly now?: () => number;
+  readonly log?: (line: string) => void;
+}
+
+export class BlockProducer {
+  readonly #o: BlockProducerOptions;
+  readonly #now: () => number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #running: Promise<void> | null = null;
+  #unsubscribe: (() => void) | null = null;
+  #stopped = true;
+
+  constructor(options: BlockProducerOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#unsubscribe = this.#o.chain.subscribe((event) => {
+      if (event.type === 'connected') this.#schedule();
+    });
+    this.#schedule();
+  }
+
+  /** Stops producing; resolves once a block being made is finished. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+    await this.#running;
+  }
+
+  #schedule(delayMs?: number): void {
+    if (this.#stopped) return;
+    clearTimeout(this.#timer);
+    const wait = delayMs ?? Math.max(0, nextSlot(this.#o.chain, this.#o.key.publicKey) - this.#now());
+    this.#timer = setTimeout(() => {
+      // A timer that fires while a block is being made waits for it, then looks again.
+      if (this.#running !== null) {
+        void this.#running.then(() => this.#schedule());
+        return;
+      }
+      this.#running = this.#produce().finally(() => (this.#running = null));
+    }, wait);
+  }
+
+  async #produce(): Promise<void> {
+    const { chain, key } = this.#o;
+    const interval = chain.params.blockIntervalMs;
+    if (this.#stopped) return;
+    if (this.#o.behind()) return this.#schedule(interval);
+    const slot = nextSlot(chain, key.publicKey);
+    const now = this.#now();
+    if (now < slot) return this.#schedule(slot - now);
+    try {
+      const block = await buildBlock(chain, this.#o.mempool, key, Math.max(now, slot));
+      if (this.#stopped) return;
+      const outcome = await chain.addBlock(block, this.#now());
+      if (outcome === 'extended') await this.#o.publish(block);
+    } catch (error) {
+      // The tip moved while the block was built: the new tip has already re-scheduled.
+      if (error instanceof MeshError && error.code === 'tip-moved') return;
+      this.#o.log?.(`producer: ${error instanceof Error ? error.message : String(error)}`);
+      this.#schedule(interval);
+    }
+  }
+}

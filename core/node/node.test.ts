@@ -1,0 +1,145 @@
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import { toHex } from '../encoding/hex.ts';
+import { encode } from '../encoding/codec.ts';
+import { CREDIT } from '../encoding/amount.ts';
+import type { Chain } from '../chain/chain.ts';
+import { key, mine, openChain } from '../chain/testnet.test-util.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { MemoryBus } from '../net/memory.test-util.ts';
+import { TOPICS, type GossipMessage } from '../net/network.ts';
+import type { TxStreamEvent } from '../api/service.ts';
+import { MeshNode } from './node.ts';
+import { heightCodec, syncResponseCodec, syncRequestCodec } from './wire.ts';
+import { decode } from '../encoding/codec.ts';
+
+const A = key(1);
+const B = key(2);
+const M = key(9);
+const capacity = () => ({ cpuCores: 2, memMb: 2048, runningJobs: 0, tags: ['linux'] });
+
+function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const poll = (): void => {
+      if (check()) return resolve();
+      if (Date.now() > deadline) return reject(new Error(`timed out: ${what}`));
+      setTimeout(poll, 5);
+    };
+    poll();
+  });
+}
+
+async function node(bus: MemoryBus, chain: Chain, k: SigningKey, mineBlocks = false): Promise<MeshNode> {
+  const n = new MeshNode({ chain, network: bus.join(k.publicKey), key: k, mine: mineBlocks, capacity, syncTimeoutMs: 2_000 });
+  await n.start();
+  return n;
+}
+
+test('sync: a new node catches up more than one response (500 blocks) from a peer', async () => {
+  const bus = new MemoryBus();
+  const chainA = await openChain();
+  await mine(chainA, A, 1_100);
+  const a = await node(bus, chainA, A);
+  const b = await node(bus, await openChain(), B);
+  try {
+    await until('b reaches a', () => b.chain.tip.height === 1_100, 30_000);
+    assert.equal(toHex(b.chain.tip.hash), toHex(chainA.tip.hash));
+    assert.equal(toHex(b.chain.state.stateRoot()), toHex(chainA.state.stateRoot()));
+    const responses = bus.verdicts.filter((v) => v.topic === TOPICS.syncResponse && v.to === toHex(B.publicKey));
+    assert.isAtLeast(responses.length, 3, 'three ranges of at most 500 blocks');
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
+test('sync: a node on a shorter fork reorganises to the longer chain of its peer', async () => {
+  const bus = new MemoryBus();
+  const chainA = await openChain();
+  const chainB = await openChain();
+  await chainB.addBranch(await mine(chainA, A, 5));
+  await mine(chainA, A, 3);
+  await mine(chainB, B, 6);
+  const a = await node(bus, chainA, A);
+  const b = await node(bus, chainB, B);
+  try {
+    await until('a adopts b', () => toHex(a.chain.tip.hash) === toHex(chainB.tip.hash));
+    assert.equal(a.chain.tip.height, 11);
+    assert.equal(chainA.state.account(B.publicKey).balance, 6_000n * CREDIT);
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
+test('sync: a peer that answers with invalid blocks is penalised and nothing is adopted', async () => {
+  const bus = new MemoryBus();
+  const honest = await openChain();
+  const blocks = await mine(honest, A, 4);
+  const b = await node(bus, await openChain(), B);
+  // A hostile peer claims a higher tip and answers with blocks whose signatures were altered.
+  const hostile = bus.join(M.publicKey);
+  hostile.handle(TOPICS.syncRequest, async (m: GossipMessage) => {
+    const request = decode(syncRequestCodec, m.data);
+    const forged = blocks.map((blk) => {
+      const bytes = blk.bytes.slice();
+      bytes[bytes.length - 1]! ^= 1;
+      return bytes;
+    });
+    await hostile.publish(TOPICS.syncResponse, encode(syncResponseCodec, { requester: m.origin, request_id: request.request_id, tip_height: 4, blocks: forged }));
+    return 'ignore';
+  });
+  hostile.handle(TOPICS.heights, async () => 'ignore');
+  try {
+    await hostile.publish(TOPICS.heights, encode(heightCodec, { height: 4, hash: blocks[3]!.hash }));
+    const network = bus.members.get(toHex(B.publicKey))!;
+    await until('b blames the hostile peer', () => network.penalties.some((p) => p.node === toHex(M.publicKey)));
+    assert.equal(b.chain.tip.height, 0);
+    assert.isTrue(bus.verdicts.some((v) => v.topic === TOPICS.syncResponse && v.from === toHex(M.publicKey) && v.verdict === 'reject'));
+  } finally {
+    await b.stop();
+  }
+});
+
+test('node: a transfer reaches the other node\'s stream, is mined, and shows in both balances', async () => {
+  const bus = new MemoryBus();
+  const chainA = await openChain();
+  await mine(chainA, A, 2);
+  const chainB = await openChain();
+  await chainB.addBranch(await chainA.blocksFrom(1, 2));
+  const a = await node(bus, chainA, A, true);
+  const b = await node(bus, chainB, B);
+  const seen: TxStreamEvent[] = [];
+  b.onTransaction((e) => seen.push(e));
+  try {
+    const id = await a.transfer(B.publicKey, 7n * CREDIT);
+    await until('b streams the transfer', () => seen.some((e) => e.id === id));
+    const event = seen.find((e) => e.id === id)!;
+    assert.deepEqual(event, { id, origin: toHex(A.publicKey), kind: 'Transfer', amount: (7n * CREDIT).toString() });
+    await until('both confirm it', () => a.status().height >= 3 && chainB.state.account(B.publicKey).balance === 7n * CREDIT, 10_000);
+    assert.equal(b.status().balance, (7n * CREDIT).toString());
+    const listed = await b.transactions(B.publicKey, {});
+    assert.isTrue(listed.some((t) => t.tx_id === id && t.direction === 'in'));
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
+test('node: a capability-only signal reaches the peer, and the atlas shows the sender\'s capacity', async () => {
+  const bus = new MemoryBus();
+  const a = await node(bus, await openChain(), A, true);
+  const b = await node(bus, await openChain(), B);
+  try {
+    const sent = await a.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [{ name: 'chat', version: 1 }], burnTxId: null });
+    await until('b keeps the signal', () => b.signals().some((s) => s.id === sent.id));
+    await until('b maps a\'s capacity', () => b.atlas().some((e) => e.node_id === toHex(A.publicKey)), 5_000);
+    const entry = b.atlas().find((e) => e.node_id === toHex(A.publicKey))!;
+    assert.equal(entry.cpu_cores, 2);
+    assert.deepEqual(entry.tags, ['linux'], 'self-tags while mining');
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});

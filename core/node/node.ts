@@ -1,0 +1,345 @@
+/**
+ * A mesh node: the chain, its mempool, sync, block production, signals and the atlas, joined to the
+ * network port. It is what the HTTP API serves (NodeService) and what hosts start: the Node host
+ * gives it a LevelDB store and libp2p, the browser host an IndexedDB store and libp2p in the page.
+ */
+import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
+import type { Chain, ChainEvent } from '../chain/chain.ts';
+import { Mempool, MempoolError } from '../chain/mempool.ts';
+import type { History, TxListItem } from '../chain/readmodel.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { formatAmount } from '../encoding/amount.ts';
+import { toHex } from '../encoding/hex.ts';
+import { InvalidEncodingError } from '../errors.ts';
+import { LedgerRuleError } from '../ledger/apply.ts';
+import { blockEvent, decodeBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
+import { ledgerStatus } from '../ledger/status.ts';
+import { decodeTx, signTx, STREAM_KINDS, type Tx } from '../ledger/tx.ts';
+import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
+import { Atlas, CAPACITY_INTERVAL_MS, capacityCapabilities, type Capacity } from '../signal/atlas.ts';
+import { chainBurnLookup, SignalBook } from '../signal/book.ts';
+import { SignalError } from '../signal/errors.ts';
+import { decodeSignal, signSignal, signalObject } from '../signal/signal.ts';
+import type { AtlasEntry, SignalObject } from '../signal/types.ts';
+import { BlockProducer } from './block-producer.ts';
+import { Sync } from './sync.ts';
+
+export interface MeshNodeOptions {
+  readonly chain: Chain;
+  readonly network: Network;
+  readonly key: SigningKey;
+  /** Produce blocks (`--mine`). */
+  readonly mine: boolean;
+  /** This machine's capacity, for the atlas (read again at every broadcast). */
+  readonly capacity: () => Capacity;
+  readonly now?: () => number;
+  readonly log?: (line: string) => void;
+  /** How often the tip is announced on mesh-heights besides on every new peer (default 15 s). */
+  readonly announceIntervalMs?: number;
+  readonly capacityIntervalMs?: number;
+  readonly syncTimeoutMs?: number;
+}
+
+// Transaction ids already put on /transactions/stream (so each appears once).
+const STREAMED_MEMORY = 50_000;
+// Blocks whose parent is unknown make the node sync from their signer; this bounds how often.
+const SYNC_NUDGE_MS = 1_000;
+
+export class MeshNode implements NodeService {
+  readonly nodeId: string;
+  readonly chain: Chain;
+  readonly mempool: Mempool;
+  readonly sync: Sync;
+  readonly #network: Network;
+  readonly #key: SigningKey;
+  readonly #now: () => number;
+  readonly #log: (line: string) => void;
+  readonly #options: MeshNodeOptions;
+  readonly #producer: BlockProducer | null;
+  readonly #book: SignalBook;
+  readonly #atlas = new Atlas();
+  readonly #blockListeners = new Set<(event: BlockEvent) => void>();
+  readonly #txListeners = new Set<(event: TxStreamEvent) => void>();
+  readonly #signalListeners = new Set<(signal: SignalObject) => void>();
+  readonly #streamed = new Set<string>();
+  readonly #timers: ReturnType<typeof setInterval>[] = [];
+  #unsubscribeChain: (() => void) | null = null;
+  #unsubscribePeers: (() => void) | null = null;
+  // Local sends are serialised so each takes the next nonce.
+  #sending: Promise<unknown> = Promise.resolve();
+  #lastNudge = 0;
+
+  constructor(options: MeshNodeOptions) {
+    this.#options = options;
+    this.chain = options.chain;
+    this.#network = options.network;
+    this.#key = options.key;
+    this.nodeId = toHex(options.key.publicKey);
+    this.#now = options.now ?? Date.now;
+    this.#log = options.log ?? (() => {});
+    this.mempool = new Mempool(this.chain);
+    this.sync = new Sync({
+      chain: this.chain,
+      network: this.#network,
+      now: this.#now,
+      log: this.#log,
+      ...(options.syncTimeoutMs === undefined ? {} : { timeoutMs: options.syncTimeoutMs }),
+    });
+    this.#book = new SignalBook({
+      network: this.chain.params.network,
+      self: options.key.publicKey,
+      lookupBurn: chainBurnLookup(this.chain),
+      locateTx: (id) => this.chain.txHeight(id),
+    });
+    this.#producer = options.mine
+      ? new BlockProducer({
+          chain: this.chain,
+          mempool: this.mempool,
+          key: this.#key,
+          publish: (block) => this.#network.publish(TOPICS.blocks, block.bytes),
+          behind: () => this.sync.behind,
+          now: this.#now,
+          log: this.#log,
+        })
+      : null;
+  }
+
+  get mining(): boolean {
+    return this.#producer !== null;
+  }
+
+  /** Joins the topics, announces the tip, starts producing (when mining) and the atlas broadcast. */
+  async start(): Promise<void> {
+    const network = this.#network;
+    network.handle(TOPICS.blocks, (m) => this.#onBlock(m));
+    network.handle(TOPICS.transactions, (m) => this.#onTransaction(m));
+    network.handle(TOPICS.signals, (m) => this.#onSignal(m));
+    // Light-node segments are served by full nodes once light nodes ask for them (browser host).
+    network.handle(TOPICS.segments, async () => 'ignore');
+    this.#unsubscribeChain = this.chain.subscribe((event) => this.#onChain(event));
+    // A node announces its height to each peer that joins (node-api.md §6).
+    this.#unsubscribePeers = network.onPeerJoined(() => void this.sync.announce().catch(() => {}));
+    this.sync.start();
+    this.#timers.push(setInterval(() => void this.sync.announce().catch(() => {}), this.#options.announceIntervalMs ?? 15_000));
+    const capacityEvery = this.#options.capacityIntervalMs ?? CAPACITY_INTERVAL_MS;
+    this.#timers.push(setInterval(() => void this.#broadcastCapacity(), capacityEvery));
+    await this.sync.announce().catch(() => {});
+    this.#producer?.start();
+    // The first capacity broadcast goes out once peers had a moment to connect.
+    this.#timers.push(setTimeout(() => void this.#broadcastCapacity(), Math.min(2_000, capacityEvery)));
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers.length = 0;
+    await this.#producer?.stop();
+    this.sync.stop();
+    this.#unsubscribeChain?.();
+    this.#unsubscribePeers?.();
+    this.mempool.close();
+    await this.#sending;
+  }
+
+  // ---- NodeService ----
+
+  status(): NodeStatus {
+    const tip = this.chain.tip;
+    return { node_id: this.nodeId, height: tip.height, difficulty: 0, ...ledgerStatus(this.chain.state, this.#key.publicKey, tip.height) };
+  }
+
+  history(node: Uint8Array): Promise<History> {
+    return this.chain.history(node);
+  }
+
+  transactions(node: Uint8Array, options: { limit?: number; before?: number }): Promise<TxListItem[]> {
+    return this.chain.transactions(node, options);
+  }
+
+  beacon(): { height: number; hash: string } {
+    return this.chain.beacon();
+  }
+
+  bootstrap(): string[] {
+    return this.#network.bootstrapAddresses();
+  }
+
+  atlas(): AtlasEntry[] {
+    return this.#atlas.entries(this.#now());
+  }
+
+  signals(): SignalObject[] {
+    return this.#book.list();
+  }
+
+  transfer(to: Uint8Array, amount: bigint): Promise<string> {
+    return this.#serial(async () => {
+      const self = this.#key.publicKey;
+      const nonce = this.chain.state.account(self).nonce + 1 + this.mempool.queueOf(self).length;
+      const tx = await signTx({ kind: 'Transfer', sender: self, nonce, to, amount }, this.#key, this.chain.params.network);
+      await this.mempool.add(tx);
+      this.#streamTx(tx, amount);
+      await this.#network.publish(TOPICS.transactions, tx.bytes).catch((e: unknown) => this.#log(`gossip: ${String(e)}`));
+      return toHex(tx.id);
+    });
+  }
+
+  sendSignal(request: SignalRequest): Promise<{ id: string; nonce: number }> {
+    return this.#serial(async () => {
+      const proof = request.burnTxId === null ? null : await this.#book.burnProof(request.burnTxId);
+      if (request.payload.length > 0 && proof === null) {
+        throw new SignalError('burn-proof-required', 'a signal with a payload needs burn_tx_id_hex');
+      }
+      const signal = await signSignal(
+        { to: request.to, capabilities: request.capabilities, payload: request.payload, burn_proof: proof, nonce: this.#book.nextNonce(this.#now()) },
+        this.#key,
+        this.chain.params.network,
+      );
+      const shown = await this.#book.accept(signal);
+      this.#atlas.observe(shown, this.#now());
+      this.#emit(this.#signalListeners, shown);
+      await this.#network.publish(TOPICS.signals, signal.bytes).catch((e: unknown) => this.#log(`gossip: ${String(e)}`));
+      return { id: shown.id, nonce: shown.nonce };
+    });
+  }
+
+  onBlock(listener: (event: BlockEvent) => void): Unsubscribe {
+    return this.#listen(this.#blockListeners, listener);
+  }
+
+  onTransaction(listener: (event: TxStreamEvent) => void): Unsubscribe {
+    return this.#listen(this.#txListeners, listener);
+  }
+
+  onSignal(listener: (signal: SignalObject) => void): Unsubscribe {
+    return this.#listen(this.#signalListeners, listener);
+  }
+
+  // ---- gossip ----
+
+  async #onBlock(message: GossipMessage): Promise<Verdict> {
+    let block: Block;
+    try {
+      block = decodeBlock(this.chain.params.network, message.data);
+    } catch {
+      return 'reject';
+    }
+    try {
+      const outcome = await this.chain.addBlock(block, this.#now());
+      return outcome === 'known' ? 'ignore' : 'accept';
+    } catch (error) {
+      if (error instanceof InvalidBlockError) {
+        if (error.code === 'timestamp-in-future') return 'ignore';
+        this.#log(`gossip: block ${block.header.height} from ${toHex(message.peer).slice(0, 16)}… is invalid: ${error.message}`);
+        return 'reject';
+      }
+      // A block on a parent this node lacks: it is behind (or forked), so it asks the signer.
+      if (error instanceof Error && 'code' in error && (error.code === 'unknown-parent' || error.code === 'too-deep')) {
+        const now = this.#now();
+        if (now - this.#lastNudge >= SYNC_NUDGE_MS) {
+          this.#lastNudge = now;
+          this.sync.requestFrom(message.origin);
+        }
+        return 'ignore';
+      }
+      throw error;
+    }
+  }
+
+  async #onTransaction(message: GossipMessage): Promise<Verdict> {
+    let tx: Tx;
+    try {
+      tx = decodeTx(message.data);
+    } catch (error) {
+      if (error instanceof InvalidEncodingError) return 'reject';
+      throw error;
+    }
+    try {
+      await this.mempool.add(tx);
+    } catch (error) {
+      if (error instanceof MempoolError) return error.code === 'bad-signature' || error.code === 'bad-cosignature' || error.code === 'reward-not-poolable' ? 'reject' : 'ignore';
+      // Valid signatures, but not applicable to this node's tip (yet, or any more): not the relay's fault.
+      if (error instanceof LedgerRuleError) return 'ignore';
+      throw error;
+    }
+    this.#streamTx(tx, txAmount(tx));
+    return 'accept';
+  }
+
+  async #onSignal(message: GossipMessage): Promise<Verdict> {
+    try {
+      const signal = decodeSignal(message.data, this.chain.params.network);
+      const shown = await this.#book.accept(signal);
+      this.#atlas.observe(shown, this.#now());
+      this.#emit(this.#signalListeners, shown);
+      return 'accept';
+    } catch (error) {
+      if (error instanceof SignalError) return error.verdict;
+      throw error;
+    }
+  }
+
+  async #broadcastCapacity(): Promise<void> {
+    try {
+      await this.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: capacityCapabilities(this.#options.capacity(), this.mining), burnTxId: null });
+    } catch (error) {
+      this.#log(`atlas: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  // ---- chain events ----
+
+  #onChain(event: ChainEvent): void {
+    if (event.type !== 'connected') return;
+    this.#emit(this.#blockListeners, blockEvent(event.block));
+    // Transactions first seen in a block (an UptimeReward is never pooled) join the stream then.
+    event.block.txs.forEach((tx, i) => this.#streamTx(tx, event.effects[i]?.amount ?? 0n));
+  }
+
+  #streamTx(tx: Tx, amount: bigint): void {
+    if (!STREAM_KINDS.includes(tx.body.kind)) return;
+    const id = toHex(tx.id);
+    if (this.#streamed.has(id)) return;
+    this.#streamed.add(id);
+    if (this.#streamed.size > STREAMED_MEMORY) this.#streamed.delete(this.#streamed.values().next().value!);
+    this.#emit(this.#txListeners, { id, origin: toHex(tx.body.sender), kind: tx.body.kind, amount: formatAmount(amount) });
+  }
+
+  // ---- helpers ----
+
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#sending.then(work, work);
+    this.#sending = next.catch(() => {});
+    return next;
+  }
+
+  #listen<T>(set: Set<(event: T) => void>, listener: (event: T) => void): Unsubscribe {
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  #emit<T>(set: Set<(event: T) => void>, event: T): void {
+    for (const listener of set) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.#log(`listener: ${String(error)}`);
+      }
+    }
+  }
+}
+
+// The amount a pooled transaction reports on the stream before it is applied.
+function txAmount(tx: Tx): bigint {
+  const b = tx.body;
+  switch (b.kind) {
+    case 'Transfer':
+    case 'UptimeReward':
+      return b.amount;
+    case 'JobBid':
+      return b.bid;
+    case 'JobSettle':
+      return b.cost;
+    default:
+      return 0n;
+  }
+}

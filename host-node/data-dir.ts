@@ -1,0 +1,202 @@
+/**
+ * The node's data directory (default ~/.mesh): the API token, the node's identity and the chain
+ * store's path. Secrets are created complete and private from the start: written to a temporary
+ * file opened exclusively with mode 0600, flushed, then linked or renamed into place, so neither a
+ * crash nor two starts at once can leave a half-written or world-readable token or key.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { SigningKey } from '../core/crypto/ed25519.ts';
+import { fromHex, toHex } from '../core/encoding/hex.ts';
+
+/** What a started node needs from its data directory. */
+export interface DataDir {
+  dir: string;
+  /** The LevelDB directory of the chain: `dir/chain`. */
+  chainPath: string;
+  /** The bearer token of the HTTP API (the content of `dir/api.token`). */
+  token: string;
+  /** The node's key; its public key is the NodeId. */
+  identity: SigningKey;
+  /** True when this start created the identity (a new node), false when it loaded one. */
+  created: boolean;
+}
+
+/** A data directory, token or identity file that cannot be used as it is. */
+export class DataDirError extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'DataDirError';
+    this.code = code;
+  }
+}
+
+export const TOKEN_FILE = 'api.token';
+export const IDENTITY_FILE = 'identity.json';
+const IDENTITY_TYPE = 'mesh-identity';
+const IDENTITY_VERSION = 1;
+// An identity file is under 200 bytes; anything far larger is not one.
+const MAX_IDENTITY_BYTES = 64 * 1024;
+
+const errnoOf = (error: unknown): string | undefined => (error as { code?: string } | null)?.code;
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Writes `data` to `path` atomically with mode 0600. With `replace`, an existing file is replaced
+ * (rename); without, the write fails with EEXIST if `path` exists, checked atomically (link).
+ */
+async function writePrivateFile(path: string, data: string, replace: boolean): Promise<void> {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    if (replace) await rename(temp, path);
+    else await link(temp, path);
+  } finally {
+    // After a rename the temp name is gone already; after a link (or a failure) it is removed here.
+    await unlink(temp).catch(() => {});
+  }
+  // Make the new directory entry itself durable. Not every platform can open a directory for fsync.
+  const dirHandle = await open(dirname(path), 'r').catch(() => undefined);
+  await dirHandle?.sync().catch(() => {});
+  await dirHandle?.close();
+}
+
+/** The identity file format: `{ type, version, node_id, seed }` with lowercase 64-hex values. */
+function identityJson(key: SigningKey): string {
+  const file = { type: IDENTITY_TYPE, version: IDENTITY_VERSION, node_id: toHex(key.publicKey), seed: toHex(key.exportSeed()) };
+  return `${JSON.stringify(file, null, 2)}\n`;
+}
+
+function parseIdentity(path: string, text: string): SigningKey {
+  const fail = (code: string, why: string): never => {
+    throw new DataDirError(code, `${path} is not a valid mesh identity: ${why}`);
+  };
+  let file: unknown;
+  try {
+    file = JSON.parse(text);
+  } catch {
+    return fail('identity-json', 'it is not JSON');
+  }
+  if (typeof file !== 'object' || file === null || Array.isArray(file)) return fail('identity-json', 'it is not a JSON object');
+  const { type, version, node_id: nodeId, seed } = file as Record<string, unknown>;
+  if (type !== IDENTITY_TYPE) fail('identity-type', `type is ${JSON.stringify(type)}, expected "${IDENTITY_TYPE}"`);
+  if (version !== IDENTITY_VERSION) fail('identity-version', `version is ${JSON.stringify(version)}, this build reads version ${IDENTITY_VERSION}`);
+  let seedBytes: Uint8Array;
+  let nodeIdBytes: Uint8Array;
+  try {
+    nodeIdBytes = fromHex(nodeId as string, 32, 'node_id');
+    seedBytes = fromHex(seed as string, 32, 'seed');
+  } catch (error) {
+    return fail('identity-hex', messageOf(error));
+  }
+  const key = SigningKey.fromSeed(seedBytes);
+  if (toHex(key.publicKey) !== toHex(nodeIdBytes)) {
+    fail('identity-mismatch', `its seed derives node_id ${toHex(key.publicKey)}, not the ${nodeId as string} it states`);
+  }
+  return key;
+}
+
+/** Reads and fully checks an identity file (type, version, hex lengths, seed derives node_id). */
+export async function readIdentityFile(path: string): Promise<SigningKey> {
+  let bytes: Buffer;
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) throw new DataDirError('identity-unreadable', `${path} is not a file`);
+    if (info.size > MAX_IDENTITY_BYTES) throw new DataDirError('identity-json', `${path} is too large to be a mesh identity`);
+    bytes = await readFile(path);
+  } catch (error) {
+    if (error instanceof DataDirError) throw error;
+    if (errnoOf(error) === 'ENOENT') throw new DataDirError('identity-missing', `no identity file at ${path}`, { cause: error });
+    throw new DataDirError('identity-unreadable', `cannot read ${path}: ${messageOf(error)}`, { cause: error });
+  }
+  return parseIdentity(path, new TextDecoder().decode(bytes));
+}
+
+/**
+ * Writes `key` as an identity file at `path` (mode 0600, atomically). Refuses, with a DataDirError
+ * of code `identity-exists`, when `path` exists, unless `force`.
+ */
+export async function writeIdentityFile(path: string, key: SigningKey, options: { force?: boolean } = {}): Promise<void> {
+  try {
+    await writePrivateFile(path, identityJson(key), options.force === true);
+  } catch (error) {
+    if (errnoOf(error) === 'EEXIST') throw new DataDirError('identity-exists', `${path} already exists`, { cause: error });
+    throw error;
+  }
+}
+
+/** Tightens a secret file that group or others may access to 0600, with a warning. */
+async function keepPrivate(path: string, warn: (line: string) => void): Promise<void> {
+  const mode = (await stat(path)).mode & 0o777;
+  if ((mode & 0o077) === 0) return;
+  await chmod(path, 0o600);
+  warn(`mesh: warning: ${path} had mode 0${mode.toString(8)} (open to group or others); set it to 0600`);
+}
+
+/**
+ * Creates `path` with `make()`'s content unless it exists; true when this call created it. Exclusive
+ * creation decides a race between two starts: the loser reads the winner's complete file.
+ */
+async function createIfMissing(path: string, make: () => string): Promise<boolean> {
+  try {
+    await stat(path);
+    return false;
+  } catch (error) {
+    if (errnoOf(error) !== 'ENOENT') throw error;
+  }
+  try {
+    await writePrivateFile(path, make(), false);
+    return true;
+  } catch (error) {
+    if (errnoOf(error) === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+async function loadToken(path: string, warn: (line: string) => void): Promise<string> {
+  // No trailing newline: the spec makes the token "the content of the file", so a client may read it raw.
+  await createIfMissing(path, () => randomBytes(32).toString('hex'));
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new DataDirError('token-unreadable', `cannot read the API token ${path}: ${messageOf(error)}`, { cause: error });
+  }
+  const token = text.trim();
+  if (token === '') throw new DataDirError('token-empty', `the API token ${path} is empty: delete it to have a new one made`);
+  await keepPrivate(path, warn);
+  return token;
+}
+
+async function loadIdentity(path: string, warn: (line: string) => void): Promise<{ identity: SigningKey; created: boolean }> {
+  const created = await createIfMissing(path, () => identityJson(SigningKey.generate()));
+  // Read back even what was just written: the identity in use is always the one on disk.
+  const identity = await readIdentityFile(path);
+  await keepPrivate(path, warn);
+  return { identity, created };
+}
+
+/**
+ * Opens the data directory `dir`, creating it (0700), its API token and its identity on first start.
+ * Throws DataDirError, changing nothing, when the token is empty or unreadable or the identity invalid.
+ * `warn` receives warning lines (default: stderr).
+ */
+export async function openDataDir(
+  dir: string,
+  options: { warn?: (line: string) => void } = {},
+): Promise<DataDir> {
+  const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const token = await loadToken(join(dir, TOKEN_FILE), warn);
+  const { identity, created } = await loadIdentity(join(dir, IDENTITY_FILE), warn);
+  return { dir, chainPath: join(dir, 'chain'), token, identity, created };
+}
