@@ -7,6 +7,7 @@ import type { RuntimeName } from './crypto-cases.ts';
 const USAGE = `Usage: mesh bench crypto [--runtime node|deno|chromium]... [--quick] [--write]
        mesh bench directory [--records N] [--seed N] [--quick] [--write]
        mesh bench ledger [--quick] [--write]
+       mesh bench mesh [--quick] [--write] [--blocks N] [--runs N] [--transfers N] ...
 
   crypto            SHA-256 and Ed25519 through the core next to each runtime's own crypto,
                     on Node, Deno and headless Chromium, plus openssl speed
@@ -19,6 +20,9 @@ const USAGE = `Usage: mesh bench crypto [--runtime node|deno|chromium]... [--qui
   ledger            a full block through applyBlock next to its signature checks alone, and
                     the state root's cost against the state's size (Node only; --quick skips
                     the state of a million accounts)
+  mesh              real nodes on loopback: a fresh node catching up 10,000 blocks from a peer
+                    next to applying them from local storage, and a transfer's latency from one
+                    node's POST /transfer to its peer's stream (mesh bench mesh --help for options)
 `;
 
 const RUNTIMES: readonly RuntimeName[] = ['node', 'deno', 'chromium'];
@@ -58,6 +62,10 @@ export async function runBench(args: string[]): Promise<number> {
   if (args[0] === 'directory') {
     const { runDirectoryBench } = await import('./directory-bench.ts');
     return runDirectoryBench(args.slice(1));
+  }
+  if (args[0] === 'mesh') {
+    const { runMeshBench } = await import('./mesh-bench.ts');
+    return runMeshBench(args.slice(1));
   }
   if (args.includes('--help') || args.includes('-h')) {
     process.stdout.write(USAGE);

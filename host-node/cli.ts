@@ -14,27 +14,6 @@ Commands:
   help                     show this text
 `;
 
-const NODE_USAGE = `Usage: mesh node [options]
-
-Options:
-  --data-dir DIR             data directory (default ~/.mesh)
-  --host ADDR                HTTP API address (default 127.0.0.1)
-  --port N                   HTTP API port (default 8844)
-  --p2p-port N               libp2p TCP port; WebSockets listen on the next port
-  --bootstrap MULTIADDR      a peer to join through (repeatable)
-  --mine                     produce blocks
-  --devnet                   use the separate local development chain
-  --block-interval-ms N      block interval on the devnet
-
-The node host is not in this build yet: this release ships the core's crypto and encodings.
-`;
-
-const PENDING: Record<string, string> = {
-  node: NODE_USAGE,
-  identity:
-    'Usage: mesh identity backup --out FILE | mesh identity restore --in FILE [--force]\n\nIdentities arrive with the node host; not in this build yet.\n',
-};
-
 /** Runs the command in `args` and resolves to the process exit code. */
 export async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args;
@@ -54,10 +33,13 @@ export async function main(args: string[]): Promise<number> {
     const { runBench } = await import('../bench/cli.ts');
     return runBench(rest);
   }
-  const pending = PENDING[command];
-  if (pending !== undefined) {
-    process.stdout.write(pending);
-    return 0;
+  if (command === 'node') {
+    const { runNodeCommand } = await import('./node-command.ts');
+    return runNodeCommand(rest);
+  }
+  if (command === 'identity') {
+    const { runIdentityCommand } = await import('./identity-cli.ts');
+    return runIdentityCommand(rest);
   }
   process.stderr.write(`mesh: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
   return 2;

@@ -28,11 +28,16 @@ test('mesh with no command prints usage and exits 2', async () => {
   assert.match(stdout, /^Usage: mesh <command>/);
 });
 
-test('mesh node prints its options', async () => {
-  const { code, stdout } = await runMesh(['node']);
+test('mesh node --help prints its options; a bad option is a usage error', async () => {
+  const { code, stdout } = await runMesh(['node', '--help']);
   assert.equal(code, 0);
   for (const option of ['--data-dir', '--host', '--port', '--p2p-port', '--bootstrap', '--mine', '--devnet', '--block-interval-ms']) {
     assert.ok(stdout.includes(option), option);
+  }
+  for (const bad of [['--frob'], ['--port', '70000'], ['--block-interval-ms', '50'], ['--devnet', '--block-interval-ms', '5'], ['--bootstrap', '/ip4/127.0.0.1/tcp/1']]) {
+    const refused = await runMesh(['node', ...bad]);
+    assert.equal(refused.code, 2, bad.join(' '));
+    assert.match(refused.stderr, /^mesh node: /, bad.join(' '));
   }
 });
 

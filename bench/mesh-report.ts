@@ -1,0 +1,187 @@
+/**
+ * The node benchmark's report: the two goals judged on a run's figures and the Markdown section of
+ * bench/RESULTS.md. Pure functions of the results; mesh-bench.ts measures and writes.
+ */
+import { percentile } from './directory-report.ts';
+import type { ChainInfo } from './mesh-chain.ts';
+import type { LatencyRun, LocalRun, NetworkRun } from './mesh-cases.ts';
+import { goalList, markdownTable, measuredLine, type Goal, type RunInfo } from './report.ts';
+import { median } from './timing.ts';
+
+export interface MeshReport extends RunInfo {
+  readonly node: { readonly version: string };
+  /** The chain caught up, and the runs of each measurement, taken in turns (local, then network). */
+  readonly catchUp: { readonly chain: ChainInfo; readonly local: readonly LocalRun[]; readonly network: readonly NetworkRun[] } | null;
+  readonly latency: LatencyRun | null;
+}
+
+/** The catch-up goal: the network sync in less than this many times the local replay. */
+export const CATCH_UP_RATIO_GOAL = 2;
+/** The latency goal: median POST-to-peer's-stream time under this many ms. */
+export const LATENCY_GOAL_MS = 100;
+
+/** The medians the goals and tables use. */
+export interface CatchUpFigures {
+  readonly localMs: number;
+  readonly readMs: number;
+  readonly applyMs: number;
+  readonly syncMs: number;
+  readonly startupMs: number;
+  readonly totalMs: number;
+  /** syncMs ÷ localMs. */
+  readonly ratio: number;
+  /** totalMs ÷ localMs (the start-up counted as network cost). */
+  readonly ratioWithStartup: number;
+}
+
+export function catchUpFigures(catchUp: NonNullable<MeshReport['catchUp']>): CatchUpFigures {
+  const localMs = median(catchUp.local.map((r) => r.totalMs));
+  const syncMs = median(catchUp.network.map((r) => r.syncMs));
+  const totalMs = median(catchUp.network.map((r) => r.totalMs));
+  return {
+    localMs,
+    readMs: median(catchUp.local.map((r) => r.readMs)),
+    applyMs: median(catchUp.local.map((r) => r.applyMs)),
+    syncMs,
+    startupMs: median(catchUp.network.map((r) => r.startupMs)),
+    totalMs,
+    ratio: syncMs / localMs,
+    ratioWithStartup: totalMs / localMs,
+  };
+}
+
+export interface LatencySummary {
+  readonly medianMs: number;
+  readonly p90Ms: number;
+  readonly maxMs: number;
+}
+
+export function summarizeLatency(values: readonly number[]): LatencySummary {
+  return { medianMs: median(values), p90Ms: percentile(values, 90), maxMs: percentile(values, 100) };
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+const msText = (ms: number): string => `${ms.toFixed(ms < 10 ? 2 : 1)} ms`;
+const rate = (count: number, ms: number): string => Math.round(count / (ms / 1000)).toLocaleString('en-US');
+const times = (x: number): string => `${x.toFixed(2)}×`;
+const thousands = (n: number): string => n.toLocaleString('en-US');
+
+/** Judges the two goals on a run's figures. */
+export function evaluateMeshGoals(report: MeshReport): Goal[] {
+  const goals: Goal[] = [];
+  const blocks = report.catchUp ? thousands(report.catchUp.chain.blocks) : 'N';
+  {
+    const title =
+      `Catch-up: a fresh node syncing ${blocks} blocks from a peer on loopback in less than ${CATCH_UP_RATIO_GOAL}× ` +
+      'the time of applying the same blocks from local storage';
+    if (!report.catchUp || report.catchUp.local.length === 0 || report.catchUp.network.length === 0) {
+      goals.push({ title, met: null, detail: 'not measured in this run' });
+    } else {
+      const f = catchUpFigures(report.catchUp);
+      const { blocks: n, txs } = report.catchUp.chain;
+      goals.push({
+        title,
+        met: f.ratio < CATCH_UP_RATIO_GOAL,
+        detail:
+          `network ${seconds(f.syncMs)} after the node's start-up (${rate(n, f.syncMs)} blocks/s, ${rate(txs, f.syncMs)} tx/s) ` +
+          `vs local ${seconds(f.localMs)} (${rate(n, f.localMs)} blocks/s, ${rate(txs, f.localMs)} tx/s): ${times(f.ratio)}; ` +
+          `from the process's spawn, start-up of ${seconds(f.startupMs)} included, ${times(f.ratioWithStartup)}` +
+          ` (medians of ${report.catchUp.network.length} runs)`,
+      });
+    }
+  }
+  {
+    const title =
+      `Transfer latency: median time from POST /transfer on one node to the event on its peer's ` +
+      `/transactions/stream under ${LATENCY_GOAL_MS} ms`;
+    const latency = report.latency;
+    if (!latency || latency.samples.length === 0) {
+      goals.push({ title, met: null, detail: 'not measured in this run' });
+    } else {
+      const gossip = summarizeLatency(latency.samples.map((s) => s.gossipMs));
+      const post = summarizeLatency(latency.samples.map((s) => s.postMs));
+      goals.push({
+        title,
+        met: gossip.medianMs < LATENCY_GOAL_MS,
+        detail:
+          `median ${msText(gossip.medianMs)}, p90 ${msText(gossip.p90Ms)}, max ${msText(gossip.maxMs)} over ` +
+          `${latency.samples.length} transfers; the POST's own round trip on the sending node median ${msText(post.medianMs)}`,
+      });
+    }
+  }
+  return goals;
+}
+
+function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['catchUp']>): string {
+  const c = catchUp.chain;
+  const f = catchUpFigures(catchUp);
+  const intro =
+    `The chain: ${thousands(c.blocks)} devnet blocks (block interval ${c.blockIntervalMs} ms), each the producer's ` +
+    `UptimeReward and, from block 2 on, ${c.transfersPerBlock} transfers among ${c.accounts} accounts (the producer ` +
+    `and ${c.accounts - 1} others): ${thousands(c.txs)} transactions, ${(c.blockBytes / 1e6).toFixed(1)} MB of encoded ` +
+    `blocks (${Math.round(c.blockBytes / c.blocks).toLocaleString('en-US')} B a block), built once by the benchmark ` +
+    `and kept in a LevelDB data directory under the temp directory.\n\n` +
+    `**local**: in the benchmark's process, \`blocksFrom\` on the stored chain in ranges of 500 and \`addBranch\` of ` +
+    `each range on a fresh LevelDB chain (synced writes, as a node opens its store): what sync does, minus the network. ` +
+    `**network**: \`mesh node --devnet\` serving a copy of the stored chain (not mining), and a fresh \`mesh node\` ` +
+    `started with \`--bootstrap\` to it, until the fresh node's \`/beacon\` (polled every 10 ms) shows the tip; timed ` +
+    `from the fresh node's start output (its HTTP and p2p addresses printed) and from its process's spawn. ` +
+    `${catchUp.network.length} runs of each, taken in turns; the serving node stays up for all of them. ` +
+    `**ratio** = median ÷ the local median.`;
+  const n = c.blocks;
+  const runs = (values: number[]): string => values.map(seconds).join(', ');
+  const rows = [
+    ['**local**: read + addBranch in one process', seconds(f.localMs), rate(n, f.localMs), rate(c.txs, f.localMs), '1 (ref)', runs(catchUp.local.map((r) => r.totalMs))],
+    ['  of which reading the ranges (blocksFrom)', seconds(f.readMs), '', '', (f.readMs / f.localMs).toFixed(2), runs(catchUp.local.map((r) => r.readMs))],
+    ['  of which addBranch', seconds(f.applyMs), '', '', (f.applyMs / f.localMs).toFixed(2), runs(catchUp.local.map((r) => r.applyMs))],
+    ['**network**: after the fresh node\'s start-up', seconds(f.syncMs), rate(n, f.syncMs), rate(c.txs, f.syncMs), f.ratio.toFixed(2), runs(catchUp.network.map((r) => r.syncMs))],
+    ['network, from the process\'s spawn', seconds(f.totalMs), rate(n, f.totalMs), rate(c.txs, f.totalMs), f.ratioWithStartup.toFixed(2), runs(catchUp.network.map((r) => r.totalMs))],
+    ['  the fresh node\'s start-up', seconds(f.startupMs), '', '', '', runs(catchUp.network.map((r) => r.startupMs))],
+  ];
+  const table = markdownTable(['measurement', 'median', 'blocks/s', 'tx/s', 'ratio', 'runs'], rows, [false, true, true, true, true, false]);
+  const cpu = (values: (number | null)[]): number | null => (values.some((v) => v === null) ? null : median(values as number[]));
+  const serving = cpu(catchUp.network.map((r) => r.servingCpuMs));
+  const syncing = cpu(catchUp.network.map((r) => r.syncingCpuMs));
+  const local = median(catchUp.local.map((r) => r.cpuMs));
+  const cpuLine =
+    serving === null || syncing === null
+      ? ''
+      : `\n\nCPU time (user + system, all threads; medians): the local replay ${seconds(local)} in ${seconds(f.localMs)}; ` +
+        `during the network catch-up the syncing node ${seconds(syncing)} and the serving node ${seconds(serving)} ` +
+        `in ${seconds(f.syncMs)}, on ${report.machine.cores} cores.`;
+  return `### Catch-up\n\n${intro}\n\n${table}${cpuLine}`;
+}
+
+function latencySection(latency: LatencyRun): string {
+  const gossip = summarizeLatency(latency.samples.map((s) => s.gossipMs));
+  const post = summarizeLatency(latency.samples.map((s) => s.postMs));
+  const intro =
+    `Two \`mesh node --devnet\` processes (block interval ${latency.blockIntervalMs} ms): A mining, B bootstrapped ` +
+    `from A and on its tip. ${latency.samples.length} transfers from A to B, one at a time with a pause of 0–20 ms ` +
+    `between them, after ${latency.warmup} uncounted ones; A's height went from ${latency.heights[0]} to ` +
+    `${latency.heights[1]} meanwhile, so some transfers met a block being made. Each transfer is timed from the ` +
+    `moment its POST is sent to the moment its event reaches the benchmark on B's \`/transactions/stream\` (SSE), ` +
+    'matched by its amount so that an event arriving before the POST\'s answer is timed too; the baseline is the same ' +
+    'POST\'s own round trip on A (signing, the mempool and the gossip publish happen before A answers).';
+  const rows = [
+    ['POST /transfer on A → event on B\'s /transactions/stream', msText(gossip.medianMs), msText(gossip.p90Ms), msText(gossip.maxMs), (gossip.medianMs / post.medianMs).toFixed(2)],
+    ['POST /transfer on A, its round trip (baseline)', msText(post.medianMs), msText(post.p90Ms), msText(post.maxMs), '1 (ref)'],
+  ];
+  const table = markdownTable(['measurement', 'median', 'p90', 'max', 'ratio'], rows, [false, true, true, true, true]);
+  return `### Transfer latency\n\n${intro}\n\n${table}`;
+}
+
+/** The body of the mesh section (without markers). */
+export function renderMeshSection(report: MeshReport, goals: readonly Goal[] = evaluateMeshGoals(report)): string {
+  const parts: string[] = ['## Mesh nodes'];
+  parts.push(measuredLine(report, `Node ${report.node.version}`));
+  parts.push(
+    'Real `mesh node` processes on loopback (LevelDB store, libp2p over TCP, gossipsub, the HTTP API), started ' +
+      'and read by the benchmark as the multi-node tests do, on the same machine as the benchmark itself.',
+  );
+  parts.push('### Goals');
+  parts.push(goalList(goals));
+  if (report.catchUp && report.catchUp.local.length > 0 && report.catchUp.network.length > 0) parts.push(catchUpSection(report, report.catchUp));
+  if (report.latency && report.latency.samples.length > 0) parts.push(latencySection(report.latency));
+  return parts.join('\n\n');
+}

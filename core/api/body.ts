@@ -1,0 +1,65 @@
+/**
+ * JSON request bodies within a byte bound: the media type is checked first (415), an oversized
+ * declared Content-Length is refused before a byte is read, and a body without one is counted as
+ * it streams in and refused as soon as it passes the bound (413), so nothing oversized is parsed
+ * or held.
+ */
+import { ApiProblem } from './problem.ts';
+
+function tooLarge(limit: number): ApiProblem {
+  return new ApiProblem('too-large', `the request body is over ${limit} bytes`, { limit_bytes: limit });
+}
+
+/** True for `application/json`, with no parameter but an optional `charset=utf-8`. */
+function isJsonType(header: string | null): boolean {
+  if (header === null) return false;
+  const [type, ...params] = header.split(';').map((part) => part.trim().toLowerCase());
+  if (type !== 'application/json') return false;
+  return params.every((param) => param === 'charset=utf-8' || param === 'charset="utf-8"');
+}
+
+async function readBounded(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && (!/^[0-9]+$/.test(declared) || Number(declared) > limit)) throw tooLarge(limit);
+  if (request.body === null) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      // Stop the sender: the rest is never read.
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
+}
+
+/** The parsed JSON body of `request`, at most `limit` bytes of UTF-8. */
+export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  if (!isJsonType(request.headers.get('content-type'))) {
+    throw new ApiProblem('unsupported-media-type', 'the body must be JSON, sent as content-type: application/json');
+  }
+  const bytes = await readBounded(request, limit);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new ApiProblem('invalid-body', 'the body is not valid UTF-8');
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new ApiProblem('invalid-body', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+}
