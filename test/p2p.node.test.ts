@@ -42,7 +42,10 @@ test('a peer that sends invalid blocks is disconnected and refused', async () =>
     await waitFor('subscribed', async () => peer.libp2p.services.pubsub.getSubscribers(TOPICS.blocks).length > 0);
     for (let i = 0; i < 12; i++) await peer.publish(TOPICS.blocks, Uint8Array.of(0xde, 0xad, i));
     await waitFor('hung up', async () => !peer.peers().some((p) => toHex(p) === node.nodeId), 10_000);
-    await assert.rejects(peer.libp2p.dial(multiaddr(tcpAddress(node))), 'the node refuses it for a while');
+    // The node refuses it for a while: a new dial fails or is closed at once by the node's gater.
+    await peer.libp2p.dial(multiaddr(tcpAddress(node))).catch(() => {});
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.ok(!peer.peers().some((p) => toHex(p) === node.nodeId), 'not connected again');
     assert.match(node.log(), /banning/);
   } finally {
     await peer.stop();
