@@ -65,3 +65,17 @@ export function requireSameOrigin(request: Request, url: URL): void {
     throw new ApiProblem('cross-origin', `requests that change state are not accepted from ${JSON.stringify(origin)}; they must come from ${url.origin} or from a client that is not a web page`);
   }
 }
+
+// An IPv4 or bracketed IPv6 literal, as URL.hostname writes them.
+const IP_LITERAL = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
+
+/**
+ * Throws the 403 problem unless the request was addressed to this machine by an IP address or as
+ * localhost. A web page on a domain name that an attacker re-points at 127.0.0.1 (DNS rebinding)
+ * would otherwise count as same-origin and read the node's API; its requests carry that name in Host.
+ */
+export function requireLocalHostName(url: URL): void {
+  const host = url.hostname;
+  if (host === 'localhost' || host.endsWith('.localhost') || IP_LITERAL.test(host)) return;
+  throw new ApiProblem('host-not-allowed', `the node answers requests addressed to an IP address or localhost, not to ${JSON.stringify(host)}`);
+}

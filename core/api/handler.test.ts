@@ -313,6 +313,16 @@ test('api: a mutating request from another origin is 403 even with the token, an
   await ok(same, 201);
 });
 
+test('api: a request addressed to a domain name is 403 (DNS rebinding); IP addresses and localhost pass', async () => {
+  const { api } = setup();
+  for (const host of ['http://rebind.example:8844', 'http://127.0.0.1.nip.io:8844', 'http://mesh.lan']) {
+    assert.equal((await problem(await api(new Request(`${host}/status`)), 403)).type, '/problems/host-not-allowed', host);
+  }
+  for (const host of ['http://127.0.0.1:8844', 'http://localhost:8844', 'http://[::1]:8844', 'http://192.168.1.20:8844', 'http://app.localhost']) {
+    assert.equal((await api(new Request(`${host}/health`))).status, 200, host);
+  }
+});
+
 test('api: preflight grants GET to loopback origins on GET routes and nothing else', async () => {
   const { api } = setup();
   const granted = await api(request('/status', { method: 'OPTIONS', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'GET' } }));

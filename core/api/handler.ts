@@ -3,7 +3,8 @@
  * `Request` in, a `Response` out, on any runtime. Hosts serve it (host-node/http-server.ts);
  * tests call it in-process with a fake NodeService.
  *
- * Order of checks: a request that may change state (any method but GET, HEAD and OPTIONS) must come
+ * Order of checks: the request must be addressed to an IP address or localhost (403, against DNS
+ * rebinding); a request that may change state (any method but GET, HEAD and OPTIONS) must come
  * from no web page but the node's own origin (403) and carry the bearer token (401), before its path
  * is even looked up; then path (404) and method (405); then query, body type (415), size (413) and
  * fields (400); then the node's own verdict (402, 409, 503). Every error is problem details; GET
@@ -13,7 +14,7 @@
  * const api = createNodeApi({ service: node, token: await readApiToken() });
  * const response = await api(new Request('http://127.0.0.1:8844/status'));
  */
-import { isLoopbackOrigin, requireBearer, requireSameOrigin } from './access.ts';
+import { isLoopbackOrigin, requireBearer, requireLocalHostName, requireSameOrigin } from './access.ts';
 import { readJsonBody } from './body.ts';
 import { nodeIdParam, queryParams, signalRequest, transferRequest, txPageParams } from './input.ts';
 import { ApiProblem, problemResponse, toProblem } from './problem.ts';
@@ -194,6 +195,7 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
   }
 
   async function dispatch(request: Request, url: URL, found: ReturnType<typeof match>): Promise<Response> {
+    requireLocalHostName(url);
     const method = request.method;
     const reading = method === 'GET' || method === 'HEAD';
     // OPTIONS changes nothing and a browser's preflight never carries credentials: it is answered

@@ -19,6 +19,7 @@ export const API_PROBLEMS = {
   unauthorized: { status: 401, title: 'Unauthorized' },
   'insufficient-balance': { status: 402, title: 'Insufficient free balance' },
   'cross-origin': { status: 403, title: 'Cross-origin request refused' },
+  'host-not-allowed': { status: 403, title: 'Host name refused' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'transaction-conflict': { status: 409, title: 'Transaction conflicts with the pool' },
