@@ -46,6 +46,16 @@ test('three mining nodes bootstrap from one another and converge on one tip', as
     const { peers } = await getJson<{ peers: string[] }>(a, '/bootstrap');
     assert.ok(peers.some((p) => p === tcpAddress(a)), 'own address first');
     assert.ok(peers.some((p) => p.endsWith(tcpAddress(b).split('/p2p/')[1]!)), 'a connected peer');
+    // The capacity broadcasts make an atlas of all three, with self-tags since they all mine.
+    const atlas = await waitFor('an atlas of three', async () => {
+      const entries = await getJson<{ node_id: string; cpu_cores: number; tags: string[] }[]>(a, '/atlas');
+      return entries.length === 3 ? entries : undefined;
+    });
+    assert.deepEqual(atlas.map((e) => e.node_id).sort(), [a.nodeId, b.nodeId, c.nodeId].sort());
+    for (const entry of atlas) {
+      assert.ok(entry.cpu_cores >= 1);
+      assert.ok(entry.tags.includes('linux') && !entry.tags.some((t) => t.startsWith('tag:')), entry.tags.join());
+    }
   } finally {
     await Promise.all([a, b, c].map((n) => stopNode(n)));
   }
@@ -112,6 +122,7 @@ test('a node killed with SIGKILL while mining restarts with its chain intact', a
       const status = await getJson<Status>(a, '/status');
       assert.ok(BigInt(status.balance) >= BigInt(before.height) * 1_000n * CREDIT, 'every confirmed reward is still there');
     }
+    assert.equal(await stopNode(a, 'SIGINT'), 0, 'SIGINT stops cleanly');
   } finally {
     await stopNode(a);
   }
