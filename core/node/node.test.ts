@@ -3,8 +3,11 @@ import { test } from '../../test/harness.ts';
 import { toHex } from '../encoding/hex.ts';
 import { encode } from '../encoding/codec.ts';
 import { CREDIT } from '../encoding/amount.ts';
-import type { Chain } from '../chain/chain.ts';
-import { key, mine, openChain } from '../chain/testnet.test-util.ts';
+import { key, mine, openChain, tx } from '../chain/testnet.test-util.ts';
+import { Chain, ForkChoiceError } from '../chain/chain.ts';
+import { MemoryStore } from '../store/kv.ts';
+import { rejectsAsync } from '../../test/assert.ts';
+import { Segments } from './segments.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { TOPICS, type GossipMessage } from '../net/network.ts';
@@ -141,5 +144,44 @@ test('node: a capability-only signal reaches the peer, and the atlas shows the s
   } finally {
     await a.stop();
     await b.stop();
+  }
+});
+
+test('segments: a light node starts from a full node\'s state at a trusted checkpoint, in segments, then syncs', async () => {
+  const bus = new MemoryBus();
+  const chainA = await openChain();
+  await mine(chainA, A, 3);
+  const transfers = await Promise.all([1, 2, 3, 4, 5].map((n) => tx(A, { kind: 'Transfer', nonce: n, to: key(20 + n).publicKey, amount: BigInt(n) })));
+  await mine(chainA, A, 1, transfers);
+  await mine(chainA, A, 20);
+  // Small segments, so the state comes in several pieces.
+  const a = new MeshNode({ chain: chainA, network: bus.join(A.publicKey), key: A, mine: false, capacity, segmentBytes: 200 });
+  await a.start();
+  const light = bus.join(B.publicKey);
+  const fetcher = new Segments(light, chainA.params, null);
+  fetcher.start();
+  try {
+    const checkpoint = (await chainA.hashAt(10))!;
+    const segmentsBefore = bus.verdicts.filter((v) => v.topic === TOPICS.segments && v.to === toHex(B.publicKey)).length;
+    const snapshot = await fetcher.fetch(A.publicKey, checkpoint);
+    assert.isAtLeast(bus.verdicts.filter((v) => v.topic === TOPICS.segments && v.to === toHex(B.publicKey)).length - segmentsBefore, 3);
+    const lightChain = await Chain.openFromSnapshot({ store: new MemoryStore(), params: chainA.params, mode: 'light' }, snapshot, checkpoint);
+    assert.equal(lightChain.tip.height, 10);
+    assert.equal(lightChain.state.account(key(23).publicKey).balance, 3n);
+
+    // A state that does not hash to the checkpoint is refused.
+    const forged = { block: snapshot.block, entries: snapshot.entries.slice(1) };
+    await rejectsAsync(() => Chain.openFromSnapshot({ store: new MemoryStore(), params: chainA.params }, forged, checkpoint), ForkChoiceError, 'snapshot-root');
+
+    const b = new MeshNode({ chain: lightChain, network: light, key: B, mine: false, capacity, syncTimeoutMs: 2_000 });
+    await b.start();
+    try {
+      await until('light node syncs to the tip', () => lightChain.tip.height === chainA.tip.height);
+      assert.equal(toHex(lightChain.tip.hash), toHex(chainA.tip.hash));
+    } finally {
+      await b.stop();
+    }
+  } finally {
+    await a.stop();
   }
 });

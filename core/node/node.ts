@@ -22,6 +22,7 @@ import { SignalError } from '../signal/errors.ts';
 import { decodeSignal, signSignal, signalObject } from '../signal/signal.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
 import { BlockProducer } from './block-producer.ts';
+import { Segments } from './segments.ts';
 import { Sync } from './sync.ts';
 
 export interface MeshNodeOptions {
@@ -38,6 +39,8 @@ export interface MeshNodeOptions {
   readonly announceIntervalMs?: number;
   readonly capacityIntervalMs?: number;
   readonly syncTimeoutMs?: number;
+  /** Bytes of state per light-node segment (default MAX_SEGMENT_BYTES; smaller in tests). */
+  readonly segmentBytes?: number;
 }
 
 // Transaction ids already put on /transactions/stream (so each appears once).
@@ -50,6 +53,8 @@ export class MeshNode implements NodeService {
   readonly chain: Chain;
   readonly mempool: Mempool;
   readonly sync: Sync;
+  /** Serves (and fetches) the state at checkpoints for light nodes. */
+  readonly segments: Segments;
   readonly #network: Network;
   readonly #key: SigningKey;
   readonly #now: () => number;
@@ -85,6 +90,7 @@ export class MeshNode implements NodeService {
       log: this.#log,
       ...(options.syncTimeoutMs === undefined ? {} : { timeoutMs: options.syncTimeoutMs }),
     });
+    this.segments = new Segments(this.#network, this.chain.params, this.chain, options.segmentBytes === undefined ? {} : { segmentBytes: options.segmentBytes });
     this.#book = new SignalBook({
       network: this.chain.params.network,
       self: options.key.publicKey,
@@ -114,8 +120,7 @@ export class MeshNode implements NodeService {
     network.handle(TOPICS.blocks, (m) => this.#onBlock(m));
     network.handle(TOPICS.transactions, (m) => this.#onTransaction(m));
     network.handle(TOPICS.signals, (m) => this.#onSignal(m));
-    // Light-node segments are served by full nodes once light nodes ask for them (browser host).
-    network.handle(TOPICS.segments, async () => 'ignore');
+    this.segments.start();
     this.#unsubscribeChain = this.chain.subscribe((event) => this.#onChain(event));
     // A node announces its height to each peer that joins (node-api.md §6).
     this.#unsubscribePeers = network.onPeerJoined(() => void this.sync.announce().catch(() => {}));
