@@ -117,7 +117,9 @@ export class Sync {
       return 'reject';
     }
     const key = toHex(message.origin);
-    if (bytesEqual(message.origin, this.#network.self)) return 'ignore';
+    // Heights are news about a link: only a direct peer's own announcement counts, and none is
+    // forwarded (a node syncs from its neighbours, they from theirs).
+    if (bytesEqual(message.origin, this.#network.self) || !bytesEqual(message.origin, message.peer)) return 'ignore';
     const known = this.#known.get(key);
     if (known) known.height = announced.height;
     else {
@@ -126,7 +128,7 @@ export class Sync {
     }
     const tip = this.#chain.tip;
     if (announced.height > tip.height) this.requestFrom(message.origin);
-    return 'accept';
+    return 'ignore';
   }
 
   #forgetLowest(): void {
@@ -142,6 +144,9 @@ export class Sync {
     const timer = setTimeout(() => {
       if (this.#pending?.id !== toHex(id)) return;
       this.#pending = null;
+      // A node that does not answer no longer counts as ahead (else a claimed height it cannot serve
+      // would keep this node "behind", and not producing, for ever); its next announcement counts again.
+      this.#known.delete(target);
       this.#log(`sync: no answer from ${target.slice(0, 16)}… in ${this.#timeoutMs} ms`);
       this.#retry(target);
     }, this.#timeoutMs);
@@ -186,8 +191,8 @@ export class Sync {
     } catch {
       return 'reject';
     }
-    // Not for this node: pass it on towards its target.
-    if (!bytesEqual(request.target, this.#network.self)) return 'accept';
+    // Requests go to direct peers only; one addressed to another node is not passed on.
+    if (!bytesEqual(request.target, this.#network.self)) return 'ignore';
     if (!this.#mayServe(toHex(message.origin))) return 'ignore';
     const start = await this.#forkPoint(request.locator);
     const blocks = await this.#chain.blocksFrom(start, Math.min(request.max_blocks, MAX_BLOCKS_PER_RESPONSE));
@@ -240,13 +245,15 @@ export class Sync {
     } catch {
       return 'reject';
     }
-    if (!bytesEqual(response.requester, this.#network.self)) return 'accept';
+    // An answer reaches its requester directly (the target publishes to its peers); passing up to
+    // 500 blocks on to everyone else would cost the whole mesh bandwidth for one node's sync.
+    if (!bytesEqual(response.requester, this.#network.self)) return 'ignore';
     const pending = this.#pending;
     if (pending === null || pending.id !== toHex(response.request_id) || pending.target !== toHex(message.origin)) return 'ignore';
     clearTimeout(pending.timer);
     this.#pending = null;
     const known = this.#known.get(pending.target);
-    if (known) known.height = Math.max(known.height, response.tip_height);
+    if (known) known.height = response.tip_height;
 
     let blocks: Block[];
     try {
@@ -284,6 +291,7 @@ export class Sync {
   #blame(message: GossipMessage, reason: string): Verdict {
     this.#log(`sync: ${toHex(message.origin).slice(0, 16)}… sent ${reason}`);
     this.#network.penalise(message.origin, reason);
+    this.#known.delete(toHex(message.origin));
     if (this.#pending?.target === toHex(message.origin)) {
       clearTimeout(this.#pending.timer);
       this.#pending = null;
