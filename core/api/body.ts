@@ -4,6 +4,7 @@
  * it streams in and refused as soon as it passes the bound (413), so nothing oversized is parsed
  * or held.
  */
+import { BodyTooLargeError, readBoundedBody } from '../web/bounded-body.ts';
 import { ApiProblem } from './problem.ts';
 
 function tooLarge(limit: number): ApiProblem {
@@ -18,39 +19,18 @@ function isJsonType(header: string | null): boolean {
   return params.every((param) => param === 'charset=utf-8' || param === 'charset="utf-8"');
 }
 
-async function readBounded(request: Request, limit: number): Promise<Uint8Array> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && (!/^[0-9]+$/.test(declared) || Number(declared) > limit)) throw tooLarge(limit);
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      // Stop the sender: the rest is never read.
-      await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
-}
-
 /** The parsed JSON body of `request`, at most `limit` bytes of UTF-8. */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   if (!isJsonType(request.headers.get('content-type'))) {
     throw new ApiProblem('unsupported-media-type', 'the body must be JSON, sent as content-type: application/json');
   }
-  const bytes = await readBounded(request, limit);
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBoundedBody(request, limit);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw tooLarge(limit);
+    throw error;
+  }
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
