@@ -327,3 +327,25 @@ test('read models: a confirmed transaction is located by id, and forgotten when 
   assert.isUndefined(await light.txHeight(blocks[0]!.txs[0]!.id), 'pruned');
   assert.equal(await light.txHeight(blocks[3]!.txs[0]!.id), 4);
 });
+
+test('chain: blockBytesFrom never claims a tip whose blocks the store does not hold yet', async () => {
+  // The tip moves with the state, before the block's batch is written. A sync answer read in that
+  // moment used to claim the new tip and send nothing for it, which made an honest peer look like
+  // one that claims heights it cannot serve.
+  let slow = false;
+  class SlowStore extends MemoryStore {
+    override async batch(ops: Parameters<MemoryStore['batch']>[0]): Promise<void> {
+      if (slow) await new Promise((r) => setTimeout(r, 50));
+      return super.batch(ops);
+    }
+  }
+  const chain = await openChain({ store: new SlowStore() });
+  await mine(chain, A, 3);
+  slow = true;
+  const adding = chain.addBlock(await nextBlock(chain, A));
+  await new Promise((r) => setTimeout(r, 10));
+  const { blocks, tipHeight } = await chain.blockBytesFrom(1, 500, 1 << 20);
+  assert.equal(blocks.length, tipHeight, 'every block up to the claimed tip is sent');
+  assert.equal(await adding, 'extended');
+  assert.equal((await chain.blockBytesFrom(4, 500, 1 << 20)).blocks.length, 1);
+});

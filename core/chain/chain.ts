@@ -75,6 +75,11 @@ export const MAX_TX_PAGE = 500;
 export const MAX_BLOCKS_PER_RESPONSE = 500;
 // Side blocks held in memory (competing branches not yet longer than the main chain).
 const MAX_SIDE_BLOCKS = 4_096;
+// ... and their wire bytes. A side block is checked for its producer's signature only, and any key
+// may sign one, so a peer can send as many as it likes: decoded, a block takes about ten times its
+// wire size, and 4,096 blocks of 1,024 transactions would take gigabytes. 16 MiB still holds a
+// reorganisation several sync answers (2 MiB each) deep; a deeper one of full blocks fails.
+const MAX_SIDE_BYTES = 16 * 1024 * 1024;
 
 const h8 = (height: number): Uint8Array => encode(uint53, height);
 const bKey = (hash: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(B), hash);
@@ -116,6 +121,7 @@ export class Chain {
   #tip: TipInfo;
   #base: number;
   readonly #side = new Map<string, Block>();
+  #sideBytes = 0;
   readonly #invalid = new Set<string>();
   // Blocks whose header signature was checked on arrival (bounded like the side blocks).
   readonly #verified = new Set<string>();
@@ -262,6 +268,29 @@ export class Chain {
       out.push(block);
     }
     return out;
+  }
+
+  /**
+   * The stored bytes of consecutive main-chain blocks from `from`: at most `count` (≤ 500) blocks
+   * and, beyond the first, at most `maxBytes` in all, with the tip height they lead to. What a sync
+   * answer sends; unlike blocksFrom it decodes nothing, so serving a range costs store reads, not
+   * the parsing of every transaction. It reads while no block is being added: `tip` moves before
+   * the store has the new blocks, and an answer cut short there would claim a tip it does not give.
+   */
+  blockBytesFrom(from: number, count: number, maxBytes: number): Promise<{ blocks: Uint8Array[]; tipHeight: number }> {
+    return this.#exclusive(async () => {
+      const blocks: Uint8Array[] = [];
+      let bytes = 0;
+      const end = Math.min(this.#tip.height, from + Math.min(count, MAX_BLOCKS_PER_RESPONSE) - 1);
+      for (let h = Math.max(from, this.#base); h <= end; h++) {
+        const hash = await this.hashAt(h);
+        const block = hash === undefined ? undefined : await this.#store.get(bKey(hash));
+        if (block === undefined || (blocks.length > 0 && bytes + block.length > maxBytes)) break;
+        blocks.push(block);
+        bytes += block.length;
+      }
+      return { blocks, tipHeight: this.#tip.height };
+    });
   }
 
   /** GET /beacon: the tip's height and hash. */
@@ -417,12 +446,25 @@ export class Chain {
     if (!(error instanceof InvalidBlockError) || error.code === 'timestamp-in-future') return;
     this.#invalid.add(toHex(block.hash));
     if (this.#invalid.size > MAX_SIDE_BLOCKS) this.#invalid.delete(this.#invalid.values().next().value!);
-    this.#side.delete(toHex(block.hash));
+    this.#dropSide(toHex(block.hash));
   }
 
+  // Keeps `block` aside; the oldest kept go first past MAX_SIDE_BLOCKS blocks or MAX_SIDE_BYTES.
   #keepSide(block: Block): void {
-    this.#side.set(toHex(block.hash), block);
-    if (this.#side.size > MAX_SIDE_BLOCKS) this.#side.delete(this.#side.keys().next().value!);
+    const hash = toHex(block.hash);
+    if (this.#side.has(hash)) return;
+    this.#side.set(hash, block);
+    this.#sideBytes += block.bytes.length;
+    while (this.#side.size > MAX_SIDE_BLOCKS || (this.#sideBytes > MAX_SIDE_BYTES && this.#side.size > 1)) {
+      this.#dropSide(this.#side.keys().next().value!);
+    }
+  }
+
+  #dropSide(hash: string): void {
+    const block = this.#side.get(hash);
+    if (block === undefined) return;
+    this.#side.delete(hash);
+    this.#sideBytes -= block.bytes.length;
   }
 
   // Rewinds to `forkHeight`, applies `branch`, and commits it all in one batch — or nothing.
@@ -508,7 +550,7 @@ export class Chain {
     // Pruning is a batch of its own, read from what was just committed: a crash in between only
     // leaves some old blocks held a little longer, and the next prune removes them.
     if (this.mode === 'light') await this.#prune(this.#tip.height);
-    for (const { block } of connected) this.#side.delete(toHex(block.hash));
+    for (const { block } of connected) this.#dropSide(toHex(block.hash));
     for (const block of disconnected) this.#keepSide(block);
     for (const block of disconnected) this.#emit({ type: 'disconnected', block });
     for (const { block, effects } of connected) this.#emit({ type: 'connected', block, effects });

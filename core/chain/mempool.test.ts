@@ -4,7 +4,8 @@ import { rejectsAsync } from '../../test/assert.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import { toHex } from '../encoding/hex.ts';
 import { Mempool, MempoolError } from './mempool.ts';
-import { key, mine, openChain, tx } from './testnet.test-util.ts';
+import { MemoryStore } from '../store/kv.ts';
+import { key, mine, nextBlock, openChain, tx } from './testnet.test-util.ts';
 
 const A = key(1);
 const B = key(2);
@@ -127,4 +128,62 @@ test('mempool: a reorganisation returns a sender\'s transactions from several bl
   assert.isTrue(pool.has(first.id));
   assert.isTrue(pool.has(second.id));
   assert.deepEqual(pool.select(10).map((t) => t.body.nonce), [1, 2]);
+});
+
+test('mempool: a branch of many blocks re-checks the pool once, not once per block', async () => {
+  // A 500-block sync answer with a few thousand pooled transactions took seconds, with the event
+  // loop blocked, when every connected block re-checked every pooled queue.
+  const source = await openChain();
+  await mine(source, A, 3);
+  const senders = Array.from({ length: 20 }, (_, i) => key(60 + i));
+  const funding = [];
+  for (let i = 0; i < senders.length; i++) funding.push(await transfer(A, i + 1, 10n, senders[i]!));
+  await mine(source, A, 1, funding);
+  const start = source.tip.height;
+  await mine(source, B, 100);
+
+  const chain = await openChain();
+  await chain.addBranch(await source.blocksFrom(1, start));
+  const pool = new Mempool(chain);
+  for (const s of senders) for (let n = 1; n <= 5; n++) await pool.add(await transfer(s, n, 1n));
+  assert.equal(pool.size, 100);
+  // Count the pool's reads of the tip state while the branch connects.
+  const state = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(chain), 'state')!.get!;
+  let reads = 0;
+  Object.defineProperty(chain, 'state', { get: () => (reads++, state.call(chain)) });
+  await chain.addBranch(await source.blocksFrom(start + 1, 100));
+  await Promise.resolve();
+  assert.isAtMost(reads, 10 * senders.length, `${reads} reads of the state for 100 blocks and ${senders.length} senders`);
+  assert.equal(pool.size, 100, 'the pooled transactions still apply');
+  assert.equal(pool.select(1_000).length, 100);
+});
+
+test('mempool: while a block is being written, its transactions no longer count in their senders\' queues', async () => {
+  // The chain's state moves with the tip, before the block's batch is written; the pool hears of
+  // the block only once it is. In between, a sender's next transaction was refused (its queue still
+  // held the block's transactions, whose nonces the state had used) and the node's own next nonce
+  // skipped ahead (nonce-gap on POST /transfer).
+  let slow = false;
+  class SlowStore extends MemoryStore {
+    override async batch(ops: Parameters<MemoryStore['batch']>[0]): Promise<void> {
+      if (slow) await new Promise((r) => setTimeout(r, 50));
+      return super.batch(ops);
+    }
+  }
+  const chain = await openChain({ store: new SlowStore() });
+  await mine(chain, A, 2);
+  const pool = new Mempool(chain);
+  const first = await transfer(A, 1);
+  await pool.add(first);
+  slow = true;
+  const writing = chain.addBlock(await nextBlock(chain, A, pool));
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(chain.state.account(A.publicKey).nonce, 1, 'the state already holds the block');
+  assert.deepEqual(pool.queueOf(A.publicKey), [], 'the block\'s transaction is not A\'s to count');
+  assert.deepEqual(pool.select(10), []);
+  const second = await transfer(A, 2);
+  await pool.add(second);
+  assert.equal(await writing, 'extended');
+  await Promise.resolve();
+  assert.deepEqual(pool.pending().map((t) => toHex(t.id)), [toHex(second.id)]);
 });

@@ -33,6 +33,8 @@ export class Mempool {
   // Sender (hex) → its transactions in nonce order. Map order is arrival order of senders.
   readonly #bySender = new Map<string, Tx[]>();
   readonly #unsubscribe: () => void;
+  // Set while connected blocks have not been followed by a re-check of the queues (see #onChain).
+  #stale = false;
 
   constructor(chain: Chain, options: MempoolOptions = {}) {
     this.#chain = chain;
@@ -42,21 +44,25 @@ export class Mempool {
   }
 
   get size(): number {
+    this.#recheck();
     return this.#byId.size;
   }
 
   has(id: Uint8Array): boolean {
+    this.#recheck();
     return this.#byId.has(toHex(id));
   }
 
   /** Every pooled transaction, by sender in nonce order. */
   pending(): Tx[] {
+    this.#recheck();
     return [...this.#bySender.values()].flat();
   }
 
-  /** The pooled transactions of `sender`, in nonce order. */
+  /** The pooled transactions of `sender` still to apply (nonce above its account's), in nonce order. */
   queueOf(sender: Uint8Array): readonly Tx[] {
-    return this.#bySender.get(toHex(sender)) ?? [];
+    this.#recheck();
+    return this.#unspent(this.#bySender.get(toHex(sender)) ?? []);
   }
 
   /** Stops following the chain. */
@@ -69,6 +75,7 @@ export class Mempool {
    * rules, LedgerRuleError when the transaction does not apply to the tip state.
    */
   async add(tx: Tx): Promise<void> {
+    this.#recheck();
     const id = toHex(tx.id);
     if (this.#byId.has(id)) throw new MempoolError('duplicate', `transaction ${id} is already pooled`);
     if (tx.body.kind === 'UptimeReward') throw new MempoolError('reward-not-poolable', 'an UptimeReward is made by a block\'s producer, not pooled');
@@ -78,12 +85,17 @@ export class Mempool {
       throw new MempoolError(bad === 0 ? 'bad-signature' : 'bad-cosignature', bad === 0 ? 'the sender\'s signature does not verify' : 'a co-signature or evidence signature does not verify');
     }
     // The chain may have moved while the signatures were checked: everything below is synchronous.
+    this.#recheck();
     if (this.#byId.has(id)) throw new MempoolError('duplicate', `transaction ${id} is already pooled`);
     if (this.#byId.size >= this.#maxSize && !this.#hasNonce(tx)) {
       throw new MempoolError('full', `the pool holds ${this.#maxSize} transactions`);
     }
     const sender = toHex(tx.body.sender);
-    const queue = this.#bySender.get(sender) ?? [];
+    const held = this.#bySender.get(sender) ?? [];
+    const queue = this.#unspent(held);
+    // Transactions of a block the chain is writing: their nonces are used in the state already, and
+    // they leave the pool when the block's event comes (or come back if the write fails).
+    const spent = held.filter((q) => !queue.includes(q));
     // A transaction with a pooled nonce replaces the pooled one, if the queue stays valid: a sender
     // can always take back a transaction that no longer applies.
     const replaced = queue.find((q) => q.body.nonce === tx.body.nonce);
@@ -98,7 +110,7 @@ export class Mempool {
       throw new MempoolError('invalid-after-pool', 'the transaction would not apply after the sender\'s pooled ones');
     }
     if (replaced !== undefined) this.#byId.delete(toHex(replaced.id));
-    this.#bySender.set(sender, candidate);
+    this.#bySender.set(sender, [...spent, ...candidate]);
     this.#byId.set(id, tx);
   }
 
@@ -108,14 +120,26 @@ export class Mempool {
    * The caller applies them again when building the block (see miner.ts).
    */
   select(max: number): Tx[] {
+    this.#recheck();
     const out: Tx[] = [];
     for (const queue of this.#bySender.values()) {
-      for (const tx of queue) {
+      for (const tx of this.#unspent(queue)) {
         if (out.length >= max) return out;
         out.push(tx);
       }
     }
     return out;
+  }
+
+  // The part of one sender's queue whose nonces its account has not used. The chain's state moves
+  // with its tip before a new block is written and announced, so for that moment the queue still
+  // holds the block's transactions: they must not count (a next nonce would skip them, a new
+  // transaction would be checked after them and refused).
+  #unspent(queue: readonly Tx[]): readonly Tx[] {
+    const first = queue[0];
+    if (first === undefined) return queue;
+    const used = this.#chain.state.account(first.body.sender).nonce;
+    return first.body.nonce > used ? queue : queue.filter((q) => q.body.nonce > used);
   }
 
   #hasNonce(tx: Tx): boolean {
@@ -164,6 +188,12 @@ export class Mempool {
     else this.#bySender.set(sender, queue);
   }
 
+  #recheck(): void {
+    if (!this.#stale) return;
+    this.#stale = false;
+    this.#revalidate([...this.#bySender.keys()]);
+  }
+
   // Re-checks the queues of `senders` against the tip; drops each queue's invalid tail.
   #revalidate(senders: Iterable<string>): void {
     for (const sender of senders) {
@@ -183,11 +213,17 @@ export class Mempool {
   // blocks are in: a sender's nonce 2 from a later block waits for its nonce 1 from an earlier one.
   // Every sender is re-checked, not only those a block touched: another account's block can void a
   // pooled transaction (a name taken, a job expired), and it must not stay to block its sender.
+  // The re-check waits until every block of a branch is in: a sync answer connects up to 500 blocks
+  // in one go, and re-checking thousands of pooled transactions after each of them took seconds.
+  // It runs once the chain's events are through (a microtask), or earlier if the pool is read.
   #onChain(event: ChainEvent): void {
     if (event.type === 'equivocation') return;
     if (event.type === 'connected') {
       for (const tx of event.block.txs) this.#remove(tx);
-      this.#revalidate([...this.#bySender.keys()]);
+      if (!this.#stale) {
+        this.#stale = true;
+        queueMicrotask(() => this.#recheck());
+      }
       return;
     }
     for (const tx of event.block.txs) {

@@ -45,7 +45,7 @@ export interface MeshNodeOptions {
 
 // Transaction ids already put on /transactions/stream (so each appears once).
 const STREAMED_MEMORY = 50_000;
-// Blocks whose parent is unknown make the node sync from their signer; this bounds how often.
+// Blocks whose parent is unknown make the node sync from the peer that sent them; this bounds how often.
 const SYNC_NUDGE_MS = 1_000;
 
 export class MeshNode implements NodeService {
@@ -230,19 +230,25 @@ export class MeshNode implements NodeService {
     }
     try {
       const outcome = await this.chain.addBlock(block, this.#now());
-      return outcome === 'known' ? 'ignore' : 'accept';
+      // Only blocks this node fully validated (it moved its tip to them) are passed on. A block kept
+      // aside was checked for its signature only: a peer one block behind would validate it in
+      // full, and blame this node for relaying it if it were invalid. Peers that need a competing
+      // branch get it by sync once it grows longer.
+      return outcome === 'extended' || outcome === 'reorganized' ? 'accept' : 'ignore';
     } catch (error) {
       if (error instanceof InvalidBlockError) {
         if (error.code === 'timestamp-in-future') return 'ignore';
         this.#log(`gossip: block ${block.header.height} from ${toHex(message.peer).slice(0, 16)}… is invalid: ${error.message}`);
         return 'reject';
       }
-      // A block on a parent this node lacks: it is behind (or forked), so it asks the signer.
+      // A block on a parent this node lacks: it is behind (or forked), so it asks the peer that
+      // handed the block over. That peer validated the block before passing it on, so it holds the
+      // parent; the producer may be several hops away, and sync requests reach direct peers only.
       if (error instanceof Error && 'code' in error && (error.code === 'unknown-parent' || error.code === 'too-deep')) {
         const now = this.#now();
         if (now - this.#lastNudge >= SYNC_NUDGE_MS) {
           this.#lastNudge = now;
-          this.sync.requestFrom(message.origin);
+          this.sync.requestFrom(message.peer);
         }
         return 'ignore';
       }

@@ -16,6 +16,7 @@ import { MeshError } from '../errors.ts';
 import { decodeBlock, type Block } from '../ledger/block.ts';
 import type { ChainParams } from '../ledger/params.ts';
 import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
+import { ServeBudget } from './serve-budget.ts';
 
 /** Bytes of state entries in one segment (gossip frames are 4 MiB). */
 export const MAX_SEGMENT_BYTES = 1024 * 1024;
@@ -64,12 +65,19 @@ export class Segments {
   readonly #waiting = new Map<string, (response: Response, from: Uint8Array) => void>();
 
   readonly #segmentBytes: number;
+  readonly #budget: ServeBudget;
 
-  constructor(network: Network, params: ChainParams, chain: Chain | null, options: { segmentBytes?: number } = {}) {
+  /**
+   * `serveBytesPerSecond`: bytes of answers per requester and second (default 4 MiB); all
+   * requesters together get four times that.
+   */
+  constructor(network: Network, params: ChainParams, chain: Chain | null, options: { segmentBytes?: number; serveBytesPerSecond?: number } = {}) {
     this.#network = network;
     this.#params = params;
     this.#chain = chain;
     this.#segmentBytes = options.segmentBytes ?? MAX_SEGMENT_BYTES;
+    const serveBytes = options.serveBytesPerSecond ?? 4 * 1024 * 1024;
+    this.#budget = new ServeBudget(serveBytes, 4 * serveBytes, Date.now);
   }
 
   /** Subscribes to mesh-segments. */
@@ -84,19 +92,36 @@ export class Segments {
     } catch {
       return 'reject';
     }
+    // Requests and answers go between direct peers, as sync's do (the light node asks the host it is
+    // connected to): one addressed to another node is not passed on, or a 1 MiB segment for one
+    // light node would cross the whole mesh.
     if (segment.kind === 'request') {
-      if (!bytesEqual(segment.target, this.#network.self)) return 'accept';
+      if (!bytesEqual(segment.target, this.#network.self)) return 'ignore';
       await this.#serve(message.origin, segment);
       return 'ignore';
     }
-    if (!bytesEqual(segment.requester, this.#network.self)) return 'accept';
+    if (!bytesEqual(segment.requester, this.#network.self)) return 'ignore';
     this.#waiting.get(toHex(segment.request_id))?.(segment, message.origin);
     return 'ignore';
   }
 
   async #serve(requester: Uint8Array, request: Extract<SegmentMessage, { kind: 'request' }>): Promise<void> {
+    // A request costs a few bytes, its answer up to a segment and a block sent to every peer: held
+    // to a budget per requester and in all. A segment's worth is reserved now, the rest settled below.
+    const who = toHex(requester);
+    if (!this.#budget.reserve(who, this.#segmentBytes)) return;
+    let sent = 0;
+    try {
+      sent = await this.#answer(requester, request);
+    } finally {
+      this.#budget.refund(who, this.#segmentBytes - sent);
+    }
+  }
+
+  // Publishes the segment `request` asks for; the bytes sent (0 when this node cannot answer).
+  async #answer(requester: Uint8Array, request: Extract<SegmentMessage, { kind: 'request' }>): Promise<number> {
     const snapshot = await this.#snapshot(request.checkpoint);
-    if (snapshot === null) return;
+    if (snapshot === null) return 0;
     const entries: { key: Uint8Array; value: Uint8Array }[] = [];
     let bytes = 0;
     for (let i = request.offset; i < snapshot.entries.length && entries.length < MAX_SEGMENT_ENTRIES; i++) {
@@ -114,7 +139,9 @@ export class Segments {
       offset: request.offset,
       entries,
     };
-    await this.#network.publish(TOPICS.segments, encode(segmentCodec, response));
+    const wire = encode(segmentCodec, response);
+    await this.#network.publish(TOPICS.segments, wire);
+    return wire.length;
   }
 
   // The snapshot at a main-chain block this node holds, or null.

@@ -6,8 +6,10 @@
  * hashes from its tip back to genesis, densely near the tip, then at doubling distances), and the
  * target answers with up to 500 main-chain blocks after the highest locator hash it holds on its own
  * main chain. The requester adds them as one branch (all validated, all or nothing) and, while the
- * target is still ahead, asks for the next range before applying the current one, so the network
- * round trip overlaps the work of applying. A node whose answer does not validate is penalised.
+ * target is still ahead, asks for the next range once the previous answer is applied, so one range
+ * travels while one is applied. A node whose answer does not validate is penalised; one that
+ * claims a higher tip and does not serve it is not asked again for a while, and a claim that sync
+ * makes no progress on holds block production back only briefly (docs/network.md, "Sync").
  */
 import { ForkChoiceError, MAX_BLOCKS_PER_RESPONSE, type Chain } from '../chain/chain.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
@@ -15,6 +17,7 @@ import { decode, encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { decodeBlock, InvalidBlockError, type Block } from '../ledger/block.ts';
 import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
+import { ServeBudget } from './serve-budget.ts';
 import {
   heightCodec,
   MAX_LOCATOR,
@@ -33,19 +36,40 @@ export interface SyncOptions {
   readonly timeoutMs?: number;
   /** Sync requests served per requesting node per second. */
   readonly servePerSecond?: number;
+  /**
+   * Bytes of blocks answered per requesting node per second (default 4 MiB); all requesters
+   * together get four times that.
+   */
+  readonly serveBytesPerSecond?: number;
+  /**
+   * How long a claimed higher tip holds block production back while sync makes no progress
+   * (default 3 × timeoutMs).
+   */
+  readonly stallMs?: number;
   readonly log?: (line: string) => void;
 }
 
 interface Pending {
   readonly id: string;
   readonly target: string;
-  readonly timer: ReturnType<typeof setTimeout>;
+  /** Unset once the answer is in and being dealt with. */
+  readonly timer?: ReturnType<typeof setTimeout>;
 }
 
 interface Known {
   readonly node: Uint8Array;
   height: number;
 }
+
+interface Distrust {
+  until: number;
+  strikes: number;
+}
+
+// A node that claimed a higher tip and then did not serve it is not asked again for a while:
+// twice the timeout after its first failure, doubling with each further one, at most 10 minutes.
+const MAX_DISTRUST_MS = 10 * 60_000;
+const MAX_DISTRUSTED = 4_096;
 
 // Errors a block can show without its sender being at fault.
 const BLAMELESS = new Set(['timestamp-in-future']);
@@ -60,8 +84,16 @@ export class Sync {
   // The best height each node has announced (bounded: nodes that announce the highest are kept).
   readonly #known = new Map<string, Known>();
   readonly #served = new Map<string, { second: number; count: number }>();
+  readonly #budget: ServeBudget;
+  readonly #distrusted = new Map<string, Distrust>();
+  readonly #stallMs: number;
   #pending: Pending | null = null;
+  // The last sync answer's application (see #onResponse).
+  #applying: Promise<void> = Promise.resolve();
   #stopped = false;
+  // When this node first saw a higher tip (null while none), and when sync last moved its chain.
+  #aheadSince: number | null = null;
+  #progressAt = 0;
 
   constructor(options: SyncOptions) {
     this.#chain = options.chain;
@@ -69,6 +101,9 @@ export class Sync {
     this.#now = options.now ?? Date.now;
     this.#timeoutMs = options.timeoutMs ?? 5_000;
     this.#servePerSecond = options.servePerSecond ?? 20;
+    const serveBytes = options.serveBytesPerSecond ?? 4 * 1024 * 1024;
+    this.#budget = new ServeBudget(serveBytes, 4 * serveBytes, this.#now);
+    this.#stallMs = options.stallMs ?? 3 * this.#timeoutMs;
     this.#log = options.log ?? (() => {});
   }
 
@@ -92,9 +127,20 @@ export class Sync {
     return best;
   }
 
-  /** True while a node is known to be ahead of this one. */
+  /**
+   * True while a node is known to be ahead of this one and sync is getting its blocks: since the
+   * higher tip was first heard of, or since sync last moved the chain, less than `stallMs` passed.
+   * A claim that nobody serves (a liar, or many, each found out only after a timeout) must not
+   * keep this node from producing for longer than that.
+   */
   get behind(): boolean {
-    return this.bestKnownHeight > this.#chain.tip.height;
+    if (this.bestKnownHeight <= this.#chain.tip.height) {
+      this.#aheadSince = null;
+      return false;
+    }
+    const now = this.#now();
+    this.#aheadSince ??= now;
+    return now - Math.max(this.#aheadSince, this.#progressAt) < this.#stallMs;
   }
 
   /** Publishes this node's tip on mesh-heights. */
@@ -103,10 +149,34 @@ export class Sync {
     await this.#network.publish(TOPICS.heights, encode(heightCodec, { height: tip.height, hash: tip.hash }));
   }
 
-  /** Asks `node` for blocks if it is known to be ahead and no request is waiting. */
+  /** Asks `node` for blocks unless a request is waiting or `node` recently failed to serve. */
   requestFrom(node: Uint8Array): void {
-    if (this.#pending !== null || this.#stopped) return;
+    if (this.#pending !== null || this.#stopped || this.#isDistrusted(toHex(node))) return;
     this.#send(node, this.#locator());
+  }
+
+  #isDistrusted(node: string): boolean {
+    const entry = this.#distrusted.get(node);
+    return entry !== undefined && this.#now() < entry.until;
+  }
+
+  // `node` claimed a higher tip and did not serve it (no answer, nothing new, or invalid blocks):
+  // it no longer counts as ahead, its announcements are ignored for a while (longer each time), and
+  // another node known to be ahead is asked instead.
+  #fail(node: string, why: string): void {
+    const entry = this.#distrusted.get(node) ?? { until: 0, strikes: 0 };
+    entry.strikes++;
+    entry.until = this.#now() + Math.min(2 * this.#timeoutMs * 2 ** (entry.strikes - 1), MAX_DISTRUST_MS);
+    this.#distrusted.delete(node);
+    this.#distrusted.set(node, entry);
+    if (this.#distrusted.size > MAX_DISTRUSTED) this.#distrusted.delete(this.#distrusted.keys().next().value!);
+    this.#known.delete(node);
+    this.#log(`sync: ${node.slice(0, 16)}… ${why}; not asked again for ${Math.round((entry.until - this.#now()) / 1000)} s`);
+    if (this.#pending?.target === node) {
+      clearTimeout(this.#pending.timer);
+      this.#pending = null;
+    }
+    if (this.#pending === null && !this.#stopped) this.#retry(node);
   }
 
   async #onHeight(message: GossipMessage): Promise<Verdict> {
@@ -120,6 +190,7 @@ export class Sync {
     // Heights are news about a link: only a direct peer's own announcement counts, and none is
     // forwarded (a node syncs from its neighbours, they from theirs).
     if (bytesEqual(message.origin, this.#network.self) || !bytesEqual(message.origin, message.peer)) return 'ignore';
+    if (this.#isDistrusted(key)) return 'ignore';
     const known = this.#known.get(key);
     if (known) known.height = announced.height;
     else {
@@ -144,11 +215,7 @@ export class Sync {
     const timer = setTimeout(() => {
       if (this.#pending?.id !== toHex(id)) return;
       this.#pending = null;
-      // A node that does not answer no longer counts as ahead (else a claimed height it cannot serve
-      // would keep this node "behind", and not producing, for ever); its next announcement counts again.
-      this.#known.delete(target);
-      this.#log(`sync: no answer from ${target.slice(0, 16)}… in ${this.#timeoutMs} ms`);
-      this.#retry(target);
+      this.#fail(target, `did not answer in ${this.#timeoutMs} ms`);
     }, this.#timeoutMs);
     this.#pending = { id: toHex(id), target, timer };
     void Promise.resolve(locator)
@@ -161,11 +228,13 @@ export class Sync {
       .catch((error: unknown) => this.#log(`sync: request failed: ${String(error)}`));
   }
 
-  // After a timeout, asks the next node known to be ahead (not the one that did not answer).
-  #retry(silent: string): void {
+  // After a failure, asks the next node known to be ahead (not the one that failed).
+  #retry(failed: string): void {
     const tip = this.#chain.tip.height;
     let best: Known | undefined;
-    for (const [key, k] of this.#known) if (key !== silent && k.height > tip && (!best || k.height > best.height)) best = k;
+    for (const [key, k] of this.#known) {
+      if (key !== failed && k.height > tip && !this.#isDistrusted(key) && (!best || k.height > best.height)) best = k;
+    }
     if (best) this.#send(best.node, this.#locator());
   }
 
@@ -193,22 +262,15 @@ export class Sync {
     }
     // Requests go to direct peers only; one addressed to another node is not passed on.
     if (!bytesEqual(request.target, this.#network.self)) return 'ignore';
-    if (!this.#mayServe(toHex(message.origin))) return 'ignore';
+    // A request costs its sender a few bytes and this node a range of blocks read from the store and
+    // sent to every peer (gossip publishes to all of them): answers are held to a byte budget per
+    // requester and in all, besides a count of requests.
+    const requester = toHex(message.origin);
+    if (!this.#mayServe(requester) || !this.#budget.reserve(requester, MAX_RESPONSE_BYTES)) return 'ignore';
     const start = await this.#forkPoint(request.locator);
-    const blocks = await this.#chain.blocksFrom(start, Math.min(request.max_blocks, MAX_BLOCKS_PER_RESPONSE));
-    const out: Uint8Array[] = [];
-    let bytes = 0;
-    for (const block of blocks) {
-      if (out.length > 0 && bytes + block.bytes.length > MAX_RESPONSE_BYTES) break;
-      out.push(block.bytes);
-      bytes += block.bytes.length;
-    }
-    const response: SyncResponse = {
-      requester: message.origin,
-      request_id: request.request_id,
-      tip_height: this.#chain.tip.height,
-      blocks: out,
-    };
+    const { blocks, tipHeight } = await this.#chain.blockBytesFrom(start, Math.min(request.max_blocks, MAX_BLOCKS_PER_RESPONSE), MAX_RESPONSE_BYTES);
+    this.#budget.refund(requester, MAX_RESPONSE_BYTES - blocks.reduce((sum, block) => sum + block.length, 0));
+    const response: SyncResponse = { requester: message.origin, request_id: request.request_id, tip_height: tipHeight, blocks };
     await this.#network.publish(TOPICS.syncResponse, encode(syncResponseCodec, response));
     // Answered here; forwarding it would only make other nodes pass it around.
     return 'ignore';
@@ -251,7 +313,13 @@ export class Sync {
     const pending = this.#pending;
     if (pending === null || pending.id !== toHex(response.request_id) || pending.target !== toHex(message.origin)) return 'ignore';
     clearTimeout(pending.timer);
-    this.#pending = null;
+    // Until this answer is dealt with, it stays pending, so that no other request goes out meanwhile
+    // (its answer would overlap this one).
+    const answered: Pending = { id: pending.id, target: pending.target };
+    this.#pending = answered;
+    const done = (): void => {
+      if (this.#pending === answered) this.#pending = null;
+    };
     const known = this.#known.get(pending.target);
     if (known) known.height = response.tip_height;
 
@@ -261,28 +329,53 @@ export class Sync {
     } catch (error) {
       return this.#blame(message, `an undecodable block: ${String(error)}`);
     }
+    // An answer that claims more than this node has but gives it nothing new (no blocks, blocks it
+    // holds, blocks that do not link) is a failure to serve, whoever is at fault: else a peer could
+    // keep this node asking, and "behind", for ever.
+    const unserved = (what: string): Verdict => {
+      done();
+      if (response.tip_height > this.#chain.tip.height) this.#fail(pending.target, `claims height ${response.tip_height} but sent ${what}`);
+      return 'ignore';
+    };
     const last = blocks[blocks.length - 1];
-    // Ask for the next range at once when the target is further ahead: the answer travels while
-    // this range is applied.
-    if (last !== undefined && response.tip_height > last.header.height && !this.#stopped) this.#send(message.origin, [last.hash]);
-    if (blocks.length === 0) return 'ignore';
+    if (last === undefined) return unserved('no blocks');
+    // One range is applied while the next one travels, never more: the next range is asked for once
+    // the previous answer is applied, so a target that answers faster than this node applies does
+    // not pile decoded ranges up in memory.
+    const previous = this.#applying;
+    let applied!: () => void;
+    this.#applying = new Promise<void>((resolve) => (applied = resolve));
     try {
+      await previous;
+      // Stopped, or the target failed meanwhile (its previous range did not apply).
+      if (this.#pending !== answered) return 'ignore';
+      if (response.tip_height > last.header.height && !this.#stopped) {
+        // The locator goes on past the last hash, so that if the target reorganised meanwhile it
+        // still finds the fork point instead of answering from genesis.
+        this.#send(message.origin, this.#locator().then((hashes) => [last.hash, ...hashes].slice(0, MAX_LOCATOR)));
+      } else {
+        done();
+      }
       const outcome = await this.#chain.addBranch(blocks, this.#now());
       if (outcome === 'extended' || outcome === 'reorganized') {
+        this.#progressAt = this.#now();
+        this.#distrusted.delete(pending.target);
         this.#log(`sync: ${outcome} to height ${this.#chain.tip.height} from ${pending.target.slice(0, 16)}…`);
       }
-      return 'ignore';
+      return outcome === 'known' ? unserved('only blocks this node holds') : 'ignore';
     } catch (error) {
       if (error instanceof InvalidBlockError && !BLAMELESS.has(error.code)) {
         return this.#blame(message, `an invalid block: ${error.message}`);
       }
       if (error instanceof ForkChoiceError || error instanceof InvalidBlockError) {
-        // The chain moved under the request (a reorganisation here, or there): ask afresh.
+        // The chain moved under the request (a reorganisation here, or there), or the blocks do not
+        // link: ask someone afresh.
         this.#log(`sync: ${error.message}`);
-        if (this.#pending === null) this.#send(message.origin, this.#locator());
-        return 'ignore';
+        return unserved('blocks that do not link to this node\'s chain');
       }
       throw error;
+    } finally {
+      applied();
     }
   }
 
@@ -291,11 +384,7 @@ export class Sync {
   #blame(message: GossipMessage, reason: string): Verdict {
     this.#log(`sync: ${toHex(message.origin).slice(0, 16)}… sent ${reason}`);
     this.#network.penalise(message.origin, reason);
-    this.#known.delete(toHex(message.origin));
-    if (this.#pending?.target === toHex(message.origin)) {
-      clearTimeout(this.#pending.timer);
-      this.#pending = null;
-    }
+    this.#fail(toHex(message.origin), 'sent invalid blocks');
     return bytesEqual(message.origin, message.peer) ? 'reject' : 'ignore';
   }
 }

@@ -1,0 +1,308 @@
+/**
+ * Hostile peers on the gossip topics, on the in-memory bus: what a peer that lies, floods or relays
+ * junk can make an honest node do. Each test names the attack; the node must stay live, bounded,
+ * and blame only whoever is at fault.
+ */
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import type { Chain } from '../chain/chain.ts';
+import { key, mine, openChain, tx } from '../chain/testnet.test-util.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { decode, encode } from '../encoding/codec.ts';
+import { signBlock } from '../ledger/block.ts';
+import { signTx, type Tx } from '../ledger/tx.ts';
+import { toHex } from '../encoding/hex.ts';
+import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
+import { TOPICS, type GossipMessage } from '../net/network.ts';
+import { MeshNode } from './node.ts';
+import { segmentCodec, Segments } from './segments.ts';
+import { Sync } from './sync.ts';
+import { heightCodec, syncRequestCodec, syncResponseCodec } from './wire.ts';
+
+const A = key(1);
+const B = key(2);
+const capacity = () => ({ cpuCores: 2, memMb: 2048, runningJobs: 0, tags: ['linux'] });
+
+function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const poll = (): void => {
+      if (check()) return resolve();
+      if (Date.now() > deadline) return reject(new Error(`timed out: ${what}`));
+      setTimeout(poll, 5);
+    };
+    poll();
+  });
+}
+
+async function node(bus: MemoryBus, chain: Chain, k: SigningKey, mineBlocks = false, syncTimeoutMs = 500): Promise<MeshNode> {
+  const n = new MeshNode({ chain, network: bus.join(k.publicKey), key: k, mine: mineBlocks, capacity, syncTimeoutMs });
+  await n.start();
+  return n;
+}
+
+/** A hostile member: announces `height` every 100 ms and answers sync requests as `answer` says. */
+function liar(bus: MemoryBus, k: SigningKey, height: number, answer: 'never' | 'empty'): { net: MemoryNetwork; asked: () => number; stop: () => void } {
+  const net = bus.join(k.publicKey);
+  let asked = 0;
+  net.handle(TOPICS.heights, async () => 'ignore');
+  net.handle(TOPICS.syncRequest, async (m: GossipMessage) => {
+    const request = decode(syncRequestCodec, m.data);
+    if (toHex(request.target) !== toHex(k.publicKey)) return 'ignore';
+    asked++;
+    if (answer === 'empty') {
+      await net.publish(TOPICS.syncResponse, encode(syncResponseCodec, { requester: m.origin, request_id: request.request_id, tip_height: height, blocks: [] }));
+    }
+    return 'ignore';
+  });
+  const announce = (): void => void net.publish(TOPICS.heights, encode(heightCodec, { height, hash: new Uint8Array(32).fill(7) }));
+  announce();
+  const timer = setInterval(announce, 100);
+  return { net, asked: () => asked, stop: () => clearInterval(timer) };
+}
+
+for (const answer of ['never', 'empty'] as const) {
+  test(`sync: peers that announce a height they cannot serve (answer: ${answer}) do not stop a mining node`, async () => {
+    const bus = new MemoryBus();
+    const a = await node(bus, await openChain(), A, true);
+    // Several identities, so forgetting one liar is not enough.
+    const liars = [key(20), key(21), key(22), key(23)].map((k) => liar(bus, k, 1_000_000, answer));
+    try {
+      await until('a has asked every liar', () => liars.every((l) => l.asked() > 0));
+      const start = a.chain.tip.height;
+      await until('a keeps producing', () => a.chain.tip.height >= start + 10, 15_000);
+    } finally {
+      for (const l of liars) l.stop();
+      await a.stop();
+    }
+  });
+}
+
+test('sync: more liars than timeouts allow for hold production back only briefly', async () => {
+  const bus = new MemoryBus();
+  const a = await node(bus, await openChain(), A, true);
+  // Forty identities at 500 ms each would keep the node "behind" for 20 s if every claim counted.
+  const liars = Array.from({ length: 40 }, (_, i) => liar(bus, key(100 + i), 1_000_000, 'never'));
+  try {
+    await until('a has asked a liar', () => liars.some((l) => l.asked() > 0));
+    const start = a.chain.tip.height;
+    await until('a keeps producing', () => a.chain.tip.height >= start + 10, 8_000);
+  } finally {
+    for (const l of liars) l.stop();
+    await a.stop();
+  }
+});
+
+test('sync: an honest peer ahead is still followed after liars were found out', async () => {
+  const bus = new MemoryBus();
+  const chainB = await openChain();
+  await mine(chainB, B, 30);
+  const a = await node(bus, await openChain(), A);
+  const liars = [key(20), key(21)].map((k) => liar(bus, k, 1_000_000, 'never'));
+  try {
+    await until('a has asked a liar', () => liars.some((l) => l.asked() > 0));
+    const b = await node(bus, chainB, B);
+    try {
+      await until('a syncs from b', () => a.chain.tip.height === 30, 15_000);
+    } finally {
+      await b.stop();
+    }
+  } finally {
+    for (const l of liars) l.stop();
+    await a.stop();
+  }
+});
+
+test('sync: a relayed block on an unknown parent makes the node sync from the relay, not the far producer', async () => {
+  const bus = new MemoryBus();
+  const chainB = await openChain();
+  const blocks = await mine(chainB, B, 5);
+  // B serves sync but never announces (a bare Sync), so only the block can tell A that B is ahead.
+  const syncB = new Sync({ chain: chainB, network: bus.join(B.publicKey) });
+  syncB.start();
+  const a = await node(bus, await openChain(), A);
+  const far = key(30);
+  try {
+    // Block 5, published by a node two hops away (not A's peer), handed to A by B.
+    const netA = bus.members.get(toHex(A.publicKey))!;
+    await netA.receive({ topic: TOPICS.blocks, data: blocks[4]!.bytes, origin: far.publicKey, peer: B.publicKey }, new Set([toHex(A.publicKey)]));
+    await until('a syncs from b', () => a.chain.tip.height === 5, 5_000);
+  } finally {
+    syncB.stop();
+    await a.stop();
+  }
+});
+
+test('gossip: a block kept aside is not passed on, so no relay is blamed for a block it could not judge', async () => {
+  // R is at height 2; V, one block behind, is at height 1. A hostile producer H signs a block at
+  // height 2 whose state root is wrong. For R it is a side block (not validated, only kept); for V
+  // it extends the tip and fails validation. Had R passed it on, V would blame R.
+  const H = key(40);
+  const chainR = await openChain();
+  const [b1] = await mine(chainR, A, 2);
+  const chainV = await openChain();
+  await chainV.addBlock(b1!);
+  const bad = await signBlock(
+    chainR.params.network,
+    { height: 2, prev_hash: b1!.hash, timestamp_ms: b1!.header.timestamp_ms + 60_000, producer: H.publicKey, state_root: new Uint8Array(32).fill(9) },
+    [],
+    H,
+  );
+  const verdict = async (chain: Chain, k: SigningKey, peer: SigningKey): Promise<string | undefined> => {
+    const bus = new MemoryBus();
+    const n = await node(bus, chain, k);
+    try {
+      await bus.members.get(toHex(k.publicKey))!.receive({ topic: TOPICS.blocks, data: bad.bytes, origin: H.publicKey, peer: peer.publicKey }, new Set([toHex(k.publicKey)]));
+      return bus.verdicts.find((v) => v.topic === TOPICS.blocks)?.verdict;
+    } finally {
+      await n.stop();
+    }
+  };
+  assert.equal(await verdict(chainV, B, A), 'reject', 'V finds the block invalid');
+  assert.notEqual(await verdict(chainR, A, H), 'accept', 'R does not pass on what it did not validate');
+});
+
+test('gossip: blocks kept aside are bounded in bytes, not only in number', async () => {
+  // Side blocks need only a valid producer signature (any key will do), so a peer can send as many
+  // distinct ones as it likes. 4,096 blocks of 1,024 transactions would hold gigabytes in memory.
+  const H = key(41);
+  const chain = await openChain();
+  await mine(chain, A, 2);
+  const bus = new MemoryBus();
+  const a = await node(bus, chain, A);
+  const txs: Tx[] = [];
+  for (let i = 0; i < 1024; i++) txs.push(await signTx({ kind: 'Transfer', sender: H.publicKey, nonce: i + 1, to: A.publicKey, amount: 1n }, H, chain.params.network));
+  const g = chain.genesis;
+  const sent: Uint8Array[] = [];
+  let bytes = 0;
+  try {
+    // 36 MiB of blocks at height 1, each a different block (its timestamp differs).
+    for (let i = 0; bytes < 36 * 1024 * 1024; i++) {
+      const block = await signBlock(chain.params.network, { height: 1, prev_hash: g.hash, timestamp_ms: g.header.timestamp_ms + 1_000 + i, producer: H.publicKey, state_root: new Uint8Array(32) }, txs, H);
+      await bus.members.get(toHex(A.publicKey))!.receive({ topic: TOPICS.blocks, data: block.bytes, origin: H.publicKey, peer: H.publicKey }, new Set([toHex(A.publicKey), toHex(H.publicKey)]));
+      sent.push(block.hash);
+      bytes += block.bytes.length;
+    }
+    let held = 0;
+    for (const hash of sent) if ((await chain.blockByHash(hash)) !== undefined) held++;
+    assert.isBelow(held, sent.length / 2, `held ${held} of ${sent.length} side blocks (${Math.round(bytes / 2 ** 20)} MiB)`);
+    assert.isDefined(await chain.blockByHash(sent[sent.length - 1]!), 'the newest is kept');
+  } finally {
+    await a.stop();
+  }
+});
+
+test('sync: a node catching up holds at most one answer waiting to be applied, however fast answers come', async () => {
+  // Answers come faster than this node applies them. Were the next range asked for as soon as an
+  // answer arrived, every range of a long chain would wait in memory, decoded, for its turn.
+  const bus = new MemoryBus();
+  const chainB = await openChain();
+  await mine(chainB, B, 3_000);
+  const chainA = await openChain();
+  const addBranch = chainA.addBranch.bind(chainA);
+  let waiting = 0;
+  let most = 0;
+  Object.defineProperty(chainA, 'addBranch', {
+    value: async (...args: Parameters<Chain['addBranch']>) => {
+      most = Math.max(most, ++waiting);
+      try {
+        await new Promise((r) => setTimeout(r, 150));
+        return await addBranch(...args);
+      } finally {
+        waiting--;
+      }
+    },
+  });
+  const b = await node(bus, chainB, B, false, 5_000);
+  const a = await node(bus, chainA, A, false, 5_000);
+  try {
+    await until('a catches up', () => chainA.tip.height === 3_000, 20_000);
+    assert.isAtMost(most, 2, 'answers waiting to be applied at once');
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
+test('sync: a peer that asks over and over is served a bounded number of bytes a second', async () => {
+  // Each answer may carry 2 MiB of blocks read from the store; requests cost the asker a few bytes.
+  const bus = new MemoryBus();
+  const chainB = await openChain();
+  await mine(chainB, B, 300);
+  const budget = 64 * 1024;
+  const syncB = new Sync({ chain: chainB, network: bus.join(B.publicKey), serveBytesPerSecond: budget });
+  syncB.start();
+  const asker = bus.join(key(50).publicKey);
+  let answered = 0;
+  let largest = 0;
+  asker.handle(TOPICS.syncResponse, async (m) => {
+    answered += m.data.length;
+    largest = Math.max(largest, m.data.length);
+    return 'ignore';
+  });
+  try {
+    const started = Date.now();
+    for (let i = 0; i < 15; i++) {
+      const request = { target: B.publicKey, request_id: new Uint8Array(8).fill(i), locator: [chainB.genesis.hash], max_blocks: 500 };
+      await asker.publish(TOPICS.syncRequest, encode(syncRequestCodec, request));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    const seconds = (Date.now() - started) / 1000;
+    assert.isAtMost(answered, budget * (1 + seconds) + largest, `${answered} bytes answered in ${seconds.toFixed(1)} s`);
+    assert.isAbove(answered, 0, 'the first request is served');
+  } finally {
+    syncB.stop();
+  }
+});
+
+test('segments: requests and answers addressed to another node are not passed on', async () => {
+  // A 1 MiB state segment forwarded by every node would cost the whole mesh for one light node.
+  const bus = new MemoryBus();
+  const chain = await openChain();
+  await mine(chain, A, 3);
+  const a = await node(bus, chain, A);
+  const far = key(31);
+  const hostile = key(32);
+  try {
+    const netA = bus.members.get(toHex(A.publicKey))!;
+    const request = encode(segmentCodec, { kind: 'request', target: far.publicKey, request_id: new Uint8Array(8), checkpoint: chain.tip.hash, offset: 0 });
+    const answer = encode(segmentCodec, { kind: 'response', requester: far.publicKey, request_id: new Uint8Array(8), block: chain.tip.block.bytes, total: 0, offset: 0, entries: [] });
+    for (const data of [request, answer]) {
+      await netA.receive({ topic: TOPICS.segments, data, origin: hostile.publicKey, peer: hostile.publicKey }, new Set([toHex(A.publicKey)]));
+    }
+    const verdicts = bus.verdicts.filter((v) => v.topic === TOPICS.segments).map((v) => v.verdict);
+    assert.deepEqual(verdicts, ['ignore', 'ignore']);
+  } finally {
+    await a.stop();
+  }
+});
+
+test('segments: a peer that asks over and over is served a bounded number of bytes a second', async () => {
+  const bus = new MemoryBus();
+  const chain = await openChain();
+  await mine(chain, A, 3);
+  const transfers = await Promise.all(Array.from({ length: 40 }, (_, i) => tx(A, { kind: 'Transfer', nonce: i + 1, to: key(120 + i).publicKey, amount: 1n })));
+  await mine(chain, A, 1, transfers);
+  const budget = 2 * 1024;
+  const server = new Segments(bus.join(A.publicKey), chain.params, chain, { serveBytesPerSecond: budget });
+  server.start();
+  const asker = bus.join(key(51).publicKey);
+  let answered = 0;
+  let largest = 0;
+  asker.handle(TOPICS.segments, async (m) => {
+    answered += m.data.length;
+    largest = Math.max(largest, m.data.length);
+    return 'ignore';
+  });
+  const started = Date.now();
+  for (let i = 0; i < 20; i++) {
+    const request = { kind: 'request' as const, target: A.publicKey, request_id: new Uint8Array(8).fill(i), checkpoint: chain.tip.hash, offset: 0 };
+    await asker.publish(TOPICS.segments, encode(segmentCodec, request));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await new Promise((r) => setTimeout(r, 100));
+  const seconds = (Date.now() - started) / 1000;
+  assert.isAbove(answered, 0, 'the first request is served');
+  assert.isAtMost(answered, budget * (1 + seconds) + largest, `${answered} bytes answered in ${seconds.toFixed(1)} s`);
+});
