@@ -506,47 +506,47 @@ export class Chain {
       throw error;
     }
 
-    // The tip moves with the state; both go back if the store refuses the batch.
-    const oldTip = this.#tip;
-    this.#tip = info(branch[branch.length - 1]!);
+    // Readers keep seeing the stored chain until the batch is durable: the new state is set aside
+    // and put back, with the new tip, in one synchronous step once the store has taken the batch.
+    // So /status and /beacon never show a block that a crash could still take back.
+    const changes = state.changesSince(mark);
+    state.revert(mark);
+    state.commit(mark);
     const batch = new PendingBatch(this.#store);
-    try {
-      for (const { height, undo, block } of rewind) {
-        await unindexBlock(batch, this.#store, height, undo.nodes, block.txs.map((t) => t.id));
-        batch.del(hKey(height));
-        batch.del(uKey(height));
-      }
-      for (let i = 0; i < branch.length; i++) {
-        const block = branch[i]!;
-        const height = block.header.height;
-        const nodes = await indexBlock(batch, height, block.txs.map((t) => t.id), applied[i]!.effects);
-        batch.put(bKey(block.hash), block.bytes);
-        batch.put(hKey(height), block.hash);
-        batch.put(
-          uKey(height),
-          encode(undoCodec, {
-            changes: applied[i]!.changes.map((c) => ({ key: c.key, before: c.before ?? null, after: c.after ?? null })),
-            nodes,
-          }),
-        );
-      }
-      for (const c of state.changesSince(mark)) {
-        if (c.after === undefined) batch.del(sKey(c.key));
-        else batch.put(sKey(c.key), c.after);
-      }
-      // Disconnected blocks stay in memory as side blocks, in case their branch grows back.
-      for (const { block } of rewind) batch.del(bKey(block.hash));
-      const tip = branch[branch.length - 1]!;
-      batch.put(META_TIP, encode(tipCodec, { height: tip.header.height, hash: tip.hash }));
-      await this.#store.batch(batch.ops);
-    } catch (error) {
-      state.revert(mark);
-      this.#tip = oldTip;
-      throw error;
+    for (const { height, undo, block } of rewind) {
+      await unindexBlock(batch, this.#store, height, undo.nodes, block.txs.map((t) => t.id));
+      batch.del(hKey(height));
+      batch.del(uKey(height));
     }
+    for (let i = 0; i < branch.length; i++) {
+      const block = branch[i]!;
+      const height = block.header.height;
+      const nodes = await indexBlock(batch, height, block.txs.map((t) => t.id), applied[i]!.effects);
+      batch.put(bKey(block.hash), block.bytes);
+      batch.put(hKey(height), block.hash);
+      batch.put(
+        uKey(height),
+        encode(undoCodec, {
+          changes: applied[i]!.changes.map((c) => ({ key: c.key, before: c.before ?? null, after: c.after ?? null })),
+          nodes,
+        }),
+      );
+    }
+    for (const c of changes) {
+      if (c.after === undefined) batch.del(sKey(c.key));
+      else batch.put(sKey(c.key), c.after);
+    }
+    // Disconnected blocks stay in memory as side blocks, in case their branch grows back.
+    for (const { block } of rewind) batch.del(bKey(block.hash));
+    const tip = branch[branch.length - 1]!;
+    batch.put(META_TIP, encode(tipCodec, { height: tip.header.height, hash: tip.hash }));
+    await this.#store.batch(batch.ops);
+    const redo = state.mark();
+    state.applyChanges(changes, 'redo');
+    state.commit(redo);
+    this.#tip = info(tip);
     const disconnected = rewind.map((r) => r.block);
     const connected = branch.map((block, i) => ({ block, effects: applied[i]!.effects }));
-    state.commit(mark);
     // Pruning is a batch of its own, read from what was just committed: a crash in between only
     // leaves some old blocks held a little longer, and the next prune removes them.
     if (this.mode === 'light') await this.#prune(this.#tip.height);
