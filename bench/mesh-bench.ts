@@ -96,6 +96,8 @@ export function parseMeshBenchArgs(args: readonly string[]): MeshBenchOptions {
   };
 }
 
+const s = (ms: number | null): string => (ms === null ? '–' : `${(ms / 1000).toFixed(2)} s`);
+
 /** Writes `report` as JSON and as the mesh section of the Markdown results; returns the goals. */
 export async function writeMeshReport(report: MeshReport, paths: ResultPaths): Promise<Goal[]> {
   const goals = evaluateMeshGoals(report);
@@ -132,10 +134,16 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
         for (let run = 1; run <= options.runs; run++) {
           const l = await applyLocally(chain, await mkdtemp(join(tmpdir(), 'mesh-bench-local-')));
           local.push(l);
-          log(`  run ${run}: local ${(l.totalMs / 1000).toFixed(2)} s (read ${(l.readMs / 1000).toFixed(2)} s, addBranch ${(l.applyMs / 1000).toFixed(2)} s)`);
+          log(
+            `  run ${run}: local ${s(l.totalMs)} (read ${s(l.readMs)}, addBranch ${s(l.applyMs)}; CPU ${s(l.cpuMs)}, ` +
+              `other processes ${s(l.othersCpuMs)})`,
+          );
           const n = await catchUpOverNetwork(serving, chain, caseOptions);
           network.push(n);
-          log(`  run ${run}: network ${(n.syncMs / 1000).toFixed(2)} s after a start-up of ${(n.startupMs / 1000).toFixed(2)} s`);
+          log(
+            `  run ${run}: network ${s(n.syncMs)} after a start-up of ${s(n.startupMs)} (CPU: syncing node ` +
+              `${s(n.syncingCpuMs)}, serving node ${s(n.servingCpuMs)}, other processes ${s(n.othersCpuMs)})`,
+          );
         }
       } finally {
         await stopNode(serving);

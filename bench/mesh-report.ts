@@ -60,6 +60,15 @@ export function summarizeLatency(values: readonly number[]): LatencySummary {
   return { medianMs: median(values), p90Ms: percentile(values, 90), maxMs: percentile(values, 100) };
 }
 
+/** A first range applied this much later than the quickest run's is called late in the report. */
+const LATE_FIRST_RANGE_MS = 3_000;
+/** From this share of the machine's CPU taken by other processes on, a run is flagged as disturbed. */
+export const BUSY_SHARE = 0.05;
+
+function share(othersCpuMs: number | null, elapsedMs: number, cores: number): number | null {
+  return othersCpuMs === null || elapsedMs <= 0 ? null : othersCpuMs / (elapsedMs * cores);
+}
+
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 const msText = (ms: number): string => `${ms.toFixed(ms < 10 ? 2 : 1)} ms`;
 const rate = (count: number, ms: number): string => Math.round(count / (ms / 1000)).toLocaleString('en-US');
@@ -124,7 +133,8 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
     `**local**: in the benchmark's process, \`blocksFrom\` on the stored chain in ranges of 500 and \`addBranch\` of ` +
     `each range on a fresh LevelDB chain (synced writes, as a node opens its store): what sync does, minus the network. ` +
     `**network**: \`mesh node --devnet\` serving a copy of the stored chain (not mining), and a fresh \`mesh node\` ` +
-    `started with \`--bootstrap\` to it, until the fresh node's \`/beacon\` (polled every 10 ms) shows the tip; timed ` +
+    `started with \`--bootstrap\` to it, until the fresh node's \`/beacon\` shows the tip (polled every 100 ms, every ` +
+    `5 ms over the last range); timed ` +
     `from the fresh node's start output (its HTTP and p2p addresses printed) and from its process's spawn. ` +
     `${catchUp.network.length} runs of each, taken in turns; the serving node stays up for all of them. ` +
     `**ratio** = median ÷ the local median.`;
@@ -138,6 +148,10 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
     ['network, from the process\'s spawn', seconds(f.totalMs), rate(n, f.totalMs), rate(c.txs, f.totalMs), f.ratioWithStartup.toFixed(2), runs(catchUp.network.map((r) => r.totalMs))],
     ['  the fresh node\'s start-up', seconds(f.startupMs), '', '', '', runs(catchUp.network.map((r) => r.startupMs))],
   ];
+  const first = catchUp.network.map((r) => r.firstRangeMs);
+  if (first.every((v) => v !== null)) {
+    rows.push(['  start output to the first range applied', seconds(median(first as number[])), '', '', '', runs(first as number[])]);
+  }
   const table = markdownTable(['measurement', 'median', 'blocks/s', 'tx/s', 'ratio', 'runs'], rows, [false, true, true, true, true, false]);
   const cpu = (values: (number | null)[]): number | null => (values.some((v) => v === null) ? null : median(values as number[]));
   const serving = cpu(catchUp.network.map((r) => r.servingCpuMs));
@@ -149,7 +163,27 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
       : `\n\nCPU time (user + system, all threads; medians): the local replay ${seconds(local)} in ${seconds(f.localMs)}; ` +
         `during the network catch-up the syncing node ${seconds(syncing)} and the serving node ${seconds(serving)} ` +
         `in ${seconds(f.syncMs)}, on ${report.machine.cores} cores.`;
-  return `### Catch-up\n\n${intro}\n\n${table}${cpuLine}`;
+  const firsts = catchUp.network.map((r) => r.firstRangeMs).filter((v) => v !== null);
+  const best = firsts.length > 0 ? Math.min(...firsts) : null;
+  const late = catchUp.network.flatMap((r, i) =>
+    r.firstRangeMs !== null && best !== null && r.firstRangeMs - best > LATE_FIRST_RANGE_MS ? [`run ${i + 1} (${seconds(r.firstRangeMs)})`] : [],
+  );
+  const lateLine =
+    late.length === 0
+      ? ''
+      : `\n\nThe first range came late in ${late.join(' and ')}, against ${seconds(best!)} at best: waiting ` +
+        'for it, not applying the blocks, made that run slower. A fresh node asks for blocks once it hears its ' +
+        'peer announce a higher tip, which the peer does when it sees the node subscribe and then every 15 s.';
+  const busy = [
+    ...catchUp.local.map((r, i) => ({ what: `local run ${i + 1}`, share: share(r.othersCpuMs, r.totalMs, report.machine.cores) })),
+    ...catchUp.network.map((r, i) => ({ what: `network run ${i + 1}`, share: share(r.othersCpuMs, r.syncMs, report.machine.cores) })),
+  ].filter((b) => b.share !== null && b.share >= BUSY_SHARE);
+  const busyLine =
+    busy.length === 0
+      ? ''
+      : `\n\nOther processes on the machine took ${busy.map((b) => `${Math.round(b.share! * 100)}% of its CPU during ${b.what}`).join(', ')}: ` +
+        'those runs read slow.';
+  return `### Catch-up\n\n${intro}\n\n${table}${cpuLine}${lateLine}${busyLine}`;
 }
 
 function latencySection(latency: LatencyRun): string {
@@ -158,8 +192,9 @@ function latencySection(latency: LatencyRun): string {
   const intro =
     `Two \`mesh node --devnet\` processes (block interval ${latency.blockIntervalMs} ms): A mining, B bootstrapped ` +
     `from A and on its tip. ${latency.samples.length} transfers from A to B, one at a time with a pause of 0–20 ms ` +
-    `between them, after ${latency.warmup} uncounted ones; A's height went from ${latency.heights[0]} to ` +
-    `${latency.heights[1]} meanwhile, so some transfers met a block being made. Each transfer is timed from the ` +
+    `between them (and at most ${latency.perBlock} per block of A: its pool holds 64 of one sender), after ` +
+    `${latency.warmup} uncounted ones; A's height went from ${latency.heights[0]} to ${latency.heights[1]} meanwhile, ` +
+    `so some transfers met a block being made. Each transfer is timed from the ` +
     `moment its POST is sent to the moment its event reaches the benchmark on B's \`/transactions/stream\` (SSE), ` +
     'matched by its amount so that an event arriving before the POST\'s answer is timed too; the baseline is the same ' +
     'POST\'s own round trip on A (signing, the mempool and the gossip publish happen before A answers).';
@@ -168,7 +203,21 @@ function latencySection(latency: LatencyRun): string {
     ['POST /transfer on A, its round trip (baseline)', msText(post.medianMs), msText(post.p90Ms), msText(post.maxMs), '1 (ref)'],
   ];
   const table = markdownTable(['measurement', 'median', 'p90', 'max', 'ratio'], rows, [false, true, true, true, true]);
-  return `### Transfer latency\n\n${intro}\n\n${table}`;
+  const refused =
+    latency.refused.length === 0
+      ? ''
+      : `\n\nThe sending node refused ${latency.refused.length} of the POSTs with 400 (sent again, and timed again): ` +
+        `${[...new Set(latency.refused.map((r) => r.split(':')[0]))].map((r) => `\`${r}\``).join(', ')}. ` +
+        'A POST /transfer that arrives while the node writes a new block to its store takes its nonce from the ' +
+        "block's state and also counts the block's transactions still in the pool, so it skips ahead.";
+  const slow = latency.samples.filter((x) => x.gossipMs > latency.blockIntervalMs / 2).map((x) => msText(x.gossipMs));
+  const slowLine =
+    slow.length === 0
+      ? ''
+      : `\n\n${slow.length} of the transfers took more than half a block interval (${slow.join(', ')}): their gossip ` +
+        "reached B while B was writing A's latest block, whose transactions B's pool still held against a state that " +
+        'already had them, so B refused the new one and streamed it only with the block that confirmed it.';
+  return `### Transfer latency\n\n${intro}\n\n${table}${refused}${slowLine}`;
 }
 
 /** The body of the mesh section (without markers). */
