@@ -18,13 +18,14 @@ import { array, bytes32, decode, encode, option, struct, uint53, varBytes } from
 import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
+import { RecentSet } from '../collections/recent-set.ts';
 import { verify } from '../crypto/ed25519.ts';
 import type { TxEffect } from '../ledger/apply.ts';
 import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, txRoot, type Block, type BlockEvent } from '../ledger/block.ts';
 import { blockSigningBytes, type SignedHeader } from '../ledger/header.ts';
 import { LIGHT_RETENTION_BLOCKS, MAX_TXS_PER_BLOCK, type ChainParams } from '../ledger/params.ts';
 import { LedgerState, type Change } from '../ledger/state.ts';
-import { applyVerifiedBlock, verifyBlockSignatures, type Applied, type ParentInfo } from '../ledger/validate.ts';
+import { applyVerifiedBlock, findInvalidSignatures, type Applied, type ParentInfo } from '../ledger/validate.ts';
 import { prefixRange, type KeyValueStore } from '../store/kv.ts';
 import { history, indexBlock, listTransactions, PendingBatch, txHeight, unindexBlock, type History, type TxListItem } from './readmodel.ts';
 
@@ -122,9 +123,9 @@ export class Chain {
   #base: number;
   readonly #side = new Map<string, Block>();
   #sideBytes = 0;
-  readonly #invalid = new Set<string>();
+  readonly #invalid = new RecentSet<string>(MAX_SIDE_BLOCKS);
   // Blocks whose header signature was checked on arrival (bounded like the side blocks).
-  readonly #verified = new Set<string>();
+  readonly #verified = new RecentSet<string>(MAX_SIDE_BLOCKS);
   // First header seen per (producer, height), to spot equivocation.
   readonly #signedAt = new Map<string, SignedHeader & { hash: string }>();
   readonly #listeners = new Set<(event: ChainEvent) => void>();
@@ -429,7 +430,6 @@ export class Chain {
     const seen = this.#signedAt.get(key);
     const hash = toHex(block.hash);
     this.#verified.add(hash);
-    if (this.#verified.size > MAX_SIDE_BLOCKS) this.#verified.delete(this.#verified.values().next().value!);
     if (seen === undefined) {
       this.#signedAt.set(key, { header: h, signature: block.signature, hash });
       if (this.#signedAt.size > MAX_SIDE_BLOCKS) this.#signedAt.delete(this.#signedAt.keys().next().value!);
@@ -445,7 +445,6 @@ export class Chain {
   #reject(block: Block, error: unknown): void {
     if (!(error instanceof InvalidBlockError) || error.code === 'timestamp-in-future') return;
     this.#invalid.add(toHex(block.hash));
-    if (this.#invalid.size > MAX_SIDE_BLOCKS) this.#invalid.delete(this.#invalid.values().next().value!);
     this.#dropSide(toHex(block.hash));
   }
 
@@ -477,13 +476,10 @@ export class Chain {
     const rewind: { height: number; block: Block; undo: { changes: Change[]; nodes: Uint8Array[] } }[] = [];
     for (let h = this.#tip.height; h > forkHeight; h--) rewind.push({ height: h, block: (await this.blockAt(h))!, undo: await this.#undo(h) });
     const forkBlock = (await this.blockAt(forkHeight))!;
-    for (const block of branch) {
-      try {
-        await verifyBlockSignatures(block, this.params, { headerVerified: this.#verified.has(toHex(block.hash)) });
-      } catch (error) {
-        this.#reject(block, error);
-        throw error;
-      }
+    const invalid = await findInvalidSignatures(branch, this.params, (block) => this.#verified.has(toHex(block.hash)));
+    if (invalid) {
+      this.#reject(branch[invalid.index]!, invalid.error);
+      throw invalid.error;
     }
 
     const state = this.#state;

@@ -6,6 +6,7 @@
 import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
 import type { Chain, ChainEvent } from '../chain/chain.ts';
 import { Mempool, MempoolError } from '../chain/mempool.ts';
+import { RecentSet } from '../collections/recent-set.ts';
 import type { History, TxListItem } from '../chain/readmodel.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { formatAmount } from '../encoding/amount.ts';
@@ -66,8 +67,9 @@ export class MeshNode implements NodeService {
   readonly #blockListeners = new Set<(event: BlockEvent) => void>();
   readonly #txListeners = new Set<(event: TxStreamEvent) => void>();
   readonly #signalListeners = new Set<(signal: SignalObject) => void>();
-  readonly #streamed = new Set<string>();
+  readonly #streamed = new RecentSet<string>(STREAMED_MEMORY);
   readonly #timers: ReturnType<typeof setInterval>[] = [];
+  readonly #joinTimers = new Set<ReturnType<typeof setTimeout>>();
   #unsubscribeChain: (() => void) | null = null;
   #unsubscribePeers: (() => void) | null = null;
   // Local sends are serialised so each takes the next nonce.
@@ -123,7 +125,18 @@ export class MeshNode implements NodeService {
     this.segments.start();
     this.#unsubscribeChain = this.chain.subscribe((event) => this.#onChain(event));
     // A node announces its height to each peer that joins (node-api.md §6).
-    this.#unsubscribePeers = network.onPeerJoined(() => void this.sync.announce().catch(() => {}));
+    // Again after 1 s and 3 s: the first may go out before the new peer's stream is ready.
+    this.#unsubscribePeers = network.onPeerJoined(() => {
+      const announce = (): void => void this.sync.announce().catch(() => {});
+      announce();
+      for (const delay of [1_000, 3_000]) {
+        const timer = setTimeout(() => {
+          this.#joinTimers.delete(timer);
+          announce();
+        }, delay);
+        this.#joinTimers.add(timer);
+      }
+    });
     this.sync.start();
     this.#timers.push(setInterval(() => void this.sync.announce().catch(() => {}), this.#options.announceIntervalMs ?? 15_000));
     const capacityEvery = this.#options.capacityIntervalMs ?? CAPACITY_INTERVAL_MS;
@@ -137,6 +150,8 @@ export class MeshNode implements NodeService {
   async stop(): Promise<void> {
     for (const t of this.#timers) clearInterval(t);
     this.#timers.length = 0;
+    for (const t of this.#joinTimers) clearTimeout(t);
+    this.#joinTimers.clear();
     await this.#producer?.stop();
     this.sync.stop();
     this.#unsubscribeChain?.();
@@ -311,7 +326,6 @@ export class MeshNode implements NodeService {
     const id = toHex(tx.id);
     if (this.#streamed.has(id)) return;
     this.#streamed.add(id);
-    if (this.#streamed.size > STREAMED_MEMORY) this.#streamed.delete(this.#streamed.values().next().value!);
     this.#emit(this.#txListeners, { id, origin: toHex(tx.body.sender), kind: tx.body.kind, amount: formatAmount(amount) });
   }
 
