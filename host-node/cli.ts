@@ -9,7 +9,7 @@ Commands:
   node                     run a mesh node (data in ~/.mesh, HTTP API on 127.0.0.1:8844)
   directory                serve the manufacturer directory (127.0.0.1:8080)
   directory import         build the directory's dataset from the public sources
-  bench <name>             run a benchmark and update bench/RESULTS.md (names: crypto, directory, ledger)
+  bench <name>             run a benchmark and update bench/RESULTS.md (names: crypto, directory, ledger, mesh)
   identity backup|restore  move the node's key in or out, on the terminal only
   help                     show this text
 `;
