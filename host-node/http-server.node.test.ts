@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { BLOCK, BOB, FakeNode } from '../core/api/fake-node.test-util.ts';
 import { createNodeApi } from '../core/api/handler.ts';
 import { type ApiServer, serveApi } from './http-server.ts';
@@ -132,4 +133,90 @@ test('http-server: close() ends open SSE streams and resolves', async () => {
   assert.equal(node.signalListeners.size, 0);
   assert.equal(node.txListeners.size, 0);
   await assert.rejects(fetch(`${server.url}/health`));
+});
+
+/** One raw HTTP/1.1 exchange over a fresh socket: what the server sent until it closed. */
+function rawExchange(url: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(text));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+    });
+    socket.once('close', () => resolve(answer));
+    socket.once('error', reject);
+  });
+}
+
+/** The status, content type and JSON body of one raw answer (chunked or not). */
+function problemOf(answer: string): { status: number; contentType: string | undefined; body: { type: string; status: number; title: string; detail: string } } {
+  const split = answer.indexOf('\r\n\r\n');
+  const head = answer.slice(0, split);
+  let body = answer.slice(split + 4);
+  if (/^transfer-encoding: *chunked/im.test(head)) {
+    let text = '';
+    for (let at = 0; ; ) {
+      const end = body.indexOf('\r\n', at);
+      const size = parseInt(body.slice(at, end), 16);
+      if (!(size > 0)) break;
+      text += body.slice(end + 2, end + 2 + size);
+      at = end + 2 + size + 2;
+    }
+    body = text;
+  }
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+  const contentType = /^content-type: *(.+)$/im.exec(head)?.[1]?.trim();
+  return { status, contentType, body: JSON.parse(body) as { type: string; status: number; title: string; detail: string } };
+}
+
+test('http-server: the authority is the Host header\'s; a request target of //host/… cannot replace it', async () => {
+  const { node, server } = await start();
+  try {
+    const origin = new URL(server.url);
+    // A DNS-rebinding page on evil.example asking for //127.0.0.1/status must not pass as addressed to 127.0.0.1.
+    const rebound = problemOf(await rawExchange(server.url, `GET //127.0.0.1:${origin.port}/status HTTP/1.1\r\nHost: evil.example:${origin.port}\r\nConnection: close\r\n\r\n`));
+    assert.equal(rebound.status, 403);
+    assert.equal(rebound.body.type, '/problems/host-not-allowed');
+    // A page on localhost:3000 posting to //localhost:3000/transfer must not pass as same-origin.
+    const body = JSON.stringify({ to: BOB, amount: '5' });
+    const cross = problemOf(
+      await rawExchange(
+        server.url,
+        `POST //localhost:3000/transfer HTTP/1.1\r\nHost: ${origin.host}\r\nOrigin: http://localhost:3000\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      ),
+    );
+    assert.equal(cross.status, 403);
+    assert.equal(cross.body.type, '/problems/cross-origin');
+    assert.deepEqual(node.transfers, []);
+    // The path is still only a path: //status is no route.
+    const doubled = problemOf(await rawExchange(server.url, `GET //status HTTP/1.1\r\nHost: ${origin.host}\r\nConnection: close\r\n\r\n`));
+    assert.equal(doubled.status, 404);
+  } finally {
+    await server.close();
+  }
+});
+
+test('http-server: what node:http refuses is problem details too (TRACE, a bad request line, oversized headers)', async () => {
+  const { server } = await start();
+  try {
+    const { host } = new URL(server.url);
+    const cases: [string, number, string][] = [
+      [`TRACE /status HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, 405, '/problems/method-not-allowed'],
+      [`FROB /status HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 400, '/problems/bad-request'],
+      [`GET /status HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`, 431, '/problems/headers-too-large'],
+    ];
+    for (const [text, status, type] of cases) {
+      const answer = problemOf(await rawExchange(server.url, text));
+      assert.equal(answer.status, status, text.slice(0, 20));
+      assert.equal(answer.contentType, 'application/problem+json');
+      assert.equal(answer.body.status, status);
+      assert.equal(answer.body.type, type);
+      assert.equal(typeof answer.body.title, 'string');
+    }
+  } finally {
+    await server.close();
+  }
 });

@@ -11,8 +11,14 @@
  * - A client that goes away aborts the request's signal and cancels the response body: an event
  *   stream's subscription ends with it.
  * - `close()` stops accepting, ends open event streams and resolves once the server is closed.
+ * - The request's URL takes its authority from `Host` and only its path and query from the
+ *   request target, so the handler's host and same-origin rules see what a browser addressed.
+ * - What the handler never sees (a method fetch cannot represent, a request node:http cannot
+ *   parse) is answered as problem details too.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { API_PROBLEMS, ApiProblem, problemResponse, type ApiProblemCode } from '../core/api/problem.ts';
 
 /** A fetch-style handler, as `createNodeApi` returns. */
 export type FetchHandler = (request: Request) => Promise<Response>;
@@ -69,16 +75,34 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
   );
 }
 
+/**
+ * The URL the client addressed, so the handler's host and same-origin rules compare with what a
+ * browser sent: the authority from `Host`, the path and query from the request target. The target
+ * is appended, not resolved: resolving `//evil.example/status` against the Host would let the
+ * target name the authority and slip past both rules.
+ */
+function requestUrl(req: IncomingMessage, fallbackOrigin: string): URL {
+  let origin = fallbackOrigin;
+  if (req.headers.host) {
+    try {
+      origin = new URL(`http://${req.headers.host}`).origin;
+    } catch {
+      // Not a host a browser would send; the bound address stands in.
+    }
+  }
+  const target = req.url ?? '/';
+  try {
+    // Origin-form (`/path?query`) is appended; absolute-form (`http://host/path`) names its own authority (RFC 9112 §3.2.2).
+    return target.startsWith('/') ? new URL(origin + target) : new URL(target);
+  } catch {
+    return new URL(origin);
+  }
+}
+
 function toRequest(req: IncomingMessage, fallbackOrigin: string, signal: AbortSignal): Request {
   const headers = new Headers();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
-  let url: URL;
-  try {
-    // The URL the client addressed, so the handler's same-origin rule compares with what a browser sent.
-    url = new URL(req.url ?? '/', req.headers.host ? `http://${req.headers.host}` : fallbackOrigin);
-  } catch {
-    url = new URL(req.url ?? '/', fallbackOrigin);
-  }
+  const url = requestUrl(req, fallbackOrigin);
   const method = req.method ?? 'GET';
   if (method === 'GET' || method === 'HEAD') return new Request(url, { method, headers, signal });
   return new Request(url, { method, headers, signal, body: bodyStream(req), duplex: 'half' } as RequestInit);
@@ -148,6 +172,37 @@ async function send(res: ServerResponse, response: Response, streams: Set<Readab
   }
 }
 
+/** A problem the adapter answers itself, with the headers the handler puts on every answer. */
+function lastResort(problem: ApiProblem): Response {
+  const response = problemResponse(problem);
+  response.headers.set('x-content-type-options', 'nosniff');
+  return response;
+}
+
+// Requests node:http cannot parse, by its error code; anything else is a plain 400.
+const CLIENT_ERRORS: Readonly<Record<string, [ApiProblemCode, string]>> = {
+  HPE_HEADER_OVERFLOW: ['headers-too-large', 'the request headers are over node:http\'s bound'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['request-timeout', 'the request did not arrive in time'],
+};
+
+/**
+ * Answers a request node:http could not parse (bad syntax, oversized headers, a timeout) as problem
+ * details, as every other answer is, then closes the connection (node's default sends a bare status).
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [code, detail] = CLIENT_ERRORS[error.code ?? ''] ?? ['bad-request', 'the request is not valid HTTP/1.1'];
+  const { status, title } = API_PROBLEMS[code];
+  const body = JSON.stringify({ type: `/problems/${code}`, title, status, detail });
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** Serves `handler` on `host:port` (0 for any free port); resolves once listening. */
 export function serveApi(handler: FetchHandler, host: string, port: number): Promise<ApiServer> {
   let base = originOf(host, port);
@@ -168,8 +223,8 @@ export function serveApi(handler: FetchHandler, host: string, port: number): Pro
     try {
       request = toRequest(req, base, abort.signal);
     } catch {
-      // A method the fetch API refuses to represent (CONNECT, TRACE).
-      res.writeHead(405, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' }).end('method not allowed\n');
+      // A method the fetch API refuses to represent (TRACE, TRACK).
+      await send(res, lastResort(new ApiProblem('method-not-allowed', `the node does not take ${req.method ?? 'this method'}`)), streams);
       return;
     }
     res.once('finish', () => {
@@ -182,7 +237,7 @@ export function serveApi(handler: FetchHandler, host: string, port: number): Pro
       response = await handler(request);
     } catch {
       // The handler answers every failure itself; this is a last resort.
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal error\n');
+      if (!res.headersSent) await send(res, lastResort(new ApiProblem('internal', 'the request failed unexpectedly')), streams);
       return;
     }
     await send(res, response, streams);
@@ -191,6 +246,7 @@ export function serveApi(handler: FetchHandler, host: string, port: number): Pro
   const server = createServer((req, res) => {
     void respond(req, res);
   });
+  server.on('clientError', answerClientError);
 
   return new Promise((resolveListening, reject) => {
     server.once('error', reject);

@@ -11,9 +11,9 @@ import { Chain } from '../core/chain/chain.ts';
 import { devnet, MAINNET, type ChainParams } from '../core/ledger/params.ts';
 import { MeshNode } from '../core/node/node.ts';
 import { probeCapacity } from './capacity.ts';
-import { openDataDir } from './data-dir.ts';
+import { DataDirError, openDataDir } from './data-dir.ts';
 import { serveApi } from './http-server.ts';
-import { LevelStore } from './leveldb-store.ts';
+import { LevelStore, StoreLockedError } from './leveldb-store.ts';
 import { installNativeCrypto } from './native-crypto.ts';
 import { P2PNetwork, parseBootstrapAddress } from './p2p.ts';
 
@@ -42,11 +42,28 @@ export interface NodeConfig {
 
 class UsageError extends Error {}
 
-function port(text: string | undefined, fallback: number, name: string): number {
+/** The node could not start as configured (a port taken, a data directory in use): said without a stack. */
+class StartError extends Error {}
+
+function port(text: string | undefined, fallback: number, name: string, max = 65_535): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!/^\d+$/.test(text) || n > 65_535) throw new UsageError(`${name} must be a port number 0–65535, got ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text) || n > max) throw new UsageError(`${name} must be a port number 0–${max}, got ${JSON.stringify(text)}`);
   return n;
+}
+
+/**
+ * Runs `step`; a failure becomes a StartError saying what could not be done (the data directory's
+ * and the store's own errors already say it).
+ */
+async function starting<T>(what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    const known = error instanceof DataDirError || error instanceof StoreLockedError;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new StartError(known ? message : `${what}: ${message}`, { cause: error });
+  }
 }
 
 /** Reads the command line; throws a usage error naming the bad option. */
@@ -90,11 +107,15 @@ export function parseNodeArgs(args: string[]): NodeConfig {
       throw new UsageError(`--bootstrap: ${(error as Error).message}`);
     }
   }
+  // An empty host would make node:http listen on every interface.
+  if (values.host === '') throw new UsageError('--host needs an address');
+  if (values['data-dir'] === '') throw new UsageError('--data-dir needs a directory');
   return {
     dataDir: values['data-dir'] ?? join(homedir(), '.mesh'),
     host: values.host ?? '127.0.0.1',
     port: port(values.port, 8844, '--port'),
-    p2pPort: port(values['p2p-port'], 8845, '--p2p-port'),
+    // WebSockets listen on the next port, which must exist too.
+    p2pPort: port(values['p2p-port'], 8845, '--p2p-port', 65_534),
     bootstrap,
     mine: values.mine ?? false,
     params,
@@ -119,22 +140,36 @@ export async function runNodeCommand(args: string[]): Promise<number> {
     process.stderr.write(`mesh node: ${error.message}\n\n${NODE_USAGE}`);
     return 2;
   }
+  try {
+    return await runNode(config);
+  } catch (error) {
+    if (!(error instanceof StartError)) throw error;
+    process.stderr.write(`mesh node: ${error.message}\n`);
+    return 1;
+  }
+}
+
+async function runNode(config: NodeConfig): Promise<number> {
   installNativeCrypto();
-  const data = await openDataDir(config.dataDir);
+  const data = await starting(`cannot use the data directory ${config.dataDir}`, () => openDataDir(config.dataDir));
   // One chain per network, so a devnet never touches the main network's data.
-  const store = await LevelStore.open(join(config.dataDir, 'chain', config.params.network));
+  const chainPath = join(config.dataDir, 'chain', config.params.network);
+  const store = await starting(`cannot open the chain store ${chainPath}`, () => LevelStore.open(chainPath));
   const closers: (() => Promise<void>)[] = [() => store.close()];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.reverse()) await close().catch((e: unknown) => log(`stop: ${String(e)}`));
   };
   try {
     const chain = await Chain.open({ store, params: config.params });
-    const network = await P2PNetwork.start({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, log });
+    const network = await starting(`cannot listen for peers on port ${config.p2pPort}`, () =>
+      P2PNetwork.start({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, log }),
+    );
     closers.push(() => network.stop());
     const node = new MeshNode({ chain, network, key: data.identity, mine: config.mine, capacity: () => ({ ...probeCapacity(), runningJobs: 0 }), log });
     await node.start();
     closers.push(() => node.stop());
-    const server = await serveApi(createNodeApi({ service: node, token: data.token }), config.host, config.port);
+    const api = createNodeApi({ service: node, token: data.token });
+    const server = await starting(`cannot serve the HTTP API on ${config.host} port ${config.port}`, () => serveApi(api, config.host, config.port));
     closers.push(() => server.close());
 
     const interval = config.params.network === MAINNET.network ? '' : ` (block interval ${config.params.blockIntervalMs} ms)`;

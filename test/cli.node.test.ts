@@ -2,13 +2,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const run = promisify(execFile);
 const mesh = new URL('../bin/mesh.js', import.meta.url).pathname;
 
 async function runMesh(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [mesh, ...args]);
+    const { stdout, stderr } = await run(process.execPath, [mesh, ...args], { timeout: 60_000 });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -34,7 +38,7 @@ test('mesh node --help prints its options; a bad option is a usage error', async
   for (const option of ['--data-dir', '--host', '--port', '--p2p-port', '--bootstrap', '--mine', '--devnet', '--block-interval-ms']) {
     assert.ok(stdout.includes(option), option);
   }
-  for (const bad of [['--frob'], ['--port', '70000'], ['--block-interval-ms', '50'], ['--devnet', '--block-interval-ms', '5'], ['--bootstrap', '/ip4/127.0.0.1/tcp/1']]) {
+  for (const bad of [['--frob'], ['--port', '70000'], ['--block-interval-ms', '50'], ['--devnet', '--block-interval-ms', '5'], ['--bootstrap', '/ip4/127.0.0.1/tcp/1'], ['--p2p-port', '65535'], ['--host', ''], ['--data-dir', '']]) {
     const refused = await runMesh(['node', ...bad]);
     assert.equal(refused.code, 2, bad.join(' '));
     assert.match(refused.stderr, /^mesh node: /, bad.join(' '));
@@ -45,4 +49,21 @@ test('an unknown command is refused with exit 2', async () => {
   const { code, stderr } = await runMesh(['frobnicate']);
   assert.equal(code, 2);
   assert.match(stderr, /unknown command "frobnicate"/);
+});
+
+test('mesh node that cannot start says why in one line and exits 1', async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const port = (taken.address() as { port: number }).port;
+  const dataDir = await mkdtemp(join(tmpdir(), 'mesh-cli-'));
+  try {
+    const { code, stdout, stderr } = await runMesh(['node', '--devnet', '--data-dir', dataDir, '--p2p-port', '0', '--port', String(port)]);
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.match(stderr, new RegExp(`^mesh node: cannot serve the HTTP API on 127\\.0\\.0\\.1 port ${port}: .*EADDRINUSE`));
+    assert.doesNotMatch(stderr, /^\s+at /m, 'no stack trace');
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
+    await rm(dataDir, { recursive: true, force: true });
+  }
 });

@@ -16,6 +16,7 @@ export const API_PROBLEMS = {
   'invalid-body': { status: 400, title: 'Invalid request body' },
   'ledger-rule': { status: 400, title: 'Refused by a ledger rule' },
   'signal-refused': { status: 400, title: 'Signal refused' },
+  'bad-request': { status: 400, title: 'Bad request' },
   unauthorized: { status: 401, title: 'Unauthorized' },
   'insufficient-balance': { status: 402, title: 'Insufficient free balance' },
   'cross-origin': { status: 403, title: 'Cross-origin request refused' },
@@ -24,8 +25,10 @@ export const API_PROBLEMS = {
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'transaction-conflict': { status: 409, title: 'Transaction conflicts with the pool' },
   'signal-conflict': { status: 409, title: 'Signal conflicts with an earlier one' },
+  'request-timeout': { status: 408, title: 'Request timeout' },
   'too-large': { status: 413, title: 'Content too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  'headers-too-large': { status: 431, title: 'Request header fields too large' },
   internal: { status: 500, title: 'Internal error' },
   'pool-full': { status: 503, title: 'Transaction pool full' },
 } as const satisfies Record<string, { status: number; title: string }>;

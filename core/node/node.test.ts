@@ -12,6 +12,7 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { TOPICS, type GossipMessage } from '../net/network.ts';
 import type { TxStreamEvent } from '../api/service.ts';
+import { SignalError } from '../signal/errors.ts';
 import { MeshNode } from './node.ts';
 import { heightCodec, syncResponseCodec, syncRequestCodec } from './wire.ts';
 import { decode } from '../encoding/codec.ts';
@@ -141,6 +142,57 @@ test('node: a capability-only signal reaches the peer, and the atlas shows the s
     const entry = b.atlas().find((e) => e.node_id === toHex(A.publicKey))!;
     assert.equal(entry.cpu_cores, 2);
     assert.deepEqual(entry.tags, ['linux'], 'self-tags while mining');
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
+test('node: /signals/stream shows what GET /signals lists: broadcasts and signals to this node, not those passing through', async () => {
+  const bus = new MemoryBus();
+  const C = key(3);
+  const [a, b, c] = await Promise.all([node(bus, await openChain(), A), node(bus, await openChain(), B), node(bus, await openChain(), C)]);
+  const streamed = new Map<MeshNode, string[]>([[a, []], [b, []], [c, []]]);
+  const unsubscribe = [a, b, c].map((n) => n.onSignal((s) => streamed.get(n)!.push(s.id)));
+  try {
+    const direct = await a.sendSignal({ to: C.publicKey, payload: new Uint8Array(0), capabilities: [{ name: 'hello', version: 1 }], burnTxId: null });
+    const broadcast = await a.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [{ name: 'all', version: 1 }], burnTxId: null });
+    await until('b and c have both', () => bus.verdicts.filter((v) => v.topic === TOPICS.signals && v.verdict === 'accept').length >= 4);
+    await until('c streams the signal to it', () => streamed.get(c)!.includes(direct.id));
+    // b validated and relayed the signal to c, but it is neither listed nor streamed there.
+    assert.isTrue(bus.verdicts.some((v) => v.topic === TOPICS.signals && v.to === toHex(B.publicKey) && v.verdict === 'accept'));
+    for (const n of [a, b, c]) {
+      assert.deepEqual(streamed.get(n), n.signals().map((s) => s.id).filter((id) => id === direct.id || id === broadcast.id));
+    }
+    assert.deepEqual(streamed.get(b), [broadcast.id]);
+    assert.deepEqual(streamed.get(c), [direct.id, broadcast.id]);
+  } finally {
+    for (const stop of unsubscribe) stop();
+    await Promise.all([a.stop(), b.stop(), c.stop()]);
+  }
+});
+
+test('node: a signal with a payload is sent on the sender\'s own confirmed burn, once; another node\'s burn is refused', async () => {
+  const bus = new MemoryBus();
+  const chainA = await openChain();
+  await mine(chainA, A, 2);
+  const claim = await tx(A, { kind: 'NameClaim', nonce: 1, name: 'alice' });
+  await mine(chainA, A, 1, [claim]);
+  const a = await node(bus, chainA, A);
+  const b = await node(bus, await openChain(), B);
+  try {
+    await until('b syncs the burn', () => b.chain.tip.height === chainA.tip.height);
+    const payload = Uint8Array.of(1, 2, 3);
+    await rejectsAsync(() => a.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: null }), SignalError, 'burn-proof-required');
+    await rejectsAsync(() => b.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: claim.id }), SignalError, 'burn-not-sender');
+    const sent = await a.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: claim.id });
+    await until('b keeps it', () => b.signals().some((s) => s.id === sent.id));
+    const kept = b.signals().find((s) => s.id === sent.id)!;
+    assert.equal(kept.payload_hex, '010203');
+    assert.equal(kept.burn_proof?.tx_id, toHex(claim.id));
+    await rejectsAsync(() => a.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: claim.id }), SignalError, 'burn-used');
+    const next = await a.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [], burnTxId: null });
+    assert.isAbove(next.nonce, sent.nonce, 'nonces rise per sender');
   } finally {
     await a.stop();
     await b.stop();

@@ -66,7 +66,6 @@ export class MeshNode implements NodeService {
   readonly #atlas = new Atlas();
   readonly #blockListeners = new Set<(event: BlockEvent) => void>();
   readonly #txListeners = new Set<(event: TxStreamEvent) => void>();
-  readonly #signalListeners = new Set<(signal: SignalObject) => void>();
   readonly #streamed = new RecentSet<string>(STREAMED_MEMORY);
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   readonly #joinTimers = new Set<ReturnType<typeof setTimeout>>();
@@ -216,7 +215,6 @@ export class MeshNode implements NodeService {
       );
       const shown = await this.#book.accept(signal);
       this.#atlas.observe(shown, this.#now());
-      this.#emit(this.#signalListeners, shown);
       await this.#network.publish(TOPICS.signals, signal.bytes).catch((e: unknown) => this.#log(`gossip: ${String(e)}`));
       return { id: shown.id, nonce: shown.nonce };
     });
@@ -230,8 +228,18 @@ export class MeshNode implements NodeService {
     return this.#listen(this.#txListeners, listener);
   }
 
+  /**
+   * The signals the book keeps (broadcast or addressed to this node), as they are kept: the stream
+   * shows what GET /signals lists, not signals between other nodes that pass through (docs/signals.md).
+   */
   onSignal(listener: (signal: SignalObject) => void): Unsubscribe {
-    return this.#listen(this.#signalListeners, listener);
+    return this.#book.subscribe((signal) => {
+      try {
+        listener(signal);
+      } catch (error) {
+        this.#log(`listener: ${String(error)}`);
+      }
+    });
   }
 
   // ---- gossip ----
@@ -296,7 +304,6 @@ export class MeshNode implements NodeService {
       const signal = decodeSignal(message.data, this.chain.params.network);
       const shown = await this.#book.accept(signal);
       this.#atlas.observe(shown, this.#now());
-      this.#emit(this.#signalListeners, shown);
       return 'accept';
     } catch (error) {
       if (error instanceof SignalError) return error.verdict;
