@@ -199,5 +199,7 @@ async function runNode(config: NodeConfig): Promise<number> {
   process.once('SIGTERM', force);
   await closeAll();
   log('stopped');
+  // Everything is closed and stored; timers libp2p leaves behind would only delay the exit.
+  setTimeout(() => process.exit(0), 100).unref();
   return 0;
 }

@@ -8,7 +8,7 @@ import { fromHex, toHex } from '../encoding/hex.ts';
 import { blockEvent, decodeBlock, InvalidBlockError, signBlock, txRoot, type Block } from './block.ts';
 import { HEADER_VERSION, headerCodec, type Header } from './header.ts';
 import { EMPTY_ROOT } from './merkle.ts';
-import { MAX_RANKED_PRODUCERS, MAX_TXS_PER_BLOCK } from './params.ts';
+import { devnet, MAX_RANKED_PRODUCERS, MAX_TXS_PER_BLOCK } from './params.ts';
 import { scheduleAfter, ProducerSchedule, rankProducers } from './producer.ts';
 import { LedgerState } from './state.ts';
 import { BILLING_SETTLE, settlementBytes, type Tx } from './tx.ts';
@@ -334,4 +334,10 @@ test('producer: the next ranking depends on who produced, not on the timestamp o
   const other = await after(ALICE, scheduleAfter(l.state, parent, INTERVAL).earliest(ALICE.publicKey));
   assert.notEqual(toHex(other.producerSeed()), toHex(first.producerSeed()), 'another producer moves the seed elsewhere');
   assert.notEqual(toHex(first.producerSeed()), toHex(l.state.producerSeed()));
+});
+
+test('devnet: the block interval is an integer from 10 ms to an hour', () => {
+  assert.equal(devnet(10).blockIntervalMs, 10);
+  assert.equal(devnet(3_600_000).blockIntervalMs, 3_600_000);
+  for (const bad of [9, 3_600_001, 1.5, Number.NaN, 2 ** 60]) assert.throws(() => devnet(bad), RangeError, 'from 10 ms to one hour');
 });

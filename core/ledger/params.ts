@@ -61,8 +61,8 @@ export const MAINNET: ChainParams = Object.freeze({
 
 /** A separate chain for local use; hosts may shorten its interval. */
 export function devnet(blockIntervalMs = 1_000): ChainParams {
-  if (!Number.isSafeInteger(blockIntervalMs) || blockIntervalMs < 10) {
-    throw new RangeError(`devnet block interval must be an integer of at least 10 ms, got ${blockIntervalMs}`);
+  if (!Number.isSafeInteger(blockIntervalMs) || blockIntervalMs < 10 || blockIntervalMs > 3_600_000) {
+    throw new RangeError(`devnet block interval must be an integer from 10 ms to one hour, got ${blockIntervalMs}`);
   }
   return Object.freeze({
     network: 'mesh-devnet',
