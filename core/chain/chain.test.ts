@@ -10,7 +10,7 @@ import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
 import { Chain, ForkChoiceError, type ChainEvent } from './chain.ts';
 import { Mempool } from './mempool.ts';
 import { nextSlot } from './miner.ts';
-import { key, mine, nextBlock, openChain, params, tx } from './testnet.test-util.ts';
+import { key, mine, nextBlock, openChain, params, SlowStore, tx } from './testnet.test-util.ts';
 
 const A = key(1);
 const B = key(2);
@@ -332,16 +332,10 @@ test('chain: blockBytesFrom never claims a tip whose blocks the store does not h
   // The tip moves with the state, before the block's batch is written. A sync answer read in that
   // moment used to claim the new tip and send nothing for it, which made an honest peer look like
   // one that claims heights it cannot serve.
-  let slow = false;
-  class SlowStore extends MemoryStore {
-    override async batch(ops: Parameters<MemoryStore['batch']>[0]): Promise<void> {
-      if (slow) await new Promise((r) => setTimeout(r, 50));
-      return super.batch(ops);
-    }
-  }
-  const chain = await openChain({ store: new SlowStore() });
+  const store = new SlowStore();
+  const chain = await openChain({ store });
   await mine(chain, A, 3);
-  slow = true;
+  store.delayMs = 50;
   const adding = chain.addBlock(await nextBlock(chain, A));
   await new Promise((r) => setTimeout(r, 10));
   const { blocks, tipHeight } = await chain.blockBytesFrom(1, 500, 1 << 20);

@@ -4,8 +4,7 @@ import { rejectsAsync } from '../../test/assert.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import { toHex } from '../encoding/hex.ts';
 import { Mempool, MempoolError } from './mempool.ts';
-import { MemoryStore } from '../store/kv.ts';
-import { key, mine, nextBlock, openChain, tx } from './testnet.test-util.ts';
+import { key, mine, nextBlock, openChain, SlowStore, tx } from './testnet.test-util.ts';
 
 const A = key(1);
 const B = key(2);
@@ -162,19 +161,13 @@ test('mempool: while a block is being written, the pool and the state agree, and
   // The chain shows a block's state only once its batch is stored, and the pool hears of it then.
   // In between, the sender's next nonce follows its pooled transaction (POST /transfer must not
   // see nonce-gap or nonce-used while a block is written).
-  let slow = false;
-  class SlowStore extends MemoryStore {
-    override async batch(ops: Parameters<MemoryStore['batch']>[0]): Promise<void> {
-      if (slow) await new Promise((r) => setTimeout(r, 50));
-      return super.batch(ops);
-    }
-  }
-  const chain = await openChain({ store: new SlowStore() });
+  const store = new SlowStore();
+  const chain = await openChain({ store });
   await mine(chain, A, 2);
   const pool = new Mempool(chain);
   const first = await transfer(A, 1);
   await pool.add(first);
-  slow = true;
+  store.delayMs = 50;
   const writing = chain.addBlock(await nextBlock(chain, A, pool));
   await new Promise((r) => setTimeout(r, 10));
   assert.equal(chain.tip.height, 2, 'the block is not shown before it is stored');

@@ -37,3 +37,13 @@ export async function mine(chain: Chain, producer: SigningKey, count = 1, source
 export function tx(signer: SigningKey, body: Record<string, unknown>): Promise<Tx> {
   return signTx({ sender: signer.publicKey, ...body } as TxBody, signer, PARAMS.network);
 }
+
+/** A memory store whose batches take `delayMs` (0 at first): the moment a block is being written. */
+export class SlowStore extends MemoryStore {
+  delayMs = 0;
+
+  override async batch(ops: Parameters<MemoryStore['batch']>[0]): Promise<void> {
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    return super.batch(ops);
+  }
+}

@@ -15,31 +15,15 @@ import { toHex } from '../encoding/hex.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { TOPICS, type GossipMessage } from '../net/network.ts';
 import { MeshNode } from './node.ts';
+import { startNode, until } from './node.test-util.ts';
 import { segmentCodec, Segments } from './segments.ts';
 import { Sync } from './sync.ts';
 import { heightCodec, syncRequestCodec, syncResponseCodec } from './wire.ts';
 
 const A = key(1);
 const B = key(2);
-const capacity = () => ({ cpuCores: 2, memMb: 2048, runningJobs: 0, tags: ['linux'] });
-
-function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = (): void => {
-      if (check()) return resolve();
-      if (Date.now() > deadline) return reject(new Error(`timed out: ${what}`));
-      setTimeout(poll, 5);
-    };
-    poll();
-  });
-}
-
-async function node(bus: MemoryBus, chain: Chain, k: SigningKey, mineBlocks = false, syncTimeoutMs = 500): Promise<MeshNode> {
-  const n = new MeshNode({ chain, network: bus.join(k.publicKey), key: k, mine: mineBlocks, capacity, syncTimeoutMs });
-  await n.start();
-  return n;
-}
+const node = (bus: MemoryBus, chain: Chain, k: SigningKey, mineBlocks = false, syncTimeoutMs = 500): Promise<MeshNode> =>
+  startNode(bus, chain, k, mineBlocks, syncTimeoutMs);
 
 /** A hostile member: announces `height` every 100 ms and answers sync requests as `answer` says. */
 function liar(bus: MemoryBus, k: SigningKey, height: number, answer: 'never' | 'empty'): { net: MemoryNetwork; asked: () => number; stop: () => void } {

@@ -14,31 +14,14 @@ import { TOPICS, type GossipMessage } from '../net/network.ts';
 import type { TxStreamEvent } from '../api/service.ts';
 import { SignalError } from '../signal/errors.ts';
 import { MeshNode } from './node.ts';
+import { capacity, startNode, until } from './node.test-util.ts';
 import { heightCodec, syncResponseCodec, syncRequestCodec } from './wire.ts';
 import { decode } from '../encoding/codec.ts';
 
 const A = key(1);
 const B = key(2);
 const M = key(9);
-const capacity = () => ({ cpuCores: 2, memMb: 2048, runningJobs: 0, tags: ['linux'] });
-
-function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = (): void => {
-      if (check()) return resolve();
-      if (Date.now() > deadline) return reject(new Error(`timed out: ${what}`));
-      setTimeout(poll, 5);
-    };
-    poll();
-  });
-}
-
-async function node(bus: MemoryBus, chain: Chain, k: SigningKey, mineBlocks = false): Promise<MeshNode> {
-  const n = new MeshNode({ chain, network: bus.join(k.publicKey), key: k, mine: mineBlocks, capacity, syncTimeoutMs: 2_000 });
-  await n.start();
-  return n;
-}
+const node = (bus: MemoryBus, chain: Chain, k: SigningKey, mineBlocks = false): Promise<MeshNode> => startNode(bus, chain, k, mineBlocks);
 
 test('sync: a new node catches up more than one response (500 blocks) from a peer', async () => {
   const bus = new MemoryBus();

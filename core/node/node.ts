@@ -20,7 +20,7 @@ import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/n
 import { Atlas, CAPACITY_INTERVAL_MS, capacityCapabilities, type Capacity } from '../signal/atlas.ts';
 import { chainBurnLookup, SignalBook } from '../signal/book.ts';
 import { SignalError } from '../signal/errors.ts';
-import { decodeSignal, signSignal, signalObject } from '../signal/signal.ts';
+import { decodeSignal, signSignal } from '../signal/signal.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
 import { BlockProducer } from './block-producer.ts';
 import { Segments } from './segments.ts';
