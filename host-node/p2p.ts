@@ -23,7 +23,6 @@ import { webSockets } from '@libp2p/websockets';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p } from 'libp2p';
 import type { SigningKey } from '../core/crypto/ed25519.ts';
-import { toHex } from '../core/encoding/hex.ts';
 import { TOPICS, type GossipMessage, type Network, type Topic, type Verdict } from '../core/net/network.ts';
 
 export interface P2POptions {
@@ -223,11 +222,6 @@ export class P2PNetwork implements Network {
   /** Own multiaddrs (with the peer id), as printed at start. */
   addresses(): string[] {
     return this.libp2p.getMultiaddrs().map(String);
-  }
-
-  /** The NodeId of this node's libp2p peer id, as hex (equals the node's NodeId). */
-  get peerNodeId(): string {
-    return toHex(nodeIdOf(this.libp2p.peerId) ?? new Uint8Array(0));
   }
 
   async stop(): Promise<void> {

@@ -543,13 +543,15 @@ export class Chain {
     this.#tip = info(tip);
     const disconnected = rewind.map((r) => r.block);
     const connected = branch.map((block, i) => ({ block, effects: applied[i]!.effects }));
+    for (const { block } of connected) this.#dropSide(toHex(block.hash));
+    for (const block of disconnected) this.#keepSide(block);
+    // Subscribers hear of the change in the same step that shows it, so the mempool never sees a
+    // state its queues do not know of yet.
+    for (const block of disconnected) this.#emit({ type: 'disconnected', block });
+    for (const { block, effects } of connected) this.#emit({ type: 'connected', block, effects });
     // Pruning is a batch of its own, read from what was just committed: a crash in between only
     // leaves some old blocks held a little longer, and the next prune removes them.
     if (this.mode === 'light') await this.#prune(this.#tip.height);
-    for (const { block } of connected) this.#dropSide(toHex(block.hash));
-    for (const block of disconnected) this.#keepSide(block);
-    for (const block of disconnected) this.#emit({ type: 'disconnected', block });
-    for (const { block, effects } of connected) this.#emit({ type: 'connected', block, effects });
   }
 
   // Light mode: drops blocks, undo records and index entries below the retention window.

@@ -17,7 +17,9 @@ test('mempool: accepts a valid transaction and rejects its duplicate', async () 
   await mine(chain, A, 1);
   const pool = new Mempool(chain);
   const t = await transfer();
-  await pool.add(t);
+  const effect = await pool.add(t);
+  assert.equal(effect.kind, 'Transfer');
+  assert.equal(effect.amount, (t.body as { amount: bigint }).amount, 'add tells what the transaction does');
   assert.isTrue(pool.has(t.id));
   await rejectsAsync(() => pool.add(t), MempoolError, 'duplicate');
   assert.equal(pool.size, 1);

@@ -59,10 +59,10 @@ export class Mempool {
     return [...this.#bySender.values()].flat();
   }
 
-  /** The pooled transactions of `sender` still to apply (nonce above its account's), in nonce order. */
+  /** The pooled transactions of `sender`, in nonce order. */
   queueOf(sender: Uint8Array): readonly Tx[] {
     this.#recheck();
-    return this.#unspent(this.#bySender.get(toHex(sender)) ?? []);
+    return this.#bySender.get(toHex(sender)) ?? [];
   }
 
   /** Stops following the chain. */
@@ -72,9 +72,10 @@ export class Mempool {
 
   /**
    * Verifies and pools `tx`. Throws InvalidSignatureError-free MeshErrors: MempoolError for pool
-   * rules, LedgerRuleError when the transaction does not apply to the tip state.
+   * rules, LedgerRuleError when the transaction does not apply to the tip state. Resolves to what
+   * the transaction does when applied after the sender's pooled ones (its amount for the streams).
    */
-  async add(tx: Tx): Promise<void> {
+  async add(tx: Tx): Promise<TxEffect> {
     this.#recheck();
     const id = toHex(tx.id);
     if (this.#byId.has(id)) throw new MempoolError('duplicate', `transaction ${id} is already pooled`);
@@ -91,11 +92,7 @@ export class Mempool {
       throw new MempoolError('full', `the pool holds ${this.#maxSize} transactions`);
     }
     const sender = toHex(tx.body.sender);
-    const held = this.#bySender.get(sender) ?? [];
-    const queue = this.#unspent(held);
-    // Transactions of a block the chain is writing: their nonces are used in the state already, and
-    // they leave the pool when the block's event comes (or come back if the write fails).
-    const spent = held.filter((q) => !queue.includes(q));
+    const queue = this.#bySender.get(sender) ?? [];
     // A transaction with a pooled nonce replaces the pooled one, if the queue stays valid: a sender
     // can always take back a transaction that no longer applies.
     const replaced = queue.find((q) => q.body.nonce === tx.body.nonce);
@@ -103,15 +100,16 @@ export class Mempool {
       throw new MempoolError('sender-full', `the pool holds ${this.#maxPerSender} transactions from this sender`);
     }
     const candidate = [...queue.filter((q) => q !== replaced), tx].sort((a, b) => a.body.nonce - b.body.nonce);
-    const valid = this.#validPrefix(candidate);
-    if (valid < candidate.length) {
+    const effects = this.#validPrefix(candidate);
+    if (effects.length < candidate.length) {
       // Report the new transaction's own failure, with the rule it broke.
       this.#simulate(candidate.slice(0, candidate.indexOf(tx) + 1));
       throw new MempoolError('invalid-after-pool', 'the transaction would not apply after the sender\'s pooled ones');
     }
     if (replaced !== undefined) this.#byId.delete(toHex(replaced.id));
-    this.#bySender.set(sender, [...spent, ...candidate]);
+    this.#bySender.set(sender, candidate);
     this.#byId.set(id, tx);
+    return effects[candidate.indexOf(tx)]!;
   }
 
   /**
@@ -123,23 +121,12 @@ export class Mempool {
     this.#recheck();
     const out: Tx[] = [];
     for (const queue of this.#bySender.values()) {
-      for (const tx of this.#unspent(queue)) {
+      for (const tx of queue) {
         if (out.length >= max) return out;
         out.push(tx);
       }
     }
     return out;
-  }
-
-  // The part of one sender's queue whose nonces its account has not used. The chain's state moves
-  // with its tip before a new block is written and announced, so for that moment the queue still
-  // holds the block's transactions: they must not count (a next nonce would skip them, a new
-  // transaction would be checked after them and refused).
-  #unspent(queue: readonly Tx[]): readonly Tx[] {
-    const first = queue[0];
-    if (first === undefined) return queue;
-    const used = this.#chain.state.account(first.body.sender).nonce;
-    return first.body.nonce > used ? queue : queue.filter((q) => q.body.nonce > used);
   }
 
   #hasNonce(tx: Tx): boolean {
@@ -159,24 +146,21 @@ export class Mempool {
     }
   }
 
-  // How many of `txs` apply in order to the tip state.
-  #validPrefix(txs: readonly Tx[]): number {
+  // The effects of the longest prefix of `txs` that applies in order to the tip state.
+  #validPrefix(txs: readonly Tx[]): TxEffect[] {
     const state = this.#chain.state;
     const mark = state.mark();
     const ctx = { network: this.#chain.params.network, height: this.#chain.tip.height + 1, producer: NOBODY };
-    let n = 0;
+    const effects: TxEffect[] = [];
     try {
-      for (const tx of txs) {
-        applyTx(state, tx, ctx);
-        n++;
-      }
+      for (const tx of txs) effects.push(applyTx(state, tx, ctx));
     } catch {
       // The first failure ends the valid prefix.
     } finally {
       state.revert(mark);
       state.commit(mark);
     }
-    return n;
+    return effects;
   }
 
   #remove(tx: Tx): void {
@@ -203,7 +187,7 @@ export class Mempool {
       const used = this.#chain.state.account(pending[0]!.body.sender).nonce;
       for (const tx of pending.filter((t) => t.body.nonce <= used)) this.#remove(tx);
       const queue = this.#bySender.get(sender) ?? [];
-      const valid = this.#validPrefix(queue);
+      const valid = this.#validPrefix(queue).length;
       for (const tx of queue.slice(valid)) this.#remove(tx);
     }
   }

@@ -4,7 +4,7 @@
  * gives it a LevelDB store and libp2p, the browser host an IndexedDB store and libp2p in the page.
  */
 import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
-import type { Chain, ChainEvent } from '../chain/chain.ts';
+import { ForkChoiceError, type Chain, type ChainEvent } from '../chain/chain.ts';
 import { Mempool, MempoolError } from '../chain/mempool.ts';
 import { RecentSet } from '../collections/recent-set.ts';
 import type { History, TxListItem } from '../chain/readmodel.ts';
@@ -12,7 +12,7 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { formatAmount } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
 import { InvalidEncodingError } from '../errors.ts';
-import { LedgerRuleError } from '../ledger/apply.ts';
+import { LedgerRuleError, type TxEffect } from '../ledger/apply.ts';
 import { blockEvent, decodeBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
 import { ledgerStatus } from '../ledger/status.ts';
 import { decodeTx, signTx, STREAM_KINDS, type Tx } from '../ledger/tx.ts';
@@ -98,6 +98,8 @@ export class MeshNode implements NodeService {
       lookupBurn: chainBurnLookup(this.chain),
       locateTx: (id) => this.chain.txHeight(id),
     });
+    // Capacity broadcasts are kept signals like any other; the atlas reads them from the book.
+    this.#book.subscribe((signal) => this.#atlas.observe(signal, this.#now()));
     this.#producer = options.mine
       ? new BlockProducer({
           chain: this.chain,
@@ -195,8 +197,8 @@ export class MeshNode implements NodeService {
       const self = this.#key.publicKey;
       const nonce = this.chain.state.account(self).nonce + 1 + this.mempool.queueOf(self).length;
       const tx = await signTx({ kind: 'Transfer', sender: self, nonce, to, amount }, this.#key, this.chain.params.network);
-      await this.mempool.add(tx);
-      this.#streamTx(tx, amount);
+      const effect = await this.mempool.add(tx);
+      this.#streamTx(tx, effect.amount);
       await this.#network.publish(TOPICS.transactions, tx.bytes).catch((e: unknown) => this.#log(`gossip: ${String(e)}`));
       return toHex(tx.id);
     });
@@ -214,7 +216,6 @@ export class MeshNode implements NodeService {
         this.chain.params.network,
       );
       const shown = await this.#book.accept(signal);
-      this.#atlas.observe(shown, this.#now());
       await this.#network.publish(TOPICS.signals, signal.bytes).catch((e: unknown) => this.#log(`gossip: ${String(e)}`));
       return { id: shown.id, nonce: shown.nonce };
     });
@@ -267,7 +268,7 @@ export class MeshNode implements NodeService {
       // A block on a parent this node lacks: it is behind (or forked), so it asks the peer that
       // handed the block over. That peer validated the block before passing it on, so it holds the
       // parent; the producer may be several hops away, and sync requests reach direct peers only.
-      if (error instanceof Error && 'code' in error && (error.code === 'unknown-parent' || error.code === 'too-deep')) {
+      if (error instanceof ForkChoiceError && (error.code === 'unknown-parent' || error.code === 'too-deep')) {
         const now = this.#now();
         if (now - this.#lastNudge >= SYNC_NUDGE_MS) {
           this.#lastNudge = now;
@@ -287,23 +288,23 @@ export class MeshNode implements NodeService {
       if (error instanceof InvalidEncodingError) return 'reject';
       throw error;
     }
+    let effect: TxEffect;
     try {
-      await this.mempool.add(tx);
+      effect = await this.mempool.add(tx);
     } catch (error) {
       if (error instanceof MempoolError) return error.code === 'bad-signature' || error.code === 'bad-cosignature' || error.code === 'reward-not-poolable' ? 'reject' : 'ignore';
       // Valid signatures, but not applicable to this node's tip (yet, or any more): not the relay's fault.
       if (error instanceof LedgerRuleError) return 'ignore';
       throw error;
     }
-    this.#streamTx(tx, txAmount(tx));
+    this.#streamTx(tx, effect.amount);
     return 'accept';
   }
 
   async #onSignal(message: GossipMessage): Promise<Verdict> {
     try {
       const signal = decodeSignal(message.data, this.chain.params.network);
-      const shown = await this.#book.accept(signal);
-      this.#atlas.observe(shown, this.#now());
+      await this.#book.accept(signal);
       return 'accept';
     } catch (error) {
       if (error instanceof SignalError) return error.verdict;
@@ -357,21 +358,5 @@ export class MeshNode implements NodeService {
         this.#log(`listener: ${String(error)}`);
       }
     }
-  }
-}
-
-// The amount a pooled transaction reports on the stream before it is applied.
-function txAmount(tx: Tx): bigint {
-  const b = tx.body;
-  switch (b.kind) {
-    case 'Transfer':
-    case 'UptimeReward':
-      return b.amount;
-    case 'JobBid':
-      return b.bid;
-    case 'JobSettle':
-      return b.cost;
-    default:
-      return 0n;
   }
 }
