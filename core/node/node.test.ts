@@ -220,3 +220,22 @@ test('segments: a light node starts from a full node\'s state at a trusted check
     await a.stop();
   }
 });
+
+test('gossip: undecodable messages on every topic are rejected, and change nothing', async () => {
+  const bus = new MemoryBus();
+  const chainA = await openChain();
+  await mine(chainA, A, 2);
+  const a = await node(bus, chainA, A);
+  const hostile = bus.join(M.publicKey);
+  try {
+    const topics = Object.values(TOPICS);
+    for (const topic of topics) await hostile.publish(topic, Uint8Array.of(0xff, 0x00, 0x13));
+    await until('every topic judged', () => bus.verdicts.filter((v) => v.from === toHex(M.publicKey)).length === topics.length);
+    for (const v of bus.verdicts.filter((x) => x.from === toHex(M.publicKey))) assert.equal(v.verdict, 'reject', v.topic);
+    assert.equal(a.chain.tip.height, 2);
+    assert.equal(a.mempool.size, 0);
+    assert.deepEqual(a.signals(), []);
+  } finally {
+    await a.stop();
+  }
+});
