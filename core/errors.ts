@@ -14,20 +14,71 @@ export class MeshError extends Error {
   }
 }
 
+/**
+ * How one code of an error class is answered, where it applies: `verdict` is what gossip
+ * validation makes of a message that failed with it ('reject' penalises the relaying peer: the
+ * message itself is invalid; 'ignore' drops it without blame: it may be valid, or valid later, but
+ * this node cannot or need not take it), `status` and `problem` what the node's HTTP API answers
+ * (the status, and the problem code, `/problems/<code>`, whose catalog holds that status).
+ */
+export interface ErrorRule {
+  readonly verdict?: 'ignore' | 'reject';
+  readonly status?: number;
+  readonly problem?: string;
+}
+
+/**
+ * An error whose class lists every code it carries in a table of ErrorRules, so what gossip and the
+ * API make of it is read from the table, never chosen by comparing strings.
+ *
+ * @example
+ * export const POOL_ERRORS = { full: { verdict: 'ignore', status: 503, problem: 'pool-full' } } as const satisfies ErrorTable;
+ * export class PoolError extends RuledError<typeof POOL_ERRORS> {
+ *   constructor(code: keyof typeof POOL_ERRORS, message: string) { super(POOL_ERRORS, code, message); }
+ * }
+ */
+export type ErrorTable = Readonly<Record<string, ErrorRule>>;
+
+// The values one field takes across a table's rows (undefined for rows without it).
+type FieldOf<Row, K extends keyof ErrorRule> = Row extends { readonly [P in K]: infer V } ? V : undefined;
+
+export class RuledError<T extends ErrorTable> extends MeshError {
+  declare readonly code: keyof T & string;
+  readonly verdict: FieldOf<T[keyof T], 'verdict'>;
+  readonly status: FieldOf<T[keyof T], 'status'>;
+  readonly problem: FieldOf<T[keyof T], 'problem'>;
+
+  constructor(table: T, code: keyof T & string, message: string) {
+    super(code, message);
+    const rule = table[code] as ErrorRule;
+    this.verdict = rule.verdict as FieldOf<T[keyof T], 'verdict'>;
+    this.status = rule.status as FieldOf<T[keyof T], 'status'>;
+    this.problem = rule.problem as FieldOf<T[keyof T], 'problem'>;
+  }
+}
+
+/**
+ * Bytes or text that do not decode. Every code of every decode error gets the same answer: a
+ * message that does not decode is invalid whoever relays it, so gossip rejects it.
+ */
+export class DecodeError extends MeshError {
+  readonly verdict = 'reject';
+}
+
 /** A string that should hold hex does not (odd length, wrong case, stray character, wrong size). */
-export class InvalidHexError extends MeshError {}
+export class InvalidHexError extends DecodeError {}
 
 /** A credit amount is not a canonical non-negative integer within its bounds. */
-export class InvalidAmountError extends MeshError {}
+export class InvalidAmountError extends DecodeError {}
 
 /** Bytes that should hold a canonical binary encoding do not (truncated, trailing, non-canonical). */
-export class InvalidEncodingError extends MeshError {}
+export class InvalidEncodingError extends DecodeError {}
 
 /** An Ed25519 public key is malformed or excluded by the chain's validity rule. */
-export class InvalidKeyError extends MeshError {}
+export class InvalidKeyError extends DecodeError {}
 
 /** An Ed25519 signature is malformed, excluded by the validity rule, or does not verify. */
-export class InvalidSignatureError extends MeshError {}
+export class InvalidSignatureError extends DecodeError {}
 
 /** A value of the wrong JavaScript type was passed where bytes, a string or a bigint belongs. */
-export class WrongTypeError extends MeshError {}
+export class WrongTypeError extends DecodeError {}

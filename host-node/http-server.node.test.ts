@@ -6,13 +6,13 @@ import { type ClientRequest, type IncomingMessage, request as httpRequest } from
 import { connect } from 'node:net';
 import { BLOCK, BOB, FakeNode } from '../core/api/fake-node.test-util.ts';
 import { createNodeApi } from '../core/api/handler.ts';
-import { type ApiServer, serveApi } from './http-server.ts';
+import { type HttpServer, serveFetch } from './http-server.ts';
 
 const TOKEN = 'test-token';
 
-async function start(options: { maxBodyBytes?: number } = {}): Promise<{ node: FakeNode; server: ApiServer }> {
+async function start(options: { maxBodyBytes?: number } = {}): Promise<{ node: FakeNode; server: HttpServer }> {
   const node = new FakeNode();
-  const server = await serveApi(createNodeApi({ service: node, token: TOKEN, ...options }), '127.0.0.1', 0);
+  const server = await serveFetch(createNodeApi({ service: node, token: TOKEN, ...options }), '127.0.0.1', 0);
   return { node, server };
 }
 

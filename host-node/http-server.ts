@@ -1,43 +1,53 @@
 /**
- * The node's HTTP API on `node:http`: the fetch-style handler of core/api/handler.ts behind a
- * plain Node server, streaming both ways.
+ * Any fetch-style handler on `node:http`: the node's API (`mesh node`) and the directory (`mesh
+ * directory`) are both served by this one adapter, streaming both ways.
  *
  * - Request bodies reach the handler as a web stream fed from the socket as the handler reads, so
- *   its byte bound (413) holds before anything is buffered; a body the handler stops reading is
- *   not read on, and the rest is discarded for a short grace, then the connection is cut.
- * - Response bodies are written chunk by chunk from their reader, waiting for `drain`, so a slow
- *   client holds back the producer (whose own bound then applies, see core/api/sse.ts), and every
- *   SSE frame goes out as soon as it is produced.
+ *   its byte bound (413) holds before anything is buffered. An answer sent before the body was
+ *   read to its end says `Connection: close`: the client must not send its next request on this
+ *   connection. The rest of the body is then read and discarded until the client closes its side
+ *   (or a short grace passes), so the close never resets the connection under an answer the client
+ *   has not read yet.
+ * - Response bodies are written from their reader: one whose end is at hand goes out in one write
+ *   with its Content-Length; a longer one chunk by chunk, waiting for `drain`, so a slow client
+ *   holds back the producer (whose own bound then applies, see core/web/sse.ts), and every SSE
+ *   frame goes out as soon as it is produced.
  * - A client that goes away aborts the request's signal and cancels the response body: an event
  *   stream's subscription ends with it.
  * - `close()` stops accepting, ends open event streams and resolves once the server is closed.
  * - The request's URL takes its authority from `Host` and only its path and query from the
  *   request target, so the handler's host and same-origin rules see what a browser addressed.
+ * - The handler hears the client's remote address (the directory's rate limit is keyed on it).
  * - What the handler never sees (a method fetch cannot represent, a request node:http cannot
  *   parse) is answered as problem details too.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { API_PROBLEMS, ApiProblem, problemResponse, type ApiProblemCode } from '../core/api/problem.ts';
+import { type HttpProblem, problemResponse, WEB_PROBLEMS, type WebProblemCode, WebProblem } from '../core/web/problem.ts';
+import type { ClientInfo } from '../core/web/router.ts';
 
-/** A fetch-style handler, as `createNodeApi` returns. */
-export type FetchHandler = (request: Request) => Promise<Response>;
+/** A fetch-style handler, as `createNodeApi` and `createDirectory` make. */
+export type FetchHandler = (request: Request, client: ClientInfo) => Promise<Response>;
 
-export interface ApiServer {
+export interface HttpServer {
   /** `http://HOST:PORT` as bound (the real port when 0 was asked for). */
   readonly url: string;
-  /** Stops accepting, ends open response streams, and resolves once every connection is closed. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting, ends open response streams, lets requests in flight finish (up to `graceMs`,
+   * default 2 s) and resolves once every connection is closed.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 // Request body bytes buffered ahead of the handler's reads.
 const BODY_HIGH_WATER_BYTES = 64 * 1024;
 // How long an unread request body is discarded after the answer before the connection is cut.
 const DISCARD_GRACE_MS = 2000;
-// How long close() lets requests in flight finish before it cuts their connections.
+// How long close() lets requests in flight finish before it cuts their connections, by default.
 const CLOSE_GRACE_MS = 2000;
 
-function originOf(host: string, port: number): string {
+/** `http://host:port`, with an IPv6 host in brackets. */
+export function originOf(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
@@ -66,7 +76,7 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
         req.resume();
       },
       cancel(): void {
-        // The handler has what it needs (or refused the body): read no further here; see `discard`.
+        // The handler has what it needs (or refused the body): read no further here; see `closeWhenDrained`.
         open = false;
         req.pause();
       },
@@ -109,15 +119,24 @@ function toRequest(req: IncomingMessage, fallbackOrigin: string, signal: AbortSi
 }
 
 /**
- * After the answer, a request body nobody read: discard what the client still sends (so it can
- * read the answer and stop), and cut the connection if it keeps sending past the grace.
+ * Closes the connection of a request whose body was not read to its end once its answer is out,
+ * without a reset: node:http ends the socket after an answer marked `Connection: close`, and a socket
+ * closed with the client's bytes still arriving makes the kernel reset the connection, which can
+ * discard the answer before the client read it. So the write side is ended (the client reads the
+ * whole answer, then the FIN), what the client still sends is read and discarded, and the socket is
+ * closed once the client closes its side, or cut after a grace if it keeps sending.
  */
-function discard(req: IncomingMessage): void {
-  if (req.complete) return;
-  const timer = setTimeout(() => req.socket.destroy(), DISCARD_GRACE_MS);
-  timer.unref();
-  req.once('end', () => clearTimeout(timer));
-  req.once('close', () => clearTimeout(timer));
+function closeWhenDrained(req: IncomingMessage): void {
+  const socket = req.socket;
+  // node:http calls destroySoon() on the socket once the answer is written.
+  socket.destroySoon = () => {
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), DISCARD_GRACE_MS);
+    timer.unref();
+    socket.once('end', () => socket.destroy());
+    socket.once('close', () => clearTimeout(timer));
+  };
+  // The rest of the body goes nowhere (the handler's stream was told to stop, see bodyStream).
   req.removeAllListeners('data');
   req.resume();
 }
@@ -137,15 +156,28 @@ function drained(res: ServerResponse): Promise<boolean> {
   });
 }
 
-/** Writes `response` to `res` from its body's reader; `streams` holds the reader while it is open. */
-async function send(res: ServerResponse, response: Response, streams: Set<ReadableStreamDefaultReader<Uint8Array>>): Promise<void> {
+// Resolves to `read`'s result if it is at hand, or undefined if it is still pending after the
+// reads already queued (a body made in memory is; a stream waiting for its next event is not).
+function atHand<T>(read: Promise<T>): Promise<T | undefined> {
+  return Promise.race([read, new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined)))]);
+}
+
+/**
+ * Writes `response` to `res` from its body's reader; `streams` holds the reader while it is open.
+ * `req` is the request answered: an answer that goes out before its body was read closes the
+ * connection (see closeWhenDrained).
+ */
+async function send(req: IncomingMessage, res: ServerResponse, response: Response, streams: Set<ReadableStreamDefaultReader<Uint8Array>>): Promise<void> {
   const head: string[] = [];
   response.headers.forEach((value, name) => {
     head.push(name, value);
   });
-  res.writeHead(response.status, head);
+  if (!req.complete) {
+    head.push('connection', 'close');
+    closeWhenDrained(req);
+  }
   if (response.body === null) {
-    res.end();
+    res.writeHead(response.status, head).end();
     return;
   }
   const reader = response.body.getReader();
@@ -155,12 +187,28 @@ async function send(res: ServerResponse, response: Response, streams: Set<Readab
   };
   res.once('close', onClose);
   try {
-    // A body of unknown length may be a stream whose first chunk is far off: let the client see the head now.
+    let next = reader.read();
+    const first = await atHand(next);
+    if (first !== undefined && !first.done) {
+      next = reader.read();
+      const after = await atHand(next);
+      if (after?.done) {
+        // The whole body in one write, with its length (Node would otherwise send it chunked).
+        if (!response.headers.has('content-length')) head.push('content-length', String(first.value.byteLength));
+        res.writeHead(response.status, head).end(first.value);
+        return;
+      }
+    }
+    res.writeHead(response.status, head);
+    // A body still in the making may be a stream whose next chunk is far off: let the client see the head now.
     if (!response.headers.has('content-length')) res.flushHeaders();
+    let chunk = first?.done ? undefined : first?.value;
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done || res.destroyed) break;
-      if (!res.write(value) && !(await drained(res))) break;
+      if (chunk !== undefined && (res.destroyed || (!res.write(chunk) && !(await drained(res))))) break;
+      const read = await next;
+      if (read.done || res.destroyed) break;
+      chunk = read.value;
+      next = reader.read();
     }
     if (!res.destroyed) res.end();
   } catch (error) {
@@ -172,15 +220,15 @@ async function send(res: ServerResponse, response: Response, streams: Set<Readab
   }
 }
 
-/** A problem the adapter answers itself, with the headers the handler puts on every answer. */
-function lastResort(problem: ApiProblem): Response {
+/** A problem the adapter answers itself, with the headers the kit puts on every answer. */
+function lastResort(problem: HttpProblem): Response {
   const response = problemResponse(problem);
   response.headers.set('x-content-type-options', 'nosniff');
   return response;
 }
 
 // Requests node:http cannot parse, by its error code; anything else is a plain 400.
-const CLIENT_ERRORS: Readonly<Record<string, [ApiProblemCode, string]>> = {
+const CLIENT_ERRORS: Readonly<Record<string, [WebProblemCode, string]>> = {
   HPE_HEADER_OVERFLOW: ['headers-too-large', 'the request headers are over node:http\'s bound'],
   ERR_HTTP_REQUEST_TIMEOUT: ['request-timeout', 'the request did not arrive in time'],
 };
@@ -195,7 +243,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
     return;
   }
   const [code, detail] = CLIENT_ERRORS[error.code ?? ''] ?? ['bad-request', 'the request is not valid HTTP/1.1'];
-  const { status, title } = API_PROBLEMS[code];
+  const { status, title } = WEB_PROBLEMS[code];
   const body = JSON.stringify({ type: `/problems/${code}`, title, status, detail });
   socket.end(
     `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\n` +
@@ -204,7 +252,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
 }
 
 /** Serves `handler` on `host:port` (0 for any free port); resolves once listening. */
-export function serveApi(handler: FetchHandler, host: string, port: number): Promise<ApiServer> {
+export function serveFetch(handler: FetchHandler, host: string, port: number): Promise<HttpServer> {
   let base = originOf(host, port);
   const streams = new Set<ReadableStreamDefaultReader<Uint8Array>>();
   let closing = false;
@@ -224,23 +272,20 @@ export function serveApi(handler: FetchHandler, host: string, port: number): Pro
       request = toRequest(req, base, abort.signal);
     } catch {
       // A method the fetch API refuses to represent (TRACE, TRACK).
-      await send(res, lastResort(new ApiProblem('method-not-allowed', `the node does not take ${req.method ?? 'this method'}`)), streams);
+      await send(req, res, lastResort(new WebProblem('method-not-allowed', `the server does not take ${req.method ?? 'this method'}`)), streams);
       return;
     }
-    res.once('finish', () => {
-      discard(req);
-      closeIfIdle();
-    });
+    res.once('finish', closeIfIdle);
     req.once('end', closeIfIdle);
     let response: Response;
     try {
-      response = await handler(request);
+      response = await handler(request, { remoteAddress: req.socket.remoteAddress });
     } catch {
       // The handler answers every failure itself; this is a last resort.
-      if (!res.headersSent) await send(res, lastResort(new ApiProblem('internal', 'the request failed unexpectedly')), streams);
+      if (!res.headersSent) await send(req, res, lastResort(new WebProblem('internal', 'the request failed unexpectedly')), streams);
       return;
     }
-    await send(res, response, streams);
+    await send(req, res, response, streams);
   }
 
   const server = createServer((req, res) => {
@@ -257,10 +302,10 @@ export function serveApi(handler: FetchHandler, host: string, port: number): Pro
       let closed: Promise<void> | undefined;
       resolveListening({
         url: base,
-        close: () =>
+        close: (graceMs = CLOSE_GRACE_MS) =>
           (closed ??= new Promise<void>((done) => {
             closing = true;
-            const timer = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+            const timer = setTimeout(() => server.closeAllConnections(), graceMs);
             server.close(() => {
               clearTimeout(timer);
               done();

@@ -12,7 +12,7 @@ import { devnet, MAINNET, type ChainParams } from '../core/ledger/params.ts';
 import { MeshNode } from '../core/node/node.ts';
 import { probeCapacity } from './capacity.ts';
 import { DataDirError, openDataDir } from './data-dir.ts';
-import { serveApi } from './http-server.ts';
+import { serveFetch } from './http-server.ts';
 import { LevelStore, StoreLockedError } from './leveldb-store.ts';
 import { installNativeCrypto } from './native-crypto.ts';
 import { P2PNetwork, parseBootstrapAddress } from './p2p.ts';
@@ -169,7 +169,7 @@ async function runNode(config: NodeConfig): Promise<number> {
     await node.start();
     closers.push(() => node.stop());
     const api = createNodeApi({ service: node, token: data.token });
-    const server = await starting(`cannot serve the HTTP API on ${config.host} port ${config.port}`, () => serveApi(api, config.host, config.port));
+    const server = await starting(`cannot serve the HTTP API on ${config.host} port ${config.port}`, () => serveFetch(api, config.host, config.port));
     closers.push(() => server.close());
 
     const interval = config.params.network === MAINNET.network ? '' : ` (block interval ${config.params.blockIntervalMs} ms)`;

@@ -415,7 +415,7 @@ test('api: POST /transfer maps the node\'s refusals: 402, 400, 409, 503, and 500
   const { api, node, errors } = setup();
   const cases: [unknown, number, string][] = [
     [new LedgerRuleError('insufficient-free-balance', 'transfer of 5 exceeds the free balance of 1'), 402, 'insufficient-balance'],
-    [new LedgerRuleError('self-transfer', 'a transfer to oneself'), 400, 'ledger-rule'],
+    [new LedgerRuleError('trust-self', 'a node cannot grant trust to itself'), 400, 'ledger-rule'],
     [new MempoolError('duplicate', 'already pooled'), 409, 'transaction-conflict'],
     [new MempoolError('full', 'the pool holds 20000 transactions'), 503, 'pool-full'],
     [new MempoolError('sender-full', 'the pool holds 64 transactions from this sender'), 503, 'pool-full'],

@@ -1,5 +1,5 @@
 /**
- * What the API accepts, each rule stated once: path ids, query parameters and the two request
+ * What the API accepts, each rule stated once: path ids, paging parameters and the two request
  * bodies (superstruct), and their conversion to what the NodeService takes. Every refusal is a 400
  * problem naming the field, except a signal payload over its size bound (413).
  *
@@ -11,7 +11,7 @@ import { parseAmount } from '../encoding/amount.ts';
 import { fromHex } from '../encoding/hex.ts';
 import { MAX_CAPABILITIES, MAX_CAPABILITY_NAME_BYTES, MAX_PAYLOAD_BYTES } from '../signal/signal.ts';
 import { ApiProblem } from './problem.ts';
-import type { SignalRequest } from './service.ts';
+import type { SignalRequest } from './routes/signals.ts';
 
 const HEX_ID = /^[0-9a-f]{64}$/;
 const HEX_BYTES = /^(?:[0-9a-f]{2})*$/;
@@ -33,25 +33,6 @@ export function nodeIdParam(value: string, name = 'node_id'): Uint8Array {
   return fromHex(value, 32);
 }
 
-/**
- * The query of `url` as name → value, refusing names not in `allowed` (a misspelt `limt` must not
- * silently mean the default) and names given twice.
- */
-export function queryParams(url: URL, allowed: readonly string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const [name, value] of url.searchParams) {
-    if (!allowed.includes(name)) {
-      const takes = allowed.length === 0 ? 'takes no query parameters' : `takes ${allowed.join(', ')}`;
-      throw new ApiProblem('unknown-parameter', `${url.pathname} ${takes}, not ${JSON.stringify(name)}`, { errors: [{ name, detail: 'unknown parameter' }] });
-    }
-    if (out.has(name)) {
-      throw new ApiProblem('invalid-parameter', `${name} is given more than once`, { errors: [{ name, detail: 'repeated' }] });
-    }
-    out.set(name, value);
-  }
-  return out;
-}
-
 /** GET /transactions/:node_id paging: default and cap of `limit` (node-api.md §8). */
 export const TX_PAGE_DEFAULT = 100;
 export const TX_PAGE_MAX = 500;
@@ -65,14 +46,14 @@ function badQuery(name: string, detail: string): ApiProblem {
  * 500 ("capped at 500"); `before` a non-negative safe integer. Both are plain decimal digits: no
  * sign, no leading zero, no fraction.
  */
-export function txPageParams(query: Map<string, string>): { limit: number; before?: number } {
-  const limitText = query.get('limit');
+export function txPageParams(query: Readonly<Record<string, string>>): { limit: number; before?: number } {
+  const limitText = query.limit;
   let limit = TX_PAGE_DEFAULT;
   if (limitText !== undefined) {
     if (!/^[1-9][0-9]*$/.test(limitText)) throw badQuery('limit', 'must be a positive integer (1 to 500; larger asks get 500)');
     limit = limitText.length > 3 ? TX_PAGE_MAX : Math.min(Number(limitText), TX_PAGE_MAX);
   }
-  const beforeText = query.get('before');
+  const beforeText = query.before;
   if (beforeText === undefined) return { limit };
   const before = Number(beforeText);
   if (!/^(?:0|[1-9][0-9]*)$/.test(beforeText) || !Number.isSafeInteger(before)) {

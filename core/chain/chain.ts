@@ -17,7 +17,7 @@
 import { array, bytes32, decode, encode, option, struct, uint53, varBytes } from '../encoding/codec.ts';
 import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
-import { MeshError } from '../errors.ts';
+import { type ErrorTable, MeshError, RuledError } from '../errors.ts';
 import { RecentSet } from '../collections/recent-set.ts';
 import { verify } from '../crypto/ed25519.ts';
 import type { TxEffect } from '../ledger/apply.ts';
@@ -29,8 +29,36 @@ import { applyVerifiedBlock, findInvalidSignatures, type Applied, type ParentInf
 import { prefixRange, type KeyValueStore } from '../store/kv.ts';
 import { history, indexBlock, listTransactions, PendingBatch, txHeight, unindexBlock, type History, type TxListItem } from './readmodel.ts';
 
+// A block that builds on what this node does not hold (or no longer holds): it is behind or on
+// another branch, which is no fault of the sender, and the sender holds the parent it built on.
+const BEHIND = { verdict: 'ignore' } as const;
+
+/**
+ * Every code a ForkChoiceError carries. Those with a gossip verdict are what a gossiped block may
+ * meet; the node asks the sender for the blocks it lacks. The rest concern sync answers,
+ * snapshots and reads, and never decide a gossip verdict.
+ */
+export const FORK_CHOICE_ERRORS = {
+  'unknown-parent': BEHIND,
+  'too-deep': BEHIND,
+  'no-common-ancestor': {},
+  'branch-too-long': {},
+  'not-consecutive': {},
+  'not-held': {},
+  'store-not-empty': {},
+  'snapshot-checkpoint': {},
+  'snapshot-root': {},
+  'snapshot-signature': {},
+} as const satisfies ErrorTable;
+
+export type ForkChoiceErrorCode = keyof typeof FORK_CHOICE_ERRORS;
+
 /** A branch cannot be adopted: no common ancestor, an unknown parent, or deeper than this node holds. */
-export class ForkChoiceError extends MeshError {}
+export class ForkChoiceError extends RuledError<typeof FORK_CHOICE_ERRORS> {
+  constructor(code: ForkChoiceErrorCode, message: string) {
+    super(FORK_CHOICE_ERRORS, code, message);
+  }
+}
 
 /** The store does not hold a consistent chain (it was written by something else, or damaged). */
 export class CorruptStoreError extends MeshError {}
@@ -443,7 +471,7 @@ export class Chain {
   // Only reached for blocks whose contents match their header and whose header its producer signed,
   // so the header hash names exactly this block and the verdict holds for every copy of it.
   #reject(block: Block, error: unknown): void {
-    if (!(error instanceof InvalidBlockError) || error.code === 'timestamp-in-future') return;
+    if (!(error instanceof InvalidBlockError) || error.verdict !== 'reject') return;
     this.#invalid.add(toHex(block.hash));
     this.#dropSide(toHex(block.hash));
   }

@@ -8,13 +8,45 @@
  */
 import { verifyBatch } from '../crypto/ed25519.ts';
 import { toHex } from '../encoding/hex.ts';
-import { MeshError } from '../errors.ts';
+import { type ErrorTable, RuledError } from '../errors.ts';
 import { applyTx, signedMessages, type TxEffect } from '../ledger/apply.ts';
 import type { Tx } from '../ledger/tx.ts';
 import type { Chain, ChainEvent } from './chain.ts';
 
-/** A transaction is refused by the pool itself (duplicate, full, wrong kind). */
-export class MempoolError extends MeshError {}
+// A transaction that conflicts with the pool (POST /transfer answers 409), and one the pool has no
+// room for now (503 with Retry-After: the client may retry after a block).
+const CONFLICT = { status: 409, problem: 'transaction-conflict' } as const;
+const BUSY = { status: 503, problem: 'pool-full' } as const;
+
+/**
+ * Every code a MempoolError carries, with its gossip verdict (a bad signature is the message's
+ * fault; the rest say only that this pool will not hold it now) and the API's answer.
+ */
+export const MEMPOOL_ERRORS = {
+  /** The transaction is pooled already. */
+  duplicate: { verdict: 'ignore', ...CONFLICT },
+  /** An UptimeReward: made by a block's producer, never pooled. */
+  'reward-not-poolable': { verdict: 'reject', ...CONFLICT },
+  /** The sender's signature does not verify. */
+  'bad-signature': { verdict: 'reject', ...CONFLICT },
+  /** A co-signature or an evidence signature does not verify. */
+  'bad-cosignature': { verdict: 'reject', ...CONFLICT },
+  /** The pool is full. */
+  full: { verdict: 'ignore', ...BUSY },
+  /** The pool holds as many transactions from this sender as it takes. */
+  'sender-full': { verdict: 'ignore', ...BUSY },
+  /** The transaction would not apply after the sender's pooled ones. */
+  'invalid-after-pool': { verdict: 'ignore', ...CONFLICT },
+} as const satisfies ErrorTable;
+
+export type MempoolErrorCode = keyof typeof MEMPOOL_ERRORS;
+
+/** A transaction is refused by the pool itself (duplicate, full, wrong kind); `code` names why. */
+export class MempoolError extends RuledError<typeof MEMPOOL_ERRORS> {
+  constructor(code: MempoolErrorCode, message: string) {
+    super(MEMPOOL_ERRORS, code, message);
+  }
+}
 
 export interface MempoolOptions {
   /** Transactions held in all. */

@@ -10,7 +10,7 @@
 import { bytesEqual } from '../encoding/bytes.ts';
 import { encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
-import { MeshError } from '../errors.ts';
+import { type ErrorTable, RuledError } from '../errors.ts';
 import type { SignedMessage } from '../crypto/ed25519.ts';
 import {
   burnOf,
@@ -36,8 +36,69 @@ import {
 } from './tx.ts';
 import { blockSigningBytes, headerCodec } from './header.ts';
 
+// A transaction that breaks a rule is not its relay's fault: it is signed, and may apply to another
+// tip (or no longer does here). The API answers it as a refusal naming the rule.
+const REFUSED = { verdict: 'ignore', status: 400, problem: 'ledger-rule' } as const;
+
+/** Every rule a LedgerRuleError names (docs/ledger.md), with its gossip verdict and the API's answer. */
+export const LEDGER_RULES = {
+  'insufficient-free-balance': { verdict: 'ignore', status: 402, problem: 'insufficient-balance' },
+  'already-revoked': REFUSED,
+  'already-slashed': REFUSED,
+  'bad-billing': REFUSED,
+  'bad-name': REFUSED,
+  'bid-zero': REFUSED,
+  'bond-zero': REFUSED,
+  'capacity-zero': REFUSED,
+  'cell-cannot-cover': REFUSED,
+  'cell-is-host': REFUSED,
+  'channel-expired': REFUSED,
+  'cost-exceeds-bid': REFUSED,
+  'cpu-zero': REFUSED,
+  'cumulative-exceeds-capacity': REFUSED,
+  'duration-zero': REFUSED,
+  'epoch-not-increasing': REFUSED,
+  'evidence-from-future': REFUSED,
+  'evidence-heights-differ': REFUSED,
+  'evidence-producers-differ': REFUSED,
+  'evidence-same-block': REFUSED,
+  'evidence-too-old': REFUSED,
+  'expiry-passed': REFUSED,
+  'heartbeat-needs-host': REFUSED,
+  'heartbeat-too-soon': REFUSED,
+  'heartbeat-zero': REFUSED,
+  'host-is-payer': REFUSED,
+  'mem-zero': REFUSED,
+  'name-taken': REFUSED,
+  'nonce-gap': REFUSED,
+  'nonce-used': REFUSED,
+  'not-expired': REFUSED,
+  'not-heartbeat-billed': REFUSED,
+  'not-host': REFUSED,
+  'not-payer': REFUSED,
+  'reward-amount': REFUSED,
+  'reward-height': REFUSED,
+  'reward-not-producer': REFUSED,
+  'transfer-zero': REFUSED,
+  'trust-self': REFUSED,
+  'trust-unchanged': REFUSED,
+  'unbond-exceeds-bond': REFUSED,
+  'unbond-zero': REFUSED,
+  'unknown-channel': REFUSED,
+  'unknown-job': REFUSED,
+  'wrong-cell': REFUSED,
+  'wrong-host': REFUSED,
+  'wrong-payer': REFUSED,
+} as const satisfies ErrorTable;
+
+export type LedgerRuleCode = keyof typeof LEDGER_RULES;
+
 /** A transaction breaks a ledger rule; `code` names the rule (docs/ledger.md). */
-export class LedgerRuleError extends MeshError {}
+export class LedgerRuleError extends RuledError<typeof LEDGER_RULES> {
+  constructor(code: LedgerRuleCode, message: string) {
+    super(LEDGER_RULES, code, message);
+  }
+}
 
 /** Where a transaction is applied: the block's height and producer, and the network. */
 export interface ApplyContext {
@@ -69,7 +130,7 @@ export interface TxEffect {
   readonly involved: readonly Involvement[];
 }
 
-function fail(code: string, message: string): never {
+function fail(code: LedgerRuleCode, message: string): never {
   throw new LedgerRuleError(code, message);
 }
 
@@ -106,7 +167,7 @@ export function signedMessages(tx: Tx, network: string): SignedMessage[] {
   return out;
 }
 
-function positive(amount: bigint, what: string): void {
+function positive(amount: bigint, what: 'transfer' | 'bid' | 'capacity' | 'bond' | 'unbond'): void {
   if (amount === 0n) fail(`${what}-zero`, `${what} must be above 0`);
 }
 

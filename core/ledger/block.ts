@@ -8,15 +8,51 @@
 import { decode, encode, Reader, Writer } from '../encoding/codec.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { toHex } from '../encoding/hex.ts';
-import { MeshError } from '../errors.ts';
+import { type ErrorTable, RuledError } from '../errors.ts';
 import { SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
 import { blockHash, blockSigningBytes, HEADER_VERSION, headerCodec, type Header } from './header.ts';
 import { MAX_TXS_PER_BLOCK, type ChainParams } from './params.ts';
 import { readTx, type Tx } from './tx.ts';
 import { EMPTY_ROOT } from './merkle.ts';
 
+// A block that breaks a rule is invalid whoever relays it, and for good (chain.ts remembers it).
+const INVALID = { verdict: 'reject' } as const;
+
+/**
+ * Every rule an InvalidBlockError names, with its gossip verdict. A block ahead of the local clock
+ * is the one exception: it may be valid a moment later, so neither its relay nor its sender is blamed.
+ */
+export const BLOCK_RULES = {
+  'bad-header': INVALID,
+  'too-many-txs': INVALID,
+  'bad-version': INVALID,
+  'truncated-signature': INVALID,
+  'bad-tx-encoding': INVALID,
+  'trailing-bytes': INVALID,
+  'bad-height': INVALID,
+  'bad-prev-hash': INVALID,
+  'bad-state-root': INVALID,
+  'bad-tx-count': INVALID,
+  'bad-tx-root': INVALID,
+  'duplicate-tx': INVALID,
+  'producer-too-early': INVALID,
+  'reward-not-first': INVALID,
+  'timestamp-not-increasing': INVALID,
+  'tx-rule': INVALID,
+  'bad-block-signature': INVALID,
+  'bad-tx-signature': INVALID,
+  'known-invalid': INVALID,
+  'timestamp-in-future': { verdict: 'ignore' },
+} as const satisfies ErrorTable;
+
+export type BlockRuleCode = keyof typeof BLOCK_RULES;
+
 /** A block is malformed or breaks a block rule; `code` names the rule. */
-export class InvalidBlockError extends MeshError {}
+export class InvalidBlockError extends RuledError<typeof BLOCK_RULES> {
+  constructor(code: BlockRuleCode, message: string) {
+    super(BLOCK_RULES, code, message);
+  }
+}
 
 export interface Block {
   readonly header: Header;

@@ -7,7 +7,7 @@ import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { verifyBatch, type SignedMessage } from '../crypto/ed25519.ts';
 import { applyTx, LedgerRuleError, signedMessages, type TxEffect } from './apply.ts';
-import { InvalidBlockError, txRoot, type Block } from './block.ts';
+import { type BlockRuleCode, InvalidBlockError, txRoot, type Block } from './block.ts';
 import { blockSigningBytes, HEADER_VERSION } from './header.ts';
 import { MAX_TXS_PER_BLOCK, type ChainParams } from './params.ts';
 import { advanceSeed, scheduleAfter } from './producer.ts';
@@ -26,7 +26,7 @@ export interface Applied {
   readonly changes: readonly Change[];
 }
 
-function fail(code: string, message: string): never {
+function fail(code: BlockRuleCode, message: string): never {
   throw new InvalidBlockError(code, message);
 }
 

@@ -11,7 +11,7 @@ import type { History, TxListItem } from '../chain/readmodel.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { formatAmount } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
-import { InvalidEncodingError } from '../errors.ts';
+import { DecodeError } from '../errors.ts';
 import { LedgerRuleError, type TxEffect } from '../ledger/apply.ts';
 import { blockEvent, decodeBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
 import { ledgerStatus } from '../ledger/status.ts';
@@ -261,20 +261,20 @@ export class MeshNode implements NodeService {
       return outcome === 'extended' || outcome === 'reorganized' ? 'accept' : 'ignore';
     } catch (error) {
       if (error instanceof InvalidBlockError) {
-        if (error.code === 'timestamp-in-future') return 'ignore';
+        if (error.verdict !== 'reject') return error.verdict;
         this.#log(`gossip: block ${block.header.height} from ${toHex(message.peer).slice(0, 16)}… is invalid: ${error.message}`);
         return 'reject';
       }
       // A block on a parent this node lacks: it is behind (or forked), so it asks the peer that
       // handed the block over. That peer validated the block before passing it on, so it holds the
       // parent; the producer may be several hops away, and sync requests reach direct peers only.
-      if (error instanceof ForkChoiceError && (error.code === 'unknown-parent' || error.code === 'too-deep')) {
+      if (error instanceof ForkChoiceError && error.verdict !== undefined) {
         const now = this.#now();
         if (now - this.#lastNudge >= SYNC_NUDGE_MS) {
           this.#lastNudge = now;
           this.sync.requestFrom(message.peer);
         }
-        return 'ignore';
+        return error.verdict;
       }
       throw error;
     }
@@ -285,16 +285,15 @@ export class MeshNode implements NodeService {
     try {
       tx = decodeTx(message.data);
     } catch (error) {
-      if (error instanceof InvalidEncodingError) return 'reject';
+      if (error instanceof DecodeError) return error.verdict;
       throw error;
     }
     let effect: TxEffect;
     try {
       effect = await this.mempool.add(tx);
     } catch (error) {
-      if (error instanceof MempoolError) return error.code === 'bad-signature' || error.code === 'bad-cosignature' || error.code === 'reward-not-poolable' ? 'reject' : 'ignore';
-      // Valid signatures, but not applicable to this node's tip (yet, or any more): not the relay's fault.
-      if (error instanceof LedgerRuleError) return 'ignore';
+      // A ledger rule's verdict: valid signatures, but not applicable to this node's tip (yet, or any more).
+      if (error instanceof MempoolError || error instanceof LedgerRuleError) return error.verdict;
       throw error;
     }
     this.#streamTx(tx, effect.amount);

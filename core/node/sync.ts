@@ -71,9 +71,6 @@ interface Distrust {
 const MAX_DISTRUST_MS = 10 * 60_000;
 const MAX_DISTRUSTED = 4_096;
 
-// Errors a block can show without its sender being at fault.
-const BLAMELESS = new Set(['timestamp-in-future']);
-
 export class Sync {
   readonly #chain: Chain;
   readonly #network: Network;
@@ -364,7 +361,8 @@ export class Sync {
       }
       return outcome === 'known' ? unserved('only blocks this node holds') : 'ignore';
     } catch (error) {
-      if (error instanceof InvalidBlockError && !BLAMELESS.has(error.code)) {
+      // A block its sender is to blame for (not one merely ahead of this node's clock).
+      if (error instanceof InvalidBlockError && error.verdict === 'reject') {
         return this.#blame(message, `an invalid block: ${error.message}`);
       }
       if (error instanceof ForkChoiceError || error instanceof InvalidBlockError) {

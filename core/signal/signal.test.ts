@@ -5,7 +5,7 @@ import { sha256 } from '../crypto/sha256.ts';
 import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { ALICE, BOB, credits, NETWORK } from '../ledger/fixtures.test-util.ts';
-import { SIGNAL_VERDICTS, SignalError } from './errors.ts';
+import { SIGNAL_ERRORS, SignalError } from './errors.ts';
 import {
   decodeSignal,
   MAX_CAPABILITIES,
@@ -184,7 +184,7 @@ test('signal: decoding refuses a duplicate capability name, which signing never 
 test('signal: every error code carries its gossip verdict', () => {
   assert.equal(new SignalError('stale-nonce', 'x').verdict, 'ignore');
   assert.equal(new SignalError('bad-signature', 'x').verdict, 'reject');
-  const ignored = Object.entries(SIGNAL_VERDICTS).filter(([, v]) => v === 'ignore').map(([k]) => k);
+  const ignored = Object.entries(SIGNAL_ERRORS).filter(([, rule]) => rule.verdict === 'ignore').map(([k]) => k);
   assert.deepEqual(ignored.sort(), ['burn-fork', 'burn-not-found', 'burn-used', 'stale-nonce']);
   const error = new SignalError('burn-used', 'spent');
   assert.equal(error.name, 'SignalError');

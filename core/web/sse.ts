@@ -1,5 +1,5 @@
 /**
- * Server-Sent Events (node-api.md §6): one JSON object per `data:` line, a `: keep-alive` comment
+ * Server-Sent Events (node-api.md §6) for any service: one JSON object per `data:` line, a `: keep-alive` comment
  * after every `keepAliveMs` without an event, and the subscription dropped as soon as the client
  * goes away (the body is cancelled or the request aborted).
  *
@@ -7,7 +7,8 @@
  * queue: past `maxQueued` unread events the stream is told why and closed (an EventSource then
  * reconnects and starts fresh).
  */
-import type { Unsubscribe } from './service.ts';
+/** Ends a subscription. */
+export type Unsubscribe = () => void;
 
 export interface EventStreamOptions {
   readonly keepAliveMs: number;

@@ -1,0 +1,22 @@
+/**
+ * What a feature's routes module gets from the node's API: the few ways every route answers (JSON,
+ * the query, a bounded JSON body, an event stream), set up once with the API's limits. A feature
+ * is a function from its narrow service interface and these tools to its routes, the way Hono
+ * mounts a sub-app; handler.ts composes them under the shared policy.
+ */
+import type { Call, Route } from '../web/router.ts';
+import type { Unsubscribe } from '../web/sse.ts';
+
+export interface ApiTools {
+  /** A JSON answer; node state changes block by block, so nothing is cached. */
+  json(value: unknown, status?: number): Response;
+  /** The query's values, refusing names not in `allowed` (none by default) and names given twice (400). */
+  query(url: URL, allowed?: readonly string[]): Record<string, string>;
+  /** The request's JSON body within the API's byte bound (415, 413, 400 otherwise). */
+  readJson(request: Request): Promise<unknown>;
+  /** An SSE answer carrying the events `subscribe` delivers until the client goes away; takes no query. */
+  stream<T>(call: Call, subscribe: (listener: (event: T) => void) => Unsubscribe): Response;
+}
+
+/** A feature's routes over the part of the node it needs. */
+export type Feature<S> = (service: S, tools: ApiTools) => Route[];

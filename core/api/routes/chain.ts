@@ -1,0 +1,67 @@
+/**
+ * The chain: GET /history/:node_id, /transactions/:node_id and /beacon, POST /transfer, and the
+ * /blocks/stream and /transactions/stream event streams (node-api.md §4–§6).
+ */
+import type { History, TxListItem } from '../../chain/readmodel.ts';
+import type { BlockEvent } from '../../ledger/block.ts';
+import type { Unsubscribe } from '../../web/sse.ts';
+import type { Feature } from '../feature.ts';
+import { nodeIdParam, transferRequest, txPageParams } from '../input.ts';
+
+/** An event of /transactions/stream (node-api.md §6); amount is a decimal string of base units. */
+export interface TxStreamEvent {
+  id: string;
+  origin: string;
+  kind: string;
+  amount: string;
+}
+
+export interface ChainService {
+  history(node: Uint8Array): Promise<History>;
+  transactions(node: Uint8Array, options: { limit?: number; before?: number }): Promise<TxListItem[]>;
+  beacon(): { height: number; hash: string };
+  /**
+   * Signs a Transfer from this node, pools and broadcasts it; resolves to its tx id (hex).
+   * Throws LedgerRuleError or MempoolError, answered as their tables say.
+   */
+  transfer(to: Uint8Array, amount: bigint): Promise<string>;
+  onBlock(listener: (event: BlockEvent) => void): Unsubscribe;
+  onTransaction(listener: (event: TxStreamEvent) => void): Unsubscribe;
+}
+
+const TX_PAGE_PARAMS: readonly string[] = ['limit', 'before'];
+
+// The event streams come before the `:node_id` routes they share a prefix with: first match wins.
+export const chainRoutes: Feature<ChainService> = (service, { json, query, readJson, stream }) => [
+  { path: '/blocks/stream', get: (call) => stream(call, (listener) => service.onBlock(listener)) },
+  { path: '/transactions/stream', get: (call) => stream(call, (listener) => service.onTransaction(listener)) },
+  {
+    path: '/history/:node_id',
+    get: async ({ url, params }) => {
+      query(url);
+      return json(await service.history(nodeIdParam(params.node_id!)));
+    },
+  },
+  {
+    path: '/transactions/:node_id',
+    get: async ({ url, params }) => {
+      const page = txPageParams(query(url, TX_PAGE_PARAMS));
+      return json(await service.transactions(nodeIdParam(params.node_id!), page));
+    },
+  },
+  {
+    path: '/beacon',
+    get: ({ url }) => {
+      query(url);
+      return json(service.beacon());
+    },
+  },
+  {
+    path: '/transfer',
+    post: async ({ request, url }) => {
+      query(url);
+      const { to, amount } = transferRequest(await readJson(request));
+      return json({ tx_id: await service.transfer(to, amount) }, 201);
+    },
+  },
+];

@@ -1,0 +1,78 @@
+/**
+ * Problem details (RFC 9457) for every fetch-style service of the project. Each condition is a
+ * stable `code` whose `type` is the relative URI `/problems/<code>`, the same string on every host.
+ * A service keeps its catalog of kinds (code → status and title) and an error class over it; every
+ * such class extends `HttpProblem`, which carries its code, status and title, and `problemResponse`
+ * turns any of them into the answer in one place.
+ */
+import { MeshError } from '../errors.ts';
+
+/** One kind of problem: its status and title, fixed headers, and for a service that documents it, what it means. */
+export interface ProblemKind {
+  readonly status: number;
+  readonly title: string;
+  /** Headers every answer of this kind carries (a Retry-After, say). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** What it means and what the client should do (the page a service may serve at `/problems/<code>`). */
+  readonly about?: string;
+}
+
+/** One item of a problem's `errors` member: which parameter or field, and what is wrong with it. */
+export interface FieldError {
+  readonly name: string;
+  readonly detail: string;
+}
+
+/** An error that crosses the wire: answered as problem details with its kind's status. */
+export class HttpProblem extends MeshError {
+  readonly status: number;
+  readonly title: string;
+  /** Extension members of the body (`errors`, `rule`, `limit_bytes`, `factories: null`). */
+  readonly extra: Readonly<Record<string, unknown>>;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: string, kind: ProblemKind, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    super(code, detail);
+    this.status = kind.status;
+    this.title = kind.title;
+    this.extra = extra;
+    this.headers = { ...kind.headers, ...headers };
+  }
+}
+
+/** The problems the kit answers by itself (routing, query parsing, an adapter's last resort). */
+export const WEB_PROBLEMS = {
+  'bad-request': { status: 400, title: 'Bad request' },
+  'invalid-parameter': { status: 400, title: 'Invalid parameter' },
+  'unknown-parameter': { status: 400, title: 'Unknown parameter' },
+  'repeated-parameter': { status: 400, title: 'Repeated parameter' },
+  'not-found': { status: 404, title: 'Not found' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'request-timeout': { status: 408, title: 'Request timeout' },
+  'headers-too-large': { status: 431, title: 'Request header fields too large' },
+  internal: { status: 500, title: 'Internal error' },
+} as const satisfies Record<string, ProblemKind>;
+
+export type WebProblemCode = keyof typeof WEB_PROBLEMS;
+
+/** A problem of the kit's own catalog. */
+export class WebProblem extends HttpProblem {
+  declare readonly code: WebProblemCode;
+
+  constructor(code: WebProblemCode, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    super(code, WEB_PROBLEMS[code], detail, extra, headers);
+  }
+}
+
+/** The problem details object of `problem`. */
+export function problemBody(problem: HttpProblem): Record<string, unknown> {
+  return { type: `/problems/${problem.code}`, title: problem.title, status: problem.status, detail: problem.message, ...problem.extra };
+}
+
+/** The `application/problem+json` response for `problem`. */
+export function problemResponse(problem: HttpProblem): Response {
+  return new Response(JSON.stringify(problemBody(problem)), {
+    status: problem.status,
+    headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...problem.headers },
+  });
+}
