@@ -7,7 +7,7 @@ serviceSuite('in-process', (options) => {
   const url = 'http://directory.test';
   return Promise.resolve({
     url,
-    fetch: (input, init) => directory.fetch(new Request(input, init), { clientKey: 'test' }),
+    fetch: (input, init) => directory.fetch(new Request(input, init), { remoteAddress: 'test' }),
     close: () => directory.close(),
   });
 });

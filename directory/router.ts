@@ -1,6 +1,6 @@
 /**
- * The directory service: one fetch-style handler (itty-router) that the Node and Deno adapters
- * serve unchanged and tests call in-process. Everything it needs from the world comes in as
+ * The directory service: one fetch-style handler (the route table of core/web/router.ts) that the
+ * Node and Deno adapters serve unchanged and tests call in-process. Everything it needs from the world comes in as
  * ports: the dataset's source, the submission store, a clock and the limits.
  *
  * Order of checks on every request: rate limit (429), route and method (404, 405), size (413),
@@ -9,17 +9,17 @@
  *
  * @example
  * const directory = createDirectory({ data: () => openDatasetFile(), submissions: new MemorySubmissionStore() });
- * const response = await directory.fetch(new Request('http://x/api/v1/factories?q=steel'), { clientKey: '203.0.113.9' });
+ * const response = await directory.fetch(new Request('http://x/api/v1/factories?q=steel'), { remoteAddress: '203.0.113.9' });
  */
-import { type IRequest, Router } from 'itty-router';
+import { type Call, type ClientInfo, type CorsPolicy, createService, type Route } from '../core/web/router.ts';
 import type { SearchQuery } from './search.ts';
 import { checkDeclaredLength, readBody } from './http/body.ts';
 import { type Clock, DataLoader, type DataSource, type LoadedData, type RetryOptions, type Sha256Factory } from './http/data-source.ts';
 import { EXPORT_CACHE_CONTROL, exportStream, notModified } from './http/export.ts';
 import { API_VERSION, openApiDocument } from './http/openapi.ts';
 import { type ParamDef, parseQuery, validateParams } from './http/params.ts';
-import { isProblemCode, PROBLEMS, ProblemError, problemResponse, unavailable } from './http/problem.ts';
-import { type RateLimitOptions, TokenBucketLimiter } from './http/rate-limit.ts';
+import { isProblemCode, PROBLEMS, ProblemError, unavailable } from './http/problem.ts';
+import { clientKeyOf, type RateLimitOptions, TokenBucketLimiter } from './http/rate-limit.ts';
 import { type FixedBody, fixedBody, fixedResponse } from './http/fixed-body.ts';
 import { factoryByIdJson, registryStatsJson, searchFactoriesJson } from './http/reads.ts';
 import { FACTORY_ID_PARAM, SEARCH_PARAMS, SUBMISSION_FIELDS } from './http/schemas.ts';
@@ -64,28 +64,18 @@ export interface DirectoryOptions {
   readonly sha256?: Sha256Factory;
 }
 
-/** What the adapter knows about the connection. */
-export interface ClientInfo {
-  /** The rate-limit key: the remote address (see `clientKeyOf`). Requests without one share a bucket. */
-  readonly clientKey?: string;
-}
+export type { ClientInfo } from '../core/web/router.ts';
 
 export interface Directory {
-  /** Answers one request. Never rejects: failures become problem details. */
+  /**
+   * Answers one request. Never rejects: failures become problem details. The rate limit is keyed
+   * on the client's remote address (see `clientKeyOf`); requests without one share a bucket.
+   */
   fetch(request: Request, client?: ClientInfo): Promise<Response>;
   /** Waits for the current load attempt: the number of records, or null while the dataset is unavailable. */
   ready(): Promise<number | null>;
   /** Stops answering (later requests get 503); the adapter closes its server and the store. */
   close(): Promise<void>;
-}
-
-type Handler = (request: IRequest) => Promise<Response> | Response;
-
-interface Route {
-  readonly path: string;
-  /** GET routes also answer HEAD. */
-  readonly get?: Handler;
-  readonly post?: Handler;
 }
 
 // Paths whose responses are private or whose callers are not web pages: no CORS headers.
@@ -100,7 +90,11 @@ const CORS_HEADERS: Readonly<Record<string, string>> = {
   'access-control-expose-headers': 'ETag, Retry-After, Cache-Control',
 };
 
-const CORS_ENTRIES = Object.entries(CORS_HEADERS);
+/** Public reads are open to any origin; submissions and MCP to none. */
+const PUBLIC_READS: CorsPolicy = {
+  read: (_request, url) => (isPublicPath(url.pathname) ? CORS_HEADERS : undefined),
+  preflight: (_request, url) => (isPublicPath(url.pathname) ? PREFLIGHT_HEADERS : undefined),
+};
 
 const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
   ...CORS_HEADERS,
@@ -126,9 +120,9 @@ function json(body: Uint8Array, cacheControl: string): Response {
   return new Response(body as Uint8Array<ArrayBuffer>, { headers: { 'content-type': JSON_TYPE, 'cache-control': cacheControl } });
 }
 
-function pathParam(request: IRequest, name: string): string {
+function pathParam(call: Call, name: string): string {
   try {
-    return decodeURIComponent(request.params[name] ?? '');
+    return decodeURIComponent(call.params[name] ?? '');
   } catch {
     throw new ProblemError('invalid-parameter', `${name} is not valid percent-encoding`, { errors: [{ name, detail: 'bad percent-encoding' }] });
   }
@@ -161,9 +155,8 @@ export function createDirectory(options: DirectoryOptions): Directory {
   };
 
   /** Reads take no body and a bounded query string. */
-  function checkReadSize(request: IRequest): URLSearchParams {
+  function checkReadSize({ request, url }: Call): URLSearchParams {
     checkDeclaredLength(request, limits.readBytes);
-    const url = new URL(request.url);
     if (url.search.length > limits.readBytes) {
       throw new ProblemError('too-large', `the query string is over ${limits.readBytes} bytes`, { limit_bytes: limits.readBytes });
     }
@@ -173,49 +166,49 @@ export function createDirectory(options: DirectoryOptions): Directory {
   const routes: Route[] = [
     {
       path: '/api/v1/factories',
-      get: async (request) => {
-        const query = parseQuery<SearchQuery>(SEARCH_PARAMS, checkReadSize(request));
+      get: async (call) => {
+        const query = parseQuery<SearchQuery>(SEARCH_PARAMS, checkReadSize(call));
         return json(searchFactoriesJson(await requireData(), query), READ_CACHE_CONTROL);
       },
     },
     {
       path: '/api/v1/factories/:id',
-      get: async (request) => {
-        parseQuery(NO_PARAMS, checkReadSize(request));
-        const { id } = validateParams<{ id: string }>(ID_PARAMS, { id: pathParam(request, 'id') }, 'text');
+      get: async (call) => {
+        parseQuery(NO_PARAMS, checkReadSize(call));
+        const { id } = validateParams<{ id: string }>(ID_PARAMS, { id: pathParam(call, 'id') }, 'text');
         return json(factoryByIdJson(await requireData(), id), READ_CACHE_CONTROL);
       },
     },
     {
       path: '/api/v1/stats',
-      get: async (request) => {
-        parseQuery(NO_PARAMS, checkReadSize(request));
-        return fixedResponse(request, registryStatsJson(await requireData()), JSON_TYPE, READ_CACHE_CONTROL);
+      get: async (call) => {
+        parseQuery(NO_PARAMS, checkReadSize(call));
+        return fixedResponse(call.request, registryStatsJson(await requireData()), JSON_TYPE, READ_CACHE_CONTROL);
       },
     },
     {
       path: '/directory.json',
-      get: async (request) => {
-        parseQuery(NO_PARAMS, checkReadSize(request));
+      get: async (call) => {
+        parseQuery(NO_PARAMS, checkReadSize(call));
         const data = await requireData();
         const headers = { etag: data.etag, 'cache-control': EXPORT_CACHE_CONTROL };
-        if (notModified(request, data.etag)) return new Response(null, { status: 304, headers });
+        if (notModified(call.request, data.etag)) return new Response(null, { status: 304, headers });
         return new Response(exportStream(data), { headers: { ...headers, 'content-type': JSON_TYPE } });
       },
     },
     {
       path: '/openapi.json',
-      get: (request) => {
-        parseQuery(NO_PARAMS, checkReadSize(request));
+      get: (call) => {
+        parseQuery(NO_PARAMS, checkReadSize(call));
         openApi ??= fixedBody(JSON.stringify(openApiDocument()));
-        return fixedResponse(request, openApi, JSON_TYPE, 'public, max-age=3600');
+        return fixedResponse(call.request, openApi, JSON_TYPE, 'public, max-age=3600');
       },
     },
     {
       path: '/problems/:code',
-      get: (request) => {
-        parseQuery(NO_PARAMS, checkReadSize(request));
-        const code = pathParam(request, 'code');
+      get: (call) => {
+        parseQuery(NO_PARAMS, checkReadSize(call));
+        const code = pathParam(call, 'code');
         if (!isProblemCode(code)) throw new ProblemError('not-found', `no problem type ${JSON.stringify(code)}`);
         const kind = PROBLEMS[code];
         return new Response(problemPage(code, kind.status, kind.title, kind.about), {
@@ -225,25 +218,25 @@ export function createDirectory(options: DirectoryOptions): Directory {
     },
     {
       path: '/submit',
-      get: (request) => {
-        const values = parseQuery<{ kind?: string; record_id?: string }>(PREFILL_PARAMS, checkReadSize(request));
+      get: (call) => {
+        const values = parseQuery<{ kind?: string; record_id?: string }>(PREFILL_PARAMS, checkReadSize(call));
         return new Response(formPage(values), { headers: PAGE_HEADERS });
       },
     },
     {
       path: '/api/v1/submissions',
-      post: (request) => createSubmission(request, submissions),
+      post: ({ request }) => createSubmission(request, submissions),
     },
     {
       path: '/api/v1/submissions/:id',
-      get: (request) => {
-        checkReadSize(request);
-        return submissionStatus(request, pathParam(request, 'id'), submissions);
+      get: (call) => {
+        checkReadSize(call);
+        return submissionStatus(call.request, pathParam(call, 'id'), submissions);
       },
     },
     {
       path: '/mcp',
-      post: async (request) => {
+      post: async ({ request }) => {
         const body = await readBody(request, limits.mcpBytes);
         const bounded = new Request(request.url, { method: 'POST', headers: request.headers, body: body as Uint8Array<ArrayBuffer> });
         return handleMcp(bounded, body, { requireData, version: API_VERSION });
@@ -251,54 +244,23 @@ export function createDirectory(options: DirectoryOptions): Directory {
     },
   ];
 
-  function allowed(route: Route): string[] {
-    return [...(route.get ? ['GET', 'HEAD'] : []), ...(route.post ? ['POST'] : []), 'OPTIONS'];
-  }
-
-  // No `catch` option: errors reach `fetch` below, which turns them into problem details.
-  const router = Router<IRequest, []>();
-  for (const route of routes) {
-    if (route.get) router.get(route.path, route.get).head(route.path, route.get);
-    if (route.post) router.post(route.path, route.post);
-  }
-  // Matched only when no route above answered: OPTIONS, a wrong method, or an unknown path.
-  router.all('*', (request: IRequest) => {
-    const pathname = new URL(request.url).pathname;
-    const matching = router.routes.filter(([method, pattern]) => method !== 'ALL' && pattern.test(pathname));
-    const route = routes.find((r) => matching.some((entry) => entry[3] === r.path));
-    if (!route) throw new ProblemError('not-found', `no resource at ${pathname}`);
-    const allow = allowed(route).join(', ');
-    if (request.method === 'OPTIONS') {
-      return new Response(null, { status: 204, headers: { allow, ...(isPublicPath(pathname) ? PREFLIGHT_HEADERS : {}) } });
-    }
-    throw new ProblemError('method-not-allowed', `${pathname} takes ${allow}`, {}, { allow });
+  const fetch = createService<[ClientInfo]>({
+    routes,
+    cors: PUBLIC_READS,
+    guard(_request, _url, client) {
+      if (closed) throw unavailable('the directory is shutting down', 1);
+      const take = limiter.take(clientKeyOf(client.remoteAddress));
+      if (!take.ok) {
+        throw new ProblemError('rate-limited', `too many requests; retry in ${take.retryAfterSeconds} s`, {}, {
+          'retry-after': String(take.retryAfterSeconds),
+        });
+      }
+    },
+    onError,
   });
 
-  async function answer(request: Request, client: ClientInfo): Promise<Response> {
-    if (closed) throw unavailable('the directory is shutting down', 1);
-    const take = limiter.take(client.clientKey ?? 'unknown');
-    if (!take.ok) {
-      throw new ProblemError('rate-limited', `too many requests; retry in ${take.retryAfterSeconds} s`, {}, {
-        'retry-after': String(take.retryAfterSeconds),
-      });
-    }
-    return (await router.fetch(request)) as Response;
-  }
-
   return {
-    async fetch(request: Request, client: ClientInfo = {}): Promise<Response> {
-      let response: Response;
-      try {
-        response = await answer(request, client);
-      } catch (error) {
-        if (error instanceof ProblemError) response = problemResponse(error);
-        else {
-          onError(error);
-          response = problemResponse(new ProblemError('internal', 'the request failed unexpectedly'));
-        }
-      }
-      return finish(request, response);
-    },
+    fetch: (request: Request, client: ClientInfo = {}) => fetch(request, client),
     async ready(): Promise<number | null> {
       const state = await loader.get();
       return state.ok ? state.data.index.size : null;
@@ -308,28 +270,4 @@ export function createDirectory(options: DirectoryOptions): Directory {
       return Promise.resolve();
     },
   };
-}
-
-/** Headers every response gets, CORS on public GET reads, and no body for HEAD. */
-function finish(request: Request, response: Response): Response {
-  const method = request.method;
-  const extra: [string, string][] = [['x-content-type-options', 'nosniff']];
-  if ((method === 'GET' || method === 'HEAD') && isPublicPath(new URL(request.url).pathname)) extra.push(...CORS_ENTRIES);
-  if (method === 'HEAD' && response.body !== null) {
-    response.body.cancel().catch(() => {});
-    const headers = new Headers(response.headers);
-    for (const [name, value] of extra) headers.set(name, value);
-    return new Response(null, { status: response.status, statusText: response.statusText, headers });
-  }
-  try {
-    // The router's own responses have mutable headers: set them in place rather than copy the
-    // response (a copy per request shows at thousands of requests a second).
-    for (const [name, value] of extra) response.headers.set(name, value);
-    return response;
-  } catch {
-    // Immutable headers (a Response from elsewhere): copy.
-    const headers = new Headers(response.headers);
-    for (const [name, value] of extra) headers.set(name, value);
-    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
-  }
 }

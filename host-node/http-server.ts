@@ -46,8 +46,7 @@ const DISCARD_GRACE_MS = 2000;
 // How long close() lets requests in flight finish before it cuts their connections, by default.
 const CLOSE_GRACE_MS = 2000;
 
-/** `http://host:port`, with an IPv6 host in brackets. */
-export function originOf(host: string, port: number): string {
+function originOf(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
@@ -86,10 +85,11 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
 }
 
 /**
- * The URL the client addressed, so the handler's host and same-origin rules compare with what a
- * browser sent: the authority from `Host`, the path and query from the request target. The target
- * is appended, not resolved: resolving `//evil.example/status` against the Host would let the
- * target name the authority and slip past both rules.
+ * The URL the client addressed, so the handler's host and same-origin rules, and the links it
+ * makes (a receipt's status URL), see what the client sent: the authority from `Host`, the path and
+ * query from the request target. A target such as `//evil.example/status` is read as a reference
+ * whose path is `/status`; the authority it names is dropped, so it can neither slip past the host
+ * and same-origin rules nor make the handler link elsewhere.
  */
 function requestUrl(req: IncomingMessage, fallbackOrigin: string): URL {
   let origin = fallbackOrigin;
@@ -102,8 +102,10 @@ function requestUrl(req: IncomingMessage, fallbackOrigin: string): URL {
   }
   const target = req.url ?? '/';
   try {
-    // Origin-form (`/path?query`) is appended; absolute-form (`http://host/path`) names its own authority (RFC 9112 §3.2.2).
-    return target.startsWith('/') ? new URL(origin + target) : new URL(target);
+    // Absolute-form (`http://host/path`) names its own authority (RFC 9112 §3.2.2).
+    if (!target.startsWith('/')) return new URL(target);
+    const { pathname, search } = new URL(target, origin);
+    return new URL(pathname + search, origin);
   } catch {
     return new URL(origin);
   }

@@ -7,7 +7,6 @@
  */
 import { DEFAULT_DATASET_URL } from '../dataset.ts';
 import type { DataSource } from '../http/data-source.ts';
-import { clientKeyOf } from '../http/rate-limit.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { KvSubmissionStore } from '../submissions/kv-store.ts';
 import { origin, parseServeArgs, type ServeOptions, serveUsage } from './options.ts';
@@ -56,7 +55,7 @@ export function serveDeno(handler: FetchHandler, host: string, port: number): Pr
         port,
         onListen: (addr) => resolve({ url: origin(addr.hostname, addr.port), close: () => server.shutdown() }),
       },
-      (request, info) => handler(request, { clientKey: clientKeyOf(info.remoteAddr.hostname) }),
+      (request, info) => handler(request, { remoteAddress: info.remoteAddr.hostname }),
     );
   });
 }

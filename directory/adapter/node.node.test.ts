@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { once } from 'node:events';
 import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,13 +17,14 @@ import { createDirectory } from '../router.ts';
 import { MemorySubmissionStore } from '../submissions/store.ts';
 import { fixtureText, textSource } from '../testing/fixtures.ts';
 import { serviceSuite, socketTarget } from '../testing/service-suite.ts';
-import { fileDataSource, nodeSha256, serveNode } from './node.ts';
+import { type FetchHandler, serveFetch } from '../../host-node/http-server.ts';
+import { fileDataSource, nodeSha256 } from './node.ts';
 
-serviceSuite('node:http', socketTarget(serveNode));
+serviceSuite('node:http', socketTarget(serveFetch));
 
 /** Serves `handler` on a free port for the length of `fn`. */
-async function withServer(handler: (request: Request) => Promise<Response>, fn: (url: string) => Promise<void>): Promise<void> {
-  const server = await serveNode(handler, '127.0.0.1', 0);
+async function withServer(handler: FetchHandler, fn: (url: string) => Promise<void>): Promise<void> {
+  const server = await serveFetch(handler, '127.0.0.1', 0);
   try {
     await fn(server.url);
   } finally {
@@ -133,6 +135,55 @@ test('node adapter: a body that fails half-way cuts the connection instead of en
       await assert.rejects(async () => (await fetch(url)).arrayBuffer());
     },
   ));
+
+/** Serves a directory over the fixture dataset on a free port for the length of `fn`. */
+function withDirectory(fn: (url: string) => Promise<void>): Promise<void> {
+  const directory = createDirectory({ data: textSource(fixtureText()), submissions: new MemorySubmissionStore() });
+  return withServer((request, client) => directory.fetch(request, client), fn);
+}
+
+test('node adapter: a receipt points at the Host the client addressed, whatever authority the request target names', () =>
+  withDirectory(async (url) => {
+    const { hostname, port, host } = new URL(url);
+    const body = JSON.stringify({ kind: 'join', company: 'Host Test Ltd', email: 'x@host.example' });
+    const answer = await new Promise<{ status: number; location: string | undefined; text: string }>((resolve, reject) => {
+      const req = httpRequest(
+        // Origin-form with a leading `//`: a URL resolver would read evil.example as the authority.
+        { host: hostname, port, method: 'POST', path: '//evil.example/api/v1/submissions', headers: { 'content-type': 'application/json', 'content-length': body.length } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, text }));
+        },
+      );
+      req.once('error', reject);
+      req.end(body);
+    });
+    assert.equal(answer.status, 201, answer.text);
+    const receipt = JSON.parse(answer.text) as { status_url: string };
+    assert.equal(new URL(receipt.status_url).host, host);
+    assert.equal(answer.location, receipt.status_url);
+  }));
+
+test('node adapter: an answer sent before the body was read closes the connection cleanly; the next burst all succeeds', () =>
+  withDirectory(async (url) => {
+    const big = `kind=join&company=Acme&email=a%40b.example&message=${'x'.repeat(2 * 1024 * 1024)}`;
+    for (let round = 0; round < 3; round++) {
+      const refused = await fetch(`${url}/api/v1/submissions`, {
+        method: 'POST',
+        body: big,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.equal(refused.status, 413);
+      assert.equal(refused.headers.get('connection'), 'close');
+      assert.equal(((await refused.json()) as { type: string }).type, '/problems/too-large');
+      const burst = await Promise.allSettled(Array.from({ length: 20 }, async () => (await fetch(`${url}/api/v1/stats`)).status));
+      const failed = burst.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason?.cause ?? (r as PromiseRejectedResult).reason));
+      assert.deepEqual(failed, [], `round ${round}`);
+      for (const r of burst) assert.equal((r as PromiseFulfilledResult<number>).value, 200);
+    }
+  }));
 
 const mesh = fileURLToPath(new URL('../../bin/mesh.js', import.meta.url));
 
@@ -291,7 +342,7 @@ test('MCP over a real socket with the SDK client against the shipped dataset', (
     const data = join(dir, 'directory.json');
     await copyFile(fileURLToPath(DEFAULT_DATASET_URL), data);
     const directory = createDirectory({ data: fileDataSource(data), submissions: new MemorySubmissionStore() });
-    const server = await serveNode(directory.fetch, '127.0.0.1', 0);
+    const server = await serveFetch(directory.fetch, '127.0.0.1', 0);
     const client = new Client({ name: 'directory-test', version: '1.0.0' });
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', server.url)));

@@ -2,6 +2,7 @@ import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
 import { rejects } from '../../test/assert.ts';
+import { WebProblem } from '../../core/web/problem.ts';
 import {
   integerParam,
   type JsonSchema,
@@ -129,7 +130,7 @@ test('unknown, repeated and bad parameters are named, each with its rule', () =>
     { name: 'colour', detail: 'unknown parameter' },
     { name: 'size', detail: 'unknown parameter' },
   ]);
-  rejects(() => parseQuery(SEARCH_PARAMS, new URLSearchParams('limit=5&limit=6')), ProblemError, 'repeated-parameter', /"limit"/);
+  rejects(() => parseQuery(SEARCH_PARAMS, new URLSearchParams('limit=5&limit=6')), WebProblem, 'repeated-parameter', /"limit"/);
   const bad = rejects(() => parseQuery(SEARCH_PARAMS, new URLSearchParams('limit=0&category=welding')), ProblemError, 'invalid-parameter');
   assert.match(bad.message, /limit must be an integer from 1 to 100, got "0"/);
   assert.match(bad.message, /category must be one of cnc-machining, .*inspection, got "welding"/);

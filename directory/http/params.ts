@@ -9,6 +9,7 @@
  * paramSchema(limit); // { type: 'integer', minimum: 1, maximum: 100, default: 20, description: … }
  */
 import { coerce, enums, integer, max, min, pattern, refine, string, type Struct } from 'superstruct';
+import { queryValues } from '../../core/web/query.ts';
 import { type FieldError, ProblemError } from './problem.ts';
 
 /** A JSON Schema object (the subset this project writes). */
@@ -234,23 +235,8 @@ function valueStruct(def: ParamDef, source: ValueSource): Struct<unknown, unknow
 
 /**
  * Reads a query string against `defs`: each parameter at most once (`repeated-parameter`
- * otherwise), no unknown names, every value within its rule.
+ * otherwise, from the kit's parser), no unknown names, every value within its rule.
  */
 export function parseQuery<T>(defs: readonly ParamDef[], search: URLSearchParams): T {
-  // No prototype: `__proto__` must land as a name like any other, to be refused as unknown.
-  const values: Record<string, string> = Object.create(null);
-  const repeated = new Set<string>();
-  for (const [name, value] of search) {
-    if (Object.hasOwn(values, name)) repeated.add(name);
-    values[name] = value;
-  }
-  if (repeated.size > 0) {
-    const names = [...repeated];
-    throw new ProblemError(
-      'repeated-parameter',
-      `${names.map((n) => JSON.stringify(n)).join(', ')} given more than once; each parameter takes one value`,
-      { errors: names.map((name) => ({ name, detail: 'given more than once' })) },
-    );
-  }
-  return validateParams<T>(defs, values, 'text');
+  return validateParams<T>(defs, queryValues(search), 'text');
 }

@@ -1,33 +1,28 @@
 /**
- * Problem details (RFC 9457) for every error the directory answers. Each condition has a stable
- * `code`; its `type` is the relative URI `/problems/<code>`, the same string on every host, and
- * the service documents it at that path (see `problemPage`). A handler throws a `ProblemError`;
- * the router turns it into the response in one place.
+ * The directory's problem catalog (RFC 9457 through core/web/problem.ts): every problem it answers,
+ * the kit's included, each with what it means, which the service documents at `/problems/<code>`
+ * (see `problemPage`). A handler throws a `ProblemError`; the kit turns it into the response.
  */
-import { MeshError } from '../../core/errors.ts';
+import { HttpProblem, type ProblemKind, WEB_PROBLEMS } from '../../core/web/problem.ts';
 
-interface ProblemKind {
-  readonly status: number;
-  readonly title: string;
-  /** What it means and what the client should do: the page at `/problems/<code>`. */
-  readonly about: string;
-}
+export type { FieldError } from '../../core/web/problem.ts';
 
 /** Every problem the directory answers, by code. */
 export const PROBLEMS = {
+  'bad-request': {
+    ...WEB_PROBLEMS['bad-request'],
+    about: 'The request is not valid HTTP/1.1 (a malformed request line or header). The connection is closed.',
+  },
   'invalid-parameter': {
-    status: 400,
-    title: 'Invalid parameter',
+    ...WEB_PROBLEMS['invalid-parameter'],
     about: 'A query or path parameter breaks its rule (pattern, enumeration or range). The `errors` member names each parameter; `/openapi.json` states every rule.',
   },
   'unknown-parameter': {
-    status: 400,
-    title: 'Unknown parameter',
+    ...WEB_PROBLEMS['unknown-parameter'],
     about: 'The query names a parameter this operation does not take. It is refused rather than ignored, so a misspelt filter never silently widens a search.',
   },
   'repeated-parameter': {
-    status: 400,
-    title: 'Repeated parameter',
+    ...WEB_PROBLEMS['repeated-parameter'],
     about: 'A parameter appears more than once. Every parameter takes one value; filters combine with AND across different parameters only.',
   },
   'invalid-body': {
@@ -41,13 +36,11 @@ export const PROBLEMS = {
     about: 'Reading a submission needs the token from its receipt, as `Authorization: Bearer <token>` or `?token=`. The same answer is given for an unknown submission, so it reveals nothing.',
   },
   'not-found': {
-    status: 404,
-    title: 'Not found',
+    ...WEB_PROBLEMS['not-found'],
     about: 'No resource at this path, or no record with this well-formed id.',
   },
   'method-not-allowed': {
-    status: 405,
-    title: 'Method not allowed',
+    ...WEB_PROBLEMS['method-not-allowed'],
     about: 'The path exists but not for this method; the `Allow` header lists the methods it takes.',
   },
   'too-large': {
@@ -60,14 +53,21 @@ export const PROBLEMS = {
     title: 'Unsupported media type',
     about: 'Submissions take `application/x-www-form-urlencoded` or `application/json`.',
   },
+  'request-timeout': {
+    ...WEB_PROBLEMS['request-timeout'],
+    about: 'The request did not arrive in time. Send it again, whole.',
+  },
+  'headers-too-large': {
+    ...WEB_PROBLEMS['headers-too-large'],
+    about: 'The request headers are over the server\'s bound. Send fewer or shorter headers.',
+  },
   'rate-limited': {
     status: 429,
     title: 'Too many requests',
     about: 'This client has used its burst; wait the seconds in `Retry-After` before the next request.',
   },
   internal: {
-    status: 500,
-    title: 'Internal error',
+    ...WEB_PROBLEMS['internal'],
     about: 'The service failed in a way it did not expect. The request may be retried.',
   },
   'submissions-unavailable': {
@@ -80,45 +80,17 @@ export const PROBLEMS = {
     title: 'Registry unavailable',
     about: 'The dataset could not be loaded. The body carries `factories: null`: this is never an empty directory. Retry after the seconds in `Retry-After`.',
   },
-} as const satisfies Record<string, ProblemKind>;
+} as const satisfies Record<string, ProblemKind & { about: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;
 
-/** One item of a problem's `errors` member: which parameter or field, and what is wrong with it. */
-export interface FieldError {
-  readonly name: string;
-  readonly detail: string;
-}
-
-/** An error that crosses the wire: the router answers it as problem details. */
-export class ProblemError extends MeshError {
+/** A problem of the directory. */
+export class ProblemError extends HttpProblem {
   declare readonly code: ProblemCode;
-  readonly status: number;
-  /** Extension members of the body, e.g. `errors`, `factories: null`. */
-  readonly extra: Record<string, unknown>;
-  readonly headers: Record<string, string>;
 
   constructor(code: ProblemCode, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-    super(code, detail);
-    this.status = PROBLEMS[code].status;
-    this.extra = extra;
-    this.headers = headers;
+    super(code, PROBLEMS[code], detail, extra, headers);
   }
-}
-
-/** The problem details object of `error`. */
-export function problemBody(error: ProblemError): Record<string, unknown> {
-  const kind = PROBLEMS[error.code];
-  return { type: `/problems/${error.code}`, title: kind.title, status: kind.status, detail: error.message, ...error.extra };
-}
-
-/** The `application/problem+json` response for `error`. */
-export function problemResponse(error: ProblemError): Response {
-  const kind = PROBLEMS[error.code];
-  return new Response(JSON.stringify(problemBody(error)), {
-    status: kind.status,
-    headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...error.headers },
-  });
 }
 
 /** The registry-unavailable problem: always `factories: null`, never an empty list. */
