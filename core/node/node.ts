@@ -15,7 +15,7 @@ import { DecodeError } from '../errors.ts';
 import { LedgerRuleError, type TxEffect } from '../ledger/apply.ts';
 import { blockEvent, decodeBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
 import { ledgerStatus } from '../ledger/status.ts';
-import { decodeTx, signTx, STREAM_KINDS, type Tx } from '../ledger/tx.ts';
+import { decodeTx, STREAM_KINDS, type Tx } from '../ledger/tx.ts';
 import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
 import { Atlas, CAPACITY_INTERVAL_MS, capacityCapabilities, type Capacity } from '../signal/atlas.ts';
 import { chainBurnLookup, SignalBook } from '../signal/book.ts';
@@ -23,6 +23,7 @@ import { SignalError } from '../signal/errors.ts';
 import { decodeSignal, signSignal } from '../signal/signal.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
 import { BlockProducer } from './block-producer.ts';
+import { OwnTransactions } from './own-transactions.ts';
 import { Segments } from './segments.ts';
 import { Sync } from './sync.ts';
 
@@ -71,7 +72,9 @@ export class MeshNode implements NodeService {
   readonly #joinTimers = new Set<ReturnType<typeof setTimeout>>();
   #unsubscribeChain: (() => void) | null = null;
   #unsubscribePeers: (() => void) | null = null;
-  // Local sends are serialised so each takes the next nonce.
+  /** This node's own transactions, of every kind: signed, pooled, streamed and gossiped in one place. */
+  readonly own: OwnTransactions;
+  // Local signals are serialised so each takes the next nonce.
   #sending: Promise<unknown> = Promise.resolve();
   #lastNudge = 0;
 
@@ -84,6 +87,13 @@ export class MeshNode implements NodeService {
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? (() => {});
     this.mempool = new Mempool(this.chain);
+    this.own = new OwnTransactions({
+      key: this.#key,
+      chain: this.chain,
+      mempool: this.mempool,
+      stream: (tx, amount) => this.#streamTx(tx, amount),
+      publish: (tx) => this.#network.publish(TOPICS.transactions, tx.bytes).catch((e: unknown) => this.#log(`gossip: ${String(e)}`)),
+    });
     this.sync = new Sync({
       chain: this.chain,
       network: this.#network,
@@ -192,16 +202,8 @@ export class MeshNode implements NodeService {
     return this.#book.list();
   }
 
-  transfer(to: Uint8Array, amount: bigint): Promise<string> {
-    return this.#serial(async () => {
-      const self = this.#key.publicKey;
-      const nonce = this.chain.state.account(self).nonce + 1 + this.mempool.queueOf(self).length;
-      const tx = await signTx({ kind: 'Transfer', sender: self, nonce, to, amount }, this.#key, this.chain.params.network);
-      const effect = await this.mempool.add(tx);
-      this.#streamTx(tx, effect.amount);
-      await this.#network.publish(TOPICS.transactions, tx.bytes).catch((e: unknown) => this.#log(`gossip: ${String(e)}`));
-      return toHex(tx.id);
-    });
+  async transfer(to: Uint8Array, amount: bigint): Promise<string> {
+    return toHex((await this.own.submit({ kind: 'Transfer', to, amount })).id);
   }
 
   sendSignal(request: SignalRequest): Promise<{ id: string; nonce: number }> {

@@ -1,0 +1,57 @@
+/**
+ * The node's own transactions, of every kind, made in one place: a body without sender and nonce
+ * in, the signed transaction out, after it was given the next nonce (the chain's, past what this
+ * node already pooled), signed with the node's key, pooled, put on /transactions/stream and
+ * gossiped. One at a time, so two calls never take the same nonce.
+ *
+ * @example
+ * const tx = await own.submit({ kind: 'Bond', amount: 10n ** 18n });
+ */
+import type { Chain } from '../chain/chain.ts';
+import type { Mempool } from '../chain/mempool.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import type { TxEffect } from '../ledger/apply.ts';
+import { signTx, type Tx, type TxBody } from '../ledger/tx.ts';
+
+/** A transaction body as the node asks for it: this node is the sender, and the nonce is the next one. */
+export type OwnTxBody = TxBody extends infer B ? (B extends TxBody ? Omit<B, 'sender' | 'nonce'> : never) : never;
+
+export interface OwnTransactionsOptions {
+  readonly key: SigningKey;
+  readonly chain: Pick<Chain, 'state' | 'params'>;
+  readonly mempool: Pick<Mempool, 'add' | 'queueOf'>;
+  /** Puts a pooled transaction on /transactions/stream with its amount. */
+  readonly stream: (tx: Tx, amount: bigint) => void;
+  /** Gossips a pooled transaction; a failure to gossip does not undo it (it waits in the pool). */
+  readonly publish: (tx: Tx) => Promise<void>;
+}
+
+export class OwnTransactions {
+  readonly #options: OwnTransactionsOptions;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: OwnTransactionsOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Signs `body` from this node, pools, streams and gossips it; resolves to the transaction.
+   * Throws LedgerRuleError or MempoolError (nothing pooled, nothing sent) when it does not apply.
+   */
+  submit(body: OwnTxBody): Promise<Tx> {
+    const next = this.#queue.then(() => this.#submit(body));
+    this.#queue = next.catch(() => {});
+    return next;
+  }
+
+  async #submit(body: OwnTxBody): Promise<Tx> {
+    const { key, chain, mempool } = this.#options;
+    const sender = key.publicKey;
+    const nonce = chain.state.account(sender).nonce + 1 + mempool.queueOf(sender).length;
+    const tx = await signTx({ ...body, sender, nonce } as TxBody, key, chain.params.network);
+    const effect: TxEffect = await mempool.add(tx);
+    this.#options.stream(tx, effect.amount);
+    await this.#options.publish(tx);
+    return tx;
+  }
+}
