@@ -10,6 +10,8 @@ import type { Unsubscribe } from '../web/sse.ts';
 export interface ApiTools {
   /** A JSON answer; node state changes block by block, so nothing is cached. */
   json(value: unknown, status?: number): Response;
+  /** A GET route that takes no query and answers what `read` gives, as JSON. */
+  reader(path: string, read: (call: Call) => unknown): Route;
   /** The query's values, refusing names not in `allowed` (none by default) and names given twice (400). */
   query(url: URL, allowed?: readonly string[]): Record<string, string>;
   /** The request's JSON body within the API's byte bound (415, 413, 400 otherwise). */

@@ -93,6 +93,13 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
     queryValues(url.searchParams, { allowed, repeated: 'invalid-parameter' });
   const tools: ApiTools = {
     json,
+    reader: (path, read) => ({
+      path,
+      get: async (call) => {
+        query(call.url);
+        return json(await read(call));
+      },
+    }),
     query,
     readJson: (request) => readJsonBody(request, maxBodyBytes),
     stream: (call, subscribe) => {

@@ -6,7 +6,7 @@
 import { MempoolError } from '../chain/mempool.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import { SignalError } from '../signal/errors.ts';
-import { HttpProblem, type ProblemKind, WEB_PROBLEMS } from '../web/problem.ts';
+import { problemClass, type ProblemKind, WEB_PROBLEMS } from '../web/problem.ts';
 
 // Seconds a client should wait before offering a transaction to a full pool again (a block's time).
 const RETRY_AFTER_SECONDS = '10';
@@ -32,13 +32,7 @@ export const API_PROBLEMS = {
 export type ApiProblemCode = keyof typeof API_PROBLEMS;
 
 /** A problem of the node's API. */
-export class ApiProblem extends HttpProblem {
-  declare readonly code: ApiProblemCode;
-
-  constructor(code: ApiProblemCode, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-    super(code, API_PROBLEMS[code], detail, extra, headers);
-  }
-}
+export class ApiProblem extends problemClass(API_PROBLEMS) {}
 
 /**
  * The problem for one of the node's own refusals, as its error class's table names it; the rule

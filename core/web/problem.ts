@@ -55,14 +55,31 @@ export const WEB_PROBLEMS = {
 
 export type WebProblemCode = keyof typeof WEB_PROBLEMS;
 
-/** A problem of the kit's own catalog. */
-export class WebProblem extends HttpProblem {
-  declare readonly code: WebProblemCode;
+/** A service's problem class: its codes are its catalog's, and each takes its kind from there. */
+export type ProblemClass<Code extends string> = new (
+  code: Code,
+  detail: string,
+  extra?: Record<string, unknown>,
+  headers?: Record<string, string>,
+) => HttpProblem & { readonly code: Code };
 
-  constructor(code: WebProblemCode, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-    super(code, WEB_PROBLEMS[code], detail, extra, headers);
-  }
+/**
+ * The problem class of `catalog`, for a service to extend under its own name.
+ *
+ * @example
+ * export class ApiProblem extends problemClass(API_PROBLEMS) {}
+ * throw new ApiProblem('pool-full', 'the pool holds 20000 transactions');
+ */
+export function problemClass<C extends Readonly<Record<string, ProblemKind>>>(catalog: C): ProblemClass<keyof C & string> {
+  return class extends HttpProblem {
+    constructor(code: keyof C & string, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+      super(code, catalog[code]!, detail, extra, headers);
+    }
+  };
 }
+
+/** A problem of the kit's own catalog. */
+export class WebProblem extends problemClass(WEB_PROBLEMS) {}
 
 /** The problem details object of `problem`. */
 export function problemBody(problem: HttpProblem): Record<string, unknown> {

@@ -3,7 +3,7 @@
  * the kit's included, each with what it means, which the service documents at `/problems/<code>`
  * (see `problemPage`). A handler throws a `ProblemError`; the kit turns it into the response.
  */
-import { HttpProblem, type ProblemKind, WEB_PROBLEMS } from '../../core/web/problem.ts';
+import { problemClass, type ProblemKind, WEB_PROBLEMS } from '../../core/web/problem.ts';
 
 export type { FieldError } from '../../core/web/problem.ts';
 
@@ -85,13 +85,7 @@ export const PROBLEMS = {
 export type ProblemCode = keyof typeof PROBLEMS;
 
 /** A problem of the directory. */
-export class ProblemError extends HttpProblem {
-  declare readonly code: ProblemCode;
-
-  constructor(code: ProblemCode, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-    super(code, PROBLEMS[code], detail, extra, headers);
-  }
-}
+export class ProblemError extends problemClass(PROBLEMS) {}
 
 /** The registry-unavailable problem: always `factories: null`, never an empty list. */
 export function unavailable(detail: string, retryAfterSeconds: number): ProblemError {

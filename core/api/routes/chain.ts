@@ -32,16 +32,10 @@ export interface ChainService {
 const TX_PAGE_PARAMS: readonly string[] = ['limit', 'before'];
 
 // The event streams come before the `:node_id` routes they share a prefix with: first match wins.
-export const chainRoutes: Feature<ChainService> = (service, { json, query, readJson, stream }) => [
+export const chainRoutes: Feature<ChainService> = (service, { json, query, readJson, reader, stream }) => [
   { path: '/blocks/stream', get: (call) => stream(call, (listener) => service.onBlock(listener)) },
   { path: '/transactions/stream', get: (call) => stream(call, (listener) => service.onTransaction(listener)) },
-  {
-    path: '/history/:node_id',
-    get: async ({ url, params }) => {
-      query(url);
-      return json(await service.history(nodeIdParam(params.node_id!)));
-    },
-  },
+  reader('/history/:node_id', ({ params }) => service.history(nodeIdParam(params.node_id!))),
   {
     path: '/transactions/:node_id',
     get: async ({ url, params }) => {
@@ -49,13 +43,7 @@ export const chainRoutes: Feature<ChainService> = (service, { json, query, readJ
       return json(await service.transactions(nodeIdParam(params.node_id!), page));
     },
   },
-  {
-    path: '/beacon',
-    get: ({ url }) => {
-      query(url);
-      return json(service.beacon());
-    },
-  },
+  reader('/beacon', () => service.beacon()),
   {
     path: '/transfer',
     post: async ({ request, url }) => {

@@ -19,7 +19,7 @@ export interface NodeInfoService {
   bootstrap(): string[];
 }
 
-export const nodeRoutes: Feature<NodeInfoService> = (service, { json, query }) => [
+export const nodeRoutes: Feature<NodeInfoService> = (service, { query, reader }) => [
   {
     path: '/health',
     get: ({ url }) => {
@@ -27,18 +27,6 @@ export const nodeRoutes: Feature<NodeInfoService> = (service, { json, query }) =
       return new Response('ok', { headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } });
     },
   },
-  {
-    path: '/status',
-    get: ({ url }) => {
-      query(url);
-      return json(service.status());
-    },
-  },
-  {
-    path: '/bootstrap',
-    get: ({ url }) => {
-      query(url);
-      return json({ peers: service.bootstrap() });
-    },
-  },
+  reader('/status', () => service.status()),
+  reader('/bootstrap', () => ({ peers: service.bootstrap() })),
 ];

@@ -25,22 +25,10 @@ export interface SignalService {
   onSignal(listener: (signal: SignalObject) => void): Unsubscribe;
 }
 
-export const signalRoutes: Feature<SignalService> = (service, { json, query, readJson, stream }) => [
+export const signalRoutes: Feature<SignalService> = (service, { json, query, readJson, reader, stream }) => [
   { path: '/signals/stream', get: (call) => stream(call, (listener) => service.onSignal(listener)) },
-  {
-    path: '/signals',
-    get: ({ url }) => {
-      query(url);
-      return json(service.signals());
-    },
-  },
-  {
-    path: '/atlas',
-    get: ({ url }) => {
-      query(url);
-      return json(service.atlas());
-    },
-  },
+  reader('/signals', () => service.signals()),
+  reader('/atlas', () => service.atlas()),
   {
     path: '/signals/send',
     post: async ({ request, url }) => {
