@@ -142,9 +142,10 @@ export async function createSubmission(request: Request, ctx: SubmissionRoutesCo
     input = validateParams<SubmissionInput>(SUBMISSION_FIELDS, fields, 'json', 'invalid-body');
     await checkKindRules(input, ctx);
   } catch (error) {
-    if (html && error instanceof ProblemError && error.code === 'invalid-body') {
+    // A field the client can mend (a 400): a form user gets the form again, with each error beside its field.
+    if (html && error instanceof ProblemError && error.status === 400) {
       const errors = (error.extra.errors as FieldError[] | undefined) ?? [{ name: '', detail: error.message }];
-      return new Response(formPage(formValues(fields), errors), { status: 400, headers: PAGE_HEADERS });
+      return new Response(formPage(formValues(fields), errors), { status: error.status, headers: PAGE_HEADERS });
     }
     throw error;
   }
