@@ -200,3 +200,44 @@ export async function openDataDir(
   const { identity, created } = await loadIdentity(join(dir, IDENTITY_FILE), warn);
   return { dir, chainPath: join(dir, 'chain'), token, identity, created };
 }
+
+/** Where a running node records its HTTP API: `{ "url": …, "pid": … }`, so commands can find it. */
+export const API_FILE = 'api.json';
+
+/** A running node's record in its data directory. */
+export interface ApiAddress {
+  readonly url: string;
+  readonly pid: number;
+}
+
+/** Records that this process serves its HTTP API at `url` (atomically, mode 0600, replacing a stale record). */
+export async function writeApiAddress(dir: string, url: string): Promise<void> {
+  await writePrivateFile(join(dir, API_FILE), `${JSON.stringify({ url, pid: process.pid })}\n`, true);
+}
+
+/** Removes the record at a clean stop, unless another process has written its own meanwhile. */
+export async function removeApiAddress(dir: string): Promise<void> {
+  const current = await readApiAddress(dir).catch(() => null);
+  if (current?.pid === process.pid) await unlink(join(dir, API_FILE)).catch(() => {});
+}
+
+/** The record in `dir`, or null when there is none; throws DataDirError when it is unreadable. */
+export async function readApiAddress(dir: string): Promise<ApiAddress | null> {
+  const path = join(dir, API_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') return null;
+    throw new DataDirError('api-unreadable', `cannot read ${path}: ${messageOf(error)}`, { cause: error });
+  }
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch {
+    record = null;
+  }
+  const { url, pid } = (record ?? {}) as Record<string, unknown>;
+  if (typeof url !== 'string' || !Number.isSafeInteger(pid)) throw new DataDirError('api-invalid', `${path} is not a node's API record ({"url", "pid"})`);
+  return { url, pid: pid as number };
+}
