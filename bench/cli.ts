@@ -57,9 +57,9 @@ const ledgerCommand = command({
 export const benchCommand = command({
   commands: [
     entry('crypto', 'SHA-256 and Ed25519 on Node, Deno and Chromium, next to native baselines', () => cryptoCommand),
-    entry('directory', 'the directory over HTTP with generated records: start-up, memory, search latency, the export', async () => (await import('./directory-bench.ts')).directoryBenchCommand),
+    entry('directory', 'the directory over HTTP with generated records: start-up, memory, latency', async () => (await import('./directory-bench.ts')).directoryBenchCommand),
     entry('ledger', "a full block against its signature checks; the state root against the state's size", () => ledgerCommand),
-    entry('mesh', "real nodes on loopback: catching up 10,000 blocks by sync against local apply; a transfer's latency", async () => (await import('./mesh-bench.ts')).meshBenchCommand),
+    entry('mesh', "real nodes on loopback: catching up by sync against local apply; transfer latency", async () => (await import('./mesh-bench.ts')).meshBenchCommand),
   ],
 });
 

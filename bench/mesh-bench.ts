@@ -25,9 +25,9 @@ const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 
 const meshOptions = {
   ...runOptions,
-  blocks: option({ value: 'N', description: 'blocks in the generated chain (0 skips the catch-up)', parse: integer(0, 1_000_000), shown: '10000; 1000 with --quick' }),
+  blocks: option({ value: 'N', description: 'blocks in the generated chain; 0 skips the catch-up', parse: integer(0, 1_000_000), shown: '10000; 1000 with --quick' }),
   runs: option({ value: 'N', description: 'catch-up runs, local and network each', parse: integer(1, 50), shown: '3; 1 with --quick' }),
-  transfers: option({ value: 'N', description: 'measured transfers (0 skips the latency case)', parse: integer(0, 100_000), shown: '200; 20 with --quick' }),
+  transfers: option({ value: 'N', description: 'measured transfers; 0 skips the latency case', parse: integer(0, 100_000), shown: '200; 20 with --quick' }),
   'transfers-per-block': option({ value: 'N', description: 'transfers in each generated block', parse: integer(0, 1_000), default: 20 }),
   'block-interval-ms': option({ value: 'N', description: "the devnet's block interval, for the chain and every node", parse: integer(10, 600_000), default: 1_000 }),
   'cache-dir': option({ value: 'DIR', description: 'where generated chains are kept between runs', default: tmpdir(), shown: 'the temp directory' }),

@@ -6,9 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
+import { option } from './cli/command.ts';
 
 /** What a started node needs from its data directory. */
 export interface DataDir {
@@ -33,6 +35,9 @@ export class DataDirError extends Error {
     this.code = code;
   }
 }
+
+/** The `--data-dir DIR` option of every command that works on a node's data directory. */
+export const dataDirOption = option({ value: 'DIR', description: "the node's data directory", default: join(homedir(), '.mesh'), shown: '~/.mesh' });
 
 export const TOKEN_FILE = 'api.token';
 export const IDENTITY_FILE = 'identity.json';

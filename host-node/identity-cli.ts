@@ -3,11 +3,10 @@
  * Terminal only, by design: the HTTP API has no route that reads or sets the key.
  */
 import { mkdir, stat } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { toHex } from '../core/encoding/hex.ts';
 import { command, entry, flag, option } from './cli/command.ts';
-import { DataDirError, IDENTITY_FILE, readIdentityFile, writeIdentityFile } from './data-dir.ts';
+import { DataDirError, dataDirOption, IDENTITY_FILE, readIdentityFile, writeIdentityFile } from './data-dir.ts';
 
 interface IdentityArgs {
   file: string;
@@ -15,7 +14,6 @@ interface IdentityArgs {
   force: boolean;
 }
 
-const dataDirOption = option({ value: 'DIR', description: "the node's data directory", default: join(homedir(), '.mesh'), shown: '~/.mesh' });
 const PRIVATE = 'Keep the backup private: whoever holds it can act as the node.';
 
 async function exists(path: string): Promise<boolean> {
@@ -31,16 +29,14 @@ async function exists(path: string): Promise<boolean> {
 async function backup({ file, dataDir, force }: IdentityArgs): Promise<number> {
   const source = join(dataDir, IDENTITY_FILE);
   if (!(await exists(source))) {
-    process.stderr.write(`mesh identity: ${dataDir} has no identity (no ${IDENTITY_FILE}); start \`mesh node\` there once, or restore one\n`);
-    return 1;
+    throw new Error(`${dataDir} has no identity (no ${IDENTITY_FILE}); start \`mesh node\` there once, or restore one`);
   }
   const key = await readIdentityFile(source);
   try {
     await writeIdentityFile(file, key, { force });
   } catch (error) {
     if (error instanceof DataDirError && error.code === 'identity-exists') {
-      process.stderr.write(`mesh identity: ${file} already exists; not overwritten (use --force to replace it)\n`);
-      return 1;
+      throw new Error(`${file} already exists; not overwritten (use --force to replace it)`);
     }
     throw error;
   }
@@ -68,10 +64,7 @@ async function restore({ file, dataDir, force }: IdentityArgs): Promise<number> 
     }
     if (!force) {
       const what = current === undefined ? `an unreadable identity (${problem})` : `node_id ${current}`;
-      process.stderr.write(
-        `mesh identity: ${dataDir} already holds ${what}; not replaced by node_id ${nodeId} (use --force to replace it, and back it up first)\n`,
-      );
-      return 1;
+      throw new Error(`${dataDir} already holds ${what}; not replaced by node_id ${nodeId} (use --force to replace it, and back it up first)`);
     }
   }
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -80,8 +73,7 @@ async function restore({ file, dataDir, force }: IdentityArgs): Promise<number> 
     await writeIdentityFile(target, key, { force: present });
   } catch (error) {
     if (error instanceof DataDirError && error.code === 'identity-exists') {
-      process.stderr.write(`mesh identity: an identity appeared in ${dataDir} meanwhile; not replaced\n`);
-      return 1;
+      throw new Error(`an identity appeared in ${dataDir} meanwhile; not replaced`);
     }
     throw error;
   }

@@ -3,7 +3,6 @@
  * api.token), libp2p on TCP and WebSockets, the HTTP API on loopback, blocks on the timer with
  * `--mine`. SIGINT or SIGTERM stops it cleanly; a second signal exits at once.
  */
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createNodeApi } from '../core/api/handler.ts';
 import { Chain } from '../core/chain/chain.ts';
@@ -12,7 +11,7 @@ import { MeshNode } from '../core/node/node.ts';
 import { probeCapacity } from './capacity.ts';
 import { command, flag, list, option, type OptionValues, UsageError } from './cli/command.ts';
 import { integer, port } from './cli/values.ts';
-import { DataDirError, openDataDir, removeApiAddress, writeApiAddress } from './data-dir.ts';
+import { DataDirError, dataDirOption, openDataDir, removeApiAddress, writeApiAddress } from './data-dir.ts';
 import { serveApi } from './http-server.ts';
 import { LevelStore, StoreLockedError } from './leveldb-store.ts';
 import { installNativeCrypto } from './native-crypto.ts';
@@ -46,7 +45,7 @@ async function starting<T>(what: string, step: () => Promise<T>): Promise<T> {
 }
 
 const nodeOptions = {
-  'data-dir': option({ value: 'DIR', description: 'data directory', default: join(homedir(), '.mesh'), shown: '~/.mesh' }),
+  'data-dir': dataDirOption,
   host: option({ value: 'ADDR', description: 'HTTP API address', default: '127.0.0.1' }),
   port: option({ value: 'N', description: 'HTTP API port, 0 for a free one', parse: port(), default: 8844 }),
   // WebSockets listen on the next port, which must exist too.

@@ -2,7 +2,7 @@
  * The command-line options of the directory server, shared by the Node command
  * (`mesh directory`) and the Deno entry (`deno task directory`), so both take the same flags.
  */
-import { option, type OptionValues } from '../../host-node/cli/command.ts';
+import { option, type Options, type OptionValues, type ValueOption } from '../../host-node/cli/command.ts';
 import { decimal, integer, port } from '../../host-node/cli/values.ts';
 
 export interface ServeOptions {
@@ -26,8 +26,18 @@ export const SERVE_DESCRIPTION = `Serves the manufacturer directory: the JSON AP
 
 export const SERVE_NOTES = 'The first line printed is "directory listening on http://HOST:PORT".';
 
+/** The server's option definitions. */
+export interface ServeOptionDefinitions extends Options {
+  readonly host: ValueOption<string>;
+  readonly port: ValueOption<number>;
+  readonly data: ValueOption<string | undefined>;
+  readonly submissions: ValueOption<string | undefined>;
+  readonly 'rate-limit': ValueOption<number>;
+  readonly burst: ValueOption<number>;
+}
+
 /** The options, with `submissionsDefault` saying where submissions go on this runtime. */
-export function serveOptions(submissionsDefault: string) {
+export function serveOptions(submissionsDefault: string): ServeOptionDefinitions {
   return {
     host: option({ value: 'ADDR', description: 'address to listen on', default: DEFAULT_HOST }),
     port: option({ value: 'N', description: 'port, 0 for a free one', parse: port(), default: DEFAULT_PORT }),
@@ -39,7 +49,7 @@ export function serveOptions(submissionsDefault: string) {
 }
 
 /** The server's settings from the parsed options. */
-export function serveConfig(values: OptionValues<ReturnType<typeof serveOptions>>): ServeOptions {
+export function serveConfig(values: OptionValues<ServeOptionDefinitions>): ServeOptions {
   return { host: values.host, port: values.port, data: values.data, submissions: values.submissions, rateLimit: values['rate-limit'], burst: values.burst };
 }
 

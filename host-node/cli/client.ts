@@ -7,9 +7,8 @@
  * the token is `<data-dir>/api.token`. `--node URL` names the node directly.
  */
 import { readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { API_FILE, readApiAddress, TOKEN_FILE } from '../data-dir.ts';
+import { API_FILE, dataDirOption, readApiAddress, TOKEN_FILE } from '../data-dir.ts';
 import { option, UsageError } from './command.ts';
 
 /** Seconds a request may take before the command gives up on the node. */
@@ -25,7 +24,7 @@ function httpUrl(text: string, name: string): string {
 
 /** The options every client command takes. */
 export const clientOptions = {
-  'data-dir': option({ value: 'DIR', description: "the node's data directory, where it records its address and token", default: join(homedir(), '.mesh'), shown: '~/.mesh' }),
+  'data-dir': dataDirOption,
   node: option({ value: 'URL', description: "the node's HTTP API (default: the address the running node recorded in its data directory)", parse: httpUrl }),
 };
 
