@@ -1,9 +1,9 @@
 /**
- * Browser entry of the crypto benchmark, bundled by esbuild and loaded by bench/chromium-node.ts:
+ * Browser entry of the crypto benchmark, bundled by esbuild and loaded by bench/crypto/chromium.ts:
  * runs the shared cases with WebCrypto as the baseline. Progress goes to the console; the result
  * is the promise `globalThis.meshBench`.
  */
-import { runCryptoSuite, type RuntimeResult } from './crypto-cases.ts';
+import { runCryptoSuite, type RuntimeResult } from './cases.ts';
 
 declare global {
   var meshBench: Promise<RuntimeResult> | undefined;

@@ -4,8 +4,8 @@
  * implementations. Web-standard only; a runtime's extra baselines (node:crypto on Node) arrive
  * through `CryptoHost`, so Node, Deno and Chromium all run this same file.
  */
-import { sha256, sha256Async, WEBCRYPTO_MIN_BYTES } from '../core/crypto/sha256.ts';
-import { concatBytes } from '../core/encoding/bytes.ts';
+import { sha256, sha256Async, WEBCRYPTO_MIN_BYTES } from '../../core/crypto/sha256.ts';
+import { concatBytes } from '../../core/encoding/bytes.ts';
 import {
   ED25519_PKCS8_PREFIX,
   ed25519Backends,
@@ -14,7 +14,7 @@ import {
   verifyBatch,
   type Ed25519Backend,
   type SignedMessage,
-} from '../core/crypto/ed25519.ts';
+} from '../../core/crypto/ed25519.ts';
 import {
   compare,
   DEFAULT_MEASURE,
@@ -23,7 +23,7 @@ import {
   type Contender,
   type MeasureOptions,
   type Measurement,
-} from './timing.ts';
+} from '../lib/timing.ts';
 
 export type RuntimeName = 'node' | 'deno' | 'chromium';
 

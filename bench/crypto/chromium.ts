@@ -1,6 +1,6 @@
 /**
  * Runs the shared crypto cases in headless Chromium (Debian's /usr/bin/chromium through
- * playwright-core): bundles bench/crypto.browser.ts with esbuild, serves it from a throwaway
+ * playwright-core): bundles bench/crypto/browser.ts with esbuild, serves it from a throwaway
  * node:http server on 127.0.0.1, relays the page's console and reads the result back.
  */
 import { createServer, type Server } from 'node:http';
@@ -9,15 +9,15 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
-import type { RuntimeResult } from './crypto-cases.ts';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/chromium.ts';
+import type { RuntimeResult } from './cases.ts';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../test/chromium.ts';
 
-const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const HERE = dirname(fileURLToPath(import.meta.url));
 
 /** The browser entry as one ES module (the core uses top-level await, so ESM it must be). */
 export async function bundleBrowserEntry(): Promise<string> {
   const out = await build({
-    entryPoints: [join(BENCH_DIR, 'crypto.browser.ts')],
+    entryPoints: [join(HERE, 'browser.ts')],
     bundle: true,
     platform: 'browser',
     format: 'esm',

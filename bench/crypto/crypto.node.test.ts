@@ -7,12 +7,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseBenchArgs } from './cli.ts';
-import { crossover, type CaseResult, type Row, type RuntimeResult } from './crypto-cases.ts';
-import { parseEd25519Speed, parseHashSpeed } from './openssl-node.ts';
-import { writeCryptoReport } from './report-node.ts';
+import { parseBenchArgs } from '../cli.ts';
+import { crossover, type CaseResult, type Row, type RuntimeResult } from './cases.ts';
+import { parseEd25519Speed, parseHashSpeed } from './openssl.ts';
+import { writeCryptoReport } from '../lib/results.ts';
 import { beginMarker, endMarker, evaluateGoals, replaceSection, type CryptoReport } from './report.ts';
-import { compare, median } from './timing.ts';
+import { compare, median } from '../lib/timing.ts';
 
 test('median: odd and even counts, unsorted input left as it was', () => {
   assert.equal(median([5]), 5);

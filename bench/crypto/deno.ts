@@ -1,9 +1,9 @@
 /**
  * Deno entry of the crypto benchmark: runs the shared cases with WebCrypto as the baseline and
  * prints the result as one JSON line on stdout (progress and tables go to stderr).
- * `npx mesh bench crypto` starts it as `deno run --no-prompt bench/crypto.deno.ts [--quick]`.
+ * `npx mesh bench crypto` starts it as `deno run --no-prompt bench/crypto/deno.ts [--quick]`.
  */
-import { runCryptoSuite } from './crypto-cases.ts';
+import { runCryptoSuite } from './cases.ts';
 
 // Reached through globalThis so the file type-checks both with Deno's types and with the
 // project's tsc (which has Node's types and no `Deno`).

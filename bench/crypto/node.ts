@@ -18,15 +18,15 @@ import { cpus, platform, release } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { installNativeCrypto, nativeSha256 } from '../host-node/native-crypto.ts';
-import { ED25519_PKCS8_PREFIX, type SignedMessage } from '../core/crypto/ed25519.ts';
-import { fromHex } from '../core/encoding/hex.ts';
-import { runCryptoSuite, type CryptoHost, type RuntimeName, type RuntimeResult } from './crypto-cases.ts';
-import { runOpensslSpeed, type RunFile } from './openssl-node.ts';
-import { writeCryptoReport } from './report-node.ts';
+import { installNativeCrypto, nativeSha256 } from '../../host-node/native-crypto.ts';
+import { ED25519_PKCS8_PREFIX, type SignedMessage } from '../../core/crypto/ed25519.ts';
+import { fromHex } from '../../core/encoding/hex.ts';
+import { runCryptoSuite, type CryptoHost, type RuntimeName, type RuntimeResult } from './cases.ts';
+import { runOpensslSpeed, type RunFile } from './openssl.ts';
+import { writeCryptoReport } from '../lib/results.ts';
 import { evaluateGoals, type CryptoReport } from './report.ts';
 
-const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 const ROOT = dirname(BENCH_DIR);
 export const RESULT_PREFIX = 'BENCH-RESULT ';
 
@@ -192,7 +192,7 @@ function denoBinary(): string {
  * instead of waiting for an answer.
  */
 export async function runDeno(quick: boolean, log: (text: string) => void): Promise<RuntimeResult> {
-  const args = ['run', '--no-prompt', join('bench', 'crypto.deno.ts'), ...(quick ? ['--quick'] : [])];
+  const args = ['run', '--no-prompt', join('bench', 'crypto', 'deno.ts'), ...(quick ? ['--quick'] : [])];
   const child = spawn(denoBinary(), args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderrTail = '';
@@ -278,7 +278,7 @@ export async function runCryptoBench(options: CryptoBenchOptions): Promise<numbe
         results.push(await runDeno(options.quick, log));
       } else {
         // Loaded only when asked for: playwright-core and esbuild stay out of the Node figures' process otherwise.
-        const { runChromium } = await import('./chromium-node.ts');
+        const { runChromium } = await import('./chromium.ts');
         results.push(await runChromium(options.quick, log));
       }
     } catch (error) {

@@ -1,11 +1,11 @@
 /**
  * The crypto benchmark's report: the goals judged on a run's figures, the Markdown section of
  * bench/RESULTS.md, and the marker-delimited replacement that leaves other sections alone.
- * Pure functions of the results; the file writing is in report-node.ts.
+ * Pure functions of the results; the file writing is in lib/results.ts.
  */
-import { formatBytes, throughput, type CaseResult, type RuntimeName, type RuntimeResult } from './crypto-cases.ts';
-import type { OpensslResult } from './openssl-node.ts';
-import { formatDuration, formatRate } from './timing.ts';
+import { formatBytes, throughput, type CaseResult, type RuntimeName, type RuntimeResult } from './cases.ts';
+import type { OpensslResult } from './openssl.ts';
+import { formatDuration, formatRate } from '../lib/timing.ts';
 
 export interface CryptoReport {
   readonly command: string;

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import { validate } from 'superstruct';
-import { parseDataset, readDataset } from '../directory/dataset.ts';
-import { FactoryRecordStruct, isFactoryId } from '../directory/record.ts';
-import { DirectoryIndex } from '../directory/search.ts';
-import { parseDirectoryBenchArgs, runDirectoryBench } from './directory-bench.ts';
-import { writeGeneratedDataset } from './directory-generate.ts';
-import { type DirectoryReport, evaluateDirectoryGoals, percentile, renderDirectorySection, summarize } from './directory-report.ts';
+import { parseDataset, readDataset } from '../../directory/dataset.ts';
+import { FactoryRecordStruct, isFactoryId } from '../../directory/record.ts';
+import { DirectoryIndex } from '../../directory/search.ts';
+import { parseDirectoryBenchArgs, runDirectoryBench } from './node.ts';
+import { writeGeneratedDataset } from './generate.ts';
+import { type DirectoryReport, evaluateDirectoryGoals, percentile, renderDirectorySection, summarize } from './report.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'mesh-directory-bench-test-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));

@@ -10,17 +10,17 @@
  * categories). Name and city words follow a skewed (power-law) popularity, as real names do, so
  * there are very common words ("precision") and rare ones (a brand that occurs a few times).
  *
- *   node bench/directory-generate.ts --records 1000000 --seed 1 --out /tmp/directory-1m.json
+ *   node bench/directory/generate.ts --records 1000000 --seed 1 --out /tmp/directory-1m.json
  */
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { datasetHeaderLine, datasetRecordLine } from '../directory/dataset.ts';
-import { assignCategories, evidenceFromText, NaicsMap, sortEvidence } from '../directory/import/evidence.ts';
-import { frsFacilityUrl } from '../directory/import/epa-frs.ts';
-import { exhibitorSourceKey } from '../directory/import/exhibitors.ts';
-import type { CategoryEvidence, Contact, FactoryRecord, SourceRef } from '../directory/record.ts';
-import { seededRandom } from './random.ts';
+import { datasetHeaderLine, datasetRecordLine } from '../../directory/dataset.ts';
+import { assignCategories, evidenceFromText, NaicsMap, sortEvidence } from '../../directory/import/evidence.ts';
+import { frsFacilityUrl } from '../../directory/import/epa-frs.ts';
+import { exhibitorSourceKey } from '../../directory/import/exhibitors.ts';
+import type { CategoryEvidence, Contact, FactoryRecord, SourceRef } from '../../directory/record.ts';
+import { seededRandom } from '../lib/random.ts';
 
 /** Bumped whenever the output for a given (records, seed) changes, so cached files are rebuilt. */
 export const GENERATOR_VERSION = 1;
@@ -252,7 +252,7 @@ export function generatedBrands(seed: number): string[] {
 
 async function vocabulary(seed: number): Promise<Vocab> {
   const rng = seededRandom(mix(seed, 3));
-  const map = NaicsMap.parse(await readFile(new URL('../directory/data/naics-category-map.json', import.meta.url), 'utf8'));
+  const map = NaicsMap.parse(await readFile(new URL('../../directory/data/naics-category-map.json', import.meta.url), 'utf8'));
   const codes = ['332710', '332721', '332322', '326199', '333511', '334418', '335931', '336320', '332813', '332812', '33271'];
   return {
     brands: generatedBrands(seed),

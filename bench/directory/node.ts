@@ -12,7 +12,7 @@ import { cpus, platform, release, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { GENERATOR_VERSION, generatedBrands, writeGeneratedDataset } from './directory-generate.ts';
+import { GENERATOR_VERSION, generatedBrands, writeGeneratedDataset } from './generate.ts';
 import {
   type CaseGroup,
   type CaseResult,
@@ -22,11 +22,11 @@ import {
   type LatencyResult,
   renderDirectorySection,
   summarize,
-} from './directory-report.ts';
-import { readIfPresent, writeAtomically } from './report-node.ts';
-import { replaceSection } from './report.ts';
+} from './report.ts';
+import { readIfPresent, writeAtomically } from '../lib/results.ts';
+import { replaceSection } from '../crypto/report.ts';
 
-const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 const ROOT = dirname(BENCH_DIR);
 
 export const DIRECTORY_USAGE = `Usage: mesh bench directory [--records N] [--seed N] [--quick] [--write] [--data-dir DIR]

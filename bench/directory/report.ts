@@ -1,9 +1,9 @@
 /**
  * The directory benchmark's report: percentiles, the goals judged on a run's figures, and the
  * Markdown section of bench/RESULTS.md. Pure functions of the results; measuring is in
- * directory-bench.ts.
+ * node.ts.
  */
-import { formatDuration } from './timing.ts';
+import { formatDuration } from '../lib/timing.ts';
 
 export type CaseGroup = 'filtered' | 'free text' | 'combined' | 'floor';
 
@@ -141,7 +141,7 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
     `Measured ${report.date.slice(0, 16).replace('T', ' ')} UTC by \`${report.command}\`` +
       `${report.quick ? ' (quick: few requests, figures rough)' : ''} on ${report.machine.cpu}, ${report.machine.cores} cores, ` +
       `${report.machine.os}, Node ${report.machine.node}; ${(report.elapsedMs / 1000).toFixed(0)} s in all. Dataset: ` +
-      `${d.records.toLocaleString('en')} generated records (\`bench/directory-generate.ts\`, seed ${d.seed}, ` +
+      `${d.records.toLocaleString('en')} generated records (\`bench/directory/generate.ts\`, seed ${d.seed}, ` +
       `${(d.bytes / 1e6).toFixed(0)} MB${d.generateSeconds === null ? ', cached' : `, generated in ${d.generateSeconds.toFixed(0)} s`}).`,
   );
   parts.push(

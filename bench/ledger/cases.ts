@@ -1,22 +1,22 @@
 /**
  * The ledger benchmark's measurements, web-standard like the core they exercise (the Node entry,
- * ledger-node.ts, adds native hashing, the garbage collector and memory figures):
+ * node.ts, adds native hashing, the garbage collector and memory figures):
  *
  * 1. a full block: validating and applying it (`applyBlock`: header rules, every signature,
  *    every transaction, the state root, the undo record) next to its signature checks alone
  *    (`verifyBatch` over exactly the messages it carries), with the phases measured one by one;
  * 2. the state root: the time of `stateRoot()` after k changed entries, in states of growing size.
  */
-import { verifyBatch } from '../core/crypto/ed25519.ts';
-import { toHex } from '../core/encoding/hex.ts';
-import { applyTx, signedMessages } from '../core/ledger/apply.ts';
-import { decodeBlock } from '../core/ledger/block.ts';
-import { ProducerSchedule } from '../core/ledger/producer.ts';
-import type { TxKind } from '../core/ledger/tx.ts';
-import { applyBlock, checkHeader, headerMessage } from '../core/ledger/validate.ts';
-import { accountsState, fillerEntry, type BlockWorkload } from './ledger-fixture.ts';
-import { seededRandom } from './random.ts';
-import { compare, formatDuration, median, type Contender, type Measurement } from './timing.ts';
+import { verifyBatch } from '../../core/crypto/ed25519.ts';
+import { toHex } from '../../core/encoding/hex.ts';
+import { applyTx, signedMessages } from '../../core/ledger/apply.ts';
+import { decodeBlock } from '../../core/ledger/block.ts';
+import { ProducerSchedule } from '../../core/ledger/producer.ts';
+import type { TxKind } from '../../core/ledger/tx.ts';
+import { applyBlock, checkHeader, headerMessage } from '../../core/ledger/validate.ts';
+import { accountsState, fillerEntry, type BlockWorkload } from './fixture.ts';
+import { seededRandom } from '../lib/random.ts';
+import { compare, formatDuration, median, type Contender, type Measurement } from '../lib/timing.ts';
 
 /** What the block case measured, for one SHA-256 implementation. */
 export interface BlockCase {

@@ -9,16 +9,16 @@
  *
  * Web-standard only, like the core it exercises.
  */
-import { SigningKey, type SignedMessage } from '../core/crypto/ed25519.ts';
-import { sha256 } from '../core/crypto/sha256.ts';
-import { CREDIT } from '../core/encoding/amount.ts';
-import { encode } from '../core/encoding/codec.ts';
-import { applyTx, signedMessages } from '../core/ledger/apply.ts';
-import { signBlock, type Block } from '../core/ledger/block.ts';
-import { blockSigningBytes, HEADER_VERSION, type Header, type SignedHeader } from '../core/ledger/header.ts';
-import { emissionAt, EXPIRY_BLOCKS, MAINNET, MAX_TXS_PER_BLOCK, type ChainParams } from '../core/ledger/params.ts';
-import { advanceSeed, scheduleAfter } from '../core/ledger/producer.ts';
-import { accountCodec, LedgerState, TABLE, type Account } from '../core/ledger/state.ts';
+import { SigningKey, type SignedMessage } from '../../core/crypto/ed25519.ts';
+import { sha256 } from '../../core/crypto/sha256.ts';
+import { CREDIT } from '../../core/encoding/amount.ts';
+import { encode } from '../../core/encoding/codec.ts';
+import { applyTx, signedMessages } from '../../core/ledger/apply.ts';
+import { signBlock, type Block } from '../../core/ledger/block.ts';
+import { blockSigningBytes, HEADER_VERSION, type Header, type SignedHeader } from '../../core/ledger/header.ts';
+import { emissionAt, EXPIRY_BLOCKS, MAINNET, MAX_TXS_PER_BLOCK, type ChainParams } from '../../core/ledger/params.ts';
+import { advanceSeed, scheduleAfter } from '../../core/ledger/producer.ts';
+import { accountCodec, LedgerState, TABLE, type Account } from '../../core/ledger/state.ts';
 import {
   BILLING_HEARTBEAT,
   BILLING_SETTLE,
@@ -28,9 +28,9 @@ import {
   type Tx,
   type TxBody,
   type TxKind,
-} from '../core/ledger/tx.ts';
-import { headerMessage, type ParentInfo } from '../core/ledger/validate.ts';
-import { seededRandom } from './random.ts';
+} from '../../core/ledger/tx.ts';
+import { headerMessage, type ParentInfo } from '../../core/ledger/validate.ts';
+import { seededRandom } from '../lib/random.ts';
 
 
 // An integer finaliser (murmur3 fmix32): spreads consecutive inputs over all 32 bits.

@@ -9,12 +9,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { verifyBatch } from '../core/crypto/ed25519.ts';
-import { sha256 } from '../core/crypto/sha256.ts';
-import { toHex } from '../core/encoding/hex.ts';
-import { TX_KINDS } from '../core/ledger/tx.ts';
-import { applyBlock } from '../core/ledger/validate.ts';
-import { runBench } from './cli.ts';
+import { verifyBatch } from '../../core/crypto/ed25519.ts';
+import { sha256 } from '../../core/crypto/sha256.ts';
+import { toHex } from '../../core/encoding/hex.ts';
+import { TX_KINDS } from '../../core/ledger/tx.ts';
+import { applyBlock } from '../../core/ledger/validate.ts';
+import { runBench } from '../cli.ts';
 import {
   APPLY_BLOCK,
   DECODE_APPLY,
@@ -24,11 +24,11 @@ import {
   SIGNATURES,
   type BlockCase,
   type RootCase,
-} from './ledger-cases.ts';
-import { accountsState, BLOCK_MIX, blockWorkload, fillerId } from './ledger-fixture.ts';
-import { countHashes, watchOthers, writeLedgerReport } from './ledger-node.ts';
-import { evaluateLedgerGoals, renderLedgerSection, type LedgerReport } from './ledger-report.ts';
-import { beginMarker, endMarker } from './report.ts';
+} from './cases.ts';
+import { accountsState, BLOCK_MIX, blockWorkload, fillerId } from './fixture.ts';
+import { countHashes, watchOthers, writeLedgerReport } from './node.ts';
+import { evaluateLedgerGoals, renderLedgerSection, type LedgerReport } from './report.ts';
+import { beginMarker, endMarker } from '../crypto/report.ts';
 
 const small = { accounts: 600, participants: 400 };
 

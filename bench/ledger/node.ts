@@ -10,9 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { useNativeSha256 } from '../core/crypto/sha256.ts';
-import { installNativeCrypto, nativeSha256 } from '../host-node/native-crypto.ts';
-import { cpuModel, sourceState } from './crypto-node.ts';
+import { useNativeSha256 } from '../../core/crypto/sha256.ts';
+import { installNativeCrypto, nativeSha256 } from '../../host-node/native-crypto.ts';
+import { cpuModel, sourceState } from '../crypto/node.ts';
 import {
   measureBlock,
   measureRoots,
@@ -20,13 +20,13 @@ import {
   type BlockCase,
   type LedgerCaseOptions,
   type MemoryProbe,
-} from './ledger-cases.ts';
-import { blockWorkload } from './ledger-fixture.ts';
-import { evaluateLedgerGoals, renderLedgerSection, type LedgerReport } from './ledger-report.ts';
-import { writeResults, type ResultPaths } from './report-node.ts';
-import type { Goal } from './report.ts';
+} from './cases.ts';
+import { blockWorkload } from './fixture.ts';
+import { evaluateLedgerGoals, renderLedgerSection, type LedgerReport } from './report.ts';
+import { writeResults, type ResultPaths } from '../lib/results.ts';
+import type { Goal } from '../crypto/report.ts';
 
-const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 
 /** Counts SHA-256 computations by swapping in a counting native hasher for the duration of `work`. */
 export function countHashes(work: () => void): number {

@@ -1,6 +1,6 @@
 /**
  * The ledger benchmark's report: the two goals judged on a run's figures and the Markdown section
- * of bench/RESULTS.md. Pure functions of the results; ledger-node.ts writes the files.
+ * of bench/RESULTS.md. Pure functions of the results; node.ts writes the files.
  */
 import {
   APPLY_BLOCK,
@@ -11,9 +11,9 @@ import {
   SIGNATURES,
   type BlockCase,
   type RootCase,
-} from './ledger-cases.ts';
-import { goalList, markdownTable, measuredLine, type Goal, type RunInfo } from './report.ts';
-import { formatDuration } from './timing.ts';
+} from './cases.ts';
+import { goalList, markdownTable, measuredLine, type Goal, type RunInfo } from '../crypto/report.ts';
+import { formatDuration } from '../lib/timing.ts';
 
 export interface LedgerReport extends RunInfo {
   readonly node: { readonly version: string; readonly v8: string; readonly openssl: string };

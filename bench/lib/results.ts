@@ -1,7 +1,7 @@
 /** Writes the crypto benchmark's results: raw JSON, and its section of bench/RESULTS.md. */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { evaluateGoals, renderCryptoSection, replaceSection, type CryptoReport, type Goal } from './report.ts';
+import { evaluateGoals, renderCryptoSection, replaceSection, type CryptoReport, type Goal } from '../crypto/report.ts';
 
 /** The file's text, or null when it does not exist. */
 export async function readIfPresent(path: string): Promise<string | null> {

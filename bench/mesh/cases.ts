@@ -10,10 +10,10 @@
 import { readFile, rm } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { Chain, MAX_BLOCKS_PER_RESPONSE } from '../core/chain/chain.ts';
-import { CREDIT } from '../core/encoding/amount.ts';
-import { toHex } from '../core/encoding/hex.ts';
-import { LevelStore } from '../host-node/leveldb-store.ts';
+import { Chain, MAX_BLOCKS_PER_RESPONSE } from '../../core/chain/chain.ts';
+import { CREDIT } from '../../core/encoding/amount.ts';
+import { toHex } from '../../core/encoding/hex.ts';
+import { LevelStore } from '../../host-node/leveldb-store.ts';
 import {
   getJson,
   openStream,
@@ -26,9 +26,9 @@ import {
   type EventStream,
   type MeshProcess,
   type StartOptions,
-} from '../test/mesh-process.ts';
-import { chainPath, copyDataDir, type SourceChain } from './mesh-chain.ts';
-import { seededRandom } from './random.ts';
+} from '../../test/mesh-process.ts';
+import { chainPath, copyDataDir, type SourceChain } from './chain.ts';
+import { seededRandom } from '../lib/random.ts';
 
 /** One local replay of the chain: read from the source store, added to a fresh one. */
 export interface LocalRun {

@@ -7,17 +7,17 @@
 import { cp, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Chain } from '../core/chain/chain.ts';
-import { buildBlock, nextSlot } from '../core/chain/miner.ts';
-import { SigningKey } from '../core/crypto/ed25519.ts';
-import { sha256 } from '../core/crypto/sha256.ts';
-import { CREDIT } from '../core/encoding/amount.ts';
-import { toHex } from '../core/encoding/hex.ts';
-import { devnet, type ChainParams } from '../core/ledger/params.ts';
-import { signTx, type Tx } from '../core/ledger/tx.ts';
-import { IDENTITY_FILE, openDataDir, writeIdentityFile } from '../host-node/data-dir.ts';
-import { LevelStore } from '../host-node/leveldb-store.ts';
-import { seededRandom } from './random.ts';
+import { Chain } from '../../core/chain/chain.ts';
+import { buildBlock, nextSlot } from '../../core/chain/miner.ts';
+import { SigningKey } from '../../core/crypto/ed25519.ts';
+import { sha256 } from '../../core/crypto/sha256.ts';
+import { CREDIT } from '../../core/encoding/amount.ts';
+import { toHex } from '../../core/encoding/hex.ts';
+import { devnet, type ChainParams } from '../../core/ledger/params.ts';
+import { signTx, type Tx } from '../../core/ledger/tx.ts';
+import { IDENTITY_FILE, openDataDir, writeIdentityFile } from '../../host-node/data-dir.ts';
+import { LevelStore } from '../../host-node/leveldb-store.ts';
+import { seededRandom } from '../lib/random.ts';
 
 /** Bumped whenever the generated chain changes, so an old cached directory is not reused. */
 export const CHAIN_VERSION = 1;

@@ -9,16 +9,16 @@ import { cpus, platform, release, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { installNativeCrypto } from '../host-node/native-crypto.ts';
-import { stopAll, stopNode } from '../test/mesh-process.ts';
-import { cpuModel, sourceState } from './crypto-node.ts';
-import { sourceChain } from './mesh-chain.ts';
-import { applyLocally, catchUpOverNetwork, startServingNode, transferLatency, type CaseOptions, type LocalRun, type NetworkRun } from './mesh-cases.ts';
-import { evaluateMeshGoals, renderMeshSection, type MeshReport } from './mesh-report.ts';
-import { writeResults, type ResultPaths } from './report-node.ts';
-import type { Goal } from './report.ts';
+import { installNativeCrypto } from '../../host-node/native-crypto.ts';
+import { stopAll, stopNode } from '../../test/mesh-process.ts';
+import { cpuModel, sourceState } from '../crypto/node.ts';
+import { sourceChain } from './chain.ts';
+import { applyLocally, catchUpOverNetwork, startServingNode, transferLatency, type CaseOptions, type LocalRun, type NetworkRun } from './cases.ts';
+import { evaluateMeshGoals, renderMeshSection, type MeshReport } from './report.ts';
+import { writeResults, type ResultPaths } from '../lib/results.ts';
+import type { Goal } from '../crypto/report.ts';
 
-const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 
 export const MESH_USAGE = `Usage: mesh bench mesh [--quick] [--write] [--blocks N] [--runs N] [--transfers N]
                        [--transfers-per-block N] [--block-interval-ms N] [--cache-dir DIR] [--cpu-prof DIR]

@@ -1,12 +1,12 @@
 /**
  * The node benchmark's report: the two goals judged on a run's figures and the Markdown section of
- * bench/RESULTS.md. Pure functions of the results; mesh-bench.ts measures and writes.
+ * bench/RESULTS.md. Pure functions of the results; node.ts measures and writes.
  */
-import { percentile } from './directory-report.ts';
-import type { ChainInfo } from './mesh-chain.ts';
-import type { LatencyRun, LocalRun, NetworkRun } from './mesh-cases.ts';
-import { goalList, markdownTable, measuredLine, type Goal, type RunInfo } from './report.ts';
-import { median } from './timing.ts';
+import { percentile } from '../directory/report.ts';
+import type { ChainInfo } from './chain.ts';
+import type { LatencyRun, LocalRun, NetworkRun } from './cases.ts';
+import { goalList, markdownTable, measuredLine, type Goal, type RunInfo } from '../crypto/report.ts';
+import { median } from '../lib/timing.ts';
 
 export interface MeshReport extends RunInfo {
   readonly node: { readonly version: string };
