@@ -24,6 +24,7 @@ import {
   type MeasureOptions,
   type Measurement,
 } from '../lib/timing.ts';
+import { textTable } from '../lib/table.ts';
 
 export type RuntimeName = 'node' | 'deno' | 'chromium';
 
@@ -617,15 +618,6 @@ export async function runCryptoSuite(host: CryptoHost, options: SuiteOptions): P
 // ---------------------------------------------------------------------------------------------
 // Plain-text tables, printed as the figures come in (web-standard, so every runtime can print).
 
-function pad(cells: string[][], rightAligned: readonly boolean[]): string {
-  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-  return cells
-    .map((row) =>
-      row.map((cell, i) => (rightAligned[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd(),
-    )
-    .join('\n');
-}
-
 /** Throughput of a row: MB/s for hashing, signatures/s otherwise. */
 export function throughput(row: Row, unit: CaseResult['unit']): string {
   const perSecond = row.opsPerSec * row.units;
@@ -645,7 +637,7 @@ export function formatCase(c: CaseResult): string {
     r.name === c.reference ? '1 (ref)' : r.ratio.toFixed(2),
     r.note ?? '',
   ]);
-  return `\n${c.title} (ratio: time ÷ ${c.reference})\n${pad([header, ...rows], [false, true, true, true, true, false])}`;
+  return `\n${c.title} (ratio: time ÷ ${c.reference})\n${textTable([header, ...rows], [false, true, true, true, true, false])}`;
 }
 
 /** The sweep as one compact table (time per hash) and the crossover lines. */
@@ -654,5 +646,5 @@ export function formatSweep(sweep: readonly CaseResult[], crossovers: readonly C
   const header = ['  size', ...names];
   const rows = sweep.map((c) => [`  ${formatBytes(c.bytes ?? 0)}`, ...c.rows.map((r) => formatDuration(r.medianNs))]);
   const lines = crossovers.map((x) => `  ${x.agrees ? 'ok      ' : x.actual ? 'MISMATCH' : 'what-if '} ${x.remark}`);
-  return `\nSHA-256 crossover sweep (median time per hash)\n${pad([header, ...rows], [false, ...names.map(() => true)])}\n${lines.join('\n')}`;
+  return `\nSHA-256 crossover sweep (median time per hash)\n${textTable([header, ...rows], [false, ...names.map(() => true)])}\n${lines.join('\n')}`;
 }

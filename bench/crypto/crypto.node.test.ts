@@ -1,6 +1,6 @@
 /**
- * The benchmark's own machinery, on Node: the median, the crossover check, openssl parsing, the
- * goals, and the report writer's marker handling. No speed is asserted anywhere.
+ * The crypto benchmark's own machinery, on Node: the crossover check, openssl parsing, the
+ * arguments, the goals, and its section of the results. No speed is asserted anywhere.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -8,48 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseBenchArgs } from '../cli.ts';
+import { beginMarker, endMarker, writeReport } from '../lib/results.ts';
 import { crossover, type CaseResult, type Row, type RuntimeResult } from './cases.ts';
 import { parseEd25519Speed, parseHashSpeed } from './openssl.ts';
-import { writeCryptoReport } from '../lib/results.ts';
-import { beginMarker, endMarker, evaluateGoals, replaceSection, type CryptoReport } from './report.ts';
-import { compare, median } from '../lib/timing.ts';
-
-test('median: odd and even counts, unsorted input left as it was', () => {
-  assert.equal(median([5]), 5);
-  assert.equal(median([9, 1, 5]), 5);
-  assert.equal(median([4, 1, 3, 2]), 2.5);
-  assert.equal(median([7, 7, 1, 100, 7]), 7);
-  const values = [3, 1, 2];
-  median(values);
-  assert.deepEqual(values, [3, 1, 2]);
-  assert.throws(() => median([]), RangeError);
-});
-
-test('compare: every contender gets its samples, each sample the median of which is reported', async () => {
-  let setups = 0;
-  const results = await compare(
-    [
-      { name: 'sync', role: 'baseline', op: () => Math.sqrt(2) },
-      { name: 'async', role: 'core', op: async () => 1, samples: 2 },
-      { name: 'with setup', role: 'core', op: () => 1, setup: () => void setups++ },
-    ],
-    { samples: 3, minSampleMs: 1, warmupMs: 0 },
-  );
-  assert.deepEqual(
-    results.map((r) => [r.name, r.samplesNs.length]),
-    [
-      ['sync', 3],
-      ['async', 2],
-      ['with setup', 3],
-    ],
-  );
-  for (const r of results) {
-    assert.equal(r.medianNs, median(r.samplesNs));
-    assert.equal(r.opsPerSec, 1e9 / r.medianNs);
-  }
-  assert.equal(results[2]!.iterations, 1, 'a contender with setup is timed one call per sample');
-  assert.equal(setups, 1 + 3, 'setup before the first call and before every sample');
-});
+import { CRYPTO_REPORT, evaluateGoals, type CryptoReport } from './report.ts';
 
 test('crossover: finds where the large side wins for good and checks the constant', () => {
   const sweep = [64, 128, 256, 512, 1024].map((bytes) => ({ bytes, smallNs: bytes, largeNs: 300 }));
@@ -163,25 +125,7 @@ test('goals are judged on the figures, and n/a where a runtime was not measured'
   assert.equal(shaGoal!.met, true); // 0.90× at 32 B, 1.40× at 1 MiB
 });
 
-test('replaceSection: creates, appends, replaces between markers and keeps the rest', () => {
-  const created = replaceSection(null, 'crypto', 'one', '# Results\n');
-  assert.equal(created, `# Results\n\n${beginMarker('crypto')}\none\n${endMarker('crypto')}\n`);
-
-  const other = `${beginMarker('ledger')}\nledger figures\n${endMarker('ledger')}`;
-  const withOther = `# Results\n\nintro\n\n${other}\n`;
-  const appended = replaceSection(withOther, 'crypto', 'two');
-  assert.ok(appended.startsWith(withOther));
-  assert.ok(appended.endsWith(`${beginMarker('crypto')}\ntwo\n${endMarker('crypto')}\n`));
-
-  const replaced = replaceSection(`${appended}\ntrailing text\n`, 'crypto', 'three');
-  assert.equal(
-    replaced,
-    `# Results\n\nintro\n\n${other}\n\n${beginMarker('crypto')}\nthree\n${endMarker('crypto')}\n\ntrailing text\n`,
-  );
-  assert.throws(() => replaceSection(`${beginMarker('crypto')}\nno end`, 'crypto', 'x'), /unpaired/);
-});
-
-test('writeCryptoReport writes the JSON and only its own section of the Markdown', async () => {
+test('the crypto report writes the JSON and only its own section of the Markdown', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'mesh-bench-'));
   try {
     const markdown = join(dir, 'RESULTS.md');
@@ -191,7 +135,7 @@ test('writeCryptoReport writes the JSON and only its own section of the Markdown
     const after = '\nfooter note\n';
     await writeFile(markdown, `${before}\n${beginMarker('crypto')}\nold crypto figures\n${endMarker('crypto')}\n\n${ledger}${after}`);
 
-    await writeCryptoReport(fakeReport(), { markdown, json });
+    await writeReport(CRYPTO_REPORT, fakeReport(), { markdown, json });
     const first = await readFile(markdown, 'utf8');
     assert.ok(first.startsWith(`${before}\n${beginMarker('crypto')}\n## Crypto\n`));
     assert.ok(!first.includes('old crypto figures'));
@@ -203,7 +147,7 @@ test('writeCryptoReport writes the JSON and only its own section of the Markdown
     assert.equal(first.split(beginMarker('crypto')).length, 2, 'one crypto section');
 
     // Writing again replaces the section in place: the document does not grow.
-    await writeCryptoReport(fakeReport(), { markdown, json });
+    await writeReport(CRYPTO_REPORT, fakeReport(), { markdown, json });
     assert.equal(await readFile(markdown, 'utf8'), first);
 
     const saved = JSON.parse(await readFile(json, 'utf8')) as { command: string; machine: { cpu: string }; goals: unknown[] };

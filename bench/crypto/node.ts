@@ -4,7 +4,7 @@
  * `openssl speed`, and writes bench/results/crypto.json and the crypto section of
  * bench/RESULTS.md.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
   createPrivateKey,
   createPublicKey,
@@ -13,21 +13,18 @@ import {
   verify as nodeVerify,
   type KeyObject,
 } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { cpus, platform, release } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { installNativeCrypto, nativeSha256 } from '../../host-node/native-crypto.ts';
 import { ED25519_PKCS8_PREFIX, type SignedMessage } from '../../core/crypto/ed25519.ts';
 import { fromHex } from '../../core/encoding/hex.ts';
+import { describeMachine, REPO_ROOT, runFile, sourceState } from '../lib/environment.ts';
+import { printLine, publishReport } from '../lib/results.ts';
 import { runCryptoSuite, type CryptoHost, type RuntimeName, type RuntimeResult } from './cases.ts';
-import { runOpensslSpeed, type RunFile } from './openssl.ts';
-import { writeCryptoReport } from '../lib/results.ts';
-import { evaluateGoals, type CryptoReport } from './report.ts';
+import { runOpensslSpeed } from './openssl.ts';
+import { CRYPTO_REPORT, type CryptoReport } from './report.ts';
 
-const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
-const ROOT = dirname(BENCH_DIR);
 export const RESULT_PREFIX = 'BENCH-RESULT ';
 
 // DER wrapping of a raw Ed25519 public key (RFC 8410): a fixed header, then the 32 key bytes.
@@ -183,7 +180,7 @@ export function nodeHost(log: (text: string) => void): { host: CryptoHost; close
 
 /** The Deno binary the npm `deno` package installs. */
 function denoBinary(): string {
-  return join(ROOT, 'node_modules', '.bin', 'deno');
+  return join(REPO_ROOT, 'node_modules', '.bin', 'deno');
 }
 
 /**
@@ -193,7 +190,7 @@ function denoBinary(): string {
  */
 export async function runDeno(quick: boolean, log: (text: string) => void): Promise<RuntimeResult> {
   const args = ['run', '--no-prompt', join('bench', 'crypto', 'deno.ts'), ...(quick ? ['--quick'] : [])];
-  const child = spawn(denoBinary(), args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(denoBinary(), args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderrTail = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -212,41 +209,6 @@ export async function runDeno(quick: boolean, log: (text: string) => void): Prom
   return JSON.parse(line.slice(RESULT_PREFIX.length)) as RuntimeResult;
 }
 
-const runFile: RunFile = (file, args, options) =>
-  new Promise((resolve, reject) => {
-    execFile(file, [...args], { timeout: options.timeout, encoding: 'utf8' }, (error, stdout, stderr) =>
-      error ? reject(error) : resolve({ stdout, stderr }),
-    );
-  });
-
-/** The commit and the changed files of core/ and host-node/, read without touching the repository. */
-export async function sourceState(): Promise<CryptoReport['source']> {
-  try {
-    const git = (args: string[]) => runFile('git', ['--no-optional-locks', '-C', ROOT, ...args], { timeout: 10_000 });
-    const commit = (await git(['rev-parse', '--short', 'HEAD'])).stdout.trim();
-    const status = (await git(['status', '--porcelain', '--', 'core', 'host-node'])).stdout;
-    const modified = status
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => line.slice(3));
-    return { commit, modified };
-  } catch {
-    return undefined; // not a git checkout, or no git
-  }
-}
-
-/** The CPU's model name, from /proc/cpuinfo on Linux. */
-export async function cpuModel(): Promise<string> {
-  try {
-    const text = await readFile('/proc/cpuinfo', 'utf8');
-    const match = /^model name\s*:\s*(.+)$/m.exec(text);
-    if (match) return match[1]!.trim();
-  } catch {
-    // not Linux: fall back to what Node reports
-  }
-  return cpus()[0]?.model ?? 'unknown';
-}
-
 export interface CryptoBenchOptions {
   readonly quick: boolean;
   readonly runtimes: readonly RuntimeName[];
@@ -258,9 +220,7 @@ export interface CryptoBenchOptions {
 
 /** Runs `mesh bench crypto`; resolves to the exit code. */
 export async function runCryptoBench(options: CryptoBenchOptions): Promise<number> {
-  const log = (text: string): void => {
-    process.stdout.write(`${text}\n`);
-  };
+  const log = printLine;
   const started = Date.now();
   const sourceAtStart = await sourceState();
   const results: RuntimeResult[] = [];
@@ -295,27 +255,14 @@ export async function runCryptoBench(options: CryptoBenchOptions): Promise<numbe
     command: options.command,
     date: new Date().toISOString(),
     quick: options.quick,
-    machine: { cpu: await cpuModel(), cores: cpus().length, os: `${platform()} ${release()}` },
+    machine: await describeMachine(),
     runtimes: results,
     failures,
     openssl,
     ...(sourceAtStart ? { source: sourceAtStart } : {}),
     elapsedMs: Date.now() - started,
   };
-  log('\n== goals');
-  for (const goal of evaluateGoals(report)) {
-    log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'met ' : 'MISS'} ${goal.title}: ${goal.detail}`);
-  }
-  if (options.write) {
-    const paths = {
-      markdown: join(BENCH_DIR, 'RESULTS.md'),
-      json: join(BENCH_DIR, 'results', 'crypto.json'),
-    };
-    await writeCryptoReport(report, paths);
-    log(`\nwrote ${paths.json} and the crypto section of ${paths.markdown}`);
-  } else {
-    log('\nquick run: bench/RESULTS.md and bench/results/crypto.json left as they were (add --write to update them)');
-  }
+  await publishReport(CRYPTO_REPORT, report, { write: options.write, log });
   log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   return failures.length > 0 ? 1 : 0;
 }

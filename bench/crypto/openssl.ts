@@ -2,13 +2,7 @@
  * `openssl speed` as the native limit of one core (and, for Ed25519 verify, of all cores):
  * what a perfect binding to OpenSSL could reach on this machine.
  */
-
-/** Runs a program and gives its output; rejects when it cannot start or exits non-zero. */
-export type RunFile = (
-  file: string,
-  args: readonly string[],
-  options: { timeout: number },
-) => Promise<{ stdout: string; stderr: string }>;
+import type { RunFile } from '../lib/environment.ts';
 
 export interface OpensslOk {
   readonly ok: true;

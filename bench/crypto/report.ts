@@ -1,44 +1,22 @@
 /**
- * The crypto benchmark's report: the goals judged on a run's figures, the Markdown section of
- * bench/RESULTS.md, and the marker-delimited replacement that leaves other sections alone.
- * Pure functions of the results; the file writing is in lib/results.ts.
+ * The crypto benchmark's report: the goals judged on a run's figures and the Markdown section of
+ * bench/RESULTS.md. Pure functions of the results; lib/results.ts writes the files.
  */
+import { measuredLine, type RunInfo } from '../lib/environment.ts';
+import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import type { ReportKind } from '../lib/results.ts';
+import { markdownTable } from '../lib/table.ts';
+import { formatDuration, formatRate } from '../lib/timing.ts';
 import { formatBytes, throughput, type CaseResult, type RuntimeName, type RuntimeResult } from './cases.ts';
 import type { OpensslResult } from './openssl.ts';
-import { formatDuration, formatRate } from '../lib/timing.ts';
 
-export interface CryptoReport {
-  readonly command: string;
-  /** ISO 8601. */
-  readonly date: string;
-  readonly quick: boolean;
-  readonly machine: { readonly cpu: string; readonly cores: number; readonly os: string };
+export interface CryptoReport extends RunInfo {
   readonly runtimes: readonly RuntimeResult[];
   readonly failures: readonly { readonly runtime: RuntimeName; readonly reason: string }[];
   readonly openssl: OpensslResult;
-  /** The code measured: the commit, and files under core/ and host-node/ changed since. */
-  readonly source?: { readonly commit: string; readonly modified: readonly string[] };
-  readonly elapsedMs: number;
-}
-
-export interface Goal {
-  readonly title: string;
-  /** null when this run did not measure what the goal needs. */
-  readonly met: boolean | null;
-  readonly detail: string;
 }
 
 const RUNTIME_TITLE: Record<RuntimeName, string> = { node: 'Node', deno: 'Deno', chromium: 'Chromium' };
-
-export const RESULTS_HEADER = `# Benchmark results
-
-Figures measured on one machine, each next to a baseline measured in the same run.
-Reproduce from the repository root with \`npx mesh bench crypto\` (all three runtimes and
-\`openssl speed\`, under two minutes on a 2-core machine; \`--runtime node|deno|chromium\` for a
-subset, \`--quick\` for a smoke run that writes nothing unless given \`--write\`). Raw figures,
-with versions and the CPU, are in \`bench/results/<name>.json\`. Each benchmark rewrites only its
-own section below.
-`;
 
 function blockCase(runtime: RuntimeResult | undefined): CaseResult | undefined {
   return runtime?.cases.find((c) => c.group === 'verify-block');
@@ -73,7 +51,7 @@ export function evaluateGoals(report: CryptoReport): Goal[] {
     const node = byName.get('node');
     const rows = node ? coreBlockRows(node) : undefined;
     if (!rows?.cold || !rows.reference) {
-      goals.push({ title, met: null, detail: 'not measured in this run' });
+      goals.push(unmeasured(title));
     } else {
       const warm = rows.warm ? `; warm cache ${ms(rows.warm.medianNs)} (${rows.warm.ratio.toFixed(2)}×)` : '';
       goals.push({
@@ -125,7 +103,7 @@ export function evaluateGoals(report: CryptoReport): Goal[] {
     const small = pick(32);
     const large = pick(1048576);
     if (!small || !large) {
-      goals.push({ title, met: null, detail: 'not measured in this run' });
+      goals.push(unmeasured(title));
     } else {
       const describe = (label: string, p: { c: CaseResult; r: CaseResult['rows'][number] }): string => {
         const reference = row(p.c, p.c.reference);
@@ -147,16 +125,6 @@ export function evaluateGoals(report: CryptoReport): Goal[] {
     }
   }
   return goals;
-}
-
-function escapeCell(text: string): string {
-  return text.replaceAll('|', '\\|');
-}
-
-/** A Markdown table; `right` marks the columns aligned right. */
-export function markdownTable(header: string[], rows: string[][], right: readonly boolean[]): string {
-  const align = right.map((r) => (r ? '---:' : '---'));
-  return [header, align, ...rows].map((cells) => `| ${cells.map(escapeCell).join(' | ')} |`).join('\n');
 }
 
 function runtimeTable(runtime: RuntimeResult): string {
@@ -268,32 +236,6 @@ function versions(report: CryptoReport): string {
     .join(', ');
 }
 
-/** What every benchmark report records about its run. */
-export type RunInfo = Pick<CryptoReport, 'command' | 'date' | 'quick' | 'machine' | 'source' | 'elapsedMs'>;
-
-/** The sentence saying when, by which command, on what machine and runtimes, and on which code a run was measured. */
-export function measuredLine(report: RunInfo, runtimes: string): string {
-  return (
-    `Measured ${report.date.slice(0, 16).replace('T', ' ')} UTC by \`${report.command}\`` +
-    `${report.quick ? ' (quick: few samples, figures rough)' : ''} on ${report.machine.cpu}, ` +
-    `${report.machine.cores} cores, ${report.machine.os}; ${runtimes}; ` +
-    `${(report.elapsedMs / 1000).toFixed(0)} s in all.` +
-    (report.source
-      ? ` Code measured: commit ${report.source.commit}` +
-        (report.source.modified.length > 0
-          ? ` with uncommitted changes to ${report.source.modified.map((f) => `\`${f}\``).join(', ')}.`
-          : '.')
-      : '')
-  );
-}
-
-/** The goals as a numbered Markdown list, each marked met, missed or n/a. */
-export function goalList(goals: readonly Goal[]): string {
-  return goals
-    .map((g, i) => `${i + 1}. ${g.met === null ? '– n/a' : g.met ? '✅ met' : '❌ missed'}: ${g.title}. ${g.detail}.`)
-    .join('\n');
-}
-
 /** The body of the crypto section (without markers). */
 export function renderCryptoSection(report: CryptoReport, goals: readonly Goal[] = evaluateGoals(report)): string {
   const parts: string[] = [];
@@ -327,30 +269,4 @@ export function renderCryptoSection(report: CryptoReport, goals: readonly Goal[]
   return parts.join('\n\n');
 }
 
-export function beginMarker(name: string): string {
-  return `<!-- bench:${name}:begin -->`;
-}
-
-export function endMarker(name: string): string {
-  return `<!-- bench:${name}:end -->`;
-}
-
-/**
- * Puts `body` between the markers of section `name` in `document`: replaces what was between
- * them, or appends the section when they are absent; everything else is kept byte for byte.
- * A missing document becomes `header` followed by the section.
- */
-export function replaceSection(document: string | null, name: string, body: string, header = RESULTS_HEADER): string {
-  const block = `${beginMarker(name)}\n${body.trim()}\n${endMarker(name)}`;
-  if (document === null) return `${header.trimEnd()}\n\n${block}\n`;
-  const begin = document.indexOf(beginMarker(name));
-  const end = document.indexOf(endMarker(name));
-  if (begin !== -1 && end > begin) {
-    return document.slice(0, begin) + block + document.slice(end + endMarker(name).length);
-  }
-  if (begin !== -1 || end !== -1) {
-    throw new Error(`the ${name} section's markers in the results file are unpaired or out of order`);
-  }
-  const separator = document.length === 0 || document.endsWith('\n\n') ? '' : document.endsWith('\n') ? '\n' : '\n\n';
-  return `${document}${separator}${block}\n`;
-}
+export const CRYPTO_REPORT: ReportKind<CryptoReport> = { name: 'crypto', evaluate: evaluateGoals, render: renderCryptoSection };

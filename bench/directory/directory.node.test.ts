@@ -15,7 +15,8 @@ import { FactoryRecordStruct, isFactoryId } from '../../directory/record.ts';
 import { DirectoryIndex } from '../../directory/search.ts';
 import { parseDirectoryBenchArgs, runDirectoryBench } from './node.ts';
 import { writeGeneratedDataset } from './generate.ts';
-import { type DirectoryReport, evaluateDirectoryGoals, percentile, renderDirectorySection, summarize } from './report.ts';
+import { percentile } from '../lib/timing.ts';
+import { type DirectoryReport, evaluateDirectoryGoals, renderDirectorySection, summarize } from './report.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'mesh-directory-bench-test-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));

@@ -8,26 +8,23 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rename, rm, stat } from 'node:fs/promises';
 import { Agent, get } from 'node:http';
-import { cpus, platform, release, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { describeMachine, REPO_ROOT } from '../lib/environment.ts';
+import { goalMark } from '../lib/goals.ts';
+import { writeReport } from '../lib/results.ts';
 import { GENERATOR_VERSION, generatedBrands, writeGeneratedDataset } from './generate.ts';
 import {
   type CaseGroup,
   type CaseResult,
+  DIRECTORY_CONSOLE_MARKS,
+  DIRECTORY_REPORT,
   type DirectoryReport,
-  evaluateDirectoryGoals,
   type ExportResult,
   type LatencyResult,
-  renderDirectorySection,
   summarize,
 } from './report.ts';
-import { readIfPresent, writeAtomically } from '../lib/results.ts';
-import { replaceSection } from '../crypto/report.ts';
-
-const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
-const ROOT = dirname(BENCH_DIR);
 
 export const DIRECTORY_USAGE = `Usage: mesh bench directory [--records N] [--seed N] [--quick] [--write] [--data-dir DIR]
 
@@ -108,7 +105,7 @@ async function startServer(dataPath: string, submissions: string): Promise<Serve
   const started = performance.now();
   const child = spawn(
     process.execPath,
-    [join(ROOT, 'bin', 'mesh.js'), 'directory', '--data', dataPath, '--port', '0', '--rate-limit', '0', '--submissions', submissions],
+    [join(REPO_ROOT, 'bin', 'mesh.js'), 'directory', '--data', dataPath, '--port', '0', '--rate-limit', '0', '--submissions', submissions],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
@@ -315,7 +312,7 @@ export async function runDirectoryBench(args: string[]): Promise<number> {
       command: ['npx mesh bench directory', ...args].join(' '),
       date: new Date().toISOString(),
       quick: options.quick,
-      machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, os: `${platform()} ${release()}`, node: process.versions.node },
+      machine: { ...(await describeMachine()), node: process.versions.node },
       dataset: { records: options.records, seed: options.seed, bytes: data.bytes, generateSeconds: data.generateSeconds },
       startup: { ms: server.startupMs, rssMb: startupMemory.rssMb, peakRssMb: startupMemory.peakMb },
       cases: results,
@@ -323,12 +320,9 @@ export async function runDirectoryBench(args: string[]): Promise<number> {
       rssAfterMb: (await memoryOf(pid)).rssMb,
       elapsedMs: performance.now() - began,
     };
-    const goals = evaluateDirectoryGoals(report);
-    for (const g of goals) say(`${g.met === null ? '–' : g.met ? 'met' : 'NOT met'}: ${g.title}. ${g.detail}`);
+    for (const g of DIRECTORY_REPORT.evaluate(report)) say(`${goalMark(g, DIRECTORY_CONSOLE_MARKS)}: ${g.title}. ${g.detail}`);
     if (options.write) {
-      await writeAtomically(join(BENCH_DIR, 'results', 'directory.json'), `${JSON.stringify({ ...report, goals }, null, 2)}\n`);
-      const markdown = join(BENCH_DIR, 'RESULTS.md');
-      await writeAtomically(markdown, replaceSection(await readIfPresent(markdown), 'directory', renderDirectorySection(report, goals)));
+      await writeReport(DIRECTORY_REPORT, report);
       say('wrote bench/results/directory.json and bench/RESULTS.md');
     }
     return 0;

@@ -1,9 +1,13 @@
 /**
- * The directory benchmark's report: percentiles, the goals judged on a run's figures, and the
- * Markdown section of bench/RESULTS.md. Pure functions of the results; measuring is in
+ * The directory benchmark's report: latency summaries, the goals judged on a run's figures, and
+ * the Markdown section of bench/RESULTS.md. Pure functions of the results; measuring is in
  * node.ts.
  */
-import { formatDuration } from '../lib/timing.ts';
+import { measuredLine, type Machine, type RunInfo } from '../lib/environment.ts';
+import { goalList, unmeasured, type Goal, type GoalMarks } from '../lib/goals.ts';
+import type { ReportKind } from '../lib/results.ts';
+import { markdownTable } from '../lib/table.ts';
+import { formatDuration, percentile } from '../lib/timing.ts';
 
 export type CaseGroup = 'filtered' | 'free text' | 'combined' | 'floor';
 
@@ -38,33 +42,18 @@ export interface ExportResult {
   readonly conditional: { readonly status: number; readonly ms: number } | null;
 }
 
-export interface DirectoryReport {
-  readonly command: string;
-  /** ISO 8601. */
-  readonly date: string;
-  readonly quick: boolean;
-  readonly machine: { readonly cpu: string; readonly cores: number; readonly os: string; readonly node: string };
+export interface DirectoryReport extends RunInfo {
+  readonly machine: Machine & { readonly node: string };
   readonly dataset: { readonly records: number; readonly seed: number; readonly bytes: number; readonly generateSeconds: number | null };
   readonly startup: { readonly ms: number; readonly rssMb: number; readonly peakRssMb: number };
   readonly cases: readonly CaseResult[];
   readonly export: ExportResult | null;
   readonly rssAfterMb: number;
-  readonly elapsedMs: number;
 }
 
-export interface Goal {
-  readonly title: string;
-  readonly met: boolean | null;
-  readonly detail: string;
-}
-
-/** The nearest-rank percentile `p` (0..100) of `values`. Throws on an empty list. */
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) throw new RangeError('percentile of no values');
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[rank - 1]!;
-}
+/** How the directory's goals are marked, in its section and on the terminal. */
+export const DIRECTORY_MARKS: GoalMarks = { met: '✅ met', missed: '❌ not met', unmeasured: '➖ not measured' };
+export const DIRECTORY_CONSOLE_MARKS: GoalMarks = { met: 'met', missed: 'NOT met', unmeasured: '–' };
 
 /** Summarizes one run's latencies (ms) taken over `elapsedMs`. */
 export function summarize(concurrency: number, latencies: readonly number[], elapsedMs: number): LatencyResult {
@@ -102,14 +91,14 @@ export function evaluateDirectoryGoals(report: DirectoryReport): Goal[] {
         .map((c) => ({ c, r: run(c, concurrency) }))
         .filter((x): x is { c: CaseResult; r: LatencyResult } => x.r !== undefined)
         .sort((a, b) => b.r.p99Ms - a.r.p99Ms)[0];
-      if (!worst) goals.push({ title, met: null, detail: 'not measured in this run' });
+      if (!worst) goals.push(unmeasured(title));
       else goals.push({ title, met: worst.r.p99Ms < limitMs, detail: `worst p99 ${ms(worst.r.p99Ms)} (${worst.c.name})` });
     }
   };
   target('filtered queries', ['filtered'], 20);
   target('free-text queries, alone or with filters', ['free text', 'combined'], 50);
   const e = report.export;
-  if (e === null) goals.push({ title: 'the export streams in constant memory', met: null, detail: 'not measured in this run' });
+  if (e === null) goals.push(unmeasured('the export streams in constant memory'));
   else {
     const growth = e.rssPeakMb - e.rssBeforeMb;
     // An export built in memory would grow the process by at least what it sends; streamed, the
@@ -123,24 +112,13 @@ export function evaluateDirectoryGoals(report: DirectoryReport): Goal[] {
   return goals;
 }
 
-function escapeCell(text: string): string {
-  return text.replaceAll('|', '\\|');
-}
-
-function table(header: string[], rows: string[][], right: readonly boolean[]): string {
-  const align = right.map((r) => (r ? '---:' : '---'));
-  return [header, align, ...rows].map((cells) => `| ${cells.map(escapeCell).join(' | ')} |`).join('\n');
-}
-
 /** The body of the directory section (without markers). */
 export function renderDirectorySection(report: DirectoryReport, goals: readonly Goal[] = evaluateDirectoryGoals(report)): string {
   const floor = floorOf(report);
   const parts: string[] = ['## Directory'];
   const d = report.dataset;
   parts.push(
-    `Measured ${report.date.slice(0, 16).replace('T', ' ')} UTC by \`${report.command}\`` +
-      `${report.quick ? ' (quick: few requests, figures rough)' : ''} on ${report.machine.cpu}, ${report.machine.cores} cores, ` +
-      `${report.machine.os}, Node ${report.machine.node}; ${(report.elapsedMs / 1000).toFixed(0)} s in all. Dataset: ` +
+    `${measuredLine(report, `Node ${report.machine.node}`, 'requests')} Dataset: ` +
       `${d.records.toLocaleString('en')} generated records (\`bench/directory/generate.ts\`, seed ${d.seed}, ` +
       `${(d.bytes / 1e6).toFixed(0)} MB${d.generateSeconds === null ? ', cached' : `, generated in ${d.generateSeconds.toFixed(0)} s`}).`,
   );
@@ -158,10 +136,10 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
       'the same concurrency (the router\'s own floor: a request that does no search).',
   );
   parts.push('### Goals');
-  parts.push(goals.map((g, i) => `${i + 1}. ${g.met === null ? '➖ not measured' : g.met ? '✅ met' : '❌ not met'}: ${g.title}. ${g.detail}.`).join('\n'));
+  parts.push(goalList(goals, DIRECTORY_MARKS));
   parts.push('### Start-up and memory');
   parts.push(
-    table(
+    markdownTable(
       ['measure', 'value'],
       [
         ['start-up: process spawn to the first successful response', ms(report.startup.ms)],
@@ -194,7 +172,7 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
     }
   }
   parts.push(
-    table(
+    markdownTable(
       ['kind', 'request', 'matches', 'concurrency', 'median', 'p99', 'max', 'req/s', 'ratio'],
       rows,
       [false, false, true, true, true, true, true, true, true],
@@ -213,3 +191,9 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
   }
   return parts.join('\n\n');
 }
+
+export const DIRECTORY_REPORT: ReportKind<DirectoryReport> = {
+  name: 'directory',
+  evaluate: evaluateDirectoryGoals,
+  render: renderDirectorySection,
+};

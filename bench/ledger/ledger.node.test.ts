@@ -26,9 +26,9 @@ import {
   type RootCase,
 } from './cases.ts';
 import { accountsState, BLOCK_MIX, blockWorkload, fillerId } from './fixture.ts';
-import { countHashes, watchOthers, writeLedgerReport } from './node.ts';
-import { evaluateLedgerGoals, renderLedgerSection, type LedgerReport } from './report.ts';
-import { beginMarker, endMarker } from '../crypto/report.ts';
+import { countHashes, watchOthers } from './node.ts';
+import { evaluateLedgerGoals, LEDGER_REPORT, renderLedgerSection, type LedgerReport } from './report.ts';
+import { beginMarker, endMarker, writeReport } from '../lib/results.ts';
 
 const small = { accounts: 600, participants: 400 };
 
@@ -219,7 +219,7 @@ test('ledger report: the section and the JSON are written, other sections kept b
     const crypto = `${beginMarker('crypto')}\n## Crypto\n\nkept | as is\n${endMarker('crypto')}\n`;
     await writeFile(markdown, `# Results\n\n${crypto}`);
     const report = fakeReport([fakeBlockCase('native', 60e6, 84e6)], [fakeRoot(10_000, 1), fakeRoot(1_000_000, 3)]);
-    const goals = await writeLedgerReport(report, { markdown, json });
+    const goals = await writeReport(LEDGER_REPORT, report, { markdown, json });
     const text = await readFile(markdown, 'utf8');
     assert.ok(text.startsWith(`# Results\n\n${crypto}`), 'the crypto section is untouched');
     const section = text.slice(text.indexOf(beginMarker('ledger')), text.indexOf(endMarker('ledger')));
@@ -231,7 +231,7 @@ test('ledger report: the section and the JSON are written, other sections kept b
     assert.equal(saved.blocks[0]!.ratio, 1.4);
     assert.equal(saved.goals.length, 2);
     // A second run replaces its own section and nothing else.
-    await writeLedgerReport(report, { markdown, json });
+    await writeReport(LEDGER_REPORT, report, { markdown, json });
     assert.equal(await readFile(markdown, 'utf8'), text);
   } finally {
     await rm(dir, { recursive: true, force: true });

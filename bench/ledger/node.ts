@@ -4,15 +4,14 @@
  * then the state root against the state's size, and writes bench/results/ledger.json and the
  * ledger section of bench/RESULTS.md.
  */
-import { cpus, platform, release } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cpus } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { useNativeSha256 } from '../../core/crypto/sha256.ts';
 import { installNativeCrypto, nativeSha256 } from '../../host-node/native-crypto.ts';
-import { cpuModel, sourceState } from '../crypto/node.ts';
+import { describeMachine, sourceState } from '../lib/environment.ts';
+import { printLine, publishReport } from '../lib/results.ts';
 import {
   measureBlock,
   measureRoots,
@@ -22,11 +21,7 @@ import {
   type MemoryProbe,
 } from './cases.ts';
 import { blockWorkload } from './fixture.ts';
-import { evaluateLedgerGoals, renderLedgerSection, type LedgerReport } from './report.ts';
-import { writeResults, type ResultPaths } from '../lib/results.ts';
-import type { Goal } from '../crypto/report.ts';
-
-const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
+import { LEDGER_REPORT, type LedgerReport } from './report.ts';
 
 /** Counts SHA-256 computations by swapping in a counting native hasher for the duration of `work`. */
 export function countHashes(work: () => void): number {
@@ -91,18 +86,9 @@ export interface LedgerBenchOptions {
   readonly command: string;
 }
 
-/** Writes `report` as JSON and as the ledger section of the Markdown results; returns the goals. */
-export async function writeLedgerReport(report: LedgerReport, paths: ResultPaths): Promise<Goal[]> {
-  const goals = evaluateLedgerGoals(report);
-  await writeResults('ledger', { ...report, goals }, renderLedgerSection(report, goals), paths);
-  return goals;
-}
-
 /** Runs `mesh bench ledger`; resolves to the exit code. */
 export async function runLedgerBench(options: LedgerBenchOptions): Promise<number> {
-  const log = (text: string): void => {
-    process.stdout.write(`${text}\n`);
-  };
+  const log = printLine;
   const started = Date.now();
   const source = await sourceState();
   log('mesh bench ledger: Node only (the ledger is the same code on every runtime; a Node host is what runs it)');
@@ -125,24 +111,14 @@ export async function runLedgerBench(options: LedgerBenchOptions): Promise<numbe
     command: options.command,
     date: new Date().toISOString(),
     quick: options.quick,
-    machine: { cpu: await cpuModel(), cores: cpus().length, os: `${platform()} ${release()}` },
+    machine: await describeMachine(),
     node: { version: process.versions.node, v8: process.versions.v8, openssl: process.versions.openssl },
     blocks,
     roots,
     ...(source ? { source } : {}),
     elapsedMs: Date.now() - started,
   };
-  log('\n== goals');
-  for (const goal of evaluateLedgerGoals(report)) {
-    log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'met ' : 'MISS'} ${goal.title}: ${goal.detail}`);
-  }
-  if (options.write) {
-    const paths = { markdown: join(BENCH_DIR, 'RESULTS.md'), json: join(BENCH_DIR, 'results', 'ledger.json') };
-    await writeLedgerReport(report, paths);
-    log(`\nwrote ${paths.json} and the ledger section of ${paths.markdown}`);
-  } else {
-    log('\nquick run: bench/RESULTS.md and bench/results/ledger.json left as they were (add --write to update them)');
-  }
+  await publishReport(LEDGER_REPORT, report, { write: options.write, log });
   log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   return 0;
 }

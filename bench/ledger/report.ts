@@ -12,7 +12,10 @@ import {
   type BlockCase,
   type RootCase,
 } from './cases.ts';
-import { goalList, markdownTable, measuredLine, type Goal, type RunInfo } from '../crypto/report.ts';
+import { measuredLine, type RunInfo } from '../lib/environment.ts';
+import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import type { ReportKind } from '../lib/results.ts';
+import { markdownTable } from '../lib/table.ts';
 import { formatDuration } from '../lib/timing.ts';
 
 export interface LedgerReport extends RunInfo {
@@ -54,7 +57,7 @@ export function evaluateLedgerGoals(report: LedgerReport): Goal[] {
     const main = report.blocks[0];
     const row = (c: BlockCase, name: string): BlockCase['rows'][number] | undefined => c.rows.find((r) => r.name === name);
     if (!main) {
-      goals.push({ title, met: null, detail: 'not measured in this run' });
+      goals.push(unmeasured(title));
     } else {
       const others = report.blocks
         .slice(1)
@@ -81,7 +84,7 @@ export function evaluateLedgerGoals(report: LedgerReport): Goal[] {
       `not with the state size: at 10⁶ accounts less than ${ROOT_GROWTH_LIMIT}× the cost at 10⁴ for every k`;
     const span = rootSpan(report.roots);
     if (!span) {
-      goals.push({ title, met: null, detail: 'not measured at both 10⁴ and 10⁶ accounts in this run' });
+      goals.push(unmeasured(title, 'not measured at both 10⁴ and 10⁶ accounts in this run'));
     } else {
       const growth = span.small.points.map((p, i) => ({ k: p.changed, x: span.large.points[i]!.medianNs / p.medianNs }));
       goals.push({
@@ -196,3 +199,5 @@ export function renderLedgerSection(report: LedgerReport, goals: readonly Goal[]
   if (report.roots.length > 0) parts.push(rootSection(report.roots));
   return parts.join('\n\n');
 }
+
+export const LEDGER_REPORT: ReportKind<LedgerReport> = { name: 'ledger', evaluate: evaluateLedgerGoals, render: renderLedgerSection };

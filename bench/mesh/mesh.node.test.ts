@@ -7,21 +7,19 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { Chain } from '../../core/chain/chain.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { readIdentityFile } from '../../host-node/data-dir.ts';
 import { LevelStore } from '../../host-node/leveldb-store.ts';
 import { runBench } from '../cli.ts';
-import { parseMeshBenchArgs, writeMeshReport } from './node.ts';
+import { parseMeshBenchArgs } from './node.ts';
 import { applyLocally, firstRangeAt, processCpuMs, type LocalRun, type NetworkRun } from './cases.ts';
 import { ACCOUNTS, chainPath, sourceChain } from './chain.ts';
-import { evaluateMeshGoals, renderMeshSection, type MeshReport } from './report.ts';
-import { beginMarker, endMarker } from '../crypto/report.ts';
+import { evaluateMeshGoals, MESH_REPORT, renderMeshSection, type MeshReport } from './report.ts';
+import { beginMarker, endMarker, resultPaths, writeReport } from '../lib/results.ts';
 
-const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 const dir = await mkdtemp(join(tmpdir(), 'mesh-mesh-bench-test-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
@@ -164,7 +162,7 @@ test('mesh report: the section and the JSON are written, other sections kept byt
     [network(32_000), network(31_000, { firstRangeMs: 15_500 }), network(60_000)],
     [4, 5, 6, 1_300],
   );
-  const goals = await writeMeshReport(report, { markdown, json });
+  const goals = await writeReport(MESH_REPORT, report, { markdown, json });
   const text = await readFile(markdown, 'utf8');
   assert.ok(text.startsWith(`# Results\n\n${ledger}`), 'the ledger section is untouched');
   const section = text.slice(text.indexOf(beginMarker('mesh')), text.indexOf(endMarker('mesh')));
@@ -178,12 +176,13 @@ test('mesh report: the section and the JSON are written, other sections kept byt
   const saved = JSON.parse(await readFile(json, 'utf8')) as MeshReport & { goals: unknown[] };
   assert.equal(saved.catchUp!.network.length, 3);
   assert.equal(saved.goals.length, 2);
-  await writeMeshReport(report, { markdown, json });
+  await writeReport(MESH_REPORT, report, { markdown, json });
   assert.equal(await readFile(markdown, 'utf8'), text, 'a second run replaces its own section and nothing else');
 });
 
 test('mesh bench mesh --quick: a small run on real nodes end to end, writing nothing', async () => {
-  const results = [join(BENCH_DIR, 'RESULTS.md'), join(BENCH_DIR, 'results', 'mesh.json')];
+  const { markdown, json } = resultPaths('mesh');
+  const results = [markdown, json];
   const before = await Promise.all(results.map((p) => readFile(p, 'utf8').catch(() => null)));
   const write = process.stdout.write;
   let said = '';

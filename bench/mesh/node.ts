@@ -5,20 +5,16 @@
  * bench/results/mesh.json and the mesh section of bench/RESULTS.md.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, platform, release, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { installNativeCrypto } from '../../host-node/native-crypto.ts';
 import { stopAll, stopNode } from '../../test/mesh-process.ts';
-import { cpuModel, sourceState } from '../crypto/node.ts';
+import { describeMachine, sourceState } from '../lib/environment.ts';
+import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { sourceChain } from './chain.ts';
 import { applyLocally, catchUpOverNetwork, startServingNode, transferLatency, type CaseOptions, type LocalRun, type NetworkRun } from './cases.ts';
-import { evaluateMeshGoals, renderMeshSection, type MeshReport } from './report.ts';
-import { writeResults, type ResultPaths } from '../lib/results.ts';
-import type { Goal } from '../crypto/report.ts';
-
-const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
+import { MESH_REPORT, type MeshReport } from './report.ts';
 
 export const MESH_USAGE = `Usage: mesh bench mesh [--quick] [--write] [--blocks N] [--runs N] [--transfers N]
                        [--transfers-per-block N] [--block-interval-ms N] [--cache-dir DIR] [--cpu-prof DIR]
@@ -98,18 +94,9 @@ export function parseMeshBenchArgs(args: readonly string[]): MeshBenchOptions {
 
 const s = (ms: number | null): string => (ms === null ? '–' : `${(ms / 1000).toFixed(2)} s`);
 
-/** Writes `report` as JSON and as the mesh section of the Markdown results; returns the goals. */
-export async function writeMeshReport(report: MeshReport, paths: ResultPaths): Promise<Goal[]> {
-  const goals = evaluateMeshGoals(report);
-  await writeResults('mesh', { ...report, goals }, renderMeshSection(report, goals), paths);
-  return goals;
-}
-
 /** Runs the benchmark with parsed options; resolves to the exit code. */
 export async function runMeshBenchWith(options: MeshBenchOptions, command: string): Promise<number> {
-  const log = (text: string): void => {
-    process.stdout.write(`${text}\n`);
-  };
+  const log = printLine;
   const started = performance.now();
   // The local replay runs in this process: with the hasher the node processes install.
   installNativeCrypto();
@@ -163,24 +150,14 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
     command,
     date: new Date().toISOString(),
     quick: options.quick,
-    machine: { cpu: await cpuModel(), cores: cpus().length, os: `${platform()} ${release()}` },
+    machine: await describeMachine(),
     node: { version: process.versions.node },
     catchUp,
     latency,
     ...(source ? { source } : {}),
     elapsedMs: performance.now() - started,
   };
-  log('\n== goals');
-  for (const goal of evaluateMeshGoals(report)) {
-    log(`  ${goal.met === null ? 'n/a ' : goal.met ? 'met ' : 'MISS'} ${goal.title}: ${goal.detail}`);
-  }
-  if (options.write) {
-    const paths = options.paths ?? { markdown: join(BENCH_DIR, 'RESULTS.md'), json: join(BENCH_DIR, 'results', 'mesh.json') };
-    await writeMeshReport(report, paths);
-    log(`\nwrote ${paths.json} and the mesh section of ${paths.markdown}`);
-  } else {
-    log('\nquick run: bench/RESULTS.md and bench/results/mesh.json left as they were (add --write to update them)');
-  }
+  await publishReport(MESH_REPORT, report, { write: options.write, log, paths: options.paths });
   if (options.cpuProfDir !== null) log(`node profiles in ${options.cpuProfDir}`);
   log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   return 0;

@@ -2,11 +2,13 @@
  * The node benchmark's report: the two goals judged on a run's figures and the Markdown section of
  * bench/RESULTS.md. Pure functions of the results; node.ts measures and writes.
  */
-import { percentile } from '../directory/report.ts';
 import type { ChainInfo } from './chain.ts';
 import type { LatencyRun, LocalRun, NetworkRun } from './cases.ts';
-import { goalList, markdownTable, measuredLine, type Goal, type RunInfo } from '../crypto/report.ts';
-import { median } from '../lib/timing.ts';
+import { measuredLine, type RunInfo } from '../lib/environment.ts';
+import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import type { ReportKind } from '../lib/results.ts';
+import { markdownTable } from '../lib/table.ts';
+import { median, percentile } from '../lib/timing.ts';
 
 export interface MeshReport extends RunInfo {
   readonly node: { readonly version: string };
@@ -84,7 +86,7 @@ export function evaluateMeshGoals(report: MeshReport): Goal[] {
       `Catch-up: a fresh node syncing ${blocks} blocks from a peer on loopback in less than ${CATCH_UP_RATIO_GOAL}× ` +
       'the time of applying the same blocks from local storage';
     if (!report.catchUp || report.catchUp.local.length === 0 || report.catchUp.network.length === 0) {
-      goals.push({ title, met: null, detail: 'not measured in this run' });
+      goals.push(unmeasured(title));
     } else {
       const f = catchUpFigures(report.catchUp);
       const { blocks: n, txs } = report.catchUp.chain;
@@ -105,7 +107,7 @@ export function evaluateMeshGoals(report: MeshReport): Goal[] {
       `/transactions/stream under ${LATENCY_GOAL_MS} ms`;
     const latency = report.latency;
     if (!latency || latency.samples.length === 0) {
-      goals.push({ title, met: null, detail: 'not measured in this run' });
+      goals.push(unmeasured(title));
     } else {
       const gossip = summarizeLatency(latency.samples.map((s) => s.gossipMs));
       const post = summarizeLatency(latency.samples.map((s) => s.postMs));
@@ -234,3 +236,5 @@ export function renderMeshSection(report: MeshReport, goals: readonly Goal[] = e
   if (report.latency && report.latency.samples.length > 0) parts.push(latencySection(report.latency));
   return parts.join('\n\n');
 }
+
+export const MESH_REPORT: ReportKind<MeshReport> = { name: 'mesh', evaluate: evaluateMeshGoals, render: renderMeshSection };
