@@ -294,60 +294,128 @@ function assertAllValid(result: unknown, what: string, count: number): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The suite.
+// The suite: one function per group of cases, run in this order by runCryptoSuite.
+
+/** What every case group needs: the host, the sampling of this run, and where a case goes. */
+interface Suite {
+  readonly host: CryptoHost;
+  readonly quick: boolean;
+  readonly measure: MeasureOptions;
+  /** Keeps a case and prints its table. */
+  readonly record: (c: CaseResult) => void;
+}
 
 /** Runs the whole crypto benchmark on this runtime and returns its figures. */
 export async function runCryptoSuite(host: CryptoHost, options: SuiteOptions): Promise<RuntimeResult> {
   const started = performance.now();
-  const measure: MeasureOptions = options.quick
-    ? { samples: 3, minSampleMs: 10, warmupMs: 30 }
-    : DEFAULT_MEASURE;
-  const sweepMeasure: MeasureOptions = options.quick
-    ? { samples: 3, minSampleMs: 5, warmupMs: 10 }
-    : { samples: 5, minSampleMs: 15, warmupMs: 30 };
   const cases: CaseResult[] = [];
-  const notes: string[] = [];
-  const record = (c: CaseResult): void => {
-    cases.push(c);
-    host.log(formatCase(c));
+  const suite: Suite = {
+    host,
+    quick: options.quick,
+    measure: options.quick ? { samples: 3, minSampleMs: 10, warmupMs: 30 } : DEFAULT_MEASURE,
+    record: (c) => {
+      cases.push(c);
+      host.log(formatCase(c));
+    },
   };
   host.log(
     `\n== ${host.runtime} ${host.version} — backends: ${ed25519Backends.map((b) => b.name).join(', ')}` +
       `${options.quick ? ' (quick)' : ''}`,
   );
-
-  const webDigest = (data: Uint8Array<ArrayBuffer>) => (): Promise<ArrayBuffer> =>
-    crypto.subtle.digest('SHA-256', data);
-  const shaReference = host.nativeSha256?.[0]?.name ?? 'WebCrypto subtle.digest';
-  const nativeShaContenders = (data: Uint8Array): Contender[] =>
-    (host.nativeSha256 ?? []).map((native) => {
-      const hash = native.make();
-      const c: Contender = { name: native.name, role: 'baseline', op: () => hash(data) };
-      return native.note === undefined ? c : { ...c, note: native.note };
-    });
-
-  // --- SHA-256 at the three sizes, the core as it starts (no native hasher plugged in).
   const shaData = new Map(SHA_SIZES.map((n) => [n, randomBytes(n)] as const));
+  await measureSha256(suite, shaData);
+  const sweep = await measureSweep(suite);
+  cases.push(...sweep.cases);
+  await measureSha256Installed(suite, shaData);
+  const keys = await keyMaterial();
+  await measureSign(suite, keys);
+  await measureVerify(suite, keys);
+  await measureBlockVerify(suite);
+  return {
+    runtime: host.runtime,
+    version: host.version,
+    details: host.details,
+    backends: ed25519Backends.map((b) => b.name),
+    constants: { WEBCRYPTO_MIN_BYTES },
+    cases,
+    crossovers: sweep.crossovers,
+    notes: [],
+    elapsedMs: performance.now() - started,
+  };
+}
+
+// --- SHA-256.
+
+function webDigest(data: Uint8Array<ArrayBuffer>): () => Promise<ArrayBuffer> {
+  return () => crypto.subtle.digest('SHA-256', data);
+}
+
+/** The SHA-256 cases' reference: the host's first native hasher, else WebCrypto. */
+function shaReference(host: CryptoHost): string {
+  return host.nativeSha256?.[0]?.name ?? 'WebCrypto subtle.digest';
+}
+
+function nativeShaContenders(host: CryptoHost, data: Uint8Array): Contender[] {
+  return (host.nativeSha256 ?? []).map((native) => {
+    const hash = native.make();
+    const c: Contender = { name: native.name, role: 'baseline', op: () => hash(data) };
+    return native.note === undefined ? c : { ...c, note: native.note };
+  });
+}
+
+async function shaCase(suite: Suite, bytes: number, title: string, contenders: Contender[]): Promise<CaseResult> {
+  const reference = shaReference(suite.host);
+  return {
+    group: 'sha256',
+    title,
+    bytes,
+    unit: 'B',
+    reference,
+    rows: toRows(await compare(contenders, suite.measure), reference, bytes),
+  };
+}
+
+/** SHA-256 at the three sizes, the core as it starts (no native hasher plugged in). */
+async function measureSha256(suite: Suite, shaData: ReadonlyMap<number, Uint8Array<ArrayBuffer>>): Promise<void> {
   for (const [bytes, data] of shaData) {
     const contenders: Contender[] = [
       { name: 'core sha256', role: 'core', op: () => sha256(data) },
       { name: 'core sha256Async', role: 'core', op: () => sha256Async(data) },
       { name: 'WebCrypto subtle.digest', role: 'baseline', op: webDigest(data) },
+      ...nativeShaContenders(suite.host, data),
     ];
-    contenders.push(...nativeShaContenders(data));
-    record({
-      group: 'sha256',
-      title: `SHA-256 of ${formatBytes(bytes)}`,
-      bytes,
-      unit: 'B',
-      reference: shaReference,
-      rows: toRows(await compare(contenders, measure), shaReference, bytes),
-    });
+    suite.record(await shaCase(suite, bytes, `SHA-256 of ${formatBytes(bytes)}`, contenders));
   }
+}
 
-  // --- The sweep behind WEBCRYPTO_MIN_BYTES and the choice of native hashing for every size.
+/** SHA-256 again once the host's native hasher is plugged in (what the Node host runs). */
+async function measureSha256Installed(suite: Suite, shaData: ReadonlyMap<number, Uint8Array<ArrayBuffer>>): Promise<void> {
+  const install = suite.host.installNativeCrypto;
+  if (!install) return;
+  install.make();
+  for (const [bytes, data] of shaData) {
+    const contenders: Contender[] = [
+      { name: 'core sha256 +native', role: 'core', op: () => sha256(data) },
+      { name: 'core sha256Async +native', role: 'core', op: () => sha256Async(data) },
+    ];
+    if (suite.host.nativeSha256?.length) {
+      contenders.push(...nativeShaContenders(suite.host, data));
+    } else {
+      contenders.push({ name: 'WebCrypto subtle.digest', role: 'baseline', op: webDigest(data) });
+    }
+    suite.record(await shaCase(suite, bytes, `SHA-256 of ${formatBytes(bytes)}, after ${install.name}`, contenders));
+  }
+}
+
+/** The sweep behind WEBCRYPTO_MIN_BYTES and the choice of native hashing for every size. */
+async function measureSweep(suite: Suite): Promise<{ cases: CaseResult[]; crossovers: Crossover[] }> {
+  const { host } = suite;
+  const sweepMeasure: MeasureOptions = suite.quick
+    ? { samples: 3, minSampleMs: 5, warmupMs: 10 }
+    : { samples: 5, minSampleMs: 15, warmupMs: 30 };
   const natives = host.sweepNativeSha256 ?? [];
-  const sweepCases: CaseResult[] = [];
+  const reference = natives[0]?.name ?? 'WebCrypto subtle.digest';
+  const cases: CaseResult[] = [];
   for (const bytes of SWEEP_SIZES) {
     const data = randomBytes(bytes);
     const contenders: Contender[] = [
@@ -358,8 +426,7 @@ export async function runCryptoSuite(host: CryptoHost, options: SuiteOptions): P
       const hash = native.make();
       contenders.push({ name: native.name, role: 'baseline', op: () => hash(data) });
     }
-    const reference = natives[0]?.name ?? 'WebCrypto subtle.digest';
-    sweepCases.push({
+    cases.push({
       group: 'sha256-sweep',
       title: `SHA-256 sweep, ${formatBytes(bytes)}`,
       bytes,
@@ -368,9 +435,15 @@ export async function runCryptoSuite(host: CryptoHost, options: SuiteOptions): P
       rows: toRows(await compare(contenders, sweepMeasure), reference, bytes),
     });
   }
-  cases.push(...sweepCases);
+  const crossovers = sweepCrossovers(host, cases);
+  host.log(formatSweep(cases, crossovers));
+  return { cases, crossovers };
+}
+
+/** Checks the core's constants against where the sweep's contenders overtake wasm. */
+function sweepCrossovers(host: CryptoHost, cases: readonly CaseResult[]): Crossover[] {
   const points = (name: string): { bytes: number; smallNs: number; largeNs: number }[] =>
-    sweepCases.map((c) => ({ bytes: c.bytes!, smallNs: c.rows[0]!.medianNs, largeNs: row(c, name).medianNs }));
+    cases.map((c) => ({ bytes: c.bytes!, smallNs: c.rows[0]!.medianNs, largeNs: row(c, name).medianNs }));
   // The async path's choice happens only where no native hasher is installed, and the constant
   // is tuned for browsers (Node installs a native hasher; Deno runs no host that hashes bulk data).
   const crossovers: Crossover[] = [
@@ -385,37 +458,26 @@ export async function runCryptoSuite(host: CryptoHost, options: SuiteOptions): P
     ),
   ];
   // An installed native hasher serves every size, so it must beat wasm from the smallest one.
-  for (const native of natives) {
+  for (const native of host.sweepNativeSha256 ?? []) {
     crossovers.push(crossover('native hasher from', 0, points(native.name), 'wasm', native.name, 0.1, native.installed));
   }
-  host.log(formatSweep(sweepCases, crossovers));
+  return crossovers;
+}
 
-  // --- SHA-256 again once the host's native hasher is plugged in (what the Node host runs).
-  if (host.installNativeCrypto) {
-    host.installNativeCrypto.make();
-    for (const [bytes, data] of shaData) {
-      const contenders: Contender[] = [
-        { name: 'core sha256 +native', role: 'core', op: () => sha256(data) },
-        { name: 'core sha256Async +native', role: 'core', op: () => sha256Async(data) },
-      ];
-      if (host.nativeSha256?.length) {
-        contenders.push(...nativeShaContenders(data));
-      } else {
-        contenders.push({ name: 'WebCrypto subtle.digest', role: 'baseline', op: webDigest(data) });
-      }
-      const c: CaseResult = {
-        group: 'sha256',
-        title: `SHA-256 of ${formatBytes(bytes)}, after ${host.installNativeCrypto.name}`,
-        bytes,
-        unit: 'B',
-        reference: shaReference,
-        rows: toRows(await compare(contenders, measure), shaReference, bytes),
-      };
-      record(c);
-    }
-  }
+// --- Ed25519 sign and verify of one message.
 
-  // --- Ed25519 sign of one 100-byte message.
+/** One key as every backend and WebCrypto hold it, a message and its signature. */
+interface KeyMaterial {
+  readonly seed: Uint8Array;
+  readonly message: Uint8Array<ArrayBuffer>;
+  readonly signers: readonly { readonly backend: Ed25519Backend; readonly key: SigningKey }[];
+  readonly publicKey: Uint8Array;
+  readonly signature: Uint8Array;
+  readonly webSignKey: CryptoKey;
+  readonly webVerifyKey: CryptoKey;
+}
+
+async function keyMaterial(): Promise<KeyMaterial> {
   const seed = randomBytes(32);
   const message = randomBytes(MESSAGE_BYTES);
   const signers = ed25519Backends.map((backend) => ({ backend, key: SigningKey.fromSeed(seed, backend) }));
@@ -426,193 +488,247 @@ export async function runCryptoSuite(host: CryptoHost, options: SuiteOptions): P
   const webVerifyKey = await crypto.subtle.importKey('raw', publicKey as Uint8Array<ArrayBuffer>, ED25519, false, [
     'verify',
   ]);
-  {
-    const slow = (b: Ed25519Backend): number | undefined => (b.name === 'noble' && !options.quick ? 5 : undefined);
-    const contenders: Contender[] = signers.map(({ backend, key }) => {
-      const c: Contender = { name: `core sign (${backend.name})`, role: 'core', op: () => key.sign(message) };
-      const samples = slow(backend);
-      return samples === undefined ? c : { ...c, samples };
-    });
-    contenders.push({
-      name: 'WebCrypto subtle.sign',
-      role: 'baseline',
-      op: () => crypto.subtle.sign(ED25519, webSignKey, message),
-      note: 'key imported once',
-    });
-    if (host.nativeSign) {
-      const sign = host.nativeSign.make(seed, publicKey);
-      contenders.push({ name: host.nativeSign.name, role: 'baseline', op: () => sign(message) });
-    }
-    const reference = host.nativeSign?.name ?? 'WebCrypto subtle.sign';
-    record({
-      group: 'sign',
-      title: `Ed25519 sign, ${MESSAGE_BYTES}-byte message`,
-      unit: 'sig',
-      reference,
-      rows: toRows(await compare(contenders, measure), reference, 1),
-    });
+  return { seed, message, signers, publicKey, signature, webSignKey, webVerifyKey };
+}
+
+/** Ed25519 sign of one 100-byte message. */
+async function measureSign(suite: Suite, k: KeyMaterial): Promise<void> {
+  const { host } = suite;
+  const slow = (b: Ed25519Backend): number | undefined => (b.name === 'noble' && !suite.quick ? 5 : undefined);
+  const contenders: Contender[] = k.signers.map(({ backend, key }) => {
+    const c: Contender = { name: `core sign (${backend.name})`, role: 'core', op: () => key.sign(k.message) };
+    const samples = slow(backend);
+    return samples === undefined ? c : { ...c, samples };
+  });
+  contenders.push({
+    name: 'WebCrypto subtle.sign',
+    role: 'baseline',
+    op: () => crypto.subtle.sign(ED25519, k.webSignKey, k.message),
+    note: 'key imported once',
+  });
+  if (host.nativeSign) {
+    const sign = host.nativeSign.make(k.seed, k.publicKey);
+    contenders.push({ name: host.nativeSign.name, role: 'baseline', op: () => sign(k.message) });
   }
+  const reference = host.nativeSign?.name ?? 'WebCrypto subtle.sign';
+  suite.record({
+    group: 'sign',
+    title: `Ed25519 sign, ${MESSAGE_BYTES}-byte message`,
+    unit: 'sig',
+    reference,
+    rows: toRows(await compare(contenders, suite.measure), reference, 1),
+  });
+}
 
-  // --- Ed25519 verify of one signature (the core's key cache is warm after the first call, as
-  // the baselines' keys are imported once).
-  {
-    const contenders: Contender[] = ed25519Backends.map((backend) => ({
-      name: `core verify (${backend.name})`,
-      role: 'core' as const,
-      op: () => verify(publicKey, message, signature, backend),
-    }));
-    contenders.push({
-      name: 'WebCrypto subtle.verify',
-      role: 'baseline',
-      op: () =>
-        crypto.subtle.verify(ED25519, webVerifyKey, signature as Uint8Array<ArrayBuffer>, message),
-      note: 'key imported once',
-    });
-    if (host.nativeVerify) {
-      const check = host.nativeVerify.make(publicKey);
-      contenders.push({ name: host.nativeVerify.name, role: 'baseline', op: () => check(message, signature) });
-    }
-    for (const c of contenders) {
-      const ok = await c.op();
-      if (ok !== true) throw new Error(`${c.name} rejected a valid signature`);
-    }
-    const reference = host.nativeVerify?.name ?? 'WebCrypto subtle.verify';
-    record({
-      group: 'verify',
-      title: 'Ed25519 verify, one signature',
-      unit: 'sig',
-      reference,
-      rows: toRows(await compare(contenders, measure), reference, 1),
-    });
+/**
+ * Ed25519 verify of one signature (the core's key cache is warm after the first call, as the
+ * baselines' keys are imported once).
+ */
+async function measureVerify(suite: Suite, k: KeyMaterial): Promise<void> {
+  const { host } = suite;
+  const contenders: Contender[] = ed25519Backends.map((backend) => ({
+    name: `core verify (${backend.name})`,
+    role: 'core' as const,
+    op: () => verify(k.publicKey, k.message, k.signature, backend),
+  }));
+  contenders.push({
+    name: 'WebCrypto subtle.verify',
+    role: 'baseline',
+    op: () => crypto.subtle.verify(ED25519, k.webVerifyKey, k.signature as Uint8Array<ArrayBuffer>, k.message),
+    note: 'key imported once',
+  });
+  if (host.nativeVerify) {
+    const check = host.nativeVerify.make(k.publicKey);
+    contenders.push({ name: host.nativeVerify.name, role: 'baseline', op: () => check(k.message, k.signature) });
   }
+  for (const c of contenders) {
+    const ok = await c.op();
+    if (ok !== true) throw new Error(`${c.name} rejected a valid signature`);
+  }
+  const reference = host.nativeVerify?.name ?? 'WebCrypto subtle.verify';
+  suite.record({
+    group: 'verify',
+    title: 'Ed25519 verify, one signature',
+    unit: 'sig',
+    reference,
+    rows: toRows(await compare(contenders, suite.measure), reference, 1),
+  });
+}
 
-  // --- Ed25519 verify of a block: 1,024 signatures under 1,024 distinct keys.
-  {
-    const blockMeasure: MeasureOptions = { ...measure, warmupMs: 0 };
-    const samples = measure.samples;
-    const making = performance.now();
-    // Blocks never shown to the core: one per cold call (the warm-up call and every sample).
-    const coldPool: SignedMessage[][] = [];
-    for (let i = 0; i < samples + 2; i++) coldPool.push(await makeBlock());
-    const warmBlock = await makeBlock();
-    const checkBlock = await makeBlock();
-    const spare = await makeBlock(); // for the baselines, which cache nothing
-    const filler = await makeKeys(CORE_KEY_CACHE);
-    host.log(
-      `   (made ${samples + 5} blocks of ${BLOCK_SIGNATURES} signed messages and ${CORE_KEY_CACHE} filler keys ` +
-        `in ${((performance.now() - making) / 1000).toFixed(1)} s)`,
-    );
-    const nextCold = async (): Promise<SignedMessage[]> => coldPool.pop() ?? (await makeBlock());
+// --- Ed25519 verify of a block: 1,024 signatures under 1,024 distinct keys.
 
-    let cold: SignedMessage[] = [];
-    let baselineBlock = spare;
-    const rotate = (): void => {
-      // The baselines see a different block each sample too, from the pool of blocks already used.
-      baselineBlock = baselineBlock === spare ? warmBlock : spare;
-    };
-    const contenders: Contender[] = [];
-    for (const backend of ed25519Backends) {
-      if (backend.name === 'noble') {
-        contenders.push({
+/** The blocks of the block case, made before any is timed. */
+interface BlockFixtures {
+  /** Blocks never shown to the core: one per cold call (the warm-up call and every sample). */
+  readonly coldPool: SignedMessage[][];
+  /** The block the warm core contender sees again and again. */
+  readonly warm: SignedMessage[];
+  /** A block every verifier must accept in full before anything is timed. */
+  readonly check: SignedMessage[];
+  /** With `warm`, the blocks the baselines take in turn: they cache nothing. */
+  readonly spare: SignedMessage[];
+  /** Keys that fill the core's cache, as a long-running node's is. */
+  readonly filler: SignedMessage[];
+}
+
+async function makeBlockFixtures(suite: Suite): Promise<BlockFixtures> {
+  const samples = suite.measure.samples;
+  const making = performance.now();
+  const coldPool: SignedMessage[][] = [];
+  for (let i = 0; i < samples + 2; i++) coldPool.push(await makeBlock());
+  const warm = await makeBlock();
+  const check = await makeBlock();
+  const spare = await makeBlock();
+  const filler = await makeKeys(CORE_KEY_CACHE);
+  suite.host.log(
+    `   (made ${samples + 5} blocks of ${BLOCK_SIGNATURES} signed messages and ${CORE_KEY_CACHE} filler keys ` +
+      `in ${((performance.now() - making) / 1000).toFixed(1)} s)`,
+  );
+  return { coldPool, warm, check, spare, filler };
+}
+
+/**
+ * The baselines cache nothing, but see a different block each sample too, taking in turn the
+ * warm and the spare block (blocks already used); so does noble, which has no key cache.
+ */
+interface Turns {
+  readonly block: () => SignedMessage[];
+  readonly next: () => void;
+}
+
+function turns(f: BlockFixtures): Turns {
+  let block = f.spare;
+  return {
+    block: () => block,
+    next: () => {
+      block = block === f.spare ? f.warm : f.spare;
+    },
+  };
+}
+
+/** The core per backend: cold (a block of new keys every sample) and warm (the same block again). */
+function coreBlockContenders(suite: Suite, f: BlockFixtures, turn: Turns): Contender[] {
+  let cold: SignedMessage[] = [];
+  return ed25519Backends.flatMap((backend): Contender[] => {
+    if (backend.name === 'noble') {
+      return [
+        {
           name: 'core verifyBatch (noble)',
           role: 'core',
-          op: () => verifyBatch(baselineBlock, backend),
-          setup: rotate,
-          samples: options.quick ? 1 : 3,
+          op: () => verifyBatch(turn.block(), backend),
+          setup: turn.next,
+          samples: suite.quick ? 1 : 3,
           note: 'no key cache',
-        });
-        continue;
-      }
-      contenders.push({
+        },
+      ];
+    }
+    return [
+      {
         name: `core verifyBatch (${backend.name}) cold`,
         role: 'core',
         op: () => verifyBatch(cold, backend),
         setup: async () => {
-          cold = await nextCold();
+          cold = f.coldPool.pop() ?? (await makeBlock());
         },
         note: 'every sample a block of keys never seen; cache full, so each also evicts one',
-      });
-      contenders.push({
+      },
+      {
         name: `core verifyBatch (${backend.name}) warm`,
         role: 'core',
-        op: () => verifyBatch(warmBlock, backend),
+        op: () => verifyBatch(f.warm, backend),
         // Cold samples push this block's keys out of the cache: put them back untimed.
-        setup: () => verifyBatch(warmBlock, backend),
+        setup: () => verifyBatch(f.warm, backend),
         note: 'same block again, keys in the cache',
-      });
-    }
-    contenders.push({
+      },
+    ];
+  });
+}
+
+/**
+ * Raw WebCrypto (every key imported, and keys imported beforehand) and the host's native ways,
+ * with the names of the host's candidates for the reference baseline.
+ */
+async function baselineBlockContenders(
+  host: CryptoHost,
+  f: BlockFixtures,
+  turn: Turns,
+): Promise<{ contenders: Contender[]; references: string[] }> {
+  const contenders: Contender[] = [
+    {
       name: 'WebCrypto import+verify, concurrent',
       role: 'baseline',
-      op: () => webcryptoBlockVerify(baselineBlock),
-      setup: rotate,
+      op: () => webcryptoBlockVerify(turn.block()),
+      setup: turn.next,
       note: 'every key imported, all in flight',
-    });
-    const preImported = await Promise.all(
-      warmBlock.map((item) =>
-        crypto.subtle.importKey('raw', item.publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify']),
-      ),
-    );
-    contenders.push({
-      name: 'WebCrypto verify, keys pre-imported',
-      role: 'baseline',
-      op: () =>
-        Promise.all(
-          warmBlock.map((item, i) =>
-            crypto.subtle.verify(
-              ED25519,
-              preImported[i]!,
-              item.signature as Uint8Array<ArrayBuffer>,
-              item.message as Uint8Array<ArrayBuffer>,
-            ),
+    },
+  ];
+  const preImported = await Promise.all(
+    f.warm.map((item) =>
+      crypto.subtle.importKey('raw', item.publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify']),
+    ),
+  );
+  contenders.push({
+    name: 'WebCrypto verify, keys pre-imported',
+    role: 'baseline',
+    op: () =>
+      Promise.all(
+        f.warm.map((item, i) =>
+          crypto.subtle.verify(
+            ED25519,
+            preImported[i]!,
+            item.signature as Uint8Array<ArrayBuffer>,
+            item.message as Uint8Array<ArrayBuffer>,
           ),
         ),
-      note: 'compare with warm',
-    });
-    const references: string[] = [];
-    for (const native of host.nativeBlockVerify ?? []) {
-      const run = native.make();
-      const c: Contender = { name: native.name, role: 'baseline', op: () => run(baselineBlock), setup: rotate };
-      contenders.push(native.note === undefined ? c : { ...c, note: native.note });
-      if (native.reference) references.push(native.name);
-    }
-    for (const backend of ed25519Backends) {
-      assertAllValid(await verifyBatch(checkBlock, backend), `core verifyBatch (${backend.name})`, BLOCK_SIGNATURES);
-    }
-    assertAllValid(await webcryptoBlockVerify(checkBlock), 'WebCrypto', BLOCK_SIGNATURES);
-    for (const native of host.nativeBlockVerify ?? []) {
-      assertAllValid(await native.make()(checkBlock), native.name, BLOCK_SIGNATURES);
-    }
-    // A long-running node's key cache is full, so each new key also evicts the oldest: start
-    // the cold samples in that steady state rather than with an empty cache.
-    for (const backend of ed25519Backends) {
-      if (backend.name !== 'noble') await verifyBatch(filler, backend);
-    }
-    const measured = await compare(contenders, blockMeasure);
-    const candidates = references.length > 0 ? references : ['WebCrypto import+verify, concurrent'];
-    const reference = measured
-      .filter((m) => candidates.includes(m.name))
-      .reduce((best, m) => (m.medianNs < best.medianNs ? m : best)).name;
-    record({
-      group: 'verify-block',
-      title: `Ed25519 verify of a block: ${BLOCK_SIGNATURES.toLocaleString('en')} signatures, as many keys`,
-      unit: 'sig',
-      reference,
-      rows: toRows(measured, reference, BLOCK_SIGNATURES),
-    });
+      ),
+    note: 'compare with warm',
+  });
+  const references: string[] = [];
+  for (const native of host.nativeBlockVerify ?? []) {
+    const run = native.make();
+    const c: Contender = { name: native.name, role: 'baseline', op: () => run(turn.block()), setup: turn.next };
+    contenders.push(native.note === undefined ? c : { ...c, note: native.note });
+    if (native.reference) references.push(native.name);
   }
+  return { contenders, references };
+}
 
-  return {
-    runtime: host.runtime,
-    version: host.version,
-    details: host.details,
-    backends: ed25519Backends.map((b) => b.name),
-    constants: { WEBCRYPTO_MIN_BYTES },
-    cases,
-    crossovers,
-    notes,
-    elapsedMs: performance.now() - started,
-  };
+/** Every verifier must accept every signature of a valid block, or its figure means nothing. */
+async function checkBlockVerifiers(host: CryptoHost, block: readonly SignedMessage[]): Promise<void> {
+  for (const backend of ed25519Backends) {
+    assertAllValid(await verifyBatch(block, backend), `core verifyBatch (${backend.name})`, BLOCK_SIGNATURES);
+  }
+  assertAllValid(await webcryptoBlockVerify(block), 'WebCrypto', BLOCK_SIGNATURES);
+  for (const native of host.nativeBlockVerify ?? []) {
+    assertAllValid(await native.make()(block), native.name, BLOCK_SIGNATURES);
+  }
+}
+
+async function measureBlockVerify(suite: Suite): Promise<void> {
+  const fixtures = await makeBlockFixtures(suite);
+  const turn = turns(fixtures);
+  const baselines = await baselineBlockContenders(suite.host, fixtures, turn);
+  const contenders = [...coreBlockContenders(suite, fixtures, turn), ...baselines.contenders];
+  const references = baselines.references;
+  await checkBlockVerifiers(suite.host, fixtures.check);
+  // A long-running node's key cache is full, so each new key also evicts the oldest: start
+  // the cold samples in that steady state rather than with an empty cache.
+  for (const backend of ed25519Backends) {
+    if (backend.name !== 'noble') await verifyBatch(fixtures.filler, backend);
+  }
+  const measured = await compare(contenders, { ...suite.measure, warmupMs: 0 });
+  // The fastest of the host's reference candidates (raw WebCrypto where the host has none).
+  const candidates = references.length > 0 ? references : ['WebCrypto import+verify, concurrent'];
+  const reference = measured
+    .filter((m) => candidates.includes(m.name))
+    .reduce((best, m) => (m.medianNs < best.medianNs ? m : best)).name;
+  suite.record({
+    group: 'verify-block',
+    title: `Ed25519 verify of a block: ${BLOCK_SIGNATURES.toLocaleString('en')} signatures, as many keys`,
+    unit: 'sig',
+    reference,
+    rows: toRows(measured, reference, BLOCK_SIGNATURES),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
