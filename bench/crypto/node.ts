@@ -20,7 +20,7 @@ import { installNativeCrypto, nativeSha256 } from '../../host-node/native-crypto
 import { ED25519_PKCS8_PREFIX, type SignedMessage } from '../../core/crypto/ed25519.ts';
 import { fromHex } from '../../core/encoding/hex.ts';
 import { describeMachine, REPO_ROOT, runFile, sourceState } from '../lib/environment.ts';
-import { printLine, publishReport } from '../lib/results.ts';
+import { printLine, publishReport, type RunOptions } from '../lib/results.ts';
 import { runCryptoSuite, type CryptoHost, type RuntimeName, type RuntimeResult } from './cases.ts';
 import { runOpensslSpeed } from './openssl.ts';
 import { CRYPTO_REPORT, type CryptoReport } from './report.ts';
@@ -209,13 +209,8 @@ export async function runDeno(quick: boolean, log: (text: string) => void): Prom
   return JSON.parse(line.slice(RESULT_PREFIX.length)) as RuntimeResult;
 }
 
-export interface CryptoBenchOptions {
-  readonly quick: boolean;
+export interface CryptoBenchOptions extends RunOptions {
   readonly runtimes: readonly RuntimeName[];
-  /** Update bench/results/crypto.json and bench/RESULTS.md. */
-  readonly write: boolean;
-  /** The command line recorded with the results. */
-  readonly command: string;
 }
 
 /** Runs `mesh bench crypto`; resolves to the exit code. */

@@ -11,7 +11,7 @@ import { runInNewContext } from 'node:vm';
 import { useNativeSha256 } from '../../core/crypto/sha256.ts';
 import { installNativeCrypto, nativeSha256 } from '../../host-node/native-crypto.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
-import { printLine, publishReport } from '../lib/results.ts';
+import { printLine, publishReport, type RunOptions } from '../lib/results.ts';
 import {
   measureBlock,
   measureRoots,
@@ -78,13 +78,8 @@ export function memoryProbe(): MemoryProbe {
   };
 }
 
-export interface LedgerBenchOptions {
-  readonly quick: boolean;
-  /** Update bench/results/ledger.json and bench/RESULTS.md. */
-  readonly write: boolean;
-  /** The command line recorded with the results. */
-  readonly command: string;
-}
+/** Options of `mesh bench ledger`. */
+export type LedgerBenchOptions = RunOptions;
 
 /** Runs `mesh bench ledger`; resolves to the exit code. */
 export async function runLedgerBench(options: LedgerBenchOptions): Promise<number> {

@@ -86,6 +86,16 @@ export async function writeResults(name: string, raw: unknown, section: string, 
   await writeAtomically(paths.markdown, replaceSection(document, name, section));
 }
 
+/** What every benchmark's run is told. */
+export interface RunOptions {
+  /** Few samples, for a smoke run. */
+  readonly quick: boolean;
+  /** Update bench/results/<name>.json and bench/RESULTS.md. */
+  readonly write: boolean;
+  /** The command line recorded with the results. */
+  readonly command: string;
+}
+
 /** What the results need to know of one benchmark's report: its name, its goals and its section. */
 export interface ReportKind<R> {
   /** The section's name in RESULTS.md, and the JSON file's: `crypto` → bench/results/crypto.json. */
