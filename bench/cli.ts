@@ -2,10 +2,10 @@
  * `mesh bench <name> [options]`: the benchmarks. Each prints its figures next to baselines
  * measured in the same run and updates its section of bench/RESULTS.md.
  */
-import { command, entry, flag, list, type OptionValues } from '../host-node/cli/command.ts';
+import { command, entry, flag, list, type OptionValues, UsageError } from '../host-node/cli/command.ts';
 import { runCommand } from '../host-node/cli/run.ts';
 import { oneOf } from '../host-node/cli/values.ts';
-import type { RuntimeName } from './crypto-cases.ts';
+import type { RuntimeName } from './crypto/cases.ts';
 
 const RUNTIMES: readonly RuntimeName[] = ['node', 'deno', 'chromium'];
 
@@ -20,16 +20,21 @@ const cryptoOptions = {
   ...runOptions,
 };
 
+/** Quick and write from their flags: a full run writes its results, a quick one only when asked. */
+export function runFlags(values: OptionValues<typeof runOptions>): { quick: boolean; write: boolean } {
+  return { quick: values.quick, write: values.write || !values.quick };
+}
+
 export interface CryptoArgs {
   readonly quick: boolean;
   readonly write: boolean;
   readonly runtimes: RuntimeName[];
 }
 
-/** The crypto benchmark's settings from its options: a full run writes its results, a quick one only when asked. */
+/** The crypto benchmark's settings from its options. */
 export function cryptoArgs(values: OptionValues<typeof cryptoOptions>): CryptoArgs {
   const runtimes = [...new Set(values.runtime)];
-  return { quick: values.quick, write: values.write || !values.quick, runtimes: runtimes.length > 0 ? runtimes : [...RUNTIMES] };
+  return { ...runFlags(values), runtimes: runtimes.length > 0 ? runtimes : [...RUNTIMES] };
 }
 
 /** The command line as the results record it. */
@@ -39,17 +44,26 @@ export const cryptoCommand = command({
   description: 'SHA-256 and Ed25519 through the core next to each runtime\'s own crypto, on Node, Deno and headless Chromium, plus openssl speed.',
   options: cryptoOptions,
   run: async (input) => {
-    const { runCryptoBench } = await import('./crypto-node.ts');
+    const { runCryptoBench } = await import('./crypto/node.ts');
     return runCryptoBench({ ...cryptoArgs(input.options), command: commandLine(input) });
   },
 });
 
+function nodeOnly(text: string, name: string): string {
+  if (text !== 'node') throw new UsageError(`the ledger benchmark runs on Node only; ${name} ${text} is for crypto`);
+  return text;
+}
+
 const ledgerCommand = command({
   description: "A full block through applyBlock next to its signature checks alone, and the state root's cost against the state's size (Node only; --quick skips the state of a million accounts).",
-  options: runOptions,
+  options: {
+    ...runOptions,
+    // Said plainly rather than as an unknown option: the other benchmark that takes it is crypto.
+    runtime: list({ value: 'NAME', description: 'node: the ledger benchmark runs on Node only', parse: nodeOnly }),
+  },
   run: async (input) => {
-    const { runLedgerBench } = await import('./ledger-node.ts');
-    return runLedgerBench({ quick: input.options.quick, write: input.options.write || !input.options.quick, command: commandLine(input) });
+    const { runLedgerBench } = await import('./ledger/node.ts');
+    return runLedgerBench({ ...runFlags(input.options), command: commandLine(input) });
   },
 });
 
@@ -57,9 +71,9 @@ const ledgerCommand = command({
 export const benchCommand = command({
   commands: [
     entry('crypto', 'SHA-256 and Ed25519 on Node, Deno and Chromium, next to native baselines', () => cryptoCommand),
-    entry('directory', 'the directory over HTTP with generated records: start-up, memory, latency', async () => (await import('./directory-bench.ts')).directoryBenchCommand),
+    entry('directory', 'the directory over HTTP with generated records: start-up, memory, latency', async () => (await import('./directory/node.ts')).directoryBenchCommand),
     entry('ledger', "a full block against its signature checks; the state root against the state's size", () => ledgerCommand),
-    entry('mesh', "real nodes on loopback: catching up by sync against local apply; transfer latency", async () => (await import('./mesh-bench.ts')).meshBenchCommand),
+    entry('mesh', "real nodes on loopback: catching up by sync against local apply; transfer latency", async () => (await import('./mesh/node.ts')).meshBenchCommand),
   ],
 });
 
