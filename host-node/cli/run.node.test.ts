@@ -48,6 +48,7 @@ test('options: every refusal is a UsageError (a RangeError) that names the probl
     [['t', '--out', 'a', '--level', '0'], /^--level takes an integer from 1 to 9, got "0"$/],
     [['t', 'u', '--out', 'a'], /^unexpected argument "u"$/],
     [['--out', 'a'], /^missing <what>$/],
+    [['', '--out', 'a'], /^<what> is empty$/],
   ];
   for (const [args, message] of refusals) {
     assert.throws(() => parseCommand(copy, args), (error: unknown) => error instanceof UsageError && error instanceof RangeError && message.test(error.message), args.join(' '));

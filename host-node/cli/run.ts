@@ -16,7 +16,7 @@ const NUMBER = /^-[0-9.]/;
 
 /**
  * Reads `args` as `cmd`'s options and positionals; throws UsageError naming the first problem.
- * Every option is refused when empty, or given twice unless repeatable.
+ * Every value and argument is refused when empty, and an option given twice unless repeatable.
  */
 export function parseCommand<O extends Options, P extends Positionals>(cmd: Command<O, P>, args: readonly string[], path = ''): Input<O, P> {
   const config = Object.fromEntries(
@@ -67,6 +67,7 @@ export function parseCommand<O extends Options, P extends Positionals>(cmd: Comm
   names.forEach(([key, p], i) => {
     const text = texts[i];
     if (text === undefined) throw new UsageError(`missing <${p.name}>`);
+    if (text === '') throw new UsageError(`<${p.name}> is empty`);
     positionals[key] = p.parse(text, `<${p.name}>`);
   });
   return { options: options as Input<O, P>['options'], args: positionals as Input<O, P>['args'], given, path, argv: args };
