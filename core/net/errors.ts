@@ -62,19 +62,11 @@ export class ProtocolNotServedError extends NetworkError {
 /** A request or an answer is over its bound. */
 export class MessageTooLargeError extends NetworkError {
   declare readonly code: 'request-too-large' | 'response-too-large';
-
-  constructor(code: 'request-too-large' | 'response-too-large', message: string) {
-    super(code, message);
-  }
 }
 
 /** The serving peer failed: its handler threw, or it answered outside the protocol. */
 export class RemoteError extends NetworkError {
   declare readonly code: 'remote-failed' | 'bad-response';
-
-  constructor(code: 'remote-failed' | 'bad-response', message: string) {
-    super(code, message);
-  }
 }
 
 /** An app topic or protocol name is not one the network carries. */

@@ -22,7 +22,7 @@ import { lpStream } from '@libp2p/utils';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p';
 import { toHex } from '../encoding/hex.ts';
-import { MessageTooLargeError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import { MessageTooLargeError, NetworkError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
 import {
   TOPICS,
   rpcProtocolId,
@@ -34,7 +34,7 @@ import {
   type ServeOptions,
   type Verdict,
 } from './network.ts';
-import { boundsOf, failureMessage, MAX_FAILURE_CHARS, withDeadline, type Bounds } from './rpc.ts';
+import { boundsOf, failureMessage, MAX_FAILURE_CHARS, runRequest, type Bounds, type Call } from './rpc.ts';
 
 /**
  * What a host gives: its key, listen addresses, transports, peer discovery, extra services (a
@@ -263,24 +263,19 @@ export class Libp2pNetwork implements Network {
   // ---- request/response ----
 
   request(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
-    const id = rpcProtocolId(protocol);
-    const bounds = boundsOf(options);
-    const name = toHex(peer);
-    return withDeadline(name, id, options, async (signal) => {
-      if (data.length > bounds.maxRequestBytes) {
-        throw new MessageTooLargeError('request-too-large', `a request of ${data.length} bytes is over this call's bound of ${bounds.maxRequestBytes}`);
-      }
-      const target = peerIdOf(peer);
+    return runRequest(peer, protocol, data, options, async (call) => {
+      const { id, signal } = call;
       let stream: Stream;
       try {
-        stream = await this.libp2p.dialProtocol(target, id, { signal });
+        stream = await this.libp2p.dialProtocol(peerIdOf(peer), id, { signal });
       } catch (error) {
         if (signal.aborted) throw signal.reason;
-        if (error instanceof Error && error.name === 'UnsupportedProtocolError') throw new ProtocolNotServedError(name, id);
-        throw new PeerUnreachableError(`cannot reach ${name}: ${messageOf(error)}`);
+        if (error instanceof NetworkError) throw error;
+        if (error instanceof Error && error.name === 'UnsupportedProtocolError') throw new ProtocolNotServedError(call.peer, id);
+        throw new PeerUnreachableError(`cannot reach ${call.peer}: ${messageOf(error)}`);
       }
       try {
-        return await this.#exchange(stream, name, id, data, bounds, signal);
+        return await this.#exchange(stream, call, data);
       } catch (error) {
         stream.abort(error instanceof Error ? error : new Error(String(error)));
         throw error;
@@ -290,7 +285,8 @@ export class Libp2pNetwork implements Network {
 
   // Sends the request frame while reading the answer frame: a handler may refuse an oversized
   // request before reading it, and the refusal must not wait behind the request's bytes.
-  async #exchange(stream: Stream, name: string, id: string, data: Uint8Array, bounds: Bounds, signal: AbortSignal): Promise<Uint8Array> {
+  async #exchange(stream: Stream, call: Call, data: Uint8Array): Promise<Uint8Array> {
+    const { id, peer: name, bounds, signal } = call;
     const maxFrame = 1 + Math.max(bounds.maxResponseBytes, MAX_FAILURE_BYTES);
     const lp = lpStream(stream, { maxDataLength: maxFrame, maxBufferSize: bufferFor(maxFrame) });
     const sending = lp.write(data, { signal }).then(() => stream.close({ signal }));

@@ -18,7 +18,7 @@ import {
   type ServeOptions,
   type Verdict,
 } from './network.ts';
-import { boundsOf, failureMessage, withDeadline, type Bounds } from './rpc.ts';
+import { boundsOf, failureMessage, runRequest, type Bounds } from './rpc.ts';
 
 export class MemoryBus {
   readonly members = new Map<string, MemoryNetwork>();
@@ -144,13 +144,7 @@ export class MemoryNetwork implements Network {
   }
 
   request(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
-    const id = rpcProtocolId(protocol);
-    const bounds = boundsOf(options);
-    const name = toHex(peer);
-    return withDeadline(name, id, options, async (signal) => {
-      if (data.length > bounds.maxRequestBytes) {
-        throw new MessageTooLargeError('request-too-large', `a request of ${data.length} bytes is over this call's bound of ${bounds.maxRequestBytes}`);
-      }
+    return runRequest(peer, protocol, data, options, async ({ id, peer: name, bounds, signal }) => {
       const target = this.#linked(peer);
       const served = target.#served.get(id);
       if (served === undefined) throw new ProtocolNotServedError(name, id);

@@ -2,9 +2,10 @@
  * What every implementation of the network port's request/response shares: the bounds a request
  * runs under, its deadline, and what a failing handler tells the requester.
  */
+import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
-import { RequestTimeoutError } from './errors.ts';
-import { DEFAULT_RPC_MAX_BYTES, DEFAULT_RPC_TIMEOUT_MS, type RequestOptions, type ServeOptions } from './network.ts';
+import { MessageTooLargeError, RequestTimeoutError } from './errors.ts';
+import { DEFAULT_RPC_MAX_BYTES, DEFAULT_RPC_TIMEOUT_MS, rpcProtocolId, type RequestOptions, type ServeOptions } from './network.ts';
 
 /** A failing handler's message, sent to the requester, is cut to this many characters. */
 export const MAX_FAILURE_CHARS = 512;
@@ -22,11 +23,39 @@ export function boundsOf(options: RequestOptions | ServeOptions): Bounds {
   };
 }
 
+/** One request as an implementation carries it out. */
+export interface Call {
+  /** The libp2p protocol id. */
+  readonly id: string;
+  /** The peer's NodeId in hex, for messages. */
+  readonly peer: string;
+  /** The caller's bounds. */
+  readonly bounds: Bounds;
+  /** Aborted at the deadline or by the caller. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * What every `Network.request` does around its transport: checks the name and the caller's bound
+ * on the request, then runs `exchange` under the deadline and the caller's signal.
+ */
+export function runRequest(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions, exchange: (call: Call) => Promise<Uint8Array>): Promise<Uint8Array> {
+  const id = rpcProtocolId(protocol);
+  const bounds = boundsOf(options);
+  const name = toHex(peer);
+  return withDeadline(name, id, options, async (signal) => {
+    if (data.length > bounds.maxRequestBytes) {
+      throw new MessageTooLargeError('request-too-large', `a request of ${data.length} bytes is over this call's bound of ${bounds.maxRequestBytes}`);
+    }
+    return exchange({ id, peer: name, bounds, signal });
+  });
+}
+
 /**
  * Runs `run` with a signal that aborts at the request's deadline (as RequestTimeoutError) or with
  * the caller's signal (as its reason), and settles as soon as either happens.
  */
-export async function withDeadline<T>(peer: string, protocol: string, options: RequestOptions, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withDeadline<T>(peer: string, protocol: string, options: RequestOptions, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   options.signal?.throwIfAborted();
   const timeoutMs = options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
   const controller = new AbortController();
