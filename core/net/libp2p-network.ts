@@ -289,8 +289,10 @@ export class Libp2pNetwork implements Network {
     const { id, peer: name, bounds, signal } = call;
     const maxFrame = 1 + Math.max(bounds.maxResponseBytes, MAX_FAILURE_BYTES);
     const lp = lpStream(stream, { maxDataLength: maxFrame, maxBufferSize: bufferFor(maxFrame) });
-    const sending = lp.write(data, { signal }).then(() => stream.close({ signal }));
-    sending.catch(() => {});
+    // Its end shows in the answer (or its absence), so nobody awaits it.
+    lp.write(data, { signal })
+      .then(() => stream.close({ signal }))
+      .catch(() => {});
     let frame: Uint8Array;
     try {
       frame = (await lp.read({ signal })).subarray();
@@ -307,7 +309,6 @@ export class Libp2pNetwork implements Network {
         if (body.length > bounds.maxResponseBytes) {
           throw new MessageTooLargeError('response-too-large', `an answer of ${body.length} bytes from ${name} on ${id} is over this call's bound of ${bounds.maxResponseBytes}`);
         }
-        await sending;
         return body.slice();
       case ANSWER.failed:
         throw new RemoteError('remote-failed', `${name} failed on ${id}: ${decoder.decode(body)}`);
@@ -381,7 +382,13 @@ export class Libp2pNetwork implements Network {
   // ---- peers ----
 
   reportHeight(node: Uint8Array, height: number): void {
-    const peer = peerIdOf(node);
+    let peer: PeerId;
+    try {
+      peer = peerIdOf(node);
+    } catch {
+      return;
+    }
+    // Only a connected peer is listed (and forgotten when it disconnects).
     if (this.libp2p.getConnections(peer).length > 0) this.#heights.set(peer.toString(), height);
   }
 
