@@ -15,7 +15,7 @@ import { DataDirError, dataDirOption, openDataDir, removeApiAddress, writeApiAdd
 import { serveApi } from './http-server.ts';
 import { LevelStore, StoreLockedError } from './leveldb-store.ts';
 import { installNativeCrypto } from './native-crypto.ts';
-import { P2PNetwork, parseBootstrapAddress } from './p2p.ts';
+import { parseBootstrapAddress, startP2PNetwork } from './p2p.ts';
 
 export interface NodeConfig {
   readonly dataDir: string;
@@ -112,7 +112,7 @@ async function runNode(config: NodeConfig): Promise<number> {
   try {
     const chain = await Chain.open({ store, params: config.params });
     const network = await starting(`cannot listen for peers on port ${config.p2pPort}`, () =>
-      P2PNetwork.start({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, log }),
+      startP2PNetwork({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, log }),
     );
     closers.push(() => network.stop());
     const node = new MeshNode({ chain, network, key: data.identity, mine: config.mine, capacity: () => ({ ...probeCapacity(), runningJobs: 0 }), log });
