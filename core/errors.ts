@@ -57,28 +57,111 @@ export class RuledError<T extends ErrorTable> extends MeshError {
   }
 }
 
+const MALFORMED = { verdict: 'reject' } as const;
+
 /**
  * Bytes or text that do not decode. Every code of every decode error gets the same answer: a
  * message that does not decode is invalid whoever relays it, so gossip rejects it.
  */
-export class DecodeError extends MeshError {
-  readonly verdict = 'reject';
+export class DecodeError extends RuledError<Readonly<Record<string, typeof MALFORMED>>> {}
+
+function malformed<const C extends string>(codes: readonly C[]): { readonly [K in C]: typeof MALFORMED } {
+  return Object.fromEntries(codes.map((code) => [code, MALFORMED])) as { readonly [K in C]: typeof MALFORMED };
 }
 
+/** Every code an InvalidHexError carries. */
+export const HEX_ERRORS = malformed(['odd-length', 'bad-character', 'wrong-length']);
+
 /** A string that should hold hex does not (odd length, wrong case, stray character, wrong size). */
-export class InvalidHexError extends DecodeError {}
+export class InvalidHexError extends DecodeError {
+  declare readonly code: keyof typeof HEX_ERRORS;
+
+  constructor(code: keyof typeof HEX_ERRORS, message: string) {
+    super(HEX_ERRORS, code, message);
+  }
+}
+
+/** Every code an InvalidAmountError carries. */
+export const AMOUNT_ERRORS = malformed([
+  'empty',
+  'exponent',
+  'fraction',
+  'fraction-digits',
+  'leading-zero',
+  'negative-zero',
+  'not-decimal',
+  'not-integer',
+  'out-of-range',
+  'sign',
+  'unsafe-integer',
+]);
 
 /** A credit amount is not a canonical non-negative integer within its bounds. */
-export class InvalidAmountError extends DecodeError {}
+export class InvalidAmountError extends DecodeError {
+  declare readonly code: keyof typeof AMOUNT_ERRORS;
+
+  constructor(code: keyof typeof AMOUNT_ERRORS, message: string) {
+    super(AMOUNT_ERRORS, code, message);
+  }
+}
+
+/** Every code an InvalidEncodingError carries. */
+export const ENCODING_ERRORS = malformed([
+  'bad-bool',
+  'bad-option-tag',
+  'bad-utf8',
+  'bad-variant-tag',
+  'missing-field',
+  'not-sorted',
+  'out-of-range',
+  'too-long',
+  'trailing-bytes',
+  'truncated',
+  'unknown-field',
+  'wrong-length',
+]);
 
 /** Bytes that should hold a canonical binary encoding do not (truncated, trailing, non-canonical). */
-export class InvalidEncodingError extends DecodeError {}
+export class InvalidEncodingError extends DecodeError {
+  declare readonly code: keyof typeof ENCODING_ERRORS;
+
+  constructor(code: keyof typeof ENCODING_ERRORS, message: string) {
+    super(ENCODING_ERRORS, code, message);
+  }
+}
+
+/** Every code an InvalidKeyError carries. */
+export const KEY_ERRORS = malformed(['length', 'non-canonical', 'not-on-curve', 'seed-length', 'small-order']);
 
 /** An Ed25519 public key is malformed or excluded by the chain's validity rule. */
-export class InvalidKeyError extends DecodeError {}
+export class InvalidKeyError extends DecodeError {
+  declare readonly code: keyof typeof KEY_ERRORS;
+
+  constructor(code: keyof typeof KEY_ERRORS, message: string) {
+    super(KEY_ERRORS, code, message);
+  }
+}
+
+/** Every code an InvalidSignatureError carries. */
+export const SIGNATURE_ERRORS = malformed(['length', 'r-non-canonical', 'r-small-order', 's-non-canonical']);
 
 /** An Ed25519 signature is malformed, excluded by the validity rule, or does not verify. */
-export class InvalidSignatureError extends DecodeError {}
+export class InvalidSignatureError extends DecodeError {
+  declare readonly code: keyof typeof SIGNATURE_ERRORS;
+
+  constructor(code: keyof typeof SIGNATURE_ERRORS, message: string) {
+    super(SIGNATURE_ERRORS, code, message);
+  }
+}
+
+/** Every code a WrongTypeError carries. */
+export const TYPE_ERRORS = malformed(['not-array', 'not-bigint', 'not-boolean', 'not-bytes', 'not-number', 'not-object', 'not-string', 'not-string-or-number']);
 
 /** A value of the wrong JavaScript type was passed where bytes, a string or a bigint belongs. */
-export class WrongTypeError extends DecodeError {}
+export class WrongTypeError extends DecodeError {
+  declare readonly code: keyof typeof TYPE_ERRORS;
+
+  constructor(code: keyof typeof TYPE_ERRORS, message: string) {
+    super(TYPE_ERRORS, code, message);
+  }
+}
