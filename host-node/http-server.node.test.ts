@@ -191,7 +191,7 @@ test('http-server: the authority is the Host header\'s; a request target of //ho
     assert.equal(cross.status, 403);
     assert.equal(cross.body.type, '/problems/cross-origin');
     assert.deepEqual(node.transfers, []);
-    // The path is still only a path: //status is no route.
+    // A target of //status names an authority, which is dropped, and the path /, which is no route.
     const doubled = problemOf(await rawExchange(server.url, `GET //status HTTP/1.1\r\nHost: ${origin.host}\r\nConnection: close\r\n\r\n`));
     assert.equal(doubled.status, 404);
   } finally {
