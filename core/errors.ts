@@ -65,24 +65,23 @@ const MALFORMED = { verdict: 'reject' } as const;
  */
 export class DecodeError extends RuledError<Readonly<Record<string, typeof MALFORMED>>> {}
 
-function malformed<const C extends string>(codes: readonly C[]): { readonly [K in C]: typeof MALFORMED } {
-  return Object.fromEntries(codes.map((code) => [code, MALFORMED])) as { readonly [K in C]: typeof MALFORMED };
-}
+/** A decode error class over `codes`, each of them in its table with the verdict 'reject'. */
+function decodeErrorOf<const C extends string>(codes: readonly C[]): new (code: C, message: string) => DecodeError & { readonly code: C } {
+  const table = Object.fromEntries(codes.map((code) => [code, MALFORMED])) as Record<C, typeof MALFORMED>;
+  return class extends DecodeError {
+    declare readonly code: C;
 
-/** Every code an InvalidHexError carries. */
-export const HEX_ERRORS = malformed(['odd-length', 'bad-character', 'wrong-length']);
+    constructor(code: C, message: string) {
+      super(table, code, message);
+    }
+  };
+}
 
 /** A string that should hold hex does not (odd length, wrong case, stray character, wrong size). */
-export class InvalidHexError extends DecodeError {
-  declare readonly code: keyof typeof HEX_ERRORS;
+export class InvalidHexError extends decodeErrorOf(['odd-length', 'bad-character', 'wrong-length']) {}
 
-  constructor(code: keyof typeof HEX_ERRORS, message: string) {
-    super(HEX_ERRORS, code, message);
-  }
-}
-
-/** Every code an InvalidAmountError carries. */
-export const AMOUNT_ERRORS = malformed([
+/** A credit amount is not a canonical non-negative integer within its bounds. */
+export class InvalidAmountError extends decodeErrorOf([
   'empty',
   'exponent',
   'fraction',
@@ -94,19 +93,10 @@ export const AMOUNT_ERRORS = malformed([
   'out-of-range',
   'sign',
   'unsafe-integer',
-]);
-
-/** A credit amount is not a canonical non-negative integer within its bounds. */
-export class InvalidAmountError extends DecodeError {
-  declare readonly code: keyof typeof AMOUNT_ERRORS;
-
-  constructor(code: keyof typeof AMOUNT_ERRORS, message: string) {
-    super(AMOUNT_ERRORS, code, message);
-  }
-}
+]) {}
 
 /** Every code an InvalidEncodingError carries. */
-export const ENCODING_ERRORS = malformed([
+export const ENCODING_CODES = [
   'bad-bool',
   'bad-option-tag',
   'bad-utf8',
@@ -119,49 +109,19 @@ export const ENCODING_ERRORS = malformed([
   'truncated',
   'unknown-field',
   'wrong-length',
-]);
+] as const;
 
 /** Bytes that should hold a canonical binary encoding do not (truncated, trailing, non-canonical). */
-export class InvalidEncodingError extends DecodeError {
-  declare readonly code: keyof typeof ENCODING_ERRORS;
-
-  constructor(code: keyof typeof ENCODING_ERRORS, message: string) {
-    super(ENCODING_ERRORS, code, message);
-  }
-}
-
-/** Every code an InvalidKeyError carries. */
-export const KEY_ERRORS = malformed(['length', 'non-canonical', 'not-on-curve', 'seed-length', 'small-order']);
+export class InvalidEncodingError extends decodeErrorOf(ENCODING_CODES) {}
 
 /** An Ed25519 public key is malformed or excluded by the chain's validity rule. */
-export class InvalidKeyError extends DecodeError {
-  declare readonly code: keyof typeof KEY_ERRORS;
-
-  constructor(code: keyof typeof KEY_ERRORS, message: string) {
-    super(KEY_ERRORS, code, message);
-  }
-}
-
-/** Every code an InvalidSignatureError carries. */
-export const SIGNATURE_ERRORS = malformed(['length', 'r-non-canonical', 'r-small-order', 's-non-canonical']);
+export class InvalidKeyError extends decodeErrorOf(['length', 'non-canonical', 'not-on-curve', 'seed-length', 'small-order']) {}
 
 /** An Ed25519 signature is malformed, excluded by the validity rule, or does not verify. */
-export class InvalidSignatureError extends DecodeError {
-  declare readonly code: keyof typeof SIGNATURE_ERRORS;
-
-  constructor(code: keyof typeof SIGNATURE_ERRORS, message: string) {
-    super(SIGNATURE_ERRORS, code, message);
-  }
-}
+export class InvalidSignatureError extends decodeErrorOf(['length', 'r-non-canonical', 'r-small-order', 's-non-canonical']) {}
 
 /** Every code a WrongTypeError carries. */
-export const TYPE_ERRORS = malformed(['not-array', 'not-bigint', 'not-boolean', 'not-bytes', 'not-number', 'not-object', 'not-string', 'not-string-or-number']);
+export const TYPE_CODES = ['not-array', 'not-bigint', 'not-boolean', 'not-bytes', 'not-number', 'not-object', 'not-string', 'not-string-or-number'] as const;
 
 /** A value of the wrong JavaScript type was passed where bytes, a string or a bigint belongs. */
-export class WrongTypeError extends DecodeError {
-  declare readonly code: keyof typeof TYPE_ERRORS;
-
-  constructor(code: keyof typeof TYPE_ERRORS, message: string) {
-    super(TYPE_ERRORS, code, message);
-  }
-}
+export class WrongTypeError extends decodeErrorOf(TYPE_CODES) {}

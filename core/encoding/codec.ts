@@ -14,7 +14,7 @@
  * const bytes = encode(transfer, { to, amount: 5n, nonce: 1 });
  * decode(transfer, bytes); // deep-equals the input
  */
-import { type ENCODING_ERRORS, InvalidEncodingError, MeshError, type TYPE_ERRORS, WrongTypeError } from '../errors.ts';
+import { type ENCODING_CODES, InvalidEncodingError, MeshError, type TYPE_CODES, WrongTypeError } from '../errors.ts';
 import { compareBytes, describe, ensureBytes } from './bytes.ts';
 import { I128_MAX, I128_MIN, U128_MAX } from './amount.ts';
 
@@ -37,11 +37,11 @@ export type Infer<C> = C extends Codec<infer T> ? T : never;
 
 const PATHS = new WeakMap<MeshError, { path: string; detail: string }>();
 
-function invalid(code: keyof typeof ENCODING_ERRORS, detail: string): InvalidEncodingError {
+function invalid(code: (typeof ENCODING_CODES)[number], detail: string): InvalidEncodingError {
   return new InvalidEncodingError(code, detail);
 }
 
-function wrongType(code: keyof typeof TYPE_ERRORS, detail: string): WrongTypeError {
+function wrongType(code: (typeof TYPE_CODES)[number], detail: string): WrongTypeError {
   return new WrongTypeError(code, detail);
 }
 
