@@ -100,6 +100,11 @@ function finish(request: Request, response: Response, extra: HeaderSet): Respons
 
 const NOSNIFF = { 'x-content-type-options': 'nosniff' } as const;
 
+// One spelling per resource: itty-router would match `/status/` as `/status`; a trailing slash names nothing.
+function namesNothing(pathname: string): boolean {
+  return pathname.length > 1 && pathname.endsWith('/');
+}
+
 /** Builds the fetch handler of a service. It never rejects: failures become problem details. */
 export function createService<A extends unknown[] = []>(options: ServiceOptions<A>): (request: Request, ...args: A) => Promise<Response> {
   const cors = options.cors ?? NO_CORS;
@@ -114,9 +119,9 @@ export function createService<A extends unknown[] = []>(options: ServiceOptions<
     if (route.post) router.post(route.path, call(route.post));
   }
 
-  /** The route whose path `pathname` is, whatever the method (a trailing slash names no resource). */
+  /** The route whose path `pathname` is, whatever the method. */
   function routeOf(pathname: string): Route | undefined {
-    if (pathname.length > 1 && pathname.endsWith('/')) return undefined;
+    if (namesNothing(pathname)) return undefined;
     const entry = router.routes.find(([method, pattern]) => method !== 'ALL' && pattern.test(pathname));
     return byPath.get(entry?.[3] ?? '');
   }
@@ -143,7 +148,7 @@ export function createService<A extends unknown[] = []>(options: ServiceOptions<
 
   async function answer(request: Request, url: URL, args: A): Promise<Response> {
     await options.guard?.(request, url, ...args);
-    if (url.pathname.length > 1 && url.pathname.endsWith('/')) throw new WebProblem('not-found', `no resource at ${url.pathname}`);
+    if (namesNothing(url.pathname)) throw new WebProblem('not-found', `no resource at ${url.pathname}`);
     return (await router.fetch(request, url)) as Response;
   }
 
