@@ -5,7 +5,6 @@
  *
  * Only the few `Deno` members used here are typed (below), so the file also type-checks under tsc.
  */
-import { DEFAULT_DATASET_URL } from '../dataset.ts';
 import type { DataSource } from '../http/data-source.ts';
 import { clientKeyOf } from '../http/rate-limit.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
@@ -42,7 +41,7 @@ export interface DenoServer {
   close(): Promise<void>;
 }
 
-/** A data source reading a dataset file (a path, or a file: URL such as the shipped dataset's). */
+/** A data source reading a dataset file. */
 export function denoFileSource(path: string | URL): DataSource {
   return async () => (await deno().open(path, { read: true })).readable;
 }
@@ -68,11 +67,11 @@ export interface DenoDirectory {
   close(): Promise<void>;
 }
 
-/** Starts the directory from parsed options: KV store, router, server. */
-export async function startDenoDirectory(options: ServeOptions, onError: (error: unknown) => void): Promise<DenoDirectory> {
+/** Starts the directory from parsed options and the dataset file to serve: KV store, router, server. */
+export async function startDenoDirectory(options: ServeOptions, data: string, onError: (error: unknown) => void): Promise<DenoDirectory> {
   const store = await KvSubmissionStore.open(options.submissions);
   const directory = createDirectory({
-    data: denoFileSource(options.data ?? DEFAULT_DATASET_URL),
+    data: denoFileSource(data),
     submissions: store,
     limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst } },
     onError,
@@ -92,10 +91,12 @@ export async function startDenoDirectory(options: ServeOptions, onError: (error:
 
 /**
  * `deno task directory [options]`: the same flags as `mesh directory`; `--submissions` names a
- * Deno KV file (default: Deno's default KV, the project's KV on Deno Deploy). Resolves to the
- * exit code once stopped by SIGINT or SIGTERM.
+ * Deno KV file (default: Deno's default KV, the project's KV on Deno Deploy). Without `--data`,
+ * `defaultDataset` gives the dataset's path, building it first if need be (the entry passes
+ * `ensureDefaultDataset`, which needs file access this module does without). Resolves to the exit
+ * code once stopped by SIGINT or SIGTERM.
  */
-export async function runDenoDirectory(args: readonly string[]): Promise<number> {
+export async function runDenoDirectory(args: readonly string[], defaultDataset: (say: (line: string) => void) => Promise<string>): Promise<number> {
   const usage = serveUsage('deno task directory', "Deno's default KV database");
   let options: ServeOptions;
   try {
@@ -108,7 +109,14 @@ export async function runDenoDirectory(args: readonly string[]): Promise<number>
     console.log(usage);
     return 0;
   }
-  const running = await startDenoDirectory(options, (error) => console.error(`directory: ${(error as Error)?.message ?? String(error)}`));
+  let data: string;
+  try {
+    data = options.data ?? (await defaultDataset((line) => console.error(`directory: ${line}`)));
+  } catch (error) {
+    console.error(`directory: cannot build the default dataset: ${(error as Error).message}\nGive a dataset file with --data FILE (mesh directory import builds one).`);
+    return 1;
+  }
+  const running = await startDenoDirectory(options, data, (error) => console.error(`directory: ${(error as Error)?.message ?? String(error)}`));
   console.log(`directory listening on ${running.url}`);
   console.log(running.records === null ? 'dataset unavailable: data routes answer 503 and the load is retried' : `dataset: ${running.records} records`);
   await new Promise<void>((done) => {

@@ -10,10 +10,9 @@ import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-import { DEFAULT_DATASET_URL } from '../dataset.ts';
 import type { DataSource, Sha256Hasher } from '../http/data-source.ts';
 import { clientKeyOf } from '../http/rate-limit.ts';
+import { ensureDefaultDataset } from '../import/default-dataset.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
 import { origin, parseServeArgs, serveUsage } from './options.ts';
@@ -198,7 +197,13 @@ export async function runDirectoryCommand(args: string[]): Promise<number> {
     process.stdout.write(`${usage}\nmesh directory import --help: build the dataset from the public sources.\n`);
     return 0;
   }
-  const dataPath = options.data ? resolve(options.data) : fileURLToPath(DEFAULT_DATASET_URL);
+  let dataPath: string;
+  try {
+    dataPath = options.data ? resolve(options.data) : await ensureDefaultDataset((line) => process.stderr.write(`mesh directory: ${line}\n`));
+  } catch (error) {
+    process.stderr.write(`mesh directory: cannot build the default dataset: ${(error as Error).message}\nGive a dataset file with --data FILE (mesh directory import builds one).\n`);
+    return 1;
+  }
   const store = await FileSubmissionStore.open(options.submissions ? resolve(options.submissions) : DEFAULT_SUBMISSIONS_DIR);
   const directory = createDirectory({
     data: fileDataSource(dataPath),

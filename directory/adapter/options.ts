@@ -7,7 +7,7 @@ export interface ServeOptions {
   readonly host: string;
   /** 0 picks a free port. */
   readonly port: number;
-  /** Dataset file; undefined: the shipped dataset. */
+  /** Dataset file; undefined: the default dataset, built once from the EPA FRS extract (import/default-dataset.ts). */
   readonly data: string | undefined;
   /** Submissions folder (Node) or KV file (Deno); undefined: the runtime's default. */
   readonly submissions: string | undefined;
@@ -30,7 +30,8 @@ Serves the manufacturer directory: the JSON API under /api/v1, the export /direc
 Options:
   --host ADDR          address to listen on (default ${DEFAULT_HOST})
   --port N             port (default ${DEFAULT_PORT}; 0 picks a free one)
-  --data FILE          dataset file (default: the shipped dataset, built by mesh directory import)
+  --data FILE          dataset file (default ~/.mesh/directory/directory.json, built on first
+                       start from the US EPA FRS extract; mesh directory import builds others)
   --submissions PATH   where submissions are kept for review (default ${submissionsDefault})
   --rate-limit N       requests per second per client, after the burst (default 20; 0 = no limit)
   --burst N            requests a client may make at once (default 120)

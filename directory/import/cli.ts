@@ -37,7 +37,7 @@ Counts (records added, updated and removed) and every skipped row (file:line: re
 1 when an input could not be read (nothing is written), 2 for a usage error.
 `;
 
-const DEFAULT_NAICS_MAP = new URL('../data/naics-category-map.json', import.meta.url);
+export const DEFAULT_NAICS_MAP = new URL('../data/naics-category-map.json', import.meta.url);
 // Problems printed per input before the rest are only counted.
 const SHOWN_PROBLEMS = 50;
 
@@ -94,7 +94,7 @@ export function parseImportArgs(args: readonly string[]): ImportArgs {
   };
 }
 
-async function exists(path: string): Promise<boolean> {
+export async function exists(path: string): Promise<boolean> {
   try {
     await stat(path);
     return true;
@@ -112,7 +112,7 @@ async function retrievalDate(path: string, given: string | undefined, say: (line
 }
 
 /** Writes the dataset a chunk at a time (a large one does not fit one string), then renames it into place. */
-async function writeDataset(path: string, dataset: Dataset): Promise<void> {
+export async function writeDataset(path: string, dataset: Dataset): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`;
   const file = await open(temporary, 'w');
   try {
