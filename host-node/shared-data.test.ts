@@ -1,9 +1,13 @@
 // The shared-data loader on Node and Deno, with a local upstream on 127.0.0.1 (run on Deno by `npm run test:deno`).
 import { rmSync } from 'node:fs';
-import { mkdtemp, mkdir } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { assert } from 'chai';
+import { sha256 } from '../core/crypto/sha256.ts';
+import { toHex } from '../core/encoding/hex.ts';
+import { test } from '../test/harness.ts';
 import { sharedDataSuite } from '../test/shared-data-suite.ts';
 import { loadSharedData } from './shared-data.ts';
 
@@ -34,4 +38,15 @@ sharedDataSuite('shared data on the file system', {
   freshCache: async () => join(dir, `cache-${++caches}`),
   upstream: (text) => `${base}/echo/${encodeURIComponent(text)}`,
   missing: `${base}/missing`,
+});
+
+test('shared data on the file system: a damaged cached copy is dropped and downloaded again', async () => {
+  const cacheDir = join(dir, 'damaged-cache');
+  const pinned = new TextEncoder().encode('pinned bytes');
+  const files = { 'test/pinned.txt': { upstream: `${base}/echo/pinned%20bytes`, sha256: toHex(sha256(pinned)) } };
+  await mkdir(join(cacheDir, 'test'), { recursive: true });
+  await writeFile(join(cacheDir, 'test', 'pinned.txt'), 'damaged bytes');
+  const bytes = await loadSharedData('test/pinned.txt', { root: emptyRoot, cacheDir, files });
+  assert.deepEqual([...bytes], [...pinned]);
+  assert.equal(await readFile(join(cacheDir, 'test', 'pinned.txt'), 'utf8'), 'pinned bytes');
 });

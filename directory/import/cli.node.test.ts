@@ -3,14 +3,17 @@ import { assert } from 'chai';
 import { createHash } from 'node:crypto';
 import { createReadStream, rmSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, utimes, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { loadSharedData } from '#shared-data';
+import { loadSharedData, SHARED_FILES, SharedDataError, type SharedDataOptions } from '#shared-data';
+import { rejectsAsync } from '../../test/assert.ts';
 import { test } from '../../test/harness.ts';
 import { parseDataset, readDataset } from '../dataset.ts';
-import { runImport } from './cli.ts';
+import { exists, runImport } from './cli.ts';
 import { buildDefaultDataset, DEFAULT_DATASET_SOURCE, ensureDefaultDataset } from './default-dataset.ts';
 import { frsFacilityUrl } from './epa-frs.ts';
 
@@ -60,6 +63,39 @@ test('the default dataset is built once where mesh directory looks for it, and t
   assert.equal(await ensureDefaultDataset((line) => said.push(line), path), path);
   assert.equal(said.length, 2, 'an existing file is served as it is');
   assert.match(await readFile(path, 'utf8'), /2025-01-01/);
+});
+
+test('without ../shared/data the default dataset is built from the download; a corrupted one builds nothing', async () => {
+  // A stand-in for the pinned upstream on 127.0.0.1: the extract's bytes, or the same bytes with one changed.
+  const extract = await readFile(FRS_CSV);
+  const corrupted = Uint8Array.from(extract);
+  corrupted[100] ^= 1;
+  const server = createServer((request, response) => {
+    response.setHeader('connection', 'close');
+    response.end(request.url === '/corrupted' ? corrupted : extract);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const hidden = (upstream: string): SharedDataOptions => ({
+    root: join(dir, 'no-shared-data'),
+    cacheDir: join(dir, 'download-cache'),
+    files: { [DEFAULT_DATASET_SOURCE]: { ...SHARED_FILES[DEFAULT_DATASET_SOURCE], upstream: `http://127.0.0.1:${port}${upstream}` } },
+  });
+  try {
+    const refused = join(dir, 'refused', 'directory.json');
+    await rejectsAsync(() => ensureDefaultDataset(() => {}, refused, hidden('/corrupted')), SharedDataError, 'hash-mismatch');
+    assert.isFalse(await exists(refused), 'no dataset from a corrupted download');
+    assert.isFalse(await exists(join(dir, 'download-cache', DEFAULT_DATASET_SOURCE)), 'and nothing cached');
+    const built = join(dir, 'downloaded', 'directory.json');
+    await ensureDefaultDataset(() => {}, built, hidden('/extract'));
+    assert.equal(await readFile(built, 'utf8'), await readFile(DEFAULT, 'utf8'));
+  } finally {
+    server.close();
+  }
+  // The server is gone, and a new cache holds nothing.
+  const offline = { ...hidden('/extract'), cacheDir: join(dir, 'empty-cache') };
+  const neither = await rejectsAsync(() => ensureDefaultDataset(() => {}, join(dir, 'neither.json'), offline), SharedDataError, 'unavailable');
+  assert.include(neither.message, join(dir, 'no-shared-data'));
 });
 
 test('the default dataset: 998 real FRS facilities, each with its FRS page, none with an invented category', async () => {
