@@ -92,8 +92,9 @@ export async function startDenoDirectory(options: ServeOptions, data: string, on
 /**
  * `deno task directory [options]`: the same flags as `mesh directory`; `--submissions` names a
  * Deno KV file (default: Deno's default KV, the project's KV on Deno Deploy). Without `--data`,
- * `defaultDataset` gives the dataset's path, building it first if need be (the entry passes
- * `ensureDefaultDataset`, which needs file access this module does without). Resolves to the exit
+ * `defaultDataset` gives the dataset's path, building it first if need be, or rejects with a
+ * message for the user (the entry passes `ensureDefaultDataset`, which needs file access this
+ * module does without). Resolves to the exit
  * code once stopped by SIGINT or SIGTERM.
  */
 export async function runDenoDirectory(args: readonly string[], defaultDataset: (say: (line: string) => void) => Promise<string>): Promise<number> {
@@ -113,7 +114,7 @@ export async function runDenoDirectory(args: readonly string[], defaultDataset: 
   try {
     data = options.data ?? (await defaultDataset((line) => console.error(`directory: ${line}`)));
   } catch (error) {
-    console.error(`directory: cannot build the default dataset: ${(error as Error).message}\nGive a dataset file with --data FILE (mesh directory import builds one).`);
+    console.error(`directory: ${(error as Error).message}`);
     return 1;
   }
   const running = await startDenoDirectory(options, data, (error) => console.error(`directory: ${(error as Error)?.message ?? String(error)}`));

@@ -218,6 +218,8 @@ test('mesh directory with no dataset yet builds the default one from the EPA ext
     assert.match(server.stderr.join('\n'), new RegExp(`building the dataset ${built} from the US EPA FRS extract`));
     assert.equal(server.lines[1], `dataset ${built}: 998 records`);
     const again = await serve(['--submissions', join(dir, 'subs')], { HOME: dir, XDG_CACHE_HOME: join(dir, 'cache') });
+    // An answer first: the command takes SIGTERM only once it is serving.
+    assert.equal(await statusOf(`${again.url}/api/v1/stats`), 200);
     assert.equal(await again.stop(), 0);
     assert.deepEqual(again.stderr, [], 'built once');
   }));

@@ -201,7 +201,7 @@ export async function runDirectoryCommand(args: string[]): Promise<number> {
   try {
     dataPath = options.data ? resolve(options.data) : await ensureDefaultDataset((line) => process.stderr.write(`mesh directory: ${line}\n`));
   } catch (error) {
-    process.stderr.write(`mesh directory: cannot build the default dataset: ${(error as Error).message}\nGive a dataset file with --data FILE (mesh directory import builds one).\n`);
+    process.stderr.write(`mesh directory: ${(error as Error).message}\n`);
     return 1;
   }
   const store = await FileSubmissionStore.open(options.submissions ? resolve(options.submissions) : DEFAULT_SUBMISSIONS_DIR);

@@ -69,7 +69,7 @@ test('without ../shared/data the default dataset is built from the download; a c
   // A stand-in for the pinned upstream on 127.0.0.1: the extract's bytes, or the same bytes with one changed.
   const extract = await readFile(FRS_CSV);
   const corrupted = Uint8Array.from(extract);
-  corrupted[100] ^= 1;
+  corrupted[100] = corrupted[100]! ^ 1;
   const server = createServer((request, response) => {
     response.setHeader('connection', 'close');
     response.end(request.url === '/corrupted' ? corrupted : extract);
@@ -83,7 +83,7 @@ test('without ../shared/data the default dataset is built from the download; a c
   });
   try {
     const refused = join(dir, 'refused', 'directory.json');
-    await rejectsAsync(() => ensureDefaultDataset(() => {}, refused, hidden('/corrupted')), SharedDataError, 'hash-mismatch');
+    await rejectsAsync(() => buildDefaultDataset(refused, hidden('/corrupted')), SharedDataError, 'hash-mismatch');
     assert.isFalse(await exists(refused), 'no dataset from a corrupted download');
     assert.isFalse(await exists(join(dir, 'download-cache', DEFAULT_DATASET_SOURCE)), 'and nothing cached');
     const built = join(dir, 'downloaded', 'directory.json');
@@ -94,8 +94,11 @@ test('without ../shared/data the default dataset is built from the download; a c
   }
   // The server is gone, and a new cache holds nothing.
   const offline = { ...hidden('/extract'), cacheDir: join(dir, 'empty-cache') };
-  const neither = await rejectsAsync(() => ensureDefaultDataset(() => {}, join(dir, 'neither.json'), offline), SharedDataError, 'unavailable');
-  assert.include(neither.message, join(dir, 'no-shared-data'));
+  await rejectsAsync(() => buildDefaultDataset(join(dir, 'neither.json'), offline), SharedDataError, 'unavailable');
+  // What mesh directory prints: the loader's reason, and what to do instead.
+  const said = await ensureDefaultDataset(() => {}, join(dir, 'neither.json'), offline).catch((error: Error) => error.message);
+  assert.match(String(said), /^cannot build the default dataset: shared data epa-frs\/frs-naics-32591\.csv is not in .*no-shared-data and could not be downloaded from http:\/\/127\.0\.0\.1:\d+\/extract into .*empty-cache: .*\nGive a dataset file with --data FILE/);
+  assert.isFalse(await exists(join(dir, 'neither.json')));
 });
 
 test('the default dataset: 998 real FRS facilities, each with its FRS page, none with an invented category', async () => {

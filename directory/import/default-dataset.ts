@@ -44,12 +44,18 @@ export async function buildDefaultDataset(path: string, options?: SharedDataOpti
 
 /**
  * The default dataset's path, after building it there if no file is there yet (once: later starts
- * serve the file, and a user may replace it). `say` tells the user what is happening.
+ * serve the file, and a user may replace it). `say` tells the user what is happening; a failed
+ * build rejects with a message for the user that says what to do instead.
  */
 export async function ensureDefaultDataset(say: (line: string) => void, path = defaultDatasetPath(), options?: SharedDataOptions): Promise<string> {
   if (await exists(path)) return path;
   say(`building the dataset ${path} from the US EPA FRS extract (${DEFAULT_DATASET_SOURCE}: ../shared/data, or downloaded once from its pinned upstream; SHA-256 checked)`);
-  const records = await buildDefaultDataset(path, options);
+  let records: number;
+  try {
+    records = await buildDefaultDataset(path, options);
+  } catch (error) {
+    throw new Error(`cannot build the default dataset: ${(error as Error).message}\nGive a dataset file with --data FILE (mesh directory import builds one).`, { cause: error });
+  }
   say(`built ${path}: ${records} records`);
   return path;
 }
