@@ -9,7 +9,8 @@ import type { DataSource } from '../http/data-source.ts';
 import { clientKeyOf } from '../http/rate-limit.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { KvSubmissionStore } from '../submissions/kv-store.ts';
-import { origin, parseServeArgs, type ServeOptions, serveUsage } from './options.ts';
+import { type Command, command, EXIT } from '../../host-node/cli/command.ts';
+import { origin, SERVE_DESCRIPTION, SERVE_NOTES, serveConfig, type ServeOptionDefinitions, type ServeOptions, serveOptions } from './options.ts';
 
 interface DenoHttpServer {
   readonly finished: Promise<void>;
@@ -94,40 +95,36 @@ export async function startDenoDirectory(options: ServeOptions, data: string, on
  * Deno KV file (default: Deno's default KV, the project's KV on Deno Deploy). Without `--data`,
  * `defaultDataset` gives the dataset's path, building it first if need be, or rejects with a
  * message for the user (the entry passes `ensureDefaultDataset`, which needs file access this
- * module does without). Resolves to the exit
- * code once stopped by SIGINT or SIGTERM.
+ * module does without). Its run resolves to the exit code once stopped by SIGINT or SIGTERM.
+ * deno.ts parses the command line against it.
  */
-export async function runDenoDirectory(args: readonly string[], defaultDataset: (say: (line: string) => void) => Promise<string>): Promise<number> {
-  const usage = serveUsage('deno task directory', "Deno's default KV database");
-  let options: ServeOptions;
-  try {
-    options = parseServeArgs(args);
-  } catch (error) {
-    console.error(`directory: ${(error as Error).message}\n\n${usage}`);
-    return 2;
-  }
-  if (options.help) {
-    console.log(usage);
-    return 0;
-  }
-  let data: string;
-  try {
-    data = options.data ?? (await defaultDataset((line) => console.error(`directory: ${line}`)));
-  } catch (error) {
-    console.error(`directory: ${(error as Error).message}`);
-    return 1;
-  }
-  const running = await startDenoDirectory(options, data, (error) => console.error(`directory: ${(error as Error)?.message ?? String(error)}`));
-  console.log(`directory listening on ${running.url}`);
-  console.log(running.records === null ? 'dataset unavailable: data routes answer 503 and the load is retried' : `dataset: ${running.records} records`);
-  await new Promise<void>((done) => {
-    try {
-      deno().addSignalListener('SIGINT', done);
-      deno().addSignalListener('SIGTERM', done);
-    } catch {
-      // No signals where the platform runs the process (Deno Deploy): serve until stopped.
-    }
+export function denoDirectoryCommand(defaultDataset: (say: (line: string) => void) => Promise<string>): Command<ServeOptionDefinitions> {
+  return command({
+    description: SERVE_DESCRIPTION,
+    options: serveOptions("Deno's default KV database"),
+    notes: SERVE_NOTES,
+    run: async ({ options }, io) => {
+      const config = serveConfig(options);
+      let data: string;
+      try {
+        data = config.data ?? (await defaultDataset((line) => io.err(`directory: ${line}\n`)));
+      } catch (error) {
+        io.err(`directory: ${(error as Error).message}\n`);
+        return EXIT.failed;
+      }
+      const running = await startDenoDirectory(config, data, (error) => io.err(`directory: ${(error as Error)?.message ?? String(error)}\n`));
+      io.out(`directory listening on ${running.url}\n`);
+      io.out(running.records === null ? 'dataset unavailable: data routes answer 503 and the load is retried\n' : `dataset: ${running.records} records\n`);
+      await new Promise<void>((done) => {
+        try {
+          deno().addSignalListener('SIGINT', done);
+          deno().addSignalListener('SIGTERM', done);
+        } catch {
+          // No signals where the platform runs the process (Deno Deploy): serve until stopped.
+        }
+      });
+      await running.close();
+      return EXIT.done;
+    },
   });
-  await running.close();
-  return 0;
 }

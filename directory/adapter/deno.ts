@@ -1,11 +1,17 @@
 /**
  * The directory's Deno entry: `deno task directory [options]` locally, and the entry module on
- * Deno Deploy (Deno.serve at top level; Deploy supplies the address and the project's KV).
- * Flags as `mesh directory`; without `--data` it serves `~/.mesh/directory/directory.json`,
- * built once from the EPA FRS extract (import/default-dataset.ts). See deno-serve.ts.
+ * Deno Deploy (Deno.serve at top level; Deploy supplies the address and the project's KV). Flags
+ * as `mesh directory`, parsed by the same kit (node:util's parseArgs, which Deno has); without
+ * `--data` it serves `~/.mesh/directory/directory.json`, built once from the EPA FRS extract
+ * (import/default-dataset.ts). See deno-serve.ts.
  */
 import { ensureDefaultDataset } from '../import/default-dataset.ts';
-import { runDenoDirectory } from './deno-serve.ts';
+import { runCommand } from '../../host-node/cli/run.ts';
+import { denoDirectoryCommand } from './deno-serve.ts';
 
 const deno = (globalThis as unknown as { Deno: { args: string[]; exit(code: number): never } }).Deno;
-deno.exit(await runDenoDirectory(deno.args, (say) => ensureDefaultDataset(say)));
+const io = {
+  out: (text: string) => console.log(text.replace(/\n$/, '')),
+  err: (text: string) => console.error(text.replace(/\n$/, '')),
+};
+deno.exit(await runCommand(denoDirectoryCommand((say) => ensureDefaultDataset(say)), deno.args, 'deno task directory', io));
