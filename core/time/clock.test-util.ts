@@ -1,0 +1,117 @@
+/**
+ * A clock for tests: time moves only when the test moves it. Advancing runs the timers that fall
+ * due in time order, and after each instant lets the async work they started settle (microtasks
+ * and a few real macrotask turns, where WebCrypto and the in-memory bus finish), so tests of
+ * sync and block production neither sleep nor depend on how fast the machine is.
+ */
+import type { Clock, Timer } from './clock.ts';
+
+// A day after the devnet genesis (2026-01-01), so blocks mined in a test are not from the future.
+const START_MS = Date.UTC(2026, 0, 2);
+// Real macrotask turns per settle: enough for a few rounds of WebCrypto and gossip hand-overs.
+const TURNS = 10;
+// Bounds a wait with time standing still: far more turns than any test's work needs.
+const MAX_TURNS = 100_000;
+
+interface Scheduled {
+  at: number;
+  readonly seq: number;
+  readonly fn: () => void;
+  readonly every: number | null;
+}
+
+// The platform's timer, taken before any test could replace it: settling needs real turns.
+const realTimeout = globalThis.setTimeout;
+const turn = (): Promise<void> => new Promise((resolve) => realTimeout(resolve, 0));
+
+export class ManualClock implements Clock {
+  #now: number;
+  #seq = 0;
+  readonly #timers = new Set<Scheduled>();
+
+  constructor(startMs = START_MS) {
+    this.#now = startMs;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  setTimeout(fn: () => void, ms: number): Timer {
+    return this.#schedule(fn, Math.max(0, ms), null);
+  }
+
+  setInterval(fn: () => void, ms: number): Timer {
+    const every = Math.max(1, ms);
+    return this.#schedule(fn, every, every);
+  }
+
+  /** Timers waiting to fire. */
+  get pending(): number {
+    return this.#timers.size;
+  }
+
+  /** Lets work already started settle, without moving time. */
+  async settle(): Promise<void> {
+    for (let i = 0; i < TURNS; i++) await turn();
+  }
+
+  /**
+   * Moves time forward by `ms`: each instant at which timers fall due is reached in order, its
+   * timers run in the order they were set, then the work they started settles. Timers set by
+   * timers run too when they fall due within the span.
+   */
+  async advance(ms: number): Promise<void> {
+    const end = this.#now + Math.max(0, ms);
+    for (let next = this.#next(); next !== undefined && next.at <= end; next = this.#next()) {
+      await this.#runAt(next.at);
+    }
+    this.#now = end;
+    await this.settle();
+  }
+
+  /**
+   * Settles and moves time from one timer to the next until `check` holds; rejects once it would
+   * take more than `withinMs` of clock time. With `withinMs` 0 time stands still, for work that
+   * needs no timer (a sync that messages alone drive).
+   */
+  async until(what: string, check: () => boolean, withinMs: number): Promise<void> {
+    const started = this.#now;
+    const deadline = started + withinMs;
+    for (let turns = 0; turns < MAX_TURNS; turns += TURNS) {
+      await this.settle();
+      if (check()) return;
+      const next = this.#next();
+      if (withinMs > 0 && next !== undefined && next.at <= deadline) await this.#runAt(next.at);
+      else if (withinMs > 0) break;
+    }
+    throw new Error(`timed out: ${what} (${this.#now - started} ms on the clock)`);
+  }
+
+  #schedule(fn: () => void, delay: number, every: number | null): Timer {
+    const scheduled: Scheduled = { at: this.#now + delay, seq: this.#seq++, fn, every };
+    this.#timers.add(scheduled);
+    return { cancel: () => void this.#timers.delete(scheduled) };
+  }
+
+  // The timer that falls due first (the earliest set among those due at the same time).
+  #next(): Scheduled | undefined {
+    let first: Scheduled | undefined;
+    for (const t of this.#timers) if (first === undefined || t.at < first.at || (t.at === first.at && t.seq < first.seq)) first = t;
+    return first;
+  }
+
+  // Moves time to `at` and runs every timer due then, in order, then settles.
+  async #runAt(at: number): Promise<void> {
+    this.#now = at;
+    const due = [...this.#timers].filter((t) => t.at === at).sort((a, b) => a.seq - b.seq);
+    for (const t of due) {
+      // A timer may have cancelled another due at the same instant.
+      if (!this.#timers.has(t)) continue;
+      if (t.every === null) this.#timers.delete(t);
+      else t.at += t.every;
+      t.fn();
+    }
+    await this.settle();
+  }
+}
