@@ -8,8 +8,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createNodeApi } from '../core/api/handler.ts';
 import { Chain } from '../core/chain/chain.ts';
+import { systemRandom } from '../core/crypto/random.ts';
 import { devnet, MAINNET, type ChainParams } from '../core/ledger/params.ts';
 import { MeshNode } from '../core/node/node.ts';
+import { systemClock } from '../core/time/clock.ts';
 import { probeCapacity } from './capacity.ts';
 import { DataDirError, openDataDir } from './data-dir.ts';
 import { serveApi } from './http-server.ts';
@@ -165,7 +167,16 @@ async function runNode(config: NodeConfig): Promise<number> {
       P2PNetwork.start({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, log }),
     );
     closers.push(() => network.stop());
-    const node = new MeshNode({ chain, network, key: data.identity, mine: config.mine, capacity: () => ({ ...probeCapacity(), runningJobs: 0 }), log });
+    const node = new MeshNode({
+      chain,
+      network,
+      key: data.identity,
+      mine: config.mine,
+      capacity: () => ({ ...probeCapacity(), runningJobs: 0 }),
+      clock: systemClock,
+      random: systemRandom,
+      log,
+    });
     await node.start();
     closers.push(() => node.stop());
     const api = createNodeApi({ service: node, token: data.token });
