@@ -5,8 +5,7 @@
  * does not sign blocks on a tip everyone else has left behind.
  */
 import type { Chain } from '../chain/chain.ts';
-import type { Mempool } from '../chain/mempool.ts';
-import { buildBlock, nextSlot } from '../chain/miner.ts';
+import { buildBlock, nextSlot, type TxSource } from '../chain/miner.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { MeshError } from '../errors.ts';
 import type { Block } from '../ledger/block.ts';
@@ -14,7 +13,8 @@ import { systemClock, type Clock, type Timer } from '../time/clock.ts';
 
 export interface BlockProducerOptions {
   readonly chain: Chain;
-  readonly mempool: Mempool;
+  /** Where the block's transactions come from (the node's mempool). */
+  readonly mempool: TxSource;
   readonly key: SigningKey;
   /** Gossips a block this node made. */
   readonly publish: (block: Block) => Promise<void>;

@@ -8,8 +8,10 @@ import type { Clock, Timer } from './clock.ts';
 
 // A day after the devnet genesis (2026-01-01), so blocks mined in a test are not from the future.
 const START_MS = Date.UTC(2026, 0, 2);
-// Real macrotask turns per settle: enough for a few rounds of WebCrypto and gossip hand-overs.
-const TURNS = 10;
+// A settle ends after this many real macrotask turns in a row in which nobody used the clock
+// (enough for a few rounds of WebCrypto and gossip hand-overs), or after SETTLE_TURNS in all.
+const QUIET_TURNS = 8;
+const SETTLE_TURNS = 1_000;
 // Bounds a wait with time standing still: far more turns than any test's work needs.
 const MAX_TURNS = 100_000;
 
@@ -27,6 +29,8 @@ const turn = (): Promise<void> => new Promise((resolve) => realTimeout(resolve, 
 export class ManualClock implements Clock {
   #now: number;
   #seq = 0;
+  // Counts uses of the clock: work that still reads the time or sets timers is not settled yet.
+  #used = 0;
   readonly #timers = new Set<Scheduled>();
 
   constructor(startMs = START_MS) {
@@ -34,6 +38,7 @@ export class ManualClock implements Clock {
   }
 
   now(): number {
+    this.#used++;
     return this.#now;
   }
 
@@ -51,9 +56,15 @@ export class ManualClock implements Clock {
     return this.#timers.size;
   }
 
-  /** Lets work already started settle, without moving time. */
-  async settle(): Promise<void> {
-    for (let i = 0; i < TURNS; i++) await turn();
+  /** Lets work already started settle, without moving time; the number of turns it took. */
+  async settle(): Promise<number> {
+    let turns = 0;
+    for (let quiet = 0; quiet < QUIET_TURNS && turns < SETTLE_TURNS; turns++) {
+      const used = this.#used;
+      await turn();
+      quiet = this.#used === used ? quiet + 1 : 0;
+    }
+    return turns;
   }
 
   /**
@@ -78,8 +89,8 @@ export class ManualClock implements Clock {
   async until(what: string, check: () => boolean, withinMs: number): Promise<void> {
     const started = this.#now;
     const deadline = started + withinMs;
-    for (let turns = 0; turns < MAX_TURNS; turns += TURNS) {
-      await this.settle();
+    for (let turns = 0; turns < MAX_TURNS; ) {
+      turns += await this.settle();
       if (check()) return;
       const next = this.#next();
       if (withinMs > 0 && next !== undefined && next.at <= deadline) await this.#runAt(next.at);
@@ -89,9 +100,15 @@ export class ManualClock implements Clock {
   }
 
   #schedule(fn: () => void, delay: number, every: number | null): Timer {
+    this.#used++;
     const scheduled: Scheduled = { at: this.#now + delay, seq: this.#seq++, fn, every };
     this.#timers.add(scheduled);
-    return { cancel: () => void this.#timers.delete(scheduled) };
+    return {
+      cancel: () => {
+        this.#used++;
+        this.#timers.delete(scheduled);
+      },
+    };
   }
 
   // The timer that falls due first (the earliest set among those due at the same time).
