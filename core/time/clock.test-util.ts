@@ -1,8 +1,9 @@
 /**
  * A clock for tests: time moves only when the test moves it. Advancing runs the timers that fall
- * due in time order, and after each instant lets the async work they started settle (microtasks
- * and a few real macrotask turns, where WebCrypto and the in-memory bus finish), so tests of
- * sync and block production neither sleep nor depend on how fast the machine is.
+ * due in time order, and after each instant lets the async work they started settle: real
+ * macrotask turns (WebCrypto finishes on other threads) until the clock has gone unused for
+ * several in a row. Tests of sync and block production so never sleep, and a timeout fires only
+ * when the test lets clock time pass, not because the machine is busy.
  */
 import type { Clock, Timer } from './clock.ts';
 
