@@ -2,7 +2,7 @@
  * `mesh bench <name> [options]`: the benchmarks. Each prints its figures next to baselines
  * measured in the same run and updates its section of bench/RESULTS.md.
  */
-import type { RuntimeName } from './crypto-cases.ts';
+import type { RuntimeName } from './crypto/cases.ts';
 
 const USAGE = `Usage: mesh bench crypto [--runtime node|deno|chromium]... [--quick] [--write]
        mesh bench directory [--records N] [--seed N] [--quick] [--write]
@@ -60,11 +60,11 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
 /** Runs `mesh bench …`; resolves to the exit code. */
 export async function runBench(args: string[]): Promise<number> {
   if (args[0] === 'directory') {
-    const { runDirectoryBench } = await import('./directory-bench.ts');
+    const { runDirectoryBench } = await import('./directory/node.ts');
     return runDirectoryBench(args.slice(1));
   }
   if (args[0] === 'mesh') {
-    const { runMeshBench } = await import('./mesh-bench.ts');
+    const { runMeshBench } = await import('./mesh/node.ts');
     return runMeshBench(args.slice(1));
   }
   if (args.includes('--help') || args.includes('-h')) {
@@ -83,14 +83,14 @@ export async function runBench(args: string[]): Promise<number> {
       process.stderr.write(`mesh bench: the ledger benchmark runs on Node only; --runtime is for crypto\n\n${USAGE}`);
       return 2;
     }
-    const { runLedgerBench } = await import('./ledger-node.ts');
+    const { runLedgerBench } = await import('./ledger/node.ts');
     return runLedgerBench({ quick: parsed.quick, write: parsed.write, command: ['npx mesh bench', ...args].join(' ') });
   }
   if (parsed.name !== 'crypto') {
     process.stderr.write(`mesh bench: unknown benchmark ${JSON.stringify(parsed.name)}\n\n${USAGE}`);
     return 2;
   }
-  const { runCryptoBench } = await import('./crypto-node.ts');
+  const { runCryptoBench } = await import('./crypto/node.ts');
   return runCryptoBench({
     quick: parsed.quick,
     write: parsed.write,

@@ -1,0 +1,135 @@
+/**
+ * The directory benchmark's machinery: the generator's output, the percentiles, the goals, the
+ * report, and one small end-to-end run against the real server. No speed is asserted.
+ */
+import assert from 'node:assert/strict';
+import { createReadStream, rmSync } from 'node:fs';
+import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { test } from 'node:test';
+import { validate } from 'superstruct';
+import { parseDataset, readDataset } from '../../directory/dataset.ts';
+import { FactoryRecordStruct, isFactoryId } from '../../directory/record.ts';
+import { DirectoryIndex } from '../../directory/search.ts';
+import { parseDirectoryBenchArgs, runDirectoryBench } from './node.ts';
+import { writeGeneratedDataset } from './generate.ts';
+import { percentile } from '../lib/timing.ts';
+import { type DirectoryReport, evaluateDirectoryGoals, renderDirectorySection, summarize } from './report.ts';
+
+const dir = await mkdtemp(join(tmpdir(), 'mesh-directory-bench-test-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+
+test('generator: valid records in id order, the real mix of sources, deterministic from the seed', async () => {
+  const a = join(dir, 'a.json');
+  const b = join(dir, 'b.json');
+  const c = join(dir, 'c.json');
+  const bytes = await writeGeneratedDataset(a, 3000, 7);
+  await writeGeneratedDataset(b, 3000, 7);
+  await writeGeneratedDataset(c, 3000, 8);
+  const text = await readFile(a, 'utf8');
+  assert.equal(Buffer.byteLength(text), bytes);
+  assert.equal(text, await readFile(b, 'utf8'), 'same seed, same bytes');
+  assert.notEqual(text, await readFile(c, 'utf8'));
+  const dataset = parseDataset(text);
+  assert.equal(dataset.records.length, 3000);
+  const ids = dataset.records.map((r) => r.id);
+  assert.deepEqual(ids, [...ids].sort(), 'written in id order');
+  assert.equal(new Set(ids).size, 3000);
+  for (const r of dataset.records) {
+    assert.ok(isFactoryId(r.id));
+    assert.equal(validate(r, FactoryRecordStruct)[0], undefined, r.id);
+  }
+  const share = (prefix: string): number => ids.filter((id) => id.startsWith(prefix)).length / ids.length;
+  assert.equal(share('epa-'), 0.6);
+  assert.equal(share('wd-'), 0.15);
+  assert.equal(share('cn-'), 0.25);
+  const withCategory = dataset.records.filter((r) => r.categories.length > 0).length;
+  assert.ok(withCategory > 300 && withCategory < 2700, `some records have categories (${withCategory})`);
+  assert.ok(dataset.records.some((r) => r.contacts.some((x) => x.kind === 'observed-email')));
+  assert.ok(dataset.records.some((r) => /[\u4e00-\u9fff]/.test(r.name)), 'some Chinese names');
+  const streamed = await readDataset(Readable.toWeb(createReadStream(a)) as ReadableStream<Uint8Array>);
+  assert.equal(new DirectoryIndex(streamed).search({ q: 'precision', limit: 5, offset: 0 }).factories.length, 5);
+});
+
+test('percentile is nearest-rank; summarize reports median, p99, max and rate', () => {
+  const values = Array.from({ length: 100 }, (_, i) => 100 - i);
+  assert.equal(percentile(values, 50), 50);
+  assert.equal(percentile(values, 99), 99);
+  assert.equal(percentile(values, 100), 100);
+  assert.equal(percentile([3], 99), 3);
+  assert.throws(() => percentile([], 50), RangeError);
+  const s = summarize(32, [1, 2, 3, 4], 2000);
+  assert.deepEqual(s, { concurrency: 32, requests: 4, medianMs: 2, p99Ms: 4, maxMs: 4, throughput: 2 });
+});
+
+test('arguments: defaults, values, and refusals', () => {
+  const defaults = parseDirectoryBenchArgs([]);
+  assert.equal(defaults.records, 1_000_000);
+  assert.equal(defaults.write, true);
+  const quick = parseDirectoryBenchArgs(['--records', '5000', '--quick', '--seed=3']);
+  assert.deepEqual([quick.records, quick.seed, quick.quick, quick.write], [5000, 3, true, false]);
+  assert.equal(parseDirectoryBenchArgs(['--quick', '--write']).write, true);
+  assert.throws(() => parseDirectoryBenchArgs(['--records', '10']), /at least 100/);
+  assert.throws(() => parseDirectoryBenchArgs(['--records', 'many']), RangeError);
+  assert.throws(() => parseDirectoryBenchArgs(['--fast']), /unknown option '--fast'/i);
+});
+
+function report(p99: { filtered: number; text: number }, exportGrowthMb: number): DirectoryReport {
+  const run = (p99Ms: number, scale = 1) => [
+    { concurrency: 1, requests: 10, medianMs: 1 * scale, p99Ms, maxMs: p99Ms, throughput: 100 },
+    { concurrency: 32, requests: 10, medianMs: 2 * scale, p99Ms, maxMs: p99Ms, throughput: 100 },
+  ];
+  return {
+    command: 'npx mesh bench directory',
+    date: '2026-11-21T07:00:00.000Z',
+    quick: false,
+    machine: { cpu: 'test cpu', cores: 2, os: 'linux', node: '24' },
+    dataset: { records: 1_000_000, seed: 1, bytes: 654e6, generateSeconds: null },
+    startup: { ms: 20000, rssMb: 1000, peakRssMb: 1100 },
+    cases: [
+      { group: 'filtered', name: 'country', path: '/api/v1/factories?country=US', matches: 600000, runs: run(p99.filtered) },
+      { group: 'free text', name: 'word', path: '/api/v1/factories?q=x', matches: 10, runs: run(p99.text) },
+      { group: 'floor', name: 'statistics', path: '/api/v1/stats', matches: null, runs: run(1, 0.25) },
+    ],
+    export: { bytes: 654e6, seconds: 10, rssBeforeMb: 1000, rssPeakMb: 1000 + exportGrowthMb, rssAfterMb: 1000, conditional: { status: 304, ms: 1 } },
+    rssAfterMb: 1000,
+    elapsedMs: 60000,
+  };
+}
+
+test('goals: met under the thresholds, not met over them', () => {
+  const met = evaluateDirectoryGoals(report({ filtered: 19, text: 49 }, 10));
+  assert.deepEqual(
+    met.map((g) => [g.title.replace(/ \(.*/, ''), g.met]),
+    [
+      ['p99 under 20 ms for filtered queries at concurrency 1', true],
+      ['p99 under 20 ms for filtered queries at concurrency 32', true],
+      ['p99 under 50 ms for free-text queries, alone or with filters at concurrency 1', true],
+      ['p99 under 50 ms for free-text queries, alone or with filters at concurrency 32', true],
+      ['the export streams in constant memory', true],
+    ],
+  );
+  assert.deepEqual(
+    evaluateDirectoryGoals(report({ filtered: 21, text: 51 }, 200)).map((g) => g.met),
+    [false, false, false, false, false],
+  );
+});
+
+test('the section names every case with its ratio to the stats floor', () => {
+  const text = renderDirectorySection(report({ filtered: 5, text: 8 }, 10));
+  assert.match(text, /^## Directory/);
+  assert.match(text, /`\/api\/v1\/factories\?country=US`/);
+  assert.match(text, /\| 1 \(floor\) \|/);
+  assert.match(text, /\| 1 \| 1\.00 ms \| 5\.00 ms \| 5\.00 ms \| 100 \| 4\.00 \|/, 'median 1 ms over a floor of 0.25 ms');
+  assert.match(text, /answered 304/);
+});
+
+test('a small end-to-end run starts the real server and measures every case', async () => {
+  const before = new Set(await readdir(dir));
+  const code = await runDirectoryBench(['--records', '500', '--quick', '--data-dir', dir]);
+  assert.equal(code, 0);
+  const created = (await readdir(dir)).filter((f) => !before.has(f));
+  assert.deepEqual(created, ['mesh-directory-bench-v1-500-s1.json'], 'the generated dataset is kept for the next run');
+});

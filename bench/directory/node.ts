@@ -1,0 +1,334 @@
+/**
+ * `mesh bench directory`: the directory over HTTP with a generated dataset (1,000,000 records by
+ * default). Starts the real server process, measures start-up time and resident memory, search
+ * latency (median and p99) for typical queries at concurrency 1 and 32 next to `/api/v1/stats` (the
+ * router's floor), and the streamed export's memory; writes bench/results/directory.json and the
+ * directory section of bench/RESULTS.md.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rename, rm, stat } from 'node:fs/promises';
+import { Agent, get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { describeMachine, REPO_ROOT } from '../lib/environment.ts';
+import { goalMark } from '../lib/goals.ts';
+import { writeReport } from '../lib/results.ts';
+import { GENERATOR_VERSION, generatedBrands, writeGeneratedDataset } from './generate.ts';
+import {
+  type CaseGroup,
+  type CaseResult,
+  DIRECTORY_CONSOLE_MARKS,
+  DIRECTORY_REPORT,
+  type DirectoryReport,
+  type ExportResult,
+  type LatencyResult,
+  summarize,
+} from './report.ts';
+
+export const DIRECTORY_USAGE = `Usage: mesh bench directory [--records N] [--seed N] [--quick] [--write] [--data-dir DIR]
+
+  --records N     records in the generated dataset (default 1000000)
+  --seed N        generator seed (default 1)
+  --quick         few requests per case, for a smoke run; written only with --write
+  --write         write bench/results/directory.json and bench/RESULTS.md after a --quick run
+  --data-dir DIR  where generated datasets are kept between runs (default the system's temp dir)
+`;
+
+export interface DirectoryBenchOptions {
+  readonly records: number;
+  readonly seed: number;
+  readonly quick: boolean;
+  readonly write: boolean;
+  readonly dataDir: string;
+}
+
+/** Parses the arguments after `bench directory`; throws an error with a message for the user. */
+export function parseDirectoryBenchArgs(args: readonly string[]): DirectoryBenchOptions {
+  const { values } = parseArgs({
+    args: [...args],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      records: { type: 'string', default: '1000000' },
+      seed: { type: 'string', default: '1' },
+      quick: { type: 'boolean', default: false },
+      write: { type: 'boolean', default: false },
+      'data-dir': { type: 'string', default: tmpdir() },
+    },
+  });
+  const count = (flag: string, v: string, min: number): number => {
+    if (!/^[0-9]+$/.test(v) || Number(v) < min) throw new RangeError(`--${flag} takes an integer of at least ${min}, got ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+  return {
+    records: count('records', values.records, 100),
+    seed: count('seed', values.seed, 0),
+    quick: values.quick,
+    write: values.write || !values.quick,
+    dataDir: values['data-dir'],
+  };
+}
+
+const say = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+/** The generated dataset for (records, seed), made once and kept: a million records take a while. */
+async function dataset(options: DirectoryBenchOptions): Promise<{ path: string; bytes: number; generateSeconds: number | null }> {
+  const path = join(options.dataDir, `mesh-directory-bench-v${GENERATOR_VERSION}-${options.records}-s${options.seed}.json`);
+  const existing = await stat(path).catch(() => null);
+  if (existing) return { path, bytes: existing.size, generateSeconds: null };
+  say(`generating ${options.records} records into ${path} …`);
+  const started = performance.now();
+  const temporary = `${path}.${process.pid}.tmp`;
+  const bytes = await writeGeneratedDataset(temporary, options.records, options.seed);
+  await rename(temporary, path);
+  return { path, bytes, generateSeconds: (performance.now() - started) / 1000 };
+}
+
+/** VmRSS and VmHWM of a process, in MB (Linux /proc). */
+async function memoryOf(pid: number): Promise<{ rssMb: number; peakMb: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+interface Server {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly startupMs: number;
+  stop(): Promise<void>;
+}
+
+async function startServer(dataPath: string, submissions: string): Promise<Server> {
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    [join(REPO_ROOT, 'bin', 'mesh.js'), 'directory', '--data', dataPath, '--port', '0', '--rate-limit', '0', '--submissions', submissions],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const m = /directory listening on (http:\/\/\S+)/.exec(stdout);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`the directory server exited (${code}) before listening: ${stderr.trim()}`)));
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
+  for (;;) {
+    const ok = await fetch(`${url}/api/v1/stats`)
+      .then(async (r) => (await r.arrayBuffer(), r.ok))
+      .catch(() => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { child, url, startupMs: performance.now() - started, stop };
+}
+
+// The measuring client: node:http over kept-alive connections, one per request in flight. Node's
+// fetch (undici) costs about 250 µs of CPU a request against the server's 100-150 µs: on two
+// cores shared with the server, a fetch client at concurrency 32 is busier than the server it
+// measures, and its own queue showed up as the server's latency.
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+/** GETs `url` and reads the whole answer; resolves to the milliseconds it took. */
+function timed(url: string): Promise<number> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    get(url, { agent }, (response) => {
+      response.on('data', () => {});
+      response.on('end', () => {
+        if (response.statusCode === 200) resolve(performance.now() - start);
+        else reject(new Error(`${url}: HTTP ${response.statusCode}`));
+      });
+      response.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+/** `requests` requests, `concurrency` at a time; request n goes to `urlFor(n)`. */
+async function measure(urlFor: (n: number) => string, concurrency: number, requests: number): Promise<LatencyResult> {
+  const latencies: number[] = [];
+  let issued = 0;
+  const started = performance.now();
+  const worker = async (): Promise<void> => {
+    while (issued < requests) {
+      latencies.push(await timed(urlFor(issued++)));
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return summarize(concurrency, latencies, performance.now() - started);
+}
+
+interface CaseSpec {
+  readonly group: CaseGroup;
+  readonly name: string;
+  /** The request (the first of `rotate`, when given). */
+  readonly path: string;
+  /** Requests taken in turn, for a case that must not repeat itself (a cold cache). */
+  readonly rotate?: readonly string[];
+}
+
+/** A word of the generated names that occurs in a few records only (found by asking the server). */
+async function rareWord(base: string, seed: number): Promise<string> {
+  const brands = generatedBrands(seed);
+  for (let i = brands.length - 1; i > brands.length - 400 && i >= 0; i--) {
+    const word = brands[i]!.toLowerCase();
+    const body = (await (await fetch(`${base}/api/v1/factories?q=${word}&limit=1`)).json()) as { total: number };
+    if (body.total >= 1 && body.total <= 50) return word;
+  }
+  return brands.at(-1)!.toLowerCase();
+}
+
+/**
+ * Four-letter beginnings of made-up brand words, all different, more than the index keeps unions
+ * for (256): taken in turn, every request finds its prefix's union not yet made.
+ */
+function coldPrefixes(seed: number): string[] {
+  const prefixes = new Set<string>();
+  for (const brand of generatedBrands(seed)) {
+    if (brand.length > 5) prefixes.add(brand.slice(0, 4).toLowerCase());
+    if (prefixes.size === 600) break;
+  }
+  return [...prefixes].map((p) => `/api/v1/factories?q=${p}&limit=20`);
+}
+
+function cases(rare: string, seed: number): CaseSpec[] {
+  const c = (group: CaseGroup, name: string, path: string): CaseSpec => ({ group, name, path });
+  const cold = coldPrefixes(seed);
+  return [
+    c('filtered', 'country', '/api/v1/factories?country=US&limit=20'),
+    c('filtered', 'country + category', '/api/v1/factories?country=DE&category=cnc-machining&limit=20'),
+    c('filtered', 'category + contact', '/api/v1/factories?category=surface-finishing&contact=website&limit=20'),
+    c('filtered', 'country + contact, deep page', '/api/v1/factories?country=CN&contact=observed-email&offset=2000&limit=20'),
+    c('free text', 'common word', '/api/v1/factories?q=precision&limit=20'),
+    c('free text', 'rare word', `/api/v1/factories?q=${rare}&limit=20`),
+    c('free text', 'prefix while typing', '/api/v1/factories?q=mach&limit=20'),
+    { group: 'free text', name: `prefix, each one new (${cold.length} in turn)`, path: cold[0]!, rotate: cold },
+    c('free text', 'two words', '/api/v1/factories?q=precision%20machining&limit=20'),
+    c('free text', 'accented', '/api/v1/factories?q=M%C3%BCller&limit=20'),
+    c('free text', 'common word, deep page', '/api/v1/factories?q=precision&offset=1000&limit=20'),
+    c('combined', 'word + country + category', '/api/v1/factories?q=precision&country=US&category=cnc-machining&limit=20'),
+    c('combined', 'word + country + contact', '/api/v1/factories?q=plastics&country=CN&contact=website&limit=20'),
+    c('floor', 'statistics', '/api/v1/stats'),
+  ];
+}
+
+async function measureExport(base: string, pid: number): Promise<ExportResult> {
+  const before = (await memoryOf(pid)).rssMb;
+  let peak = before;
+  const sampler = setInterval(() => {
+    memoryOf(pid)
+      .then((m) => {
+        peak = Math.max(peak, m.rssMb);
+      })
+      .catch(() => {});
+  }, 50);
+  const started = performance.now();
+  const response = await fetch(`${base}/directory.json`);
+  if (!response.ok || response.body === null) throw new Error(`/directory.json: HTTP ${response.status}`);
+  let bytes = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.length;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  peak = Math.max(peak, (await memoryOf(pid)).rssMb);
+  const etag = response.headers.get('etag');
+  let conditional: ExportResult['conditional'] = null;
+  if (etag) {
+    const start = performance.now();
+    const again = await fetch(`${base}/directory.json`, { headers: { 'if-none-match': etag } });
+    await again.arrayBuffer();
+    conditional = { status: again.status, ms: performance.now() - start };
+  }
+  return { bytes, seconds, rssBeforeMb: before, rssPeakMb: peak, rssAfterMb: (await memoryOf(pid)).rssMb, conditional };
+}
+
+/** Runs the benchmark; resolves to the exit code. */
+export async function runDirectoryBench(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(DIRECTORY_USAGE);
+    return 0;
+  }
+  let options: DirectoryBenchOptions;
+  try {
+    options = parseDirectoryBenchArgs(args);
+  } catch (error) {
+    say(`mesh bench directory: ${(error as Error).message}\n\n${DIRECTORY_USAGE}`);
+    return 2;
+  }
+  const began = performance.now();
+  const data = await dataset(options);
+  const submissions = await mkdtemp(join(tmpdir(), 'mesh-bench-submissions-'));
+  say(`starting the directory on ${data.path} (${(data.bytes / 1e6).toFixed(0)} MB) …`);
+  const server = await startServer(data.path, submissions);
+  try {
+    const pid = server.child.pid!;
+    const startupMemory = await memoryOf(pid);
+    say(`serving after ${(server.startupMs / 1000).toFixed(1)} s, ${startupMemory.rssMb.toFixed(0)} MB resident`);
+    const rare = await rareWord(server.url, options.seed);
+    const perCase = options.quick ? { warm: 5, c1: 40, c32: 320 } : { warm: 30, c1: 300, c32: 1600 };
+    const specs = cases(rare, options.seed);
+    // A round of every case that repeats itself, at concurrency 32, not counted: the figures are
+    // the server's steady state, its code compiled and the first full collection after loading
+    // (tens of ms, once) behind it. The rotating case is left cold.
+    const steady = specs.filter((spec) => spec.rotate === undefined).map((spec) => `${server.url}${spec.path}`);
+    await measure((n) => steady[n % steady.length]!, 32, options.quick ? 200 : 2000);
+    const results: CaseResult[] = [];
+    for (const spec of specs) {
+      const url = `${server.url}${spec.path}`;
+      const rotate = spec.rotate;
+      const urlFor = rotate ? (n: number) => `${server.url}${rotate[n % rotate.length]!}` : () => url;
+      const first = (await (await fetch(url)).json()) as { total?: number };
+      // The warm-up warms the code, not the case: a rotating case starts where the warm-up ended.
+      for (let i = 0; i < perCase.warm; i++) await timed(rotate ? urlFor(rotate.length - 1 - i) : url);
+      const runs = [await measure(urlFor, 1, perCase.c1), await measure(urlFor, 32, perCase.c32)];
+      const matches = spec.group !== 'floor' && typeof first.total === 'number' ? first.total : null;
+      results.push({ group: spec.group, name: spec.name, path: spec.path, matches, runs });
+      say(
+        `${spec.group.padEnd(9)} ${spec.name.padEnd(30)} ` +
+          runs.map((r) => `c${r.concurrency}: median ${r.medianMs.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms`).join('; '),
+      );
+    }
+    say('streaming the export …');
+    const exported = await measureExport(server.url, pid);
+    const report: DirectoryReport = {
+      command: ['npx mesh bench directory', ...args].join(' '),
+      date: new Date().toISOString(),
+      quick: options.quick,
+      machine: { ...(await describeMachine()), node: process.versions.node },
+      dataset: { records: options.records, seed: options.seed, bytes: data.bytes, generateSeconds: data.generateSeconds },
+      startup: { ms: server.startupMs, rssMb: startupMemory.rssMb, peakRssMb: startupMemory.peakMb },
+      cases: results,
+      export: exported,
+      rssAfterMb: (await memoryOf(pid)).rssMb,
+      elapsedMs: performance.now() - began,
+    };
+    for (const g of DIRECTORY_REPORT.evaluate(report)) say(`${goalMark(g, DIRECTORY_CONSOLE_MARKS)}: ${g.title}. ${g.detail}`);
+    if (options.write) {
+      await writeReport(DIRECTORY_REPORT, report);
+      say('wrote bench/results/directory.json and bench/RESULTS.md');
+    }
+    return 0;
+  } finally {
+    agent.destroy();
+    await server.stop();
+    await rm(submissions, { recursive: true, force: true });
+  }
+}
