@@ -11,7 +11,7 @@ import type { Clock, Timer } from './clock.ts';
 const START_MS = Date.UTC(2026, 0, 2);
 // A settle ends after this many real macrotask turns in a row in which nobody used the clock
 // (enough for a few rounds of WebCrypto and gossip hand-overs), or after SETTLE_TURNS in all.
-const QUIET_TURNS = 8;
+const QUIET_TURNS = 5;
 const SETTLE_TURNS = 1_000;
 // Bounds a wait with time standing still: far more turns than any test's work needs.
 const MAX_TURNS = 100_000;
@@ -23,9 +23,19 @@ interface Scheduled {
   readonly every: number | null;
 }
 
-// The platform's timer, taken before any test could replace it: settling needs real turns.
+// One real macrotask turn, through the platform's timer taken before any test could replace it.
+// Set from a message task, the timer is not nested in another timer, so browsers do not clamp it
+// to 4 ms.
 const realTimeout = globalThis.setTimeout;
-const turn = (): Promise<void> => new Promise((resolve) => realTimeout(resolve, 0));
+const turn = (): Promise<void> =>
+  new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = (): void => {
+      channel.port1.close();
+      realTimeout(resolve, 0);
+    };
+    channel.port2.postMessage(null);
+  });
 
 export class ManualClock implements Clock {
   #now: number;
