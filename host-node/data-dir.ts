@@ -6,9 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
+import { option } from './cli/command.ts';
 
 /** What a started node needs from its data directory. */
 export interface DataDir {
@@ -33,6 +35,9 @@ export class DataDirError extends Error {
     this.code = code;
   }
 }
+
+/** The `--data-dir DIR` option of every command that works on a node's data directory. */
+export const dataDirOption = option({ value: 'DIR', description: "the node's data directory", default: join(homedir(), '.mesh'), shown: '~/.mesh' });
 
 export const TOKEN_FILE = 'api.token';
 export const IDENTITY_FILE = 'identity.json';
@@ -199,4 +204,45 @@ export async function openDataDir(
   const token = await loadToken(join(dir, TOKEN_FILE), warn);
   const { identity, created } = await loadIdentity(join(dir, IDENTITY_FILE), warn);
   return { dir, chainPath: join(dir, 'chain'), token, identity, created };
+}
+
+/** Where a running node records its HTTP API: `{ "url": …, "pid": … }`, so commands can find it. */
+export const API_FILE = 'api.json';
+
+/** A running node's record in its data directory. */
+export interface ApiAddress {
+  readonly url: string;
+  readonly pid: number;
+}
+
+/** Records that this process serves its HTTP API at `url` (atomically, mode 0600, replacing a stale record). */
+export async function writeApiAddress(dir: string, url: string): Promise<void> {
+  await writePrivateFile(join(dir, API_FILE), `${JSON.stringify({ url, pid: process.pid })}\n`, true);
+}
+
+/** Removes the record at a clean stop, unless another process has written its own meanwhile. */
+export async function removeApiAddress(dir: string): Promise<void> {
+  const current = await readApiAddress(dir).catch(() => null);
+  if (current?.pid === process.pid) await unlink(join(dir, API_FILE)).catch(() => {});
+}
+
+/** The record in `dir`, or null when there is none; throws DataDirError when it is unreadable. */
+export async function readApiAddress(dir: string): Promise<ApiAddress | null> {
+  const path = join(dir, API_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') return null;
+    throw new DataDirError('api-unreadable', `cannot read ${path}: ${messageOf(error)}`, { cause: error });
+  }
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch {
+    record = null;
+  }
+  const { url, pid } = (record ?? {}) as Record<string, unknown>;
+  if (typeof url !== 'string' || !Number.isSafeInteger(pid)) throw new DataDirError('api-invalid', `${path} is not a node's API record ({"url", "pid"})`);
+  return { url, pid: pid as number };
 }

@@ -3,9 +3,7 @@
  * api.token), libp2p on TCP and WebSockets, the HTTP API on loopback, blocks on the timer with
  * `--mine`. SIGINT or SIGTERM stops it cleanly; a second signal exits at once.
  */
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createNodeApi } from '../core/api/handler.ts';
 import { Chain } from '../core/chain/chain.ts';
 import { systemRandom } from '../core/crypto/random.ts';
@@ -13,24 +11,13 @@ import { devnet, MAINNET, type ChainParams } from '../core/ledger/params.ts';
 import { MeshNode } from '../core/node/node.ts';
 import { systemClock } from '../core/time/clock.ts';
 import { probeCapacity } from './capacity.ts';
-import { DataDirError, openDataDir } from './data-dir.ts';
+import { command, flag, list, option, type OptionValues, UsageError } from './cli/command.ts';
+import { integer, port } from './cli/values.ts';
+import { DataDirError, dataDirOption, openDataDir, removeApiAddress, writeApiAddress } from './data-dir.ts';
 import { serveApi } from './http-server.ts';
 import { LevelStore, StoreLockedError } from './leveldb-store.ts';
 import { installNativeCrypto } from './native-crypto.ts';
-import { P2PNetwork, parseBootstrapAddress } from './p2p.ts';
-
-export const NODE_USAGE = `Usage: mesh node [options]
-
-Options:
-  --data-dir DIR             data directory (default ~/.mesh)
-  --host ADDR                HTTP API address (default 127.0.0.1)
-  --port N                   HTTP API port (default 8844; 0 picks a free port)
-  --p2p-port N               libp2p TCP port (default 8845); WebSockets listen on the next port
-  --bootstrap MULTIADDR      a peer to join through, /…/p2p/<peer id> (repeatable)
-  --mine                     produce blocks
-  --devnet                   use the separate local development chain
-  --block-interval-ms N      block interval on the devnet (default 1000)
-`;
+import { parseBootstrapAddress, startP2PNetwork } from './p2p.ts';
 
 export interface NodeConfig {
   readonly dataDir: string;
@@ -42,17 +29,8 @@ export interface NodeConfig {
   readonly params: ChainParams;
 }
 
-class UsageError extends Error {}
-
 /** The node could not start as configured (a port taken, a data directory in use): said without a stack. */
 class StartError extends Error {}
-
-function port(text: string | undefined, fallback: number, name: string, max = 65_535): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || n > max) throw new UsageError(`${name} must be a port number 0–${max}, got ${JSON.stringify(text)}`);
-  return n;
-}
 
 /**
  * Runs `step`; a failure becomes a StartError saying what could not be done (the data directory's
@@ -68,58 +46,46 @@ async function starting<T>(what: string, step: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Reads the command line; throws a usage error naming the bad option. */
-export function parseNodeArgs(args: string[]): NodeConfig {
-  let values;
+const nodeOptions = {
+  'data-dir': dataDirOption,
+  host: option({ value: 'ADDR', description: 'HTTP API address', default: '127.0.0.1' }),
+  port: option({ value: 'N', description: 'HTTP API port, 0 for a free one', parse: port(), default: 8844 }),
+  // WebSockets listen on the next port, which must exist too.
+  'p2p-port': option({ value: 'N', description: 'libp2p TCP port; WebSockets listen on the next port', parse: port(65_534), default: 8845 }),
+  bootstrap: list({ value: 'MULTIADDR', description: 'a peer to join through, /…/p2p/<peer id>', parse: bootstrapAddress }),
+  mine: flag('produce blocks'),
+  devnet: flag('use the separate local development chain'),
+  'block-interval-ms': option({ value: 'N', description: 'block interval on the devnet', parse: integer(0), shown: '1000' }),
+};
+
+function bootstrapAddress(text: string, name: string): string {
   try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        'data-dir': { type: 'string' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'p2p-port': { type: 'string' },
-        bootstrap: { type: 'string', multiple: true },
-        mine: { type: 'boolean' },
-        devnet: { type: 'boolean' },
-        'block-interval-ms': { type: 'string' },
-      },
-    }));
+    parseBootstrapAddress(text);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(`${name}: ${(error as Error).message}`);
   }
+  return text;
+}
+
+/** The node's configuration from its options; throws UsageError for options that do not go together. */
+export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig {
   const interval = values['block-interval-ms'];
   if (interval !== undefined && !values.devnet) throw new UsageError('--block-interval-ms is for the devnet only (add --devnet)');
   let params: ChainParams = MAINNET;
   if (values.devnet) {
-    if (interval !== undefined && !/^\d+$/.test(interval)) throw new UsageError(`--block-interval-ms must be an integer, got ${JSON.stringify(interval)}`);
     try {
-      params = devnet(interval === undefined ? undefined : Number(interval));
+      params = devnet(interval);
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
   }
-  const bootstrap = values.bootstrap ?? [];
-  for (const text of bootstrap) {
-    try {
-      parseBootstrapAddress(text);
-    } catch (error) {
-      throw new UsageError(`--bootstrap: ${(error as Error).message}`);
-    }
-  }
-  // An empty host would make node:http listen on every interface.
-  if (values.host === '') throw new UsageError('--host needs an address');
-  if (values['data-dir'] === '') throw new UsageError('--data-dir needs a directory');
   return {
-    dataDir: values['data-dir'] ?? join(homedir(), '.mesh'),
-    host: values.host ?? '127.0.0.1',
-    port: port(values.port, 8844, '--port'),
-    // WebSockets listen on the next port, which must exist too.
-    p2pPort: port(values['p2p-port'], 8845, '--p2p-port', 65_534),
-    bootstrap,
-    mine: values.mine ?? false,
+    dataDir: values['data-dir'],
+    host: values.host,
+    port: values.port,
+    p2pPort: values['p2p-port'],
+    bootstrap: values.bootstrap,
+    mine: values.mine,
     params,
   };
 }
@@ -128,28 +94,12 @@ function log(line: string): void {
   process.stderr.write(`${new Date().toISOString()} ${line}\n`);
 }
 
-/** Runs `mesh node` until SIGINT/SIGTERM; resolves to the exit code. */
-export async function runNodeCommand(args: string[]): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(NODE_USAGE);
-    return 0;
-  }
-  let config: NodeConfig;
-  try {
-    config = parseNodeArgs(args);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`mesh node: ${error.message}\n\n${NODE_USAGE}`);
-    return 2;
-  }
-  try {
-    return await runNode(config);
-  } catch (error) {
-    if (!(error instanceof StartError)) throw error;
-    process.stderr.write(`mesh node: ${error.message}\n`);
-    return 1;
-  }
-}
+/** `mesh node`: runs until SIGINT/SIGTERM; a node that cannot start says why in one line (exit 1). */
+export const nodeCommand = command({
+  description: 'Runs a mesh node: the chain in the data directory, libp2p on TCP and WebSockets, the HTTP API on loopback.',
+  options: nodeOptions,
+  run: ({ options }) => runNode(nodeConfig(options)),
+});
 
 async function runNode(config: NodeConfig): Promise<number> {
   installNativeCrypto();
@@ -164,7 +114,7 @@ async function runNode(config: NodeConfig): Promise<number> {
   try {
     const chain = await Chain.open({ store, params: config.params });
     const network = await starting(`cannot listen for peers on port ${config.p2pPort}`, () =>
-      P2PNetwork.start({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, log }),
+      startP2PNetwork({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, log }),
     );
     closers.push(() => network.stop());
     const node = new MeshNode({
@@ -182,6 +132,9 @@ async function runNode(config: NodeConfig): Promise<number> {
     const api = createNodeApi({ service: node, token: data.token });
     const server = await starting(`cannot serve the HTTP API on ${config.host} port ${config.port}`, () => serveApi(api, config.host, config.port));
     closers.push(() => server.close());
+    // Where client commands (mesh status, mesh send) find this node; removed first at a clean stop.
+    await writeApiAddress(config.dataDir, server.url);
+    closers.push(() => removeApiAddress(config.dataDir));
 
     const interval = config.params.network === MAINNET.network ? '' : ` (block interval ${config.params.blockIntervalMs} ms)`;
     process.stdout.write(

@@ -27,9 +27,9 @@ test('mesh help lists every command', async () => {
 });
 
 test('mesh with no command prints usage and exits 2', async () => {
-  const { code, stdout } = await runMesh([]);
+  const { code, stderr } = await runMesh([]);
   assert.equal(code, 2);
-  assert.match(stdout, /^Usage: mesh <command>/);
+  assert.match(stderr, /^Usage: mesh <command>/m);
 });
 
 test('mesh node --help prints its options; a bad option is a usage error', async () => {

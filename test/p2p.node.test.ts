@@ -11,21 +11,21 @@ import { TOPICS } from '../core/net/network.ts';
 import { decode } from '../core/encoding/codec.ts';
 import { heightCodec } from '../core/node/wire.ts';
 import { multiaddr } from '@multiformats/multiaddr';
-import { P2PNetwork } from '../host-node/p2p.ts';
+import { startP2PNetwork } from '../host-node/p2p.ts';
 import { startNode, stopAll, stopNode, tcpAddress, waitFor } from './mesh-process.ts';
 
 after(stopAll);
 
 test('a node announces its height to a new peer, signed by the libp2p key that is its NodeId', async () => {
   const node = await startNode({ blockIntervalMs: 500 });
-  const peer = await P2PNetwork.start({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [tcpAddress(node)] });
+  const peer = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [tcpAddress(node)] });
   const heard: { origin: string; height: number }[] = [];
   try {
     peer.handle(TOPICS.heights, async (m) => {
       heard.push({ origin: toHex(m.origin), height: decode(heightCodec, m.data).height });
       return 'accept';
     });
-    await waitFor('connected', async () => peer.peers().some((p) => toHex(p) === node.nodeId));
+    await waitFor('connected', async () => peer.peers().some((p) => toHex(p.node) === node.nodeId));
     const announcement = await waitFor('an announcement', async () => heard.find((h) => h.origin === node.nodeId), 10_000);
     assert.equal(announcement.height, 0);
   } finally {
@@ -36,16 +36,16 @@ test('a node announces its height to a new peer, signed by the libp2p key that i
 
 test('a peer that sends invalid blocks is disconnected and refused', async () => {
   const node = await startNode({ blockIntervalMs: 500 });
-  const peer = await P2PNetwork.start({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [tcpAddress(node)] });
+  const peer = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [tcpAddress(node)] });
   try {
     peer.handle(TOPICS.heights, async () => 'ignore');
     await waitFor('subscribed', async () => peer.libp2p.services.pubsub.getSubscribers(TOPICS.blocks).length > 0);
     for (let i = 0; i < 12; i++) await peer.publish(TOPICS.blocks, Uint8Array.of(0xde, 0xad, i));
-    await waitFor('hung up', async () => !peer.peers().some((p) => toHex(p) === node.nodeId), 10_000);
+    await waitFor('hung up', async () => !peer.peers().some((p) => toHex(p.node) === node.nodeId), 10_000);
     // The node refuses it for a while: a new dial fails or is closed at once by the node's gater.
     await peer.libp2p.dial(multiaddr(tcpAddress(node))).catch(() => {});
     await new Promise((r) => setTimeout(r, 1_000));
-    assert.ok(!peer.peers().some((p) => toHex(p) === node.nodeId), 'not connected again');
+    assert.ok(!peer.peers().some((p) => toHex(p.node) === node.nodeId), 'not connected again');
     assert.match(node.log(), /banning/);
   } finally {
     await peer.stop();

@@ -7,7 +7,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseBenchArgs } from '../cli.ts';
+import { parseCommand } from '../../host-node/cli/run.ts';
+import { cryptoArgs, type CryptoArgs, cryptoCommand } from '../cli.ts';
 import { beginMarker, endMarker, writeReport } from '../lib/results.ts';
 import { crossover, type CaseResult, type Row, type RuntimeResult } from './cases.ts';
 import { parseEd25519Speed, parseHashSpeed } from './openssl.ts';
@@ -47,17 +48,17 @@ test('openssl output is read from the algorithm rows', () => {
 });
 
 test('bench arguments: runtimes, quick runs write only when asked', () => {
-  assert.deepEqual(parseBenchArgs(['crypto']), {
-    name: 'crypto',
+  const crypto = (args: string[]): CryptoArgs => cryptoArgs(parseCommand(cryptoCommand, args).options);
+  assert.deepEqual(crypto([]), {
     quick: false,
     write: true,
     runtimes: ['node', 'deno', 'chromium'],
   });
-  const quick = parseBenchArgs(['crypto', '--quick', '--runtime', 'deno', '--runtime=node']);
+  const quick = crypto(['--quick', '--runtime', 'deno', '--runtime=node']);
   assert.deepEqual([quick.write, quick.runtimes], [false, ['deno', 'node']]);
-  assert.equal(parseBenchArgs(['crypto', '--quick', '--write']).write, true);
-  assert.throws(() => parseBenchArgs(['crypto', '--runtime', 'bun']), RangeError);
-  assert.throws(() => parseBenchArgs(['crypto', '--fast']), RangeError);
+  assert.equal(crypto(['--quick', '--write']).write, true);
+  assert.throws(() => crypto(['--runtime', 'bun']), RangeError);
+  assert.throws(() => crypto(['--fast']), RangeError);
 });
 
 // A small fake run: one runtime, two cases.

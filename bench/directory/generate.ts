@@ -16,6 +16,9 @@ import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { datasetHeaderLine, datasetRecordLine } from '../../directory/dataset.ts';
+import { command, EXIT, option } from '../../host-node/cli/command.ts';
+import { runCommand } from '../../host-node/cli/run.ts';
+import { integer } from '../../host-node/cli/values.ts';
 import { assignCategories, evidenceFromText, NaicsMap, sortEvidence } from '../../directory/import/evidence.ts';
 import { frsFacilityUrl } from '../../directory/import/epa-frs.ts';
 import { exhibitorSourceKey } from '../../directory/import/exhibitors.ts';
@@ -325,16 +328,22 @@ export async function writeGeneratedDataset(path: string, records: number, seed:
   return bytes;
 }
 
+/** `node bench/directory/generate.ts`: writes a generated dataset file. */
+const generateCommand = command({
+  options: {
+    records: option({ value: 'N', description: 'records to generate', parse: integer(1), default: 1000 }),
+    seed: option({ value: 'N', description: 'generator seed', parse: integer(0), default: 1 }),
+    out: option({ value: 'FILE', description: 'the file to write', shown: 'directory-<records>.json' }),
+  },
+  run: async ({ options }, io) => {
+    const out = options.out ?? `directory-${options.records}.json`;
+    const started = performance.now();
+    const bytes = await writeGeneratedDataset(out, options.records, options.seed);
+    io.err(`${out}: ${options.records} records, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    return EXIT.done;
+  },
+});
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const args = process.argv.slice(2);
-  const flag = (name: string, fallback: string): string => {
-    const i = args.indexOf(name);
-    return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-  };
-  const records = Number(flag('--records', '1000'));
-  const seed = Number(flag('--seed', '1'));
-  const out = flag('--out', `directory-${records}.json`);
-  const started = performance.now();
-  const bytes = await writeGeneratedDataset(out, records, seed);
-  process.stderr.write(`${out}: ${records} records, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  process.exitCode = await runCommand(generateCommand, process.argv.slice(2), 'node bench/directory/generate.ts');
 }

@@ -10,7 +10,10 @@ import { mkdtemp, readFile, rename, rm, stat } from 'node:fs/promises';
 import { Agent, get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
+import { parseCommand, runCommand } from '../../host-node/cli/run.ts';
+import { integer } from '../../host-node/cli/values.ts';
+import { commandLine, runFlags, runOptions } from '../cli.ts';
 import { describeMachine, REPO_ROOT } from '../lib/environment.ts';
 import { goalMark } from '../lib/goals.ts';
 import { writeReport } from '../lib/results.ts';
@@ -26,15 +29,6 @@ import {
   summarize,
 } from './report.ts';
 
-export const DIRECTORY_USAGE = `Usage: mesh bench directory [--records N] [--seed N] [--quick] [--write] [--data-dir DIR]
-
-  --records N     records in the generated dataset (default 1000000)
-  --seed N        generator seed (default 1)
-  --quick         few requests per case, for a smoke run; written only with --write
-  --write         write bench/results/directory.json and bench/RESULTS.md after a --quick run
-  --data-dir DIR  where generated datasets are kept between runs (default the system's temp dir)
-`;
-
 export interface DirectoryBenchOptions {
   readonly records: number;
   readonly seed: number;
@@ -43,31 +37,20 @@ export interface DirectoryBenchOptions {
   readonly dataDir: string;
 }
 
-/** Parses the arguments after `bench directory`; throws an error with a message for the user. */
+const directoryOptions = {
+  records: option({ value: 'N', description: 'records in the generated dataset', parse: integer(100), default: 1_000_000 }),
+  seed: option({ value: 'N', description: 'generator seed', parse: integer(0), default: 1 }),
+  ...runOptions,
+  'data-dir': option({ value: 'DIR', description: 'where generated datasets are kept between runs', default: tmpdir(), shown: "the system's temp dir" }),
+};
+
+function directoryBenchOptions(values: OptionValues<typeof directoryOptions>): DirectoryBenchOptions {
+  return { records: values.records, seed: values.seed, ...runFlags(values), dataDir: values['data-dir'] };
+}
+
+/** Parses the arguments after `bench directory`; throws a UsageError (a RangeError) with a message for the user. */
 export function parseDirectoryBenchArgs(args: readonly string[]): DirectoryBenchOptions {
-  const { values } = parseArgs({
-    args: [...args],
-    strict: true,
-    allowPositionals: false,
-    options: {
-      records: { type: 'string', default: '1000000' },
-      seed: { type: 'string', default: '1' },
-      quick: { type: 'boolean', default: false },
-      write: { type: 'boolean', default: false },
-      'data-dir': { type: 'string', default: tmpdir() },
-    },
-  });
-  const count = (flag: string, v: string, min: number): number => {
-    if (!/^[0-9]+$/.test(v) || Number(v) < min) throw new RangeError(`--${flag} takes an integer of at least ${min}, got ${JSON.stringify(v)}`);
-    return Number(v);
-  };
-  return {
-    records: count('records', values.records, 100),
-    seed: count('seed', values.seed, 0),
-    quick: values.quick,
-    write: values.write || !values.quick,
-    dataDir: values['data-dir'],
-  };
+  return directoryBenchOptions(parseCommand(directoryBenchCommand, args).options);
 }
 
 const say = (line: string): void => {
@@ -260,19 +243,20 @@ async function measureExport(base: string, pid: number): Promise<ExportResult> {
   return { bytes, seconds, rssBeforeMb: before, rssPeakMb: peak, rssAfterMb: (await memoryOf(pid)).rssMb, conditional };
 }
 
-/** Runs the benchmark; resolves to the exit code. */
-export async function runDirectoryBench(args: string[]): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(DIRECTORY_USAGE);
-    return 0;
-  }
-  let options: DirectoryBenchOptions;
-  try {
-    options = parseDirectoryBenchArgs(args);
-  } catch (error) {
-    say(`mesh bench directory: ${(error as Error).message}\n\n${DIRECTORY_USAGE}`);
-    return 2;
-  }
+/** `mesh bench directory`. */
+export const directoryBenchCommand = command({
+  description: `The directory server over HTTP with generated records: start-up, memory, search latency at
+concurrency 1 and 32, the streamed export.`,
+  options: directoryOptions,
+  run: (input) => runDirectoryBenchWith(directoryBenchOptions(input.options), commandLine(input)),
+});
+
+/** Runs `mesh bench directory …` (the arguments after `directory`); resolves to the exit code. */
+export function runDirectoryBench(args: string[]): Promise<number> {
+  return runCommand(directoryBenchCommand, args, 'mesh bench directory');
+}
+
+async function runDirectoryBenchWith(options: DirectoryBenchOptions, commandText: string): Promise<number> {
   const began = performance.now();
   const data = await dataset(options);
   const submissions = await mkdtemp(join(tmpdir(), 'mesh-bench-submissions-'));
@@ -309,7 +293,7 @@ export async function runDirectoryBench(args: string[]): Promise<number> {
     say('streaming the export …');
     const exported = await measureExport(server.url, pid);
     const report: DirectoryReport = {
-      command: ['npx mesh bench directory', ...args].join(' '),
+      command: commandText,
       date: new Date().toISOString(),
       quick: options.quick,
       machine: { ...(await describeMachine()), node: process.versions.node },

@@ -7,7 +7,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
+import { parseCommand } from '../../host-node/cli/run.ts';
+import { integer } from '../../host-node/cli/values.ts';
 import { installNativeCrypto } from '../../host-node/native-crypto.ts';
 import { stopAll, stopNode } from '../../test/mesh-process.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
@@ -15,24 +17,18 @@ import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { sourceChain } from './chain.ts';
 import { applyLocally, catchUpOverNetwork, startServingNode, transferLatency, type CaseOptions, type LocalRun, type NetworkRun } from './cases.ts';
 import { MESH_REPORT, type MeshReport } from './report.ts';
+import { commandLine, runFlags, runOptions } from '../cli.ts';
 
-export const MESH_USAGE = `Usage: mesh bench mesh [--quick] [--write] [--blocks N] [--runs N] [--transfers N]
-                       [--transfers-per-block N] [--block-interval-ms N] [--cache-dir DIR] [--cpu-prof DIR]
-
-  Real mesh nodes on loopback: a fresh node catching up a generated chain from a peer (next to
-  applying the same blocks from local storage), and transfer latency from one node's POST /transfer
-  to its peer's /transactions/stream (next to the POST's own round trip).
-
-  --quick                  1,000 blocks, 1 run, 20 transfers; results written only with --write
-  --write                  write bench/results/mesh.json and bench/RESULTS.md after a --quick run
-  --blocks N               blocks in the generated chain (default 10000; 0 skips the catch-up)
-  --runs N                 catch-up runs, local and network each (default 3)
-  --transfers N            measured transfers (default 200; 0 skips the latency case)
-  --transfers-per-block N  transfers in each generated block (default 20)
-  --block-interval-ms N    the devnet's block interval, for the chain and every node (default 1000)
-  --cache-dir DIR          where generated chains are kept between runs (default the temp directory)
-  --cpu-prof DIR           run the node processes with --cpu-prof, writing their profiles to DIR
-`;
+const meshOptions = {
+  ...runOptions,
+  blocks: option({ value: 'N', description: 'blocks in the generated chain; 0 skips the catch-up', parse: integer(0, 1_000_000), shown: '10000; 1000 with --quick' }),
+  runs: option({ value: 'N', description: 'catch-up runs, local and network each', parse: integer(1, 50), shown: '3; 1 with --quick' }),
+  transfers: option({ value: 'N', description: 'measured transfers; 0 skips the latency case', parse: integer(0, 100_000), shown: '200; 20 with --quick' }),
+  'transfers-per-block': option({ value: 'N', description: 'transfers in each generated block', parse: integer(0, 1_000), default: 20 }),
+  'block-interval-ms': option({ value: 'N', description: "the devnet's block interval, for the chain and every node", parse: integer(10, 600_000), default: 1_000 }),
+  'cache-dir': option({ value: 'DIR', description: 'where generated chains are kept between runs', default: tmpdir(), shown: 'the temp directory' }),
+  'cpu-prof': option({ value: 'DIR', description: 'run the node processes with --cpu-prof, writing their profiles to DIR' }),
+};
 
 export interface MeshBenchOptions {
   readonly quick: boolean;
@@ -48,48 +44,24 @@ export interface MeshBenchOptions {
   readonly paths?: ResultPaths;
 }
 
-/** Parses the arguments after `bench mesh`; throws a RangeError with a message for the user. */
-export function parseMeshBenchArgs(args: readonly string[]): MeshBenchOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        quick: { type: 'boolean', default: false },
-        write: { type: 'boolean', default: false },
-        blocks: { type: 'string' },
-        runs: { type: 'string' },
-        transfers: { type: 'string' },
-        'transfers-per-block': { type: 'string' },
-        'block-interval-ms': { type: 'string' },
-        'cache-dir': { type: 'string', default: tmpdir() },
-        'cpu-prof': { type: 'string' },
-      },
-    }));
-  } catch (error) {
-    throw new RangeError((error as Error).message);
-  }
-  const count = (flag: string, text: string | undefined, fallback: number, min: number, max: number): number => {
-    if (text === undefined) return fallback;
-    if (!/^[0-9]+$/.test(text) || Number(text) < min || Number(text) > max) {
-      throw new RangeError(`--${flag} takes an integer from ${min} to ${max}, got ${JSON.stringify(text)}`);
-    }
-    return Number(text);
-  };
+/** The benchmark's settings from its options: --quick makes the defaults small. */
+function meshBenchOptions(values: OptionValues<typeof meshOptions>): MeshBenchOptions {
   const quick = values.quick;
   return {
-    quick,
-    write: values.write || !quick,
-    blocks: count('blocks', values.blocks, quick ? 1_000 : 10_000, 0, 1_000_000),
-    runs: count('runs', values.runs, quick ? 1 : 3, 1, 50),
-    transfers: count('transfers', values.transfers, quick ? 20 : 200, 0, 100_000),
-    transfersPerBlock: count('transfers-per-block', values['transfers-per-block'], 20, 0, 1_000),
-    blockIntervalMs: count('block-interval-ms', values['block-interval-ms'], 1_000, 10, 600_000),
+    ...runFlags(values),
+    blocks: values.blocks ?? (quick ? 1_000 : 10_000),
+    runs: values.runs ?? (quick ? 1 : 3),
+    transfers: values.transfers ?? (quick ? 20 : 200),
+    transfersPerBlock: values['transfers-per-block'],
+    blockIntervalMs: values['block-interval-ms'],
     cacheDir: values['cache-dir'],
     cpuProfDir: values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']),
   };
+}
+
+/** Parses the arguments after `bench mesh`; throws a UsageError (a RangeError) with a message for the user. */
+export function parseMeshBenchArgs(args: readonly string[]): MeshBenchOptions {
+  return meshBenchOptions(parseCommand(meshBenchCommand, args).options);
 }
 
 const s = (ms: number | null): string => (ms === null ? '–' : `${(ms / 1000).toFixed(2)} s`);
@@ -163,18 +135,11 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
   return 0;
 }
 
-/** Runs `mesh bench mesh …`; resolves to the exit code. */
-export async function runMeshBench(args: string[]): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(MESH_USAGE);
-    return 0;
-  }
-  let options: MeshBenchOptions;
-  try {
-    options = parseMeshBenchArgs(args);
-  } catch (error) {
-    process.stderr.write(`mesh bench mesh: ${(error as Error).message}\n\n${MESH_USAGE}`);
-    return 2;
-  }
-  return runMeshBenchWith(options, ['npx mesh bench mesh', ...args].join(' '));
-}
+/** `mesh bench mesh`. */
+export const meshBenchCommand = command({
+  description: `Real mesh nodes on loopback: a fresh node catching up a generated chain from a peer (next to
+applying the same blocks from local storage), and transfer latency from one node's POST /transfer
+to its peer's /transactions/stream (next to the POST's own round trip).`,
+  options: meshOptions,
+  run: (input) => runMeshBenchWith(meshBenchOptions(input.options), commandLine(input)),
+});

@@ -14,6 +14,7 @@ import {
   I128_MIN,
   parseAmount,
   parseBalance,
+  parseCredits,
   U128_MAX,
 } from './amount.ts';
 
@@ -262,6 +263,44 @@ test('property: formatCredits is exact (reading it back gives the same base unit
       const [whole, fraction = ''] = (negative ? text.slice(1) : text).split('.');
       const abs = BigInt(whole!) * CREDIT + BigInt(fraction.padEnd(18, '0'));
       assert.equal(negative ? -abs : abs, x);
+    }),
+    RUNS,
+  );
+});
+
+test('parseCredits reads credits as decimals into base units', () => {
+  assert.equal(parseCredits('1'), CREDIT);
+  assert.equal(parseCredits('1.5'), 15n * 10n ** 17n);
+  assert.equal(parseCredits('0.000000000000000001'), 1n);
+  assert.equal(parseCredits('0'), 0n);
+  assert.equal(parseCredits('1000.01'), 1000n * CREDIT + 10n ** 16n);
+  assert.equal(parseCredits('340282366920938463463.374607431768211455'), U128_MAX);
+});
+
+test('parseCredits refuses signs, exponents, stray points, more than 18 places and more than u128', () => {
+  const cases: [string, string][] = [
+    ['', 'empty'],
+    ['-1', 'sign'],
+    ['+1.5', 'sign'],
+    ['1e3', 'exponent'],
+    ['1.5e3', 'exponent'],
+    ['.5', 'fraction'],
+    ['5.', 'fraction'],
+    ['1.2.3', 'not-decimal'],
+    ['01.5', 'leading-zero'],
+    [' 1', 'not-decimal'],
+    ['1,5', 'not-decimal'],
+    ['0.0000000000000000001', 'fraction-digits'],
+    ['340282366920938463463.374607431768211456', 'out-of-range'],
+    ['1000000000000000000000000', 'out-of-range'],
+  ];
+  for (const [text, code] of cases) rejects(() => parseCredits(text), InvalidAmountError, code);
+});
+
+test('property: parseCredits(formatCredits(x)) === x for every u128', () => {
+  fc.assert(
+    fc.property(fc.bigInt({ min: 0n, max: U128_MAX }), (x) => {
+      assert.equal(parseCredits(formatCredits(x)), x);
     }),
     RUNS,
   );

@@ -163,3 +163,37 @@ export function formatCredits(value: bigint): string {
   const fraction = (abs % CREDIT).toString().padStart(18, '0').replace(/0+$/, '');
   return fraction === '' ? `${sign}${whole}` : `${sign}${whole}.${fraction}`;
 }
+
+// Digits before the point in U128_MAX as credits (340282366920938463463): a longer whole part is
+// out of range whatever it holds.
+const CREDIT_WHOLE_DIGITS = 21;
+
+/**
+ * Parses credits as people write them, a decimal with at most 18 fraction digits (`1.5`, `0.25`,
+ * `1000`), into base units. No sign, exponent, whitespace, leading zero (`0.5`, not `.5` or `00.5`),
+ * or trailing point; within u128. Throws InvalidAmountError with the code of what is wrong
+ * (`fraction-digits` for more than 18 places).
+ *
+ * @example parseCredits('1.5') // 1500000000000000000n
+ */
+export function parseCredits(text: string, what = 'credits'): bigint {
+  const point = text.indexOf('.');
+  const whole = point < 0 ? text : text.slice(0, point);
+  const fraction = point < 0 ? '' : text.slice(point + 1);
+  if (point >= 0) {
+    if (whole === '' || fraction === '') {
+      throw new InvalidAmountError('fraction', `${what} ${JSON.stringify(text)} needs digits on both sides of its point`);
+    }
+    if (fraction.length > 18) {
+      throw new InvalidAmountError('fraction-digits', `${what} ${JSON.stringify(text)} has more than 18 decimal places (the smallest amount is 0.000000000000000001)`);
+    }
+    const stray = /[^0-9]/.exec(fraction);
+    if (stray !== null) {
+      throw new InvalidAmountError(/[eE]/.test(stray[0]) ? 'exponent' : 'not-decimal', `${what} ${JSON.stringify(text)} has ${JSON.stringify(stray[0])} after its point`);
+    }
+  }
+  checkString(whole, what, CREDIT_WHOLE_DIGITS);
+  const value = BigInt(whole) * CREDIT + BigInt(fraction.padEnd(18, '0') || '0');
+  if (value > U128_MAX) throw new InvalidAmountError('out-of-range', `${what} ${text} is above the largest amount, ${formatCredits(U128_MAX)}`);
+  return value;
+}

@@ -1,9 +1,13 @@
 /**
- * The network port: how the core reaches other nodes. The host implements it over libp2p gossipsub
- * (host-node/p2p.ts); tests may implement it over memory. Every message carries the NodeId of the
- * node that signed it (gossip messages are signed by their publisher's libp2p key, which is its
- * NodeId) and of the peer that handed it over.
+ * The network port: how the core reaches other nodes. `core/net/libp2p-network.ts` implements it
+ * over libp2p (each host supplies its transports); `core/net/memory.test-util.ts` over memory, for
+ * tests. It carries gossip on named topics, request/response between two peers on the mesh RPC
+ * protocol 1, the list of connected peers with the heights they announced, and a round-trip time
+ * per peer. Every message carries the NodeId of the node that signed it (gossip messages are signed
+ * by their publisher's libp2p key, which is its NodeId) and of the peer that handed it over.
+ * docs/network.md describes the wire forms and the errors.
  */
+import { InvalidNameError } from './errors.ts';
 
 /** The spec's gossip topics (node-api.md §6). */
 export const TOPICS = Object.freeze({
@@ -17,6 +21,38 @@ export const TOPICS = Object.freeze({
 });
 
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
+
+const APP_TOPIC = /^[\x21-\x7e]{1,128}$/;
+const PROTOCOL_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/**
+ * The gossip topic of an app's pub/sub topic (node-messaging.md §2): `mesh-app/<topic>`, where
+ * `topic` is 1 to 128 visible ASCII characters (no space).
+ *
+ * @example appTopic('chat/room-1') // 'mesh-app/chat/room-1'
+ */
+export function appTopic(topic: string): string {
+  if (typeof topic !== 'string' || !APP_TOPIC.test(topic)) {
+    throw new InvalidNameError('an app topic is 1 to 128 visible ASCII characters, without spaces');
+  }
+  return `mesh-app/${topic}`;
+}
+
+/**
+ * The libp2p protocol id of an RPC protocol name: `/mesh/rpc/1/<name>`, where `name` is 1 to 64
+ * of `a-z 0-9 . _ -`, starting with a letter or digit.
+ */
+export function rpcProtocolId(name: string): string {
+  if (typeof name !== 'string' || !PROTOCOL_NAME.test(name)) {
+    throw new InvalidNameError(`RPC protocol name ${JSON.stringify(name)} is not 1 to 64 of a-z 0-9 . _ - (starting with a letter or digit)`);
+  }
+  return `/mesh/rpc/1/${name}`;
+}
+
+/** How long a request waits for its answer unless the caller says otherwise. */
+export const DEFAULT_RPC_TIMEOUT_MS = 10_000;
+/** The bound on a request and on an answer unless the caller or the handler sets another. */
+export const DEFAULT_RPC_MAX_BYTES = 1024 * 1024;
 
 /**
  * What a handler says of a message: 'accept' delivers and forwards it; 'ignore' drops it without
@@ -34,13 +70,53 @@ export interface GossipMessage {
   readonly peer: Uint8Array;
 }
 
+export interface RequestOptions {
+  /** Default DEFAULT_RPC_TIMEOUT_MS; past it the request fails with RequestTimeoutError. */
+  readonly timeoutMs?: number;
+  /** Aborting it abandons the request; the promise rejects with the signal's reason. */
+  readonly signal?: AbortSignal;
+  /** Default DEFAULT_RPC_MAX_BYTES; a larger request fails before it is sent. */
+  readonly maxRequestBytes?: number;
+  /** Default DEFAULT_RPC_MAX_BYTES; a larger answer fails with MessageTooLargeError. */
+  readonly maxResponseBytes?: number;
+}
+
+export interface ServeOptions {
+  /** Default DEFAULT_RPC_MAX_BYTES; a larger request is refused unread. */
+  readonly maxRequestBytes?: number;
+  /** Default DEFAULT_RPC_MAX_BYTES; a larger answer is not sent, the requester hears why. */
+  readonly maxResponseBytes?: number;
+}
+
+export interface RpcRequest {
+  /** The NodeId of the requesting peer (authenticated by the connection). */
+  readonly peer: Uint8Array;
+  readonly data: Uint8Array;
+  /** Aborted when the requester goes away or the network stops. */
+  readonly signal: AbortSignal;
+}
+
+/** Answers a request; a throw reaches the requester as RemoteError 'remote-failed'. */
+export type RpcHandler = (request: RpcRequest) => Promise<Uint8Array>;
+
+/** A connected peer, as the network last heard of it. */
+export interface PeerInfo {
+  readonly node: Uint8Array;
+  /** The height the peer last announced (reported by sync), null before it announced one. */
+  readonly height: number | null;
+  /** The last round-trip time measured by `ping`, null before one. */
+  readonly rttMs: number | null;
+}
+
 export interface Network {
   /** This node's NodeId. */
   readonly self: Uint8Array;
   /** Publishes to every subscribed peer; resolves even when nobody listens yet. */
-  publish(topic: Topic, data: Uint8Array): Promise<void>;
+  publish(topic: string, data: Uint8Array): Promise<void>;
   /** Subscribes to `topic`; `handler` judges each message before gossip forwards it. */
-  handle(topic: Topic, handler: (message: GossipMessage) => Promise<Verdict>): void;
+  handle(topic: string, handler: (message: GossipMessage) => Promise<Verdict>): void;
+  /** Leaves `topic`: its handler is dropped and its messages are no longer received or forwarded. */
+  unsubscribe(topic: string): void;
   /** Called when a peer joins the node's topics (a new connection has subscribed). */
   onPeerJoined(listener: (peer: Uint8Array) => void): () => void;
   /**
@@ -48,8 +124,19 @@ export interface Network {
    * validate); enough of it disconnects and bans the node for a while.
    */
   penalise(node: Uint8Array, reason: string): void;
-  /** NodeIds of connected peers. */
-  peers(): Uint8Array[];
+  /**
+   * Sends `data` to `peer` on the RPC protocol `protocol` (a name for `rpcProtocolId`) and
+   * resolves with its answer. Fails with a NetworkError (errors.ts), or the signal's reason.
+   */
+  request(peer: Uint8Array, protocol: string, data: Uint8Array, options?: RequestOptions): Promise<Uint8Array>;
+  /** Serves `protocol` (a name for `rpcProtocolId`) with `handler`; returns what stops serving it. */
+  serve(protocol: string, handler: RpcHandler, options?: ServeOptions): () => void;
+  /** Records the height `node` announced; the peer list shows it until the peer disconnects. */
+  reportHeight(node: Uint8Array, height: number): void;
+  /** Connected peers with their announced heights and last round-trip times. */
+  peers(): PeerInfo[];
+  /** Measures the round-trip time to `peer` in milliseconds (libp2p ping); the peer list keeps it. */
+  ping(peer: Uint8Array, options?: { signal?: AbortSignal }): Promise<number>;
   /** Multiaddrs through which a newcomer can join: this node's own, then its peers'. */
   bootstrapAddresses(): string[];
 }

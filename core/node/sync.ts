@@ -197,6 +197,7 @@ export class Sync {
     // forwarded (a node syncs from its neighbours, they from theirs).
     if (bytesEqual(message.origin, this.#network.self) || !bytesEqual(message.origin, message.peer)) return 'ignore';
     if (this.#isDistrusted(key)) return 'ignore';
+    this.#network.reportHeight(message.origin, announced.height);
     const known = this.#known.get(key);
     if (known) known.height = announced.height;
     else {

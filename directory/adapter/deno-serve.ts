@@ -10,7 +10,8 @@ import type { DataSource } from '../http/data-source.ts';
 import { clientKeyOf } from '../http/rate-limit.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { KvSubmissionStore } from '../submissions/kv-store.ts';
-import { origin, parseServeArgs, type ServeOptions, serveUsage } from './options.ts';
+import { command, EXIT } from '../../host-node/cli/command.ts';
+import { origin, SERVE_DESCRIPTION, SERVE_NOTES, serveConfig, type ServeOptions, serveOptions } from './options.ts';
 
 interface DenoHttpServer {
   readonly finished: Promise<void>;
@@ -92,33 +93,26 @@ export async function startDenoDirectory(options: ServeOptions, onError: (error:
 
 /**
  * `deno task directory [options]`: the same flags as `mesh directory`; `--submissions` names a
- * Deno KV file (default: Deno's default KV, the project's KV on Deno Deploy). Resolves to the
- * exit code once stopped by SIGINT or SIGTERM.
+ * Deno KV file (default: Deno's default KV, the project's KV on Deno Deploy). Its run resolves to
+ * the exit code once stopped by SIGINT or SIGTERM. deno.ts parses the command line against it.
  */
-export async function runDenoDirectory(args: readonly string[]): Promise<number> {
-  const usage = serveUsage('deno task directory', "Deno's default KV database");
-  let options: ServeOptions;
-  try {
-    options = parseServeArgs(args);
-  } catch (error) {
-    console.error(`directory: ${(error as Error).message}\n\n${usage}`);
-    return 2;
-  }
-  if (options.help) {
-    console.log(usage);
-    return 0;
-  }
-  const running = await startDenoDirectory(options, (error) => console.error(`directory: ${(error as Error)?.message ?? String(error)}`));
-  console.log(`directory listening on ${running.url}`);
-  console.log(running.records === null ? 'dataset unavailable: data routes answer 503 and the load is retried' : `dataset: ${running.records} records`);
-  await new Promise<void>((done) => {
-    try {
-      deno().addSignalListener('SIGINT', done);
-      deno().addSignalListener('SIGTERM', done);
-    } catch {
-      // No signals where the platform runs the process (Deno Deploy): serve until stopped.
-    }
-  });
-  await running.close();
-  return 0;
-}
+export const denoDirectoryCommand = command({
+  description: SERVE_DESCRIPTION,
+  options: serveOptions("Deno's default KV database"),
+  notes: SERVE_NOTES,
+  run: async ({ options }, io) => {
+    const running = await startDenoDirectory(serveConfig(options), (error) => io.err(`directory: ${(error as Error)?.message ?? String(error)}\n`));
+    io.out(`directory listening on ${running.url}\n`);
+    io.out(running.records === null ? 'dataset unavailable: data routes answer 503 and the load is retried\n' : `dataset: ${running.records} records\n`);
+    await new Promise<void>((done) => {
+      try {
+        deno().addSignalListener('SIGINT', done);
+        deno().addSignalListener('SIGTERM', done);
+      } catch {
+        // No signals where the platform runs the process (Deno Deploy): serve until stopped.
+      }
+    });
+    await running.close();
+    return EXIT.done;
+  },
+});

@@ -1,9 +1,15 @@
 /**
  * The directory's Deno entry: `deno task directory [options]` locally, and the entry module on
  * Deno Deploy (Deno.serve at top level; Deploy supplies the address and the project's KV, and the
- * shipped dataset is read from the deployed files). Flags as `mesh directory`; see deno-serve.ts.
+ * shipped dataset is read from the deployed files). Flags as `mesh directory`, parsed by the same
+ * kit (node:util's parseArgs, which Deno has); see deno-serve.ts.
  */
-import { runDenoDirectory } from './deno-serve.ts';
+import { runCommand } from '../../host-node/cli/run.ts';
+import { denoDirectoryCommand } from './deno-serve.ts';
 
 const deno = (globalThis as unknown as { Deno: { args: string[]; exit(code: number): never } }).Deno;
-deno.exit(await runDenoDirectory(deno.args));
+const io = {
+  out: (text: string) => console.log(text.replace(/\n$/, '')),
+  err: (text: string) => console.error(text.replace(/\n$/, '')),
+};
+deno.exit(await runCommand(denoDirectoryCommand, deno.args, 'deno task directory', io));

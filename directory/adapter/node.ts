@@ -16,7 +16,8 @@ import type { DataSource, Sha256Hasher } from '../http/data-source.ts';
 import { clientKeyOf } from '../http/rate-limit.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
-import { origin, parseServeArgs, serveUsage } from './options.ts';
+import { command, entry } from '../../host-node/cli/command.ts';
+import { origin, SERVE_DESCRIPTION, SERVE_NOTES, serveConfig, type ServeOptions, serveOptions } from './options.ts';
 
 /** A fetch-style handler, as `createDirectory` returns. */
 export type FetchHandler = (request: Request, client: ClientInfo) => Promise<Response>;
@@ -184,20 +185,18 @@ export function serveNode(handler: FetchHandler, host: string, port: number): Pr
   });
 }
 
-/** `mesh directory [options]`: serves until SIGINT or SIGTERM; resolves to the exit code. */
-export async function runDirectoryCommand(args: string[]): Promise<number> {
-  const usage = serveUsage('mesh directory', '~/.mesh/directory/submissions');
-  let options;
-  try {
-    options = parseServeArgs(args);
-  } catch (error) {
-    process.stderr.write(`mesh directory: ${(error as Error).message}\n\n${usage}`);
-    return 2;
-  }
-  if (options.help) {
-    process.stdout.write(`${usage}\nmesh directory import --help: build the dataset from the public sources.\n`);
-    return 0;
-  }
+const importEntry = entry('import', "build the directory's dataset from the public sources", async () => (await import('../import/cli.ts')).importCommand);
+
+/** `mesh directory [options]` (and `mesh directory import`): serves until SIGINT or SIGTERM. */
+export const directoryCommand = command({
+  description: SERVE_DESCRIPTION,
+  options: serveOptions('~/.mesh/directory/submissions'),
+  notes: SERVE_NOTES,
+  commands: [importEntry],
+  run: ({ options }) => runDirectory(serveConfig(options)),
+});
+
+async function runDirectory(options: ServeOptions): Promise<number> {
   const dataPath = options.data ? resolve(options.data) : fileURLToPath(DEFAULT_DATASET_URL);
   const store = await FileSubmissionStore.open(options.submissions ? resolve(options.submissions) : DEFAULT_SUBMISSIONS_DIR);
   const directory = createDirectory({

@@ -2,6 +2,8 @@
  * The command-line options of the directory server, shared by the Node command
  * (`mesh directory`) and the Deno entry (`deno task directory`), so both take the same flags.
  */
+import { option, type Options, type OptionValues, type ValueOption } from '../../host-node/cli/command.ts';
+import { decimal, integer, port } from '../../host-node/cli/values.ts';
 
 export interface ServeOptions {
   readonly host: string;
@@ -14,85 +16,41 @@ export interface ServeOptions {
   /** Requests per second per client; 0 turns the limit off. */
   readonly rateLimit: number;
   readonly burst: number;
-  readonly help: boolean;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
 
-/** The options text, with `submissionsDefault` saying where submissions go on this runtime. */
-export function serveUsage(command: string, submissionsDefault: string): string {
-  return `Usage: ${command} [options]
+export const SERVE_DESCRIPTION = `Serves the manufacturer directory: the JSON API under /api/v1, the export /directory.json,
+/openapi.json, the MCP endpoint /mcp and the submission form /submit.`;
 
-Serves the manufacturer directory: the JSON API under /api/v1, the export /directory.json,
-/openapi.json, the MCP endpoint /mcp and the submission form /submit.
+export const SERVE_NOTES = 'The first line printed is "directory listening on http://HOST:PORT".';
 
-Options:
-  --host ADDR          address to listen on (default ${DEFAULT_HOST})
-  --port N             port (default ${DEFAULT_PORT}; 0 picks a free one)
-  --data FILE          dataset file (default: the shipped dataset, built by mesh directory import)
-  --submissions PATH   where submissions are kept for review (default ${submissionsDefault})
-  --rate-limit N       requests per second per client, after the burst (default 20; 0 = no limit)
-  --burst N            requests a client may make at once (default 120)
-
-The first line printed is "directory listening on http://HOST:PORT".
-`;
+/** The server's option definitions. */
+export interface ServeOptionDefinitions extends Options {
+  readonly host: ValueOption<string>;
+  readonly port: ValueOption<number>;
+  readonly data: ValueOption<string | undefined>;
+  readonly submissions: ValueOption<string | undefined>;
+  readonly 'rate-limit': ValueOption<number>;
+  readonly burst: ValueOption<number>;
 }
 
-function number(flag: string, value: string | undefined, integer: boolean, min: number, max: number): number {
-  const n = value !== undefined && /^[0-9]+(\.[0-9]+)?$/.test(value) ? Number(value) : NaN;
-  if (!(n >= min && n <= max) || (integer && !Number.isInteger(n))) {
-    throw new RangeError(`${flag} takes ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got ${JSON.stringify(value)}`);
-  }
-  return n;
+/** The options, with `submissionsDefault` saying where submissions go on this runtime. */
+export function serveOptions(submissionsDefault: string): ServeOptionDefinitions {
+  return {
+    host: option({ value: 'ADDR', description: 'address to listen on', default: DEFAULT_HOST }),
+    port: option({ value: 'N', description: 'port, 0 for a free one', parse: port(), default: DEFAULT_PORT }),
+    data: option({ value: 'FILE', description: 'dataset file', shown: 'the shipped dataset, built by mesh directory import' }),
+    submissions: option({ value: 'PATH', description: 'where submissions are kept for review', shown: submissionsDefault }),
+    'rate-limit': option({ value: 'N', description: 'requests per second per client, after the burst; 0 for no limit', parse: decimal(0, 1_000_000), default: 20 }),
+    burst: option({ value: 'N', description: 'requests a client may make at once', parse: integer(1, 1_000_000), default: 120 }),
+  };
 }
 
-/** Parses the options; throws a RangeError with a message for the user. */
-export function parseServeArgs(args: readonly string[]): ServeOptions {
-  let host = DEFAULT_HOST;
-  let port = DEFAULT_PORT;
-  let data: string | undefined;
-  let submissions: string | undefined;
-  let rateLimit = 20;
-  let burst = 120;
-  let help = false;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    const eq = arg.indexOf('=');
-    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    const value = (): string => {
-      const v = eq > 0 && arg.startsWith('--') ? arg.slice(eq + 1) : args[++i];
-      if (v === undefined || v === '') throw new RangeError(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '--help':
-      case '-h':
-        help = true;
-        break;
-      case '--host':
-        host = value();
-        break;
-      case '--port':
-        port = number(flag, value(), true, 0, 65535);
-        break;
-      case '--data':
-        data = value();
-        break;
-      case '--submissions':
-        submissions = value();
-        break;
-      case '--rate-limit':
-        rateLimit = number(flag, value(), false, 0, 1_000_000);
-        break;
-      case '--burst':
-        burst = number(flag, value(), true, 1, 1_000_000);
-        break;
-      default:
-        throw new RangeError(arg.startsWith('-') ? `unknown option ${flag}` : `unexpected argument ${JSON.stringify(arg)}`);
-    }
-  }
-  return { host, port, data, submissions, rateLimit, burst, help };
+/** The server's settings from the parsed options. */
+export function serveConfig(values: OptionValues<ServeOptionDefinitions>): ServeOptions {
+  return { host: values.host, port: values.port, data: values.data, submissions: values.submissions, rateLimit: values['rate-limit'], burst: values.burst };
 }
 
 /** `http://HOST:PORT`, with brackets around an IPv6 address. */

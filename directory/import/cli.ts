@@ -5,7 +5,8 @@
 import { createReadStream } from 'node:fs';
 import { open, readFile, rename, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { parseArgs } from 'node:util';
+import { command, flag, type Input as CommandInput, list, option, UsageError } from '../../host-node/cli/command.ts';
+import { runCommand } from '../../host-node/cli/run.ts';
 import { datasetChunks, readDataset, type Dataset } from '../dataset.ts';
 import { isIsoDate } from '../record.ts';
 import { decodeFrsExport, importEpaFrs } from './epa-frs.ts';
@@ -14,28 +15,6 @@ import { importExhibitors } from './exhibitors.ts';
 import { datasetChanges, mergeDataset } from './merge.ts';
 import type { ImportResult } from './source.ts';
 import { importWikidata } from './wikidata.ts';
-
-export const IMPORT_USAGE = `Usage: mesh directory import --out FILE [--epa FILE]... [--wikidata FILE]... [--exhibitors FILE]...
-                             [--retrieved YYYY-MM-DD] [--generated YYYY-MM-DD] [--naics-map FILE] [--fresh]
-
-Builds the directory's dataset from public sources' own formats. An existing --out file is
-merged into (records by id), unless --fresh: the inputs replace what their sources contributed
-before, so a record a source no longer lists loses it (and is dropped when no other source lists
-it); give every file of one source in the same run. Importing the same files again changes nothing.
-
-  --out FILE            the dataset file to write (written whole, through a temporary file)
-  --epa FILE            a US EPA FRS CSV export (Latin-1), e.g. a NAICS search or state file
-  --wikidata FILE       Wikidata SPARQL results (JSON) of the query in docs/directory-data.md
-  --exhibitors FILE     an exhibitor-list CSV (header in docs/directory-data.md)
-  --retrieved DATE      when the --epa and --wikidata files were downloaded (default: each
-                        file's modification date; exhibitor rows carry their own)
-  --generated DATE      the dataset's date (default: the latest retrieval date of its sources)
-  --naics-map FILE      NAICS → category map (default: directory/data/naics-category-map.json)
-  --fresh               ignore an existing --out file and build from the inputs alone
-
-Counts (records added, updated and removed) and every skipped row (file:line: reason) go to stderr. Exit 0 when the file was written,
-1 when an input could not be read (nothing is written), 2 for a usage error.
-`;
 
 const DEFAULT_NAICS_MAP = new URL('../data/naics-category-map.json', import.meta.url);
 // Problems printed per input before the rest are only counted.
@@ -55,42 +34,40 @@ interface ImportArgs {
   fresh: boolean;
 }
 
-/** Parses the arguments after `import`; throws an error with a message for the user. */
-export function parseImportArgs(args: readonly string[]): ImportArgs {
-  const { values } = parseArgs({
-    args: [...args],
-    strict: true,
-    allowPositionals: false,
-    options: {
-      out: { type: 'string' },
-      epa: { type: 'string', multiple: true },
-      wikidata: { type: 'string', multiple: true },
-      exhibitors: { type: 'string', multiple: true },
-      retrieved: { type: 'string' },
-      generated: { type: 'string' },
-      'naics-map': { type: 'string' },
-      fresh: { type: 'boolean' },
-    },
-  });
-  for (const flag of ['retrieved', 'generated'] as const) {
-    const v = values[flag];
-    if (v !== undefined && !isIsoDate(v)) throw new RangeError(`--${flag} takes a date YYYY-MM-DD, got ${JSON.stringify(v)}`);
-  }
+const isoDate = (text: string, name: string): string => {
+  if (!isIsoDate(text)) throw new UsageError(`${name} takes a date YYYY-MM-DD, got ${JSON.stringify(text)}`);
+  return text;
+};
+
+const importOptions = {
+  out: option({ value: 'FILE', description: 'the dataset file to write (written whole, through a temporary file)', required: true }),
+  epa: list({ value: 'FILE', description: 'a US EPA FRS CSV export (Latin-1), e.g. a NAICS search or state file' }),
+  wikidata: list({ value: 'FILE', description: 'Wikidata SPARQL results (JSON) of the query in docs/directory-data.md' }),
+  exhibitors: list({ value: 'FILE', description: 'an exhibitor-list CSV (header in docs/directory-data.md)' }),
+  retrieved: option({
+    value: 'DATE',
+    description: "when the --epa and --wikidata files were downloaded (default: each file's modification date; exhibitor rows carry their own)",
+    parse: isoDate,
+  }),
+  generated: option({ value: 'DATE', description: "the dataset's date", parse: isoDate, shown: 'the latest retrieval date of its sources' }),
+  'naics-map': option({ value: 'FILE', description: 'NAICS → category map', shown: 'directory/data/naics-category-map.json' }),
+  fresh: flag('ignore an existing --out file and build from the inputs alone'),
+};
+
+/** The import's settings from its parsed options; throws UsageError when there is nothing to import. */
+function importArgs({ options, given }: CommandInput<typeof importOptions, Record<never, never>>): ImportArgs {
   // Inputs in the order given: a later one merges onto an earlier one.
-  const inputs: Input[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const m = /^--(epa|wikidata|exhibitors)(?:=(.*))?$/.exec(args[i]!);
-    if (m) inputs.push({ kind: m[1] as Input['kind'], path: m[2] ?? args[++i]! });
-  }
-  if (values.out === undefined) throw new RangeError('give the dataset file to write with --out FILE');
-  if (inputs.length === 0) throw new RangeError('give at least one input (--epa, --wikidata, --exhibitors)');
+  const inputs = given
+    .filter((g): g is { name: Input['kind']; text: string } => g.name === 'epa' || g.name === 'wikidata' || g.name === 'exhibitors')
+    .map((g) => ({ kind: g.name, path: g.text }));
+  if (inputs.length === 0) throw new UsageError('give at least one input (--epa, --wikidata, --exhibitors)');
   return {
-    out: values.out,
+    out: options.out,
     inputs,
-    fresh: values.fresh === true,
-    ...(values.retrieved !== undefined && { retrieved: values.retrieved }),
-    ...(values.generated !== undefined && { generated: values.generated }),
-    ...(values['naics-map'] !== undefined && { naicsMap: values['naics-map'] }),
+    fresh: options.fresh,
+    ...(options.retrieved !== undefined && { retrieved: options.retrieved }),
+    ...(options.generated !== undefined && { generated: options.generated }),
+    ...(options['naics-map'] !== undefined && { naicsMap: options['naics-map'] }),
   };
 }
 
@@ -134,23 +111,27 @@ async function writeDataset(path: string, dataset: Dataset): Promise<void> {
   await rename(temporary, path);
 }
 
-/** Runs `mesh directory import …`; resolves to the exit code. */
-export async function runImport(args: string[]): Promise<number> {
+/** `mesh directory import`. */
+export const importCommand = command({
+  description: `Builds the directory's dataset from public sources' own formats. An existing --out file is
+merged into (records by id), unless --fresh: the inputs replace what their sources contributed
+before, so a record a source no longer lists loses it (and is dropped when no other source lists
+it); give every file of one source in the same run. Importing the same files again changes nothing.`,
+  options: importOptions,
+  notes: `Counts (records added, updated and removed) and every skipped row (file:line: reason) go to stderr. Exit 0 when the file was written,
+1 when an input could not be read (nothing is written), 2 for a usage error.`,
+  run: (input) => runImportWith(importArgs(input)),
+});
+
+/** Runs `mesh directory import …` (the arguments after `import`); resolves to the exit code. */
+export function runImport(args: string[]): Promise<number> {
+  return runCommand(importCommand, args, 'mesh directory import');
+}
+
+async function runImportWith(parsed: ImportArgs): Promise<number> {
   const say = (line: string): void => {
     process.stderr.write(`${line}\n`);
   };
-  if (args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(IMPORT_USAGE);
-    return 0;
-  }
-  let parsed: ImportArgs;
-  try {
-    parsed = parseImportArgs(args);
-  } catch (error) {
-    // Parsing touches nothing outside its arguments: whatever it throws is a usage error.
-    say(`mesh directory import: ${(error as Error).message}\n\n${IMPORT_USAGE}`);
-    return 2;
-  }
   try {
     const naicsMap = NaicsMap.parse(await readFile(parsed.naicsMap ?? DEFAULT_NAICS_MAP, 'utf8'));
     const results: ImportResult[] = [];

@@ -1,0 +1,440 @@
+/**
+ * The network port on libp2p 3, the same on every runtime: noise, yamux, identify, ping and
+ * gossipsub on top of the transports a host supplies (TCP, WebSockets and a relay server on
+ * Node; WebSockets, WebRTC and the relay transport in a browser).
+ *
+ * The node's Ed25519 key is its libp2p key, so the peer id a connection authenticates is the NodeId
+ * (non-Ed25519 peers are refused). Gossip is signed by its publisher (StrictSign), so a message's
+ * origin is authenticated too. Every message goes through the core's handler before gossip forwards
+ * it; a peer that keeps sending what the core rejects is disconnected and banned for a while.
+ * Requests travel on one libp2p protocol per name, `/mesh/rpc/1/<name>`, as one length-prefixed
+ * frame each way (docs/network.md, "Request and response").
+ */
+import { noise } from '@chainsafe/libp2p-noise';
+import { yamux } from '@chainsafe/libp2p-yamux';
+import { publicKeyFromRaw } from '@libp2p/crypto/keys';
+import { gossipsub, TopicValidatorResult, type GossipSub } from '@libp2p/gossipsub';
+import { identify } from '@libp2p/identify';
+import type { Connection, Libp2p, PeerId, Stream } from '@libp2p/interface';
+import { peerIdFromPublicKey, peerIdFromString } from '@libp2p/peer-id';
+import { ping, type Ping } from '@libp2p/ping';
+import { lpStream } from '@libp2p/utils';
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
+import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p';
+import { toHex } from '../encoding/hex.ts';
+import { MessageTooLargeError, NetworkError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import {
+  TOPICS,
+  rpcProtocolId,
+  type GossipMessage,
+  type Network,
+  type PeerInfo,
+  type RequestOptions,
+  type RpcHandler,
+  type ServeOptions,
+  type Verdict,
+} from './network.ts';
+import { boundsOf, failureMessage, MAX_FAILURE_CHARS, runRequest, type Bounds, type Call } from './rpc.ts';
+
+/**
+ * What a host gives: its key, listen addresses, transports, peer discovery, extra services (a
+ * relay server) and connection-gater rules of its own (which addresses it may dial). The network
+ * adds the encrypter, the muxer, identify, ping, gossipsub, and the gater's peer rules (Ed25519
+ * only, bans).
+ */
+export type Libp2pHostConfig = Omit<Libp2pOptions, 'connectionEncrypters' | 'streamMuxers' | 'services'> & {
+  readonly services?: ServiceFactoryMap<Record<string, unknown>>;
+};
+
+export interface Libp2pNetworkOptions {
+  /** Multiaddrs (with /p2p/<peer id>) dialled again whenever their connection is gone. */
+  readonly bootstrap?: readonly Multiaddr[];
+  readonly log?: (line: string) => void;
+  /** Misbehaviour points before a peer is banned (a rejected message is 1, a failed sync answer 5). */
+  readonly banThreshold?: number;
+  readonly banMs?: number;
+}
+
+type Services = { pubsub: GossipSub; ping: Ping };
+
+const VERDICTS: Record<Verdict, TopicValidatorResult> = {
+  accept: TopicValidatorResult.Accept,
+  ignore: TopicValidatorResult.Ignore,
+  reject: TopicValidatorResult.Reject,
+};
+const RECONNECT_MS = 3_000;
+
+// The first byte of an answer frame (docs/network.md, "Request and response").
+const ANSWER = { ok: 0, failed: 1, requestTooLarge: 2, responseTooLarge: 3 } as const;
+// A failure's text is at most MAX_FAILURE_CHARS characters, each at most 4 bytes of UTF-8.
+const MAX_FAILURE_BYTES = 4 * MAX_FAILURE_CHARS;
+// A stream buffers what arrives before it is read: at least libp2p's default of 4 MiB (a chunk
+// may hold more than a small frame), and room for the largest frame with its length prefix.
+const bufferFor = (maxFrame: number): number => Math.max(4 * 1024 * 1024, maxFrame + 16);
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A bootstrap multiaddr must name its peer: `/ip4/…/tcp/…/p2p/<peer id>`. */
+export function parseBootstrapAddress(text: string): Multiaddr {
+  const ma = multiaddr(text);
+  const id = ma.getComponents().findLast((c) => c.name === 'p2p')?.value;
+  if (id === undefined) throw new RangeError(`bootstrap address ${text} has no /p2p/<peer id>`);
+  const peer = peerIdFromString(id);
+  if (peer.type !== 'Ed25519') throw new RangeError(`bootstrap address ${text} does not name an Ed25519 peer`);
+  return ma;
+}
+
+function nodeIdOf(peer: PeerId): Uint8Array | null {
+  return peer.type === 'Ed25519' ? peer.publicKey.raw : null;
+}
+
+function peerIdOf(node: Uint8Array): PeerId {
+  try {
+    return peerIdFromPublicKey(publicKeyFromRaw(node));
+  } catch {
+    throw new PeerUnreachableError(`${toHex(node)} is not a NodeId`);
+  }
+}
+
+// lpStream's errors for a frame whose announced length is over the bound.
+const overBound = (error: unknown): boolean =>
+  error instanceof Error && (error.name === 'InvalidDataLengthError' || error.name === 'InvalidDataLengthLengthError');
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+function answerFrame(status: number, body: Uint8Array): Uint8Array {
+  const frame = new Uint8Array(1 + body.length);
+  frame[0] = status;
+  frame.set(body, 1);
+  return frame;
+}
+
+export class Libp2pNetwork implements Network {
+  readonly self: Uint8Array;
+  readonly libp2p: Libp2p<Services>;
+  readonly #log: (line: string) => void;
+  readonly #bootstrap: readonly Multiaddr[];
+  readonly #joined = new Set<(peer: Uint8Array) => void>();
+  readonly #points = new Map<string, number>();
+  readonly #banned: Map<string, number>;
+  readonly #listenAddrs = new Map<string, Multiaddr[]>();
+  readonly #heights = new Map<string, number>();
+  readonly #rtts = new Map<string, number>();
+  readonly #served = new Map<string, RpcHandler>();
+  readonly #stopping = new AbortController();
+  readonly #banThreshold: number;
+  readonly #banMs: number;
+  #reconnect: ReturnType<typeof setInterval> | undefined;
+
+  private constructor(libp2p: Libp2p<Services>, banned: Map<string, number>, options: Libp2pNetworkOptions) {
+    this.libp2p = libp2p;
+    this.self = nodeIdOf(libp2p.peerId)!;
+    this.#banned = banned;
+    this.#log = options.log ?? (() => {});
+    this.#bootstrap = options.bootstrap ?? [];
+    this.#banThreshold = options.banThreshold ?? 10;
+    this.#banMs = options.banMs ?? 10 * 60_000;
+  }
+
+  /** Starts libp2p from the host's configuration with the mesh's protocols added. */
+  static async start(host: Libp2pHostConfig, options: Libp2pNetworkOptions = {}): Promise<Libp2pNetwork> {
+    if (host.privateKey?.type !== 'Ed25519') throw new RangeError('a mesh node needs its Ed25519 key as its libp2p key');
+    // The gater consults the ban list before the network exists, so the list comes first.
+    const banned = new Map<string, number>();
+    const isBanned = (peer: PeerId): boolean => {
+      const until = banned.get(peer.toString());
+      if (until === undefined) return false;
+      if (Date.now() < until) return true;
+      banned.delete(peer.toString());
+      return false;
+    };
+    const libp2p = await createLibp2p({
+      ...host,
+      connectionEncrypters: [noise()],
+      streamMuxers: [yamux()],
+      connectionGater: {
+        ...host.connectionGater,
+        // A NodeId is an Ed25519 key: other key types cannot be mesh nodes.
+        denyInboundEncryptedConnection: (peer) => peer.type !== 'Ed25519' || isBanned(peer),
+        denyOutboundEncryptedConnection: (peer) => peer.type !== 'Ed25519' || isBanned(peer),
+        denyDialPeer: (peer) => isBanned(peer),
+      },
+      services: {
+        ...host.services,
+        identify: identify(),
+        ping: ping(),
+        pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false, fallbackToFloodsub: false }),
+      },
+    });
+    const net = new Libp2pNetwork(libp2p as unknown as Libp2p<Services>, banned, options);
+    net.#wire();
+    return net;
+  }
+
+  #wire(): void {
+    const pubsub = this.libp2p.services.pubsub;
+    pubsub.addEventListener('subscription-change', (event) => {
+      const joined = event.detail.subscriptions.some((s) => s.subscribe && s.topic === TOPICS.heights);
+      const node = nodeIdOf(event.detail.peerId);
+      if (!joined || node === null) return;
+      for (const listener of this.#joined) listener(node);
+    });
+    this.libp2p.addEventListener('peer:identify', (event) => {
+      this.#listenAddrs.set(event.detail.peerId.toString(), event.detail.listenAddrs);
+    });
+    this.libp2p.addEventListener('peer:disconnect', (event) => {
+      const key = event.detail.toString();
+      this.#listenAddrs.delete(key);
+      this.#heights.delete(key);
+      this.#rtts.delete(key);
+    });
+    this.#reconnect = setInterval(() => void this.#keepBootstrapped(), RECONNECT_MS);
+  }
+
+  // Bootstrap peers are dialled again whenever the connection is gone (a restart on either side).
+  async #keepBootstrapped(): Promise<void> {
+    const connected = new Set(this.libp2p.getPeers().map(String));
+    for (const ma of this.#bootstrap) {
+      const id = ma.getComponents().findLast((c) => c.name === 'p2p')?.value;
+      if (id === undefined || connected.has(id)) continue;
+      try {
+        await this.libp2p.dial(ma, { signal: AbortSignal.timeout(RECONNECT_MS) });
+      } catch {
+        // Still down; tried again next round.
+      }
+    }
+  }
+
+  // ---- gossip ----
+
+  async publish(topic: string, data: Uint8Array): Promise<void> {
+    await this.libp2p.services.pubsub.publish(topic, data);
+  }
+
+  handle(topic: string, handler: (message: GossipMessage) => Promise<Verdict>): void {
+    const pubsub = this.libp2p.services.pubsub;
+    pubsub.topicValidators.set(topic, async (peer, message) => {
+      const from = message.type === 'signed' ? nodeIdOf(message.from) : null;
+      const via = nodeIdOf(peer);
+      if (from === null || via === null) return TopicValidatorResult.Reject;
+      let verdict: Verdict;
+      try {
+        verdict = await handler({ topic, data: message.data, origin: from, peer: via });
+      } catch (error) {
+        this.#log(`gossip: ${topic} handler failed: ${messageOf(error)}`);
+        verdict = 'ignore';
+      }
+      if (verdict === 'reject') this.#misbehaved(peer, 1, `invalid ${topic} message`);
+      return VERDICTS[verdict];
+    });
+    pubsub.subscribe(topic);
+  }
+
+  unsubscribe(topic: string): void {
+    const pubsub = this.libp2p.services.pubsub;
+    pubsub.unsubscribe(topic);
+    pubsub.topicValidators.delete(topic);
+  }
+
+  onPeerJoined(listener: (peer: Uint8Array) => void): () => void {
+    this.#joined.add(listener);
+    return () => this.#joined.delete(listener);
+  }
+
+  // ---- penalties ----
+
+  penalise(node: Uint8Array, reason: string): void {
+    this.#misbehaved(peerIdOf(node), 5, reason);
+  }
+
+  #misbehaved(peer: PeerId, points: number, reason: string): void {
+    const key = peer.toString();
+    const total = (this.#points.get(key) ?? 0) + points;
+    this.#points.set(key, total);
+    if (this.#points.size > 4_096) this.#points.delete(this.#points.keys().next().value!);
+    if (total < this.#banThreshold) return;
+    this.#points.delete(key);
+    this.#banned.set(key, Date.now() + this.#banMs);
+    this.#log(`p2p: banning ${key} for ${Math.round(this.#banMs / 1000)} s (${reason})`);
+    void this.libp2p.hangUp(peer).catch(() => {});
+  }
+
+  // ---- request/response ----
+
+  request(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
+    return runRequest(peer, protocol, data, options, async (call) => {
+      const { id, signal } = call;
+      let stream: Stream;
+      try {
+        stream = await this.libp2p.dialProtocol(peerIdOf(peer), id, { signal });
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        if (error instanceof NetworkError) throw error;
+        if (error instanceof Error && error.name === 'UnsupportedProtocolError') throw new ProtocolNotServedError(call.peer, id);
+        throw new PeerUnreachableError(`cannot reach ${call.peer}: ${messageOf(error)}`);
+      }
+      try {
+        return await this.#exchange(stream, call, data);
+      } catch (error) {
+        stream.abort(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      }
+    });
+  }
+
+  // Sends the request frame while reading the answer frame: a handler may refuse an oversized
+  // request before reading it, and the refusal must not wait behind the request's bytes.
+  async #exchange(stream: Stream, call: Call, data: Uint8Array): Promise<Uint8Array> {
+    const { id, peer: name, bounds, signal } = call;
+    const maxFrame = 1 + Math.max(bounds.maxResponseBytes, MAX_FAILURE_BYTES);
+    const lp = lpStream(stream, { maxDataLength: maxFrame, maxBufferSize: bufferFor(maxFrame) });
+    // Its end shows in the answer (or its absence), so nobody awaits it.
+    lp.write(data, { signal })
+      .then(() => stream.close({ signal }))
+      .catch(() => {});
+    let frame: Uint8Array;
+    try {
+      frame = (await lp.read({ signal })).subarray();
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      if (overBound(error)) {
+        throw new MessageTooLargeError('response-too-large', `the answer from ${name} on ${id} is over this call's bound of ${bounds.maxResponseBytes}`);
+      }
+      throw new PeerUnreachableError(`the stream to ${name} on ${id} ended before its answer: ${messageOf(error)}`);
+    }
+    const body = frame.subarray(1);
+    switch (frame[0]) {
+      case ANSWER.ok:
+        if (body.length > bounds.maxResponseBytes) {
+          throw new MessageTooLargeError('response-too-large', `an answer of ${body.length} bytes from ${name} on ${id} is over this call's bound of ${bounds.maxResponseBytes}`);
+        }
+        return body.slice();
+      case ANSWER.failed:
+        throw new RemoteError('remote-failed', `${name} failed on ${id}: ${decoder.decode(body)}`);
+      case ANSWER.requestTooLarge:
+        throw new MessageTooLargeError('request-too-large', `${name} refused the request on ${id}: ${decoder.decode(body)}`);
+      case ANSWER.responseTooLarge:
+        throw new MessageTooLargeError('response-too-large', `${name} did not send its answer on ${id}: ${decoder.decode(body)}`);
+      default:
+        throw new RemoteError('bad-response', `${name} answered on ${id} with an unknown status`);
+    }
+  }
+
+  serve(protocol: string, handler: RpcHandler, options: ServeOptions = {}): () => void {
+    const id = rpcProtocolId(protocol);
+    const bounds = boundsOf(options);
+    this.#served.set(id, handler);
+    this.libp2p
+      .handle(id, (stream, connection) => this.#answer(stream, connection, id, handler, bounds), { force: true })
+      .catch((error: unknown) => this.#log(`rpc: cannot serve ${id}: ${messageOf(error)}`));
+    return () => {
+      if (this.#served.get(id) !== handler) return;
+      this.#served.delete(id);
+      this.libp2p.unhandle(id).catch(() => {});
+    };
+  }
+
+  async #answer(stream: Stream, connection: Connection, id: string, handler: RpcHandler, bounds: Bounds): Promise<void> {
+    const peer = nodeIdOf(connection.remotePeer);
+    if (peer === null) return stream.abort(new Error('not a mesh node'));
+    const lp = lpStream(stream, { maxDataLength: bounds.maxRequestBytes, maxBufferSize: bufferFor(bounds.maxRequestBytes) });
+    // The handler's signal: the requester went away, or this node stops.
+    const gone = new AbortController();
+    const onGone = (): void => gone.abort(new Error('the requester went away'));
+    stream.addEventListener('close', onGone);
+    const onStop = (): void => stream.abort(new Error('stopping'));
+    this.#stopping.signal.addEventListener('abort', onStop);
+    const reply = async (status: number, body: Uint8Array): Promise<void> => {
+      await lp.write(answerFrame(status, body));
+      await stream.close();
+    };
+    try {
+      let request: Uint8Array;
+      try {
+        request = (await lp.read()).subarray();
+      } catch (error) {
+        if (!overBound(error)) throw error;
+        // The rest of the request is discarded as it comes; the requester, told why, hangs up.
+        await stream.closeRead();
+        return await reply(ANSWER.requestTooLarge, encoder.encode(`requests on ${id} are at most ${bounds.maxRequestBytes} bytes`));
+      }
+      let answer: Uint8Array;
+      try {
+        answer = await handler({ peer, data: request.slice(), signal: gone.signal });
+      } catch (error) {
+        this.#log(`rpc: ${id} handler failed: ${messageOf(error)}`);
+        return await reply(ANSWER.failed, encoder.encode(failureMessage(error)));
+      }
+      if (answer.length > bounds.maxResponseBytes) {
+        this.#log(`rpc: ${id} handler answered ${answer.length} bytes, over its bound of ${bounds.maxResponseBytes}`);
+        return await reply(ANSWER.responseTooLarge, encoder.encode(`answers on ${id} are at most ${bounds.maxResponseBytes} bytes`));
+      }
+      await reply(ANSWER.ok, answer);
+    } catch (error) {
+      stream.abort(error instanceof Error ? error : new Error(String(error)));
+    } finally {
+      stream.removeEventListener('close', onGone);
+      this.#stopping.signal.removeEventListener('abort', onStop);
+    }
+  }
+
+  // ---- peers ----
+
+  reportHeight(node: Uint8Array, height: number): void {
+    let peer: PeerId;
+    try {
+      peer = peerIdOf(node);
+    } catch {
+      return;
+    }
+    // Only a connected peer is listed (and forgotten when it disconnects).
+    if (this.libp2p.getConnections(peer).length > 0) this.#heights.set(peer.toString(), height);
+  }
+
+  peers(): PeerInfo[] {
+    return this.libp2p.getPeers().flatMap((peer) => {
+      const node = nodeIdOf(peer);
+      if (node === null) return [];
+      const key = peer.toString();
+      return [{ node, height: this.#heights.get(key) ?? null, rttMs: this.#rtts.get(key) ?? null }];
+    });
+  }
+
+  async ping(peer: Uint8Array, options: { signal?: AbortSignal } = {}): Promise<number> {
+    const target = peerIdOf(peer);
+    let rtt: number;
+    try {
+      rtt = await this.libp2p.services.ping.ping(target, options.signal ? { signal: options.signal } : {});
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw new PeerUnreachableError(`cannot ping ${toHex(peer)}: ${messageOf(error)}`);
+    }
+    if (this.libp2p.getConnections(target).length > 0) this.#rtts.set(target.toString(), rtt);
+    return rtt;
+  }
+
+  bootstrapAddresses(): string[] {
+    const own = this.libp2p.getMultiaddrs().map(String);
+    const theirs: string[] = [];
+    for (const peer of this.libp2p.getPeers()) {
+      const id = peer.toString();
+      for (const ma of this.#listenAddrs.get(id) ?? []) {
+        const text = ma.toString();
+        theirs.push(text.includes('/p2p/') ? text : `${text}/p2p/${id}`);
+      }
+    }
+    return [...new Set([...own, ...theirs])];
+  }
+
+  /** Own multiaddrs (with the peer id), as printed at start. */
+  addresses(): string[] {
+    return this.libp2p.getMultiaddrs().map(String);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#reconnect);
+    this.#stopping.abort();
+    await this.libp2p.stop();
+  }
+}

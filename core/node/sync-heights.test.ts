@@ -1,0 +1,30 @@
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import { toHex } from '../encoding/hex.ts';
+import { key, mine, openChain } from '../chain/testnet.test-util.ts';
+import { MemoryBus } from '../net/memory.test-util.ts';
+import { startNode, until } from './node.test-util.ts';
+
+const A = key(1);
+const B = key(2);
+
+test('sync tells the network the heights its peers announce, which the peer list shows', async () => {
+  const bus = new MemoryBus();
+  const chainA = await openChain();
+  await mine(chainA, A, 3);
+  const a = await startNode(bus, chainA, A);
+  const b = await startNode(bus, await openChain(), B);
+  const netA = bus.members.get(toHex(A.publicKey))!;
+  const netB = bus.members.get(toHex(B.publicKey))!;
+  try {
+    await until('b lists a at height 3', () => netB.peers().some((p) => toHex(p.node) === toHex(A.publicKey) && p.height === 3));
+    await until('a lists b once b caught up', () => netA.peers().some((p) => toHex(p.node) === toHex(B.publicKey) && p.height === 3));
+    assert.deepEqual(
+      netA.peers().map((p) => p.rttMs),
+      [null],
+    );
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});

@@ -1,0 +1,128 @@
+/**
+ * `mesh status` and `mesh send` as real processes against a real devnet node: how they find the
+ * node (its api.json and api.token), what they print, and each way they fail.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { readApiAddress } from '../data-dir.ts';
+import { getJson, startNode, stopAll, stopNode, tempDataDir, waitFor, type MeshProcess } from '../../test/mesh-process.ts';
+
+const MESH = new URL('../../bin/mesh.js', import.meta.url).pathname;
+const OTHER = 'cd'.repeat(32);
+
+function mesh(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [MESH, ...args], { timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+  });
+}
+
+let node: MeshProcess;
+before(async () => {
+  node = await startNode({ mine: true, blockIntervalMs: 200 });
+  await waitFor('a few blocks', async () => (await getJson<{ height: number }>(node, '/status')).height >= 3);
+});
+after(stopAll);
+
+test('a running node records its HTTP address and pid in api.json, mode 0600', async () => {
+  const record = await readApiAddress(node.dataDir);
+  assert.deepEqual(record, { url: node.url, pid: node.child.pid });
+  assert.equal((await stat(join(node.dataDir, 'api.json'))).mode & 0o777, 0o600);
+});
+
+test('mesh status prints the node id, height and balances in credits; --json the answer as sent', async () => {
+  const shown = await mesh(['status', '--data-dir', node.dataDir]);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, new RegExp(`^node id +${node.nodeId}$`, 'm'));
+  assert.match(shown.stdout, /^height +\d+$/m);
+  // Every block pays its producer 1000 credits on the devnet.
+  assert.match(shown.stdout, /^balance +\d+000 credits$/m);
+  assert.match(shown.stdout, /^ {2}free +\d+(\.\d+)? credits$/m);
+  const json = await mesh(['status', '--json', '--data-dir', node.dataDir]);
+  assert.equal(json.code, 0, json.stderr);
+  const status = JSON.parse(json.stdout) as { node_id: string; balance: string };
+  assert.equal(status.node_id, node.nodeId);
+  assert.match(status.balance, /^\d+000000000000000000000$/);
+});
+
+test('--node names the node directly', async () => {
+  const empty = await tempDataDir();
+  const shown = await mesh(['status', '--node', node.url, '--data-dir', empty]);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, new RegExp(node.nodeId));
+  const bad = await mesh(['status', '--node', 'ftp://x']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^mesh status: --node takes an http:\/\/ or https:\/\/ URL/);
+});
+
+test('mesh send pays credits given as a decimal and prints the transaction id', async () => {
+  const sent = await mesh(['send', OTHER, '1.5', '--data-dir', node.dataDir]);
+  assert.equal(sent.code, 0, sent.stderr);
+  const txId = sent.stdout.trim();
+  assert.match(txId, /^[0-9a-f]{64}$/);
+  assert.match(sent.stderr, new RegExp(`sent 1.5 credits to ${OTHER}`));
+  const received = await waitFor('the transfer in a block', async () =>
+    (await getJson<{ tx_id: string; amount: string; direction: string }[]>(node, `/transactions/${OTHER}`)).find((t) => t.tx_id === txId),
+  );
+  assert.deepEqual([received.amount, received.direction], ['1500000000000000000', 'in']);
+});
+
+test('mesh send refuses a bad node id or amount with exit 2, before asking the node', async () => {
+  const cases: [string[], RegExp][] = [
+    [['send', 'AB'.repeat(32), '1'], /<node-id> must be a node id, 64 lowercase hex characters/],
+    [['send', 'ab', '1'], /<node-id> must be a node id/],
+    [['send', OTHER, '1e3'], /<credits> "1e3" has an exponent/],
+    [['send', OTHER, '-1'], /<credits> "-1" has a sign/],
+    [['send', OTHER, '0.0000000000000000001'], /more than 18 decimal places/],
+    [['send', OTHER, '0'], /<credits> must be more than 0/],
+    [['send', OTHER], /missing <credits>/],
+  ];
+  for (const [args, message] of cases) {
+    const refused = await mesh([...args, '--data-dir', node.dataDir]);
+    assert.equal(refused.code, 2, args.join(' '));
+    assert.match(refused.stderr, /^mesh send: /, args.join(' '));
+    assert.match(refused.stderr, message, args.join(' '));
+    assert.match(refused.stderr, /^Usage: mesh send <node-id> <credits> \[options\]$/m);
+  }
+});
+
+test("the node's refusal is one clear line and exit 1: more than the balance is its 402", async () => {
+  const broke = await mesh(['send', OTHER, '1000000000', '--data-dir', node.dataDir]);
+  assert.equal(broke.code, 1);
+  assert.match(broke.stderr, /^mesh send: Insufficient free balance \(402\): .+\n$/);
+});
+
+test('no node running: an empty data directory, a stopped node, a stale record', async () => {
+  const empty = await tempDataDir();
+  const none = await mesh(['status', '--data-dir', empty]);
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, new RegExp(`^mesh status: no node running with data directory ${empty} \\(no api.json`));
+
+  // A clean stop removes the record.
+  const stopped = await startNode();
+  assert.notEqual(await readApiAddress(stopped.dataDir), null);
+  assert.equal(await stopNode(stopped), 0);
+  assert.equal(await readApiAddress(stopped.dataDir), null);
+  assert.match((await mesh(['send', OTHER, '1', '--data-dir', stopped.dataDir])).stderr, /no node running with data directory/);
+
+  // A record whose process is alive but serves nothing there (a reused pid): refused, not a hang.
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = (closed.address() as { port: number }).port;
+  await new Promise((resolve) => closed.close(resolve));
+  await writeFile(join(empty, 'api.json'), JSON.stringify({ url: `http://127.0.0.1:${port}`, pid: process.pid }));
+  const refused = await mesh(['status', '--data-dir', empty]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, new RegExp(`^mesh status: no node running at http://127.0.0.1:${port} \\(connection refused\\)`));
+
+  // A node killed outright leaves its record behind: its process is gone, and the client says so.
+  assert.equal(await stopNode(node, 'SIGKILL'), null);
+  const stale = await mesh(['status', '--data-dir', node.dataDir]);
+  assert.equal(stale.code, 1);
+  assert.match(stale.stderr, new RegExp(`^mesh status: no node running at ${node.url} \\(its process ${node.child.pid} has ended`));
+});

@@ -1,0 +1,139 @@
+/**
+ * The base of the commands that talk to a running node (`mesh status`, `mesh send`, …): finds the
+ * node's HTTP address and API token in its data directory, sends requests with the bearer token, and
+ * turns the node's problem details into one clear line.
+ *
+ * A running `mesh node` records `{url, pid}` in `<data-dir>/api.json` (removed at a clean stop);
+ * the token is `<data-dir>/api.token`. `--node URL` names the node directly.
+ */
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { API_FILE, dataDirOption, readApiAddress, TOKEN_FILE } from '../data-dir.ts';
+import { option, UsageError } from './command.ts';
+
+/** Seconds a request may take before the command gives up on the node. */
+const TIMEOUT_MS = 15_000;
+
+function httpUrl(text: string, name: string): string {
+  const url = URL.canParse(text) ? new URL(text) : null;
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new UsageError(`${name} takes an http:// or https:// URL, got ${JSON.stringify(text)}`);
+  }
+  return url.href.replace(/\/$/, '');
+}
+
+/** The options every client command takes. */
+export const clientOptions = {
+  'data-dir': dataDirOption,
+  node: option({ value: 'URL', description: "the node's HTTP API (default: the address the running node recorded in its data directory)", parse: httpUrl }),
+};
+
+/** A node answered with an error, or could not be reached: said in one line. */
+export class NodeClientError extends Error {
+  override readonly name = 'NodeClientError';
+}
+
+/** Problem details (RFC 9457) as the node sends them. */
+interface Problem {
+  title?: unknown;
+  detail?: unknown;
+  status?: unknown;
+}
+
+/** A connection to a running node's HTTP API. */
+export class NodeClient {
+  /** The API's base URL, without a trailing slash. */
+  readonly url: string;
+  readonly #dataDir: string;
+
+  constructor(url: string, dataDir: string) {
+    this.url = url;
+    this.#dataDir = dataDir;
+  }
+
+  /**
+   * The node named by `--node`, or else the one running on `--data-dir`. Throws NodeClientError
+   * "no node running …" when the data directory records none, or records one that has stopped.
+   */
+  static async find(options: { 'data-dir': string; node: string | undefined }): Promise<NodeClient> {
+    const dataDir = resolve(options['data-dir']);
+    if (options.node !== undefined) return new NodeClient(options.node, dataDir);
+    const record = await readApiAddress(dataDir);
+    if (record === null) {
+      throw new NodeClientError(`no node running with data directory ${dataDir} (no ${API_FILE}; start one with mesh node --data-dir ${dataDir}, or pass --node URL)`);
+    }
+    if (!alive(record.pid)) {
+      throw new NodeClientError(`no node running at ${record.url} (its process ${record.pid} has ended; ${join(dataDir, API_FILE)} is left from it)`);
+    }
+    return new NodeClient(record.url, dataDir);
+  }
+
+  /** GETs `path` and resolves to the parsed JSON answer. */
+  get<T>(path: string): Promise<T> {
+    return this.#request<T>('GET', path);
+  }
+
+  /** POSTs `body` as JSON with the API token; resolves to the parsed JSON answer. */
+  async post<T>(path: string, body: unknown): Promise<T> {
+    return this.#request<T>('POST', path, body, await this.#token());
+  }
+
+  async #token(): Promise<string> {
+    const path = join(this.#dataDir, TOKEN_FILE);
+    try {
+      return (await readFile(path, 'utf8')).trim();
+    } catch (error) {
+      throw new NodeClientError(`cannot read the API token ${path}: ${(error as Error).message} (pass --data-dir of the node)`);
+    }
+  }
+
+  async #request<T>(method: string, path: string, body?: unknown, token?: string): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await fetch(this.url + path, {
+        method,
+        headers,
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause;
+      if ((error as Error).name === 'TimeoutError') throw new NodeClientError(`the node at ${this.url} did not answer within ${TIMEOUT_MS / 1000} s`);
+      if (cause?.code === 'ECONNREFUSED') throw new NodeClientError(`no node running at ${this.url} (connection refused)`);
+      throw new NodeClientError(`cannot reach the node at ${this.url}: ${cause?.code ?? (error as Error).message}`);
+    }
+    const text = await response.text();
+    if (!response.ok) throw new NodeClientError(problemLine(response.status, text));
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new NodeClientError(`the node at ${this.url} answered ${method} ${path} with something other than JSON`);
+    }
+  }
+}
+
+/** One line for an error answer, `Insufficient free balance (402): …`, from the problem details when there are some. */
+function problemLine(status: number, text: string): string {
+  let problem: Problem = {};
+  try {
+    problem = JSON.parse(text) as Problem;
+  } catch {
+    // Not problem details: the status says what there is to say.
+  }
+  const title = typeof problem.title === 'string' ? problem.title : `HTTP ${status}`;
+  const detail = typeof problem.detail === 'string' && problem.detail !== '' ? `: ${problem.detail}` : '';
+  return `${title} (${status})${detail}`;
+}
+
+/** Whether process `pid` exists (EPERM: it does, under another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === 'EPERM';
+  }
+}

@@ -1,0 +1,35 @@
+/** `mesh status`: the running node's status, readable, or as the node sent it with `--json`. */
+import { formatCredits, parseBalance } from '../../core/encoding/amount.ts';
+import type { NodeStatus } from '../../core/api/service.ts';
+import { command, EXIT, flag } from './command.ts';
+import { clientOptions, NodeClient } from './client.ts';
+
+/** The status as lines for people: amounts in credits. */
+export function formatStatus(status: NodeStatus): string {
+  const credits = (text: string): string => `${formatCredits(parseBalance(text))} credits`;
+  const rows: [string, string][] = [
+    ['node id', status.node_id],
+    ['height', String(status.height)],
+    ['balance', credits(status.balance)],
+    ['  free', credits(status.free)],
+    ['  in bids', credits(status.locked_bids)],
+    ['  in channels', credits(status.locked_channels)],
+    ['  in bond', credits(status.locked_bond)],
+    ['bond', credits(status.bond)],
+    ['weight', credits(status.weight)],
+    ['circulating', credits(status.circulating_supply)],
+    ['burned', credits(status.burned_total)],
+  ];
+  return rows.map(([name, value]) => `${name.padEnd(14)}${value}\n`).join('');
+}
+
+export const statusCommand = command({
+  description: "Shows the running node's status: its node id, the chain's height, its balances in credits and the supply.",
+  options: { ...clientOptions, json: flag('print the answer of GET /status as it is (amounts in base units)') },
+  run: async ({ options }, io) => {
+    const client = await NodeClient.find(options);
+    const status = await client.get<NodeStatus>('/status');
+    io.out(options.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
+    return EXIT.done;
+  },
+});

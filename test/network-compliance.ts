@@ -1,0 +1,273 @@
+/**
+ * The compliance suite every implementation of the Network port must pass: the memory network on
+ * every runtime (core/net/memory-network.test.ts), libp2p on loopback on Node
+ * (host-node/p2p-network.node.test.ts). `open` starts fresh networks for each test.
+ */
+import { assert } from 'chai';
+import { test } from './harness.ts';
+import { MeshError } from '../core/errors.ts';
+import { toHex } from '../core/encoding/hex.ts';
+import {
+  InvalidNameError,
+  MessageTooLargeError,
+  NetworkError,
+  PeerUnreachableError,
+  ProtocolNotServedError,
+  RemoteError,
+  RequestTimeoutError,
+} from '../core/net/errors.ts';
+import { appTopic, rpcProtocolId, type GossipMessage, type Network, type Verdict } from '../core/net/network.ts';
+
+export interface NetworkFixture {
+  readonly networks: readonly Network[];
+  /** Drops the connection between networks `a` and `b`. */
+  disconnect(a: number, b: number): Promise<void>;
+  /** Stops every network. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `count` networks, connected pairwise as `links` says (every pair when absent); it resolves
+ * once the connections are up (gossip subscriptions may still be on their way).
+ */
+export type OpenNetworks = (count: number, links?: readonly (readonly [number, number])[]) => Promise<NetworkFixture>;
+
+const text = new TextEncoder();
+const words = new TextDecoder();
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Repeats `act` every 100 ms until `check` holds; fails after `timeoutMs`. */
+async function eventually(what: string, act: () => Promise<unknown>, check: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await act();
+    await sleep(100);
+  }
+}
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a failure');
+}
+
+async function networkFailure(promise: Promise<unknown>, cls: new (...args: any[]) => NetworkError, code: string, status: number): Promise<NetworkError> {
+  const error = await failure(promise);
+  assert.instanceOf(error, cls, String(error));
+  const e = error as NetworkError;
+  assert.equal(e.name, cls.name);
+  assert.equal(e.code, code, e.message);
+  assert.equal(e.status, status);
+  return e;
+}
+
+/** Records what a node's handler on `topic` hears, and answers with `verdict`. */
+function listen(net: Network, topic: string, verdict: (data: Uint8Array) => Verdict = () => 'accept'): GossipMessage[] {
+  const heard: GossipMessage[] = [];
+  net.handle(topic, async (m) => {
+    heard.push(m);
+    return verdict(m.data);
+  });
+  return heard;
+}
+
+const said = (heard: readonly GossipMessage[]): string[] => heard.map((m) => words.decode(m.data));
+
+export function networkCompliance(name: string, open: OpenNetworks): void {
+  const withNetworks = async (count: number, links: readonly (readonly [number, number])[] | undefined, body: (nets: readonly Network[], fixture: NetworkFixture) => Promise<void>): Promise<void> => {
+    const fixture = await open(count, links);
+    try {
+      await body(fixture.networks, fixture);
+    } finally {
+      await fixture.close();
+    }
+  };
+
+  test(`${name}: gossip reaches subscribers, signed by its publisher, never echoed to it`, async () => {
+    await withNetworks(3, undefined, async ([a, b, c]) => {
+      const atA = listen(a!, 'mesh-blocks');
+      const atB = listen(b!, 'mesh-blocks');
+      const atC = listen(c!, 'mesh-blocks');
+      await eventually('b and c hear a', () => a!.publish('mesh-blocks', text.encode('one')), () => atB.length > 0 && atC.length > 0);
+      for (const m of [atB[0]!, atC[0]!]) {
+        assert.equal(m.topic, 'mesh-blocks');
+        assert.equal(words.decode(m.data), 'one');
+        assert.equal(toHex(m.origin), toHex(a!.self));
+        assert.equal(toHex(m.peer), toHex(a!.self));
+      }
+      assert.deepEqual(atA, []);
+    });
+  });
+
+  test(`${name}: accepted gossip is forwarded; ignored and rejected gossip is not`, async () => {
+    // a — b — c in a line: c hears a only through b.
+    await withNetworks(3, [[0, 1], [1, 2]], async ([a, b, c]) => {
+      listen(a!, 'mesh-blocks');
+      const atB = listen(b!, 'mesh-blocks', (data) => (words.decode(data).startsWith('ignore') ? 'ignore' : words.decode(data).startsWith('reject') ? 'reject' : 'accept'));
+      const atC = listen(c!, 'mesh-blocks');
+      await eventually('c hears a through b', () => a!.publish('mesh-blocks', text.encode('accept 0')), () => atC.length > 0);
+      assert.equal(toHex(atC[0]!.origin), toHex(a!.self));
+      assert.equal(toHex(atC[0]!.peer), toHex(b!.self));
+      await a!.publish('mesh-blocks', text.encode('ignore 1'));
+      await a!.publish('mesh-blocks', text.encode('reject 2'));
+      await eventually('b hears both', async () => {}, () => said(atB).includes('reject 2'));
+      await eventually('c hears the next accepted one', () => a!.publish('mesh-blocks', text.encode('accept 3')), () => said(atC).includes('accept 3'));
+      assert.isFalse(said(atC).some((s) => s.startsWith('ignore') || s.startsWith('reject')), said(atC).join(', '));
+    });
+  });
+
+  test(`${name}: app topics are built and checked; any topic can be joined and left`, async () => {
+    assert.equal(appTopic('chat/room-1'), 'mesh-app/chat/room-1');
+    for (const bad of ['', 'a b', 'x'.repeat(129), 'é', 'tab\t']) {
+      const error = await networkFailure(Promise.resolve().then(() => appTopic(bad)), InvalidNameError, 'invalid-name', 400);
+      assert.instanceOf(error, MeshError);
+    }
+    assert.equal(rpcProtocolId('app-message'), '/mesh/rpc/1/app-message');
+    await networkFailure(Promise.resolve().then(() => rpcProtocolId('Bad/Name')), InvalidNameError, 'invalid-name', 400);
+
+    await withNetworks(2, undefined, async ([a, b]) => {
+      const chat = appTopic('chat');
+      const news = appTopic('news');
+      const chatAtB = listen(b!, chat);
+      const newsAtB = listen(b!, news);
+      await eventually('b hears chat', () => a!.publish(chat, text.encode('hello')), () => chatAtB.length > 0);
+      await eventually('b hears news', () => a!.publish(news, text.encode('headline')), () => newsAtB.length > 0);
+      b!.unsubscribe(chat);
+      const before = chatAtB.length;
+      for (let i = 0; i < 3; i++) await a!.publish(chat, text.encode(`after ${i}`));
+      const newsBefore = newsAtB.length;
+      await eventually('b still hears news', () => a!.publish(news, text.encode('more')), () => newsAtB.length > newsBefore + 1);
+      assert.equal(chatAtB.length, before, 'nothing on a topic left');
+    });
+  });
+
+  test(`${name}: a request gets its answer; each protocol has its own handler`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      const askers: string[] = [];
+      b!.serve('echo', async ({ peer, data }) => {
+        askers.push(toHex(peer));
+        return Uint8Array.from(data).reverse();
+      });
+      b!.serve('length', async ({ data }) => text.encode(String(data.length)));
+      assert.deepEqual([...(await a!.request(b!.self, 'echo', Uint8Array.of(1, 2, 3)))], [3, 2, 1]);
+      assert.equal(words.decode(await a!.request(b!.self, 'length', new Uint8Array(300_000))), '300000');
+      const big = new Uint8Array(600_000).map((_, i) => i % 251);
+      const back = await a!.request(b!.self, 'echo', big);
+      assert.equal(back.length, big.length);
+      assert.equal(back[0], big[big.length - 1]);
+      assert.deepEqual(await a!.request(b!.self, 'echo', new Uint8Array(0)), new Uint8Array(0));
+      assert.deepEqual(askers, [toHex(a!.self), toHex(a!.self), toHex(a!.self)]);
+    });
+  });
+
+  test(`${name}: a protocol the peer does not serve, or no longer serves, fails as unsupported`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      await networkFailure(a!.request(b!.self, 'nobody', Uint8Array.of(1)), ProtocolNotServedError, 'unsupported-protocol', 502);
+      const stop = b!.serve('once', async () => Uint8Array.of(7));
+      assert.deepEqual([...(await a!.request(b!.self, 'once', Uint8Array.of(1)))], [7]);
+      stop();
+      let error: unknown;
+      await eventually('b no longer serves it', async () => (error = await failure(a!.request(b!.self, 'once', Uint8Array.of(1)))), () => error instanceof ProtocolNotServedError);
+      await networkFailure(Promise.reject(error), ProtocolNotServedError, 'unsupported-protocol', 502);
+    });
+  });
+
+  test(`${name}: a failing handler reaches the requester as remote-failed, without its internals`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      b!.serve('meant', async () => {
+        throw new NetworkError('remote-failed', 'no such job');
+      });
+      b!.serve('bug', async () => {
+        throw new Error('secret internal detail');
+      });
+      const meant = await networkFailure(a!.request(b!.self, 'meant', Uint8Array.of(1)), RemoteError, 'remote-failed', 502);
+      assert.match(meant.message, /no such job/);
+      const bug = await networkFailure(a!.request(b!.self, 'bug', Uint8Array.of(1)), RemoteError, 'remote-failed', 502);
+      assert.notMatch(bug.message, /secret/);
+      // The connection serves on.
+      b!.serve('ok', async () => Uint8Array.of(1));
+      assert.deepEqual([...(await a!.request(b!.self, 'ok', Uint8Array.of(0)))], [1]);
+    });
+  });
+
+  test(`${name}: a slow answer times out, saying the peer may have processed the request; an abort ends it`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      const signals: AbortSignal[] = [];
+      b!.serve('slow', async ({ signal }) => {
+        signals.push(signal);
+        await sleep(3_000);
+        return Uint8Array.of(1);
+      });
+      const started = Date.now();
+      const timeout = await networkFailure(a!.request(b!.self, 'slow', Uint8Array.of(1), { timeoutMs: 200 }), RequestTimeoutError, 'timeout', 504);
+      assert.isBelow(Date.now() - started, 2_000);
+      assert.match(timeout.message, /may still have processed/);
+      await eventually('the handler hears the requester left', async () => {}, () => signals[0]?.aborted === true, 5_000);
+
+      const controller = new AbortController();
+      const reason = new Error('the user went away');
+      setTimeout(() => controller.abort(reason), 100);
+      assert.strictEqual(await failure(a!.request(b!.self, 'slow', Uint8Array.of(1), { signal: controller.signal })), reason);
+      assert.strictEqual(await failure(a!.request(b!.self, 'slow', Uint8Array.of(1), { signal: controller.signal })), reason, 'aborted before it starts');
+    });
+  });
+
+  test(`${name}: requests and answers are bounded on both sides`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      b!.serve('small-in', async ({ data }) => data, { maxRequestBytes: 1_000 });
+      b!.serve('small-out', async ({ data }) => new Uint8Array(data[0]! * 1_000), { maxResponseBytes: 2_000 });
+      b!.serve('echo', async ({ data }) => data);
+      b!.serve('big', async ({ data }) => data, { maxRequestBytes: 2_000_000, maxResponseBytes: 2_000_000 });
+      // The caller's bounds.
+      await networkFailure(a!.request(b!.self, 'echo', new Uint8Array(101), { maxRequestBytes: 100 }), MessageTooLargeError, 'request-too-large', 413);
+      await networkFailure(a!.request(b!.self, 'echo', new Uint8Array(1024 * 1024 + 1)), MessageTooLargeError, 'request-too-large', 413);
+      await networkFailure(a!.request(b!.self, 'echo', new Uint8Array(5_000), { maxResponseBytes: 4_999 }), MessageTooLargeError, 'response-too-large', 502);
+      // The handler's bounds.
+      await networkFailure(a!.request(b!.self, 'small-in', new Uint8Array(300_000)), MessageTooLargeError, 'request-too-large', 413);
+      await networkFailure(a!.request(b!.self, 'small-out', Uint8Array.of(3)), MessageTooLargeError, 'response-too-large', 502);
+      // Within them, and after the refusals, requests go through.
+      assert.equal((await a!.request(b!.self, 'small-in', new Uint8Array(1_000))).length, 1_000);
+      assert.equal((await a!.request(b!.self, 'small-out', Uint8Array.of(2))).length, 2_000);
+      assert.equal((await a!.request(b!.self, 'big', new Uint8Array(2_000_000), { maxRequestBytes: 2_000_000, maxResponseBytes: 2_000_000 })).length, 2_000_000);
+    });
+  });
+
+  test(`${name}: a peer that is not connected is unreachable`, async () => {
+    await withNetworks(3, [[0, 1]], async ([a, , c]) => {
+      c!.serve('echo', async ({ data }) => data);
+      await networkFailure(a!.request(c!.self, 'echo', Uint8Array.of(1), { timeoutMs: 5_000 }), PeerUnreachableError, 'unreachable', 502);
+      await networkFailure(a!.ping(c!.self, { signal: AbortSignal.timeout(5_000) }), PeerUnreachableError, 'unreachable', 502);
+    });
+  });
+
+  test(`${name}: the peer list shows connected peers with their announced heights until they disconnect`, async () => {
+    await withNetworks(3, [[0, 1], [0, 2]], async ([a, b, c], fixture) => {
+      const listed = (): Record<string, number | null> => Object.fromEntries(a!.peers().map((p) => [toHex(p.node), p.height]));
+      assert.deepEqual(listed(), { [toHex(b!.self)]: null, [toHex(c!.self)]: null });
+      a!.reportHeight(b!.self, 7);
+      a!.reportHeight(b!.self, 9);
+      a!.reportHeight(new Uint8Array(32).fill(3), 99);
+      assert.deepEqual(listed(), { [toHex(b!.self)]: 9, [toHex(c!.self)]: null });
+      await fixture.disconnect(0, 1);
+      await eventually('b is gone', async () => {}, () => !(toHex(b!.self) in listed()));
+      assert.deepEqual(listed(), { [toHex(c!.self)]: null });
+    });
+  });
+
+  test(`${name}: ping measures a round trip, which the peer list keeps`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      assert.isNull(a!.peers()[0]!.rttMs);
+      const rtt = await a!.ping(b!.self);
+      assert.isAtLeast(rtt, 0);
+      assert.isBelow(rtt, 5_000);
+      assert.equal(a!.peers()[0]!.rttMs, rtt);
+      const controller = new AbortController();
+      controller.abort(new Error('stop'));
+      assert.equal(((await failure(a!.ping(b!.self, { signal: controller.signal }))) as Error).message, 'stop');
+    });
+  });
+}
