@@ -14,7 +14,7 @@ const START_MS = Date.UTC(2026, 0, 2);
 const QUIET_TURNS = 5;
 const SETTLE_TURNS = 1_000;
 // Bounds a wait with time standing still: far more turns than any test's work needs.
-const MAX_TURNS = 100_000;
+const MAX_TURNS = 30_000;
 
 interface Scheduled {
   at: number;
