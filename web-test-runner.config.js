@@ -1,18 +1,51 @@
 // Runs the same *.test.ts files as Node and Deno, in Debian's headless Chromium.
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { playwrightLauncher } from '@web/test-runner-playwright';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './test/chromium.ts';
+
+const SHARED_DATA = fileURLToPath(new URL('../shared/data/', import.meta.url));
+
+/**
+ * `/shared-data/<path>`: the project's shared data folder (`../shared/data`), which pages read
+ * through `host-browser/shared-data.ts` as Node and Deno read the folder itself; 404 when it is not
+ * there. `/echo/<text>`: the text as bytes, a stand-in upstream for the loader's download tests.
+ */
+async function sharedData(context, next) {
+  if (context.path.startsWith('/shared-data/')) {
+    const path = resolve(SHARED_DATA, decodeURIComponent(context.path.slice('/shared-data/'.length)));
+    if (!path.startsWith(SHARED_DATA)) return next();
+    try {
+      context.body = await readFile(path);
+      context.type = 'application/octet-stream';
+    } catch {
+      context.status = 404;
+    }
+    return undefined;
+  }
+  if (context.path.startsWith('/echo/')) {
+    context.body = Buffer.from(decodeURIComponent(context.path.slice('/echo/'.length)));
+    context.type = 'application/octet-stream';
+    return undefined;
+  }
+  return next();
+}
 
 export default {
   // The directory's data layer (records, index, importers) is runtime-neutral too; its service
   // suite needs sockets and runs on Node and Deno.
   files: [
     'core/**/*.test.ts',
+    'host-browser/**/*.test.ts',
     'directory/{record,dataset,text,postings,search}.test.ts',
     'directory/import/*.test.ts',
     '!**/*.node.test.ts',
   ],
-  nodeResolve: true,
+  // `browser` picks the browser's file of a `#…` import (package.json `imports`), as bundlers do.
+  nodeResolve: { exportConditions: ['development', 'browser'] },
+  middleware: [sharedData],
   concurrency: 1,
   testFramework: { config: { timeout: 60000 } },
   testsFinishTimeout: 600000,

@@ -34,9 +34,6 @@ export interface Dataset {
  */
 export class InvalidDatasetError extends MeshError {}
 
-/** The dataset shipped with the directory, built by `mesh directory import` from real records. */
-export const DEFAULT_DATASET_URL: URL = new URL('./data/directory.json', import.meta.url);
-
 const HeaderStruct = object({ generated: IsoDateStruct, sources: array(SourceRefStruct) });
 
 function describeStructError(error: StructError): string {

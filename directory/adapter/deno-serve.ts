@@ -5,13 +5,12 @@
  *
  * Only the few `Deno` members used here are typed (below), so the file also type-checks under tsc.
  */
-import { DEFAULT_DATASET_URL } from '../dataset.ts';
 import type { DataSource } from '../http/data-source.ts';
 import { clientKeyOf } from '../http/rate-limit.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { KvSubmissionStore } from '../submissions/kv-store.ts';
-import { command, EXIT } from '../../host-node/cli/command.ts';
-import { origin, SERVE_DESCRIPTION, SERVE_NOTES, serveConfig, type ServeOptions, serveOptions } from './options.ts';
+import { type Command, command, EXIT } from '../../host-node/cli/command.ts';
+import { origin, SERVE_DESCRIPTION, SERVE_NOTES, serveConfig, type ServeOptionDefinitions, type ServeOptions, serveOptions } from './options.ts';
 
 interface DenoHttpServer {
   readonly finished: Promise<void>;
@@ -43,7 +42,7 @@ export interface DenoServer {
   close(): Promise<void>;
 }
 
-/** A data source reading a dataset file (a path, or a file: URL such as the shipped dataset's). */
+/** A data source reading a dataset file. */
 export function denoFileSource(path: string | URL): DataSource {
   return async () => (await deno().open(path, { read: true })).readable;
 }
@@ -69,11 +68,11 @@ export interface DenoDirectory {
   close(): Promise<void>;
 }
 
-/** Starts the directory from parsed options: KV store, router, server. */
-export async function startDenoDirectory(options: ServeOptions, onError: (error: unknown) => void): Promise<DenoDirectory> {
+/** Starts the directory from parsed options and the dataset file to serve: KV store, router, server. */
+export async function startDenoDirectory(options: ServeOptions, data: string, onError: (error: unknown) => void): Promise<DenoDirectory> {
   const store = await KvSubmissionStore.open(options.submissions);
   const directory = createDirectory({
-    data: denoFileSource(options.data ?? DEFAULT_DATASET_URL),
+    data: denoFileSource(data),
     submissions: store,
     limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst } },
     onError,
@@ -93,26 +92,39 @@ export async function startDenoDirectory(options: ServeOptions, onError: (error:
 
 /**
  * `deno task directory [options]`: the same flags as `mesh directory`; `--submissions` names a
- * Deno KV file (default: Deno's default KV, the project's KV on Deno Deploy). Its run resolves to
- * the exit code once stopped by SIGINT or SIGTERM. deno.ts parses the command line against it.
+ * Deno KV file (default: Deno's default KV, the project's KV on Deno Deploy). Without `--data`,
+ * `defaultDataset` gives the dataset's path, building it first if need be, or rejects with a
+ * message for the user (the entry passes `ensureDefaultDataset`, which needs file access this
+ * module does without). Its run resolves to the exit code once stopped by SIGINT or SIGTERM.
+ * deno.ts parses the command line against it.
  */
-export const denoDirectoryCommand = command({
-  description: SERVE_DESCRIPTION,
-  options: serveOptions("Deno's default KV database"),
-  notes: SERVE_NOTES,
-  run: async ({ options }, io) => {
-    const running = await startDenoDirectory(serveConfig(options), (error) => io.err(`directory: ${(error as Error)?.message ?? String(error)}\n`));
-    io.out(`directory listening on ${running.url}\n`);
-    io.out(running.records === null ? 'dataset unavailable: data routes answer 503 and the load is retried\n' : `dataset: ${running.records} records\n`);
-    await new Promise<void>((done) => {
+export function denoDirectoryCommand(defaultDataset: (say: (line: string) => void) => Promise<string>): Command<ServeOptionDefinitions> {
+  return command({
+    description: SERVE_DESCRIPTION,
+    options: serveOptions("Deno's default KV database"),
+    notes: SERVE_NOTES,
+    run: async ({ options }, io) => {
+      const config = serveConfig(options);
+      let data: string;
       try {
-        deno().addSignalListener('SIGINT', done);
-        deno().addSignalListener('SIGTERM', done);
-      } catch {
-        // No signals where the platform runs the process (Deno Deploy): serve until stopped.
+        data = config.data ?? (await defaultDataset((line) => io.err(`directory: ${line}\n`)));
+      } catch (error) {
+        io.err(`directory: ${(error as Error).message}\n`);
+        return EXIT.failed;
       }
-    });
-    await running.close();
-    return EXIT.done;
-  },
-});
+      const running = await startDenoDirectory(config, data, (error) => io.err(`directory: ${(error as Error)?.message ?? String(error)}\n`));
+      io.out(`directory listening on ${running.url}\n`);
+      io.out(running.records === null ? 'dataset unavailable: data routes answer 503 and the load is retried\n' : `dataset: ${running.records} records\n`);
+      await new Promise<void>((done) => {
+        try {
+          deno().addSignalListener('SIGINT', done);
+          deno().addSignalListener('SIGTERM', done);
+        } catch {
+          // No signals where the platform runs the process (Deno Deploy): serve until stopped.
+        }
+      });
+      await running.close();
+      return EXIT.done;
+    },
+  });
+}

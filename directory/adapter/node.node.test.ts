@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -11,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { DEFAULT_DATASET_URL } from '../dataset.ts';
+import { ensureDefaultDataset } from '../import/default-dataset.ts';
 import { createDirectory } from '../router.ts';
 import { MemorySubmissionStore } from '../submissions/store.ts';
 import { fixtureText, textSource } from '../testing/fixtures.ts';
@@ -136,17 +137,26 @@ test('node adapter: a body that fails half-way cuts the connection instead of en
 
 const mesh = fileURLToPath(new URL('../../bin/mesh.js', import.meta.url));
 
+// `mesh directory` keeps its default dataset under $HOME: the commands here get a home of their
+// own, where the dataset is built once before they start.
+const home = await mkdtemp(join(tmpdir(), 'mesh-directory-home-'));
+process.on('exit', () => rmSync(home, { recursive: true, force: true }));
+const defaultDataset = await ensureDefaultDataset(() => {}, join(home, '.mesh', 'directory', 'directory.json'));
+
 interface Served {
   readonly url: string;
   readonly lines: string[];
+  readonly stderr: string[];
   readonly child: ChildProcess;
   stop(): Promise<number | null>;
 }
 
 /** Starts `mesh directory` and reads the bound address from its first line, as the benchmark does. */
-async function serve(args: string[]): Promise<Served> {
-  const child = spawn(process.execPath, [mesh, 'directory', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function serve(args: string[], env: Record<string, string> = { HOME: home }): Promise<Served> {
+  const child = spawn(process.execPath, [mesh, 'directory', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const lines: string[] = [];
+  const stderr: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
   const reader = createInterface({ input: child.stdout! });
   const first = new Promise<string>((resolve, reject) => {
     reader.once('line', resolve);
@@ -159,6 +169,7 @@ async function serve(args: string[]): Promise<Served> {
   return {
     url: match[1]!,
     lines,
+    stderr,
     child,
     async stop() {
       child.kill('SIGTERM');
@@ -185,7 +196,7 @@ async function statusOf(url: string): Promise<number> {
   return response.status;
 }
 
-test('mesh directory serves the shipped dataset, prints the address first and stops on SIGTERM', () =>
+test('mesh directory serves the default dataset, prints the address first and stops on SIGTERM', () =>
   inTempDir(async (dir) => {
     const server = await serve(['--submissions', join(dir, 'subs')]);
     const stats = (await (await fetch(`${server.url}/api/v1/stats`)).json()) as { total: number };
@@ -195,6 +206,22 @@ test('mesh directory serves the shipped dataset, prints the address first and st
     assert.match(head.headers.get('etag') ?? '', /^"[0-9a-f]{32}-e1"$/);
     assert.equal(await server.stop(), 0);
     assert.match(server.lines[1] ?? '', new RegExp(`${stats.total} records`));
+  }));
+
+test('mesh directory with no dataset yet builds the default one from the EPA extract, says so, and then serves it', () =>
+  inTempDir(async (dir) => {
+    const server = await serve(['--submissions', join(dir, 'subs')], { HOME: dir, XDG_CACHE_HOME: join(dir, 'cache') });
+    const stats = (await (await fetch(`${server.url}/api/v1/stats`)).json()) as { total: number };
+    assert.equal(stats.total, 998);
+    assert.equal(await server.stop(), 0);
+    const built = join(dir, '.mesh', 'directory', 'directory.json');
+    assert.match(server.stderr.join('\n'), new RegExp(`building the dataset ${built} from the US EPA FRS extract`));
+    assert.equal(server.lines[1], `dataset ${built}: 998 records`);
+    const again = await serve(['--submissions', join(dir, 'subs')], { HOME: dir, XDG_CACHE_HOME: join(dir, 'cache') });
+    // An answer first: the command takes SIGTERM only once it is serving.
+    assert.equal(await statusOf(`${again.url}/api/v1/stats`), 200);
+    assert.equal(await again.stop(), 0);
+    assert.deepEqual(again.stderr, [], 'built once');
   }));
 
 test('mesh directory answers 503 for a missing dataset file and recovers once it appears, without a restart', () =>
@@ -286,11 +313,8 @@ test('mesh directory refuses bad options with exit 2 and prints its options on -
   }
 });
 
-test('MCP over a real socket with the SDK client against the shipped dataset', () =>
-  inTempDir(async (dir) => {
-    const data = join(dir, 'directory.json');
-    await copyFile(fileURLToPath(DEFAULT_DATASET_URL), data);
-    const directory = createDirectory({ data: fileDataSource(data), submissions: new MemorySubmissionStore() });
+test('MCP over a real socket with the SDK client against the default dataset', async () => {
+    const directory = createDirectory({ data: fileDataSource(defaultDataset), submissions: new MemorySubmissionStore() });
     const server = await serveNode(directory.fetch, '127.0.0.1', 0);
     const client = new Client({ name: 'directory-test', version: '1.0.0' });
     try {
@@ -308,4 +332,4 @@ test('MCP over a real socket with the SDK client against the shipped dataset', (
       await directory.close();
       await server.close();
     }
-  }));
+  });

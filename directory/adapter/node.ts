@@ -10,10 +10,9 @@ import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-import { DEFAULT_DATASET_URL } from '../dataset.ts';
 import type { DataSource, Sha256Hasher } from '../http/data-source.ts';
 import { clientKeyOf } from '../http/rate-limit.ts';
+import { ensureDefaultDataset } from '../import/default-dataset.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
 import { command, entry } from '../../host-node/cli/command.ts';
@@ -197,7 +196,13 @@ export const directoryCommand = command({
 });
 
 async function runDirectory(options: ServeOptions): Promise<number> {
-  const dataPath = options.data ? resolve(options.data) : fileURLToPath(DEFAULT_DATASET_URL);
+  let dataPath: string;
+  try {
+    dataPath = options.data ? resolve(options.data) : await ensureDefaultDataset((line) => process.stderr.write(`mesh directory: ${line}\n`));
+  } catch (error) {
+    process.stderr.write(`mesh directory: ${(error as Error).message}\n`);
+    return 1;
+  }
   const store = await FileSubmissionStore.open(options.submissions ? resolve(options.submissions) : DEFAULT_SUBMISSIONS_DIR);
   const directory = createDirectory({
     data: fileDataSource(dataPath),

@@ -1,19 +1,31 @@
-// `mesh directory import` on real files, and the shipped dataset it built (Node: files, processes).
+// `mesh directory import` on real files, and the default dataset (Node: files, processes).
 import { assert } from 'chai';
+import { createHash } from 'node:crypto';
 import { createReadStream, rmSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, utimes, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { loadSharedData, SHARED_FILES, SharedDataError, type SharedDataOptions } from '#shared-data';
+import { rejectsAsync } from '../../test/assert.ts';
 import { test } from '../../test/harness.ts';
-import { DEFAULT_DATASET_URL, parseDataset, readDataset } from '../dataset.ts';
-import { runImport } from './cli.ts';
+import { parseDataset, readDataset } from '../dataset.ts';
+import { exists, runImport } from './cli.ts';
+import { buildDefaultDataset, DEFAULT_DATASET_SOURCE, ensureDefaultDataset } from './default-dataset.ts';
 import { frsFacilityUrl } from './epa-frs.ts';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
-const SHIPPED_CSV = here('../data/sources/frs-naics-32591.csv');
-const SHIPPED = fileURLToPath(DEFAULT_DATASET_URL);
+
+const dir = await mkdtemp(join(tmpdir(), 'mesh-import-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+// The command reads files: a temporary copy of the shared EPA extract (never one in the project).
+const FRS_CSV = join(dir, 'frs-naics-32591.csv');
+await writeFile(FRS_CSV, await loadSharedData(DEFAULT_DATASET_SOURCE));
+const DEFAULT = join(dir, 'default.json');
+await buildDefaultDataset(DEFAULT);
 
 /** Runs the command in-process, collecting what it writes to stderr. */
 async function run(args: string[]): Promise<{ code: number; stderr: string }> {
@@ -30,19 +42,67 @@ async function run(args: string[]): Promise<{ code: number; stderr: string }> {
   }
 }
 
-const dir = await mkdtemp(join(tmpdir(), 'mesh-import-'));
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-
-test('the shipped dataset is exactly what the import command builds from the shipped FRS extract', async () => {
+test('the default dataset is exactly what the import command builds from the EPA extract, and the bytes shipped until now', async () => {
   const out = join(dir, 'rebuilt.json');
-  const { code, stderr } = await run(['--out', out, '--epa', SHIPPED_CSV, '--retrieved', '2026-11-21', '--fresh']);
+  const { code, stderr } = await run(['--out', out, '--epa', FRS_CSV, '--retrieved', '2026-11-21', '--fresh']);
   assert.equal(code, 0, stderr);
   assert.match(stderr, /1755 rows, 998 records, 0 skipped/);
-  assert.equal(await readFile(out, 'utf8'), await readFile(SHIPPED, 'utf8'));
+  assert.equal(await readFile(out, 'utf8'), await readFile(DEFAULT, 'utf8'));
+  // directory/data/directory.json, as the project shipped it before it was built on first start.
+  assert.equal(createHash('sha256').update(await readFile(DEFAULT)).digest('hex'), 'ed2686b262635f37df56c339a40d93f788e003fab55f7e4d9a62f954741711f3');
 });
 
-test('the shipped dataset: 998 real FRS facilities, each with its FRS page, none with an invented category', async () => {
-  const dataset = parseDataset(await readFile(SHIPPED, 'utf8'));
+test('the default dataset is built once where mesh directory looks for it, and then left alone', async () => {
+  const path = join(dir, 'home', '.mesh', 'directory', 'directory.json');
+  const said: string[] = [];
+  assert.equal(await ensureDefaultDataset((line) => said.push(line), path), path);
+  assert.match(said[0] ?? '', /building the dataset .*directory\.json from the US EPA FRS extract/);
+  assert.match(said[1] ?? '', /998 records/);
+  assert.equal(await readFile(path, 'utf8'), await readFile(DEFAULT, 'utf8'));
+  await writeFile(path, '{"generated":"2025-01-01","sources":[],"records":[\n]}\n');
+  assert.equal(await ensureDefaultDataset((line) => said.push(line), path), path);
+  assert.equal(said.length, 2, 'an existing file is served as it is');
+  assert.match(await readFile(path, 'utf8'), /2025-01-01/);
+});
+
+test('without ../shared/data the default dataset is built from the download; a corrupted one builds nothing', async () => {
+  // A stand-in for the pinned upstream on 127.0.0.1: the extract's bytes, or the same bytes with one changed.
+  const extract = await readFile(FRS_CSV);
+  const corrupted = Uint8Array.from(extract);
+  corrupted[100] = corrupted[100]! ^ 1;
+  const server = createServer((request, response) => {
+    response.setHeader('connection', 'close');
+    response.end(request.url === '/corrupted' ? corrupted : extract);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const hidden = (upstream: string): SharedDataOptions => ({
+    root: join(dir, 'no-shared-data'),
+    cacheDir: join(dir, 'download-cache'),
+    files: { [DEFAULT_DATASET_SOURCE]: { ...SHARED_FILES[DEFAULT_DATASET_SOURCE], upstream: `http://127.0.0.1:${port}${upstream}` } },
+  });
+  try {
+    const refused = join(dir, 'refused', 'directory.json');
+    await rejectsAsync(() => buildDefaultDataset(refused, hidden('/corrupted')), SharedDataError, 'hash-mismatch');
+    assert.isFalse(await exists(refused), 'no dataset from a corrupted download');
+    assert.isFalse(await exists(join(dir, 'download-cache', DEFAULT_DATASET_SOURCE)), 'and nothing cached');
+    const built = join(dir, 'downloaded', 'directory.json');
+    await ensureDefaultDataset(() => {}, built, hidden('/extract'));
+    assert.equal(await readFile(built, 'utf8'), await readFile(DEFAULT, 'utf8'));
+  } finally {
+    server.close();
+  }
+  // The server is gone, and a new cache holds nothing.
+  const offline = { ...hidden('/extract'), cacheDir: join(dir, 'empty-cache') };
+  await rejectsAsync(() => buildDefaultDataset(join(dir, 'neither.json'), offline), SharedDataError, 'unavailable');
+  // What mesh directory prints: the loader's reason, and what to do instead.
+  const said = await ensureDefaultDataset(() => {}, join(dir, 'neither.json'), offline).catch((error: Error) => error.message);
+  assert.match(String(said), /^cannot build the default dataset: shared data epa-frs\/frs-naics-32591\.csv is not in .*no-shared-data and could not be downloaded from http:\/\/127\.0\.0\.1:\d+\/extract into .*empty-cache: .*\nGive a dataset file with --data FILE/);
+  assert.isFalse(await exists(join(dir, 'neither.json')));
+});
+
+test('the default dataset: 998 real FRS facilities, each with its FRS page, none with an invented category', async () => {
+  const dataset = parseDataset(await readFile(DEFAULT, 'utf8'));
   assert.equal(dataset.records.length, 998);
   assert.equal(dataset.generated, '2026-11-21');
   for (const r of dataset.records) {
@@ -52,15 +112,15 @@ test('the shipped dataset: 998 real FRS facilities, each with its FRS page, none
     assert.deepEqual(r.category_evidence, [], 'printing ink (NAICS 32591) is in no category');
     assert.equal(r.verification, 'source-listed');
   }
-  const streamed = await readDataset(Readable.toWeb(createReadStream(SHIPPED)) as ReadableStream<Uint8Array>);
+  const streamed = await readDataset(Readable.toWeb(createReadStream(DEFAULT)) as ReadableStream<Uint8Array>);
   assert.deepEqual(streamed, dataset);
 });
 
 test('importing the same file again changes nothing; a new source merges in beside it', async () => {
   const out = join(dir, 'merge.json');
-  await copyFile(SHIPPED, out);
+  await copyFile(DEFAULT, out);
   const before = await readFile(out, 'utf8');
-  const again = await run(['--out', out, '--epa', SHIPPED_CSV, '--retrieved', '2026-11-21']);
+  const again = await run(['--out', out, '--epa', FRS_CSV, '--retrieved', '2026-11-21']);
   assert.equal(again.code, 0, again.stderr);
   assert.equal(await readFile(out, 'utf8'), before);
   assert.match(again.stderr, /998 records \(0 added, 0 updated, 0 removed; 1 sources\)/);
@@ -74,10 +134,10 @@ test('importing the same file again changes nothing; a new source merges in besi
     ['epa-frs', 'exhibitor:fixture-expo-2024', 'exhibitor:fixture-fair-2025'],
   );
   assert.equal(merged.generated, '2026-11-21', 'the latest retrieval date among the sources');
-  const shipped = parseDataset(before);
+  const original = parseDataset(before);
   assert.deepEqual(
     merged.records.filter((r) => r.id.startsWith('epa-')),
-    shipped.records,
+    original.records,
   );
 });
 
@@ -109,17 +169,17 @@ test('without --retrieved the date comes from the file, and says so; never from 
 });
 
 test('usage errors exit 2; an input that cannot be read exits 1 and leaves the output alone', async () => {
-  assert.equal((await run(['--epa', SHIPPED_CSV])).code, 2, 'no --out');
+  assert.equal((await run(['--epa', FRS_CSV])).code, 2, 'no --out');
   assert.equal((await run(['--out', join(dir, 'x.json')])).code, 2, 'no input');
-  assert.equal((await run(['--out', join(dir, 'x.json'), '--epa', SHIPPED_CSV, '--retrieved', '2026-13-01'])).code, 2);
+  assert.equal((await run(['--out', join(dir, 'x.json'), '--epa', FRS_CSV, '--retrieved', '2026-13-01'])).code, 2);
   assert.equal((await run(['--out', join(dir, 'x.json'), '--bogus'])).code, 2);
   const out = join(dir, 'untouched.json');
-  await copyFile(SHIPPED, out);
-  const wrong = await run(['--out', out, '--wikidata', SHIPPED_CSV, '--retrieved', '2026-11-21']);
+  await copyFile(DEFAULT, out);
+  const wrong = await run(['--out', out, '--wikidata', FRS_CSV, '--retrieved', '2026-11-21']);
   assert.equal(wrong.code, 1);
   assert.match(wrong.stderr, /not JSON/);
   assert.match(wrong.stderr, /left unchanged/);
-  assert.equal(await readFile(out, 'utf8'), await readFile(SHIPPED, 'utf8'));
+  assert.equal(await readFile(out, 'utf8'), await readFile(DEFAULT, 'utf8'));
   const missing = await run(['--out', out, '--epa', join(dir, 'no-such.csv'), '--retrieved', '2026-11-21']);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /no-such\.csv/);

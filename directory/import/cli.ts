@@ -16,7 +16,7 @@ import { datasetChanges, mergeDataset } from './merge.ts';
 import type { ImportResult } from './source.ts';
 import { importWikidata } from './wikidata.ts';
 
-const DEFAULT_NAICS_MAP = new URL('../data/naics-category-map.json', import.meta.url);
+export const DEFAULT_NAICS_MAP = new URL('../data/naics-category-map.json', import.meta.url);
 // Problems printed per input before the rest are only counted.
 const SHOWN_PROBLEMS = 50;
 
@@ -71,7 +71,7 @@ function importArgs({ options, given }: CommandInput<typeof importOptions, Recor
   };
 }
 
-async function exists(path: string): Promise<boolean> {
+export async function exists(path: string): Promise<boolean> {
   try {
     await stat(path);
     return true;
@@ -89,7 +89,7 @@ async function retrievalDate(path: string, given: string | undefined, say: (line
 }
 
 /** Writes the dataset a chunk at a time (a large one does not fit one string), then renames it into place. */
-async function writeDataset(path: string, dataset: Dataset): Promise<void> {
+export async function writeDataset(path: string, dataset: Dataset): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`;
   const file = await open(temporary, 'w');
   try {

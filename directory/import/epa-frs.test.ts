@@ -2,15 +2,15 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { decodeFrsExport, frsFacilityUrl, importEpaFrs, parseFrsDate } from './epa-frs.ts';
 import { NaicsMap } from './evidence.ts';
-import { readFixture } from './fixtures/read.ts';
+import { readEpaFrsSample, readFixture } from './fixtures/read.ts';
 import { mergeDataset } from './merge.ts';
 import { serializeDataset } from '../dataset.ts';
 
-// The fixture: eight real FRS rows (five facilities, three spanning two rows each, one with
+// The sample: eight real FRS rows (five facilities, three spanning two rows each, one with
 // `1265 EAST "D" AVENUE` unquoted) and made-up facilities 1199999999xx for evidence and bad rows.
 const RETRIEVED = '2026-11-21';
 const naicsMap = NaicsMap.parse(new TextDecoder().decode(await readFixture('../../data/naics-category-map.json')));
-const text = decodeFrsExport(await readFixture('epa-frs-sample.csv'));
+const text = await readEpaFrsSample();
 const result = importEpaFrs(text, { retrieved: RETRIEVED, naicsMap });
 const byId = new Map(result.records.map((r) => [r.id, r]));
 
