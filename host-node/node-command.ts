@@ -6,8 +6,10 @@
 import { join } from 'node:path';
 import { createNodeApi } from '../core/api/handler.ts';
 import { Chain } from '../core/chain/chain.ts';
+import { systemRandom } from '../core/crypto/random.ts';
 import { devnet, MAINNET, type ChainParams } from '../core/ledger/params.ts';
 import { MeshNode } from '../core/node/node.ts';
+import { systemClock } from '../core/time/clock.ts';
 import { probeCapacity } from './capacity.ts';
 import { command, flag, list, option, type OptionValues, UsageError } from './cli/command.ts';
 import { integer, port } from './cli/values.ts';
@@ -115,7 +117,16 @@ async function runNode(config: NodeConfig): Promise<number> {
       startP2PNetwork({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, log }),
     );
     closers.push(() => network.stop());
-    const node = new MeshNode({ chain, network, key: data.identity, mine: config.mine, capacity: () => ({ ...probeCapacity(), runningJobs: 0 }), log });
+    const node = new MeshNode({
+      chain,
+      network,
+      key: data.identity,
+      mine: config.mine,
+      capacity: () => ({ ...probeCapacity(), runningJobs: 0 }),
+      clock: systemClock,
+      random: systemRandom,
+      log,
+    });
     await node.start();
     closers.push(() => node.stop());
     const api = createNodeApi({ service: node, token: data.token });

@@ -1,6 +1,7 @@
 /**
- * Block production across several nodes, on a simulated clock and network: producers sign at their
- * slots, blocks reach the others after a delay, and fork choice settles on one chain.
+ * Block production across several nodes, on a manual clock and a simulated network: each node's
+ * BlockProducer signs at its slots, blocks reach the others after a delay, and fork choice settles
+ * on one chain.
  */
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
@@ -9,6 +10,8 @@ import { CREDIT } from '../encoding/amount.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import type { Block } from '../ledger/block.ts';
 import type { Tx } from '../ledger/tx.ts';
+import { BlockProducer } from '../node/block-producer.ts';
+import { ManualClock } from '../time/clock.test-util.ts';
 import type { Chain } from './chain.ts';
 import { buildBlock, nextSlot } from './miner.ts';
 import { key, mine, openChain, params, tx } from './testnet.test-util.ts';
@@ -18,42 +21,41 @@ interface SimNode {
   readonly key: SigningKey;
   readonly chain: Chain;
   live: boolean;
-  // The parent hash this node last produced on, so it signs at most one block per parent.
-  producedOn: string;
-}
-
-interface Delivery {
-  readonly at: number;
-  readonly to: SimNode;
-  readonly block: Block;
 }
 
 /**
- * Runs the network from `startMs`: producers sign until `untilMs`, then the blocks in flight are
- * delivered. Each block reaches the others `latencyMs` after it is made.
+ * Runs the network from `startMs` on a manual clock: the live nodes' producers sign until
+ * `untilMs`, then the blocks in flight are delivered. Each block reaches the others `latencyMs`
+ * after it is made. Returns the blocks made.
  */
 async function simulate(nodes: SimNode[], startMs: number, untilMs: number, latencyMs: number): Promise<Block[]> {
+  const clock = new ManualClock(startMs);
   const made: Block[] = [];
-  let queue: Delivery[] = [];
-  for (let now = startMs; now <= untilMs || queue.length > 0; now += 5) {
-    const due = queue.filter((d) => d.at <= now);
-    queue = queue.filter((d) => d.at > now);
-    for (const d of due) {
-      if (!d.to.live) continue;
-      // A block whose parent this node lacks is simply late here; the next ones carry it along.
-      await d.to.chain.addBlock(d.block, now).catch(() => undefined);
-    }
-    for (const node of nodes) {
-      if (!node.live) continue;
-      const tip = toHex(node.chain.tip.hash);
-      if (now > untilMs || node.producedOn === tip || nextSlot(node.chain, node.key.publicKey) > now) continue;
-      node.producedOn = tip;
-      const block = await buildBlock(node.chain, null, node.key, now);
-      await node.chain.addBlock(block, now);
-      made.push(block);
-      for (const other of nodes) if (other !== node) queue.push({ at: now + latencyMs, to: other, block });
-    }
-  }
+  const producers = nodes
+    .filter((node) => node.live)
+    .map(
+      (node) =>
+        new BlockProducer({
+          chain: node.chain,
+          mempool: { select: () => [] },
+          key: node.key,
+          behind: () => false,
+          clock,
+          publish: async (block) => {
+            made.push(block);
+            for (const other of nodes) {
+              if (other === node || !other.live) continue;
+              // A block whose parent this node lacks is simply late here; the next ones carry it along.
+              clock.setTimeout(() => void other.chain.addBlock(block, clock.now()).catch(() => undefined), latencyMs);
+            }
+          },
+        }),
+    );
+  for (const producer of producers) producer.start();
+  // One block interval at a time: a block still being signed when a step ends is only late.
+  while (clock.now() < untilMs) await clock.advance(Math.min(params.blockIntervalMs, untilMs - clock.now()));
+  for (const producer of producers) await producer.stop();
+  await clock.advance(latencyMs);
   return made;
 }
 
@@ -62,7 +64,7 @@ async function nodesFrom(prefix: Block[], keys: [string, SigningKey][]): Promise
     keys.map(async ([name, k]) => {
       const chain = await openChain();
       if (prefix.length > 0) await chain.addBranch(prefix);
-      return { name, key: k, chain, live: true, producedOn: '' };
+      return { name, key: k, chain, live: true };
     }),
   );
 }

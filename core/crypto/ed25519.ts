@@ -17,6 +17,7 @@ import * as noble from '@noble/ed25519';
 import { InvalidKeyError, InvalidSignatureError } from '../errors.ts';
 import { bytesEqual, concatBytes, ensureBytes } from '../encoding/bytes.ts';
 import { fromHex } from '../encoding/hex.ts';
+import { systemRandom, type Random } from './random.ts';
 import { sha512 } from './sha256.ts';
 
 export const PUBLIC_KEY_LENGTH = 32;
@@ -380,10 +381,10 @@ export class SigningKey {
 
   /** A new identity from 32 random bytes (`random` defaults to the platform's CSPRNG). */
   static generate(
-    random: (length: number) => Uint8Array = (n) => crypto.getRandomValues(new Uint8Array(n)),
+    random: Random = systemRandom,
     backend: Ed25519Backend = defaultBackend,
   ): SigningKey {
-    return SigningKey.fromSeed(random(SEED_LENGTH), backend);
+    return SigningKey.fromSeed(random.bytes(SEED_LENGTH), backend);
   }
 
   /** The identity of a 32-byte seed. Throws InvalidKeyError for any other length. */

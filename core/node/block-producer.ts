@@ -5,35 +5,36 @@
  * does not sign blocks on a tip everyone else has left behind.
  */
 import type { Chain } from '../chain/chain.ts';
-import type { Mempool } from '../chain/mempool.ts';
-import { buildBlock, nextSlot } from '../chain/miner.ts';
+import { buildBlock, nextSlot, type TxSource } from '../chain/miner.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { MeshError } from '../errors.ts';
 import type { Block } from '../ledger/block.ts';
+import { systemClock, type Clock, type Timer } from '../time/clock.ts';
 
 export interface BlockProducerOptions {
   readonly chain: Chain;
-  readonly mempool: Mempool;
+  /** Where the block's transactions come from (the node's mempool). */
+  readonly mempool: TxSource;
   readonly key: SigningKey;
   /** Gossips a block this node made. */
   readonly publish: (block: Block) => Promise<void>;
   /** True while another node is known to be ahead. */
   readonly behind: () => boolean;
-  readonly now?: () => number;
+  readonly clock?: Clock;
   readonly log?: (line: string) => void;
 }
 
 export class BlockProducer {
   readonly #o: BlockProducerOptions;
-  readonly #now: () => number;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #clock: Clock;
+  #timer: Timer | undefined;
   #running: Promise<void> | null = null;
   #unsubscribe: (() => void) | null = null;
   #stopped = true;
 
   constructor(options: BlockProducerOptions) {
     this.#o = options;
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? systemClock;
   }
 
   start(): void {
@@ -48,7 +49,7 @@ export class BlockProducer {
   /** Stops producing; resolves once a block being made is finished. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     await this.#running;
@@ -56,9 +57,9 @@ export class BlockProducer {
 
   #schedule(delayMs?: number): void {
     if (this.#stopped) return;
-    clearTimeout(this.#timer);
-    const wait = delayMs ?? Math.max(0, nextSlot(this.#o.chain, this.#o.key.publicKey) - this.#now());
-    this.#timer = setTimeout(() => {
+    this.#timer?.cancel();
+    const wait = delayMs ?? Math.max(0, nextSlot(this.#o.chain, this.#o.key.publicKey) - this.#clock.now());
+    this.#timer = this.#clock.setTimeout(() => {
       // A timer that fires while a block is being made waits for it, then looks again.
       if (this.#running !== null) {
         void this.#running.then(() => this.#schedule());
@@ -74,12 +75,12 @@ export class BlockProducer {
     if (this.#stopped) return;
     if (this.#o.behind()) return this.#schedule(interval);
     const slot = nextSlot(chain, key.publicKey);
-    const now = this.#now();
+    const now = this.#clock.now();
     if (now < slot) return this.#schedule(slot - now);
     try {
       const block = await buildBlock(chain, this.#o.mempool, key, Math.max(now, slot));
       if (this.#stopped) return;
-      const outcome = await chain.addBlock(block, this.#now());
+      const outcome = await chain.addBlock(block, this.#clock.now());
       if (outcome === 'extended') await this.#o.publish(block);
     } catch (error) {
       // The tip moved while the block was built: the new tip has already re-scheduled.

@@ -14,19 +14,21 @@ import { signTx, type Tx } from '../ledger/tx.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { TOPICS, type GossipMessage } from '../net/network.ts';
+import { sleep } from '../time/clock.ts';
+import { ManualClock } from '../time/clock.test-util.ts';
 import { MeshNode } from './node.ts';
-import { startNode, until } from './node.test-util.ts';
+import { startNode } from './node.test-util.ts';
 import { segmentCodec, Segments } from './segments.ts';
 import { Sync } from './sync.ts';
 import { heightCodec, syncRequestCodec, syncResponseCodec } from './wire.ts';
 
 const A = key(1);
 const B = key(2);
-const node = (bus: MemoryBus, chain: Chain, k: SigningKey, mineBlocks = false, syncTimeoutMs = 500): Promise<MeshNode> =>
-  startNode(bus, chain, k, mineBlocks, syncTimeoutMs);
+const node = (bus: MemoryBus, clock: ManualClock, chain: Chain, k: SigningKey, mine = false, syncTimeoutMs = 500): Promise<MeshNode> =>
+  startNode(bus, chain, k, clock, { mine, syncTimeoutMs });
 
 /** A hostile member: announces `height` every 100 ms and answers sync requests as `answer` says. */
-function liar(bus: MemoryBus, k: SigningKey, height: number, answer: 'never' | 'empty'): { net: MemoryNetwork; asked: () => number; stop: () => void } {
+function liar(bus: MemoryBus, clock: ManualClock, k: SigningKey, height: number, answer: 'never' | 'empty'): { net: MemoryNetwork; asked: () => number; stop: () => void } {
   const net = bus.join(k.publicKey);
   let asked = 0;
   net.handle(TOPICS.heights, async () => 'ignore');
@@ -41,20 +43,21 @@ function liar(bus: MemoryBus, k: SigningKey, height: number, answer: 'never' | '
   });
   const announce = (): void => void net.publish(TOPICS.heights, encode(heightCodec, { height, hash: new Uint8Array(32).fill(7) }));
   announce();
-  const timer = setInterval(announce, 100);
-  return { net, asked: () => asked, stop: () => clearInterval(timer) };
+  const timer = clock.setInterval(announce, 100);
+  return { net, asked: () => asked, stop: () => timer.cancel() };
 }
 
 for (const answer of ['never', 'empty'] as const) {
   test(`sync: peers that announce a height they cannot serve (answer: ${answer}) do not stop a mining node`, async () => {
     const bus = new MemoryBus();
-    const a = await node(bus, await openChain(), A, true);
+    const clock = new ManualClock();
+    const a = await node(bus, clock, await openChain(), A, true);
     // Several identities, so forgetting one liar is not enough.
-    const liars = [key(20), key(21), key(22), key(23)].map((k) => liar(bus, k, 1_000_000, answer));
+    const liars = [key(20), key(21), key(22), key(23)].map((k) => liar(bus, clock, k, 1_000_000, answer));
     try {
-      await until('a has asked every liar', () => liars.every((l) => l.asked() > 0));
+      await clock.until('a has asked every liar', () => liars.every((l) => l.asked() > 0), 10_000);
       const start = a.chain.tip.height;
-      await until('a keeps producing', () => a.chain.tip.height >= start + 10, 15_000);
+      await clock.until('a keeps producing', () => a.chain.tip.height >= start + 10, 15_000);
     } finally {
       for (const l of liars) l.stop();
       await a.stop();
@@ -64,13 +67,14 @@ for (const answer of ['never', 'empty'] as const) {
 
 test('sync: more liars than timeouts allow for hold production back only briefly', async () => {
   const bus = new MemoryBus();
-  const a = await node(bus, await openChain(), A, true);
+  const clock = new ManualClock();
+  const a = await node(bus, clock, await openChain(), A, true);
   // Forty identities at 500 ms each would keep the node "behind" for 20 s if every claim counted.
-  const liars = Array.from({ length: 40 }, (_, i) => liar(bus, key(100 + i), 1_000_000, 'never'));
+  const liars = Array.from({ length: 40 }, (_, i) => liar(bus, clock, key(100 + i), 1_000_000, 'never'));
   try {
-    await until('a has asked a liar', () => liars.some((l) => l.asked() > 0));
+    await clock.until('a has asked a liar', () => liars.some((l) => l.asked() > 0), 10_000);
     const start = a.chain.tip.height;
-    await until('a keeps producing', () => a.chain.tip.height >= start + 10, 8_000);
+    await clock.until('a keeps producing', () => a.chain.tip.height >= start + 10, 8_000);
   } finally {
     for (const l of liars) l.stop();
     await a.stop();
@@ -81,13 +85,14 @@ test('sync: an honest peer ahead is still followed after liars were found out', 
   const bus = new MemoryBus();
   const chainB = await openChain();
   await mine(chainB, B, 30);
-  const a = await node(bus, await openChain(), A);
-  const liars = [key(20), key(21)].map((k) => liar(bus, k, 1_000_000, 'never'));
+  const clock = new ManualClock();
+  const a = await node(bus, clock, await openChain(), A);
+  const liars = [key(20), key(21)].map((k) => liar(bus, clock, k, 1_000_000, 'never'));
   try {
-    await until('a has asked a liar', () => liars.some((l) => l.asked() > 0));
-    const b = await node(bus, chainB, B);
+    await clock.until('a has asked a liar', () => liars.some((l) => l.asked() > 0), 10_000);
+    const b = await node(bus, clock, chainB, B);
     try {
-      await until('a syncs from b', () => a.chain.tip.height === 30, 15_000);
+      await clock.until('a syncs from b', () => a.chain.tip.height === 30, 15_000);
     } finally {
       await b.stop();
     }
@@ -102,15 +107,16 @@ test('sync: a relayed block on an unknown parent makes the node sync from the re
   const chainB = await openChain();
   const blocks = await mine(chainB, B, 5);
   // B serves sync but never announces (a bare Sync), so only the block can tell A that B is ahead.
-  const syncB = new Sync({ chain: chainB, network: bus.join(B.publicKey) });
+  const clock = new ManualClock();
+  const syncB = new Sync({ chain: chainB, network: bus.join(B.publicKey), clock });
   syncB.start();
-  const a = await node(bus, await openChain(), A);
+  const a = await node(bus, clock, await openChain(), A);
   const far = key(30);
   try {
     // Block 5, published by a node two hops away (not A's peer), handed to A by B.
     const netA = bus.members.get(toHex(A.publicKey))!;
     await netA.receive({ topic: TOPICS.blocks, data: blocks[4]!.bytes, origin: far.publicKey, peer: B.publicKey }, new Set([toHex(A.publicKey)]));
-    await until('a syncs from b', () => a.chain.tip.height === 5, 5_000);
+    await clock.until('a syncs from b', () => a.chain.tip.height === 5, 0);
   } finally {
     syncB.stop();
     await a.stop();
@@ -134,7 +140,7 @@ test('gossip: a block kept aside is not passed on, so no relay is blamed for a b
   );
   const verdict = async (chain: Chain, k: SigningKey, peer: SigningKey): Promise<string | undefined> => {
     const bus = new MemoryBus();
-    const n = await node(bus, chain, k);
+    const n = await node(bus, new ManualClock(), chain, k);
     try {
       await bus.members.get(toHex(k.publicKey))!.receive({ topic: TOPICS.blocks, data: bad.bytes, origin: H.publicKey, peer: peer.publicKey }, new Set([toHex(k.publicKey)]));
       return bus.verdicts.find((v) => v.topic === TOPICS.blocks)?.verdict;
@@ -153,7 +159,7 @@ test('gossip: blocks kept aside are bounded in bytes, not only in number', async
   const chain = await openChain();
   await mine(chain, A, 2);
   const bus = new MemoryBus();
-  const a = await node(bus, chain, A);
+  const a = await node(bus, new ManualClock(), chain, A);
   const txs: Tx[] = [];
   for (let i = 0; i < 1024; i++) txs.push(await signTx({ kind: 'Transfer', sender: H.publicKey, nonce: i + 1, to: A.publicKey, amount: 1n }, H, chain.params.network));
   const g = chain.genesis;
@@ -180,6 +186,7 @@ test('sync: a node catching up holds at most one answer waiting to be applied, h
   // Answers come faster than this node applies them. Were the next range asked for as soon as an
   // answer arrived, every range of a long chain would wait in memory, decoded, for its turn.
   const bus = new MemoryBus();
+  const clock = new ManualClock();
   const chainB = await openChain();
   await mine(chainB, B, 3_000);
   const chainA = await openChain();
@@ -190,17 +197,19 @@ test('sync: a node catching up holds at most one answer waiting to be applied, h
     value: async (...args: Parameters<Chain['addBranch']>) => {
       most = Math.max(most, ++waiting);
       try {
-        await new Promise((r) => setTimeout(r, 150));
+        await sleep(clock, 150);
         return await addBranch(...args);
       } finally {
         waiting--;
       }
     },
   });
-  const b = await node(bus, chainB, B, false, 5_000);
-  const a = await node(bus, chainA, A, false, 5_000);
+  const b = await node(bus, clock, chainB, B, false, 5_000);
+  const a = await node(bus, clock, chainA, A, false, 5_000);
   try {
-    await until('a catches up', () => chainA.tip.height === 3_000, 20_000);
+    // Time moves from timer to timer, the delays above among them, while blocks are applied: the
+    // bound is only there to end a test that hangs.
+    await clock.until('a catches up', () => chainA.tip.height === 3_000, 24 * 3_600_000);
     assert.isAtMost(most, 2, 'answers waiting to be applied at once');
   } finally {
     await a.stop();
@@ -214,7 +223,8 @@ test('sync: a peer that asks over and over is served a bounded number of bytes a
   const chainB = await openChain();
   await mine(chainB, B, 300);
   const budget = 64 * 1024;
-  const syncB = new Sync({ chain: chainB, network: bus.join(B.publicKey), serveBytesPerSecond: budget });
+  const clock = new ManualClock();
+  const syncB = new Sync({ chain: chainB, network: bus.join(B.publicKey), serveBytesPerSecond: budget, clock });
   syncB.start();
   const asker = bus.join(key(50).publicKey);
   let answered = 0;
@@ -225,14 +235,14 @@ test('sync: a peer that asks over and over is served a bounded number of bytes a
     return 'ignore';
   });
   try {
-    const started = Date.now();
+    const started = clock.now();
     for (let i = 0; i < 15; i++) {
       const request = { target: B.publicKey, request_id: new Uint8Array(8).fill(i), locator: [chainB.genesis.hash], max_blocks: 500 };
       await asker.publish(TOPICS.syncRequest, encode(syncRequestCodec, request));
-      await new Promise((r) => setTimeout(r, 20));
+      await clock.advance(20);
     }
-    await new Promise((r) => setTimeout(r, 100));
-    const seconds = (Date.now() - started) / 1000;
+    await clock.advance(100);
+    const seconds = (clock.now() - started) / 1000;
     assert.isAtMost(answered, budget * (1 + seconds) + largest, `${answered} bytes answered in ${seconds.toFixed(1)} s`);
     assert.isAbove(answered, 0, 'the first request is served');
   } finally {
@@ -245,7 +255,7 @@ test('segments: requests and answers addressed to another node are not passed on
   const bus = new MemoryBus();
   const chain = await openChain();
   await mine(chain, A, 3);
-  const a = await node(bus, chain, A);
+  const a = await node(bus, new ManualClock(), chain, A);
   const far = key(31);
   const hostile = key(32);
   try {
@@ -269,7 +279,8 @@ test('segments: a peer that asks over and over is served a bounded number of byt
   const transfers = await Promise.all(Array.from({ length: 40 }, (_, i) => tx(A, { kind: 'Transfer', nonce: i + 1, to: key(120 + i).publicKey, amount: 1n })));
   await mine(chain, A, 1, transfers);
   const budget = 2 * 1024;
-  const server = new Segments(bus.join(A.publicKey), chain.params, chain, { serveBytesPerSecond: budget });
+  const clock = new ManualClock();
+  const server = new Segments(bus.join(A.publicKey), chain.params, chain, { serveBytesPerSecond: budget, clock });
   server.start();
   const asker = bus.join(key(51).publicKey);
   let answered = 0;
@@ -279,14 +290,14 @@ test('segments: a peer that asks over and over is served a bounded number of byt
     largest = Math.max(largest, m.data.length);
     return 'ignore';
   });
-  const started = Date.now();
+  const started = clock.now();
   for (let i = 0; i < 20; i++) {
     const request = { kind: 'request' as const, target: A.publicKey, request_id: new Uint8Array(8).fill(i), checkpoint: chain.tip.hash, offset: 0 };
     await asker.publish(TOPICS.segments, encode(segmentCodec, request));
-    await new Promise((r) => setTimeout(r, 20));
+    await clock.advance(20);
   }
-  await new Promise((r) => setTimeout(r, 100));
-  const seconds = (Date.now() - started) / 1000;
+  await clock.advance(100);
+  const seconds = (clock.now() - started) / 1000;
   assert.isAbove(answered, 0, 'the first request is served');
   assert.isAtMost(answered, budget * (1 + seconds) + largest, `${answered} bytes answered in ${seconds.toFixed(1)} s`);
 });

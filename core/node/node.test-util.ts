@@ -1,10 +1,12 @@
 /**
- * Test helpers for nodes on the in-memory gossip bus: start a node, wait for a condition.
+ * Test helpers for nodes on the in-memory gossip bus, on a manual clock shared by all of them.
  */
 import type { Chain } from '../chain/chain.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
+import { seededRandom } from '../crypto/random.test-util.ts';
 import type { MemoryBus } from '../net/memory.test-util.ts';
-import { MeshNode } from './node.ts';
+import type { ManualClock } from '../time/clock.test-util.ts';
+import { MeshNode, type MeshNodeOptions } from './node.ts';
 
 /** A fixed machine, for the atlas. */
 export const capacity = (): { cpuCores: number; memMb: number; runningJobs: number; tags: string[] } => ({
@@ -14,22 +16,13 @@ export const capacity = (): { cpuCores: number; memMb: number; runningJobs: numb
   tags: ['linux'],
 });
 
-/** Resolves once `check` holds, polling every 5 ms; rejects after `timeoutMs`. */
-export function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = (): void => {
-      if (check()) return resolve();
-      if (Date.now() > deadline) return reject(new Error(`timed out: ${what}`));
-      setTimeout(poll, 5);
-    };
-    poll();
-  });
-}
-
-/** Starts a node for `k` on `bus` over `chain`. */
-export async function startNode(bus: MemoryBus, chain: Chain, k: SigningKey, mineBlocks = false, syncTimeoutMs = 2_000): Promise<MeshNode> {
-  const n = new MeshNode({ chain, network: bus.join(k.publicKey), key: k, mine: mineBlocks, capacity, syncTimeoutMs });
+/**
+ * Starts a node for `k` on `bus` over `chain`, on `clock`, with request ids repeatable per key.
+ * Not mining and a 2 s sync timeout unless `options` say otherwise.
+ */
+export async function startNode(bus: MemoryBus, chain: Chain, k: SigningKey, clock: ManualClock, options: Partial<MeshNodeOptions> = {}): Promise<MeshNode> {
+  const random = seededRandom(new DataView(k.publicKey.buffer, k.publicKey.byteOffset).getUint32(0));
+  const n = new MeshNode({ chain, network: bus.join(k.publicKey), key: k, mine: false, capacity, syncTimeoutMs: 2_000, clock, random, ...options });
   await n.start();
   return n;
 }

@@ -14,23 +14,26 @@ import { TOPICS, type GossipMessage } from '../net/network.ts';
 import type { TxStreamEvent } from '../api/service.ts';
 import { SignalError } from '../signal/errors.ts';
 import { MeshNode } from './node.ts';
-import { capacity, startNode, until } from './node.test-util.ts';
+import { ManualClock } from '../time/clock.test-util.ts';
+import { capacity, startNode } from './node.test-util.ts';
 import { heightCodec, syncResponseCodec, syncRequestCodec } from './wire.ts';
 import { decode } from '../encoding/codec.ts';
 
 const A = key(1);
 const B = key(2);
 const M = key(9);
-const node = (bus: MemoryBus, chain: Chain, k: SigningKey, mineBlocks = false): Promise<MeshNode> => startNode(bus, chain, k, mineBlocks);
+const node = (bus: MemoryBus, clock: ManualClock, chain: Chain, k: SigningKey, mine = false): Promise<MeshNode> => startNode(bus, chain, k, clock, { mine });
 
 test('sync: a new node catches up more than one response (500 blocks) from a peer', async () => {
   const bus = new MemoryBus();
+  const clock = new ManualClock();
   const chainA = await openChain();
   await mine(chainA, A, 1_100);
-  const a = await node(bus, chainA, A);
-  const b = await node(bus, await openChain(), B);
+  const a = await node(bus, clock, chainA, A);
+  const b = await node(bus, clock, await openChain(), B);
   try {
-    await until('b reaches a', () => b.chain.tip.height === 1_100, 30_000);
+    // Announcements and answers alone drive it: no time passes.
+    await clock.until('b reaches a', () => b.chain.tip.height === 1_100, 0);
     assert.equal(toHex(b.chain.tip.hash), toHex(chainA.tip.hash));
     assert.equal(toHex(b.chain.state.stateRoot()), toHex(chainA.state.stateRoot()));
     const responses = bus.verdicts.filter((v) => v.topic === TOPICS.syncResponse && v.to === toHex(B.publicKey));
@@ -43,15 +46,16 @@ test('sync: a new node catches up more than one response (500 blocks) from a pee
 
 test('sync: a node on a shorter fork reorganises to the longer chain of its peer', async () => {
   const bus = new MemoryBus();
+  const clock = new ManualClock();
   const chainA = await openChain();
   const chainB = await openChain();
   await chainB.addBranch(await mine(chainA, A, 5));
   await mine(chainA, A, 3);
   await mine(chainB, B, 6);
-  const a = await node(bus, chainA, A);
-  const b = await node(bus, chainB, B);
+  const a = await node(bus, clock, chainA, A);
+  const b = await node(bus, clock, chainB, B);
   try {
-    await until('a adopts b', () => toHex(a.chain.tip.hash) === toHex(chainB.tip.hash));
+    await clock.until('a adopts b', () => toHex(a.chain.tip.hash) === toHex(chainB.tip.hash), 0);
     assert.equal(a.chain.tip.height, 11);
     assert.equal(chainA.state.account(B.publicKey).balance, 6_000n * CREDIT);
   } finally {
@@ -62,9 +66,10 @@ test('sync: a node on a shorter fork reorganises to the longer chain of its peer
 
 test('sync: a peer that answers with invalid blocks is penalised and nothing is adopted', async () => {
   const bus = new MemoryBus();
+  const clock = new ManualClock();
   const honest = await openChain();
   const blocks = await mine(honest, A, 4);
-  const b = await node(bus, await openChain(), B);
+  const b = await node(bus, clock, await openChain(), B);
   // A hostile peer claims a higher tip and answers with blocks whose signatures were altered.
   const hostile = bus.join(M.publicKey);
   hostile.handle(TOPICS.syncRequest, async (m: GossipMessage) => {
@@ -81,7 +86,7 @@ test('sync: a peer that answers with invalid blocks is penalised and nothing is 
   try {
     await hostile.publish(TOPICS.heights, encode(heightCodec, { height: 4, hash: blocks[3]!.hash }));
     const network = bus.members.get(toHex(B.publicKey))!;
-    await until('b blames the hostile peer', () => network.penalties.some((p) => p.node === toHex(M.publicKey)));
+    await clock.until('b blames the hostile peer', () => network.penalties.some((p) => p.node === toHex(M.publicKey)), 0);
     assert.equal(b.chain.tip.height, 0);
     assert.isTrue(bus.verdicts.some((v) => v.topic === TOPICS.syncResponse && v.from === toHex(M.publicKey) && v.verdict === 'reject'));
   } finally {
@@ -91,20 +96,21 @@ test('sync: a peer that answers with invalid blocks is penalised and nothing is 
 
 test('node: a transfer reaches the other node\'s stream, is mined, and shows in both balances', async () => {
   const bus = new MemoryBus();
+  const clock = new ManualClock();
   const chainA = await openChain();
   await mine(chainA, A, 2);
   const chainB = await openChain();
   await chainB.addBranch(await chainA.blocksFrom(1, 2));
-  const a = await node(bus, chainA, A, true);
-  const b = await node(bus, chainB, B);
+  const a = await node(bus, clock, chainA, A, true);
+  const b = await node(bus, clock, chainB, B);
   const seen: TxStreamEvent[] = [];
   b.onTransaction((e) => seen.push(e));
   try {
     const id = await a.transfer(B.publicKey, 7n * CREDIT);
-    await until('b streams the transfer', () => seen.some((e) => e.id === id));
+    await clock.until('b streams the transfer', () => seen.some((e) => e.id === id), 0);
     const event = seen.find((e) => e.id === id)!;
     assert.deepEqual(event, { id, origin: toHex(A.publicKey), kind: 'Transfer', amount: (7n * CREDIT).toString() });
-    await until('both confirm it', () => a.status().height >= 3 && chainB.state.account(B.publicKey).balance === 7n * CREDIT, 10_000);
+    await clock.until('both confirm it', () => a.status().height >= 3 && chainB.state.account(B.publicKey).balance === 7n * CREDIT, 10_000);
     assert.equal(b.status().balance, (7n * CREDIT).toString());
     const listed = await b.transactions(B.publicKey, {});
     assert.isTrue(listed.some((t) => t.tx_id === id && t.direction === 'in'));
@@ -116,12 +122,14 @@ test('node: a transfer reaches the other node\'s stream, is mined, and shows in 
 
 test('node: a capability-only signal reaches the peer, and the atlas shows the sender\'s capacity', async () => {
   const bus = new MemoryBus();
-  const a = await node(bus, await openChain(), A, true);
-  const b = await node(bus, await openChain(), B);
+  const clock = new ManualClock();
+  const a = await node(bus, clock, await openChain(), A, true);
+  const b = await node(bus, clock, await openChain(), B);
   try {
     const sent = await a.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [{ name: 'chat', version: 1 }], burnTxId: null });
-    await until('b keeps the signal', () => b.signals().some((s) => s.id === sent.id));
-    await until('b maps a\'s capacity', () => b.atlas().some((e) => e.node_id === toHex(A.publicKey)), 5_000);
+    await clock.until('b keeps the signal', () => b.signals().some((s) => s.id === sent.id), 0);
+    // The first capacity broadcast goes out 2 s after start.
+    await clock.until('b maps a\'s capacity', () => b.atlas().some((e) => e.node_id === toHex(A.publicKey)), 5_000);
     const entry = b.atlas().find((e) => e.node_id === toHex(A.publicKey))!;
     assert.equal(entry.cpu_cores, 2);
     assert.deepEqual(entry.tags, ['linux'], 'self-tags while mining');
@@ -133,15 +141,20 @@ test('node: a capability-only signal reaches the peer, and the atlas shows the s
 
 test('node: /signals/stream shows what GET /signals lists: broadcasts and signals to this node, not those passing through', async () => {
   const bus = new MemoryBus();
+  const clock = new ManualClock();
   const C = key(3);
-  const [a, b, c] = await Promise.all([node(bus, await openChain(), A), node(bus, await openChain(), B), node(bus, await openChain(), C)]);
+  const [a, b, c] = await Promise.all([node(bus, clock, await openChain(), A), node(bus, clock, await openChain(), B), node(bus, clock, await openChain(), C)]);
   const streamed = new Map<MeshNode, string[]>([[a, []], [b, []], [c, []]]);
   const unsubscribe = [a, b, c].map((n) => n.onSignal((s) => streamed.get(n)!.push(s.id)));
   try {
     const direct = await a.sendSignal({ to: C.publicKey, payload: new Uint8Array(0), capabilities: [{ name: 'hello', version: 1 }], burnTxId: null });
+    // Gossip need not keep a sender's order, and a signal below a nonce already kept is stale: the
+    // next one goes out once b and c have the first.
+    const accepted = (): number => bus.verdicts.filter((v) => v.topic === TOPICS.signals && v.verdict === 'accept').length;
+    await clock.until('b and c have the first', () => accepted() >= 2, 0);
     const broadcast = await a.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [{ name: 'all', version: 1 }], burnTxId: null });
-    await until('b and c have both', () => bus.verdicts.filter((v) => v.topic === TOPICS.signals && v.verdict === 'accept').length >= 4);
-    await until('c streams the signal to it', () => streamed.get(c)!.includes(direct.id));
+    await clock.until('b and c have both', () => accepted() >= 4, 0);
+    await clock.until('c streams the signal to it', () => streamed.get(c)!.includes(direct.id), 0);
     // b validated and relayed the signal to c, but it is neither listed nor streamed there.
     assert.isTrue(bus.verdicts.some((v) => v.topic === TOPICS.signals && v.to === toHex(B.publicKey) && v.verdict === 'accept'));
     for (const n of [a, b, c]) {
@@ -161,15 +174,16 @@ test('node: a signal with a payload is sent on the sender\'s own confirmed burn,
   await mine(chainA, A, 2);
   const claim = await tx(A, { kind: 'NameClaim', nonce: 1, name: 'alice' });
   await mine(chainA, A, 1, [claim]);
-  const a = await node(bus, chainA, A);
-  const b = await node(bus, await openChain(), B);
+  const clock = new ManualClock();
+  const a = await node(bus, clock, chainA, A);
+  const b = await node(bus, clock, await openChain(), B);
   try {
-    await until('b syncs the burn', () => b.chain.tip.height === chainA.tip.height);
+    await clock.until('b syncs the burn', () => b.chain.tip.height === chainA.tip.height, 0);
     const payload = Uint8Array.of(1, 2, 3);
     await rejectsAsync(() => a.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: null }), SignalError, 'burn-proof-required');
     await rejectsAsync(() => b.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: claim.id }), SignalError, 'burn-not-sender');
     const sent = await a.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: claim.id });
-    await until('b keeps it', () => b.signals().some((s) => s.id === sent.id));
+    await clock.until('b keeps it', () => b.signals().some((s) => s.id === sent.id), 0);
     const kept = b.signals().find((s) => s.id === sent.id)!;
     assert.equal(kept.payload_hex, '010203');
     assert.equal(kept.burn_proof?.tx_id, toHex(claim.id));
@@ -189,11 +203,11 @@ test('segments: a light node starts from a full node\'s state at a trusted check
   const transfers = await Promise.all([1, 2, 3, 4, 5].map((n) => tx(A, { kind: 'Transfer', nonce: n, to: key(20 + n).publicKey, amount: BigInt(n) })));
   await mine(chainA, A, 1, transfers);
   await mine(chainA, A, 20);
+  const clock = new ManualClock();
   // Small segments, so the state comes in several pieces.
-  const a = new MeshNode({ chain: chainA, network: bus.join(A.publicKey), key: A, mine: false, capacity, segmentBytes: 200 });
-  await a.start();
+  const a = await startNode(bus, chainA, A, clock, { segmentBytes: 200 });
   const light = bus.join(B.publicKey);
-  const fetcher = new Segments(light, chainA.params, null);
+  const fetcher = new Segments(light, chainA.params, null, { clock });
   fetcher.start();
   try {
     const checkpoint = (await chainA.hashAt(10))!;
@@ -208,10 +222,10 @@ test('segments: a light node starts from a full node\'s state at a trusted check
     const forged = { block: snapshot.block, entries: snapshot.entries.slice(1) };
     await rejectsAsync(() => Chain.openFromSnapshot({ store: new MemoryStore(), params: chainA.params }, forged, checkpoint), ForkChoiceError, 'snapshot-root');
 
-    const b = new MeshNode({ chain: lightChain, network: light, key: B, mine: false, capacity, syncTimeoutMs: 2_000 });
+    const b = new MeshNode({ chain: lightChain, network: light, key: B, mine: false, capacity, syncTimeoutMs: 2_000, clock });
     await b.start();
     try {
-      await until('light node syncs to the tip', () => lightChain.tip.height === chainA.tip.height);
+      await clock.until('light node syncs to the tip', () => lightChain.tip.height === chainA.tip.height, 0);
       assert.equal(toHex(lightChain.tip.hash), toHex(chainA.tip.hash));
     } finally {
       await b.stop();
@@ -225,12 +239,13 @@ test('gossip: undecodable messages on every topic are rejected, and change nothi
   const bus = new MemoryBus();
   const chainA = await openChain();
   await mine(chainA, A, 2);
-  const a = await node(bus, chainA, A);
+  const clock = new ManualClock();
+  const a = await node(bus, clock, chainA, A);
   const hostile = bus.join(M.publicKey);
   try {
     const topics = Object.values(TOPICS);
     for (const topic of topics) await hostile.publish(topic, Uint8Array.of(0xff, 0x00, 0x13));
-    await until('every topic judged', () => bus.verdicts.filter((v) => v.from === toHex(M.publicKey)).length === topics.length);
+    await clock.until('every topic judged', () => bus.verdicts.filter((v) => v.from === toHex(M.publicKey)).length === topics.length, 0);
     for (const v of bus.verdicts.filter((x) => x.from === toHex(M.publicKey))) assert.equal(v.verdict, 'reject', v.topic);
     assert.equal(a.chain.tip.height, 2);
     assert.equal(a.mempool.size, 0);

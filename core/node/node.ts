@@ -9,6 +9,7 @@ import { Mempool, MempoolError } from '../chain/mempool.ts';
 import { RecentSet } from '../collections/recent-set.ts';
 import type { History, TxListItem } from '../chain/readmodel.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
+import { systemRandom, type Random } from '../crypto/random.ts';
 import { formatAmount } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
@@ -22,6 +23,7 @@ import { chainBurnLookup, SignalBook } from '../signal/book.ts';
 import { SignalError } from '../signal/errors.ts';
 import { decodeSignal, signSignal } from '../signal/signal.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
+import { systemClock, type Clock, type Timer } from '../time/clock.ts';
 import { BlockProducer } from './block-producer.ts';
 import { OwnTransactions } from './own-transactions.ts';
 import { Segments } from './segments.ts';
@@ -35,7 +37,10 @@ export interface MeshNodeOptions {
   readonly mine: boolean;
   /** This machine's capacity, for the atlas (read again at every broadcast). */
   readonly capacity: () => Capacity;
-  readonly now?: () => number;
+  /** Time and timers (default: the system clock). */
+  readonly clock?: Clock;
+  /** Request ids of sync and segments (default: the platform's CSPRNG). */
+  readonly random?: Random;
   readonly log?: (line: string) => void;
   /** How often the tip is announced on mesh-heights besides on every new peer (default 15 s). */
   readonly announceIntervalMs?: number;
@@ -59,7 +64,7 @@ export class MeshNode implements NodeService {
   readonly segments: Segments;
   readonly #network: Network;
   readonly #key: SigningKey;
-  readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #log: (line: string) => void;
   readonly #options: MeshNodeOptions;
   readonly #producer: BlockProducer | null;
@@ -68,8 +73,8 @@ export class MeshNode implements NodeService {
   readonly #blockListeners = new Set<(event: BlockEvent) => void>();
   readonly #txListeners = new Set<(event: TxStreamEvent) => void>();
   readonly #streamed = new RecentSet<string>(STREAMED_MEMORY);
-  readonly #timers: ReturnType<typeof setInterval>[] = [];
-  readonly #joinTimers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #timers: Timer[] = [];
+  readonly #joinTimers = new Set<Timer>();
   #unsubscribeChain: (() => void) | null = null;
   #unsubscribePeers: (() => void) | null = null;
   /** This node's own transactions, of every kind: signed, pooled, streamed and gossiped in one place. */
@@ -84,7 +89,8 @@ export class MeshNode implements NodeService {
     this.#network = options.network;
     this.#key = options.key;
     this.nodeId = toHex(options.key.publicKey);
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? systemClock;
+    const ports = { clock: this.#clock, random: options.random ?? systemRandom };
     this.#log = options.log ?? (() => {});
     this.mempool = new Mempool(this.chain);
     this.own = new OwnTransactions({
@@ -97,11 +103,11 @@ export class MeshNode implements NodeService {
     this.sync = new Sync({
       chain: this.chain,
       network: this.#network,
-      now: this.#now,
+      ...ports,
       log: this.#log,
       ...(options.syncTimeoutMs === undefined ? {} : { timeoutMs: options.syncTimeoutMs }),
     });
-    this.segments = new Segments(this.#network, this.chain.params, this.chain, options.segmentBytes === undefined ? {} : { segmentBytes: options.segmentBytes });
+    this.segments = new Segments(this.#network, this.chain.params, this.chain, { ...ports, ...(options.segmentBytes === undefined ? {} : { segmentBytes: options.segmentBytes }) });
     this.#book = new SignalBook({
       network: this.chain.params.network,
       self: options.key.publicKey,
@@ -109,7 +115,7 @@ export class MeshNode implements NodeService {
       locateTx: (id) => this.chain.txHeight(id),
     });
     // Capacity broadcasts are kept signals like any other; the atlas reads them from the book.
-    this.#book.subscribe((signal) => this.#atlas.observe(signal, this.#now()));
+    this.#book.subscribe((signal) => this.#atlas.observe(signal, this.#clock.now()));
     this.#producer = options.mine
       ? new BlockProducer({
           chain: this.chain,
@@ -117,7 +123,7 @@ export class MeshNode implements NodeService {
           key: this.#key,
           publish: (block) => this.#network.publish(TOPICS.blocks, block.bytes),
           behind: () => this.sync.behind,
-          now: this.#now,
+          clock: this.#clock,
           log: this.#log,
         })
       : null;
@@ -141,7 +147,7 @@ export class MeshNode implements NodeService {
       const announce = (): void => void this.sync.announce().catch(() => {});
       announce();
       for (const delay of [1_000, 3_000]) {
-        const timer = setTimeout(() => {
+        const timer = this.#clock.setTimeout(() => {
           this.#joinTimers.delete(timer);
           announce();
         }, delay);
@@ -149,19 +155,19 @@ export class MeshNode implements NodeService {
       }
     });
     this.sync.start();
-    this.#timers.push(setInterval(() => void this.sync.announce().catch(() => {}), this.#options.announceIntervalMs ?? 15_000));
+    this.#timers.push(this.#clock.setInterval(() => void this.sync.announce().catch(() => {}), this.#options.announceIntervalMs ?? 15_000));
     const capacityEvery = this.#options.capacityIntervalMs ?? CAPACITY_INTERVAL_MS;
-    this.#timers.push(setInterval(() => void this.#broadcastCapacity(), capacityEvery));
+    this.#timers.push(this.#clock.setInterval(() => void this.#broadcastCapacity(), capacityEvery));
     await this.sync.announce().catch(() => {});
     this.#producer?.start();
     // The first capacity broadcast goes out once peers had a moment to connect.
-    this.#timers.push(setTimeout(() => void this.#broadcastCapacity(), Math.min(2_000, capacityEvery)));
+    this.#timers.push(this.#clock.setTimeout(() => void this.#broadcastCapacity(), Math.min(2_000, capacityEvery)));
   }
 
   async stop(): Promise<void> {
-    for (const t of this.#timers) clearInterval(t);
+    for (const t of this.#timers) t.cancel();
     this.#timers.length = 0;
-    for (const t of this.#joinTimers) clearTimeout(t);
+    for (const t of this.#joinTimers) t.cancel();
     this.#joinTimers.clear();
     await this.#producer?.stop();
     this.sync.stop();
@@ -195,7 +201,7 @@ export class MeshNode implements NodeService {
   }
 
   atlas(): AtlasEntry[] {
-    return this.#atlas.entries(this.#now());
+    return this.#atlas.entries(this.#clock.now());
   }
 
   signals(): SignalObject[] {
@@ -213,7 +219,7 @@ export class MeshNode implements NodeService {
         throw new SignalError('burn-proof-required', 'a signal with a payload needs burn_tx_id_hex');
       }
       const signal = await signSignal(
-        { to: request.to, capabilities: request.capabilities, payload: request.payload, burn_proof: proof, nonce: this.#book.nextNonce(this.#now()) },
+        { to: request.to, capabilities: request.capabilities, payload: request.payload, burn_proof: proof, nonce: this.#book.nextNonce(this.#clock.now()) },
         this.#key,
         this.chain.params.network,
       );
@@ -255,7 +261,7 @@ export class MeshNode implements NodeService {
       return 'reject';
     }
     try {
-      const outcome = await this.chain.addBlock(block, this.#now());
+      const outcome = await this.chain.addBlock(block, this.#clock.now());
       // Only blocks this node fully validated (it moved its tip to them) are passed on. A block kept
       // aside was checked for its signature only: a peer one block behind would validate it in
       // full, and blame this node for relaying it if it were invalid. Peers that need a competing
@@ -271,7 +277,7 @@ export class MeshNode implements NodeService {
       // handed the block over. That peer validated the block before passing it on, so it holds the
       // parent; the producer may be several hops away, and sync requests reach direct peers only.
       if (error instanceof ForkChoiceError && error.verdict !== undefined) {
-        const now = this.#now();
+        const now = this.#clock.now();
         if (now - this.#lastNudge >= SYNC_NUDGE_MS) {
           this.#lastNudge = now;
           this.sync.requestFrom(message.peer);

@@ -9,6 +9,7 @@
  * it sorts the snapshot's entries by key so that every segment of one checkpoint cuts the same list.
  */
 import type { Chain, Snapshot } from '../chain/chain.ts';
+import { systemRandom, type Random } from '../crypto/random.ts';
 import { bytesEqual, compareBytes } from '../encoding/bytes.ts';
 import { array, bytes32, decode, encode, fixedBytes, struct, uint53, variant, varBytes, type Infer } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
@@ -16,6 +17,7 @@ import { MeshError } from '../errors.ts';
 import { decodeBlock, type Block } from '../ledger/block.ts';
 import type { ChainParams } from '../ledger/params.ts';
 import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
+import { systemClock, type Clock } from '../time/clock.ts';
 import { ServeBudget } from './serve-budget.ts';
 
 /** Bytes of state entries in one segment (gossip frames are 4 MiB). */
@@ -59,6 +61,8 @@ export class Segments {
   readonly #chain: Chain | null;
   readonly #params: ChainParams;
   readonly #network: Network;
+  readonly #clock: Clock;
+  readonly #random: Random;
   // The last snapshot served: light nodes fetching one checkpoint ask for it many times.
   #cached: { hash: string; block: Block; entries: (readonly [Uint8Array, Uint8Array])[] } | null = null;
   #lastSnapshotAt = -Infinity;
@@ -69,15 +73,22 @@ export class Segments {
 
   /**
    * `serveBytesPerSecond`: bytes of answers per requester and second (default 4 MiB); all
-   * requesters together get four times that.
+   * requesters together get four times that. `clock` and `random` default to the system's.
    */
-  constructor(network: Network, params: ChainParams, chain: Chain | null, options: { segmentBytes?: number; serveBytesPerSecond?: number } = {}) {
+  constructor(
+    network: Network,
+    params: ChainParams,
+    chain: Chain | null,
+    options: { segmentBytes?: number; serveBytesPerSecond?: number; clock?: Clock; random?: Random } = {},
+  ) {
     this.#network = network;
     this.#params = params;
     this.#chain = chain;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? systemRandom;
     this.#segmentBytes = options.segmentBytes ?? MAX_SEGMENT_BYTES;
     const serveBytes = options.serveBytesPerSecond ?? 4 * 1024 * 1024;
-    this.#budget = new ServeBudget(serveBytes, 4 * serveBytes, Date.now);
+    this.#budget = new ServeBudget(serveBytes, 4 * serveBytes, this.#clock);
   }
 
   /** Subscribes to mesh-segments. */
@@ -150,12 +161,12 @@ export class Segments {
     if (chain === null) return null;
     const hash = toHex(checkpoint);
     if (this.#cached?.hash === hash) return this.#cached;
-    if (Date.now() - this.#lastSnapshotAt < SNAPSHOT_EVERY_MS) return null;
+    if (this.#clock.now() - this.#lastSnapshotAt < SNAPSHOT_EVERY_MS) return null;
     const block = await chain.blockByHash(checkpoint);
     if (block === undefined || block.header.height < chain.base) return null;
     const main = await chain.hashAt(block.header.height);
     if (main === undefined || !bytesEqual(main, checkpoint)) return null;
-    this.#lastSnapshotAt = Date.now();
+    this.#lastSnapshotAt = this.#clock.now();
     const snapshot = await chain.snapshotAt(block.header.height);
     const entries = [...snapshot.entries].sort((a, b) => compareBytes(a[0], b[0]));
     this.#cached = { hash, block: snapshot.block, entries };
@@ -187,22 +198,22 @@ export class Segments {
   }
 
   #ask(peer: Uint8Array, checkpoint: Uint8Array, offset: number, timeoutMs: number): Promise<Response> {
-    const id = crypto.getRandomValues(new Uint8Array(8));
+    const id = this.#random.bytes(8);
     const key = toHex(id);
     return new Promise<Response>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.#clock.setTimeout(() => {
         this.#waiting.delete(key);
         reject(new SegmentError('timeout', `no segment from ${toHex(peer).slice(0, 16)}… in ${timeoutMs} ms`));
       }, timeoutMs);
       this.#waiting.set(key, (response, from) => {
         if (!bytesEqual(from, peer)) return;
-        clearTimeout(timer);
+        timer.cancel();
         this.#waiting.delete(key);
         resolve(response);
       });
       const request: SegmentMessage = { kind: 'request', target: peer, request_id: id, checkpoint, offset };
       this.#network.publish(TOPICS.segments, encode(segmentCodec, request)).catch((error: unknown) => {
-        clearTimeout(timer);
+        timer.cancel();
         this.#waiting.delete(key);
         reject(error);
       });

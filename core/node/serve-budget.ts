@@ -4,6 +4,7 @@
  * and published to every peer, so answers are held to a budget that refills steadily, up to one
  * second's worth.
  */
+import type { Clock } from '../time/clock.ts';
 
 interface Bucket {
   level: number;
@@ -16,16 +17,16 @@ const MAX_REQUESTERS = 4_096;
 export class ServeBudget {
   readonly #perRequester: number;
   readonly #total: number;
-  readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #requesters = new Map<string, Bucket>();
   readonly #all: Bucket;
 
-  /** `perRequester` and `total` are bytes per second; `now` is milliseconds since the epoch. */
-  constructor(perRequester: number, total: number, now: () => number) {
+  /** `perRequester` and `total` are bytes per second; `clock` tells how much time passed. */
+  constructor(perRequester: number, total: number, clock: Clock) {
     this.#perRequester = perRequester;
     this.#total = total;
-    this.#now = now;
-    this.#all = { level: total, at: now() };
+    this.#clock = clock;
+    this.#all = { level: total, at: clock.now() };
   }
 
   /**
@@ -36,7 +37,7 @@ export class ServeBudget {
   reserve(requester: string, bytes: number): boolean {
     let bucket = this.#requesters.get(requester);
     if (bucket === undefined) {
-      bucket = { level: this.#perRequester, at: this.#now() };
+      bucket = { level: this.#perRequester, at: this.#clock.now() };
       this.#requesters.set(requester, bucket);
       if (this.#requesters.size > MAX_REQUESTERS) this.#requesters.delete(this.#requesters.keys().next().value!);
     }
@@ -55,7 +56,7 @@ export class ServeBudget {
 
   // Tops `bucket` up for the time since it was last used; its level.
   #refill(bucket: Bucket, perSecond: number): number {
-    const now = this.#now();
+    const now = this.#clock.now();
     bucket.level = Math.min(perSecond, bucket.level + ((now - bucket.at) / 1000) * perSecond);
     bucket.at = now;
     return bucket.level;

@@ -17,6 +17,8 @@ import { decode, encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { decodeBlock, InvalidBlockError, type Block } from '../ledger/block.ts';
 import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
+import { systemRandom, type Random } from '../crypto/random.ts';
+import { systemClock, type Clock, type Timer } from '../time/clock.ts';
 import { ServeBudget } from './serve-budget.ts';
 import {
   heightCodec,
@@ -30,8 +32,10 @@ import {
 export interface SyncOptions {
   readonly chain: Chain;
   readonly network: Network;
-  /** Milliseconds since the epoch (injected so tests control time). */
-  readonly now?: () => number;
+  /** Time and timers (injected so tests control time). */
+  readonly clock?: Clock;
+  /** Request ids come from here. */
+  readonly random?: Random;
   /** How long to wait for an answer before asking another node. */
   readonly timeoutMs?: number;
   /** Sync requests served per requesting node per second. */
@@ -53,7 +57,7 @@ interface Pending {
   readonly id: string;
   readonly target: string;
   /** Unset once the answer is in and being dealt with. */
-  readonly timer?: ReturnType<typeof setTimeout>;
+  readonly timer?: Timer;
 }
 
 interface Known {
@@ -74,7 +78,8 @@ const MAX_DISTRUSTED = 4_096;
 export class Sync {
   readonly #chain: Chain;
   readonly #network: Network;
-  readonly #now: () => number;
+  readonly #clock: Clock;
+  readonly #random: Random;
   readonly #timeoutMs: number;
   readonly #servePerSecond: number;
   readonly #log: (line: string) => void;
@@ -95,11 +100,12 @@ export class Sync {
   constructor(options: SyncOptions) {
     this.#chain = options.chain;
     this.#network = options.network;
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? systemRandom;
     this.#timeoutMs = options.timeoutMs ?? 5_000;
     this.#servePerSecond = options.servePerSecond ?? 20;
     const serveBytes = options.serveBytesPerSecond ?? 4 * 1024 * 1024;
-    this.#budget = new ServeBudget(serveBytes, 4 * serveBytes, this.#now);
+    this.#budget = new ServeBudget(serveBytes, 4 * serveBytes, this.#clock);
     this.#stallMs = options.stallMs ?? 3 * this.#timeoutMs;
     this.#log = options.log ?? (() => {});
   }
@@ -113,7 +119,7 @@ export class Sync {
 
   stop(): void {
     this.#stopped = true;
-    if (this.#pending) clearTimeout(this.#pending.timer);
+    this.#pending?.timer?.cancel();
     this.#pending = null;
   }
 
@@ -135,7 +141,7 @@ export class Sync {
       this.#aheadSince = null;
       return false;
     }
-    const now = this.#now();
+    const now = this.#clock.now();
     this.#aheadSince ??= now;
     return now - Math.max(this.#aheadSince, this.#progressAt) < this.#stallMs;
   }
@@ -154,7 +160,7 @@ export class Sync {
 
   #isDistrusted(node: string): boolean {
     const entry = this.#distrusted.get(node);
-    return entry !== undefined && this.#now() < entry.until;
+    return entry !== undefined && this.#clock.now() < entry.until;
   }
 
   // `node` claimed a higher tip and did not serve it (no answer, nothing new, or invalid blocks):
@@ -163,14 +169,14 @@ export class Sync {
   #fail(node: string, why: string): void {
     const entry = this.#distrusted.get(node) ?? { until: 0, strikes: 0 };
     entry.strikes++;
-    entry.until = this.#now() + Math.min(2 * this.#timeoutMs * 2 ** (entry.strikes - 1), MAX_DISTRUST_MS);
+    entry.until = this.#clock.now() + Math.min(2 * this.#timeoutMs * 2 ** (entry.strikes - 1), MAX_DISTRUST_MS);
     this.#distrusted.delete(node);
     this.#distrusted.set(node, entry);
     if (this.#distrusted.size > MAX_DISTRUSTED) this.#distrusted.delete(this.#distrusted.keys().next().value!);
     this.#known.delete(node);
-    this.#log(`sync: ${node.slice(0, 16)}… ${why}; not asked again for ${Math.round((entry.until - this.#now()) / 1000)} s`);
+    this.#log(`sync: ${node.slice(0, 16)}… ${why}; not asked again for ${Math.round((entry.until - this.#clock.now()) / 1000)} s`);
     if (this.#pending?.target === node) {
-      clearTimeout(this.#pending.timer);
+      this.#pending.timer?.cancel();
       this.#pending = null;
     }
     if (this.#pending === null && !this.#stopped) this.#retry(node);
@@ -208,9 +214,9 @@ export class Sync {
   }
 
   #send(node: Uint8Array, locator: Uint8Array[] | Promise<Uint8Array[]>): void {
-    const id = crypto.getRandomValues(new Uint8Array(8));
+    const id = this.#random.bytes(8);
     const target = toHex(node);
-    const timer = setTimeout(() => {
+    const timer = this.#clock.setTimeout(() => {
       if (this.#pending?.id !== toHex(id)) return;
       this.#pending = null;
       this.#fail(target, `did not answer in ${this.#timeoutMs} ms`);
@@ -275,7 +281,7 @@ export class Sync {
   }
 
   #mayServe(node: string): boolean {
-    const second = Math.floor(this.#now() / 1000);
+    const second = Math.floor(this.#clock.now() / 1000);
     const entry = this.#served.get(node);
     if (!entry || entry.second !== second) {
       this.#served.set(node, { second, count: 1 });
@@ -310,7 +316,7 @@ export class Sync {
     if (!bytesEqual(response.requester, this.#network.self)) return 'ignore';
     const pending = this.#pending;
     if (pending === null || pending.id !== toHex(response.request_id) || pending.target !== toHex(message.origin)) return 'ignore';
-    clearTimeout(pending.timer);
+    pending.timer?.cancel();
     // Until this answer is dealt with, it stays pending, so that no other request goes out meanwhile
     // (its answer would overlap this one).
     const answered: Pending = { id: pending.id, target: pending.target };
@@ -354,9 +360,9 @@ export class Sync {
       } else {
         done();
       }
-      const outcome = await this.#chain.addBranch(blocks, this.#now());
+      const outcome = await this.#chain.addBranch(blocks, this.#clock.now());
       if (outcome === 'extended' || outcome === 'reorganized') {
-        this.#progressAt = this.#now();
+        this.#progressAt = this.#clock.now();
         this.#distrusted.delete(pending.target);
         this.#log(`sync: ${outcome} to height ${this.#chain.tip.height} from ${pending.target.slice(0, 16)}…`);
       }

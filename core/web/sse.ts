@@ -7,6 +7,8 @@
  * queue: past `maxQueued` unread events the stream is told why and closed (an EventSource then
  * reconnects and starts fresh).
  */
+import { systemClock, type Clock, type Timer } from '../time/clock.ts';
+
 /** Ends a subscription. */
 export type Unsubscribe = () => void;
 
@@ -16,6 +18,8 @@ export interface EventStreamOptions {
   readonly maxQueued: number;
   /** Aborted when the client goes away (the request's signal). */
   readonly signal?: AbortSignal;
+  /** Times the keep-alives (default: the system clock). */
+  readonly clock?: Clock;
 }
 
 /** Response headers of every event stream. */
@@ -33,14 +37,15 @@ const KEEP_ALIVE = encoder.encode(': keep-alive\n\n');
  */
 export function eventStream<T>(subscribe: (listener: (event: T) => void) => Unsubscribe, options: EventStreamOptions): ReadableStream<Uint8Array> {
   let unsubscribe: Unsubscribe | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  const clock = options.clock ?? systemClock;
+  let timer: Timer | undefined;
   let onAbort: (() => void) | undefined;
   let ended = false;
 
   const stop = (): void => {
     if (ended) return;
     ended = true;
-    clearTimeout(timer);
+    timer?.cancel();
     if (onAbort) options.signal?.removeEventListener('abort', onAbort);
     unsubscribe?.();
   };
@@ -49,8 +54,8 @@ export function eventStream<T>(subscribe: (listener: (event: T) => void) => Unsu
     {
       start(controller): void {
         const keepAlive = (): void => {
-          clearTimeout(timer);
-          timer = setTimeout(() => {
+          timer?.cancel();
+          timer = clock.setTimeout(() => {
             // A keep-alive is also held back from a client that reads nothing.
             if (controller.desiredSize !== null && controller.desiredSize > 0) controller.enqueue(KEEP_ALIVE);
             keepAlive();
