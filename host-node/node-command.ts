@@ -16,6 +16,7 @@ import { integer, port } from './cli/values.ts';
 import { DataDirError, dataDirOption, openDataDir, removeApiAddress, writeApiAddress } from './data-dir.ts';
 import { serveFetch } from './http-server.ts';
 import { LevelStore, StoreLockedError } from './leveldb-store.ts';
+import { stopSignal } from './cli/stop-signal.ts';
 import { installNativeCrypto } from './native-crypto.ts';
 import { parseBootstrapAddress, startP2PNetwork } from './p2p.ts';
 
@@ -102,6 +103,7 @@ export const nodeCommand = command({
 });
 
 async function runNode(config: NodeConfig): Promise<number> {
+  const stopped = stopSignal();
   installNativeCrypto();
   const data = await starting(`cannot use the data directory ${config.dataDir}`, () => openDataDir(config.dataDir));
   // One chain per network, so a devnet never touches the main network's data.
@@ -153,14 +155,7 @@ async function runNode(config: NodeConfig): Promise<number> {
     throw error;
   }
 
-  const signal = await new Promise<string>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
-  log(`${signal}: stopping`);
-  const force = (): void => process.exit(130);
-  process.once('SIGINT', force);
-  process.once('SIGTERM', force);
+  log(`${await stopped}: stopping`);
   await closeAll();
   log('stopped');
   // Everything is closed and stored; timers libp2p leaves behind would only delay the exit.

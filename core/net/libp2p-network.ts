@@ -34,6 +34,7 @@ import {
   type ServeOptions,
   type Verdict,
 } from './network.ts';
+import { systemClock, type Clock, type Timer } from '../time/clock.ts';
 import { boundsOf, failureMessage, MAX_FAILURE_CHARS, runRequest, type Bounds, type Call } from './rpc.ts';
 
 /**
@@ -53,6 +54,8 @@ export interface Libp2pNetworkOptions {
   /** Misbehaviour points before a peer is banned (a rejected message is 1, a failed sync answer 5). */
   readonly banThreshold?: number;
   readonly banMs?: number;
+  /** Time for bans, request deadlines and the bootstrap redial (default: the system clock). */
+  readonly clock?: Clock;
 }
 
 type Services = { pubsub: GossipSub; ping: Ping };
@@ -125,7 +128,8 @@ export class Libp2pNetwork implements Network {
   readonly #stopping = new AbortController();
   readonly #banThreshold: number;
   readonly #banMs: number;
-  #reconnect: ReturnType<typeof setInterval> | undefined;
+  readonly #clock: Clock;
+  #reconnect: Timer | undefined;
 
   private constructor(libp2p: Libp2p<Services>, banned: Map<string, number>, options: Libp2pNetworkOptions) {
     this.libp2p = libp2p;
@@ -135,6 +139,7 @@ export class Libp2pNetwork implements Network {
     this.#bootstrap = options.bootstrap ?? [];
     this.#banThreshold = options.banThreshold ?? 10;
     this.#banMs = options.banMs ?? 10 * 60_000;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** Starts libp2p from the host's configuration with the mesh's protocols added. */
@@ -142,10 +147,11 @@ export class Libp2pNetwork implements Network {
     if (host.privateKey?.type !== 'Ed25519') throw new RangeError('a mesh node needs its Ed25519 key as its libp2p key');
     // The gater consults the ban list before the network exists, so the list comes first.
     const banned = new Map<string, number>();
+    const clock = options.clock ?? systemClock;
     const isBanned = (peer: PeerId): boolean => {
       const until = banned.get(peer.toString());
       if (until === undefined) return false;
-      if (Date.now() < until) return true;
+      if (clock.now() < until) return true;
       banned.delete(peer.toString());
       return false;
     };
@@ -189,7 +195,7 @@ export class Libp2pNetwork implements Network {
       this.#heights.delete(key);
       this.#rtts.delete(key);
     });
-    this.#reconnect = setInterval(() => void this.#keepBootstrapped(), RECONNECT_MS);
+    this.#reconnect = this.#clock.setInterval(() => void this.#keepBootstrapped(), RECONNECT_MS);
   }
 
   // Bootstrap peers are dialled again whenever the connection is gone (a restart on either side).
@@ -255,7 +261,7 @@ export class Libp2pNetwork implements Network {
     if (this.#points.size > 4_096) this.#points.delete(this.#points.keys().next().value!);
     if (total < this.#banThreshold) return;
     this.#points.delete(key);
-    this.#banned.set(key, Date.now() + this.#banMs);
+    this.#banned.set(key, this.#clock.now() + this.#banMs);
     this.#log(`p2p: banning ${key} for ${Math.round(this.#banMs / 1000)} s (${reason})`);
     void this.libp2p.hangUp(peer).catch(() => {});
   }
@@ -263,7 +269,7 @@ export class Libp2pNetwork implements Network {
   // ---- request/response ----
 
   request(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
-    return runRequest(peer, protocol, data, options, async (call) => {
+    return runRequest(this.#clock, peer, protocol, data, options, async (call) => {
       const { id, signal } = call;
       let stream: Stream;
       try {
@@ -433,7 +439,7 @@ export class Libp2pNetwork implements Network {
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#reconnect);
+    this.#reconnect?.cancel();
     this.#stopping.abort();
     await this.libp2p.stop();
   }

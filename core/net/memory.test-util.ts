@@ -18,12 +18,19 @@ import {
   type ServeOptions,
   type Verdict,
 } from './network.ts';
+import { systemClock, type Clock } from '../time/clock.ts';
 import { boundsOf, failureMessage, runRequest, type Bounds } from './rpc.ts';
 
 export class MemoryBus {
+  /** Request deadlines run on it: a manual clock makes timeouts deterministic. */
+  readonly clock: Clock;
   readonly members = new Map<string, MemoryNetwork>();
   /** Every verdict, for tests that check who was blamed. */
   readonly verdicts: { topic: string; from: string; to: string; verdict: Verdict }[] = [];
+
+  constructor(clock: Clock = systemClock) {
+    this.clock = clock;
+  }
 
   /** A new member, linked to every member already there unless `linked` is false. */
   join(self: Uint8Array, options: { linked?: boolean } = {}): MemoryNetwork {
@@ -144,7 +151,7 @@ export class MemoryNetwork implements Network {
   }
 
   request(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
-    return runRequest(peer, protocol, data, options, async ({ id, peer: name, bounds, signal }) => {
+    return runRequest(this.#bus.clock, peer, protocol, data, options, async ({ id, peer: name, bounds, signal }) => {
       const target = this.#linked(peer);
       const served = target.#served.get(id);
       if (served === undefined) throw new ProtocolNotServedError(name, id);

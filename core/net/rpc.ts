@@ -4,6 +4,7 @@
  */
 import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
+import type { Clock } from '../time/clock.ts';
 import { MessageTooLargeError, RequestTimeoutError } from './errors.ts';
 import { DEFAULT_RPC_MAX_BYTES, DEFAULT_RPC_TIMEOUT_MS, rpcProtocolId, type RequestOptions, type ServeOptions } from './network.ts';
 
@@ -39,11 +40,18 @@ export interface Call {
  * What every `Network.request` does around its transport: checks the name and the caller's bound
  * on the request, then runs `exchange` under the deadline and the caller's signal.
  */
-export function runRequest(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions, exchange: (call: Call) => Promise<Uint8Array>): Promise<Uint8Array> {
+export function runRequest(
+  clock: Clock,
+  peer: Uint8Array,
+  protocol: string,
+  data: Uint8Array,
+  options: RequestOptions,
+  exchange: (call: Call) => Promise<Uint8Array>,
+): Promise<Uint8Array> {
   const id = rpcProtocolId(protocol);
   const bounds = boundsOf(options);
   const name = toHex(peer);
-  return withDeadline(name, id, options, async (signal) => {
+  return withDeadline(clock, name, id, options, async (signal) => {
     if (data.length > bounds.maxRequestBytes) {
       throw new MessageTooLargeError('request-too-large', `a request of ${data.length} bytes is over this call's bound of ${bounds.maxRequestBytes}`);
     }
@@ -55,11 +63,11 @@ export function runRequest(peer: Uint8Array, protocol: string, data: Uint8Array,
  * Runs `run` with a signal that aborts at the request's deadline (as RequestTimeoutError) or with
  * the caller's signal (as its reason), and settles as soon as either happens.
  */
-async function withDeadline<T>(peer: string, protocol: string, options: RequestOptions, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withDeadline<T>(clock: Clock, peer: string, protocol: string, options: RequestOptions, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   options.signal?.throwIfAborted();
   const timeoutMs = options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new RequestTimeoutError(peer, protocol, timeoutMs)), timeoutMs);
+  const timer = clock.setTimeout(() => controller.abort(new RequestTimeoutError(peer, protocol, timeoutMs)), timeoutMs);
   const onAbort = (): void => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onAbort, { once: true });
   const aborted = new Promise<never>((_, reject) => {
@@ -72,7 +80,7 @@ async function withDeadline<T>(peer: string, protocol: string, options: RequestO
     running.catch(() => {});
     return await Promise.race([running, aborted]);
   } finally {
-    clearTimeout(timer);
+    timer.cancel();
     options.signal?.removeEventListener('abort', onAbort);
   }
 }

@@ -14,6 +14,7 @@ import { ensureDefaultDataset } from '../import/default-dataset.ts';
 import { createDirectory } from '../router.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
 import { command, entry } from '../../host-node/cli/command.ts';
+import { stopSignal } from '../../host-node/cli/stop-signal.ts';
 import { origin, SERVE_DESCRIPTION, SERVE_NOTES, serveConfig, type ServeOptions, serveOptions } from './options.ts';
 
 /** Where submissions go when `--submissions` is not given. */
@@ -53,6 +54,7 @@ export const directoryCommand = command({
 });
 
 async function runDirectory(options: ServeOptions): Promise<number> {
+  const stopped = stopSignal();
   let dataPath: string;
   try {
     dataPath = options.data ? resolve(options.data) : await ensureDefaultDataset((line) => process.stderr.write(`mesh directory: ${line}\n`));
@@ -84,10 +86,7 @@ async function runDirectory(options: ServeOptions): Promise<number> {
       ? `dataset ${dataPath} unavailable: data routes answer 503 and the load is retried\n`
       : `dataset ${dataPath}: ${records} records\n`,
   );
-  await new Promise<void>((done) => {
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
-  });
+  await stopped;
   await directory.close();
   await server.close();
   await store.close();
