@@ -3,9 +3,7 @@
  * plus the node's. docs/node-api.md lists the codes. Handlers throw `ApiProblem`; `toProblem`
  * turns the node's own refusals into one, from the table of their error class.
  */
-import { MempoolError } from '../chain/mempool.ts';
-import { LedgerRuleError } from '../ledger/apply.ts';
-import { SignalError } from '../signal/errors.ts';
+import { RuledError } from '../errors.ts';
 import { problemClass, type ProblemKind, WEB_PROBLEMS } from '../web/problem.ts';
 
 // Seconds a client should wait before offering a transaction to a full pool again (a block's time).
@@ -22,6 +20,9 @@ export const API_PROBLEMS = {
   'cross-origin': { status: 403, title: 'Cross-origin request refused' },
   'host-not-allowed': { status: 403, title: 'Host name refused' },
   'transaction-conflict': { status: 409, title: 'Transaction conflicts with the pool' },
+  'peer-unreachable': { status: 502, title: 'Peer unreachable' },
+  'peer-refused': { status: 502, title: 'Peer refused the request' },
+  'peer-timeout': { status: 504, title: 'No answer from the peer in time' },
   'signal-conflict': { status: 409, title: 'Signal conflicts with an earlier one' },
   'too-large': { status: 413, title: 'Content too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
@@ -39,8 +40,10 @@ export class ApiProblem extends problemClass(API_PROBLEMS) {}
  * is kept as `rule`. Undefined for anything else (the kit answers it as a 500).
  */
 export function toProblem(error: unknown): ApiProblem | undefined {
-  if (error instanceof LedgerRuleError || error instanceof MempoolError || error instanceof SignalError) {
-    return new ApiProblem(error.problem, error.message, { rule: error.code });
-  }
+  if (error instanceof RuledError && isApiProblemCode(error.problem)) return new ApiProblem(error.problem, error.message, { rule: error.code });
   return undefined;
+}
+
+function isApiProblemCode(code: unknown): code is ApiProblemCode {
+  return typeof code === 'string' && Object.hasOwn(API_PROBLEMS, code);
 }

@@ -3,38 +3,36 @@
  * status an API answering for such a request gives (docs/network.md, "Errors"), so no layer above
  * has to compare messages.
  */
-import { MeshError } from '../errors.ts';
+import { RuledError, type ErrorTable } from '../errors.ts';
 
-/** Every code a NetworkError carries, with its HTTP status. */
+const PEER_REFUSED = { status: 502, problem: 'peer-refused' } as const;
+
+/** Every code a NetworkError carries, with the HTTP status and problem an API answers it with. */
 export const NETWORK_ERRORS = {
   /** No answer in time. The peer may still have received and processed the request. */
-  timeout: 504,
+  timeout: { status: 504, problem: 'peer-timeout' },
   /** The peer is not connected and cannot be dialled, or the connection broke before the answer. */
-  unreachable: 502,
+  unreachable: { status: 502, problem: 'peer-unreachable' },
   /** The peer does not serve the protocol asked for. */
-  'unsupported-protocol': 502,
+  'unsupported-protocol': PEER_REFUSED,
   /** The request is over the caller's bound or the serving handler's. */
-  'request-too-large': 413,
+  'request-too-large': { status: 413, problem: 'too-large' },
   /** The answer is over the caller's bound or the serving handler's. */
-  'response-too-large': 502,
+  'response-too-large': PEER_REFUSED,
   /** The peer's handler failed. */
-  'remote-failed': 502,
+  'remote-failed': PEER_REFUSED,
   /** The peer answered something that is not a frame of the protocol. */
-  'bad-response': 502,
+  'bad-response': PEER_REFUSED,
   /** An app topic or protocol name is empty, too long, or has characters outside its alphabet. */
-  'invalid-name': 400,
-} as const;
+  'invalid-name': { status: 400, problem: 'invalid-body' },
+} as const satisfies ErrorTable;
 
 export type NetworkErrorCode = keyof typeof NETWORK_ERRORS;
 
-/** A failure of the network port; `status` is the HTTP status its code maps to. */
-export class NetworkError extends MeshError {
-  declare readonly code: NetworkErrorCode;
-  readonly status: number;
-
+/** A failure of the network port; its table gives the HTTP status and problem of each code. */
+export class NetworkError extends RuledError<typeof NETWORK_ERRORS> {
   constructor(code: NetworkErrorCode, message: string) {
-    super(code, message);
-    this.status = NETWORK_ERRORS[code];
+    super(NETWORK_ERRORS, code, message);
   }
 }
 
