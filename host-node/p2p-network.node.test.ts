@@ -1,16 +1,21 @@
 /**
  * The network compliance suite on real libp2p: Node hosts on loopback, connected as each test asks.
  */
+import { lpStream } from '@libp2p/utils';
+import { assert } from 'chai';
 import { SigningKey } from '../core/crypto/ed25519.ts';
+import { PeerBusyError } from '../core/net/errors.ts';
+import { rpcProtocolId, type RpcLimits } from '../core/net/network.ts';
+import { test } from '../test/harness.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { networkCompliance } from '../test/network-compliance.ts';
 import { startP2PNetwork } from './p2p.ts';
 
 const connected = (from: Libp2pNetwork, to: Libp2pNetwork): boolean => from.libp2p.getPeers().some((p) => p.equals(to.libp2p.peerId));
 
-networkCompliance('Libp2pNetwork', async (count, links) => {
+networkCompliance('Libp2pNetwork', async (count, links, limits) => {
   const networks: Libp2pNetwork[] = [];
-  for (let i = 0; i < count; i++) networks.push(await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [] }));
+  for (let i = 0; i < count; i++) networks.push(await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [], ...(limits ? { rpc: limits } : {}) }));
   const pairs = links ?? networks.flatMap((_, i) => networks.slice(i + 1).map((__, j) => [i, i + 1 + j] as const));
   for (const [a, b] of pairs) {
     const from = networks[a]!;
@@ -21,8 +26,51 @@ networkCompliance('Libp2pNetwork', async (count, links) => {
   return {
     networks,
     disconnect: async (a, b) => networks[a]!.libp2p.hangUp(networks[b]!.libp2p.peerId),
+    stop: async (a) => networks[a]!.stop(),
     close: async () => {
       await Promise.all(networks.map((net) => net.stop()));
     },
   };
+});
+
+const start = (rpc: Partial<RpcLimits>): Promise<Libp2pNetwork> => startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [], rpc });
+
+test('Libp2pNetwork: a requester that never sends its request frame is cut off at the read deadline', async () => {
+  const [a, b] = [await start({}), await start({ readMs: 200 })];
+  try {
+    let called = false;
+    b.serve('echo', async ({ data }) => {
+      called = true;
+      return data;
+    });
+    const stream = await a.libp2p.dialProtocol(b.libp2p.getMultiaddrs()[0]!, rpcProtocolId('echo'));
+    const started = Date.now();
+    const ended = await lpStream(stream).read().then(() => 'answered', (error: unknown) => (error as Error).name);
+    assert.notEqual(ended, 'answered');
+    assert.isBelow(Date.now() - started, 5_000);
+    assert.isFalse(called);
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+});
+
+test('Libp2pNetwork: a server with a lower limit than its requester answers the extra requests as busy', async () => {
+  const [a, b] = [await start({ streams: 8 }), await start({ streams: 2 })];
+  try {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    b.serve('gate', async ({ data }) => {
+      await gate;
+      return data;
+    });
+    await a.libp2p.dial(b.libp2p.getMultiaddrs()[0]!);
+    const within = [0, 1].map((i) => a.request(b.self, 'gate', Uint8Array.of(i)));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const busy = await a.request(b.self, 'gate', Uint8Array.of(9)).catch((error: unknown) => error);
+    assert.instanceOf(busy, PeerBusyError, String(busy));
+    release();
+    assert.deepEqual((await Promise.all(within)).map((answer) => answer[0]), [0, 1]);
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
 });

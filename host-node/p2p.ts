@@ -10,6 +10,7 @@ import { tcp } from '@libp2p/tcp';
 import { webSockets } from '@libp2p/websockets';
 import type { SigningKey } from '../core/crypto/ed25519.ts';
 import { Libp2pNetwork, parseBootstrapAddress } from '../core/net/libp2p-network.ts';
+import type { RpcLimits } from '../core/net/network.ts';
 
 export { parseBootstrapAddress };
 
@@ -25,6 +26,8 @@ export interface P2POptions {
   /** Misbehaviour points before a peer is banned (a rejected message is 1, a failed sync answer 5). */
   readonly banThreshold?: number;
   readonly banMs?: number;
+  /** Requests in flight per peer and protocol, and the serving side's deadlines. */
+  readonly rpc?: Partial<RpcLimits>;
 }
 
 /** Starts the node's libp2p network on TCP and WebSockets. */
@@ -47,6 +50,7 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
       ...(options.log ? { log: options.log } : {}),
       ...(options.banThreshold === undefined ? {} : { banThreshold: options.banThreshold }),
       ...(options.banMs === undefined ? {} : { banMs: options.banMs }),
+      ...(options.rpc === undefined ? {} : { rpc: options.rpc }),
     },
   );
 }

@@ -11,26 +11,29 @@ import {
   InvalidNameError,
   MessageTooLargeError,
   NetworkError,
+  PeerBusyError,
   PeerUnreachableError,
   ProtocolNotServedError,
   RemoteError,
   RequestTimeoutError,
 } from '../core/net/errors.ts';
-import { appTopic, rpcProtocolId, type GossipMessage, type Network, type Verdict } from '../core/net/network.ts';
+import { appTopic, rpcProtocolId, type GossipMessage, type Network, type RpcLimits, type Verdict } from '../core/net/network.ts';
 
 export interface NetworkFixture {
   readonly networks: readonly Network[];
   /** Drops the connection between networks `a` and `b`. */
   disconnect(a: number, b: number): Promise<void>;
+  /** Stops network `a` (its connections close). */
+  stop(a: number): Promise<void>;
   /** Stops every network. */
   close(): Promise<void>;
 }
 
 /**
- * Starts `count` networks, connected pairwise as `links` says (every pair when absent); it resolves
- * once the connections are up (gossip subscriptions may still be on their way).
+ * Starts `count` networks under `limits`, connected pairwise as `links` says (every pair when
+ * absent); it resolves once the connections are up (gossip subscriptions may still be on their way).
  */
-export type OpenNetworks = (count: number, links?: readonly (readonly [number, number])[]) => Promise<NetworkFixture>;
+export type OpenNetworks = (count: number, links?: readonly (readonly [number, number])[], limits?: Partial<RpcLimits>) => Promise<NetworkFixture>;
 
 const text = new TextEncoder();
 const words = new TextDecoder();
@@ -78,8 +81,13 @@ function listen(net: Network, topic: string, verdict: (data: Uint8Array) => Verd
 const said = (heard: readonly GossipMessage[]): string[] => heard.map((m) => words.decode(m.data));
 
 export function networkCompliance(name: string, open: OpenNetworks): void {
-  const withNetworks = async (count: number, links: readonly (readonly [number, number])[] | undefined, body: (nets: readonly Network[], fixture: NetworkFixture) => Promise<void>): Promise<void> => {
-    const fixture = await open(count, links);
+  const withNetworks = async (
+    count: number,
+    links: readonly (readonly [number, number])[] | undefined,
+    body: (nets: readonly Network[], fixture: NetworkFixture) => Promise<void>,
+    limits?: Partial<RpcLimits>,
+  ): Promise<void> => {
+    const fixture = await open(count, links, limits);
     try {
       await body(fixture.networks, fixture);
     } finally {
@@ -268,6 +276,115 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       const controller = new AbortController();
       controller.abort(new Error('stop'));
       assert.equal(((await failure(a!.ping(b!.self, { signal: controller.signal }))) as Error).message, 'stop');
+    });
+  });
+
+  test(`${name}: a gossip handler that throws ignores the message: not forwarded, nothing unhandled`, async () => {
+    await withNetworks(3, [[0, 1], [1, 2]], async ([a, b, c]) => {
+      listen(a!, 'mesh-blocks');
+      b!.handle('mesh-blocks', async (m) => {
+        if (words.decode(m.data).startsWith('throw')) throw new Error('handler bug');
+        return 'accept';
+      });
+      const atC = listen(c!, 'mesh-blocks');
+      await eventually('c hears a through b', () => a!.publish('mesh-blocks', text.encode('accept 0')), () => atC.length > 0);
+      await a!.publish('mesh-blocks', text.encode('throw 1'));
+      await eventually('c hears the next accepted one', () => a!.publish('mesh-blocks', text.encode('accept 2')), () => said(atC).includes('accept 2'));
+      assert.isFalse(said(atC).some((s) => s.startsWith('throw')), said(atC).join(', '));
+    });
+  });
+
+  test(`${name}: a bad protocol name rejects the request's promise, never throws`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      let pending: Promise<Uint8Array> | undefined;
+      assert.doesNotThrow(() => {
+        pending = a!.request(b!.self, 'Bad/Name', Uint8Array.of(1));
+      });
+      const caught = await pending!.catch((error: unknown) => error);
+      await networkFailure(Promise.reject(caught), InvalidNameError, 'invalid-name', 400);
+    });
+  });
+
+  test(`${name}: requests in flight to one peer up to the limit all succeed; past it they fail as busy`, async () => {
+    const limit = 4;
+    await withNetworks(
+      2,
+      undefined,
+      async ([a, b]) => {
+        let release: () => void = () => {};
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let arrived = 0;
+        b!.serve('gate', async ({ data }) => {
+          arrived++;
+          await gate;
+          return data;
+        });
+        const within = Array.from({ length: limit }, (_, i) => a!.request(b!.self, 'gate', Uint8Array.of(i)));
+        await eventually('every request within the limit reached the handler', async () => {}, () => arrived === limit);
+        for (let i = 0; i < 2; i++) {
+          const busy = await networkFailure(a!.request(b!.self, 'gate', Uint8Array.of(9)), PeerBusyError, 'busy', 503);
+          assert.equal(busy.problem, 'peer-busy');
+        }
+        release();
+        assert.deepEqual((await Promise.all(within)).map((answer) => answer[0]), [0, 1, 2, 3]);
+        // Room again once they are answered.
+        assert.deepEqual([...(await a!.request(b!.self, 'gate', Uint8Array.of(5)))], [5]);
+      },
+      { streams: limit },
+    );
+  });
+
+  test(`${name}: a handler past its deadline hears it on its signal, and the request fails`, async () => {
+    await withNetworks(
+      2,
+      undefined,
+      async ([a, b]) => {
+        const signals: AbortSignal[] = [];
+        b!.serve('stuck', ({ signal }) => {
+          signals.push(signal);
+          return new Promise(() => {});
+        });
+        const started = Date.now();
+        await networkFailure(a!.request(b!.self, 'stuck', Uint8Array.of(1), { timeoutMs: 10_000 }), PeerUnreachableError, 'unreachable', 502);
+        assert.isBelow(Date.now() - started, 5_000);
+        assert.isTrue(signals[0]?.aborted);
+        assert.match((signals[0]!.reason as Error).message, /deadline/);
+      },
+      { handlerMs: 300 },
+    );
+  });
+
+  test(`${name}: a disconnect mid-request fails it as unreachable; the handler hears the requester left`, async () => {
+    await withNetworks(2, undefined, async ([a, b], fixture) => {
+      const signals: AbortSignal[] = [];
+      b!.serve('hold', ({ signal }) => {
+        signals.push(signal);
+        return new Promise(() => {});
+      });
+      // Judged from the start: it may fail while the fixture is still cutting the link.
+      const failed = networkFailure(a!.request(b!.self, 'hold', Uint8Array.of(1), { timeoutMs: 10_000 }), PeerUnreachableError, 'unreachable', 502);
+      await eventually('the handler runs', async () => {}, () => signals.length > 0);
+      await fixture.disconnect(0, 1);
+      await failed;
+      await eventually('the handler hears it', async () => {}, () => signals[0]!.aborted, 5_000);
+      assert.match((signals[0]!.reason as Error).message, /requester went away/);
+    });
+  });
+
+  test(`${name}: the serving node stopping mid-request fails it as unreachable; the handler hears the node stopped`, async () => {
+    await withNetworks(2, undefined, async ([a, b], fixture) => {
+      const signals: AbortSignal[] = [];
+      b!.serve('hold', ({ signal }) => {
+        signals.push(signal);
+        return new Promise(() => {});
+      });
+      // Judged from the start: it may fail while the fixture is still cutting the link.
+      const failed = networkFailure(a!.request(b!.self, 'hold', Uint8Array.of(1), { timeoutMs: 10_000 }), PeerUnreachableError, 'unreachable', 502);
+      await eventually('the handler runs', async () => {}, () => signals.length > 0);
+      await fixture.stop(1);
+      await failed;
+      assert.isTrue(signals[0]!.aborted);
+      assert.match((signals[0]!.reason as Error).message, /node stopped/);
     });
   });
 }

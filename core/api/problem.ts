@@ -23,6 +23,7 @@ export const API_PROBLEMS = {
   'peer-unreachable': { status: 502, title: 'Peer unreachable' },
   'peer-refused': { status: 502, title: 'Peer refused the request' },
   'peer-timeout': { status: 504, title: 'No answer from the peer in time' },
+  'peer-busy': { status: 503, title: 'Peer busy' },
   'signal-conflict': { status: 409, title: 'Signal conflicts with an earlier one' },
   'too-large': { status: 413, title: 'Content too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },

@@ -13,6 +13,8 @@ export const NETWORK_ERRORS = {
   timeout: { status: 504, problem: 'peer-timeout' },
   /** The peer is not connected and cannot be dialled, or the connection broke before the answer. */
   unreachable: { status: 502, problem: 'peer-unreachable' },
+  /** The peer is connected but has as many requests in flight on the protocol as it takes. */
+  busy: { status: 503, problem: 'peer-busy' },
   /** The peer does not serve the protocol asked for. */
   'unsupported-protocol': PEER_REFUSED,
   /** The request is over the caller's bound or the serving handler's. */
@@ -47,6 +49,13 @@ export class RequestTimeoutError extends NetworkError {
 export class PeerUnreachableError extends NetworkError {
   constructor(message: string) {
     super('unreachable', message);
+  }
+}
+
+/** The peer is connected, but the protocol's requests in flight between the two are at their limit. */
+export class PeerBusyError extends NetworkError {
+  constructor(message: string) {
+    super('busy', message);
   }
 }
 

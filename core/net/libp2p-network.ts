@@ -22,20 +22,22 @@ import { lpStream } from '@libp2p/utils';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p';
 import { toHex } from '../encoding/hex.ts';
-import { MessageTooLargeError, NetworkError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import { MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
 import {
   TOPICS,
+  rpcLimitsOf,
   rpcProtocolId,
   type GossipMessage,
   type Network,
   type PeerInfo,
   type RequestOptions,
   type RpcHandler,
+  type RpcLimits,
   type ServeOptions,
   type Verdict,
 } from './network.ts';
 import { systemClock, type Clock, type Timer } from '../time/clock.ts';
-import { boundsOf, failureMessage, MAX_FAILURE_CHARS, runRequest, type Bounds, type Call } from './rpc.ts';
+import { boundsOf, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest, type Bounds, type Call } from './rpc.ts';
 
 /**
  * What a host gives: its key, listen addresses, transports, peer discovery, extra services (a
@@ -56,6 +58,8 @@ export interface Libp2pNetworkOptions {
   readonly banMs?: number;
   /** Time for bans, request deadlines and the bootstrap redial (default: the system clock). */
   readonly clock?: Clock;
+  /** Requests in flight per peer and protocol, and the serving side's deadlines (DEFAULT_RPC_LIMITS). */
+  readonly rpc?: Partial<RpcLimits>;
 }
 
 type Services = { pubsub: GossipSub; ping: Ping };
@@ -68,7 +72,7 @@ const VERDICTS: Record<Verdict, TopicValidatorResult> = {
 const RECONNECT_MS = 3_000;
 
 // The first byte of an answer frame (docs/network.md, "Request and response").
-const ANSWER = { ok: 0, failed: 1, requestTooLarge: 2, responseTooLarge: 3 } as const;
+const ANSWER = { ok: 0, failed: 1, requestTooLarge: 2, responseTooLarge: 3, busy: 4 } as const;
 // A failure's text is at most MAX_FAILURE_CHARS characters, each at most 4 bytes of UTF-8.
 const MAX_FAILURE_BYTES = 4 * MAX_FAILURE_CHARS;
 // A stream buffers what arrives before it is read: at least libp2p's default of 4 MiB (a chunk
@@ -129,7 +133,11 @@ export class Libp2pNetwork implements Network {
   readonly #banThreshold: number;
   readonly #banMs: number;
   readonly #clock: Clock;
+  readonly #rpc: RpcLimits;
+  /** Requests being served, by requester and protocol id. */
+  readonly #serving = new Map<string, number>();
   #reconnect: Timer | undefined;
+  #redialing = false;
 
   private constructor(libp2p: Libp2p<Services>, banned: Map<string, number>, options: Libp2pNetworkOptions) {
     this.libp2p = libp2p;
@@ -140,6 +148,7 @@ export class Libp2pNetwork implements Network {
     this.#banThreshold = options.banThreshold ?? 10;
     this.#banMs = options.banMs ?? 10 * 60_000;
     this.#clock = options.clock ?? systemClock;
+    this.#rpc = rpcLimitsOf(options.rpc);
   }
 
   /** Starts libp2p from the host's configuration with the mesh's protocols added. */
@@ -199,16 +208,27 @@ export class Libp2pNetwork implements Network {
   }
 
   // Bootstrap peers are dialled again whenever the connection is gone (a restart on either side).
+  // A round still dialling when the next is due makes that one skip.
   async #keepBootstrapped(): Promise<void> {
-    const connected = new Set(this.libp2p.getPeers().map(String));
-    for (const ma of this.#bootstrap) {
-      const id = ma.getComponents().findLast((c) => c.name === 'p2p')?.value;
-      if (id === undefined || connected.has(id)) continue;
-      try {
-        await this.libp2p.dial(ma, { signal: AbortSignal.timeout(RECONNECT_MS) });
-      } catch {
-        // Still down; tried again next round.
+    if (this.#redialing) return;
+    this.#redialing = true;
+    try {
+      const connected = new Set(this.libp2p.getPeers().map(String));
+      for (const ma of this.#bootstrap) {
+        const id = ma.getComponents().findLast((c) => c.name === 'p2p')?.value;
+        if (id === undefined || connected.has(id)) continue;
+        const giveUp = new AbortController();
+        const timer = this.#clock.setTimeout(() => giveUp.abort(new Error('bootstrap dial timed out')), RECONNECT_MS);
+        try {
+          await this.libp2p.dial(ma, { signal: giveUp.signal });
+        } catch {
+          // Still down; tried again next round.
+        } finally {
+          timer.cancel();
+        }
       }
+    } finally {
+      this.#redialing = false;
     }
   }
 
@@ -273,11 +293,14 @@ export class Libp2pNetwork implements Network {
       const { id, signal } = call;
       let stream: Stream;
       try {
-        stream = await this.libp2p.dialProtocol(peerIdOf(peer), id, { signal });
+        stream = await this.libp2p.dialProtocol(peerIdOf(peer), id, { signal, maxOutboundStreams: this.#rpc.streams });
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         if (error instanceof NetworkError) throw error;
         if (error instanceof Error && error.name === 'UnsupportedProtocolError') throw new ProtocolNotServedError(call.peer, id);
+        if (error instanceof Error && error.name === 'TooManyOutboundProtocolStreamsError') {
+          throw new PeerBusyError(`${this.#rpc.streams} requests to ${call.peer} on ${id} are already in flight, as many as this node sends`);
+        }
         throw new PeerUnreachableError(`cannot reach ${call.peer}: ${messageOf(error)}`);
       }
       try {
@@ -322,6 +345,8 @@ export class Libp2pNetwork implements Network {
         throw new MessageTooLargeError('request-too-large', `${name} refused the request on ${id}: ${decoder.decode(body)}`);
       case ANSWER.responseTooLarge:
         throw new MessageTooLargeError('response-too-large', `${name} did not send its answer on ${id}: ${decoder.decode(body)}`);
+      case ANSWER.busy:
+        throw new PeerBusyError(`${name} refused the request on ${id}: ${decoder.decode(body)}`);
       default:
         throw new RemoteError('bad-response', `${name} answered on ${id} with an unknown status`);
     }
@@ -331,8 +356,16 @@ export class Libp2pNetwork implements Network {
     const id = rpcProtocolId(protocol);
     const bounds = boundsOf(options);
     this.#served.set(id, handler);
+    // libp2p refuses streams past its own limit by resetting them, which a requester cannot tell
+    // from a lost connection; its inbound limit is therefore a backstop above the node's, and the
+    // node answers the requests past its limit as busy. Outbound, the limit is the node's.
+    const { streams } = this.#rpc;
     this.libp2p
-      .handle(id, (stream, connection) => this.#answer(stream, connection, id, handler, bounds), { force: true })
+      .handle(id, (stream, connection) => this.#answer(stream, connection, id, handler, bounds), {
+        force: true,
+        maxInboundStreams: 2 * streams,
+        maxOutboundStreams: streams,
+      })
       .catch((error: unknown) => this.#log(`rpc: cannot serve ${id}: ${messageOf(error)}`));
     return () => {
       if (this.#served.get(id) !== handler) return;
@@ -345,29 +378,47 @@ export class Libp2pNetwork implements Network {
     const peer = nodeIdOf(connection.remotePeer);
     if (peer === null) return stream.abort(new Error('not a mesh node'));
     const lp = lpStream(stream, { maxDataLength: bounds.maxRequestBytes, maxBufferSize: bufferFor(bounds.maxRequestBytes) });
-    // The handler's signal: the requester went away, or this node stops.
-    const gone = new AbortController();
-    const onGone = (): void => gone.abort(new Error('the requester went away'));
+    const { streams, readMs, handlerMs } = this.#rpc;
+    // The handler's signal: the requester went away, the handler's deadline passed, or this node stops.
+    const stop = new AbortController();
+    const end = (reason: Error): void => {
+      stop.abort(reason);
+      stream.abort(reason);
+    };
+    const onGone = (): void => stop.abort(handlerStops.requesterGone());
     stream.addEventListener('close', onGone);
-    const onStop = (): void => stream.abort(new Error('stopping'));
+    const onStop = (): void => end(handlerStops.nodeStopped());
     this.#stopping.signal.addEventListener('abort', onStop);
+    const key = `${connection.remotePeer.toString()} ${id}`;
+    const open = this.#serving.get(key) ?? 0;
+    this.#serving.set(key, open + 1);
+    let deadline = this.#clock.setTimeout(() => end(new Error(`no request frame in ${readMs} ms`)), readMs);
+    // Once the handler is told to stop, its deadline has nothing left to end.
+    stop.signal.addEventListener('abort', () => deadline.cancel(), { once: true });
     const reply = async (status: number, body: Uint8Array): Promise<void> => {
       await lp.write(answerFrame(status, body));
       await stream.close();
     };
     try {
+      if (open >= streams) {
+        // Told why rather than reset, so the requester does not take a full peer for a gone one.
+        await stream.closeRead();
+        return await reply(ANSWER.busy, encoder.encode(`${open} requests from this peer on ${id} are in flight, as many as it takes`));
+      }
       let request: Uint8Array;
       try {
-        request = (await lp.read()).subarray();
+        request = (await lp.read({ signal: stop.signal })).subarray();
       } catch (error) {
         if (!overBound(error)) throw error;
         // The rest of the request is discarded as it comes; the requester, told why, hangs up.
         await stream.closeRead();
         return await reply(ANSWER.requestTooLarge, encoder.encode(`requests on ${id} are at most ${bounds.maxRequestBytes} bytes`));
       }
+      deadline.cancel();
+      deadline = this.#clock.setTimeout(() => end(handlerStops.deadline(handlerMs)), handlerMs);
       let answer: Uint8Array;
       try {
-        answer = await handler({ peer, data: request.slice(), signal: gone.signal });
+        answer = await handler({ peer, data: request.slice(), signal: stop.signal });
       } catch (error) {
         this.#log(`rpc: ${id} handler failed: ${messageOf(error)}`);
         return await reply(ANSWER.failed, encoder.encode(failureMessage(error)));
@@ -380,6 +431,10 @@ export class Libp2pNetwork implements Network {
     } catch (error) {
       stream.abort(error instanceof Error ? error : new Error(String(error)));
     } finally {
+      deadline.cancel();
+      const left = (this.#serving.get(key) ?? 1) - 1;
+      if (left > 0) this.#serving.set(key, left);
+      else this.#serving.delete(key);
       stream.removeEventListener('close', onGone);
       this.#stopping.signal.removeEventListener('abort', onStop);
     }

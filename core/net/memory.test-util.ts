@@ -3,33 +3,38 @@
  * linked to each other unless told otherwise; gossip goes over links only, is handed over
  * asynchronously, judged by each receiver's handler, and forwarded only when accepted (as gossipsub
  * does), so sync and block propagation run as they would across processes. Requests go to a linked
- * peer under the same bounds, deadlines and errors as on libp2p.
+ * peer under the same bounds, limits, deadlines and errors as on libp2p; a request in flight fails
+ * when its link is cut, and `leave` is how a member stops.
  */
 import { toHex } from '../encoding/hex.ts';
-import { MessageTooLargeError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import { MessageTooLargeError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
 import {
   TOPICS,
+  rpcLimitsOf,
   rpcProtocolId,
   type GossipMessage,
   type Network,
   type PeerInfo,
   type RequestOptions,
   type RpcHandler,
+  type RpcLimits,
   type ServeOptions,
   type Verdict,
 } from './network.ts';
 import { systemClock, type Clock } from '../time/clock.ts';
-import { boundsOf, failureMessage, runRequest, type Bounds } from './rpc.ts';
+import { boundsOf, failureMessage, handlerStops, runRequest, type Bounds } from './rpc.ts';
 
 export class MemoryBus {
   /** Request deadlines run on it: a manual clock makes timeouts deterministic. */
   readonly clock: Clock;
+  readonly limits: RpcLimits;
   readonly members = new Map<string, MemoryNetwork>();
   /** Every verdict, for tests that check who was blamed. */
   readonly verdicts: { topic: string; from: string; to: string; verdict: Verdict }[] = [];
 
-  constructor(clock: Clock = systemClock) {
+  constructor(clock: Clock = systemClock, limits: Partial<RpcLimits> = {}) {
     this.clock = clock;
+    this.limits = rpcLimitsOf(limits);
   }
 
   /** A new member, linked to every member already there unless `linked` is false. */
@@ -40,7 +45,9 @@ export class MemoryBus {
     return net;
   }
 
+  /** The member stops: its links are cut, and so are the requests in flight to and from it. */
   leave(net: MemoryNetwork): void {
+    net.stopped = true;
     for (const other of net.links) this.unlink(net, other);
     this.members.delete(toHex(net.self));
   }
@@ -77,17 +84,28 @@ interface Served {
   readonly bounds: Bounds;
 }
 
+/** A request in flight to `peer`; `cut` aborts when the link goes or the handler's deadline passes. */
+interface InFlight {
+  readonly peer: MemoryNetwork;
+  readonly cut: AbortController;
+}
+
 export class MemoryNetwork implements Network {
   readonly self: Uint8Array;
   readonly penalties: { node: string; reason: string }[] = [];
   /** The members this one is connected to. */
   readonly links = new Set<MemoryNetwork>();
+  /** Set when it leaves the bus. */
+  stopped = false;
   readonly #bus: MemoryBus;
   readonly #handlers = new Map<string, (message: GossipMessage) => Promise<Verdict>>();
   readonly #served = new Map<string, Served>();
   readonly #joined = new Set<(peer: Uint8Array) => void>();
   readonly #heights = new Map<MemoryNetwork, number>();
   readonly #rtts = new Map<MemoryNetwork, number>();
+  readonly #calls = new Set<InFlight>();
+  /** Requests being served, by requester and protocol id. */
+  readonly #serving = new Map<string, number>();
 
   constructor(bus: MemoryBus, self: Uint8Array) {
     this.#bus = bus;
@@ -102,12 +120,20 @@ export class MemoryNetwork implements Network {
     this.links.delete(peer);
     this.#heights.delete(peer);
     this.#rtts.delete(peer);
+    // The handler hears why, as on libp2p: its own node stopped, or the requester went away.
+    for (const call of this.#calls) if (call.peer === peer) call.cut.abort(peer.stopped ? handlerStops.nodeStopped() : handlerStops.requesterGone());
   }
 
   async receive(message: GossipMessage, seen: Set<string>): Promise<void> {
     const handler = this.#handlers.get(message.topic);
     if (!handler) return;
-    const verdict = await handler(message);
+    let verdict: Verdict;
+    try {
+      verdict = await handler(message);
+    } catch {
+      // As on libp2p: a failing handler judges nothing, so the message is dropped without blame.
+      verdict = 'ignore';
+    }
     this.#bus.verdicts.push({ topic: message.topic, from: toHex(message.peer), to: toHex(this.self), verdict });
     if (verdict === 'accept') this.#bus.deliver(message.topic, message.data, message.origin, this, seen);
   }
@@ -151,26 +177,46 @@ export class MemoryNetwork implements Network {
   }
 
   request(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
-    return runRequest(this.#bus.clock, peer, protocol, data, options, async ({ id, peer: name, bounds, signal }) => {
+    const { clock, limits } = this.#bus;
+    return runRequest(clock, peer, protocol, data, options, async ({ id, peer: name, bounds, signal }) => {
       const target = this.#linked(peer);
       const served = target.#served.get(id);
       if (served === undefined) throw new ProtocolNotServedError(name, id);
       if (data.length > served.bounds.maxRequestBytes) {
         throw new MessageTooLargeError('request-too-large', `${name} takes requests of at most ${served.bounds.maxRequestBytes} bytes on ${id}`);
       }
-      // Handed over in a later task, as a stream would.
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      let answer: Uint8Array;
+      const key = `${toHex(this.self)} ${id}`;
+      const open = target.#serving.get(key) ?? 0;
+      if (open >= limits.streams) throw new PeerBusyError(`${name} already has ${open} requests in flight on ${id}, as many as it takes`);
+      target.#serving.set(key, open + 1);
+      const call: InFlight = { peer: target, cut: new AbortController() };
+      this.#calls.add(call);
+      const deadline = clock.setTimeout(() => call.cut.abort(handlerStops.deadline(limits.handlerMs)), limits.handlerMs);
+      // A cut link ends the request as a reset stream would.
+      const lost = new Promise<never>((_, reject) => {
+        call.cut.signal.addEventListener('abort', () => reject(new PeerUnreachableError(`the stream to ${name} on ${id} ended before its answer: ${(call.cut.signal.reason as Error).message}`)), { once: true });
+      });
+      lost.catch(() => {});
       try {
-        answer = await served.handler({ peer: this.self, data: data.slice(), signal });
-      } catch (error) {
-        throw new RemoteError('remote-failed', `${name} failed on ${id}: ${failureMessage(error)}`);
+        // Handed over in a later task, as a stream would.
+        await Promise.race([new Promise((resolve) => setTimeout(resolve, 0)), lost]);
+        const handled = Promise.resolve()
+          .then(() => served.handler({ peer: this.self, data: data.slice(), signal: AbortSignal.any([signal, call.cut.signal]) }))
+          .then((answer) => ({ answer }), (error: unknown) => ({ error }));
+        const outcome = await Promise.race([handled, lost]);
+        if ('error' in outcome) throw new RemoteError('remote-failed', `${name} failed on ${id}: ${failureMessage(outcome.error)}`);
+        const bound = Math.min(served.bounds.maxResponseBytes, bounds.maxResponseBytes);
+        if (outcome.answer.length > bound) {
+          throw new MessageTooLargeError('response-too-large', `an answer of ${outcome.answer.length} bytes from ${name} on ${id} is over the bound of ${bound}`);
+        }
+        return outcome.answer.slice();
+      } finally {
+        deadline.cancel();
+        this.#calls.delete(call);
+        const left = (target.#serving.get(key) ?? 1) - 1;
+        if (left > 0) target.#serving.set(key, left);
+        else target.#serving.delete(key);
       }
-      const bound = Math.min(served.bounds.maxResponseBytes, bounds.maxResponseBytes);
-      if (answer.length > bound) {
-        throw new MessageTooLargeError('response-too-large', `an answer of ${answer.length} bytes from ${name} on ${id} is over the bound of ${bound}`);
-      }
-      return answer.slice();
     });
   }
 

@@ -54,6 +54,26 @@ export const DEFAULT_RPC_TIMEOUT_MS = 10_000;
 /** The bound on a request and on an answer unless the caller or the handler sets another. */
 export const DEFAULT_RPC_MAX_BYTES = 1024 * 1024;
 
+/** How a network bounds the requests it carries, per node; `rpcLimitsOf` fills in the defaults. */
+export interface RpcLimits {
+  /**
+   * Requests in flight on one protocol between two peers, each way (default 64). One more fails
+   * with NetworkError 'busy' rather than waiting: the peer is connected, just full.
+   */
+  readonly streams: number;
+  /** The serving side's wait for the request frame (default 10 s); past it the stream is reset. */
+  readonly readMs: number;
+  /** The serving side's wait for its handler (default 5 min); past it the handler's signal aborts and the stream is reset. */
+  readonly handlerMs: number;
+}
+
+export const DEFAULT_RPC_LIMITS: RpcLimits = Object.freeze({ streams: 64, readMs: 10_000, handlerMs: 5 * 60_000 });
+
+/** `limits` with the defaults for what it leaves out. */
+export function rpcLimitsOf(limits: Partial<RpcLimits> = {}): RpcLimits {
+  return { ...DEFAULT_RPC_LIMITS, ...limits };
+}
+
 /**
  * What a handler says of a message: 'accept' delivers and forwards it; 'ignore' drops it without
  * blame (stale, a duplicate, not for us to judge); 'reject' drops it and penalises the peer that
@@ -92,7 +112,7 @@ export interface RpcRequest {
   /** The NodeId of the requesting peer (authenticated by the connection). */
   readonly peer: Uint8Array;
   readonly data: Uint8Array;
-  /** Aborted when the requester goes away or the network stops. */
+  /** Aborted when the requester goes away, the handler's deadline passes or the network stops; the reason says which. */
   readonly signal: AbortSignal;
 }
 

@@ -8,6 +8,13 @@ import type { Clock } from '../time/clock.ts';
 import { MessageTooLargeError, RequestTimeoutError } from './errors.ts';
 import { DEFAULT_RPC_MAX_BYTES, DEFAULT_RPC_TIMEOUT_MS, rpcProtocolId, type RequestOptions, type ServeOptions } from './network.ts';
 
+/** The reasons a serving handler's signal aborts with. */
+export const handlerStops = {
+  requesterGone: (): Error => new Error('the requester went away'),
+  nodeStopped: (): Error => new Error('the node stopped'),
+  deadline: (ms: number): Error => new Error(`the handler ran past its deadline of ${ms} ms`),
+} as const;
+
 /** A failing handler's message, sent to the requester, is cut to this many characters. */
 export const MAX_FAILURE_CHARS = 512;
 
@@ -37,10 +44,11 @@ export interface Call {
 }
 
 /**
- * What every `Network.request` does around its transport: checks the name and the caller's bound
+ * What every `Network.request` does around its transport (async, so a bad name rejects rather
+ * than throws): checks the name and the caller's bound
  * on the request, then runs `exchange` under the deadline and the caller's signal.
  */
-export function runRequest(
+export async function runRequest(
   clock: Clock,
   peer: Uint8Array,
   protocol: string,
@@ -51,7 +59,7 @@ export function runRequest(
   const id = rpcProtocolId(protocol);
   const bounds = boundsOf(options);
   const name = toHex(peer);
-  return withDeadline(clock, name, id, options, async (signal) => {
+  return await withDeadline(clock, name, id, options, async (signal) => {
     if (data.length > bounds.maxRequestBytes) {
       throw new MessageTooLargeError('request-too-large', `a request of ${data.length} bytes is over this call's bound of ${bounds.maxRequestBytes}`);
     }
