@@ -354,37 +354,26 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
     );
   });
 
-  test(`${name}: a disconnect mid-request fails it as unreachable; the handler hears the requester left`, async () => {
-    await withNetworks(2, undefined, async ([a, b], fixture) => {
-      const signals: AbortSignal[] = [];
-      b!.serve('hold', ({ signal }) => {
-        signals.push(signal);
-        return new Promise(() => {});
+  const midRequest = [
+    { what: 'a disconnect', cut: (fixture: NetworkFixture) => fixture.disconnect(0, 1), heard: 'the handler hears the requester left', reason: /requester went away/ },
+    { what: 'the serving node stopping', cut: (fixture: NetworkFixture) => fixture.stop(1), heard: 'the handler hears the node stopped', reason: /node stopped/ },
+  ];
+  for (const { what, cut, heard, reason } of midRequest) {
+    test(`${name}: ${what} mid-request fails it as unreachable; ${heard}`, async () => {
+      await withNetworks(2, undefined, async ([a, b], fixture) => {
+        const signals: AbortSignal[] = [];
+        b!.serve('hold', ({ signal }) => {
+          signals.push(signal);
+          return new Promise(() => {});
+        });
+        // Judged from the start: it may fail while the fixture is still cutting.
+        const failed = networkFailure(a!.request(b!.self, 'hold', Uint8Array.of(1), { timeoutMs: 10_000 }), PeerUnreachableError, 'unreachable', 502);
+        await eventually('the handler runs', async () => {}, () => signals.length > 0);
+        await cut(fixture);
+        await failed;
+        await eventually(heard, async () => {}, () => signals[0]!.aborted, 5_000);
+        assert.match((signals[0]!.reason as Error).message, reason);
       });
-      // Judged from the start: it may fail while the fixture is still cutting the link.
-      const failed = networkFailure(a!.request(b!.self, 'hold', Uint8Array.of(1), { timeoutMs: 10_000 }), PeerUnreachableError, 'unreachable', 502);
-      await eventually('the handler runs', async () => {}, () => signals.length > 0);
-      await fixture.disconnect(0, 1);
-      await failed;
-      await eventually('the handler hears it', async () => {}, () => signals[0]!.aborted, 5_000);
-      assert.match((signals[0]!.reason as Error).message, /requester went away/);
     });
-  });
-
-  test(`${name}: the serving node stopping mid-request fails it as unreachable; the handler hears the node stopped`, async () => {
-    await withNetworks(2, undefined, async ([a, b], fixture) => {
-      const signals: AbortSignal[] = [];
-      b!.serve('hold', ({ signal }) => {
-        signals.push(signal);
-        return new Promise(() => {});
-      });
-      // Judged from the start: it may fail while the fixture is still cutting the link.
-      const failed = networkFailure(a!.request(b!.self, 'hold', Uint8Array.of(1), { timeoutMs: 10_000 }), PeerUnreachableError, 'unreachable', 502);
-      await eventually('the handler runs', async () => {}, () => signals.length > 0);
-      await fixture.stop(1);
-      await failed;
-      assert.isTrue(signals[0]!.aborted);
-      assert.match((signals[0]!.reason as Error).message, /node stopped/);
-    });
-  });
+  }
 }
