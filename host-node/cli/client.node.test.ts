@@ -78,6 +78,7 @@ test('mesh send refuses a bad node id or amount with exit 2, before asking the n
     [['send', 'ab', '1'], /<node-id> must be a node id/],
     [['send', OTHER, '1e3'], /<credits> "1e3" has an exponent/],
     [['send', OTHER, '-1'], /<credits> "-1" has a sign/],
+    [['send', OTHER, '-1.5'], /<credits> "-1\.5" has a sign/],
     [['send', OTHER, '0.0000000000000000001'], /more than 18 decimal places/],
     [['send', OTHER, '0'], /<credits> must be more than 0/],
     [['send', OTHER], /missing <credits>/],
