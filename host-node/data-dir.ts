@@ -215,15 +215,46 @@ export interface ApiAddress {
   readonly pid: number;
 }
 
+const apiRecord = (url: string): string => `${JSON.stringify({ url, pid: process.pid })}\n`;
+
 /** Records that this process serves its HTTP API at `url` (atomically, mode 0600, replacing a stale record). */
 export async function writeApiAddress(dir: string, url: string): Promise<void> {
-  await writePrivateFile(join(dir, API_FILE), `${JSON.stringify({ url, pid: process.pid })}\n`, true);
+  await writePrivateFile(join(dir, API_FILE), apiRecord(url), true);
 }
 
-/** Removes the record at a clean stop, unless another process has written its own meanwhile. */
-export async function removeApiAddress(dir: string): Promise<void> {
-  const current = await readApiAddress(dir).catch(() => null);
-  if (current?.pid === process.pid) await unlink(join(dir, API_FILE)).catch(() => {});
+/**
+ * Removes this process's record (the one `writeApiAddress(dir, url)` wrote) at a clean stop, and
+ * never another node's. The file is first renamed aside, which takes it atomically; if it is not
+ * ours it is linked back, unless a newer record was written meanwhile (link refuses to replace
+ * one). A client looking in that instant finds no record and says no node is running.
+ */
+export async function removeApiAddress(dir: string, url: string): Promise<void> {
+  const path = join(dir, API_FILE);
+  const aside = join(dir, `.${API_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.removing`);
+  try {
+    await rename(path, aside);
+  } catch {
+    return; // No record: nothing to remove.
+  }
+  try {
+    const text = await readFile(aside, 'utf8').catch(() => '');
+    if (text !== apiRecord(url)) await link(aside, path).catch(() => {});
+  } finally {
+    await unlink(aside).catch(() => {});
+  }
+}
+
+/** The NodeId (lowercase hex) an identity file states, read without touching its secret part. */
+export async function readNodeId(dir: string): Promise<string> {
+  const path = join(dir, IDENTITY_FILE);
+  let nodeId: unknown;
+  try {
+    nodeId = (JSON.parse(await readFile(path, 'utf8')) as { node_id?: unknown } | null)?.node_id;
+  } catch (error) {
+    throw new DataDirError('identity-unreadable', `cannot read the node id in ${path}: ${messageOf(error)}`, { cause: error });
+  }
+  if (typeof nodeId !== 'string' || !/^[0-9a-f]{64}$/.test(nodeId)) throw new DataDirError('identity-hex', `${path} states no node_id of 64 lowercase hex characters`);
+  return nodeId;
 }
 
 /** The record in `dir`, or null when there is none; throws DataDirError when it is unreadable. */
