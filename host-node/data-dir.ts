@@ -5,11 +5,12 @@
  * crash nor two starts at once can leave a half-written or world-readable token or key.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, link, mkdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
+import { writeAtomically } from './atomic-file.ts';
 import { option } from './cli/command.ts';
 
 /** What a started node needs from its data directory. */
@@ -53,26 +54,8 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
  * Writes `data` to `path` atomically with mode 0600. With `replace`, an existing file is replaced
  * (rename); without, the write fails with EEXIST if `path` exists, checked atomically (link).
  */
-async function writePrivateFile(path: string, data: string, replace: boolean): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    try {
-      await handle.writeFile(data);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    if (replace) await rename(temp, path);
-    else await link(temp, path);
-  } finally {
-    // After a rename the temp name is gone already; after a link (or a failure) it is removed here.
-    await unlink(temp).catch(() => {});
-  }
-  // Make the new directory entry itself durable. Not every platform can open a directory for fsync.
-  const dirHandle = await open(dirname(path), 'r').catch(() => undefined);
-  await dirHandle?.sync().catch(() => {});
-  await dirHandle?.close();
+function writePrivateFile(path: string, data: string, replace: boolean): Promise<void> {
+  return writeAtomically(path, (file) => file.writeFile(data), { mode: 0o600, replace });
 }
 
 /** The identity file format: `{ type, version, node_id, seed }` with lowercase 64-hex values. */

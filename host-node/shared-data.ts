@@ -7,11 +7,11 @@
  *
  *   const csv = await loadSharedData('epa-frs/frs-naics-32591.csv');
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeAtomically } from './atomic-file.ts';
 import { loadPinned, SHARED_FILES, type SharedDataPlaces, type SharedFiles } from '../core/data/shared-data.ts';
 
 export { SHARED_FILES, SharedDataError, type SharedFile, type SharedFiles } from '../core/data/shared-data.ts';
@@ -84,24 +84,6 @@ async function download(url: string, timeoutMs: number, maxBytes: number): Promi
   }
 }
 
-/** Writes `bytes` to `path` whole or not at all: a unique temporary file, flushed, then renamed. */
-async function writeWhole(path: string, bytes: Uint8Array): Promise<void> {
-  const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  const file = await open(temporary, 'wx');
-  try {
-    try {
-      await file.writeFile(bytes);
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => {});
-    throw error;
-  }
-}
-
 function places(root: string, cacheDir: () => string, options: SharedDataOptions): SharedDataPlaces {
   return {
     shared: root,
@@ -113,7 +95,7 @@ function places(root: string, cacheDir: () => string, options: SharedDataOptions
     async writeCache(name, bytes) {
       const path = join(cacheDir(), name);
       await mkdir(dirname(path), { recursive: true });
-      await writeWhole(path, bytes);
+      await writeAtomically(path, (file) => file.writeFile(bytes));
     },
     removeCache: (name) => rm(join(cacheDir(), name), { force: true }),
     download: (url) => download(url, options.downloadTimeoutMs ?? DOWNLOAD_TIMEOUT_MS, options.maxDownloadBytes ?? MAX_DOWNLOAD_BYTES),

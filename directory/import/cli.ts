@@ -3,10 +3,9 @@
  * reads and writes files; the importers it calls are runtime-neutral).
  */
 import { createReadStream } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import { writeAtomically } from '../../host-node/atomic-file.ts';
 import { command, flag, type Input as CommandInput, list, option, UsageError } from '../../host-node/cli/command.ts';
 import { runCommand } from '../../host-node/cli/run.ts';
 import { datasetChunks, readDataset, type Dataset } from '../dataset.ts';
@@ -90,38 +89,22 @@ async function retrievalDate(path: string, given: string | undefined, say: (line
   return date;
 }
 
-/** Writes the dataset a chunk at a time (a large one does not fit one string), then renames it into place. */
-export async function writeDataset(path: string, dataset: Dataset): Promise<void> {
-  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const file = await open(temporary, 'wx');
-  try {
-    try {
-      let batch: string[] = [];
-      let size = 0;
-      for (const chunk of datasetChunks(dataset)) {
-        batch.push(chunk);
-        size += chunk.length;
-        if (size >= 1 << 20) {
-          await file.write(batch.join(''));
-          batch = [];
-          size = 0;
-        }
+/** Writes the dataset a chunk at a time (a large one does not fit one string), whole or not at all. */
+export function writeDataset(path: string, dataset: Dataset): Promise<void> {
+  return writeAtomically(path, async (file) => {
+    let batch: string[] = [];
+    let size = 0;
+    for (const chunk of datasetChunks(dataset)) {
+      batch.push(chunk);
+      size += chunk.length;
+      if (size >= 1 << 20) {
+        await file.write(batch.join(''));
+        batch = [];
+        size = 0;
       }
-      await file.write(batch.join(''));
-      // On disk before the rename: a crash must not leave a renamed file whose bytes never arrived.
-      await file.sync();
-    } finally {
-      await file.close();
     }
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => {});
-    throw error;
-  }
-  // The rename itself made durable; not every platform can open a directory for fsync.
-  const folder = await open(dirname(path), 'r').catch(() => undefined);
-  await folder?.sync().catch(() => {});
-  await folder?.close();
+    await file.write(batch.join(''));
+  });
 }
 
 /** `mesh directory import`. */
