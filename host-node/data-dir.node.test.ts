@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { toHex } from '../core/encoding/hex.ts';
-import { DataDirError, openDataDir, readIdentityFile, writeIdentityFile } from './data-dir.ts';
+import { DataDirError, openDataDir, readApiAddress, readIdentityFile, readNodeId, removeApiAddress, writeApiAddress, writeIdentityFile } from './data-dir.ts';
 
 const root = await mkdtemp(join(tmpdir(), 'mesh-datadir-'));
 after(() => rm(root, { recursive: true, force: true }));
@@ -136,4 +136,28 @@ test('writeIdentityFile refuses an existing file unless forced; readIdentityFile
   assert.equal(await modeOf(path), 0o600);
   assert.deepEqual(await readdir(dir), ['backup.json']);
   await assert.rejects(readIdentityFile(join(dir, 'missing.json')), { name: 'DataDirError', code: 'identity-missing' });
+});
+
+test('removeApiAddress removes this node\'s own record and leaves one another node wrote', async () => {
+  const dir = freshDir();
+  await mkdir(dir, { recursive: true });
+  await writeApiAddress(dir, 'http://127.0.0.1:8844');
+  await removeApiAddress(dir, 'http://127.0.0.1:8844');
+  assert.equal(await readApiAddress(dir), null);
+  assert.deepEqual(await readdir(dir), []);
+  // Another node on this data directory, even one that got this pid (another pid namespace), wrote its own record.
+  await writeApiAddress(dir, 'http://127.0.0.1:9000');
+  await removeApiAddress(dir, 'http://127.0.0.1:8844');
+  assert.deepEqual(await readApiAddress(dir), { url: 'http://127.0.0.1:9000', pid: process.pid });
+  assert.deepEqual(await readdir(dir), ['api.json']);
+  await removeApiAddress(dir, 'http://127.0.0.1:8844'); // none: nothing happens
+});
+
+test('readNodeId reads the node id an identity states, and refuses a file that states none', async () => {
+  const dir = freshDir();
+  const data = await openDataDir(dir, { warn: noWarnings });
+  assert.equal(await readNodeId(dir), toHex(data.identity.publicKey));
+  await writeFile(join(dir, 'identity.json'), '{"node_id": "AB"}');
+  await assert.rejects(readNodeId(dir), DataDirError);
+  await assert.rejects(readNodeId(freshDir()), /cannot read the node id/);
 });

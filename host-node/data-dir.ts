@@ -5,11 +5,12 @@
  * crash nor two starts at once can leave a half-written or world-readable token or key.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, link, mkdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
+import { writeAtomically } from './atomic-file.ts';
 import { option } from './cli/command.ts';
 
 /** What a started node needs from its data directory. */
@@ -53,26 +54,8 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
  * Writes `data` to `path` atomically with mode 0600. With `replace`, an existing file is replaced
  * (rename); without, the write fails with EEXIST if `path` exists, checked atomically (link).
  */
-async function writePrivateFile(path: string, data: string, replace: boolean): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    try {
-      await handle.writeFile(data);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    if (replace) await rename(temp, path);
-    else await link(temp, path);
-  } finally {
-    // After a rename the temp name is gone already; after a link (or a failure) it is removed here.
-    await unlink(temp).catch(() => {});
-  }
-  // Make the new directory entry itself durable. Not every platform can open a directory for fsync.
-  const dirHandle = await open(dirname(path), 'r').catch(() => undefined);
-  await dirHandle?.sync().catch(() => {});
-  await dirHandle?.close();
+function writePrivateFile(path: string, data: string, replace: boolean): Promise<void> {
+  return writeAtomically(path, (file) => file.writeFile(data), { mode: 0o600, replace });
 }
 
 /** The identity file format: `{ type, version, node_id, seed }` with lowercase 64-hex values. */
@@ -215,15 +198,46 @@ export interface ApiAddress {
   readonly pid: number;
 }
 
+const apiRecord = (url: string): string => `${JSON.stringify({ url, pid: process.pid })}\n`;
+
 /** Records that this process serves its HTTP API at `url` (atomically, mode 0600, replacing a stale record). */
 export async function writeApiAddress(dir: string, url: string): Promise<void> {
-  await writePrivateFile(join(dir, API_FILE), `${JSON.stringify({ url, pid: process.pid })}\n`, true);
+  await writePrivateFile(join(dir, API_FILE), apiRecord(url), true);
 }
 
-/** Removes the record at a clean stop, unless another process has written its own meanwhile. */
-export async function removeApiAddress(dir: string): Promise<void> {
-  const current = await readApiAddress(dir).catch(() => null);
-  if (current?.pid === process.pid) await unlink(join(dir, API_FILE)).catch(() => {});
+/**
+ * Removes this process's record (the one `writeApiAddress(dir, url)` wrote) at a clean stop, and
+ * never another node's. The file is first renamed aside, which takes it atomically; if it is not
+ * ours it is linked back, unless a newer record was written meanwhile (link refuses to replace
+ * one). A client looking in that instant finds no record and says no node is running.
+ */
+export async function removeApiAddress(dir: string, url: string): Promise<void> {
+  const path = join(dir, API_FILE);
+  const aside = join(dir, `.${API_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.removing`);
+  try {
+    await rename(path, aside);
+  } catch {
+    return; // No record: nothing to remove.
+  }
+  try {
+    const text = await readFile(aside, 'utf8').catch(() => '');
+    if (text !== apiRecord(url)) await link(aside, path).catch(() => {});
+  } finally {
+    await unlink(aside).catch(() => {});
+  }
+}
+
+/** The NodeId (lowercase hex) an identity file states, read without touching its secret part. */
+export async function readNodeId(dir: string): Promise<string> {
+  const path = join(dir, IDENTITY_FILE);
+  let nodeId: unknown;
+  try {
+    nodeId = (JSON.parse(await readFile(path, 'utf8')) as { node_id?: unknown } | null)?.node_id;
+  } catch (error) {
+    throw new DataDirError('identity-unreadable', `cannot read the node id in ${path}: ${messageOf(error)}`, { cause: error });
+  }
+  if (typeof nodeId !== 'string' || !/^[0-9a-f]{64}$/.test(nodeId)) throw new DataDirError('identity-hex', `${path} states no node_id of 64 lowercase hex characters`);
+  return nodeId;
 }
 
 /** The record in `dir`, or null when there is none; throws DataDirError when it is unreadable. */

@@ -171,7 +171,7 @@ function problemOf(answer: string): { status: number; contentType: string | unde
   return { status, contentType, body: JSON.parse(body) as { type: string; status: number; title: string; detail: string } };
 }
 
-test('http-server: the authority is the Host header\'s; a request target of //host/… cannot replace it', async () => {
+test('http-server: the authority is the Host header\'s; a request target of //host/… or http://host/… cannot replace it', async () => {
   const { node, server } = await start();
   try {
     const origin = new URL(server.url);
@@ -194,6 +194,15 @@ test('http-server: the authority is the Host header\'s; a request target of //ho
     // A target of //status names an authority, which is dropped, and the path /, which is no route.
     const doubled = problemOf(await rawExchange(server.url, `GET //status HTTP/1.1\r\nHost: ${origin.host}\r\nConnection: close\r\n\r\n`));
     assert.equal(doubled.status, 404);
+    // An absolute-form target naming another authority than Host is refused, whichever is honest.
+    for (const [target, host] of [[`http://127.0.0.1:${origin.port}/status`, `evil.example:${origin.port}`], ['http://evil.example/status', origin.host]]) {
+      const conflicting = problemOf(await rawExchange(server.url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+      assert.equal(conflicting.status, 400, target);
+      assert.equal(conflicting.body.type, '/problems/bad-request');
+    }
+    // One naming the same authority as Host is the same request as its origin form.
+    const agreeing = await rawExchange(server.url, `GET http://${origin.host}/status HTTP/1.1\r\nHost: ${origin.host}\r\nConnection: close\r\n\r\n`);
+    assert.match(agreeing, /^HTTP\/1\.1 200 /);
   } finally {
     await server.close();
   }

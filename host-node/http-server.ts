@@ -86,10 +86,12 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
 
 /**
  * The URL the client addressed, so the handler's host and same-origin rules, and the links it
- * makes (a receipt's status URL), see what the client sent: the authority from `Host`, the path and
- * query from the request target. A target such as `//evil.example/status` is read as a reference
- * whose path is `/status`; the authority it names is dropped, so it can neither slip past the host
- * and same-origin rules nor make the handler link elsewhere.
+ * makes (a receipt's status URL), see what the client sent: the authority from `Host` alone, the
+ * path and query from the request target. A target such as `//evil.example/status` is read as a
+ * reference whose path is `/status`; the authority it names is dropped, so it can neither slip past
+ * the host and same-origin rules nor make the handler link elsewhere. An absolute-form target
+ * (`http://host/path`, which only proxies are sent) must name the same authority as `Host`:
+ * otherwise the two disagree about where the request goes, and it is refused (ConflictingAuthority).
  */
 function requestUrl(req: IncomingMessage, fallbackOrigin: string): URL {
   let origin = fallbackOrigin;
@@ -101,15 +103,18 @@ function requestUrl(req: IncomingMessage, fallbackOrigin: string): URL {
     }
   }
   const target = req.url ?? '/';
+  let named: URL;
   try {
-    // Absolute-form (`http://host/path`) names its own authority (RFC 9112 §3.2.2).
-    if (!target.startsWith('/')) return new URL(target);
-    const { pathname, search } = new URL(target, origin);
-    return new URL(pathname + search, origin);
+    named = new URL(target, origin);
   } catch {
     return new URL(origin);
   }
+  if (!target.startsWith('/') && named.origin !== origin) throw new ConflictingAuthority(named.host);
+  return new URL(named.pathname + named.search, origin);
 }
+
+/** An absolute-form request target naming another authority than `Host`. */
+class ConflictingAuthority extends Error {}
 
 function toRequest(req: IncomingMessage, fallbackOrigin: string, signal: AbortSignal): Request {
   const headers = new Headers();
@@ -272,9 +277,13 @@ export function serveFetch(handler: FetchHandler, host: string, port: number): P
     let request: Request;
     try {
       request = toRequest(req, base, abort.signal);
-    } catch {
-      // A method the fetch API refuses to represent (TRACE, TRACK).
-      await send(req, res, lastResort(new WebProblem('method-not-allowed', `the server does not take ${req.method ?? 'this method'}`)), streams);
+    } catch (error) {
+      const problem =
+        error instanceof ConflictingAuthority
+          ? new WebProblem('bad-request', `the request target names ${error.message}, the Host header another authority`)
+          : // A method the fetch API refuses to represent (TRACE, TRACK).
+            new WebProblem('method-not-allowed', `the server does not take ${req.method ?? 'this method'}`);
+      await send(req, res, lastResort(problem), streams);
       return;
     }
     res.once('finish', closeIfIdle);

@@ -136,7 +136,7 @@ async function runNode(config: NodeConfig): Promise<number> {
     closers.push(() => server.close());
     // Where client commands (mesh status, mesh send) find this node; removed first at a clean stop.
     await writeApiAddress(config.dataDir, server.url);
-    closers.push(() => removeApiAddress(config.dataDir));
+    closers.push(() => removeApiAddress(config.dataDir, server.url));
 
     const interval = config.params.network === MAINNET.network ? '' : ` (block interval ${config.params.blockIntervalMs} ms)`;
     process.stdout.write(

@@ -282,6 +282,7 @@ test('parseCredits refuses signs, exponents, stray points, more than 18 places a
     ['', 'empty'],
     ['-1', 'sign'],
     ['+1.5', 'sign'],
+    ['-.5', 'sign'],
     ['1e3', 'exponent'],
     ['1.5e3', 'exponent'],
     ['.5', 'fraction'],
@@ -295,6 +296,8 @@ test('parseCredits refuses signs, exponents, stray points, more than 18 places a
     ['1000000000000000000000000', 'out-of-range'],
   ];
   for (const [text, code] of cases) rejects(() => parseCredits(text), InvalidAmountError, code);
+  // The message names the amount as given, not its whole part.
+  rejects(() => parseCredits('-1.5'), InvalidAmountError, 'sign', /"-1\.5" has a sign/);
 });
 
 test('property: parseCredits(formatCredits(x)) === x for every u128', () => {

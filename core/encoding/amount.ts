@@ -177,6 +177,8 @@ const CREDIT_WHOLE_DIGITS = 21;
  * @example parseCredits('1.5') // 1500000000000000000n
  */
 export function parseCredits(text: string, what = 'credits'): bigint {
+  // Checked on the whole text, so `-1.5` is named as given rather than as its whole part.
+  if (/^[+-]/.test(text)) throw new InvalidAmountError('sign', `${what} ${JSON.stringify(text)} has a sign; write the digits only`);
   const point = text.indexOf('.');
   const whole = point < 0 ? text : text.slice(0, point);
   const fraction = point < 0 ? '' : text.slice(point + 1);

@@ -2,7 +2,7 @@
 import { assert } from 'chai';
 import { createHash } from 'node:crypto';
 import { createReadStream, rmSync } from 'node:fs';
-import { copyFile, mkdtemp, readFile, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -63,6 +63,21 @@ test('the default dataset is built once where mesh directory looks for it, and t
   assert.equal(await ensureDefaultDataset((line) => said.push(line), path), path);
   assert.equal(said.length, 2, 'an existing file is served as it is');
   assert.match(await readFile(path, 'utf8'), /2025-01-01/);
+});
+
+test('a default dataset cut short or emptied (a crash while it was written) is built again on the next start', async () => {
+  const path = join(dir, 'crashed', 'directory.json');
+  await ensureDefaultDataset(() => {}, path);
+  const whole = await readFile(path, 'utf8');
+  for (const damaged of [whole.slice(0, whole.length >> 1), '']) {
+    await writeFile(path, damaged);
+    const said: string[] = [];
+    assert.equal(await ensureDefaultDataset((line) => said.push(line), path), path);
+    assert.match(said[0] ?? '', /directory\.json is not a valid dataset \(.+\): building it again/);
+    assert.match(said.at(-1) ?? '', /998 records/);
+    assert.equal(await readFile(path, 'utf8'), whole);
+  }
+  assert.deepEqual(await readdir(join(dir, 'crashed')), ['directory.json'], 'no temporary file is left');
 });
 
 test('without ../shared/data the default dataset is built from the download; a corrupted one builds nothing', async () => {

@@ -3,8 +3,9 @@
  * reads and writes files; the importers it calls are runtime-neutral).
  */
 import { createReadStream } from 'node:fs';
-import { open, readFile, rename, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import { writeAtomically } from '../../host-node/atomic-file.ts';
 import { command, flag, type Input as CommandInput, list, option, UsageError } from '../../host-node/cli/command.ts';
 import { runCommand } from '../../host-node/cli/run.ts';
 import { datasetChunks, readDataset, type Dataset } from '../dataset.ts';
@@ -88,11 +89,9 @@ async function retrievalDate(path: string, given: string | undefined, say: (line
   return date;
 }
 
-/** Writes the dataset a chunk at a time (a large one does not fit one string), then renames it into place. */
-export async function writeDataset(path: string, dataset: Dataset): Promise<void> {
-  const temporary = `${path}.${process.pid}.tmp`;
-  const file = await open(temporary, 'w');
-  try {
+/** Writes the dataset a chunk at a time (a large one does not fit one string), whole or not at all. */
+export function writeDataset(path: string, dataset: Dataset): Promise<void> {
+  return writeAtomically(path, async (file) => {
     let batch: string[] = [];
     let size = 0;
     for (const chunk of datasetChunks(dataset)) {
@@ -105,10 +104,7 @@ export async function writeDataset(path: string, dataset: Dataset): Promise<void
       }
     }
     await file.write(batch.join(''));
-  } finally {
-    await file.close();
-  }
-  await rename(temporary, path);
+  });
 }
 
 /** `mesh directory import`. */

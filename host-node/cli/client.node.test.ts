@@ -6,9 +6,11 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { stat, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { readApiAddress } from '../data-dir.ts';
+import { openDataDir, readApiAddress, writeApiAddress } from '../data-dir.ts';
+import { NodeClient } from './client.ts';
 import { getJson, startNode, stopAll, stopNode, tempDataDir, waitFor, type MeshProcess } from '../../test/mesh-process.ts';
 
 const MESH = new URL('../../bin/mesh.js', import.meta.url).pathname;
@@ -78,6 +80,7 @@ test('mesh send refuses a bad node id or amount with exit 2, before asking the n
     [['send', 'ab', '1'], /<node-id> must be a node id/],
     [['send', OTHER, '1e3'], /<credits> "1e3" has an exponent/],
     [['send', OTHER, '-1'], /<credits> "-1" has a sign/],
+    [['send', OTHER, '-1.5'], /<credits> "-1\.5" has a sign/],
     [['send', OTHER, '0.0000000000000000001'], /more than 18 decimal places/],
     [['send', OTHER, '0'], /<credits> must be more than 0/],
     [['send', OTHER], /missing <credits>/],
@@ -95,6 +98,51 @@ test("the node's refusal is one clear line and exit 1: more than the balance is 
   const broke = await mesh(['send', OTHER, '1000000000', '--data-dir', node.dataDir]);
   assert.equal(broke.code, 1);
   assert.match(broke.stderr, /^mesh send: Insufficient free balance \(402\): .+\n$/);
+});
+
+test('the token goes to another machine only when given with --token-file, and never over plain http://', async () => {
+  const remote = await mesh(['send', OTHER, '1', '--node', 'https://192.0.2.1:1', '--data-dir', node.dataDir]);
+  assert.equal(remote.code, 2, remote.stderr);
+  assert.match(remote.stderr, /^mesh send: --node https:\/\/192\.0\.2\.1:1 is not the address the node of .+ recorded: give its API token with --token-file FILE/);
+  const tokenFile = join(await tempDataDir(), 'token');
+  await writeFile(tokenFile, 'their-token');
+  const plain = await mesh(['send', OTHER, '1', '--node', 'http://192.0.2.1:1', '--token-file', tokenFile, '--data-dir', node.dataDir]);
+  assert.equal(plain.code, 2, plain.stderr);
+  assert.match(plain.stderr, /^mesh send: --node http:\/\/192\.0\.2\.1:1 is plain http:\/\/ to another machine, .+ use https:\/\//);
+});
+
+test("the data directory's token goes only to a server that says it is that directory's node", async () => {
+  // Another process on the recorded address (a reused pid, another node): it answers /status as someone else.
+  const seen: { method: string; authorization: string | undefined }[] = [];
+  const impostor = createHttpServer((request, response) => {
+    seen.push({ method: request.method ?? '', authorization: request.headers.authorization });
+    response.setHeader('content-type', 'application/json');
+    response.end(JSON.stringify(request.url === '/status' ? { node_id: OTHER } : { tx_id: 'ab'.repeat(32) }));
+  });
+  await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(impostor.address() as { port: number }).port}`;
+  try {
+    const dir = await tempDataDir();
+    await openDataDir(dir, { warn: () => {} });
+    await writeApiAddress(dir, url);
+    for (const nodeOption of [undefined, url]) {
+      const client = await NodeClient.find({ 'data-dir': dir, node: nodeOption });
+      await assert.rejects(client.post('/transfer', {}), new RegExp(`^NodeClientError: no node of this data directory is running at ${url} `));
+    }
+    assert.deepEqual(seen, [
+      { method: 'GET', authorization: undefined },
+      { method: 'GET', authorization: undefined },
+    ]);
+    // A token given explicitly is the user's decision: sent as given.
+    const tokenFile = join(dir, 'their.token');
+    await writeFile(tokenFile, 'their-token\n');
+    const client = await NodeClient.find({ 'data-dir': dir, node: url, 'token-file': tokenFile });
+    await client.post('/transfer', {});
+    assert.deepEqual(seen.at(-1), { method: 'POST', authorization: 'Bearer their-token' });
+    assert.equal(seen.length, 3, 'the data directory\'s token was never sent');
+  } finally {
+    await new Promise((resolve) => impostor.close(resolve));
+  }
 });
 
 test('no node running: an empty data directory, a stopped node, a stale record', async () => {

@@ -4,11 +4,15 @@
  * turns the node's problem details into one clear line.
  *
  * A running `mesh node` records `{url, pid}` in `<data-dir>/api.json` (removed at a clean stop);
- * the token is `<data-dir>/api.token`. `--node URL` names the node directly.
+ * the token is `<data-dir>/api.token`. `--node URL` names the node directly. The data directory's
+ * token goes only to the address its node recorded or to a loopback address, and only once the
+ * server there has said it is this data directory's node (`GET /status`, whose `node_id` must be
+ * the one in `identity.json`): a stale record whose pid was reused, or a `--node` typo, never
+ * receives it. Any other node's token is given with `--token-file FILE`.
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { API_FILE, dataDirOption, readApiAddress, TOKEN_FILE } from '../data-dir.ts';
+import { API_FILE, dataDirOption, readApiAddress, readNodeId, TOKEN_FILE } from '../data-dir.ts';
 import { option, UsageError } from './command.ts';
 
 /** Seconds a request may take before the command gives up on the node. */
@@ -22,10 +26,20 @@ function httpUrl(text: string, name: string): string {
   return url.href.replace(/\/$/, '');
 }
 
+/** Whether `url` names this machine: localhost, 127.0.0.0/8 or ::1. */
+function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 /** The options every client command takes. */
 export const clientOptions = {
   'data-dir': dataDirOption,
   node: option({ value: 'URL', description: "the node's HTTP API (default: the address the running node recorded in its data directory)", parse: httpUrl }),
+  'token-file': option({
+    value: 'FILE',
+    description: "the node's API token (default: <data-dir>/api.token, sent only to this data directory's node)",
+  }),
 };
 
 /** A node answered with an error, or could not be reached: said in one line. */
@@ -40,24 +54,45 @@ interface Problem {
   status?: unknown;
 }
 
+/** Where the token of a client's requests comes from. */
+type TokenSource =
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'data-dir'; readonly dir: string }
+  | { readonly kind: 'none'; readonly why: string };
+
+async function readToken(path: string, hint: string): Promise<string> {
+  try {
+    return (await readFile(path, 'utf8')).trim();
+  } catch (error) {
+    throw new NodeClientError(`cannot read the API token ${path}: ${(error as Error).message} (${hint})`);
+  }
+}
+
 /** A connection to a running node's HTTP API. */
 export class NodeClient {
   /** The API's base URL, without a trailing slash. */
   readonly url: string;
-  readonly #dataDir: string;
+  readonly #tokenSource: TokenSource;
 
-  constructor(url: string, dataDir: string) {
+  constructor(url: string, tokenSource: TokenSource) {
     this.url = url;
-    this.#dataDir = dataDir;
+    this.#tokenSource = tokenSource;
   }
 
   /**
    * The node named by `--node`, or else the one running on `--data-dir`. Throws NodeClientError
    * "no node running …" when the data directory records none, or records one that has stopped.
    */
-  static async find(options: { 'data-dir': string; node: string | undefined }): Promise<NodeClient> {
+  static async find(options: { 'data-dir': string; node: string | undefined; 'token-file'?: string | undefined }): Promise<NodeClient> {
     const dataDir = resolve(options['data-dir']);
-    if (options.node !== undefined) return new NodeClient(options.node, dataDir);
+    const tokenFile = options['token-file'];
+    if (options.node !== undefined) {
+      const url = options.node;
+      if (tokenFile !== undefined) return new NodeClient(url, { kind: 'file', path: resolve(tokenFile) });
+      const recorded = isLoopback(url) ? null : await readApiAddress(dataDir).catch(() => null);
+      if (isLoopback(url) || recorded?.url === url) return new NodeClient(url, { kind: 'data-dir', dir: dataDir });
+      return new NodeClient(url, { kind: 'none', why: `--node ${url} is not the address the node of ${dataDir} recorded: give its API token with --token-file FILE` });
+    }
     const record = await readApiAddress(dataDir);
     if (record === null) {
       throw new NodeClientError(`no node running with data directory ${dataDir} (no ${API_FILE}; start one with mesh node --data-dir ${dataDir}, or pass --node URL)`);
@@ -65,7 +100,7 @@ export class NodeClient {
     if (!alive(record.pid)) {
       throw new NodeClientError(`no node running at ${record.url} (its process ${record.pid} has ended; ${join(dataDir, API_FILE)} is left from it)`);
     }
-    return new NodeClient(record.url, dataDir);
+    return new NodeClient(record.url, tokenFile !== undefined ? { kind: 'file', path: resolve(tokenFile) } : { kind: 'data-dir', dir: dataDir });
   }
 
   /** GETs `path` and resolves to the parsed JSON answer. */
@@ -79,12 +114,23 @@ export class NodeClient {
   }
 
   async #token(): Promise<string> {
-    const path = join(this.#dataDir, TOKEN_FILE);
-    try {
-      return (await readFile(path, 'utf8')).trim();
-    } catch (error) {
-      throw new NodeClientError(`cannot read the API token ${path}: ${(error as Error).message} (pass --data-dir of the node)`);
+    const source = this.#tokenSource;
+    if (source.kind === 'none') throw new UsageError(source.why);
+    if (source.kind === 'file') {
+      if (new URL(this.url).protocol === 'http:' && !isLoopback(this.url)) {
+        throw new UsageError(`--node ${this.url} is plain http:// to another machine, which would send the API token in the clear: use https://`);
+      }
+      return readToken(source.path, 'the file given with --token-file');
     }
+    // Only to this data directory's own node: a reused pid or another process must not get the token.
+    const mine = await readNodeId(source.dir).catch((error: Error) => {
+      throw new NodeClientError(`${error.message} (pass --data-dir of the node)`);
+    });
+    const { node_id: theirs } = await this.get<{ node_id?: unknown }>('/status');
+    if (theirs !== mine) {
+      throw new NodeClientError(`no node of this data directory is running at ${this.url} (it answers as node ${String(theirs)}, not ${mine} of ${source.dir})`);
+    }
+    return readToken(join(source.dir, TOKEN_FILE), 'pass --data-dir of the node');
   }
 
   async #request<T>(method: string, path: string, body?: unknown, token?: string): Promise<T> {

@@ -57,7 +57,9 @@ test('options: every refusal is a UsageError (a RangeError) that names the probl
 
 test('a negative number is an argument for its parser to judge, not an unknown option', () => {
   const pay = command({ positionals: { amount: positional('credits', 'how much', credits) }, run: () => EXIT.done });
-  assert.throws(() => parseCommand(pay, ['-1']), /credits.*"-1" has a sign/);
+  for (const amount of ['-1', '-1.5', '-15', '-.5']) {
+    assert.throws(() => parseCommand(pay, [amount]), new RegExp(`credits.*"${amount.replace('.', '\\.')}" has a sign`), amount);
+  }
   assert.equal(parseCommand(pay, ['1.5']).args.amount, 15n * 10n ** 17n);
 });
 

@@ -28,12 +28,15 @@ export function parseCommand<O extends Options, P extends Positionals>(cmd: Comm
   const { tokens } = parseArgs({ args: [...args], options: config, strict: false, allowPositionals: true, tokens: true });
   const texts: string[] = [];
   const given: { name: string; text: string | undefined }[] = [];
+  // parseArgs splits `-1.5` into the short options -1, -. and -5, all at one index: taken once.
+  let numberAt = -1;
   for (const token of tokens) {
     if (token.kind === 'positional') texts.push(token.value);
     if (token.kind !== 'option') continue;
     // A negative number is an argument (refused by its parser with a reason), not an unknown option.
     if (NUMBER.test(token.rawName)) {
-      texts.push(args[token.index]!);
+      if (token.index !== numberAt) texts.push(args[token.index]!);
+      numberAt = token.index;
       continue;
     }
     const spec = cmd.options[token.name];
