@@ -29,8 +29,7 @@ import type { SearchQuery } from './search.ts';
 import type { LoadedData } from './http/data-source.ts';
 import { structSchema } from './http/json-schema.ts';
 import { paramsSchema, validateParams } from './http/params.ts';
-import { problemBody } from '../core/web/problem.ts';
-import { ProblemError } from './http/problem.ts';
+import { HttpProblem, problemBody } from '../core/web/problem.ts';
 import { factoryById, registryStats, searchFactories } from './http/reads.ts';
 import { FACTORY_ID_PARAM, FactoryResultStruct, SEARCH_PARAMS, SearchResultStruct, StatsStruct } from './http/schemas.ts';
 import { NOTICE } from './http/attribution.ts';
@@ -81,7 +80,7 @@ function result(body: object): CallToolResult {
   return { structuredContent: body as Record<string, unknown>, content: [{ type: 'text', text: JSON.stringify(body) }] };
 }
 
-function toolError(error: ProblemError): CallToolResult {
+function toolError(error: HttpProblem): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(problemBody(error)) }] };
 }
 
@@ -105,7 +104,7 @@ async function callTool(name: string, args: Record<string, unknown>, ctx: McpCon
         throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name)}; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
     }
   } catch (error) {
-    if (error instanceof ProblemError) return toolError(error);
+    if (error instanceof HttpProblem) return toolError(error);
     throw error;
   }
 }

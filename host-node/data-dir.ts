@@ -9,7 +9,7 @@ import { chmod, link, mkdir, readFile, rename, stat, unlink } from 'node:fs/prom
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SigningKey } from '../core/crypto/ed25519.ts';
-import { fromHex, toHex } from '../core/encoding/hex.ts';
+import { fromHex, isId, toHex } from '../core/encoding/hex.ts';
 import { writeAtomically } from './atomic-file.ts';
 import { option } from './cli/command.ts';
 
@@ -236,7 +236,7 @@ export async function readNodeId(dir: string): Promise<string> {
   } catch (error) {
     throw new DataDirError('identity-unreadable', `cannot read the node id in ${path}: ${messageOf(error)}`, { cause: error });
   }
-  if (typeof nodeId !== 'string' || !/^[0-9a-f]{64}$/.test(nodeId)) throw new DataDirError('identity-hex', `${path} states no node_id of 64 lowercase hex characters`);
+  if (!isId(nodeId)) throw new DataDirError('identity-hex', `${path} states no node_id of 64 lowercase hex characters`);
   return nodeId;
 }
 

@@ -163,12 +163,6 @@ function drained(res: ServerResponse): Promise<boolean> {
   });
 }
 
-// Resolves to `read`'s result if it is at hand, or undefined if it is still pending after the
-// reads already queued (a body made in memory is; a stream waiting for its next event is not).
-function atHand<T>(read: Promise<T>): Promise<T | undefined> {
-  return Promise.race([read, new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined)))]);
-}
-
 /**
  * Writes `response` to `res` from its body's reader; `streams` holds the reader while it is open.
  * `req` is the request answered: an answer that goes out before its body was read closes the
@@ -194,12 +188,15 @@ async function send(req: IncomingMessage, res: ServerResponse, response: Respons
   };
   res.once('close', onClose);
   try {
+    // An event stream's next chunk may be far off: its head goes out at once. Any other body is
+    // read ahead by one chunk, so one that fits in a chunk goes out in one write with its length.
+    const live = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
     let next = reader.read();
-    const first = await atHand(next);
+    const first = live ? undefined : await next;
     if (first !== undefined && !first.done) {
       next = reader.read();
-      const after = await atHand(next);
-      if (after?.done) {
+      const after = await next;
+      if (after.done) {
         // The whole body in one write, with its length (Node would otherwise send it chunked).
         if (!response.headers.has('content-length')) head.push('content-length', String(first.value.byteLength));
         res.writeHead(response.status, head).end(first.value);

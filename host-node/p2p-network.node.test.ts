@@ -4,7 +4,7 @@
 import { lpStream } from '@libp2p/utils';
 import { assert } from 'chai';
 import { SigningKey } from '../core/crypto/ed25519.ts';
-import { PeerBusyError } from '../core/net/errors.ts';
+import { PeerBusyError, RemoteError } from '../core/net/errors.ts';
 import { rpcProtocolId, type RpcLimits } from '../core/net/network.ts';
 import { test } from '../test/harness.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
@@ -70,6 +70,27 @@ test('Libp2pNetwork: a server with a lower limit than its requester answers the 
     assert.instanceOf(busy, PeerBusyError, String(busy));
     release();
     assert.deepEqual((await Promise.all(within)).map((answer) => answer[0]), [0, 1]);
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+});
+
+test('Libp2pNetwork: an answer outside the protocol (unknown status, empty frame) is a bad response, not an answer', async () => {
+  const [a, b] = [await start({}), await start({})];
+  try {
+    await a.libp2p.dial(b.libp2p.getMultiaddrs()[0]!);
+    for (const [name, frame] of [['unknown-status', Uint8Array.of(9, 1, 2)], ['empty-frame', new Uint8Array(0)]] as const) {
+      await b.libp2p.handle(rpcProtocolId(name), async (stream) => {
+        const lp = lpStream(stream);
+        await lp.read();
+        await lp.write(frame);
+        await stream.close();
+      });
+      const failed = await a.request(b.self, name, Uint8Array.of(1)).catch((error: unknown) => error);
+      assert.instanceOf(failed, RemoteError, `${name}: ${String(failed)}`);
+      assert.equal((failed as RemoteError).code, 'bad-response');
+      assert.equal((failed as RemoteError).status, 502);
+    }
   } finally {
     await Promise.all([a.stop(), b.stop()]);
   }

@@ -29,6 +29,7 @@ import { accountsState, BLOCK_MIX, blockWorkload, fillerId } from './fixture.ts'
 import { countHashes, watchOthers } from './node.ts';
 import { evaluateLedgerGoals, LEDGER_REPORT, renderLedgerSection, type LedgerReport } from './report.ts';
 import { beginMarker, endMarker, writeReport } from '../lib/results.ts';
+import { captureOutput } from '../../test/capture-output.ts';
 
 const small = { accounts: 600, participants: 400 };
 
@@ -239,16 +240,7 @@ test('ledger report: the section and the JSON are written, other sections kept b
 });
 
 test('mesh bench ledger refuses --runtime: it runs on Node only', async () => {
-  const write = process.stderr.write;
-  let said = '';
-  process.stderr.write = ((chunk: string) => {
-    said += chunk;
-    return true;
-  }) as typeof process.stderr.write;
-  try {
-    assert.equal(await runBench(['ledger', '--runtime', 'deno']), 2);
-  } finally {
-    process.stderr.write = write;
-  }
+  const { result: code, output: said } = await captureOutput(process.stderr, () => runBench(['ledger', '--runtime', 'deno']));
+  assert.equal(code, 2);
   assert.match(said, /runs on Node only/);
 });

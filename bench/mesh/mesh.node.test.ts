@@ -19,6 +19,7 @@ import { applyLocally, firstRangeAt, processCpuMs, type LocalRun, type NetworkRu
 import { ACCOUNTS, chainPath, sourceChain } from './chain.ts';
 import { evaluateMeshGoals, MESH_REPORT, renderMeshSection, type MeshReport } from './report.ts';
 import { beginMarker, endMarker, resultPaths, writeReport } from '../lib/results.ts';
+import { captureOutput } from '../../test/capture-output.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'mesh-mesh-bench-test-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -184,18 +185,9 @@ test('mesh bench mesh --quick: a small run on real nodes end to end, writing not
   const { markdown, json } = resultPaths('mesh');
   const results = [markdown, json];
   const before = await Promise.all(results.map((p) => readFile(p, 'utf8').catch(() => null)));
-  const write = process.stdout.write;
-  let said = '';
-  process.stdout.write = ((chunk: string) => {
-    said += chunk;
-    return true;
-  }) as typeof process.stdout.write;
-  let code: number;
-  try {
-    code = await runBench(['mesh', '--quick', '--blocks', '60', '--transfers-per-block', '5', '--transfers', '5', '--cache-dir', dir]);
-  } finally {
-    process.stdout.write = write;
-  }
+  const { result: code, output: said } = await captureOutput(process.stdout, () =>
+    runBench(['mesh', '--quick', '--blocks', '60', '--transfers-per-block', '5', '--transfers', '5', '--cache-dir', dir]),
+  );
   assert.equal(code, 0, said);
   assert.match(said, /run 1: local .* s \(read/);
   assert.match(said, /run 1: network .* s after a start-up of/);

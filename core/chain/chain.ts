@@ -55,8 +55,12 @@ export type ForkChoiceErrorCode = keyof typeof FORK_CHOICE_ERRORS;
 
 /** A branch cannot be adopted: no common ancestor, an unknown parent, or deeper than this node holds. */
 export class ForkChoiceError extends RuledError<typeof FORK_CHOICE_ERRORS> {
+  /** The block builds on what this node does not hold: the peer that sent it can fill the gap. */
+  readonly behind: boolean;
+
   constructor(code: ForkChoiceErrorCode, message: string) {
     super(FORK_CHOICE_ERRORS, code, message);
+    this.behind = FORK_CHOICE_ERRORS[code] === BEHIND;
   }
 }
 

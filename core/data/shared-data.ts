@@ -66,9 +66,11 @@ export interface SharedDataPlaces {
   download(url: string): Promise<Uint8Array>;
 }
 
+const matches = (file: SharedFile, bytes: Uint8Array): boolean => toHex(sha256(bytes)) === file.sha256;
+
 function check(name: string, file: SharedFile, bytes: Uint8Array, where: string): Uint8Array {
-  const actual = toHex(sha256(bytes));
-  if (actual !== file.sha256) {
+  if (!matches(file, bytes)) {
+    const actual = toHex(sha256(bytes));
     throw new SharedDataError('hash-mismatch', `shared data ${name} from ${where} has SHA-256 ${actual}, not the pinned ${file.sha256}`);
   }
   return bytes;
@@ -91,7 +93,7 @@ export async function loadPinned(name: string, files: SharedFiles, places: Share
   if (local !== undefined) return check(name, file, local, `${places.shared}/${name}`);
   const cached = await places.readCache(name);
   if (cached !== undefined) {
-    if (toHex(sha256(cached)) === file.sha256) return cached;
+    if (matches(file, cached)) return cached;
     // A damaged copy (a disk error, a hand edit) is dropped and fetched again.
     await places.removeCache(name);
   }

@@ -20,8 +20,6 @@ export const TOPICS = Object.freeze({
   segments: 'mesh-segments',
 });
 
-export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
-
 const APP_TOPIC = /^[\x21-\x7e]{1,128}$/;
 const PROTOCOL_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 

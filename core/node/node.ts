@@ -174,7 +174,7 @@ export class MeshNode implements NodeService {
     this.#unsubscribeChain?.();
     this.#unsubscribePeers?.();
     this.mempool.close();
-    await this.#sending;
+    await Promise.all([this.#sending, this.own.idle()]);
   }
 
   // ---- NodeService ----
@@ -276,13 +276,13 @@ export class MeshNode implements NodeService {
       // A block on a parent this node lacks: it is behind (or forked), so it asks the peer that
       // handed the block over. That peer validated the block before passing it on, so it holds the
       // parent; the producer may be several hops away, and sync requests reach direct peers only.
-      if (error instanceof ForkChoiceError && error.verdict !== undefined) {
+      if (error instanceof ForkChoiceError && error.behind) {
         const now = this.#clock.now();
         if (now - this.#lastNudge >= SYNC_NUDGE_MS) {
           this.#lastNudge = now;
           this.sync.requestFrom(message.peer);
         }
-        return error.verdict;
+        return 'ignore';
       }
       throw error;
     }

@@ -52,3 +52,13 @@ test('own transactions: one that breaks a rule is neither pooled nor sent, and t
   const claim = await own.submit({ kind: 'NameClaim', name: 'own-test' });
   assert.equal(claim.body.nonce, 1);
 });
+
+test('own transactions: idle waits for every submission in progress, one that fails too', async () => {
+  const { own, published } = await setup();
+  const outcomes: string[] = [];
+  void own.submit({ kind: 'Transfer', to: B.publicKey, amount: 5n * CREDIT }).then(() => outcomes.push('sent'));
+  void own.submit({ kind: 'Transfer', to: B.publicKey, amount: 10n ** 30n }).catch(() => outcomes.push('refused'));
+  await own.idle();
+  assert.deepEqual(outcomes, ['sent', 'refused']);
+  assert.equal(published.length, 1);
+});

@@ -44,6 +44,11 @@ export class OwnTransactions {
     return next;
   }
 
+  /** Resolves once every submission made so far has settled (the node waits for it when it stops). */
+  async idle(): Promise<void> {
+    await this.#queue;
+  }
+
   async #submit(body: OwnTxBody): Promise<Tx> {
     const { key, chain, mempool } = this.#options;
     const sender = key.publicKey;

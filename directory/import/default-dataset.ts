@@ -6,14 +6,11 @@
  * the shared-data loader (from `../shared/data`, else downloaded once from its pinned upstream,
  * SHA-256 checked). Node and Deno (node:fs).
  */
-import { createReadStream } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Readable } from 'node:stream';
 import { loadSharedData, type SharedDataOptions } from '#shared-data';
 import { DEFAULT_NAICS_MAP, exists, writeDataset } from './cli.ts';
-import { readDataset } from '../dataset.ts';
 import { decodeFrsExport, importEpaFrs } from './epa-frs.ts';
 import { NaicsMap } from './evidence.ts';
 import { mergeDataset } from './merge.ts';
@@ -45,28 +42,15 @@ export async function buildDefaultDataset(path: string, options?: SharedDataOpti
   return dataset.records.length;
 }
 
-/** Why the dataset file at `path` cannot be served, or undefined when it reads and validates. */
-async function datasetProblem(path: string): Promise<string | undefined> {
-  try {
-    await readDataset(Readable.toWeb(createReadStream(path)) as ReadableStream<Uint8Array>);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
 /**
- * The default dataset's path, after building it there if no valid file is there yet (once: later
- * starts serve the file, and a user may replace it with another valid dataset). A file that does not
- * read as a dataset (cut short by a crash, emptied) is built again. `say` tells the user what is
- * happening; a failed build rejects with a message for the user that says what to do instead.
+ * The default dataset's path, after building it there if no file is there yet (once: later starts
+ * serve the file, and a user may replace it with another dataset). The build is written whole
+ * (writeAtomically), so a crash never leaves a file cut short; a file that does not load is the
+ * directory's 503, said by its load like any other. `say` tells the user what is happening; a
+ * failed build rejects with a message for the user that says what to do instead.
  */
 export async function ensureDefaultDataset(say: (line: string) => void, path = defaultDatasetPath(), options?: SharedDataOptions): Promise<string> {
-  if (await exists(path)) {
-    const problem = await datasetProblem(path);
-    if (problem === undefined) return path;
-    say(`the dataset ${path} is not a valid dataset (${problem}): building it again`);
-  }
+  if (await exists(path)) return path;
   say(`building the dataset ${path} from the US EPA FRS extract (${DEFAULT_DATASET_SOURCE}: ../shared/data, or downloaded once from its pinned upstream; SHA-256 checked)`);
   let records: number;
   try {

@@ -11,6 +11,7 @@ import type { Clock, LoadedData } from '../http/data-source.ts';
 import { checkDeclaredLength, readBody } from '../http/body.ts';
 import { parseQuery, validateParams } from '../http/params.ts';
 import { type FieldError, ProblemError } from '../http/problem.ts';
+import { HttpProblem } from '../../core/web/problem.ts';
 import {
   KIND_RULES,
   SUBMISSION_FIELDS,
@@ -143,7 +144,7 @@ export async function createSubmission(request: Request, ctx: SubmissionRoutesCo
     await checkKindRules(input, ctx);
   } catch (error) {
     // A field the client can mend (a 400): a form user gets the form again, with each error beside its field.
-    if (html && error instanceof ProblemError && error.status === 400) {
+    if (html && error instanceof HttpProblem && error.status === 400) {
       const errors = (error.extra.errors as FieldError[] | undefined) ?? [{ name: '', detail: error.message }];
       return new Response(formPage(formValues(fields), errors), { status: error.status, headers: PAGE_HEADERS });
     }

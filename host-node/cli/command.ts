@@ -179,7 +179,6 @@ export function positional<T = string>(name: string, description: string, parse?
 }
 
 /** `--name` in messages and help. */
-export const flagName = (name: string): string => `--${name}`;
 
 const WIDTH = 100;
 

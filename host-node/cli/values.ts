@@ -3,7 +3,7 @@
  * and quotes what was given. Runtime-neutral, like the command definitions.
  */
 import { parseCredits } from '../../core/encoding/amount.ts';
-import { fromHex } from '../../core/encoding/hex.ts';
+import { fromHex, isId } from '../../core/encoding/hex.ts';
 import { type Parser, UsageError } from './command.ts';
 
 const DIGITS = /^[0-9]+$/;
@@ -48,7 +48,7 @@ export function oneOf<const T extends string>(choices: readonly T[]): Parser<T> 
 
 /** A NodeId: 64 lowercase hex characters (the one spelling the node accepts). */
 export const nodeId: Parser<Uint8Array> = (text, name) => {
-  if (!/^[0-9a-f]{64}$/.test(text)) {
+  if (!isId(text)) {
     throw new UsageError(`${name} must be a node id, 64 lowercase hex characters, got ${JSON.stringify(text)}`);
   }
   return fromHex(text, 32, name);
