@@ -4,6 +4,8 @@
  * gives it a LevelDB store and libp2p, the browser host an IndexedDB store and libp2p in the page.
  */
 import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
+import { JobMarket, type JobsConfig } from '../jobs/market.ts';
+import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import { ForkChoiceError, type Chain, type ChainEvent } from '../chain/chain.ts';
 import { Mempool, MempoolError } from '../chain/mempool.ts';
 import { RecentSet } from '../collections/recent-set.ts';
@@ -48,6 +50,8 @@ export interface MeshNodeOptions {
   readonly syncTimeoutMs?: number;
   /** Bytes of state per light-node segment (default MAX_SEGMENT_BYTES; smaller in tests). */
   readonly segmentBytes?: number;
+  /** The compute market: where jobs are kept, what this node hosts (default: it hosts nothing). */
+  readonly jobs?: JobsConfig;
 }
 
 // Transaction ids already put on /transactions/stream (so each appears once).
@@ -82,6 +86,7 @@ export class MeshNode implements NodeService {
   // Local signals are serialised so each takes the next nonce.
   #sending: Promise<unknown> = Promise.resolve();
   #lastNudge = 0;
+  #market: JobMarket | null = null;
 
   constructor(options: MeshNodeOptions) {
     this.#options = options;
@@ -155,6 +160,11 @@ export class MeshNode implements NodeService {
       }
     });
     this.sync.start();
+    this.#market = await JobMarket.open(
+      { chain: this.chain, mempool: this.mempool, own: this.own, network, key: this.#key, clock: this.#clock, atlas: () => this.atlas(), log: this.#log },
+      this.#options.jobs,
+    );
+    await this.#market.start();
     this.#timers.push(this.#clock.setInterval(() => void this.sync.announce().catch(() => {}), this.#options.announceIntervalMs ?? 15_000));
     const capacityEvery = this.#options.capacityIntervalMs ?? CAPACITY_INTERVAL_MS;
     this.#timers.push(this.#clock.setInterval(() => void this.#broadcastCapacity(), capacityEvery));
@@ -170,6 +180,7 @@ export class MeshNode implements NodeService {
     for (const t of this.#joinTimers) t.cancel();
     this.#joinTimers.clear();
     await this.#producer?.stop();
+    await this.#market?.stop();
     this.sync.stop();
     this.#unsubscribeChain?.();
     this.#unsubscribePeers?.();
@@ -251,6 +262,45 @@ export class MeshNode implements NodeService {
     });
   }
 
+  // ---- jobs (core/jobs/market.ts) ----
+
+  get jobs(): JobMarket {
+    if (this.#market === null) throw new Error('the node has not started');
+    return this.#market;
+  }
+
+  bidJob(request: JobRequest): Promise<{ job_id: string }> {
+    return this.jobs.bidJob(request);
+  }
+
+  listJobs(): JobSummary[] {
+    return this.jobs.listJobs();
+  }
+
+  getJob(jobId: Uint8Array): JobView | undefined {
+    return this.jobs.getJob(jobId);
+  }
+
+  settleJob(jobId: Uint8Array, cost: bigint, payerSig: Uint8Array): Promise<void> {
+    return this.jobs.settleJob(jobId, cost, payerSig);
+  }
+
+  stopJob(ref: string): Promise<boolean> {
+    return this.jobs.stopJob(ref);
+  }
+
+  expireJob(jobId: Uint8Array): Promise<{ tx_id: string }> {
+    return this.jobs.expireJob(jobId);
+  }
+
+  jobLogs(jobId: Uint8Array, after: number): Promise<{ lines: LogEvent[]; ended: boolean } | undefined> {
+    return this.jobs.jobLogs(jobId, after);
+  }
+
+  followJobLogs(jobId: Uint8Array, after: number, listener: (line: LogEvent) => void, end: () => void): Unsubscribe | undefined {
+    return this.jobs.followJobLogs(jobId, after, listener, end);
+  }
+
   // ---- gossip ----
 
   async #onBlock(message: GossipMessage): Promise<Verdict> {
@@ -319,9 +369,20 @@ export class MeshNode implements NodeService {
     }
   }
 
+  /** The machine's capacity with what the market knows: running jobs, and `docker`/`gpu` only when the engine answers with them. */
+  #capacity(): Capacity {
+    const machine = this.#options.capacity();
+    const engine = this.#market?.engine ?? { ready: false, gpus: 0 };
+    const tags = machine.tags.filter((t) => t !== 'docker' && t !== 'gpu');
+    if (engine.ready) tags.push('docker');
+    if (engine.ready && engine.gpus > 0) tags.push('gpu');
+    return { ...machine, runningJobs: this.#market?.runningJobs ?? 0, tags };
+  }
+
   async #broadcastCapacity(): Promise<void> {
     try {
-      await this.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: capacityCapabilities(this.#options.capacity(), this.mining), burnTxId: null });
+      await this.#market?.checkEngine();
+      await this.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: capacityCapabilities(this.#capacity(), this.mining), burnTxId: null });
     } catch (error) {
       this.#log(`atlas: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -1,0 +1,268 @@
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import { rejectsAsync } from '../../test/assert.ts';
+import { key, mine, openChain } from '../chain/testnet.test-util.ts';
+import type { Chain } from '../chain/chain.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { CREDIT } from '../encoding/amount.ts';
+import { fromHex, toHex } from '../encoding/hex.ts';
+import { burnOf } from '../ledger/params.ts';
+import { settlementBytes } from '../ledger/tx.ts';
+import { MemoryBus } from '../net/memory.test-util.ts';
+import type { MeshNode } from '../node/node.ts';
+import { startNode } from '../node/node.test-util.ts';
+import { MemoryStore } from '../store/kv.ts';
+import { ManualClock } from '../time/clock.test-util.ts';
+import { JobError } from './errors.ts';
+import { ExecutorError } from './executor.ts';
+import { FakeExecutor } from './executor.test-util.ts';
+import type { JobsConfig } from './market.ts';
+import type { JobRequest } from './types.ts';
+
+const P = key(1); // the payer, which also produces the blocks
+const H = key(2); // a host
+const G = key(3); // a second host
+
+const POLICY = { allowImages: ['localhost/busybox'], cpuCores: 2, memMb: 2048 };
+
+function request(overrides: Partial<JobRequest> = {}): JobRequest {
+  return { image: 'localhost/busybox:test', cmd: ['echo', 'hi'], env: [], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 0, bid: 10n * CREDIT, billing: 'settle', ...overrides };
+}
+
+interface Mesh {
+  readonly clock: ManualClock;
+  readonly bus: MemoryBus;
+  readonly payer: MeshNode;
+  readonly hosts: MeshNode[];
+  readonly stop: () => Promise<void>;
+}
+
+/** A payer with 3,000 credits that produces blocks, and hosts with the given job configurations. */
+async function mesh(clock: ManualClock, hostConfigs: { key: SigningKey; jobs: JobsConfig }[], payerJobs: JobsConfig = {}): Promise<Mesh> {
+  const bus = new MemoryBus();
+  const chain = await openChain();
+  await mine(chain, P, 3);
+  const copy = async (): Promise<Chain> => {
+    const c = await openChain();
+    await c.addBranch(await chain.blocksFrom(1, 3));
+    return c;
+  };
+  const hosts: MeshNode[] = [];
+  const log = (globalThis as { process?: { env: Record<string, string> } }).process?.env['JOBS_LOG'] ? (line: string) => console.log(line) : undefined;
+  for (const { key: k, jobs } of hostConfigs) hosts.push(await startNode(bus, await copy(), k, clock, { jobs, capacityIntervalMs: 5_000, ...(log && { log }) }));
+  const payer = await startNode(bus, chain, P, clock, { mine: true, jobs: { queueMs: 60_000, ...payerJobs }, capacityIntervalMs: 5_000, ...(log && { log }) });
+  await clock.until('the payer sees every host in its atlas', () => hostConfigs.every((h) => payer.atlas().some((e) => e.node_id === toHex(h.key.publicKey))), 20_000);
+  return {
+    clock,
+    bus,
+    payer,
+    hosts,
+    stop: async () => {
+      for (const n of [payer, ...hosts]) await n.stop();
+    },
+  };
+}
+
+test('jobs: a settle-billed job runs on the one host that takes it, and the co-signed settlement moves the cost less 1 %', async () => {
+  const clock = new ManualClock();
+  const executor = new FakeExecutor(clock);
+  const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
+  try {
+    const { payer } = m;
+    const host = m.hosts[0]!;
+    const before = payer.chain.state.supply().burned;
+    const { job_id } = await payer.bidJob(request());
+    const id = fromHex(job_id, 32);
+    assert.equal(payer.getJob(id)!.status, 'pending');
+    await clock.until('the host runs it', () => executor.running.length === 1, 30_000);
+    const container = executor.running[0]!;
+    assert.equal(container.labels['mesh.job'], job_id);
+    await clock.until('the payer hears it runs', () => payer.getJob(id)!.status === 'running', 10_000);
+    assert.equal(payer.getJob(id)!.host, toHex(H.publicKey));
+    executor.print(container.id, 'stdout', 'hello');
+    executor.print(container.id, 'stderr', 'warning');
+    await clock.advance(30_000);
+    executor.exit(container.id, 0);
+    await clock.until('settled on the payer', () => payer.getJob(id)!.status === 'settled', 30_000);
+    await clock.until('settled on the host', () => host.getJob(id)?.status === 'settled', 30_000);
+    const view = payer.getJob(id)!;
+    assert.equal(view.exit_code, 0);
+    const cost = BigInt(view.cost!);
+    assert.isTrue(cost > 0n && cost <= 10n * CREDIT, `cost ${cost}`);
+    assert.deepEqual(
+      view.output_tail.map((l) => [l.stream, l.text]),
+      [
+        ['stdout', 'hello'],
+        ['stderr', 'warning'],
+      ],
+    );
+    // The host has the cost less the burn; the payer's bid is released; the burn is counted.
+    const state = host.chain.state;
+    assert.equal(state.account(H.publicKey).balance, cost - burnOf(cost));
+    assert.equal(state.account(P.publicKey).locked_bids, 0n);
+    assert.equal(state.supply().burned - before, burnOf(cost));
+    assert.equal(state.account(P.publicKey).balance, state.supply().emitted - cost);
+    assert.lengthOf(executor.containers, 0, 'the ended container is removed');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: while no host fits, the job waits and lists every reason of every host; past the queue time it fails', async () => {
+  const clock = new ManualClock();
+  const small = new FakeExecutor(clock);
+  const down = new FakeExecutor(clock);
+  down.ready = false;
+  const m = await mesh(clock, [
+    { key: H, jobs: { executor: small, policy: { allowImages: ['localhost/busybox'], cpuCores: 2, memMb: 2048 } } },
+    { key: G, jobs: { executor: down, policy: { allowImages: ['docker.io/library/'], cpuCores: 8, memMb: 8192 } } },
+  ]);
+  try {
+    const { job_id } = await m.payer.bidJob(request({ cpuCores: 4 }));
+    const id = fromHex(job_id, 32);
+    await clock.until('both hosts answered', () => m.payer.getJob(id)!.refusals.length === 2, 30_000);
+    const view = m.payer.getJob(id)!;
+    assert.equal(view.status, 'pending');
+    const reasons = Object.fromEntries(view.refusals.map((r) => [r.host, r.reason]));
+    assert.equal(reasons[toHex(H.publicKey)], 'needs 4 cores, 2 free');
+    assert.equal(reasons[toHex(G.publicKey)], 'no container runtime; image not allowed: localhost/busybox:test');
+    await clock.until('the queue time is up', () => m.payer.getJob(id)!.status.startsWith('failed'), 120_000);
+    assert.match(m.payer.getJob(id)!.status, /^failed: no host took the job within 60 s \(2 hosts asked\)$/);
+    assert.lengthOf(small.containers, 0);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: a heartbeat-billed job is reserved on its host first, billed every interval, and stopped when the cell cannot cover the next', async () => {
+  const clock = new ManualClock();
+  const executor = new FakeExecutor(clock);
+  const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY, heartbeatMs: 30_000 } }]);
+  try {
+    const { payer } = m;
+    const host = m.hosts[0]!;
+    // 59 s is one interval: the one heartbeat takes the whole bid, and the cell cannot cover a second.
+    const { job_id } = await payer.bidJob(request({ billing: 'heartbeat', durationSecs: 59, bid: 6n * CREDIT }));
+    const id = fromHex(job_id, 32);
+    assert.equal(payer.getJob(id)!.host, toHex(H.publicKey), 'the bid names the host that reserved');
+    await clock.until('it runs', () => executor.running.length === 1, 30_000);
+    await clock.until('the heartbeat is mined', () => payer.getJob(id)!.heartbeats!.count === 1, 40_000);
+    assert.equal(payer.getJob(id)!.heartbeats!.paid, String(6n * CREDIT));
+    await clock.until('the host stops it', () => host.getJob(id)!.status.startsWith('failed'), 10_000);
+    assert.equal(host.getJob(id)!.status, 'failed: the cell cannot cover the next heartbeat');
+    assert.isAtMost(clock.now() - host.getJob(id)!.started_at! * 1000, 45_000, 'stopped well before its duration');
+    const state = host.chain.state;
+    assert.equal(state.account(H.publicKey).balance, 6n * CREDIT - burnOf(6n * CREDIT));
+    assert.equal(state.account(P.publicKey).locked_bids, 0n);
+    await clock.until('the payer sees it paid', () => payer.getJob(id)!.cost === String(6n * CREDIT), 30_000);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: a heartbeat-billed bid with no host that fits is refused with every reason and locks nothing', async () => {
+  const clock = new ManualClock();
+  const m = await mesh(clock, [{ key: H, jobs: { executor: new FakeExecutor(clock), policy: POLICY } }]);
+  try {
+    await rejectsAsync(() => m.payer.bidJob(request({ billing: 'heartbeat', memMb: 4096 })), JobError, 'no-host', /needs 4096 MiB, 2048 MiB free/);
+    assert.equal(m.payer.chain.state.account(P.publicKey).locked_bids, 0n);
+    assert.lengthOf(m.payer.listJobs(), 0);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: the memory limit, the duration and a stop each end the job with a failed status that says so, and it still settles', async () => {
+  const clock = new ManualClock();
+  const executor = new FakeExecutor(clock);
+  const m = await mesh(clock, [{ key: H, jobs: { executor, policy: { ...POLICY, cpuCores: 4 } } }]);
+  try {
+    const { payer } = m;
+    const oom = fromHex((await payer.bidJob(request({ memMb: 16 }))).job_id, 32);
+    const late = fromHex((await payer.bidJob(request({ durationSecs: 20 }))).job_id, 32);
+    const stopped = fromHex((await payer.bidJob(request())).job_id, 32);
+    await clock.until('all three run', () => executor.running.length === 3, 30_000);
+    const containerOf = (id: Uint8Array): string => executor.running.find((c) => c.labels['mesh.job'] === toHex(id))!.id;
+    executor.exit(containerOf(oom), 137, true);
+    assert.isTrue(await payer.stopJob(toHex(stopped)));
+    await clock.until('the duration passes', () => payer.getJob(late)!.status.startsWith('failed'), 30_000);
+    await clock.until('all are settled', () => [oom, late, stopped].every((id) => payer.getJob(id)!.cost !== null), 30_000);
+    assert.equal(payer.getJob(oom)!.status, 'failed: memory limit of 16 MiB hit (exit 137)');
+    assert.equal(payer.getJob(late)!.status, 'failed: killed at its duration of 20 s');
+    assert.equal(payer.getJob(late)!.cost, String(10n * CREDIT), 'a job killed at its duration pays the whole bid');
+    assert.equal(payer.getJob(stopped)!.status, 'failed: stopped by the payer');
+    assert.isFalse(await payer.stopJob('f'.repeat(64)));
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: a host restarted while its job runs takes it up again and settles it once', async () => {
+  const clock = new ManualClock();
+  const executor = new FakeExecutor(clock);
+  const store = new MemoryStore();
+  const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY, store } }]);
+  try {
+    const { payer } = m;
+    const id = fromHex((await payer.bidJob(request())).job_id, 32);
+    await clock.until('it runs', () => payer.getJob(id)!.status === 'running', 30_000);
+    // An orphan: a container of this host that no job knows.
+    await executor.run({ name: 'stray', image: 'x', cmd: null, env: [], cpuCores: 1, memMb: 4, gpus: 0, labels: { 'mesh.job': 'a'.repeat(64), 'mesh.node': toHex(H.publicKey), 'mesh.network': payer.chain.params.network } });
+    const host = m.hosts[0]!;
+    await host.stop();
+    const restarted = await startNode(m.bus, host.chain, H, clock, { jobs: { executor, policy: POLICY, store }, capacityIntervalMs: 5_000 });
+    m.hosts[0] = restarted;
+    assert.lengthOf(executor.running, 1, 'the orphan is removed, the job goes on');
+    executor.exit(executor.running[0]!.id, 0);
+    await clock.until('settled', () => payer.getJob(id)!.status === 'settled' && restarted.getJob(id)!.status === 'settled', 30_000);
+    const settles = restarted.chain.state.account(H.publicKey).balance;
+    const cost = BigInt(payer.getJob(id)!.cost!);
+    assert.equal(settles, cost - burnOf(cost), 'paid once');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: the manual settlement checks the job, the signature and the cost', async () => {
+  const clock = new ManualClock();
+  const executor = new FakeExecutor(clock);
+  const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
+  try {
+    const host = m.hosts[0]!;
+    const id = fromHex((await m.payer.bidJob(request())).job_id, 32);
+    await clock.until('it runs', () => executor.running.length === 1, 30_000);
+    const network = m.payer.chain.params.network;
+    const sign = (cost: bigint, signer = P): Promise<Uint8Array> => signer.sign(settlementBytes(network, id, H.publicKey, cost));
+    await rejectsAsync(async () => host.settleJob(fromHex('ab'.repeat(32), 32), 1n, await sign(1n)), JobError, 'unknown-job');
+    await rejectsAsync(async () => host.settleJob(id, 1n, await sign(1n, G)), JobError, 'bad-signature');
+    await rejectsAsync(async () => host.settleJob(id, 1n, await sign(2n)), JobError, 'bad-signature');
+    await rejectsAsync(async () => host.settleJob(id, 11n * CREDIT, await sign(11n * CREDIT)), JobError, 'cost-exceeds-bid');
+    await rejectsAsync(async () => host.settleJob(id, 1n, await sign(1n)), JobError, 'wrong-state');
+    await rejectsAsync(async () => m.payer.settleJob(id, 1n, await sign(1n)), JobError, 'wrong-role');
+    await clock.until('the bid is mined', () => m.payer.chain.state.job(id) !== undefined, 10_000);
+    await rejectsAsync(() => m.payer.expireJob(id), JobError, 'not-expired', /1440|14\d\d blocks from now/);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: a launch failure on one host sends the job to the next', async () => {
+  const clock = new ManualClock();
+  const broken = new FakeExecutor(clock);
+  broken.failRun = new ExecutorError('no-image', 'image localhost/busybox:test is not on this host and cannot be pulled');
+  const good = new FakeExecutor(clock);
+  const m = await mesh(clock, [
+    { key: H, jobs: { executor: broken, policy: POLICY } },
+    { key: G, jobs: { executor: good, policy: POLICY } },
+  ]);
+  try {
+    const id = fromHex((await m.payer.bidJob(request())).job_id, 32);
+    await clock.until('the second host runs it', () => good.running.length === 1, 60_000);
+    const view = m.payer.getJob(id)!;
+    assert.equal(view.host, toHex(G.publicKey));
+    assert.lengthOf(broken.containers, 0);
+    if (view.refusals.length > 0) assert.include(view.refusals.find((r) => r.host === toHex(H.publicKey))?.reason ?? '', 'cannot be pulled');
+  } finally {
+    await m.stop();
+  }
+});

@@ -1,0 +1,425 @@
+/**
+ * The payer's side of the compute market (docs/jobs.md "On the payer"): it bids, finds the one host
+ * that runs the job, follows what the host reports, co-signs the settlement when the host asks for
+ * no more than the bid, and can stop or expire the job.
+ *
+ * One host per job: a settle-billed bid names no host, so the payer offers the job to one host at
+ * a time and takes the first that says yes; it co-signs a settlement only for that host, and tells
+ * any other host that reports the job (one that took an offer whose answer was lost) that the job
+ * is placed elsewhere, so that host stops it. A heartbeat-billed bid must name its host (a heartbeat
+ * debits the cell on the host's signature alone), so the payer reserves capacity on one host first
+ * and signs the bid for it. Every decision is written to the job book before the next message goes out.
+ */
+import type { Chain, ChainEvent } from '../chain/chain.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { decode, encode } from '../encoding/codec.ts';
+import { fromHex, toHex } from '../encoding/hex.ts';
+import { MeshError } from '../errors.ts';
+import { EXPIRY_BLOCKS } from '../ledger/params.ts';
+import { freeBalance } from '../ledger/state.ts';
+import { settlementBytes } from '../ledger/tx.ts';
+import { LedgerRuleError } from '../ledger/apply.ts';
+import type { Network, RpcRequest } from '../net/network.ts';
+import type { OwnTransactions } from '../node/own-transactions.ts';
+import type { AtlasEntry } from '../signal/types.ts';
+import { sleep, type Clock } from '../time/clock.ts';
+import type { JobBook, JobRecord } from './book.ts';
+import { JobError } from './errors.ts';
+import { billingCode, decodeSpec, encodeSpec, specHash, specOf, type JobSpec } from './spec.ts';
+import type { JobRequest, LogEvent } from './types.ts';
+import {
+  JOB_RPC,
+  logsAnswerCodec,
+  logsRequestCodec,
+  offerAnswerCodec,
+  offerCodec,
+  reportAnswerCodec,
+  reportCodec,
+  stopAnswerCodec,
+  stopRequestCodec,
+  type Report,
+  type ReportAnswer,
+} from './wire.ts';
+
+/** Default time a job waits for a host before it fails (a node option). */
+export const DEFAULT_QUEUE_MS = 10 * 60_000;
+/** Time between rounds of offers while no host takes the job. */
+export const PLACEMENT_ROUND_MS = 5_000;
+/** Hosts asked in one round. */
+const HOSTS_PER_ROUND = 32;
+/** How long one offer waits for its answer; a host that does not answer is asked again once. */
+const OFFER_TIMEOUT_MS = 15_000;
+const LOGS_TIMEOUT_MS = 10_000;
+
+export interface JobPayerOptions {
+  readonly book: JobBook;
+  readonly chain: Chain;
+  readonly own: OwnTransactions;
+  readonly network: Network;
+  readonly key: SigningKey;
+  readonly clock: Clock;
+  /** The capacity map: who to offer jobs to. */
+  readonly atlas: () => AtlasEntry[];
+  readonly queueMs: number;
+  readonly log: (line: string) => void;
+}
+
+export class JobPayer {
+  readonly #o: JobPayerOptions;
+  readonly #self: string;
+  readonly #placing = new Set<string>();
+  #stopped = false;
+  #unsubscribe: (() => void) | null = null;
+
+  constructor(options: JobPayerOptions) {
+    this.#o = options;
+    this.#self = toHex(options.key.publicKey);
+  }
+
+  start(): void {
+    this.#o.network.serve(JOB_RPC.report, (request) => this.#onReport(request));
+    this.#unsubscribe = this.#o.chain.subscribe((event) => this.#onChain(event));
+    // Jobs still waiting for a host when the node stopped go on being placed.
+    for (const record of this.#o.book.all()) {
+      if (record.role === 'payer' && record.status === 'pending' && record.host === null) this.#place(record);
+    }
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#unsubscribe?.();
+  }
+
+  /** POST /jobs/bid. */
+  async bid(request: JobRequest): Promise<string> {
+    const { chain, own, clock, book } = this.#o;
+    const spec = specOf(request);
+    const specBytes = encodeSpec(spec);
+    const hash = specHash(chain.params.network, specBytes);
+    const free = freeBalance(chain.state.account(this.#o.key.publicKey), chain.tip.height);
+    if (request.bid > free) {
+      throw new LedgerRuleError('insufficient-free-balance', `the bid of ${request.bid} is above the free balance of ${free}`);
+    }
+    let host: string | null = null;
+    if (request.billing === 'heartbeat') host = await this.#reserve(specBytes, spec);
+    const tx = await own.submit({
+      kind: 'JobBid',
+      spec_hash: hash,
+      bid: request.bid,
+      duration_secs: request.durationSecs,
+      cpu_cores: request.cpuCores,
+      mem_mb: request.memMb,
+      billing: billingCode(request.billing),
+      host: host === null ? null : fromHex(host, 32),
+    });
+    const record: JobRecord = {
+      jobId: toHex(tx.id),
+      role: 'payer',
+      payer: this.#self,
+      host,
+      unanswered: [],
+      status: 'pending',
+      billing: request.billing,
+      spec: toHex(specBytes),
+      bidTx: toHex(tx.bytes),
+      bid: request.bid.toString(),
+      createdAt: Math.floor(clock.now() / 1000),
+      placeBy: clock.now() + this.#o.queueMs,
+      containerId: null,
+      startedMs: null,
+      finishedMs: null,
+      exitCode: null,
+      reason: null,
+      askedCost: null,
+      cost: null,
+      payerSig: null,
+      settleTx: null,
+      refusals: [],
+      heartbeats: { count: 0, paid: '0' },
+      lastBeatMs: null,
+      stopCause: null,
+      reportedState: null,
+      outputTail: [],
+    };
+    await book.save(record);
+    if (host === null) this.#place(record);
+    else void this.#offerReserved(record, host);
+    return record.jobId;
+  }
+
+  /** DELETE /jobs/:id on the payer: stops placing it, or asks its host to stop it. */
+  async stopJob(record: JobRecord): Promise<void> {
+    if (record.host === null) {
+      if (record.status === 'pending') {
+        this.#fail(record, 'cancelled by the payer before a host took it');
+        await this.#o.book.save(record);
+      }
+      return;
+    }
+    if (record.finishedMs !== null || record.status.startsWith('failed')) return;
+    const answer = await this.#o.network.request(fromHex(record.host, 32), JOB_RPC.stop, encode(stopRequestCodec, { job_id: fromHex(record.jobId, 32) }));
+    if (!decode(stopAnswerCodec, answer).stopped) this.#o.log(`jobs: the host of ${record.jobId.slice(0, 16)}… does not know it`);
+  }
+
+  /** The payer's JobExpire, once 1,440 blocks have passed since the bid (and its last heartbeat). */
+  async expire(record: JobRecord): Promise<string> {
+    const { chain, own } = this.#o;
+    const job = chain.state.job(fromHex(record.jobId, 32));
+    if (job === undefined) throw new JobError('wrong-state', `the bid is not open on the chain (the job is ${record.status})`);
+    const at = Math.max(job.bid_height, job.active_height) + EXPIRY_BLOCKS;
+    if (chain.tip.height + 1 < at) {
+      throw new JobError('not-expired', `the bid may be expired from height ${at}, ${at - chain.tip.height - 1} blocks from now`);
+    }
+    const tx = await own.submit({ kind: 'JobExpire', job_id: fromHex(record.jobId, 32) });
+    return toHex(tx.id);
+  }
+
+  /** Output lines after `after`, from the host (or the tail kept with the job once the host is gone). */
+  async logs(record: JobRecord, after: number): Promise<{ lines: LogEvent[]; ended: boolean }> {
+    const kept = { lines: record.outputTail.filter((l) => l.seq > after), ended: true };
+    if (record.host === null) return { lines: [], ended: record.status !== 'pending' };
+    try {
+      const answer = decode(
+        logsAnswerCodec,
+        await this.#o.network.request(fromHex(record.host, 32), JOB_RPC.logs, encode(logsRequestCodec, { job_id: fromHex(record.jobId, 32), after }), {
+          timeoutMs: LOGS_TIMEOUT_MS,
+          maxResponseBytes: 16 * 1024 * 1024,
+        }),
+      );
+      if (!answer.known) return kept;
+      return {
+        lines: answer.lines.map((l) => ({ seq: l.seq, stream: l.stream === 2 ? 'stderr' : 'stdout', text: l.text, at: l.at })),
+        ended: answer.ended,
+      };
+    } catch (error) {
+      if (error instanceof MeshError && record.finishedMs !== null) return kept;
+      throw error;
+    }
+  }
+
+  // ---- placement ----
+
+  /** Asks hosts with capacity, one at a time, until one takes the job or its time in the queue is up. */
+  #place(record: JobRecord): void {
+    if (this.#placing.has(record.jobId)) return;
+    this.#placing.add(record.jobId);
+    void (async () => {
+      try {
+        const offer = encode(offerCodec, { spec: fromHex(record.spec), bid_tx: fromHex(record.bidTx!) });
+        while (!this.#stopped && record.status === 'pending' && record.host === null) {
+          for (const host of this.#candidates(decodeSpecOf(record))) {
+            if (this.#stopped || record.status !== 'pending' || record.host !== null) return;
+            if (await this.#offer(record, host, offer)) return;
+          }
+          if (record.host !== null || record.status !== 'pending') return;
+          if (this.#o.clock.now() >= record.placeBy) {
+            const asked = record.refusals.length;
+            this.#fail(record, `no host took the job within ${Math.round(this.#o.queueMs / 1000)} s (${asked === 0 ? 'no host to ask' : `${asked} host${asked === 1 ? '' : 's'} asked`})`);
+            await this.#o.book.save(record);
+            return;
+          }
+          await sleep(this.#o.clock, PLACEMENT_ROUND_MS);
+        }
+      } catch (error) {
+        this.#o.log(`jobs: placing ${record.jobId.slice(0, 16)}…: ${String(error)}`);
+      } finally {
+        this.#placing.delete(record.jobId);
+      }
+    })();
+  }
+
+  /** Hosts to ask, those whose advertised capacity fits first (every host is asked: its reasons are shown). */
+  #candidates(spec: JobSpec): string[] {
+    const others = this.#o.atlas().filter((e) => e.node_id !== this.#self);
+    const fits = (e: AtlasEntry): number => (e.tags.includes('docker') ? 2 : 0) + (e.cpu_cores >= spec.cpu_cores && e.mem_mb >= spec.mem_mb ? 1 : 0);
+    return others
+      .sort((a, b) => fits(b) - fits(a) || a.running_jobs - b.running_jobs)
+      .slice(0, HOSTS_PER_ROUND)
+      .map((e) => e.node_id);
+  }
+
+  /** One offer; true when the host took the job. A refusal's reasons are recorded. */
+  async #offer(record: JobRecord, host: string, offer: Uint8Array): Promise<boolean> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      let answer;
+      try {
+        answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, { timeoutMs: OFFER_TIMEOUT_MS }));
+      } catch (error) {
+        if (!(error instanceof MeshError)) throw error;
+        // No answer: the host may have taken it. It is asked once more; if it reports the job later
+        // while no other host has it, it gets it.
+        if (error.code === 'timeout') {
+          if (!record.unanswered.includes(host)) record.unanswered.push(host);
+          await this.#o.book.save(record);
+          continue;
+        }
+        this.#refused(record, host, [`unreachable: ${error.message}`]);
+        await this.#o.book.save(record);
+        return false;
+      }
+      if (record.host !== null) return record.host === host;
+      if (answer.answer === 'Taken') {
+        record.host = host;
+        record.unanswered = record.unanswered.filter((h) => h !== host);
+        await this.#o.book.save(record);
+        this.#o.log(`jobs: ${record.jobId.slice(0, 16)}… placed with ${host.slice(0, 16)}…`);
+        return true;
+      }
+      this.#refused(record, host, answer.reasons);
+      await this.#o.book.save(record);
+      return false;
+    }
+    this.#refused(record, host, ['no answer to the offer in time']);
+    await this.#o.book.save(record);
+    return false;
+  }
+
+  /** Heartbeat billing: the first host that reserves capacity, or 503 with every host's reasons. */
+  async #reserve(specBytes: Uint8Array, spec: JobSpec): Promise<string> {
+    const offer = encode(offerCodec, { spec: specBytes, bid_tx: null });
+    const reasons: string[] = [];
+    for (const host of this.#candidates(spec)) {
+      try {
+        const answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, { timeoutMs: OFFER_TIMEOUT_MS }));
+        if (answer.answer === 'Taken') return host;
+        reasons.push(`${host.slice(0, 16)}…: ${answer.reasons.join('; ')}`);
+      } catch (error) {
+        if (!(error instanceof MeshError)) throw error;
+        reasons.push(`${host.slice(0, 16)}…: ${error.message}`);
+      }
+    }
+    throw new JobError('no-host', reasons.length === 0 ? 'no host to ask: the atlas lists no other node' : `no host takes the job now: ${reasons.join(' | ')}`);
+  }
+
+  /** Sends a heartbeat-billed job, with its bid, to the host that reserved capacity for it. */
+  async #offerReserved(record: JobRecord, host: string): Promise<void> {
+    const offer = encode(offerCodec, { spec: fromHex(record.spec), bid_tx: fromHex(record.bidTx!) });
+    for (let attempt = 0; attempt < 5 && !this.#stopped; attempt++) {
+      try {
+        const answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, { timeoutMs: OFFER_TIMEOUT_MS }));
+        if (answer.answer === 'Refused') {
+          this.#refused(record, host, answer.reasons);
+          this.#fail(record, `the host refused it: ${answer.reasons.join('; ')}`);
+          await this.#o.book.save(record);
+        }
+        return;
+      } catch (error) {
+        if (!(error instanceof MeshError)) throw error;
+        await sleep(this.#o.clock, 2_000 * (attempt + 1));
+      }
+    }
+  }
+
+  #refused(record: JobRecord, host: string, reasons: readonly string[]): void {
+    const at = Math.floor(this.#o.clock.now() / 1000);
+    record.refusals = [...record.refusals.filter((r) => r.host !== host), { host, reason: reasons.join('; '), at }];
+  }
+
+  #fail(record: JobRecord, reason: string): void {
+    record.reason = reason;
+    record.status = `failed: ${reason}`;
+  }
+
+  // ---- reports ----
+
+  async #onReport({ peer, data }: RpcRequest): Promise<Uint8Array> {
+    const report = decode(reportCodec, data);
+    const answer = await this.#apply(toHex(peer), report);
+    return encode(reportAnswerCodec, answer);
+  }
+
+  async #apply(host: string, report: Report): Promise<ReportAnswer> {
+    const notHere: ReportAnswer = { placed_here: false, payer_sig: null };
+    const record = this.#o.book.get(toHex(report.job_id));
+    if (record === undefined || record.role !== 'payer') return notHere;
+    // A host whose offer went unanswered may have taken it: it gets the job if nobody else has it.
+    if (record.host === null && record.status === 'pending' && record.unanswered.includes(host) && report.state.state !== 'NotStarted') {
+      record.host = host;
+    }
+    if (record.host !== host) return notHere;
+    const state = report.state;
+    if (state.state === 'NotStarted') {
+      this.#refused(record, host, [state.reason]);
+      if (record.billing === 'heartbeat' || record.status !== 'pending') {
+        if (!record.status.startsWith('failed')) this.#fail(record, state.reason);
+      } else {
+        // Nothing ran: the job goes back in the queue for another host.
+        record.host = null;
+        this.#place(record);
+      }
+      await this.#o.book.save(record);
+      return { placed_here: true, payer_sig: null };
+    }
+    record.containerId = state.container_id;
+    record.startedMs = state.started_ms;
+    if (state.state === 'Running') {
+      if (record.status === 'pending') record.status = 'running';
+      await this.#o.book.save(record);
+      return { placed_here: true, payer_sig: null };
+    }
+    record.finishedMs = state.finished_ms;
+    record.exitCode = state.exit_code;
+    if (record.cost === null && (record.status === 'pending' || record.status === 'running' || record.status === 'awaiting_settlement')) {
+      record.reason = state.reason;
+      record.status = state.reason === null ? 'awaiting_settlement' : `failed: ${state.reason}`;
+    }
+    if (this.#spentByHeartbeats(record)) {
+      await this.#o.book.save(record);
+      return { placed_here: true, payer_sig: null };
+    }
+    if (record.outputTail.length === 0) record.outputTail = (await this.logs(record, 0).catch(() => ({ lines: [] as LogEvent[] }))).lines.slice(-100);
+    let payerSig: Uint8Array | null = null;
+    // The payer signs one cost per job, within the bid, for the host that has it.
+    if (state.cost <= BigInt(record.bid) && (record.askedCost === null || record.askedCost === state.cost.toString())) {
+      payerSig = await this.#o.key.sign(settlementBytes(this.#o.chain.params.network, report.job_id, fromHex(host, 32), state.cost));
+      record.askedCost = state.cost.toString();
+      record.payerSig = toHex(payerSig);
+    } else {
+      this.#o.log(`jobs: ${record.jobId.slice(0, 16)}…: the host asks ${state.cost}, above the bid or another cost than before; not signed`);
+    }
+    await this.#o.book.save(record);
+    return { placed_here: true, payer_sig: payerSig };
+  }
+
+  // ---- the chain ----
+
+  #onChain(event: ChainEvent): void {
+    if (event.type !== 'connected') return;
+    event.block.txs.forEach((tx, i) => {
+      const body = tx.body;
+      if (body.kind !== 'JobSettle' && body.kind !== 'Heartbeat' && body.kind !== 'JobExpire') return;
+      const record = this.#o.book.get(toHex(body.job_id));
+      if (record === undefined || record.role !== 'payer') return;
+      if (body.kind === 'Heartbeat') {
+        record.heartbeats = { count: record.heartbeats.count + 1, paid: (BigInt(record.heartbeats.paid) + (event.effects[i]?.amount ?? 0n)).toString() };
+        if (record.status === 'pending') record.status = 'running';
+      } else if (body.kind === 'JobSettle') {
+        record.cost = (BigInt(record.heartbeats.paid) + body.cost).toString();
+        if (record.status !== 'settled' && !record.status.startsWith('failed')) record.status = 'settled';
+      } else {
+        if (!record.status.startsWith('failed') && record.status !== 'settled') record.status = 'expired';
+        this.#placing.delete(record.jobId);
+      }
+      void this.#o.book.save(record);
+    });
+    for (const record of this.#o.book.all()) {
+      if (record.role === 'payer' && record.finishedMs !== null && record.cost === null && this.#spentByHeartbeats(record)) void this.#o.book.save(record);
+    }
+  }
+
+  /**
+   * A heartbeat-billed job whose heartbeats spent its whole lock is paid in full: nothing is left to
+   * settle. Marks it so and says whether it was.
+   */
+  #spentByHeartbeats(record: JobRecord): boolean {
+    if (record.billing !== 'heartbeat' || record.heartbeats.count === 0 || record.cost !== null) return false;
+    if (this.#o.chain.state.job(fromHex(record.jobId, 32)) !== undefined) return false;
+    record.cost = record.heartbeats.paid;
+    if (record.status === 'awaiting_settlement' || record.status === 'running') record.status = 'settled';
+    return true;
+  }
+}
+
+function decodeSpecOf(record: JobRecord): JobSpec {
+  return decodeSpec(fromHex(record.spec));
+}

@@ -1,0 +1,85 @@
+/**
+ * The off-chain job spec: what a host needs to run a job (image, command, environment, limits).
+ * The JobBid carries only its hash; the spec travels to the host in the offer (core/jobs/wire.ts),
+ * and the host checks it against the bid before it runs anything. Canonical binary, so one spec has
+ * one hash (docs/jobs.md "The spec").
+ */
+import { sha256 } from '../crypto/sha256.ts';
+import { array, decode, encode, option, struct, u8, u16, u32, utf8, type Infer } from '../encoding/codec.ts';
+import { domainBytes } from '../ledger/domain.ts';
+import { BILLING_HEARTBEAT, BILLING_SETTLE, type TxOf } from '../ledger/tx.ts';
+import type { Billing, JobRequest } from './types.ts';
+
+/** Bounds of a spec (the API's validation states the same, docs/jobs.md). */
+export const SPEC_LIMITS = {
+  imageBytes: 255,
+  cmdItems: 256,
+  cmdItemBytes: 4096,
+  envPairs: 256,
+  envKeyBytes: 256,
+  envValueBytes: 4096,
+} as const;
+
+export const jobSpecCodec = struct(
+  {
+    image: utf8(SPEC_LIMITS.imageBytes),
+    cmd: option(array(utf8(SPEC_LIMITS.cmdItemBytes), SPEC_LIMITS.cmdItems)),
+    env: array(struct({ key: utf8(SPEC_LIMITS.envKeyBytes), value: utf8(SPEC_LIMITS.envValueBytes) }, 'env pair'), SPEC_LIMITS.envPairs),
+    cpu_cores: u16,
+    mem_mb: u32,
+    duration_secs: u32,
+    gpus: u8,
+    billing: u8,
+  },
+  'job spec',
+);
+
+export type JobSpec = Infer<typeof jobSpecCodec>;
+
+/** The spec of a validated bid. */
+export function specOf(request: JobRequest): JobSpec {
+  return {
+    image: request.image,
+    cmd: request.cmd === null ? null : [...request.cmd],
+    env: request.env.map(([key, value]) => ({ key, value })),
+    cpu_cores: request.cpuCores,
+    mem_mb: request.memMb,
+    duration_secs: request.durationSecs,
+    gpus: request.gpus,
+    billing: billingCode(request.billing),
+  };
+}
+
+export function billingCode(billing: Billing): number {
+  return billing === 'heartbeat' ? BILLING_HEARTBEAT : BILLING_SETTLE;
+}
+
+export function billingName(code: number): Billing {
+  return code === BILLING_HEARTBEAT ? 'heartbeat' : 'settle';
+}
+
+export function encodeSpec(spec: JobSpec): Uint8Array {
+  return encode(jobSpecCodec, spec);
+}
+
+/** Decodes a spec; throws InvalidEncodingError for anything non-canonical. */
+export function decodeSpec(bytes: Uint8Array): JobSpec {
+  return decode(jobSpecCodec, bytes);
+}
+
+/** The hash a JobBid carries: SHA-256 of the domain-tagged spec bytes. */
+export function specHash(network: string, specBytes: Uint8Array): Uint8Array {
+  return sha256(domainBytes('mesh/job-spec/1', network, specBytes));
+}
+
+/**
+ * Why the bid does not describe this spec, or null when it does: the limits and billing the bid
+ * locked credits for must be the ones the host is asked to run.
+ */
+export function bidMismatch(spec: JobSpec, bid: TxOf<'JobBid'>): string | null {
+  if (spec.cpu_cores !== bid.cpu_cores) return `the spec asks for ${spec.cpu_cores} cores, the bid for ${bid.cpu_cores}`;
+  if (spec.mem_mb !== bid.mem_mb) return `the spec asks for ${spec.mem_mb} MiB, the bid for ${bid.mem_mb}`;
+  if (spec.duration_secs !== bid.duration_secs) return `the spec runs ${spec.duration_secs} s, the bid pays for ${bid.duration_secs}`;
+  if (spec.billing !== bid.billing) return 'the spec and the bid are billed differently';
+  return null;
+}
