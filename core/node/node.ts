@@ -392,6 +392,7 @@ export class MeshNode implements NodeService {
 
   #onChain(event: ChainEvent): void {
     if (event.type !== 'connected') return;
+    this.own.regossip();
     this.#emit(this.#blockListeners, blockEvent(event.block));
     // Transactions first seen in a block (an UptimeReward is never pooled) join the stream then.
     event.block.txs.forEach((tx, i) => this.#streamTx(tx, event.effects[i]?.amount ?? 0n));

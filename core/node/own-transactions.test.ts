@@ -5,13 +5,14 @@ import { Mempool } from '../chain/mempool.ts';
 import { key, mine, openChain } from '../chain/testnet.test-util.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import type { Tx } from '../ledger/tx.ts';
+import type { Chain } from '../chain/chain.ts';
 import { OwnTransactions } from './own-transactions.ts';
 
 const A = key(1);
 const B = key(2);
 const CREDIT = 10n ** 18n;
 
-async function setup(): Promise<{ own: OwnTransactions; pool: Mempool; streamed: [Tx, bigint][]; published: Tx[] }> {
+async function setup(): Promise<{ own: OwnTransactions; pool: Mempool; streamed: [Tx, bigint][]; published: Tx[]; chain: Chain }> {
   const chain = await openChain();
   await mine(chain, A, 1);
   const pool = new Mempool(chain);
@@ -26,7 +27,7 @@ async function setup(): Promise<{ own: OwnTransactions; pool: Mempool; streamed:
       published.push(tx);
     },
   });
-  return { own, pool, streamed, published };
+  return { own, pool, streamed, published, chain };
 }
 
 test('own transactions: any kind is signed by the node with the next nonce, pooled, streamed and gossiped', async () => {
@@ -61,4 +62,21 @@ test('own transactions: idle waits for every submission in progress, one that fa
   await own.idle();
   assert.deepEqual(outcomes, ['sent', 'refused']);
   assert.equal(published.length, 1);
+});
+
+test('own transactions: one still pooled two blocks after it was sent is gossiped again, one mined is not', async () => {
+  const { own, published, chain } = await setup();
+  const transfer = await own.submit({ kind: 'Transfer', to: B.publicKey, amount: 5n * CREDIT });
+  own.regossip();
+  assert.lengthOf(published, 1, 'not again in the same block');
+  await mine(chain, B, 1);
+  own.regossip();
+  assert.lengthOf(published, 1, 'one block later');
+  await mine(chain, B, 1);
+  own.regossip();
+  assert.deepEqual(published.map((tx) => tx.id), [transfer.id, transfer.id]);
+  await mine(chain, A, 1, [transfer]);
+  await mine(chain, B, 2);
+  own.regossip();
+  assert.lengthOf(published, 2, 'mined: never again');
 });

@@ -12,14 +12,18 @@ import type { Mempool } from '../chain/mempool.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import type { TxEffect } from '../ledger/apply.ts';
 import { signTx, type Tx, type TxBody } from '../ledger/tx.ts';
+import { toHex } from '../encoding/hex.ts';
+
+/** Blocks a pooled transaction of this node waits before it is gossiped again. */
+export const REGOSSIP_BLOCKS = 2;
 
 /** A transaction body as the node asks for it: this node is the sender, and the nonce is the next one. */
 export type OwnTxBody = TxBody extends infer B ? (B extends TxBody ? Omit<B, 'sender' | 'nonce'> : never) : never;
 
 export interface OwnTransactionsOptions {
   readonly key: SigningKey;
-  readonly chain: Pick<Chain, 'state' | 'params'>;
-  readonly mempool: Pick<Mempool, 'add' | 'queueOf'>;
+  readonly chain: Pick<Chain, 'state' | 'params' | 'tip'>;
+  readonly mempool: Pick<Mempool, 'add' | 'queueOf' | 'has'>;
   /** Puts a pooled transaction on /transactions/stream with its amount. */
   readonly stream: (tx: Tx, amount: bigint) => void;
   /** Gossips a pooled transaction; a failure to gossip does not undo it (it waits in the pool). */
@@ -29,6 +33,8 @@ export interface OwnTransactionsOptions {
 export class OwnTransactions {
   readonly #options: OwnTransactionsOptions;
   #queue: Promise<unknown> = Promise.resolve();
+  // Pooled transactions of this node by id, with the height they were last gossiped at.
+  readonly #gossiped = new Map<string, { tx: Tx; height: number }>();
 
   constructor(options: OwnTransactionsOptions) {
     this.#options = options;
@@ -44,6 +50,23 @@ export class OwnTransactions {
     return next;
   }
 
+  /**
+   * Gossips again the node's transactions still pooled REGOSSIP_BLOCKS after they were last sent
+   * (called on every new block). Gossip is sent once: a peer that could not take a transaction
+   * then (its nonce arrived before the one below it, the peer was syncing) never hears of it
+   * again, and the transaction would wait for ever in this node's pool alone.
+   */
+  regossip(): void {
+    const height = this.#options.chain.tip.height;
+    for (const [id, entry] of this.#gossiped) {
+      if (!this.#options.mempool.has(entry.tx.id)) this.#gossiped.delete(id);
+      else if (height - entry.height >= REGOSSIP_BLOCKS) {
+        entry.height = height;
+        void this.#options.publish(entry.tx);
+      }
+    }
+  }
+
   /** Resolves once every submission made so far has settled (the node waits for it when it stops). */
   async idle(): Promise<void> {
     await this.#queue;
@@ -56,6 +79,7 @@ export class OwnTransactions {
     const tx = await signTx({ ...body, sender, nonce } as TxBody, key, chain.params.network);
     const effect: TxEffect = await mempool.add(tx);
     this.#options.stream(tx, effect.amount);
+    this.#gossiped.set(toHex(tx.id), { tx, height: chain.tip.height });
     await this.#options.publish(tx);
     return tx;
   }
