@@ -498,6 +498,8 @@ const STAMP_MAX = 40;
 interface Pending {
   text: string;
   atMs: number;
+  /** The frame its first piece came in: partial lines left at the end are given in that order. */
+  frame: number;
   readonly decoder: TextDecoder;
 }
 
@@ -509,22 +511,33 @@ interface Pending {
 export async function* logLines(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): AsyncGenerator<LogLine> {
   const pending: Record<'stdout' | 'stderr', Pending | null> = { stdout: null, stderr: null };
   const ascii = new TextDecoder('latin1');
-  for await (const frame of logFrames(chunks)) {
-    const head = STAMP.exec(ascii.decode(frame.payload.subarray(0, STAMP_MAX)));
+  let frames = 0;
+  for await (const { stream, payload } of logFrames(chunks)) {
+    const head = STAMP.exec(ascii.decode(payload.subarray(0, STAMP_MAX)));
     const atMs = head === null ? Date.now() : Date.parse(head[1] ?? '');
-    const body = head === null ? frame.payload : frame.payload.subarray(head[0].length);
-    const line = (pending[frame.stream] ??= { text: '', atMs, decoder: new TextDecoder() });
-    if (line.text === '') line.atMs = atMs;
+    const body = head === null ? payload : payload.subarray(head[0].length);
+    const frame = frames++;
+    const line = (pending[stream] ??= { text: '', atMs, frame, decoder: new TextDecoder() });
+    if (line.text === '') {
+      line.atMs = atMs;
+      line.frame = frame;
+    }
     const pieces = (line.text + line.decoder.decode(body, { stream: true })).split('\n');
     line.text = pieces.pop() ?? '';
     for (const text of pieces) {
-      yield { stream: frame.stream, text, atMs: line.atMs };
+      yield { stream, text, atMs: line.atMs };
       line.atMs = atMs;
+      line.frame = frame;
     }
   }
-  const rest = [pending.stdout, pending.stderr].map((line, i) => ({ line, stream: i === 0 ? 'stdout' : 'stderr' }) as const);
-  for (const { line, stream } of rest.sort((a, b) => (a.line?.atMs ?? 0) - (b.line?.atMs ?? 0))) {
-    const text = line === null ? '' : line.text + line.decoder.decode();
-    if (text !== '') yield { stream, text, atMs: line?.atMs ?? 0 };
+  const left: { stream: 'stdout' | 'stderr'; line: Pending }[] = [];
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const line = pending[stream];
+    if (line === null) continue;
+    line.text += line.decoder.decode();
+    if (line.text !== '') left.push({ stream, line });
+  }
+  for (const { stream, line } of left.sort((a, b) => a.line.frame - b.line.frame)) {
+    yield { stream, text: line.text, atMs: line.atMs };
   }
 }

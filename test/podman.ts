@@ -23,6 +23,9 @@ export const BUSYBOX_TOOLS = [
   'sh', 'echo', 'sleep', 'cat', 'ls', 'head', 'dd', 'yes', 'grep', 'wc', 'id', 'mount', 'true', 'false', 'printf', 'tail',
 ] as const;
 
+/** What the test image runs when a container names no command. */
+export const TEST_IMAGE_COMMAND = ['echo', 'the image command'] as const;
+
 const INSTALL = 'apt-get install -y podman runc busybox-static';
 const BUSYBOX = '/bin/busybox';
 const SOCKET = join(PODMAN_DIR, 'podman.sock');
@@ -196,8 +199,9 @@ async function startService(): Promise<void> {
 
 async function hasImage(): Promise<boolean> {
   try {
-    await run('podman', ['image', 'exists', TEST_IMAGE], { env });
-    return true;
+    // An image of that name from an older build (without the command) is built again.
+    const { stdout } = await run('podman', ['image', 'inspect', '--format', '{{json .Config.Cmd}}', TEST_IMAGE], { env });
+    return stdout.trim() === JSON.stringify(TEST_IMAGE_COMMAND);
   } catch {
     return false;
   }
@@ -212,7 +216,7 @@ async function buildImage(): Promise<void> {
     for (const tool of BUSYBOX_TOOLS) await symlink('busybox', join(root, 'bin', tool));
     const tar = join(dir, 'image.tar');
     await run('tar', ['-C', root, '-cf', tar, '.']);
-    await run('podman', ['import', tar, TEST_IMAGE], { env });
+    await run('podman', ['import', '--change', `CMD ${JSON.stringify(TEST_IMAGE_COMMAND)}`, tar, TEST_IMAGE], { env });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
