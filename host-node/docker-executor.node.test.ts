@@ -75,7 +75,7 @@ test('info: the engine, its default runtime (runsc only where it is installed), 
 
 test('info and run: an engine that does not answer is no-engine', async () => {
   const nowhere = new DockerExecutor({ socketPath: join(tmpdir(), `mesh-no-engine-${runId}.sock`) });
-  await rejectsAsync(() => nowhere.info(), ExecutorError, 'no-engine', /no container engine answers at unix:\/\//);
+  await rejectsAsync(() => nowhere.info(), ExecutorError, 'no-engine', /no container engine answers its ping at unix:\/\//);
   await rejectsAsync(() => nowhere.run(spec(['true'])), ExecutorError, 'no-engine');
 });
 

@@ -49,8 +49,10 @@ export const TMP_MOUNT_OPTIONS = 'rw,noexec,nosuid,nodev,size=16m';
 export const JOB_USER = '65534:65534';
 /** The sandboxing runtime, used when the engine has it. */
 export const SANDBOX_RUNTIME = 'runsc';
-/** How long info() waits for the engine to answer. */
+/** How long info() waits for the engine to answer its ping. */
 export const ENGINE_TIMEOUT_MS = 3000;
+/** How long info() then waits for the engine's version and info, which can be slow to gather. */
+export const ENGINE_INFO_TIMEOUT_MS = 30_000;
 /** How long a missing image may take to pull. */
 export const PULL_TIMEOUT_MS = 10 * 60_000;
 /** stop()'s wait between SIGTERM and SIGKILL when the caller names none (Docker's own default). */
@@ -68,6 +70,7 @@ export interface DockerExecutorOptions {
   readonly dockerHost?: string;
   /** The environment DOCKER_HOST is read from (default: process.env). */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** How long info() waits for the engine's ping (ENGINE_TIMEOUT_MS). */
   readonly engineTimeoutMs?: number;
   readonly pullTimeoutMs?: number;
   /** The kernel log read for OOM kills (KERNEL_LOG); null: never read it. */
@@ -242,18 +245,23 @@ export class DockerExecutor implements Executor {
   }
 
   async info(): Promise<EngineInfo> {
-    const abortSignal = AbortSignal.timeout(this.#engineTimeoutMs);
-    let facts: EngineFacts;
-    try {
-      // @types/dockerode leaves out the options both take.
-      const version = this.#docker.version.bind(this.#docker) as unknown as EngineProbe;
-      const info = this.#docker.info.bind(this.#docker) as unknown as EngineProbe;
-      const [versionFacts, infoFacts] = await Promise.all([version({ abortSignal }), info({ abortSignal })]);
-      facts = { version: versionFacts, info: infoFacts } as EngineFacts;
-    } catch (error) {
-      throw new ExecutorError('no-engine', `no container engine answers at ${this.address}: ${reasonOf(error)}`);
-    }
-    this.#engine = engineInfoOf(facts, this.#local);
+    // The ping is cheap and says whether anything answers; /version and /info take their time
+    // (over a second on Podman, which asks the package manager for its components' versions).
+    const probe = async <T>(what: string, timeoutMs: number, call: (options: { abortSignal: AbortSignal }) => Promise<T>): Promise<T> => {
+      try {
+        return await call({ abortSignal: AbortSignal.timeout(timeoutMs) });
+      } catch (error) {
+        throw new ExecutorError('no-engine', `no container engine answers ${what} at ${this.address}: ${reasonOf(error)}`);
+      }
+    };
+    // @types/dockerode leaves out the options these take.
+    const ask = (method: 'ping' | 'version' | 'info') => this.#docker[method].bind(this.#docker) as unknown as EngineProbe;
+    await probe('its ping', this.#engineTimeoutMs, ask('ping'));
+    const [version, info] = await Promise.all([
+      probe('/version', ENGINE_INFO_TIMEOUT_MS, ask('version')),
+      probe('/info', ENGINE_INFO_TIMEOUT_MS, ask('info')),
+    ]);
+    this.#engine = engineInfoOf({ version, info } as EngineFacts, this.#local);
     return this.#engine;
   }
 
