@@ -82,13 +82,21 @@ const PODMAN_RUNTIMES = {
   runsc: { path: '/usr/bin/runsc' },
 };
 
-test('engineInfoOf: Podman lists runsc whether or not it is installed; only an existing path counts', () => {
+test('engineInfoOf: Podman runs its default runtime only, whatever it lists', () => {
   const facts: EngineFacts = { version: PODMAN_VERSION, info: { Runtimes: PODMAN_RUNTIMES, DefaultRuntime: 'runc' } };
-  const without = engineInfoOf(facts, true, (path) => path !== '/usr/bin/runsc', () => 0);
-  assert.deepEqual(without, { engine: 'podman 4.3.1', runtime: 'runc', sandboxed: false, gpus: 0 });
-  const withIt = engineInfoOf(facts, true, () => true, () => 0);
-  assert.deepEqual(withIt, { engine: 'podman 4.3.1', runtime: 'runsc', sandboxed: true, gpus: 0 });
-  // A remote engine's list cannot be checked here, and is trusted.
+  const plain = { engine: 'podman 4.3.1', runtime: 'runc', sandboxed: false, gpus: 0 };
+  // Listed at /usr/bin/runsc whether installed or not; and even when it is, its Docker API ignores HostConfig.Runtime.
+  assert.deepEqual(engineInfoOf(facts, true, (path) => path !== '/usr/bin/runsc', () => 0), plain);
+  assert.deepEqual(engineInfoOf(facts, true, () => true, () => 0), plain);
+  const gvisorByDefault: EngineFacts = { version: PODMAN_VERSION, info: { Runtimes: PODMAN_RUNTIMES, DefaultRuntime: 'runsc' } };
+  assert.deepEqual(engineInfoOf(gvisorByDefault, true, () => true, () => 0), { ...plain, runtime: 'runsc', sandboxed: true });
+});
+
+test('engineInfoOf: Docker\'s runsc counts where its binary is (on this machine) or the engine is remote', () => {
+  const version = { Version: '27.3.1', Components: [{ Name: 'Engine' }] };
+  const facts: EngineFacts = { version, info: { Runtimes: { runc: { path: 'runc' }, runsc: { path: '/usr/local/bin/runsc' } }, DefaultRuntime: 'runc' } };
+  assert.equal(engineInfoOf(facts, true, () => false, () => 0).sandboxed, false);
+  assert.deepEqual(engineInfoOf(facts, true, () => true, () => 0), { engine: 'docker 27.3.1', runtime: 'runsc', sandboxed: true, gpus: 0 });
   assert.equal(engineInfoOf(facts, false, () => false, () => 0).sandboxed, true);
 });
 

@@ -107,12 +107,13 @@ export interface EngineFacts {
 }
 
 /**
- * What the engine offers, from its version and info. Podman lists every runtime its configuration
- * knows, installed or not (runsc at /usr/bin/runsc on a machine without gVisor), so a listed
- * runtime with an absolute path on an engine on this machine counts only if the path exists
- * (`exists`); a remote engine's list is trusted. GPUs are the engine's CDI devices
- * (nvidia.com/gpu=<n>, Docker 25+), else, when it lists the nvidia runtime, the /dev/nvidia<n>
- * devices of this machine.
+ * What the engine offers, from its version and info. Jobs run under gVisor when it is the engine's
+ * default runtime, or when Docker lists it: a listed runtime with an absolute path on an engine on
+ * this machine counts only if the path exists (`exists`), a remote engine's list is trusted.
+ * Podman is held to its default runtime: its Docker API ignores `HostConfig.Runtime` (4.3 runs
+ * runc when asked for runsc), and it lists every runtime its configuration knows, installed or
+ * not. GPUs are the engine's CDI devices (nvidia.com/gpu=<n>, Docker 25+), else, when it lists the
+ * nvidia runtime, the /dev/nvidia<n> devices of this machine.
  */
 export function engineInfoOf(
   facts: EngineFacts,
@@ -129,7 +130,7 @@ export function engineInfoOf(
     const path = entry.path ?? '';
     return !local || !path.startsWith('/') || exists(path);
   };
-  const sandboxed = present(SANDBOX_RUNTIME);
+  const sandboxed = facts.info.DefaultRuntime === SANDBOX_RUNTIME || (!podman && present(SANDBOX_RUNTIME));
   const runtime = sandboxed ? SANDBOX_RUNTIME : (facts.info.DefaultRuntime ?? 'runc');
   const cdiGpus = (facts.info.DiscoveredDevices ?? []).filter(
     (d) => d.Source === 'cdi' && /^nvidia\.com\/gpu=/.test(d.ID ?? '') && d.ID !== 'nvidia.com/gpu=all',

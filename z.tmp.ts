@@ -1,0 +1,2 @@
+import { startPodman } from './test/podman.ts';
+await startPodman();
