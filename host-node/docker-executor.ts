@@ -83,8 +83,8 @@ function engineClient(options: DockerExecutorOptions): { docker: Docker; address
   const host = options.socketPath !== undefined ? `unix://${options.socketPath}` : (options.dockerHost ?? fromEnv['DOCKER_HOST'] ?? '');
   const address = host === '' ? `unix://${DEFAULT_DOCKER_SOCKET}` : host;
   if (address.startsWith('unix://')) {
-    // host/port undefined: the modem would otherwise take them from a tcp:// DOCKER_HOST.
-    const socket: DockerOptions = { socketPath: address.slice('unix://'.length), host: undefined, port: undefined };
+    // Named in full: the modem would otherwise take host, port and TLS from a tcp:// DOCKER_HOST.
+    const socket: DockerOptions = { socketPath: address.slice('unix://'.length), host: undefined, port: undefined, protocol: 'http' };
     return { docker: new Docker(socket), address, local: true };
   }
   if (options.dockerHost === undefined && options.env === undefined) {
