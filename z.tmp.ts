@@ -1,2 +1,0 @@
-import { startPodman } from './test/podman.ts';
-await startPodman();
