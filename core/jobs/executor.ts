@@ -58,8 +58,9 @@ export interface ContainerState {
   readonly exitCode: number | null;
   /**
    * Whether the memory limit ended it: the engine's OOMKilled flag, or, where the engine does not
-   * set it (Podman 4.3), the executor's own evidence (an exit by SIGKILL, 137, not asked for by
-   * stop(), with the memory cgroup at its limit).
+   * set it (Podman 4.3), the executor's own evidence for an exit by SIGKILL (137): the kernel's
+   * record of an OOM kill in the container's memory cgroup, or, where that log cannot be read, a
+   * SIGKILL that stop() did not ask for (host-node/docker-executor.ts says what survives a restart).
    */
   readonly oomKilled: boolean;
   /** Unix ms; null before it started / while it runs. */
