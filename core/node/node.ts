@@ -3,7 +3,7 @@
  * network port. It is what the HTTP API serves (NodeService) and what hosts start: the Node host
  * gives it a LevelDB store and libp2p, the browser host an IndexedDB store and libp2p in the page.
  */
-import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
+import type { JobsService, NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
 import { ForkChoiceError, type Chain, type ChainEvent } from '../chain/chain.ts';
 import { Mempool, MempoolError } from '../chain/mempool.ts';
 import { RecentSet } from '../collections/recent-set.ts';
@@ -13,6 +13,8 @@ import { systemRandom, type Random } from '../crypto/random.ts';
 import { formatAmount } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
+import { JobError } from '../jobs/errors.ts';
+import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import { LedgerRuleError, type TxEffect } from '../ledger/apply.ts';
 import { blockEvent, decodeBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
 import { ledgerStatus } from '../ledger/status.ts';
@@ -48,7 +50,21 @@ export interface MeshNodeOptions {
   readonly syncTimeoutMs?: number;
   /** Bytes of state per light-node segment (default MAX_SEGMENT_BYTES; smaller in tests). */
   readonly segmentBytes?: number;
+  /** The compute market (default: none; every bid is refused). */
+  readonly jobs?: JobsService;
 }
+
+/** A node without the compute market: it knows no job, and refuses bids as having no host. */
+const NO_JOBS: JobsService = {
+  bidJob: () => Promise.reject(new JobError('no-host', 'this node runs no jobs engine')),
+  listJobs: () => [],
+  getJob: () => undefined,
+  settleJob: () => Promise.reject(new JobError('unknown-job', 'this node runs no jobs engine')),
+  stopJob: () => Promise.resolve(false),
+  expireJob: () => Promise.reject(new JobError('unknown-job', 'this node runs no jobs engine')),
+  jobLogs: () => Promise.resolve(undefined),
+  followJobLogs: () => undefined,
+};
 
 // Transaction ids already put on /transactions/stream (so each appears once).
 const STREAMED_MEMORY = 50_000;
@@ -79,6 +95,8 @@ export class MeshNode implements NodeService {
   #unsubscribePeers: (() => void) | null = null;
   /** This node's own transactions, of every kind: signed, pooled, streamed and gossiped in one place. */
   readonly own: OwnTransactions;
+  /** The compute market, which the node's JobsService methods hand on to. */
+  readonly jobs: JobsService;
   // Local signals are serialised so each takes the next nonce.
   #sending: Promise<unknown> = Promise.resolve();
   #lastNudge = 0;
@@ -93,6 +111,7 @@ export class MeshNode implements NodeService {
     const ports = { clock: this.#clock, random: options.random ?? systemRandom };
     this.#log = options.log ?? (() => {});
     this.mempool = new Mempool(this.chain);
+    this.jobs = options.jobs ?? NO_JOBS;
     this.own = new OwnTransactions({
       key: this.#key,
       chain: this.chain,
@@ -249,6 +268,40 @@ export class MeshNode implements NodeService {
         this.#log(`listener: ${String(error)}`);
       }
     });
+  }
+
+  // ---- jobs (JobsService, handed on) ----
+
+  bidJob(request: JobRequest): Promise<{ job_id: string }> {
+    return this.jobs.bidJob(request);
+  }
+
+  listJobs(): JobSummary[] {
+    return this.jobs.listJobs();
+  }
+
+  getJob(jobId: Uint8Array): JobView | undefined {
+    return this.jobs.getJob(jobId);
+  }
+
+  settleJob(jobId: Uint8Array, cost: bigint, payerSig: Uint8Array): Promise<void> {
+    return this.jobs.settleJob(jobId, cost, payerSig);
+  }
+
+  stopJob(ref: string): Promise<boolean> {
+    return this.jobs.stopJob(ref);
+  }
+
+  expireJob(jobId: Uint8Array): Promise<{ tx_id: string }> {
+    return this.jobs.expireJob(jobId);
+  }
+
+  jobLogs(jobId: Uint8Array, after: number): Promise<{ lines: LogEvent[]; ended: boolean } | undefined> {
+    return this.jobs.jobLogs(jobId, after);
+  }
+
+  followJobLogs(jobId: Uint8Array, after: number, listener: (line: LogEvent) => void, end: () => void): Unsubscribe | undefined {
+    return this.jobs.followJobLogs(jobId, after, listener, end);
   }
 
   // ---- gossip ----
