@@ -218,12 +218,14 @@ export function checkBody<T>(value: unknown, struct: Struct<T, unknown>): T {
   }
   const [error, valid] = validate(value, struct);
   if (error === undefined) return valid;
-  const errors = error.failures().map((failure) => {
+  const errors: { name: string; detail: string }[] = [];
+  for (const failure of error.failures()) {
     const name = failure.path.join('.');
     // superstruct reports an unexpected key as a value of type `never`.
     const detail = failure.type === 'never' ? 'unknown field' : failure.value === undefined ? 'required' : failure.message;
-    return { name, detail };
-  });
+    // A missing field of a union type fails once per member: said once.
+    if (!errors.some((e) => e.name === name && e.detail === detail)) errors.push({ name, detail });
+  }
   throw new ApiProblem('invalid-body', errors.map((e) => `${e.name}: ${e.detail}`).join('; '), { errors });
 }
 
