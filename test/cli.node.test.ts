@@ -23,7 +23,7 @@ async function runMesh(args: string[]): Promise<{ code: number; stdout: string; 
 test('mesh help lists every command', async () => {
   const { code, stdout } = await runMesh(['help']);
   assert.equal(code, 0);
-  for (const command of ['node', 'directory', 'bench', 'identity']) assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
+  for (const command of ['node', 'status', 'send', 'jobs', 'directory', 'bench', 'identity']) assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
 });
 
 test('mesh with no command prints usage and exits 2', async () => {

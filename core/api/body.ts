@@ -19,9 +19,13 @@ function isJsonType(header: string | null): boolean {
   return params.every((param) => param === 'charset=utf-8' || param === 'charset="utf-8"');
 }
 
-/** The parsed JSON body of `request`, at most `limit` bytes of UTF-8. */
-export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
-  if (!isJsonType(request.headers.get('content-type'))) {
+/**
+ * The parsed JSON body of `request`, at most `limit` bytes of UTF-8. With `optional`, an empty body
+ * is undefined, whatever its content-type says (a route that takes "no body, or {}").
+ */
+export async function readJsonBody(request: Request, limit: number, optional = false): Promise<unknown> {
+  const json = isJsonType(request.headers.get('content-type'));
+  if (!json && !optional) {
     throw new ApiProblem('unsupported-media-type', 'the body must be JSON, sent as content-type: application/json');
   }
   let bytes: Uint8Array;
@@ -31,6 +35,8 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
     if (error instanceof BodyTooLargeError) throw tooLarge(limit);
     throw error;
   }
+  if (optional && bytes.length === 0) return undefined;
+  if (!json) throw new ApiProblem('unsupported-media-type', 'a body must be JSON, sent as content-type: application/json');
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

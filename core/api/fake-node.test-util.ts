@@ -1,13 +1,14 @@
 /**
- * A NodeService in memory for tests of the HTTP API (handler.test.ts, host-node/http-server):
- * fixed answers, a record of what was asked, settable failures, and listener sets to emit events
- * through and to check that subscriptions end.
+ * A NodeService in memory for tests of the HTTP API (handler.test.ts, routes/jobs.test.ts,
+ * host-node/http-server, the jobs commands): fixed answers, a record of what was asked, settable
+ * failures, and listener sets to emit events through and to check that subscriptions end.
  */
 import type { History, TxListItem } from '../chain/readmodel.ts';
 import { toHex } from '../encoding/hex.ts';
+import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import type { BlockEvent } from '../ledger/block.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
-import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from './service.ts';
+import type { JobsService, NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from './service.ts';
 
 export const SELF = '1a'.repeat(32);
 export const BOB = 'b2'.repeat(32);
@@ -33,8 +34,118 @@ export const SIGNAL: SignalObject = { from: BOB, to: 'broadcast', capabilities: 
 export const ATLAS: AtlasEntry[] = [{ node_id: BOB, cpu_cores: 4, mem_mb: 8192, running_jobs: 1, last_seen_secs: 1_700_000_000, tags: ['linux'] }];
 export const BLOCK: BlockEvent = { index: 8, hash: 'ee'.repeat(32), prev_hash: 'dd'.repeat(32), timestamp: 1_700_000_010, miner: SELF, tx_count: 1, nonce: 0 };
 
+export const JOB_ID = '0b'.repeat(32);
+export const CONTAINER_ID = 'c0'.repeat(32);
+export const EXPIRE_TX_ID = 'e1'.repeat(32);
+
+/** A job this node paid for: ran on BOB, exited 0, settled at 0.75 of its 1.5-credit bid. */
+export const JOB: JobView = {
+  job_id: JOB_ID,
+  status: 'settled',
+  payer: SELF,
+  host: BOB,
+  role: 'payer',
+  container_id: CONTAINER_ID,
+  cost: '750000000000000000',
+  bid: '1500000000000000000',
+  billing: 'settle',
+  image: 'localhost/busybox:test',
+  cmd: ['sh', '-c', 'echo hi'],
+  cpu_cores: 1,
+  mem_mb: 64,
+  duration_secs: 60,
+  gpus: 0,
+  created_at: 1_700_000_000,
+  started_at: 1_700_000_002,
+  finished_at: 1_700_000_005,
+  exit_code: 0,
+  refusals: [{ host: SELF, reason: 'no gpu', at: 1_700_000_001 }],
+  heartbeats: null,
+  output_tail: [],
+};
+
+/** The job's output: one line on each stream. */
+export const JOB_LINES: LogEvent[] = [
+  { seq: 1, stream: 'stdout', text: 'hi', at: 1_700_000_003_000 },
+  { seq: 2, stream: 'stderr', text: 'warning: none', at: 1_700_000_004_000 },
+];
+
+/** A follower of a job's output that the test has not ended yet. */
+export interface LogFollower {
+  readonly jobId: string;
+  readonly after: number;
+  readonly listener: (line: LogEvent) => void;
+  readonly end: () => void;
+}
+
+/**
+ * The compute market in memory: the jobs it knows (JOB at first), their output (JOB_LINES, ended),
+ * and every call the API made, in order, ids as hex, so a test sees what reached the service and
+ * that a refused request reached nothing.
+ */
+export class FakeJobs implements JobsService {
+  readonly jobCalls: { method: keyof JobsService; args: unknown[] }[] = [];
+  readonly jobs = new Map<string, JobView>([[JOB_ID, JOB]]);
+  lines: LogEvent[] = JOB_LINES;
+  /** Whether the output is complete: a follower is then ended once it has every line. */
+  linesEnded = true;
+  /** Thrown by bidJob, settleJob and expireJob when set. */
+  jobError: unknown = undefined;
+  readonly logFollowers = new Set<LogFollower>();
+
+  #call(method: keyof JobsService, ...args: unknown[]): void {
+    this.jobCalls.push({ method, args: args.map((a) => (a instanceof Uint8Array ? toHex(a) : a)) });
+  }
+
+  #failing(): Promise<never> | undefined {
+    return this.jobError === undefined ? undefined : Promise.reject(this.jobError);
+  }
+
+  bidJob(request: JobRequest): Promise<{ job_id: string }> {
+    this.#call('bidJob', request);
+    return this.#failing() ?? Promise.resolve({ job_id: JOB_ID });
+  }
+  listJobs(): JobSummary[] {
+    this.#call('listJobs');
+    return [...this.jobs.values()].map(({ job_id, status, payer, host, role, container_id, cost, bid }) => ({ job_id, status, payer, host, role, container_id, cost, bid }));
+  }
+  getJob(jobId: Uint8Array): JobView | undefined {
+    this.#call('getJob', jobId);
+    return this.jobs.get(toHex(jobId));
+  }
+  settleJob(jobId: Uint8Array, cost: bigint, payerSig: Uint8Array): Promise<void> {
+    this.#call('settleJob', jobId, cost, payerSig);
+    return this.#failing() ?? Promise.resolve();
+  }
+  stopJob(ref: string): Promise<boolean> {
+    this.#call('stopJob', ref);
+    const named = (job: JobView): boolean => ref === job.job_id || (ref.length >= 12 && job.container_id?.startsWith(ref) === true);
+    return Promise.resolve([...this.jobs.values()].some(named));
+  }
+  expireJob(jobId: Uint8Array): Promise<{ tx_id: string }> {
+    this.#call('expireJob', jobId);
+    return this.#failing() ?? Promise.resolve({ tx_id: EXPIRE_TX_ID });
+  }
+  jobLogs(jobId: Uint8Array, after: number): Promise<{ lines: LogEvent[]; ended: boolean } | undefined> {
+    this.#call('jobLogs', jobId, after);
+    if (!this.jobs.has(toHex(jobId))) return Promise.resolve(undefined);
+    return Promise.resolve({ lines: this.lines.filter((line) => line.seq > after), ended: this.linesEnded });
+  }
+  /** Delivers the lines after `after` at once; then ends, or waits in logFollowers for the test. */
+  followJobLogs(jobId: Uint8Array, after: number, listener: (line: LogEvent) => void, end: () => void): Unsubscribe | undefined {
+    this.#call('followJobLogs', jobId, after);
+    if (!this.jobs.has(toHex(jobId))) return undefined;
+    for (const line of this.lines) if (line.seq > after) listener(line);
+    if (this.linesEnded) {
+      end();
+      return () => {};
+    }
+    return subscribe(this.logFollowers, { jobId: toHex(jobId), after, listener, end });
+  }
+}
+
 /** An in-memory NodeService that records what the API asked of it. */
-export class FakeNode implements NodeService {
+export class FakeNode extends FakeJobs implements NodeService {
   readonly nodeId = SELF;
   transfers: { to: string; amount: bigint }[] = [];
   signalsSent: SignalRequest[] = [];

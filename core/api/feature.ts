@@ -14,10 +14,23 @@ export interface ApiTools {
   reader(path: string, read: (call: Call) => unknown): Route;
   /** The query's values, refusing names not in `allowed` (none by default) and names given twice (400). */
   query(url: URL, allowed?: readonly string[]): Record<string, string>;
-  /** The request's JSON body within the API's byte bound (415, 413, 400 otherwise). */
-  readJson(request: Request): Promise<unknown>;
-  /** An SSE answer carrying the events `subscribe` delivers until the client goes away; takes no query. */
-  stream<T>(call: Call, subscribe: (listener: (event: T) => void) => Unsubscribe): Response;
+  /**
+   * The request's JSON body within the API's byte bound (415, 413, 400 otherwise). With `optional`,
+   * an empty body (with or without a JSON content-type) is undefined.
+   */
+  readJson(request: Request, options?: { optional?: boolean }): Promise<unknown>;
+  /**
+   * An SSE answer carrying the events `subscribe` delivers until the client goes away, or until the
+   * subscriber calls `end`. It takes the query parameters in `allowed` (none by default; the route
+   * reads their values itself); `id` gives each event's `id:` line.
+   */
+  stream<T>(call: Call, subscribe: (listener: (event: T) => void, end: () => void) => Unsubscribe, options?: StreamOptions<T>): Response;
+}
+
+/** What an event stream takes beyond its events. */
+export interface StreamOptions<T> {
+  readonly allowed?: readonly string[];
+  readonly id?: (event: T) => string | number;
 }
 
 /** A feature's routes over the part of the node it needs. */

@@ -10,82 +10,9 @@ import { SignalError } from '../signal/errors.ts';
 import type { SignalObject } from '../signal/types.ts';
 import { constantTimeEqual, isLoopbackOrigin } from './access.ts';
 import { ATLAS, BLOCK, BOB, FakeNode, SIGNAL, SIGNAL_ID, STATUS, TX_ID } from './fake-node.test-util.ts';
-import { createNodeApi, type NodeApiOptions } from './handler.ts';
+import { AUTH, BAD_IDS, BASE, JSON_POST, ok, post, problem, readUntil, request, setup, TOKEN } from './api.test-util.ts';
+import { createNodeApi } from './handler.ts';
 import type { TxStreamEvent } from './service.ts';
-
-const TOKEN = 'k3y-0f-th1s-n0de_AbC';
-const BASE = 'http://127.0.0.1:8844';
-
-function setup(options: Partial<NodeApiOptions> = {}): { node: FakeNode; api: (request: Request) => Promise<Response>; errors: unknown[] } {
-  const node = new FakeNode();
-  const errors: unknown[] = [];
-  const api = createNodeApi({ service: node, token: TOKEN, onError: (e) => errors.push(e), ...options });
-  return { node, api, errors };
-}
-
-interface CallInit {
-  readonly method?: string;
-  readonly headers?: Record<string, string>;
-  readonly body?: string | Uint8Array | ReadableStream<Uint8Array>;
-  readonly signal?: AbortSignal;
-}
-
-/**
- * A Request with exactly `init.headers`. Browsers drop "forbidden" headers (Origin, Content-Length,
- * Access-Control-Request-Method) from a Request they build, so the headers are a standalone
- * Headers object, which keeps them, in front of a real Request.
- */
-function request(path: string, init: CallInit = {}): Request {
-  const method = init.method ?? 'GET';
-  const real = new Request(BASE + path, {
-    method,
-    ...(init.body === undefined ? {} : { body: init.body as BodyInit, duplex: 'half' }),
-    ...(init.signal ? { signal: init.signal } : {}),
-  } as RequestInit);
-  const headers = new Headers(init.headers);
-  return new Proxy(real, {
-    get(target, prop): unknown {
-      if (prop === 'headers') return headers;
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
-
-const AUTH = { authorization: `Bearer ${TOKEN}` };
-const JSON_POST = { ...AUTH, 'content-type': 'application/json' };
-
-function post(path: string, body: unknown, headers: Record<string, string> = JSON_POST): Request {
-  return request(path, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
-}
-
-interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  [member: string]: unknown;
-}
-
-async function problem(response: Response, status: number): Promise<Problem> {
-  const text = await response.text();
-  assert.equal(response.status, status, text);
-  assert.equal(response.headers.get('content-type'), 'application/problem+json');
-  const body = JSON.parse(text) as Problem;
-  assert.equal(body.status, status);
-  assert.match(body.type, /^\/problems\/[a-z-]+$/);
-  assert.isString(body.title);
-  assert.isString(body.detail);
-  return body;
-}
-
-async function ok<T>(response: Response, status = 200): Promise<T> {
-  const text = await response.text();
-  assert.equal(response.status, status, text);
-  assert.equal(response.headers.get('content-type'), 'application/json');
-  assert.equal(response.headers.get('cache-control'), 'no-store');
-  return JSON.parse(text) as T;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Reads
@@ -115,14 +42,6 @@ test('api: GET /history/:node_id passes the decoded id', async () => {
   assert.equal(body.window_blocks, 259_200);
   assert.deepEqual(node.historyAsked, [BOB]);
 });
-
-const BAD_IDS: [string, string][] = [
-  ['short', 'ab'.repeat(31) + 'a'],
-  ['long', 'ab'.repeat(32) + 'a'],
-  ['non-hex', 'g'.repeat(64)],
-  ['upper case', 'AB'.repeat(32)],
-  ['percent-encoded', '%61'.repeat(64)],
-];
 
 test('api: a bad node id on /history and /transactions is 400', async () => {
   const { api, node } = setup();
@@ -558,19 +477,6 @@ test('api: POST /signals/send maps SignalError: burn-used 409, other rules 400',
 
 // ---------------------------------------------------------------------------------------------
 // Server-Sent Events
-
-const decoder = new TextDecoder();
-
-/** Reads from `reader` until the text read so far contains `until` times `marker`. */
-async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, marker: string, until = 1): Promise<string> {
-  let text = '';
-  while (text.split(marker).length - 1 < until) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`stream ended after ${JSON.stringify(text)}`);
-    text += decoder.decode(value, { stream: true });
-  }
-  return text;
-}
 
 test('api: the three SSE streams frame each event as one data: line of JSON', async () => {
   const { api, node } = setup();

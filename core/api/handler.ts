@@ -26,12 +26,13 @@ import { readJsonBody } from './body.ts';
 import type { ApiTools, Feature } from './feature.ts';
 import { toProblem } from './problem.ts';
 import { chainRoutes } from './routes/chain.ts';
+import { jobRoutes } from './routes/jobs.ts';
 import { nodeRoutes } from './routes/node.ts';
 import { signalRoutes } from './routes/signals.ts';
 import type { NodeService } from './service.ts';
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes];
+const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes];
 
 export interface NodeApiOptions {
   readonly service: NodeService;
@@ -101,10 +102,10 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
       },
     }),
     query,
-    readJson: (request) => readJsonBody(request, maxBodyBytes),
-    stream: (call, subscribe) => {
-      query(call.url);
-      const body = eventStream(subscribe, { keepAliveMs, maxQueued, signal: call.request.signal });
+    readJson: (request, { optional = false } = {}) => readJsonBody(request, maxBodyBytes, optional),
+    stream: (call, subscribe, { allowed, id } = {}) => {
+      query(call.url, allowed);
+      const body = eventStream(subscribe, { keepAliveMs, maxQueued, signal: call.request.signal, ...(id && { id }) });
       return new Response(body, { headers: EVENT_STREAM_HEADERS });
     },
   };

@@ -1,14 +1,15 @@
 /**
- * What the API accepts, each rule stated once: path ids, paging parameters and the two request
+ * What the API accepts, each rule stated once: path ids, paging and log parameters and the request
  * bodies (superstruct), and their conversion to what the NodeService takes. Every refusal is a 400
  * problem naming the field, except a signal payload over its size bound (413).
  *
  * Hex is strict lowercase, as everywhere in the core (encoding/hex.ts): one spelling per id.
  */
-import { array, integer, number, object, optional, refine, string, type Struct, union, validate } from 'superstruct';
+import { array, enums, integer, number, object, optional, refine, string, type Struct, tuple, union, validate } from 'superstruct';
 import { InvalidAmountError, WrongTypeError } from '../errors.ts';
 import { parseAmount } from '../encoding/amount.ts';
 import { fromHex } from '../encoding/hex.ts';
+import type { JobRequest } from '../jobs/types.ts';
 import { MAX_CAPABILITIES, MAX_CAPABILITY_NAME_BYTES, MAX_PAYLOAD_BYTES } from '../signal/signal.ts';
 import { ApiProblem } from './problem.ts';
 import type { SignalRequest } from './routes/signals.ts';
@@ -31,6 +32,15 @@ export function nodeIdParam(value: string, name = 'node_id'): Uint8Array {
     throw new ApiProblem('invalid-parameter', `${name} ${verdict}`, { errors: [{ name, detail: verdict }] });
   }
   return fromHex(value, 32);
+}
+
+/**
+ * What DELETE /jobs/:id names: a job id, a container id (64 hex, or a prefix of 12 or more) or a
+ * container name (`mesh-job-…`). Docker's own name rule, bounded: the node looks it up, 404 if none.
+ */
+export function jobRefParam(value: string): string {
+  if (/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(value)) return value;
+  throw badQuery('job_id', 'must be a job id, a container id or a container name: at most 128 of A-Z a-z 0-9 _ . -, starting with a letter or digit');
 }
 
 /** GET /transactions/:node_id paging: default and cap of `limit` (node-api.md §8). */
@@ -62,19 +72,43 @@ export function txPageParams(query: Readonly<Record<string, string>>): { limit: 
   return { limit, before };
 }
 
+/** A count written as plain decimal digits (no sign, no leading zero), within the safe integers. */
+function count(text: string, name: string): number {
+  const value = Number(text);
+  if (!/^(?:0|[1-9][0-9]*)$/.test(text) || !Number.isSafeInteger(value)) throw badQuery(name, 'must be a non-negative integer');
+  return value;
+}
+
+/**
+ * GET /jobs/:id/logs: the lines after `after` (default 0, from the start), as JSON or, with
+ * `follow=1`, as a stream. A reconnecting EventSource names where it stopped in `Last-Event-ID`,
+ * used when the query has no `after`.
+ */
+export function logParams(query: Readonly<Record<string, string>>, lastEventId: string | null): { after: number; follow: boolean } {
+  const follow = query.follow;
+  if (follow !== undefined && follow !== '0' && follow !== '1') throw badQuery('follow', 'must be 1 (a stream) or 0');
+  const after = query.after ?? lastEventId;
+  return { after: after === null ? 0 : count(after, query.after === undefined ? 'Last-Event-ID' : 'after'), follow: follow === '1' };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bodies
 
 const NodeId = refine(string(), 'node id', idRule);
 
-const Amount = refine(union([string(), number()]), 'amount', (value) => {
-  try {
-    return parseAmount(value) > 0n || 'must be above 0';
-  } catch (error) {
-    if (error instanceof InvalidAmountError || error instanceof WrongTypeError) return error.message;
-    throw error;
-  }
-});
+/** An amount as DESIGN §4 takes it (a decimal string or a safe JSON integer), above 0 when `positive`. */
+function amountOf(positive: boolean): Struct<string | number, null> {
+  return refine(union([string(), number()]), 'amount', (value) => {
+    try {
+      return parseAmount(value) > 0n || !positive || 'must be above 0';
+    } catch (error) {
+      if (error instanceof InvalidAmountError || error instanceof WrongTypeError) return error.message;
+      throw error;
+    }
+  });
+}
+
+const Amount = amountOf(true);
 
 /** POST /transfer. */
 export const TransferBody = object({ to: NodeId, amount: Amount });
@@ -102,6 +136,81 @@ export const SignalBody = object({
   burn_tx_id_hex: optional(NodeId),
 });
 
+/** An integer from `min` to `max`. */
+function bounded(min: number, max: number): Struct<number, null> {
+  return refine(integer(), 'bounded integer', (n) => (n >= min && n <= max) || `must be ${min} to ${max}, got ${n}`);
+}
+
+// The Docker reference grammar (distribution/reference): [host[:port]/]name[:tag][@digest], where
+// the name is lowercase components with `.`, `_`, `__` or dashes between alphanumerics.
+const NAME_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+const HOST_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
+const IMAGE_REFERENCE = new RegExp(
+  `^(?:${HOST_COMPONENT}(?:\\.${HOST_COMPONENT})*(?::[0-9]+)?/)?${NAME_COMPONENT}(?:/${NAME_COMPONENT})*` +
+    '(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$',
+);
+/** The longest image reference taken, as Docker bounds a name. */
+export const MAX_IMAGE_CHARS = 255;
+
+const Image = refine(string(), 'image', (image) => {
+  if (image.length > MAX_IMAGE_CHARS) return `must be at most ${MAX_IMAGE_CHARS} characters, got ${image.length}`;
+  return IMAGE_REFERENCE.test(image) || 'must be a container image reference: [registry[:port]/]name[:tag][@sha256:<64 hex>], the name in lowercase';
+});
+
+/** Bounds of a job's spec (docs/node-api.md): what one host could be asked to give one job. */
+export const JOB_LIMITS = {
+  cmdWords: 256,
+  cmdWordBytes: 4096,
+  envPairs: 256,
+  cpuCores: [1, 1024],
+  // 4 MiB: the least memory a container starts with; 1 TiB the most.
+  memMb: [4, 1_048_576],
+  // Up to 30 days.
+  durationSecs: [1, 2_592_000],
+  gpus: [0, 16],
+} as const;
+
+const NoNul = (what: string) => refine(string(), what, (text) => !text.includes('\0') || 'must not contain NUL');
+
+const Arg = refine(NoNul('argument'), 'argument', (arg) => {
+  const bytes = encoder.encode(arg).length;
+  return bytes <= JOB_LIMITS.cmdWordBytes || `must be at most ${JOB_LIMITS.cmdWordBytes} bytes of UTF-8, got ${bytes}`;
+});
+
+const Cmd = refine(array(Arg), 'cmd', (args) => {
+  if (args.length === 0) return 'must hold at least one word (leave cmd out for the image\'s own command)';
+  return args.length <= JOB_LIMITS.cmdWords || `at most ${JOB_LIMITS.cmdWords} words, got ${args.length}`;
+});
+
+const EnvKey = refine(string(), 'variable name', (key) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || 'must be a variable name: a letter or _, then letters, digits or _');
+
+const Env = refine(array(tuple([EnvKey, NoNul('value')])), 'env', (pairs) => {
+  if (pairs.length > JOB_LIMITS.envPairs) return `at most ${JOB_LIMITS.envPairs} pairs, got ${pairs.length}`;
+  return new Set(pairs.map(([key]) => key)).size === pairs.length || 'variable names must be distinct';
+});
+
+/** POST /jobs/bid. */
+export const JobBidBody = object({
+  image: Image,
+  cmd: optional(Cmd),
+  env: optional(Env),
+  cpu_cores: bounded(...JOB_LIMITS.cpuCores),
+  mem_mb: bounded(...JOB_LIMITS.memMb),
+  duration_secs: bounded(...JOB_LIMITS.durationSecs),
+  bid: Amount,
+  billing: optional(enums(['settle', 'heartbeat'])),
+  gpus: optional(bounded(...JOB_LIMITS.gpus)),
+});
+
+/** POST /jobs/:id/settle: a cost (0 allowed) and the payer's Ed25519 signature, 128 lowercase hex. */
+export const SettleBody = object({
+  cost: amountOf(false),
+  payer_sig: refine(string(), 'signature', (sig) => /^[0-9a-f]{128}$/.test(sig) || `must be 128 lowercase hex characters (an Ed25519 signature), got ${sig.length} characters`),
+});
+
+/** POST /jobs/:id/expire: no body, or an empty object. */
+export const EmptyBody = object({});
+
 /** Validates `value` against `struct`, or throws one 400 problem listing every field at fault. */
 export function checkBody<T>(value: unknown, struct: Struct<T, unknown>): T {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -109,12 +218,14 @@ export function checkBody<T>(value: unknown, struct: Struct<T, unknown>): T {
   }
   const [error, valid] = validate(value, struct);
   if (error === undefined) return valid;
-  const errors = error.failures().map((failure) => {
+  const errors: { name: string; detail: string }[] = [];
+  for (const failure of error.failures()) {
     const name = failure.path.join('.');
     // superstruct reports an unexpected key as a value of type `never`.
     const detail = failure.type === 'never' ? 'unknown field' : failure.value === undefined ? 'required' : failure.message;
-    return { name, detail };
-  });
+    // A missing field of a union type fails once per member: said once.
+    if (!errors.some((e) => e.name === name && e.detail === detail)) errors.push({ name, detail });
+  }
   throw new ApiProblem('invalid-body', errors.map((e) => `${e.name}: ${e.detail}`).join('; '), { errors });
 }
 
@@ -122,6 +233,28 @@ export function checkBody<T>(value: unknown, struct: Struct<T, unknown>): T {
 export function transferRequest(value: unknown): { to: Uint8Array; amount: bigint } {
   const body = checkBody(value, TransferBody);
   return { to: fromHex(body.to, 32), amount: parseAmount(body.amount) };
+}
+
+/** The job a valid bid asks for, with the defaults filled in. */
+export function jobRequest(value: unknown): JobRequest {
+  const body = checkBody(value, JobBidBody);
+  return {
+    image: body.image,
+    cmd: body.cmd ?? null,
+    env: body.env ?? [],
+    cpuCores: body.cpu_cores,
+    memMb: body.mem_mb,
+    durationSecs: body.duration_secs,
+    gpus: body.gpus ?? 0,
+    bid: parseAmount(body.bid),
+    billing: body.billing ?? 'settle',
+  };
+}
+
+/** The settlement a valid body offers. */
+export function settleRequest(value: unknown): { cost: bigint; payerSig: Uint8Array } {
+  const body = checkBody(value, SettleBody);
+  return { cost: parseAmount(body.cost), payerSig: fromHex(body.payer_sig, 64) };
 }
 
 /** The signal a valid body asks for: 413 for a payload over 16 KiB, 400 for a payload without a burn. */

@@ -4,12 +4,14 @@
  * chain, mempool, network and signals; tests may implement it over a memory chain.
  */
 import type { ChainService } from './routes/chain.ts';
+import type { JobsService } from './routes/jobs.ts';
 import type { NodeInfoService } from './routes/node.ts';
 import type { SignalService } from './routes/signals.ts';
 
 export type { TxStreamEvent } from './routes/chain.ts';
 export type { NodeStatus } from './routes/node.ts';
 export type { SignalRequest } from './routes/signals.ts';
+export type { JobsService } from './routes/jobs.ts';
 export type { Unsubscribe } from '../web/sse.ts';
 
-export interface NodeService extends NodeInfoService, ChainService, SignalService {}
+export interface NodeService extends NodeInfoService, ChainService, SignalService, JobsService {}

@@ -8,7 +8,7 @@ class Refusal extends MeshError {}
 
 const ROUTES: Route[] = [
   { path: '/items/stream', get: () => new Response('stream') },
-  { path: '/items/:id', get: ({ params }) => Response.json({ id: params.id }) },
+  { path: '/items/:id', get: ({ params }) => Response.json({ id: params.id }), delete: () => new Response(null, { status: 204 }) },
   { path: '/items', get: () => Response.json([]), post: () => new Response(null, { status: 201 }) },
   { path: '/send', post: () => new Response(null, { status: 202 }) },
   { path: '/refuse', get: () => Promise.reject(new Refusal('refused', 'no')) },
@@ -43,6 +43,8 @@ test('router: routes by path and method, first match first, with named parameter
   assert.equal(await (await fetch('/items/stream')).text(), 'stream');
   assert.deepEqual(await (await fetch('/items/42')).json(), { id: '42' });
   assert.equal((await fetch('/items', { method: 'POST' })).status, 201);
+  assert.equal((await fetch('/items/42', { method: 'DELETE' })).status, 204);
+  assert.equal((await fetch('/items/42', { method: 'POST' })).headers.get('allow'), 'GET, HEAD, DELETE, OPTIONS');
 });
 
 test('router: 404 for an unknown path (a trailing slash included), 405 with Allow for a known one', async () => {

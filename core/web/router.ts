@@ -1,6 +1,6 @@
 /**
  * One route table for every fetch-style service of the project, on itty-router: a service lists
- * its routes (a path, a GET handler that also answers HEAD, a POST handler) and the kit answers the
+ * its routes (a path, a GET handler that also answers HEAD, a POST and a DELETE handler) and the kit answers the
  * rest the same way everywhere: 404 for an unknown path, 405 with `Allow` for a known path and
  * another method, OPTIONS with `Allow` (and whatever the CORS policy grants), HEAD as GET without
  * the body, `X-Content-Type-Options: nosniff` on every answer, and every error as problem details.
@@ -39,6 +39,7 @@ export interface Route {
   /** Also answers HEAD. */
   readonly get?: RouteHandler;
   readonly post?: RouteHandler;
+  readonly delete?: RouteHandler;
 }
 
 /** Headers to add to an answer. */
@@ -68,7 +69,7 @@ export interface ServiceOptions<A extends unknown[]> {
 
 /** The methods `route` answers, as `Allow` lists them. */
 export function allowOf(route: Route): string {
-  return [...(route.get ? ['GET', 'HEAD'] : []), ...(route.post ? ['POST'] : []), 'OPTIONS'].join(', ');
+  return [...(route.get ? ['GET', 'HEAD'] : []), ...(route.post ? ['POST'] : []), ...(route.delete ? ['DELETE'] : []), 'OPTIONS'].join(', ');
 }
 
 function setHeaders(headers: Headers, extra: HeaderSet): void {
@@ -117,6 +118,7 @@ export function createService<A extends unknown[] = []>(options: ServiceOptions<
       handler({ request: request as unknown as Request, url, params: request.params });
     if (route.get) router.get(route.path, call(route.get)).head(route.path, call(route.get));
     if (route.post) router.post(route.path, call(route.post));
+    if (route.delete) router.delete(route.path, call(route.delete));
   }
 
   /** The route whose path `pathname` is, whatever the method. */

@@ -1,7 +1,10 @@
 /**
  * Server-Sent Events (node-api.md §6) for any service: one JSON object per `data:` line, a `: keep-alive` comment
  * after every `keepAliveMs` without an event, and the subscription dropped as soon as the client
- * goes away (the body is cancelled or the request aborted).
+ * goes away (the body is cancelled or the request aborted). A stream whose events have positions
+ * (a job's log lines) gives each an `id:` line, which a reconnecting EventSource sends back as
+ * `Last-Event-ID`; a stream that has an end (the job's output is complete) says so with a last
+ * `event: end` frame and closes.
  *
  * A client that reads slower than events arrive must not make the node hold an ever-growing
  * queue: past `maxQueued` unread events the stream is told why and closed (an EventSource then
@@ -12,7 +15,7 @@ import { systemClock, type Clock, type Timer } from '../time/clock.ts';
 /** Ends a subscription. */
 export type Unsubscribe = () => void;
 
-export interface EventStreamOptions {
+export interface EventStreamOptions<T = unknown> {
   readonly keepAliveMs: number;
   /** Unread events one connection may queue before it is closed. */
   readonly maxQueued: number;
@@ -20,6 +23,8 @@ export interface EventStreamOptions {
   readonly signal?: AbortSignal;
   /** Times the keep-alives (default: the system clock). */
   readonly clock?: Clock;
+  /** The `id:` of an event's frame (none by default); one line, no NUL. */
+  readonly id?: (event: T) => string | number;
 }
 
 /** Response headers of every event stream. */
@@ -30,12 +35,25 @@ export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
 
 const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(': keep-alive\n\n');
+/** The last frame of a stream that ended because it had nothing more to send. */
+export const END_FRAME = 'event: end\ndata: {}\n\n';
+
+function frameId(id: string | number): string {
+  const text = String(id);
+  // A line break would end the field early; a NUL makes a browser ignore the id.
+  if (/[\r\n\0]/.test(text)) throw new RangeError(`an event id must be one line without NUL, got ${JSON.stringify(text)}`);
+  return text;
+}
 
 /**
  * A byte stream of the events `subscribe` delivers, as SSE frames. It subscribes when created and
- * unsubscribes (and stops its timer) once cancelled, closed for overflow, or aborted.
+ * unsubscribes (and stops its timer) once cancelled, closed for overflow, aborted, or ended by the
+ * subscriber calling `end` (which sends END_FRAME first).
  */
-export function eventStream<T>(subscribe: (listener: (event: T) => void) => Unsubscribe, options: EventStreamOptions): ReadableStream<Uint8Array> {
+export function eventStream<T>(
+  subscribe: (listener: (event: T) => void, end: () => void) => Unsubscribe,
+  options: EventStreamOptions<T>,
+): ReadableStream<Uint8Array> {
   let unsubscribe: Unsubscribe | undefined;
   const clock = options.clock ?? systemClock;
   let timer: Timer | undefined;
@@ -75,6 +93,12 @@ export function eventStream<T>(subscribe: (listener: (event: T) => void) => Unsu
           return;
         }
         options.signal?.addEventListener('abort', onAbort);
+        const end = (): void => {
+          if (ended) return;
+          stop();
+          controller.enqueue(encoder.encode(END_FRAME));
+          controller.close();
+        };
         unsubscribe = subscribe((event) => {
           if (ended) return;
           if (controller.desiredSize === null || controller.desiredSize <= 0) {
@@ -85,7 +109,8 @@ export function eventStream<T>(subscribe: (listener: (event: T) => void) => Unsu
           }
           let frame: Uint8Array;
           try {
-            frame = encoder.encode(`data: ${JSON.stringify(event)}\n\n`);
+            const id = options.id === undefined ? '' : `id: ${frameId(options.id(event))}\n`;
+            frame = encoder.encode(`${id}data: ${JSON.stringify(event)}\n\n`);
           } catch (error) {
             // An event that cannot be written (a bigint, a cycle) ends this stream, not the emitter.
             stop();
@@ -94,8 +119,8 @@ export function eventStream<T>(subscribe: (listener: (event: T) => void) => Unsu
           }
           controller.enqueue(frame);
           keepAlive();
-        });
-        // The stream may have ended inside `subscribe` (events delivered at once overflowed it).
+        }, end);
+        // The stream may have ended inside `subscribe` (events delivered at once overflowed it, or it had no more).
         if (ended) unsubscribe();
         else keepAlive();
       },

@@ -1,7 +1,7 @@
 /**
- * The base of the commands that talk to a running node (`mesh status`, `mesh send`, …): finds the
- * node's HTTP address and API token in its data directory, sends requests with the bearer token, and
- * turns the node's problem details into one clear line.
+ * The base of the commands that talk to a running node (`mesh status`, `mesh send`, `mesh jobs`):
+ * finds the node's HTTP address and API token in its data directory, sends requests with the bearer
+ * token, reads its event streams, and turns the node's problem details into one clear line.
  *
  * A running `mesh node` records `{url, pid}` in `<data-dir>/api.json` (removed at a clean stop);
  * the token is `<data-dir>/api.token`. `--node URL` names the node directly. The data directory's
@@ -14,6 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { API_FILE, dataDirOption, readApiAddress, readNodeId, TOKEN_FILE } from '../data-dir.ts';
 import { option, UsageError } from './command.ts';
+import { readEvents, type ServerEvent } from './events.ts';
 
 /** Seconds a request may take before the command gives up on the node. */
 const TIMEOUT_MS = 15_000;
@@ -133,30 +134,60 @@ export class NodeClient {
     return readToken(join(source.dir, TOKEN_FILE), 'pass --data-dir of the node');
   }
 
+  /** DELETEs `path` with the API token; resolves once the node has answered 2xx (204: no body). */
+  async delete(path: string): Promise<void> {
+    await this.#request<unknown>('DELETE', path, undefined, await this.#token());
+  }
+
+  /**
+   * The server-sent events of GET `path`, as they come, until the node ends the stream or `signal`
+   * aborts (which ends the iteration quietly). No time limit: a stream may be quiet for long.
+   */
+  async *events(path: string, signal?: AbortSignal): AsyncGenerator<ServerEvent> {
+    let response: Response;
+    try {
+      response = await this.#fetch('GET', path, { accept: 'text/event-stream' }, undefined, signal);
+      if (!response.ok) throw new NodeClientError(problemLine(response.status, await response.text()));
+      if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream') || response.body === null) {
+        await response.body?.cancel();
+        throw new NodeClientError(`the node at ${this.url} answered GET ${path} with something other than an event stream`);
+      }
+      yield* readEvents(response.body);
+    } catch (error) {
+      if (signal?.aborted) return;
+      throw error;
+    }
+  }
+
   async #request<T>(method: string, path: string, body?: unknown, token?: string): Promise<T> {
     const headers: Record<string, string> = {};
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let response: Response;
+    const response = await this.#fetch(method, path, headers, body, AbortSignal.timeout(TIMEOUT_MS));
+    const text = await response.text();
+    if (!response.ok) throw new NodeClientError(problemLine(response.status, text));
+    if (response.status === 204) return undefined as T;
     try {
-      response = await fetch(this.url + path, {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new NodeClientError(`the node at ${this.url} answered ${method} ${path} with something other than JSON`);
+    }
+  }
+
+  /** The node's answer, or NodeClientError saying in one line why there is none. */
+  async #fetch(method: string, path: string, headers: Record<string, string>, body: unknown, signal: AbortSignal | undefined): Promise<Response> {
+    try {
+      return await fetch(this.url + path, {
         method,
         headers,
         ...(body !== undefined && { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        ...(signal !== undefined && { signal }),
       });
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause;
       if ((error as Error).name === 'TimeoutError') throw new NodeClientError(`the node at ${this.url} did not answer within ${TIMEOUT_MS / 1000} s`);
       if (cause?.code === 'ECONNREFUSED') throw new NodeClientError(`no node running at ${this.url} (connection refused)`);
       throw new NodeClientError(`cannot reach the node at ${this.url}: ${cause?.code ?? (error as Error).message}`);
-    }
-    const text = await response.text();
-    if (!response.ok) throw new NodeClientError(problemLine(response.status, text));
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      throw new NodeClientError(`the node at ${this.url} answered ${method} ${path} with something other than JSON`);
     }
   }
 }

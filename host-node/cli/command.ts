@@ -77,6 +77,15 @@ export interface Input<O extends Options, P extends Positionals> {
   readonly path: string;
   /** The words after the command's path, as given. */
   readonly argv: readonly string[];
+  /** The words after `--`, for a command that takes them (`rest`); empty otherwise. */
+  readonly rest: readonly string[];
+}
+
+/** Words after `--` that a command takes as they are (a container's command line), named in its help. */
+export interface Rest {
+  /** The placeholder in the help text: `[-- <cmd>...]`. */
+  readonly name: string;
+  readonly description: string;
 }
 
 /** Where a command writes: standard output and standard error. */
@@ -94,6 +103,8 @@ export interface Command<O extends Options = Options, P extends Positionals = Po
   readonly description?: string;
   readonly options: O;
   readonly positionals: P;
+  /** Words after `--`, when the command takes any. */
+  readonly rest?: Rest;
   /** Text after the options. */
   readonly notes?: string;
   readonly commands: readonly Entry[];
@@ -113,6 +124,7 @@ export function command<O extends Options = Record<never, never>, P extends Posi
   description?: string;
   options?: O;
   positionals?: P;
+  rest?: Rest;
   notes?: string;
   commands?: readonly Entry[];
   run?(input: Input<O, P>, io: Io): Promise<number> | number;
@@ -221,14 +233,16 @@ export function usage(path: string, cmd: Command): string {
   const args = Object.values(cmd.positionals)
     .map((p) => ` <${p.name}>`)
     .join('');
+  // Everything after `--` is the command's as it is, so it comes last.
+  const rest = cmd.rest ? ` [-- <${cmd.rest.name}>...]` : '';
   const lines: string[] = [];
-  if (cmd.run) lines.push(`${path}${args}${required} [options]`);
+  if (cmd.run) lines.push(`${path}${args}${required} [options]${rest}`);
   if (cmd.commands.length > 0) lines.push(`${path} <command> [options]`);
   const parts = [`Usage: ${lines.join(`\n${' '.repeat('Usage: '.length)}`)}`];
   if (cmd.description) parts.push(cmd.description.trimEnd());
-  if (Object.keys(cmd.positionals).length > 0) {
-    parts.push(`Arguments:\n${table(Object.values(cmd.positionals).map((p) => [`<${p.name}>`, p.description]))}`);
-  }
+  const argRows = Object.values(cmd.positionals).map((p): [string, string] => [`<${p.name}>`, p.description]);
+  if (cmd.rest) argRows.push([`-- <${cmd.rest.name}>...`, cmd.rest.description]);
+  if (argRows.length > 0) parts.push(`Arguments:\n${table(argRows)}`);
   if (cmd.run) {
     const rows = Object.entries(cmd.options).map(([name, o]) => optionRow(name, o));
     parts.push(`Options:\n${table([...rows, ['-h, --help', 'show this help']])}`);

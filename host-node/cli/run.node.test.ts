@@ -63,6 +63,22 @@ test('a negative number is an argument for its parser to judge, not an unknown o
   assert.equal(parseCommand(pay, ['1.5']).args.amount, 15n * 10n ** 17n);
 });
 
+test('words after -- go to a command that takes them as they are, options and dashes included', () => {
+  const exec = command({
+    options: { cpu: option({ value: 'N', description: 'cores', parse: integer(1, 8), default: 1 }) },
+    positionals: { image: positional('image', 'what to run') },
+    rest: { name: 'cmd', description: 'the command' },
+    run: () => EXIT.done,
+  });
+  const input = parseCommand(exec, ['busybox', '--cpu', '2', '--', 'sh', '-c', 'echo --cpu -1', '--']);
+  assert.deepEqual([input.args, input.options, input.rest], [{ image: 'busybox' }, { cpu: 2 }, ['sh', '-c', 'echo --cpu -1', '--']]);
+  assert.deepEqual(parseCommand(exec, ['busybox']).rest, []);
+  assert.throws(() => parseCommand(exec, ['--', 'sh']), /^UsageError: missing <image>$/);
+  assert.match(usage('mesh exec', exec), /^Usage: mesh exec <image> \[options\] \[-- <cmd>\.\.\.\]\n[\s\S]*Arguments:\n  <image> +what to run\n  -- <cmd>\.\.\. +the command\n/);
+  // A command without `rest` keeps taking words after -- as its positionals.
+  assert.deepEqual(parseCommand(copy, ['--out', 'a', '--', '-x']).args, { what: '-X' });
+});
+
 test('the help text is made from the definition', () => {
   assert.equal(
     usage('mesh copy', copy),

@@ -27,11 +27,14 @@ export function parseCommand<O extends Options, P extends Positionals>(cmd: Comm
   );
   const { tokens } = parseArgs({ args: [...args], options: config, strict: false, allowPositionals: true, tokens: true });
   const texts: string[] = [];
+  const rest: string[] = [];
+  let terminated = false;
   const given: { name: string; text: string | undefined }[] = [];
   // parseArgs splits `-1.5` into the short options -1, -. and -5, all at one index: taken once.
   let numberAt = -1;
   for (const token of tokens) {
-    if (token.kind === 'positional') texts.push(token.value);
+    if (token.kind === 'option-terminator') terminated = cmd.rest !== undefined;
+    if (token.kind === 'positional') (terminated ? rest : texts).push(token.value);
     if (token.kind !== 'option') continue;
     // A negative number is an argument (refused by its parser with a reason), not an unknown option.
     if (NUMBER.test(token.rawName)) {
@@ -73,7 +76,7 @@ export function parseCommand<O extends Options, P extends Positionals>(cmd: Comm
     if (text === '') throw new UsageError(`<${p.name}> is empty`);
     positionals[key] = p.parse(text, `<${p.name}>`);
   });
-  return { options: options as Input<O, P>['options'], args: positionals as Input<O, P>['args'], given, path, argv: args };
+  return { options: options as Input<O, P>['options'], args: positionals as Input<O, P>['args'], given, path, argv: args, rest };
 }
 
 const asksHelp = (args: readonly string[]): boolean => {

@@ -1,0 +1,295 @@
+/**
+ * `mesh jobs`: the compute market from the command line, over the running node's /jobs routes
+ * (docs/cli.md): run (bid, and with --follow stream the output and wait for the end), ls, show,
+ * logs, stop and expire. Amounts are typed and shown in credits, never base units.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { JOB_LIMITS } from '../../core/api/input.ts';
+import { formatAmount, formatCredits, parseAmount } from '../../core/encoding/amount.ts';
+import type { JobStatus, JobSummary, JobView, LogEvent } from '../../core/jobs/types.ts';
+import { command, entry, EXIT, flag, type Io, list, option, type Parser, positional, UsageError } from './command.ts';
+import { clientOptions, NodeClient, NodeClientError } from './client.ts';
+import { credits, integer } from './values.ts';
+
+/** How often `run --follow` asks for the job's status. */
+const POLL_MS = 1000;
+/** How long output may still arrive once the job has reached its end. */
+const OUTPUT_GRACE_MS = 2000;
+/** How long to wait before following a stream again that closed without its end frame. */
+const RECONNECT_MS = 1000;
+
+const json = flag("print the node's answer as JSON, as it is (amounts in base units)");
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/** `KEY=VALUE`, the key a variable name; the value may hold `=`. */
+const envPair: Parser<[string, string]> = (text, name) => {
+  const eq = text.indexOf('=');
+  const key = eq < 0 ? text : text.slice(0, eq);
+  if (eq < 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+    throw new UsageError(`${name} takes KEY=VALUE with KEY a variable name (a letter or _, then letters, digits or _), got ${JSON.stringify(text)}`);
+  }
+  return [key, text.slice(eq + 1)];
+};
+
+/** A job named by its id or the start of it, as `mesh jobs ls` shows it. */
+const jobRef: Parser<string> = (text, name) => {
+  if (!/^[0-9a-f]{1,64}$/.test(text)) throw new UsageError(`${name} must be a job id or its first characters (lowercase hex), got ${JSON.stringify(text)}`);
+  return text;
+};
+
+/** What DELETE /jobs/:id takes: a job id (or its start), a container id or a container name. */
+const stopRef: Parser<string> = (text, name) => {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(text)) throw new UsageError(`${name} must be a job id, a container id or a container name, got ${JSON.stringify(text)}`);
+  return text;
+};
+
+const range = ([min, max]: readonly [number, number]): Parser<number> => integer(min, max);
+
+// ---------------------------------------------------------------------------------------------
+// Showing jobs
+
+/** Whether the job has reached its end: nothing about it will change any more. */
+export function isFinal(status: JobStatus): boolean {
+  return status === 'settled' || status === 'expired' || status.startsWith('failed');
+}
+
+const inCredits = (amount: string | null): string => (amount === null ? '-' : `${formatCredits(parseAmount(amount))}`);
+const short = (id: string | null): string => (id === null ? '-' : id.slice(0, 16));
+const time = (secs: number | null): string => (secs === null ? '-' : new Date(secs * 1000).toISOString().replace('.000Z', 'Z'));
+
+/** A command line as a shell would take it back: plain words as they are, others single-quoted. */
+function shellWords(words: readonly string[]): string {
+  return words.map((w) => (/^[A-Za-z0-9_./=:@%+,-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`)).join(' ');
+}
+
+/** Rows as columns padded to their widest cell. */
+function columns(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows.map((row) => `${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 2))).join('')}\n`).join('');
+}
+
+/** GET /jobs as a table for people: id and host prefixes, amounts in credits. */
+export function formatJobList(jobs: readonly JobSummary[]): string {
+  const head = ['JOB', 'ROLE', 'STATUS', 'BID', 'COST', 'HOST'];
+  return columns([head, ...jobs.map((j) => [short(j.job_id), j.role, j.status, inCredits(j.bid), inCredits(j.cost), short(j.host)])]);
+}
+
+/** GET /jobs/:id as lines for people: amounts in credits, times in UTC, one refusal a line. */
+export function formatJob(job: JobView): string {
+  const rows: [string, string][] = [
+    ['job id', job.job_id],
+    ['status', job.status],
+    ['role', job.role],
+    ['image', job.image],
+    ['command', job.cmd === null ? "(the image's own)" : shellWords(job.cmd)],
+    ['resources', `${job.cpu_cores} cpu, ${job.mem_mb} MiB, ${job.gpus} gpu, up to ${job.duration_secs} s`],
+    ['billing', job.billing],
+    ['bid', `${inCredits(job.bid)} credits`],
+    ['cost', job.cost === null ? '- (not settled)' : `${inCredits(job.cost)} credits`],
+    ['payer', job.payer],
+    ['host', job.host ?? '- (none yet)'],
+    ['container', job.container_id ?? '-'],
+    ['created', time(job.created_at)],
+    ['started', time(job.started_at)],
+    ['finished', time(job.finished_at)],
+    ['exit code', job.exit_code === null ? '-' : String(job.exit_code)],
+  ];
+  if (job.heartbeats !== null) rows.push(['heartbeats', `${job.heartbeats.count}, paid ${inCredits(job.heartbeats.paid)} credits`]);
+  const lines = rows.map(([name, value]) => `${name.padEnd(12)}${value}\n`);
+  if (job.refusals.length > 0) {
+    lines.push(`refused by ${job.refusals.length} host${job.refusals.length === 1 ? '' : 's'}:\n`);
+    for (const r of job.refusals) lines.push(`  ${short(r.host)}  ${time(r.at)}  ${r.reason}\n`);
+  }
+  return lines.join('');
+}
+
+/** The job's end in one line: `settled, exit code 0, cost 0.75 of 1.5 credits`. */
+export function formatOutcome(job: JobView): string {
+  const exit = job.exit_code === null ? '' : `, exit code ${job.exit_code}`;
+  const cost = job.cost === null ? '' : `, cost ${inCredits(job.cost)} of ${inCredits(job.bid)} credits`;
+  return `job ${short(job.job_id)} ${job.status}${exit}${cost}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Talking to the node
+
+/** The full id of the one job whose id starts with `ref`; NodeClientError when none or several do. */
+async function jobIdOf(client: NodeClient, ref: string): Promise<string> {
+  if (ref.length === 64) return ref;
+  const ids = (await client.get<JobSummary[]>('/jobs')).map((j) => j.job_id).filter((id) => id.startsWith(ref));
+  if (ids.length === 1) return ids[0]!;
+  throw new NodeClientError(ids.length === 0 ? `no job whose id starts with ${ref}` : `${ids.length} jobs have ids starting with ${ref}: give more of the id`);
+}
+
+function printLine(io: Io, line: LogEvent): void {
+  (line.stream === 'stderr' ? io.err : io.out)(`${line.text}\n`);
+}
+
+/**
+ * Prints the job's output as it comes until the node says it is complete, or `signal` aborts.
+ * A stream closed without its end frame (the node cut a slow reader) is followed again after the
+ * last line seen.
+ */
+async function followLogs(client: NodeClient, jobId: string, io: Io, signal: AbortSignal): Promise<void> {
+  let after = 0;
+  while (!signal.aborted) {
+    for await (const event of client.events(`/jobs/${jobId}/logs?follow=1&after=${after}`, signal)) {
+      if (event.event === 'end') return;
+      const line = JSON.parse(event.data) as LogEvent;
+      printLine(io, line);
+      after = line.seq;
+    }
+    await sleep(RECONNECT_MS, undefined, { signal }).catch(() => {});
+  }
+}
+
+/** Follows the job's output and its status until it reaches its end; resolves to the job then. */
+async function awaitEnd(client: NodeClient, jobId: string, io: Io): Promise<JobView> {
+  const stop = new AbortController();
+  // The output is a view of the job, not the job: a stream that fails is said, and the wait goes on.
+  const logs = followLogs(client, jobId, io, stop.signal).catch((error: Error) => io.err(`the job's output could not be followed: ${error.message}\n`));
+  try {
+    let job = await client.get<JobView>(`/jobs/${jobId}`);
+    while (!isFinal(job.status)) {
+      await sleep(POLL_MS);
+      job = await client.get<JobView>(`/jobs/${jobId}`);
+    }
+    // The last lines may still be on their way.
+    await Promise.race([logs, sleep(OUTPUT_GRACE_MS)]);
+    stop.abort();
+    await logs;
+    return job;
+  } finally {
+    stop.abort();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+const runCommand = command({
+  description:
+    'Bids for a container job and prints its id. With --follow, streams its output (the job\'s stdout to stdout, its stderr to stderr) and waits until it is settled, failed or expired.',
+  options: {
+    ...clientOptions,
+    cpu: option({ value: 'N', description: `CPU cores (${JOB_LIMITS.cpuCores.join(' to ')})`, parse: range(JOB_LIMITS.cpuCores), required: true }),
+    mem: option({ value: 'MB', description: `memory in MiB (${JOB_LIMITS.memMb.join(' to ')})`, parse: range(JOB_LIMITS.memMb), required: true }),
+    duration: option({ value: 'S', description: `the most seconds it may run (${JOB_LIMITS.durationSecs.join(' to ')})`, parse: range(JOB_LIMITS.durationSecs), required: true }),
+    bid: option({ value: 'CREDITS', description: 'the most it may cost, in credits as a decimal (locked until it ends)', parse: credits, required: true }),
+    env: list({ value: 'K=V', description: 'an environment variable of the container', parse: envPair }),
+    gpus: option({ value: 'N', description: 'GPUs', parse: range(JOB_LIMITS.gpus), default: 0 }),
+    heartbeat: flag('pay by heartbeats every 30 s while it runs instead of one settlement at the end'),
+    follow: flag('stream its output and wait for its end; exit 0 only when it settled with exit code 0', 'f'),
+    json,
+  },
+  positionals: { image: positional('image', 'the container image: [registry[:port]/]name[:tag][@sha256:…]') },
+  rest: { name: 'cmd', description: "the command to run in it, after the options (default: the image's own)" },
+  run: async ({ options, args, rest }, io) => {
+    const client = await NodeClient.find(options);
+    const body = {
+      image: args.image,
+      ...(rest.length > 0 && { cmd: rest }),
+      ...(options.env.length > 0 && { env: options.env }),
+      cpu_cores: options.cpu,
+      mem_mb: options.mem,
+      duration_secs: options.duration,
+      bid: formatAmount(options.bid),
+      ...(options.heartbeat && { billing: 'heartbeat' }),
+      ...(options.gpus > 0 && { gpus: options.gpus }),
+    };
+    const answer = await client.post<{ job_id: string }>('/jobs/bid', body);
+    if (!options.follow) {
+      io.out(options.json ? `${JSON.stringify(answer)}\n` : `${answer.job_id}\n`);
+      return EXIT.done;
+    }
+    // Stdout is the job's own: what the command says goes to stderr.
+    io.err(`job ${answer.job_id}, bid ${formatCredits(options.bid)} credits\n`);
+    const job = await awaitEnd(client, answer.job_id, io);
+    if (options.json) io.out(`${JSON.stringify(job, null, 2)}\n`);
+    io.err(formatOutcome(job));
+    return job.status === 'settled' && job.exit_code === 0 ? EXIT.done : EXIT.failed;
+  },
+});
+
+const lsCommand = command({
+  description: 'Lists the jobs this node paid for or hosts, newest first: id and host prefixes, amounts in credits.',
+  options: { ...clientOptions, json },
+  run: async ({ options }, io) => {
+    const jobs = await (await NodeClient.find(options)).get<JobSummary[]>('/jobs');
+    if (options.json) io.out(`${JSON.stringify(jobs, null, 2)}\n`);
+    else if (jobs.length === 0) io.err('no jobs\n');
+    else io.out(formatJobList(jobs));
+    return EXIT.done;
+  },
+});
+
+const jobArg = { job: positional('job', 'the job id, or its first characters as mesh jobs ls shows them', jobRef) };
+
+const showCommand = command({
+  description: 'Shows one job: its status, spec, amounts in credits, times and why hosts refused it.',
+  options: { ...clientOptions, json },
+  positionals: jobArg,
+  run: async ({ options, args }, io) => {
+    const client = await NodeClient.find(options);
+    const job = await client.get<JobView>(`/jobs/${await jobIdOf(client, args.job)}`);
+    io.out(options.json ? `${JSON.stringify(job, null, 2)}\n` : formatJob(job));
+    return EXIT.done;
+  },
+});
+
+const logsCommand = command({
+  description: "Prints a job's output: its stdout to stdout, its stderr to stderr. With -f, follows it until the job's output is complete.",
+  options: { ...clientOptions, follow: flag('follow the output as it comes, until it is complete', 'f') },
+  positionals: jobArg,
+  run: async ({ options, args }, io) => {
+    const client = await NodeClient.find(options);
+    const jobId = await jobIdOf(client, args.job);
+    if (options.follow) {
+      await followLogs(client, jobId, io, new AbortController().signal);
+      return EXIT.done;
+    }
+    const { lines } = await client.get<{ lines: LogEvent[]; ended: boolean }>(`/jobs/${jobId}/logs`);
+    for (const line of lines) printLine(io, line);
+    return EXIT.done;
+  },
+});
+
+const stopCommand = command({
+  description: 'Stops a job at once (DELETE /jobs/:id): on its host, its container; on its payer, asks the host.',
+  options: clientOptions,
+  positionals: { job: positional('job', 'the job id or its first characters, a container id or a container name (mesh-job-…)', stopRef) },
+  run: async ({ options, args }, io) => {
+    const client = await NodeClient.find(options);
+    // The start of a job id names that job; anything else goes to the node as it is (a container).
+    const ref = /^[0-9a-f]{1,63}$/.test(args.job) ? await jobIdOf(client, args.job).catch(() => args.job) : args.job;
+    await client.delete(`/jobs/${ref}`);
+    io.err(`stopped ${ref}\n`);
+    return EXIT.done;
+  },
+});
+
+const expireCommand = command({
+  description: "Takes back the credits locked by a job's bid once 1,440 blocks have passed without a settlement (JobExpire); prints its transaction id.",
+  options: clientOptions,
+  positionals: jobArg,
+  run: async ({ options, args }, io) => {
+    const client = await NodeClient.find(options);
+    const { tx_id: txId } = await client.post<{ tx_id: string }>(`/jobs/${await jobIdOf(client, args.job)}/expire`, {});
+    io.out(`${txId}\n`);
+    return EXIT.done;
+  },
+});
+
+export const jobsCommand = command({
+  description: 'Container jobs on the mesh: bid for one, follow it, list, show, stop and expire them.',
+  commands: [
+    entry('run', 'bid for a job; with --follow, stream its output and wait for its end', () => runCommand),
+    entry('ls', 'list the jobs this node paid for or hosts', () => lsCommand),
+    entry('show', 'show one job', () => showCommand),
+    entry('logs', "print a job's output (-f: follow it)", () => logsCommand),
+    entry('stop', 'stop a job at once', () => stopCommand),
+    entry('expire', "take back an old, unsettled bid's credits", () => expireCommand),
+  ],
+});
