@@ -11,6 +11,9 @@ import { devnet, MAINNET, type ChainParams } from '../core/ledger/params.ts';
 import { MeshNode } from '../core/node/node.ts';
 import { systemClock } from '../core/time/clock.ts';
 import { probeCapacity } from './capacity.ts';
+import { DockerExecutor } from './docker-executor.ts';
+import type { HostPolicy } from '../core/jobs/policy.ts';
+import { HEARTBEAT_INTERVAL_SECS } from '../core/ledger/params.ts';
 import { command, flag, list, option, type OptionValues, UsageError } from './cli/command.ts';
 import { integer, port } from './cli/values.ts';
 import { DataDirError, dataDirOption, openDataDir, removeApiAddress, writeApiAddress } from './data-dir.ts';
@@ -28,6 +31,10 @@ export interface NodeConfig {
   readonly bootstrap: string[];
   readonly mine: boolean;
   readonly params: ChainParams;
+  /** What this node hosts: allowed image prefixes and the capacity offered to jobs. */
+  readonly hostPolicy: HostPolicy;
+  readonly jobQueueMs: number;
+  readonly heartbeatMs: number;
 }
 
 /** The node could not start as configured (a port taken, a data directory in use): said without a stack. */
@@ -57,6 +64,11 @@ const nodeOptions = {
   mine: flag('produce blocks'),
   devnet: flag('use the separate local development chain'),
   'block-interval-ms': option({ value: 'N', description: 'block interval on the devnet', parse: integer(0), shown: '1000' }),
+  'allow-image': list({ value: 'PREFIX', description: 'run jobs of images under this prefix (localhost/busybox, docker.io/library/, * for any); none by default: the node runs no jobs' }),
+  'job-cores': option({ value: 'N', description: "cores offered to jobs (default: the machine's)", parse: integer(1) }),
+  'job-mem-mb': option({ value: 'MB', description: "memory offered to jobs, in MiB (default: the machine's)", parse: integer(4) }),
+  'job-queue-secs': option({ value: 'S', description: 'how long a job this node bids for waits for a host', parse: integer(1), default: 600 }),
+  'heartbeat-interval-ms': option({ value: 'N', description: 'time between heartbeats on the devnet', parse: integer(100), shown: '30000' }),
 };
 
 function bootstrapAddress(text: string, name: string): string {
@@ -72,6 +84,9 @@ function bootstrapAddress(text: string, name: string): string {
 export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig {
   const interval = values['block-interval-ms'];
   if (interval !== undefined && !values.devnet) throw new UsageError('--block-interval-ms is for the devnet only (add --devnet)');
+  const heartbeat = values['heartbeat-interval-ms'];
+  if (heartbeat !== undefined && !values.devnet) throw new UsageError('--heartbeat-interval-ms is for the devnet only (add --devnet)');
+  const machine = probeCapacity();
   let params: ChainParams = MAINNET;
   if (values.devnet) {
     try {
@@ -88,7 +103,18 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
     bootstrap: values.bootstrap,
     mine: values.mine,
     params,
+    hostPolicy: { allowImages: values['allow-image'], cpuCores: values['job-cores'] ?? machine.cpuCores, memMb: values['job-mem-mb'] ?? machine.memMb },
+    jobQueueMs: values['job-queue-secs'] * 1000,
+    heartbeatMs: heartbeat ?? HEARTBEAT_INTERVAL_SECS * 1000,
   };
+}
+
+/** The start-up line about hosting: what it runs, or why it runs nothing. */
+function hosting(config: NodeConfig, node: MeshNode): string {
+  const { allowImages, cpuCores, memMb } = config.hostPolicy;
+  if (allowImages.length === 0) return 'hosts none (no --allow-image)';
+  const engine = node.jobs.engine.ready ? 'engine ready' : 'no container engine answers (DOCKER_HOST or /var/run/docker.sock)';
+  return `hosts ${allowImages.join(', ')} on ${cpuCores} cores, ${memMb} MiB; ${engine}`;
 }
 
 function log(line: string): void {
@@ -109,7 +135,9 @@ async function runNode(config: NodeConfig): Promise<number> {
   // One chain per network, so a devnet never touches the main network's data.
   const chainPath = join(config.dataDir, 'chain', config.params.network);
   const store = await starting(`cannot open the chain store ${chainPath}`, () => LevelStore.open(chainPath));
-  const closers: (() => Promise<void>)[] = [() => store.close()];
+  const jobsPath = join(config.dataDir, 'jobs', config.params.network);
+  const jobStore = await starting(`cannot open the job store ${jobsPath}`, () => LevelStore.open(jobsPath));
+  const closers: (() => Promise<void>)[] = [() => store.close(), () => jobStore.close()];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.reverse()) await close().catch((e: unknown) => log(`stop: ${String(e)}`));
   };
@@ -125,6 +153,13 @@ async function runNode(config: NodeConfig): Promise<number> {
       key: data.identity,
       mine: config.mine,
       capacity: () => ({ ...probeCapacity(), runningJobs: 0 }),
+      jobs: {
+        store: jobStore,
+        executor: config.hostPolicy.allowImages.length > 0 ? new DockerExecutor() : null,
+        policy: config.hostPolicy,
+        queueMs: config.jobQueueMs,
+        heartbeatMs: config.heartbeatMs,
+      },
       clock: systemClock,
       random: systemRandom,
       log,
@@ -147,6 +182,7 @@ async function runNode(config: NodeConfig): Promise<number> {
         `  http      ${server.url}`,
         ...network.addresses().map((a) => `  p2p       ${a}`),
         `  mining    ${config.mine ? 'yes' : 'no'}`,
+        `  jobs      ${hosting(config, node)}`,
         '',
       ].join('\n'),
     );
