@@ -266,3 +266,31 @@ test('jobs: a launch failure on one host sends the job to the next', async () =>
     await m.stop();
   }
 });
+
+test('jobs: the atlas shows docker only while the engine answers, gpu only when it gives GPUs, and the real running_jobs', async () => {
+  const clock = new ManualClock();
+  const bus = new MemoryBus();
+  const executor = new FakeExecutor(clock);
+  const chain = await openChain();
+  await mine(chain, P, 3);
+  const hostChain = await openChain();
+  await hostChain.addBranch(await chain.blocksFrom(1, 3));
+  // Self-tags are advertised only while a node mines.
+  const host = await startNode(bus, hostChain, H, clock, { mine: true, jobs: { executor, policy: POLICY }, capacityIntervalMs: 5_000 });
+  const payer = await startNode(bus, chain, P, clock, { mine: true, capacityIntervalMs: 5_000 });
+  const entry = (): { tags: string[]; running_jobs: number } | undefined => payer.atlas().find((e) => e.node_id === toHex(H.publicKey));
+  try {
+    await clock.until('docker is advertised', () => entry()?.tags.includes('docker') === true, 20_000);
+    assert.notInclude(entry()!.tags, 'gpu');
+    executor.gpus = 1;
+    await clock.until('gpu is advertised', () => entry()?.tags.includes('gpu') === true, 20_000);
+    await payer.bidJob(request());
+    await clock.until('one job runs', () => entry()?.running_jobs === 1, 30_000);
+    executor.ready = false;
+    await clock.until('docker is withdrawn', () => entry()?.tags.includes('docker') === false, 20_000);
+    assert.notInclude(entry()!.tags, 'gpu');
+  } finally {
+    await payer.stop();
+    await host.stop();
+  }
+});
