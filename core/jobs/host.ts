@@ -49,6 +49,8 @@ export const RESERVATION_MS = 60_000;
 export const STOP_GRACE_SECS = 5;
 /** First and longest wait between reports the payer has not answered. */
 const REPORT_RETRY_MS = [1_000, 30_000] as const;
+/** Ended jobs whose whole kept output stays in memory. */
+const FINISHED_LOGS_KEPT = 16;
 /** How long an ended job's last output may take to arrive. */
 const LOG_DRAIN_MS = 2_000;
 /** How long a report waits for the payer's answer. */
@@ -104,7 +106,7 @@ export class JobHost {
   readonly #reservations = new Map<string, Reservation>();
   readonly #running = new Map<string, Running>();
   readonly #reporting = new Set<string>();
-  // Output of jobs that have ended, for followers, until the host stops.
+  // Output of the jobs that ended last, for followers arriving late (older ones keep their tail only).
   readonly #finished = new Map<string, LogBuffer>();
   #engine: { ready: boolean; gpus: number } = { ready: false, gpus: 0 };
   #stopped = false;
@@ -215,9 +217,11 @@ export class JobHost {
     this.#dropStaleReservations();
     if (offer.bid_tx === null) {
       if (billingName(spec.billing) !== 'heartbeat') return refuse('only a heartbeat-billed job is reserved before its bid');
+      // One reservation per payer: a new one replaces the last, so no payer can hold more than one job's room.
+      this.#reservations.delete(payer);
       const reasons = refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine);
       if (reasons.length > 0) return refuse(...reasons);
-      this.#reservations.set(`${payer}:${hash}`, { payer, hash, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, until: this.#o.clock.now() + RESERVATION_MS });
+      this.#reservations.set(payer, { payer, hash, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, until: this.#o.clock.now() + RESERVATION_MS });
       return taken();
     }
     let tx: Tx;
@@ -239,11 +243,12 @@ export class JobHost {
       if (known.role !== 'host') return refuse('this node is the job\'s payer');
       return known.status.startsWith('failed') && known.startedMs === null ? refuse(known.reason ?? known.status) : taken();
     }
-    const reserved = this.#reservations.get(`${payer}:${hash}`);
-    if (reserved !== undefined) this.#reservations.delete(`${payer}:${hash}`);
+    const held = this.#reservations.get(payer);
+    const reserved = held?.hash === hash ? held : undefined;
+    if (reserved !== undefined) this.#reservations.delete(payer);
     const reasons = refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine);
     if (reasons.length > 0) {
-      if (reserved !== undefined) this.#reservations.set(`${payer}:${hash}`, reserved);
+      if (reserved !== undefined) this.#reservations.set(payer, reserved);
       return refuse(...reasons);
     }
     const bidProblem = await this.#bidProblem(tx);
@@ -409,6 +414,10 @@ export class JobHost {
       running.logs.end();
       this.#running.delete(record.jobId);
       this.#finished.set(record.jobId, running.logs);
+      for (const old of this.#finished.keys()) {
+        if (this.#finished.size <= FINISHED_LOGS_KEPT) break;
+        this.#finished.delete(old);
+      }
       record.outputTail = running.logs.tail(OUTPUT_TAIL_LINES);
     }
     const now = this.#o.clock.now();

@@ -1,0 +1,70 @@
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import { imageAllowed, normalizeImage, refusalsOf } from './policy.ts';
+import { bidMismatch, decodeSpec, encodeSpec, specHash, specOf } from './spec.ts';
+import { LogBuffer } from './log-buffer.ts';
+import type { JobRequest } from './types.ts';
+
+const REQUEST: JobRequest = { image: 'localhost/busybox:test', cmd: null, env: [['A', 'b']], cpuCores: 2, memMb: 64, durationSecs: 60, gpus: 0, bid: 5n, billing: 'settle' };
+
+test('policy: image references are read as engines read them', () => {
+  assert.equal(normalizeImage('busybox'), 'docker.io/library/busybox');
+  assert.equal(normalizeImage('busybox:1.36'), 'docker.io/library/busybox:1.36');
+  assert.equal(normalizeImage('me/tool'), 'docker.io/me/tool');
+  assert.equal(normalizeImage('localhost/busybox:test'), 'localhost/busybox:test');
+  assert.equal(normalizeImage('ghcr.io/me/tool@sha256:' + 'a'.repeat(64)), 'ghcr.io/me/tool@sha256:' + 'a'.repeat(64));
+  assert.equal(normalizeImage('registry:5000/tool'), 'registry:5000/tool');
+});
+
+test('policy: an allowed prefix allows its tags and paths, not a longer name', () => {
+  assert.isTrue(imageAllowed('localhost/busybox:test', ['localhost/busybox']));
+  assert.isTrue(imageAllowed('localhost/busybox', ['localhost/busybox']));
+  assert.isFalse(imageAllowed('localhost/busybox-evil:test', ['localhost/busybox']));
+  assert.isTrue(imageAllowed('python:3', ['docker.io/library/']));
+  assert.isTrue(imageAllowed('busybox', ['busybox']));
+  assert.isFalse(imageAllowed('me/python:3', ['docker.io/library/']));
+  assert.isTrue(imageAllowed('anything/at:all', ['*']));
+  assert.isFalse(imageAllowed('localhost/busybox', []));
+});
+
+test('policy: every reason a spec does not fit is given, not only the first', () => {
+  const spec = specOf({ ...REQUEST, image: 'python:3', cpuCores: 4, memMb: 4096, gpus: 1 });
+  assert.deepEqual(refusalsOf(spec, { allowImages: ['localhost/'], cpuCores: 4, memMb: 2048 }, { cpuCores: 2, memMb: 0 }, { ready: false, gpus: 0 }), [
+    'no container runtime',
+    'image not allowed: python:3',
+    'needs 4 cores, 2 free',
+    'needs 4096 MiB, 2048 MiB free',
+    'needs 1 GPUs, 0 here',
+  ]);
+  assert.deepEqual(refusalsOf(specOf(REQUEST), { allowImages: [], cpuCores: 4, memMb: 2048 }, { cpuCores: 0, memMb: 0 }, { ready: true, gpus: 0 }), ['this node runs no jobs (no image allowed)']);
+  assert.deepEqual(refusalsOf(specOf(REQUEST), { allowImages: ['localhost/busybox'], cpuCores: 4, memMb: 2048 }, { cpuCores: 2, memMb: 1984 }, { ready: true, gpus: 0 }), []);
+});
+
+test('spec: one encoding and hash per spec, per network; a bid for other limits does not match', () => {
+  const spec = specOf(REQUEST);
+  const bytes = encodeSpec(spec);
+  assert.deepEqual(decodeSpec(bytes), spec);
+  assert.deepEqual(specHash('mesh-devnet', bytes), specHash('mesh-devnet', encodeSpec(specOf({ ...REQUEST }))));
+  assert.notDeepEqual(specHash('mesh-devnet', bytes), specHash('mesh', bytes));
+  assert.notDeepEqual(specHash('mesh', bytes), specHash('mesh', encodeSpec(specOf({ ...REQUEST, cmd: ['true'] }))));
+  const bid = { kind: 'JobBid', sender: new Uint8Array(32), nonce: 1, spec_hash: new Uint8Array(32), bid: 5n, duration_secs: 60, cpu_cores: 2, mem_mb: 64, billing: 0, host: null } as const;
+  assert.isNull(bidMismatch(spec, bid));
+  assert.match(bidMismatch(spec, { ...bid, mem_mb: 128 })!, /64 MiB, the bid for 128/);
+  assert.match(bidMismatch(spec, { ...bid, billing: 1 })!, /billed differently/);
+});
+
+test('log buffer: lines numbered from 1, read after a position, followed until the end', () => {
+  const buffer = new LogBuffer();
+  buffer.push('stdout', 'one', 1);
+  buffer.push('stderr', 'two', 2);
+  assert.deepEqual(buffer.after(1).map((l) => [l.seq, l.stream, l.text]), [[2, 'stderr', 'two']]);
+  const seen: number[] = [];
+  let ended = false;
+  buffer.follow(0, (l) => seen.push(l.seq), () => (ended = true));
+  buffer.push('stdout', 'three', 3);
+  buffer.end();
+  buffer.push('stdout', 'late', 4);
+  assert.deepEqual(seen, [1, 2, 3]);
+  assert.isTrue(ended);
+  assert.deepEqual(buffer.tail(1).map((l) => l.text), ['three']);
+});
