@@ -294,3 +294,27 @@ test('jobs: the atlas shows docker only while the engine answers, gpu only when 
     await host.stop();
   }
 });
+
+test('jobs: the payer expires an unsettled bid once 1,440 blocks have passed, and the bid is released', async () => {
+  const clock = new ManualClock();
+  const bus = new MemoryBus();
+  const chain = await openChain();
+  await mine(chain, P, 3);
+  // Blocks are made here, not by the node, so the test can pass 1,440 of them at once.
+  const payer = await startNode(bus, chain, P, clock, { jobs: { queueMs: 10_000 } });
+  try {
+    const id = fromHex((await payer.bidJob(request())).job_id, 32);
+    await mine(chain, P, 1, payer.mempool);
+    assert.equal(chain.state.account(P.publicKey).locked_bids, 10n * CREDIT);
+    await clock.until('no host takes it', () => payer.getJob(id)!.status.startsWith('failed'), 30_000);
+    await rejectsAsync(() => payer.expireJob(id), JobError, 'not-expired', /from height 1444, 1439 blocks from now/);
+    await mine(chain, P, 1_439);
+    const { tx_id } = await payer.expireJob(id);
+    await mine(chain, P, 1, payer.mempool);
+    assert.isDefined(await chain.txHeight(fromHex(tx_id, 32)));
+    assert.equal(chain.state.account(P.publicKey).locked_bids, 0n);
+    await rejectsAsync(() => payer.expireJob(id), JobError, 'wrong-state');
+  } finally {
+    await payer.stop();
+  }
+});
