@@ -30,6 +30,8 @@ export interface StartOptions {
   blockIntervalMs?: number;
   p2pPort?: number;
   extraArgs?: string[];
+  /** Variables added to this process's environment for the node (e.g. DOCKER_HOST of a test engine). */
+  env?: Record<string, string>;
 }
 
 const running = new Set<ChildProcess>();
@@ -61,7 +63,7 @@ export async function startNode(options: StartOptions = {}): Promise<MeshProcess
     ...(options.bootstrap ?? []).flatMap((b) => ['--bootstrap', b]),
     ...(options.extraArgs ?? []),
   ];
-  const child = spawn(NODE, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NODE, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
   running.add(child);
   child.once('exit', () => running.delete(child));
   let stdout = '';

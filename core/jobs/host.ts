@@ -356,6 +356,7 @@ export class JobHost {
     this.#o.log(`jobs: ${record.jobId.slice(0, 16)}… running in ${id.slice(0, 12)} for ${record.payer.slice(0, 16)}…`);
     this.#watch(record, spec);
     this.#report(record);
+    if (record.stopCause !== null) await this.#stopContainer(record, record.stopCause as StopCause);
   }
 
   /** Timers for its duration and heartbeats, its output, and its exit. */
@@ -392,11 +393,13 @@ export class JobHost {
   }
 
   async #stopContainer(record: JobRecord, cause: StopCause): Promise<void> {
-    if (record.status !== 'running' || record.containerId === null) return;
+    if (record.status !== 'running' && record.status !== 'pending') return;
     if (record.stopCause === null) {
       record.stopCause = cause;
       await this.#o.book.save(record);
     }
+    // Asked before its container runs: #start stops it as soon as it does.
+    if (record.status !== 'running' || record.containerId === null) return;
     await this.#o.executor!.stop(record.containerId, { graceSecs: cause === 'duration' || cause === 'dry' ? 0 : STOP_GRACE_SECS }).catch((error: unknown) => {
       this.#o.log(`jobs: stopping ${record.containerId!.slice(0, 12)}: ${String(error)}`);
     });
@@ -631,8 +634,18 @@ export class JobHost {
       }
       void book.save(record);
     });
-    // Settlements that fell out of the pool are sent again.
-    for (const record of book.all()) if (record.role === 'host' && record.payerSig !== null && record.cost === null) void this.#submitSettle(record);
+    for (const record of book.all()) {
+      if (record.role !== 'host' || record.cost !== null) continue;
+      if (record.finishedMs !== null && this.#closedOnChain(record)) {
+        // Its last heartbeat was mined after the container ended and spent the lock: paid in full.
+        record.cost = record.heartbeats.paid;
+        if (record.status === 'awaiting_settlement') record.status = 'settled';
+        void book.save(record);
+      } else if (record.payerSig !== null) {
+        // Settlements that fell out of the pool are sent again.
+        void this.#submitSettle(record);
+      }
+    }
   }
 
   // ---- restart ----

@@ -258,6 +258,9 @@ export class JobPayer {
         return false;
       }
       if (record.host !== null) return record.host === host;
+      // Cancelled while the offer was out: the host is not given the job, so its first report is
+      // answered "placed elsewhere" and it stops the container.
+      if (record.status !== 'pending') return false;
       if (answer.answer === 'Taken') {
         record.host = host;
         record.unanswered = record.unanswered.filter((h) => h !== host);
