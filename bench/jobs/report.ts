@@ -217,7 +217,7 @@ function settleSection(report: JobsReport, runs: SequentialRuns): string {
   const f = settleFigures(runs);
   const intro =
     'The same jobs. The exit is the engine\'s FinishedAt of the container, read by the benchmark (wait, then inspect, ' +
-    'as the host does) before the host removes it; blocks are counted on the payer\'s `/blocks/stream` (the payer ' +
+    'as the host does; its wait runs alongside the host\'s) before the host removes the container; blocks are counted on the payer\'s `/blocks/stream` (the payer ' +
     'makes every block): the first block made after the exit counts 1, and the count ends at the block holding the ' +
     'JobSettle, found by its id in GET /transactions/<host>. Along the way: the host and the payer showing ' +
     `awaiting_settlement (polled every ${report.pollMs} ms), and the JobSettle reaching the payer's ` +
@@ -241,7 +241,9 @@ function settleSection(report: JobsReport, runs: SequentialRuns): string {
   const gap =
     runs.blockGapMs === null
       ? ''
-      : ` The payer's blocks came ${msText(runs.blockGapMs)} apart (median) during the runs, against the interval of ${msText(interval)}.`;
+      : ` The payer's blocks came ${msText(runs.blockGapMs)} apart (median) during the runs, against the interval of ` +
+        `${msText(interval)}: the payer has no bond, so it signs as an unranked producer, at its parent's time + the ` +
+        'interval + a stagger of up to one more interval (docs/ledger.md "Block production"), 1.5 intervals apart on average.';
   const missing = runs.jobs.length - parts.length;
   const missingLine = missing === 0 ? '' : ` ${missing} of ${runs.jobs.length} jobs are left out: the host removed the container before its FinishedAt was read.`;
   return `### Exit to settlement\n\n${intro}\n\n${table}\n\nBlocks from the exit to the JobSettle's block: ${spread}.${gap}${missingLine}`;
