@@ -222,7 +222,9 @@ function settleSection(report: JobsReport, runs: SequentialRuns): string {
     'JobSettle, found by its id in GET /transactions/<host>. Along the way: the host and the payer showing ' +
     `awaiting_settlement (polled every ${report.pollMs} ms), and the JobSettle reaching the payer's ` +
     '`/transactions/stream` (in its pool, gossiped by the host once the payer co-signed). The bare row is the ' +
-    'engine\'s own delay in telling of an exit: FinishedAt to wait() returning, for the bare containers. ' +
+    'engine\'s own delay in telling of an exit: FinishedAt to wait() returning for the bare containers, whose wait is ' +
+    'the only call asking the engine about them (a job\'s container also has the host\'s wait and its log stream ' +
+    'open). ' +
     `**ratio** = median ÷ the block interval (${interval} ms).`;
   const rows: string[][] = [];
   const notice = known(runs.bare.map((b) => b.exitNoticeMs));
@@ -264,6 +266,8 @@ function batchSection(report: JobsReport, batch: NonNullable<JobsReport['batch']
     'bare containers created and started at once through the same engine and awaited together. CPU time is user + ' +
     'system from /proc for the host and payer processes and the Podman service process (not conmon, runc or the ' +
     'containers themselves), and from the kernel\'s counters for the whole machine less the benchmark\'s own process. ' +
+    'The Podman service serves every test process on the machine (test/podman.ts): its figure, and the machine\'s, ' +
+    'count the work of others that ran alongside. ' +
     'The host\'s idle rate was measured over the seconds just before the bids.';
   const wallRows = [
     [`**${n} bare containers at once**: all started`, seconds(bare.allStartedMs), ''],
