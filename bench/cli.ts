@@ -72,6 +72,7 @@ export const benchCommand = command({
   commands: [
     entry('crypto', 'SHA-256 and Ed25519 on Node, Deno and Chromium, next to native baselines', () => cryptoCommand),
     entry('directory', 'the directory over HTTP with generated records: start-up, memory, latency', async () => (await import('./directory/node.ts')).directoryBenchCommand),
+    entry('jobs', 'a payer and a host node on Podman: bid to running, exit to settled, a batch of jobs at once', async () => (await import('./jobs/node.ts')).jobsBenchCommand),
     entry('ledger', "a full block against its signature checks; the state root against the state's size", () => ledgerCommand),
     entry('mesh', "real nodes on loopback: catching up by sync against local apply; transfer latency", async () => (await import('./mesh/node.ts')).meshBenchCommand),
   ],

@@ -158,6 +158,8 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 /** An open SSE stream: its parsed `data:` events and raw comments, as they arrive. */
 export interface EventStream<T> {
   readonly events: T[];
+  /** When each event arrived: epoch ms with a fraction (performance.timeOrigin + performance.now()). */
+  readonly arrivals: number[];
   readonly comments: string[];
   /** Resolves with the first event (already received or later) that matches. */
   next(match: (event: T) => boolean, timeoutMs?: number): Promise<T>;
@@ -169,6 +171,7 @@ export async function openStream<T = any>(node: MeshProcess, path: string): Prom
   const response = await fetch(node.url + path, { signal: controller.signal });
   if (!response.ok || !response.body) throw new Error(`GET ${path}: ${response.status}`);
   const events: T[] = [];
+  const arrivals: number[] = [];
   const comments: string[] = [];
   const waiters = new Set<() => void>();
   void (async () => {
@@ -184,8 +187,10 @@ export async function openStream<T = any>(node: MeshProcess, path: string): Prom
           const frame = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           for (const line of frame.split('\n')) {
-            if (line.startsWith('data:')) events.push(JSON.parse(line.slice(5)) as T);
-            else if (line.startsWith(':')) comments.push(line.slice(1).trim());
+            if (line.startsWith('data:')) {
+              events.push(JSON.parse(line.slice(5)) as T);
+              arrivals.push(performance.timeOrigin + performance.now());
+            } else if (line.startsWith(':')) comments.push(line.slice(1).trim());
           }
           for (const wake of waiters) wake();
         }
@@ -196,6 +201,7 @@ export async function openStream<T = any>(node: MeshProcess, path: string): Prom
   })();
   return {
     events,
+    arrivals,
     comments,
     next(match, timeoutMs = 30_000) {
       return new Promise<T>((resolve, reject) => {

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { otherProcessesShare } from './processes.ts';
 import { beginMarker, endMarker, replaceSection } from './results.ts';
 import { compare, median } from './timing.ts';
 
@@ -60,4 +61,13 @@ test('replaceSection: creates, appends, replaces between markers and keeps the r
     `# Results\n\nintro\n\n${other}\n\n${beginMarker('crypto')}\nthree\n${endMarker('crypto')}\n\ntrailing text\n`,
   );
   assert.throws(() => replaceSection(`${beginMarker('crypto')}\nno end`, 'crypto', 'x'), /unpaired/);
+});
+
+test('otherProcessesShare: a share of the machine, null when a named process cannot be read', async () => {
+  const { share, cpuMs } = await otherProcessesShare([], 50);
+  assert.ok(share !== null && share >= 0 && share <= 1, `share ${share}`);
+  assert.deepEqual(cpuMs, []);
+  const unread = await otherProcessesShare([undefined], 10);
+  assert.equal(unread.share, null);
+  assert.deepEqual(unread.cpuMs, [null]);
 });

@@ -7,8 +7,7 @@
  * - transfer latency: POST /transfer on a mining node to the event on its peer's
  *   /transactions/stream, next to the POST's own round trip.
  */
-import { readFile, rm } from 'node:fs/promises';
-import { cpus } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Chain, MAX_BLOCKS_PER_RESPONSE } from '../../core/chain/chain.ts';
 import { CREDIT } from '../../core/encoding/amount.ts';
@@ -18,16 +17,15 @@ import {
   getJson,
   openStream,
   postJson,
-  startNode,
   stopNode,
   tcpAddress,
   tempDataDir,
   waitFor,
   type EventStream,
   type MeshProcess,
-  type StartOptions,
 } from '../../test/mesh-process.ts';
 import { chainPath, copyDataDir, type SourceChain } from './chain.ts';
+import { machineBusyMs, ownCpuMs, processCpuMs, since, startWithEnv } from '../lib/processes.ts';
 import { seededRandom } from '../lib/random.ts';
 
 /** One local replay of the chain: read from the source store, added to a fresh one. */
@@ -80,47 +78,6 @@ export interface CaseOptions {
 interface Beacon {
   readonly height: number;
   readonly hash: string;
-}
-
-/** CPU time (user + system) of process `pid` in ms, from /proc; null when unreadable. */
-export async function processCpuMs(pid: number | undefined): Promise<number | null> {
-  if (pid === undefined) return null;
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // The command name may hold spaces: the fields that follow it start after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of the file, in clock ticks (USER_HZ, 100 on Linux).
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return null;
-  }
-}
-
-const since = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : b - a);
-
-/** Busy CPU time of the whole machine so far, all cores, in ms. */
-export function machineBusyMs(): number {
-  return cpus().reduce((sum, cpu) => sum + cpu.times.user + cpu.times.nice + cpu.times.sys + cpu.times.irq, 0);
-}
-
-const ownCpuMs = (): number => {
-  const used = process.cpuUsage();
-  return (used.user + used.system) / 1000;
-};
-
-/** Starts a node with `env` added to its environment (the mesh-process helper passes on ours). */
-async function startWithEnv(options: StartOptions, env: Record<string, string> | undefined): Promise<MeshProcess> {
-  if (env === undefined) return startNode(options);
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  try {
-    return await startNode(options);
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
 }
 
 /**
