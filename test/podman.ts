@@ -177,6 +177,8 @@ async function startService(): Promise<void> {
   await rm(SOCKET, { force: true });
   const log = await open(SERVICE_LOG, 'a');
   const child = spawn('podman', ['system', 'service', '--time=0', `unix://${SOCKET}`], {
+    // conmon leaves files (an `oom` marker) in its working directory: not the caller's tree.
+    cwd: PODMAN_DIR,
     detached: true,
     stdio: ['ignore', log.fd, log.fd],
     env,
