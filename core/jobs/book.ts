@@ -15,8 +15,12 @@ export interface JobRecord {
   readonly payer: string;
   /** The host the job is placed with; null while it waits. */
   host: string | null;
-  /** Payer: hosts an offer went to that did not answer it (one may still have taken the job). */
+  /** Payer: hosts an offer went to that have not answered it (one may still take the job). */
   unanswered: string[];
+  /** Payer: hosts not asked again for this job (they took it and did not start it). */
+  passedOver?: string[];
+  /** Payer: when the first offer went out (unix ms): no host can have run the job for longer since. */
+  firstOfferMs?: number;
   status: JobStatus;
   readonly billing: Billing;
   /** The spec's canonical bytes and the signed JobBid, hex (the payer offers them again, the host checks them). */
@@ -97,6 +101,14 @@ export class JobBook {
     this.#records.set(record.jobId, record);
     const bytes = encoder.encode(JSON.stringify(record));
     const write = this.#writing.then(() => this.#store.batch([{ type: 'put', key: keyOf(record.jobId), value: bytes }]));
+    this.#writing = write.catch(() => {});
+    return write;
+  }
+
+  /** Forgets a record (a bid that was never pooled). */
+  delete(jobId: string): Promise<void> {
+    this.#records.delete(jobId);
+    const write = this.#writing.then(() => this.#store.batch([{ type: 'del', key: keyOf(jobId) }]));
     this.#writing = write.catch(() => {});
     return write;
   }

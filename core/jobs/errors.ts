@@ -9,6 +9,8 @@ export const JOB_ERRORS = {
   'unknown-job': { status: 404, problem: 'unknown-job' },
   /** payer_sig does not verify over the v2 settlement bytes of this job, host and cost. */
   'bad-signature': { status: 400, problem: 'invalid-signature' },
+  /** Terms no host takes (a heartbeat worth 0, a run longer than the bid stays locked): the detail says which. */
+  'bad-terms': { status: 400, problem: 'invalid-body' },
   /** The cost is above the job's bid. */
   'cost-exceeds-bid': { status: 400, problem: 'invalid-body' },
   /** The job is not in a state that takes the request (settling a running job, expiring a settled one). */

@@ -27,8 +27,8 @@ import { JobError } from './errors.ts';
 import { ExecutorError, JOB_LABELS, type ContainerState, type Executor } from './executor.ts';
 import { LogBuffer } from './log-buffer.ts';
 import { refusalsOf, type HostPolicy, type InUse } from './policy.ts';
-import { bidMismatch, billingName, decodeSpec, specHash, type JobSpec } from './spec.ts';
-import { OUTPUT_TAIL_LINES } from './types.ts';
+import { bidMismatch, billingName, decodeSpec, specHash, termsProblems, type JobSpec } from './spec.ts';
+import { OUTPUT_TAIL_LINES, outputTail, type LogEvent } from './types.ts';
 import {
   JOB_RPC,
   logsAnswerCodec,
@@ -40,6 +40,10 @@ import {
   stopAnswerCodec,
   stopRequestCodec,
   MAX_LOG_LINES_PER_ANSWER,
+  MAX_CONTAINER_ID_BYTES,
+  MAX_LOG_LINE_BYTES,
+  MAX_REASON_BYTES,
+  clip,
   type ReportState,
 } from './wire.ts';
 
@@ -49,6 +53,10 @@ export const RESERVATION_MS = 60_000;
 export const STOP_GRACE_SECS = 5;
 /** First and longest wait between reports the payer has not answered. */
 const REPORT_RETRY_MS = [1_000, 30_000] as const;
+/** Share of the offered cores and memory that reservations may hold (the rest is for bids). */
+const RESERVABLE_SHARE = 0.5;
+/** Wait before asking the engine again about a container whose wait failed. */
+const WAIT_RETRY_MS = 5_000;
 /** Ended jobs whose whole kept output stays in memory. */
 const FINISHED_LOGS_KEPT = 16;
 /** How long an ended job's last output may take to arrive. */
@@ -106,6 +114,11 @@ export class JobHost {
   readonly #reservations = new Map<string, Reservation>();
   readonly #running = new Map<string, Running>();
   readonly #reporting = new Set<string>();
+  // Offers being answered, by job id: a second offer of the same job gets the first one's answer,
+  // and their capacity counts before the record is written.
+  readonly #taking = new Map<string, { readonly cpuCores: number; readonly memMb: number; readonly answer: Promise<Uint8Array> }>();
+  // Jobs whose end is being recorded (an exit can be seen twice: wait and a restart's inspect).
+  readonly #ending = new Set<string>();
   // Output of the jobs that ended last, for followers arriving late (older ones keep their tail only).
   readonly #finished = new Map<string, LogBuffer>();
   #engine: { ready: boolean; gpus: number } = { ready: false, gpus: 0 };
@@ -203,7 +216,7 @@ export class JobHost {
   // ---- offers ----
 
   async #onOffer({ peer, data }: RpcRequest): Promise<Uint8Array> {
-    const refuse = (...reasons: string[]): Uint8Array => encode(offerAnswerCodec, { answer: 'Refused', reasons: reasons.map((r) => r.slice(0, 1000)) });
+    const refuse = (...reasons: string[]): Uint8Array => encode(offerAnswerCodec, { answer: 'Refused', reasons: reasons.slice(0, 16).map((r) => clip(r, MAX_REASON_BYTES)) });
     const taken = (): Uint8Array => encode(offerAnswerCodec, { answer: 'Taken' });
     const offer = decode(offerCodec, data);
     let spec: JobSpec;
@@ -215,15 +228,7 @@ export class JobHost {
     const payer = toHex(peer);
     const hash = toHex(specHash(this.#o.chain.params.network, offer.spec));
     this.#dropStaleReservations();
-    if (offer.bid_tx === null) {
-      if (billingName(spec.billing) !== 'heartbeat') return refuse('only a heartbeat-billed job is reserved before its bid');
-      // One reservation per payer: a new one replaces the last, so no payer can hold more than one job's room.
-      this.#reservations.delete(payer);
-      const reasons = refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine);
-      if (reasons.length > 0) return refuse(...reasons);
-      this.#reservations.set(payer, { payer, hash, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, until: this.#o.clock.now() + RESERVATION_MS });
-      return taken();
-    }
+    if (offer.bid_tx === null) return this.#reserve(payer, hash, spec, refuse, taken);
     let tx: Tx;
     try {
       tx = decodeTx(offer.bid_tx);
@@ -241,19 +246,62 @@ export class JobHost {
     const known = this.#o.book.get(jobId);
     if (known !== undefined) {
       if (known.role !== 'host') return refuse('this node is the job\'s payer');
-      return known.status.startsWith('failed') && known.startedMs === null ? refuse(known.reason ?? known.status) : taken();
+      // Asked again (its answer was lost): the same answer, as long as the job is still here.
+      if (known.status === 'pending' || known.status === 'running') return taken();
+      return refuse(`the job has ended here: ${known.status}`);
     }
+    const inFlight = this.#taking.get(jobId);
+    if (inFlight !== undefined) return inFlight.answer;
     const held = this.#reservations.get(payer);
     const reserved = held?.hash === hash ? held : undefined;
     if (reserved !== undefined) this.#reservations.delete(payer);
-    const reasons = refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine);
+    const reasons = [...refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine), ...termsProblems(spec, bid.bid, this.#o.chain.params.blockIntervalMs)];
     if (reasons.length > 0) {
       if (reserved !== undefined) this.#reservations.set(payer, reserved);
       return refuse(...reasons);
     }
-    const bidProblem = await this.#bidProblem(tx);
-    if (bidProblem !== null) return refuse(bidProblem);
-    const record: JobRecord = {
+    // From here the job's capacity is taken, before anything is awaited.
+    const answer = (async (): Promise<Uint8Array> => {
+      const bidProblem = await this.#bidProblem(tx);
+      if (bidProblem !== null) return refuse(bidProblem);
+      const record = this.#newRecord(jobId, payer, spec, offer.spec, offer.bid_tx!, bid.bid);
+      await this.#o.book.save(record);
+      void this.#start(record, spec);
+      return taken();
+    })();
+    this.#taking.set(jobId, { cpuCores: spec.cpu_cores, memMb: spec.mem_mb, answer });
+    try {
+      return await answer;
+    } finally {
+      this.#taking.delete(jobId);
+    }
+  }
+
+  /** A heartbeat-billed job asks for room before its bid names this host: held RESERVATION_MS. */
+  #reserve(payer: string, hash: string, spec: JobSpec, refuse: (...reasons: string[]) => Uint8Array, taken: () => Uint8Array): Uint8Array {
+    if (billingName(spec.billing) !== 'heartbeat') return refuse('only a heartbeat-billed job is reserved before its bid');
+    // One reservation per payer (a new one replaces the last), from a payer with credits, and
+    // reservations together hold at most half of what this host offers: free identities cannot
+    // keep the host's room from paying bids.
+    this.#reservations.delete(payer);
+    const reasons = refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine);
+    const account = this.#o.chain.state.account(fromHex(payer, 32));
+    if (account.balance - account.locked_bids - account.locked_channels <= 0n) reasons.push('the payer has no free credits');
+    let cores = spec.cpu_cores;
+    let mem = spec.mem_mb;
+    for (const r of this.#reservations.values()) {
+      cores += r.cpuCores;
+      mem += r.memMb;
+    }
+    const { cpuCores, memMb } = this.#o.policy;
+    if (cores > cpuCores * RESERVABLE_SHARE || mem > memMb * RESERVABLE_SHARE) reasons.push('reservations hold as much of this host as they may; try again later');
+    if (reasons.length > 0) return refuse(...reasons);
+    this.#reservations.set(payer, { payer, hash, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, until: this.#o.clock.now() + RESERVATION_MS });
+    return taken();
+  }
+
+  #newRecord(jobId: string, payer: string, spec: JobSpec, specBytes: Uint8Array, bidTx: Uint8Array, bid: bigint): JobRecord {
+    return {
       jobId,
       role: 'host',
       payer,
@@ -261,9 +309,9 @@ export class JobHost {
       unanswered: [],
       status: 'pending',
       billing: billingName(spec.billing),
-      spec: toHex(offer.spec),
-      bidTx: toHex(offer.bid_tx),
-      bid: bid.bid.toString(),
+      spec: toHex(specBytes),
+      bidTx: toHex(bidTx),
+      bid: bid.toString(),
       createdAt: Math.floor(this.#o.clock.now() / 1000),
       placeBy: 0,
       containerId: null,
@@ -282,9 +330,6 @@ export class JobHost {
       reportedState: null,
       outputTail: [],
     };
-    await this.#o.book.save(record);
-    void this.#start(record, spec);
-    return taken();
   }
 
   /** Why the bid cannot pay this host, or null: it must be on the chain or valid in the pool. */
@@ -312,7 +357,7 @@ export class JobHost {
       cpuCores += spec.cpu_cores;
       memMb += spec.mem_mb;
     }
-    for (const r of this.#reservations.values()) {
+    for (const r of [...this.#reservations.values(), ...this.#taking.values()]) {
       cpuCores += r.cpuCores;
       memMb += r.memMb;
     }
@@ -328,6 +373,7 @@ export class JobHost {
 
   async #start(record: JobRecord, spec: JobSpec): Promise<void> {
     const executor = this.#o.executor!;
+    if (this.#stopped) return;
     let id: string;
     try {
       id = await executor.run({
@@ -349,10 +395,12 @@ export class JobHost {
       this.#report(record);
       return;
     }
-    record.containerId = id;
+    record.containerId = clip(id, MAX_CONTAINER_ID_BYTES);
     record.status = 'running';
     record.startedMs = this.#o.clock.now();
     await this.#o.book.save(record);
+    // The host stopped meanwhile: a restart takes the container up.
+    if (this.#stopped) return;
     this.#o.log(`jobs: ${record.jobId.slice(0, 16)}… running in ${id.slice(0, 12)} for ${record.payer.slice(0, 16)}…`);
     this.#watch(record, spec);
     this.#report(record);
@@ -361,6 +409,7 @@ export class JobHost {
 
   /** Timers for its duration and heartbeats, its output, and its exit. */
   #watch(record: JobRecord, spec: JobSpec): void {
+    if (this.#stopped) return;
     const { clock, executor } = this.#o;
     const id = record.containerId!;
     const running: Running = { logs: new LogBuffer(), timers: [], abort: new AbortController(), reader: Promise.resolve() };
@@ -384,12 +433,29 @@ export class JobHost {
         if (!running.abort.signal.aborted) this.#o.log(`jobs: logs of ${id.slice(0, 12)}: ${(error as Error).message}`);
       }
     })();
-    void executor!
-      .wait(id, { signal: running.abort.signal })
-      .then((state) => this.#ended(record, spec, state))
-      .catch((error: unknown) => {
-        if (!running.abort.signal.aborted) this.#o.log(`jobs: waiting for ${id.slice(0, 12)}: ${String(error)}`);
-      });
+    void this.#awaitExit(record, spec, running);
+  }
+
+  /** Waits for the container's exit; a failed wait (the engine restarted) asks the engine again until it answers. */
+  async #awaitExit(record: JobRecord, spec: JobSpec, running: Running): Promise<void> {
+    const executor = this.#o.executor!;
+    const id = record.containerId!;
+    while (!running.abort.signal.aborted) {
+      try {
+        const state = await executor.wait(id, { signal: running.abort.signal });
+        await this.#ended(record, spec, state);
+        return;
+      } catch (error) {
+        if (running.abort.signal.aborted) return;
+        this.#o.log(`jobs: waiting for ${id.slice(0, 12)}: ${String(error)}`);
+        const state = await executor.inspect(id).catch(() => undefined);
+        if (state === null || (state !== undefined && !state.running)) {
+          await this.#ended(record, spec, state ?? lostContainer(id, this.#o.clock.now()));
+          return;
+        }
+        await sleep(this.#o.clock, WAIT_RETRY_MS);
+      }
+    }
   }
 
   async #stopContainer(record: JobRecord, cause: StopCause): Promise<void> {
@@ -407,7 +473,16 @@ export class JobHost {
 
   /** The container has exited: what it cost, why it ended, its output; then the report and settlement. */
   async #ended(record: JobRecord, spec: JobSpec, state: ContainerState): Promise<void> {
-    if (record.finishedMs !== null) return;
+    if (record.finishedMs !== null || this.#ending.has(record.jobId)) return;
+    this.#ending.add(record.jobId);
+    try {
+      await this.#recordEnd(record, spec, state);
+    } finally {
+      this.#ending.delete(record.jobId);
+    }
+  }
+
+  async #recordEnd(record: JobRecord, spec: JobSpec, state: ContainerState): Promise<void> {
     const running = this.#running.get(record.jobId);
     if (running !== undefined) {
       for (const t of running.timers) t.cancel();
@@ -421,7 +496,7 @@ export class JobHost {
         if (this.#finished.size <= FINISHED_LOGS_KEPT) break;
         this.#finished.delete(old);
       }
-      record.outputTail = running.logs.tail(OUTPUT_TAIL_LINES);
+      record.outputTail = outputTail(running.logs.tail(OUTPUT_TAIL_LINES));
     }
     const now = this.#o.clock.now();
     record.finishedMs = state.finishedAtMs ?? now;
@@ -495,9 +570,14 @@ export class JobHost {
       chain.state.epoch(job.payer, self) ?? 0,
       ...pooled.map((tx) => (tx.body.kind === 'Heartbeat' && toHex(tx.body.cell) === record.payer ? tx.body.epoch : 0)),
     );
+    // Written before it is sent: a crash in between loses one interval's pay, never bills one twice.
+    const before = record.lastBeatMs;
+    record.lastBeatMs = this.#o.clock.now();
+    await this.#o.book.save(record);
     try {
       await own.submit({ kind: 'Heartbeat', job_id: jobId, cell: job.payer, epoch: lastEpoch + 1 });
     } catch (error) {
+      record.lastBeatMs = before;
       // Too soon after the bid's block, or after the last beat: the next interval bills it.
       if (error instanceof MeshError) {
         this.#o.log(`jobs: heartbeat for ${record.jobId.slice(0, 16)}… not sent: ${error.message}`);
@@ -505,8 +585,6 @@ export class JobHost {
       }
       throw error;
     }
-    record.lastBeatMs = this.#o.clock.now();
-    await this.#o.book.save(record);
     // As soon as the cell cannot cover the next one, the container stops.
     if (left - job.rate < job.rate || cell - job.rate < job.rate) await this.#stopContainer(record, 'dry');
   }
@@ -522,12 +600,12 @@ export class JobHost {
         started_ms: record.startedMs ?? record.finishedMs,
         finished_ms: record.finishedMs,
         exit_code: record.exitCode,
-        reason: record.reason,
+        reason: record.reason === null ? null : clip(record.reason, MAX_REASON_BYTES),
         cost: BigInt(record.askedCost ?? '0'),
       };
     }
     if (record.status === 'running') return { state: 'Running', container_id: record.containerId!, started_ms: record.startedMs! };
-    if (record.status.startsWith('failed')) return { state: 'NotStarted', reason: record.reason ?? record.status };
+    if (record.status.startsWith('failed')) return { state: 'NotStarted', reason: clip(record.reason ?? record.status, MAX_REASON_BYTES) };
     return null;
   }
 
@@ -629,7 +707,7 @@ export class JobHost {
         record.cost = (BigInt(record.heartbeats.paid) + body.cost).toString();
         if (record.status === 'awaiting_settlement') record.status = 'settled';
       } else {
-        if (record.status === 'running') void this.#stopContainer(record, 'expired');
+        if (record.status === 'running' || record.status === 'pending') void this.#stopContainer(record, 'expired');
         else if (!record.status.startsWith('failed') && record.status !== 'settled') record.status = 'expired';
       }
       void book.save(record);
@@ -671,8 +749,19 @@ export class JobHost {
         void this.#submitSettle(record);
         continue;
       }
-      if (record.status !== 'pending' && record.status !== 'running') continue;
-      if (container !== undefined) {
+      if (record.status !== 'pending' && record.status !== 'running') {
+        // A launch failure the payer may not have heard of yet.
+        this.#report(record);
+        continue;
+      }
+      if (container !== undefined && !container.running && container.startedAtMs === null) {
+        // Created, never started (the host stopped in between): nothing ran; it starts afresh.
+        await executor!.remove(container.id).catch(() => {});
+        record.status = 'pending';
+        record.containerId = null;
+        await book.save(record);
+        void this.#start(record, spec);
+      } else if (container !== undefined) {
         record.containerId = container.id;
         if (record.status === 'pending') {
           record.status = 'running';
@@ -682,6 +771,8 @@ export class JobHost {
         if (container.running) {
           this.#watch(record, spec);
           this.#report(record);
+          // A stop asked for before the host went down is carried out now.
+          if (record.stopCause !== null) void this.#stopContainer(record, record.stopCause as StopCause);
         } else {
           await this.#ended(record, spec, container);
         }
@@ -721,13 +812,16 @@ export class JobHost {
       return encode(logsAnswerCodec, { known: false, lines: [], ended: true });
     }
     const buffer = this.logs(record);
-    const lines = buffer !== undefined ? buffer.after(request.after, MAX_LOG_LINES_PER_ANSWER) : record.outputTail.filter((l) => l.seq > request.after);
+    const tail = Math.min(request.tail, MAX_LOG_LINES_PER_ANSWER);
+    let lines: LogEvent[];
+    if (tail > 0) lines = buffer !== undefined ? outputTail(buffer.tail(tail)) : record.outputTail.slice(-tail);
+    else lines = buffer !== undefined ? buffer.after(request.after, MAX_LOG_LINES_PER_ANSWER) : record.outputTail.filter((l) => l.seq > request.after);
     const ended = record.finishedMs !== null || record.status.startsWith('failed');
     return encode(logsAnswerCodec, {
       known: true,
-      lines: lines.map((l) => ({ seq: l.seq, stream: l.stream === 'stderr' ? 2 : 1, text: l.text.slice(0, 8000), at: l.at })),
+      lines: lines.map((l) => ({ seq: l.seq, stream: l.stream === 'stderr' ? 2 : 1, text: clip(l.text, MAX_LOG_LINE_BYTES), at: l.at })),
       // More lines may follow in the buffer: ended only once the last was given.
-      ended: ended && lines.length < MAX_LOG_LINES_PER_ANSWER,
+      ended: ended && (tail > 0 || lines.length < MAX_LOG_LINES_PER_ANSWER),
     });
   }
 
@@ -738,6 +832,11 @@ export class JobHost {
     await this.#stopContainer(record, 'payer');
     return encode(stopAnswerCodec, { stopped: true });
   }
+}
+
+/** A container the engine no longer knows: ended, nothing known of how. */
+function lostContainer(id: string, nowMs: number): ContainerState {
+  return { id, name: '', labels: {}, status: 'missing', running: false, exitCode: null, oomKilled: false, startedAtMs: null, finishedAtMs: nowMs };
 }
 
 /** The container name of a job: unique per job on the engine. */

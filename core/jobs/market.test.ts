@@ -18,6 +18,10 @@ import { ExecutorError } from './executor.ts';
 import { FakeExecutor } from './executor.test-util.ts';
 import type { JobsConfig } from './market.ts';
 import type { JobRequest } from './types.ts';
+import { decode, encode } from '../encoding/codec.ts';
+import { decodeTx } from '../ledger/tx.ts';
+import { START_WAIT_MS } from './payer.ts';
+import { JOB_RPC, offerAnswerCodec, offerCodec, reportAnswerCodec, reportCodec, type ReportState } from './wire.ts';
 
 const P = key(1); // the payer, which also produces the blocks
 const H = key(2); // a host
@@ -240,7 +244,7 @@ test('jobs: the manual settlement checks the job, the signature and the cost', a
     await rejectsAsync(async () => host.settleJob(id, 1n, await sign(1n)), JobError, 'wrong-state');
     await rejectsAsync(async () => m.payer.settleJob(id, 1n, await sign(1n)), JobError, 'wrong-role');
     await clock.until('the bid is mined', () => m.payer.chain.state.job(id) !== undefined, 10_000);
-    await rejectsAsync(() => m.payer.expireJob(id), JobError, 'not-expired', /1440|14\d\d blocks from now/);
+    await rejectsAsync(() => m.payer.expireJob(id), JobError, 'wrong-state', /runs on its host: stop it first/);
   } finally {
     await m.stop();
   }
@@ -316,5 +320,91 @@ test('jobs: the payer expires an unsettled bid once 1,440 blocks have passed, an
     await rejectsAsync(() => payer.expireJob(id), JobError, 'wrong-state');
   } finally {
     await payer.stop();
+  }
+});
+
+test('jobs: the payer signs no more than the job can have earned, and a report that beats the answer to the offer leaves nothing stuck', async () => {
+  const clock = new ManualClock();
+  // G is a host in the atlas whose jobs protocol is replaced below by a liar's.
+  const m = await mesh(clock, [{ key: G, jobs: {} }]);
+  try {
+    const { payer } = m;
+    const rogue = m.bus.members.get(toHex(G.publicKey))!;
+    const answers: { placed_here: boolean; payer_sig: Uint8Array | null }[] = [];
+    const report = async (jobId: Uint8Array, state: ReportState): Promise<void> => {
+      const bytes = await rogue.request(P.publicKey, JOB_RPC.report, encode(reportCodec, { job_id: jobId, state }));
+      answers.push(decode(reportAnswerCodec, bytes));
+    };
+    // 1. Taken, then at once "ended after its whole duration, pay me the bid".
+    rogue.serve(JOB_RPC.offer, async ({ data }) => {
+      const jobId = decodeTx(decode(offerCodec, data).bid_tx!).id;
+      clock.setTimeout(() => void report(jobId, { state: 'Ended', container_id: 'x', started_ms: 0, finished_ms: 60_000, exit_code: 0, reason: null, cost: 10n * CREDIT }), 1_000);
+      return encode(offerAnswerCodec, { answer: 'Taken' });
+    });
+    const greedy = fromHex((await payer.bidJob(request())).job_id, 32);
+    await clock.until('the liar reported', () => answers.length === 1, 30_000);
+    assert.isTrue(answers[0]!.placed_here);
+    assert.isNull(answers[0]!.payer_sig, 'a whole bid after a second is not signed');
+    assert.isNull(payer.getJob(greedy)!.cost);
+    // 2. The host says it could not start the job before it answers the offer with Taken.
+    rogue.serve(JOB_RPC.offer, async ({ data }) => {
+      const jobId = decodeTx(decode(offerCodec, data).bid_tx!).id;
+      await report(jobId, { state: 'NotStarted', reason: 'no room after all' });
+      return encode(offerAnswerCodec, { answer: 'Taken' });
+    });
+    const confused = fromHex((await payer.bidJob(request())).job_id, 32);
+    await clock.until('the report came first', () => answers.length === 2, 30_000);
+    await clock.advance(1_000);
+    const view = payer.getJob(confused)!;
+    assert.isNull(view.host, 'not placed with the host that said it could not start it');
+    assert.equal(view.status, 'pending');
+    assert.equal(view.refusals[0]?.reason, 'no room after all');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: a host that took a job but never starts it loses it to the next host', async () => {
+  const clock = new ManualClock();
+  const good = new FakeExecutor(clock);
+  const m = await mesh(clock, [
+    { key: G, jobs: {} },
+    { key: H, jobs: { executor: good, policy: POLICY } },
+  ]);
+  try {
+    const rogue = m.bus.members.get(toHex(G.publicKey))!;
+    let offers = 0;
+    rogue.serve(JOB_RPC.offer, async () => {
+      offers++;
+      return encode(offerAnswerCodec, { answer: 'Taken' });
+    });
+    // H has no engine at first, so the rogue is the one that takes the job.
+    good.ready = false;
+    await m.hosts[1]!.jobs.checkEngine();
+    const id = fromHex((await m.payer.bidJob(request())).job_id, 32);
+    await clock.until('the rogue took it', () => m.payer.getJob(id)!.host === toHex(G.publicKey), 30_000);
+    good.ready = true;
+    await m.hosts[1]!.jobs.checkEngine();
+    await clock.until('the honest host runs it', () => good.running.length === 1, START_WAIT_MS + 60_000);
+    await clock.until('the payer hears it runs', () => m.payer.getJob(id)!.status === 'running', 10_000);
+    assert.equal(m.payer.getJob(id)!.host, toHex(H.publicKey));
+    assert.equal(offers, 1);
+    assert.include(m.payer.getJob(id)!.refusals.find((r) => r.host === toHex(G.publicKey))!.reason, 'did not start it within 300 s');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: terms no host takes are refused at the bid: a heartbeat worth nothing, a run longer than the bid stays locked', async () => {
+  const clock = new ManualClock();
+  const m = await mesh(clock, [{ key: H, jobs: { executor: new FakeExecutor(clock), policy: POLICY } }]);
+  try {
+    await rejectsAsync(() => m.payer.bidJob(request({ billing: 'heartbeat', durationSecs: 600, bid: 19n })), JobError, 'bad-terms', /pays nothing per heartbeat/);
+    // 1,440 blocks of 100 ms, less the margin, is 138 s on the test chain.
+    await rejectsAsync(() => m.payer.bidJob(request({ durationSecs: 139 })), JobError, 'bad-terms', /longer than a bid stays locked/);
+    assert.lengthOf(m.payer.listJobs(), 0);
+    assert.equal(m.payer.chain.state.account(P.publicKey).locked_bids, 0n);
+  } finally {
+    await m.stop();
   }
 });

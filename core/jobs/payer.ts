@@ -17,7 +17,7 @@ import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
 import { EXPIRY_BLOCKS } from '../ledger/params.ts';
 import { freeBalance } from '../ledger/state.ts';
-import { settlementBytes } from '../ledger/tx.ts';
+import { settlementBytes, type Tx } from '../ledger/tx.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import type { Network, RpcRequest } from '../net/network.ts';
 import type { OwnTransactions } from '../node/own-transactions.ts';
@@ -25,8 +25,8 @@ import type { AtlasEntry } from '../signal/types.ts';
 import { sleep, type Clock } from '../time/clock.ts';
 import type { JobBook, JobRecord } from './book.ts';
 import { JobError } from './errors.ts';
-import { billingCode, decodeSpec, encodeSpec, specHash, specOf, type JobSpec } from './spec.ts';
-import type { JobRequest, LogEvent } from './types.ts';
+import { billingCode, decodeSpec, encodeSpec, specHash, specOf, termsProblems, type JobSpec } from './spec.ts';
+import { OUTPUT_TAIL_LINES, outputTail, type JobRequest, type LogEvent } from './types.ts';
 import {
   JOB_RPC,
   logsAnswerCodec,
@@ -47,6 +47,8 @@ export const DEFAULT_QUEUE_MS = 10 * 60_000;
 export const PLACEMENT_ROUND_MS = 5_000;
 /** Hosts asked in one round. */
 const HOSTS_PER_ROUND = 32;
+/** How long a host that took a job has to start it (an image pull may take minutes). */
+export const START_WAIT_MS = 5 * 60_000;
 /** How long one offer waits for its answer; a host that does not answer is asked again once. */
 const OFFER_TIMEOUT_MS = 15_000;
 const LOGS_TIMEOUT_MS = 10_000;
@@ -81,7 +83,9 @@ export class JobPayer {
     this.#unsubscribe = this.#o.chain.subscribe((event) => this.#onChain(event));
     // Jobs still waiting for a host when the node stopped go on being placed.
     for (const record of this.#o.book.all()) {
-      if (record.role === 'payer' && record.status === 'pending' && record.host === null) this.#place(record);
+      if (record.role !== 'payer' || record.status !== 'pending') continue;
+      if (record.host === null) this.#place(record);
+      else if (record.billing === 'heartbeat' && record.startedMs === null) void this.#offerReserved(record, record.host);
     }
   }
 
@@ -96,13 +100,16 @@ export class JobPayer {
     const spec = specOf(request);
     const specBytes = encodeSpec(spec);
     const hash = specHash(chain.params.network, specBytes);
+    const problems = termsProblems(spec, request.bid, chain.params.blockIntervalMs);
+    if (problems.length > 0) throw new JobError('bad-terms', problems.join('; '));
     const free = freeBalance(chain.state.account(this.#o.key.publicKey), chain.tip.height);
     if (request.bid > free) {
       throw new LedgerRuleError('insufficient-free-balance', `the bid of ${request.bid} is above the free balance of ${free}`);
     }
     let host: string | null = null;
     if (request.billing === 'heartbeat') host = await this.#reserve(specBytes, spec);
-    const tx = await own.submit({
+    let record: JobRecord | undefined;
+    const body = {
       kind: 'JobBid',
       spec_hash: hash,
       bid: request.bid,
@@ -111,8 +118,25 @@ export class JobPayer {
       mem_mb: request.memMb,
       billing: billingCode(request.billing),
       host: host === null ? null : fromHex(host, 32),
-    });
-    const record: JobRecord = {
+    } as const;
+    try {
+      // The job is on record before its bid can lock anything: a crash in between leaves no locked bid unknown to the book.
+      await own.submit(body, async (tx) => {
+        record = this.#newRecord(tx, request, specBytes, host);
+        await book.save(record);
+      });
+    } catch (error) {
+      if (record !== undefined) await book.delete(record.jobId);
+      throw error;
+    }
+    if (host === null) this.#place(record!);
+    else void this.#offerReserved(record!, host);
+    return record!.jobId;
+  }
+
+  #newRecord(tx: Tx, request: JobRequest, specBytes: Uint8Array, host: string | null): JobRecord {
+    const now = this.#o.clock.now();
+    return {
       jobId: toHex(tx.id),
       role: 'payer',
       payer: this.#self,
@@ -123,8 +147,10 @@ export class JobPayer {
       spec: toHex(specBytes),
       bidTx: toHex(tx.bytes),
       bid: request.bid.toString(),
-      createdAt: Math.floor(clock.now() / 1000),
-      placeBy: clock.now() + this.#o.queueMs,
+      createdAt: Math.floor(now / 1000),
+      placeBy: now + this.#o.queueMs,
+      // A heartbeat-billed job was offered (reserved) before its bid.
+      ...(host === null ? {} : { firstOfferMs: now }),
       containerId: null,
       startedMs: null,
       finishedMs: null,
@@ -141,10 +167,6 @@ export class JobPayer {
       reportedState: null,
       outputTail: [],
     };
-    await book.save(record);
-    if (host === null) this.#place(record);
-    else void this.#offerReserved(record, host);
-    return record.jobId;
   }
 
   /** DELETE /jobs/:id on the payer: stops placing it, or asks its host to stop it. */
@@ -166,6 +188,8 @@ export class JobPayer {
     const { chain, own } = this.#o;
     const job = chain.state.job(fromHex(record.jobId, 32));
     if (job === undefined) throw new JobError('wrong-state', `the bid is not open on the chain (the job is ${record.status})`);
+    // Its host would never be paid for the time it ran.
+    if (record.status === 'running') throw new JobError('wrong-state', 'the job runs on its host: stop it first (DELETE /jobs/:id), and it settles');
     const at = Math.max(job.bid_height, job.active_height) + EXPIRY_BLOCKS;
     if (chain.tip.height + 1 < at) {
       throw new JobError('not-expired', `the bid may be expired from height ${at}, ${at - chain.tip.height - 1} blocks from now`);
@@ -175,13 +199,13 @@ export class JobPayer {
   }
 
   /** Output lines after `after`, from the host (or the tail kept with the job once the host is gone). */
-  async logs(record: JobRecord, after: number): Promise<{ lines: LogEvent[]; ended: boolean }> {
+  async logs(record: JobRecord, after: number, tail = 0): Promise<{ lines: LogEvent[]; ended: boolean }> {
     const kept = { lines: record.outputTail.filter((l) => l.seq > after), ended: true };
     if (record.host === null) return { lines: [], ended: record.status !== 'pending' };
     try {
       const answer = decode(
         logsAnswerCodec,
-        await this.#o.network.request(fromHex(record.host, 32), JOB_RPC.logs, encode(logsRequestCodec, { job_id: fromHex(record.jobId, 32), after }), {
+        await this.#o.network.request(fromHex(record.host, 32), JOB_RPC.logs, encode(logsRequestCodec, { job_id: fromHex(record.jobId, 32), after, tail }), {
           timeoutMs: LOGS_TIMEOUT_MS,
           maxResponseBytes: 16 * 1024 * 1024,
         }),
@@ -207,7 +231,7 @@ export class JobPayer {
       try {
         const offer = encode(offerCodec, { spec: fromHex(record.spec), bid_tx: fromHex(record.bidTx!) });
         while (!this.#stopped && record.status === 'pending' && record.host === null) {
-          for (const host of this.#candidates(decodeSpecOf(record))) {
+          for (const host of this.#candidates(decodeSpecOf(record), record.passedOver ?? [])) {
             if (this.#stopped || record.status !== 'pending' || record.host !== null) return;
             if (await this.#offer(record, host, offer)) return;
           }
@@ -229,8 +253,8 @@ export class JobPayer {
   }
 
   /** Hosts to ask, those whose advertised capacity fits first (every host is asked: its reasons are shown). */
-  #candidates(spec: JobSpec): string[] {
-    const others = this.#o.atlas().filter((e) => e.node_id !== this.#self);
+  #candidates(spec: JobSpec, passedOver: readonly string[] = []): string[] {
+    const others = this.#o.atlas().filter((e) => e.node_id !== this.#self && !passedOver.includes(e.node_id));
     const fits = (e: AtlasEntry): number => (e.tags.includes('docker') ? 2 : 0) + (e.cpu_cores >= spec.cpu_cores && e.mem_mb >= spec.mem_mb ? 1 : 0);
     return others
       .sort((a, b) => fits(b) - fits(a) || a.running_jobs - b.running_jobs)
@@ -240,6 +264,10 @@ export class JobPayer {
 
   /** One offer; true when the host took the job. A refusal's reasons are recorded. */
   async #offer(record: JobRecord, host: string, offer: Uint8Array): Promise<boolean> {
+    // On record before it goes out: the host's report may come before its answer.
+    if (!record.unanswered.includes(host)) record.unanswered.push(host);
+    record.firstOfferMs ??= this.#o.clock.now();
+    await this.#o.book.save(record);
     for (let attempt = 0; attempt < 2; attempt++) {
       let answer;
       try {
@@ -248,33 +276,44 @@ export class JobPayer {
         if (!(error instanceof MeshError)) throw error;
         // No answer: the host may have taken it. It is asked once more; if it reports the job later
         // while no other host has it, it gets it.
-        if (error.code === 'timeout') {
-          if (!record.unanswered.includes(host)) record.unanswered.push(host);
-          await this.#o.book.save(record);
-          continue;
-        }
+        if (error.code === 'timeout') continue;
         this.#refused(record, host, [`unreachable: ${error.message}`]);
         await this.#o.book.save(record);
         return false;
       }
       if (record.host !== null) return record.host === host;
-      // Cancelled while the offer was out: the host is not given the job, so its first report is
-      // answered "placed elsewhere" and it stops the container.
-      if (record.status !== 'pending') return false;
+      // Cancelled while the offer was out, or the host reported it could not start it: the host is
+      // not given the job (a report of it is answered "placed elsewhere" and it stops the container).
+      if (record.status !== 'pending' || !record.unanswered.includes(host)) return false;
       if (answer.answer === 'Taken') {
-        record.host = host;
-        record.unanswered = record.unanswered.filter((h) => h !== host);
+        this.#placed(record, host);
         await this.#o.book.save(record);
-        this.#o.log(`jobs: ${record.jobId.slice(0, 16)}… placed with ${host.slice(0, 16)}…`);
         return true;
       }
       this.#refused(record, host, answer.reasons);
       await this.#o.book.save(record);
       return false;
     }
-    this.#refused(record, host, ['no answer to the offer in time']);
+    // Still in `unanswered`: if it took the job after all, its report gets it while no other host has it.
+    this.#refused(record, host, ['no answer to the offer in time'], false);
     await this.#o.book.save(record);
     return false;
+  }
+
+  /** The job is `host`'s; if the host has not started it within START_WAIT_MS, it goes back in the queue. */
+  #placed(record: JobRecord, host: string): void {
+    record.host = host;
+    record.unanswered = record.unanswered.filter((h) => h !== host);
+    this.#o.log(`jobs: ${record.jobId.slice(0, 16)}… placed with ${host.slice(0, 16)}…`);
+    if (record.billing !== 'settle') return;
+    this.#o.clock.setTimeout(() => {
+      if (this.#stopped || record.host !== host || record.startedMs !== null || record.status !== 'pending') return;
+      this.#refused(record, host, [`took the job but did not start it within ${START_WAIT_MS / 1000} s`]);
+      record.passedOver = [...(record.passedOver ?? []), host];
+      record.host = null;
+      void this.#o.book.save(record);
+      this.#place(record);
+    }, START_WAIT_MS);
   }
 
   /** Heartbeat billing: the first host that reserves capacity, or 503 with every host's reasons. */
@@ -311,9 +350,13 @@ export class JobPayer {
         await sleep(this.#o.clock, 2_000 * (attempt + 1));
       }
     }
+    if (this.#stopped || record.status !== 'pending') return;
+    this.#fail(record, 'the host that reserved room for it could not be reached with its bid');
+    await this.#o.book.save(record);
   }
 
-  #refused(record: JobRecord, host: string, reasons: readonly string[]): void {
+  #refused(record: JobRecord, host: string, reasons: readonly string[], answered = true): void {
+    if (answered) record.unanswered = record.unanswered.filter((h) => h !== host);
     const at = Math.floor(this.#o.clock.now() / 1000);
     record.refusals = [...record.refusals.filter((r) => r.host !== host), { host, reason: reasons.join('; '), at }];
   }
@@ -335,12 +378,18 @@ export class JobPayer {
     const notHere: ReportAnswer = { placed_here: false, payer_sig: null };
     const record = this.#o.book.get(toHex(report.job_id));
     if (record === undefined || record.role !== 'payer') return notHere;
-    // A host whose offer went unanswered may have taken it: it gets the job if nobody else has it.
-    if (record.host === null && record.status === 'pending' && record.unanswered.includes(host) && report.state.state !== 'NotStarted') {
-      record.host = host;
+    const state = report.state;
+    if (record.host === null && record.unanswered.includes(host)) {
+      if (state.state === 'NotStarted') {
+        // Before its answer to the offer: it could not start it; the offer counts as refused.
+        this.#refused(record, host, [state.reason]);
+        await this.#o.book.save(record);
+        return { placed_here: true, payer_sig: null };
+      }
+      // A host whose offer is unanswered may have taken it: it gets the job if nobody else has it.
+      if (record.status === 'pending') this.#placed(record, host);
     }
     if (record.host !== host) return notHere;
-    const state = report.state;
     if (state.state === 'NotStarted') {
       this.#refused(record, host, [state.reason]);
       if (record.billing === 'heartbeat' || record.status !== 'pending') {
@@ -370,18 +419,39 @@ export class JobPayer {
       await this.#o.book.save(record);
       return { placed_here: true, payer_sig: null };
     }
-    if (record.outputTail.length === 0) record.outputTail = (await this.logs(record, 0).catch(() => ({ lines: [] as LogEvent[] }))).lines.slice(-100);
+    if (record.outputTail.length === 0) {
+      record.outputTail = outputTail((await this.logs(record, 0, OUTPUT_TAIL_LINES).catch(() => ({ lines: [] as LogEvent[] }))).lines);
+    }
     let payerSig: Uint8Array | null = null;
-    // The payer signs one cost per job, within the bid, for the host that has it.
-    if (state.cost <= BigInt(record.bid) && (record.askedCost === null || record.askedCost === state.cost.toString())) {
+    const most = this.#mostOwed(record);
+    // The payer signs one cost per job, no more than the job can have earned, for the host that has it.
+    if (state.cost <= most && (record.askedCost === null || record.askedCost === state.cost.toString())) {
       payerSig = await this.#o.key.sign(settlementBytes(this.#o.chain.params.network, report.job_id, fromHex(host, 32), state.cost));
       record.askedCost = state.cost.toString();
       record.payerSig = toHex(payerSig);
     } else {
-      this.#o.log(`jobs: ${record.jobId.slice(0, 16)}…: the host asks ${state.cost}, above the bid or another cost than before; not signed`);
+      this.#o.log(`jobs: ${record.jobId.slice(0, 16)}…: the host asks ${state.cost}, more than the ${most} the job can have earned or another cost than before; not signed`);
     }
     await this.#o.book.save(record);
     return { placed_here: true, payer_sig: payerSig };
+  }
+
+  /**
+   * The most a host can be owed at the end, as the payer sees it. Settle billing: the bid in
+   * proportion to the time since the first offer went out (no host can have run the job longer),
+   * all of it at the job's duration. Heartbeat billing: one interval's rate, within what is locked.
+   */
+  #mostOwed(record: JobRecord): bigint {
+    const bid = BigInt(record.bid);
+    if (record.billing === 'heartbeat') {
+      const job = this.#o.chain.state.job(fromHex(record.jobId, 32));
+      if (job === undefined) return 0n;
+      return job.rate < job.locked ? job.rate : job.locked;
+    }
+    const spec = decodeSpecOf(record);
+    const full = spec.duration_secs * 1000;
+    const since = this.#o.clock.now() - (record.firstOfferMs ?? record.createdAt * 1000);
+    return (bid * BigInt(Math.min(Math.max(0, since), full))) / BigInt(full);
   }
 
   // ---- the chain ----

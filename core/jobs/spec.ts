@@ -9,6 +9,7 @@ import { array, decode, encode, option, struct, u8, u16, u32, utf8, type Infer }
 import { domainBytes } from '../ledger/domain.ts';
 import { BILLING_HEARTBEAT, BILLING_SETTLE, type TxOf } from '../ledger/tx.ts';
 import type { Billing, JobRequest } from './types.ts';
+import { EXPIRY_BLOCKS, HEARTBEAT_INTERVAL_SECS } from '../ledger/params.ts';
 
 /** Bounds of a spec (the API's validation states the same, docs/jobs.md). */
 export const SPEC_LIMITS = {
@@ -82,4 +83,22 @@ export function bidMismatch(spec: JobSpec, bid: TxOf<'JobBid'>): string | null {
   if (spec.duration_secs !== bid.duration_secs) return `the spec runs ${spec.duration_secs} s, the bid pays for ${bid.duration_secs}`;
   if (spec.billing !== bid.billing) return 'the spec and the bid are billed differently';
   return null;
+}
+
+/** Blocks a settle-billed job must end before its bid may be expired (a margin for late blocks). */
+export const EXPIRY_MARGIN_BLOCKS = 60;
+
+/**
+ * What in a bid's terms no host takes: a heartbeat-billed bid that pays 0 per heartbeat (the
+ * ledger's rate rounds down), and a settle-billed job that may run longer than its bid stays locked
+ * (1,440 blocks, less a margin: the payer could expire it while it runs, and the host would never be paid).
+ */
+export function termsProblems(spec: JobSpec, bid: bigint, blockIntervalMs: number): string[] {
+  if (spec.billing === BILLING_HEARTBEAT) {
+    const intervals = BigInt(Math.max(1, Math.floor(spec.duration_secs / HEARTBEAT_INTERVAL_SECS)));
+    return bid / intervals === 0n ? [`the bid of ${bid} base units pays nothing per heartbeat over ${intervals} intervals`] : [];
+  }
+  const lockedMs = (EXPIRY_BLOCKS - EXPIRY_MARGIN_BLOCKS) * blockIntervalMs;
+  if (spec.duration_secs * 1000 <= lockedMs) return [];
+  return [`it may run ${spec.duration_secs} s, longer than a bid stays locked (about ${Math.floor(lockedMs / 1000)} s): bill it by heartbeat`];
 }

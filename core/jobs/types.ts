@@ -85,5 +85,18 @@ export interface LogEvent {
   at: number;
 }
 
-/** Lines of output kept with a job once it has ended. */
+/** Lines of output kept with a job once it has ended, and at most this many bytes of them. */
 export const OUTPUT_TAIL_LINES = 100;
+export const OUTPUT_TAIL_BYTES = 64 * 1024;
+
+/** The last lines of `lines` within OUTPUT_TAIL_LINES and OUTPUT_TAIL_BYTES. */
+export function outputTail(lines: readonly LogEvent[]): LogEvent[] {
+  const tail: LogEvent[] = [];
+  let bytes = 0;
+  for (let i = lines.length - 1; i >= 0 && tail.length < OUTPUT_TAIL_LINES; i--) {
+    bytes += lines[i]!.text.length * 3;
+    if (bytes > OUTPUT_TAIL_BYTES && tail.length > 0) break;
+    tail.unshift(lines[i]!);
+  }
+  return tail;
+}

@@ -10,7 +10,7 @@
  * - `jobs.logs`, payer → host: output lines after a position.
  * - `jobs.stop`, payer → host: stop the job's container.
  */
-import { array, bool, bytes32, bytes64, option, struct, u8, u128, uint53, utf8, varBytes, variant, type Infer } from '../encoding/codec.ts';
+import { array, bool, bytes32, bytes64, option, struct, u8, u16, u128, uint53, utf8, varBytes, variant, type Infer } from '../encoding/codec.ts';
 import { MAX_TX_BYTES } from '../ledger/tx.ts';
 
 export const JOB_RPC = {
@@ -22,6 +22,8 @@ export const JOB_RPC = {
 
 /** A refusal's reasons are joined into one text of at most this many bytes. */
 export const MAX_REASON_BYTES = 1024;
+/** Container ids and names as engines give them are far shorter. */
+export const MAX_CONTAINER_ID_BYTES = 128;
 const SPEC_MAX_BYTES = 1_200_000;
 
 export const offerCodec = struct({ spec: varBytes(SPEC_MAX_BYTES), bid_tx: option(varBytes(MAX_TX_BYTES)) }, 'job offer');
@@ -42,12 +44,12 @@ export const reportCodec = struct(
       'state',
       {
         /** The container is running. */
-        Running: [0, struct({ container_id: utf8(128), started_ms: uint53 }, 'running')],
+        Running: [0, struct({ container_id: utf8(MAX_CONTAINER_ID_BYTES), started_ms: uint53 }, 'running')],
         /** The container has ended; `reason` is set when it ended abnormally; `cost` is what the host asks. */
         Ended: [
           1,
           struct(
-            { container_id: utf8(128), started_ms: uint53, finished_ms: uint53, exit_code: option(uint53), reason: option(utf8(MAX_REASON_BYTES)), cost: u128 },
+            { container_id: utf8(MAX_CONTAINER_ID_BYTES), started_ms: uint53, finished_ms: uint53, exit_code: option(uint53), reason: option(utf8(MAX_REASON_BYTES)), cost: u128 },
             'ended',
           ),
         ],
@@ -62,7 +64,8 @@ export const reportCodec = struct(
 
 export const reportAnswerCodec = struct({ placed_here: bool, payer_sig: option(bytes64) }, 'report answer');
 
-export const logsRequestCodec = struct({ job_id: bytes32, after: uint53 }, 'logs request');
+/** `tail` > 0: the last `tail` lines instead of those after `after`. */
+export const logsRequestCodec = struct({ job_id: bytes32, after: uint53, tail: u16 }, 'logs request');
 export const MAX_LOG_LINES_PER_ANSWER = 500;
 export const MAX_LOG_LINE_BYTES = 16 * 1024;
 export const logsAnswerCodec = struct(
@@ -76,6 +79,22 @@ export const logsAnswerCodec = struct(
 
 export const stopRequestCodec = struct({ job_id: bytes32 }, 'stop request');
 export const stopAnswerCodec = struct({ stopped: bool }, 'stop answer');
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * `text` cut to at most `maxBytes` of UTF-8, at a code point boundary (peers' and engines' texts are
+ * bounded on the wire; a cut never leaves half a character).
+ */
+export function clip(text: string, maxBytes: number): string {
+  const bytes = encoder.encode(text);
+  if (bytes.length <= maxBytes) return text;
+  let end = maxBytes;
+  // Back up over continuation bytes (10xxxxxx) to the start of the character that does not fit.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return decoder.decode(bytes.subarray(0, end));
+}
 
 export type Offer = Infer<typeof offerCodec>;
 export type OfferAnswer = Infer<typeof offerAnswerCodec>;

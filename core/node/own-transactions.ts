@@ -42,10 +42,11 @@ export class OwnTransactions {
 
   /**
    * Signs `body` from this node, pools, streams and gossips it; resolves to the transaction.
+   * `prepare`, when given, runs on the signed transaction before it is pooled.
    * Throws LedgerRuleError or MempoolError (nothing pooled, nothing sent) when it does not apply.
    */
-  submit(body: OwnTxBody): Promise<Tx> {
-    const next = this.#queue.then(() => this.#submit(body));
+  submit(body: OwnTxBody, prepare?: (tx: Tx) => Promise<void>): Promise<Tx> {
+    const next = this.#queue.then(() => this.#submit(body, prepare));
     this.#queue = next.catch(() => {});
     return next;
   }
@@ -72,11 +73,13 @@ export class OwnTransactions {
     await this.#queue;
   }
 
-  async #submit(body: OwnTxBody): Promise<Tx> {
+  async #submit(body: OwnTxBody, prepare?: (tx: Tx) => Promise<void>): Promise<Tx> {
     const { key, chain, mempool } = this.#options;
     const sender = key.publicKey;
     const nonce = chain.state.account(sender).nonce + 1 + mempool.queueOf(sender).length;
     const tx = await signTx({ ...body, sender, nonce } as TxBody, key, chain.params.network);
+    // What must be on record before the transaction can take effect (a job's book entry) is written first.
+    await prepare?.(tx);
     const effect: TxEffect = await mempool.add(tx);
     this.#options.stream(tx, effect.amount);
     this.#gossiped.set(toHex(tx.id), { tx, height: chain.tip.height });
