@@ -437,6 +437,8 @@ test('api: POST /signals/send refuses malformed signals with 400 and oversized p
     { to: 'broadcast', capabilities: [{ name: 'x'.repeat(65), version: 1 }] },
     { to: 'broadcast', capabilities: [{ name: 'é'.repeat(33), version: 1 }] },
     { to: 'broadcast', capabilities: [{ name: 'bad\nname', version: 1 }] },
+    // No UTF-8 form: the signal codec could not write it.
+    { to: 'broadcast', capabilities: [{ name: 'cpu\ud800', version: 1 }] },
     { to: 'broadcast', capabilities: [{ name: 'cpu', version: -1 }] },
     { to: 'broadcast', capabilities: [{ name: 'cpu', version: 1.5 }] },
     { to: 'broadcast', capabilities: [{ name: 'cpu', version: 2 ** 32 }] },

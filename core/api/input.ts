@@ -9,6 +9,8 @@ import { array, enums, integer, number, object, optional, refine, string, type S
 import { InvalidAmountError, WrongTypeError } from '../errors.ts';
 import { parseAmount } from '../encoding/amount.ts';
 import { fromHex } from '../encoding/hex.ts';
+import { IMAGE_REFERENCE_RULE, isImageReference } from '../jobs/image.ts';
+import { SPEC_LIMITS } from '../jobs/spec.ts';
 import type { JobRequest } from '../jobs/types.ts';
 import { MAX_CAPABILITIES, MAX_CAPABILITY_NAME_BYTES, MAX_PAYLOAD_BYTES } from '../signal/signal.ts';
 import { ApiProblem } from './problem.ts';
@@ -18,6 +20,14 @@ const HEX_ID = /^[0-9a-f]{64}$/;
 const HEX_BYTES = /^(?:[0-9a-f]{2})*$/;
 const U32_MAX = 0xffff_ffff;
 const encoder = new TextEncoder();
+
+/**
+ * Whether `text` is well-formed Unicode: a lone surrogate has no UTF-8 form, so no codec can write
+ * it. String.prototype.isWellFormed is ES2024 (Node 20, Deno, Chromium 111); the lib is ES2023.
+ */
+function wellFormed(text: string): boolean {
+  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
 
 function idRule(value: string): true | string {
   if (HEX_ID.test(value)) return true;
@@ -114,6 +124,7 @@ const Amount = amountOf(true);
 export const TransferBody = object({ to: NodeId, amount: Amount });
 
 const CapabilityName = refine(string(), 'capability name', (name) => {
+  if (!wellFormed(name)) return 'must be well-formed Unicode (it holds a lone surrogate)';
   const bytes = encoder.encode(name).length;
   if (bytes < 1 || bytes > MAX_CAPABILITY_NAME_BYTES) return `must be 1 to ${MAX_CAPABILITY_NAME_BYTES} bytes of UTF-8, got ${bytes}`;
   // Printable: no control characters (C0, DEL, C1).
@@ -141,27 +152,14 @@ function bounded(min: number, max: number): Struct<number, null> {
   return refine(integer(), 'bounded integer', (n) => (n >= min && n <= max) || `must be ${min} to ${max}, got ${n}`);
 }
 
-// The Docker reference grammar (distribution/reference): [host[:port]/]name[:tag][@digest], where
-// the name is lowercase components with `.`, `_`, `__` or dashes between alphanumerics.
-const NAME_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-const HOST_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
-const IMAGE_REFERENCE = new RegExp(
-  `^(?:${HOST_COMPONENT}(?:\\.${HOST_COMPONENT})*(?::[0-9]+)?/)?${NAME_COMPONENT}(?:/${NAME_COMPONENT})*` +
-    '(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$',
-);
-/** The longest image reference taken, as Docker bounds a name. */
-export const MAX_IMAGE_CHARS = 255;
-
 const Image = refine(string(), 'image', (image) => {
-  if (image.length > MAX_IMAGE_CHARS) return `must be at most ${MAX_IMAGE_CHARS} characters, got ${image.length}`;
-  return IMAGE_REFERENCE.test(image) || 'must be a container image reference: [registry[:port]/]name[:tag][@sha256:<64 hex>], the name in lowercase';
+  const bytes = encoder.encode(image).length;
+  if (bytes > SPEC_LIMITS.imageBytes) return `must be at most ${SPEC_LIMITS.imageBytes} bytes, got ${bytes}`;
+  return isImageReference(image) || `must be ${IMAGE_REFERENCE_RULE}`;
 });
 
-/** Bounds of a job's spec (docs/node-api.md): what one host could be asked to give one job. */
+/** Bounds of a job's limits (docs/node-api.md): what one host could be asked to give one job. */
 export const JOB_LIMITS = {
-  cmdWords: 256,
-  cmdWordBytes: 4096,
-  envPairs: 256,
   cpuCores: [1, 1024],
   // 4 MiB: the least memory a container starts with; 1 TiB the most.
   memMb: [4, 1_048_576],
@@ -170,22 +168,33 @@ export const JOB_LIMITS = {
   gpus: [0, 16],
 } as const;
 
-const NoNul = (what: string) => refine(string(), what, (text) => !text.includes('\0') || 'must not contain NUL');
+/**
+ * A string the spec codec can write: well-formed Unicode (a lone surrogate has no UTF-8 form), no
+ * NUL (which ends a C string in the engine), at most `maxBytes` of UTF-8. The spec's bounds come
+ * from SPEC_LIMITS, so a body that passes here always encodes.
+ */
+function specText(what: string, maxBytes: number): Struct<string, null> {
+  return refine(string(), what, (text) => {
+    if (!wellFormed(text)) return 'must be well-formed Unicode (it holds a lone surrogate)';
+    if (text.includes('\0')) return 'must not contain NUL';
+    const bytes = encoder.encode(text).length;
+    return bytes <= maxBytes || `must be at most ${maxBytes} bytes of UTF-8, got ${bytes}`;
+  });
+}
 
-const Arg = refine(NoNul('argument'), 'argument', (arg) => {
-  const bytes = encoder.encode(arg).length;
-  return bytes <= JOB_LIMITS.cmdWordBytes || `must be at most ${JOB_LIMITS.cmdWordBytes} bytes of UTF-8, got ${bytes}`;
-});
-
-const Cmd = refine(array(Arg), 'cmd', (args) => {
+const Cmd = refine(array(specText('argument', SPEC_LIMITS.cmdItemBytes)), 'cmd', (args) => {
   if (args.length === 0) return 'must hold at least one word (leave cmd out for the image\'s own command)';
-  return args.length <= JOB_LIMITS.cmdWords || `at most ${JOB_LIMITS.cmdWords} words, got ${args.length}`;
+  return args.length <= SPEC_LIMITS.cmdItems || `at most ${SPEC_LIMITS.cmdItems} words, got ${args.length}`;
 });
 
-const EnvKey = refine(string(), 'variable name', (key) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || 'must be a variable name: a letter or _, then letters, digits or _');
+// ASCII by its grammar, so its characters are its bytes.
+const EnvKey = refine(string(), 'variable name', (key) => {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return 'must be a variable name: a letter or _, then letters, digits or _';
+  return key.length <= SPEC_LIMITS.envKeyBytes || `must be at most ${SPEC_LIMITS.envKeyBytes} bytes, got ${key.length}`;
+});
 
-const Env = refine(array(tuple([EnvKey, NoNul('value')])), 'env', (pairs) => {
-  if (pairs.length > JOB_LIMITS.envPairs) return `at most ${JOB_LIMITS.envPairs} pairs, got ${pairs.length}`;
+const Env = refine(array(tuple([EnvKey, specText('value', SPEC_LIMITS.envValueBytes)])), 'env', (pairs) => {
+  if (pairs.length > SPEC_LIMITS.envPairs) return `at most ${SPEC_LIMITS.envPairs} pairs, got ${pairs.length}`;
   return new Set(pairs.map(([key]) => key)).size === pairs.length || 'variable names must be distinct';
 });
 

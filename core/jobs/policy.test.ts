@@ -1,13 +1,14 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
-import { imageAllowed, normalizeImage, refusalsOf } from './policy.ts';
+import { isImageReference, normalizeImage } from './image.ts';
+import { imageAllowed, refusalsOf } from './policy.ts';
 import { bidMismatch, decodeSpec, encodeSpec, specHash, specOf } from './spec.ts';
 import { LogBuffer } from './log-buffer.ts';
 import type { JobRequest } from './types.ts';
 
 const REQUEST: JobRequest = { image: 'localhost/busybox:test', cmd: null, env: [['A', 'b']], cpuCores: 2, memMb: 64, durationSecs: 60, gpus: 0, bid: 5n, billing: 'settle' };
 
-test('policy: image references are read as engines read them', () => {
+test('image: references are read as engines read them', () => {
   assert.equal(normalizeImage('busybox'), 'docker.io/library/busybox');
   assert.equal(normalizeImage('busybox:1.36'), 'docker.io/library/busybox:1.36');
   assert.equal(normalizeImage('me/tool'), 'docker.io/me/tool');
@@ -16,15 +17,59 @@ test('policy: image references are read as engines read them', () => {
   assert.equal(normalizeImage('registry:5000/tool'), 'registry:5000/tool');
 });
 
-test('policy: an allowed prefix allows its tags and paths, not a longer name', () => {
+test('image: a reference is Docker\'s grammar within the spec\'s 255 bytes', () => {
+  const digest = `@sha256:${'3f'.repeat(32)}`;
+  for (const good of ['busybox', 'localhost/busybox:test', 'localhost:5000/a/b/c', `ghcr.io/me/tool:v1${digest}`, `localhost/${'b'.repeat(245)}`]) {
+    assert.isTrue(isImageReference(good), good);
+  }
+  for (const bad of ['', 'Busybox', 'busybox:', 'a//b', 'localhost/busybox:x/evil', 'busybox@sha256:abc', 'bad image', 'a\0b', '\ud800', `localhost/${'b'.repeat(246)}`]) {
+    assert.isFalse(isImageReference(bad), bad);
+  }
+});
+
+test('policy: a repository entry allows that image with any tag or digest, nothing longer or nested', () => {
+  const digest = `@sha256:${'a'.repeat(64)}`;
   assert.isTrue(imageAllowed('localhost/busybox:test', ['localhost/busybox']));
   assert.isTrue(imageAllowed('localhost/busybox', ['localhost/busybox']));
+  assert.isTrue(imageAllowed(`localhost/busybox${digest}`, ['localhost/busybox']));
+  assert.isTrue(imageAllowed(`localhost/busybox:test${digest}`, ['localhost/busybox']));
   assert.isFalse(imageAllowed('localhost/busybox-evil:test', ['localhost/busybox']));
-  assert.isTrue(imageAllowed('python:3', ['docker.io/library/']));
+  assert.isFalse(imageAllowed('localhost/busybox/evil:latest', ['localhost/busybox']));
+  assert.isFalse(imageAllowed('localhost/busybox/evil', ['localhost/busybox']));
+  assert.isFalse(imageAllowed('localhost/busybox.evil', ['localhost/busybox']));
+  // Full names: a bare name is the official image, and nothing under it.
   assert.isTrue(imageAllowed('busybox', ['busybox']));
+  assert.isTrue(imageAllowed('docker.io/library/busybox:1.36', ['busybox']));
+  assert.isFalse(imageAllowed('busybox/evil', ['busybox']));
+  assert.isFalse(imageAllowed('docker.io/library/busybox/evil', ['busybox']));
+  // An entry with a tag pins it.
+  assert.isTrue(imageAllowed('localhost/busybox:1.36', ['localhost/busybox:1.36']));
+  assert.isTrue(imageAllowed(`localhost/busybox:1.36${digest}`, ['localhost/busybox:1.36']));
+  assert.isFalse(imageAllowed('localhost/busybox:1.36.1', ['localhost/busybox:1.36']));
+  assert.isFalse(imageAllowed('localhost/busybox:1', ['localhost/busybox:1.36']));
+});
+
+test('policy: an entry ending in / allows everything under that path, at any depth', () => {
+  assert.isTrue(imageAllowed('python:3', ['docker.io/library/']));
+  assert.isTrue(imageAllowed('localhost/busybox/tools/x:1', ['localhost/busybox/']));
+  assert.isFalse(imageAllowed('localhost/busybox', ['localhost/busybox/']));
+  assert.isFalse(imageAllowed('localhost/busybox-evil/x', ['localhost/busybox/']));
+  assert.isTrue(imageAllowed('me/tool/sub:3', ['me/']));
   assert.isFalse(imageAllowed('me/python:3', ['docker.io/library/']));
+  assert.isFalse(imageAllowed('meme/tool', ['me/']));
   assert.isTrue(imageAllowed('anything/at:all', ['*']));
   assert.isFalse(imageAllowed('localhost/busybox', []));
+  assert.isTrue(imageAllowed('localhost/busybox/evil', ['localhost/busybox', 'localhost/busybox/']), 'any one entry allows');
+});
+
+test('policy: what is not an image reference is never allowed, not even by * (a spec from the network)', () => {
+  for (const image of ['localhost/busybox:x/evil', 'localhost/busybox:../../evil', 'Localhost/Busybox', 'localhost/busybox\0', '']) {
+    assert.isFalse(imageAllowed(image, ['localhost/busybox', 'localhost/', '*']), image);
+  }
+  const spec = specOf({ ...REQUEST, image: 'localhost/busybox:x/evil' });
+  assert.deepEqual(refusalsOf(spec, { allowImages: ['*'], cpuCores: 4, memMb: 2048 }, { cpuCores: 0, memMb: 0 }, { ready: true, gpus: 0 }), [
+    'image "localhost/busybox:x/evil" is not a container image reference: [registry[:port]/]name[:tag][@sha256:<64 hex>], the name in lowercase',
+  ]);
 });
 
 test('policy: every reason a spec does not fit is given, not only the first', () => {

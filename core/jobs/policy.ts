@@ -2,13 +2,14 @@
  * What a host takes: the operator's image allow-list and the capacity it offers, and the check of
  * one spec against them that gives every reason a job does not fit (docs/jobs.md "Hosting").
  */
+import { IMAGE_REFERENCE_RULE, isImageReference, normalizeImage } from './image.ts';
 import type { JobSpec } from './spec.ts';
 
 export interface HostPolicy {
   /**
-   * Image prefixes the operator allows (`--allow-image`): `localhost/busybox` allows every tag of
-   * that image, `docker.io/library/` every official image, `*` anything. Empty (the default): this
-   * node runs no jobs.
+   * Images the operator allows (`--allow-image`): `localhost/busybox` allows every tag of that one
+   * image, `docker.io/library/` every official image, `*` anything (see `imageAllowed`). Empty (the
+   * default): this node runs no jobs.
    */
   readonly allowImages: readonly string[];
   /** Cores and memory this node offers to jobs (default: the machine's). */
@@ -23,26 +24,24 @@ export interface InUse {
 }
 
 /**
- * The full name of an image reference, as engines read it: a bare name is an official Docker Hub
- * image (`busybox` → `docker.io/library/busybox`), a path without a registry host is on Docker Hub.
+ * Whether `image` is allowed by one of the entries: `*` allows any image; an entry ending in `/`
+ * allows every image under that path; any other entry names one repository and allows exactly it,
+ * with or without a tag or digest (`localhost/busybox` allows `localhost/busybox:test`, not
+ * `localhost/busybox-evil` nor `localhost/busybox/evil`). Entries and the image are compared in
+ * their full names (`busybox` is `docker.io/library/busybox`). Nothing that is not an image
+ * reference is allowed, so a spec from the network cannot slip past the list by its spelling.
  */
-export function normalizeImage(reference: string): string {
-  const slash = reference.indexOf('/');
-  if (slash < 0) return `docker.io/library/${reference}`;
-  const first = reference.slice(0, slash);
-  if (first === 'localhost' || first.includes('.') || first.includes(':')) return reference;
-  return `docker.io/${reference}`;
-}
-
-/** Whether `image` is allowed by one of the prefixes. */
 export function imageAllowed(image: string, allowed: readonly string[]): boolean {
+  if (!isImageReference(image)) return false;
   const name = normalizeImage(image);
   return allowed.some((entry) => {
     if (entry === '*') return true;
     const prefix = normalizeImage(entry);
     if (!name.startsWith(prefix)) return false;
-    // `localhost/busybox` allows `localhost/busybox:test`, not `localhost/busybox-evil`.
-    return prefix.endsWith('/') || name.length === prefix.length || ':@/'.includes(name[prefix.length]!);
+    if (prefix.endsWith('/')) return true;
+    // After the repository only a tag or a digest, which the grammar keeps free of `/`.
+    const rest = name.slice(prefix.length);
+    return rest === '' || rest[0] === ':' || rest[0] === '@';
   });
 }
 
@@ -51,6 +50,8 @@ export function refusalsOf(spec: JobSpec, policy: HostPolicy, inUse: InUse, engi
   const reasons: string[] = [];
   if (!engine.ready) reasons.push('no container runtime');
   if (policy.allowImages.length === 0) reasons.push('this node runs no jobs (no image allowed)');
+  // A spec from the network was never checked by this node's API: its image is, here.
+  else if (!isImageReference(spec.image)) reasons.push(`image ${JSON.stringify(spec.image)} is not ${IMAGE_REFERENCE_RULE}`);
   else if (!imageAllowed(spec.image, policy.allowImages)) reasons.push(`image not allowed: ${spec.image}`);
   const freeCores = Math.max(0, policy.cpuCores - inUse.cpuCores);
   if (spec.cpu_cores > freeCores) reasons.push(`needs ${spec.cpu_cores} cores, ${freeCores} free`);

@@ -2,9 +2,12 @@
 // refused request never reaches the service. Web APIs only: runs on Node, Deno and Chromium.
 import { assert } from 'chai';
 import { test } from '../../../test/harness.ts';
+import { InvalidEncodingError } from '../../errors.ts';
 import { JobError } from '../../jobs/errors.ts';
+import { decodeSpec, encodeSpec, SPEC_LIMITS, specOf } from '../../jobs/spec.ts';
 import type { JobRequest, JobSummary, LogEvent } from '../../jobs/types.ts';
 import { LedgerRuleError } from '../../ledger/apply.ts';
+import { jobRequest } from '../input.ts';
 import { AUTH, BAD_IDS, JSON_POST, ok, post, problem, readUntil, request, setup } from '../api.test-util.ts';
 import { CONTAINER_ID, EXPIRE_TX_ID, JOB, JOB_ID, JOB_LINES } from '../fake-node.test-util.ts';
 
@@ -141,6 +144,64 @@ test('jobs: POST /jobs/bid refuses every bad field with one 400 naming them all,
   ];
   for (const change of edges) await ok(await api(post('/jobs/bid', { ...BID, ...change })), 201);
   assert.equal(node.jobCalls.length, edges.length);
+});
+
+// The largest bid the spec codec can write: every string at its byte bound (in characters of 2,
+// 3 and 4 bytes too), every list at its count.
+const LARGEST = {
+  ...BID,
+  image: `localhost/${'b'.repeat(SPEC_LIMITS.imageBytes - 'localhost/'.length)}`,
+  cmd: Array.from({ length: SPEC_LIMITS.cmdItems }, (_, i) => ['x'.repeat(4096), 'é'.repeat(2048), '€'.repeat(1365) + 'x', '😀'.repeat(1024)][i % 4]!),
+  env: Array.from({ length: SPEC_LIMITS.envPairs }, (_, i) => [`V${i}_`.padEnd(SPEC_LIMITS.envKeyBytes, 'K'), '😀'.repeat(SPEC_LIMITS.envValueBytes / 4)]),
+};
+const utf8Bytes = (text: string): number => new TextEncoder().encode(text).length;
+
+test('jobs: POST /jobs/bid takes the largest body the spec codec writes, at every bound', async () => {
+  assert.equal(utf8Bytes(LARGEST.image), SPEC_LIMITS.imageBytes);
+  assert.deepEqual([...new Set(LARGEST.cmd.map(utf8Bytes))], [SPEC_LIMITS.cmdItemBytes]);
+  assert.deepEqual([...new Set(LARGEST.env.flat().map(utf8Bytes))], [SPEC_LIMITS.envKeyBytes, SPEC_LIMITS.envValueBytes]);
+  const spec = specOf(jobRequest(LARGEST));
+  assert.deepEqual(decodeSpec(encodeSpec(spec)), spec);
+  // Over HTTP, with room for its 2 MiB.
+  const { api, node } = setup({ maxBodyBytes: 4 << 20 });
+  await ok(await api(post('/jobs/bid', LARGEST)), 201);
+  assert.lengthOf(node.jobCalls, 1);
+  assert.deepEqual(decodeSpec(encodeSpec(specOf(node.jobCalls[0]!.args[0] as JobRequest))), spec);
+});
+
+test('jobs: POST /jobs/bid refuses one past any spec bound, a lone surrogate or NUL with 400 naming the field, before the service', async () => {
+  const { api, node } = setup({ maxBodyBytes: 4 << 20 });
+  const pair = (key: string, value: string): string[][] => LARGEST.env.map((p, i) => (i === 7 ? [key, value] : p));
+  const word = (text: string): string[] => LARGEST.cmd.map((w, i) => (i === 9 ? text : w));
+  // [change, field, whether the spec codec refuses it too (a bound it shares, or no UTF-8 form)]
+  const cases: [Record<string, unknown>, string, boolean][] = [
+    [{ image: `localhost/${'b'.repeat(SPEC_LIMITS.imageBytes - 'localhost/'.length + 1)}` }, 'image', true],
+    [{ cmd: [...LARGEST.cmd, 'x'] }, 'cmd', true],
+    [{ cmd: word('é'.repeat(2048) + 'x') }, 'cmd.9', true],
+    [{ cmd: word('😀'.repeat(1024) + 'x') }, 'cmd.9', true],
+    [{ cmd: word('\ud800') }, 'cmd.9', true],
+    [{ cmd: word('a\udc00b') }, 'cmd.9', true],
+    [{ cmd: word('\udc00\ud800') }, 'cmd.9', true],
+    [{ cmd: word('a\0') }, 'cmd.9', false],
+    [{ env: [...LARGEST.env, ['EXTRA', '']] }, 'env', true],
+    [{ env: pair('K'.repeat(SPEC_LIMITS.envKeyBytes + 1), 'x') }, 'env.7.0', true],
+    [{ env: pair('A', 'x'.repeat(SPEC_LIMITS.envValueBytes + 1)) }, 'env.7.1', true],
+    [{ env: pair('A', '€'.repeat(1366)) }, 'env.7.1', true],
+    [{ env: pair('A', '\ud800') }, 'env.7.1', true],
+    [{ env: pair('A', '\0') }, 'env.7.1', false],
+    [{ env: pair('\ud800', 'x') }, 'env.7.0', true],
+  ];
+  for (const [change, field, codecRefuses] of cases) {
+    const body = { ...LARGEST, ...change };
+    const what = `${field} ${JSON.stringify(change).slice(0, 60)}`;
+    const answer = await problem(await api(post('/jobs/bid', body)), 400);
+    assert.equal(answer.type, '/problems/invalid-body', what);
+    assert.deepEqual((answer.errors as { name: string }[]).map((e) => e.name), [field], what);
+    // Unchecked, the spec codec would have thrown on it in the node: the 500 this rule prevents.
+    const unchecked: JobRequest = { ...jobRequest(BID), image: body.image, cmd: body.cmd, env: body.env as [string, string][] };
+    if (codecRefuses) assert.throws(() => encodeSpec(specOf(unchecked)), InvalidEncodingError, undefined, what);
+  }
+  assert.deepEqual(node.jobCalls, []);
 });
 
 test("jobs: POST /jobs/bid maps the node's refusals: 402 for the free balance, 503 when no host took it", async () => {
