@@ -64,7 +64,7 @@ const nodeOptions = {
   mine: flag('produce blocks'),
   devnet: flag('use the separate local development chain'),
   'block-interval-ms': option({ value: 'N', description: 'block interval on the devnet', parse: integer(0), shown: '1000' }),
-  'allow-image': list({ value: 'PREFIX', description: 'run jobs of images under this prefix (localhost/busybox, docker.io/library/, * for any); none by default: the node runs no jobs' }),
+  'allow-image': list({ value: 'PREFIX', description: 'run jobs of this image (localhost/busybox: any tag of it), of every image under a path ending in / (docker.io/library/), or of any (*); none by default: the node runs no jobs' }),
   'job-cores': option({ value: 'N', description: "cores offered to jobs (default: the machine's)", parse: integer(1) }),
   'job-mem-mb': option({ value: 'MB', description: "memory offered to jobs, in MiB (default: the machine's)", parse: integer(4) }),
   'job-queue-secs': option({ value: 'S', description: 'how long a job this node bids for waits for a host', parse: integer(1), default: 600 }),

@@ -27,7 +27,7 @@ import { JobError } from './errors.ts';
 import { ExecutorError, JOB_LABELS, type ContainerState, type Executor } from './executor.ts';
 import { LogBuffer } from './log-buffer.ts';
 import { refusalsOf, type HostPolicy, type InUse } from './policy.ts';
-import { bidMismatch, billingName, decodeSpec, specHash, termsProblems, type JobSpec } from './spec.ts';
+import { bidMismatch, billingName, decodeSpec, specHash, specProblem, termsProblems, type JobSpec } from './spec.ts';
 import { OUTPUT_TAIL_LINES, outputTail, type LogEvent } from './types.ts';
 import {
   JOB_RPC,
@@ -225,6 +225,8 @@ export class JobHost {
     } catch (error) {
       return refuse(`the spec does not decode: ${(error as Error).message}`);
     }
+    const problem = specProblem(spec);
+    if (problem !== null) return refuse(problem);
     const payer = toHex(peer);
     const hash = toHex(specHash(this.#o.chain.params.network, offer.spec));
     this.#dropStaleReservations();

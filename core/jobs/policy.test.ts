@@ -2,7 +2,7 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { isImageReference, normalizeImage } from './image.ts';
 import { imageAllowed, refusalsOf } from './policy.ts';
-import { bidMismatch, decodeSpec, encodeSpec, specHash, specOf } from './spec.ts';
+import { bidMismatch, decodeSpec, encodeSpec, specHash, specOf, specProblem } from './spec.ts';
 import { LogBuffer } from './log-buffer.ts';
 import type { JobRequest } from './types.ts';
 
@@ -112,4 +112,10 @@ test('log buffer: lines numbered from 1, read after a position, followed until t
   assert.deepEqual(seen, [1, 2, 3]);
   assert.isTrue(ended);
   assert.deepEqual(buffer.tail(1).map((l) => l.text), ['three']);
+});
+
+test('spec: a spec from a peer with a NUL or an environment name that is not a name is not run', () => {
+  assert.isNull(specProblem(specOf(REQUEST)));
+  assert.match(specProblem(specOf({ ...REQUEST, cmd: ['a\0b'] }))!, /NUL/);
+  assert.match(specProblem(specOf({ ...REQUEST, env: [['1X', 'v']] }))!, /not a name/);
 });

@@ -102,3 +102,15 @@ export function termsProblems(spec: JobSpec, bid: bigint, blockIntervalMs: numbe
   if (spec.duration_secs * 1000 <= lockedMs) return [];
   return [`it may run ${spec.duration_secs} s, longer than a bid stays locked (about ${Math.floor(lockedMs / 1000)} s): bill it by heartbeat`];
 }
+
+/**
+ * Why a spec that arrived from a peer cannot be run, or null: the engine takes no NUL in a command
+ * or environment, and environment names follow the shell's grammar (the API refuses both already;
+ * a host checks what another node sends it).
+ */
+export function specProblem(spec: JobSpec): string | null {
+  const texts = [...(spec.cmd ?? []), ...spec.env.map((e) => e.value)];
+  if (texts.some((t) => t.includes('\0'))) return 'the spec holds a NUL character';
+  const bad = spec.env.find((e) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(e.key));
+  return bad === undefined ? null : `the environment name ${JSON.stringify(bad.key.slice(0, 64))} is not a name`;
+}
