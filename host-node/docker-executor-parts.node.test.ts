@@ -13,6 +13,9 @@ import {
   DEFAULT_DOCKER_SOCKET,
   DockerExecutor,
   JOB_USER,
+  LOG_FILE_MAX_BYTES,
+  LOG_FILES,
+  MAX_LOG_LINE_BYTES,
   PIDS_LIMIT,
   TMP_MOUNT_OPTIONS,
   containerOptions,
@@ -55,11 +58,21 @@ test('containerOptions: the sandbox, the spec, and nothing mounted', () => {
       SecurityOpt: ['no-new-privileges'],
       ReadonlyRootfs: true,
       Tmpfs: { '/tmp': TMP_MOUNT_OPTIONS },
+      LogConfig: { Type: 'json-file', Config: { 'max-size': '10485760', 'max-file': '2' } },
     },
   });
   assert.equal(options.User, '65534:65534');
   assert.equal(PIDS_LIMIT, 256);
   assert.match(TMP_MOUNT_OPTIONS, /^rw,.*size=16m/);
+  assert.equal(LOG_FILE_MAX_BYTES * LOG_FILES, 20 * 1024 * 1024);
+});
+
+test('containerOptions: each VOLUME of the image gets a tmpfs like /tmp, not a volume on the host\'s disk', () => {
+  const options = containerOptions(SPEC, RUNC, ['/data', '/var/lib/db', '/tmp']);
+  assert.deepEqual(options.HostConfig?.Tmpfs, { '/tmp': TMP_MOUNT_OPTIONS, '/data': TMP_MOUNT_OPTIONS, '/var/lib/db': TMP_MOUNT_OPTIONS });
+  assert.equal(options.HostConfig?.Binds, undefined);
+  assert.equal(options.HostConfig?.Mounts, undefined);
+  assert.equal('Volumes' in options, false);
 });
 
 test('containerOptions: a null command leaves the image its own', () => {
@@ -208,6 +221,46 @@ test('logLines: a line in pieces is joined under its first stamp; a last partial
 test('logLines: a stream that is not multiplexed (a TTY) is all stdout', async () => {
   const got = await lines([encoder.encode(`${T1} hello\n`), encoder.encode(`${T2} world\n`)]);
   assert.deepEqual(got.map(([stream, text]) => [stream, text]), [['stdout', 'hello'], ['stdout', 'world']]);
+});
+
+test('logLines: a line over MAX_LOG_LINE_BYTES is cut between characters, its rest the next line', async () => {
+  assert.equal(MAX_LOG_LINE_BYTES, 16 * 1024);
+  // 'é' is 2 bytes after an odd number of ASCII ones: one 'é' straddles the cap. '😀' is 4 bytes, a surrogate pair.
+  const line = 'a'.repeat(MAX_LOG_LINE_BYTES - 1) + 'é'.repeat(10) + '\n';
+  const got = await lines([frame(1, `${T1} ${line}`), frame(1, `${T2} ${'😀'.repeat(MAX_LOG_LINE_BYTES / 4 + 1)}x`)]);
+  assert.deepEqual(got.map(([, text]) => text), [
+    'a'.repeat(MAX_LOG_LINE_BYTES - 1),
+    'é'.repeat(10),
+    '😀'.repeat(MAX_LOG_LINE_BYTES / 4),
+    '😀x',
+  ]);
+  // The rest of a cut line carries the stamp of the message it came in.
+  assert.deepEqual(got.map(([, , at]) => at), [Date.parse(T1), Date.parse(T1), Date.parse(T2), Date.parse(T2)]);
+});
+
+test('logLines: 8 MiB without a newline, in engine-sized messages, take linear time and come as lines within the cap', async () => {
+  const total = 8 * 1024 * 1024;
+  // Podman's messages are 8 KiB; '€' (3 bytes) in every one, so characters straddle messages and cuts.
+  const piece = encoder.encode('€abcdefghijklm'.repeat(8192 / 16));
+  const messages: Uint8Array[] = [];
+  for (let sent = 0; sent < total; sent += piece.length) messages.push(frame(1, concat([encoder.encode(`${T1} `), piece])));
+  const began = performance.now();
+  const got: LogLine[] = [];
+  for await (const line of logLines(messages)) got.push(line);
+  const ms = performance.now() - began;
+  // A few hundred ms here; re-joining the pending line for each message took 28 s.
+  assert.ok(ms < 2000, `${ms} ms`);
+  const sizes = got.map((l) => encoder.encode(l.text).length);
+  assert.ok(Math.max(...sizes) <= MAX_LOG_LINE_BYTES, String(Math.max(...sizes)));
+  assert.ok(sizes.slice(0, -1).every((n) => n > MAX_LOG_LINE_BYTES - 4), 'every line but the last is filled');
+  assert.equal(sizes.reduce((a, b) => a + b, 0), messages.length * piece.length);
+  assert.equal(got.map((l) => l.text).join(''), new TextDecoder().decode(piece).repeat(messages.length), 'no character broken');
+});
+
+test('logLines: invalid UTF-8 becomes U+FFFD and still stays within the cap', async () => {
+  const got = await lines([frame(2, concat([encoder.encode(`${T1} `), new Uint8Array(MAX_LOG_LINE_BYTES).fill(0xff)]))]);
+  for (const [, text] of got) assert.ok(encoder.encode(text).length <= MAX_LOG_LINE_BYTES);
+  assert.equal(got.map(([, text]) => text).join(''), '\ufffd'.repeat(MAX_LOG_LINE_BYTES));
 });
 
 const ID = 'a34ac28197ba47993137d3800eb9ca71b1762f38e339a7120fad9c8eb4aae4a7';

@@ -5,15 +5,20 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
+import Docker from 'dockerode';
 import { ExecutorError, JOB_LABELS, type ContainerSpec, type ContainerState, type LogLine } from '../core/jobs/executor.ts';
 import { rejectsAsync } from '../test/assert.ts';
-import { startPodman, TEST_IMAGE, TEST_IMAGE_COMMAND } from '../test/podman.ts';
-import { DockerExecutor, PIDS_LIMIT } from './docker-executor.ts';
+import { startPodman, TEST_IMAGE, TEST_IMAGE_COMMAND, VOLUME_TEST_IMAGE, VOLUME_TEST_PATH } from '../test/podman.ts';
+import { DockerExecutor, LOG_FILE_MAX_BYTES, PIDS_LIMIT, WAIT_ATTEMPTS } from './docker-executor.ts';
 
 const podman = await startPodman();
 const executor = new DockerExecutor({ socketPath: podman.socketPath });
+// The engine as the tests see it, past the executor.
+const docker = new Docker({ socketPath: podman.socketPath });
 // Every container of this run carries it, so that the run removes what it made.
 const runId = randomBytes(8).toString('hex');
 
@@ -266,4 +271,113 @@ test('run: a null command runs the image\'s own command', async () => {
   const { state, lines } = await runToEnd(spec(null));
   assert.equal(state.exitCode, 0);
   assert.deepEqual(lines.map((l) => l.text), [TEST_IMAGE_COMMAND.slice(1).join(' ')]);
+});
+
+test('an image\'s VOLUME is a small tmpfs: not the host\'s disk, bounded, and nothing left after remove', async () => {
+  const volumes = async (): Promise<Set<string>> => new Set(((await docker.listVolumes()).Volumes ?? []).map((v) => v.Name));
+  const before = await volumes();
+  const script = [
+    `grep " ${VOLUME_TEST_PATH} " /proc/mounts | while read source point type rest; do echo "mount=$type $rest"; done`,
+    `dd if=/dev/zero of=${VOLUME_TEST_PATH}/fill bs=1M count=64 2>&1 | head -n 1`,
+    'echo dd=$?',
+    `echo kib=$(( $(wc -c < ${VOLUME_TEST_PATH}/fill) / 1024 ))`,
+  ].join('\n');
+  const { id, state, lines } = await runToEnd(spec(['sh', '-c', script], { image: VOLUME_TEST_IMAGE, memMb: 32 }));
+  const output = lines.map((l) => l.text).join('\n');
+  const seen = facts(lines);
+  assert.match(seen.get('mount') ?? '', /^tmpfs rw,nosuid,nodev,noexec,.*size=16384k/, output);
+  if (!state.oomKilled) {
+    assert.match(output, /No space left on device/);
+    assert.equal(seen.get('kib'), String(16 * 1024), 'the write stopped at the tmpfs\'s 16 MiB');
+  }
+  const mounts = (await docker.getContainer(id).inspect()).Mounts;
+  assert.deepEqual(mounts.filter((m) => m.Type === 'volume'), []);
+  await executor.remove(id);
+  assert.deepEqual([...(await volumes())].filter((name) => !before.has(name)), [], 'no volume was made or left');
+});
+
+test('the engine keeps at most LOG_FILE_MAX_BYTES of a job\'s output on its disk', async () => {
+  const id = await executor.run(spec(['yes', 'a line of output '.repeat(4)], { cpuCores: 0.5 }));
+  const { LogPath: logPath } = await docker.getContainer(id).inspect();
+  const sizes: number[] = [];
+  try {
+    for (let i = 0; i < 40; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      sizes.push((await stat(logPath)).size);
+    }
+  } finally {
+    await executor.remove(id);
+  }
+  assert.ok(Math.max(...sizes) <= LOG_FILE_MAX_BYTES, `the log file grew to ${Math.max(...sizes)} bytes`);
+  // The output went past the cap: the engine dropped what came before.
+  assert.ok(sizes.some((size, i) => i > 0 && size < sizes[i - 1]!), `the log never shrank: ${sizes.join(' ')}`);
+});
+
+let proxies = 0;
+
+/** A socket in front of the engine's that cuts the connection of the first `cut` wait requests. */
+async function flakyEngine(cut: number): Promise<{ socketPath: string; waits: () => number; close: () => Promise<void> }> {
+  const socketPath = join(tmpdir(), `mesh-flaky-engine-${runId}-${proxies++}.sock`);
+  let waits = 0;
+  const server = createServer((req, res) => {
+    if (/^\/(v[\d.]+\/)?containers\/[^/]+\/wait/.test(req.url ?? '') && ++waits <= cut) {
+      req.socket.destroy();
+      return;
+    }
+    const upstream = request({ socketPath: podman.socketPath, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  return {
+    socketPath,
+    waits: () => waits,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+test('wait: a wait request whose connection drops is asked again', async () => {
+  const engine = await flakyEngine(1);
+  try {
+    const flaky = new DockerExecutor({ socketPath: engine.socketPath });
+    const id = await flaky.run(spec(['sh', '-c', 'sleep 1; exit 3']));
+    const state = await flaky.wait(id);
+    assert.equal(state.exitCode, 3);
+    assert.equal(state.running, false);
+    assert.equal(engine.waits(), 2);
+  } finally {
+    await engine.close();
+  }
+});
+
+test('wait: when every wait request fails, it polls until the container exits; an abort still ends it at once', async () => {
+  const engine = await flakyEngine(Infinity);
+  try {
+    const flaky = new DockerExecutor({ socketPath: engine.socketPath });
+    const id = await flaky.run(spec(['sh', '-c', 'sleep 2; exit 4']));
+    const state = await flaky.wait(id);
+    assert.equal(state.exitCode, 4);
+    assert.equal(engine.waits(), WAIT_ATTEMPTS);
+
+    const sleeper = await flaky.run(spec(['sleep', '30']));
+    const controller = new AbortController();
+    let abortedAt = 0;
+    setTimeout(() => {
+      abortedAt = Date.now();
+      controller.abort(new Error('given up'));
+    }, 2500);
+    await assert.rejects(flaky.wait(sleeper, { signal: controller.signal }), /given up/);
+    assert.ok(Date.now() - abortedAt < 500, `the wait ended ${Date.now() - abortedAt} ms after the abort`);
+    assert.equal(engine.waits(), 2 * WAIT_ATTEMPTS, 'the abort came while it polled');
+    await executor.remove(sleeper);
+  } finally {
+    await engine.close();
+  }
 });

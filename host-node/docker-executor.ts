@@ -2,8 +2,9 @@
  * The container executor of the Node host (core/jobs/executor.ts) over the Docker Engine API with
  * dockerode: Docker at /var/run/docker.sock or DOCKER_HOST, or Podman's Docker-compatible service.
  * Every job gets the same sandbox (containerOptions): no network, CPU and memory limits with no
- * swap, a pids limit, no capabilities, no-new-privileges, a read-only root with a small /tmp, no
- * mounts, an unprivileged user, and gVisor (runsc) when the engine has it.
+ * swap, a pids limit, no capabilities, no-new-privileges, a read-only root with a small /tmp (and a
+ * small tmpfs over each VOLUME its image declares), no mounts, an unprivileged user, a bounded log
+ * on the engine's disk, and gVisor (runsc) when the engine has it.
  *
  * Out of memory. Docker sets `State.OOMKilled` when the memory limit kills a container; Podman
  * 4.3 on cgroup v1 does not (its conmon misses the cgroup's OOM notification: the container exits
@@ -24,9 +25,10 @@
  * A verdict, once reached for an exited container, is kept until remove().
  */
 import Docker from 'dockerode';
-import type { ContainerCreateOptions, ContainerInspectInfo, DockerOptions, HostConfig } from 'dockerode';
+import type { ContainerCreateOptions, ContainerInspectInfo, DockerOptions, HostConfig, ImageInspectInfo } from 'dockerode';
 import { existsSync, readdirSync } from 'node:fs';
 import type { Readable } from 'node:stream';
+import { MAX_LOG_LINE_BYTES } from '../core/jobs/wire.ts';
 import {
   ExecutorError,
   type ContainerSpec,
@@ -43,8 +45,29 @@ import { KERNEL_LOG, readMemcgOomKills } from './kernel-oom-log.ts';
 export const DEFAULT_DOCKER_SOCKET = '/var/run/docker.sock';
 /** Processes (and threads) one job may have: enough for a build, not for a fork bomb. */
 export const PIDS_LIMIT = 256;
-/** The job's only writable place: 16 MiB, nothing executable, no set-uid, no devices. */
+/**
+ * The job's only writable places, /tmp and each VOLUME its image declares: 16 MiB each, nothing
+ * executable, no set-uid, no devices. Being tmpfs, they count against the job's memory limit.
+ */
 export const TMP_MOUNT_OPTIONS = 'rw,noexec,nosuid,nodev,size=16m';
+/**
+ * The engine's log of one job's output, per file, in bytes (HostConfig.LogConfig `max-size`, in
+ * bytes because Docker reads `10m` as MiB and Podman as MB). Output beyond it is dropped by the
+ * engine: Docker rotates to LOG_FILES files and deletes the oldest, Podman 4.3 (conmon, which
+ * honours `max-size` and ignores `max-file`) truncates its one file. The host reads the output as
+ * it comes into a bounded buffer of its own (core/jobs/log-buffer.ts).
+ */
+export const LOG_FILE_MAX_BYTES = 10 * 1024 * 1024;
+/** How many log files of LOG_FILE_MAX_BYTES Docker keeps per job. */
+export const LOG_FILES = 2;
+/** The longest line logs() gives, in UTF-8 bytes (the wire's bound on a line): the rest of a longer one comes as the next line. */
+export { MAX_LOG_LINE_BYTES };
+/** How often wait() asks the engine to wait before it falls back to polling (WAIT_POLL_MS). */
+export const WAIT_ATTEMPTS = 3;
+/** wait()'s pause after the first failed attempt, doubled after each further one. */
+export const WAIT_BACKOFF_MS = 250;
+/** wait()'s polling interval once the engine's wait has failed WAIT_ATTEMPTS times. */
+export const WAIT_POLL_MS = 1000;
 /** nobody:nogroup, whatever the image says. */
 export const JOB_USER = '65534:65534';
 /** The sandboxing runtime, used when the engine has it. */
@@ -59,6 +82,8 @@ export const PULL_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_GRACE_SECS = 10;
 
 const MIB = 1024 * 1024;
+// A removal takes the container's anonymous volumes with it (there should be none: see containerOptions).
+const REMOVAL = { force: true, v: true };
 const SIGKILL_EXIT = 137;
 // Errors of the connection itself: the engine is not there (or not answering), not refusing.
 const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'ECONNRESET', 'EACCES', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
@@ -150,10 +175,15 @@ function countNvidiaDevices(): number {
 /**
  * The create request for one job: the sandbox every job gets, the spec's name, image, command,
  * environment and labels, gVisor when the engine has it, and GPUs as `docker run --gpus <n>` asks
- * for them (the engine's default GPU driver, capability "gpu").
+ * for them (the engine's default GPU driver, capability "gpu"). `imageVolumes`, the paths the
+ * image declares as VOLUMEs, get a tmpfs like /tmp: left alone, the engine would give each a
+ * writable volume on the host's disk, outside the read-only root and the memory limit, and keep it
+ * after the container.
  */
-export function containerOptions(spec: ContainerSpec, engine: EngineInfo): ContainerCreateOptions {
+export function containerOptions(spec: ContainerSpec, engine: EngineInfo, imageVolumes: readonly string[] = []): ContainerCreateOptions {
   const memory = spec.memMb * MIB;
+  const tmpfs: Record<string, string> = { '/tmp': TMP_MOUNT_OPTIONS };
+  for (const path of imageVolumes) tmpfs[path] = TMP_MOUNT_OPTIONS;
   const hostConfig: HostConfig = {
     NetworkMode: 'none',
     Memory: memory,
@@ -163,7 +193,9 @@ export function containerOptions(spec: ContainerSpec, engine: EngineInfo): Conta
     CapDrop: ['ALL'],
     SecurityOpt: ['no-new-privileges'],
     ReadonlyRootfs: true,
-    Tmpfs: { '/tmp': TMP_MOUNT_OPTIONS },
+    Tmpfs: tmpfs,
+    // Named, not the engine's default, so that the size cap applies (Podman takes json-file for its k8s-file).
+    LogConfig: { Type: 'json-file', Config: { 'max-size': String(LOG_FILE_MAX_BYTES), 'max-file': String(LOG_FILES) } },
   };
   if (engine.sandboxed) hostConfig.Runtime = engine.runtime;
   if (spec.gpus > 0) hostConfig.DeviceRequests = [{ Driver: '', Count: spec.gpus, Capabilities: [['gpu']] }];
@@ -219,6 +251,22 @@ function timeOf(stamp: string | undefined): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const aborted = (): void => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', aborted);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', aborted, { once: true });
+  });
+}
+
 type EngineProbe = (options: { abortSignal: AbortSignal }) => Promise<unknown>;
 
 export class DockerExecutor implements Executor {
@@ -268,41 +316,42 @@ export class DockerExecutor implements Executor {
 
   async run(spec: ContainerSpec): Promise<string> {
     const engine = this.#engine ?? (await this.info());
-    await this.#ensureImage(spec.image);
+    const image = await this.#ensureImage(spec.image);
     let container: Docker.Container;
     try {
-      container = await this.#docker.createContainer(containerOptions(spec, engine));
+      container = await this.#docker.createContainer(containerOptions(spec, engine, Object.keys(image.Config?.Volumes ?? {})));
     } catch (error) {
       throw failure('start-failed', `could not create ${spec.name}`, error);
     }
     try {
       await container.start();
     } catch (error) {
-      await container.remove({ force: true }).catch(() => undefined);
+      await container.remove(REMOVAL).catch(() => undefined);
       throw failure('start-failed', `could not start ${spec.name}`, error);
     }
     this.#seenRunning.add(container.id);
     return container.id;
   }
 
-  async #ensureImage(image: string): Promise<void> {
-    if (await this.#hasImage(image)) return;
+  /** The image's description (its VOLUMEs among it), pulled first when the engine does not have it. */
+  async #ensureImage(image: string): Promise<ImageInspectInfo> {
+    const here = await this.#inspectImage(image);
+    if (here !== null) return here;
     try {
       await this.#pull(image);
     } catch (error) {
       throw failure('no-image', `image ${image} is not on this host and could not be pulled`, error);
     }
-    if (!(await this.#hasImage(image))) {
-      throw new ExecutorError('no-image', `image ${image} is not on this host after a pull that reported no error`);
-    }
+    const pulled = await this.#inspectImage(image);
+    if (pulled === null) throw new ExecutorError('no-image', `image ${image} is not on this host after a pull that reported no error`);
+    return pulled;
   }
 
-  async #hasImage(image: string): Promise<boolean> {
+  async #inspectImage(image: string): Promise<ImageInspectInfo | null> {
     try {
-      await this.#docker.getImage(image).inspect();
-      return true;
+      return await this.#docker.getImage(image).inspect();
     } catch (error) {
-      if (statusOf(error) === 404) return false;
+      if (statusOf(error) === 404) return null;
       throw failure('engine-error', `could not look up image ${image}`, error);
     }
   }
@@ -341,7 +390,7 @@ export class DockerExecutor implements Executor {
 
   async remove(id: string): Promise<void> {
     try {
-      await this.#docker.getContainer(id).remove({ force: true });
+      await this.#docker.getContainer(id).remove(REMOVAL);
     } catch (error) {
       // 404: gone already; 409: another removal of it is under way.
       const status = statusOf(error);
@@ -404,21 +453,37 @@ export class DockerExecutor implements Executor {
     return verdict;
   }
 
+  /**
+   * The engine's wait, asked again after a failure (a dropped connection, an engine restarting)
+   * up to WAIT_ATTEMPTS times, then replaced by inspecting the container every WAIT_POLL_MS until it
+   * no longer runs; an engine that does not answer is asked again until it does or `signal` aborts.
+   * Only an abort, or the container gone, ends it without the final state.
+   */
   async wait(id: string, options: { signal?: AbortSignal } = {}): Promise<ContainerState> {
     const { signal } = options;
     // Seen before it can exit, so that an exit nobody asked for is recognised (see the header).
-    const before = await this.#inspectRaw(id);
+    const before = await this.#inspectRaw(id).catch(() => undefined);
     if (before === null) throw new ExecutorError('engine-error', `no container ${id} to wait for`);
-    if (before.State.Running) this.#seenRunning.add(before.Id);
-    try {
-      await this.#docker.getContainer(before.Id).wait(signal === undefined ? {} : { abortSignal: signal });
-    } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      throw failure('engine-error', `could not wait for ${id}`, error);
+    if (before?.State.Running === true) this.#seenRunning.add(before.Id);
+    const full = before?.Id ?? id;
+    const container = this.#docker.getContainer(full);
+    for (let attempt = 0; attempt < WAIT_ATTEMPTS; attempt++) {
+      try {
+        await container.wait(signal === undefined ? {} : { abortSignal: signal });
+        break;
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        if (statusOf(error) === 404) break; // removed: the polling below says so
+        if (attempt < WAIT_ATTEMPTS - 1) await pause(WAIT_BACKOFF_MS * 2 ** attempt, signal);
+      }
     }
-    const state = await this.inspect(before.Id);
-    if (state === null) throw new ExecutorError('engine-error', `container ${id} was removed while it was awaited`);
-    return state;
+    for (;;) {
+      if (signal?.aborted) throw signal.reason;
+      const raw = await this.#inspectRaw(full).catch(() => undefined);
+      if (raw === null) throw new ExecutorError('engine-error', `container ${id} was removed while it was awaited`);
+      if (raw !== undefined && !raw.State.Running) return this.#stateOf(raw);
+      await pause(WAIT_POLL_MS, signal);
+    }
   }
 
   async list(labels: Readonly<Record<string, string>>): Promise<ContainerState[]> {
@@ -505,7 +570,10 @@ const STAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) /;
 const STAMP_MAX = 40;
 
 interface Pending {
-  text: string;
+  /** The line so far, in pieces: joined once, when it is given. */
+  parts: string[];
+  /** Its length in UTF-8 bytes. */
+  bytes: number;
   atMs: number;
   /** The frame its first piece came in: partial lines left at the end are given in that order. */
   frame: number;
@@ -515,7 +583,9 @@ interface Pending {
 /**
  * The lines of a multiplexed, timestamped log stream, in the order the engine gives them. A line
  * split across messages (a partial write, Docker's 16 KiB pieces) is joined and carries the stamp
- * of its first piece; a last line without a newline is given as it is.
+ * of its first piece; a last line without a newline is given as it is. A line longer than
+ * MAX_LOG_LINE_BYTES is cut there, between two characters, and its rest continues as the next line.
+ * Each message is read once, so output without newlines costs time in proportion to its length.
  */
 export async function* logLines(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): AsyncGenerator<LogLine> {
   const pending: Record<'stdout' | 'stderr', Pending | null> = { stdout: null, stderr: null };
@@ -526,27 +596,78 @@ export async function* logLines(chunks: AsyncIterable<Uint8Array> | Iterable<Uin
     const atMs = head === null ? Date.now() : Date.parse(head[1] ?? '');
     const body = head === null ? payload : payload.subarray(head[0].length);
     const frame = frames++;
-    const line = (pending[stream] ??= { text: '', atMs, frame, decoder: new TextDecoder() });
-    if (line.text === '') {
+    const line = (pending[stream] ??= { parts: [], bytes: 0, atMs, frame, decoder: new TextDecoder() });
+    if (line.parts.length === 0) {
       line.atMs = atMs;
       line.frame = frame;
     }
-    const pieces = (line.text + line.decoder.decode(body, { stream: true })).split('\n');
-    line.text = pieces.pop() ?? '';
-    for (const text of pieces) {
-      yield { stream, text, atMs: line.atMs };
-      line.atMs = atMs;
-      line.frame = frame;
+    const text = line.decoder.decode(body, { stream: true });
+    for (let from = 0; from <= text.length; ) {
+      const newline = text.indexOf('\n', from);
+      const end = newline < 0 ? text.length : newline;
+      for (const full of extend(line, text, from, end, atMs, frame)) yield { stream, ...full };
+      if (newline < 0) break;
+      yield { stream, ...take(line, atMs, frame) };
+      from = newline + 1;
     }
   }
-  const left: { stream: 'stdout' | 'stderr'; line: Pending }[] = [];
+  const left: { stream: 'stdout' | 'stderr'; frame: number; lines: Taken[] }[] = [];
   for (const stream of ['stdout', 'stderr'] as const) {
     const line = pending[stream];
     if (line === null) continue;
-    line.text += line.decoder.decode();
-    if (line.text !== '') left.push({ stream, line });
+    const { frame, atMs } = line;
+    const rest = line.decoder.decode();
+    const lines = extend(line, rest, 0, rest.length, atMs, frame);
+    if (line.parts.length > 0) lines.push(take(line, atMs, frame));
+    if (lines.length > 0) left.push({ stream, frame, lines });
   }
-  for (const { stream, line } of left.sort((a, b) => a.line.frame - b.line.frame)) {
-    yield { stream, text: line.text, atMs: line.atMs };
+  for (const { stream, lines } of left.sort((a, b) => a.frame - b.frame)) {
+    for (const taken of lines) yield { stream, ...taken };
   }
+}
+
+type Taken = Omit<LogLine, 'stream'>;
+
+/**
+ * Adds `text[from, end)` (no newline in it), which came in `frame`, to the pending line; returns
+ * the lines it filled to MAX_LOG_LINE_BYTES, which the pending line no longer holds.
+ */
+function extend(line: Pending, text: string, from: number, end: number, atMs: number, frame: number): Taken[] {
+  const full: Taken[] = [];
+  while (from < end) {
+    const cut = utf8Prefix(text, from, end, MAX_LOG_LINE_BYTES - line.bytes);
+    if (cut.end > from) line.parts.push(text.slice(from, cut.end));
+    line.bytes += cut.bytes;
+    if (cut.end === end) break;
+    full.push(take(line, atMs, frame));
+    from = cut.end;
+  }
+  return full;
+}
+
+/** The pending line, given; it starts again empty, as of the stamp and frame of what follows. */
+function take(line: Pending, atMs: number, frame: number): Taken {
+  const taken = { text: line.parts.join(''), atMs: line.atMs };
+  line.parts = [];
+  line.bytes = 0;
+  line.atMs = atMs;
+  line.frame = frame;
+  return taken;
+}
+
+/**
+ * Where the longest prefix of `text[from, end)` of at most `room` UTF-8 bytes ends, and its bytes.
+ * The text is a decoder's output, so a surrogate is always half of a pair, and a pair is kept whole.
+ */
+function utf8Prefix(text: string, from: number, end: number, room: number): { end: number; bytes: number } {
+  let bytes = 0;
+  let at = from;
+  while (at < end) {
+    const unit = text.charCodeAt(at);
+    const size = unit < 0x80 ? 1 : unit < 0x800 ? 2 : unit >= 0xd800 && unit < 0xdc00 ? 4 : 3;
+    if (bytes + size > room) break;
+    bytes += size;
+    at += size === 4 ? 2 : 1;
+  }
+  return { end: at, bytes };
 }

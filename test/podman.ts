@@ -1,9 +1,9 @@
 /**
  * A Podman Docker-API service for the container tests (Node only; ../shared/DESIGN.md §3). One
  * service under PODMAN_DIR serves every test file and process: the first to call startPodman
- * writes the containers.conf, starts `podman system service` and builds the busybox test image;
+ * writes the containers.conf, starts `podman system service` and builds the busybox test images;
  * the others reuse it. A lock directory makes concurrent starts safe, and a lease file per caller
- * lets the last stop() end the service. No registry is reachable here, so the image is built
+ * lets the last stop() end the service. No registry is reachable here, so the images are built
  * locally from busybox-static. Without podman this fails with the apt command to run: the
  * executor's tests never skip.
  */
@@ -18,6 +18,9 @@ import { promisify } from 'node:util';
 export const PODMAN_DIR = '/tmp/mesh-podman';
 /** The image the tests run, built from busybox-static. */
 export const TEST_IMAGE = 'localhost/busybox:test';
+/** The same image declaring `VOLUME /data` (VOLUME_TEST_PATH), as many published images do. */
+export const VOLUME_TEST_IMAGE = 'localhost/busybox:volume';
+export const VOLUME_TEST_PATH = '/data';
 /** The commands the test image has, all links to busybox. */
 export const BUSYBOX_TOOLS = [
   'sh', 'echo', 'sleep', 'cat', 'ls', 'head', 'dd', 'yes', 'grep', 'wc', 'id', 'mount', 'true', 'false', 'printf', 'tail',
@@ -25,6 +28,12 @@ export const BUSYBOX_TOOLS = [
 
 /** What the test image runs when a container names no command. */
 export const TEST_IMAGE_COMMAND = ['echo', 'the image command'] as const;
+
+// Each test image with the Dockerfile instructions `podman import --change` gives it.
+const IMAGES: readonly { readonly name: string; readonly changes: readonly string[] }[] = [
+  { name: TEST_IMAGE, changes: [`CMD ${JSON.stringify(TEST_IMAGE_COMMAND)}`] },
+  { name: VOLUME_TEST_IMAGE, changes: [`CMD ${JSON.stringify(TEST_IMAGE_COMMAND)}`, `VOLUME ${VOLUME_TEST_PATH}`] },
+];
 
 const INSTALL = 'apt-get install -y podman runc busybox-static';
 const BUSYBOX = '/bin/busybox';
@@ -71,7 +80,9 @@ export async function startPodman(): Promise<PodmanService> {
   const lease = join(LEASES, `${process.pid}-${leases++}`);
   await locked(async () => {
     if (!(await answers())) await startService();
-    if (!(await hasImage())) await buildImage();
+    const missing = [];
+    for (const image of IMAGES) if (!(await hasImage(image.name))) missing.push(image);
+    if (missing.length > 0) await buildImages(missing);
     await writeFile(lease, '');
   });
   let stopped = false;
@@ -199,17 +210,17 @@ async function startService(): Promise<void> {
   }
 }
 
-async function hasImage(): Promise<boolean> {
+async function hasImage(name: string): Promise<boolean> {
   try {
     // An image of that name from an older build (without the command) is built again.
-    const { stdout } = await run('podman', ['image', 'inspect', '--format', '{{json .Config.Cmd}}', TEST_IMAGE], { env });
+    const { stdout } = await run('podman', ['image', 'inspect', '--format', '{{json .Config.Cmd}}', name], { env });
     return stdout.trim() === JSON.stringify(TEST_IMAGE_COMMAND);
   } catch {
     return false;
   }
 }
 
-async function buildImage(): Promise<void> {
+async function buildImages(images: readonly (typeof IMAGES)[number][]): Promise<void> {
   const dir = await mkdtemp(join(PODMAN_DIR, 'image-'));
   try {
     const root = join(dir, 'root');
@@ -218,7 +229,7 @@ async function buildImage(): Promise<void> {
     for (const tool of BUSYBOX_TOOLS) await symlink('busybox', join(root, 'bin', tool));
     const tar = join(dir, 'image.tar');
     await run('tar', ['-C', root, '-cf', tar, '.']);
-    await run('podman', ['import', '--change', `CMD ${JSON.stringify(TEST_IMAGE_COMMAND)}`, tar, TEST_IMAGE], { env });
+    for (const { name, changes } of images) await run('podman', ['import', ...changes.flatMap((c) => ['--change', c]), tar, name], { env });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

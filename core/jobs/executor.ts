@@ -71,7 +71,10 @@ export interface ContainerState {
 /** One line of a container's output. */
 export interface LogLine {
   readonly stream: 'stdout' | 'stderr';
-  /** The line without its newline (a partial last line is given as it is). */
+  /**
+   * The line without its newline (a partial last line is given as it is); at most
+   * MAX_LOG_LINE_BYTES (./wire.ts) of UTF-8, a longer line coming as several.
+   */
   readonly text: string;
   /** Unix ms the engine stamped it with. */
   readonly atMs: number;
@@ -96,7 +99,10 @@ export interface Executor {
   stop(id: string, options?: { graceSecs?: number }): Promise<void>;
   /** The container's state, or null when the engine has no such container. */
   inspect(id: string): Promise<ContainerState | null>;
-  /** Resolves with the final state once the container has exited (at once if it already has). */
+  /**
+   * Resolves with the final state once the container has exited (at once if it already has),
+   * riding out an engine that fails for a while; rejects when aborted or the container is gone.
+   */
   wait(id: string, options?: { signal?: AbortSignal }): Promise<ContainerState>;
   /** The container's output, line by line, typed stdout or stderr, from its start. */
   logs(id: string, options?: LogOptions): AsyncIterable<LogLine>;
