@@ -55,6 +55,34 @@ export interface JobRecord {
   outputTail: LogEvent[];
 }
 
+/** What a new record is made of; everything else starts empty. */
+export type RecordStart = Pick<JobRecord, 'jobId' | 'role' | 'payer' | 'host' | 'billing' | 'spec' | 'bidTx' | 'bid' | 'createdAt' | 'placeBy'> &
+  Partial<Pick<JobRecord, 'firstOfferMs'>>;
+
+/** A new job's record: pending, nothing run, nothing paid. */
+export function newRecord(start: RecordStart): JobRecord {
+  return {
+    ...start,
+    unanswered: [],
+    status: 'pending',
+    containerId: null,
+    startedMs: null,
+    finishedMs: null,
+    exitCode: null,
+    reason: null,
+    askedCost: null,
+    cost: null,
+    payerSig: null,
+    settleTx: null,
+    refusals: [],
+    heartbeats: { count: 0, paid: '0' },
+    lastBeatMs: null,
+    stopCause: null,
+    reportedState: null,
+    outputTail: [],
+  };
+}
+
 const PREFIX = 0x4a; // 'J' + job id
 
 function keyOf(jobId: string): Uint8Array {

@@ -22,7 +22,7 @@ import { decodeTx, settlementBytes, type Tx } from '../ledger/tx.ts';
 import type { Network, RpcRequest } from '../net/network.ts';
 import type { OwnTransactions } from '../node/own-transactions.ts';
 import { sleep, type Clock, type Timer } from '../time/clock.ts';
-import type { JobBook, JobRecord } from './book.ts';
+import { newRecord, type JobBook, type JobRecord } from './book.ts';
 import { JobError } from './errors.ts';
 import { ExecutorError, JOB_LABELS, type ContainerState, type Executor } from './executor.ts';
 import { LogBuffer } from './log-buffer.ts';
@@ -303,36 +303,20 @@ export class JobHost {
   }
 
   #newRecord(jobId: string, payer: string, spec: JobSpec, specBytes: Uint8Array, bidTx: Uint8Array, bid: bigint): JobRecord {
-    return {
+    return newRecord({
       jobId,
       role: 'host',
       payer,
       host: this.#selfHex,
-      unanswered: [],
-      status: 'pending',
       billing: billingName(spec.billing),
       spec: toHex(specBytes),
       bidTx: toHex(bidTx),
       bid: bid.toString(),
       createdAt: Math.floor(this.#o.clock.now() / 1000),
       placeBy: 0,
-      containerId: null,
-      startedMs: null,
-      finishedMs: null,
-      exitCode: null,
-      reason: null,
-      askedCost: null,
-      cost: null,
-      payerSig: null,
-      settleTx: null,
-      refusals: [],
-      heartbeats: { count: 0, paid: '0' },
-      lastBeatMs: null,
-      stopCause: null,
-      reportedState: null,
-      outputTail: [],
-    };
+    });
   }
+
 
   /** Why the bid cannot pay this host, or null: it must be on the chain or valid in the pool. */
   async #bidProblem(tx: Tx): Promise<string | null> {

@@ -23,7 +23,7 @@ import type { Network, RpcRequest } from '../net/network.ts';
 import type { OwnTransactions } from '../node/own-transactions.ts';
 import type { AtlasEntry } from '../signal/types.ts';
 import { sleep, type Clock } from '../time/clock.ts';
-import type { JobBook, JobRecord } from './book.ts';
+import { newRecord, type JobBook, type JobRecord } from './book.ts';
 import { JobError } from './errors.ts';
 import { billingCode, decodeSpec, encodeSpec, specHash, specOf, termsProblems, type JobSpec } from './spec.ts';
 import { OUTPUT_TAIL_LINES, outputTail, type JobRequest, type LogEvent } from './types.ts';
@@ -136,13 +136,11 @@ export class JobPayer {
 
   #newRecord(tx: Tx, request: JobRequest, specBytes: Uint8Array, host: string | null): JobRecord {
     const now = this.#o.clock.now();
-    return {
+    return newRecord({
       jobId: toHex(tx.id),
       role: 'payer',
       payer: this.#self,
       host,
-      unanswered: [],
-      status: 'pending',
       billing: request.billing,
       spec: toHex(specBytes),
       bidTx: toHex(tx.bytes),
@@ -151,23 +149,9 @@ export class JobPayer {
       placeBy: now + this.#o.queueMs,
       // A heartbeat-billed job was offered (reserved) before its bid.
       ...(host === null ? {} : { firstOfferMs: now }),
-      containerId: null,
-      startedMs: null,
-      finishedMs: null,
-      exitCode: null,
-      reason: null,
-      askedCost: null,
-      cost: null,
-      payerSig: null,
-      settleTx: null,
-      refusals: [],
-      heartbeats: { count: 0, paid: '0' },
-      lastBeatMs: null,
-      stopCause: null,
-      reportedState: null,
-      outputTail: [],
-    };
+    });
   }
+
 
   /** DELETE /jobs/:id on the payer: stops placing it, or asks its host to stop it. */
   async stopJob(record: JobRecord): Promise<void> {
