@@ -213,3 +213,11 @@ test('mesh jobs expire prints the JobExpire transaction id', async () => {
   assert.equal(expired.out, `${EXPIRE_TX_ID}\n`);
   assert.deepEqual(node.jobCalls, [{ method: 'expireJob', args: [JOB_ID] }]);
 });
+
+test('mesh jobs run --follow: a job that ran and failed is awaited until it has settled what it used', async () => {
+  const fake = withJob({ status: 'failed: memory limit of 16 MiB hit (exit 137)', exit_code: 137, cost: null, started_at: 1_795_480_000 });
+  setTimeout(() => fake.jobs.set(JOB_ID, { ...fake.jobs.get(JOB_ID)!, cost: '27975000000000000' }), 1_500);
+  const run = await mesh([...RUN, '--follow'], fake);
+  assert.equal(run.code, 1);
+  assert.match(run.err, /failed: memory limit of 16 MiB hit \(exit 137\), exit code 137, cost 0\.027975 of 1\.5 credits\n$/);
+});

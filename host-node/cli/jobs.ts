@@ -15,6 +15,8 @@ import { credits, integer } from './values.ts';
 const POLL_MS = 1000;
 /** How long output may still arrive once the job has reached its end. */
 const OUTPUT_GRACE_MS = 2000;
+/** How long a failed job that ran may take to settle what it used before the command stops waiting. */
+const COST_WAIT_MS = 30_000;
 /** How long to wait before following a stream again that closed without its end frame. */
 const RECONNECT_MS = 1000;
 
@@ -50,9 +52,14 @@ const range = ([min, max]: readonly [number, number]): Parser<number> => integer
 // ---------------------------------------------------------------------------------------------
 // Showing jobs
 
-/** Whether the job has reached its end: nothing about it will change any more. */
+/** Whether the job has reached its end status (a failed job that ran may still settle what it used). */
 export function isFinal(status: JobStatus): boolean {
   return status === 'settled' || status === 'expired' || status.startsWith('failed');
+}
+
+/** A job that ran and ended abnormally still settles: its cost comes within a few blocks. */
+function awaitsCost(job: JobView): boolean {
+  return job.status.startsWith('failed') && job.started_at !== null && job.cost === null;
 }
 
 const inCredits = (amount: string | null): string => (amount === null ? '-' : `${formatCredits(parseAmount(amount))}`);
@@ -153,6 +160,10 @@ async function awaitEnd(client: NodeClient, jobId: string, io: Io): Promise<JobV
   try {
     let job = await client.get<JobView>(`/jobs/${jobId}`);
     while (!isFinal(job.status)) {
+      await sleep(POLL_MS);
+      job = await client.get<JobView>(`/jobs/${jobId}`);
+    }
+    for (const until = Date.now() + COST_WAIT_MS; awaitsCost(job) && Date.now() < until; ) {
       await sleep(POLL_MS);
       job = await client.get<JobView>(`/jobs/${jobId}`);
     }
