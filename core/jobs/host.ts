@@ -11,18 +11,19 @@
  * twice: heartbeat epochs strictly increase on the chain, a job settles once, and the book records
  * what was sent.
  */
-import type { Chain, ChainEvent } from '../chain/chain.ts';
+import type { Chain } from '../chain/chain.ts';
 import type { Mempool } from '../chain/mempool.ts';
 import { verify } from '../crypto/ed25519.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
-import { LedgerRuleError } from '../ledger/apply.ts';
+import { freeBalance } from '../ledger/state.ts';
 import { decodeTx, settlementBytes, type Tx } from '../ledger/tx.ts';
 import type { Network, RpcRequest } from '../net/network.ts';
 import type { OwnTransactions } from '../node/own-transactions.ts';
 import { sleep, type Clock, type Timer } from '../time/clock.ts';
 import { newRecord, type JobBook, type JobRecord } from './book.ts';
+import { closeIfSpent } from './chain-facts.ts';
 import { JobError } from './errors.ts';
 import { ExecutorError, JOB_LABELS, type ContainerState, type Executor } from './executor.ts';
 import { LogBuffer } from './log-buffer.ts';
@@ -40,6 +41,7 @@ import {
   stopAnswerCodec,
   stopRequestCodec,
   MAX_LOG_LINES_PER_ANSWER,
+  MAX_LOGS_ANSWER_BYTES,
   MAX_CONTAINER_ID_BYTES,
   MAX_LOG_LINE_BYTES,
   MAX_REASON_BYTES,
@@ -99,8 +101,8 @@ interface Running {
 
 type StopCause = 'duration' | 'payer' | 'operator' | 'dry' | 'elsewhere' | 'expired';
 
-const STOP_REASONS: Record<StopCause, (record: JobRecord, spec: JobSpec) => string> = {
-  duration: (_r, spec) => `killed at its duration of ${spec.duration_secs} s`,
+const STOP_REASONS: Record<StopCause, (spec: JobSpec) => string> = {
+  duration: (spec) => `killed at its duration of ${spec.duration_secs} s`,
   payer: () => 'stopped by the payer',
   operator: () => 'stopped on the host',
   dry: () => 'the cell cannot cover the next heartbeat',
@@ -123,7 +125,6 @@ export class JobHost {
   readonly #finished = new Map<string, LogBuffer>();
   #engine: { ready: boolean; gpus: number } = { ready: false, gpus: 0 };
   #stopped = false;
-  #unsubscribe: (() => void) | null = null;
 
   constructor(options: JobHostOptions) {
     this.#o = options;
@@ -144,16 +145,14 @@ export class JobHost {
   async start(): Promise<void> {
     const { network } = this.#o;
     network.serve(JOB_RPC.offer, (request) => this.#onOffer(request));
-    network.serve(JOB_RPC.logs, (request) => this.#onLogs(request), { maxResponseBytes: 16 * 1024 * 1024 });
+    network.serve(JOB_RPC.logs, (request) => this.#onLogs(request), { maxResponseBytes: MAX_LOGS_ANSWER_BYTES });
     network.serve(JOB_RPC.stop, (request) => this.#onStop(request));
-    this.#unsubscribe = this.#o.chain.subscribe((event) => this.#onChain(event));
     await this.checkEngine();
     await this.#resume();
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#unsubscribe?.();
     for (const running of this.#running.values()) {
       for (const t of running.timers) t.cancel();
       running.abort.abort();
@@ -287,8 +286,7 @@ export class JobHost {
     // keep the host's room from paying bids.
     this.#reservations.delete(payer);
     const reasons = refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine);
-    const account = this.#o.chain.state.account(fromHex(payer, 32));
-    if (account.balance - account.locked_bids - account.locked_channels <= 0n) reasons.push('the payer has no free credits');
+    if (freeBalance(this.#o.chain.state.account(fromHex(payer, 32)), this.#o.chain.tip.height) === 0n) reasons.push('the payer has no free credits');
     let cores = spec.cpu_cores;
     let mem = spec.mem_mb;
     for (const r of this.#reservations.values()) {
@@ -316,7 +314,6 @@ export class JobHost {
       placeBy: 0,
     });
   }
-
 
   /** Why the bid cannot pay this host, or null: it must be on the chain or valid in the pool. */
   async #bidProblem(tx: Tx): Promise<string | null> {
@@ -490,18 +487,13 @@ export class JobHost {
     const cause = record.stopCause as StopCause | null;
     record.reason =
       cause !== null
-        ? STOP_REASONS[cause](record, spec)
+        ? STOP_REASONS[cause](spec)
         : state.oomKilled
           ? `memory limit of ${spec.mem_mb} MiB hit (exit ${state.exitCode ?? 137})`
           : null;
     record.askedCost = this.#costOf(record, spec).toString();
     record.status = record.reason !== null ? `failed: ${record.reason}` : 'awaiting_settlement';
-    if (this.#closedOnChain(record)) {
-      // A heartbeat-billed job whose lock the heartbeats spent: nothing is left to settle.
-      record.askedCost = '0';
-      record.cost = record.heartbeats.paid;
-      if (record.reason === null) record.status = 'settled';
-    }
+    closeIfSpent(record, this.#o.chain.state);
     await this.#o.book.save(record);
     this.#o.log(`jobs: ${record.jobId.slice(0, 16)}… ended: exit ${record.exitCode ?? '?'}${record.reason === null ? '' : `, ${record.reason}`}`);
     await this.#o.executor!.remove(record.containerId!).catch((error: unknown) => this.#o.log(`jobs: removing ${record.containerId!.slice(0, 12)}: ${String(error)}`));
@@ -527,10 +519,6 @@ export class JobHost {
     return part < job.locked ? part : job.locked;
   }
 
-  #closedOnChain(record: JobRecord): boolean {
-    return record.billing === 'heartbeat' && record.heartbeats.count > 0 && this.#o.chain.state.job(fromHex(record.jobId, 32)) === undefined;
-  }
-
   // ---- heartbeats ----
 
   async #beat(record: JobRecord): Promise<void> {
@@ -540,7 +528,7 @@ export class JobHost {
     const job = chain.state.job(jobId);
     if (job === undefined) {
       // Not on the chain yet (the bid waits in the pool), or closed: only the second ends the job.
-      if (record.bidTx !== null && mempool.has(decodeTx(fromHex(record.bidTx)).id)) return;
+      if (mempool.has(jobId)) return;
       await this.#stopContainer(record, 'dry');
       return;
     }
@@ -620,7 +608,7 @@ export class JobHost {
             wait = REPORT_RETRY_MS[0];
           } catch (error) {
             if (!(error instanceof MeshError)) throw error;
-            await new Promise<void>((resolve) => this.#o.clock.setTimeout(resolve, wait));
+            await sleep(this.#o.clock, wait);
             wait = Math.min(wait * 2, REPORT_RETRY_MS[1]);
           }
         }
@@ -669,7 +657,7 @@ export class JobHost {
       record.settleTx = toHex(tx.id);
       await this.#o.book.save(record);
     } catch (error) {
-      if (error instanceof LedgerRuleError || error instanceof MeshError) {
+      if (error instanceof MeshError) {
         this.#o.log(`jobs: JobSettle for ${record.jobId.slice(0, 16)}… refused: ${error.message}`);
         return;
       }
@@ -679,37 +667,19 @@ export class JobHost {
 
   // ---- the chain ----
 
-  #onChain(event: ChainEvent): void {
-    if (event.type !== 'connected') return;
-    const { book } = this.#o;
-    event.block.txs.forEach((tx, i) => {
-      const body = tx.body;
-      if (body.kind !== 'JobSettle' && body.kind !== 'Heartbeat' && body.kind !== 'JobExpire') return;
-      const record = book.get(toHex(body.job_id));
-      if (record === undefined || record.role !== 'host') return;
-      if (body.kind === 'Heartbeat') {
-        record.heartbeats = { count: record.heartbeats.count + 1, paid: (BigInt(record.heartbeats.paid) + (event.effects[i]?.amount ?? 0n)).toString() };
-      } else if (body.kind === 'JobSettle') {
-        record.cost = (BigInt(record.heartbeats.paid) + body.cost).toString();
-        if (record.status === 'awaiting_settlement') record.status = 'settled';
-      } else {
-        if (record.status === 'running' || record.status === 'pending') void this.#stopContainer(record, 'expired');
-        else if (!record.status.startsWith('failed') && record.status !== 'settled') record.status = 'expired';
-      }
-      void book.save(record);
-    });
-    for (const record of book.all()) {
-      if (record.role !== 'host' || record.cost !== null) continue;
-      if (record.finishedMs !== null && this.#closedOnChain(record)) {
-        // Its last heartbeat was mined after the container ended and spent the lock: paid in full.
-        record.cost = record.heartbeats.paid;
-        if (record.status === 'awaiting_settlement') record.status = 'settled';
-        void book.save(record);
-      } else if (record.payerSig !== null) {
-        // Settlements that fell out of the pool are sent again.
-        void this.#submitSettle(record);
+  /** After a block (core/jobs/chain-facts.ts folded it in): the host's reactions. */
+  onBlock(expired: readonly JobRecord[]): void {
+    for (const record of expired) {
+      if (record.role !== 'host') continue;
+      // Its host can no longer be paid: the container stops (its status then says why).
+      if (record.status === 'running' || record.status === 'pending') void this.#stopContainer(record, 'expired');
+      else if (!record.status.startsWith('failed') && record.status !== 'settled') {
+        record.status = 'expired';
+        void this.#o.book.save(record);
       }
     }
+    // Settlements that fell out of the pool are sent again.
+    for (const record of this.#o.book.all()) if (record.role === 'host' && record.payerSig !== null && record.cost === null) void this.#submitSettle(record);
   }
 
   // ---- restart ----

@@ -16,6 +16,7 @@ import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
 import type { Clock } from '../time/clock.ts';
 import type { Unsubscribe } from '../web/sse.ts';
 import { JobBook, type JobRecord } from './book.ts';
+import { foldBlock } from './chain-facts.ts';
 import { JobError } from './errors.ts';
 import type { Executor } from './executor.ts';
 import { JobHost } from './host.ts';
@@ -59,9 +60,12 @@ export class JobMarket implements JobsService {
   readonly #payer: JobPayer;
   readonly #clock: Clock;
   readonly #logPollMs: number;
+  readonly #chain: Chain;
+  #unsubscribe: (() => void) | null = null;
 
-  private constructor(book: JobBook, host: JobHost, payer: JobPayer, clock: Clock, logPollMs: number) {
+  private constructor(book: JobBook, host: JobHost, payer: JobPayer, chain: Chain, clock: Clock, logPollMs: number) {
     this.#book = book;
+    this.#chain = chain;
     this.#host = host;
     this.#payer = payer;
     this.#clock = clock;
@@ -81,15 +85,22 @@ export class JobMarket implements JobsService {
       heartbeatMs: config.heartbeatMs ?? HEARTBEAT_INTERVAL_SECS * 1000,
     });
     const payer = new JobPayer({ ...common, key: parts.key, atlas: parts.atlas, queueMs: config.queueMs ?? DEFAULT_QUEUE_MS });
-    return new JobMarket(book, host, payer, parts.clock, config.logPollMs ?? 1_000);
+    return new JobMarket(book, host, payer, parts.chain, parts.clock, config.logPollMs ?? 1_000);
   }
 
   async start(): Promise<void> {
+    this.#unsubscribe = this.#chain.subscribe((event) => {
+      if (event.type !== 'connected') return;
+      const expired = foldBlock(this.#book, event, this.#chain.state);
+      this.#host.onBlock(expired);
+      this.#payer.onBlock(expired);
+    });
     this.#payer.start();
     await this.#host.start();
   }
 
   async stop(): Promise<void> {
+    this.#unsubscribe?.();
     this.#payer.stop();
     await this.#host.stop();
   }

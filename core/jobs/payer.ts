@@ -10,7 +10,7 @@
  * debits the cell on the host's signature alone), so the payer reserves capacity on one host first
  * and signs the bid for it. Every decision is written to the job book before the next message goes out.
  */
-import type { Chain, ChainEvent } from '../chain/chain.ts';
+import type { Chain } from '../chain/chain.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
@@ -24,6 +24,7 @@ import type { OwnTransactions } from '../node/own-transactions.ts';
 import type { AtlasEntry } from '../signal/types.ts';
 import { sleep, type Clock } from '../time/clock.ts';
 import { newRecord, type JobBook, type JobRecord } from './book.ts';
+import { closeIfSpent } from './chain-facts.ts';
 import { JobError } from './errors.ts';
 import { billingCode, decodeSpec, encodeSpec, specHash, specOf, termsProblems, type JobSpec } from './spec.ts';
 import { OUTPUT_TAIL_LINES, outputTail, type JobRequest, type LogEvent } from './types.ts';
@@ -37,6 +38,7 @@ import {
   reportCodec,
   stopAnswerCodec,
   stopRequestCodec,
+  MAX_LOGS_ANSWER_BYTES,
   type Report,
   type ReportAnswer,
 } from './wire.ts';
@@ -71,7 +73,6 @@ export class JobPayer {
   readonly #self: string;
   readonly #placing = new Set<string>();
   #stopped = false;
-  #unsubscribe: (() => void) | null = null;
 
   constructor(options: JobPayerOptions) {
     this.#o = options;
@@ -80,7 +81,6 @@ export class JobPayer {
 
   start(): void {
     this.#o.network.serve(JOB_RPC.report, (request) => this.#onReport(request));
-    this.#unsubscribe = this.#o.chain.subscribe((event) => this.#onChain(event));
     // Jobs still waiting for a host when the node stopped go on being placed.
     for (const record of this.#o.book.all()) {
       if (record.role !== 'payer' || record.status !== 'pending') continue;
@@ -91,7 +91,6 @@ export class JobPayer {
 
   stop(): void {
     this.#stopped = true;
-    this.#unsubscribe?.();
   }
 
   /** POST /jobs/bid. */
@@ -191,7 +190,7 @@ export class JobPayer {
         logsAnswerCodec,
         await this.#o.network.request(fromHex(record.host, 32), JOB_RPC.logs, encode(logsRequestCodec, { job_id: fromHex(record.jobId, 32), after, tail }), {
           timeoutMs: LOGS_TIMEOUT_MS,
-          maxResponseBytes: 16 * 1024 * 1024,
+          maxResponseBytes: MAX_LOGS_ANSWER_BYTES,
         }),
       );
       if (!answer.known) return kept;
@@ -399,7 +398,7 @@ export class JobPayer {
       record.reason = state.reason;
       record.status = state.reason === null ? 'awaiting_settlement' : `failed: ${state.reason}`;
     }
-    if (this.#spentByHeartbeats(record)) {
+    if (closeIfSpent(record, this.#o.chain.state)) {
       await this.#o.book.save(record);
       return { placed_here: true, payer_sig: null };
     }
@@ -440,40 +439,15 @@ export class JobPayer {
 
   // ---- the chain ----
 
-  #onChain(event: ChainEvent): void {
-    if (event.type !== 'connected') return;
-    event.block.txs.forEach((tx, i) => {
-      const body = tx.body;
-      if (body.kind !== 'JobSettle' && body.kind !== 'Heartbeat' && body.kind !== 'JobExpire') return;
-      const record = this.#o.book.get(toHex(body.job_id));
-      if (record === undefined || record.role !== 'payer') return;
-      if (body.kind === 'Heartbeat') {
-        record.heartbeats = { count: record.heartbeats.count + 1, paid: (BigInt(record.heartbeats.paid) + (event.effects[i]?.amount ?? 0n)).toString() };
-        if (record.status === 'pending') record.status = 'running';
-      } else if (body.kind === 'JobSettle') {
-        record.cost = (BigInt(record.heartbeats.paid) + body.cost).toString();
-        if (record.status !== 'settled' && !record.status.startsWith('failed')) record.status = 'settled';
-      } else {
-        if (!record.status.startsWith('failed') && record.status !== 'settled') record.status = 'expired';
-        this.#placing.delete(record.jobId);
-      }
+  /** After a block (core/jobs/chain-facts.ts folded it in): expired bids end their jobs. */
+  onBlock(expired: readonly JobRecord[]): void {
+    for (const record of expired) {
+      if (record.role !== 'payer') continue;
+      this.#placing.delete(record.jobId);
+      if (record.status.startsWith('failed') || record.status === 'settled') continue;
+      record.status = 'expired';
       void this.#o.book.save(record);
-    });
-    for (const record of this.#o.book.all()) {
-      if (record.role === 'payer' && record.finishedMs !== null && record.cost === null && this.#spentByHeartbeats(record)) void this.#o.book.save(record);
     }
-  }
-
-  /**
-   * A heartbeat-billed job whose heartbeats spent its whole lock is paid in full: nothing is left to
-   * settle. Marks it so and says whether it was.
-   */
-  #spentByHeartbeats(record: JobRecord): boolean {
-    if (record.billing !== 'heartbeat' || record.heartbeats.count === 0 || record.cost !== null) return false;
-    if (this.#o.chain.state.job(fromHex(record.jobId, 32)) !== undefined) return false;
-    record.cost = record.heartbeats.paid;
-    if (record.status === 'awaiting_settlement' || record.status === 'running') record.status = 'settled';
-    return true;
   }
 }
 

@@ -68,6 +68,8 @@ export const reportAnswerCodec = struct({ placed_here: bool, payer_sig: option(b
 export const logsRequestCodec = struct({ job_id: bytes32, after: uint53, tail: u16 }, 'logs request');
 export const MAX_LOG_LINES_PER_ANSWER = 500;
 export const MAX_LOG_LINE_BYTES = 16 * 1024;
+/** A logs answer: at most MAX_LOG_LINES_PER_ANSWER lines of MAX_LOG_LINE_BYTES, with room for framing. */
+export const MAX_LOGS_ANSWER_BYTES = 16 * 1024 * 1024;
 export const logsAnswerCodec = struct(
   {
     known: bool,
