@@ -19,7 +19,8 @@ import { FakeExecutor } from './executor.test-util.ts';
 import type { JobsConfig } from './market.ts';
 import type { JobRequest } from './types.ts';
 import { decode, encode } from '../encoding/codec.ts';
-import { decodeTx } from '../ledger/tx.ts';
+import { decodeTx, signTx } from '../ledger/tx.ts';
+import { encodeSpec, specHash, specOf } from './spec.ts';
 import { START_WAIT_MS } from './payer.ts';
 import { JOB_RPC, offerAnswerCodec, offerCodec, reportAnswerCodec, reportCodec, type ReportState } from './wire.ts';
 
@@ -404,6 +405,38 @@ test('jobs: terms no host takes are refused at the bid: a heartbeat worth nothin
     await rejectsAsync(() => m.payer.bidJob(request({ durationSecs: 139 })), JobError, 'bad-terms', /longer than a bid stays locked/);
     assert.lengthOf(m.payer.listJobs(), 0);
     assert.equal(m.payer.chain.state.account(P.publicKey).locked_bids, 0n);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: a host answers malformed offers without running anything: bytes that do not decode fail, a bad spec or bid is refused with its reason', async () => {
+  const clock = new ManualClock();
+  const executor = new FakeExecutor(clock);
+  const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
+  try {
+    const asker = m.bus.members.get(toHex(P.publicKey))!;
+    const offer = async (bytes: Uint8Array): Promise<string[]> => {
+      const answer = decode(offerAnswerCodec, await asker.request(H.publicKey, JOB_RPC.offer, bytes));
+      return answer.answer === 'Refused' ? answer.reasons : ['taken'];
+    };
+    await asker.request(H.publicKey, JOB_RPC.offer, Uint8Array.of(1, 2, 3)).then(
+      () => assert.fail('garbage was answered'),
+      (error: Error) => assert.match(error.message, /jobs\.offer/),
+    );
+    assert.match((await offer(encode(offerCodec, { spec: Uint8Array.of(9, 9), bid_tx: null })))[0]!, /the spec does not decode/);
+    const nul = encodeSpec(specOf({ ...request(), cmd: ['a\0b'] }));
+    assert.deepEqual(await offer(encode(offerCodec, { spec: nul, bid_tx: null })), ['the spec holds a NUL character']);
+    const spec = encodeSpec(specOf(request()));
+    assert.match((await offer(encode(offerCodec, { spec, bid_tx: Uint8Array.of(7) })))[0]!, /the bid does not decode/);
+    // A bid signed by someone else than the peer offering it.
+    const foreign = await signTx(
+      { kind: 'JobBid', sender: G.publicKey, nonce: 1, spec_hash: specHash(m.payer.chain.params.network, spec), bid: 1n, duration_secs: 60, cpu_cores: 1, mem_mb: 64, billing: 0, host: null },
+      G,
+      m.payer.chain.params.network,
+    );
+    assert.deepEqual(await offer(encode(offerCodec, { spec, bid_tx: foreign.bytes })), ['the bid is not signed by the peer offering it']);
+    assert.lengthOf(executor.containers, 0);
   } finally {
     await m.stop();
   }
