@@ -385,10 +385,11 @@ test('failures: memory limit, duration, stopped by the payer, stopped on the hos
     assert.ok(cost >= 0n && cost <= BigInt(paid.bid), `cost ${cost} within the bid`);
     assert.deepEqual(await containers({ 'mesh.job': id }), [], 'its container is gone from the engine');
   }
-  // The duration kill came at 3 s, long before the sleep's 60; each stop soon after it was asked
-  // (the grace of 5 s, as sleep ignores the SIGTERM, and the engine's time on a loaded machine).
+  // The duration kill came at 3 s, long before the sleep's 60 (whole seconds, and the engine's own
+  // time to stop and report on a loaded 2-core machine: 6 s was seen in CI); each stop soon after it
+  // was asked (the grace of 5 s, as sleep ignores the SIGTERM, and the engine's time).
   const killed = await job(host, overtime);
-  assert.ok(killed.finished_at! - killed.started_at! <= 5, `ran ${killed.finished_at! - killed.started_at!} s`);
+  assert.ok(killed.finished_at! - killed.started_at! <= 3 + 10, `ran ${killed.finished_at! - killed.started_at!} s`);
   for (const [id, at] of asked) {
     const { finished_at: finished } = await job(host, id);
     assert.ok(finished! - at <= 5 + 10, `job ${id.slice(0, 8)} stopped ${finished! - at} s after it was asked`);
