@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { createNodeApi } from '../core/api/handler.ts';
 import { Chain } from '../core/chain/chain.ts';
+import { fromHex } from '../core/encoding/hex.ts';
 import { systemRandom } from '../core/crypto/random.ts';
 import { devnet, MAINNET, type ChainParams } from '../core/ledger/params.ts';
 import { MeshNode } from '../core/node/node.ts';
@@ -35,6 +36,8 @@ export interface NodeConfig {
   readonly hostPolicy: HostPolicy;
   readonly jobQueueMs: number;
   readonly heartbeatMs: number;
+  /** Keys (hex) whose capability tokens directed placement honours besides this node's own. */
+  readonly capabilityRoots: readonly string[];
 }
 
 /** The node could not start as configured (a port taken, a data directory in use): said without a stack. */
@@ -68,8 +71,14 @@ const nodeOptions = {
   'job-cores': option({ value: 'N', description: "cores offered to jobs (default: the machine's)", parse: integer(1) }),
   'job-mem-mb': option({ value: 'MB', description: "memory offered to jobs, in MiB (default: the machine's)", parse: integer(4) }),
   'job-queue-secs': option({ value: 'S', description: 'how long a job this node bids for waits for a host', parse: integer(1), default: 600 }),
+  'capability-root': list({ value: 'NODE_ID', description: 'honour capability tokens rooted at this key for directed placement, besides this node\'s own', parse: nodeIdValue }),
   'heartbeat-interval-ms': option({ value: 'N', description: 'time between heartbeats on the devnet', parse: integer(100), shown: '30000' }),
 };
+
+function nodeIdValue(text: string, name: string): string {
+  if (!/^[0-9a-f]{64}$/.test(text)) throw new UsageError(`${name}: a node id is 64 lowercase hex characters`);
+  return text;
+}
 
 function bootstrapAddress(text: string, name: string): string {
   try {
@@ -105,6 +114,7 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
     params,
     hostPolicy: { allowImages: values['allow-image'], cpuCores: values['job-cores'] ?? machine.cpuCores, memMb: values['job-mem-mb'] ?? machine.memMb },
     jobQueueMs: values['job-queue-secs'] * 1000,
+    capabilityRoots: values['capability-root'],
     heartbeatMs: heartbeat ?? HEARTBEAT_INTERVAL_SECS * 1000,
   };
 }
@@ -112,9 +122,10 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
 /** The start-up line about hosting: what it runs, or why it runs nothing. */
 function hosting(config: NodeConfig, node: MeshNode): string {
   const { allowImages, cpuCores, memMb } = config.hostPolicy;
-  if (allowImages.length === 0) return 'hosts none (no --allow-image)';
   const engine = node.jobs.engine.ready ? 'engine ready' : 'no container engine answers (DOCKER_HOST or /var/run/docker.sock)';
-  return `hosts ${allowImages.join(', ')} on ${cpuCores} cores, ${memMb} MiB; ${engine}`;
+  const roots = config.capabilityRoots.length === 0 ? '' : `; tokens rooted at ${config.capabilityRoots.length} more key${config.capabilityRoots.length === 1 ? '' : 's'}`;
+  if (allowImages.length === 0) return `hosts directed jobs only (no --allow-image)${roots}`;
+  return `hosts ${allowImages.join(', ')} on ${cpuCores} cores, ${memMb} MiB; ${engine}${roots}`;
 }
 
 function log(line: string): void {
@@ -155,10 +166,12 @@ async function runNode(config: NodeConfig): Promise<number> {
       capacity: () => ({ ...probeCapacity(), runningJobs: 0 }),
       jobs: {
         store: jobStore,
-        executor: config.hostPolicy.allowImages.length > 0 ? new DockerExecutor() : null,
+        // Always: directed placement by admins and token holders runs jobs without an allow-list.
+        executor: new DockerExecutor(),
         policy: config.hostPolicy,
         queueMs: config.jobQueueMs,
         heartbeatMs: config.heartbeatMs,
+        capabilityRoots: config.capabilityRoots.map((hex) => fromHex(hex, 32)),
       },
       clock: systemClock,
       random: systemRandom,

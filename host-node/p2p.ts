@@ -4,7 +4,7 @@
  * Everything else (gossip, requests, penalties) is the runtime-neutral core/net/libp2p-network.ts.
  */
 import { bootstrap } from '@libp2p/bootstrap';
-import { circuitRelayServer } from '@libp2p/circuit-relay-v2';
+import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
 import { tcp } from '@libp2p/tcp';
 import { webSockets } from '@libp2p/websockets';
@@ -39,7 +39,8 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
     {
       privateKey: await generateKeyPairFromSeed('Ed25519', options.key.exportSeed()),
       addresses: { listen: [`/ip4/${host}/tcp/${options.port}`, `/ip4/${host}/tcp/${wsPort}/ws`] },
-      transports: [tcp(), webSockets()],
+      // The relay transport dials `/p2p-circuit` hints (directed placement through a relay).
+      transports: [tcp(), webSockets(), circuitRelayTransport()],
       // Loopback and private addresses are how a devnet and a LAN mesh reach each other.
       connectionGater: { denyDialMultiaddr: () => false },
       peerDiscovery: bootstrapAddrs.length > 0 ? [bootstrap({ list: bootstrapAddrs.map(String), timeout: 100 })] : [],

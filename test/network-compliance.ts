@@ -8,6 +8,7 @@ import { test } from './harness.ts';
 import { MeshError } from '../core/errors.ts';
 import { toHex } from '../core/encoding/hex.ts';
 import {
+  InvalidAddressError,
   InvalidNameError,
   MessageTooLargeError,
   NetworkError,
@@ -249,6 +250,17 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       c!.serve('echo', async ({ data }) => data);
       await networkFailure(a!.request(c!.self, 'echo', Uint8Array.of(1), { timeoutMs: 5_000 }), PeerUnreachableError, 'unreachable', 502);
       await networkFailure(a!.ping(c!.self, { signal: AbortSignal.timeout(5_000) }), PeerUnreachableError, 'unreachable', 502);
+    });
+  });
+
+  test(`${name}: a dial hint connects a peer that was not connected; a hint naming another peer is refused`, async () => {
+    await withNetworks(3, [[0, 1]], async ([a, b, c]) => {
+      c!.serve('echo', async ({ data }) => data);
+      const hint = c!.bootstrapAddresses()[0]!;
+      await networkFailure(a!.dial(b!.self, hint), InvalidAddressError, 'invalid-address', 400);
+      await networkFailure(a!.dial(c!.self, 'not a multiaddr'), InvalidAddressError, 'invalid-address', 400);
+      await a!.dial(c!.self, hint);
+      assert.deepEqual([...(await a!.request(c!.self, 'echo', Uint8Array.of(7)))], [7]);
     });
   });
 

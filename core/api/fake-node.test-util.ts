@@ -3,6 +3,7 @@
  * host-node/http-server, the jobs commands): fixed answers, a record of what was asked, settable
  * failures, and listener sets to emit events through and to check that subscriptions end.
  */
+import type { DeployRequest, KillRequest } from '../placement/caller.ts';
 import type { History, TxListItem } from '../chain/readmodel.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
@@ -156,6 +157,19 @@ export class FakeNode extends FakeJobs implements NodeService {
   readonly blockListeners = new Set<(event: BlockEvent) => void>();
   readonly txListeners = new Set<(event: TxStreamEvent) => void>();
   readonly signalListeners = new Set<(signal: SignalObject) => void>();
+  /** What /mesh-deploy and /mesh-kill passed on, ids as hex; `placementError` is thrown when set. */
+  placementCalls: { method: 'meshDeploy' | 'meshKill'; request: Record<string, unknown> }[] = [];
+  placementError: unknown = undefined;
+
+  meshDeploy(request: DeployRequest): Promise<{ job_id: string }> {
+    this.placementCalls.push({ method: 'meshDeploy', request: { ...request, nodeId: toHex(request.nodeId) } });
+    return this.placementError === undefined ? Promise.resolve({ job_id: JOB_ID }) : Promise.reject(this.placementError);
+  }
+
+  meshKill(request: KillRequest): Promise<void> {
+    this.placementCalls.push({ method: 'meshKill', request: { ...request, nodeId: toHex(request.nodeId), jobId: toHex(request.jobId) } });
+    return this.placementError === undefined ? Promise.resolve() : Promise.reject(this.placementError);
+  }
 
   status(): NodeStatus {
     return STATUS;

@@ -27,12 +27,13 @@ import type { ApiTools, Feature } from './feature.ts';
 import { toProblem } from './problem.ts';
 import { chainRoutes } from './routes/chain.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { placementRoutes } from './routes/placement.ts';
 import { nodeRoutes } from './routes/node.ts';
 import { signalRoutes } from './routes/signals.ts';
 import type { NodeService } from './service.ts';
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes];
+const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes];
 
 export interface NodeApiOptions {
   readonly service: NodeService;

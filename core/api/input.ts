@@ -5,13 +5,15 @@
  *
  * Hex is strict lowercase, as everywhere in the core (encoding/hex.ts): one spelling per id.
  */
-import { array, enums, integer, number, object, optional, refine, string, type Struct, tuple, union, validate } from 'superstruct';
+import { array, enums, integer, nullable, number, object, optional, refine, string, type Struct, tuple, union, validate } from 'superstruct';
 import { InvalidAmountError, WrongTypeError } from '../errors.ts';
 import { parseAmount } from '../encoding/amount.ts';
 import { fromHex } from '../encoding/hex.ts';
 import { IMAGE_REFERENCE_RULE, isImageReference } from '../jobs/image.ts';
 import { SPEC_LIMITS } from '../jobs/spec.ts';
 import type { JobRequest } from '../jobs/types.ts';
+import { MAX_GRANT_CHARS } from '../placement/wire.ts';
+import type { DeployRequest, KillRequest } from '../placement/caller.ts';
 import { MAX_CAPABILITIES, MAX_CAPABILITY_NAME_BYTES, MAX_PAYLOAD_BYTES } from '../signal/signal.ts';
 import { ApiProblem } from './problem.ts';
 import type { SignalRequest } from './routes/signals.ts';
@@ -211,6 +213,24 @@ export const JobBidBody = object({
   gpus: optional(bounded(...JOB_LIMITS.gpus)),
 });
 
+const Grant = refine(string(), 'grant', (grant) => (grant.length >= 1 && grant.length <= MAX_GRANT_CHARS) || `must be a capability token's text form, 1 to ${MAX_GRANT_CHARS} characters`);
+
+/** POST /mesh-deploy: a heartbeat-billed job for one host, with a dial hint and a grant. */
+export const MeshDeployBody = object({
+  node_id: NodeId,
+  image: Image,
+  cmd: optional(nullable(Cmd)),
+  cpu_cores: bounded(...JOB_LIMITS.cpuCores),
+  mem_mb: bounded(...JOB_LIMITS.memMb),
+  duration_secs: bounded(...JOB_LIMITS.durationSecs),
+  bid: Amount,
+  hint_multiaddr: optional(nullable(refine(string(), 'multiaddr', (ma) => (/^\/\S{1,1023}$/.test(ma)) || 'must be a multiaddr: /…, at most 1,024 characters, no spaces'))),
+  grant: optional(nullable(Grant)),
+});
+
+/** POST /mesh-kill. */
+export const MeshKillBody = object({ node_id: NodeId, job_id: NodeId, grant: optional(nullable(Grant)) });
+
 /** POST /jobs/:id/settle: a cost (0 allowed) and the payer's Ed25519 signature, 128 lowercase hex. */
 export const SettleBody = object({
   cost: amountOf(false),
@@ -285,4 +305,26 @@ export function signalRequest(value: unknown): SignalRequest {
     capabilities: body.capabilities ?? [],
     burnTxId: body.burn_tx_id_hex === undefined ? null : fromHex(body.burn_tx_id_hex, 32),
   };
+}
+
+/** The directed deploy a valid body asks for. */
+export function meshDeployRequest(value: unknown): DeployRequest {
+  const body = checkBody(value, MeshDeployBody);
+  return {
+    nodeId: fromHex(body.node_id, 32),
+    image: body.image,
+    cmd: body.cmd ?? null,
+    cpuCores: body.cpu_cores,
+    memMb: body.mem_mb,
+    durationSecs: body.duration_secs,
+    bid: parseAmount(body.bid),
+    hint: body.hint_multiaddr ?? null,
+    grant: body.grant ?? null,
+  };
+}
+
+/** The kill a valid body asks for. */
+export function meshKillRequest(value: unknown): KillRequest {
+  const body = checkBody(value, MeshKillBody);
+  return { nodeId: fromHex(body.node_id, 32), jobId: fromHex(body.job_id, 32), grant: body.grant ?? null };
 }

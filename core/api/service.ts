@@ -6,6 +6,7 @@
 import type { ChainService } from './routes/chain.ts';
 import type { JobsService } from './routes/jobs.ts';
 import type { NodeInfoService } from './routes/node.ts';
+import type { PlacementService } from './routes/placement.ts';
 import type { SignalService } from './routes/signals.ts';
 
 export type { TxStreamEvent } from './routes/chain.ts';
@@ -14,4 +15,4 @@ export type { SignalRequest } from './routes/signals.ts';
 export type { JobsService } from './routes/jobs.ts';
 export type { Unsubscribe } from '../web/sse.ts';
 
-export interface NodeService extends NodeInfoService, ChainService, SignalService, JobsService {}
+export interface NodeService extends NodeInfoService, ChainService, SignalService, JobsService, PlacementService {}

@@ -88,6 +88,8 @@ interface Reservation {
   readonly cpuCores: number;
   readonly memMb: number;
   readonly until: number;
+  /** Directed placement: the bid the caller was authorised for (its offer skips the image allow-list). */
+  readonly directedBid?: bigint;
 }
 
 /** What the host keeps in memory for a job it runs. */
@@ -99,7 +101,7 @@ interface Running {
   reader: Promise<void>;
 }
 
-type StopCause = 'duration' | 'payer' | 'operator' | 'dry' | 'elsewhere' | 'expired';
+type StopCause = 'duration' | 'payer' | 'operator' | 'dry' | 'elsewhere' | 'expired' | 'killed';
 
 const STOP_REASONS: Record<StopCause, (spec: JobSpec) => string> = {
   duration: (spec) => `killed at its duration of ${spec.duration_secs} s`,
@@ -108,6 +110,7 @@ const STOP_REASONS: Record<StopCause, (spec: JobSpec) => string> = {
   dry: () => 'the cell cannot cover the next heartbeat',
   elsewhere: () => 'the payer placed the job with another host',
   expired: () => 'the payer expired the bid',
+  killed: () => 'killed by directed placement (/mesh-kill)',
 };
 
 export class JobHost {
@@ -137,6 +140,11 @@ export class JobHost {
   }
 
   /** Jobs whose containers run now (the atlas' running_jobs). */
+  /** Whether this host takes offers from the market (an image is allowed); directed placement needs no allow-list. */
+  get takesOffers(): boolean {
+    return this.#o.policy.allowImages.length > 0;
+  }
+
   get runningCount(): number {
     return this.#o.book.all().filter((r) => r.role === 'host' && r.status === 'running').length;
   }
@@ -194,6 +202,29 @@ export class JobHost {
   /** DELETE /jobs/:id on the host: stops the container. */
   async stopJob(record: JobRecord): Promise<void> {
     await this.#stopContainer(record, 'operator');
+  }
+
+  /** /mesh-kill, once core/placement/ has authorised it: stops the container. */
+  async killJob(record: JobRecord): Promise<void> {
+    await this.#stopContainer(record, 'killed');
+  }
+
+  /**
+   * Directed placement (core/placement/host.ts): room held for a caller that placement has
+   * authorised, until its bid comes in the offer. Authority stands in for the image allow-list;
+   * capacity, the engine and the terms are checked as for any job. Every reason it does not fit, or none.
+   */
+  reserveDirected(payer: string, specBytes: Uint8Array, spec: JobSpec, bid: bigint): string[] {
+    this.#dropStaleReservations();
+    this.#reservations.delete(payer);
+    const reasons = [
+      ...refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine, { authorised: true }),
+      ...termsProblems(spec, bid, this.#o.chain.params.blockIntervalMs),
+    ];
+    if (reasons.length > 0) return reasons;
+    const hash = toHex(specHash(this.#o.chain.params.network, specBytes));
+    this.#reservations.set(payer, { payer, hash, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, until: this.#o.clock.now() + RESERVATION_MS, directedBid: bid });
+    return [];
   }
 
   logs(record: JobRecord): LogBuffer | undefined {
@@ -256,7 +287,12 @@ export class JobHost {
     const held = this.#reservations.get(payer);
     const reserved = held?.hash === hash ? held : undefined;
     if (reserved !== undefined) this.#reservations.delete(payer);
-    const reasons = [...refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine), ...termsProblems(spec, bid.bid, this.#o.chain.params.blockIntervalMs)];
+    const directed = reserved?.directedBid !== undefined;
+    const reasons = [
+      ...refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine, { authorised: directed }),
+      ...termsProblems(spec, bid.bid, this.#o.chain.params.blockIntervalMs),
+    ];
+    if (directed && bid.bid !== reserved.directedBid) reasons.push(`the bid of ${bid.bid} is not the ${reserved.directedBid} the placement was authorised for`);
     if (reasons.length > 0) {
       if (reserved !== undefined) this.#reservations.set(payer, reserved);
       return refuse(...reasons);

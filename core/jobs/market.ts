@@ -25,6 +25,9 @@ import type { HostPolicy } from './policy.ts';
 import { decodeSpec } from './spec.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from './types.ts';
 import { fromHex } from '../encoding/hex.ts';
+import type { PlacementService } from '../api/routes/placement.ts';
+import { PlacementCaller, type DeployRequest, type KillRequest } from '../placement/caller.ts';
+import { PlacementHost } from '../placement/host.ts';
 
 /** How a node takes part in the market: what it hosts, where it keeps its jobs. */
 export interface JobsConfig {
@@ -40,6 +43,8 @@ export interface JobsConfig {
   readonly heartbeatMs?: number;
   /** How often a following log reader asks the host for new lines (default 1 s). */
   readonly logPollMs?: number;
+  /** Keys whose capability tokens directed placement honours here besides this node's own (`--capability-root`). */
+  readonly capabilityRoots?: readonly Uint8Array[];
 }
 
 /** The node parts the market works with. */
@@ -54,17 +59,20 @@ export interface MarketParts {
   readonly log: (line: string) => void;
 }
 
-export class JobMarket implements JobsService {
+export class JobMarket implements JobsService, PlacementService {
   readonly #book: JobBook;
   readonly #host: JobHost;
   readonly #payer: JobPayer;
+  readonly #placementHost: PlacementHost;
+  readonly #placementCaller: PlacementCaller;
   readonly #clock: Clock;
   readonly #logPollMs: number;
   readonly #chain: Chain;
   #unsubscribe: (() => void) | null = null;
 
-  private constructor(book: JobBook, host: JobHost, payer: JobPayer, chain: Chain, clock: Clock, logPollMs: number) {
+  private constructor(book: JobBook, host: JobHost, payer: JobPayer, placement: [PlacementHost, PlacementCaller], chain: Chain, clock: Clock, logPollMs: number) {
     this.#book = book;
+    [this.#placementHost, this.#placementCaller] = placement;
     this.#chain = chain;
     this.#host = host;
     this.#payer = payer;
@@ -85,7 +93,12 @@ export class JobMarket implements JobsService {
       heartbeatMs: config.heartbeatMs ?? HEARTBEAT_INTERVAL_SECS * 1000,
     });
     const payer = new JobPayer({ ...common, key: parts.key, atlas: parts.atlas, queueMs: config.queueMs ?? DEFAULT_QUEUE_MS });
-    return new JobMarket(book, host, payer, parts.chain, parts.clock, config.logPollMs ?? 1_000);
+    // Directed placement (core/placement/) places jobs on a chosen host through the same two sides.
+    const placement: [PlacementHost, PlacementCaller] = [
+      new PlacementHost({ ...common, jobs: host, self: parts.key.publicKey, roots: config.capabilityRoots ?? [] }),
+      new PlacementCaller({ ...common, payer, self: parts.key.publicKey }),
+    ];
+    return new JobMarket(book, host, payer, placement, parts.chain, parts.clock, config.logPollMs ?? 1_000);
   }
 
   async start(): Promise<void> {
@@ -96,6 +109,7 @@ export class JobMarket implements JobsService {
       this.#payer.onBlock(expired);
     });
     this.#payer.start();
+    this.#placementHost.start();
     await this.#host.start();
   }
 
@@ -105,9 +119,12 @@ export class JobMarket implements JobsService {
     await this.#host.stop();
   }
 
-  /** The engine's answer at the last check: the atlas' `docker` and `gpu` tags come from it. */
+  /**
+   * The engine's answer at the last check, as the atlas' `docker` and `gpu` tags show it: only a node
+   * that takes offers (an image allowed) advertises it. Directed placement uses the engine either way.
+   */
   get engine(): { ready: boolean; gpus: number } {
-    return this.#host.engine;
+    return this.#host.takesOffers ? this.#host.engine : { ready: false, gpus: 0 };
   }
 
   /** Asks the engine again (before each capacity broadcast). */
@@ -117,6 +134,16 @@ export class JobMarket implements JobsService {
 
   get runningJobs(): number {
     return this.#host.runningCount;
+  }
+
+  // ---- PlacementService ----
+
+  meshDeploy(request: DeployRequest): Promise<{ job_id: string }> {
+    return this.#placementCaller.deploy(request);
+  }
+
+  meshKill(request: KillRequest): Promise<void> {
+    return this.#placementCaller.kill(request);
   }
 
   // ---- JobsService ----

@@ -95,22 +95,60 @@ export class JobPayer {
 
   /** POST /jobs/bid. */
   async bid(request: JobRequest): Promise<string> {
-    const { chain, own, clock, book } = this.#o;
+    const { spec, specBytes } = this.checkBid(request);
+    const host = request.billing === 'heartbeat' ? await this.#reserve(specBytes, spec) : null;
+    const record = await this.#submitBid(request, specBytes, host);
+    if (host === null) this.#place(record);
+    else void this.#offerReserved(record, host);
+    return record.jobId;
+  }
+
+  /**
+   * The spec of a bid whose terms hold and that the free balance covers, checked before anything
+   * goes out. Throws JobError 'bad-terms', LedgerRuleError 'insufficient-free-balance'.
+   */
+  checkBid(request: JobRequest): { spec: JobSpec; specBytes: Uint8Array } {
+    const { chain } = this.#o;
     const spec = specOf(request);
-    const specBytes = encodeSpec(spec);
-    const hash = specHash(chain.params.network, specBytes);
     const problems = termsProblems(spec, request.bid, chain.params.blockIntervalMs);
     if (problems.length > 0) throw new JobError('bad-terms', problems.join('; '));
     const free = freeBalance(chain.state.account(this.#o.key.publicKey), chain.tip.height);
     if (request.bid > free) {
       throw new LedgerRuleError('insufficient-free-balance', `the bid of ${request.bid} is above the free balance of ${free}`);
     }
-    let host: string | null = null;
-    if (request.billing === 'heartbeat') host = await this.#reserve(specBytes, spec);
+    return { spec, specBytes: encodeSpec(spec) };
+  }
+
+  /**
+   * Directed placement (core/placement/caller.ts): a heartbeat-billed bid for `host`, which holds
+   * room for it, offered once. 'taken'; the host's refusal (the job fails); or 'no-answer', and the
+   * job goes on being offered as any reserved job is.
+   */
+  async bidDirected(request: JobRequest, host: string): Promise<{ jobId: string; answer: 'taken' | 'no-answer' | readonly string[] }> {
+    const { specBytes } = this.checkBid(request);
+    const record = await this.#submitBid(request, specBytes, host);
+    const offer = encode(offerCodec, { spec: specBytes, bid_tx: fromHex(record.bidTx!) });
+    try {
+      const answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, { timeoutMs: OFFER_TIMEOUT_MS }));
+      if (answer.answer === 'Taken') return { jobId: record.jobId, answer: 'taken' };
+      this.#refused(record, host, answer.reasons);
+      this.#fail(record, `the host refused it: ${answer.reasons.join('; ')}`);
+      await this.#o.book.save(record);
+      return { jobId: record.jobId, answer: answer.reasons };
+    } catch (error) {
+      if (!(error instanceof MeshError)) throw error;
+      void this.#offerReserved(record, host);
+      return { jobId: record.jobId, answer: 'no-answer' };
+    }
+  }
+
+  /** Signs and pools the JobBid, the job on record before the bid can lock anything. */
+  async #submitBid(request: JobRequest, specBytes: Uint8Array, host: string | null): Promise<JobRecord> {
+    const { chain, own, book } = this.#o;
     let record: JobRecord | undefined;
     const body = {
       kind: 'JobBid',
-      spec_hash: hash,
+      spec_hash: specHash(chain.params.network, specBytes),
       bid: request.bid,
       duration_secs: request.durationSecs,
       cpu_cores: request.cpuCores,
@@ -119,7 +157,7 @@ export class JobPayer {
       host: host === null ? null : fromHex(host, 32),
     } as const;
     try {
-      // The job is on record before its bid can lock anything: a crash in between leaves no locked bid unknown to the book.
+      // A crash between the record and the pool leaves no locked bid unknown to the book.
       await own.submit(body, async (tx) => {
         record = this.#newRecord(tx, request, specBytes, host);
         await book.save(record);
@@ -128,9 +166,7 @@ export class JobPayer {
       if (record !== undefined) await book.delete(record.jobId);
       throw error;
     }
-    if (host === null) this.#place(record!);
-    else void this.#offerReserved(record!, host);
-    return record!.jobId;
+    return record!;
   }
 
   #newRecord(tx: Tx, request: JobRequest, specBytes: Uint8Array, host: string | null): JobRecord {

@@ -45,11 +45,16 @@ export function imageAllowed(image: string, allowed: readonly string[]): boolean
   });
 }
 
-/** Every reason `spec` does not fit `policy` with `inUse` taken, or none. */
-export function refusalsOf(spec: JobSpec, policy: HostPolicy, inUse: InUse, engine: { ready: boolean; gpus: number }): string[] {
+/**
+ * Every reason `spec` does not fit `policy` with `inUse` taken, or none. An `authorised` job
+ * (directed placement by an admin or a capability token) is not held to the image allow-list.
+ */
+export function refusalsOf(spec: JobSpec, policy: HostPolicy, inUse: InUse, engine: { ready: boolean; gpus: number }, options: { authorised?: boolean } = {}): string[] {
   const reasons: string[] = [];
   if (!engine.ready) reasons.push('no container runtime');
-  if (policy.allowImages.length === 0) reasons.push('this node runs no jobs (no image allowed)');
+  if (options.authorised === true) {
+    if (!isImageReference(spec.image)) reasons.push(`image ${JSON.stringify(spec.image)} is not ${IMAGE_REFERENCE_RULE}`);
+  } else if (policy.allowImages.length === 0) reasons.push('this node runs no jobs (no image allowed)');
   // A spec from the network was never checked by this node's API: its image is, here.
   else if (!isImageReference(spec.image)) reasons.push(`image ${JSON.stringify(spec.image)} is not ${IMAGE_REFERENCE_RULE}`);
   else if (!imageAllowed(spec.image, policy.allowImages)) reasons.push(`image not allowed: ${spec.image}`);

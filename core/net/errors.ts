@@ -27,6 +27,8 @@ export const NETWORK_ERRORS = {
   'bad-response': PEER_REFUSED,
   /** An app topic or protocol name is empty, too long, or has characters outside its alphabet. */
   'invalid-name': { status: 400, problem: 'invalid-body' },
+  /** A dial hint is not a multiaddr, or names another peer than the one to reach. */
+  'invalid-address': { status: 400, problem: 'invalid-body' },
 } as const satisfies ErrorTable;
 
 export type NetworkErrorCode = keyof typeof NETWORK_ERRORS;
@@ -80,5 +82,12 @@ export class RemoteError extends NetworkError {
 export class InvalidNameError extends NetworkError {
   constructor(message: string) {
     super('invalid-name', message);
+  }
+}
+
+/** A dial hint that is not a multiaddr, or that names another peer than the one to reach. */
+export class InvalidAddressError extends NetworkError {
+  constructor(message: string) {
+    super('invalid-address', message);
   }
 }

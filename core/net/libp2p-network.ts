@@ -22,7 +22,7 @@ import { lpStream } from '@libp2p/utils';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p';
 import { toHex } from '../encoding/hex.ts';
-import { MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import { InvalidAddressError, MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
 import {
   TOPICS,
   rpcLimitsOf,
@@ -473,6 +473,29 @@ export class Libp2pNetwork implements Network {
     }
     if (this.libp2p.getConnections(target).length > 0) this.#rtts.set(target.toString(), rtt);
     return rtt;
+  }
+
+  async dial(node: Uint8Array, address: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    const target = peerIdOf(node);
+    let ma: Multiaddr;
+    try {
+      ma = multiaddr(address);
+    } catch (error) {
+      throw new InvalidAddressError(`the dial hint ${JSON.stringify(address)} is not a multiaddr: ${messageOf(error)}`);
+    }
+    const components = ma.getComponents();
+    const last = components.at(-1);
+    if (last?.name === 'p2p') {
+      if (last.value !== target.toString()) throw new InvalidAddressError(`the dial hint names ${last.value}, not the node to reach (${target.toString()})`);
+    } else {
+      ma = ma.encapsulate(`/p2p/${target.toString()}`);
+    }
+    try {
+      await this.libp2p.dial(ma, options.signal ? { signal: options.signal } : {});
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw new PeerUnreachableError(`cannot reach ${toHex(node)} at ${ma.toString()}: ${messageOf(error)}`);
+    }
   }
 
   bootstrapAddresses(): string[] {

@@ -7,7 +7,7 @@
  * when its link is cut, and `leave` is how a member stops.
  */
 import { toHex } from '../encoding/hex.ts';
-import { MessageTooLargeError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import { InvalidAddressError, MessageTooLargeError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
 import {
   TOPICS,
   rpcLimitsOf,
@@ -251,5 +251,16 @@ export class MemoryNetwork implements Network {
 
   bootstrapAddresses(): string[] {
     return [`/memory/${toHex(this.self)}`];
+  }
+
+  /** Links to the member at `/memory/<hex>`, as a dial would connect. */
+  async dial(node: Uint8Array, address: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    options.signal?.throwIfAborted();
+    const named = /^\/memory\/([0-9a-f]{64})$/.exec(address)?.[1];
+    if (named === undefined) throw new InvalidAddressError(`the dial hint ${JSON.stringify(address)} is not /memory/<64 hex>`);
+    if (named !== toHex(node)) throw new InvalidAddressError(`the dial hint names ${named}, not the node to reach (${toHex(node)})`);
+    const target = this.#bus.members.get(named);
+    if (target === undefined || target.stopped || this.stopped) throw new PeerUnreachableError(`cannot reach ${named} at ${address}`);
+    if (!this.links.has(target)) this.#bus.link(this, target);
   }
 }

@@ -157,4 +157,11 @@ export interface Network {
   ping(peer: Uint8Array, options?: { signal?: AbortSignal }): Promise<number>;
   /** Multiaddrs through which a newcomer can join: this node's own, then its peers'. */
   bootstrapAddresses(): string[];
+  /**
+   * Connects to `node` through `address`, a dial hint (a multiaddr, possibly through a relay:
+   * `/ip4/…/tcp/…/p2p/<relay>/p2p-circuit`). The hint may end in `/p2p/<id>`, which must be
+   * `node`'s. Fails with PeerUnreachableError when it cannot connect, InvalidAddressError when
+   * the hint does not parse or names another peer.
+   */
+  dial(node: Uint8Array, address: string, options?: { signal?: AbortSignal }): Promise<void>;
 }

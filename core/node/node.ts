@@ -6,6 +6,7 @@
 import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
 import { JobMarket, type JobsConfig } from '../jobs/market.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
+import type { DeployRequest, KillRequest } from '../placement/caller.ts';
 import { ForkChoiceError, type Chain, type ChainEvent } from '../chain/chain.ts';
 import { Mempool, MempoolError } from '../chain/mempool.ts';
 import { RecentSet } from '../collections/recent-set.ts';
@@ -299,6 +300,16 @@ export class MeshNode implements NodeService {
 
   followJobLogs(jobId: Uint8Array, after: number, listener: (line: LogEvent) => void, end: () => void): Unsubscribe | undefined {
     return this.jobs.followJobLogs(jobId, after, listener, end);
+  }
+
+  // ---- directed placement (core/placement/, through the market) ----
+
+  meshDeploy(request: DeployRequest): Promise<{ job_id: string }> {
+    return this.jobs.meshDeploy(request);
+  }
+
+  meshKill(request: KillRequest): Promise<void> {
+    return this.jobs.meshKill(request);
   }
 
   // ---- gossip ----

@@ -109,9 +109,12 @@ export class NodeClient {
     return this.#request<T>('GET', path);
   }
 
-  /** POSTs `body` as JSON with the API token; resolves to the parsed JSON answer. */
-  async post<T>(path: string, body: unknown): Promise<T> {
-    return this.#request<T>('POST', path, body, await this.#token());
+  /**
+   * POSTs `body` as JSON with the API token; resolves to the parsed JSON answer (undefined for 204).
+   * `timeoutMs` is for a route that waits on the mesh longer than the usual 15 s.
+   */
+  async post<T>(path: string, body: unknown, options: { timeoutMs?: number } = {}): Promise<T> {
+    return this.#request<T>('POST', path, body, await this.#token(), options.timeoutMs);
   }
 
   async #token(): Promise<string> {
@@ -159,11 +162,11 @@ export class NodeClient {
     }
   }
 
-  async #request<T>(method: string, path: string, body?: unknown, token?: string): Promise<T> {
+  async #request<T>(method: string, path: string, body?: unknown, token?: string, timeoutMs = TIMEOUT_MS): Promise<T> {
     const headers: Record<string, string> = {};
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await this.#fetch(method, path, headers, body, AbortSignal.timeout(TIMEOUT_MS));
+    const response = await this.#fetch(method, path, headers, body, AbortSignal.timeout(timeoutMs));
     const text = await response.text();
     if (!response.ok) throw new NodeClientError(problemLine(response.status, text));
     if (response.status === 204) return undefined as T;
@@ -185,7 +188,7 @@ export class NodeClient {
       });
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause;
-      if ((error as Error).name === 'TimeoutError') throw new NodeClientError(`the node at ${this.url} did not answer within ${TIMEOUT_MS / 1000} s`);
+      if ((error as Error).name === 'TimeoutError') throw new NodeClientError(`the node at ${this.url} did not answer in time`);
       if (cause?.code === 'ECONNREFUSED') throw new NodeClientError(`no node running at ${this.url} (connection refused)`);
       throw new NodeClientError(`cannot reach the node at ${this.url}: ${cause?.code ?? (error as Error).message}`);
     }

@@ -1,0 +1,215 @@
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import { rejectsAsync } from '../../test/assert.ts';
+import { key, mine, openChain } from '../chain/testnet.test-util.ts';
+import type { Chain } from '../chain/chain.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { CREDIT } from '../encoding/amount.ts';
+import { fromHex, toHex } from '../encoding/hex.ts';
+import { burnOf } from '../ledger/params.ts';
+import { MemoryBus } from '../net/memory.test-util.ts';
+import type { MeshNode } from '../node/node.ts';
+import { startNode } from '../node/node.test-util.ts';
+import { ManualClock } from '../time/clock.test-util.ts';
+import { FakeExecutor } from '../jobs/executor.test-util.ts';
+import type { JobsConfig } from '../jobs/market.ts';
+import { encodeToken, linkId, signLink } from '../capabilities/token.ts';
+import type { Allowance } from '../capabilities/token.ts';
+import { CapabilityError } from '../capabilities/errors.ts';
+import type { DeployRequest } from './caller.ts';
+import { PlacementError } from './errors.ts';
+import { NetworkError } from '../net/errors.ts';
+
+const P = key(1); // the caller, which pays and produces the blocks
+const H = key(2); // the target host
+const C = key(3); // a third node
+
+// The host allows no image: directed placement needs none.
+const POLICY = { allowImages: [], cpuCores: 2, memMb: 2048 };
+const ALL: Allowance = { commands: ['deploy', 'kill'], cpu_cores: null, mem_mb: null, duration_secs: null, bid: null, images: null, nodes: null };
+
+function deploy(overrides: Partial<DeployRequest> = {}): DeployRequest {
+  return {
+    nodeId: H.publicKey,
+    image: 'localhost/busybox:test',
+    cmd: ['sleep', '600'],
+    cpuCores: 1,
+    memMb: 64,
+    durationSecs: 600,
+    bid: 20n * CREDIT,
+    hint: null,
+    grant: null,
+    ...overrides,
+  };
+}
+
+interface Mesh {
+  readonly clock: ManualClock;
+  readonly executor: FakeExecutor;
+  readonly caller: MeshNode;
+  readonly host: MeshNode;
+  readonly third: MeshNode;
+  readonly stop: () => Promise<void>;
+}
+
+/** A caller with credits that produces blocks, a host with a fake engine, and a third node; `linked: false` leaves caller and host unconnected. */
+async function mesh(options: { hostJobs?: JobsConfig; linked?: boolean } = {}): Promise<Mesh> {
+  const clock = new ManualClock();
+  const executor = new FakeExecutor(clock);
+  const bus = new MemoryBus();
+  const chain = await openChain();
+  await mine(chain, P, 3);
+  const copy = async (): Promise<Chain> => {
+    const c = await openChain();
+    await c.addBranch(await chain.blocksFrom(1, 3));
+    return c;
+  };
+  const host = await startNode(bus, await copy(), H, clock, { jobs: { executor, policy: POLICY, heartbeatMs: 30_000, ...options.hostJobs } });
+  const third = await startNode(bus, await copy(), C, clock, {});
+  const caller = await startNode(bus, chain, P, clock, { mine: true, jobs: {} });
+  // Unlinked, the caller still hears the host's transactions through the third node.
+  if (options.linked === false) bus.unlink(bus.members.get(toHex(P.publicKey))!, bus.members.get(toHex(H.publicKey))!);
+  return {
+    clock,
+    executor,
+    caller,
+    host,
+    third,
+    stop: async () => {
+      for (const n of [caller, host, third]) await n.stop();
+    },
+  };
+}
+
+/** Runs `pending` while the manual clock moves, and resolves with its outcome. */
+async function settle<T>(m: Mesh, pending: Promise<T>, what: string): Promise<{ value?: T; error?: unknown }> {
+  let outcome: { value?: T; error?: unknown } | undefined;
+  pending.then(
+    (value) => (outcome = { value }),
+    (error: unknown) => (outcome = { error }),
+  );
+  await m.clock.until(what, () => outcome !== undefined, 120_000);
+  return outcome!;
+}
+
+async function trustCaller(m: Mesh, subject: SigningKey = P): Promise<void> {
+  const tx = await m.host.own.submit({ kind: 'TrustGrant', subject: subject.publicKey, trusted: true });
+  await m.clock.until('the trust is mined', () => m.host.chain.state.trust(H.publicKey, subject.publicKey) !== undefined && !m.host.mempool.has(tx.id), 30_000);
+}
+
+test('placement: a caller the host trusts deploys a job off the allow-list; it runs, is billed by heartbeats and is killed by mesh-kill', async () => {
+  const m = await mesh();
+  try {
+    await trustCaller(m);
+    const { value, error } = await settle(m, m.caller.meshDeploy(deploy()), 'the deploy answers');
+    assert.isUndefined(error, String(error));
+    const jobId = value!.job_id;
+    const id = fromHex(jobId, 32);
+    assert.lengthOf(m.executor.running, 1);
+    assert.equal(m.executor.running[0]!.labels['mesh.job'], jobId);
+    assert.equal(m.caller.getJob(id)!.status, 'running');
+    assert.equal(m.caller.getJob(id)!.billing, 'heartbeat');
+    assert.equal(m.host.getJob(id)!.host, toHex(H.publicKey));
+    await m.clock.until('two heartbeats are mined', () => (m.caller.getJob(id)!.heartbeats?.count ?? 0) >= 2, 90_000);
+    const paid = BigInt(m.caller.getJob(id)!.heartbeats!.paid);
+    const rate = (20n * CREDIT) / 20n; // 600 s is 20 intervals
+    assert.equal(paid, rate * BigInt(m.caller.getJob(id)!.heartbeats!.count));
+    // A third node with no authority cannot kill it; the payer's own node can, and so can an admin.
+    const denied = await settle(m, m.third.meshKill({ nodeId: H.publicKey, jobId: id, grant: null }), 'the refusal');
+    assert.instanceOf(denied.error, PlacementError);
+    assert.equal((denied.error as PlacementError).code, 'untrusted');
+    assert.equal((denied.error as PlacementError).status, 502);
+    const killed = await settle(m, m.caller.meshKill({ nodeId: H.publicKey, jobId: id, grant: null }), 'the kill answers');
+    assert.isUndefined(killed.error, String(killed.error));
+    await m.clock.until('the host reports it killed', () => m.caller.getJob(id)!.status.startsWith('failed'), 30_000);
+    assert.equal(m.caller.getJob(id)!.status, 'failed: killed by directed placement (/mesh-kill)');
+    assert.lengthOf(m.executor.running, 0);
+    // The host holds every heartbeat mined, less its burn.
+    await m.clock.until('the payer sees the last heartbeat', () => m.caller.getJob(id)!.cost !== null, 60_000);
+    const beats = BigInt(m.caller.getJob(id)!.heartbeats!.count);
+    assert.equal(m.host.chain.state.account(H.publicKey).balance, beats * (rate - burnOf(rate)));
+  } finally {
+    await m.stop();
+  }
+});
+
+test('placement: with no trust and no grant the host refuses as untrusted, and no credits are locked', async () => {
+  const m = await mesh();
+  try {
+    const { error } = await settle(m, m.caller.meshDeploy(deploy()), 'the refusal');
+    assert.instanceOf(error, PlacementError);
+    assert.equal((error as PlacementError).code, 'untrusted');
+    assert.match((error as Error).message, /no admin trust/);
+    assert.equal(m.caller.chain.state.account(P.publicKey).locked_bids, 0n);
+    assert.lengthOf(m.caller.listJobs(), 0);
+    assert.lengthOf(m.executor.containers, 0);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('placement: a token rooted at the host lets the caller deploy within it; widening its bounds, a foreign root and a revoked link are refused with their reasons', async () => {
+  const m = await mesh();
+  try {
+    const network = m.caller.chain.params.network;
+    const now = Math.floor(m.clock.now() / 1000);
+    const window = { not_before: now - 10, expiry: now + 3600 };
+    const nonce = (n: number): Uint8Array => new Uint8Array(16).fill(n);
+    const rooted = await signLink(H, network, { audience: P.publicKey, allows: { ...ALL, mem_mb: 128, images: ['localhost/busybox'] }, ...window, nonce: nonce(1) });
+    const grant = encodeToken([rooted]);
+    // Beyond the token's memory bound: refused before anything is paid.
+    const wide = await settle(m, m.caller.meshDeploy(deploy({ memMb: 256, grant })), 'the refusal');
+    assert.equal((wide.error as PlacementError).code, 'not-allowed');
+    const foreign = encodeToken([await signLink(C, network, { audience: P.publicKey, allows: ALL, ...window, nonce: nonce(2) })]);
+    assert.equal(((await settle(m, m.caller.meshDeploy(deploy({ grant: foreign })), 'the refusal')).error as PlacementError).code, 'untrusted');
+    const ok = await settle(m, m.caller.meshDeploy(deploy({ grant })), 'the deploy');
+    assert.isUndefined(ok.error, String(ok.error));
+    assert.lengthOf(m.executor.running, 1);
+    // The host revokes its link; once mined, the same token fails.
+    const tx = await m.host.own.submit({ kind: 'RevokeCapability', token_id: linkId(network, rooted) });
+    await m.clock.until('the revocation is mined', () => m.host.chain.state.revoked(H.publicKey, linkId(network, rooted)) !== undefined && !m.host.mempool.has(tx.id), 30_000);
+    const revoked = await settle(m, m.caller.meshDeploy(deploy({ grant })), 'the refusal');
+    assert.equal((revoked.error as PlacementError).code, 'revoked');
+    assert.equal((revoked.error as PlacementError).status, 502);
+    assert.lengthOf(m.executor.running, 1);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('placement: an unconnected host is a 504, dialled through a hint it is reached; this node and a malformed grant are 400', async () => {
+  const m = await mesh({ linked: false });
+  try {
+    await trustCaller(m);
+    const lost = await settle(m, m.caller.meshDeploy(deploy()), 'the failure');
+    assert.instanceOf(lost.error, PlacementError);
+    assert.equal((lost.error as PlacementError).code, 'timeout');
+    assert.equal((lost.error as PlacementError).status, 504);
+    assert.equal(m.caller.chain.state.account(P.publicKey).locked_bids, 0n);
+    await rejectsAsync(() => m.caller.meshDeploy(deploy({ nodeId: P.publicKey })), PlacementError, 'self', /this node/);
+    await rejectsAsync(() => m.caller.meshDeploy(deploy({ grant: 'not a token' })), CapabilityError, 'malformed');
+    await rejectsAsync(() => m.caller.meshDeploy(deploy({ hint: `/memory/${toHex(C.publicKey)}` })), NetworkError, 'invalid-address');
+    const hinted = await settle(m, m.caller.meshDeploy(deploy({ hint: `/memory/${toHex(H.publicKey)}` })), 'the deploy through the hint');
+    assert.isUndefined(hinted.error, String(hinted.error));
+    assert.lengthOf(m.executor.running, 1);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('placement: a host without room or without an engine refuses with no-room or container-error', async () => {
+  const m = await mesh();
+  try {
+    await trustCaller(m);
+    const big = await settle(m, m.caller.meshDeploy(deploy({ memMb: 4096 })), 'the refusal');
+    assert.equal((big.error as PlacementError).code, 'no-room');
+    assert.match((big.error as Error).message, /needs 4096 MiB, 2048 MiB free/);
+    m.executor.ready = false;
+    await m.host.jobs.checkEngine();
+    const down = await settle(m, m.caller.meshDeploy(deploy()), 'the refusal');
+    assert.equal((down.error as PlacementError).code, 'container-error');
+    assert.equal(m.caller.chain.state.account(P.publicKey).locked_bids, 0n);
+  } finally {
+    await m.stop();
+  }
+});

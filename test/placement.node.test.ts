@@ -1,0 +1,147 @@
+/**
+ * Directed placement end to end: real `mesh node --devnet` processes on loopback and the real Podman
+ * engine (test/podman.ts). A caps the chain (it mines), H hosts with no allow-list at all, B is a
+ * third node that A pays. Through the HTTP API, and through `mesh trust`, `mesh cap`, `mesh deploy`
+ * and `mesh kill` as a user types them.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Docker from 'dockerode';
+import { PODMAN_DIR, startPodman, TEST_IMAGE, type PodmanService } from './podman.ts';
+import { getJson, postJson, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
+
+const CREDIT = 10n ** 18n;
+const BLOCK_MS = 250;
+const HEARTBEAT_MS = 1000;
+const ROOT = join(import.meta.dirname, '..');
+const run = promisify(execFile);
+
+let podman: PodmanService;
+let docker: Docker;
+let a: MeshProcess;
+let h: MeshProcess;
+let b: MeshProcess;
+
+before(async () => {
+  podman = await startPodman();
+  docker = new Docker({ socketPath: podman.socketPath });
+  a = await startNode({ mine: true, blockIntervalMs: BLOCK_MS });
+  h = await startNode({
+    blockIntervalMs: BLOCK_MS,
+    bootstrap: [tcpAddress(a)],
+    extraArgs: ['--job-cores', '4', '--job-mem-mb', '1024', '--heartbeat-interval-ms', String(HEARTBEAT_MS)],
+    env: { DOCKER_HOST: podman.dockerHost, CONTAINERS_CONF: join(PODMAN_DIR, 'containers.conf') },
+  });
+  b = await startNode({ blockIntervalMs: BLOCK_MS, bootstrap: [tcpAddress(a)] });
+  assert.match(h.log() + (await waitFor('the host asked the engine', async () => /jobs: (podman|docker)/.test(h.log()) && h.log(), 10_000)), /jobs: podman \d/);
+  // B pays for its own deploys.
+  await waitFor('A has credits', async () => BigInt((await getJson<Status>(a, '/status')).free) > 200n * CREDIT, 30_000);
+  const sent = await postJson(a, '/transfer', { to: b.nodeId, amount: (100n * CREDIT).toString() });
+  assert.equal(sent.status, 202, JSON.stringify(sent.body));
+  await waitFor('B holds 100 credits', async () => BigInt((await getJson<Status>(b, '/status')).free) === 100n * CREDIT, 30_000);
+});
+
+after(async () => {
+  if (h !== undefined) for (const c of await docker.listContainers({ all: true, filters: { label: [`mesh.node=${h.nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+  await stopAll();
+  await podman?.stop();
+});
+
+interface Status {
+  node_id: string;
+  balance: string;
+  free: string;
+  locked_bids: string;
+}
+
+interface View {
+  job_id: string;
+  status: string;
+  host: string | null;
+  billing: string;
+  cost: string | null;
+  heartbeats: { count: number; paid: string } | null;
+}
+
+/** `mesh <args>` as a user types it; exit code, stdout and stderr. */
+async function mesh(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/mesh.js'), ...args], { cwd: ROOT, timeout: 180_000 });
+    return { code: 0, out: stdout, err: stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, out: e.stdout ?? '', err: e.stderr ?? '' };
+  }
+}
+
+function deployBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { node_id: h.nodeId, image: TEST_IMAGE, cmd: ['sleep', '600'], cpu_cores: 1, mem_mb: 64, duration_secs: 600, bid: (20n * CREDIT).toString(), ...extra };
+}
+
+async function runningContainers(): Promise<string[]> {
+  return (await docker.listContainers({ filters: { label: [`mesh.node=${h.nodeId}`] } })).map((c) => c.Labels['mesh.job']!);
+}
+
+test('a deploy from a caller the host trusts runs in a container, is billed by heartbeats, and mesh-kill stops it', async () => {
+  const untrusted = await postJson(a, '/mesh-deploy', deployBody());
+  assert.equal(untrusted.status, 502, JSON.stringify(untrusted.body));
+  assert.equal(untrusted.body.rule, 'untrusted');
+  assert.equal((await getJson<Status>(a, '/status')).locked_bids, '0', 'a refused deploy locks nothing');
+
+  const trusted = await mesh(['trust', a.nodeId, '--data-dir', h.dataDir]);
+  assert.equal(trusted.code, 0, trusted.err);
+  const before = BigInt((await getJson<Status>(h, '/status')).balance);
+  const deployed = await waitFor(
+    'the trust is mined and the deploy goes through',
+    async () => {
+      const answer = await postJson(a, '/mesh-deploy', deployBody());
+      if (answer.status === 502 && answer.body.rule === 'untrusted') return false;
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      return answer.body as { job_id: string };
+    },
+    30_000,
+    500,
+  );
+  assert.deepEqual(await runningContainers(), [deployed.job_id]);
+  const view = await getJson<View>(a, `/jobs/${deployed.job_id}`);
+  assert.equal(view.status, 'running');
+  assert.equal(view.billing, 'heartbeat');
+  assert.equal(view.host, h.nodeId);
+  await waitFor('two heartbeats are mined', async () => ((await getJson<View>(a, `/jobs/${deployed.job_id}`)).heartbeats?.count ?? 0) >= 2, 30_000);
+
+  // B has no authority over A's job; A, its payer and the host's admin, stops it.
+  const denied = await postJson(b, '/mesh-kill', { node_id: h.nodeId, job_id: deployed.job_id, grant: null });
+  assert.equal(denied.status, 502);
+  assert.equal(denied.body.rule, 'untrusted');
+  const killed = await mesh(['kill', h.nodeId, deployed.job_id, '--data-dir', a.dataDir]);
+  assert.equal(killed.code, 0, killed.err);
+  await waitFor('the container is gone', async () => (await runningContainers()).length === 0, 20_000);
+  const ended = await waitFor('A sees it killed and paid', async () => {
+    const v = await getJson<View>(a, `/jobs/${deployed.job_id}`);
+    return v.cost !== null && v.status.startsWith('failed') && v;
+  });
+  assert.equal(ended.status, 'failed: killed by directed placement (/mesh-kill)');
+  const paid = BigInt(ended.heartbeats!.paid);
+  assert.equal(BigInt(ended.cost!), paid);
+  await waitFor('H holds what it was paid, less the burn', async () => BigInt((await getJson<Status>(h, '/status')).balance) - before === paid - (paid * 100n) / 10_000n, 20_000);
+});
+
+test('bad node ids and malformed grants are 400; a host nobody can reach is 504', async () => {
+  for (const body of [deployBody({ node_id: 'abc' }), deployBody({ node_id: h.nodeId.toUpperCase() }), deployBody({ grant: 'not a token' }), deployBody({ node_id: a.nodeId })]) {
+    const answer = await postJson(a, '/mesh-deploy', body);
+    assert.equal(answer.status, 400, JSON.stringify(answer.body));
+  }
+  const badKill = await postJson(a, '/mesh-kill', { node_id: h.nodeId, job_id: 'xyz', grant: null });
+  assert.equal(badKill.status, 400);
+  const nobody = 'ab'.repeat(32);
+  const lost = await postJson(a, '/mesh-deploy', deployBody({ node_id: nobody }));
+  assert.equal(lost.status, 504, JSON.stringify(lost.body));
+  const deadHint = await postJson(a, '/mesh-deploy', deployBody({ node_id: nobody, hint_multiaddr: '/ip4/127.0.0.1/tcp/9' }));
+  assert.equal(deadHint.status, 504, JSON.stringify(deadHint.body));
+  const lostKill = await postJson(a, '/mesh-kill', { node_id: nobody, job_id: nobody, grant: null });
+  assert.equal(lostKill.status, 504);
+  assert.equal((await getJson<Status>(a, '/status')).locked_bids, '0');
+});
