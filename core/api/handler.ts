@@ -25,6 +25,7 @@ import { isLoopbackOrigin, requireBearer, requireLocalHostName, requireSameOrigi
 import { readJsonBody } from './body.ts';
 import type { ApiTools, Feature } from './feature.ts';
 import { toProblem } from './problem.ts';
+import { capabilityRoutes } from './routes/capabilities.ts';
 import { chainRoutes } from './routes/chain.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { nodeRoutes } from './routes/node.ts';
@@ -32,7 +33,7 @@ import { signalRoutes } from './routes/signals.ts';
 import type { NodeService } from './service.ts';
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes];
+const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, capabilityRoutes];
 
 export interface NodeApiOptions {
   readonly service: NodeService;
