@@ -4,6 +4,7 @@
  * failures, and listener sets to emit events through and to check that subscriptions end.
  */
 import type { DeployRequest, KillRequest } from '../placement/caller.ts';
+import type { Token } from '../capabilities/token.ts';
 import type { History, TxListItem } from '../chain/readmodel.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
@@ -154,6 +155,7 @@ export class FakeNode extends FakeJobs implements NodeService {
   pageAsked: { node: string; limit?: number; before?: number }[] = [];
   transferError: unknown = undefined;
   signalError: unknown = undefined;
+  grantCalls: { method: 'revokeCapability' | 'setTrust'; args: unknown[] }[] = [];
   readonly blockListeners = new Set<(event: BlockEvent) => void>();
   readonly txListeners = new Set<(event: TxStreamEvent) => void>();
   readonly signalListeners = new Set<(signal: SignalObject) => void>();
@@ -227,6 +229,15 @@ export class FakeNode extends FakeJobs implements NodeService {
   }
   onSignal(listener: (signal: SignalObject) => void): Unsubscribe {
     return subscribe(this.signalListeners, listener);
+  }
+  /** Records the call; the real logic is tested on a MeshNode (routes/capabilities.test.ts). */
+  revokeCapability(token: Token, link: number | undefined): Promise<{ token_id: string; tx_id: string }> {
+    this.grantCalls.push({ method: 'revokeCapability', args: [token.length, link] });
+    return Promise.resolve({ token_id: TX_ID, tx_id: TX_ID });
+  }
+  setTrust(subject: Uint8Array, trusted: boolean): Promise<{ tx_id: string }> {
+    this.grantCalls.push({ method: 'setTrust', args: [toHex(subject), trusted] });
+    return Promise.resolve({ tx_id: TX_ID });
   }
 }
 

@@ -25,6 +25,7 @@ import { isLoopbackOrigin, requireBearer, requireLocalHostName, requireSameOrigi
 import { readJsonBody } from './body.ts';
 import type { ApiTools, Feature } from './feature.ts';
 import { toProblem } from './problem.ts';
+import { capabilityRoutes } from './routes/capabilities.ts';
 import { chainRoutes } from './routes/chain.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { placementRoutes } from './routes/placement.ts';
@@ -33,7 +34,7 @@ import { signalRoutes } from './routes/signals.ts';
 import type { NodeService } from './service.ts';
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes];
+const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes];
 
 export interface NodeApiOptions {
   readonly service: NodeService;

@@ -106,7 +106,8 @@ export function logParams(query: Readonly<Record<string, string>>, lastEventId: 
 // ---------------------------------------------------------------------------------------------
 // Bodies
 
-const NodeId = refine(string(), 'node id', idRule);
+/** A body's node id: 64 lowercase hex characters. */
+export const NodeId = refine(string(), 'node id', idRule);
 
 /** An amount as DESIGN §4 takes it (a decimal string or a safe JSON integer), above 0 when `positive`. */
 function amountOf(positive: boolean): Struct<string | number, null> {

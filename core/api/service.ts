@@ -3,6 +3,7 @@
  * feature's routes need (core/api/routes/). A class implementing it (core/node/node.ts) holds the
  * chain, mempool, network and signals; tests may implement it over a memory chain.
  */
+import type { CapabilitiesService } from './routes/capabilities.ts';
 import type { ChainService } from './routes/chain.ts';
 import type { JobsService } from './routes/jobs.ts';
 import type { NodeInfoService } from './routes/node.ts';
@@ -13,6 +14,7 @@ export type { TxStreamEvent } from './routes/chain.ts';
 export type { NodeStatus } from './routes/node.ts';
 export type { SignalRequest } from './routes/signals.ts';
 export type { JobsService } from './routes/jobs.ts';
+export type { CapabilitiesService } from './routes/capabilities.ts';
 export type { Unsubscribe } from '../web/sse.ts';
 
-export interface NodeService extends NodeInfoService, ChainService, SignalService, JobsService, PlacementService {}
+export interface NodeService extends NodeInfoService, ChainService, SignalService, JobsService, PlacementService, CapabilitiesService {}

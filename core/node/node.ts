@@ -4,6 +4,8 @@
  * gives it a LevelDB store and libp2p, the browser host an IndexedDB store and libp2p in the page.
  */
 import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
+import { Grants } from '../capabilities/grants.ts';
+import type { Token } from '../capabilities/token.ts';
 import { JobMarket, type JobsConfig } from '../jobs/market.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import type { DeployRequest, KillRequest } from '../placement/caller.ts';
@@ -88,6 +90,7 @@ export class MeshNode implements NodeService {
   #sending: Promise<unknown> = Promise.resolve();
   #lastNudge = 0;
   #market: JobMarket | null = null;
+  readonly #grants: Grants;
 
   constructor(options: MeshNodeOptions) {
     this.#options = options;
@@ -106,6 +109,7 @@ export class MeshNode implements NodeService {
       stream: (tx, amount) => this.#streamTx(tx, amount),
       publish: (tx) => this.#network.publish(TOPICS.transactions, tx.bytes).catch((e: unknown) => this.#log(`gossip: ${String(e)}`)),
     });
+    this.#grants = new Grants({ key: this.#key, chain: this.chain, own: this.own });
     this.sync = new Sync({
       chain: this.chain,
       network: this.#network,
@@ -310,6 +314,16 @@ export class MeshNode implements NodeService {
 
   meshKill(request: KillRequest): Promise<void> {
     return this.jobs.meshKill(request);
+  }
+
+  // ---- capabilities (core/capabilities/grants.ts) ----
+
+  revokeCapability(token: Token, link: number | undefined): Promise<{ token_id: string; tx_id: string }> {
+    return this.#grants.revoke(token, link);
+  }
+
+  setTrust(subject: Uint8Array, trusted: boolean): Promise<{ tx_id: string }> {
+    return this.#grants.trust(subject, trusted);
   }
 
   // ---- gossip ----

@@ -17,14 +17,18 @@ export interface PlacementService {
   meshKill(request: KillRequest): Promise<void>;
 }
 
-export const placementRoutes: Feature<PlacementService> = (service, { json, readJson }) => [
+export const placementRoutes: Feature<PlacementService> = (service, { json, query, readJson }) => [
   {
     path: '/mesh-deploy',
-    POST: async ({ request }) => json(await service.meshDeploy(meshDeployRequest(await readJson(request))), 200),
+    post: async ({ request, url }) => {
+      query(url);
+      return json(await service.meshDeploy(meshDeployRequest(await readJson(request))));
+    },
   },
   {
     path: '/mesh-kill',
-    POST: async ({ request }) => {
+    post: async ({ request, url }) => {
+      query(url);
       await service.meshKill(meshKillRequest(await readJson(request)));
       return new Response(null, { status: 204 });
     },
