@@ -35,12 +35,12 @@ before(async () => {
     extraArgs: ['--job-cores', '4', '--job-mem-mb', '1024', '--heartbeat-interval-ms', String(HEARTBEAT_MS)],
     env: { DOCKER_HOST: podman.dockerHost, CONTAINERS_CONF: join(PODMAN_DIR, 'containers.conf') },
   });
-  b = await startNode({ blockIntervalMs: BLOCK_MS, bootstrap: [tcpAddress(a)] });
+  b = await startNode({ blockIntervalMs: BLOCK_MS, bootstrap: [tcpAddress(a), tcpAddress(h)] });
   assert.match(h.log() + (await waitFor('the host asked the engine', async () => /jobs: (podman|docker)/.test(h.log()) && h.log(), 10_000)), /jobs: podman \d/);
   // B pays for its own deploys.
   await waitFor('A has credits', async () => BigInt((await getJson<Status>(a, '/status')).free) > 200n * CREDIT, 30_000);
   const sent = await postJson(a, '/transfer', { to: b.nodeId, amount: (100n * CREDIT).toString() });
-  assert.equal(sent.status, 202, JSON.stringify(sent.body));
+  assert.equal(sent.status, 201, JSON.stringify(sent.body));
   await waitFor('B holds 100 credits', async () => BigInt((await getJson<Status>(b, '/status')).free) === 100n * CREDIT, 30_000);
 });
 
@@ -91,8 +91,8 @@ test('a deploy from a caller the host trusts runs in a container, is billed by h
   assert.equal(untrusted.body.rule, 'untrusted');
   assert.equal((await getJson<Status>(a, '/status')).locked_bids, '0', 'a refused deploy locks nothing');
 
-  const trusted = await mesh(['trust', a.nodeId, '--data-dir', h.dataDir]);
-  assert.equal(trusted.code, 0, trusted.err);
+  const trusted = await postJson(h, '/trust', { node_id: a.nodeId, trusted: true });
+  assert.equal(trusted.status, 202, JSON.stringify(trusted.body));
   const before = BigInt((await getJson<Status>(h, '/status')).balance);
   const deployed = await waitFor(
     'the trust is mined and the deploy goes through',
@@ -124,9 +124,15 @@ test('a deploy from a caller the host trusts runs in a container, is billed by h
     return v.cost !== null && v.status.startsWith('failed') && v;
   });
   assert.equal(ended.status, 'failed: killed by directed placement (/mesh-kill)');
-  const paid = BigInt(ended.heartbeats!.paid);
-  assert.equal(BigInt(ended.cost!), paid);
-  await waitFor('H holds what it was paid, less the burn', async () => BigInt((await getJson<Status>(h, '/status')).balance) - before === paid - (paid * 100n) / 10_000n, 20_000);
+  // Each heartbeat paid the rate (the bid over 20 intervals of 30 s), and the settlement the time after the last; each less 1 %.
+  const rate = (20n * CREDIT) / 20n;
+  const beats = BigInt(ended.heartbeats!.count);
+  assert.equal(BigInt(ended.heartbeats!.paid), beats * rate);
+  const rest = BigInt(ended.cost!) - beats * rate;
+  assert.ok(rest >= 0n && rest <= rate, `the settlement after the heartbeats is ${rest}`);
+  const burn = (x: bigint): bigint => (x * 100n) / 10_000n;
+  const earned = beats * (rate - burn(rate)) + rest - burn(rest);
+  await waitFor('H holds what it was paid, less the burn', async () => BigInt((await getJson<Status>(h, '/status')).balance) - before === earned, 20_000);
 });
 
 test('bad node ids and malformed grants are 400; a host nobody can reach is 504', async () => {

@@ -173,7 +173,7 @@ export class JobHost {
   /** Asks the engine what it offers; logs a warning when it has no sandboxed runtime. */
   async checkEngine(): Promise<void> {
     const executor = this.#o.executor;
-    if (executor === null || this.#o.policy.allowImages.length === 0) {
+    if (executor === null) {
       this.#engine = { ready: false, gpus: 0 };
       return;
     }

@@ -18,7 +18,7 @@ import type { Allowance } from '../capabilities/token.ts';
 import { CapabilityError } from '../capabilities/errors.ts';
 import type { DeployRequest } from './caller.ts';
 import { PlacementError } from './errors.ts';
-import { NetworkError } from '../net/errors.ts';
+import { InvalidAddressError } from '../net/errors.ts';
 
 const P = key(1); // the caller, which pays and produces the blocks
 const H = key(2); // the target host
@@ -124,10 +124,14 @@ test('placement: a caller the host trusts deploys a job off the allow-list; it r
     await m.clock.until('the host reports it killed', () => m.caller.getJob(id)!.status.startsWith('failed'), 30_000);
     assert.equal(m.caller.getJob(id)!.status, 'failed: killed by directed placement (/mesh-kill)');
     assert.lengthOf(m.executor.running, 0);
-    // The host holds every heartbeat mined, less its burn.
-    await m.clock.until('the payer sees the last heartbeat', () => m.caller.getJob(id)!.cost !== null, 60_000);
-    const beats = BigInt(m.caller.getJob(id)!.heartbeats!.count);
-    assert.equal(m.host.chain.state.account(H.publicKey).balance, beats * (rate - burnOf(rate)));
+    // The host holds every heartbeat, and the settlement of the time after the last, each less its burn.
+    await m.clock.until('the job is settled', () => m.caller.getJob(id)!.cost !== null, 60_000);
+    await m.clock.until('the host has the settlement', () => m.host.getJob(id)!.cost !== null, 60_000);
+    const view = m.caller.getJob(id)!;
+    const beats = BigInt(view.heartbeats!.count);
+    const rest = BigInt(view.cost!) - beats * rate;
+    assert.isTrue(rest >= 0n && rest < rate, `the settlement after the heartbeats is ${rest}`);
+    assert.equal(m.host.chain.state.account(H.publicKey).balance, beats * (rate - burnOf(rate)) + rest - burnOf(rest));
   } finally {
     await m.stop();
   }
@@ -188,7 +192,7 @@ test('placement: an unconnected host is a 504, dialled through a hint it is reac
     assert.equal(m.caller.chain.state.account(P.publicKey).locked_bids, 0n);
     await rejectsAsync(() => m.caller.meshDeploy(deploy({ nodeId: P.publicKey })), PlacementError, 'self', /this node/);
     await rejectsAsync(() => m.caller.meshDeploy(deploy({ grant: 'not a token' })), CapabilityError, 'malformed');
-    await rejectsAsync(() => m.caller.meshDeploy(deploy({ hint: `/memory/${toHex(C.publicKey)}` })), NetworkError, 'invalid-address');
+    await rejectsAsync(() => m.caller.meshDeploy(deploy({ hint: `/memory/${toHex(C.publicKey)}` })), InvalidAddressError, 'invalid-address');
     const hinted = await settle(m, m.caller.meshDeploy(deploy({ hint: `/memory/${toHex(H.publicKey)}` })), 'the deploy through the hint');
     assert.isUndefined(hinted.error, String(hinted.error));
     assert.lengthOf(m.executor.running, 1);
