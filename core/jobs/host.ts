@@ -88,7 +88,7 @@ interface Reservation {
   readonly cpuCores: number;
   readonly memMb: number;
   readonly until: number;
-  /** Directed placement: the bid the caller was authorised for (its offer skips the image allow-list). */
+  /** Directed placement: the bid the caller was authorised for; only an offer of it gets this room. */
   readonly directedBid?: bigint;
 }
 
@@ -117,6 +117,8 @@ export class JobHost {
   readonly #o: JobHostOptions;
   readonly #selfHex: string;
   readonly #reservations = new Map<string, Reservation>();
+  // Room held for directed placement: one per authorised deploy, so a caller may have several.
+  #directed: Reservation[] = [];
   readonly #running = new Map<string, Running>();
   readonly #reporting = new Set<string>();
   // Offers being answered, by job id: a second offer of the same job gets the first one's answer,
@@ -216,14 +218,13 @@ export class JobHost {
    */
   reserveDirected(payer: string, specBytes: Uint8Array, spec: JobSpec, bid: bigint): string[] {
     this.#dropStaleReservations();
-    this.#reservations.delete(payer);
     const reasons = [
       ...refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine, { authorised: true }),
       ...termsProblems(spec, bid, this.#o.chain.params.blockIntervalMs),
     ];
     if (reasons.length > 0) return reasons;
     const hash = toHex(specHash(this.#o.chain.params.network, specBytes));
-    this.#reservations.set(payer, { payer, hash, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, until: this.#o.clock.now() + RESERVATION_MS, directedBid: bid });
+    this.#directed.push({ payer, hash, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, until: this.#o.clock.now() + RESERVATION_MS, directedBid: bid });
     return [];
   }
 
@@ -284,16 +285,18 @@ export class JobHost {
     }
     const inFlight = this.#taking.get(jobId);
     if (inFlight !== undefined) return inFlight.answer;
-    const held = this.#reservations.get(payer);
+    // Room held for this very spec and bid by directed placement, else the payer's market reservation.
+    const at = this.#directed.findIndex((r) => r.payer === payer && r.hash === hash && r.directedBid === bid.bid);
+    const directed = at < 0 ? undefined : this.#directed.splice(at, 1)[0];
+    const held = directed === undefined ? this.#reservations.get(payer) : undefined;
     const reserved = held?.hash === hash ? held : undefined;
     if (reserved !== undefined) this.#reservations.delete(payer);
-    const directed = reserved?.directedBid !== undefined;
     const reasons = [
-      ...refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine, { authorised: directed }),
+      ...refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine, { authorised: directed !== undefined }),
       ...termsProblems(spec, bid.bid, this.#o.chain.params.blockIntervalMs),
     ];
-    if (directed && bid.bid !== reserved.directedBid) reasons.push(`the bid of ${bid.bid} is not the ${reserved.directedBid} the placement was authorised for`);
     if (reasons.length > 0) {
+      if (directed !== undefined) this.#directed.push(directed);
       if (reserved !== undefined) this.#reservations.set(payer, reserved);
       return refuse(...reasons);
     }
@@ -376,7 +379,7 @@ export class JobHost {
       cpuCores += spec.cpu_cores;
       memMb += spec.mem_mb;
     }
-    for (const r of [...this.#reservations.values(), ...this.#taking.values()]) {
+    for (const r of [...this.#reservations.values(), ...this.#directed, ...this.#taking.values()]) {
       cpuCores += r.cpuCores;
       memMb += r.memMb;
     }
@@ -386,6 +389,7 @@ export class JobHost {
   #dropStaleReservations(): void {
     const now = this.#o.clock.now();
     for (const [key, r] of this.#reservations) if (r.until <= now) this.#reservations.delete(key);
+    this.#directed = this.#directed.filter((r) => r.until > now);
   }
 
   // ---- running ----

@@ -217,3 +217,26 @@ test('placement: a host without room or without an engine refuses with no-room o
     await m.stop();
   }
 });
+
+test('placement: two deploys of the same spec at once from one caller each get their own room and both run', async () => {
+  const m = await mesh();
+  try {
+    await trustCaller(m);
+    const [first, second] = await Promise.all([
+      settle(m, m.caller.meshDeploy(deploy()), 'the first deploy'),
+      settle(m, m.caller.meshDeploy(deploy()), 'the second deploy'),
+    ]);
+    assert.isUndefined(first.error, String(first.error));
+    assert.isUndefined(second.error, String(second.error));
+    assert.notEqual(first.value!.job_id, second.value!.job_id);
+    assert.lengthOf(m.executor.running, 2);
+    // The host's two cores are now taken: a third is refused for room, and locks nothing.
+    const locked = m.caller.chain.state.account(P.publicKey).locked_bids;
+    const third = await settle(m, m.caller.meshDeploy(deploy()), 'the third deploy');
+    assert.equal((third.error as PlacementError).code, 'no-room');
+    await m.clock.until('the pool is mined', () => m.caller.mempool.size === 0, 30_000);
+    assert.isAtMost(m.caller.chain.state.account(P.publicKey).locked_bids, locked);
+  } finally {
+    await m.stop();
+  }
+});
