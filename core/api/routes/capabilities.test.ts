@@ -39,8 +39,8 @@ async function withNode(run: (live: Live) => Promise<void>): Promise<void> {
   }
 }
 
-const revoke = (body: unknown, headers = JSON_POST): Request => post('/capabilities/revoke', body, headers);
-const trust = (body: unknown, headers = JSON_POST): Request => post('/trust', body, headers);
+const revoke = (body: unknown, headers: Record<string, string> = JSON_POST): Request => post('/capabilities/revoke', body, headers);
+const trust = (body: unknown, headers: Record<string, string> = JSON_POST): Request => post('/trust', body, headers);
 
 /** H's node checking `token` held by `holder`, against its chain's revocations. */
 function checkOnChain(live: Live, token: Token, holder = B): Promise<void> {
