@@ -123,7 +123,7 @@ export async function measureCapabilities(options: CaseOptions): Promise<Capabil
   const use = deployOn(warm.host.publicKey);
   // A check that fails here would time an error path: make sure it passes first.
   await checkToken(decodeToken(warm.text), use, warmCtx);
-  const measure = options.measure ?? (options.quick ? { samples: 5, minSampleMs: 10, warmupMs: 30 } : { ...DEFAULT_MEASURE, samples: 15 });
+  const measure = options.measure ?? (options.quick ? { samples: 5, minSampleMs: 10, warmupMs: 30 } : { ...DEFAULT_MEASURE, samples: 25 });
   log(`== a ${LINKS}-link token (${tokenBytes(warm.token).length} bytes, ${warm.text.length} characters), ${state.size.toLocaleString('en-US')} revocations on chain`);
   const warmRows = await compare(
     [
