@@ -1,14 +1,16 @@
 /**
  * What this node grants and takes back on chain: the revocation of a capability link it issued
  * (RevokeCapability) and its admin trust in another node (TrustGrant). Both go through the node's
- * own transactions; both are checked against the chain first, so a request that would change
- * nothing is refused as a conflict rather than pooled and dropped.
+ * own transactions; both are checked first against the chain and this node's transactions still
+ * in the pool, so a request that would change nothing is refused as a conflict.
  */
 import type { Chain } from '../chain/chain.ts';
+import type { Mempool } from '../chain/mempool.ts';
 import { type SignedMessage, type SigningKey, verifyBatch } from '../crypto/ed25519.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { OwnTransactions } from '../node/own-transactions.ts';
+import type { TxBody } from '../ledger/tx.ts';
 import { GrantError } from './errors.ts';
 import { linkIdOf, linkSigningBytes, type Token, unsignedLinkBytes } from './token.ts';
 
@@ -16,6 +18,8 @@ export interface GrantsOptions {
   readonly key: SigningKey;
   readonly chain: Pick<Chain, 'state' | 'params'>;
   readonly own: Pick<OwnTransactions, 'submit'>;
+  /** The pool, for this node's transactions that have not reached a block yet. */
+  readonly mempool: Pick<Mempool, 'queueOf'>;
 }
 
 export class Grants {
@@ -51,8 +55,12 @@ export class Grants {
       chosen = issued[0]!;
     }
     const tokenId = linkIdOf(network, chosen.bytes, chosen.link.sig);
+    const what = `link ${chosen.index} (id ${toHex(tokenId)})`;
     const at = chain.state.revoked(key.publicKey, tokenId);
-    if (at !== undefined) throw new GrantError('already-revoked', `link ${chosen.index} (id ${toHex(tokenId)}) was revoked at height ${at}`);
+    if (at !== undefined) throw new GrantError('already-revoked', `${what} was revoked at height ${at}`);
+    if (this.#pooled().some((b) => b.kind === 'RevokeCapability' && bytesEqual(b.token_id, tokenId))) {
+      throw new GrantError('already-revoked', `${what} is being revoked: the revocation waits in the pool for a block`);
+    }
     const tx = await own.submit({ kind: 'RevokeCapability', token_id: tokenId });
     return { token_id: toHex(tokenId), tx_id: toHex(tx.id) };
   }
@@ -65,10 +73,20 @@ export class Grants {
     const { key, chain, own } = this.#options;
     if (bytesEqual(subject, key.publicKey)) throw new GrantError('trust-self', 'a node cannot grant admin trust to itself');
     const since = chain.state.trust(key.publicKey, subject);
-    if ((since !== undefined) === trusted) {
-      throw new GrantError('trust-unchanged', trusted ? `this node has trusted ${toHex(subject)} since height ${since}` : `this node does not trust ${toHex(subject)}`);
+    // The latest change still in the pool is what the chain will say once it is in a block.
+    const pending = this.#pooled().findLast((b) => b.kind === 'TrustGrant' && bytesEqual(b.subject, subject));
+    const now = pending?.kind === 'TrustGrant' ? pending.trusted : since !== undefined;
+    if (now === trusted) {
+      const state = trusted ? `trusts ${toHex(subject)}` : `does not trust ${toHex(subject)}`;
+      const where = pending !== undefined ? 'once its pooled TrustGrant is in a block' : trusted ? `since height ${since}` : 'on chain';
+      throw new GrantError('trust-unchanged', `this node ${state} ${where}`);
     }
     const tx = await own.submit({ kind: 'TrustGrant', subject, trusted });
     return { tx_id: toHex(tx.id) };
+  }
+
+  /** The bodies of this node's transactions waiting in the pool, in nonce order. */
+  #pooled(): TxBody[] {
+    return this.#options.mempool.queueOf(this.#options.key.publicKey).map((tx) => tx.body);
   }
 }

@@ -160,7 +160,10 @@ export function linkSigningBytes(network: string, unsignedBytes: Uint8Array): Ui
   return domainBytes(LINK_SIGNATURE_TAG, network, unsignedBytes);
 }
 
-// A signed link encodes as its unsigned bytes followed by the signature (struct fields in order).
+/**
+ * The id of a link given its unsigned bytes and signature: a signed link encodes as exactly those
+ * two one after the other (struct fields in order), so the check hashes without encoding again.
+ */
 export function linkIdOf(network: string, unsignedBytes: Uint8Array, sig: Uint8Array): Uint8Array {
   const signed = new Uint8Array(unsignedBytes.length + sig.length);
   signed.set(unsignedBytes);

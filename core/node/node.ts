@@ -109,7 +109,7 @@ export class MeshNode implements NodeService {
       stream: (tx, amount) => this.#streamTx(tx, amount),
       publish: (tx) => this.#network.publish(TOPICS.transactions, tx.bytes).catch((e: unknown) => this.#log(`gossip: ${String(e)}`)),
     });
-    this.#grants = new Grants({ key: this.#key, chain: this.chain, own: this.own });
+    this.#grants = new Grants({ key: this.#key, chain: this.chain, own: this.own, mempool: this.mempool });
     this.sync = new Sync({
       chain: this.chain,
       network: this.#network,
