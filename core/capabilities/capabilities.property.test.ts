@@ -1,6 +1,7 @@
 // Property tests of capability tokens: any token decodes back to itself from its text, a random
 // chain in which every link narrows its parent passes the chain checks, and widening any single
 // field of any one link is refused as 'widened' at that link. Runs on Node, Deno and Chromium.
+import { entryWithin } from '../jobs/policy.ts';
 import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
@@ -55,8 +56,15 @@ interface Draw {
 const drawArb: fc.Arbitrary<Draw> = fc.record({
   keep: fc.array(fc.boolean(), { minLength: 16, maxLength: 16 }),
   fractions: fc.array(fraction, { minLength: 6, maxLength: 6 }),
-  suffix: fc.constantFrom('', 'x', 'busybox', ':1'),
+  suffix: fc.constantFrom('', 'x', 'busybox', '1'),
 });
+
+/** An image entry within `entry`: itself, a repository under a path, or a tag of a repository. */
+function within(entry: string, suffix: string): string {
+  if (suffix === '' || entry === '*') return entry;
+  if (entry.endsWith('/')) return `${entry}${suffix}`;
+  return entry.includes(':') ? entry : `${entry}:${suffix}`;
+}
 
 /** A child of `parent` that only narrows it, picked by `d`. */
 function narrow(parent: Allowance, d: Draw): Allowance {
@@ -68,8 +76,8 @@ function narrow(parent: Allowance, d: Draw): Allowance {
     mem_mb: narrowNumber(parent.mem_mb, f[1]!, U32_BELOW),
     duration_secs: narrowNumber(parent.duration_secs, f[2]!, U32_BELOW),
     bid: parent.bid === null ? (f[3]! % 3 === 0 ? null : (BID_MAX * BigInt(f[3]!)) / 1000n) : (parent.bid * BigInt(f[3]!)) / 1000n,
-    // A prefix may grow longer: it then names fewer images.
-    images: parent.images === null ? (f[4]! % 3 === 0 ? null : kept(IMAGE_POOL, 4)) : kept(parent.images, 4).map((p) => p + d.suffix),
+    // An entry may name less: a repository under a path, or one tag of a repository.
+    images: parent.images === null ? (f[4]! % 3 === 0 ? null : kept(IMAGE_POOL, 4)) : kept(parent.images, 4).map((p) => within(p, d.suffix)),
     nodes: parent.nodes === null ? (f[5]! % 3 === 0 ? null : kept(NODE_POOL, 8)) : kept(parent.nodes, 8),
   };
 }
@@ -86,7 +94,7 @@ function widenings(parent: Allowance, base: Allowance): { field: string; child: 
   if (parent.bid !== null) out.push({ field: 'bid dropped', child: { ...base, bid: null } }, { field: 'bid + 1', child: { ...base, bid: parent.bid + 1n } });
   if (parent.images !== null) {
     out.push({ field: 'images dropped', child: { ...base, images: null } });
-    const loose = ['zz/', ...IMAGE_POOL].find((p) => !parent.images!.some((q) => p.startsWith(q)));
+    const loose = ['zz/', 'localhost/busybox-x', ...IMAGE_POOL].find((p) => !parent.images!.some((q) => entryWithin(p, q)));
     if (loose !== undefined) out.push({ field: 'images + loose prefix', child: { ...base, images: [...(base.images ?? []), loose] } });
   }
   if (parent.nodes !== null) {

@@ -8,6 +8,7 @@
  * await checkToken(decodeToken(grant), { command: 'deploy', host: self, cpuCores: 1, memMb: 64, durationSecs: 60, bid, image },
  *   { network, roots: [self, ...configuredRoots], presenter: peer, nowSecs, revoked: (i, id) => state.revoked(i, id) !== undefined });
  */
+import { entryWithin, imageAllowed } from '../jobs/policy.ts';
 import { type SignedMessage, verifyBatch } from '../crypto/ed25519.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
@@ -90,8 +91,8 @@ export function widening(parent: Allowance, child: Allowance): string | null {
   }
   if (parent.images !== null) {
     if (child.images === null) return "it allows any image where its parent allows only some";
-    const loose = child.images.find((p) => !parent.images!.some((q) => p.startsWith(q)));
-    if (loose !== undefined) return `its image prefix ${JSON.stringify(loose)} is not under any of its parent's`;
+    const loose = child.images.find((entry) => !parent.images!.some((outer) => entryWithin(entry, outer)));
+    if (loose !== undefined) return `its image entry ${JSON.stringify(loose)} is not within any of its parent's`;
   }
   if (parent.nodes !== null) {
     if (child.nodes === null) return 'it allows any host where its parent allows only some';
@@ -118,8 +119,8 @@ export function refusal(allows: Allowance, use: Use): string | null {
     const value = asked[name];
     if (bound !== null && value !== undefined && value > bound) return `${name} ${value} is above the token's ${bound}`;
   }
-  if (allows.images !== null && use.image !== undefined && !allows.images.some((p) => use.image!.startsWith(p))) {
-    return `the image ${JSON.stringify(use.image)} is not under any prefix the token allows`;
+  if (allows.images !== null && use.image !== undefined && !imageAllowed(use.image, allows.images)) {
+    return `the image ${JSON.stringify(use.image)} is not one the token allows`;
   }
   if (allows.nodes !== null && !has(allows.nodes, use.host)) return `the token does not allow the host ${short(use.host)}`;
   return null;

@@ -1,7 +1,7 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { isImageReference, normalizeImage } from './image.ts';
-import { imageAllowed, refusalsOf } from './policy.ts';
+import { entryWithin, imageAllowed, refusalsOf } from './policy.ts';
 import { bidMismatch, decodeSpec, encodeSpec, specHash, specOf, specProblem } from './spec.ts';
 import { LogBuffer } from './log-buffer.ts';
 import type { JobRequest } from './types.ts';
@@ -118,4 +118,28 @@ test('spec: a spec from a peer with a NUL or an environment name that is not a n
   assert.isNull(specProblem(specOf(REQUEST)));
   assert.match(specProblem(specOf({ ...REQUEST, cmd: ['a\0b'] }))!, /NUL/);
   assert.match(specProblem(specOf({ ...REQUEST, env: [['1X', 'v']] }))!, /not a name/);
+});
+
+test('policy: an entry is within another when every image it allows, the other allows too', () => {
+  const within: [string, string][] = [
+    ['localhost/busybox', 'localhost/busybox'],
+    ['localhost/busybox:test', 'localhost/busybox'],
+    ['localhost/busybox', 'localhost/'],
+    ['localhost/tools/', 'localhost/'],
+    ['busybox', 'docker.io/library/'],
+    ['docker.io/library/busybox:1', 'busybox'],
+    ['*', '*'],
+    ['localhost/busybox', '*'],
+  ];
+  for (const [entry, parent] of within) assert.isTrue(entryWithin(entry, parent), `${entry} within ${parent}`);
+  const outside: [string, string][] = [
+    ['localhost/busybox-x', 'localhost/busybox'],
+    ['localhost/busybox/x', 'localhost/busybox'],
+    ['localhost/', 'localhost/busybox'],
+    ['*', 'localhost/'],
+    ['docker.io/', 'docker.io/library/'],
+    ['localhost/busybox', 'localhost/busybox:test'],
+    ['ghcr.io/a/b', 'localhost/'],
+  ];
+  for (const [entry, parent] of outside) assert.isFalse(entryWithin(entry, parent), `${entry} not within ${parent}`);
 });

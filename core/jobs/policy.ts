@@ -46,6 +46,20 @@ export function imageAllowed(image: string, allowed: readonly string[]): boolean
 }
 
 /**
+ * Whether every image `entry` allows is also allowed by `parent` (both entries as `imageAllowed`
+ * reads them): `*` is within `*` only; a path (ending in `/`) within a path it starts with; a
+ * repository, or one of its tags or digests, within a path above it or that same repository.
+ */
+export function entryWithin(entry: string, parent: string): boolean {
+  if (parent === '*') return true;
+  if (entry === '*') return false;
+  const inner = normalizeImage(entry);
+  const outer = normalizeImage(parent);
+  if (outer.endsWith('/')) return inner.startsWith(outer);
+  return !inner.endsWith('/') && imageAllowed(entry, [parent]);
+}
+
+/**
  * Every reason `spec` does not fit `policy` with `inUse` taken, or none. An `authorised` job
  * (directed placement by an admin or a capability token) is not held to the image allow-list.
  */
