@@ -91,8 +91,8 @@ test('a deploy from a caller the host trusts runs in a container, is billed by h
   assert.equal(untrusted.body.rule, 'untrusted');
   assert.equal((await getJson<Status>(a, '/status')).locked_bids, '0', 'a refused deploy locks nothing');
 
-  const trusted = await postJson(h, '/trust', { node_id: a.nodeId, trusted: true });
-  assert.equal(trusted.status, 202, JSON.stringify(trusted.body));
+  const trusted = await mesh(['trust', a.nodeId, '--data-dir', h.dataDir]);
+  assert.equal(trusted.code, 0, trusted.err);
   const before = BigInt((await getJson<Status>(h, '/status')).balance);
   const deployed = await waitFor(
     'the trust is mined and the deploy goes through',
@@ -150,4 +150,65 @@ test('bad node ids and malformed grants are 400; a host nobody can reach is 504'
   const lostKill = await postJson(a, '/mesh-kill', { node_id: nobody, job_id: nobody, grant: null });
   assert.equal(lostKill.status, 504);
   assert.equal((await getJson<Status>(a, '/status')).locked_bids, '0');
+});
+
+test('a three-link token (H, then A, then B) lets B deploy on H; the root lets A kill it; once A revokes its link, B is refused', async () => {
+  // A is no longer H's admin: from here only tokens speak for it.
+  const withdrawn = await mesh(['trust', '--withdraw', a.nodeId, '--data-dir', h.dataDir]);
+  assert.equal(withdrawn.code, 0, withdrawn.err);
+  await waitFor(
+    'the withdrawal is mined',
+    async () => {
+      const answer = await postJson(a, '/mesh-deploy', deployBody());
+      // Still trusted for a block or two: what ran is stopped at once.
+      if (answer.status === 200) await postJson(a, '/mesh-kill', { node_id: h.nodeId, job_id: answer.body.job_id, grant: null });
+      return answer.body?.rule === 'untrusted';
+    },
+    30_000,
+    500,
+  );
+  await waitFor('no container is left', async () => (await runningContainers()).length === 0, 20_000);
+
+  const issued = await mesh(['cap', 'issue', '--devnet', '--data-dir', h.dataDir, '--to', a.nodeId, '--allow', 'deploy,kill', '--mem-mb', '256', '--image', 'localhost/busybox', '--expires', '1h']);
+  assert.equal(issued.code, 0, issued.err);
+  const root = issued.out.trim();
+  const delegated = await mesh(['cap', 'delegate', root, '--devnet', '--data-dir', a.dataDir, '--to', b.nodeId, '--allow', 'deploy', '--mem-mb', '128']);
+  assert.equal(delegated.code, 0, delegated.err);
+  const token = delegated.out.trim();
+  const inspected = await mesh(['cap', 'inspect', token, '--devnet', '--json']);
+  assert.equal(inspected.code, 0, inspected.err);
+
+  const deploy = (mem: string): Promise<{ code: number; out: string; err: string }> =>
+    mesh(['deploy', h.nodeId, TEST_IMAGE, '--cpu', '1', '--mem', mem, '--duration', '600', '--bid', '5', '--grant', token, '--data-dir', b.dataDir, '--', 'sleep', '600']);
+  const wide = await deploy('256');
+  assert.equal(wide.code, 1);
+  assert.match(wide.err, /not-allowed|mem_mb 256 is above/);
+  const deployed = await deploy('64');
+  assert.equal(deployed.code, 0, deployed.err);
+  const jobId = deployed.out.trim();
+  assert.match(jobId, /^[0-9a-f]{64}$/);
+  assert.deepEqual(await runningContainers(), [jobId]);
+  assert.equal((await getJson<View>(b, `/jobs/${jobId}`)).status, 'running');
+
+  // A holds the root link, which allows kill: it stops B's job on H.
+  const noGrant = await postJson(a, '/mesh-kill', { node_id: h.nodeId, job_id: jobId, grant: null });
+  assert.equal(noGrant.body.rule, 'untrusted');
+  const killed = await mesh(['kill', h.nodeId, jobId, '--grant', root, '--data-dir', a.dataDir]);
+  assert.equal(killed.code, 0, killed.err);
+  await waitFor('the container is gone', async () => (await runningContainers()).length === 0, 20_000);
+
+  // A revokes the link it issued to B; once mined, B's token fails at H.
+  const revoked = await mesh(['cap', 'revoke', token, '--data-dir', a.dataDir]);
+  assert.equal(revoked.code, 0, revoked.err);
+  const refused = await waitFor(
+    'the revocation is mined',
+    async () => {
+      const answer = await postJson(b, '/mesh-deploy', deployBody({ mem_mb: 64, bid: (5n * CREDIT).toString(), grant: token }));
+      if (answer.status === 200) await postJson(b, '/mesh-kill', { node_id: h.nodeId, job_id: answer.body.job_id, grant: null });
+      return answer.status === 502 && answer.body.rule === 'revoked' && answer;
+    },
+    30_000,
+    500,
+  );
+  assert.match(refused.body.detail, /revoked/);
 });

@@ -103,7 +103,7 @@ const narrowing = {
   'mem-mb': option({ value: 'MB', description: `at most MB MiB of memory per job (${JOB_LIMITS.memMb.join(' to ')})`, parse: range(JOB_LIMITS.memMb) }),
   'duration-secs': option({ value: 'S', description: `at most S seconds of running per job (${JOB_LIMITS.durationSecs.join(' to ')})`, parse: range(JOB_LIMITS.durationSecs) }),
   'max-bid': option({ value: 'CREDITS', description: 'at most this bid per job, in credits as a decimal', parse: credits }),
-  image: list({ value: 'PREFIX', description: `only images whose reference starts with PREFIX (at most ${LINK_LIMITS.images})`, parse: imagePrefix }),
+  image: list({ value: 'IMAGE', description: `only images this entry allows, read as --allow-image reads it: a repository with any tag, a path ending in /, or * (at most ${LINK_LIMITS.images})`, parse: imagePrefix }),
   node: list({ value: 'NODE-ID', description: `only on this host (at most ${LINK_LIMITS.nodes})`, parse: nodeId }),
   'not-before': option({ value: 'WHEN', description: 'valid from this moment: unix seconds or an ISO 8601 date-time (default: now)', parse: moment }),
 };
