@@ -76,8 +76,8 @@ const NUMERIC = ['cpu_cores', 'mem_mb', 'duration_secs', 'bid'] as const;
 
 /**
  * How `child` allows more than `parent`, or null when it only narrows: a command the parent does
- * not grant, a bound above the parent's or dropped where the parent has one, an image prefix not
- * under one of the parent's, a host the parent does not name. A null in the parent bounds nothing.
+ * not grant, a bound above the parent's or dropped where the parent has one, an image entry not
+ * within one of the parent's, a host the parent does not name. A null in the parent bounds nothing.
  */
 export function widening(parent: Allowance, child: Allowance): string | null {
   const extra = child.commands.find((c) => !parent.commands.includes(c));

@@ -25,7 +25,7 @@ export const CAPABILITY_ERRORS = {
   misaligned: { ...HOST_REFUSED, reason: 'misaligned' },
   /** A link's signature does not verify under its issuer's key. */
   'bad-signature': { ...HOST_REFUSED, reason: 'bad-signature' },
-  /** A link allows more than its parent: a command, a bound, an image prefix or a host the parent does not give. */
+  /** A link allows more than its parent: a command, a bound, an image entry or a host the parent does not give. */
   widened: { ...HOST_REFUSED, reason: 'widened' },
   /** The chain's window has not begun (beyond the clock skew). */
   'not-yet-valid': { ...HOST_REFUSED, reason: 'not-yet-valid' },

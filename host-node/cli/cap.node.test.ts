@@ -158,7 +158,7 @@ test('mesh cap delegate refuses, exit 1, when this key does not hold the token, 
     [[], B, /the token is held by .*, not by this data directory's key .*: only its holder can delegate it/],
     [['--cpu', '8'], A, /the new link would widen the token: its cpu_cores ≤ 8 is above its parent's 4/],
     [['--allow', 'deploy,kill'], A, /widen the token: it grants the command "kill"/],
-    [['--image', 'docker.io/'], A, /image prefix "docker.io\/" is not under any of its parent's/],
+    [['--image', 'docker.io/'], A, /image entry "docker.io\/" is not within any of its parent.s/],
     [['--devnet'], A, /the token does not hold together on mesh-devnet: the signature of link 0 does not verify/],
   ];
   for (const [args, key, message] of cases) {
