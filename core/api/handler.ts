@@ -26,13 +26,14 @@ import { readJsonBody } from './body.ts';
 import type { ApiTools, Feature } from './feature.ts';
 import { toProblem } from './problem.ts';
 import { chainRoutes } from './routes/chain.ts';
+import { channelRoutes } from './routes/channels.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { nodeRoutes } from './routes/node.ts';
 import { signalRoutes } from './routes/signals.ts';
 import type { NodeService } from './service.ts';
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes];
+const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, channelRoutes];
 
 export interface NodeApiOptions {
   readonly service: NodeService;

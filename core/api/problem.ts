@@ -24,6 +24,8 @@ export const API_PROBLEMS = {
   'unknown-job': { status: 404, title: 'Unknown job' },
   'job-conflict': { status: 409, title: 'Job not in a state that allows this' },
   'no-host': { status: 503, title: 'No host took the job' },
+  'unknown-channel': { status: 404, title: 'Unknown channel' },
+  'channel-conflict': { status: 409, title: 'Channel not in a state that allows this' },
   'peer-unreachable': { status: 502, title: 'Peer unreachable' },
   'peer-refused': { status: 502, title: 'Peer refused the request' },
   'peer-timeout': { status: 504, title: 'No answer from the peer in time' },

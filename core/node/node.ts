@@ -4,6 +4,8 @@
  * gives it a LevelDB store and libp2p, the browser host an IndexedDB store and libp2p in the page.
  */
 import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
+import { ChannelDesk, type ChannelsConfig } from '../channels/channels.ts';
+import type { ChannelView, CloseAnswer, ExpireAnswer, OpenRequest, Receipt, ReceiptAnswer } from '../channels/types.ts';
 import { JobMarket, type JobsConfig } from '../jobs/market.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import { ForkChoiceError, type Chain, type ChainEvent } from '../chain/chain.ts';
@@ -52,6 +54,8 @@ export interface MeshNodeOptions {
   readonly segmentBytes?: number;
   /** The compute market: where jobs are kept, what this node hosts (default: it hosts nothing). */
   readonly jobs?: JobsConfig;
+  /** Payment channels: where they are kept (default: memory). */
+  readonly channels?: ChannelsConfig;
 }
 
 // Transaction ids already put on /transactions/stream (so each appears once).
@@ -87,6 +91,7 @@ export class MeshNode implements NodeService {
   #sending: Promise<unknown> = Promise.resolve();
   #lastNudge = 0;
   #market: JobMarket | null = null;
+  #channels: ChannelDesk | null = null;
 
   constructor(options: MeshNodeOptions) {
     this.#options = options;
@@ -159,6 +164,12 @@ export class MeshNode implements NodeService {
         this.#joinTimers.add(timer);
       }
     });
+    // Before sync: every block connected from here on is folded into the channel book.
+    this.#channels = await ChannelDesk.open(
+      { chain: this.chain, mempool: this.mempool, own: this.own, network, key: this.#key, clock: this.#clock, log: this.#log },
+      this.#options.channels,
+    );
+    await this.#channels.start();
     this.sync.start();
     this.#market = await JobMarket.open(
       { chain: this.chain, mempool: this.mempool, own: this.own, network, key: this.#key, clock: this.#clock, atlas: () => this.atlas(), log: this.#log },
@@ -181,6 +192,7 @@ export class MeshNode implements NodeService {
     this.#joinTimers.clear();
     await this.#producer?.stop();
     await this.#market?.stop();
+    this.#channels?.stop();
     this.sync.stop();
     this.#unsubscribeChain?.();
     this.#unsubscribePeers?.();
@@ -299,6 +311,37 @@ export class MeshNode implements NodeService {
 
   followJobLogs(jobId: Uint8Array, after: number, listener: (line: LogEvent) => void, end: () => void): Unsubscribe | undefined {
     return this.jobs.followJobLogs(jobId, after, listener, end);
+  }
+
+  // ---- payment channels (core/channels/channels.ts) ----
+
+  get channels(): ChannelDesk {
+    if (this.#channels === null) throw new Error('the node has not started');
+    return this.#channels;
+  }
+
+  openChannel(request: OpenRequest): Promise<{ channel_id: string; expiry_height: number }> {
+    return this.channels.openChannel(request);
+  }
+
+  signReceipt(channelId: Uint8Array, host: Uint8Array, cumulative: bigint): Promise<ReceiptAnswer> {
+    return this.channels.signReceipt(channelId, host, cumulative);
+  }
+
+  closeChannel(channelId: Uint8Array, receipt: Receipt | null): Promise<CloseAnswer> {
+    return this.channels.closeChannel(channelId, receipt);
+  }
+
+  expireChannel(channelId: Uint8Array): Promise<ExpireAnswer> {
+    return this.channels.expireChannel(channelId);
+  }
+
+  listChannels(): ChannelView[] {
+    return this.channels.listChannels();
+  }
+
+  getChannel(channelId: Uint8Array): ChannelView | undefined {
+    return this.channels.getChannel(channelId);
   }
 
   // ---- gossip ----
