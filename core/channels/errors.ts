@@ -2,6 +2,7 @@
  * Why the channels feature refused a request, each code with the HTTP status and problem the API
  * answers it with (core/api/problem.ts holds the problem codes; docs/channels.md lists them).
  */
+import { formatCredits } from '../encoding/amount.ts';
 import { RuledError, type ErrorTable } from '../errors.ts';
 
 const CONFLICT = { status: 409, problem: 'channel-conflict' } as const;
@@ -44,4 +45,12 @@ export class ChannelError extends RuledError<typeof CHANNEL_ERRORS> {
   constructor(code: ChannelErrorCode, message: string) {
     super(CHANNEL_ERRORS, code, message);
   }
+}
+
+/** The refusal of a cumulative above the capacity, with the shortfall in credits. */
+export function exceedsCapacity(cumulative: bigint, capacity: bigint): ChannelError {
+  return new ChannelError(
+    'exceeds-capacity',
+    `cumulative ${formatCredits(cumulative)} credits is above the capacity of ${formatCredits(capacity)} credits by ${formatCredits(cumulative - capacity)} credits`,
+  );
 }

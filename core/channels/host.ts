@@ -16,7 +16,7 @@ import type { Channel } from '../ledger/state.ts';
 import { channelReceiptBytes } from '../ledger/tx.ts';
 import type { RpcRequest } from '../net/network.ts';
 import { isFinal, newChannelRecord, type ChannelRecord } from './book.ts';
-import { ChannelError } from './errors.ts';
+import { ChannelError, exceedsCapacity } from './errors.ts';
 import { submitEnding, type ChannelSideOptions } from './payer.ts';
 import type { CloseAnswer, Receipt } from './types.ts';
 import { CHANNEL_RPC, MAX_RECEIPT_MESSAGE_BYTES, MAX_REASON_BYTES, receiptAnswerCodec, receiptCodec } from './wire.ts';
@@ -66,10 +66,7 @@ export class ChannelHost {
     const { chain, book } = this.#o;
     const { record, channel } = this.#openChannel(channelId);
     if (receipt.cumulative > channel.capacity) {
-      throw new ChannelError(
-        'exceeds-capacity',
-        `cumulative ${formatCredits(receipt.cumulative)} credits is above the capacity of ${formatCredits(channel.capacity)} by ${formatCredits(receipt.cumulative - channel.capacity)} credits`,
-      );
+      throw exceedsCapacity(receipt.cumulative, channel.capacity);
     }
     const bytes = channelReceiptBytes(chain.params.network, channelId, this.#self, receipt.cumulative);
     if (!(await verify(channel.payer, bytes, receipt.payerSig))) {

@@ -22,7 +22,7 @@ import type { OwnTransactions, OwnTxBody } from '../node/own-transactions.ts';
 import type { Clock } from '../time/clock.ts';
 import { isFinal, newChannelRecord, type ChannelBook, type ChannelRecord } from './book.ts';
 import { openTxOf } from './chain-facts.ts';
-import { ChannelError } from './errors.ts';
+import { ChannelError, exceedsCapacity } from './errors.ts';
 import type { ExpireAnswer, OpenRequest } from './types.ts';
 import { CHANNEL_RPC, MAX_RECEIPT_MESSAGE_BYTES, receiptAnswerCodec, receiptCodec } from './wire.ts';
 
@@ -146,10 +146,7 @@ export class ChannelPayer {
     }
     const capacity = BigInt(record.capacity);
     if (cumulative > capacity) {
-      throw new ChannelError(
-        'exceeds-capacity',
-        `cumulative ${formatCredits(cumulative)} credits is above the capacity of ${formatCredits(capacity)} by ${formatCredits(cumulative - capacity)} credits`,
-      );
+      throw exceedsCapacity(cumulative, capacity);
     }
     if (cumulative < BigInt(record.cumulative)) {
       throw new ChannelError(
