@@ -265,3 +265,24 @@ test('channels: a host restarted between the receipts and the close still closes
     await p.stop();
   }
 });
+
+test('channels: a payer restarted before its ChannelOpen is mined pools it again, and the channel opens', async () => {
+  const store = new MemoryStore();
+  const clock = new ManualClock();
+  const bus = new MemoryBus();
+  const chain = await openChain();
+  await mine(chain, P, 3);
+  let payer = await startNode(bus, chain, P, clock, { channels: { store } });
+  try {
+    const { channel_id: id } = await payer.openChannel({ host: H.publicKey, capacity: credits(2), expiryHeight: null });
+    await payer.stop();
+    bus.leave(bus.members.get(toHex(P.publicKey))!);
+    payer = await startNode(bus, chain, P, clock, { mine: true, channels: { store } });
+    assert.equal(statusOf(payer, id), 'opening');
+    assert.isTrue(payer.mempool.has(fromHex(id, 32)), 'pooled again');
+    await clock.until('open', () => statusOf(payer, id) === 'open', 10_000);
+    assert.equal(chain.state.account(P.publicKey).locked_channels, credits(2));
+  } finally {
+    await payer.stop();
+  }
+});
