@@ -6,7 +6,7 @@
  * one channel). Records are this node's own bookkeeping, never hashed or signed, so they are JSON.
  */
 import { fromHex } from '../encoding/hex.ts';
-import { prefixRange, type KeyValueStore } from '../store/kv.ts';
+import { prefixRange, type BatchOp, type KeyValueStore } from '../store/kv.ts';
 import type { ChannelRole, ChannelStatus } from './types.ts';
 
 /** Everything the node keeps about a channel. Amounts are decimal strings of base units. */
@@ -71,12 +71,20 @@ function keyOf(channelId: string): Uint8Array {
   return key;
 }
 
-/** The records in memory, written through to the store in the order they change. */
+/**
+ * The records in memory, written through to the store. Writes are grouped: while one batch is being
+ * written, the changes made meanwhile wait, and only the latest state of each record goes into the
+ * next batch. A record is never written older than it was, and a burst of receipts costs the store
+ * one write per batch rather than one per receipt.
+ */
 export class ChannelBook {
   readonly #store: KeyValueStore;
   readonly #records = new Map<string, ChannelRecord>();
-  // One write at a time, in order: a later state of a record never lands before an earlier one.
-  #tail: Promise<void> = Promise.resolve();
+  // The latest change of each record not yet in a batch.
+  readonly #pending = new Map<string, BatchOp>();
+  // The batch being written, and the one that will take what is pending once it is done.
+  #current: Promise<void> = Promise.resolve();
+  #next: Promise<void> | null = null;
 
   private constructor(store: KeyValueStore) {
     this.#store = store;
@@ -100,21 +108,32 @@ export class ChannelBook {
     return [...this.#records.values()].sort((a, b) => b.createdMs - a.createdMs || (a.channelId < b.channelId ? -1 : 1));
   }
 
-  /** Stores `record` as it is now (new or changed); resolves once it is written. */
+  /** Stores `record` as it is now (new or changed); resolves once that state is written. */
   save(record: ChannelRecord): Promise<void> {
     this.#records.set(record.channelId, record);
-    return this.#write({ type: 'put', key: keyOf(record.channelId), value: encoder.encode(JSON.stringify(record)) });
+    this.#pending.set(record.channelId, { type: 'put', key: keyOf(record.channelId), value: encoder.encode(JSON.stringify(record)) });
+    return this.#batch();
   }
 
   /** Forgets a record (a ChannelOpen that was never pooled, or can never be mined). */
   delete(channelId: string): Promise<void> {
     this.#records.delete(channelId);
-    return this.#write({ type: 'del', key: keyOf(channelId) });
+    this.#pending.set(channelId, { type: 'del', key: keyOf(channelId) });
+    return this.#batch();
   }
 
-  #write(op: { type: 'put'; key: Uint8Array; value: Uint8Array } | { type: 'del'; key: Uint8Array }): Promise<void> {
-    const done = this.#tail.then(() => this.#store.batch([op]));
-    this.#tail = done.catch(() => {});
-    return done;
+  /** The batch that will hold what is pending now. */
+  #batch(): Promise<void> {
+    if (this.#next === null) {
+      const next = this.#current.then(() => {
+        this.#next = null;
+        const ops = [...this.#pending.values()];
+        this.#pending.clear();
+        return this.#store.batch(ops);
+      });
+      this.#next = next;
+      this.#current = next.catch(() => {});
+    }
+    return this.#next;
   }
 }

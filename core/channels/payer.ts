@@ -155,11 +155,12 @@ export class ChannelPayer {
       );
     }
     const payerSig = await this.#o.key.sign(channelReceiptBytes(this.#o.chain.params.network, channelId, host, cumulative));
-    // Another receipt may have been signed meanwhile: the record keeps the highest.
+    // Another receipt may have been signed meanwhile: the record keeps the highest. It is written in
+    // the background: a receipt the book forgets in a crash costs the payer nothing (the host holds it).
     if (cumulative > BigInt(record.cumulative) || record.payerSig === null) {
       record.cumulative = cumulative.toString();
       record.payerSig = toHex(payerSig);
-      await this.#o.book.save(record);
+      this.#o.book.save(record).catch((error: unknown) => this.#o.log(`channels: the receipt of ${record.channelId.slice(0, 16)}… is not written: ${String(error)}`));
     }
     return { record, cumulative, payerSig };
   }
