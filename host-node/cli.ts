@@ -11,6 +11,7 @@ const mesh = command({
     entry('status', "show the running node's height and balances", async () => (await import('./cli/status.ts')).statusCommand),
     entry('send', 'send credits to a node: mesh send <node-id> <credits>', async () => (await import('./cli/send.ts')).sendCommand),
     entry('jobs', 'container jobs: run, ls, show, logs, stop, expire', async () => (await import('./cli/jobs.ts')).jobsCommand),
+    entry('channel', 'payment channels: open, pay, close, expire, ls', async () => (await import('./cli/channels.ts')).channelCommand),
     entry('identity', "move the node's key out or in (backup, restore), on the terminal only", async () => (await import('./identity-cli.ts')).identityCommand),
     entry('directory', 'serve the manufacturer directory (127.0.0.1:8080); directory import builds its dataset', async () => (await import('../directory/adapter/node.ts')).directoryCommand),
     entry('bench', 'run a benchmark and update bench/RESULTS.md (crypto, directory, ledger, mesh)', async () => (await import('../bench/cli.ts')).benchCommand),
