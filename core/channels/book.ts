@@ -80,8 +80,8 @@ function keyOf(channelId: string): Uint8Array {
 export class ChannelBook {
   readonly #store: KeyValueStore;
   readonly #records = new Map<string, ChannelRecord>();
-  // The latest change of each record not yet in a batch.
-  readonly #pending = new Map<string, BatchOp>();
+  // Records changed (null: deleted) since the last batch began; encoded when their batch is made.
+  readonly #pending = new Map<string, ChannelRecord | null>();
   // The batch being written, and the one that will take what is pending once it is done.
   #current: Promise<void> = Promise.resolve();
   #next: Promise<void> | null = null;
@@ -108,17 +108,17 @@ export class ChannelBook {
     return [...this.#records.values()].sort((a, b) => b.createdMs - a.createdMs || (a.channelId < b.channelId ? -1 : 1));
   }
 
-  /** Stores `record` as it is now (new or changed); resolves once that state is written. */
+  /** Stores `record` (new or changed); resolves once it is written as it is now, or as changed since. */
   save(record: ChannelRecord): Promise<void> {
     this.#records.set(record.channelId, record);
-    this.#pending.set(record.channelId, { type: 'put', key: keyOf(record.channelId), value: encoder.encode(JSON.stringify(record)) });
+    this.#pending.set(record.channelId, record);
     return this.#batch();
   }
 
   /** Forgets a record (a ChannelOpen that was never pooled, or can never be mined). */
   delete(channelId: string): Promise<void> {
     this.#records.delete(channelId);
-    this.#pending.set(channelId, { type: 'del', key: keyOf(channelId) });
+    this.#pending.set(channelId, null);
     return this.#batch();
   }
 
@@ -127,7 +127,9 @@ export class ChannelBook {
     if (this.#next === null) {
       const next = this.#current.then(() => {
         this.#next = null;
-        const ops = [...this.#pending.values()];
+        const ops = [...this.#pending].map(([id, record]): BatchOp =>
+          record === null ? { type: 'del', key: keyOf(id) } : { type: 'put', key: keyOf(id), value: encoder.encode(JSON.stringify(record)) },
+        );
         this.#pending.clear();
         return this.#store.batch(ops);
       });

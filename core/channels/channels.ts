@@ -74,9 +74,10 @@ export class ChannelDesk implements ChannelsService {
     this.#unsubscribe = this.#parts.chain.subscribe((event) => this.#onChain(event));
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.#unsubscribe?.();
     this.host.stop();
+    await this.payer.flush();
   }
 
   // ---- ChannelsService ----

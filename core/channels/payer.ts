@@ -19,7 +19,7 @@ import { freeBalance } from '../ledger/state.ts';
 import { channelReceiptBytes, type Tx } from '../ledger/tx.ts';
 import { TOPICS, type Network } from '../net/network.ts';
 import type { OwnTransactions, OwnTxBody } from '../node/own-transactions.ts';
-import type { Clock } from '../time/clock.ts';
+import type { Clock, Timer } from '../time/clock.ts';
 import { isFinal, newChannelRecord, type ChannelBook, type ChannelRecord } from './book.ts';
 import { openTxOf } from './chain-facts.ts';
 import { ChannelError, exceedsCapacity } from './errors.ts';
@@ -32,6 +32,12 @@ export const DEFAULT_EXPIRY_BLOCKS = EXPIRY_BLOCKS;
 const DELIVERY_TIMEOUT_MS = 5_000;
 /** Least time between two tries to hand the same channel's receipt over. */
 export const DELIVERY_RETRY_MS = 2_000;
+/**
+ * How long the payer's changed receipts wait before they are written together: a payer signing
+ * thousands a second writes ten times a second, not once per receipt (a synced write costs more
+ * than a signature, and the receipt is the host's to keep, not the payer's).
+ */
+export const RECEIPT_WRITE_MS = 100;
 
 /** The node parts both sides of a channel work with. */
 export interface ChannelSideOptions {
@@ -62,10 +68,27 @@ export class ChannelPayer {
   readonly #refused = new Map<string, string>();
   // Channels a ChannelExpire is being made for (marked closing before it is pooled).
   readonly #expiring = new Set<string>();
+  // Records changed by receipts and deliveries, written together RECEIPT_WRITE_MS after the first change.
+  readonly #unwritten = new Map<string, ChannelRecord>();
+  #writeTimer: Timer | null = null;
 
   constructor(options: ChannelSideOptions) {
     this.#o = options;
     this.#self = toHex(options.key.publicKey);
+  }
+
+  /** Writes the records receipts and deliveries changed (the node calls it when it stops). */
+  async flush(): Promise<void> {
+    this.#writeTimer?.cancel();
+    this.#writeTimer = null;
+    const records = [...this.#unwritten.values()];
+    this.#unwritten.clear();
+    await Promise.all(records.map((r) => this.#o.book.save(r).catch((error: unknown) => this.#o.log(`channels: ${r.channelId.slice(0, 16)}… is not written: ${String(error)}`))));
+  }
+
+  #writeSoon(record: ChannelRecord): void {
+    this.#unwritten.set(record.channelId, record);
+    this.#writeTimer ??= this.#o.clock.setTimeout(() => void this.flush(), RECEIPT_WRITE_MS);
   }
 
   /** Whether a ChannelExpire of this channel is being made right now. */
@@ -160,7 +183,7 @@ export class ChannelPayer {
     if (cumulative > BigInt(record.cumulative) || record.payerSig === null) {
       record.cumulative = cumulative.toString();
       record.payerSig = toHex(payerSig);
-      this.#o.book.save(record).catch((error: unknown) => this.#o.log(`channels: the receipt of ${record.channelId.slice(0, 16)}… is not written: ${String(error)}`));
+      this.#writeSoon(record);
     }
     return { record, cumulative, payerSig };
   }
@@ -170,7 +193,7 @@ export class ChannelPayer {
    * the host holds it (or a higher one), else to why not; never rejects for the network's sake.
    */
   async deliver(record: ChannelRecord): Promise<string | null> {
-    const { network, book, clock } = this.#o;
+    const { network, clock } = this.#o;
     if (record.payerSig === null) return 'no receipt is signed';
     const cumulative = record.cumulative;
     this.#sending.add(record.channelId);
@@ -185,7 +208,7 @@ export class ChannelPayer {
       }
       if (answer.best > BigInt(record.delivered)) {
         record.delivered = answer.best.toString();
-        await book.save(record);
+        this.#writeSoon(record);
       }
       return answer.best >= BigInt(cumulative) ? null : `the host holds a receipt for ${formatCredits(answer.best)} credits only`;
     } catch (error) {

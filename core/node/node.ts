@@ -192,7 +192,7 @@ export class MeshNode implements NodeService {
     this.#joinTimers.clear();
     await this.#producer?.stop();
     await this.#market?.stop();
-    this.#channels?.stop();
+    await this.#channels?.stop();
     this.sync.stop();
     this.#unsubscribeChain?.();
     this.#unsubscribePeers?.();
