@@ -7,15 +7,11 @@
  * restart or a reorganisation, unfinished records are brought in line with the chain.
  */
 import type { ChannelsService } from '../api/routes/channels.ts';
-import type { Chain, ChainEvent } from '../chain/chain.ts';
-import type { Mempool } from '../chain/mempool.ts';
-import type { SigningKey } from '../crypto/ed25519.ts';
+import type { ChainEvent } from '../chain/chain.ts';
 import { formatAmount } from '../encoding/amount.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import type { Network } from '../net/network.ts';
-import type { OwnTransactions } from '../node/own-transactions.ts';
+import type { MarketParts } from '../jobs/market.ts';
 import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
-import type { Clock } from '../time/clock.ts';
 import { ChannelBook, isFinal, type ChannelRecord } from './book.ts';
 import { foldBlock, reconcile } from './chain-facts.ts';
 import { ChannelError } from './errors.ts';
@@ -31,16 +27,8 @@ export interface ChannelsConfig {
   readonly closeMarginBlocks?: number;
 }
 
-/** The node parts the channels work with. */
-export interface ChannelParts {
-  readonly chain: Chain;
-  readonly mempool: Mempool;
-  readonly own: OwnTransactions;
-  readonly network: Network;
-  readonly key: SigningKey;
-  readonly clock: Clock;
-  readonly log: (line: string) => void;
-}
+/** The node parts the channels work with: the market's, but the atlas (a channel's host is named). */
+export type ChannelParts = Omit<MarketParts, 'atlas'>;
 
 export class ChannelDesk implements ChannelsService {
   readonly book: ChannelBook;

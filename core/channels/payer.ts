@@ -5,9 +5,7 @@
  * (and again, on later blocks, while the host has not said it holds it), and expires the channel
  * once its expiry height has passed.
  */
-import type { Chain } from '../chain/chain.ts';
-import type { Mempool } from '../chain/mempool.ts';
-import { parsePublicKey, type SigningKey } from '../crypto/ed25519.ts';
+import { parsePublicKey } from '../crypto/ed25519.ts';
 import { formatCredits } from '../encoding/amount.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { decode, encode } from '../encoding/codec.ts';
@@ -17,11 +15,12 @@ import { LedgerRuleError } from '../ledger/apply.ts';
 import { EXPIRY_BLOCKS } from '../ledger/params.ts';
 import { freeBalance } from '../ledger/state.ts';
 import { channelReceiptBytes, type Tx } from '../ledger/tx.ts';
-import { TOPICS, type Network } from '../net/network.ts';
+import { TOPICS } from '../net/network.ts';
 import type { OwnTransactions, OwnTxBody } from '../node/own-transactions.ts';
-import type { Clock, Timer } from '../time/clock.ts';
+import type { Timer } from '../time/clock.ts';
 import { isFinal, newChannelRecord, type ChannelBook, type ChannelRecord } from './book.ts';
 import { openTxOf } from './chain-facts.ts';
+import type { ChannelParts } from './channels.ts';
 import { ChannelError, exceedsCapacity } from './errors.ts';
 import type { ExpireAnswer, OpenRequest } from './types.ts';
 import { CHANNEL_RPC, MAX_RECEIPT_MESSAGE_BYTES, receiptAnswerCodec, receiptCodec } from './wire.ts';
@@ -39,16 +38,9 @@ export const DELIVERY_RETRY_MS = 2_000;
  */
 export const RECEIPT_WRITE_MS = 100;
 
-/** The node parts both sides of a channel work with. */
-export interface ChannelSideOptions {
+/** What both sides of a channel work with: the node's parts and the channel book. */
+export interface ChannelSideOptions extends ChannelParts {
   readonly book: ChannelBook;
-  readonly chain: Chain;
-  readonly mempool: Mempool;
-  readonly own: OwnTransactions;
-  readonly network: Network;
-  readonly key: SigningKey;
-  readonly clock: Clock;
-  readonly log: (line: string) => void;
 }
 
 /** A signed receipt, as POST /channels/receipt answers it before delivery. */

@@ -9,6 +9,7 @@ import { toHex } from '../../core/encoding/hex.ts';
 import type { ChannelView, CloseAnswer, ExpireAnswer, ReceiptAnswer } from '../../core/channels/types.ts';
 import { command, entry, EXIT, flag, option, type Parser, positional, UsageError } from './command.ts';
 import { clientOptions, NodeClient, NodeClientError } from './client.ts';
+import { columns } from './jobs.ts';
 import { credits, integer, nodeId } from './values.ts';
 
 const json = flag("print the node's answer as JSON, as it is (amounts in base units)");
@@ -29,12 +30,6 @@ const signature: Parser<string> = (text, name) => {
 };
 
 const inCredits = (amount: string): string => formatCredits(parseAmount(amount));
-
-/** Rows as columns padded to their widest cell. */
-function columns(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows.map((row) => `${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 2))).join('')}\n`).join('');
-}
 
 /** GET /channels as a table for people: id prefixes, amounts in credits, the other party. */
 export function formatChannelList(channels: readonly ChannelView[]): string {
