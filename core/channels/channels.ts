@@ -23,7 +23,7 @@ import type { ChannelView, CloseAnswer, ExpireAnswer, OpenRequest, Receipt, Rece
 export interface ChannelsConfig {
   /** The channel book's store (a LevelDB of its own on the Node host). Default: memory. */
   readonly store?: KeyValueStore;
-  /** Blocks before the expiry height at which the host closes with its best receipt (default CLOSE_MARGIN_BLOCKS). */
+  /** Blocks before the expiry height at which the host closes with its best receipt (default CLOSE_MARGIN_BLOCKS; 0: never by itself). */
   readonly closeMarginBlocks?: number;
 }
 
@@ -120,7 +120,7 @@ export class ChannelDesk implements ChannelsService {
     const changed = foldBlock(this.book, event, this.#parts.key.publicKey, this.#parts.clock.now());
     this.#reopenDropped();
     if (this.#stale.size > 0) {
-      const stale = [...this.#stale].map((id) => this.book.get(id)!);
+      const stale = [...this.#stale].flatMap((id) => this.book.get(id) ?? []);
       this.#stale.clear();
       void this.#reconcile(stale);
     }

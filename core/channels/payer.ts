@@ -216,8 +216,8 @@ export class ChannelPayer {
     const { chain, own, book } = this.#o;
     const channelId = fromHex(record.channelId, 32);
     if (chain.state.channel(channelId) === undefined) {
-      const why = record.status === 'opening' ? 'its ChannelOpen is not in a block yet' : `it is ${record.status}`;
-      throw new ChannelError(record.status === 'opening' ? 'not-on-chain' : 'ended', `channel ${record.channelId} cannot be expired: ${why}`);
+      if (record.status === 'opening') throw new ChannelError('not-on-chain', `channel ${record.channelId} cannot be expired: its ChannelOpen is not in a block yet`);
+      throw new ChannelError('ended', `channel ${record.channelId} is not open on the chain any more: its host closed it`);
     }
     // The ChannelExpire goes into block tip + 1 at the earliest, which must be above expiry_height.
     const from = record.expiryHeight + 1;
