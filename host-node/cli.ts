@@ -14,7 +14,7 @@ const mesh = command({
     entry('channel', 'payment channels: open, pay, close, expire, ls', async () => (await import('./cli/channels.ts')).channelCommand),
     entry('identity', "move the node's key out or in (backup, restore), on the terminal only", async () => (await import('./identity-cli.ts')).identityCommand),
     entry('directory', 'serve the manufacturer directory (127.0.0.1:8080); directory import builds its dataset', async () => (await import('../directory/adapter/node.ts')).directoryCommand),
-    entry('bench', 'run a benchmark and update bench/RESULTS.md (crypto, directory, ledger, mesh)', async () => (await import('../bench/cli.ts')).benchCommand),
+    entry('bench', 'run a benchmark and update bench/RESULTS.md (channels, crypto, directory, jobs, ledger, mesh)', async () => (await import('../bench/cli.ts')).benchCommand),
   ],
 });
 
