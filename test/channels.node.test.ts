@@ -242,7 +242,7 @@ test('expire before the expiry height is refused; a close after it is refused, a
 
 test('the host closes by itself with its best receipt before the expiry', async () => {
   const { height } = await status(payer);
-  const id = await open(2n * CREDIT, height + 30);
+  const id = await open(2n * CREDIT, height + 40);
   await pay(id, credits(0.5));
   await pay(id, credits(1.5));
   const closed = await channelWhen(host, id, 'closed by the host', (c) => c.status === 'closed', 30_000);
