@@ -75,13 +75,14 @@ test('channels report: the section and the JSON are written, other sections kept
     const json = join(dir, 'results', 'channels.json');
     const other = `${beginMarker('jobs')}\n## Jobs\n\nkept | as is\n${endMarker('jobs')}\n`;
     await writeFile(markdown, `# Results\n\n${other}`);
-    const report = fakeReport(100, 0.04);
+    const report = { ...fakeReport(100, 0.04), othersCpu: 0.3 };
     const goals = await writeReport(CHANNELS_REPORT, report, { markdown, json });
     const text = await readFile(markdown, 'utf8');
     assert.ok(text.startsWith(`# Results\n\n${other}`), 'the jobs section is untouched');
     const section = text.slice(text.indexOf(beginMarker('channels')), text.indexOf(endMarker('channels')));
     assert.ok(section.includes(renderChannelsSection(report, goals).trim()));
     assert.match(section, /1\. ✅ met: one payer node signs receipts/);
+    assert.match(section, /Other processes took 30 % of the machine's CPU time while this was measured/);
     assert.match(section, /\| {3}payer: sign a receipt \(ChannelPayer\.sign\) \| 100 µs \| 10,000\/s \| 60 % \|/);
     assert.match(section, new RegExp(`With ${CONCURRENT} channels at once, .*: 0\\.040 writes per receipt in this run\\.`));
     const saved = JSON.parse(await readFile(json, 'utf8')) as ChannelsReport & { goals: unknown[] };

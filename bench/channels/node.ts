@@ -9,6 +9,7 @@ import { integer } from '../../host-node/cli/values.ts';
 import { installNativeCrypto } from '../../host-node/native-crypto.ts';
 import { commandLine, runFlags, runOptions } from '../cli.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
+import { watchOthers } from '../ledger/node.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { measureChannels } from './cases.ts';
 import { CHANNELS_REPORT, formatRows, type ChannelsReport } from './report.ts';
@@ -44,7 +45,9 @@ export async function runChannelsBenchWith(options: ChannelsBenchOptions, comman
   installNativeCrypto();
   const source = await sourceState();
   log('mesh bench channels: receipts signed by a payer and taken by a host, next to raw Ed25519 (Node only)');
+  const othersSince = watchOthers();
   const channels = await measureChannels({ samples: options.samples, opsPerSample: options.receipts, log });
+  const othersCpu = othersSince();
   log(formatRows(channels.rows));
   const report: ChannelsReport = {
     command,
@@ -53,6 +56,7 @@ export async function runChannelsBenchWith(options: ChannelsBenchOptions, comman
     machine: await describeMachine(),
     node: { version: process.versions.node, v8: process.versions.v8, openssl: process.versions.openssl },
     channels,
+    othersCpu,
     ...(source ? { source } : {}),
     elapsedMs: Date.now() - started,
   };

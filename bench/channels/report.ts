@@ -12,6 +12,8 @@ import { CONCURRENT, HOST_ACCEPT, HOST_ACCEPT_MANY, PAYER_SIGN, RAW_SIGN, RAW_VE
 export interface ChannelsReport extends RunInfo {
   readonly node: { readonly version: string; readonly v8: string; readonly openssl: string };
   readonly channels: ChannelsCase | null;
+  /** The share of the machine's CPU time other processes took while it was measured, if known. */
+  readonly othersCpu?: number | null;
 }
 
 /** The payer's goal: signing receipts at no less than this share of raw signing's rate. */
@@ -103,6 +105,12 @@ export function renderChannelsSection(report: ChannelsReport, goals: readonly Go
       (c ? `${c.samples} samples of ${c.opsPerSample} receipts (${8 * CONCURRENT} for the cases ${CONCURRENT} at once)` : 'the samples') +
       ', after a warm-up sample.',
   );
+  if (report.othersCpu != null) {
+    parts.push(
+      `Other processes took ${percent(report.othersCpu)} of the machine's CPU time while this was measured: the rounds interleave every ` +
+        'measurement, so a busy patch slows all of them alike and the shares stay honest, but the rates read low.',
+    );
+  }
   parts.push('### Goals');
   parts.push(goalList(goals));
   if (c) parts.push(tableSection(c));
