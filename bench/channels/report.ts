@@ -93,7 +93,7 @@ export function renderChannelsSection(report: ChannelsReport, goals: readonly Go
   parts.push(measuredLine(report, `Node ${report.node.version} (V8 ${report.node.v8}, OpenSSL ${report.node.openssl})`));
   const c = report.channels;
   parts.push(
-    'Receipts per second on the core path the routes use (not HTTP, not the delivery over the network): two MeshNodes over ' +
+    'Receipts per second on the core path the routes use (not HTTP, not the delivery over the network): three MeshNodes over ' +
       'the memory network, a payer and a host, each with its channel book in a LevelDB opened as `mesh node` opens it (synced ' +
       'at every batch), and a second host whose store is not synced, to show what the fsync costs; the payer opened channels ' +
       'to both hosts. The payer signs receipts of one channel one ' +
