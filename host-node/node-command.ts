@@ -148,7 +148,9 @@ async function runNode(config: NodeConfig): Promise<number> {
   const store = await starting(`cannot open the chain store ${chainPath}`, () => LevelStore.open(chainPath));
   const jobsPath = join(config.dataDir, 'jobs', config.params.network);
   const jobStore = await starting(`cannot open the job store ${jobsPath}`, () => LevelStore.open(jobsPath));
-  const closers: (() => Promise<void>)[] = [() => store.close(), () => jobStore.close()];
+  const channelsPath = join(config.dataDir, 'channels', config.params.network);
+  const channelStore = await starting(`cannot open the channel store ${channelsPath}`, () => LevelStore.open(channelsPath));
+  const closers: (() => Promise<void>)[] = [() => store.close(), () => jobStore.close(), () => channelStore.close()];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.reverse()) await close().catch((e: unknown) => log(`stop: ${String(e)}`));
   };
@@ -173,6 +175,7 @@ async function runNode(config: NodeConfig): Promise<number> {
         heartbeatMs: config.heartbeatMs,
         capabilityRoots: config.capabilityRoots.map((hex) => fromHex(hex, 32)),
       },
+      channels: { store: channelStore },
       clock: systemClock,
       random: systemRandom,
       log,

@@ -1,5 +1,5 @@
 /**
- * A NodeService in memory for tests of the HTTP API (handler.test.ts, routes/jobs.test.ts,
+ * A NodeService in memory for tests of the HTTP API (handler.test.ts, routes/jobs.test.ts, routes/channels.test.ts,
  * host-node/http-server, the jobs commands): fixed answers, a record of what was asked, settable
  * failures, and listener sets to emit events through and to check that subscriptions end.
  */
@@ -10,6 +10,7 @@ import { toHex } from '../encoding/hex.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import type { BlockEvent } from '../ledger/block.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
+import { FakeChannels } from './fake-channels.test-util.ts';
 import type { JobsService, NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from './service.ts';
 
 export const SELF = '1a'.repeat(32);
@@ -85,7 +86,7 @@ export interface LogFollower {
  * and every call the API made, in order, ids as hex, so a test sees what reached the service and
  * that a refused request reached nothing.
  */
-export class FakeJobs implements JobsService {
+export class FakeJobs extends FakeChannels implements JobsService {
   readonly jobCalls: { method: keyof JobsService; args: unknown[] }[] = [];
   readonly jobs = new Map<string, JobView>([[JOB_ID, JOB]]);
   lines: LogEvent[] = JOB_LINES;

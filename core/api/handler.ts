@@ -27,6 +27,7 @@ import type { ApiTools, Feature } from './feature.ts';
 import { toProblem } from './problem.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { chainRoutes } from './routes/chain.ts';
+import { channelRoutes } from './routes/channels.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { placementRoutes } from './routes/placement.ts';
 import { nodeRoutes } from './routes/node.ts';
@@ -34,7 +35,7 @@ import { signalRoutes } from './routes/signals.ts';
 import type { NodeService } from './service.ts';
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes];
+const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes];
 
 export interface NodeApiOptions {
   readonly service: NodeService;

@@ -11,6 +11,7 @@ import { parseAmount } from '../encoding/amount.ts';
 import { fromHex } from '../encoding/hex.ts';
 import { IMAGE_REFERENCE_RULE, isImageReference } from '../jobs/image.ts';
 import { SPEC_LIMITS } from '../jobs/spec.ts';
+import type { OpenRequest, Receipt } from '../channels/types.ts';
 import type { JobRequest } from '../jobs/types.ts';
 import { MAX_GRANT_CHARS } from '../placement/wire.ts';
 import type { DeployRequest, KillRequest } from '../placement/caller.ts';
@@ -232,11 +233,24 @@ export const MeshDeployBody = object({
 /** POST /mesh-kill. */
 export const MeshKillBody = object({ node_id: NodeId, job_id: NodeId, grant: optional(nullable(Grant)) });
 
-/** POST /jobs/:id/settle: a cost (0 allowed) and the payer's Ed25519 signature, 128 lowercase hex. */
-export const SettleBody = object({
-  cost: amountOf(false),
-  payer_sig: refine(string(), 'signature', (sig) => /^[0-9a-f]{128}$/.test(sig) || `must be 128 lowercase hex characters (an Ed25519 signature), got ${sig.length} characters`),
+/** A payer's Ed25519 signature, 128 lowercase hex. */
+const Signature = refine(string(), 'signature', (sig) => /^[0-9a-f]{128}$/.test(sig) || `must be 128 lowercase hex characters (an Ed25519 signature), got ${sig.length} characters`);
+
+/** POST /jobs/:id/settle: a cost (0 allowed) and the payer's signature. */
+export const SettleBody = object({ cost: amountOf(false), payer_sig: Signature });
+
+/** POST /channels/open: the host, the capacity locked, and the last height the host may close at. */
+export const ChannelOpenBody = object({
+  host: NodeId,
+  capacity: Amount,
+  expiry_height: optional(refine(integer(), 'height', (h) => (h >= 1 && Number.isSafeInteger(h)) || 'must be a block height, an integer of at least 1')),
 });
+
+/** POST /channels/receipt: the channel, its host (the receipt names it), and the cumulative total paid (0 allowed). */
+export const ChannelReceiptBody = object({ channel_id: NodeId, host: NodeId, cumulative: amountOf(false) });
+
+/** POST /channels/:id/close: a receipt from the payer, or no body (or {}) to close with the best one held. */
+export const ChannelCloseBody = object({ cumulative: optional(amountOf(false)), payer_sig: optional(Signature) });
 
 /** POST /jobs/:id/expire: no body, or an empty object. */
 export const EmptyBody = object({});
@@ -285,6 +299,32 @@ export function jobRequest(value: unknown): JobRequest {
 export function settleRequest(value: unknown): { cost: bigint; payerSig: Uint8Array } {
   const body = checkBody(value, SettleBody);
   return { cost: parseAmount(body.cost), payerSig: fromHex(body.payer_sig, 64) };
+}
+
+/** The channel a valid open body asks for; no expiry_height: the node's default. */
+export function channelOpenRequest(value: unknown): OpenRequest {
+  const body = checkBody(value, ChannelOpenBody);
+  return { host: fromHex(body.host, 32), capacity: parseAmount(body.capacity), expiryHeight: body.expiry_height ?? null };
+}
+
+/** The receipt a valid body asks the payer to sign. */
+export function channelReceiptRequest(value: unknown): { channelId: Uint8Array; host: Uint8Array; cumulative: bigint } {
+  const body = checkBody(value, ChannelReceiptBody);
+  return { channelId: fromHex(body.channel_id, 32), host: fromHex(body.host, 32), cumulative: parseAmount(body.cumulative) };
+}
+
+/** The receipt a close body hands the host, or null for none (no body, or {}); 400 for half a receipt. */
+export function channelCloseRequest(value: unknown): Receipt | null {
+  if (value === undefined) return null;
+  const body = checkBody(value, ChannelCloseBody);
+  if (body.cumulative === undefined && body.payer_sig === undefined) return null;
+  if (body.cumulative === undefined || body.payer_sig === undefined) {
+    const name = body.cumulative === undefined ? 'cumulative' : 'payer_sig';
+    throw new ApiProblem('invalid-body', `${name}: required with ${name === 'cumulative' ? 'payer_sig' : 'cumulative'} (a receipt is both; leave both out to close with the best receipt held)`, {
+      errors: [{ name, detail: 'required when the other half of the receipt is given' }],
+    });
+  }
+  return { cumulative: parseAmount(body.cumulative), payerSig: fromHex(body.payer_sig, 64) };
 }
 
 /** The signal a valid body asks for: 413 for a payload over 16 KiB, 400 for a payload without a burn. */

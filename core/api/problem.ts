@@ -27,6 +27,8 @@ export const API_PROBLEMS = {
   'bad-grant': { status: 400, title: 'Malformed capability token' },
   'already-revoked': { status: 409, title: 'Capability already revoked' },
   'trust-unchanged': { status: 409, title: 'Trust already in that state' },
+  'unknown-channel': { status: 404, title: 'Unknown channel' },
+  'channel-conflict': { status: 409, title: 'Channel not in a state that allows this' },
   'peer-unreachable': { status: 502, title: 'Peer unreachable' },
   'peer-refused': { status: 502, title: 'Peer refused the request' },
   'peer-timeout': { status: 504, title: 'No answer from the peer in time' },

@@ -5,6 +5,7 @@
  */
 import type { CapabilitiesService } from './routes/capabilities.ts';
 import type { ChainService } from './routes/chain.ts';
+import type { ChannelsService } from './routes/channels.ts';
 import type { JobsService } from './routes/jobs.ts';
 import type { NodeInfoService } from './routes/node.ts';
 import type { PlacementService } from './routes/placement.ts';
@@ -15,6 +16,7 @@ export type { NodeStatus } from './routes/node.ts';
 export type { SignalRequest } from './routes/signals.ts';
 export type { JobsService } from './routes/jobs.ts';
 export type { CapabilitiesService } from './routes/capabilities.ts';
+export type { ChannelsService } from './routes/channels.ts';
 export type { Unsubscribe } from '../web/sse.ts';
 
-export interface NodeService extends NodeInfoService, ChainService, SignalService, JobsService, PlacementService, CapabilitiesService {}
+export interface NodeService extends NodeInfoService, ChainService, SignalService, JobsService, PlacementService, CapabilitiesService, ChannelsService {}

@@ -6,6 +6,8 @@
 import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
 import { Grants } from '../capabilities/grants.ts';
 import type { Token } from '../capabilities/token.ts';
+import { ChannelDesk, type ChannelsConfig } from '../channels/channels.ts';
+import type { ChannelView, CloseAnswer, ExpireAnswer, OpenRequest, Receipt, ReceiptAnswer } from '../channels/types.ts';
 import { JobMarket, type JobsConfig } from '../jobs/market.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import type { DeployRequest, KillRequest } from '../placement/caller.ts';
@@ -55,6 +57,8 @@ export interface MeshNodeOptions {
   readonly segmentBytes?: number;
   /** The compute market: where jobs are kept, what this node hosts (default: it hosts nothing). */
   readonly jobs?: JobsConfig;
+  /** Payment channels: where they are kept (default: memory). */
+  readonly channels?: ChannelsConfig;
 }
 
 // Transaction ids already put on /transactions/stream (so each appears once).
@@ -91,6 +95,7 @@ export class MeshNode implements NodeService {
   #lastNudge = 0;
   #market: JobMarket | null = null;
   readonly #grants: Grants;
+  #channels: ChannelDesk | null = null;
 
   constructor(options: MeshNodeOptions) {
     this.#options = options;
@@ -164,6 +169,12 @@ export class MeshNode implements NodeService {
         this.#joinTimers.add(timer);
       }
     });
+    // Before sync: every block connected from here on is folded into the channel book.
+    this.#channels = await ChannelDesk.open(
+      { chain: this.chain, mempool: this.mempool, own: this.own, network, key: this.#key, clock: this.#clock, log: this.#log },
+      this.#options.channels,
+    );
+    await this.#channels.start();
     this.sync.start();
     this.#market = await JobMarket.open(
       { chain: this.chain, mempool: this.mempool, own: this.own, network, key: this.#key, clock: this.#clock, atlas: () => this.atlas(), log: this.#log },
@@ -186,6 +197,7 @@ export class MeshNode implements NodeService {
     this.#joinTimers.clear();
     await this.#producer?.stop();
     await this.#market?.stop();
+    await this.#channels?.stop();
     this.sync.stop();
     this.#unsubscribeChain?.();
     this.#unsubscribePeers?.();
@@ -324,6 +336,37 @@ export class MeshNode implements NodeService {
 
   setTrust(subject: Uint8Array, trusted: boolean): Promise<{ tx_id: string }> {
     return this.#grants.trust(subject, trusted);
+  }
+
+  // ---- payment channels (core/channels/channels.ts) ----
+
+  get channels(): ChannelDesk {
+    if (this.#channels === null) throw new Error('the node has not started');
+    return this.#channels;
+  }
+
+  openChannel(request: OpenRequest): Promise<{ channel_id: string; expiry_height: number }> {
+    return this.channels.openChannel(request);
+  }
+
+  signReceipt(channelId: Uint8Array, host: Uint8Array, cumulative: bigint): Promise<ReceiptAnswer> {
+    return this.channels.signReceipt(channelId, host, cumulative);
+  }
+
+  closeChannel(channelId: Uint8Array, receipt: Receipt | null): Promise<CloseAnswer> {
+    return this.channels.closeChannel(channelId, receipt);
+  }
+
+  expireChannel(channelId: Uint8Array): Promise<ExpireAnswer> {
+    return this.channels.expireChannel(channelId);
+  }
+
+  listChannels(): ChannelView[] {
+    return this.channels.listChannels();
+  }
+
+  getChannel(channelId: Uint8Array): ChannelView | undefined {
+    return this.channels.getChannel(channelId);
   }
 
   // ---- gossip ----
