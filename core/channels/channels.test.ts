@@ -286,3 +286,34 @@ test('channels: a payer restarted before its ChannelOpen is mined pools it again
     await payer.stop();
   }
 });
+
+test('channels: a receipt that arrives while the host makes its close is refused, never acknowledged above what the close pays', async () => {
+  const clock = new ManualClock();
+  const bus = new MemoryBus();
+  const chain = await openChain();
+  await mine(chain, P, 3);
+  const hostChain = await openChain();
+  await hostChain.addBranch(await chain.blocksFrom(1, 3));
+  const host = await startNode(bus, hostChain, H, clock, {});
+  const payer = await startNode(bus, chain, P, clock, { mine: true });
+  try {
+    const { channel_id: id } = await payer.openChannel({ host: H.publicKey, capacity: 10n * CREDIT, expiryHeight: null });
+    const cid = fromHex(id, 32);
+    await clock.until('open on both', () => payer.getChannel(cid)?.status === 'open' && host.getChannel(cid)?.status === 'open', 10_000);
+    assert.isTrue((await payer.signReceipt(cid, H.publicKey, 1n * CREDIT)).delivered);
+    // The host's own transactions queue ahead of its close, so the close takes a while to be made.
+    for (let i = 0; i < 20; i++) void host.own.submit({ kind: 'RevokeCapability', token_id: new Uint8Array(32).fill(i + 1) });
+    const closing = host.closeChannel(cid, null);
+    const late = await payer.signReceipt(cid, H.publicKey, 5n * CREDIT);
+    const close = await closing;
+    assert.isFalse(late.delivered, 'the host does not acknowledge a receipt its close will not pay');
+    assert.match(String(late.delivery_error), /ChannelClose .* is being made/);
+    assert.equal(close.cumulative, String(1n * CREDIT));
+    assert.equal(host.getChannel(cid)!.cumulative, String(1n * CREDIT));
+    await clock.until('closed on the payer', () => payer.getChannel(cid)?.status === 'closed', 20_000);
+    assert.equal(payer.chain.state.account(H.publicKey).balance, 1n * CREDIT - burnOf(1n * CREDIT));
+  } finally {
+    await payer.stop();
+    await host.stop();
+  }
+});

@@ -61,9 +61,17 @@ export class ChannelHost {
    * with this node as host, within its expiry, the cumulative within its capacity and the channel's
    * payer's signature valid over the receipt bytes. Keeps it when it is better than the one held,
    * and resolves once the record is written, to the record (its cumulative is the best held).
+   * While a ChannelClose is being made, only that close's own receipt is taken: one acknowledged
+   * later would not be the one the close pays.
    */
-  async accept(channelId: Uint8Array, receipt: Receipt): Promise<ChannelRecord> {
+  async accept(channelId: Uint8Array, receipt: Receipt, forClose = false): Promise<ChannelRecord> {
     const { chain, book } = this.#o;
+    const closing = (): void => {
+      if (!forClose && this.#closing.has(toHex(channelId))) {
+        throw new ChannelError('ended', `a ChannelClose of channel ${toHex(channelId)} is being made; a receipt now would not be the one it pays`);
+      }
+    };
+    closing();
     const { record, channel } = this.#openChannel(channelId);
     if (receipt.cumulative > channel.capacity) {
       throw exceedsCapacity(receipt.cumulative, channel.capacity);
@@ -72,6 +80,7 @@ export class ChannelHost {
     if (!(await verify(channel.payer, bytes, receipt.payerSig))) {
       throw new ChannelError('bad-signature', `payer_sig is not the signature of the channel's payer ${toHex(channel.payer)} over the receipt for ${formatAmount(receipt.cumulative)} to this host`);
     }
+    closing();
     // Compared after the check, with nothing awaited in between: a lower receipt never replaces a higher one.
     const kept = book.get(record.channelId) ?? record;
     // A record new to the book has no receipt yet, so it is always written here.
@@ -96,7 +105,7 @@ export class ChannelHost {
     if (this.#closing.has(id)) throw new ChannelError('ended', `a ChannelClose of channel ${id} is being made`);
     this.#closing.add(id);
     try {
-      let record = receipt === null ? this.#openChannel(channelId).record : await this.accept(channelId, receipt);
+      let record = receipt === null ? this.#openChannel(channelId).record : await this.accept(channelId, receipt, true);
       record = this.#o.book.get(id) ?? record;
       if (record.payerSig === null) throw new ChannelError('no-receipt', `this node holds no receipt of channel ${id} to close it with`);
       return await this.#submitClose(record);
