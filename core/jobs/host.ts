@@ -90,6 +90,8 @@ interface Reservation {
   readonly until: number;
   /** Directed placement: the bid the caller was authorised for; only an offer of it gets this room. */
   readonly directedBid?: bigint;
+  /** Directed placement: asked again when the bid comes; why the caller no longer may, or null. */
+  readonly recheck?: () => Promise<string | null>;
 }
 
 /** What the host keeps in memory for a job it runs. */
@@ -216,7 +218,7 @@ export class JobHost {
    * authorised, until its bid comes in the offer. Authority stands in for the image allow-list;
    * capacity, the engine and the terms are checked as for any job. Every reason it does not fit, or none.
    */
-  reserveDirected(payer: string, specBytes: Uint8Array, spec: JobSpec, bid: bigint): string[] {
+  reserveDirected(payer: string, specBytes: Uint8Array, spec: JobSpec, bid: bigint, recheck: () => Promise<string | null>): string[] {
     this.#dropStaleReservations();
     const reasons = [
       ...refusalsOf(spec, this.#o.policy, this.#inUse(), this.#engine, { authorised: true }),
@@ -224,7 +226,7 @@ export class JobHost {
     ];
     if (reasons.length > 0) return reasons;
     const hash = toHex(specHash(this.#o.chain.params.network, specBytes));
-    this.#directed.push({ payer, hash, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, until: this.#o.clock.now() + RESERVATION_MS, directedBid: bid });
+    this.#directed.push({ payer, hash, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, until: this.#o.clock.now() + RESERVATION_MS, directedBid: bid, recheck });
     return [];
   }
 
@@ -302,6 +304,8 @@ export class JobHost {
     }
     // From here the job's capacity is taken, before anything is awaited.
     const answer = (async (): Promise<Uint8Array> => {
+      const revoked = (await directed?.recheck?.()) ?? null;
+      if (revoked !== null) return refuse(revoked);
       const bidProblem = await this.#bidProblem(tx);
       if (bidProblem !== null) return refuse(bidProblem);
       const record = this.#newRecord(jobId, payer, spec, offer.spec, offer.bid_tx!, bid.bid);

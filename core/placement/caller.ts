@@ -8,7 +8,8 @@
  * heartbeat-billed JobBid naming that host and offer it (`jobs.offer`), and it answers once the
  * host reports the container running, or its failure.
  */
-import { CapabilityError } from '../capabilities/errors.ts';
+import { parsePublicKey } from '../crypto/ed25519.ts';
+import { DecodeError, InvalidKeyError } from '../errors.ts';
 import { decodeToken } from '../capabilities/token.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { decode, encode } from '../encoding/codec.ts';
@@ -99,20 +100,30 @@ export class PlacementCaller {
     refuseOn(await this.#ask(request.nodeId, PLACEMENT_RPC.kill, encode(killRequestCodec, { job_id: request.jobId, grant: request.grant })));
   }
 
-  /** The target is another node, and the grant decodes (its authority is the host's to judge). */
+  /**
+   * The target is another node whose id is a public key, and the grant decodes within the format's
+   * bounds, depth included (CapabilityError 'malformed' or 'too-deep', 400); its authority is the
+   * host's to judge.
+   */
   #checkTarget(nodeId: Uint8Array, grant: string | null): void {
     if (bytesEqual(nodeId, this.#o.self)) throw new PlacementError('self', 'node_id is this node; directed placement goes to another host');
-    if (grant === null) return;
     try {
-      decodeToken(grant);
+      parsePublicKey(nodeId);
     } catch (error) {
-      // A chain deeper than this node's maximum is the host's to refuse, with its reason.
-      if (!(error instanceof CapabilityError) || error.code !== 'too-deep') throw error;
+      if (error instanceof InvalidKeyError) throw new PlacementError('bad-node-id', `node_id is not an Ed25519 public key: ${error.message}`);
+      throw error;
     }
+    if (grant !== null) decodeToken(grant);
   }
 
   async #ask(node: Uint8Array, protocol: string, data: Uint8Array): Promise<PlacementAnswer> {
-    return decode(placementAnswerCodec, await this.#reach(this.#o.network.request(node, protocol, data, { timeoutMs: PLACEMENT_TIMEOUT_MS })));
+    const answer = await this.#reach(this.#o.network.request(node, protocol, data, { timeoutMs: PLACEMENT_TIMEOUT_MS }));
+    try {
+      return decode(placementAnswerCodec, answer);
+    } catch (error) {
+      if (error instanceof DecodeError) throw new PlacementError('refused', `the host answered something that is not a placement answer: ${error.message}`);
+      throw error;
+    }
   }
 
   /** The mesh's failure to reach the host, or to hear from it in time, as a 504. */

@@ -10,6 +10,8 @@ const REJECTED = { status: 502, problem: 'peer-refused' } as const;
 export const PLACEMENT_ERRORS = {
   /** The target is this node: placement goes to another host (DELETE /jobs/:id stops a job here). */
   self: { status: 400, problem: 'invalid-body' },
+  /** node_id is 64 hex but no Ed25519 public key, so no node has it. */
+  'bad-node-id': { status: 400, problem: 'invalid-body' },
   /** The host could not be reached, or did not answer in time. It may still have acted. */
   timeout: { status: 504, problem: 'peer-timeout' },
   // The host's reasons. The first eleven are a capability token's (docs/capabilities.md).
@@ -46,5 +48,6 @@ export class PlacementError extends RuledError<typeof PLACEMENT_ERRORS> {
 
 /** A host's reason as this node's code: an unknown one is 'refused'. */
 export function reasonCode(reason: string): PlacementErrorCode {
-  return Object.hasOwn(PLACEMENT_ERRORS, reason) && reason !== 'self' && reason !== 'timeout' ? (reason as PlacementErrorCode) : 'refused';
+  const local: readonly string[] = ['self', 'bad-node-id', 'timeout'];
+  return Object.hasOwn(PLACEMENT_ERRORS, reason) && !local.includes(reason) ? (reason as PlacementErrorCode) : 'refused';
 }

@@ -11,7 +11,7 @@ import { CapabilityError } from '../capabilities/errors.ts';
 import { decodeToken } from '../capabilities/token.ts';
 import type { Chain } from '../chain/chain.ts';
 import { decode, encode } from '../encoding/codec.ts';
-import { toHex } from '../encoding/hex.ts';
+import { fromHex, toHex } from '../encoding/hex.ts';
 import type { JobBook } from '../jobs/book.ts';
 import type { JobHost } from '../jobs/host.ts';
 import { billingName, decodeSpec, specProblem, type JobSpec } from '../jobs/spec.ts';
@@ -63,6 +63,9 @@ export class PlacementHost {
     const problem = specProblem(spec);
     if (problem !== null) return refused('bad-request', problem);
     if (billingName(spec.billing) !== 'heartbeat') return refused('bad-request', 'a directed job is heartbeat-billed');
+    // What a token cannot bound, a directed job does not ask for (the caller's API sends neither).
+    if (spec.gpus !== 0) return refused('bad-request', 'a directed job asks for no GPUs');
+    if (spec.env.length > 0) return refused('bad-request', 'a directed job carries no environment');
     const use: Use = {
       command: 'deploy',
       host: this.#o.self,
@@ -72,9 +75,14 @@ export class PlacementHost {
       bid: request.bid,
       image: spec.image,
     };
-    const denied = await this.#authorise(peer, use, request.grant);
-    if (denied !== null) return denied;
-    const reasons = this.#o.jobs.reserveDirected(toHex(peer), request.spec, spec, request.bid);
+    const denied = await this.#denial(peer, use, request.grant);
+    if (denied !== null) return refused(denied.reason, denied.detail);
+    // Asked again when the bid comes: a trust withdrawn or a link revoked in between stops it.
+    const stillAuthorised = async (): Promise<string | null> => {
+      const now = await this.#denial(peer, use, request.grant);
+      return now === null ? null : `no longer authorised (${now.reason}): ${now.detail}`;
+    };
+    const reasons = this.#o.jobs.reserveDirected(toHex(peer), request.spec, spec, request.bid, stillAuthorised);
     if (reasons.length === 0) return DONE;
     return refused(this.#o.jobs.engine.ready ? 'no-room' : 'container-error', reasons.join('; '));
   }
@@ -84,21 +92,31 @@ export class PlacementHost {
     const jobId = toHex(request.job_id);
     const record = this.#o.book.get(jobId);
     if (record === undefined || record.role !== 'host') return refused('unknown-job', `this host runs no job ${jobId}`);
-    // A job's payer may always stop its own job; anyone else needs authority here.
+    // A job's payer may always stop its own job; anyone else needs authority over this very job.
     if (record.payer !== toHex(peer)) {
-      const denied = await this.#authorise(peer, { command: 'kill', host: this.#o.self }, request.grant);
-      if (denied !== null) return denied;
+      const spec = decodeSpec(fromHex(record.spec));
+      const use: Use = {
+        command: 'kill',
+        host: this.#o.self,
+        cpuCores: spec.cpu_cores,
+        memMb: spec.mem_mb,
+        durationSecs: spec.duration_secs,
+        bid: BigInt(record.bid),
+        image: spec.image,
+      };
+      const denied = await this.#denial(peer, use, request.grant);
+      if (denied !== null) return refused(denied.reason, denied.detail);
     }
     this.#o.log(`placement: ${toHex(peer).slice(0, 16)}… kills ${jobId.slice(0, 16)}…`);
     await this.#o.jobs.killJob(record);
     return DONE;
   }
 
-  /** null when `peer` may do `use` here: admin trust first, else the grant. Otherwise the refusal. */
-  async #authorise(peer: Uint8Array, use: Use, grant: string | null): Promise<Uint8Array | null> {
+  /** null when `peer` may do `use` here: admin trust first, else the grant. Otherwise why not. */
+  async #denial(peer: Uint8Array, use: Use, grant: string | null): Promise<{ reason: PlacementErrorCode; detail: string } | null> {
     const { chain, self, roots, clock } = this.#o;
     if (chain.state.trust(self, peer) !== undefined) return null;
-    if (grant === null) return refused('untrusted', 'the caller has no admin trust on this host and forwarded no grant');
+    if (grant === null) return { reason: 'untrusted', detail: 'the caller has no admin trust on this host and forwarded no grant' };
     try {
       await checkToken(decodeToken(grant), use, {
         network: chain.params.network,
@@ -109,7 +127,7 @@ export class PlacementHost {
       });
       return null;
     } catch (error) {
-      if (error instanceof CapabilityError) return refused(error.code, error.message);
+      if (error instanceof CapabilityError) return { reason: error.code, detail: error.message };
       throw error;
     }
   }

@@ -7,7 +7,7 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { burnOf } from '../ledger/params.ts';
-import { MemoryBus } from '../net/memory.test-util.ts';
+import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import type { MeshNode } from '../node/node.ts';
 import { startNode } from '../node/node.test-util.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
@@ -17,6 +17,11 @@ import { encodeToken, linkId, signLink } from '../capabilities/token.ts';
 import type { Allowance } from '../capabilities/token.ts';
 import { CapabilityError } from '../capabilities/errors.ts';
 import type { DeployRequest } from './caller.ts';
+import { decode, encode } from '../encoding/codec.ts';
+import { billingCode, encodeSpec, specHash, specOf } from '../jobs/spec.ts';
+import type { JobRequest } from '../jobs/types.ts';
+import { JOB_RPC, offerAnswerCodec, offerCodec } from '../jobs/wire.ts';
+import { deployRequestCodec, PLACEMENT_RPC, placementAnswerCodec, type PlacementAnswer } from './wire.ts';
 import { PlacementError } from './errors.ts';
 import { InvalidAddressError } from '../net/errors.ts';
 
@@ -44,6 +49,8 @@ function deploy(overrides: Partial<DeployRequest> = {}): DeployRequest {
 }
 
 interface Mesh {
+  /** The memory network of a node, to speak the protocols by hand. */
+  readonly network: (k: SigningKey) => MemoryNetwork;
   readonly clock: ManualClock;
   readonly executor: FakeExecutor;
   readonly caller: MeshNode;
@@ -70,6 +77,7 @@ async function mesh(options: { hostJobs?: JobsConfig; linked?: boolean } = {}): 
   // Unlinked, the caller still hears the host's transactions through the third node.
   if (options.linked === false) bus.unlink(bus.members.get(toHex(P.publicKey))!, bus.members.get(toHex(H.publicKey))!);
   return {
+    network: (k) => bus.members.get(toHex(k.publicKey))!,
     clock,
     executor,
     caller,
@@ -130,7 +138,7 @@ test('placement: a caller the host trusts deploys a job off the allow-list; it r
     const view = m.caller.getJob(id)!;
     const beats = BigInt(view.heartbeats!.count);
     const rest = BigInt(view.cost!) - beats * rate;
-    assert.isTrue(rest >= 0n && rest < rate, `the settlement after the heartbeats is ${rest}`);
+    assert.isTrue(rest >= 0n && rest <= rate, `the settlement after the heartbeats is ${rest}`);
     assert.equal(m.host.chain.state.account(H.publicKey).balance, beats * (rate - burnOf(rate)) + rest - burnOf(rest));
   } finally {
     await m.stop();
@@ -236,6 +244,94 @@ test('placement: two deploys of the same spec at once from one caller each get t
     assert.equal((third.error as PlacementError).code, 'no-room');
     await m.clock.until('the pool is mined', () => m.caller.mempool.size === 0, 30_000);
     assert.isTrue(m.caller.chain.state.account(P.publicKey).locked_bids <= locked, "the refused deploy locked nothing more");
+    assert.lengthOf(m.caller.listJobs(), 2, 'the refused deploy signed no bid');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('placement: a kill by token is judged against the job itself: a token for other images cannot kill it, one for its image can', async () => {
+  const m = await mesh();
+  try {
+    await trustCaller(m);
+    const { value } = await settle(m, m.caller.meshDeploy(deploy()), 'the deploy');
+    const id = fromHex(value!.job_id, 32);
+    const network = m.caller.chain.params.network;
+    const now = Math.floor(m.clock.now() / 1000);
+    const window = { not_before: now - 10, expiry: now + 3600 };
+    const killOnly = { ...ALL, commands: ['kill'] };
+    const elsewhere = encodeToken([await signLink(H, network, { audience: C.publicKey, allows: { ...killOnly, images: ['localhost/only-mine'] }, ...window, nonce: new Uint8Array(16).fill(3) })]);
+    const small = encodeToken([await signLink(H, network, { audience: C.publicKey, allows: { ...killOnly, mem_mb: 32 }, ...window, nonce: new Uint8Array(16).fill(4) })]);
+    for (const grant of [elsewhere, small]) {
+      const denied = await settle(m, m.third.meshKill({ nodeId: H.publicKey, jobId: id, grant }), 'the refusal');
+      assert.equal((denied.error as PlacementError).code, 'not-allowed');
+    }
+    assert.lengthOf(m.executor.running, 1, 'the job runs on');
+    const fits = encodeToken([await signLink(H, network, { audience: C.publicKey, allows: { ...killOnly, images: ['localhost/busybox'], mem_mb: 64 }, ...window, nonce: new Uint8Array(16).fill(5) })]);
+    const killed = await settle(m, m.third.meshKill({ nodeId: H.publicKey, jobId: id, grant: fits }), 'the kill');
+    assert.isUndefined(killed.error, String(killed.error));
+    await m.clock.until('the container is stopped', () => m.executor.running.length === 0, 30_000);
+    const unknown = await settle(m, m.third.meshKill({ nodeId: H.publicKey, jobId: new Uint8Array(32).fill(9), grant: fits }), 'the refusal');
+    assert.equal((unknown.error as PlacementError).code, 'unknown-job');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('placement: a directed spec asking for GPUs or carrying an environment is refused, whoever sends it', async () => {
+  const m = await mesh({ hostJobs: { policy: { ...POLICY } } });
+  try {
+    await trustCaller(m);
+    const send = async (overrides: Partial<JobRequest>): Promise<PlacementAnswer> => {
+      const spec = encodeSpec(specOf({ image: 'localhost/busybox:test', cmd: null, env: [], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 0, bid: CREDIT, billing: 'heartbeat', ...overrides }));
+      const bytes = await m.network(P).request(H.publicKey, PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec, bid: CREDIT, grant: null }));
+      return decode(placementAnswerCodec, bytes);
+    };
+    assert.deepInclude(await send({ gpus: 1 }), { answer: 'Refused', reason: 'bad-request', detail: 'a directed job asks for no GPUs' });
+    assert.deepInclude(await send({ env: [['LD_PRELOAD', '/x']] }), { answer: 'Refused', reason: 'bad-request', detail: 'a directed job carries no environment' });
+    assert.deepInclude(await send({ billing: 'settle' }), { answer: 'Refused', reason: 'bad-request' });
+    assert.deepEqual(await send({}), { answer: 'Done' });
+  } finally {
+    await m.stop();
+  }
+});
+
+test('placement: trust withdrawn between the host holding room and the bid coming stops the job before it runs', async () => {
+  const m = await mesh();
+  try {
+    await trustCaller(m);
+    const request: JobRequest = { image: 'localhost/busybox:test', cmd: ['sleep', '60'], env: [], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 0, bid: CREDIT, billing: 'heartbeat' };
+    const spec = encodeSpec(specOf(request));
+    const held = decode(placementAnswerCodec, await m.network(P).request(H.publicKey, PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec, bid: CREDIT, grant: null })));
+    assert.deepEqual(held, { answer: 'Done' });
+    const withdrawal = await m.host.own.submit({ kind: 'TrustGrant', subject: P.publicKey, trusted: false });
+    await m.clock.until('the withdrawal is mined', () => m.host.chain.state.trust(H.publicKey, P.publicKey) === undefined && !m.host.mempool.has(withdrawal.id), 30_000);
+    const bid = await m.caller.own.submit({
+      kind: 'JobBid',
+      spec_hash: specHash(m.caller.chain.params.network, spec),
+      bid: CREDIT,
+      duration_secs: 60,
+      cpu_cores: 1,
+      mem_mb: 64,
+      billing: billingCode('heartbeat'),
+      host: H.publicKey,
+    });
+    const answer = decode(offerAnswerCodec, await m.network(P).request(H.publicKey, JOB_RPC.offer, encode(offerCodec, { spec, bid_tx: bid.bytes })));
+    assert.equal(answer.answer, 'Refused');
+    assert.match((answer as { reasons: string[] }).reasons.join(), /no longer authorised \(untrusted\)/);
+    assert.lengthOf(m.executor.containers, 0);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('placement: a node id off the curve is refused by the caller\'s node (400)', async () => {
+  const m = await mesh();
+  try {
+    const offCurve = fromHex('ff'.repeat(31) + '7f', 32);
+    const bad = await settle(m, m.caller.meshDeploy(deploy({ nodeId: offCurve })), 'the refusal');
+    assert.equal((bad.error as PlacementError).code, 'bad-node-id');
+    assert.equal((bad.error as PlacementError).status, 400);
   } finally {
     await m.stop();
   }
