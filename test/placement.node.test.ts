@@ -10,6 +10,8 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
+import { SigningKey } from '../core/crypto/ed25519.ts';
+import { toHex } from '../core/encoding/hex.ts';
 import { PODMAN_DIR, startPodman, TEST_IMAGE, type PodmanService } from './podman.ts';
 import { getJson, postJson, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
 
@@ -142,7 +144,10 @@ test('bad node ids and malformed grants are 400; a host nobody can reach is 504'
   }
   const badKill = await postJson(a, '/mesh-kill', { node_id: h.nodeId, job_id: 'xyz', grant: null });
   assert.equal(badKill.status, 400);
-  const nobody = 'ab'.repeat(32);
+  // A valid key no node holds; 'ab'×32 is no point on the curve, so no node id at all (400).
+  const offCurve = await postJson(a, '/mesh-deploy', deployBody({ node_id: 'ab'.repeat(32) }));
+  assert.equal(offCurve.status, 400, JSON.stringify(offCurve.body));
+  const nobody = toHex(SigningKey.fromSeed(new Uint8Array(32).fill(7)).publicKey);
   const lost = await postJson(a, '/mesh-deploy', deployBody({ node_id: nobody }));
   assert.equal(lost.status, 504, JSON.stringify(lost.body));
   const deadHint = await postJson(a, '/mesh-deploy', deployBody({ node_id: nobody, hint_multiaddr: '/ip4/127.0.0.1/tcp/9' }));
