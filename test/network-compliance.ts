@@ -19,6 +19,7 @@ import {
   RequestTimeoutError,
   StreamResetError,
 } from '../core/net/errors.ts';
+import { readAll, type Duplex } from '../core/net/duplex.ts';
 import { appTopic, rpcProtocolId, streamProtocolId, type GossipMessage, type Network, type PeerStream, type RpcLimits, type Verdict } from '../core/net/network.ts';
 
 export interface NetworkFixture {
@@ -42,7 +43,7 @@ const words = new TextDecoder();
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Repeats `act` every 100 ms until `check` holds; fails after `timeoutMs`. */
-async function eventually(what: string, act: () => Promise<unknown>, check: () => boolean, timeoutMs = 15_000): Promise<void> {
+export async function eventually(what: string, act: () => Promise<unknown>, check: () => boolean, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
@@ -51,7 +52,8 @@ async function eventually(what: string, act: () => Promise<unknown>, check: () =
   }
 }
 
-async function failure(promise: Promise<unknown>): Promise<unknown> {
+/** What `promise` rejects with; fails when it resolves. */
+export async function failure(promise: Promise<unknown>): Promise<unknown> {
   try {
     await promise;
   } catch (error) {
@@ -82,30 +84,13 @@ function listen(net: Network, topic: string, verdict: (data: Uint8Array) => Verd
 
 const said = (heard: readonly GossipMessage[]): string[] => heard.map((m) => words.decode(m.data));
 
-/** Everything `stream` delivers until its end, as one array. */
-async function readAll(stream: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for await (const chunk of stream) {
-    chunks.push(chunk.slice());
-    length += chunk.length;
-  }
-  const all = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.length;
-  }
-  return all;
-}
-
 /** Writes `data` in chunks of `size`. */
-async function writeAll(stream: PeerStream, data: Uint8Array, size = 64 * 1024): Promise<void> {
+export async function writeAll(stream: Duplex, data: Uint8Array, size = 64 * 1024): Promise<void> {
   for (let at = 0; at < data.length; at += size) await stream.write(data.subarray(at, at + size));
 }
 
 /** `length` bytes of a pattern no two nearby offsets share. */
-const pattern = (length: number, seed = 0): Uint8Array => Uint8Array.from({ length }, (_, i) => (i * 31 + seed + (i >> 8)) % 251);
+export const pattern = (length: number, seed = 0): Uint8Array => Uint8Array.from({ length }, (_, i) => (i * 31 + seed + (i >> 8)) % 251);
 
 /** The streams `net` is handed on `protocol`, as they come. */
 function acceptStreams(net: Network, protocol: string): PeerStream[] {

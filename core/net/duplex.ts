@@ -8,6 +8,7 @@
  * of the other side's writing or its reset, and back pressure (the source is paused while more
  * than a bound is unread).
  */
+import { concatBytes } from '../encoding/bytes.ts';
 import { StreamResetError } from './errors.ts';
 
 export interface Duplex extends AsyncIterable<Uint8Array> {
@@ -151,4 +152,11 @@ export function closedSignal(): { promise: Promise<void>; resolve: () => void; r
 /** The error a reset by the other side gives, with what `reason` says when it is known. */
 export function resetByPeer(reason?: string): StreamResetError {
   return new StreamResetError(reason === undefined ? 'the stream was reset by the other side' : `the stream was reset: ${reason}`);
+}
+
+/** Everything `source` delivers until its end, as one new array. */
+export async function readAll(source: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of source) chunks.push(chunk);
+  return concatBytes(...chunks);
 }
