@@ -20,19 +20,30 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * `text` as a loopback address: `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`. Port 0 (a free
- * one, for a listening address) only when `anyPort`. TunnelError 'bad-address' otherwise, naming `what`.
+ * What is wrong with `text` as a loopback address (`127.0.0.1:8080`, `[::1]:8080`,
+ * `localhost:8080`), or true when nothing is. Port 0 (a free one, for a listening address) only
+ * when `anyPort`.
  */
-export function parseLoopbackAddress(text: string, what: string, options: { anyPort?: boolean } = {}): SocketAddress {
+export function loopbackRule(text: string, options: { anyPort?: boolean } = {}): true | string {
   const match = typeof text === 'string' ? /^(?:\[([^\]]+)\]|([^:[\]]+)):([^:]+)$/.exec(text) : null;
-  if (match === null) throw new TunnelError('bad-address', `${what} must be host:port, got ${JSON.stringify(text)}`);
+  if (match === null) return `must be host:port, got ${JSON.stringify(text)}`;
   const host = match[1] ?? match[2]!;
+  if (!isLoopbackHost(host) || (match[1] !== undefined && host !== '::1')) {
+    return `must be on the loopback interface (127.0.0.0/8, [::1] or localhost), got ${JSON.stringify(text)}`;
+  }
   const portText = match[3]!;
-  if (!isLoopbackHost(host) || (match[1] !== undefined && host !== '::1')) throw new TunnelError('bad-address', `${what} must be on the loopback interface (127.0.0.0/8, [::1] or localhost), got ${JSON.stringify(text)}`);
   const port = PORT.test(portText) ? Number(portText) : NaN;
   const least = options.anyPort ? 0 : 1;
-  if (!(port >= least && port <= 65_535)) throw new TunnelError('bad-address', `${what} must have a port from ${least} to 65535, got ${JSON.stringify(portText)}`);
-  return { host, port };
+  if (!(port >= least && port <= 65_535)) return `must have a port from ${least} to 65535, got ${JSON.stringify(portText)}`;
+  return true;
+}
+
+/** `text` as a loopback address (see loopbackRule); TunnelError 'bad-address' naming `what` otherwise. */
+export function parseLoopbackAddress(text: string, what: string, options: { anyPort?: boolean } = {}): SocketAddress {
+  const verdict = loopbackRule(text, options);
+  if (verdict !== true) throw new TunnelError('bad-address', `${what} ${verdict}`);
+  const split = text.lastIndexOf(':');
+  return { host: text.slice(0, split).replace(/^\[|\]$/g, ''), port: Number(text.slice(split + 1)) };
 }
 
 /** `host:port`, with an IPv6 host in brackets. */
