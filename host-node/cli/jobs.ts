@@ -72,7 +72,7 @@ function shellWords(words: readonly string[]): string {
 }
 
 /** Rows as columns padded to their widest cell. */
-function columns(rows: readonly (readonly string[])[]): string {
+export function columns(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   return rows.map((row) => `${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 2))).join('')}\n`).join('');
 }
