@@ -64,6 +64,14 @@ async function setup(limits: Partial<TunnelLimits> = {}): Promise<Setup> {
   };
 }
 
+/** A client connected through `view` whose first byte has reached the service. */
+async function carrying(s: Setup, view: ForwardView): Promise<Duplex> {
+  const client = await s.connect(view);
+  await client.write(text.encode('x'));
+  await wait('the service takes the connection', () => s.served.length === 1);
+  return client;
+}
+
 async function withSetup(body: (s: Setup) => Promise<void>, limits: Partial<TunnelLimits> = {}): Promise<void> {
   const s = await setup(limits);
   try {
@@ -138,9 +146,7 @@ test('tunnel: a reset on either end resets the other', async () => {
 test('tunnel: closing a forward frees its port and resets its connections; closing a listener refuses new ones', async () => {
   await withSetup(async (s) => {
     const { fromA } = await s.open();
-    const client = await s.connect(fromA);
-    await client.write(text.encode('x'));
-    await wait('the service takes the connection', () => s.served.length === 1);
+    const client = await carrying(s, fromA);
     assert.isTrue(s.sockets.listening(fromA.address));
     assert.isTrue(await s.a.close(fromA.id));
     assert.isFalse(s.sockets.listening(fromA.address), 'the port is free');
@@ -223,9 +229,7 @@ test('tunnel: what a node refuses to open: a taken protocol, too many tunnels, i
 test('tunnel: stopping a node resets what its tunnels carry and frees their ports', async () => {
   await withSetup(async (s) => {
     const { fromA } = await s.open();
-    const client = await s.connect(fromA);
-    await client.write(text.encode('x'));
-    await wait('the service takes the connection', () => s.served.length === 1);
+    const client = await carrying(s, fromA);
     await s.b.stop();
     assert.instanceOf(await failure(client.closed), StreamResetError);
     assert.instanceOf(await failure(s.served[0]!.closed), StreamResetError);

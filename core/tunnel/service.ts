@@ -202,29 +202,25 @@ export class TunnelService {
     if (tunnel.live.size >= this.#limits.connections) {
       return this.#refuse(tunnel, stream, ANSWER.busy, `tunnel ${r.protocol} carries ${tunnel.live.size} connections, as many as it takes`);
     }
-    const carried = new Carried();
-    carried.parts.push(stream);
-    tunnel.live.add(carried);
-    void (async () => {
-      let socket: Duplex;
-      try {
-        socket = await this.#within(`connecting to ${formatAddress(r.target)}`, (signal) => this.#sockets.connect(r.target, { signal }));
-      } catch (error) {
-        tunnel.live.delete(carried);
+    void this.#join(
+      tunnel,
+      stream,
+      `connecting to ${formatAddress(r.target)}`,
+      (signal) => this.#sockets.connect(r.target, { signal }),
+      (error) => {
         this.#log(`tunnel ${tunnel.id}: cannot connect to ${formatAddress(r.target)} for ${short(peer)}: ${messageOf(error)}`);
-        return this.#refuse(tunnel, stream, ANSWER.targetDown, `the service behind tunnel ${r.protocol} does not answer`);
-      }
-      carried.parts.push(socket);
-      if (tunnel.closed) return carried.reset(new Error('the tunnel was closed'));
-      tunnel.accepted++;
-      try {
-        await stream.write(Uint8Array.of(ANSWER.accepted));
-      } catch (error) {
-        carried.reset(error as Error);
-      }
-      await splice(stream, socket);
-      tunnel.live.delete(carried);
-    })();
+        this.#refuse(tunnel, stream, ANSWER.targetDown, `the service behind tunnel ${r.protocol} does not answer`);
+      },
+      async (socket, carried) => {
+        tunnel.accepted++;
+        try {
+          await stream.write(Uint8Array.of(ANSWER.accepted));
+        } catch (error) {
+          carried.reset(error as Error);
+        }
+        await splice(stream, socket);
+      },
+    );
   }
 
   /** Answers a refusal and resets the stream once the forwarder has read it (or after refusalMs). */
@@ -271,33 +267,59 @@ export class TunnelService {
       this.#log(`tunnel ${tunnel.id}: refused a local connection: it carries ${tunnel.live.size} connections, as many as it takes`);
       return socket.reset(new Error('too many connections'));
     }
-    const carried = new Carried();
-    carried.parts.push(socket);
-    tunnel.live.add(carried);
-    void (async () => {
-      let stream: PeerStream;
-      try {
-        stream = await this.#within(`opening ${protocol} on ${short(toHex(node))}`, (signal) =>
-          this.#network.openStream(node, tunnel.protocolId, { signal, maxStreams: 2 * this.#limits.connections }),
+    const where = `${protocol} on ${short(toHex(node))}`;
+    void this.#join(
+      tunnel,
+      socket,
+      `opening ${where}`,
+      (signal) => this.#network.openStream(node, tunnel.protocolId, { signal, maxStreams: 2 * this.#limits.connections }),
+      (error) => {
+        tunnel.refused++;
+        this.#log(`tunnel ${tunnel.id}: cannot reach ${where}: ${messageOf(error)}`);
+        socket.reset(error as Error);
+      },
+      async (stream) => {
+        const end = await splice(
+          socket,
+          afterAnswer(stream, () => tunnel.accepted++),
         );
+        if (end instanceof TunnelRefusedError) {
+          tunnel.refused++;
+          this.#log(`tunnel ${tunnel.id}: ${short(toHex(node))} refused the connection: ${end.message}`);
+        }
+      },
+    );
+  }
+
+  /**
+   * Carries one connection of `tunnel`: `near` came in; `open` gets the far side within connectMs
+   * (`failed` hears why it could not), and `run` joins the two. The connection counts against the
+   * tunnel's limit until `run` is done.
+   */
+  async #join(
+    tunnel: Tunnel,
+    near: Duplex,
+    what: string,
+    open: (signal: AbortSignal) => Promise<Duplex>,
+    failed: (error: unknown) => void,
+    run: (far: Duplex, carried: Carried) => Promise<void>,
+  ): Promise<void> {
+    const carried = new Carried();
+    carried.parts.push(near);
+    tunnel.live.add(carried);
+    try {
+      let far: Duplex;
+      try {
+        far = await this.#within(what, open);
       } catch (error) {
-        tunnel.live.delete(carried);
-        tunnel.refused++;
-        this.#log(`tunnel ${tunnel.id}: cannot reach ${protocol} on ${short(toHex(node))}: ${messageOf(error)}`);
-        return socket.reset(error as Error);
+        return failed(error);
       }
-      carried.parts.push(stream);
+      carried.parts.push(far);
       if (tunnel.closed) return carried.reset(new Error('the tunnel was closed'));
-      const end = await splice(
-        socket,
-        afterAnswer(stream, () => tunnel.accepted++),
-      );
+      await run(far, carried);
+    } finally {
       tunnel.live.delete(carried);
-      if (end instanceof TunnelRefusedError) {
-        tunnel.refused++;
-        this.#log(`tunnel ${tunnel.id}: ${short(toHex(node))} refused the connection: ${end.message}`);
-      }
-    })();
+    }
   }
 
   /** Runs `step` with a signal aborted after connectMs. */

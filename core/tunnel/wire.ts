@@ -23,11 +23,7 @@ export function tunnelProtocolId(name: string): string {
 
 /** A refusal: its status byte and reason. */
 export function refusalFrame(status: number, reason: string): Uint8Array {
-  const text = encoder.encode(reason).subarray(0, MAX_REASON_BYTES);
-  const frame = new Uint8Array(1 + text.length);
-  frame[0] = status;
-  frame.set(text, 1);
-  return frame;
+  return concatBytes(Uint8Array.of(status), encoder.encode(reason).subarray(0, MAX_REASON_BYTES));
 }
 
 /** The listener refused the connection; `status` is its ANSWER. */
