@@ -218,7 +218,7 @@ export class TunnelService {
         } catch (error) {
           carried.reset(error as Error);
         }
-        await splice(stream, socket);
+        this.#ended(tunnel, short(peer), await splice(stream, socket));
       },
     );
   }
@@ -286,7 +286,7 @@ export class TunnelService {
         if (end instanceof TunnelRefusedError) {
           tunnel.refused++;
           this.#log(`tunnel ${tunnel.id}: ${short(toHex(node))} refused the connection: ${end.message}`);
-        }
+        } else this.#ended(tunnel, short(toHex(node)), end);
       },
     );
   }
@@ -320,6 +320,11 @@ export class TunnelService {
     } finally {
       tunnel.live.delete(carried);
     }
+  }
+
+  /** Logs a connection that broke rather than closed (a closed tunnel's own resets are not news). */
+  #ended(tunnel: Tunnel, peer: string, end: Error | null): void {
+    if (end !== null && !tunnel.closed) this.#log(`tunnel ${tunnel.id}: a connection with ${peer} was reset: ${end.message}`);
   }
 
   /** Runs `step` with a signal aborted after connectMs. */
