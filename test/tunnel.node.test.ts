@@ -162,8 +162,8 @@ test('a node that is not allowed is refused: its client\'s connection closes at 
   assert.equal(conn.read(), '', 'no answer');
   assert.equal(webConnections, before, 'the service saw no connection');
   const cId = c.nodeId;
-  await waitFor('B logs the refusal', async () => b.log().includes(`${cId} is not allowed on tunnel web`), 5_000);
-  await waitFor('C logs the refusal', async () => /refused the connection: .*is not allowed on tunnel web/.test(c.log()), 5_000);
+  await waitFor('B logs the refusal', async () => b.log().includes(`${cId} is not allowed on tunnel web`), 10_000);
+  await waitFor('C logs the refusal', async () => /refused the connection: .*is not allowed on tunnel web/.test(c.log()), 10_000);
   const listed = (await getJson<Tunnel[]>(c, '/tunnel')).find((t) => t.id === tunnel.id)!;
   assert.equal(listed.refused, 1);
   assert.equal(listed.accepted, 0);

@@ -1,7 +1,8 @@
 /**
  * The one thing a tunnel adds to the bytes it carries: the listener's answer, the first byte it
  * sends on a stream (docs/tunnel.md). 0 means accepted, and the service's bytes follow; any other
- * status is a refusal, followed by its reason in UTF-8 and the listener's FIN.
+ * status is a refusal, followed by the length of its reason (one byte) and the reason in UTF-8, so
+ * the forwarder knows it has the whole refusal without waiting for the listener's FIN.
  */
 import { concatBytes } from '../encoding/bytes.ts';
 import type { Duplex } from '../net/duplex.ts';
@@ -10,8 +11,8 @@ import { streamProtocolId } from '../net/network.ts';
 /** The listener's answer. */
 export const ANSWER = { accepted: 0, notAllowed: 1, busy: 2, targetDown: 3 } as const;
 
-/** A refusal's reason is cut to this many bytes. */
-export const MAX_REASON_BYTES = 512;
+/** A refusal's reason is cut to this many bytes (its length is one byte). */
+export const MAX_REASON_BYTES = 255;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -21,9 +22,10 @@ export function tunnelProtocolId(name: string): string {
   return streamProtocolId('tunnel', name);
 }
 
-/** A refusal: its status byte and reason. */
+/** A refusal: its status byte, the length of its reason and the reason. */
 export function refusalFrame(status: number, reason: string): Uint8Array {
-  return concatBytes(Uint8Array.of(status), encoder.encode(reason).subarray(0, MAX_REASON_BYTES));
+  const text = encoder.encode(reason).subarray(0, MAX_REASON_BYTES);
+  return concatBytes(Uint8Array.of(status, text.length), text);
 }
 
 /** The listener refused the connection; `status` is its ANSWER. */
@@ -68,19 +70,18 @@ export function afterAnswer(stream: Duplex, onAccepted: () => void = () => {}): 
   };
 }
 
-// The rest of a refusal, up to its bound or the listener's FIN.
+// The reason of a refusal whose first bytes (after the status) are `start`: its length, then as
+// many bytes, read on from `chunks` as far as needed (a refusal is at most 256 bytes).
 async function reasonOf(start: Uint8Array, chunks: AsyncIterator<Uint8Array>): Promise<string> {
-  const parts = [start];
-  let length = start.length;
+  let bytes = start;
   try {
-    while (length < MAX_REASON_BYTES) {
+    while (bytes.length === 0 || bytes.length < 1 + bytes[0]!) {
       const next = await chunks.next();
       if (next.done === true) break;
-      parts.push(next.value);
-      length += next.value.length;
+      bytes = concatBytes(bytes, next.value);
     }
   } catch {
     // Reset before the whole reason came: what came is the reason.
   }
-  return decoder.decode(concatBytes(...parts).subarray(0, MAX_REASON_BYTES));
+  return decoder.decode(bytes.subarray(1, 1 + (bytes[0] ?? 0)));
 }
