@@ -16,9 +16,10 @@ const mesh = command({
     entry('cap', 'capability tokens: issue, delegate, inspect, revoke', async () => (await import('./cli/cap.ts')).capCommand),
     entry('trust', 'make another node an admin of the running node (--withdraw: no longer)', async () => (await import('./cli/trust.ts')).trustCommand),
     entry('channel', 'payment channels: open, pay, close, expire, ls', async () => (await import('./cli/channels.ts')).channelCommand),
+    entry('tunnel', 'TCP tunnels between nodes: listen, forward, ls, close', async () => (await import('./cli/tunnel.ts')).tunnelCommand),
     entry('identity', "move the node's key out or in (backup, restore), on the terminal only", async () => (await import('./identity-cli.ts')).identityCommand),
     entry('directory', 'serve the manufacturer directory (127.0.0.1:8080); directory import builds its dataset', async () => (await import('../directory/adapter/node.ts')).directoryCommand),
-    entry('bench', 'run a benchmark and update bench/RESULTS.md (capabilities, channels, crypto, directory, jobs, ledger, mesh)', async () => (await import('../bench/cli.ts')).benchCommand),
+    entry('bench', 'run a benchmark and update bench/RESULTS.md (capabilities, channels, crypto, directory, jobs, ledger, mesh, tunnel)', async () => (await import('../bench/cli.ts')).benchCommand),
   ],
 });
 

@@ -23,6 +23,7 @@ import { LevelStore, StoreLockedError } from './leveldb-store.ts';
 import { stopSignal } from './cli/stop-signal.ts';
 import { installNativeCrypto } from './native-crypto.ts';
 import { parseBootstrapAddress, startP2PNetwork } from './p2p.ts';
+import { nodeTunnelSockets } from './tunnel-sockets.ts';
 
 export interface NodeConfig {
   readonly dataDir: string;
@@ -176,6 +177,7 @@ async function runNode(config: NodeConfig): Promise<number> {
         capabilityRoots: config.capabilityRoots.map((hex) => fromHex(hex, 32)),
       },
       channels: { store: channelStore },
+      tunnel: { sockets: nodeTunnelSockets },
       clock: systemClock,
       random: systemRandom,
       log,

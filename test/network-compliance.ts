@@ -17,8 +17,10 @@ import {
   ProtocolNotServedError,
   RemoteError,
   RequestTimeoutError,
+  StreamResetError,
 } from '../core/net/errors.ts';
-import { appTopic, rpcProtocolId, type GossipMessage, type Network, type RpcLimits, type Verdict } from '../core/net/network.ts';
+import { readAll, type Duplex } from '../core/net/duplex.ts';
+import { appTopic, rpcProtocolId, streamProtocolId, type GossipMessage, type Network, type PeerStream, type RpcLimits, type Verdict } from '../core/net/network.ts';
 
 export interface NetworkFixture {
   readonly networks: readonly Network[];
@@ -41,7 +43,7 @@ const words = new TextDecoder();
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Repeats `act` every 100 ms until `check` holds; fails after `timeoutMs`. */
-async function eventually(what: string, act: () => Promise<unknown>, check: () => boolean, timeoutMs = 15_000): Promise<void> {
+export async function eventually(what: string, act: () => Promise<unknown>, check: () => boolean, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
@@ -50,7 +52,8 @@ async function eventually(what: string, act: () => Promise<unknown>, check: () =
   }
 }
 
-async function failure(promise: Promise<unknown>): Promise<unknown> {
+/** What `promise` rejects with; fails when it resolves. */
+export async function failure(promise: Promise<unknown>): Promise<unknown> {
   try {
     await promise;
   } catch (error) {
@@ -80,6 +83,29 @@ function listen(net: Network, topic: string, verdict: (data: Uint8Array) => Verd
 }
 
 const said = (heard: readonly GossipMessage[]): string[] => heard.map((m) => words.decode(m.data));
+
+/** Writes `data` in chunks of `size`. */
+export async function writeAll(stream: Duplex, data: Uint8Array, size = 64 * 1024): Promise<void> {
+  for (let at = 0; at < data.length; at += size) await stream.write(data.subarray(at, at + size));
+}
+
+/** `length` bytes of a pattern no two nearby offsets share. */
+export const pattern = (length: number, seed = 0): Uint8Array => Uint8Array.from({ length }, (_, i) => (i * 31 + seed + (i >> 8)) % 251);
+
+/** The streams `net` is handed on `protocol`, as they come. */
+function acceptStreams(net: Network, protocol: string): PeerStream[] {
+  const accepted: PeerStream[] = [];
+  net.serveStream(protocol, (stream) => void accepted.push(stream));
+  return accepted;
+}
+
+const STREAM = streamProtocolId('test', 'bytes');
+
+/** The first chunk of `stream`, leaving the rest of it to be read by another iteration. */
+async function iterateOnce(stream: PeerStream): Promise<Uint8Array[]> {
+  const next = await stream[Symbol.asyncIterator]().next();
+  return next.done === true ? [] : [next.value];
+}
 
 export function networkCompliance(name: string, open: OpenNetworks): void {
   const withNetworks = async (
@@ -365,6 +391,138 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       { handlerMs: 300 },
     );
   });
+
+  test(`${name}: a raw stream carries bytes both ways intact, and knows the peer at its other end`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      const peers: string[] = [];
+      // b sends back what it reads, reversed byte by byte within each 1 KiB, after it has read it all.
+      b!.serveStream(STREAM, (stream) => {
+        peers.push(toHex(stream.peer));
+        void (async () => {
+          const got = await readAll(stream);
+          await writeAll(stream, got.map((v) => 255 - v));
+          await stream.closeWrite();
+        })();
+      });
+      const stream = await a!.openStream(b!.self, STREAM);
+      assert.equal(toHex(stream.peer), toHex(b!.self));
+      const sent = pattern(1024 * 1024 + 17);
+      const reading = readAll(stream);
+      await writeAll(stream, sent, 60_000);
+      await stream.closeWrite();
+      const back = await reading;
+      assert.equal(back.length, sent.length);
+      assert.isTrue(back.every((v, i) => v === 255 - sent[i]!), 'every byte came back as sent');
+      await stream.closed;
+      assert.deepEqual(peers, [toHex(a!.self)]);
+    });
+  });
+
+  test(`${name}: a raw stream half-closes: one side's FIN ends that direction only`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      const accepted = acceptStreams(b!, STREAM);
+      const stream = await a!.openStream(b!.self, STREAM);
+      await stream.write(text.encode('question'));
+      await stream.closeWrite();
+      await eventually('b is handed the stream', async () => {}, () => accepted.length === 1);
+      const server = accepted[0]!;
+      assert.equal(words.decode(await readAll(server)), 'question', 'b reads to the end of a\'s writing');
+      await failure(stream.write(text.encode('more')));
+      // b can still answer, in several writes, long after a stopped writing.
+      await sleep(50);
+      for (const part of ['ans', 'wer']) await server.write(text.encode(part));
+      await server.closeWrite();
+      assert.equal(words.decode(await readAll(stream)), 'answer');
+      await Promise.all([stream.closed, server.closed]);
+    });
+  });
+
+  test(`${name}: a reset on either side ends both directions at once`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      const accepted = acceptStreams(b!, STREAM);
+      for (const resetter of ['opener', 'server'] as const) {
+        const opener = await a!.openStream(b!.self, STREAM);
+        await opener.write(text.encode('hello'));
+        await eventually('b is handed the stream', async () => {}, () => accepted.length > 0);
+        const server = accepted.shift()!;
+        const [first] = await iterateOnce(server);
+        assert.equal(words.decode(first!), 'hello');
+        const [by, other] = resetter === 'opener' ? [opener, server] : [server, opener];
+        const reading = failure(readAll(other));
+        by.reset(new Error('done with it'));
+        for (const error of [await reading, await failure(other.closed), await failure(by.closed)]) {
+          assert.instanceOf(error, StreamResetError, `${resetter}: ${String(error)}`);
+          assert.equal((error as StreamResetError).code, 'stream-reset');
+        }
+        assert.instanceOf(await failure(other.write(text.encode('late'))), StreamResetError);
+        assert.instanceOf(await failure(by.write(text.encode('late'))), StreamResetError);
+      }
+    });
+  });
+
+  test(`${name}: a stream is refused when the peer serves no such protocol, or no longer, or is not connected; a bad id is refused`, async () => {
+    await withNetworks(3, [[0, 1]], async ([a, b, c]) => {
+      await networkFailure(a!.openStream(b!.self, STREAM), ProtocolNotServedError, 'unsupported-protocol', 502);
+      const stop = b!.serveStream(STREAM, (stream) => void stream.closeWrite());
+      const open = await a!.openStream(b!.self, STREAM);
+      assert.equal((await readAll(open)).length, 0);
+      stop();
+      let error: unknown;
+      await eventually('b no longer serves it', async () => (error = await a!.openStream(b!.self, STREAM).then((s) => s.reset(), (e: unknown) => e)), () => error instanceof ProtocolNotServedError);
+      c!.serveStream(STREAM, () => {});
+      await networkFailure(a!.openStream(c!.self, STREAM, { signal: AbortSignal.timeout(5_000) }), PeerUnreachableError, 'unreachable', 502);
+      for (const bad of ['/mesh/rpc/1/echo', '/mesh/test/1/Bad', '/other/test/1/x', 'bytes']) {
+        await networkFailure(a!.openStream(b!.self, bad), InvalidNameError, 'invalid-name', 400);
+        assert.throws(() => b!.serveStream(bad, () => {}), InvalidNameError);
+      }
+      assert.throws(() => streamProtocolId('test', 'Not/A/Name'), InvalidNameError);
+      assert.throws(() => streamProtocolId('rpc', 'echo'), InvalidNameError);
+    });
+  });
+
+  test(`${name}: a slow reader gets every byte: the writer is held back, not the stream reset`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      const accepted = acceptStreams(b!, STREAM);
+      const stream = await a!.openStream(b!.self, STREAM);
+      const sent = pattern(4 * 1024 * 1024, 7);
+      const writing = writeAll(stream, sent).then(() => stream.closeWrite());
+      await eventually('b is handed the stream', async () => {}, () => accepted.length === 1);
+      const got: number[] = [];
+      let total = 0;
+      for await (const chunk of accepted[0]!) {
+        total += chunk.length;
+        got.push(chunk[0]!);
+        if (got.length % 8 === 0) await sleep(20);
+      }
+      await writing;
+      assert.equal(total, sent.length);
+    });
+  });
+
+  // A broken connection resets the streams; one hung up gracefully may end their reading with the
+  // FIN libp2p sends for them, but neither side's `closed` resolves and no more bytes go either way.
+  const cuts = [
+    { what: 'a disconnect', cut: (fixture: NetworkFixture) => fixture.disconnect(0, 1) },
+    { what: 'the serving node stopping', cut: (fixture: NetworkFixture) => fixture.stop(1) },
+  ];
+  for (const { what, cut } of cuts) {
+    test(`${name}: ${what} ends the streams between the two peers unfinished`, async () => {
+      await withNetworks(2, undefined, async ([a, b], fixture) => {
+        const accepted = acceptStreams(b!, STREAM);
+        const stream = await a!.openStream(b!.self, STREAM);
+        await stream.write(text.encode('hi'));
+        await eventually('b is handed the stream', async () => {}, () => accepted.length === 1);
+        const server = accepted[0]!;
+        const reads = [stream, server].map((s) => readAll(s).then(() => 'ended', (error: unknown) => error));
+        await cut(fixture);
+        for (const s of [stream, server]) {
+          assert.instanceOf(await failure(s.closed), StreamResetError);
+          assert.instanceOf(await failure(s.write(text.encode('late'))), StreamResetError);
+        }
+        for (const read of await Promise.all(reads)) if (read !== 'ended') assert.instanceOf(read, StreamResetError);
+      });
+    });
+  }
 
   const midRequest = [
     { what: 'a disconnect', cut: (fixture: NetworkFixture) => fixture.disconnect(0, 1), heard: 'the handler hears the requester left', reason: /requester went away/ },

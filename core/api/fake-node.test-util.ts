@@ -11,6 +11,8 @@ import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts
 import type { BlockEvent } from '../ledger/block.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
 import { FakeChannels } from './fake-channels.test-util.ts';
+import { formatAddress } from '../tunnel/address.ts';
+import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
 import type { JobsService, NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from './service.ts';
 
 export const SELF = '1a'.repeat(32);
@@ -172,6 +174,32 @@ export class FakeNode extends FakeJobs implements NodeService {
   meshKill(request: KillRequest): Promise<void> {
     this.placementCalls.push({ method: 'meshKill', request: { ...request, nodeId: toHex(request.nodeId), jobId: toHex(request.jobId) } });
     return this.placementError === undefined ? Promise.resolve() : Promise.reject(this.placementError);
+  }
+
+  /** What POST /tunnel passed on; each opens a tunnel with the next id, 0000000000000001 first. `tunnelError` is thrown when set. */
+  tunnelCalls: TunnelRequest[] = [];
+  tunnelError: unknown = undefined;
+  readonly tunnels = new Map<string, TunnelView>();
+
+  openTunnel(request: TunnelRequest): Promise<TunnelView> {
+    if (this.tunnelError !== undefined) return Promise.reject(this.tunnelError);
+    this.tunnelCalls.push(request);
+    const common = { id: (this.tunnels.size + 1).toString(16).padStart(16, '0'), protocol: request.protocol, connections: 0, accepted: 0, refused: 0, created_at: 1_700_000_000 };
+    const view: TunnelView =
+      request.kind === 'listen'
+        ? { ...common, kind: 'listen', target: formatAddress(request.target), allow: request.allow.map(toHex) }
+        : { ...common, kind: 'forward', node: toHex(request.node), address: formatAddress({ ...request.bind, port: request.bind.port || 40_000 }) };
+    this.tunnels.set(view.id, view);
+    return Promise.resolve(view);
+  }
+  listTunnels(): TunnelView[] {
+    return [...this.tunnels.values()];
+  }
+  getTunnel(id: string): TunnelView | undefined {
+    return this.tunnels.get(id);
+  }
+  closeTunnel(id: string): Promise<boolean> {
+    return Promise.resolve(this.tunnels.delete(id));
   }
 
   status(): NodeStatus {

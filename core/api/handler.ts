@@ -32,10 +32,11 @@ import { jobRoutes } from './routes/jobs.ts';
 import { placementRoutes } from './routes/placement.ts';
 import { nodeRoutes } from './routes/node.ts';
 import { signalRoutes } from './routes/signals.ts';
+import { tunnelRoutes } from './routes/tunnel.ts';
 import type { NodeService } from './service.ts';
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes];
+const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes, tunnelRoutes];
 
 export interface NodeApiOptions {
   readonly service: NodeService;

@@ -10,6 +10,7 @@ import type { JobsService } from './routes/jobs.ts';
 import type { NodeInfoService } from './routes/node.ts';
 import type { PlacementService } from './routes/placement.ts';
 import type { SignalService } from './routes/signals.ts';
+import type { TunnelsService } from './routes/tunnel.ts';
 
 export type { TxStreamEvent } from './routes/chain.ts';
 export type { NodeStatus } from './routes/node.ts';
@@ -17,6 +18,7 @@ export type { SignalRequest } from './routes/signals.ts';
 export type { JobsService } from './routes/jobs.ts';
 export type { CapabilitiesService } from './routes/capabilities.ts';
 export type { ChannelsService } from './routes/channels.ts';
+export type { TunnelsService } from './routes/tunnel.ts';
 export type { Unsubscribe } from '../web/sse.ts';
 
-export interface NodeService extends NodeInfoService, ChainService, SignalService, JobsService, PlacementService, CapabilitiesService, ChannelsService {}
+export interface NodeService extends NodeInfoService, ChainService, SignalService, JobsService, PlacementService, CapabilitiesService, ChannelsService, TunnelsService {}

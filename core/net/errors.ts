@@ -29,6 +29,8 @@ export const NETWORK_ERRORS = {
   'invalid-name': { status: 400, problem: 'invalid-body' },
   /** A dial hint is not a multiaddr, or names another peer than the one to reach. */
   'invalid-address': { status: 400, problem: 'invalid-body' },
+  /** A raw stream was reset by either side, or the connection under it broke. */
+  'stream-reset': { status: 502, problem: 'peer-unreachable' },
 } as const satisfies ErrorTable;
 
 export type NetworkErrorCode = keyof typeof NETWORK_ERRORS;
@@ -89,5 +91,12 @@ export class InvalidNameError extends NetworkError {
 export class InvalidAddressError extends NetworkError {
   constructor(message: string) {
     super('invalid-address', message);
+  }
+}
+
+/** A raw stream (Network.openStream, serveStream) was reset by either side, or its connection broke. */
+export class StreamResetError extends NetworkError {
+  constructor(message: string) {
+    super('stream-reset', message);
   }
 }

@@ -8,7 +8,8 @@
  * origin is authenticated too. Every message goes through the core's handler before gossip forwards
  * it; a peer that keeps sending what the core rejects is disconnected and banned for a while.
  * Requests travel on one libp2p protocol per name, `/mesh/rpc/1/<name>`, as one length-prefixed
- * frame each way (docs/network.md, "Request and response").
+ * frame each way (docs/network.md, "Request and response"). Raw byte streams (the tunnel's) are
+ * libp2p streams on `/mesh/<family>/1/<name>` (libp2p-stream.ts).
  */
 import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
@@ -23,13 +24,19 @@ import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p';
 import { toHex } from '../encoding/hex.ts';
 import { InvalidAddressError, MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import { Libp2pPeerStream } from './libp2p-stream.ts';
 import {
   TOPICS,
+  DEFAULT_STREAM_LIMIT,
+  checkStreamProtocolId,
   rpcLimitsOf,
   rpcProtocolId,
   type GossipMessage,
   type Network,
   type PeerInfo,
+  type PeerStream,
+  type StreamHandler,
+  type StreamOptions,
   type RequestOptions,
   type RpcHandler,
   type RpcLimits,
@@ -129,6 +136,9 @@ export class Libp2pNetwork implements Network {
   readonly #heights = new Map<string, number>();
   readonly #rtts = new Map<string, number>();
   readonly #served = new Map<string, RpcHandler>();
+  readonly #streamHandlers = new Map<string, (stream: Stream, connection: Connection) => void>();
+  /** Raw streams open, reset when the node stops or hangs up on their peer (libp2p would close them with a FIN). */
+  readonly #rawStreams = new Set<Libp2pPeerStream>();
   readonly #stopping = new AbortController();
   readonly #banThreshold: number;
   readonly #banMs: number;
@@ -283,6 +293,7 @@ export class Libp2pNetwork implements Network {
     this.#points.delete(key);
     this.#banned.set(key, this.#clock.now() + this.#banMs);
     this.#log(`p2p: banning ${key} for ${Math.round(this.#banMs / 1000)} s (${reason})`);
+    this.#resetStreams('the peer was banned', peer);
     void this.libp2p.hangUp(peer).catch(() => {});
   }
 
@@ -291,18 +302,7 @@ export class Libp2pNetwork implements Network {
   request(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
     return runRequest(this.#clock, peer, protocol, data, options, async (call) => {
       const { id, signal } = call;
-      let stream: Stream;
-      try {
-        stream = await this.libp2p.dialProtocol(peerIdOf(peer), id, { signal, maxOutboundStreams: this.#rpc.streams });
-      } catch (error) {
-        if (signal.aborted) throw signal.reason;
-        if (error instanceof NetworkError) throw error;
-        if (error instanceof Error && error.name === 'UnsupportedProtocolError') throw new ProtocolNotServedError(call.peer, id);
-        if (error instanceof Error && error.name === 'TooManyOutboundProtocolStreamsError') {
-          throw new PeerBusyError(`${this.#rpc.streams} requests to ${call.peer} on ${id} are already in flight, as many as this node sends`);
-        }
-        throw new PeerUnreachableError(`cannot reach ${call.peer}: ${messageOf(error)}`);
-      }
+      const stream = await this.#dial(peer, id, this.#rpc.streams, signal, 'requests');
       try {
         return await this.#exchange(stream, call, data);
       } catch (error) {
@@ -310,6 +310,22 @@ export class Libp2pNetwork implements Network {
         throw error;
       }
     });
+  }
+
+  // Opens a stream on `id`; failures as the port names them (`what` is counted against `limit`).
+  async #dial(peer: Uint8Array, id: string, limit: number, signal: AbortSignal | undefined, what: string): Promise<Stream> {
+    try {
+      return await this.libp2p.dialProtocol(peerIdOf(peer), id, { ...(signal ? { signal } : {}), maxOutboundStreams: limit });
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (error instanceof NetworkError) throw error;
+      const name = toHex(peer);
+      if (error instanceof Error && error.name === 'UnsupportedProtocolError') throw new ProtocolNotServedError(name, id);
+      if (error instanceof Error && error.name === 'TooManyOutboundProtocolStreamsError') {
+        throw new PeerBusyError(`${limit} ${what} to ${name} on ${id} are already open, as many as this node opens`);
+      }
+      throw new PeerUnreachableError(`cannot reach ${name}: ${messageOf(error)}`);
+    }
   }
 
   // Sends the request frame while reading the answer frame: a handler may refuse an oversized
@@ -440,6 +456,51 @@ export class Libp2pNetwork implements Network {
     }
   }
 
+  // ---- raw streams ----
+
+  async openStream(peer: Uint8Array, protocol: string, options: StreamOptions & { signal?: AbortSignal } = {}): Promise<PeerStream> {
+    const id = checkStreamProtocolId(protocol);
+    options.signal?.throwIfAborted();
+    const stream = await this.#dial(peer, id, options.maxStreams ?? DEFAULT_STREAM_LIMIT, options.signal, 'streams');
+    return this.#tracked(new Libp2pPeerStream(stream, peer));
+  }
+
+  #tracked(stream: Libp2pPeerStream): Libp2pPeerStream {
+    this.#rawStreams.add(stream);
+    const forget = (): void => void this.#rawStreams.delete(stream);
+    stream.closed.then(forget, forget);
+    return stream;
+  }
+
+  #resetStreams(reason: string, peer?: PeerId): void {
+    for (const stream of this.#rawStreams) if (peer === undefined || peerIdOf(stream.peer).equals(peer)) stream.reset(new Error(reason));
+  }
+
+  serveStream(protocol: string, handler: StreamHandler, options: StreamOptions = {}): () => void {
+    const id = checkStreamProtocolId(protocol);
+    const limit = options.maxStreams ?? DEFAULT_STREAM_LIMIT;
+    const serving = (stream: Stream, connection: Connection): void => {
+      const peer = nodeIdOf(connection.remotePeer);
+      if (peer === null) return stream.abort(new Error('not a mesh node'));
+      const wrapped = this.#tracked(new Libp2pPeerStream(stream, peer));
+      try {
+        handler(wrapped);
+      } catch (error) {
+        this.#log(`stream: ${id} handler failed: ${messageOf(error)}`);
+        wrapped.reset();
+      }
+    };
+    this.#streamHandlers.set(id, serving);
+    this.libp2p
+      .handle(id, serving, { force: true, maxInboundStreams: limit, maxOutboundStreams: limit })
+      .catch((error: unknown) => this.#log(`stream: cannot serve ${id}: ${messageOf(error)}`));
+    return () => {
+      if (this.#streamHandlers.get(id) !== serving) return;
+      this.#streamHandlers.delete(id);
+      this.libp2p.unhandle(id).catch(() => {});
+    };
+  }
+
   // ---- peers ----
 
   reportHeight(node: Uint8Array, height: number): void {
@@ -519,6 +580,7 @@ export class Libp2pNetwork implements Network {
   async stop(): Promise<void> {
     this.#reconnect?.cancel();
     this.#stopping.abort();
+    this.#resetStreams('the node stopped');
     await this.libp2p.stop();
   }
 }

@@ -4,18 +4,25 @@
  * asynchronously, judged by each receiver's handler, and forwarded only when accepted (as gossipsub
  * does), so sync and block propagation run as they would across processes. Requests go to a linked
  * peer under the same bounds, limits, deadlines and errors as on libp2p; a request in flight fails
- * when its link is cut, and `leave` is how a member stops.
+ * when its link is cut, and `leave` is how a member stops. Raw streams (memory-stream.test-util.ts)
+ * are reset when their link is cut.
  */
 import { toHex } from '../encoding/hex.ts';
 import { InvalidAddressError, MessageTooLargeError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import { memoryStreamPair, type MemoryStreamPair } from './memory-stream.test-util.ts';
 import {
   TOPICS,
+  DEFAULT_STREAM_LIMIT,
+  checkStreamProtocolId,
   rpcLimitsOf,
   rpcProtocolId,
   type GossipMessage,
   type Network,
   type PeerInfo,
+  type PeerStream,
   type RequestOptions,
+  type StreamHandler,
+  type StreamOptions,
   type RpcHandler,
   type RpcLimits,
   type ServeOptions,
@@ -84,6 +91,19 @@ interface Served {
   readonly bounds: Bounds;
 }
 
+interface ServedStream {
+  readonly handler: StreamHandler;
+  readonly limit: number;
+}
+
+/** A raw stream open between this member and `peer` on protocol `id`. */
+interface OpenStream {
+  readonly peer: MemoryNetwork;
+  readonly id: string;
+  readonly outbound: boolean;
+  readonly pair: MemoryStreamPair;
+}
+
 /** A request in flight to `peer`; `cut` aborts when the link goes or the handler's deadline passes. */
 interface InFlight {
   readonly peer: MemoryNetwork;
@@ -106,6 +126,8 @@ export class MemoryNetwork implements Network {
   readonly #calls = new Set<InFlight>();
   /** Requests being served, by requester and protocol id. */
   readonly #serving = new Map<string, number>();
+  readonly #streamServed = new Map<string, ServedStream>();
+  readonly #streams = new Set<OpenStream>();
 
   constructor(bus: MemoryBus, self: Uint8Array) {
     this.#bus = bus;
@@ -122,6 +144,7 @@ export class MemoryNetwork implements Network {
     this.#rtts.delete(peer);
     // The handler hears why, as on libp2p: its own node stopped, or the requester went away.
     for (const call of this.#calls) if (call.peer === peer) call.cut.abort(peer.stopped ? handlerStops.nodeStopped() : handlerStops.requesterGone());
+    for (const stream of this.#streams) if (stream.peer === peer) stream.pair.cut('the connection closed before the stream ended');
   }
 
   async receive(message: GossipMessage, seen: Set<string>): Promise<void> {
@@ -227,6 +250,54 @@ export class MemoryNetwork implements Network {
     return () => {
       if (this.#served.get(id) === served) this.#served.delete(id);
     };
+  }
+
+  async openStream(peer: Uint8Array, protocol: string, options: StreamOptions & { signal?: AbortSignal } = {}): Promise<PeerStream> {
+    const id = checkStreamProtocolId(protocol);
+    options.signal?.throwIfAborted();
+    const target = this.#linked(peer);
+    // Agreed on in a later task, as multistream-select would.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    options.signal?.throwIfAborted();
+    if (!this.links.has(target)) throw new PeerUnreachableError(`${toHex(peer)} is not connected`);
+    const served = target.#streamServed.get(id);
+    if (served === undefined) throw new ProtocolNotServedError(toHex(peer), id);
+    const limit = options.maxStreams ?? DEFAULT_STREAM_LIMIT;
+    if (this.#countStreams(target, id, true) >= limit) throw new PeerBusyError(`${limit} streams to ${toHex(peer)} on ${id} are already open, as many as this node opens`);
+    const pair = memoryStreamPair(this.self, target.self);
+    const mine: OpenStream = { peer: target, id, outbound: true, pair };
+    const theirs: OpenStream = { peer: this, id, outbound: false, pair };
+    this.#streams.add(mine);
+    target.#streams.add(theirs);
+    void pair.over.then(() => {
+      this.#streams.delete(mine);
+      target.#streams.delete(theirs);
+    });
+    // As libp2p does, a server past its limit resets the stream.
+    if (target.#countStreams(this, id, false) > served.limit) pair.server.reset(new Error(`too many inbound streams on ${id}`));
+    else {
+      try {
+        served.handler(pair.server);
+      } catch {
+        pair.server.reset();
+      }
+    }
+    return pair.opener;
+  }
+
+  serveStream(protocol: string, handler: StreamHandler, options: StreamOptions = {}): () => void {
+    const id = checkStreamProtocolId(protocol);
+    const served: ServedStream = { handler, limit: options.maxStreams ?? DEFAULT_STREAM_LIMIT };
+    this.#streamServed.set(id, served);
+    return () => {
+      if (this.#streamServed.get(id) === served) this.#streamServed.delete(id);
+    };
+  }
+
+  #countStreams(peer: MemoryNetwork, id: string, outbound: boolean): number {
+    let count = 0;
+    for (const s of this.#streams) if (s.peer === peer && s.id === id && s.outbound === outbound) count++;
+    return count;
   }
 
   reportHeight(node: Uint8Array, height: number): void {

@@ -3,10 +3,11 @@
  * over libp2p (each host supplies its transports); `core/net/memory.test-util.ts` over memory, for
  * tests. It carries gossip on named topics, request/response between two peers on the mesh RPC
  * protocol 1, the list of connected peers with the heights they announced, and a round-trip time
- * per peer. Every message carries the NodeId of the node that signed it (gossip messages are signed
+ * per peer, and raw byte streams between two peers (the tunnel's). Every message carries the NodeId of the node that signed it (gossip messages are signed
  * by their publisher's libp2p key, which is its NodeId) and of the peer that handed it over.
  * docs/network.md describes the wire forms and the errors.
  */
+import type { Duplex } from './duplex.ts';
 import { InvalidNameError } from './errors.ts';
 
 /** The spec's gossip topics (node-api.md §6). */
@@ -46,6 +47,37 @@ export function rpcProtocolId(name: string): string {
   }
   return `/mesh/rpc/1/${name}`;
 }
+
+/** Whether `name` is an RPC or stream protocol name: 1 to 64 of `a-z 0-9 . _ -`, starting with a letter or digit. */
+export function isProtocolName(name: string): boolean {
+  return PROTOCOL_NAME.test(name);
+}
+
+const STREAM_FAMILY = /^[a-z][a-z0-9-]{0,15}$/;
+const STREAM_PROTOCOL = /^\/mesh\/([a-z][a-z0-9-]{0,15})\/1\/([a-z0-9][a-z0-9._-]{0,63})$/;
+
+/**
+ * The libp2p protocol id of a raw stream protocol: `/mesh/<family>/1/<name>` (the tunnel's is
+ * `/mesh/tunnel/1/<name>`), where `name` follows the RPC names' rule and `family` is 1 to 16 of
+ * `a-z 0-9 -`, starting with a letter, and not `rpc` (the RPC protocols' family).
+ */
+export function streamProtocolId(family: string, name: string): string {
+  if (typeof family !== 'string' || !STREAM_FAMILY.test(family) || family === 'rpc') throw new InvalidNameError(`stream family ${JSON.stringify(family)} is not 1 to 16 of a-z 0-9 - (starting with a letter)`);
+  if (typeof name !== 'string' || !PROTOCOL_NAME.test(name)) {
+    throw new InvalidNameError(`stream protocol name ${JSON.stringify(name)} is not 1 to 64 of a-z 0-9 . _ - (starting with a letter or digit)`);
+  }
+  return `/mesh/${family}/1/${name}`;
+}
+
+/** `id` if it is a protocol id `streamProtocolId` makes; InvalidNameError otherwise. */
+export function checkStreamProtocolId(id: string): string {
+  const family = typeof id === 'string' ? STREAM_PROTOCOL.exec(id)?.[1] : undefined;
+  if (family === undefined || family === 'rpc') throw new InvalidNameError(`${JSON.stringify(id)} is not a stream protocol id (/mesh/<family>/1/<name>, not an RPC one)`);
+  return id;
+}
+
+/** Streams of one protocol between two peers, each way, unless its server or opener says otherwise. */
+export const DEFAULT_STREAM_LIMIT = 64;
 
 /** How long a request waits for its answer unless the caller says otherwise. */
 export const DEFAULT_RPC_TIMEOUT_MS = 10_000;
@@ -117,6 +149,26 @@ export interface RpcRequest {
 /** Answers a request; a throw reaches the requester as RemoteError 'remote-failed'. */
 export type RpcHandler = (request: RpcRequest) => Promise<Uint8Array>;
 
+/**
+ * A raw byte stream to or from a peer, authenticated by the connection: a Duplex (duplex.ts) that
+ * knows the peer at its other end.
+ */
+export interface PeerStream extends Duplex {
+  /** The NodeId at the other end. */
+  readonly peer: Uint8Array;
+}
+
+export interface StreamOptions {
+  /**
+   * Streams of this protocol between two peers, each way (default DEFAULT_STREAM_LIMIT). On the
+   * opener, one more fails with PeerBusyError; on the server, one more is reset.
+   */
+  readonly maxStreams?: number;
+}
+
+/** Takes a stream a peer opened; it owns the stream from then on (a throw resets it). */
+export type StreamHandler = (stream: PeerStream) => void;
+
 /** A connected peer, as the network last heard of it. */
 export interface PeerInfo {
   readonly node: Uint8Array;
@@ -149,6 +201,18 @@ export interface Network {
   request(peer: Uint8Array, protocol: string, data: Uint8Array, options?: RequestOptions): Promise<Uint8Array>;
   /** Serves `protocol` (a name for `rpcProtocolId`) with `handler`; returns what stops serving it. */
   serve(protocol: string, handler: RpcHandler, options?: ServeOptions): () => void;
+  /**
+   * Opens a raw byte stream to `peer` on `protocol` (an id of `streamProtocolId`), resolving once
+   * the peer has agreed to the protocol. Fails with ProtocolNotServedError when it serves no such
+   * protocol, PeerUnreachableError when it cannot be reached, PeerBusyError past the limit,
+   * InvalidNameError for a bad id, or the signal's reason.
+   */
+  openStream(peer: Uint8Array, protocol: string, options?: StreamOptions & { signal?: AbortSignal }): Promise<PeerStream>;
+  /**
+   * Hands each stream a peer opens on `protocol` to `handler`; returns what stops serving it (the
+   * streams already open go on). Throws InvalidNameError for a bad id.
+   */
+  serveStream(protocol: string, handler: StreamHandler, options?: StreamOptions): () => void;
   /** Records the height `node` announced; the peer list shows it until the peer disconnects. */
   reportHeight(node: Uint8Array, height: number): void;
   /** Connected peers with their announced heights and last round-trip times. */

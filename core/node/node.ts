@@ -11,6 +11,10 @@ import type { ChannelView, CloseAnswer, ExpireAnswer, OpenRequest, Receipt, Rece
 import { JobMarket, type JobsConfig } from '../jobs/market.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import type { DeployRequest, KillRequest } from '../placement/caller.ts';
+import { TunnelError } from '../tunnel/errors.ts';
+import { TunnelService, type TunnelLimits } from '../tunnel/service.ts';
+import type { TunnelSockets } from '../tunnel/sockets.ts';
+import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
 import { ForkChoiceError, type Chain, type ChainEvent } from '../chain/chain.ts';
 import { Mempool, MempoolError } from '../chain/mempool.ts';
 import { RecentSet } from '../collections/recent-set.ts';
@@ -59,6 +63,8 @@ export interface MeshNodeOptions {
   readonly jobs?: JobsConfig;
   /** Payment channels: where they are kept (default: memory). */
   readonly channels?: ChannelsConfig;
+  /** TCP for tunnels (docs/tunnel.md), from the host; without it the node refuses tunnels (503). */
+  readonly tunnel?: { readonly sockets: TunnelSockets; readonly limits?: Partial<TunnelLimits> };
 }
 
 // Transaction ids already put on /transactions/stream (so each appears once).
@@ -96,6 +102,7 @@ export class MeshNode implements NodeService {
   #market: JobMarket | null = null;
   readonly #grants: Grants;
   #channels: ChannelDesk | null = null;
+  readonly #tunnels: TunnelService | null;
 
   constructor(options: MeshNodeOptions) {
     this.#options = options;
@@ -115,6 +122,9 @@ export class MeshNode implements NodeService {
       publish: (tx) => this.#network.publish(TOPICS.transactions, tx.bytes).catch((e: unknown) => this.#log(`gossip: ${String(e)}`)),
     });
     this.#grants = new Grants({ key: this.#key, chain: this.chain, own: this.own, mempool: this.mempool });
+    this.#tunnels = options.tunnel
+      ? new TunnelService({ network: this.#network, sockets: options.tunnel.sockets, ...ports, log: this.#log, ...(options.tunnel.limits ? { limits: options.tunnel.limits } : {}) })
+      : null;
     this.sync = new Sync({
       chain: this.chain,
       network: this.#network,
@@ -195,6 +205,7 @@ export class MeshNode implements NodeService {
     this.#timers.length = 0;
     for (const t of this.#joinTimers) t.cancel();
     this.#joinTimers.clear();
+    await this.#tunnels?.stop();
     await this.#producer?.stop();
     await this.#market?.stop();
     await this.#channels?.stop();
@@ -367,6 +378,25 @@ export class MeshNode implements NodeService {
 
   getChannel(channelId: Uint8Array): ChannelView | undefined {
     return this.channels.getChannel(channelId);
+  }
+
+  // ---- tunnels (core/tunnel/service.ts) ----
+
+  openTunnel(request: TunnelRequest): Promise<TunnelView> {
+    if (this.#tunnels === null) return Promise.reject(new TunnelError('unavailable', 'this host gives the node no TCP sockets for tunnels'));
+    return this.#tunnels.open(request);
+  }
+
+  listTunnels(): TunnelView[] {
+    return this.#tunnels?.list() ?? [];
+  }
+
+  getTunnel(id: string): TunnelView | undefined {
+    return this.#tunnels?.get(id);
+  }
+
+  closeTunnel(id: string): Promise<boolean> {
+    return this.#tunnels?.close(id) ?? Promise.resolve(false);
   }
 
   // ---- gossip ----

@@ -1,0 +1,4 @@
+import { socketsCompliance } from '../test/sockets-compliance.ts';
+import { nodeTunnelSockets } from './tunnel-sockets.ts';
+
+socketsCompliance('node:net sockets', nodeTunnelSockets);
