@@ -66,15 +66,7 @@ export class PlacementHost {
     // What a token cannot bound, a directed job does not ask for (the caller's API sends neither).
     if (spec.gpus !== 0) return refused('bad-request', 'a directed job asks for no GPUs');
     if (spec.env.length > 0) return refused('bad-request', 'a directed job carries no environment');
-    const use: Use = {
-      command: 'deploy',
-      host: this.#o.self,
-      cpuCores: spec.cpu_cores,
-      memMb: spec.mem_mb,
-      durationSecs: spec.duration_secs,
-      bid: request.bid,
-      image: spec.image,
-    };
+    const use = this.#use('deploy', spec, request.bid);
     const denied = await this.#denial(peer, use, request.grant);
     if (denied !== null) return refused(denied.reason, denied.detail);
     // Asked again when the bid comes: a trust withdrawn or a link revoked in between stops it.
@@ -94,22 +86,18 @@ export class PlacementHost {
     if (record === undefined || record.role !== 'host') return refused('unknown-job', `this host runs no job ${jobId}`);
     // A job's payer may always stop its own job; anyone else needs authority over this very job.
     if (record.payer !== toHex(peer)) {
-      const spec = decodeSpec(fromHex(record.spec));
-      const use: Use = {
-        command: 'kill',
-        host: this.#o.self,
-        cpuCores: spec.cpu_cores,
-        memMb: spec.mem_mb,
-        durationSecs: spec.duration_secs,
-        bid: BigInt(record.bid),
-        image: spec.image,
-      };
+      const use = this.#use('kill', decodeSpec(fromHex(record.spec)), BigInt(record.bid));
       const denied = await this.#denial(peer, use, request.grant);
       if (denied !== null) return refused(denied.reason, denied.detail);
     }
     this.#o.log(`placement: ${toHex(peer).slice(0, 16)}… kills ${jobId.slice(0, 16)}…`);
     await this.#o.jobs.killJob(record);
     return DONE;
+  }
+
+  /** What a token must allow for `command` on a job of `spec` and `bid` here: every bound a token can set. */
+  #use(command: 'deploy' | 'kill', spec: JobSpec, bid: bigint): Use {
+    return { command, host: this.#o.self, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, durationSecs: spec.duration_secs, bid, image: spec.image };
   }
 
   /** null when `peer` may do `use` here: admin trust first, else the grant. Otherwise why not. */

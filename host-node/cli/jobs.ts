@@ -180,15 +180,20 @@ async function awaitEnd(client: NodeClient, jobId: string, io: Io): Promise<JobV
 // ---------------------------------------------------------------------------------------------
 // Commands
 
+/** A job's resources and price, as `mesh jobs run` and `mesh deploy` take them. */
+export const jobSizeOptions = {
+  cpu: option({ value: 'N', description: `CPU cores (${JOB_LIMITS.cpuCores.join(' to ')})`, parse: range(JOB_LIMITS.cpuCores), required: true }),
+  mem: option({ value: 'MB', description: `memory in MiB (${JOB_LIMITS.memMb.join(' to ')})`, parse: range(JOB_LIMITS.memMb), required: true }),
+  duration: option({ value: 'S', description: `the most seconds it may run (${JOB_LIMITS.durationSecs.join(' to ')})`, parse: range(JOB_LIMITS.durationSecs), required: true }),
+  bid: option({ value: 'CREDITS', description: 'the most it may cost, in credits as a decimal (locked until it ends)', parse: credits, required: true }),
+};
+
 const runCommand = command({
   description:
     'Bids for a container job and prints its id. With --follow, streams its output (the job\'s stdout to stdout, its stderr to stderr) and waits until it is settled, failed or expired.',
   options: {
     ...clientOptions,
-    cpu: option({ value: 'N', description: `CPU cores (${JOB_LIMITS.cpuCores.join(' to ')})`, parse: range(JOB_LIMITS.cpuCores), required: true }),
-    mem: option({ value: 'MB', description: `memory in MiB (${JOB_LIMITS.memMb.join(' to ')})`, parse: range(JOB_LIMITS.memMb), required: true }),
-    duration: option({ value: 'S', description: `the most seconds it may run (${JOB_LIMITS.durationSecs.join(' to ')})`, parse: range(JOB_LIMITS.durationSecs), required: true }),
-    bid: option({ value: 'CREDITS', description: 'the most it may cost, in credits as a decimal (locked until it ends)', parse: credits, required: true }),
+    ...jobSizeOptions,
     env: list({ value: 'K=V', description: 'an environment variable of the container', parse: envPair }),
     gpus: option({ value: 'N', description: 'GPUs', parse: range(JOB_LIMITS.gpus), default: 0 }),
     heartbeat: flag('pay by heartbeats every 30 s while it runs instead of one settlement at the end'),

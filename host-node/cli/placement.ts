@@ -4,11 +4,10 @@
  * target host, which decides; a grant is a capability token as `mesh cap issue` prints it.
  */
 import { readFile } from 'node:fs/promises';
-import { JOB_LIMITS } from '../../core/api/input.ts';
 import { formatAmount, formatCredits } from '../../core/encoding/amount.ts';
 import { command, EXIT, flag, option, type Parser, positional, UsageError } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
-import { credits, integer } from './values.ts';
+import { jobSizeOptions } from './jobs.ts';
 
 const hexId = (what: string): Parser<string> => (text, name) => {
   if (!/^[0-9a-f]{64}$/.test(text)) throw new UsageError(`${name} must be ${what}: 64 lowercase hex characters, got ${JSON.stringify(text)}`);
@@ -17,8 +16,6 @@ const hexId = (what: string): Parser<string> => (text, name) => {
 
 /** The node answers a deploy once the container runs: two exchanges with the host and its start. */
 const DEPLOY_WAIT_MS = 2 * 60_000;
-
-const range = ([min, max]: readonly [number, number]): Parser<number> => integer(min, max);
 
 const grantOptions = {
   grant: option({ value: 'TOKEN', description: 'a capability token that lets this node do it on the host (mesh cap issue / delegate)' }),
@@ -39,10 +36,7 @@ export const deployCommand = command({
     'Runs a container on one chosen host (directed placement), paid by heartbeats up to the bid. The host decides: it runs the job for its admins (mesh trust) and for holders of a capability token rooted in its key. Prints the job id once the container runs; follow it with mesh jobs.',
   options: {
     ...clientOptions,
-    cpu: option({ value: 'N', description: `CPU cores (${JOB_LIMITS.cpuCores.join(' to ')})`, parse: range(JOB_LIMITS.cpuCores), required: true }),
-    mem: option({ value: 'MB', description: `memory in MiB (${JOB_LIMITS.memMb.join(' to ')})`, parse: range(JOB_LIMITS.memMb), required: true }),
-    duration: option({ value: 'S', description: `the most seconds it may run (${JOB_LIMITS.durationSecs.join(' to ')})`, parse: range(JOB_LIMITS.durationSecs), required: true }),
-    bid: option({ value: 'CREDITS', description: 'the most it may cost, in credits as a decimal (paid every 30 s while it runs)', parse: credits, required: true }),
+    ...jobSizeOptions,
     hint: option({ value: 'MULTIADDR', description: 'where to dial the host if it is not connected, possibly through a relay (/…/p2p/<relay>/p2p-circuit)' }),
     ...grantOptions,
     json: flag("print the node's answer as JSON"),
