@@ -263,6 +263,10 @@ export class Libp2pNetwork implements Network {
     pubsub.topicValidators.delete(topic);
   }
 
+  subscribers(topic: string): number {
+    return this.libp2p.services.pubsub.getSubscribers(topic).length;
+  }
+
   onPeerJoined(listener: (peer: Uint8Array) => void): () => void {
     this.#joined.add(listener);
     return () => this.#joined.delete(listener);

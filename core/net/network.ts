@@ -135,6 +135,12 @@ export interface Network {
   handle(topic: string, handler: (message: GossipMessage) => Promise<Verdict>): void;
   /** Leaves `topic`: its handler is dropped and its messages are no longer received or forwarded. */
   unsubscribe(topic: string): void;
+  /**
+   * How many connected peers are subscribed to `topic`, as their subscriptions have reached this
+   * node: the peers a publish on it goes to (0: it reaches nobody). Whether this node itself is
+   * subscribed does not count.
+   */
+  subscribers(topic: string): number;
   /** Called when a peer joins the node's topics (a new connection has subscribed). */
   onPeerJoined(listener: (peer: Uint8Array) => void): () => void;
   /**
