@@ -30,10 +30,15 @@ const PROTOCOL_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
  * @example appTopic('chat/room-1') // 'mesh-app/chat/room-1'
  */
 export function appTopic(topic: string): string {
-  if (typeof topic !== 'string' || !APP_TOPIC.test(topic)) {
+  if (!isAppTopic(topic)) {
     throw new InvalidNameError('an app topic is 1 to 128 visible ASCII characters, without spaces');
   }
   return `mesh-app/${topic}`;
+}
+
+/** Whether `topic` is an app topic `appTopic` takes. */
+export function isAppTopic(topic: string): boolean {
+  return typeof topic === 'string' && APP_TOPIC.test(topic);
 }
 
 /**

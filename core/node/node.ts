@@ -9,6 +9,9 @@ import type { Token } from '../capabilities/token.ts';
 import { JobMarket, type JobsConfig } from '../jobs/market.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import type { DeployRequest, KillRequest } from '../placement/caller.ts';
+import type { InboxEvent, InboxSnapshot } from '../messaging/inbox.ts';
+import { Messaging, type MessagingLimits, type PublishAnswer, type ReplyAnswer, type SendAnswer, type SubscribeAnswer } from '../messaging/messaging.ts';
+import { Names, type NameRecord, type Recipient } from '../names/names.ts';
 import { ForkChoiceError, type Chain, type ChainEvent } from '../chain/chain.ts';
 import { Mempool, MempoolError } from '../chain/mempool.ts';
 import { RecentSet } from '../collections/recent-set.ts';
@@ -55,6 +58,8 @@ export interface MeshNodeOptions {
   readonly segmentBytes?: number;
   /** The compute market: where jobs are kept, what this node hosts (default: it hosts nothing). */
   readonly jobs?: JobsConfig;
+  /** App messaging's bounds (default MESSAGING_LIMITS and INBOX_LIMITS; smaller in tests). */
+  readonly messaging?: Partial<MessagingLimits>;
 }
 
 // Transaction ids already put on /transactions/stream (so each appears once).
@@ -91,6 +96,9 @@ export class MeshNode implements NodeService {
   #lastNudge = 0;
   #market: JobMarket | null = null;
   readonly #grants: Grants;
+  readonly #names: Names;
+  /** App messaging: directed messages, request and reply, pub/sub, the inbox. */
+  readonly messaging: Messaging;
 
   constructor(options: MeshNodeOptions) {
     this.#options = options;
@@ -110,6 +118,15 @@ export class MeshNode implements NodeService {
       publish: (tx) => this.#network.publish(TOPICS.transactions, tx.bytes).catch((e: unknown) => this.#log(`gossip: ${String(e)}`)),
     });
     this.#grants = new Grants({ key: this.#key, chain: this.chain, own: this.own });
+    this.#names = new Names({ chain: this.chain, own: this.own, self: this.#key.publicKey });
+    this.messaging = new Messaging({
+      network: this.#network,
+      key: this.#key,
+      networkName: this.chain.params.network,
+      ...ports,
+      log: this.#log,
+      ...(options.messaging === undefined ? {} : { limits: options.messaging }),
+    });
     this.sync = new Sync({
       chain: this.chain,
       network: this.#network,
@@ -150,6 +167,7 @@ export class MeshNode implements NodeService {
     network.handle(TOPICS.transactions, (m) => this.#onTransaction(m));
     network.handle(TOPICS.signals, (m) => this.#onSignal(m));
     this.segments.start();
+    this.messaging.start();
     this.#unsubscribeChain = this.chain.subscribe((event) => this.#onChain(event));
     // A node announces its height to each peer that joins (node-api.md §6).
     // Again after 1 s and 3 s: the first may go out before the new peer's stream is ready.
@@ -186,6 +204,7 @@ export class MeshNode implements NodeService {
     this.#joinTimers.clear();
     await this.#producer?.stop();
     await this.#market?.stop();
+    this.messaging.stop();
     this.sync.stop();
     this.#unsubscribeChain?.();
     this.#unsubscribePeers?.();
@@ -224,8 +243,8 @@ export class MeshNode implements NodeService {
     return this.#book.list();
   }
 
-  async transfer(to: Uint8Array, amount: bigint): Promise<string> {
-    return toHex((await this.own.submit({ kind: 'Transfer', to, amount })).id);
+  async transfer(to: Recipient, amount: bigint): Promise<string> {
+    return toHex((await this.own.submit({ kind: 'Transfer', to: this.#names.recipient(to), amount })).id);
   }
 
   sendSignal(request: SignalRequest): Promise<{ id: string; nonce: number }> {
@@ -324,6 +343,50 @@ export class MeshNode implements NodeService {
 
   setTrust(subject: Uint8Array, trusted: boolean): Promise<{ tx_id: string }> {
     return this.#grants.trust(subject, trusted);
+  }
+
+  // ---- app messaging (core/messaging/), `to` a node or a name ----
+
+  sendMessage(to: Recipient, topic: string, payload: Uint8Array): Promise<SendAnswer> {
+    return this.messaging.send(this.#names.recipient(to), topic, payload);
+  }
+
+  requestMessage(to: Recipient, topic: string, payload: Uint8Array, timeoutMs: number): Promise<ReplyAnswer> {
+    return this.messaging.request(this.#names.recipient(to), topic, payload, timeoutMs);
+  }
+
+  replyMessage(token: string, payload: Uint8Array): void {
+    this.messaging.reply(token, payload);
+  }
+
+  subscribeTopic(topic: string): SubscribeAnswer {
+    return this.messaging.subscribe(topic);
+  }
+
+  publishMessage(topic: string, payload: Uint8Array): Promise<PublishAnswer> {
+    return this.messaging.publish(topic, payload);
+  }
+
+  inboxSnapshot(after: number, topic: string | null): InboxSnapshot {
+    return this.messaging.inbox.snapshot(after, topic);
+  }
+
+  followInbox(after: number | null, topic: string | null, listener: (event: InboxEvent) => void): Unsubscribe {
+    return this.messaging.inbox.follow(after, topic, listener);
+  }
+
+  // ---- names (core/names/) ----
+
+  claimName(name: string): Promise<{ name: string; tx_id: string }> {
+    return this.#names.claim(name);
+  }
+
+  resolveName(name: string): NameRecord | undefined {
+    return this.#names.resolve(name);
+  }
+
+  listNames(owner: Uint8Array | null): NameRecord[] {
+    return this.#names.namesOf(owner ?? this.#key.publicKey);
   }
 
   // ---- gossip ----
