@@ -9,7 +9,9 @@ const mesh = command({
   commands: [
     entry('node', 'run a mesh node (data in ~/.mesh, HTTP API on 127.0.0.1:8844)', async () => (await import('./node-command.ts')).nodeCommand),
     entry('status', "show the running node's height and balances", async () => (await import('./cli/status.ts')).statusCommand),
-    entry('send', 'send credits to a node: mesh send <node-id> <credits>', async () => (await import('./cli/send.ts')).sendCommand),
+    entry('send', 'send credits to a node: mesh send <node-id|name> <credits>', async () => (await import('./cli/send.ts')).sendCommand),
+    entry('msg', 'app messages: send, request, reply, listen, subscribe, publish', async () => (await import('./cli/msg.ts')).msgCommand),
+    entry('names', 'node names: claim, resolve, ls', async () => (await import('./cli/names.ts')).namesCommand),
     entry('jobs', 'container jobs: run, ls, show, logs, stop, expire', async () => (await import('./cli/jobs.ts')).jobsCommand),
     entry('deploy', 'run a container on a chosen host, as its admin or with a capability token', async () => (await import('./cli/placement.ts')).deployCommand),
     entry('kill', 'stop a job on a chosen host', async () => (await import('./cli/placement.ts')).killCommand),
