@@ -400,6 +400,9 @@ export class Libp2pNetwork implements Network {
     // Once the handler is told to stop, its deadline has nothing left to end.
     stop.signal.addEventListener('abort', () => deadline.cancel(), { once: true });
     const reply = async (status: number, body: Uint8Array): Promise<void> => {
+      // The stream's close from here on is the exchange ending, not the requester going away (and
+      // an Error built for every answered request costs more than the rest of the close).
+      stream.removeEventListener('close', onGone);
       await lp.write(answerFrame(status, body));
       await stream.close();
     };
