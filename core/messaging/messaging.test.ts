@@ -72,6 +72,11 @@ async function settle<T>(m: Mesh, pending: Promise<T>, withinMs = 30_000): Promi
   return outcome!;
 }
 
+/** Lets the nodes work, time standing still, until `check` holds (the memory network hands over on real turns). */
+function until(m: Mesh, what: string, check: () => boolean): Promise<void> {
+  return m.clock.until(what, check, 0);
+}
+
 function network(m: Mesh, k: SigningKey): MemoryNetwork {
   return m.bus.members.get(toHex(k.publicKey))!;
 }
@@ -139,6 +144,8 @@ test('messaging: three subscribers each get one copy of a publish; a replayed, t
     const answer = await a!.publishMessage('news', text.encode('headline'));
     assert.equal(answer.peers, 4);
     assert.match(answer.id, /^[0-9a-f]{64}$/);
+    await until(m, 'each subscriber hears it', () => [1, 2, 3].every((i) => m.heard[i]!.length > 0));
+    // Copies relayed between the subscribers would come now.
     await m.clock.settle();
     for (const i of [1, 2, 3]) {
       assert.lengthOf(m.heard[i]!, 1, `subscriber ${i} heard the publish once`);
@@ -147,13 +154,14 @@ test('messaging: three subscribers each get one copy of a publish; a replayed, t
     assert.deepEqual(m.heard[0], [], 'the publisher is not told of its own publish');
     // Two identical publishes are two messages (each has its nonce).
     await a!.publishMessage('news', text.encode('headline'));
-    await m.clock.settle();
+    await until(m, 'each subscriber hears the second', () => [1, 2, 3].every((i) => m.heard[i]!.length === 2));
     assert.deepEqual(m.heard[1]!.map((ev) => ev.payload_hex), [hex('headline'), hex('headline')]);
 
     // E publishes A's signed bytes again: a duplicate, ignored without blame.
     const replay = captured[0]!;
     const before = m.bus.verdicts.length;
     await e.publish(appTopic('news'), replay);
+    await until(m, 'B, C and D judge the replay', () => m.bus.verdicts.length >= before + 3);
     await m.clock.settle();
     const verdicts = m.bus.verdicts.slice(before);
     assert.isNotEmpty(verdicts);
@@ -165,20 +173,21 @@ test('messaging: three subscribers each get one copy of a publish; a replayed, t
     tampered[tampered.length - 80]! ^= 1;
     const mark = m.bus.verdicts.length;
     await e.publish(appTopic('news'), tampered);
-    await m.clock.settle();
+    await until(m, 'B, C and D judge the tampered copy', () => m.bus.verdicts.length >= mark + 3);
     assert.isTrue(m.bus.verdicts.slice(mark).every((v) => v.verdict === 'reject' && v.from === toHex(E.publicKey)));
     // A publish signed long ago (by its author's clock) is not taken, even if never seen.
+    const judged = m.bus.verdicts.length;
     const stale = await signPubSub({ from: E.publicKey, topic: 'news', payload: text.encode('old'), nonce: new Uint8Array(16), at_ms: m.clock.now() - PUBLISH_MAX_AGE_MS - 1 }, E, a!.chain.params.network);
     await e.publish(appTopic('news'), stale.bytes);
     // Signed for another topic and carried on this one: rejected.
     const moved = await signPubSub({ from: E.publicKey, topic: 'sports', payload: text.encode('x'), nonce: new Uint8Array(16).fill(1), at_ms: m.clock.now() }, E, a!.chain.params.network);
     await e.publish(appTopic('news'), moved.bytes);
-    await m.clock.settle();
+    await until(m, 'both are judged', () => m.bus.verdicts.length >= judged + 6);
     for (const i of [1, 2, 3]) assert.lengthOf(m.heard[i]!, 2);
     // A fresh publish of E's own is taken, from E.
     const fresh = await signPubSub({ from: E.publicKey, topic: 'news', payload: text.encode('new'), nonce: new Uint8Array(16).fill(2), at_ms: m.clock.now() }, E, a!.chain.params.network);
     await e.publish(appTopic('news'), fresh.bytes);
-    await m.clock.settle();
+    await until(m, 'each subscriber takes E\'s publish', () => [1, 2, 3].every((i) => m.heard[i]!.length === 3));
     for (const i of [1, 2, 3]) assert.equal(m.heard[i]![2]!.from, toHex(E.publicKey));
   } finally {
     await m.stop();
@@ -190,7 +199,7 @@ test('messaging: a request is answered through its reply token; a second reply a
   try {
     const [a, b] = m.nodes;
     const pending = a!.requestMessage(B.publicKey, 'rpc/echo', text.encode('ping'), 5_000);
-    await m.clock.settle();
+    await until(m, 'B holds the request', () => m.heard[1]!.length === 1);
     const [request] = m.heard[1]!;
     assert.deepInclude(request, { kind: 'request', from: toHex(A.publicKey), topic: 'rpc/echo', payload_hex: hex('ping') });
     assert.match(request!.reply_token!, /^[0-9a-f]{32}$/);
@@ -242,8 +251,7 @@ test('messaging: a held request lapses at the timeout its requester gave, and en
     rejects(() => b!.replyMessage(m.heard[1]![0]!.reply_token!, text.encode('late')), MessagingError, 'reply-too-late');
     const held = a!.requestMessage(B.publicKey, 'never', text.encode('?'), 60_000);
     held.catch(() => {});
-    await m.clock.settle();
-    assert.equal(b!.messaging.heldRequests, 1);
+    await until(m, 'B holds the request', () => b!.messaging.heldRequests === 1);
     b!.messaging.stop();
     assert.equal(b!.messaging.heldRequests, 0);
     const token = m.heard[1]!.at(-1)!.reply_token!;
@@ -298,7 +306,7 @@ test('messaging: the bounds: payload 413, open requests 429, held requests "busy
     // B holds one request; the second is refused by B as busy.
     const first = a!.requestMessage(B.publicKey, 'q', text.encode('1'), 60_000);
     first.catch(() => {});
-    await m.clock.settle();
+    await until(m, 'B holds the first request', () => b!.messaging.heldRequests === 1);
     const busy = await settle(m, a!.requestMessage(B.publicKey, 'q', text.encode('2'), 60_000));
     assert.instanceOf(busy.error, MessagingError);
     assert.equal((busy.error as MessagingError).code, 'peer-busy');
