@@ -5,48 +5,28 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FakeNode } from '../../core/api/fake-node.test-util.ts';
+import { serveFakeApi, type FakeApi } from './fake-api.test-util.ts';
 import { CLAIM_TX, INBOX_EVENT, NAME, PEER, PUBLISH_ID } from '../../core/api/fake-messaging.test-util.ts';
-import { createNodeApi } from '../../core/api/handler.ts';
 import { MessagingError } from '../../core/messaging/errors.ts';
 import { RequestTimeoutError } from '../../core/net/errors.ts';
-import { serveFetch, type HttpServer } from '../http-server.ts';
 import { type Command } from './command.ts';
 import { formatEvent, msgCommand, printable } from './msg.ts';
 import { namesCommand } from './names.ts';
-import { runCommand } from './run.ts';
 
-const TOKEN = 'msg-test-token';
 const REPLY_TOKEN = '5e'.repeat(16);
+let api: FakeApi;
 let node: FakeNode;
-let server: HttpServer;
-let common: string[];
 
 before(async () => {
-  node = new FakeNode();
-  const current = new Proxy({} as FakeNode, {
-    get: (_, name) => {
-      const value: unknown = Reflect.get(node, name, node);
-      return typeof value === 'function' ? (value as () => unknown).bind(node) : value;
-    },
-  });
-  server = await serveFetch(createNodeApi({ service: current, token: TOKEN }), '127.0.0.1', 0);
-  const dir = await mkdtemp(join(tmpdir(), 'mesh-msg-'));
-  await writeFile(join(dir, 'token'), `${TOKEN}\n`);
-  common = ['--node', server.url, '--token-file', join(dir, 'token'), '--data-dir', dir];
+  api = await serveFakeApi();
 });
-after(() => server.close());
+after(() => api.close());
 
 /** Runs `mesh <cmd> …args` on a fresh fake (or `fresh`); its exit code and output. */
 async function mesh(cmd: Command, path: string, args: string[], fresh: FakeNode = new FakeNode()): Promise<{ code: number; out: string; err: string }> {
   node = fresh;
-  let out = '';
-  let err = '';
-  const code = await runCommand(cmd, [...args, ...common], path, { out: (t) => void (out += t), err: (t) => void (err += t) });
-  return { code, out, err };
+  return api.run(cmd, path, [...args, ...api.common], fresh);
 }
 
 const msg = (args: string[], fresh?: FakeNode) => mesh(msgCommand, 'mesh msg', args, fresh);
