@@ -77,6 +77,7 @@ export const benchCommand = command({
     entry('jobs', 'a payer and a host node on Podman: bid to running, exit to settled, a batch of jobs at once', async () => (await import('./jobs/node.ts')).jobsBenchCommand),
     entry('ledger', "a full block against its signature checks; the state root against the state's size", () => ledgerCommand),
     entry('mesh', "real nodes on loopback: catching up by sync against local apply; transfer latency", async () => (await import('./mesh/node.ts')).meshBenchCommand),
+    entry('messaging', 'app messages between two nodes: latency to the stream; throughput next to a bare libp2p stream', async () => (await import('./messaging/node.ts')).messagingBenchCommand),
     entry('tunnel', 'throughput through a tunnel next to a bare libp2p stream between the same two processes', async () => (await import('./tunnel/node.ts')).tunnelBenchCommand),
   ],
 });

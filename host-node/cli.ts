@@ -9,7 +9,9 @@ const mesh = command({
   commands: [
     entry('node', 'run a mesh node (data in ~/.mesh, HTTP API on 127.0.0.1:8844)', async () => (await import('./node-command.ts')).nodeCommand),
     entry('status', "show the running node's height and balances", async () => (await import('./cli/status.ts')).statusCommand),
-    entry('send', 'send credits to a node: mesh send <node-id> <credits>', async () => (await import('./cli/send.ts')).sendCommand),
+    entry('send', 'send credits to a node: mesh send <node-id|name> <credits>', async () => (await import('./cli/send.ts')).sendCommand),
+    entry('msg', 'app messages: send, request, reply, listen, subscribe, publish', async () => (await import('./cli/msg.ts')).msgCommand),
+    entry('names', 'node names: claim, resolve, ls', async () => (await import('./cli/names.ts')).namesCommand),
     entry('jobs', 'container jobs: run, ls, show, logs, stop, expire', async () => (await import('./cli/jobs.ts')).jobsCommand),
     entry('deploy', 'run a container on a chosen host, as its admin or with a capability token', async () => (await import('./cli/placement.ts')).deployCommand),
     entry('kill', 'stop a job on a chosen host', async () => (await import('./cli/placement.ts')).killCommand),
@@ -19,7 +21,7 @@ const mesh = command({
     entry('tunnel', 'TCP tunnels between nodes: listen, forward, ls, close', async () => (await import('./cli/tunnel.ts')).tunnelCommand),
     entry('identity', "move the node's key out or in (backup, restore), on the terminal only", async () => (await import('./identity-cli.ts')).identityCommand),
     entry('directory', 'serve the manufacturer directory (127.0.0.1:8080); directory import builds its dataset', async () => (await import('../directory/adapter/node.ts')).directoryCommand),
-    entry('bench', 'run a benchmark and update bench/RESULTS.md (capabilities, channels, crypto, directory, jobs, ledger, mesh, tunnel)', async () => (await import('../bench/cli.ts')).benchCommand),
+    entry('bench', 'run a benchmark and update bench/RESULTS.md (capabilities, channels, crypto, directory, jobs, ledger, mesh, messaging, tunnel)', async () => (await import('../bench/cli.ts')).benchCommand),
   ],
 });
 

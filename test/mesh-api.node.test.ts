@@ -71,10 +71,14 @@ test('POST /transfer: token, amount, balance and body rules', async () => {
   const short = await fetch(`${node.url}/transfer`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer x' }, body });
   await problem(short, 401);
 
-  for (const bad of [{ to: OTHER, amount: '0' }, { to: OTHER, amount: 0 }, { to: 'zz', amount: '1' }, { to: OTHER, amount: '1.5' }, { to: OTHER, amount: '-1' }, { to: OTHER, amount: '01' }, { to: OTHER }]) {
+  for (const bad of [{ to: OTHER, amount: '0' }, { to: OTHER, amount: 0 }, { to: 'ZZ', amount: '1' }, { to: 'z'.repeat(33), amount: '1' }, { to: OTHER, amount: '1.5' }, { to: OTHER, amount: '-1' }, { to: OTHER, amount: '01' }, { to: OTHER }]) {
     const r = await postJson(node, '/transfer', bad);
     assert.equal(r.status, 400, JSON.stringify(bad));
   }
+  // A name's form that no node holds: the request is well-formed, the name names nobody.
+  const nobody = await postJson(node, '/transfer', { to: 'zz', amount: '1' });
+  assert.equal(nobody.status, 404);
+  assert.equal(nobody.body.type, '/problems/unknown-name');
   const broke = await postJson(node, '/transfer', { to: OTHER, amount: (10n ** 30n).toString() });
   assert.equal(broke.status, 402);
 

@@ -3,7 +3,7 @@
  * read the printed NodeId, HTTP address and multiaddrs, call the HTTP API, read SSE streams, and stop
  * (SIGTERM, or SIGKILL to test crash safety). Every process a test starts is stopped by `stopAll`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,6 +137,16 @@ export async function postJson(node: MeshProcess, path: string, body: unknown, h
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+/** Runs `mesh …args` as a user types it (bin/mesh.js); its exit code and output, whatever the code. */
+export function runMesh(args: readonly string[], timeoutMs = 60_000): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(NODE, [join(ROOT, 'bin/mesh.js'), ...args], { cwd: ROOT, timeout: timeoutMs }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      resolve({ code, out: stdout, err: stderr });
+    });
+  });
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */

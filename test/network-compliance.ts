@@ -180,6 +180,21 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
     });
   });
 
+  test(`${name}: a topic's subscribers are the connected peers subscribed to it, counted as they join and leave`, async () => {
+    await withNetworks(3, undefined, async ([a, b, c]) => {
+      const topic = appTopic('count-me');
+      assert.equal(a!.subscribers(topic), 0);
+      listen(b!, topic);
+      listen(c!, topic);
+      await eventually('a sees two subscribers', async () => {}, () => a!.subscribers(topic) === 2);
+      // A node's own subscription does not count: b sees only c.
+      await eventually('b sees c', async () => {}, () => b!.subscribers(topic) === 1);
+      assert.equal(a!.subscribers(appTopic('nobody-here')), 0);
+      c!.unsubscribe(topic);
+      await eventually('a sees one subscriber left', async () => {}, () => a!.subscribers(topic) === 1);
+    });
+  });
+
   test(`${name}: a request gets its answer; each protocol has its own handler`, async () => {
     await withNetworks(2, undefined, async ([a, b]) => {
       const askers: string[] = [];

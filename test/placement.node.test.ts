@@ -6,20 +6,16 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { toHex } from '../core/encoding/hex.ts';
 import { PODMAN_DIR, startPodman, TEST_IMAGE, type PodmanService } from './podman.ts';
-import { getJson, postJson, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
+import { getJson, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
 
 const CREDIT = 10n ** 18n;
 const BLOCK_MS = 250;
 const HEARTBEAT_MS = 1000;
-const ROOT = join(import.meta.dirname, '..');
-const run = promisify(execFile);
 
 let podman: PodmanService;
 let docker: Docker;
@@ -69,15 +65,7 @@ interface View {
 }
 
 /** `mesh <args>` as a user types it; exit code, stdout and stderr. */
-async function mesh(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/mesh.js'), ...args], { cwd: ROOT, timeout: 180_000 });
-    return { code: 0, out: stdout, err: stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, out: e.stdout ?? '', err: e.stderr ?? '' };
-  }
-}
+const mesh = (args: string[]): ReturnType<typeof runMesh> => runMesh(args, 180_000);
 
 function deployBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { node_id: h.nodeId, image: TEST_IMAGE, cmd: ['sleep', '600'], cpu_cores: 1, mem_mb: 64, duration_secs: 600, bid: (20n * CREDIT).toString(), ...extra };

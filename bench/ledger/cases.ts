@@ -92,7 +92,7 @@ export interface LedgerCaseOptions {
 export async function measureBlock(w: BlockWorkload, sha256: string, options: LedgerCaseOptions): Promise<BlockCase> {
   const { state, block, parent, params } = w;
   const network = params.network;
-  const ctx = { network, height: block.header.height, producer: block.header.producer };
+  const ctx = { network, height: block.header.height, producer: block.header.producer, nameBlocks: params.nameBlocks };
   const base = state.mark();
   const reset = (): void => {
     state.revert(base);

@@ -190,7 +190,7 @@ export async function blockWorkload(options: BlockWorkloadOptions = {}): Promise
   const submit = async (key: SigningKey, body: Unsigned, height: number): Promise<Tx> => {
     const nonce = state.account(key.publicKey).nonce + 1;
     const tx = await signTx({ ...body, sender: key.publicKey, nonce } as TxBody, key, network);
-    applyTx(state, tx, { network, height, producer: producer.publicKey });
+    applyTx(state, tx, { network, height, producer: producer.publicKey, nameBlocks: params.nameBlocks });
     return tx;
   };
   const jobBid = (host: SigningKey | null, billing: number): Unsigned => ({
@@ -348,7 +348,7 @@ export async function blockWorkload(options: BlockWorkloadOptions = {}): Promise
   state.stateRoot();
   const stateEntries = state.size;
   const schedule = scheduleAfter(state, parent, params.blockIntervalMs);
-  const ctx = { network, height: HEIGHT, producer: producer.publicKey };
+  const ctx = { network, height: HEIGHT, producer: producer.publicKey, nameBlocks: params.nameBlocks };
   const mark = state.mark();
   for (const tx of txs) applyTx(state, tx, ctx);
   advanceSeed(state, producer.publicKey);

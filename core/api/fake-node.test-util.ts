@@ -13,6 +13,10 @@ import type { AtlasEntry, SignalObject } from '../signal/types.ts';
 import { FakeChannels } from './fake-channels.test-util.ts';
 import { formatAddress } from '../tunnel/address.ts';
 import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
+import type { InboxEvent, InboxSnapshot } from '../messaging/inbox.ts';
+import type { PublishAnswer, ReplyAnswer, SendAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
+import type { NameRecord, Recipient } from '../names/names.ts';
+import { FakeMessaging } from './fake-messaging.test-util.ts';
 import type { JobsService, NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from './service.ts';
 
 export const SELF = '1a'.repeat(32);
@@ -240,9 +244,9 @@ export class FakeNode extends FakeJobs implements NodeService {
   signals(): SignalObject[] {
     return [SIGNAL];
   }
-  transfer(to: Uint8Array, amount: bigint): Promise<string> {
+  transfer(to: Recipient, amount: bigint): Promise<string> {
     if (this.transferError !== undefined) return Promise.reject(this.transferError);
-    this.transfers.push({ to: toHex(to), amount });
+    this.transfers.push({ to: typeof to === 'string' ? to : toHex(to), amount });
     return Promise.resolve(TX_ID);
   }
   sendSignal(request: SignalRequest): Promise<{ id: string; nonce: number }> {
@@ -267,6 +271,38 @@ export class FakeNode extends FakeJobs implements NodeService {
   setTrust(subject: Uint8Array, trusted: boolean): Promise<{ tx_id: string }> {
     this.grantCalls.push({ method: 'setTrust', args: [toHex(subject), trusted] });
     return Promise.resolve({ tx_id: TX_ID });
+  }
+  /** App messaging and names (fake-messaging.test-util.ts), which these methods hand on to. */
+  readonly messaging = new FakeMessaging();
+  sendMessage(to: Recipient, topic: string, payload: Uint8Array): Promise<SendAnswer> {
+    return this.messaging.sendMessage(to, topic, payload);
+  }
+  requestMessage(to: Recipient, topic: string, payload: Uint8Array, timeoutMs: number): Promise<ReplyAnswer> {
+    return this.messaging.requestMessage(to, topic, payload, timeoutMs);
+  }
+  replyMessage(token: string, payload: Uint8Array): void {
+    this.messaging.replyMessage(token, payload);
+  }
+  subscribeTopic(topic: string): SubscribeAnswer {
+    return this.messaging.subscribeTopic(topic);
+  }
+  publishMessage(topic: string, payload: Uint8Array): Promise<PublishAnswer> {
+    return this.messaging.publishMessage(topic, payload);
+  }
+  inboxSnapshot(after: number, topic: string | null): InboxSnapshot {
+    return this.messaging.inboxSnapshot(after, topic);
+  }
+  followInbox(after: number | null, topic: string | null, listener: (event: InboxEvent) => void): Unsubscribe {
+    return this.messaging.followInbox(after, topic, listener);
+  }
+  claimName(name: string): Promise<{ name: string; tx_id: string }> {
+    return this.messaging.claimName(name);
+  }
+  resolveName(name: string): NameRecord | undefined {
+    return this.messaging.resolveName(name);
+  }
+  listNames(owner: Uint8Array | null): NameRecord[] {
+    return this.messaging.listNames(owner);
   }
 }
 

@@ -15,10 +15,11 @@ export interface ApiTools {
   /** The query's values, refusing names not in `allowed` (none by default) and names given twice (400). */
   query(url: URL, allowed?: readonly string[]): Record<string, string>;
   /**
-   * The request's JSON body within the API's byte bound (415, 413, 400 otherwise). With `optional`,
-   * an empty body (with or without a JSON content-type) is undefined.
+   * The request's JSON body within the API's byte bound, or `maxBytes` for a route whose bodies
+   * carry more (415, 413, 400 otherwise). With `optional`, an empty body (with or without a JSON
+   * content-type) is undefined.
    */
-  readJson(request: Request, options?: { optional?: boolean }): Promise<unknown>;
+  readJson(request: Request, options?: { optional?: boolean; maxBytes?: number }): Promise<unknown>;
   /**
    * An SSE answer carrying the events `subscribe` delivers until the client goes away, or until the
    * subscriber calls `end`. It takes the query parameters in `allowed` (none by default; the route
@@ -31,6 +32,11 @@ export interface ApiTools {
 export interface StreamOptions<T> {
   readonly allowed?: readonly string[];
   readonly id?: (event: T) => string | number;
+  /**
+   * Bound the unread events by their bytes instead of their number (the API's maxQueuedEvents),
+   * for a stream whose events may be large.
+   */
+  readonly maxQueuedBytes?: number;
 }
 
 /** A feature's routes over the part of the node it needs. */

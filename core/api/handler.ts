@@ -29,6 +29,8 @@ import { capabilityRoutes } from './routes/capabilities.ts';
 import { chainRoutes } from './routes/chain.ts';
 import { channelRoutes } from './routes/channels.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { messagingRoutes } from './routes/messaging.ts';
+import { nameRoutes } from './routes/names.ts';
 import { placementRoutes } from './routes/placement.ts';
 import { nodeRoutes } from './routes/node.ts';
 import { signalRoutes } from './routes/signals.ts';
@@ -36,7 +38,7 @@ import { tunnelRoutes } from './routes/tunnel.ts';
 import type { NodeService } from './service.ts';
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes, tunnelRoutes];
+const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes, tunnelRoutes, messagingRoutes, nameRoutes];
 
 export interface NodeApiOptions {
   readonly service: NodeService;
@@ -106,10 +108,10 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
       },
     }),
     query,
-    readJson: (request, { optional = false } = {}) => readJsonBody(request, maxBodyBytes, optional),
-    stream: (call, subscribe, { allowed, id } = {}) => {
+    readJson: (request, { optional = false, maxBytes = maxBodyBytes } = {}) => readJsonBody(request, maxBytes, optional),
+    stream: (call, subscribe, { allowed, id, maxQueuedBytes } = {}) => {
       query(call.url, allowed);
-      const body = eventStream(subscribe, { keepAliveMs, maxQueued, signal: call.request.signal, ...(id && { id }) });
+      const body = eventStream(subscribe, { keepAliveMs, maxQueued, signal: call.request.signal, ...(id && { id }), ...(maxQueuedBytes && { maxQueuedBytes }) });
       return new Response(body, { headers: EVENT_STREAM_HEADERS });
     },
   };

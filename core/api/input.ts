@@ -15,6 +15,7 @@ import type { OpenRequest, Receipt } from '../channels/types.ts';
 import type { JobRequest } from '../jobs/types.ts';
 import { MAX_GRANT_CHARS } from '../placement/wire.ts';
 import type { DeployRequest, KillRequest } from '../placement/caller.ts';
+import { isName, NAME_RULE, type Recipient } from '../names/names.ts';
 import { MAX_CAPABILITIES, MAX_CAPABILITY_NAME_BYTES, MAX_PAYLOAD_BYTES } from '../signal/signal.ts';
 import { ApiProblem } from './problem.ts';
 import type { SignalRequest } from './routes/signals.ts';
@@ -110,6 +111,28 @@ export function logParams(query: Readonly<Record<string, string>>, lastEventId: 
 /** A body's node id: 64 lowercase hex characters. */
 export const NodeId = refine(string(), 'node id', idRule);
 
+/** A body's recipient: a node id, or a name (the node resolves it on its chain; docs/names.md). */
+export const RecipientField = refine(string(), 'recipient', (to) => isName(to) || idRule(to) === true || `must be a node id (64 lowercase hex characters) or a name (${NAME_RULE})`);
+
+/** A valid recipient as the node takes it: a name stays text, a node id becomes its bytes. */
+export function recipientOf(to: string): Recipient {
+  return isName(to) ? to : fromHex(to, 32);
+}
+
+/** Bytes as lowercase hex: an even number of 0-9a-f. */
+export const HexBytes = refine(string(), 'hex', (hex) => HEX_BYTES.test(hex) || 'must be lowercase hex of whole bytes (an even number of 0-9a-f)');
+
+/**
+ * Refuses with 413 a body whose `field` holds more than `maxBytes` bytes of hex, before the rest of
+ * the body is looked at: an oversized payload is said as such, whatever else is wrong.
+ */
+export function boundHexField(value: unknown, field: string, maxBytes: number): void {
+  const hex = (value as Record<string, unknown> | null)?.[field];
+  if (typeof hex === 'string' && hex.length > 2 * maxBytes) {
+    throw new ApiProblem('too-large', `${field} holds more than ${maxBytes} bytes`, { limit_bytes: maxBytes });
+  }
+}
+
 /** An amount as DESIGN §4 takes it (a decimal string or a safe JSON integer), above 0 when `positive`. */
 function amountOf(positive: boolean): Struct<string | number, null> {
   return refine(union([string(), number()]), 'amount', (value) => {
@@ -124,8 +147,8 @@ function amountOf(positive: boolean): Struct<string | number, null> {
 
 const Amount = amountOf(true);
 
-/** POST /transfer. */
-export const TransferBody = object({ to: NodeId, amount: Amount });
+/** POST /transfer: `to` a node id or a name. */
+export const TransferBody = object({ to: RecipientField, amount: Amount });
 
 const CapabilityName = refine(string(), 'capability name', (name) => {
   if (!wellFormed(name)) return 'must be well-formed Unicode (it holds a lone surrogate)';
@@ -146,7 +169,7 @@ const Capabilities = refine(array(object({ name: CapabilityName, version: Capabi
 /** POST /signals/send. */
 export const SignalBody = object({
   to: refine(string(), 'recipient', (to) => to === 'broadcast' || idRule(to) === true || 'must be "broadcast" or a 64-character lowercase hex node id'),
-  payload_hex: optional(refine(string(), 'payload', (hex) => HEX_BYTES.test(hex) || 'must be lowercase hex of whole bytes (an even number of 0-9a-f)')),
+  payload_hex: optional(HexBytes),
   capabilities: optional(Capabilities),
   burn_tx_id_hex: optional(NodeId),
 });
@@ -274,9 +297,9 @@ export function checkBody<T>(value: unknown, struct: Struct<T, unknown>): T {
 }
 
 /** The transfer a valid body asks for. */
-export function transferRequest(value: unknown): { to: Uint8Array; amount: bigint } {
+export function transferRequest(value: unknown): { to: Recipient; amount: bigint } {
   const body = checkBody(value, TransferBody);
-  return { to: fromHex(body.to, 32), amount: parseAmount(body.amount) };
+  return { to: recipientOf(body.to), amount: parseAmount(body.amount) };
 }
 
 /** The job a valid bid asks for, with the defaults filled in. */
@@ -329,10 +352,7 @@ export function channelCloseRequest(value: unknown): Receipt | null {
 
 /** The signal a valid body asks for: 413 for a payload over 16 KiB, 400 for a payload without a burn. */
 export function signalRequest(value: unknown): SignalRequest {
-  const payloadHex = (value as { payload_hex?: unknown } | null)?.payload_hex;
-  if (typeof payloadHex === 'string' && payloadHex.length > 2 * MAX_PAYLOAD_BYTES) {
-    throw new ApiProblem('too-large', `payload_hex holds more than ${MAX_PAYLOAD_BYTES} bytes`, { limit_bytes: MAX_PAYLOAD_BYTES });
-  }
+  boundHexField(value, 'payload_hex', MAX_PAYLOAD_BYTES);
   const body = checkBody(value, SignalBody);
   const payload = fromHex(body.payload_hex ?? '');
   if (payload.length > 0 && body.burn_tx_id_hex === undefined) {

@@ -2,7 +2,12 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { CAPABILITY_ERRORS, GRANT_ERRORS } from '../capabilities/errors.ts';
 import { MEMPOOL_ERRORS } from '../chain/mempool.ts';
+import { CHANNEL_ERRORS } from '../channels/errors.ts';
+import { PLACEMENT_ERRORS } from '../placement/errors.ts';
+import { TUNNEL_ERRORS } from '../tunnel/errors.ts';
 import { JOB_ERRORS } from '../jobs/errors.ts';
+import { MESSAGING_ERRORS } from '../messaging/errors.ts';
+import { NAME_ERRORS } from '../names/errors.ts';
 import { LEDGER_RULES } from '../ledger/apply.ts';
 import { InvalidBlockError } from '../ledger/block.ts';
 import { NETWORK_ERRORS, PeerUnreachableError, RequestTimeoutError } from '../net/errors.ts';
@@ -10,7 +15,7 @@ import { SIGNAL_ERRORS } from '../signal/errors.ts';
 import { API_PROBLEMS, type ApiProblemCode, toProblem } from './problem.ts';
 
 test('problems: every code the node refuses with names an API problem of the same status', () => {
-  const tables: Record<string, Readonly<Record<string, { problem: ApiProblemCode; status: number }>>> = { LEDGER_RULES, MEMPOOL_ERRORS, SIGNAL_ERRORS, NETWORK_ERRORS, JOB_ERRORS, CAPABILITY_ERRORS, GRANT_ERRORS };
+  const tables: Record<string, Readonly<Record<string, { problem: ApiProblemCode; status: number }>>> = { LEDGER_RULES, MEMPOOL_ERRORS, SIGNAL_ERRORS, NETWORK_ERRORS, JOB_ERRORS, CAPABILITY_ERRORS, GRANT_ERRORS, CHANNEL_ERRORS, PLACEMENT_ERRORS, TUNNEL_ERRORS, MESSAGING_ERRORS, NAME_ERRORS };
   for (const [name, table] of Object.entries(tables)) {
     for (const [code, rule] of Object.entries(table)) {
       assert.equal(API_PROBLEMS[rule.problem].status, rule.status, `${name} ${code}`);

@@ -7,6 +7,8 @@ import type { CapabilitiesService } from './routes/capabilities.ts';
 import type { ChainService } from './routes/chain.ts';
 import type { ChannelsService } from './routes/channels.ts';
 import type { JobsService } from './routes/jobs.ts';
+import type { MessagingService } from './routes/messaging.ts';
+import type { NamesService } from './routes/names.ts';
 import type { NodeInfoService } from './routes/node.ts';
 import type { PlacementService } from './routes/placement.ts';
 import type { SignalService } from './routes/signals.ts';
@@ -19,6 +21,8 @@ export type { JobsService } from './routes/jobs.ts';
 export type { CapabilitiesService } from './routes/capabilities.ts';
 export type { ChannelsService } from './routes/channels.ts';
 export type { TunnelsService } from './routes/tunnel.ts';
+export type { MessagingService } from './routes/messaging.ts';
+export type { NamesService } from './routes/names.ts';
 export type { Unsubscribe } from '../web/sse.ts';
 
-export interface NodeService extends NodeInfoService, ChainService, SignalService, JobsService, PlacementService, CapabilitiesService, ChannelsService, TunnelsService {}
+export interface NodeService extends NodeInfoService, ChainService, SignalService, JobsService, PlacementService, CapabilitiesService, ChannelsService, TunnelsService, MessagingService, NamesService {}

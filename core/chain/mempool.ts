@@ -169,7 +169,7 @@ export class Mempool {
   #simulate(txs: readonly Tx[]): TxEffect[] {
     const state = this.#chain.state;
     const mark = state.mark();
-    const ctx = { network: this.#chain.params.network, height: this.#chain.tip.height + 1, producer: NOBODY };
+    const ctx = { network: this.#chain.params.network, height: this.#chain.tip.height + 1, producer: NOBODY, nameBlocks: this.#chain.params.nameBlocks };
     try {
       return txs.map((tx) => applyTx(state, tx, ctx));
     } finally {
@@ -182,7 +182,7 @@ export class Mempool {
   #validPrefix(txs: readonly Tx[]): TxEffect[] {
     const state = this.#chain.state;
     const mark = state.mark();
-    const ctx = { network: this.#chain.params.network, height: this.#chain.tip.height + 1, producer: NOBODY };
+    const ctx = { network: this.#chain.params.network, height: this.#chain.tip.height + 1, producer: NOBODY, nameBlocks: this.#chain.params.nameBlocks };
     const effects: TxEffect[] = [];
     try {
       for (const tx of txs) effects.push(applyTx(state, tx, ctx));

@@ -39,7 +39,7 @@ export async function buildBlock(chain: Chain, source: TxSource | null, key: Sig
   const mark = state.mark();
   let root: Uint8Array;
   try {
-    const ctx = { network, height, producer: key.publicKey };
+    const ctx = { network, height, producer: key.publicKey, nameBlocks: chain.params.nameBlocks };
     const skipped = new Set<string>();
     const kept: Tx[] = [];
     for (const tx of txs) applyTx(state, tx, ctx);

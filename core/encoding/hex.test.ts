@@ -17,6 +17,15 @@ test('toHex writes lowercase, two digits per byte', () => {
   assert.deepEqual(fromHex(hex), all);
 });
 
+test('toHex gives the same digits whether it concatenates (short inputs) or decodes them at once (long ones)', () => {
+  for (const length of [63, 64, 65, 66, 1_000, 65_536]) {
+    const bytes = new Uint8Array(length).map((_, i) => (i * 37 + 11) & 0xff);
+    const expected = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+    assert.equal(toHex(bytes), expected, String(length));
+    assert.equal(toHex(bytes.subarray(1)), expected.slice(2), `a view of ${length - 1}`);
+  }
+});
+
 test('toHex rejects non-bytes with WrongTypeError', () => {
   rejects(() => toHex('00' as unknown as Uint8Array), WrongTypeError, 'not-bytes');
   rejects(() => toHex([0] as unknown as Uint8Array), WrongTypeError, 'not-bytes');

@@ -105,6 +105,8 @@ export interface ApplyContext {
   readonly network: string;
   readonly height: number;
   readonly producer: Uint8Array;
+  /** Blocks a name claim lasts: the chain's `nameBlocks` (NAME_BLOCKS but on a test devnet). */
+  readonly nameBlocks: number;
 }
 
 export type Direction = 'in' | 'out' | 'self';
@@ -462,7 +464,7 @@ const APPLY: Appliers = {
     const supply = state.supply();
     state.setSupply({ ...supply, burned: supply.burned + NAME_COST });
     // A renewal extends from the current expiry, so renewing early never shortens a claim.
-    state.setName(b.name, { owner: b.sender, expires: (live ? current.expires : ctx.height) + NAME_BLOCKS });
+    state.setName(b.name, { owner: b.sender, expires: (live ? current.expires : ctx.height) + ctx.nameBlocks });
     return { kind: 'NameClaim', amount: NAME_COST, burned: NAME_COST, involved: [one(b.sender, 'self')] };
   },
 

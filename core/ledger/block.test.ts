@@ -8,7 +8,7 @@ import { fromHex, toHex } from '../encoding/hex.ts';
 import { blockEvent, decodeBlock, InvalidBlockError, signBlock, txRoot, type Block } from './block.ts';
 import { HEADER_VERSION, headerCodec, type Header } from './header.ts';
 import { EMPTY_ROOT } from './merkle.ts';
-import { devnet, MAX_RANKED_PRODUCERS, MAX_TXS_PER_BLOCK } from './params.ts';
+import { devnet, MAX_RANKED_PRODUCERS, MAX_TXS_PER_BLOCK, NAME_BLOCKS } from './params.ts';
 import { scheduleAfter, ProducerSchedule, rankProducers } from './producer.ts';
 import { LedgerState } from './state.ts';
 import { BILLING_SETTLE, settlementBytes, type Tx } from './tx.ts';
@@ -340,4 +340,10 @@ test('devnet: the block interval is an integer from 10 ms to an hour', () => {
   assert.equal(devnet(10).blockIntervalMs, 10);
   assert.equal(devnet(3_600_000).blockIntervalMs, 3_600_000);
   for (const bad of [9, 3_600_001, 1.5, Number.NaN, 2 ** 60]) assert.throws(() => devnet(bad), RangeError, 'from 10 ms to one hour');
+});
+
+test('devnet: a name claim lasts NAME_BLOCKS unless the devnet is made for testing expiry (1 to NAME_BLOCKS)', () => {
+  assert.equal(devnet(10).nameBlocks, NAME_BLOCKS);
+  assert.equal(devnet(10, { nameBlocks: 5 }).nameBlocks, 5);
+  for (const bad of [0, NAME_BLOCKS + 1, 1.5]) assert.throws(() => devnet(10, { nameBlocks: bad }), RangeError, 'name claims must last');
 });

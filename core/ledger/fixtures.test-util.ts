@@ -143,7 +143,7 @@ export class TestLedger {
   }
 
   get ctx(): ApplyContext {
-    return { network: NETWORK, height: this.height, producer: this.producer };
+    return { network: NETWORK, height: this.height, producer: this.producer, nameBlocks: PARAMS.nameBlocks };
   }
 
   /** Signs `fields` from `key` with its next nonce (or `nonce`). */
@@ -249,7 +249,7 @@ export async function buildBlock(
   let stateRoot = options.stateRoot;
   if (stateRoot === undefined) {
     const scratch = LedgerState.fromEntries(state.entries());
-    const ctx = { network: NETWORK, height, producer: producer.publicKey };
+    const ctx = { network: NETWORK, height, producer: producer.publicKey, nameBlocks: PARAMS.nameBlocks };
     for (const tx of txs) applyTx(scratch, tx, ctx);
     advanceSeed(scratch, producer.publicKey);
     stateRoot = scratch.stateRoot();

@@ -12,7 +12,7 @@ import { applyTx, LedgerRuleError, type ApplyContext } from './apply.ts';
 import { EMPTY_ROOT } from './merkle.ts';
 import { LedgerState, type Change } from './state.ts';
 import { BILLING_HEARTBEAT, BILLING_SETTLE, channelReceiptBytes, settlementBytes, type Tx, type TxKind } from './tx.ts';
-import { EXPIRY_BLOCKS } from './params.ts';
+import { EXPIRY_BLOCKS, NAME_BLOCKS } from './params.ts';
 import { ALICE, assertInvariants, BOB, CAROL, DAVE, type Fields, NETWORK, rewardTx, sign } from './fixtures.test-util.ts';
 
 const KEYS = [ALICE, BOB, CAROL, DAVE];
@@ -185,7 +185,7 @@ class World {
   /** Applies one planned block at the next height; returns the transactions that were accepted. */
   async block(plan: BlockPlan, onRefused: (code: string) => void): Promise<Tx[]> {
     this.height += plan.gap;
-    const ctx: ApplyContext = { network: NETWORK, height: this.height, producer: KEYS[plan.producer]!.publicKey };
+    const ctx: ApplyContext = { network: NETWORK, height: this.height, producer: KEYS[plan.producer]!.publicKey, nameBlocks: NAME_BLOCKS };
     const accepted: Tx[] = [];
     const attempt = (tx: Tx): void => {
       const root = toHex(this.state.stateRoot());
@@ -210,7 +210,7 @@ class World {
 }
 
 function reapply(state: LedgerState, txs: readonly Tx[], height: number): void {
-  const ctx: ApplyContext = { network: NETWORK, height, producer: txs[0]!.body.sender };
+  const ctx: ApplyContext = { network: NETWORK, height, producer: txs[0]!.body.sender, nameBlocks: NAME_BLOCKS };
   for (const tx of txs) applyTx(state, tx, ctx);
 }
 

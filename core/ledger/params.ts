@@ -49,6 +49,8 @@ export interface ChainParams {
   readonly genesisTimestampMs: number;
   /** How far a block's timestamp may be ahead of the receiving node's clock. */
   readonly maxClockDriftMs: number;
+  /** Blocks a name claim lasts: NAME_BLOCKS, except on a devnet made for testing expiry. */
+  readonly nameBlocks: number;
 }
 
 /** The main network: 10-second blocks. */
@@ -57,18 +59,27 @@ export const MAINNET: ChainParams = Object.freeze({
   blockIntervalMs: 10_000,
   genesisTimestampMs: Date.UTC(2026, 0, 1),
   maxClockDriftMs: 15_000,
+  nameBlocks: NAME_BLOCKS,
 });
 
-/** A separate chain for local use; hosts may shorten its interval. */
-export function devnet(blockIntervalMs = 1_000): ChainParams {
+/**
+ * A separate chain for local use; hosts may shorten its interval, and tests the life of a name
+ * claim (every node of one devnet must use the same values: blocks are judged by them).
+ */
+export function devnet(blockIntervalMs = 1_000, options: { nameBlocks?: number } = {}): ChainParams {
   if (!Number.isSafeInteger(blockIntervalMs) || blockIntervalMs < 10 || blockIntervalMs > 3_600_000) {
     throw new RangeError(`devnet block interval must be an integer from 10 ms to one hour, got ${blockIntervalMs}`);
+  }
+  const nameBlocks = options.nameBlocks ?? NAME_BLOCKS;
+  if (!Number.isSafeInteger(nameBlocks) || nameBlocks < 1 || nameBlocks > NAME_BLOCKS) {
+    throw new RangeError(`devnet name claims must last 1 to ${NAME_BLOCKS} blocks, got ${nameBlocks}`);
   }
   return Object.freeze({
     network: 'mesh-devnet',
     blockIntervalMs,
     genesisTimestampMs: Date.UTC(2026, 0, 1),
     maxClockDriftMs: Math.max(2_000, blockIntervalMs),
+    nameBlocks,
   });
 }
 

@@ -171,6 +171,32 @@ test('state: the weight index follows min(bond, work_earned) through writes, rev
   assert.deepEqual(state.weights(), []);
 });
 
+test('state: the names of a holder follow the name table through claims, transfers of a lapsed name, revert and copies', () => {
+  const state = new LedgerState();
+  const a = ALICE.publicKey;
+  const b = BOB.publicKey;
+  const names = (owner: Uint8Array, s: LedgerState = state): string[] => s.namesOf(owner).map(([name]) => name);
+  assert.deepEqual(names(a), []);
+  const mark = state.mark();
+  state.setName('zeta', { owner: a, expires: 10 });
+  state.setName('alpha', { owner: a, expires: 20 });
+  state.setName('bob', { owner: b, expires: 30 });
+  assert.deepEqual(names(a), ['alpha', 'zeta'], 'sorted by name');
+  assert.deepEqual(state.namesOf(b), [['bob', { owner: b, expires: 30 }]]);
+  const inner = state.mark();
+  // A lapsed name claimed by another holder moves to it.
+  state.setName('zeta', { owner: b, expires: 40 });
+  assert.deepEqual(names(a), ['alpha']);
+  assert.deepEqual(names(b), ['bob', 'zeta']);
+  assert.deepEqual(names(a, LedgerState.fromEntries(state.entries())), ['alpha'], 'a state rebuilt from its entries has the same index');
+  assert.deepEqual(names(b, LedgerState.fromEntries(state.entries())), ['bob', 'zeta']);
+  state.revert(inner);
+  assert.deepEqual(names(a), ['alpha', 'zeta']);
+  assert.deepEqual(names(b), ['bob']);
+  state.revert(mark);
+  assert.deepEqual([names(a), names(b)], [[], []]);
+});
+
 test('state: typed tables read back what was written and default sensibly', () => {
   const state = new LedgerState();
   const [a, b, c] = [ALICE.publicKey, BOB.publicKey, CAROL.publicKey];

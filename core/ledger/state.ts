@@ -91,6 +91,7 @@ function heightBytes(height: number): Uint8Array {
 }
 
 const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder();
 
 // Map keys: one UTF-16 code unit per byte, cheaper to hash than hex and reversible.
 function keyString(bytes: Uint8Array): string {
@@ -154,6 +155,9 @@ export class LedgerState {
   // Decoded accounts by map key, frozen: a transaction reads its accounts several times, and
   // decoding cost more than the rules themselves. Any write to an account's key drops its entry.
   readonly #accounts = new Map<string, Account>();
+  // Mirror of the name table by holder (hex id → names), so a node's names are listed without a
+  // scan of the whole state. Kept by every write (undo and redo included), so it is never stale.
+  readonly #namesByOwner = new Map<string, Set<string>>();
 
   /** A state holding exactly `entries` (from storage or a verified snapshot). */
   static fromEntries(entries: Iterable<readonly [Uint8Array, Uint8Array]>): LedgerState {
@@ -195,6 +199,7 @@ export class LedgerState {
   }
 
   #set(s: string, value: Uint8Array | undefined): void {
+    if (s.charCodeAt(0) === TABLE.name) this.#indexName(s, this.#values.get(s), value);
     if (value === undefined) this.#values.delete(s);
     else this.#values.set(s, value);
     this.#dirty.add(s);
@@ -203,6 +208,22 @@ export class LedgerState {
       const id = toHex(keyBytes(s).subarray(1));
       if (value === undefined) this.#weights.delete(id);
       else this.#weights.set(id, decode(weightCodec, value));
+    }
+  }
+
+  #indexName(s: string, before: Uint8Array | undefined, after: Uint8Array | undefined): void {
+    const name = textDecoder.decode(keyBytes(s).subarray(1));
+    if (before !== undefined) {
+      const owner = toHex(decode(nameCodec, before).owner);
+      const names = this.#namesByOwner.get(owner);
+      names?.delete(name);
+      if (names?.size === 0) this.#namesByOwner.delete(owner);
+    }
+    if (after !== undefined) {
+      const owner = toHex(decode(nameCodec, after).owner);
+      const names = this.#namesByOwner.get(owner) ?? new Set<string>();
+      names.add(name);
+      this.#namesByOwner.set(owner, names);
     }
   }
 
@@ -365,6 +386,12 @@ export class LedgerState {
 
   setName(name: string, entry: NameEntry): void {
     this.put(key(TABLE.name, textEncoder.encode(name)), encode(nameCodec, entry));
+  }
+
+  /** The names whose entry holds `owner`, lapsed ones included (the caller judges expiry), by name. */
+  namesOf(owner: Uint8Array): [string, NameEntry][] {
+    const names = [...(this.#namesByOwner.get(toHex(owner)) ?? [])].sort();
+    return names.map((name) => [name, this.name(name)!]);
   }
 
   /** Height at which `granter` granted trust to `subject`, if it stands. */

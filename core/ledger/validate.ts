@@ -166,7 +166,7 @@ export function applyVerifiedBlock(
   }
   const mark = state.mark();
   const effects: TxEffect[] = [];
-  const ctx = { network: params.network, height: h.height, producer: h.producer };
+  const ctx = { network: params.network, height: h.height, producer: h.producer, nameBlocks: params.nameBlocks };
   try {
     for (let i = 0; i < block.txs.length; i++) {
       const tx = block.txs[i]!;

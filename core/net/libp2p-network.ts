@@ -273,6 +273,10 @@ export class Libp2pNetwork implements Network {
     pubsub.topicValidators.delete(topic);
   }
 
+  subscribers(topic: string): number {
+    return this.libp2p.services.pubsub.getSubscribers(topic).length;
+  }
+
   onPeerJoined(listener: (peer: Uint8Array) => void): () => void {
     this.#joined.add(listener);
     return () => this.#joined.delete(listener);
@@ -412,6 +416,9 @@ export class Libp2pNetwork implements Network {
     // Once the handler is told to stop, its deadline has nothing left to end.
     stop.signal.addEventListener('abort', () => deadline.cancel(), { once: true });
     const reply = async (status: number, body: Uint8Array): Promise<void> => {
+      // The stream's close from here on is the exchange ending, not the requester going away (and
+      // an Error built for every answered request costs more than the rest of the close).
+      stream.removeEventListener('close', onGone);
       await lp.write(answerFrame(status, body));
       await stream.close();
     };

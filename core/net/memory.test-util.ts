@@ -180,6 +180,12 @@ export class MemoryNetwork implements Network {
     this.#handlers.delete(topic);
   }
 
+  subscribers(topic: string): number {
+    let count = 0;
+    for (const peer of this.links) if (peer.handles(topic)) count++;
+    return count;
+  }
+
   handles(topic: string): boolean {
     return this.#handlers.has(topic);
   }

@@ -31,10 +31,15 @@ const PROTOCOL_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
  * @example appTopic('chat/room-1') // 'mesh-app/chat/room-1'
  */
 export function appTopic(topic: string): string {
-  if (typeof topic !== 'string' || !APP_TOPIC.test(topic)) {
+  if (!isAppTopic(topic)) {
     throw new InvalidNameError('an app topic is 1 to 128 visible ASCII characters, without spaces');
   }
   return `mesh-app/${topic}`;
+}
+
+/** Whether `topic` is an app topic `appTopic` takes. */
+export function isAppTopic(topic: string): boolean {
+  return typeof topic === 'string' && APP_TOPIC.test(topic);
 }
 
 /**
@@ -187,6 +192,12 @@ export interface Network {
   handle(topic: string, handler: (message: GossipMessage) => Promise<Verdict>): void;
   /** Leaves `topic`: its handler is dropped and its messages are no longer received or forwarded. */
   unsubscribe(topic: string): void;
+  /**
+   * How many connected peers are subscribed to `topic`, as their subscriptions have reached this
+   * node: the peers a publish on it goes to (0: it reaches nobody). Whether this node itself is
+   * subscribed does not count.
+   */
+  subscribers(topic: string): number;
   /** Called when a peer joins the node's topics (a new connection has subscribed). */
   onPeerJoined(listener: (peer: Uint8Array) => void): () => void;
   /**

@@ -15,6 +15,9 @@ import { TunnelError } from '../tunnel/errors.ts';
 import { TunnelService, type TunnelLimits } from '../tunnel/service.ts';
 import type { TunnelSockets } from '../tunnel/sockets.ts';
 import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
+import type { InboxEvent, InboxSnapshot } from '../messaging/inbox.ts';
+import { Messaging, type MessagingLimits, type PublishAnswer, type ReplyAnswer, type SendAnswer, type SubscribeAnswer } from '../messaging/messaging.ts';
+import { Names, type NameRecord, type Recipient } from '../names/names.ts';
 import { ForkChoiceError, type Chain, type ChainEvent } from '../chain/chain.ts';
 import { Mempool, MempoolError } from '../chain/mempool.ts';
 import { RecentSet } from '../collections/recent-set.ts';
@@ -65,6 +68,8 @@ export interface MeshNodeOptions {
   readonly channels?: ChannelsConfig;
   /** TCP for tunnels (docs/tunnel.md), from the host; without it the node refuses tunnels (503). */
   readonly tunnel?: { readonly sockets: TunnelSockets; readonly limits?: Partial<TunnelLimits> };
+  /** App messaging's bounds (default MESSAGING_LIMITS and INBOX_LIMITS; smaller in tests). */
+  readonly messaging?: Partial<MessagingLimits>;
 }
 
 // Transaction ids already put on /transactions/stream (so each appears once).
@@ -103,6 +108,9 @@ export class MeshNode implements NodeService {
   readonly #grants: Grants;
   #channels: ChannelDesk | null = null;
   readonly #tunnels: TunnelService | null;
+  readonly #names: Names;
+  /** App messaging: directed messages, request and reply, pub/sub, the inbox. */
+  readonly messaging: Messaging;
 
   constructor(options: MeshNodeOptions) {
     this.#options = options;
@@ -125,6 +133,15 @@ export class MeshNode implements NodeService {
     this.#tunnels = options.tunnel
       ? new TunnelService({ network: this.#network, sockets: options.tunnel.sockets, ...ports, log: this.#log, ...(options.tunnel.limits ? { limits: options.tunnel.limits } : {}) })
       : null;
+    this.#names = new Names({ chain: this.chain, own: this.own, self: this.#key.publicKey });
+    this.messaging = new Messaging({
+      network: this.#network,
+      key: this.#key,
+      networkName: this.chain.params.network,
+      ...ports,
+      log: this.#log,
+      ...(options.messaging === undefined ? {} : { limits: options.messaging }),
+    });
     this.sync = new Sync({
       chain: this.chain,
       network: this.#network,
@@ -165,6 +182,7 @@ export class MeshNode implements NodeService {
     network.handle(TOPICS.transactions, (m) => this.#onTransaction(m));
     network.handle(TOPICS.signals, (m) => this.#onSignal(m));
     this.segments.start();
+    this.messaging.start();
     this.#unsubscribeChain = this.chain.subscribe((event) => this.#onChain(event));
     // A node announces its height to each peer that joins (node-api.md §6).
     // Again after 1 s and 3 s: the first may go out before the new peer's stream is ready.
@@ -209,6 +227,7 @@ export class MeshNode implements NodeService {
     await this.#producer?.stop();
     await this.#market?.stop();
     await this.#channels?.stop();
+    this.messaging.stop();
     this.sync.stop();
     this.#unsubscribeChain?.();
     this.#unsubscribePeers?.();
@@ -247,8 +266,8 @@ export class MeshNode implements NodeService {
     return this.#book.list();
   }
 
-  async transfer(to: Uint8Array, amount: bigint): Promise<string> {
-    return toHex((await this.own.submit({ kind: 'Transfer', to, amount })).id);
+  async transfer(to: Recipient, amount: bigint): Promise<string> {
+    return toHex((await this.own.submit({ kind: 'Transfer', to: this.#names.recipient(to), amount })).id);
   }
 
   sendSignal(request: SignalRequest): Promise<{ id: string; nonce: number }> {
@@ -397,6 +416,50 @@ export class MeshNode implements NodeService {
 
   closeTunnel(id: string): Promise<boolean> {
     return this.#tunnels?.close(id) ?? Promise.resolve(false);
+  }
+
+  // ---- app messaging (core/messaging/), `to` a node or a name ----
+
+  sendMessage(to: Recipient, topic: string, payload: Uint8Array): Promise<SendAnswer> {
+    return this.messaging.send(this.#names.recipient(to), topic, payload);
+  }
+
+  requestMessage(to: Recipient, topic: string, payload: Uint8Array, timeoutMs: number): Promise<ReplyAnswer> {
+    return this.messaging.request(this.#names.recipient(to), topic, payload, timeoutMs);
+  }
+
+  replyMessage(token: string, payload: Uint8Array): void {
+    this.messaging.reply(token, payload);
+  }
+
+  subscribeTopic(topic: string): SubscribeAnswer {
+    return this.messaging.subscribe(topic);
+  }
+
+  publishMessage(topic: string, payload: Uint8Array): Promise<PublishAnswer> {
+    return this.messaging.publish(topic, payload);
+  }
+
+  inboxSnapshot(after: number, topic: string | null): InboxSnapshot {
+    return this.messaging.inbox.snapshot(after, topic);
+  }
+
+  followInbox(after: number | null, topic: string | null, listener: (event: InboxEvent) => void): Unsubscribe {
+    return this.messaging.inbox.follow(after, topic, listener);
+  }
+
+  // ---- names (core/names/) ----
+
+  claimName(name: string): Promise<{ name: string; tx_id: string }> {
+    return this.#names.claim(name);
+  }
+
+  resolveName(name: string): NameRecord | undefined {
+    return this.#names.resolve(name);
+  }
+
+  listNames(owner: Uint8Array | null): NameRecord[] {
+    return this.#names.namesOf(owner ?? this.#key.publicKey);
   }
 
   // ---- gossip ----

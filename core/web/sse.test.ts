@@ -71,3 +71,18 @@ test('sse: streams without ids frame events as before', async () => {
   }, { keepAliveMs: 60_000, maxQueued: 10 });
   assert.equal(await new Response(body).text(), `data: {"seq":1,"text":"a"}\n\n${END_FRAME}`);
 });
+
+test('sse: a stream bounded in bytes closes once its unread frames pass the bound, however few they are', async () => {
+  let emit: ((line: Line) => void) | undefined;
+  let unsubscribed = 0;
+  const body = eventStream<Line>((listener) => {
+    emit = listener;
+    return () => unsubscribed++;
+  }, { ...OPTIONS, maxQueued: 1_000, maxQueuedBytes: 2_500 });
+  // Frames of about a kilobyte: the third takes the queue past 2,500 bytes, the fourth finds it so and closes the stream.
+  for (let seq = 1; seq <= 5; seq++) emit!({ seq, text: 'x'.repeat(1_000) });
+  const text = await new Response(body).text();
+  assert.equal(text.split('data: ').length - 1, 3, 'the frames queued before the bound was passed');
+  assert.match(text, /: closed: more than 2500 bytes unread\n\n$/);
+  assert.equal(unsubscribed, 1);
+});

@@ -19,6 +19,8 @@ export interface EventStreamOptions<T = unknown> {
   readonly keepAliveMs: number;
   /** Unread events one connection may queue before it is closed. */
   readonly maxQueued: number;
+  /** When given, the bound is this many bytes of unread frames instead of `maxQueued` events. */
+  readonly maxQueuedBytes?: number;
   /** Aborted when the client goes away (the request's signal). */
   readonly signal?: AbortSignal;
   /** Times the keep-alives (default: the system clock). */
@@ -59,6 +61,7 @@ export function eventStream<T>(
   let timer: Timer | undefined;
   let onAbort: (() => void) | undefined;
   let ended = false;
+  const bound = options.maxQueuedBytes === undefined ? `${options.maxQueued} events` : `${options.maxQueuedBytes} bytes`;
 
   const stop = (): void => {
     if (ended) return;
@@ -103,7 +106,7 @@ export function eventStream<T>(
           if (ended) return;
           if (controller.desiredSize === null || controller.desiredSize <= 0) {
             stop();
-            controller.enqueue(encoder.encode(`: closed: more than ${options.maxQueued} events unread\n\n`));
+            controller.enqueue(encoder.encode(`: closed: more than ${bound} unread\n\n`));
             controller.close();
             return;
           }
@@ -128,7 +131,9 @@ export function eventStream<T>(
         stop();
       },
     },
-    // Counted in events: each chunk is one frame.
-    new CountQueuingStrategy({ highWaterMark: options.maxQueued }),
+    // Counted in events (each chunk is one frame), or in bytes.
+    options.maxQueuedBytes === undefined
+      ? new CountQueuingStrategy({ highWaterMark: options.maxQueued })
+      : new ByteLengthQueuingStrategy({ highWaterMark: options.maxQueuedBytes }),
   );
 }

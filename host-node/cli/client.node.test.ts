@@ -74,10 +74,11 @@ test('mesh send pays credits given as a decimal and prints the transaction id', 
   assert.deepEqual([received.amount, received.direction], ['1500000000000000000', 'in']);
 });
 
-test('mesh send refuses a bad node id or amount with exit 2, before asking the node', async () => {
+test('mesh send refuses a bad node id, name or amount with exit 2, before asking the node', async () => {
   const cases: [string[], RegExp][] = [
-    [['send', 'AB'.repeat(32), '1'], /<node-id> must be a node id, 64 lowercase hex characters/],
-    [['send', 'ab', '1'], /<node-id> must be a node id/],
+    [['send', 'AB'.repeat(32), '1'], /<to> must be a node id \(64 lowercase hex characters\) or a name \(1 to 32 characters of a-z, 0-9 and hyphen\)/],
+    [['send', 'Ab', '1'], /<to> must be a node id/],
+    [['send', 'a'.repeat(33), '1'], /<to> must be a node id/],
     [['send', OTHER, '1e3'], /<credits> "1e3" has an exponent/],
     [['send', OTHER, '-1'], /<credits> "-1" has a sign/],
     [['send', OTHER, '-1.5'], /<credits> "-1\.5" has a sign/],
@@ -90,8 +91,14 @@ test('mesh send refuses a bad node id or amount with exit 2, before asking the n
     assert.equal(refused.code, 2, args.join(' '));
     assert.match(refused.stderr, /^mesh send: /, args.join(' '));
     assert.match(refused.stderr, message, args.join(' '));
-    assert.match(refused.stderr, /^Usage: mesh send <node-id> <credits> \[options\]$/m);
+    assert.match(refused.stderr, /^Usage: mesh send <to> <credits> \[options\]$/m);
   }
+});
+
+test('mesh send to a name nobody holds is the node\'s 404, in one line', async () => {
+  const unknown = await mesh(['send', 'nobody-holds-this', '1', '--data-dir', node.dataDir]);
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /^mesh send: Unknown name \(404\): no node holds the name "nobody-holds-this"/);
 });
 
 test("the node's refusal is one clear line and exit 1: more than the balance is its 402", async () => {

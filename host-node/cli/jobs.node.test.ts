@@ -4,47 +4,25 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { BOB, CONTAINER_ID, EXPIRE_TX_ID, FakeNode, JOB, JOB_ID } from '../../core/api/fake-node.test-util.ts';
-import { createNodeApi } from '../../core/api/handler.ts';
+import { serveFakeApi, type FakeApi } from './fake-api.test-util.ts';
 import type { JobRequest, JobView } from '../../core/jobs/types.ts';
-import { serveFetch, type HttpServer } from '../http-server.ts';
 import { jobsCommand } from './jobs.ts';
-import { runCommand } from './run.ts';
 
-const TOKEN = 'jobs-test-token';
+let api: FakeApi;
 let node: FakeNode;
-let server: HttpServer;
-let common: string[];
 
 before(async () => {
-  node = new FakeNode();
-  // The handler reads `node` at each request, so each test may put a fresh fake in its place.
-  const current = new Proxy({} as FakeNode, {
-    get: (_, name) => {
-      const value: unknown = Reflect.get(node, name, node);
-      return typeof value === 'function' ? (value as () => unknown).bind(node) : value;
-    },
-  });
-  const api = createNodeApi({ service: current, token: TOKEN });
-  server = await serveFetch(api, '127.0.0.1', 0);
-  const dir = await mkdtemp(join(tmpdir(), 'mesh-jobs-'));
-  await writeFile(join(dir, 'token'), `${TOKEN}\n`);
-  common = ['--node', server.url, '--token-file', join(dir, 'token'), '--data-dir', dir];
+  api = await serveFakeApi();
 });
-after(() => server.close());
+after(() => api.close());
 
 /** Runs `mesh jobs …args` (the client options before any `--`); its exit code and output. */
 async function mesh(args: string[], fresh: FakeNode = new FakeNode()): Promise<{ code: number; out: string; err: string }> {
   node = fresh;
-  let out = '';
-  let err = '';
   const end = args.indexOf('--');
-  const line = end < 0 ? [...args, ...common] : [...args.slice(0, end), ...common, ...args.slice(end)];
-  const code = await runCommand(jobsCommand, line, 'mesh jobs', { out: (t) => void (out += t), err: (t) => void (err += t) });
-  return { code, out, err };
+  const line = end < 0 ? [...args, ...api.common] : [...args.slice(0, end), ...api.common, ...args.slice(end)];
+  return api.run(jobsCommand, 'mesh jobs', line, fresh);
 }
 
 function withJob(change: Partial<JobView>): FakeNode {

@@ -4,6 +4,7 @@
  */
 import { parseCredits } from '../../core/encoding/amount.ts';
 import { fromHex, isId } from '../../core/encoding/hex.ts';
+import { isName, NAME_RULE } from '../../core/names/names.ts';
 import { type Parser, UsageError } from './command.ts';
 
 const DIGITS = /^[0-9]+$/;
@@ -52,6 +53,12 @@ export const nodeId: Parser<Uint8Array> = (text, name) => {
     throw new UsageError(`${name} must be a node id, 64 lowercase hex characters, got ${JSON.stringify(text)}`);
   }
   return fromHex(text, 32, name);
+};
+
+/** A node id or a name, as given: where a transfer or a message goes (the node resolves a name on its chain). */
+export const recipient: Parser<string> = (text, name) => {
+  if (isName(text) || isId(text)) return text;
+  throw new UsageError(`${name} must be a node id (64 lowercase hex characters) or a name (${NAME_RULE}), got ${JSON.stringify(text)}`);
 };
 
 /** An amount in credits as a decimal (`1.5`), as base units; above zero. */

@@ -4,6 +4,7 @@
  */
 import type { History, TxListItem } from '../../chain/readmodel.ts';
 import type { BlockEvent } from '../../ledger/block.ts';
+import type { Recipient } from '../../names/names.ts';
 import type { Unsubscribe } from '../../web/sse.ts';
 import type { Feature } from '../feature.ts';
 import { nodeIdParam, transferRequest, txPageParams } from '../input.ts';
@@ -21,10 +22,11 @@ export interface ChainService {
   transactions(node: Uint8Array, options: { limit?: number; before?: number }): Promise<TxListItem[]>;
   beacon(): { height: number; hash: string };
   /**
-   * Signs a Transfer from this node, pools and broadcasts it; resolves to its tx id (hex).
-   * Throws LedgerRuleError or MempoolError, answered as their tables say.
+   * Signs a Transfer from this node to a node or a name's holder, pools and broadcasts it; resolves
+   * to its tx id (hex). Throws LedgerRuleError or MempoolError, answered as their tables say, and
+   * NameError 'unknown' (404) for a name nobody holds.
    */
-  transfer(to: Uint8Array, amount: bigint): Promise<string>;
+  transfer(to: Recipient, amount: bigint): Promise<string>;
   onBlock(listener: (event: BlockEvent) => void): Unsubscribe;
   onTransaction(listener: (event: TxStreamEvent) => void): Unsubscribe;
 }

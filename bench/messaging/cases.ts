@@ -1,0 +1,172 @@
+/**
+ * The messaging benchmark's measurements, on two node processes on loopback (peer.ts: the node of
+ * `mesh node`, plus the baselines' protocols), A bootstrapped from B:
+ *
+ * - latency: POST /mesh/send on A, one at a time, to the message's event on B's
+ *   /mesh/messages/stream (and to the POST's answer, B's acknowledgement);
+ * - throughput: messages of one size sent through A's API, `concurrency` POSTs at a time, until
+ *   the last one is on B's stream; next to, in the same rounds, one bare libp2p stream from A to B
+ *   carrying as many frames of the same size, and as many requests on the network port (one
+ *   libp2p stream each, as a message travels) without the HTTP API or the inbox.
+ *
+ * Every time is wall-clock epoch ms with a fraction (performance.timeOrigin + now()), the clock
+ * the SSE arrival times are taken on.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { openStream, postJson, stopNode, waitFor, type EventStream, type MeshProcess } from '../../test/mesh-process.ts';
+import { processCpuMs, since } from '../lib/processes.ts';
+
+const PEER = fileURLToPath(new URL('./peer.ts', import.meta.url));
+const wallNow = (): number => performance.timeOrigin + performance.now();
+
+interface InboxEvent {
+  readonly seq: number;
+  readonly topic: string;
+  readonly payload_hex: string;
+}
+
+/** The two processes, and B's stream, open from before the first message. */
+export interface Pair {
+  readonly a: MeshProcess;
+  readonly b: MeshProcess;
+  readonly stream: EventStream<InboxEvent>;
+}
+
+/** Starts a peer process (bootstrapped from `bootstrap`) and reads what it printed. */
+async function startPeer(bootstrap: string | null): Promise<MeshProcess> {
+  const child = spawn(process.execPath, [PEER, ...(bootstrap === null ? [] : ['--bootstrap', bootstrap])], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the bench node did not start in 30 s\n${stderr}`)), 30_000);
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      if (/^p2p /m.test(stdout) && stdout.endsWith('\n')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the bench node exited with ${code}\n${stderr}`));
+    });
+  });
+  const field = (name: string): string => new RegExp(`^${name} (\\S+)$`, 'm').exec(stdout)![1]!;
+  const multiaddrs = [...stdout.matchAll(/^p2p (\S+)$/gm)].map((m) => m[1]!);
+  return { nodeId: field('bench-node'), url: field('http'), token: field('token'), multiaddrs, dataDir: '', child, log: () => stderr };
+}
+
+/** B, then A bootstrapped from it; resolves once A's messages reach B. */
+export async function startPair(): Promise<Pair> {
+  const b = await startPeer(null);
+  const a = await startPeer(b.multiaddrs.find((m) => m.includes('/tcp/') && !m.includes('/ws'))!);
+  const stream = await openStream<InboxEvent>(b, '/mesh/messages/stream');
+  await waitFor('A reaches B', async () => (await postJson(a, '/mesh/send', { to: b.nodeId, topic: 'warmup', payload_hex: '' })).status === 200, 30_000, 200);
+  return { a, b, stream };
+}
+
+export async function stopPair(pair: Pair): Promise<void> {
+  pair.stream.close();
+  await Promise.all([stopNode(pair.a), stopNode(pair.b)]);
+}
+
+/** A payload of `size` bytes that names its message: the counter in its first 8 bytes. */
+function payloadHex(size: number, n: number): string {
+  const counter = n.toString(16).padStart(16, '0');
+  return size >= 8 ? counter + '5a'.repeat(size - 8) : counter.slice(16 - 2 * size);
+}
+
+/** One message's latency. */
+export interface LatencySample {
+  /** POST on A sent to the event's arrival on B's stream. */
+  readonly eventMs: number;
+  /** POST on A sent to its answer (B queued the message and acknowledged it). */
+  readonly postMs: number;
+}
+
+/** `count` messages of `size` bytes, one at a time, after `warmup` uncounted ones. */
+export async function latency(pair: Pair, count: number, size: number, warmup: number): Promise<LatencySample[]> {
+  const samples: LatencySample[] = [];
+  const topic = `latency-${Date.now()}`;
+  for (let i = 0; i < warmup + count; i++) {
+    const payload = payloadHex(size, i);
+    const sent = wallNow();
+    const answer = await postJson(pair.a, '/mesh/send', { to: pair.b.nodeId, topic, payload_hex: payload });
+    const answered = wallNow();
+    if (answer.status !== 200) throw new Error(`POST /mesh/send: ${answer.status} ${JSON.stringify(answer.body)}`);
+    await pair.stream.next((e) => e.topic === topic && e.payload_hex === payload, 10_000);
+    const index = pair.stream.events.findIndex((e) => e.topic === topic && e.payload_hex === payload);
+    if (i >= warmup) samples.push({ eventMs: pair.stream.arrivals[index]! - sent, postMs: answered - sent });
+  }
+  return samples;
+}
+
+/** One round of the three ways to carry `count` messages of `size` bytes from A to B. */
+export interface ThroughputRound {
+  /** Through A's API: the first POST sent to the last event on B's stream. */
+  readonly messagesMs: number;
+  /** CPU time of A and B meanwhile (null without /proc). */
+  readonly messagesCpuMs: { readonly a: number | null; readonly b: number | null };
+  /** One bare libp2p stream, timed in A from the dial to the sink's count. */
+  readonly bareMs: number;
+  /** Requests on the network port, one stream each, `concurrency` at a time, timed in A. */
+  readonly rpcMs: number;
+}
+
+export interface ThroughputOptions {
+  readonly count: number;
+  readonly size: number;
+  readonly concurrency: number;
+}
+
+async function throughMessages(pair: Pair, o: ThroughputOptions, round: number): Promise<Pick<ThroughputRound, 'messagesMs' | 'messagesCpuMs'>> {
+  const topic = `throughput-${round}-${Date.now()}`;
+  const arrived = (): number => pair.stream.events.filter((e) => e.topic === topic).length;
+  const cpu0 = await Promise.all([processCpuMs(pair.a.child.pid), processCpuMs(pair.b.child.pid)]);
+  let next = 0;
+  const started = wallNow();
+  const worker = async (): Promise<void> => {
+    while (next < o.count) {
+      const n = next++;
+      const answer = await postJson(pair.a, '/mesh/send', { to: pair.b.nodeId, topic, payload_hex: payloadHex(o.size, n) });
+      if (answer.status !== 200) throw new Error(`POST /mesh/send: ${answer.status} ${JSON.stringify(answer.body)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: o.concurrency }, worker));
+  await waitFor(`all ${o.count} messages on B's stream`, async () => arrived() === o.count, 60_000, 5);
+  const events = pair.stream.events;
+  const last = Math.max(...events.map((e, i) => (e.topic === topic ? pair.stream.arrivals[i]! : 0)));
+  const cpu1 = await Promise.all([processCpuMs(pair.a.child.pid), processCpuMs(pair.b.child.pid)]);
+  return { messagesMs: last - started, messagesCpuMs: { a: since(cpu0[0]!, cpu1[0]!), b: since(cpu0[1]!, cpu1[1]!) } };
+}
+
+async function bench<T>(pair: Pair, path: string, body: Record<string, unknown>): Promise<T> {
+  const answer = await postJson(pair.a, path, { to: pair.b.nodeId, ...body });
+  if (answer.status !== 200) throw new Error(`${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body as T;
+}
+
+/** `rounds` rounds, each carrying the messages the three ways in turn (their order rotating). */
+export async function throughput(pair: Pair, o: ThroughputOptions, rounds: number, log: (line: string) => void): Promise<ThroughputRound[]> {
+  const out: ThroughputRound[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const parts: { -readonly [K in keyof ThroughputRound]?: ThroughputRound[K] } = {};
+    const steps = [
+      async (): Promise<void> => void Object.assign(parts, await throughMessages(pair, o, round)),
+      async (): Promise<void> => {
+        const raw = await bench<{ ms: number; received: number }>(pair, '/bench/raw', { count: o.count, size: o.size });
+        if (raw.received !== o.count) throw new Error(`the sink counted ${raw.received} frames of ${o.count}`);
+        parts.bareMs = raw.ms;
+      },
+      async (): Promise<void> => void (parts.rpcMs = (await bench<{ ms: number }>(pair, '/bench/rpc', { count: o.count, size: o.size, concurrency: o.concurrency })).ms),
+    ];
+    for (let i = 0; i < steps.length; i++) await steps[(i + round) % steps.length]!();
+    const r = parts as ThroughputRound;
+    out.push(r);
+    const rate = (ms: number): string => `${Math.round((o.count / ms) * 1000)}/s`;
+    log(`  round ${round + 1}: messages ${rate(r.messagesMs)}, bare stream ${rate(r.bareMs)}, network-port requests ${rate(r.rpcMs)}`);
+  }
+  return out;
+}

@@ -1,0 +1,140 @@
+/**
+ * The messaging benchmark's report: its goals judged on a run's figures, and the Markdown section
+ * of bench/RESULTS.md. Pure functions of the results; node.ts measures and writes.
+ */
+import { measuredLine, type RunInfo } from '../lib/environment.ts';
+import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import type { ReportKind } from '../lib/results.ts';
+import { markdownTable } from '../lib/table.ts';
+import { median, percentile } from '../lib/timing.ts';
+import { BUSY_SHARE } from '../mesh/report.ts';
+import type { LatencySample, ThroughputOptions, ThroughputRound } from './cases.ts';
+
+export interface MessagingReport extends RunInfo {
+  readonly node: { readonly version: string };
+  /** The share of the machine other processes kept busy in a quiet moment before the runs. */
+  readonly othersShare: number | null;
+  readonly latency: { readonly size: number; readonly warmup: number; readonly samples: readonly LatencySample[] } | null;
+  readonly throughput: (ThroughputOptions & { readonly rounds: readonly ThroughputRound[] }) | null;
+}
+
+export const LATENCY_MEDIAN_GOAL_MS = 10;
+export const LATENCY_P99_GOAL_MS = 50;
+/** The messages' rate as a share of the bare stream's. */
+export const THROUGHPUT_SHARE_GOAL = 0.5;
+
+const msText = (ms: number): string => `${ms.toFixed(ms < 10 ? 2 : ms < 100 ? 1 : 0)} ms`;
+const perSecond = (count: number, ms: number): number => (count / ms) * 1000;
+const mbPerSecond = (count: number, size: number, ms: number): number => (count * size) / ms / 1000;
+
+export interface ThroughputFigures {
+  /** Medians over the rounds, messages a second. */
+  readonly messages: number;
+  readonly bare: number;
+  readonly rpc: number;
+  readonly share: number;
+}
+
+export function throughputFigures(t: NonNullable<MessagingReport['throughput']>): ThroughputFigures {
+  const rate = (pick: (r: ThroughputRound) => number): number => median(t.rounds.map((r) => perSecond(t.count, pick(r))));
+  const messages = rate((r) => r.messagesMs);
+  const bare = rate((r) => r.bareMs);
+  return { messages, bare, rpc: rate((r) => r.rpcMs), share: messages / bare };
+}
+
+export function evaluateMessagingGoals(report: MessagingReport): Goal[] {
+  const goals: Goal[] = [];
+  const samples = report.latency?.samples ?? [];
+  const events = samples.map((s) => s.eventMs);
+  const medianTitle = `Latency: the median time from a directed message's POST /mesh/send on A to its event on B's /mesh/messages/stream under ${LATENCY_MEDIAN_GOAL_MS} ms on loopback`;
+  const p99Title = `Latency: the 99th percentile of the same under ${LATENCY_P99_GOAL_MS} ms`;
+  if (events.length === 0) {
+    goals.push(unmeasured(medianTitle), unmeasured(p99Title));
+  } else {
+    const m = median(events);
+    const p99 = percentile(events, 99);
+    goals.push({ title: medianTitle, met: m < LATENCY_MEDIAN_GOAL_MS, detail: `median ${msText(m)} over ${events.length} messages of ${report.latency!.size} bytes` });
+    goals.push({ title: p99Title, met: p99 < LATENCY_P99_GOAL_MS, detail: `p99 ${msText(p99)}, worst ${msText(Math.max(...events))}` });
+  }
+  const t = report.throughput;
+  const size = t?.size ?? 1024;
+  const throughputTitle = `Throughput: messages of ${size} bytes through the API (POST /mesh/send on A to B's stream) at least ${THROUGHPUT_SHARE_GOAL * 100} % of the messages a second one bare libp2p stream between the same two processes carries`;
+  if (t === null || t.rounds.length === 0) {
+    goals.push(unmeasured(throughputTitle));
+  } else {
+    const f = throughputFigures(t);
+    goals.push({
+      title: throughputTitle,
+      met: f.share >= THROUGHPUT_SHARE_GOAL,
+      detail: `${Math.round(f.messages)} messages/s against the bare stream's ${Math.round(f.bare)}/s: ${(f.share * 100).toFixed(1)} % (medians of ${t.rounds.length} rounds of ${t.count} messages, ${t.concurrency} POSTs at a time)`,
+    });
+  }
+  return goals;
+}
+
+function latencySection(l: NonNullable<MessagingReport['latency']>): string {
+  const rows = (['eventMs', 'postMs'] as const).map((key) => {
+    const values = l.samples.map((s) => s[key]);
+    const label = key === 'eventMs' ? '**POST on A → the event on B\'s stream**' : 'POST on A → its answer (B\'s acknowledgement)';
+    return [label, msText(median(values)), msText(percentile(values, 90)), msText(percentile(values, 99)), msText(Math.min(...values)), msText(Math.max(...values))];
+  });
+  return (
+    `### Latency\n\n${l.samples.length} messages of ${l.size} bytes, one at a time, after ${l.warmup} uncounted ones: POST /mesh/send on A ` +
+    'timed from the request being sent to the message\'s event arriving on B\'s `/mesh/messages/stream` (read by the benchmark as it ' +
+    'comes), and to the POST\'s answer. The path: HTTP into A, the AppMessage on a libp2p stream of its own (noise, yamux, multistream-select), B\'s check of the sender and its inbox, ' +
+    'the SSE event out of B, and B\'s AppAck back.\n\n' +
+    markdownTable(['measurement', 'median', 'p90', 'p99', 'min', 'max'], rows, [false, true, true, true, true, true])
+  );
+}
+
+function throughputSection(t: NonNullable<MessagingReport['throughput']>): string {
+  const f = throughputFigures(t);
+  const row = (label: string, pick: (r: ThroughputRound) => number, rate: number): string[] => {
+    const ms = median(t.rounds.map(pick));
+    return [label, `${Math.round(rate)}`, mbPerSecond(t.count, t.size, ms).toFixed(2), `${(rate / f.bare).toFixed(3)}`];
+  };
+  const cpu = (pick: (r: ThroughputRound) => number | null): string => {
+    const values = t.rounds.map(pick).filter((v): v is number => v !== null);
+    return values.length === 0 ? '–' : `${((median(values) / t.count) * 1000).toFixed(0)} µs`;
+  };
+  const table = markdownTable(
+    ['way', 'messages/s', 'MB/s', 'ratio to the bare stream'],
+    [
+      row('**messages: POST /mesh/send on A → B\'s stream**', (r) => r.messagesMs, f.messages),
+      row('requests on the network port, one stream each (no HTTP, no inbox)', (r) => r.rpcMs, f.rpc),
+      row('one bare libp2p stream, length-prefixed frames (ref)', (r) => r.bareMs, f.bare),
+    ],
+    [false, true, true, true],
+  );
+  return (
+    `### Throughput\n\n${t.rounds.length} rounds; in each, ${t.count} messages of ${t.size} bytes from A to B three ways, in rotating order: ` +
+    `through the API (${t.concurrency} POST /mesh/send on A at a time, until the last is on B's stream); as many requests on the network port's ` +
+    `\`bench.rpc\` (${t.concurrency} at a time, each its own libp2p stream, answered empty: how app messages travel, without HTTP, JSON, hex and the inbox); ` +
+    'and one bare libp2p stream from A to a sink on B, written in batches of 64 frames, timed from the dial to the sink\'s count. MB/s counts payload bytes. ' +
+    `Medians of the rounds. CPU per message while the API carried them: A ${cpu((r) => r.messagesCpuMs.a)}, B ${cpu((r) => r.messagesCpuMs.b)}.\n\n${table}\n\n` +
+    'A message through the API costs an HTTP request and answer into A, one libp2p stream from A to B with its protocol negotiation and ' +
+    'its acknowledgement, and an SSE event out of B; the bare stream carries frames back to back on one stream.'
+  );
+}
+
+export function renderMessagingSection(report: MessagingReport, goals: readonly Goal[] = evaluateMessagingGoals(report)): string {
+  const parts = ['## App messaging'];
+  parts.push(measuredLine(report, `Node ${report.node.version}`, 'messages'));
+  parts.push(
+    'Two node processes on loopback (bench/messaging/peer.ts: the node `mesh node --devnet` runs — MeshNode on the Node host\'s libp2p, ' +
+      'its HTTP API on node:http — over a chain in memory, which messaging never touches, with the baselines\' protocols added), ' +
+      'A bootstrapped from B. The benchmark process sends through A\'s HTTP API and reads B\'s event stream.',
+  );
+  const share = report.othersShare;
+  parts.push(
+    `Other processes on the machine kept ${share === null ? '–' : `${Math.round(share * 100)}%`} of its ${report.machine.cores} cores busy while the benchmark waited before the runs` +
+      (share !== null && share >= BUSY_SHARE ? ': the machine was shared, and every figure here reads slower than on a quiet one.' : '.'),
+  );
+  parts.push('### Goals');
+  parts.push(goalList(goals));
+  if (report.latency !== null && report.latency.samples.length > 0) parts.push(latencySection(report.latency));
+  if (report.throughput !== null && report.throughput.rounds.length > 0) parts.push(throughputSection(report.throughput));
+  return parts.join('\n\n');
+}
+
+export const MESSAGING_REPORT: ReportKind<MessagingReport> = { name: 'messaging', evaluate: evaluateMessagingGoals, render: renderMessagingSection };

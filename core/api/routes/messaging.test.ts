@@ -1,0 +1,264 @@
+// The /mesh/… messaging routes and the /names routes in-process, over the fake node: what reaches
+// the service, every refusal of bad input (and that it reaches nothing), the statuses of the
+// service's own refusals, and the inbox's snapshot and stream. Runs on Node, Deno and Chromium.
+import { assert } from 'chai';
+import { test } from '../../../test/harness.ts';
+import { MessagingError, type MessagingErrorCode } from '../../messaging/errors.ts';
+import type { InboxEvent } from '../../messaging/inbox.ts';
+import { NameError } from '../../names/errors.ts';
+import { RequestTimeoutError } from '../../net/errors.ts';
+import { LedgerRuleError } from '../../ledger/apply.ts';
+import { CLAIM_TX, INBOX_EVENT, NAME, PEER, PUBLISH_ID } from '../fake-messaging.test-util.ts';
+import { AUTH, JSON_POST, ok, post, problem, readUntil, request, setup } from '../api.test-util.ts';
+import { MESSAGING_BODY_BYTES } from './messaging.ts';
+
+const TOKEN = '5e'.repeat(16);
+const SEND = { to: PEER, topic: 'chat', payload_hex: '6869' };
+const MAX = 64 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// What reaches the service
+
+test('messaging routes: send, request, reply, subscribe and publish pass their bodies on, decoded, and answer with the service', async () => {
+  const { api, node } = setup();
+  assert.deepEqual(await ok(await api(post('/mesh/send', SEND))), { to: PEER, topic: 'chat', seq: 9 });
+  assert.deepEqual(await ok(await api(post('/mesh/send', { ...SEND, to: 'peer-one', payload_hex: '' }))), { to: PEER, topic: 'chat', seq: 9 });
+  assert.deepEqual(await ok(await api(post('/mesh/request', { ...SEND, timeout_ms: 2_500 }))), { from: PEER, topic: 'chat', payload_hex: 'ff00', elapsed_ms: 12 });
+  await ok(await api(post('/mesh/request', { ...SEND, to: 'peer-one' })));
+  const replied = await api(post('/mesh/reply', { reply_token: TOKEN, payload_hex: 'aa' }));
+  assert.equal(replied.status, 204);
+  assert.deepEqual(await ok(await api(post('/mesh/subscribe', { topic: 'news/world' }))), { topic: 'news/world', subscribed: true, subscriptions: 1 });
+  assert.deepEqual(await ok(await api(post('/mesh/publish', { topic: 'news/world', payload_hex: '00ff' })), 202), { id: PUBLISH_ID, topic: 'news/world', peers: 2 });
+  assert.deepEqual(node.messaging.calls, [
+    { method: 'sendMessage', args: [PEER, 'chat', '6869'] },
+    { method: 'sendMessage', args: ['peer-one', 'chat', ''] },
+    { method: 'requestMessage', args: [PEER, 'chat', '6869', 2_500] },
+    { method: 'requestMessage', args: ['peer-one', 'chat', '6869', 10_000] },
+    { method: 'replyMessage', args: [TOKEN, 'aa'] },
+    { method: 'subscribeTopic', args: ['news/world'] },
+    { method: 'publishMessage', args: ['news/world', '00ff'] },
+  ]);
+});
+
+test('messaging routes: a payload of exactly 64 KiB passes; the body bound leaves room for it', async () => {
+  const { api, node } = setup();
+  const payload = 'ab'.repeat(MAX);
+  await ok(await api(post('/mesh/send', { ...SEND, payload_hex: payload })));
+  await ok(await api(post('/mesh/publish', { topic: 'x', payload_hex: payload })), 202);
+  assert.equal((node.messaging.calls[0]!.args[2] as string).length, 2 * MAX);
+  assert.isAbove(MESSAGING_BODY_BYTES, 2 * MAX + JSON.stringify({ ...SEND, payload_hex: '' }).length);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Bad input on every route
+
+/** Bodies each route refuses with 400, as [what, body]. */
+function badBodies(base: Record<string, unknown>): [string, unknown][] {
+  const cases: [string, unknown][] = [
+    ['an unknown field', { ...base, extra: 1 }],
+    ['not an object', [base]],
+  ];
+  if ('to' in base) {
+    for (const [what, to] of [
+      ['a node id of 63 characters', PEER.slice(1)],
+      ['a node id of 65 characters', `${PEER}a`],
+      ['an upper-case node id', PEER.toUpperCase()],
+      ['a non-hex node id', 'zz'.repeat(32)],
+      ['a name with a capital letter', 'Peer-one'],
+      ['a name of 33 characters', 'a'.repeat(33)],
+      ['an empty to', ''],
+      ['a number', 7],
+    ] as const) cases.push([what, { ...base, to }]);
+    cases.push(['no to', { ...base, to: undefined }]);
+  }
+  if ('topic' in base) {
+    for (const [what, topic] of [
+      ['an empty topic', ''],
+      ['a topic with a space', 'two words'],
+      ['a topic of 129 characters', 't'.repeat(129)],
+      ['a topic outside ASCII', 'café'],
+    ] as const) cases.push([what, { ...base, topic }]);
+    cases.push(['no topic', { ...base, topic: undefined }]);
+  }
+  if ('payload_hex' in base) {
+    for (const [what, payload] of [
+      ['odd-length hex', 'abc'],
+      ['upper-case hex', 'AB'],
+      ['non-hex', 'zz'],
+      ['a 0x prefix', '0xab'],
+      ['a number', 12],
+    ] as const) cases.push([what, { ...base, payload_hex: payload }]);
+    cases.push(['no payload', { ...base, payload_hex: undefined }]);
+  }
+  if ('reply_token' in base) {
+    for (const [what, token] of [
+      ['a short token', 'ab'.repeat(15)],
+      ['an upper-case token', TOKEN.toUpperCase()],
+      ['a node id as token', PEER],
+    ] as const) cases.push([what, { ...base, reply_token: token }]);
+  }
+  return cases;
+}
+
+const ROUTES: [string, Record<string, unknown>][] = [
+  ['/mesh/send', SEND],
+  ['/mesh/request', SEND],
+  ['/mesh/reply', { reply_token: TOKEN, payload_hex: '00' }],
+  ['/mesh/subscribe', { topic: 'chat' }],
+  ['/mesh/publish', { topic: 'chat', payload_hex: '00' }],
+  ['/names/claim', { name: 'peer-one' }],
+];
+
+test('messaging routes: every route refuses a bad node id, bad hex, an empty or bad topic, a bad token or a bad name with 400, reaching nothing', async () => {
+  const { api, node } = setup();
+  for (const [path, base] of ROUTES) {
+    const cases = badBodies(base);
+    if (path === '/names/claim') {
+      for (const [what, name] of [['a capital letter', 'Alice'], ['33 characters', 'n'.repeat(33)], ['nothing', ''], ['an underscore', 'a_b'], ['a number', 5]] as const) {
+        cases.push([`a name of ${what}`, { name }]);
+      }
+    }
+    for (const [what, body] of cases) {
+      const answer = await problem(await api(post(path, JSON.stringify(body))), 400);
+      assert.equal(answer.type, '/problems/invalid-body', `${path}: ${what}`);
+    }
+  }
+  for (const timeout_ms of [0, 60_001, 1.5, '100', -1]) {
+    const answer = await problem(await api(post('/mesh/request', { ...SEND, timeout_ms })), 400);
+    assert.deepEqual((answer.errors as { name: string }[]).map((e) => e.name), ['timeout_ms'], String(timeout_ms));
+  }
+  const named = await problem(await api(post('/mesh/send', { ...SEND, topic: '' })), 400);
+  assert.deepEqual(named.errors, [{ name: 'topic', detail: 'must be an app topic: 1 to 128 visible ASCII characters, without spaces' }]);
+  assert.deepEqual(node.messaging.calls, []);
+});
+
+test('messaging routes: a payload over 64 KiB is 413 on every route that carries one, whatever else is wrong; so is a body over the bound', async () => {
+  const { api, node } = setup();
+  const over = '00'.repeat(MAX + 1);
+  for (const [path, base] of ROUTES.filter(([, b]) => 'payload_hex' in b)) {
+    const answer = await problem(await api(post(path, { ...base, payload_hex: over })), 413);
+    assert.equal(answer.type, '/problems/too-large', path);
+    assert.equal(answer.limit_bytes, MAX);
+    await problem(await api(post(path, { ...base, topic: '', payload_hex: over })), 413);
+  }
+  const huge = await problem(await api(post('/mesh/send', { ...SEND, payload_hex: '00', pad: 'x'.repeat(MESSAGING_BODY_BYTES) })), 413);
+  assert.equal(huge.limit_bytes, MESSAGING_BODY_BYTES);
+  // The other routes keep the API's own bound.
+  const transfer = await problem(await api(post('/transfer', { to: PEER, amount: '1', pad: 'x'.repeat(70_000) })), 413);
+  assert.equal(transfer.limit_bytes, 64 * 1024);
+  assert.deepEqual(node.messaging.calls, []);
+});
+
+test('messaging routes: they need the token like every mutating route', async () => {
+  const { api, node } = setup();
+  for (const [path, body] of ROUTES) {
+    await problem(await api(post(path, body, { 'content-type': 'application/json' })), 401);
+    await problem(await api(post(path, body, { ...JSON_POST, origin: 'http://localhost:3000' })), 403);
+  }
+  assert.deepEqual(node.messaging.calls, []);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The service's refusals
+
+test('messaging routes: the service\'s refusals are answered by their tables', async () => {
+  const { api, node } = setup();
+  const cases: [MessagingErrorCode, number, string, string][] = [
+    ['self', 400, 'invalid-body', '/mesh/send'],
+    ['payload-too-large', 413, 'too-large', '/mesh/reply'],
+    ['too-many-requests', 429, 'too-many-requests', '/mesh/request'],
+    ['too-many-subscriptions', 507, 'too-many-subscriptions', '/mesh/subscribe'],
+    ['no-peers', 503, 'no-peers', '/mesh/publish'],
+    ['unknown-reply-token', 404, 'unknown-reply-token', '/mesh/reply'],
+    ['reply-too-late', 410, 'reply-too-late', '/mesh/reply'],
+    ['already-replied', 409, 'already-replied', '/mesh/reply'],
+    ['peer-busy', 503, 'peer-busy', '/mesh/request'],
+    ['refused', 502, 'peer-refused', '/mesh/send'],
+  ];
+  const bodies: Record<string, unknown> = Object.fromEntries(ROUTES);
+  for (const [code, status, type, path] of cases) {
+    node.messaging.failure = new MessagingError(code, `refused: ${code}`);
+    const answer = await problem(await api(post(path, bodies[path])), status);
+    assert.equal(answer.type, `/problems/${type}`, code);
+    assert.equal(answer.rule, code);
+  }
+  node.messaging.failure = new RequestTimeoutError(PEER, '/mesh/rpc/1/app.request', 10_000);
+  const timeout = await problem(await api(post('/mesh/request', SEND)), 504);
+  assert.match(timeout.detail, /may still have processed/);
+  node.messaging.failure = new NameError('unknown', 'no node holds the name ghost');
+  assert.equal((await problem(await api(post('/mesh/send', { ...SEND, to: 'ghost' })), 404)).type, '/problems/unknown-name');
+  node.messaging.failure = new NameError('taken', 'held');
+  assert.equal((await problem(await api(post('/names/claim', { name: 'peer-one' })), 409)).type, '/problems/name-taken');
+  node.messaging.failure = new LedgerRuleError('insufficient-free-balance', 'a name costs 1,000 credits');
+  assert.equal((await problem(await api(post('/names/claim', { name: 'peer-one' })), 402)).type, '/problems/insufficient-balance');
+});
+
+// ---------------------------------------------------------------------------------------------
+// The inbox
+
+test('messaging routes: GET /mesh/messages is the ring\'s snapshot with its drop count; after and topic narrow it', async () => {
+  const { api, node } = setup();
+  node.messaging.events = [INBOX_EVENT, { ...INBOX_EVENT, seq: 4, topic: 'other' }];
+  const all = await ok<{ messages: InboxEvent[]; dropped: number; last_seq: number; capacity: unknown }>(await api(request('/mesh/messages')));
+  assert.deepEqual(all.messages.map((e) => e.seq), [3, 4]);
+  assert.equal(all.dropped, 4);
+  assert.deepEqual(all.capacity, { messages: 1_024, bytes: 8 * 1024 * 1024 });
+  assert.deepEqual((await ok<{ messages: InboxEvent[] }>(await api(request('/mesh/messages?after=3')))).messages.map((e) => e.seq), [4]);
+  assert.deepEqual((await ok<{ messages: InboxEvent[] }>(await api(request('/mesh/messages?topic=chat')))).messages.map((e) => e.seq), [3]);
+  for (const query of ['after=-1', 'after=01', 'after=x', 'topic=', 'topic=a%20b', 'after=1&after=2', 'limit=3']) {
+    await problem(await api(request(`/mesh/messages?${query}`)), 400);
+  }
+});
+
+test('messaging routes: the stream carries each entry with its seq as the event id; after or Last-Event-ID replays the ring first', async () => {
+  const { api, node } = setup();
+  const frame = (event: InboxEvent): string => `id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`;
+  const live = await api(request('/mesh/messages/stream?topic=chat'));
+  assert.equal(live.headers.get('content-type'), 'text/event-stream');
+  const reader = live.body!.getReader();
+  const [follower] = node.messaging.followers;
+  assert.deepEqual([follower!.after, follower!.topic], [null, 'chat']);
+  const next = { ...INBOX_EVENT, seq: 5, kind: 'request' as const, reply_token: TOKEN };
+  follower!.listener(next);
+  assert.equal(await readUntil(reader, '\n\n'), frame(next));
+  await reader.cancel();
+  assert.equal(node.messaging.followers.size, 0, 'the subscription ends with the connection');
+
+  const resumed = await api(request('/mesh/messages/stream', { headers: { 'last-event-id': '2' } }));
+  const resumedReader = resumed.body!.getReader();
+  assert.equal(await readUntil(resumedReader, '\n\n'), frame(INBOX_EVENT));
+  await resumedReader.cancel();
+  const explicit = await api(request('/mesh/messages/stream?after=3', { headers: { 'last-event-id': '1' } }));
+  await explicit.body!.cancel();
+  assert.deepEqual(node.messaging.calls.filter((c) => c.method === 'followInbox').map((c) => c.args), [[null, 'chat'], [2, null], [3, null]]);
+  await problem(await api(request('/mesh/messages/stream', { headers: { 'last-event-id': 'x' } })), 400);
+  await problem(await api(request('/mesh/messages/stream?topic=a b')), 400);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Names and transfers to names
+
+test('names routes: claim answers 202; a name resolves or is 404; a bad name is 400; a node\'s names are listed', async () => {
+  const { api, node } = setup();
+  assert.deepEqual(await ok(await api(post('/names/claim', { name: 'peer-one' })), 202), { name: 'peer-one', tx_id: CLAIM_TX });
+  assert.deepEqual(await ok(await api(request('/names/peer-one'))), NAME);
+  assert.equal((await problem(await api(request('/names/nobody')), 404)).type, '/problems/unknown-name');
+  // "claim" is a name like any other: GET resolves it.
+  assert.equal((await problem(await api(request('/names/claim')), 404)).type, '/problems/unknown-name');
+  for (const bad of ['Alice', 'n'.repeat(33), 'a_b', '%41']) {
+    assert.equal((await problem(await api(request(`/names/${bad}`)), 400)).type, '/problems/invalid-parameter', bad);
+  }
+  assert.deepEqual(await ok(await api(request(`/names?owner=${PEER}`))), [NAME]);
+  assert.deepEqual(await ok(await api(request(`/names?owner=${'0a'.repeat(32)}`))), []);
+  assert.deepEqual(await ok(await api(request('/names'))), [NAME]);
+  for (const query of ['owner=abc', `owner=${PEER.toUpperCase()}`, 'owner=', 'name=x']) await problem(await api(request(`/names?${query}`)), 400);
+  assert.equal((await problem(await api(post('/names/peer-one', {})), 405)).type, '/problems/method-not-allowed');
+  assert.deepEqual(node.messaging.calls.map((c) => c.method), ['claimName', 'resolveName', 'resolveName', 'resolveName', 'listNames', 'listNames', 'listNames']);
+});
+
+test('names routes: POST /transfer takes a name as its recipient', async () => {
+  const { api, node } = setup();
+  await ok(await api(post('/transfer', { to: 'peer-one', amount: '5' }, { ...AUTH, 'content-type': 'application/json' })), 201);
+  assert.deepEqual(node.transfers, [{ to: 'peer-one', amount: 5n }]);
+  for (const to of ['Peer-one', 'p'.repeat(33), '']) await problem(await api(post('/transfer', { to, amount: '5' })), 400);
+});

@@ -1,0 +1,59 @@
+/**
+ * Node names' routes (node-messaging.md `/names/claim`, `/names/:name`; docs/names.md):
+ * POST /names/claim claims or renews a name (202 once the NameClaim is pooled), GET /names/:name
+ * resolves one on the chain this node holds, GET /names?owner=<node_id> lists a node's live names
+ * (this node's without `owner`).
+ */
+import { object, refine, string } from 'superstruct';
+import { isName, NAME_RULE, type NameRecord } from '../../names/names.ts';
+import type { Feature } from '../feature.ts';
+import { checkBody, nodeIdParam } from '../input.ts';
+import { ApiProblem } from '../problem.ts';
+
+export interface NamesService {
+  /**
+   * Signs and pools a NameClaim of `name` for this node (a renewal when it holds the name). Throws
+   * NameError 'taken' (409), LedgerRuleError 'insufficient-free-balance' (402).
+   */
+  claimName(name: string): Promise<{ name: string; tx_id: string }>;
+  /** The live claim of `name`, or undefined. */
+  resolveName(name: string): NameRecord | undefined;
+  /** The live names of `owner` (this node when null), by name. */
+  listNames(owner: Uint8Array | null): NameRecord[];
+}
+
+export const ClaimBody = object({ name: refine(string(), 'name', (name) => isName(name) || `must be a name: ${NAME_RULE}`) });
+
+function nameParam(value: string): string {
+  if (isName(value)) return value;
+  throw new ApiProblem('invalid-parameter', `name must be ${NAME_RULE}`, { errors: [{ name: 'name', detail: `must be ${NAME_RULE}` }] });
+}
+
+export const nameRoutes: Feature<NamesService> = (service, { json, query, readJson }) => [
+  {
+    path: '/names/claim',
+    post: async ({ request, url }) => {
+      query(url);
+      const { name } = checkBody(await readJson(request), ClaimBody);
+      return json(await service.claimName(name), 202);
+    },
+  },
+  {
+    // GET /names/claim resolves the name "claim": the route above takes only POST.
+    path: '/names/:name',
+    get: ({ url, params }) => {
+      const name = nameParam(params.name!);
+      query(url);
+      const found = service.resolveName(name);
+      if (found === undefined) throw new ApiProblem('unknown-name', `no node holds the name ${name} on this node's chain (never claimed, or lapsed)`);
+      return json(found);
+    },
+  },
+  {
+    path: '/names',
+    get: ({ url }) => {
+      const { owner } = query(url, ['owner']);
+      return json(service.listNames(owner === undefined ? null : nodeIdParam(owner, 'owner')));
+    },
+  },
+];

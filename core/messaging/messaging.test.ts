@@ -1,0 +1,345 @@
+// App messaging on MeshNodes over the memory network and a manual clock: directed messages with the
+// sender checked against the connection, pub/sub with signatures and duplicate suppression, request
+// and reply with their tokens, and the bounds. Runs on Node, Deno and Chromium.
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import { rejectsAsync, rejects } from '../../test/assert.ts';
+import { key, openChain } from '../chain/testnet.test-util.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { decode, encode } from '../encoding/codec.ts';
+import { fromHex, toHex } from '../encoding/hex.ts';
+import { InvalidNameError, NetworkError, PeerUnreachableError, RequestTimeoutError } from '../net/errors.ts';
+import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
+import { appTopic } from '../net/network.ts';
+import type { MeshNode } from '../node/node.ts';
+import { startNode } from '../node/node.test-util.ts';
+import { ManualClock } from '../time/clock.test-util.ts';
+import { MessagingError } from './errors.ts';
+import type { InboxEvent } from './inbox.ts';
+import type { MessagingLimits } from './messaging.ts';
+import { PUBLISH_MAX_AGE_MS } from './messaging.ts';
+import { appAckCodec, appMessageCodec, appReplyCodec, appRequestCodec, MAX_PAYLOAD_BYTES, MESSAGING_RPC, signPubSub } from './wire.ts';
+
+const A = key(1);
+const B = key(2);
+const C = key(3);
+const D = key(4);
+const E = key(5);
+const text = new TextEncoder();
+const hex = (s: string): string => toHex(text.encode(s));
+
+interface Mesh {
+  readonly bus: MemoryBus;
+  readonly clock: ManualClock;
+  readonly nodes: MeshNode[];
+  /** What each node's inbox stream delivered, by node index. */
+  readonly heard: InboxEvent[][];
+  readonly stop: () => Promise<void>;
+}
+
+/** Nodes for `keys` on one bus and clock, all linked, each with its inbox followed from the start. */
+async function mesh(keys: readonly SigningKey[], limits: Partial<MessagingLimits> = {}): Promise<Mesh> {
+  const clock = new ManualClock();
+  const bus = new MemoryBus(clock);
+  const nodes: MeshNode[] = [];
+  const heard: InboxEvent[][] = [];
+  for (const k of keys) {
+    const node = await startNode(bus, await openChain(), k, clock, { messaging: limits });
+    const events: InboxEvent[] = [];
+    node.followInbox(null, null, (event) => events.push(event));
+    nodes.push(node);
+    heard.push(events);
+  }
+  return {
+    bus,
+    clock,
+    nodes,
+    heard,
+    stop: async () => {
+      for (const n of nodes) await n.stop();
+    },
+  };
+}
+
+/** Runs `pending` while the manual clock moves, and resolves with its outcome. */
+async function settle<T>(m: Mesh, pending: Promise<T>, withinMs = 30_000): Promise<{ value?: T; error?: unknown }> {
+  let outcome: { value?: T; error?: unknown } | undefined;
+  pending.then(
+    (value) => (outcome = { value }),
+    (error: unknown) => (outcome = { error }),
+  );
+  await m.clock.until('the call answers', () => outcome !== undefined, withinMs);
+  return outcome!;
+}
+
+/** Lets the nodes work, time standing still, until `check` holds (the memory network hands over on real turns). */
+function until(m: Mesh, what: string, check: () => boolean): Promise<void> {
+  return m.clock.until(what, check, 0);
+}
+
+function network(m: Mesh, k: SigningKey): MemoryNetwork {
+  return m.bus.members.get(toHex(k.publicKey))!;
+}
+
+test('messaging: a directed message reaches the receiver\'s stream from its authenticated sender, acknowledged with its seq', async () => {
+  const m = await mesh([A, B]);
+  try {
+    const [a, b] = m.nodes;
+    const ack = await a!.sendMessage(B.publicKey, 'chat/room-1', text.encode('hello'));
+    assert.deepEqual(ack, { to: toHex(B.publicKey), topic: 'chat/room-1', seq: 1 });
+    const [event] = m.heard[1]!;
+    assert.deepInclude(event, { kind: 'message', seq: 1, from: toHex(A.publicKey), topic: 'chat/room-1', payload_hex: hex('hello') });
+    assert.equal(event!.at, m.clock.now());
+    assert.notProperty(event, 'reply_token');
+    assert.deepEqual(b!.inboxSnapshot(0, null).messages, [event!]);
+    // An empty payload is a message too; a topic filter sees only its topic.
+    await a!.sendMessage(B.publicKey, 'other', new Uint8Array(0));
+    assert.deepEqual(b!.inboxSnapshot(0, 'other').messages.map((e) => [e.seq, e.payload_hex]), [[2, '']]);
+    assert.deepEqual(m.heard[0], [], 'the sender hears nothing of its own message');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: a message or request whose from_node names another node is refused, penalised, and never reaches the inbox', async () => {
+  const m = await mesh([A, B]);
+  try {
+    // C is a bare network member: it crafts the RPCs by hand, claiming to be A.
+    const c = m.bus.join(C.publicKey);
+    const forged = encode(appMessageCodec, { from_node: A.publicKey, topic: 'chat', payload: text.encode('from A, honest') });
+    const ack = decode(appAckCodec, await c.request(B.publicKey, MESSAGING_RPC.message, forged));
+    assert.deepEqual(ack, { answer: 'Refused', reason: 'forged-sender', detail: 'from_node is not the peer that sent the message' });
+    const request = encode(appRequestCodec, { from_node: A.publicKey, topic: 'chat', payload: text.encode('?'), timeout_ms: 1_000 });
+    const reply = decode(appReplyCodec, await c.request(B.publicKey, MESSAGING_RPC.request, request));
+    assert.deepInclude(reply, { answer: 'Refused', reason: 'forged-sender' });
+    assert.deepEqual(m.heard[1], []);
+    assert.deepEqual(m.nodes[1]!.inboxSnapshot(0, null).messages, []);
+    assert.deepEqual(network(m, B).penalties.map((p) => p.node), [toHex(C.publicKey), toHex(C.publicKey)]);
+    // The same message with C's own id is taken, from C.
+    const honest = encode(appMessageCodec, { from_node: C.publicKey, topic: 'chat', payload: text.encode('from C') });
+    assert.deepEqual(decode(appAckCodec, await c.request(B.publicKey, MESSAGING_RPC.message, honest)), { answer: 'Queued', seq: 1 });
+    assert.equal(m.heard[1]![0]!.from, toHex(C.publicKey));
+    // A topic outside the rule is refused too.
+    const badTopic = encode(appMessageCodec, { from_node: C.publicKey, topic: 'two words', payload: new Uint8Array(0) });
+    assert.deepInclude(decode(appAckCodec, await c.request(B.publicKey, MESSAGING_RPC.message, badTopic)), { answer: 'Refused', reason: 'bad-topic' });
+    assert.lengthOf(m.heard[1]!, 1);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: three subscribers each get one copy of a publish; a replayed, tampered or stale copy is dropped', async () => {
+  const m = await mesh([A, B, C, D]);
+  try {
+    const [a, b, c, d] = m.nodes;
+    for (const n of [b!, c!, d!]) assert.deepEqual(n.subscribeTopic('news'), { topic: 'news', subscribed: true, subscriptions: 1 });
+    assert.deepEqual(b!.subscribeTopic('news'), { topic: 'news', subscribed: false, subscriptions: 1 }, 'subscribing again changes nothing');
+    // E listens on the gossip topic bare, to capture the signed bytes.
+    const e = m.bus.join(E.publicKey);
+    const captured: Uint8Array[] = [];
+    e.handle(appTopic('news'), async (message) => {
+      captured.push(message.data);
+      return 'accept';
+    });
+    const answer = await a!.publishMessage('news', text.encode('headline'));
+    assert.equal(answer.peers, 4);
+    assert.match(answer.id, /^[0-9a-f]{64}$/);
+    await until(m, 'each subscriber hears it', () => [1, 2, 3].every((i) => m.heard[i]!.length > 0));
+    // Copies relayed between the subscribers would come now.
+    await m.clock.settle();
+    for (const i of [1, 2, 3]) {
+      assert.lengthOf(m.heard[i]!, 1, `subscriber ${i} heard the publish once`);
+      assert.deepInclude(m.heard[i]![0], { kind: 'publish', from: toHex(A.publicKey), topic: 'news', payload_hex: hex('headline') });
+    }
+    assert.deepEqual(m.heard[0], [], 'the publisher is not told of its own publish');
+    // Two identical publishes are two messages (each has its nonce).
+    await a!.publishMessage('news', text.encode('headline'));
+    await until(m, 'each subscriber hears the second', () => [1, 2, 3].every((i) => m.heard[i]!.length === 2));
+    assert.deepEqual(m.heard[1]!.map((ev) => ev.payload_hex), [hex('headline'), hex('headline')]);
+
+    // E publishes A's signed bytes again: a duplicate, ignored without blame.
+    const replay = captured[0]!;
+    const before = m.bus.verdicts.length;
+    await e.publish(appTopic('news'), replay);
+    await until(m, 'B, C and D judge the replay', () => m.bus.verdicts.length >= before + 3);
+    await m.clock.settle();
+    const verdicts = m.bus.verdicts.slice(before);
+    assert.isNotEmpty(verdicts);
+    assert.isTrue(verdicts.every((v) => v.verdict === 'ignore'), JSON.stringify(verdicts));
+    for (const i of [1, 2, 3]) assert.lengthOf(m.heard[i]!, 2, 'the replay reached no inbox');
+
+    // A byte changed in the signed body breaks the signature: rejected, the relay blamed.
+    const tampered = replay.slice();
+    tampered[tampered.length - 80]! ^= 1;
+    const mark = m.bus.verdicts.length;
+    await e.publish(appTopic('news'), tampered);
+    await until(m, 'B, C and D judge the tampered copy', () => m.bus.verdicts.length >= mark + 3);
+    assert.isTrue(m.bus.verdicts.slice(mark).every((v) => v.verdict === 'reject' && v.from === toHex(E.publicKey)));
+    // A publish signed long ago (by its author's clock) is not taken, even if never seen.
+    const judged = m.bus.verdicts.length;
+    const stale = await signPubSub({ from: E.publicKey, topic: 'news', payload: text.encode('old'), nonce: new Uint8Array(16), at_ms: m.clock.now() - PUBLISH_MAX_AGE_MS - 1 }, E, a!.chain.params.network);
+    await e.publish(appTopic('news'), stale.bytes);
+    // Signed for another topic and carried on this one: rejected.
+    const moved = await signPubSub({ from: E.publicKey, topic: 'sports', payload: text.encode('x'), nonce: new Uint8Array(16).fill(1), at_ms: m.clock.now() }, E, a!.chain.params.network);
+    await e.publish(appTopic('news'), moved.bytes);
+    await until(m, 'both are judged', () => m.bus.verdicts.length >= judged + 6);
+    for (const i of [1, 2, 3]) assert.lengthOf(m.heard[i]!, 2);
+    // A fresh publish of E's own is taken, from E.
+    const fresh = await signPubSub({ from: E.publicKey, topic: 'news', payload: text.encode('new'), nonce: new Uint8Array(16).fill(2), at_ms: m.clock.now() }, E, a!.chain.params.network);
+    await e.publish(appTopic('news'), fresh.bytes);
+    await until(m, 'each subscriber takes E\'s publish', () => [1, 2, 3].every((i) => m.heard[i]!.length === 3));
+    for (const i of [1, 2, 3]) assert.equal(m.heard[i]![2]!.from, toHex(E.publicKey));
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: a request is answered through its reply token; a second reply and an unknown token are refused', async () => {
+  const m = await mesh([A, B]);
+  try {
+    const [a, b] = m.nodes;
+    const pending = a!.requestMessage(B.publicKey, 'rpc/echo', text.encode('ping'), 5_000);
+    await until(m, 'B holds the request', () => m.heard[1]!.length === 1);
+    const [request] = m.heard[1]!;
+    assert.deepInclude(request, { kind: 'request', from: toHex(A.publicKey), topic: 'rpc/echo', payload_hex: hex('ping') });
+    assert.match(request!.reply_token!, /^[0-9a-f]{32}$/);
+    assert.equal(b!.messaging.heldRequests, 1);
+    b!.replyMessage(request!.reply_token!, text.encode('pong'));
+    const { value, error } = await settle(m, pending);
+    assert.isUndefined(error, String(error));
+    assert.deepInclude(value, { from: toHex(B.publicKey), topic: 'rpc/echo', payload_hex: hex('pong') });
+    assert.equal(b!.messaging.heldRequests, 0);
+    rejects(() => b!.replyMessage(request!.reply_token!, text.encode('again')), MessagingError, 'already-replied');
+    rejects(() => b!.replyMessage('00'.repeat(16), text.encode('?')), MessagingError, 'unknown-reply-token');
+    const error413 = rejects(() => b!.replyMessage('00'.repeat(16), new Uint8Array(MAX_PAYLOAD_BYTES + 1)), MessagingError, 'payload-too-large');
+    assert.equal((error413 as MessagingError).status, 413);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: a request that times out fails as a timeout; its late reply is refused and never sent', async () => {
+  const m = await mesh([A, B]);
+  try {
+    const [a, b] = m.nodes;
+    const { error } = await settle(m, a!.requestMessage(B.publicKey, 'slow', text.encode('?'), 500));
+    assert.instanceOf(error, RequestTimeoutError);
+    assert.equal((error as NetworkError).status, 504);
+    assert.match((error as Error).message, /may still have processed/);
+    const token = m.heard[1]![0]!.reply_token!;
+    // The receiver learnt that the requester went away: the token lapsed.
+    await m.clock.advance(1_000);
+    assert.equal(b!.messaging.heldRequests, 0);
+    const late = rejects(() => b!.replyMessage(token, text.encode('late')), MessagingError, 'reply-too-late');
+    assert.equal((late as MessagingError).status, 410);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: a held request lapses at the timeout its requester gave, and ends unanswered when the node stops', async () => {
+  const m = await mesh([A, B]);
+  try {
+    const [a, b] = m.nodes;
+    // C asks with timeout_ms 200 but waits 10 s itself: the receiver's own clock ends the request.
+    const c = m.bus.join(C.publicKey);
+    const request = encode(appRequestCodec, { from_node: C.publicKey, topic: 'slow', payload: text.encode('?'), timeout_ms: 200 });
+    const { value, error } = await settle(m, c.request(B.publicKey, MESSAGING_RPC.request, request, { timeoutMs: 10_000 }));
+    assert.isUndefined(error, String(error));
+    assert.deepInclude(decode(appReplyCodec, value!), { answer: 'Refused', reason: 'gone' });
+    assert.equal(b!.messaging.heldRequests, 0);
+    rejects(() => b!.replyMessage(m.heard[1]![0]!.reply_token!, text.encode('late')), MessagingError, 'reply-too-late');
+    const held = a!.requestMessage(B.publicKey, 'never', text.encode('?'), 60_000);
+    held.catch(() => {});
+    await until(m, 'B holds the request', () => b!.messaging.heldRequests === 1);
+    b!.messaging.stop();
+    assert.equal(b!.messaging.heldRequests, 0);
+    const token = m.heard[1]!.at(-1)!.reply_token!;
+    rejects(() => b!.replyMessage(token, text.encode('x')), MessagingError, 'reply-too-late');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: the inbox is a bounded ring: the oldest go first, counted, in count and in bytes', async () => {
+  const m = await mesh([A, B], { messages: 8, bytes: 4_096 });
+  try {
+    const [a, b] = m.nodes;
+    for (let i = 1; i <= 20; i++) await a!.sendMessage(B.publicKey, 'flood', text.encode(`message ${i}`));
+    assert.lengthOf(m.heard[1]!, 20, 'the stream heard every one');
+    const snapshot = b!.inboxSnapshot(0, null);
+    assert.deepEqual(snapshot.messages.map((e) => e.seq), [13, 14, 15, 16, 17, 18, 19, 20]);
+    assert.equal(snapshot.dropped, 12);
+    assert.equal(snapshot.last_seq, 20);
+    assert.deepEqual(snapshot.capacity, { messages: 8, bytes: 4_096 });
+    assert.equal(b!.messaging.inbox.size, 8);
+    assert.deepEqual(b!.inboxSnapshot(17, null).messages.map((e) => e.seq), [18, 19, 20]);
+    // Large payloads: the byte bound holds the ring to what fits.
+    for (let i = 0; i < 5; i++) await a!.sendMessage(B.publicKey, 'big', new Uint8Array(1_500));
+    assert.isAtMost(b!.messaging.inbox.bytes, 4_096);
+    assert.deepEqual(b!.inboxSnapshot(0, null).messages.map((e) => e.seq), [24, 25]);
+    assert.equal(b!.inboxSnapshot(0, null).dropped, 23);
+    // A follower that starts after a seq gets what the ring still holds after it, then what comes.
+    const resumed: number[] = [];
+    const stop = b!.followInbox(20, null, (event) => resumed.push(event.seq));
+    await a!.sendMessage(B.publicKey, 'after', new Uint8Array(1));
+    stop();
+    await a!.sendMessage(B.publicKey, 'after', new Uint8Array(1));
+    assert.deepEqual(resumed, [24, 25, 26]);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: the bounds: payload 413, open requests 429, held requests "busy" 503, subscriptions 507, a publish nobody hears 503', async () => {
+  const m = await mesh([A, B], { openRequests: 2, heldRequests: 1, subscriptions: 2 });
+  try {
+    const [a, b] = m.nodes;
+    const big = new Uint8Array(MAX_PAYLOAD_BYTES + 1);
+    for (const call of [() => a!.sendMessage(B.publicKey, 't', big), () => a!.requestMessage(B.publicKey, 't', big, 1_000), () => a!.publishMessage('t', big)]) {
+      const error = await rejectsAsync(call, MessagingError, 'payload-too-large');
+      assert.equal((error as MessagingError).status, 413);
+    }
+    await a!.sendMessage(B.publicKey, 't', new Uint8Array(MAX_PAYLOAD_BYTES));
+    assert.equal(m.heard[1]![0]!.payload_hex.length, 2 * MAX_PAYLOAD_BYTES, 'exactly 64 KiB passes');
+
+    // B holds one request; the second is refused by B as busy.
+    const first = a!.requestMessage(B.publicKey, 'q', text.encode('1'), 60_000);
+    first.catch(() => {});
+    await until(m, 'B holds the first request', () => b!.messaging.heldRequests === 1);
+    const busy = await settle(m, a!.requestMessage(B.publicKey, 'q', text.encode('2'), 60_000));
+    assert.instanceOf(busy.error, MessagingError);
+    assert.equal((busy.error as MessagingError).code, 'peer-busy');
+    assert.equal((busy.error as MessagingError).status, 503);
+    // A has one open (the first); one more makes two, the third is refused at once.
+    const second = a!.requestMessage(B.publicKey, 'q', text.encode('3'), 60_000);
+    second.catch(() => {});
+    const tooMany = await rejectsAsync(() => a!.requestMessage(B.publicKey, 'q', text.encode('4'), 60_000), MessagingError, 'too-many-requests');
+    assert.equal((tooMany as MessagingError).status, 429);
+
+    b!.subscribeTopic('one');
+    b!.subscribeTopic('two');
+    const full = rejects(() => b!.subscribeTopic('three'), MessagingError, 'too-many-subscriptions');
+    assert.equal((full as MessagingError).status, 507);
+    assert.deepEqual(b!.messaging.topics, ['one', 'two']);
+    const nobody = await rejectsAsync(() => a!.publishMessage('nobody-listens', text.encode('x')), MessagingError, 'no-peers');
+    assert.equal((nobody as MessagingError).status, 503);
+    await a!.publishMessage('one', text.encode('x'));
+
+    const self = await rejectsAsync(() => a!.sendMessage(A.publicKey, 't', text.encode('x')), MessagingError, 'self');
+    assert.equal((self as MessagingError).status, 400);
+    await rejectsAsync(() => a!.sendMessage(B.publicKey, 'has space', text.encode('x')), InvalidNameError, 'invalid-name');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: a peer that is not connected is unreachable, said as a 502', async () => {
+  const m = await mesh([A]);
+  try {
+    const error = await rejectsAsync(() => m.nodes[0]!.sendMessage(fromHex('77'.repeat(32), 32), 't', text.encode('x')), PeerUnreachableError, 'unreachable');
+    assert.equal((error as NetworkError).status, 502);
+  } finally {
+    await m.stop();
+  }
+});

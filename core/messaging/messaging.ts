@@ -1,0 +1,311 @@
+/**
+ * App messaging on a node (node-messaging.md §1–§8, docs/messaging.md): directed messages,
+ * request and reply, and pub/sub, all landing in one inbox that apps read as a stream.
+ *
+ * Authentication is the node's: a directed message or request is taken only when its `from_node`
+ * is the peer the connection authenticated (a forged one is refused, counted against the peer,
+ * and never reaches the inbox); a publish only when its author's signature verifies, once per
+ * publish however many relays bring it. Authorization is the app's: it reads `from` and decides.
+ * Payloads are bytes the node never parses.
+ */
+import type { SigningKey } from '../crypto/ed25519.ts';
+import type { Random } from '../crypto/random.ts';
+import { RecentSet } from '../collections/recent-set.ts';
+import { bytesEqual } from '../encoding/bytes.ts';
+import { decode, encode } from '../encoding/codec.ts';
+import { toHex } from '../encoding/hex.ts';
+import { DecodeError } from '../errors.ts';
+import { RequestTimeoutError } from '../net/errors.ts';
+import { appTopic, isAppTopic, type GossipMessage, type Network, type RpcRequest, type Verdict } from '../net/network.ts';
+import type { Clock } from '../time/clock.ts';
+import { MessagingError } from './errors.ts';
+import { Inbox, INBOX_LIMITS, type InboxLimits } from './inbox.ts';
+import { HeldRequests } from './replies.ts';
+import {
+  appAckCodec,
+  appMessageCodec,
+  appReplyCodec,
+  appRequestCodec,
+  MAX_DETAIL_BYTES,
+  MAX_FRAME_BYTES,
+  MAX_PAYLOAD_BYTES,
+  MESSAGING_RPC,
+  NONCE_BYTES,
+  openPubSub,
+  signPubSub,
+  type Refusal,
+} from './wire.ts';
+
+/** What one node allows at once (docs/messaging.md "Limits and errors"). */
+export interface MessagingLimits extends InboxLimits {
+  /** This node's requests waiting for their replies (429 past it). */
+  readonly openRequests: number;
+  /** Requests from peers waiting for this node's apps to reply (the peer hears "busy" past it). */
+  readonly heldRequests: number;
+  /** Topics subscribed (507 past it). */
+  readonly subscriptions: number;
+}
+
+export const MESSAGING_LIMITS: Omit<MessagingLimits, keyof InboxLimits> = Object.freeze({ openRequests: 256, heldRequests: 256, subscriptions: 64 });
+
+/** How long a directed message waits for the receiver's acknowledgement. */
+export const SEND_TIMEOUT_MS = 10_000;
+/** How long a request waits for its reply unless the caller says otherwise, and the most it may. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+export const MAX_REQUEST_TIMEOUT_MS = 60_000;
+/** A publish older than this (by its author's clock), or further ahead, is not taken: a replay long after. */
+export const PUBLISH_MAX_AGE_MS = 5 * 60_000;
+export const PUBLISH_MAX_AHEAD_MS = 60_000;
+/** Publishes remembered to suppress duplicates: more than a busy node takes in PUBLISH_MAX_AGE_MS. */
+const SEEN_PUBLISHES = 200_000;
+
+/** A refusal's reason codes on the wire. */
+const REASON = { forged: 'forged-sender', topic: 'bad-topic', busy: 'busy', gone: 'gone' } as const;
+
+export interface MessagingOptions {
+  readonly network: Network;
+  readonly key: SigningKey;
+  /** The chain's network name, signed into every publish. */
+  readonly networkName: string;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly log: (line: string) => void;
+  readonly limits?: Partial<MessagingLimits>;
+}
+
+/** POST /mesh/send's answer: the receiver's acknowledgement. */
+export interface SendAnswer {
+  readonly to: string;
+  readonly topic: string;
+  /** The message's seq in the receiver's inbox. */
+  readonly seq: number;
+}
+
+/** POST /mesh/request's answer: the reply. */
+export interface ReplyAnswer {
+  readonly from: string;
+  readonly topic: string;
+  readonly payload_hex: string;
+  /** From sending the request to its reply. */
+  readonly elapsed_ms: number;
+}
+
+/** POST /mesh/publish's answer. */
+export interface PublishAnswer {
+  /** The publish's id (SHA-256 of its author and nonce), the same on every subscriber. */
+  readonly id: string;
+  readonly topic: string;
+  /** Connected peers subscribed to the topic when it was sent. */
+  readonly peers: number;
+}
+
+/** POST /mesh/subscribe's answer. */
+export interface SubscribeAnswer {
+  readonly topic: string;
+  /** False when the node was subscribed already. */
+  readonly subscribed: boolean;
+  readonly subscriptions: number;
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_DETAIL_BYTES / 4 ? text : `${text.slice(0, MAX_DETAIL_BYTES / 4 - 1)}…`;
+}
+
+export class Messaging {
+  readonly inbox: Inbox;
+  readonly limits: MessagingLimits;
+  readonly #o: MessagingOptions;
+  readonly #self: Uint8Array;
+  readonly #held: HeldRequests;
+  readonly #subscribed = new Set<string>();
+  readonly #seen = new RecentSet<string>(SEEN_PUBLISHES);
+  readonly #unserve: (() => void)[] = [];
+  #open = 0;
+
+  constructor(options: MessagingOptions) {
+    this.#o = options;
+    this.#self = options.key.publicKey;
+    this.limits = { ...INBOX_LIMITS, ...MESSAGING_LIMITS, ...options.limits };
+    this.inbox = new Inbox(() => options.clock.now(), { messages: this.limits.messages, bytes: this.limits.bytes });
+    this.#held = new HeldRequests(options.clock, options.random);
+  }
+
+  /** Serves the two RPCs. */
+  start(): void {
+    const { network } = this.#o;
+    const bounds = { maxRequestBytes: MAX_FRAME_BYTES, maxResponseBytes: MAX_FRAME_BYTES };
+    this.#unserve.push(network.serve(MESSAGING_RPC.message, (request) => this.#onMessage(request), bounds));
+    this.#unserve.push(network.serve(MESSAGING_RPC.request, (request) => this.#onRequest(request), bounds));
+  }
+
+  /** Stops serving; held requests end unanswered. */
+  stop(): void {
+    for (const unserve of this.#unserve.splice(0)) unserve();
+    this.#held.close();
+  }
+
+  /** Topics subscribed, in the order they were. */
+  get topics(): string[] {
+    return [...this.#subscribed];
+  }
+
+  /** Requests from peers waiting for a reply here. */
+  get heldRequests(): number {
+    return this.#held.size;
+  }
+
+  // ---- directed messages ----
+
+  /**
+   * Sends a message to `to` and resolves once its node has queued it. Throws MessagingError
+   * ('self', 'payload-too-large', 'refused'), NetworkError (unreachable, timeout, busy, …).
+   */
+  async send(to: Uint8Array, topic: string, payload: Uint8Array): Promise<SendAnswer> {
+    this.#checkOutgoing(to, topic, payload);
+    const bytes = encode(appMessageCodec, { from_node: this.#self, topic, payload });
+    const answer = decode(appAckCodec, await this.#o.network.request(to, MESSAGING_RPC.message, bytes, { timeoutMs: SEND_TIMEOUT_MS, maxRequestBytes: MAX_FRAME_BYTES }));
+    if (answer.answer === 'Refused') throw this.#refusal(to, answer);
+    return { to: toHex(to), topic, seq: answer.seq };
+  }
+
+  async #onMessage({ peer, data }: RpcRequest): Promise<Uint8Array> {
+    const message = decode(appMessageCodec, data);
+    const refusal = this.#refuseIncoming(peer, message.from_node, message.topic);
+    if (refusal !== null) return encode(appAckCodec, { answer: 'Refused', ...refusal });
+    const event = this.inbox.push({ kind: 'message', from: toHex(peer), topic: message.topic, payload_hex: toHex(message.payload) });
+    return encode(appAckCodec, { answer: 'Queued', seq: event.seq });
+  }
+
+  // ---- request and reply ----
+
+  /**
+   * Sends a request to `to` and resolves with its reply, or fails when `timeoutMs` passes first
+   * (RequestTimeoutError, 504: the peer may still have acted on it). Also MessagingError
+   * 'too-many-requests' (429), 'peer-busy' (503), and the errors of `send`.
+   */
+  async request(to: Uint8Array, topic: string, payload: Uint8Array, timeoutMs: number = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ReplyAnswer> {
+    this.#checkOutgoing(to, topic, payload);
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_REQUEST_TIMEOUT_MS) {
+      throw new RangeError(`a request's timeout is 1 to ${MAX_REQUEST_TIMEOUT_MS} ms, got ${timeoutMs}`);
+    }
+    if (this.#open >= this.limits.openRequests) {
+      throw new MessagingError('too-many-requests', `${this.#open} requests of this node wait for their replies, as many as it allows; retry when one is answered`);
+    }
+    this.#open++;
+    const started = this.#o.clock.now();
+    try {
+      const bytes = encode(appRequestCodec, { from_node: this.#self, topic, payload, timeout_ms: timeoutMs });
+      const options = { timeoutMs, maxRequestBytes: MAX_FRAME_BYTES, maxResponseBytes: MAX_FRAME_BYTES };
+      const answer = decode(appReplyCodec, await this.#o.network.request(to, MESSAGING_RPC.request, bytes, options));
+      if (answer.answer === 'Refused') {
+        // The receiver's own clock ran out first (it started later, so this is rare): a timeout all the same.
+        if (answer.reason === REASON.gone) throw new RequestTimeoutError(toHex(to), MESSAGING_RPC.request, timeoutMs);
+        throw this.#refusal(to, answer);
+      }
+      return { from: toHex(to), topic, payload_hex: toHex(answer.payload), elapsed_ms: this.#o.clock.now() - started };
+    } finally {
+      this.#open--;
+    }
+  }
+
+  async #onRequest({ peer, data, signal }: RpcRequest): Promise<Uint8Array> {
+    const request = decode(appRequestCodec, data);
+    const refusal = this.#refuseIncoming(peer, request.from_node, request.topic);
+    if (refusal !== null) return encode(appReplyCodec, { answer: 'Refused', ...refusal });
+    if (this.#held.size >= this.limits.heldRequests) {
+      return encode(appReplyCodec, { answer: 'Refused', reason: REASON.busy, detail: `${this.#held.size} requests wait for this node's replies, as many as it holds` });
+    }
+    const timeoutMs = Math.min(Math.max(request.timeout_ms, 1), MAX_REQUEST_TIMEOUT_MS);
+    const outcome = await this.#held.hold(timeoutMs, signal, (token) => {
+      this.inbox.push({ kind: 'request', from: toHex(peer), topic: request.topic, payload_hex: toHex(request.payload), reply_token: token });
+    });
+    if ('payload' in outcome) return encode(appReplyCodec, { answer: 'Reply', payload: outcome.payload });
+    return encode(appReplyCodec, { answer: 'Refused', reason: REASON.gone, detail: clip(outcome.gone) });
+  }
+
+  /**
+   * Answers a held request. Throws MessagingError 'payload-too-large' (413), 'unknown-reply-token'
+   * (404), 'reply-too-late' (410), 'already-replied' (409): nothing is sent then.
+   */
+  reply(token: string, payload: Uint8Array): void {
+    this.#checkPayload(payload);
+    this.#held.reply(token, payload);
+  }
+
+  // ---- pub/sub ----
+
+  /** Subscribes to `topic` for the node's life. Throws NetworkError 'invalid-name' (400), MessagingError 'too-many-subscriptions' (507). */
+  subscribe(topic: string): SubscribeAnswer {
+    const gossip = appTopic(topic);
+    if (this.#subscribed.has(topic)) return { topic, subscribed: false, subscriptions: this.#subscribed.size };
+    if (this.#subscribed.size >= this.limits.subscriptions) {
+      throw new MessagingError('too-many-subscriptions', `the node is subscribed to ${this.#subscribed.size} topics, as many as it allows (subscriptions last for the node's life)`);
+    }
+    this.#subscribed.add(topic);
+    this.#o.network.handle(gossip, (message) => this.#onPublish(topic, message));
+    return { topic, subscribed: true, subscriptions: this.#subscribed.size };
+  }
+
+  /**
+   * Signs `payload` and publishes it on `topic`. Throws MessagingError 'payload-too-large' (413),
+   * 'no-peers' (503: no connected peer is subscribed, nothing was sent), NetworkError 'invalid-name'.
+   */
+  async publish(topic: string, payload: Uint8Array): Promise<PublishAnswer> {
+    const gossip = appTopic(topic);
+    this.#checkPayload(payload);
+    const peers = this.#o.network.subscribers(gossip);
+    if (peers === 0) throw new MessagingError('no-peers', `no connected peer is subscribed to ${gossip}; nothing was sent`);
+    const { clock, random, key, networkName } = this.#o;
+    const signed = await signPubSub({ from: this.#self, topic, payload, nonce: random.bytes(NONCE_BYTES), at_ms: clock.now() }, key, networkName);
+    // A copy that comes back (relayed, or replayed by someone) is not this node's news.
+    this.#seen.add(signed.id);
+    await this.#o.network.publish(gossip, signed.bytes);
+    return { id: signed.id, topic, peers };
+  }
+
+  async #onPublish(topic: string, message: GossipMessage): Promise<Verdict> {
+    let signed;
+    try {
+      signed = await openPubSub(message.data, this.#o.networkName);
+    } catch (error) {
+      if (error instanceof DecodeError) return 'reject';
+      throw error;
+    }
+    // A bad signature, or a message moved to another topic, is invalid whoever relays it.
+    if (signed === null || signed.body.topic !== topic) return 'reject';
+    if (this.#seen.has(signed.id)) return 'ignore';
+    const now = this.#o.clock.now();
+    if (signed.body.at_ms < now - PUBLISH_MAX_AGE_MS || signed.body.at_ms > now + PUBLISH_MAX_AHEAD_MS) return 'ignore';
+    this.#seen.add(signed.id);
+    this.inbox.push({ kind: 'publish', from: toHex(signed.body.from), topic, payload_hex: toHex(signed.body.payload) });
+    return 'accept';
+  }
+
+  // ---- checks ----
+
+  #checkPayload(payload: Uint8Array): void {
+    if (payload.length > MAX_PAYLOAD_BYTES) throw new MessagingError('payload-too-large', `a payload is at most ${MAX_PAYLOAD_BYTES} bytes, got ${payload.length}`);
+  }
+
+  #checkOutgoing(to: Uint8Array, topic: string, payload: Uint8Array): void {
+    appTopic(topic);
+    this.#checkPayload(payload);
+    if (bytesEqual(to, this.#self)) throw new MessagingError('self', 'to is this node: messages and requests go to another node');
+  }
+
+  /** Why an incoming message or request is refused, or null: its sender must be the peer that sent it. */
+  #refuseIncoming(peer: Uint8Array, from: Uint8Array, topic: string): Refusal | null {
+    if (!bytesEqual(from, peer)) {
+      this.#o.log(`messaging: ${toHex(peer).slice(0, 16)}… sent a message claiming to be from ${toHex(from).slice(0, 16)}…; dropped`);
+      this.#o.network.penalise(peer, 'a message with a forged from_node');
+      return { reason: REASON.forged, detail: 'from_node is not the peer that sent the message' };
+    }
+    if (!isAppTopic(topic)) return { reason: REASON.topic, detail: 'the topic is not 1 to 128 visible ASCII characters' };
+    return null;
+  }
+
+  #refusal(to: Uint8Array, refusal: Refusal): MessagingError {
+    const code = refusal.reason === REASON.busy ? 'peer-busy' : 'refused';
+    return new MessagingError(code, `${toHex(to).slice(0, 16)}… refused (${refusal.reason}): ${refusal.detail}`);
+  }
+}

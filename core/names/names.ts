@@ -1,0 +1,110 @@
+/**
+ * Node names on the chain (node-api.md Ledger rule 8, DESIGN §4; docs/names.md): a NameClaim burns
+ * 1,000 credits and holds a name for the chain's `nameBlocks` (210,000) blocks; its holder may renew
+ * it while it holds it (the new term runs from the old expiry), and once it lapses anyone may claim
+ * it. Any node resolves a name from the state of the chain it holds.
+ *
+ * A name is live while a claim by another node would fail in the next block: its expiry is above
+ * the next block's height. Resolution, listings and the `to` of transfers and messages use that
+ * rule, so a name that resolves here is the one the next block honours.
+ */
+import type { Chain } from '../chain/chain.ts';
+import { bytesEqual } from '../encoding/bytes.ts';
+import { toHex } from '../encoding/hex.ts';
+import { LedgerRuleError } from '../ledger/apply.ts';
+import { NAME_MAX_LENGTH } from '../ledger/params.ts';
+import type { NameEntry } from '../ledger/state.ts';
+import type { OwnTransactions } from '../node/own-transactions.ts';
+import { NameError } from './errors.ts';
+
+/** A name: 1 to 32 of a-z, 0-9 and hyphen (the ledger's rule). */
+export const NAME_RULE = `1 to ${NAME_MAX_LENGTH} characters of a-z, 0-9 and hyphen`;
+const NAME = new RegExp(`^[a-z0-9-]{1,${NAME_MAX_LENGTH}}$`);
+
+/** Whether `text` is a name the ledger takes. */
+export function isName(text: string): boolean {
+  return NAME.test(text);
+}
+
+/** A live claim, as GET /names/:name answers it. */
+export interface NameRecord {
+  readonly name: string;
+  readonly node_id: string;
+  /** The first height at which anyone may claim the name (unless its holder renews it before). */
+  readonly expires_at_height: number;
+}
+
+/** Where a transfer, message or request goes: a NodeId, or a name to resolve. */
+export type Recipient = Uint8Array | string;
+
+export interface NamesOptions {
+  readonly chain: Pick<Chain, 'state' | 'tip'>;
+  readonly own: Pick<OwnTransactions, 'submit'>;
+  readonly self: Uint8Array;
+}
+
+export class Names {
+  readonly #o: NamesOptions;
+
+  constructor(options: NamesOptions) {
+    this.#o = options;
+  }
+
+  /**
+   * Claims `name` for this node, or renews this node's claim: signs and pools a NameClaim; the claim
+   * holds once a block takes it (the first claim in a block wins). Throws NameError 'taken' (409)
+   * while another node holds it, LedgerRuleError 'insufficient-free-balance' (402) or 'bad-name'.
+   */
+  async claim(name: string): Promise<{ name: string; tx_id: string }> {
+    const holder = this.#live(name);
+    if (holder !== undefined && !bytesEqual(holder.owner, this.#o.self)) throw taken(name, holder);
+    try {
+      const tx = await this.#o.own.submit({ kind: 'NameClaim', name });
+      return { name, tx_id: toHex(tx.id) };
+    } catch (error) {
+      // Another node's claim got in between the look-up and the pool.
+      if (error instanceof LedgerRuleError && error.code === 'name-taken') throw new NameError('taken', error.message);
+      throw error;
+    }
+  }
+
+  /** The live claim of `name`, or undefined (never claimed, or lapsed). */
+  resolve(name: string): NameRecord | undefined {
+    const entry = this.#live(name);
+    return entry === undefined ? undefined : record(name, entry);
+  }
+
+  /** The live names of `owner`, by name. */
+  namesOf(owner: Uint8Array): NameRecord[] {
+    const next = this.#nextHeight();
+    return this.#o.chain.state
+      .namesOf(owner)
+      .filter(([, entry]) => entry.expires > next)
+      .map(([name, entry]) => record(name, entry));
+  }
+
+  /** The NodeId a transfer or message to `to` goes to; NameError 'unknown' (404) for a name nobody holds. */
+  recipient(to: Recipient): Uint8Array {
+    if (typeof to !== 'string') return to;
+    const entry = this.#live(to);
+    if (entry === undefined) throw new NameError('unknown', `no node holds the name ${JSON.stringify(to)} on this node's chain (never claimed, or lapsed)`);
+    return entry.owner;
+  }
+
+  #nextHeight(): number {
+    return this.#o.chain.tip.height + 1;
+  }
+
+  #live(name: string): NameEntry | undefined {
+    const entry = this.#o.chain.state.name(name);
+    return entry !== undefined && entry.expires > this.#nextHeight() ? entry : undefined;
+  }
+}
+
+function record(name: string, entry: NameEntry): NameRecord {
+  return { name, node_id: toHex(entry.owner), expires_at_height: entry.expires };
+}
+
+function taken(name: string, holder: NameEntry): NameError {
+  return new NameError('taken', `${toHex(holder.owner)} holds the name ${name} until height ${holder.expires}`);
+}

@@ -1,0 +1,54 @@
+/**
+ * The node's real HTTP API (createNodeApi on serveFetch) on loopback over a FakeNode that each test
+ * may swap for a fresh one, for the tests of the commands that talk to a node (`mesh jobs`,
+ * `mesh msg`, `mesh names`): the client options that reach it, and a runner that captures what a
+ * command line prints and exits with.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeNode } from '../../core/api/fake-node.test-util.ts';
+import { createNodeApi } from '../../core/api/handler.ts';
+import { serveFetch, type HttpServer } from '../http-server.ts';
+import type { Command } from './command.ts';
+import { runCommand } from './run.ts';
+
+const TOKEN = 'fake-api-test-token';
+
+export interface FakeApi {
+  /** The fake the API serves now. */
+  readonly node: FakeNode;
+  /** `--node`, `--token-file` and `--data-dir` for this API. */
+  readonly common: readonly string[];
+  /** Runs `line` (client options included) against a fresh fake, or `fresh`; its exit code and output. */
+  run(cmd: Command, path: string, line: readonly string[], fresh?: FakeNode): Promise<{ code: number; out: string; err: string }>;
+  close(): Promise<void>;
+}
+
+export async function serveFakeApi(): Promise<FakeApi> {
+  let node = new FakeNode();
+  // The handler reads `node` at each request, so each run may put a fresh fake in its place.
+  const current = new Proxy({} as FakeNode, {
+    get: (_, name) => {
+      const value: unknown = Reflect.get(node, name, node);
+      return typeof value === 'function' ? (value as () => unknown).bind(node) : value;
+    },
+  });
+  const server: HttpServer = await serveFetch(createNodeApi({ service: current, token: TOKEN }), '127.0.0.1', 0);
+  const dir = await mkdtemp(join(tmpdir(), 'mesh-fake-api-'));
+  await writeFile(join(dir, 'token'), `${TOKEN}\n`);
+  return {
+    get node() {
+      return node;
+    },
+    common: ['--node', server.url, '--token-file', join(dir, 'token'), '--data-dir', dir],
+    async run(cmd, path, line, fresh = new FakeNode()) {
+      node = fresh;
+      let out = '';
+      let err = '';
+      const code = await runCommand(cmd, [...line], path, { out: (t) => void (out += t), err: (t) => void (err += t) });
+      return { code, out, err };
+    },
+    close: () => server.close(),
+  };
+}
