@@ -343,3 +343,62 @@ test('messaging: a peer that is not connected is unreachable, said as a 502', as
     await m.stop();
   }
 });
+
+test('messaging: a subscriber full of live publish ids takes no new publish rather than forget one, so a replay never passes twice', async () => {
+  const m = await mesh([A, B], { seenPublishes: 3 });
+  try {
+    const [a, b] = m.nodes;
+    b!.subscribeTopic('news');
+    const e = m.bus.join(E.publicKey);
+    e.handle(appTopic('news'), async () => 'accept');
+    const network = a!.chain.params.network;
+    const publish = async (n: number): Promise<Uint8Array> => {
+      const signed = await signPubSub({ from: E.publicKey, topic: 'news', payload: text.encode(`p${n}`), nonce: new Uint8Array(16).fill(n), at_ms: m.clock.now() }, E, network);
+      await e.publish(appTopic('news'), signed.bytes);
+      return signed.bytes;
+    };
+    const first = await publish(1);
+    await publish(2);
+    await publish(3);
+    await until(m, 'B takes three', () => m.heard[1]!.length === 3);
+    // Full of live ids: a fourth is not taken, and the first's replay is still known.
+    await publish(4);
+    await e.publish(appTopic('news'), first);
+    await m.clock.settle();
+    assert.deepEqual(m.heard[1]!.map((ev) => ev.payload_hex), [hex('p1'), hex('p2'), hex('p3')]);
+    // Once the first three are too old to be taken anyway, their ids go and new publishes are taken again.
+    await m.clock.advance(PUBLISH_MAX_AGE_MS + 1);
+    await e.publish(appTopic('news'), first);
+    await publish(5);
+    await until(m, 'B takes the fifth', () => m.heard[1]!.length === 4);
+    assert.equal(m.heard[1]![3]!.payload_hex, hex('p5'), 'the old replay is refused by its age, the new one taken');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: one peer holds at most an eighth of the held requests; a peer answering outside the protocol is a 502', async () => {
+  const m = await mesh([A, B, C], { heldRequests: 16 });
+  try {
+    const [a, b, c] = m.nodes;
+    for (let i = 0; i < 2; i++) a!.requestMessage(B.publicKey, 'q', text.encode(`a${i}`), 60_000).catch(() => {});
+    await until(m, 'B holds two of A\'s', () => b!.messaging.heldRequests === 2);
+    const third = await settle(m, a!.requestMessage(B.publicKey, 'q', text.encode('a2'), 60_000));
+    assert.equal((third.error as MessagingError).code, 'peer-busy');
+    assert.match((third.error as Error).message, /as many as one peer may have/);
+    c!.requestMessage(B.publicKey, 'q', text.encode('c0'), 60_000).catch(() => {});
+    await until(m, 'B holds C\'s too', () => b!.messaging.heldRequests === 3);
+
+    const rogue = m.bus.join(D.publicKey);
+    rogue.serve(MESSAGING_RPC.message, async () => Uint8Array.of(0xff, 0xff));
+    rogue.serve(MESSAGING_RPC.request, async () => Uint8Array.of(0xff));
+    for (const call of [() => a!.sendMessage(D.publicKey, 't', text.encode('x')), () => a!.requestMessage(D.publicKey, 't', text.encode('x'), 1_000)]) {
+      const { error } = await settle(m, call());
+      assert.instanceOf(error, NetworkError);
+      assert.equal((error as NetworkError).code, 'bad-response');
+      assert.equal((error as NetworkError).status, 502);
+    }
+  } finally {
+    await m.stop();
+  }
+});

@@ -10,12 +10,11 @@
  */
 import type { SigningKey } from '../crypto/ed25519.ts';
 import type { Random } from '../crypto/random.ts';
-import { RecentSet } from '../collections/recent-set.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
-import { decode, encode } from '../encoding/codec.ts';
+import { decode, encode, type Codec } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
-import { RequestTimeoutError } from '../net/errors.ts';
+import { RemoteError, RequestTimeoutError } from '../net/errors.ts';
 import { appTopic, isAppTopic, type GossipMessage, type Network, type RpcRequest, type Verdict } from '../net/network.ts';
 import type { Clock } from '../time/clock.ts';
 import { MessagingError } from './errors.ts';
@@ -44,9 +43,15 @@ export interface MessagingLimits extends InboxLimits {
   readonly heldRequests: number;
   /** Topics subscribed (507 past it). */
   readonly subscriptions: number;
+  /**
+   * Publish ids kept to suppress duplicates, each while its publish could still be taken (its age
+   * within PUBLISH_MAX_AGE_MS): more than a busy node takes in that time. Full of live ones, the
+   * node takes no new publish rather than forget one, which a replay could then pass.
+   */
+  readonly seenPublishes: number;
 }
 
-export const MESSAGING_LIMITS: Omit<MessagingLimits, keyof InboxLimits> = Object.freeze({ openRequests: 256, heldRequests: 256, subscriptions: 64 });
+export const MESSAGING_LIMITS: Omit<MessagingLimits, keyof InboxLimits> = Object.freeze({ openRequests: 256, heldRequests: 256, subscriptions: 64, seenPublishes: 200_000 });
 
 /** How long a directed message waits for the receiver's acknowledgement. */
 export const SEND_TIMEOUT_MS = 10_000;
@@ -56,8 +61,8 @@ export const MAX_REQUEST_TIMEOUT_MS = 60_000;
 /** A publish older than this (by its author's clock), or further ahead, is not taken: a replay long after. */
 export const PUBLISH_MAX_AGE_MS = 5 * 60_000;
 export const PUBLISH_MAX_AHEAD_MS = 60_000;
-/** Publishes remembered to suppress duplicates: more than a busy node takes in PUBLISH_MAX_AGE_MS. */
-const SEEN_PUBLISHES = 200_000;
+/** Of the requests held for this node's replies, the share one peer may hold. */
+const HELD_PER_PEER_SHARE = 8;
 
 /** A refusal's reason codes on the wire. */
 const REASON = { forged: 'forged-sender', topic: 'bad-topic', busy: 'busy', gone: 'gone' } as const;
@@ -118,7 +123,9 @@ export class Messaging {
   readonly #self: Uint8Array;
   readonly #held: HeldRequests;
   readonly #subscribed = new Set<string>();
-  readonly #seen = new RecentSet<string>(SEEN_PUBLISHES);
+  // Publish id → its author's time, kept while a copy could still pass the age check.
+  readonly #seen = new Map<string, number>();
+  readonly #heldBy = new Map<string, number>();
   readonly #unserve: (() => void)[] = [];
   #open = 0;
 
@@ -163,7 +170,7 @@ export class Messaging {
   async send(to: Uint8Array, topic: string, payload: Uint8Array): Promise<SendAnswer> {
     this.#checkOutgoing(to, topic, payload);
     const bytes = encode(appMessageCodec, { from_node: this.#self, topic, payload });
-    const answer = decode(appAckCodec, await this.#o.network.request(to, MESSAGING_RPC.message, bytes, { timeoutMs: SEND_TIMEOUT_MS, maxRequestBytes: MAX_FRAME_BYTES }));
+    const answer = answerOf(appAckCodec, to, await this.#o.network.request(to, MESSAGING_RPC.message, bytes, { timeoutMs: SEND_TIMEOUT_MS, maxRequestBytes: MAX_FRAME_BYTES }));
     if (answer.answer === 'Refused') throw this.#refusal(to, answer);
     return { to: toHex(to), topic, seq: answer.seq };
   }
@@ -196,7 +203,7 @@ export class Messaging {
     try {
       const bytes = encode(appRequestCodec, { from_node: this.#self, topic, payload, timeout_ms: timeoutMs });
       const options = { timeoutMs, maxRequestBytes: MAX_FRAME_BYTES, maxResponseBytes: MAX_FRAME_BYTES };
-      const answer = decode(appReplyCodec, await this.#o.network.request(to, MESSAGING_RPC.request, bytes, options));
+      const answer = answerOf(appReplyCodec, to, await this.#o.network.request(to, MESSAGING_RPC.request, bytes, options));
       if (answer.answer === 'Refused') {
         // The receiver's own clock ran out first (it started later, so this is rare): a timeout all the same.
         if (answer.reason === REASON.gone) throw new RequestTimeoutError(toHex(to), MESSAGING_RPC.request, timeoutMs);
@@ -215,10 +222,25 @@ export class Messaging {
     if (this.#held.size >= this.limits.heldRequests) {
       return encode(appReplyCodec, { answer: 'Refused', reason: REASON.busy, detail: `${this.#held.size} requests wait for this node's replies, as many as it holds` });
     }
+    // A few peers cannot take every slot from the rest.
+    const from = toHex(peer);
+    const perPeer = Math.max(1, Math.floor(this.limits.heldRequests / HELD_PER_PEER_SHARE));
+    const mine = this.#heldBy.get(from) ?? 0;
+    if (mine >= perPeer) {
+      return encode(appReplyCodec, { answer: 'Refused', reason: REASON.busy, detail: `${mine} requests of this peer wait for this node's replies, as many as one peer may have` });
+    }
+    this.#heldBy.set(from, mine + 1);
     const timeoutMs = Math.min(Math.max(request.timeout_ms, 1), MAX_REQUEST_TIMEOUT_MS);
-    const outcome = await this.#held.hold(timeoutMs, signal, (token) => {
-      this.inbox.push({ kind: 'request', from: toHex(peer), topic: request.topic, payload_hex: toHex(request.payload), reply_token: token });
-    });
+    let outcome;
+    try {
+      outcome = await this.#held.hold(timeoutMs, signal, (token) => {
+        this.inbox.push({ kind: 'request', from, topic: request.topic, payload_hex: toHex(request.payload), reply_token: token });
+      });
+    } finally {
+      const left = (this.#heldBy.get(from) ?? 1) - 1;
+      if (left > 0) this.#heldBy.set(from, left);
+      else this.#heldBy.delete(from);
+    }
     if ('payload' in outcome) return encode(appReplyCodec, { answer: 'Reply', payload: outcome.payload });
     return encode(appReplyCodec, { answer: 'Refused', reason: REASON.gone, detail: clip(outcome.gone) });
   }
@@ -258,7 +280,7 @@ export class Messaging {
     const { clock, random, key, networkName } = this.#o;
     const signed = await signPubSub({ from: this.#self, topic, payload, nonce: random.bytes(NONCE_BYTES), at_ms: clock.now() }, key, networkName);
     // A copy that comes back (relayed, or replayed by someone) is not this node's news.
-    this.#seen.add(signed.id);
+    this.#seen.set(signed.id, signed.body.at_ms);
     await this.#o.network.publish(gossip, signed.bytes);
     return { id: signed.id, topic, peers };
   }
@@ -276,9 +298,26 @@ export class Messaging {
     if (this.#seen.has(signed.id)) return 'ignore';
     const now = this.#o.clock.now();
     if (signed.body.at_ms < now - PUBLISH_MAX_AGE_MS || signed.body.at_ms > now + PUBLISH_MAX_AHEAD_MS) return 'ignore';
-    this.#seen.add(signed.id);
+    if (!this.#remember(signed.id, signed.body.at_ms, now)) return 'ignore';
     this.inbox.push({ kind: 'publish', from: toHex(signed.body.from), topic, payload_hex: toHex(signed.body.payload) });
     return 'accept';
+  }
+
+  /**
+   * Keeps `id` while its publish could pass the age check; false (the publish is not taken) when
+   * `seenPublishes` live ids are kept already: forgetting one would let its replay through.
+   */
+  #remember(id: string, atMs: number, now: number): boolean {
+    if (this.#seen.size >= this.limits.seenPublishes) {
+      const cutoff = now - PUBLISH_MAX_AGE_MS;
+      for (const [kept, at] of this.#seen) if (at < cutoff) this.#seen.delete(kept);
+      if (this.#seen.size >= this.limits.seenPublishes) {
+        this.#o.log(`messaging: ${this.#seen.size} publishes taken in the last ${PUBLISH_MAX_AGE_MS / 60_000} minutes; new ones are ignored until older ones age out`);
+        return false;
+      }
+    }
+    this.#seen.set(id, atMs);
+    return true;
   }
 
   // ---- checks ----
@@ -307,5 +346,15 @@ export class Messaging {
   #refusal(to: Uint8Array, refusal: Refusal): MessagingError {
     const code = refusal.reason === REASON.busy ? 'peer-busy' : 'refused';
     return new MessagingError(code, `${toHex(to).slice(0, 16)}… refused (${refusal.reason}): ${refusal.detail}`);
+  }
+}
+
+/** A peer's answer, or RemoteError 'bad-response' (502) when it is not one of the protocol. */
+function answerOf<T>(codec: Codec<T>, peer: Uint8Array, bytes: Uint8Array): T {
+  try {
+    return decode(codec, bytes);
+  } catch (error) {
+    if (error instanceof DecodeError) throw new RemoteError('bad-response', `${toHex(peer).slice(0, 16)}… answered something that is not a messaging answer: ${error.message}`);
+    throw error;
   }
 }
