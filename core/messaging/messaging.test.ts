@@ -392,7 +392,8 @@ test('messaging: one peer holds at most an eighth of the held requests; a peer a
     const rogue = m.bus.join(D.publicKey);
     rogue.serve(MESSAGING_RPC.message, async () => Uint8Array.of(0xff, 0xff));
     rogue.serve(MESSAGING_RPC.request, async () => Uint8Array.of(0xff));
-    for (const call of [() => a!.sendMessage(D.publicKey, 't', text.encode('x')), () => a!.requestMessage(D.publicKey, 't', text.encode('x'), 1_000)]) {
+    const calls: (() => Promise<unknown>)[] = [() => a!.sendMessage(D.publicKey, 't', text.encode('x')), () => a!.requestMessage(D.publicKey, 't', text.encode('x'), 1_000)];
+    for (const call of calls) {
       const { error } = await settle(m, call());
       assert.instanceOf(error, NetworkError);
       assert.equal((error as NetworkError).code, 'bad-response');
