@@ -16,7 +16,7 @@ import { DockerExecutor } from './docker-executor.ts';
 import type { HostPolicy } from '../core/jobs/policy.ts';
 import { HEARTBEAT_INTERVAL_SECS } from '../core/ledger/params.ts';
 import { command, flag, list, option, type OptionValues, UsageError } from './cli/command.ts';
-import { integer, port } from './cli/values.ts';
+import { integer, nodeIdText, port } from './cli/values.ts';
 import { DataDirError, dataDirOption, openDataDir, removeApiAddress, writeApiAddress } from './data-dir.ts';
 import { serveFetch } from './http-server.ts';
 import { LevelStore, StoreLockedError } from './leveldb-store.ts';
@@ -72,14 +72,9 @@ const nodeOptions = {
   'job-cores': option({ value: 'N', description: "cores offered to jobs (default: the machine's)", parse: integer(1) }),
   'job-mem-mb': option({ value: 'MB', description: "memory offered to jobs, in MiB (default: the machine's)", parse: integer(4) }),
   'job-queue-secs': option({ value: 'S', description: 'how long a job this node bids for waits for a host', parse: integer(1), default: 600 }),
-  'capability-root': list({ value: 'NODE_ID', description: 'honour capability tokens rooted at this key for directed placement, besides this node\'s own', parse: nodeIdValue }),
+  'capability-root': list({ value: 'NODE_ID', description: 'honour capability tokens rooted at this key for directed placement, besides this node\'s own', parse: nodeIdText }),
   'heartbeat-interval-ms': option({ value: 'N', description: 'time between heartbeats on the devnet', parse: integer(100), shown: '30000' }),
 };
-
-function nodeIdValue(text: string, name: string): string {
-  if (!/^[0-9a-f]{64}$/.test(text)) throw new UsageError(`${name}: a node id is 64 lowercase hex characters`);
-  return text;
-}
 
 function bootstrapAddress(text: string, name: string): string {
   try {

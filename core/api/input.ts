@@ -61,7 +61,8 @@ export function jobRefParam(value: string): string {
 export const TX_PAGE_DEFAULT = 100;
 export const TX_PAGE_MAX = 500;
 
-function badQuery(name: string, detail: string): ApiProblem {
+/** A path or query parameter that breaks its rule: 400 naming it. */
+export function badQuery(name: string, detail: string): ApiProblem {
   return new ApiProblem('invalid-parameter', `${name} ${detail}`, { errors: [{ name, detail }] });
 }
 

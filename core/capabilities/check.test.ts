@@ -174,9 +174,9 @@ test('capabilities: every refusal carries its code as its reason, and the API st
   const error = await refused(await chain([X, B]), 'untrusted');
   assert.instanceOf(error, CapabilityError);
   const e = error as CapabilityError;
-  assert.equal(e.reason, 'untrusted');
+  assert.equal(e.code, 'untrusted');
   assert.equal(e.status, 502);
   assert.equal(e.problem, 'peer-refused');
   const bad = new CapabilityError('malformed', 'x');
-  assert.deepEqual([bad.reason, bad.status, bad.problem], ['malformed', 400, 'bad-grant']);
+  assert.deepEqual([bad.code, bad.status, bad.problem], ['malformed', 400, 'bad-grant']);
 });

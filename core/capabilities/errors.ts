@@ -2,12 +2,9 @@
  * Why a capability token is refused (`CapabilityError`), and why this node refuses to revoke a
  * capability or change its admin trust (`GrantError`). Each code's row gives what the API answers
  * where it answers one (docs/capabilities.md, docs/node-api.md); a token refused at a target host
- * reaches the caller as the `reason` of the host's refusal, which is the code itself.
+ * reaches the caller with its code as the reason of the host's refusal.
  */
 import { type ErrorRule, RuledError } from '../errors.ts';
-
-/** A row of the token table: the API's answer where there is one, and the reason a refusal carries. */
-type CapabilityRule = ErrorRule & { readonly reason: string };
 
 // Known without any host's context (the format's own bounds): the API answers them as a bad grant.
 const BAD_GRANT = { status: 400, problem: 'bad-grant' } as const;
@@ -16,39 +13,35 @@ const HOST_REFUSED = { status: 502, problem: 'peer-refused' } as const;
 
 export const CAPABILITY_ERRORS = {
   /** The text or bytes are not a canonical token: wrong prefix, bad base64url, non-canonical bytes, no link, a link valid never. */
-  malformed: { ...BAD_GRANT, reason: 'malformed' },
+  malformed: BAD_GRANT,
   /** More links than MAX_LINKS. */
-  'too-deep': { ...BAD_GRANT, reason: 'too-deep' },
+  'too-deep': BAD_GRANT,
   /** The first link's issuer is neither the enforcing host nor one of its configured roots. */
-  untrusted: { ...HOST_REFUSED, reason: 'untrusted' },
+  untrusted: HOST_REFUSED,
   /** A link's audience is not the next link's issuer. */
-  misaligned: { ...HOST_REFUSED, reason: 'misaligned' },
+  misaligned: HOST_REFUSED,
   /** A link's signature does not verify under its issuer's key. */
-  'bad-signature': { ...HOST_REFUSED, reason: 'bad-signature' },
+  'bad-signature': HOST_REFUSED,
   /** A link allows more than its parent: a command, a bound, an image entry or a host the parent does not give. */
-  widened: { ...HOST_REFUSED, reason: 'widened' },
+  widened: HOST_REFUSED,
   /** The chain's window has not begun (beyond the clock skew). */
-  'not-yet-valid': { ...HOST_REFUSED, reason: 'not-yet-valid' },
+  'not-yet-valid': HOST_REFUSED,
   /** The chain's window has ended (beyond the clock skew). */
-  expired: { ...HOST_REFUSED, reason: 'expired' },
+  expired: HOST_REFUSED,
   /** The peer presenting the token is not its last audience. */
-  'not-presenter': { ...HOST_REFUSED, reason: 'not-presenter' },
+  'not-presenter': HOST_REFUSED,
   /** A link of the chain was revoked on chain by its issuer. */
-  revoked: { ...HOST_REFUSED, reason: 'revoked' },
+  revoked: HOST_REFUSED,
   /** The token is valid but does not allow this use (command, bound, image or host). */
-  'not-allowed': { ...HOST_REFUSED, reason: 'not-allowed' },
-} as const satisfies Readonly<Record<string, CapabilityRule>>;
+  'not-allowed': HOST_REFUSED,
+} as const satisfies Readonly<Record<string, ErrorRule>>;
 
 export type CapabilityErrorCode = keyof typeof CAPABILITY_ERRORS;
 
-/** A capability token refused; `code` (and `reason`, the same string) says why, `message` says where. */
+/** A capability token refused; `code` says why (a host's refusal carries it as its reason), `message` says where. */
 export class CapabilityError extends RuledError<typeof CAPABILITY_ERRORS> {
-  /** What a host's refusal tells the caller: the code itself. */
-  readonly reason: CapabilityErrorCode;
-
   constructor(code: CapabilityErrorCode, message: string) {
     super(CAPABILITY_ERRORS, code, message);
-    this.reason = CAPABILITY_ERRORS[code].reason;
   }
 }
 

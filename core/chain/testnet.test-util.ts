@@ -33,6 +33,13 @@ export async function mine(chain: Chain, producer: SigningKey, count = 1, source
   return out;
 }
 
+/** A second chain holding the blocks of `chain` (as a peer that synced it), for a node of its own. */
+export async function copyChain(chain: Chain): Promise<Chain> {
+  const copy = await openChain();
+  await copy.addBranch(await chain.blocksFrom(1, chain.tip.height));
+  return copy;
+}
+
 /** Signs `body` (sender and network filled in) with `signer`. */
 export function tx(signer: SigningKey, body: Record<string, unknown>): Promise<Tx> {
   return signTx({ sender: signer.publicKey, ...body } as TxBody, signer, PARAMS.network);

@@ -103,6 +103,11 @@ export class ChannelBook {
     return this.#records.get(channelId);
   }
 
+  /** Every record, in no order: what a walk after each block reads, without a copy or a sort. */
+  records(): IterableIterator<ChannelRecord> {
+    return this.#records.values();
+  }
+
   /** Every record, newest first. */
   all(): ChannelRecord[] {
     return [...this.#records.values()].sort((a, b) => b.createdMs - a.createdMs || (a.channelId < b.channelId ? -1 : 1));

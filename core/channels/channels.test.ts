@@ -4,12 +4,13 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
 import type { Chain } from '../chain/chain.ts';
-import { key, mine, openChain } from '../chain/testnet.test-util.ts';
+import { copyChain, key, mine, openChain } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
+import { RemoteError } from '../net/errors.ts';
 import { burnOf } from '../ledger/params.ts';
 import { channelReceiptBytes } from '../ledger/tx.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
@@ -43,8 +44,7 @@ async function pair(hostChannels: ChannelsConfig = {}): Promise<Pair> {
   const bus = new MemoryBus();
   const chain = await openChain();
   await mine(chain, P, 3);
-  const hostChain = await openChain();
-  await hostChain.addBranch(await chain.blocksFrom(1, 3));
+  const hostChain = await copyChain(chain);
   const host = await startNode(bus, hostChain, H, clock, { channels: hostChannels });
   const payer = await startNode(bus, chain, P, clock, { mine: true });
   const p: Pair = {
@@ -288,15 +288,9 @@ test('channels: a payer restarted before its ChannelOpen is mined pools it again
 });
 
 test('channels: a receipt that arrives while the host makes its close is refused, never acknowledged above what the close pays', async () => {
-  const clock = new ManualClock();
-  const bus = new MemoryBus();
-  const chain = await openChain();
-  await mine(chain, P, 3);
-  const hostChain = await openChain();
-  await hostChain.addBranch(await chain.blocksFrom(1, 3));
-  const host = await startNode(bus, hostChain, H, clock, {});
-  const payer = await startNode(bus, chain, P, clock, { mine: true });
+  const p = await pair();
   try {
+    const { payer, host, clock } = p;
     const { channel_id: id } = await payer.openChannel({ host: H.publicKey, capacity: 10n * CREDIT, expiryHeight: null });
     const cid = fromHex(id, 32);
     await clock.until('open on both', () => payer.getChannel(cid)?.status === 'open' && host.getChannel(cid)?.status === 'open', 10_000);
@@ -314,7 +308,27 @@ test('channels: a receipt that arrives while the host makes its close is refused
     await clock.until('closed on the payer', () => payer.getChannel(cid)?.status === 'closed', 20_000);
     assert.equal(payer.chain.state.account(H.publicKey).balance, 1n * CREDIT - burnOf(1n * CREDIT));
   } finally {
-    await payer.stop();
-    await host.stop();
+    await p.stop();
+  }
+});
+
+test('channels: the receipt handler takes bad bytes from a peer without harm: undecodable bytes fail, a channel not here or a forged signature is refused with its code', async () => {
+  const p = await pair();
+  try {
+    const { payer, host } = p;
+    const id = await openChannel(p, credits(10));
+    const channelId = fromHex(id, 32);
+    const peer = p.bus.join(G.publicKey);
+    const send = async (to: SigningKey, bytes: Uint8Array): Promise<unknown> => decode(receiptAnswerCodec, await peer.request(to.publicKey, CHANNEL_RPC.receipt, bytes));
+    await rejectsAsync(() => peer.request(H.publicKey, CHANNEL_RPC.receipt, Uint8Array.of(1, 2, 3)), RemoteError, 'remote-failed');
+    const good = await payer.signReceipt(channelId, H.publicKey, credits(1));
+    // To the payer, which pays this channel rather than hosts it; for a channel no block holds; signed by the host itself.
+    assert.deepInclude(await send(P, encode(receiptCodec, { channel_id: channelId, cumulative: credits(1), payer_sig: fromHex(good.payer_sig, 64) })), { answer: 'Refused', code: 'wrong-role' });
+    assert.deepInclude(await send(H, encode(receiptCodec, { channel_id: new Uint8Array(32).fill(7), cumulative: credits(1), payer_sig: fromHex(good.payer_sig, 64) })), { answer: 'Refused', code: 'not-on-chain' });
+    const forged = await H.sign(channelReceiptBytes(payer.chain.params.network, channelId, H.publicKey, credits(9)));
+    assert.deepInclude(await send(H, encode(receiptCodec, { channel_id: channelId, cumulative: credits(9), payer_sig: forged })), { answer: 'Refused', code: 'bad-signature' });
+    assert.equal(host.getChannel(channelId)!.cumulative, String(credits(1)), 'only the payer\'s receipt is kept');
+  } finally {
+    await p.stop();
   }
 });

@@ -131,7 +131,7 @@ export class ChannelDesk implements ChannelsService {
   /** A ChannelClose or ChannelExpire of this node that left the pool without a block: the channel is open again. */
   #reopenDropped(): void {
     const { chain, mempool } = this.#parts;
-    for (const record of this.book.all()) {
+    for (const record of this.book.records()) {
       if (record.status !== 'closing' || record.endTx === null || this.host.isClosing(record.channelId) || this.payer.isExpiring(record.channelId)) continue;
       if (mempool.has(fromHex(record.endTx, 32)) || chain.state.channel(fromHex(record.channelId, 32)) === undefined) continue;
       this.#parts.log(`channels: the ${record.role === 'host' ? 'ChannelClose' : 'ChannelExpire'} of ${record.channelId.slice(0, 16)}… left the pool unmined; the channel is open again`);

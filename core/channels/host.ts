@@ -6,11 +6,11 @@
  * asked, and by itself once the chain comes within CLOSE_MARGIN_BLOCKS of the expiry height.
  */
 import { verify } from '../crypto/ed25519.ts';
-import { formatAmount, formatCredits } from '../encoding/amount.ts';
+import { formatAmount } from '../encoding/amount.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import { clip } from '../jobs/wire.ts';
+import { clip } from '../encoding/text.ts';
 import { burnOf } from '../ledger/params.ts';
 import type { Channel } from '../ledger/state.ts';
 import { channelReceiptBytes } from '../ledger/tx.ts';
@@ -171,7 +171,7 @@ export class ChannelHost {
   onBlock(): void {
     const { book, chain, log } = this.#o;
     const tip = chain.tip.height;
-    for (const record of book.all()) {
+    for (const record of book.records()) {
       if (record.role !== 'host' || record.status !== 'open' || record.payerSig === null || this.#closing.has(record.channelId)) continue;
       if (tip < record.expiryHeight - this.#o.closeMarginBlocks || tip >= record.expiryHeight) continue;
       this.#closing.add(record.channelId);

@@ -241,7 +241,7 @@ export class ChannelPayer {
   onBlock(changed: readonly ChannelRecord[]): void {
     const now = this.#o.clock.now();
     const opened = new Set(changed.filter((r) => r.status === 'open').map((r) => r.channelId));
-    for (const record of this.#o.book.all()) {
+    for (const record of this.#o.book.records()) {
       if (record.role !== 'payer' || record.status !== 'open' || record.payerSig === null) continue;
       if (BigInt(record.delivered) >= BigInt(record.cumulative) || this.#sending.has(record.channelId)) continue;
       if (this.#refused.get(record.channelId) === record.cumulative) continue;

@@ -15,6 +15,7 @@ import type { Chain } from '../chain/chain.ts';
 import type { Mempool } from '../chain/mempool.ts';
 import { verify } from '../crypto/ed25519.ts';
 import { decode, encode } from '../encoding/codec.ts';
+import { clip } from '../encoding/text.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
 import { freeBalance } from '../ledger/state.ts';
@@ -45,7 +46,6 @@ import {
   MAX_CONTAINER_ID_BYTES,
   MAX_LOG_LINE_BYTES,
   MAX_REASON_BYTES,
-  clip,
   type ReportState,
 } from './wire.ts';
 
@@ -143,12 +143,12 @@ export class JobHost {
     return this.#engine;
   }
 
-  /** Jobs whose containers run now (the atlas' running_jobs). */
   /** Whether this host takes offers from the market (an image is allowed); directed placement needs no allow-list. */
   get takesOffers(): boolean {
     return this.#o.policy.allowImages.length > 0;
   }
 
+  /** Jobs whose containers run now (the atlas' running_jobs). */
   get runningCount(): number {
     return this.#o.book.all().filter((r) => r.role === 'host' && r.status === 'running').length;
   }

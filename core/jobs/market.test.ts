@@ -1,8 +1,7 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
-import { key, mine, openChain } from '../chain/testnet.test-util.ts';
-import type { Chain } from '../chain/chain.ts';
+import { copyChain, key, mine, openChain } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
@@ -47,14 +46,9 @@ async function mesh(clock: ManualClock, hostConfigs: { key: SigningKey; jobs: Jo
   const bus = new MemoryBus();
   const chain = await openChain();
   await mine(chain, P, 3);
-  const copy = async (): Promise<Chain> => {
-    const c = await openChain();
-    await c.addBranch(await chain.blocksFrom(1, 3));
-    return c;
-  };
   const hosts: MeshNode[] = [];
   const log = (globalThis as { process?: { env: Record<string, string> } }).process?.env['JOBS_LOG'] ? (line: string) => console.log(line) : undefined;
-  for (const { key: k, jobs } of hostConfigs) hosts.push(await startNode(bus, await copy(), k, clock, { jobs, capacityIntervalMs: 5_000, ...(log && { log }) }));
+  for (const { key: k, jobs } of hostConfigs) hosts.push(await startNode(bus, await copyChain(chain), k, clock, { jobs, capacityIntervalMs: 5_000, ...(log && { log }) }));
   const payer = await startNode(bus, chain, P, clock, { mine: true, jobs: { queueMs: 60_000, ...payerJobs }, capacityIntervalMs: 5_000, ...(log && { log }) });
   await clock.until('the payer sees every host in its atlas', () => hostConfigs.every((h) => payer.atlas().some((e) => e.node_id === toHex(h.key.publicKey))), 20_000);
   return {
@@ -278,8 +272,7 @@ test('jobs: the atlas shows docker only while the engine answers, gpu only when 
   const executor = new FakeExecutor(clock);
   const chain = await openChain();
   await mine(chain, P, 3);
-  const hostChain = await openChain();
-  await hostChain.addBranch(await chain.blocksFrom(1, 3));
+  const hostChain = await copyChain(chain);
   // Self-tags are advertised only while a node mines.
   const host = await startNode(bus, hostChain, H, clock, { mine: true, jobs: { executor, policy: POLICY }, capacityIntervalMs: 5_000 });
   const payer = await startNode(bus, chain, P, clock, { mine: true, capacityIntervalMs: 5_000 });

@@ -66,12 +66,10 @@ export function entryWithin(entry: string, parent: string): boolean {
 export function refusalsOf(spec: JobSpec, policy: HostPolicy, inUse: InUse, engine: { ready: boolean; gpus: number }, options: { authorised?: boolean } = {}): string[] {
   const reasons: string[] = [];
   if (!engine.ready) reasons.push('no container runtime');
-  if (options.authorised === true) {
-    if (!isImageReference(spec.image)) reasons.push(`image ${JSON.stringify(spec.image)} is not ${IMAGE_REFERENCE_RULE}`);
-  } else if (policy.allowImages.length === 0) reasons.push('this node runs no jobs (no image allowed)');
   // A spec from the network was never checked by this node's API: its image is, here.
+  if (options.authorised !== true && policy.allowImages.length === 0) reasons.push('this node runs no jobs (no image allowed)');
   else if (!isImageReference(spec.image)) reasons.push(`image ${JSON.stringify(spec.image)} is not ${IMAGE_REFERENCE_RULE}`);
-  else if (!imageAllowed(spec.image, policy.allowImages)) reasons.push(`image not allowed: ${spec.image}`);
+  else if (options.authorised !== true && !imageAllowed(spec.image, policy.allowImages)) reasons.push(`image not allowed: ${spec.image}`);
   const freeCores = Math.max(0, policy.cpuCores - inUse.cpuCores);
   if (spec.cpu_cores > freeCores) reasons.push(`needs ${spec.cpu_cores} cores, ${freeCores} free`);
   const freeMem = Math.max(0, policy.memMb - inUse.memMb);

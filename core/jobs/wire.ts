@@ -82,21 +82,6 @@ export const logsAnswerCodec = struct(
 export const stopRequestCodec = struct({ job_id: bytes32 }, 'stop request');
 export const stopAnswerCodec = struct({ stopped: bool }, 'stop answer');
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-/**
- * `text` cut to at most `maxBytes` of UTF-8, at a code point boundary (peers' and engines' texts are
- * bounded on the wire; a cut never leaves half a character).
- */
-export function clip(text: string, maxBytes: number): string {
-  const bytes = encoder.encode(text);
-  if (bytes.length <= maxBytes) return text;
-  let end = maxBytes;
-  // Back up over continuation bytes (10xxxxxx) to the start of the character that does not fit.
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return decoder.decode(bytes.subarray(0, end));
-}
 
 export type Offer = Infer<typeof offerCodec>;
 export type OfferAnswer = Infer<typeof offerAnswerCodec>;

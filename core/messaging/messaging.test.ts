@@ -8,7 +8,7 @@ import { key, openChain } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import { InvalidNameError, NetworkError, PeerUnreachableError, RequestTimeoutError } from '../net/errors.ts';
+import { InvalidNameError, NetworkError, PeerUnreachableError, RemoteError, RequestTimeoutError } from '../net/errors.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { appTopic } from '../net/network.ts';
 import type { MeshNode } from '../node/node.ts';
@@ -399,6 +399,27 @@ test('messaging: one peer holds at most an eighth of the held requests; a peer a
       assert.equal((error as NetworkError).code, 'bad-response');
       assert.equal((error as NetworkError).status, 502);
     }
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: bytes that do not decode fail a directed message or request, and a publish that does not decode is rejected and nothing reaches the inbox', async () => {
+  const m = await mesh([A, B]);
+  try {
+    const [, b] = m.nodes;
+    b!.subscribeTopic('news');
+    const c = m.bus.join(C.publicKey);
+    for (const protocol of [MESSAGING_RPC.message, MESSAGING_RPC.request]) {
+      await rejectsAsync(() => c.request(B.publicKey, protocol, Uint8Array.of(7, 7, 7)), RemoteError, 'remote-failed');
+    }
+    c.handle(appTopic('news'), async () => 'accept');
+    await until(m, 'B and C meet on the topic', () => c.subscribers(appTopic('news')) > 0);
+    for (const junk of [Uint8Array.of(1), new Uint8Array(300).fill(0xab)]) await c.publish(appTopic('news'), junk);
+    await m.clock.settle();
+    const toB = m.bus.verdicts.filter((v) => v.to === toHex(B.publicKey) && v.topic === appTopic('news'));
+    assert.deepEqual(toB.map((v) => v.verdict), ['reject', 'reject']);
+    assert.deepEqual(m.heard[1], []);
   } finally {
     await m.stop();
   }

@@ -11,6 +11,7 @@
 import type { SigningKey } from '../crypto/ed25519.ts';
 import type { Random } from '../crypto/random.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
+import { clip } from '../encoding/text.ts';
 import { decode, encode, type Codec } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
@@ -110,10 +111,6 @@ export interface SubscribeAnswer {
   /** False when the node was subscribed already. */
   readonly subscribed: boolean;
   readonly subscriptions: number;
-}
-
-function clip(text: string): string {
-  return text.length <= MAX_DETAIL_BYTES / 4 ? text : `${text.slice(0, MAX_DETAIL_BYTES / 4 - 1)}…`;
 }
 
 export class Messaging {
@@ -242,7 +239,7 @@ export class Messaging {
       else this.#heldBy.delete(from);
     }
     if ('payload' in outcome) return encode(appReplyCodec, { answer: 'Reply', payload: outcome.payload });
-    return encode(appReplyCodec, { answer: 'Refused', reason: REASON.gone, detail: clip(outcome.gone) });
+    return encode(appReplyCodec, { answer: 'Refused', reason: REASON.gone, detail: clip(outcome.gone, MAX_DETAIL_BYTES) });
   }
 
   /**
@@ -280,7 +277,7 @@ export class Messaging {
     const { clock, random, key, networkName } = this.#o;
     const signed = await signPubSub({ from: this.#self, topic, payload, nonce: random.bytes(NONCE_BYTES), at_ms: clock.now() }, key, networkName);
     // A copy that comes back (relayed, or replayed by someone) is not this node's news.
-    this.#seen.set(signed.id, signed.body.at_ms);
+    this.#remember(signed.id, signed.body.at_ms, signed.body.at_ms);
     await this.#o.network.publish(gossip, signed.bytes);
     return { id: signed.id, topic, peers };
   }

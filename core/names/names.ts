@@ -9,7 +9,6 @@
  * rule, so a name that resolves here is the one the next block honours.
  */
 import type { Chain } from '../chain/chain.ts';
-import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import { NAME_MAX_LENGTH } from '../ledger/params.ts';
@@ -40,7 +39,6 @@ export type Recipient = Uint8Array | string;
 export interface NamesOptions {
   readonly chain: Pick<Chain, 'state' | 'tip'>;
   readonly own: Pick<OwnTransactions, 'submit'>;
-  readonly self: Uint8Array;
 }
 
 export class Names {
@@ -56,13 +54,11 @@ export class Names {
    * while another node holds it, LedgerRuleError 'insufficient-free-balance' (402) or 'bad-name'.
    */
   async claim(name: string): Promise<{ name: string; tx_id: string }> {
-    const holder = this.#live(name);
-    if (holder !== undefined && !bytesEqual(holder.owner, this.#o.self)) throw taken(name, holder);
     try {
       const tx = await this.#o.own.submit({ kind: 'NameClaim', name });
       return { name, tx_id: toHex(tx.id) };
     } catch (error) {
-      // Another node's claim got in between the look-up and the pool.
+      // The ledger's rule, applied by the pool to the chain and to the claims already pooled.
       if (error instanceof LedgerRuleError && error.code === 'name-taken') throw new NameError('taken', error.message);
       throw error;
     }
@@ -103,8 +99,4 @@ export class Names {
 
 function record(name: string, entry: NameEntry): NameRecord {
   return { name, node_id: toHex(entry.owner), expires_at_height: entry.expires };
-}
-
-function taken(name: string, holder: NameEntry): NameError {
-  return new NameError('taken', `${toHex(holder.owner)} holds the name ${name} until height ${holder.expires}`);
 }

@@ -66,16 +66,6 @@ export class ChunkQueue implements AsyncIterable<Uint8Array> {
     this.#highWater = highWaterBytes;
   }
 
-  /** Whether the other side's FIN or a reset has come. */
-  get ended(): boolean {
-    return this.#end !== null;
-  }
-
-  /** Bytes received and not yet read. */
-  get unread(): number {
-    return this.#bytes;
-  }
-
   push(chunk: Uint8Array): void {
     if (this.#end !== null || chunk.length === 0) return;
     this.#chunks.push(chunk);

@@ -12,7 +12,7 @@ import { JobMarket, type JobsConfig } from '../jobs/market.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import type { DeployRequest, KillRequest } from '../placement/caller.ts';
 import { TunnelError } from '../tunnel/errors.ts';
-import { TunnelService, type TunnelLimits } from '../tunnel/service.ts';
+import { TunnelService } from '../tunnel/service.ts';
 import type { TunnelSockets } from '../tunnel/sockets.ts';
 import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
 import type { InboxEvent, InboxSnapshot } from '../messaging/inbox.ts';
@@ -67,7 +67,7 @@ export interface MeshNodeOptions {
   /** Payment channels: where they are kept (default: memory). */
   readonly channels?: ChannelsConfig;
   /** TCP for tunnels (docs/tunnel.md), from the host; without it the node refuses tunnels (503). */
-  readonly tunnel?: { readonly sockets: TunnelSockets; readonly limits?: Partial<TunnelLimits> };
+  readonly tunnel?: { readonly sockets: TunnelSockets };
   /** App messaging's bounds (default MESSAGING_LIMITS and INBOX_LIMITS; smaller in tests). */
   readonly messaging?: Partial<MessagingLimits>;
 }
@@ -131,9 +131,9 @@ export class MeshNode implements NodeService {
     });
     this.#grants = new Grants({ key: this.#key, chain: this.chain, own: this.own, mempool: this.mempool });
     this.#tunnels = options.tunnel
-      ? new TunnelService({ network: this.#network, sockets: options.tunnel.sockets, ...ports, log: this.#log, ...(options.tunnel.limits ? { limits: options.tunnel.limits } : {}) })
+      ? new TunnelService({ network: this.#network, sockets: options.tunnel.sockets, ...ports, log: this.#log })
       : null;
-    this.#names = new Names({ chain: this.chain, own: this.own, self: this.#key.publicKey });
+    this.#names = new Names({ chain: this.chain, own: this.own });
     this.messaging = new Messaging({
       network: this.#network,
       key: this.#key,

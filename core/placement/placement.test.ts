@@ -1,8 +1,7 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
-import { key, mine, openChain } from '../chain/testnet.test-util.ts';
-import type { Chain } from '../chain/chain.ts';
+import { copyChain, key, mine, openChain } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
@@ -21,8 +20,9 @@ import { decode, encode } from '../encoding/codec.ts';
 import { billingCode, encodeSpec, specHash, specOf } from '../jobs/spec.ts';
 import type { JobRequest } from '../jobs/types.ts';
 import { JOB_RPC, offerAnswerCodec, offerCodec } from '../jobs/wire.ts';
-import { deployRequestCodec, PLACEMENT_RPC, placementAnswerCodec, type PlacementAnswer } from './wire.ts';
-import { PlacementError } from './errors.ts';
+import { deployRequestCodec, killRequestCodec, PLACEMENT_RPC, placementAnswerCodec, type PlacementAnswer } from './wire.ts';
+import { PlacementError, reasonCode } from './errors.ts';
+import { RemoteError } from '../net/errors.ts';
 import { InvalidAddressError } from '../net/errors.ts';
 
 const P = key(1); // the caller, which pays and produces the blocks
@@ -66,13 +66,8 @@ async function mesh(options: { hostJobs?: JobsConfig; linked?: boolean } = {}): 
   const bus = new MemoryBus();
   const chain = await openChain();
   await mine(chain, P, 3);
-  const copy = async (): Promise<Chain> => {
-    const c = await openChain();
-    await c.addBranch(await chain.blocksFrom(1, 3));
-    return c;
-  };
-  const host = await startNode(bus, await copy(), H, clock, { jobs: { executor, policy: POLICY, heartbeatMs: 30_000, ...options.hostJobs } });
-  const third = await startNode(bus, await copy(), C, clock, {});
+  const host = await startNode(bus, await copyChain(chain), H, clock, { jobs: { executor, policy: POLICY, heartbeatMs: 30_000, ...options.hostJobs } });
+  const third = await startNode(bus, await copyChain(chain), C, clock, {});
   const caller = await startNode(bus, chain, P, clock, { mine: true, jobs: {} });
   // Unlinked, the caller still hears the host's transactions through the third node.
   if (options.linked === false) bus.unlink(bus.members.get(toHex(P.publicKey))!, bus.members.get(toHex(H.publicKey))!);
@@ -335,4 +330,31 @@ test('placement: a node id off the curve is refused by the caller\'s node (400)'
   } finally {
     await m.stop();
   }
+});
+
+test('placement: the host\'s handlers take bad bytes from a peer without harm: undecodable requests fail, a bad spec or grant is refused with its reason', async () => {
+  const m = await mesh();
+  try {
+    const net = m.network(C);
+    const ask = async (protocol: string, data: Uint8Array): Promise<PlacementAnswer> => decode(placementAnswerCodec, await net.request(H.publicKey, protocol, data));
+    for (const protocol of [PLACEMENT_RPC.deploy, PLACEMENT_RPC.kill]) {
+      await rejectsAsync(() => net.request(H.publicKey, protocol, Uint8Array.of(1, 2, 3)), RemoteError, 'remote-failed', /placement/);
+    }
+    assert.deepInclude(await ask(PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec: Uint8Array.of(9, 9), bid: CREDIT, grant: null })), { answer: 'Refused', reason: 'bad-request' });
+    const spec = encodeSpec(specOf({ image: 'localhost/busybox:test', cmd: null, env: [], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 0, bid: CREDIT, billing: 'heartbeat' }));
+    assert.deepInclude(await ask(PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec, bid: CREDIT, grant: 'mcap1.@@' })), { answer: 'Refused', reason: 'malformed' });
+    assert.deepInclude(await ask(PLACEMENT_RPC.kill, encode(killRequestCodec, { job_id: new Uint8Array(32), grant: null })), { answer: 'Refused', reason: 'unknown-job' });
+    assert.lengthOf(m.executor.containers, 0);
+    // The host serves on.
+    await trustCaller(m, C);
+    assert.deepEqual(await ask(PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec, bid: CREDIT, grant: null })), { answer: 'Done' });
+  } finally {
+    await m.stop();
+  }
+});
+
+test('placement: a reason this node does not know is answered as refused; its own codes never come from a host', () => {
+  assert.equal(reasonCode('revoked'), 'revoked');
+  assert.equal(reasonCode('something-newer'), 'refused');
+  for (const local of ['self', 'bad-node-id', 'timeout']) assert.equal(reasonCode(local), 'refused');
 });

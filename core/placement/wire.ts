@@ -36,6 +36,4 @@ export const placementAnswerCodec = variant(
   'placement answer',
 );
 
-export type DeployRequest = Infer<typeof deployRequestCodec>;
-export type KillRequest = Infer<typeof killRequestCodec>;
 export type PlacementAnswer = Infer<typeof placementAnswerCodec>;

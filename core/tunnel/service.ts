@@ -10,6 +10,7 @@
  * decides on again after a restart, as with Kubo. Both sides are bounded: the tunnels a node
  * keeps, the connections each carries at once, the nodes a listener allows.
  */
+import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { systemRandom, type Random } from '../crypto/random.ts';
 import type { Duplex } from '../net/duplex.ts';
@@ -121,10 +122,6 @@ export class TunnelService {
     this.#random = options.random ?? systemRandom;
     this.#log = options.log ?? (() => {});
     this.#limits = { ...DEFAULT_TUNNEL_LIMITS, ...options.limits };
-  }
-
-  get limits(): TunnelLimits {
-    return this.#limits;
   }
 
   /**
@@ -243,7 +240,7 @@ export class TunnelService {
   // ---- forwarding: local connections to a peer's listener ----
 
   async #forward(tunnel: Tunnel, node: Uint8Array, bind: SocketAddress): Promise<void> {
-    if (toHex(node) === toHex(this.#network.self)) throw new TunnelError('self', 'a tunnel cannot forward to this node itself');
+    if (bytesEqual(node, this.#network.self)) throw new TunnelError('self', 'a tunnel cannot forward to this node itself');
     this.#opening++;
     try {
       const listener = await this.#sockets.listen(bind, (socket) => this.#onSocket(tunnel, node, socket));

@@ -5,14 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { formatAmount, formatCredits } from '../../core/encoding/amount.ts';
-import { command, EXIT, flag, option, type Parser, positional, UsageError } from './command.ts';
+import { command, EXIT, flag, option, positional, UsageError } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { jobSizeOptions } from './jobs.ts';
-
-const hexId = (what: string): Parser<string> => (text, name) => {
-  if (!/^[0-9a-f]{64}$/.test(text)) throw new UsageError(`${name} must be ${what}: 64 lowercase hex characters, got ${JSON.stringify(text)}`);
-  return text;
-};
+import { hexId, nodeIdText } from './values.ts';
 
 /** The node answers a deploy once the container runs: two exchanges with the host and its start. */
 const DEPLOY_WAIT_MS = 2 * 60_000;
@@ -29,7 +25,7 @@ async function grantOf(options: { grant: string | undefined; 'grant-file': strin
   return options.grant ?? null;
 }
 
-const nodeArg = positional('node-id', 'the host to run on: its node id, 64 lowercase hex', hexId('a node id'));
+const nodeArg = positional('node-id', 'the host to run on: its node id, 64 lowercase hex', nodeIdText);
 
 export const deployCommand = command({
   description:

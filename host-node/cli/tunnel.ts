@@ -9,6 +9,7 @@ import { loopbackRule } from '../../core/tunnel/address.ts';
 import type { ForwardView, ListenView, TunnelView } from '../../core/tunnel/types.ts';
 import { command, entry, EXIT, flag, list, option, type Parser, positional, UsageError } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { nodeIdText } from './values.ts';
 import { columns } from './jobs.ts';
 
 const json = flag("print the node's answer as JSON");
@@ -18,11 +19,6 @@ const protocol: Parser<string> = (text, name) => {
   return text;
 };
 
-/** A node id (names come later): 64 lowercase hex characters. */
-const node: Parser<string> = (text, name) => {
-  if (!/^[0-9a-f]{64}$/.test(text)) throw new UsageError(`${name} must be a node id, 64 lowercase hex characters, got ${JSON.stringify(text)}`);
-  return text;
-};
 
 const address =
   (anyPort: boolean): Parser<string> =>
@@ -54,7 +50,7 @@ const listenCommand = command({
     'Exposes a service on this machine to chosen nodes under a protocol name: each connection they open on it reaches <target>. Nodes not allowed are refused. Prints the tunnel id.',
   options: {
     ...clientOptions,
-    allow: list({ value: 'NODE_ID', description: 'a node that may connect (at least one)', parse: node }),
+    allow: list({ value: 'NODE_ID', description: 'a node that may connect (at least one)', parse: nodeIdText }),
     json,
   },
   positionals: {
@@ -82,7 +78,7 @@ const forwardCommand = command({
     json,
   },
   positionals: {
-    node: positional('node-id', 'the node that listens: its node id, 64 lowercase hex', node),
+    node: positional('node-id', 'the node that listens: its node id, 64 lowercase hex', nodeIdText),
     protocol: positional('protocol', 'the protocol name it listens on', protocol),
   },
   run: async ({ options, args }, io) => {

@@ -47,13 +47,19 @@ export function oneOf<const T extends string>(choices: readonly T[]): Parser<T> 
   };
 }
 
-/** A NodeId: 64 lowercase hex characters (the one spelling the node accepts). */
-export const nodeId: Parser<Uint8Array> = (text, name) => {
-  if (!isId(text)) {
-    throw new UsageError(`${name} must be a node id, 64 lowercase hex characters, got ${JSON.stringify(text)}`);
-  }
-  return fromHex(text, 32, name);
-};
+/** An id of 64 lowercase hex characters (a node, a job, a channel), as given: the one spelling the node accepts. */
+export function hexId(what: string): Parser<string> {
+  return (text, name) => {
+    if (!isId(text)) throw new UsageError(`${name} must be ${what}, 64 lowercase hex characters, got ${JSON.stringify(text)}`);
+    return text;
+  };
+}
+
+/** A NodeId as given. */
+export const nodeIdText: Parser<string> = hexId('a node id');
+
+/** A NodeId, decoded. */
+export const nodeId: Parser<Uint8Array> = (text, name) => fromHex(nodeIdText(text, name), 32, name);
 
 /** A node id or a name, as given: where a transfer or a message goes (the node resolves a name on its chain). */
 export const recipient: Parser<string> = (text, name) => {

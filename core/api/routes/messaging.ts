@@ -18,8 +18,7 @@ import type { Recipient } from '../../names/names.ts';
 import { fromHex } from '../../encoding/hex.ts';
 import type { Unsubscribe } from '../../web/sse.ts';
 import type { Feature } from '../feature.ts';
-import { boundHexField, checkBody, HexBytes, RecipientField, recipientOf } from '../input.ts';
-import { ApiProblem } from '../problem.ts';
+import { badQuery, boundHexField, checkBody, HexBytes, RecipientField, recipientOf } from '../input.ts';
 
 export interface MessagingService {
   /** Sends a directed message; resolves with the receiver's acknowledgement once it has queued it. */
@@ -57,10 +56,6 @@ export const SubscribeBody = object({ topic: Topic });
 export const PublishBody = object({ topic: Topic, payload_hex: HexBytes });
 
 const INBOX_PARAMS: readonly string[] = ['after', 'topic'];
-
-function badQuery(name: string, detail: string): ApiProblem {
-  return new ApiProblem('invalid-parameter', `${name} ${detail}`, { errors: [{ name, detail }] });
-}
 
 /**
  * `after` (a seq; default 0, or the stream's Last-Event-ID) and `topic` (default every topic) of

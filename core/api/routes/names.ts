@@ -7,7 +7,7 @@
 import { object, refine, string } from 'superstruct';
 import { isName, NAME_RULE, type NameRecord } from '../../names/names.ts';
 import type { Feature } from '../feature.ts';
-import { checkBody, nodeIdParam } from '../input.ts';
+import { badQuery, checkBody, nodeIdParam } from '../input.ts';
 import { ApiProblem } from '../problem.ts';
 
 export interface NamesService {
@@ -26,7 +26,7 @@ export const ClaimBody = object({ name: refine(string(), 'name', (name) => isNam
 
 function nameParam(value: string): string {
   if (isName(value)) return value;
-  throw new ApiProblem('invalid-parameter', `name must be ${NAME_RULE}`, { errors: [{ name: 'name', detail: `must be ${NAME_RULE}` }] });
+  throw badQuery('name', `must be ${NAME_RULE}`);
 }
 
 export const nameRoutes: Feature<NamesService> = (service, { json, query, readJson }) => [

@@ -12,7 +12,7 @@ import { loopbackRule, parseLoopbackAddress } from '../../tunnel/address.ts';
 import { DEFAULT_TUNNEL_LIMITS } from '../../tunnel/service.ts';
 import type { TunnelRequest, TunnelView } from '../../tunnel/types.ts';
 import type { Feature } from '../feature.ts';
-import { checkBody, NodeId } from '../input.ts';
+import { badQuery, checkBody, NodeId } from '../input.ts';
 import { ApiProblem } from '../problem.ts';
 
 export type { TunnelView } from '../../tunnel/types.ts';
@@ -57,8 +57,7 @@ export function tunnelRequest(value: unknown): TunnelRequest {
 
 function tunnelIdParam(value: string): string {
   if (/^[0-9a-f]{16}$/.test(value)) return value;
-  const detail = 'must be a tunnel id: 16 lowercase hex characters';
-  throw new ApiProblem('invalid-parameter', `id ${detail}`, { errors: [{ name: 'id', detail }] });
+  throw badQuery('id', 'must be a tunnel id: 16 lowercase hex characters');
 }
 
 function unknownTunnel(id: string): ApiProblem {
