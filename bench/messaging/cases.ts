@@ -4,10 +4,11 @@
  *
  * - latency: POST /mesh/send on A, one at a time, to the message's event on B's
  *   /mesh/messages/stream (and to the POST's answer, B's acknowledgement);
- * - throughput: messages of one size sent through A's API, `concurrency` POSTs at a time, until
- *   the last one is on B's stream; next to, in the same rounds, one bare libp2p stream from A to B
- *   carrying as many frames of the same size, and as many requests on the network port (one
- *   libp2p stream each, as a message travels) without the HTTP API or the inbox.
+ * - throughput: messages of one size sent through A's API, in batches (POST /mesh/send-batch) and
+ *   one a POST, until the last one is on B's stream; next to, in the same rounds, one bare libp2p
+ *   stream from A to B carrying as many frames of the same size, A's messaging called in its own
+ *   process (the lane without HTTP), and as many requests on the network port (one libp2p stream
+ *   each) without the HTTP API or the inbox.
  *
  * Every time is wall-clock epoch ms with a fraction (performance.timeOrigin + now()), the clock
  * the SSE arrival times are taken on.
@@ -103,12 +104,16 @@ export async function latency(pair: Pair, count: number, size: number, warmup: n
   return samples;
 }
 
-/** One round of the three ways to carry `count` messages of `size` bytes from A to B. */
+/** One round of the ways to carry `count` messages of `size` bytes from A to B. */
 export interface ThroughputRound {
-  /** Through A's API: the first POST sent to the last event on B's stream. */
-  readonly messagesMs: number;
+  /** Through A's API, `batch` messages a POST /mesh/send-batch: the first POST sent to the last event on B's stream. */
+  readonly batchedMs: number;
   /** CPU time of A and B meanwhile (null without /proc). */
-  readonly messagesCpuMs: { readonly a: number | null; readonly b: number | null };
+  readonly batchedCpuMs: { readonly a: number | null; readonly b: number | null };
+  /** Through A's API, one message a POST /mesh/send, `concurrency` at a time, to the last event on B's stream. */
+  readonly singleMs: number;
+  /** A's messaging called in its own process (no HTTP into A), `batch` at a time, timed in A to the last acknowledgement. */
+  readonly laneMs: number;
   /** One bare libp2p stream, timed in A from the dial to the sink's count. */
   readonly bareMs: number;
   /** Requests on the network port, one stream each, `concurrency` at a time, timed in A. */
@@ -118,28 +123,40 @@ export interface ThroughputRound {
 export interface ThroughputOptions {
   readonly count: number;
   readonly size: number;
+  /** Single POSTs (and network-port requests) in flight at a time. */
   readonly concurrency: number;
+  /** Messages in one POST /mesh/send-batch. */
+  readonly batch: number;
 }
 
-async function throughMessages(pair: Pair, o: ThroughputOptions, round: number): Promise<Pick<ThroughputRound, 'messagesMs' | 'messagesCpuMs'>> {
-  const topic = `throughput-${round}-${Date.now()}`;
+/** Batched POSTs in flight at a time: enough that A always has the next batch in hand. */
+export const BATCHES_IN_FLIGHT = 4;
+
+/** Sends `count` messages through A's API in POSTs of `perPost`, `inFlight` at a time; the ms until the last is on B's stream. */
+async function throughApi(pair: Pair, o: ThroughputOptions, tag: string, perPost: number, inFlight: number): Promise<number> {
+  const topic = `throughput-${tag}-${Date.now()}`;
   const arrived = (): number => pair.stream.events.filter((e) => e.topic === topic).length;
-  const cpu0 = await Promise.all([processCpuMs(pair.a.child.pid), processCpuMs(pair.b.child.pid)]);
   let next = 0;
   const started = wallNow();
   const worker = async (): Promise<void> => {
     while (next < o.count) {
-      const n = next++;
-      const answer = await postJson(pair.a, '/mesh/send', { to: pair.b.nodeId, topic, payload_hex: payloadHex(o.size, n) });
-      if (answer.status !== 200) throw new Error(`POST /mesh/send: ${answer.status} ${JSON.stringify(answer.body)}`);
+      const first = next;
+      next = Math.min(o.count, next + perPost);
+      const answer =
+        perPost === 1
+          ? await postJson(pair.a, '/mesh/send', { to: pair.b.nodeId, topic, payload_hex: payloadHex(o.size, first) })
+          : await postJson(pair.a, '/mesh/send-batch', {
+              to: pair.b.nodeId,
+              messages: Array.from({ length: next - first }, (_, i) => ({ topic, payload_hex: payloadHex(o.size, first + i) })),
+            });
+      if (answer.status !== 200) throw new Error(`POST ${perPost === 1 ? '/mesh/send' : '/mesh/send-batch'}: ${answer.status} ${JSON.stringify(answer.body)}`);
     }
   };
-  await Promise.all(Array.from({ length: o.concurrency }, worker));
+  await Promise.all(Array.from({ length: inFlight }, worker));
   await waitFor(`all ${o.count} messages on B's stream`, async () => arrived() === o.count, 60_000, 5);
   const events = pair.stream.events;
   const last = Math.max(...events.map((e, i) => (e.topic === topic ? pair.stream.arrivals[i]! : 0)));
-  const cpu1 = await Promise.all([processCpuMs(pair.a.child.pid), processCpuMs(pair.b.child.pid)]);
-  return { messagesMs: last - started, messagesCpuMs: { a: since(cpu0[0]!, cpu1[0]!), b: since(cpu0[1]!, cpu1[1]!) } };
+  return last - started;
 }
 
 async function bench<T>(pair: Pair, path: string, body: Record<string, unknown>): Promise<T> {
@@ -148,13 +165,20 @@ async function bench<T>(pair: Pair, path: string, body: Record<string, unknown>)
   return answer.body as T;
 }
 
-/** `rounds` rounds, each carrying the messages the three ways in turn (their order rotating). */
+/** `rounds` rounds, each carrying the messages every way in turn (their order rotating). */
 export async function throughput(pair: Pair, o: ThroughputOptions, rounds: number, log: (line: string) => void): Promise<ThroughputRound[]> {
   const out: ThroughputRound[] = [];
   for (let round = 0; round < rounds; round++) {
     const parts: { -readonly [K in keyof ThroughputRound]?: ThroughputRound[K] } = {};
     const steps = [
-      async (): Promise<void> => void Object.assign(parts, await throughMessages(pair, o, round)),
+      async (): Promise<void> => {
+        const cpu0 = await Promise.all([processCpuMs(pair.a.child.pid), processCpuMs(pair.b.child.pid)]);
+        parts.batchedMs = await throughApi(pair, o, `batched-${round}`, o.batch, BATCHES_IN_FLIGHT);
+        const cpu1 = await Promise.all([processCpuMs(pair.a.child.pid), processCpuMs(pair.b.child.pid)]);
+        parts.batchedCpuMs = { a: since(cpu0[0]!, cpu1[0]!), b: since(cpu0[1]!, cpu1[1]!) };
+      },
+      async (): Promise<void> => void (parts.singleMs = await throughApi(pair, o, `single-${round}`, 1, o.concurrency)),
+      async (): Promise<void> => void (parts.laneMs = (await bench<{ ms: number }>(pair, '/bench/lane', { count: o.count, size: o.size, batch: o.batch, in_flight: BATCHES_IN_FLIGHT })).ms),
       async (): Promise<void> => {
         const raw = await bench<{ ms: number; received: number }>(pair, '/bench/raw', { count: o.count, size: o.size });
         if (raw.received !== o.count) throw new Error(`the sink counted ${raw.received} frames of ${o.count}`);
@@ -166,7 +190,7 @@ export async function throughput(pair: Pair, o: ThroughputOptions, rounds: numbe
     const r = parts as ThroughputRound;
     out.push(r);
     const rate = (ms: number): string => `${Math.round((o.count / ms) * 1000)}/s`;
-    log(`  round ${round + 1}: messages ${rate(r.messagesMs)}, bare stream ${rate(r.bareMs)}, network-port requests ${rate(r.rpcMs)}`);
+    log(`  round ${round + 1}: batched ${rate(r.batchedMs)}, bare stream ${rate(r.bareMs)}, one per POST ${rate(r.singleMs)}, lane without HTTP ${rate(r.laneMs)}, network-port requests ${rate(r.rpcMs)}`);
   }
   return out;
 }

@@ -22,8 +22,8 @@ process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 test('options: defaults, --quick defaults, and refusals', () => {
   const full = parseMessagingBenchArgs([]);
   assert.deepEqual(
-    { messages: full.messages, count: full.count, rounds: full.rounds, concurrency: full.concurrency, size: full.size, write: full.write },
-    { messages: 1_000, count: 3_000, rounds: 3, concurrency: 32, size: 1024, write: true },
+    { messages: full.messages, count: full.count, rounds: full.rounds, concurrency: full.concurrency, batch: full.batch, size: full.size, write: full.write },
+    { messages: 1_000, count: 3_000, rounds: 3, concurrency: 32, batch: 256, size: 1024, write: true },
   );
   const quick = parseMessagingBenchArgs(['--quick']);
   assert.deepEqual({ messages: quick.messages, count: quick.count, rounds: quick.rounds, write: quick.write }, { messages: 100, count: 300, rounds: 1, write: false });
@@ -31,11 +31,12 @@ test('options: defaults, --quick defaults, and refusals', () => {
   assert.equal(parseMessagingBenchArgs(['--messages', '0', '--count', '0']).count, 0);
   assert.throws(() => parseMessagingBenchArgs(['--size', '4']), /--size takes an integer from 8 to 65536/);
   assert.throws(() => parseMessagingBenchArgs(['--concurrency', '0']), /--concurrency/);
+  assert.throws(() => parseMessagingBenchArgs(['--batch', '1025']), /--batch/);
   assert.throws(() => parseMessagingBenchArgs(['--blocks', '5']), RangeError);
 });
 
-function round(messagesMs: number, bareMs: number, rpcMs = 2 * bareMs): ThroughputRound {
-  return { messagesMs, bareMs, rpcMs, messagesCpuMs: { a: 500, b: 400 } };
+function round(batchedMs: number, bareMs: number, rpcMs = 2 * bareMs): ThroughputRound {
+  return { batchedMs, bareMs, rpcMs, singleMs: 3 * batchedMs, laneMs: batchedMs / 2, batchedCpuMs: { a: 500, b: 400 } };
 }
 
 function fakeReport(events: number[], rounds: ThroughputRound[]): MessagingReport {
@@ -47,7 +48,7 @@ function fakeReport(events: number[], rounds: ThroughputRound[]): MessagingRepor
     node: { version: '24.0.0' },
     othersShare: 0.01,
     latency: events.length === 0 ? null : { size: 1024, warmup: 20, samples: events.map((eventMs) => ({ eventMs, postMs: eventMs + 1 })) },
-    throughput: rounds.length === 0 ? null : { count: 1_000, size: 1024, concurrency: 32, rounds },
+    throughput: rounds.length === 0 ? null : { count: 1_000, size: 1024, concurrency: 32, batch: 256, rounds },
     source: { commit: 'abc1234', modified: [] },
     elapsedMs: 60_000,
   };
@@ -61,7 +62,7 @@ test('goals: median under 10 ms, p99 under 50 ms, messages at least half the bar
   assert.equal(good[0]!.detail, 'median 4.00 ms over 100 messages of 1024 bytes');
   assert.equal(good[1]!.detail, 'p99 40.0 ms, worst 60.0 ms');
   // Medians: messages 1000/s, bare 625/s... as rates: 1000, 909, 1111 → 1000; bare 667, 556, 625 → 625.
-  assert.match(good[2]!.detail, /^1000 messages\/s against the bare stream's 625\/s: 160\.0 % \(medians of 3 rounds of 1000 messages, 32 POSTs at a time\)$/);
+  assert.match(good[2]!.detail, /^1000 messages\/s against the bare stream's 625\/s: 160\.0 % \(medians of 3 rounds of 1000 messages, 256 a POST, 4 POSTs at a time\)$/);
   const bad = evaluateMessagingGoals(fakeReport([12, 12, 70], [round(10_000, 100)]));
   assert.deepEqual(bad.map((g) => g.met), [false, false, false]);
   assert.match(bad[2]!.detail, /^100 messages\/s against the bare stream's 10000\/s: 1\.0 %/);
@@ -80,9 +81,11 @@ test('report: the section and the JSON are written, other sections kept byte for
   const section = text.slice(text.indexOf(beginMarker('messaging')), text.indexOf(endMarker('messaging')));
   assert.ok(section.includes(renderMessagingSection(report, goals).trim()));
   assert.match(section, /\| \*\*POST on A → the event on B's stream\*\* \| 5\.00 ms \| 6\.00 ms \| 6\.00 ms \| 4\.00 ms \| 6\.00 ms \|/);
-  assert.match(section, /\| \*\*messages: POST \/mesh\/send on A → B's stream\*\* \| 1000 \| 1\.02 \| 0\.100 \|/);
+  assert.match(section, /\| \*\*messages: POST \/mesh\/send-batch on A \(256 a POST\) → B's stream\*\* \| 1000 \| 1\.02 \| 0\.100 \|/);
+  assert.match(section, /\| messages: POST \/mesh\/send on A \(one a POST\) → B's stream \| 333 \| 0\.34 \| 0\.033 \|/);
+  assert.match(section, /\| messages from inside A \(its lane to B, no HTTP into A\), to B's acknowledgement \| 2000 \| 2\.05 \| 0\.200 \|/);
   assert.match(section, /\| one bare libp2p stream, length-prefixed frames \(ref\) \| 10000 \| 10\.24 \| 1\.000 \|/);
-  assert.match(section, /CPU per message while the API carried them: A 500 µs, B 400 µs/);
+  assert.match(section, /CPU per message while the batched API carried them: A 500 µs, B 400 µs/);
   const saved = JSON.parse(await readFile(json, 'utf8')) as MessagingReport & { goals: unknown[] };
   assert.equal(saved.goals.length, 3);
   await writeReport(MESSAGING_REPORT, report, { markdown, json });
@@ -95,7 +98,7 @@ test('mesh bench messaging --quick: a small run on real node processes end to en
   const { result: code, output: said } = await captureOutput(process.stdout, () => runBench(['messaging', '--quick', '--messages', '20', '--count', '100']));
   assert.equal(code, 0, said);
   assert.match(said, /POST on A → event on B: median [\d.]+ ms, p99 [\d.]+ ms/);
-  assert.match(said, /round 1: messages \d+\/s, bare stream \d+\/s, network-port requests \d+\/s/);
+  assert.match(said, /round 1: batched \d+\/s, bare stream \d+\/s, one per POST \d+\/s, lane without HTTP \d+\/s, network-port requests \d+\/s/);
   assert.match(said, /quick run: bench\/RESULTS\.md and bench\/results\/messaging\.json left as they were/);
   assert.deepEqual(await Promise.all([markdown, json].map((p) => readFile(p, 'utf8').catch(() => null))), before);
 });

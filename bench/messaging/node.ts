@@ -13,6 +13,7 @@ import { otherProcessesShare } from '../lib/processes.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { median, percentile } from '../lib/timing.ts';
 import { commandLine, runFlags, runOptions } from '../cli.ts';
+import { MAX_BATCH_MESSAGES } from '../../core/messaging/messaging.ts';
 import { latency, startPair, stopPair, throughput } from './cases.ts';
 import { MESSAGING_REPORT, throughputFigures, type MessagingReport } from './report.ts';
 
@@ -21,7 +22,8 @@ const messagingOptions = {
   messages: option({ value: 'N', description: 'messages timed one at a time for the latency; 0 skips it', parse: integer(0, 100_000), shown: '1000; 100 with --quick' }),
   count: option({ value: 'N', description: 'messages in each throughput round; 0 skips the throughput', parse: integer(0, 1_000_000), shown: '3000; 300 with --quick' }),
   rounds: option({ value: 'N', description: 'throughput rounds', parse: integer(1, 50), shown: '3; 1 with --quick' }),
-  concurrency: option({ value: 'N', description: 'POSTs (and network-port requests) in flight at a time', parse: integer(1, 256), default: 32 }),
+  concurrency: option({ value: 'N', description: 'single POSTs (and network-port requests) in flight at a time', parse: integer(1, 256), default: 32 }),
+  batch: option({ value: 'N', description: 'messages in one POST /mesh/send-batch', parse: integer(1, MAX_BATCH_MESSAGES), default: 256 }),
   size: option({ value: 'BYTES', description: 'payload of every message', parse: integer(8, 64 * 1024), default: 1024 }),
 };
 
@@ -32,6 +34,7 @@ export interface MessagingBenchOptions {
   readonly count: number;
   readonly rounds: number;
   readonly concurrency: number;
+  readonly batch: number;
   readonly size: number;
   /** Where the results go when written (default bench/RESULTS.md and bench/results/messaging.json). */
   readonly paths?: ResultPaths;
@@ -45,6 +48,7 @@ function messagingBenchOptions(values: OptionValues<typeof messagingOptions>): M
     count: values.count ?? (quick ? 300 : 3_000),
     rounds: values.rounds ?? (quick ? 1 : 3),
     concurrency: values.concurrency,
+    batch: values.batch,
     size: values.size,
   };
 }
@@ -77,11 +81,11 @@ export async function runMessagingBenchWith(options: MessagingBenchOptions, comm
       latencyPart = { size: options.size, warmup: WARMUP, samples };
     }
     if (options.count > 0) {
-      const o = { count: options.count, size: options.size, concurrency: options.concurrency };
+      const o = { count: options.count, size: options.size, concurrency: options.concurrency, batch: options.batch };
       log(`\n== throughput: ${o.count} messages of ${o.size} bytes, ${options.rounds} round${options.rounds === 1 ? '' : 's'}`);
       throughputPart = { ...o, rounds: await throughput(pair, o, options.rounds, log) };
       const f = throughputFigures(throughputPart);
-      log(`  medians: messages ${Math.round(f.messages)}/s, bare stream ${Math.round(f.bare)}/s (${(f.share * 100).toFixed(1)} %), network-port requests ${Math.round(f.rpc)}/s`);
+      log(`  medians: batched ${Math.round(f.batched)}/s, bare stream ${Math.round(f.bare)}/s (${(f.share * 100).toFixed(1)} %), one per POST ${Math.round(f.single)}/s`);
     }
   } catch (error) {
     log(`A's log:\n${pair.a.log()}\nB's log:\n${pair.b.log()}`);

@@ -10,7 +10,9 @@
  * - POST /bench/raw `{to, count, size}`: one bare stream to `to`'s sink carrying `count` frames of
  *   `size` bytes, timed from the dial to the sink's answer;
  * - POST /bench/rpc `{to, count, size, concurrency}`: `count` requests on `bench.rpc` (one stream
- *   each, as app messages travel), `concurrency` at a time.
+ *   each), `concurrency` at a time;
+ * - POST /bench/lane `{to, count, size, batch, in_flight}`: `count` messages through the node's own
+ *   messaging (its lane to `to`, no HTTP), `batch` a call, `in_flight` calls at a time.
  *
  * Usage: node bench/messaging/peer.ts [--bootstrap MULTIADDR]. It prints `bench-node <id>`,
  * `token <api token>`, `http <url>` and `p2p <multiaddr>` lines, and stops on SIGTERM.
@@ -106,16 +108,34 @@ async function rpcRequests(to: Uint8Array, count: number, size: number, concurre
   return { ms: performance.now() - started };
 }
 
+/** `count` messages to `to` through the node's messaging, `batch` a call, `inFlight` calls at a time; the ms until the last is acknowledged. */
+async function laneMessages(to: Uint8Array, count: number, size: number, batch: number, inFlight: number): Promise<{ ms: number }> {
+  const payload = new Uint8Array(size).fill(0x5a);
+  const topic = `lane-${Date.now()}`;
+  let next = 0;
+  const started = performance.now();
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const first = next;
+      next = Math.min(count, next + batch);
+      await node.messaging.sendMany(to, Array.from({ length: next - first }, () => ({ topic, payload })));
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return { ms: performance.now() - started };
+}
+
 const token = toHex(systemRandom.bytes(16));
 const api = createNodeApi({ service: node, token });
 const json = (value: unknown): Response => new Response(JSON.stringify(value), { headers: { 'content-type': 'application/json' } });
 const server = await serveFetch(async (request) => {
   const url = new URL(request.url);
   if (request.method !== 'POST' || !url.pathname.startsWith('/bench/')) return api(request);
-  const body = (await request.json()) as { to: string; count: number; size: number; concurrency?: number };
+  const body = (await request.json()) as { to: string; count: number; size: number; concurrency?: number; batch?: number; in_flight?: number };
   const to = fromHex(body.to, 32);
   if (url.pathname === '/bench/raw') return json(await rawStream(to, body.count, body.size));
   if (url.pathname === '/bench/rpc') return json(await rpcRequests(to, body.count, body.size, body.concurrency ?? 1));
+  if (url.pathname === '/bench/lane') return json(await laneMessages(to, body.count, body.size, body.batch ?? 1, body.in_flight ?? 1));
   return api(request);
 }, '127.0.0.1', 0);
 

@@ -5,7 +5,7 @@
  * to emit events through and to check that streams end.
  */
 import type { InboxEvent, InboxSnapshot } from '../messaging/inbox.ts';
-import type { PublishAnswer, ReplyAnswer, SendAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
+import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
 import type { NameRecord, Recipient } from '../names/names.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { Unsubscribe } from '../web/sse.ts';
@@ -45,6 +45,10 @@ export class FakeMessaging implements MessagingService, NamesService {
   async sendMessage(to: Recipient, topic: string, payload: Uint8Array): Promise<SendAnswer> {
     this.#call('sendMessage', shown(to), topic, payload);
     return { to: typeof to === 'string' ? PEER : toHex(to), topic, seq: 9 };
+  }
+  async sendMessages(to: Recipient, messages: readonly OutgoingMessage[]): Promise<SendBatchAnswer> {
+    this.#call('sendMessages', shown(to), messages.map((m) => ({ topic: m.topic, payload_hex: toHex(m.payload) })));
+    return { to: typeof to === 'string' ? PEER : toHex(to), seqs: messages.map((_, i) => 10 + i) };
   }
   async requestMessage(to: Recipient, topic: string, payload: Uint8Array, timeoutMs: number): Promise<ReplyAnswer> {
     this.#call('requestMessage', shown(to), topic, payload, timeoutMs);

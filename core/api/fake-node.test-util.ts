@@ -14,7 +14,7 @@ import { FakeChannels } from './fake-channels.test-util.ts';
 import { formatAddress } from '../tunnel/address.ts';
 import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
 import type { InboxEvent, InboxSnapshot } from '../messaging/inbox.ts';
-import type { PublishAnswer, ReplyAnswer, SendAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
+import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
 import type { NameRecord, Recipient } from '../names/names.ts';
 import { FakeMessaging } from './fake-messaging.test-util.ts';
 import type { JobsService, NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from './service.ts';
@@ -276,6 +276,9 @@ export class FakeNode extends FakeJobs implements NodeService {
   readonly messaging = new FakeMessaging();
   sendMessage(to: Recipient, topic: string, payload: Uint8Array): Promise<SendAnswer> {
     return this.messaging.sendMessage(to, topic, payload);
+  }
+  sendMessages(to: Recipient, messages: readonly OutgoingMessage[]): Promise<SendBatchAnswer> {
+    return this.messaging.sendMessages(to, messages);
   }
   requestMessage(to: Recipient, topic: string, payload: Uint8Array, timeoutMs: number): Promise<ReplyAnswer> {
     return this.messaging.requestMessage(to, topic, payload, timeoutMs);

@@ -10,6 +10,8 @@ export const MESSAGING_ERRORS = {
   self: { status: 400, problem: 'invalid-body' },
   /** A payload over MAX_PAYLOAD_BYTES (64 KiB). */
   'payload-too-large': { status: 413, problem: 'too-large' },
+  /** A batch with no message or more than MAX_BATCH_MESSAGES. */
+  'too-many-messages': { status: 400, problem: 'invalid-body' },
   /** As many of this node's requests wait for their replies as it allows (MAX_OPEN_REQUESTS). */
   'too-many-requests': { status: 429, problem: 'too-many-requests' },
   /** As many topics are subscribed as the node allows (MAX_SUBSCRIPTIONS). */

@@ -8,7 +8,8 @@ import { key, openChain } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import { InvalidNameError, NetworkError, PeerUnreachableError, RemoteError, RequestTimeoutError } from '../net/errors.ts';
+import { InvalidNameError, NetworkError, PeerUnreachableError, RemoteError, RequestTimeoutError, StreamResetError } from '../net/errors.ts';
+import { FrameReader, framesOf } from '../net/frames.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { appTopic } from '../net/network.ts';
 import type { MeshNode } from '../node/node.ts';
@@ -16,8 +17,10 @@ import { startNode } from '../node/node.test-util.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
 import { MessagingError } from './errors.ts';
 import type { InboxEvent } from './inbox.ts';
-import type { MessagingLimits } from './messaging.ts';
-import { PUBLISH_MAX_AGE_MS } from './messaging.ts';
+import { laneExchange } from './lane.test-util.ts';
+import { LANE_IDLE_MS, MESSAGE_STREAM } from './lanes.ts';
+import type { MessagingLimits, OutgoingMessage } from './messaging.ts';
+import { BatchStoppedError, MAX_BATCH_MESSAGES, PUBLISH_MAX_AGE_MS, SEND_TIMEOUT_MS } from './messaging.ts';
 import { appAckCodec, appMessageCodec, appReplyCodec, appRequestCodec, MAX_PAYLOAD_BYTES, MESSAGING_RPC, signPubSub } from './wire.ts';
 
 const A = key(1);
@@ -104,10 +107,10 @@ test('messaging: a directed message reaches the receiver\'s stream from its auth
 test('messaging: a message or request whose from_node names another node is refused, penalised, and never reaches the inbox', async () => {
   const m = await mesh([A, B]);
   try {
-    // C is a bare network member: it crafts the RPCs by hand, claiming to be A.
+    // C is a bare network member: it crafts the lane's frames and the RPC by hand, claiming to be A.
     const c = m.bus.join(C.publicKey);
     const forged = encode(appMessageCodec, { from_node: A.publicKey, topic: 'chat', payload: text.encode('from A, honest') });
-    const ack = decode(appAckCodec, await c.request(B.publicKey, MESSAGING_RPC.message, forged));
+    const [ack] = await laneExchange(c, B.publicKey, [forged]);
     assert.deepEqual(ack, { answer: 'Refused', reason: 'forged-sender', detail: 'from_node is not the peer that sent the message' });
     const request = encode(appRequestCodec, { from_node: A.publicKey, topic: 'chat', payload: text.encode('?'), timeout_ms: 1_000 });
     const reply = decode(appReplyCodec, await c.request(B.publicKey, MESSAGING_RPC.request, request));
@@ -117,12 +120,13 @@ test('messaging: a message or request whose from_node names another node is refu
     assert.deepEqual(network(m, B).penalties.map((p) => p.node), [toHex(C.publicKey), toHex(C.publicKey)]);
     // The same message with C's own id is taken, from C.
     const honest = encode(appMessageCodec, { from_node: C.publicKey, topic: 'chat', payload: text.encode('from C') });
-    assert.deepEqual(decode(appAckCodec, await c.request(B.publicKey, MESSAGING_RPC.message, honest)), { answer: 'Queued', seq: 1 });
-    assert.equal(m.heard[1]![0]!.from, toHex(C.publicKey));
-    // A topic outside the rule is refused too.
+    // A topic outside the rule is refused too, and a refusal does not hold back the frames after it.
     const badTopic = encode(appMessageCodec, { from_node: C.publicKey, topic: 'two words', payload: new Uint8Array(0) });
-    assert.deepInclude(decode(appAckCodec, await c.request(B.publicKey, MESSAGING_RPC.message, badTopic)), { answer: 'Refused', reason: 'bad-topic' });
-    assert.lengthOf(m.heard[1]!, 1);
+    const acks = await laneExchange(c, B.publicKey, [honest, badTopic, honest]);
+    assert.deepEqual(acks[0], { answer: 'Queued', seq: 1 });
+    assert.deepInclude(acks[1], { answer: 'Refused', reason: 'bad-topic' });
+    assert.deepEqual(acks[2], { answer: 'Queued', seq: 2 });
+    assert.deepEqual(m.heard[1]!.map((e) => e.from), [toHex(C.publicKey), toHex(C.publicKey)]);
   } finally {
     await m.stop();
   }
@@ -390,7 +394,11 @@ test('messaging: one peer holds at most an eighth of the held requests; a peer a
     await until(m, 'B holds C\'s too', () => b!.messaging.heldRequests === 3);
 
     const rogue = m.bus.join(D.publicKey);
-    rogue.serve(MESSAGING_RPC.message, async () => Uint8Array.of(0xff, 0xff));
+    rogue.serveStream(MESSAGE_STREAM, (stream) => {
+      void (async () => {
+        for await (const chunk of stream) if (chunk.length > 0) await stream.write(framesOf([Uint8Array.of(0xff, 0xff)]));
+      })().catch(() => {});
+    });
     rogue.serve(MESSAGING_RPC.request, async () => Uint8Array.of(0xff));
     const calls: (() => Promise<unknown>)[] = [() => a!.sendMessage(D.publicKey, 't', text.encode('x')), () => a!.requestMessage(D.publicKey, 't', text.encode('x'), 1_000)];
     for (const call of calls) {
@@ -410,9 +418,10 @@ test('messaging: bytes that do not decode fail a directed message or request, an
     const [, b] = m.nodes;
     b!.subscribeTopic('news');
     const c = m.bus.join(C.publicKey);
-    for (const protocol of [MESSAGING_RPC.message, MESSAGING_RPC.request]) {
-      await rejectsAsync(() => c.request(B.publicKey, protocol, Uint8Array.of(7, 7, 7)), RemoteError, 'remote-failed');
-    }
+    await rejectsAsync(() => c.request(B.publicKey, MESSAGING_RPC.request, Uint8Array.of(7, 7, 7)), RemoteError, 'remote-failed');
+    // On a lane, a frame that is not a message resets the lane and counts against the peer.
+    await rejectsAsync(() => laneExchange(c, B.publicKey, [Uint8Array.of(7, 7, 7)]), StreamResetError, 'stream-reset');
+    assert.deepEqual(network(m, B).penalties.map((p) => p.node), [toHex(C.publicKey)]);
     c.handle(appTopic('news'), async () => 'accept');
     await until(m, 'B and C meet on the topic', () => c.subscribers(appTopic('news')) > 0);
     for (const junk of [Uint8Array.of(1), new Uint8Array(300).fill(0xab)]) await c.publish(appTopic('news'), junk);
@@ -420,6 +429,84 @@ test('messaging: bytes that do not decode fail a directed message or request, an
     const toB = m.bus.verdicts.filter((v) => v.to === toHex(B.publicKey) && v.topic === appTopic('news'));
     assert.deepEqual(toB.map((v) => v.verdict), ['reject', 'reject']);
     assert.deepEqual(m.heard[1], []);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: a batch arrives in order on one lane, acknowledged with its seqs; a bad message sends none of it; an idle lane closes and the next send opens another', async () => {
+  const m = await mesh([A, B]);
+  try {
+    const [a, b] = m.nodes;
+    const batch = Array.from({ length: 50 }, (_, i) => ({ topic: i % 2 === 0 ? 'even' : 'odd', payload: text.encode(`m${i}`) }));
+    const answer = await a!.sendMessages(B.publicKey, batch);
+    assert.deepEqual(answer, { to: toHex(B.publicKey), seqs: Array.from({ length: 50 }, (_, i) => i + 1) });
+    assert.deepEqual(m.heard[1]!.map((e) => [e.topic, e.payload_hex]), batch.map((msg) => [msg.topic, toHex(msg.payload)]));
+    // Single sends, many at once, share the lane and keep their order.
+    const singles = await Promise.all(Array.from({ length: 20 }, (_, i) => a!.sendMessage(B.publicKey, 'single', text.encode(`s${i}`))));
+    assert.deepEqual(singles.map((s) => s.seq), Array.from({ length: 20 }, (_, i) => 51 + i));
+    assert.equal(a!.messaging.openLanes, 1);
+    assert.equal(m.bus.members.get(toHex(A.publicKey))!.openStreams, 1, 'one stream carried all of them');
+
+    // Checked before anything is sent: a bad topic, an oversized payload, an empty or oversized batch.
+    const bad: [OutgoingMessage[], string | typeof InvalidNameError][] = [
+      [[{ topic: 'ok', payload: new Uint8Array(0) }, { topic: 'two words', payload: new Uint8Array(0) }], InvalidNameError],
+      [[{ topic: 'ok', payload: new Uint8Array(MAX_PAYLOAD_BYTES + 1) }], 'payload-too-large'],
+      [Array.from({ length: 65 }, () => ({ topic: 'ok', payload: new Uint8Array(MAX_PAYLOAD_BYTES) })), 'payload-too-large'],
+      [[], 'too-many-messages'],
+      [Array.from({ length: MAX_BATCH_MESSAGES + 1 }, () => ({ topic: 'ok', payload: new Uint8Array(0) })), 'too-many-messages'],
+    ];
+    for (const [messages, expected] of bad) {
+      if (typeof expected === 'string') await rejectsAsync(() => a!.sendMessages(B.publicKey, messages), MessagingError, expected);
+      else await rejectsAsync(() => a!.sendMessages(B.publicKey, messages), expected, 'invalid-name');
+    }
+    assert.equal(b!.inboxSnapshot(0, null).last_seq, 70, 'none of the bad batches reached B');
+
+    await m.clock.advance(2 * LANE_IDLE_MS);
+    await until(m, 'the idle lane closes on both sides', () => a!.messaging.openLanes === 0 && m.bus.members.get(toHex(A.publicKey))!.openStreams === 0);
+    assert.equal((await a!.sendMessage(B.publicKey, 'again', text.encode('x'))).seq, 71);
+    assert.equal(a!.messaging.openLanes, 1);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: a lane that stops acknowledging or breaks fails what waits on it, telling which messages were queued; the next send opens a new lane', async () => {
+  const m = await mesh([A]);
+  try {
+    const [a] = m.nodes;
+    // D acknowledges the first two frames of each lane, then, by the lane's number, goes silent or resets it.
+    const d = m.bus.join(D.publicKey);
+    let lanes = 0;
+    d.serveStream(MESSAGE_STREAM, (stream) => {
+      const lane = ++lanes;
+      void (async () => {
+        const frames = new FrameReader(1 << 20);
+        let seen = 0;
+        for await (const chunk of stream) {
+          for (const _ of frames.push(chunk)) {
+            seen++;
+            if (seen <= 2) await stream.write(framesOf([encode(appAckCodec, { answer: 'Queued', seq: 100 * lane + seen })]));
+            else if (lane === 2) return stream.reset(new Error('D gives up'));
+          }
+        }
+      })().catch(() => {});
+    });
+    const batch = Array.from({ length: 5 }, (_, i) => ({ topic: 't', payload: text.encode(`${i}`) }));
+    const started = m.clock.now();
+    const silent = await settle(m, a!.sendMessages(D.publicKey, batch));
+    assert.instanceOf(silent.error, BatchStoppedError);
+    assert.deepEqual((silent.error as BatchStoppedError).seqs, [101, 102]);
+    assert.instanceOf((silent.error as BatchStoppedError).cause, RequestTimeoutError);
+    assert.equal(m.clock.now() - started, SEND_TIMEOUT_MS, 'it waited the send timeout, no longer');
+
+    const reset = await settle(m, a!.sendMessages(D.publicKey, batch));
+    assert.deepEqual((reset.error as BatchStoppedError).seqs, [201, 202]);
+    assert.instanceOf((reset.error as BatchStoppedError).cause, PeerUnreachableError);
+    // A single message is told the cause itself.
+    const single = await settle(m, a!.sendMessage(D.publicKey, 't', text.encode('x')));
+    assert.deepEqual(single.value, { to: toHex(D.publicKey), topic: 't', seq: 301 });
+    assert.equal(lanes, 3);
   } finally {
     await m.stop();
   }

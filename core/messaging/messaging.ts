@@ -20,6 +20,7 @@ import { appTopic, isAppTopic, type GossipMessage, type Network, type RpcRequest
 import type { Clock } from '../time/clock.ts';
 import { MessagingError } from './errors.ts';
 import { Inbox, INBOX_LIMITS, type InboxLimits } from './inbox.ts';
+import { MessageLanes } from './lanes.ts';
 import { HeldRequests } from './replies.ts';
 import {
   appAckCodec,
@@ -54,8 +55,11 @@ export interface MessagingLimits extends InboxLimits {
 
 export const MESSAGING_LIMITS: Omit<MessagingLimits, keyof InboxLimits> = Object.freeze({ openRequests: 256, heldRequests: 256, subscriptions: 64, seenPublishes: 200_000 });
 
-/** How long a directed message waits for the receiver's acknowledgement. */
+/** How long a directed message (or a batch) waits for the receiver's acknowledgement. */
 export const SEND_TIMEOUT_MS = 10_000;
+/** Messages in one batch, and their payloads' bytes in all. */
+export const MAX_BATCH_MESSAGES = 1_024;
+export const MAX_BATCH_PAYLOAD_BYTES = 4 * 1024 * 1024;
 /** How long a request waits for its reply unless the caller says otherwise, and the most it may. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 export const MAX_REQUEST_TIMEOUT_MS = 60_000;
@@ -85,6 +89,34 @@ export interface SendAnswer {
   readonly topic: string;
   /** The message's seq in the receiver's inbox. */
   readonly seq: number;
+}
+
+/** One message of a batch. */
+export interface OutgoingMessage {
+  readonly topic: string;
+  readonly payload: Uint8Array;
+}
+
+/** POST /mesh/send-batch's answer: each message's seq in the receiver's inbox, in order. */
+export interface SendBatchAnswer {
+  readonly to: string;
+  readonly seqs: number[];
+}
+
+/**
+ * A batch that stopped part-way, after its messages were sent: the first `seqs.length` were
+ * queued by the receiver (these are their seqs); the rest may or may not have been. `cause` says why.
+ */
+export class BatchStoppedError extends Error {
+  override readonly cause: Error;
+  readonly seqs: readonly number[];
+
+  constructor(cause: Error, seqs: readonly number[]) {
+    super(`${seqs.length} messages were queued before the batch stopped: ${cause.message}`);
+    this.name = 'BatchStoppedError';
+    this.cause = cause;
+    this.seqs = seqs;
+  }
 }
 
 /** POST /mesh/request's answer: the reply. */
@@ -119,6 +151,7 @@ export class Messaging {
   readonly #o: MessagingOptions;
   readonly #self: Uint8Array;
   readonly #held: HeldRequests;
+  readonly #lanes: MessageLanes;
   readonly #subscribed = new Set<string>();
   // Publish id → its author's time, kept while a copy could still pass the age check.
   readonly #seen = new Map<string, number>();
@@ -132,25 +165,32 @@ export class Messaging {
     this.limits = { ...INBOX_LIMITS, ...MESSAGING_LIMITS, ...options.limits };
     this.inbox = new Inbox(() => options.clock.now(), { messages: this.limits.messages, bytes: this.limits.bytes });
     this.#held = new HeldRequests(options.clock, options.random);
+    this.#lanes = new MessageLanes({ network: options.network, clock: options.clock, log: options.log });
   }
 
   /** Serves the two RPCs. */
   start(): void {
     const { network } = this.#o;
     const bounds = { maxRequestBytes: MAX_FRAME_BYTES, maxResponseBytes: MAX_FRAME_BYTES };
-    this.#unserve.push(network.serve(MESSAGING_RPC.message, (request) => this.#onMessage(request), bounds));
+    this.#unserve.push(this.#lanes.serve((peer, data) => this.#onMessage(peer, data)));
     this.#unserve.push(network.serve(MESSAGING_RPC.request, (request) => this.#onRequest(request), bounds));
   }
 
   /** Stops serving; held requests end unanswered. */
   stop(): void {
     for (const unserve of this.#unserve.splice(0)) unserve();
+    this.#lanes.stop();
     this.#held.close();
   }
 
   /** Topics subscribed, in the order they were. */
   get topics(): string[] {
     return [...this.#subscribed];
+  }
+
+  /** Lanes this node has open to peers for its directed messages. */
+  get openLanes(): number {
+    return this.#lanes.open;
   }
 
   /** Requests from peers waiting for a reply here. */
@@ -165,14 +205,42 @@ export class Messaging {
    * ('self', 'payload-too-large', 'refused'), NetworkError (unreachable, timeout, busy, …).
    */
   async send(to: Uint8Array, topic: string, payload: Uint8Array): Promise<SendAnswer> {
-    this.#checkOutgoing(to, topic, payload);
-    const bytes = encode(appMessageCodec, { from_node: this.#self, topic, payload });
-    const answer = answerOf(appAckCodec, to, await this.#o.network.request(to, MESSAGING_RPC.message, bytes, { timeoutMs: SEND_TIMEOUT_MS, maxRequestBytes: MAX_FRAME_BYTES }));
-    if (answer.answer === 'Refused') throw this.#refusal(to, answer);
-    return { to: toHex(to), topic, seq: answer.seq };
+    try {
+      const { seqs } = await this.sendMany(to, [{ topic, payload }]);
+      return { to: toHex(to), topic, seq: seqs[0]! };
+    } catch (error) {
+      throw error instanceof BatchStoppedError ? error.cause : error;
+    }
   }
 
-  async #onMessage({ peer, data }: RpcRequest): Promise<Uint8Array> {
+  /**
+   * Sends `messages` to `to`, in order, and resolves once its node has queued them all. Checks
+   * them all first (MessagingError 'self', 'payload-too-large', 'too-many-messages'; NetworkError
+   * 'invalid-name'), sending none of a batch with a bad one. Once sent, a failure part-way is a
+   * BatchStoppedError: its `seqs` are those of the first messages, queued; the rest may or may not
+   * have been.
+   */
+  async sendMany(to: Uint8Array, messages: readonly OutgoingMessage[]): Promise<SendBatchAnswer> {
+    if (messages.length === 0 || messages.length > MAX_BATCH_MESSAGES) throw new MessagingError('too-many-messages', `a batch holds 1 to ${MAX_BATCH_MESSAGES} messages, got ${messages.length}`);
+    let bytes = 0;
+    for (const { topic, payload } of messages) {
+      this.#checkOutgoing(to, topic, payload);
+      bytes += payload.length;
+    }
+    if (bytes > MAX_BATCH_PAYLOAD_BYTES) throw new MessagingError('payload-too-large', `a batch's payloads are at most ${MAX_BATCH_PAYLOAD_BYTES} bytes in all, got ${bytes}`);
+    const encoded = messages.map(({ topic, payload }) => encode(appMessageCodec, { from_node: this.#self, topic, payload }));
+    const { acks, error } = await this.#lanes.send(to, encoded, SEND_TIMEOUT_MS);
+    const seqs: number[] = [];
+    for (const ack of acks) {
+      if (ack.answer === 'Refused') throw new BatchStoppedError(this.#refusal(to, ack), seqs);
+      seqs.push(ack.seq);
+    }
+    if (error !== null) throw new BatchStoppedError(error, seqs);
+    return { to: toHex(to), seqs };
+  }
+
+  /** A message that arrived on a lane: queued, or refused; a frame that is not a message throws DecodeError. */
+  #onMessage(peer: Uint8Array, data: Uint8Array): Uint8Array {
     const message = decode(appMessageCodec, data);
     const refusal = this.#refuseIncoming(peer, message.from_node, message.topic);
     if (refusal !== null) return encode(appAckCodec, { answer: 'Refused', ...refusal });

@@ -2,9 +2,10 @@
  * App messaging's wire forms (node-messaging.md §2 "Internal wire forms"; docs/messaging.md
  * "Protocol"), canonical binary (core/encoding/codec.ts):
  *
- * - `app.message` on the mesh RPC protocol 1: AppMessage `{from_node, topic, payload}`, answered
- *   by AppAck: queued (with the receiver's inbox position) or refused (a reason code and a detail).
- * - `app.request`: AppRequest `{from_node, topic, payload, timeout_ms}`, answered by AppReply: the
+ * - AppMessage `{from_node, topic, payload}`, answered by AppAck: queued (with the receiver's inbox
+ *   position) or refused (a reason code and a detail). They travel pipelined on a lane, one
+ *   stream per pair of nodes and direction (lanes.ts), as frames of the same request and answer.
+ * - `app.request` on the mesh RPC protocol 1: AppRequest `{from_node, topic, payload, timeout_ms}`, answered by AppReply: the
  *   app's reply, or refused. The connection authenticates the requester on both; `from_node` must
  *   name it.
  * - pub/sub on `mesh-app/<topic>`: AppPubSubMsg, signed by its author (so any relay may carry it),
@@ -20,7 +21,6 @@ import { InvalidEncodingError } from '../errors.ts';
 import { domainBytes } from '../ledger/domain.ts';
 
 export const MESSAGING_RPC = {
-  message: 'app.message',
   request: 'app.request',
 } as const;
 

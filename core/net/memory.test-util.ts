@@ -300,6 +300,11 @@ export class MemoryNetwork implements Network {
     };
   }
 
+  /** Raw streams this member has open, either way. */
+  get openStreams(): number {
+    return this.#streams.size;
+  }
+
   #countStreams(peer: MemoryNetwork, id: string, outbound: boolean): number {
     let count = 0;
     for (const s of this.#streams) if (s.peer === peer && s.id === id && s.outbound === outbound) count++;

@@ -16,7 +16,7 @@ import { TunnelService } from '../tunnel/service.ts';
 import type { TunnelSockets } from '../tunnel/sockets.ts';
 import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
 import type { InboxEvent, InboxSnapshot } from '../messaging/inbox.ts';
-import { Messaging, type MessagingLimits, type PublishAnswer, type ReplyAnswer, type SendAnswer, type SubscribeAnswer } from '../messaging/messaging.ts';
+import { Messaging, type MessagingLimits, type PublishAnswer, type OutgoingMessage, type ReplyAnswer, type SendAnswer, type SendBatchAnswer, type SubscribeAnswer } from '../messaging/messaging.ts';
 import { Names, type NameRecord, type Recipient } from '../names/names.ts';
 import { ForkChoiceError, type Chain, type ChainEvent } from '../chain/chain.ts';
 import { Mempool, MempoolError } from '../chain/mempool.ts';
@@ -422,6 +422,10 @@ export class MeshNode implements NodeService {
 
   sendMessage(to: Recipient, topic: string, payload: Uint8Array): Promise<SendAnswer> {
     return this.messaging.send(this.#names.recipient(to), topic, payload);
+  }
+
+  sendMessages(to: Recipient, messages: readonly OutgoingMessage[]): Promise<SendBatchAnswer> {
+    return this.messaging.sendMany(this.#names.recipient(to), messages);
   }
 
   requestMessage(to: Recipient, topic: string, payload: Uint8Array, timeoutMs: number): Promise<ReplyAnswer> {

@@ -74,13 +74,18 @@ export function eventStream<T>(
   return new ReadableStream<Uint8Array>(
     {
       start(controller): void {
-        const keepAlive = (): void => {
-          timer?.cancel();
+        // One timer at a time, not one per event: each event only notes when it went out, and the
+        // timer, when it fires early, waits out the rest of the quiet time.
+        let sentAt = clock.now();
+        const keepAlive = (inMs = options.keepAliveMs): void => {
           timer = clock.setTimeout(() => {
+            const quietMs = clock.now() - sentAt;
+            if (quietMs < options.keepAliveMs) return keepAlive(options.keepAliveMs - quietMs);
             // A keep-alive is also held back from a client that reads nothing.
             if (controller.desiredSize !== null && controller.desiredSize > 0) controller.enqueue(KEEP_ALIVE);
+            sentAt = clock.now();
             keepAlive();
-          }, options.keepAliveMs);
+          }, inMs);
         };
         onAbort = (): void => {
           stop();
@@ -121,7 +126,7 @@ export function eventStream<T>(
             return;
           }
           controller.enqueue(frame);
-          keepAlive();
+          sentAt = clock.now();
         }, end);
         // The stream may have ended inside `subscribe` (events delivered at once overflowed it, or it had no more).
         if (ended) unsubscribe();

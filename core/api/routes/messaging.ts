@@ -7,22 +7,25 @@
  * open, 507 too many subscriptions; 503 a publish no peer would hear. A reply answers 404 for an
  * unknown token, 409 for a second reply, 410 for one after its request gave up.
  */
-import { integer, object, optional, refine, string, type Struct } from 'superstruct';
+import { array, integer, object, optional, refine, size, string, type Struct } from 'superstruct';
 import { isAppTopic } from '../../net/network.ts';
 import type { InboxEvent, InboxSnapshot } from '../../messaging/inbox.ts';
-import type { PublishAnswer, ReplyAnswer, SendAnswer, SubscribeAnswer } from '../../messaging/messaging.ts';
-import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_REQUEST_TIMEOUT_MS } from '../../messaging/messaging.ts';
+import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../../messaging/messaging.ts';
+import { BatchStoppedError, DEFAULT_REQUEST_TIMEOUT_MS, MAX_BATCH_MESSAGES, MAX_BATCH_PAYLOAD_BYTES, MAX_REQUEST_TIMEOUT_MS } from '../../messaging/messaging.ts';
 import { MAX_PAYLOAD_BYTES } from '../../messaging/wire.ts';
 import { REPLY_TOKEN_BYTES } from '../../messaging/replies.ts';
 import type { Recipient } from '../../names/names.ts';
 import { fromHex } from '../../encoding/hex.ts';
 import type { Unsubscribe } from '../../web/sse.ts';
 import type { Feature } from '../feature.ts';
+import { ApiProblem, toProblem, type ApiProblemCode } from '../problem.ts';
 import { badQuery, boundHexField, checkBody, HexBytes, RecipientField, recipientOf } from '../input.ts';
 
 export interface MessagingService {
   /** Sends a directed message; resolves with the receiver's acknowledgement once it has queued it. */
   sendMessage(to: Recipient, topic: string, payload: Uint8Array): Promise<SendAnswer>;
+  /** Sends messages in order; a failure part-way after sending is a BatchStoppedError. */
+  sendMessages(to: Recipient, messages: readonly OutgoingMessage[]): Promise<SendBatchAnswer>;
   /** Sends a request and resolves with its reply; a timeout is NetworkError 'timeout' (504). */
   requestMessage(to: Recipient, topic: string, payload: Uint8Array, timeoutMs: number): Promise<ReplyAnswer>;
   /** Answers a request that reached this node (MessagingError 404, 409, 410 when it cannot). */
@@ -37,6 +40,8 @@ export interface MessagingService {
 
 /** A body's bound on these routes: a payload of 64 KiB as hex, and room for the other fields. */
 export const MESSAGING_BODY_BYTES = 2 * MAX_PAYLOAD_BYTES + 4 * 1024;
+/** A batch's bound: its payloads as hex, and room for each message's other fields. */
+export const BATCH_BODY_BYTES = 2 * MAX_BATCH_PAYLOAD_BYTES + MAX_BATCH_MESSAGES * 256 + 4 * 1024;
 /**
  * Unread bytes of one /mesh/messages/stream connection before it is closed: enough for the whole
  * inbox replayed at once (8 MiB of payload is 16 MiB of hex) and its framing.
@@ -50,6 +55,10 @@ const ReplyToken = refine(string(), 'reply token', (token) => new RegExp(`^[0-9a
 const TimeoutMs = refine(integer(), 'timeout', (ms) => (ms >= 1 && ms <= MAX_REQUEST_TIMEOUT_MS) || `must be 1 to ${MAX_REQUEST_TIMEOUT_MS} ms, got ${ms}`);
 
 export const SendBody = object({ to: RecipientField, topic: Topic, payload_hex: HexBytes });
+export const SendBatchBody = object({
+  to: RecipientField,
+  messages: size(array(object({ topic: Topic, payload_hex: HexBytes })), 1, MAX_BATCH_MESSAGES),
+});
 export const RequestBody = object({ to: RecipientField, topic: Topic, payload_hex: HexBytes, timeout_ms: optional(TimeoutMs) });
 export const ReplyBody = object({ reply_token: ReplyToken, payload_hex: HexBytes });
 export const SubscribeBody = object({ topic: Topic });
@@ -92,6 +101,25 @@ export const messagingRoutes: Feature<MessagingService> = (service, { json, quer
       post: async ({ request, url }) => {
         const body = bodyOf(await read(request, url), SendBody);
         return json(await service.sendMessage(recipientOf(body.to), body.topic, fromHex(body.payload_hex)));
+      },
+    },
+    {
+      path: '/mesh/send-batch',
+      post: async ({ request, url }) => {
+        query(url);
+        const value = await readJson(request, { maxBytes: BATCH_BODY_BYTES });
+        const messages = (value as { messages?: unknown } | null)?.messages;
+        if (Array.isArray(messages)) messages.forEach((message) => boundHexField(message, 'payload_hex', MAX_PAYLOAD_BYTES));
+        const body = checkBody(value, SendBatchBody);
+        try {
+          return json(await service.sendMessages(recipientOf(body.to), body.messages.map((m) => ({ topic: m.topic, payload: fromHex(m.payload_hex) }))));
+        } catch (error) {
+          if (!(error instanceof BatchStoppedError)) throw error;
+          // The problem of the failure, telling which messages were queued.
+          const problem = toProblem(error.cause);
+          if (problem === undefined) throw error.cause;
+          throw new ApiProblem(problem.code as ApiProblemCode, error.message, { ...problem.extra, queued: error.seqs.length, seqs: error.seqs }, { ...problem.headers });
+        }
       },
     },
     {
