@@ -192,10 +192,12 @@ export async function openStream<T = any>(node: MeshProcess, path: string): Prom
         const { value, done } = await reader.read();
         if (done) break;
         buffer += value;
+        // Frames are cut at a moving start, and the buffer once per chunk: a chunk may hold many.
+        let start = 0;
         let end;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
+        while ((end = buffer.indexOf('\n\n', start)) >= 0) {
+          const frame = buffer.slice(start, end);
+          start = end + 2;
           for (const line of frame.split('\n')) {
             if (line.startsWith('data:')) {
               events.push(JSON.parse(line.slice(5)) as T);
@@ -204,6 +206,7 @@ export async function openStream<T = any>(node: MeshProcess, path: string): Prom
           }
           for (const wake of waiters) wake();
         }
+        buffer = buffer.slice(start);
       }
     } catch {
       // Closed by the test or the node.

@@ -92,6 +92,8 @@ export interface Rest {
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** Standard input, for the commands that read it (a payload of `-`). */
+  readonly input?: NodeJS.ReadableStream;
 }
 
 /**

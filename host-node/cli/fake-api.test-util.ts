@@ -4,6 +4,7 @@
  * `mesh msg`, `mesh names`): the client options that reach it, and a runner that captures what a
  * command line prints and exits with.
  */
+import { Readable } from 'node:stream';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,8 @@ export interface FakeApi {
   /** `--node`, `--token-file` and `--data-dir` for this API. */
   readonly common: readonly string[];
   /** Runs `line` (client options included) against a fresh fake, or `fresh`; its exit code and output. */
-  run(cmd: Command, path: string, line: readonly string[], fresh?: FakeNode): Promise<{ code: number; out: string; err: string }>;
+  /** Runs `cmd` with `line` against `fresh` (a new fake by default), `input` as its standard input. */
+  run(cmd: Command, path: string, line: readonly string[], fresh?: FakeNode, input?: string): Promise<{ code: number; out: string; err: string }>;
   close(): Promise<void>;
 }
 
@@ -42,11 +44,11 @@ export async function serveFakeApi(): Promise<FakeApi> {
       return node;
     },
     common: ['--node', server.url, '--token-file', join(dir, 'token'), '--data-dir', dir],
-    async run(cmd, path, line, fresh = new FakeNode()) {
+    async run(cmd, path, line, fresh = new FakeNode(), input = '') {
       node = fresh;
       let out = '';
       let err = '';
-      const code = await runCommand(cmd, [...line], path, { out: (t) => void (out += t), err: (t) => void (err += t) });
+      const code = await runCommand(cmd, [...line], path, { out: (t) => void (out += t), err: (t) => void (err += t), input: Readable.from([input]) });
       return { code, out, err };
     },
     close: () => server.close(),

@@ -24,12 +24,12 @@ before(async () => {
 after(() => api.close());
 
 /** Runs `mesh <cmd> …args` on a fresh fake (or `fresh`); its exit code and output. */
-async function mesh(cmd: Command, path: string, args: string[], fresh: FakeNode = new FakeNode()): Promise<{ code: number; out: string; err: string }> {
+async function mesh(cmd: Command, path: string, args: string[], fresh: FakeNode = new FakeNode(), input?: string): Promise<{ code: number; out: string; err: string }> {
   node = fresh;
-  return api.run(cmd, path, [...args, ...api.common], fresh);
+  return api.run(cmd, path, [...args, ...api.common], fresh, input);
 }
 
-const msg = (args: string[], fresh?: FakeNode) => mesh(msgCommand, 'mesh msg', args, fresh);
+const msg = (args: string[], fresh?: FakeNode, input?: string) => mesh(msgCommand, 'mesh msg', args, fresh, input);
 const names = (args: string[], fresh?: FakeNode) => mesh(namesCommand, 'mesh names', args, fresh);
 
 test('mesh msg send sends text as its UTF-8 bytes, or hex with --hex, to a node id or a name, and prints the seq', async () => {
@@ -42,6 +42,31 @@ test('mesh msg send sends text as its UTF-8 bytes, or hex with --hex, to a node 
   assert.equal(hex.code, 0, hex.err);
   assert.deepEqual(JSON.parse(hex.out), { to: PEER, topic: 'chat', seq: 9 });
   assert.deepEqual(node.messaging.calls[0]!.args, ['peer-one', 'chat', '00ff']);
+});
+
+test('mesh msg send - sends every line of standard input as a message, in order and in batches, and prints each seq', async () => {
+  const lines = Array.from({ length: 300 }, (_, i) => `line ${i}`);
+  const sent = await msg(['send', PEER, 'chat', '-'], undefined, `${lines.join('\n')}\n`);
+  assert.equal(sent.code, 0, sent.err);
+  assert.equal(sent.err, `queued 300 messages on ${PEER}\n`);
+  const calls = node.messaging.calls;
+  assert.deepEqual(calls.map((c) => c.method), ['sendMessages'], 'one batch: 300 short lines fit');
+  const sentLines = (calls[0]!.args[1] as { topic: string; payload_hex: string }[]).map((m) => Buffer.from(m.payload_hex, 'hex').toString());
+  assert.deepEqual(sentLines, lines);
+  assert.deepEqual(sent.out.trim().split('\n').map(Number), Array.from({ length: 300 }, (_, i) => 10 + i));
+  // With --hex, each line is hex; a line that is not stops there, after what came before was queued.
+  const hex = await msg(['send', PEER, 'chat', '-', '--hex'], undefined, '00ff\r\nzz\n0102\n');
+  assert.equal(hex.code, 2, hex.err);
+  assert.match(hex.err, /line 2: <payload> with --hex must be hex of whole bytes.*\(the first 1 lines were queued\)/);
+  assert.deepEqual(node.messaging.calls.map((c) => c.args[1]), [[{ topic: 'chat', payload_hex: '00ff' }]]);
+  // Over 1 MiB of lines is more than one batch; an empty input sends nothing.
+  const big = await msg(['send', PEER, 'chat', '-'], undefined, `${'x'.repeat(60_000)}\n`.repeat(40));
+  assert.equal(big.code, 0, big.err);
+  assert.deepEqual(node.messaging.calls.map((c) => (c.args[1] as unknown[]).length), [17, 17, 6]);
+  const none = await msg(['send', PEER, 'chat', '-'], undefined, '');
+  assert.equal(none.code, 0, none.err);
+  assert.deepEqual(node.messaging.calls, []);
+  assert.equal(none.err, `queued 0 messages on ${PEER}\n`);
 });
 
 test('mesh msg refuses a bad recipient, topic, hex payload or token with exit 2, before asking the node', async () => {

@@ -7,12 +7,14 @@
  * is shown as text when it is printable (UTF-8 without control characters), JSON-quoted in
  * listen's lines; otherwise as hex, `0x…` in listen's lines.
  */
+import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isAppTopic } from '../../core/net/network.ts';
 import { fromHex, toHex } from '../../core/encoding/hex.ts';
 import type { InboxEvent } from '../../core/messaging/inbox.ts';
-import type { PublishAnswer, ReplyAnswer, SendAnswer, SubscribeAnswer } from '../../core/messaging/messaging.ts';
-import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_REQUEST_TIMEOUT_MS } from '../../core/messaging/messaging.ts';
+import type { PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../../core/messaging/messaging.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_BATCH_MESSAGES, MAX_REQUEST_TIMEOUT_MS } from '../../core/messaging/messaging.ts';
+import { MAX_PAYLOAD_BYTES } from '../../core/messaging/wire.ts';
 import { command, entry, EXIT, flag, type Io, option, type Parser, positional, UsageError } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { integer, recipient } from './values.ts';
@@ -60,13 +62,66 @@ const json = flag("print the node's answer as JSON");
 const toArg = positional('to', 'the receiving node: its node id (64 lowercase hex) or a name it holds', recipient);
 const topicArg = positional('topic', 'the app topic: 1 to 128 visible ASCII characters, no spaces', topic);
 const payloadArg = positional('payload', 'the payload: text, or hex with --hex');
+const sendPayloadArg = positional('payload', 'the payload: text, or hex with --hex; - reads one message per line of standard input');
+
+/** Payload bytes of one POST /mesh/send-batch from `send … -`: big enough to carry many lines, small enough to answer soon. */
+const LINES_BATCH_BYTES = 1024 * 1024;
+
+/**
+ * `send <to> <topic> -`: every line of standard input is a message, sent in order in batches;
+ * prints each one's seq as its batch is queued.
+ */
+async function sendLines(client: NodeClient, io: Io, args: { to: string; topic: string }, options: { hex: boolean; json: boolean }): Promise<number> {
+  if (io.input === undefined) throw new UsageError('<payload> - reads standard input, which this command has none of');
+  let batch: { topic: string; payload_hex: string }[] = [];
+  let bytes = 0;
+  let queued = 0;
+  let to = args.to;
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    let answer: SendBatchAnswer;
+    try {
+      answer = await client.post<SendBatchAnswer>('/mesh/send-batch', { to: args.to, messages: batch });
+    } catch (error) {
+      io.err(`the first ${queued} lines were queued before this batch of ${batch.length}\n`);
+      throw error;
+    }
+    queued += answer.seqs.length;
+    to = answer.to;
+    io.out(options.json ? `${JSON.stringify(answer)}\n` : answer.seqs.map((seq) => `${seq}\n`).join(''));
+    batch = [];
+    bytes = 0;
+  };
+  let line = 0;
+  for await (const text of createInterface({ input: io.input, crlfDelay: Infinity })) {
+    line++;
+    let payload: string;
+    try {
+      payload = payloadHex(text, options.hex);
+    } catch (error) {
+      await flush();
+      throw new UsageError(`line ${line}: ${(error as Error).message} (the first ${queued} lines were queued)`);
+    }
+    if (payload.length / 2 > MAX_PAYLOAD_BYTES) {
+      await flush();
+      throw new UsageError(`line ${line} is ${payload.length / 2} bytes, over a message's ${MAX_PAYLOAD_BYTES} (the first ${queued} lines were queued)`);
+    }
+    if (batch.length === MAX_BATCH_MESSAGES || bytes + payload.length / 2 > LINES_BATCH_BYTES) await flush();
+    batch.push({ topic: args.topic, payload_hex: payload });
+    bytes += payload.length / 2;
+  }
+  await flush();
+  io.err(`queued ${queued} message${queued === 1 ? '' : 's'} on ${to}\n`);
+  return EXIT.done;
+}
 
 const sendCommand = command({
-  description: 'Sends a directed message and waits until the receiving node has queued it; prints its seq in the receiver\'s inbox.',
+  description: `Sends a directed message and waits until the receiving node has queued it; prints its seq in the receiver's inbox. With - as the payload, every line of standard input is a message (text, or hex with --hex), sent in order and in batches; it prints each seq.`,
   options: { ...clientOptions, hex: hexFlag, json },
-  positionals: { to: toArg, topic: topicArg, payload: payloadArg },
+  positionals: { to: toArg, topic: topicArg, payload: sendPayloadArg },
   run: async ({ options, args }, io) => {
     const client = await NodeClient.find(options);
+    if (args.payload === '-') return sendLines(client, io, args, options);
     const answer = await client.post<SendAnswer>('/mesh/send', { to: args.to, topic: args.topic, payload_hex: payloadHex(args.payload, options.hex) });
     if (options.json) io.out(`${JSON.stringify(answer)}\n`);
     else {

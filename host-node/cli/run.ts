@@ -10,6 +10,7 @@ import { type Command, EXIT, type Input, type Io, type Options, type Positionals
 export const processIo: Io = {
   out: (text) => void process.stdout.write(text),
   err: (text) => void process.stderr.write(text),
+  input: process.stdin,
 };
 
 const NUMBER = /^-[0-9.]/;
