@@ -81,6 +81,17 @@ test('a message from A reaches B\'s stream with from set to A, once B has queued
   assert.deepEqual(snapshot.messages[0], event);
 });
 
+test('a batch of 500 from A arrives on B\'s stream whole and in order, from A, with the seqs its answer gave', async () => {
+  const messages = Array.from({ length: 500 }, (_, i) => ({ topic: 'batch', payload_hex: hex(`b${i}`) }));
+  const sent = await postJson(a, '/mesh/send-batch', { to: b.nodeId, messages });
+  assert.equal(sent.status, 200, JSON.stringify(sent.body));
+  const seqs = sent.body.seqs as number[];
+  assert.deepEqual(seqs, Array.from({ length: 500 }, (_, i) => seqs[0]! + i));
+  await stream(b).next((e) => e.payload_hex === hex('b499'));
+  const arrived = heard(b, (e) => e.topic === 'batch');
+  assert.deepEqual(arrived.map((e) => [e.seq, e.from, e.payload_hex]), messages.map((m, i) => [seqs[i], a.nodeId, m.payload_hex]));
+});
+
 test('a message whose from_node names another node is dropped by the receiver: refused, never on its stream', async () => {
   const forged = encode(appMessageCodec, { from_node: fromHex(a.nodeId, 32), topic: 'chat', payload: Buffer.from('forged') });
   const honest = encode(appMessageCodec, { from_node: x.self, topic: 'chat', payload: Buffer.from('honest') });

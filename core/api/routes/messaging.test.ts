@@ -10,7 +10,8 @@ import { RequestTimeoutError } from '../../net/errors.ts';
 import { LedgerRuleError } from '../../ledger/apply.ts';
 import { CLAIM_TX, INBOX_EVENT, NAME, PEER, PUBLISH_ID } from '../fake-messaging.test-util.ts';
 import { AUTH, JSON_POST, ok, post, problem, readUntil, request, setup } from '../api.test-util.ts';
-import { MESSAGING_BODY_BYTES } from './messaging.ts';
+import { BatchStoppedError, MAX_BATCH_MESSAGES, MAX_BATCH_PAYLOAD_BYTES } from '../../messaging/messaging.ts';
+import { BATCH_BODY_BYTES, MESSAGING_BODY_BYTES } from './messaging.ts';
 
 const TOKEN = '5e'.repeat(16);
 const SEND = { to: PEER, topic: 'chat', payload_hex: '6869' };
@@ -191,6 +192,67 @@ test('messaging routes: the service\'s refusals are answered by their tables', a
   assert.equal((await problem(await api(post('/names/claim', { name: 'peer-one' })), 409)).type, '/problems/name-taken');
   node.messaging.failure = new LedgerRuleError('insufficient-free-balance', 'a name costs 1,000 credits');
   assert.equal((await problem(await api(post('/names/claim', { name: 'peer-one' })), 402)).type, '/problems/insufficient-balance');
+});
+
+// ---------------------------------------------------------------------------------------------
+// Batches
+
+const BATCH = { to: PEER, messages: [{ topic: 'chat', payload_hex: '6869' }, { topic: 'other', payload_hex: '' }] };
+
+test('messaging routes: POST /mesh/send-batch passes its messages on in order, decoded, and answers with their seqs', async () => {
+  const { api, node } = setup();
+  assert.deepEqual(await ok(await api(post('/mesh/send-batch', BATCH))), { to: PEER, seqs: [10, 11] });
+  await ok(await api(post('/mesh/send-batch', { ...BATCH, to: 'peer-one' })));
+  const full = { to: PEER, messages: Array.from({ length: MAX_BATCH_MESSAGES }, (_, i) => ({ topic: 't', payload_hex: i.toString(16).padStart(4, '0') })) };
+  assert.lengthOf(((await ok(await api(post('/mesh/send-batch', full)))) as { seqs: number[] }).seqs, MAX_BATCH_MESSAGES);
+  assert.deepEqual(node.messaging.calls.slice(0, 2), [
+    { method: 'sendMessages', args: [PEER, BATCH.messages] },
+    { method: 'sendMessages', args: ['peer-one', BATCH.messages] },
+  ]);
+  // Its bound holds a batch of 64 KiB payloads up to the batch's total.
+  const heavy = { to: PEER, messages: Array.from({ length: MAX_BATCH_PAYLOAD_BYTES / MAX }, () => ({ topic: 't'.repeat(128), payload_hex: 'ab'.repeat(MAX) })) };
+  await ok(await api(post('/mesh/send-batch', heavy)));
+});
+
+test('messaging routes: POST /mesh/send-batch refuses a bad batch with 400 naming the field, an oversized payload or body with 413, reaching nothing', async () => {
+  const { api, node } = setup();
+  const message = BATCH.messages[0]!;
+  const bad: [string, unknown, string][] = [
+    ['no messages', { to: PEER, messages: [] }, 'messages'],
+    ['too many', { to: PEER, messages: Array.from({ length: MAX_BATCH_MESSAGES + 1 }, () => message) }, 'messages'],
+    ['messages not an array', { to: PEER, messages: message }, 'messages'],
+    ['bad hex in the second', { to: PEER, messages: [message, { topic: 'chat', payload_hex: 'AB' }] }, 'messages.1.payload_hex'],
+    ['an empty topic', { to: PEER, messages: [{ topic: '', payload_hex: '' }] }, 'messages.0.topic'],
+    ['an unknown field in a message', { to: PEER, messages: [{ ...message, extra: 1 }] }, 'messages.0.extra'],
+    ['a bad to', { ...BATCH, to: PEER.toUpperCase() }, 'to'],
+    ['no to', { messages: BATCH.messages }, 'to'],
+  ];
+  for (const [what, body, field] of bad) {
+    const answer = await problem(await api(post('/mesh/send-batch', body)), 400);
+    assert.equal(answer.type, '/problems/invalid-body', what);
+    assert.include((answer.errors as { name: string }[]).map((e) => e.name), field, what);
+  }
+  const over = await problem(await api(post('/mesh/send-batch', { to: PEER.toUpperCase(), messages: [message, { topic: '', payload_hex: '00'.repeat(MAX + 1) }] })), 413);
+  assert.equal(over.limit_bytes, MAX);
+  const huge = await problem(await api(post('/mesh/send-batch', { ...BATCH, pad: 'x'.repeat(BATCH_BODY_BYTES) })), 413);
+  assert.equal(huge.limit_bytes, BATCH_BODY_BYTES);
+  await problem(await api(post('/mesh/send-batch', BATCH, { 'content-type': 'application/json' })), 401);
+  assert.deepEqual(node.messaging.calls, []);
+});
+
+test('messaging routes: a batch that stops part-way answers its cause\'s status, with how many were queued and their seqs', async () => {
+  const { api, node } = setup();
+  node.messaging.failure = new BatchStoppedError(new RequestTimeoutError(PEER, '/mesh/app/1/messages', 10_000), [4, 5]);
+  const timeout = await problem(await api(post('/mesh/send-batch', BATCH)), 504);
+  assert.equal(timeout.type, '/problems/peer-timeout');
+  assert.deepInclude(timeout, { queued: 2, seqs: [4, 5], rule: 'timeout' });
+  assert.match(timeout.detail, /^2 messages were queued before the batch stopped: no answer from/);
+  node.messaging.failure = new BatchStoppedError(new MessagingError('refused', 'refused (bad-topic)'), []);
+  assert.deepInclude(await problem(await api(post('/mesh/send-batch', BATCH)), 502), { type: '/problems/peer-refused', queued: 0, seqs: [] });
+  // Refused before anything was sent: the plain problem.
+  node.messaging.failure = new MessagingError('self', 'to is this node');
+  const self = await problem(await api(post('/mesh/send-batch', BATCH)), 400);
+  assert.notProperty(self, 'queued');
 });
 
 // ---------------------------------------------------------------------------------------------
