@@ -34,15 +34,16 @@ export interface ThroughputFigures {
   readonly lane: number;
   readonly bare: number;
   readonly rpc: number;
-  /** The batched API's rate as a share of the bare stream's. */
+  /** The batched API's rate as a share of the bare stream's: the median of the rounds' shares. */
   readonly share: number;
 }
 
 export function throughputFigures(t: NonNullable<MessagingReport['throughput']>): ThroughputFigures {
   const rate = (pick: (r: ThroughputRound) => number): number => median(t.rounds.map((r) => perSecond(t.count, pick(r))));
-  const batched = rate((r) => r.batchedMs);
-  const bare = rate((r) => r.bareMs);
-  return { batched, single: rate((r) => r.singleMs), lane: rate((r) => r.laneMs), bare, rpc: rate((r) => r.rpcMs), share: batched / bare };
+  // The share is taken in each round, the two measured side by side, then its median: a busy
+  // moment that slows one round's both ways does not count against one of them alone.
+  const share = median(t.rounds.map((r) => r.bareMs / r.batchedMs));
+  return { batched: rate((r) => r.batchedMs), single: rate((r) => r.singleMs), lane: rate((r) => r.laneMs), bare: rate((r) => r.bareMs), rpc: rate((r) => r.rpcMs), share };
 }
 
 export function evaluateMessagingGoals(report: MessagingReport): Goal[] {
@@ -69,7 +70,7 @@ export function evaluateMessagingGoals(report: MessagingReport): Goal[] {
     goals.push({
       title: throughputTitle,
       met: f.share >= THROUGHPUT_SHARE_GOAL,
-      detail: `${Math.round(f.batched)} messages/s against the bare stream's ${Math.round(f.bare)}/s: ${(f.share * 100).toFixed(1)} % (medians of ${t.rounds.length} rounds of ${t.count} messages, ${t.batch} a POST, ${BATCHES_IN_FLIGHT} POSTs at a time)`,
+      detail: `${Math.round(f.batched)} messages/s against the bare stream's ${Math.round(f.bare)}/s: ${(f.share * 100).toFixed(1)} % (medians of ${t.rounds.length} rounds of ${t.count} messages, the share taken in each round; ${t.batch} a POST, ${BATCHES_IN_FLIGHT} POSTs at a time)`,
     });
   }
   return goals;

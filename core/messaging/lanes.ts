@@ -53,7 +53,8 @@ interface Lane {
   readonly unwritten: Uint8Array[];
   writing: boolean;
   usedAt: number;
-  broken: boolean;
+  /** Broken, or closed for being idle: no longer used. */
+  ended: boolean;
 }
 
 export interface LanesOptions {
@@ -84,9 +85,10 @@ export class MessageLanes {
    * PeerBusyError when the lane holds too much already, and with the errors of opening a stream.
    */
   async send(peer: Uint8Array, messages: readonly Uint8Array[], timeoutMs: number): Promise<LaneOutcome> {
+    if (messages.length === 0) return { acks: [], error: null };
     const lane = await this.#lane(peer);
     // It broke while it was being opened.
-    if (lane.broken) throw new PeerUnreachableError(`the message lane to ${toHex(peer)} broke as it opened`);
+    if (lane.ended) throw new PeerUnreachableError(`the message lane to ${toHex(peer)} broke as it opened`);
     let bytes = 0;
     for (const message of messages) bytes += message.length;
     if (lane.waitingBytes > 0 && lane.waitingBytes + bytes > LANE_MAX_WAITING_BYTES) {
@@ -154,7 +156,7 @@ export class MessageLanes {
 
   async #open(peer: Uint8Array, key: string): Promise<Lane> {
     const stream = await this.#o.network.openStream(peer, MESSAGE_STREAM, { maxStreams: LANES_PER_PEER });
-    const lane: Lane = { peer, stream, waiting: [], head: 0, waitingBytes: 0, unwritten: [], writing: false, usedAt: this.#o.clock.now(), broken: false };
+    const lane: Lane = { peer, stream, waiting: [], head: 0, waitingBytes: 0, unwritten: [], writing: false, usedAt: this.#o.clock.now(), ended: false };
     if (this.#stopped) {
       stream.reset(new Error('the node stopped'));
       throw new PeerUnreachableError('this node stopped');
@@ -171,7 +173,7 @@ export class MessageLanes {
     lane.writing = true;
     void (async () => {
       try {
-        while (lane.unwritten.length > 0 && !lane.broken) await lane.stream.write(framesOf(lane.unwritten.splice(0)));
+        while (lane.unwritten.length > 0 && !lane.ended) await lane.stream.write(framesOf(lane.unwritten.splice(0)));
       } catch (error) {
         this.#fail(lane, new PeerUnreachableError(`the message lane to ${toHex(lane.peer)} broke: ${messageOf(error)}`));
       } finally {
@@ -212,8 +214,8 @@ export class MessageLanes {
 
   /** Ends `lane` (once): what waits on it fails with `error`, and the next send opens another. */
   #fail(lane: Lane, error: Error): void {
-    if (lane.broken) return;
-    lane.broken = true;
+    if (lane.ended) return;
+    lane.ended = true;
     const key = toHex(lane.peer);
     if (this.#lanes.get(key) === lane) this.#lanes.delete(key);
     lane.stream.reset(error);
@@ -228,8 +230,9 @@ export class MessageLanes {
     const cutoff = this.#o.clock.now() - LANE_IDLE_MS;
     for (const [key, lane] of this.#lanes) {
       if (lane.waiting.length > lane.head || lane.unwritten.length > 0 || lane.usedAt > cutoff) continue;
-      // No longer handed out; the peer answers the close with its own, which ends the reading.
+      // No longer handed out (nor failed when its reading ends): the peer answers the close with its own.
       this.#lanes.delete(key);
+      lane.ended = true;
       lane.stream.closeWrite().catch(() => {});
     }
     if (this.#lanes.size === 0) {
