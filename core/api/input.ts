@@ -279,7 +279,10 @@ export const ChannelCloseBody = object({ cumulative: optional(amountOf(false)), 
 /** POST /jobs/:id/expire: no body, or an empty object. */
 export const EmptyBody = object({});
 
-/** Validates `value` against `struct`, or throws one 400 problem listing every field at fault. */
+/** The most fields a 400 problem lists. */
+export const MAX_LISTED_ERRORS = 100;
+
+/** Validates `value` against `struct`, or throws one 400 problem listing every field at fault (the first MAX_LISTED_ERRORS). */
 export function checkBody<T>(value: unknown, struct: Struct<T, unknown>): T {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ApiProblem('invalid-body', 'the body must be a JSON object');
@@ -287,12 +290,18 @@ export function checkBody<T>(value: unknown, struct: Struct<T, unknown>): T {
   const [error, valid] = validate(value, struct);
   if (error === undefined) return valid;
   const errors: { name: string; detail: string }[] = [];
+  const said = new Set<string>();
   for (const failure of error.failures()) {
     const name = failure.path.join('.');
     // superstruct reports an unexpected key as a value of type `never`.
     const detail = failure.type === 'never' ? 'unknown field' : failure.value === undefined ? 'required' : failure.message;
     // A missing field of a union type fails once per member: said once.
-    if (!errors.some((e) => e.name === name && e.detail === detail)) errors.push({ name, detail });
+    const key = `${name}\0${detail}`;
+    if (said.has(key)) continue;
+    said.add(key);
+    errors.push({ name, detail });
+    // A long list of faults in one body (an array of bad entries) says enough with its first ones.
+    if (errors.length === MAX_LISTED_ERRORS) break;
   }
   throw new ApiProblem('invalid-body', errors.map((e) => `${e.name}: ${e.detail}`).join('; '), { errors });
 }

@@ -4,10 +4,12 @@ import { describe, ensureBytes } from './bytes.ts';
 // Hex on the wire is strict lowercase: one spelling per byte string, so ids compare as strings.
 const BYTE_TO_HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
+// A character code's digit value, -1 for anything but 0-9 and a-f (a table: payloads are long).
+const NIBBLE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) NIBBLE['0123456789abcdef'.charCodeAt(i)] = i;
+
 function nibble(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48; // 0-9
-  if (code >= 97 && code <= 102) return code - 87; // a-f
-  return -1;
+  return code < 128 ? NIBBLE[code]! : -1;
 }
 
 const HEX_DIGITS = new TextEncoder().encode('0123456789abcdef');
@@ -58,7 +60,7 @@ export function fromHex(text: string, byteLength?: number, what = 'hex'): Uint8A
   for (let i = 0; i < out.length; i++) {
     const hi = nibble(text.charCodeAt(2 * i));
     const lo = nibble(text.charCodeAt(2 * i + 1));
-    if (hi < 0 || lo < 0) {
+    if ((hi | lo) < 0) {
       const at = hi < 0 ? 2 * i : 2 * i + 1;
       const ch = text[at]!;
       const hint = /[A-F]/.test(ch) ? ' (hex must be lowercase)' : '';

@@ -8,7 +8,7 @@ import { key, openChain } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import { InvalidNameError, NetworkError, PeerUnreachableError, RemoteError, RequestTimeoutError, StreamResetError } from '../net/errors.ts';
+import { InvalidNameError, NetworkError, PeerBusyError, PeerUnreachableError, RemoteError, RequestTimeoutError, StreamResetError } from '../net/errors.ts';
 import { FrameReader, framesOf } from '../net/frames.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { appTopic } from '../net/network.ts';
@@ -18,10 +18,10 @@ import { ManualClock } from '../time/clock.test-util.ts';
 import { MessagingError } from './errors.ts';
 import type { InboxEvent } from './inbox.ts';
 import { laneExchange } from './lane.test-util.ts';
-import { LANE_IDLE_MS, MESSAGE_STREAM } from './lanes.ts';
+import { LANE_IDLE_MS, LANES_PER_PEER, MESSAGE_STREAM, SERVED_LANE_IDLE_MS } from './lanes.ts';
 import type { MessagingLimits, OutgoingMessage } from './messaging.ts';
 import { BatchStoppedError, MAX_BATCH_MESSAGES, PUBLISH_MAX_AGE_MS, SEND_TIMEOUT_MS } from './messaging.ts';
-import { appAckCodec, appMessageCodec, appReplyCodec, appRequestCodec, MAX_PAYLOAD_BYTES, MESSAGING_RPC, signPubSub } from './wire.ts';
+import { appAckCodec, appMessageCodec, MAX_FRAME_BYTES, appReplyCodec, appRequestCodec, MAX_PAYLOAD_BYTES, MESSAGING_RPC, signPubSub } from './wire.ts';
 
 const A = key(1);
 const B = key(2);
@@ -475,7 +475,9 @@ test('messaging: a lane that stops acknowledging or breaks fails what waits on i
   const m = await mesh([A]);
   try {
     const [a] = m.nodes;
-    // D acknowledges the first two frames of each lane, then, by the lane's number, goes silent or resets it.
+    // D answers by the lane's number: lane 1 acknowledges two frames, then goes silent; lane 2
+    // acknowledges two, then resets; lane 3 resets at its first frame; lane 4 refuses its second
+    // frame and queues the rest; lane 5 never answers.
     const d = m.bus.join(D.publicKey);
     let lanes = 0;
     d.serveStream(MESSAGE_STREAM, (stream) => {
@@ -486,8 +488,10 @@ test('messaging: a lane that stops acknowledging or breaks fails what waits on i
         for await (const chunk of stream) {
           for (const _ of frames.push(chunk)) {
             seen++;
-            if (seen <= 2) await stream.write(framesOf([encode(appAckCodec, { answer: 'Queued', seq: 100 * lane + seen })]));
-            else if (lane === 2) return stream.reset(new Error('D gives up'));
+            if (lane === 5 || (lane === 1 && seen > 2)) continue;
+            if (lane === 3 || (lane === 2 && seen > 2)) return stream.reset(new Error('D gives up'));
+            const ack = lane === 4 && seen === 2 ? { answer: 'Refused' as const, reason: 'bad-topic', detail: 'no' } : { answer: 'Queued' as const, seq: 100 * lane + seen };
+            await stream.write(framesOf([encode(appAckCodec, ack)]));
           }
         }
       })().catch(() => {});
@@ -505,8 +509,69 @@ test('messaging: a lane that stops acknowledging or breaks fails what waits on i
     assert.instanceOf((reset.error as BatchStoppedError).cause, PeerUnreachableError);
     // A single message is told the cause itself.
     const single = await settle(m, a!.sendMessage(D.publicKey, 't', text.encode('x')));
-    assert.deepEqual(single.value, { to: toHex(D.publicKey), topic: 't', seq: 301 });
-    assert.equal(lanes, 3);
+    assert.instanceOf(single.error, PeerUnreachableError);
+    // A refusal inside a batch: every message was answered, and the seqs say which were queued.
+    const refused = await settle(m, a!.sendMessages(D.publicKey, batch.slice(0, 3)));
+    assert.deepEqual((refused.error as BatchStoppedError).seqs, [401, null, 403]);
+    assert.equal((refused.error as BatchStoppedError).queued, 2);
+    assert.equal(((refused.error as BatchStoppedError).cause as MessagingError).code, 'refused');
+
+    // Lane 4 is still good; then D stops answering (lane 5): what waits ahead is bounded (503,
+    // nothing sent), and a node that stops fails what waits at once.
+    await a!.sendMessage(D.publicKey, 't', text.encode('ok'));
+    const big = Array.from({ length: 64 }, () => ({ topic: 't', payload: new Uint8Array(MAX_PAYLOAD_BYTES) }));
+    await m.clock.advance(2 * LANE_IDLE_MS);
+    const first = a!.sendMessages(D.publicKey, big);
+    const outcome = settle(m, first);
+    await until(m, 'the first batch is on lane 5', () => lanes === 5);
+    await rejectsAsync(() => a!.sendMessages(D.publicKey, big), PeerBusyError, 'busy');
+    const stopping = a!.stop();
+    const stopped = await outcome;
+    await stopping;
+    assert.instanceOf((stopped.error as BatchStoppedError).cause, PeerUnreachableError);
+    assert.match((stopped.error as Error).message, /this node stopped/);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: a peer that serves no lanes is sent the spec\'s RPC app.message, one message at a time, in order', async () => {
+  const m = await mesh([A]);
+  try {
+    const [a] = m.nodes;
+    const e = m.bus.join(E.publicKey);
+    const got: string[] = [];
+    e.serve(MESSAGING_RPC.message, async ({ data }) => {
+      got.push(new TextDecoder().decode(decode(appMessageCodec, data).payload));
+      return encode(appAckCodec, { answer: 'Queued', seq: got.length });
+    });
+    const answer = await a!.sendMessages(E.publicKey, ['a', 'b', 'c'].map((p) => ({ topic: 't', payload: text.encode(p) })));
+    assert.deepEqual(answer.seqs, [1, 2, 3]);
+    assert.deepEqual(got, ['a', 'b', 'c']);
+    assert.equal(a!.messaging.openLanes, 0);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('messaging: a served lane refuses an oversized frame, a fifth lane from one peer, and one idle past its time', async () => {
+  const m = await mesh([A, B]);
+  try {
+    const c = m.bus.join(C.publicKey);
+    // A length prefix over the bound resets the lane at once, before its body, and counts against the peer.
+    const huge = new Uint8Array(4);
+    new DataView(huge.buffer).setUint32(0, MAX_FRAME_BYTES + 1);
+    const oversized = await c.openStream(B.publicKey, MESSAGE_STREAM);
+    await oversized.write(huge);
+    await rejectsAsync(() => oversized.closed, StreamResetError, 'stream-reset');
+    assert.deepEqual(network(m, B).penalties.map((p) => p.node), [toHex(C.publicKey)]);
+    // Four lanes from one peer are served; a fifth is reset.
+    const open = await Promise.all(Array.from({ length: LANES_PER_PEER }, () => c.openStream(B.publicKey, MESSAGE_STREAM, { maxStreams: 10 })));
+    const fifth = await c.openStream(B.publicKey, MESSAGE_STREAM, { maxStreams: 10 });
+    await rejectsAsync(() => fifth.closed, StreamResetError, 'stream-reset');
+    // A lane that brings no message is reset once it has been idle past its time.
+    await m.clock.advance(SERVED_LANE_IDLE_MS + LANE_IDLE_MS);
+    for (const lane of open) await rejectsAsync(() => lane.closed, StreamResetError, 'stream-reset');
   } finally {
     await m.stop();
   }

@@ -104,18 +104,26 @@ export interface SendBatchAnswer {
 }
 
 /**
- * A batch that stopped part-way, after its messages were sent: the first `seqs.length` were
- * queued by the receiver (these are their seqs); the rest may or may not have been. `cause` says why.
+ * A batch that did not go through whole, after its messages were sent. `seqs` has an entry for
+ * each message the receiver answered, in order: its seq when it queued it, null when it refused
+ * it; the messages after those (the lane broke, or the acknowledgements stopped) may or may not
+ * have been queued. `cause` says why: the lane's failure, else the first refusal.
  */
 export class BatchStoppedError extends Error {
   override readonly cause: Error;
-  readonly seqs: readonly number[];
+  readonly seqs: readonly (number | null)[];
 
-  constructor(cause: Error, seqs: readonly number[]) {
-    super(`${seqs.length} messages were queued before the batch stopped: ${cause.message}`);
+  constructor(cause: Error, seqs: readonly (number | null)[], total: number) {
+    const queued = seqs.filter((seq) => seq !== null).length;
+    super(`${queued} of the batch's ${total} messages were queued (${seqs.length} answered): ${cause.message}`);
     this.name = 'BatchStoppedError';
     this.cause = cause;
     this.seqs = seqs;
+  }
+
+  /** How many of the batch the receiver queued. */
+  get queued(): number {
+    return this.seqs.filter((seq) => seq !== null).length;
   }
 }
 
@@ -216,9 +224,8 @@ export class Messaging {
   /**
    * Sends `messages` to `to`, in order, and resolves once its node has queued them all. Checks
    * them all first (MessagingError 'self', 'payload-too-large', 'too-many-messages'; NetworkError
-   * 'invalid-name'), sending none of a batch with a bad one. Once sent, a failure part-way is a
-   * BatchStoppedError: its `seqs` are those of the first messages, queued; the rest may or may not
-   * have been.
+   * 'invalid-name'), sending none of a batch with a bad one; fails at once on errors of reaching
+   * the peer. Once sent, a batch not queued whole is a BatchStoppedError, saying which were.
    */
   async sendMany(to: Uint8Array, messages: readonly OutgoingMessage[]): Promise<SendBatchAnswer> {
     if (messages.length === 0 || messages.length > MAX_BATCH_MESSAGES) throw new MessagingError('too-many-messages', `a batch holds 1 to ${MAX_BATCH_MESSAGES} messages, got ${messages.length}`);
@@ -230,13 +237,11 @@ export class Messaging {
     if (bytes > MAX_BATCH_PAYLOAD_BYTES) throw new MessagingError('payload-too-large', `a batch's payloads are at most ${MAX_BATCH_PAYLOAD_BYTES} bytes in all, got ${bytes}`);
     const encoded = messages.map(({ topic, payload }) => encode(appMessageCodec, { from_node: this.#self, topic, payload }));
     const { acks, error } = await this.#lanes.send(to, encoded, SEND_TIMEOUT_MS);
-    const seqs: number[] = [];
-    for (const ack of acks) {
-      if (ack.answer === 'Refused') throw new BatchStoppedError(this.#refusal(to, ack), seqs);
-      seqs.push(ack.seq);
-    }
-    if (error !== null) throw new BatchStoppedError(error, seqs);
-    return { to: toHex(to), seqs };
+    const seqs = acks.map((ack) => (ack.answer === 'Queued' ? ack.seq : null));
+    const refused = acks.find((ack) => ack.answer === 'Refused');
+    const cause = error ?? (refused?.answer === 'Refused' ? this.#refusal(to, refused) : null);
+    if (cause !== null) throw new BatchStoppedError(cause, seqs, messages.length);
+    return { to: toHex(to), seqs: seqs as number[] };
   }
 
   /** A message that arrived on a lane: queued, or refused; a frame that is not a message throws DecodeError. */

@@ -3,8 +3,9 @@
  * "Protocol"), canonical binary (core/encoding/codec.ts):
  *
  * - AppMessage `{from_node, topic, payload}`, answered by AppAck: queued (with the receiver's inbox
- *   position) or refused (a reason code and a detail). They travel pipelined on a lane, one
- *   stream per pair of nodes and direction (lanes.ts), as frames of the same request and answer.
+ *   position) or refused (a reason code and a detail). As the RPC `app.message` on the mesh RPC
+ *   protocol 1, or pipelined on a lane, one stream per pair of nodes and direction (lanes.ts),
+ *   as frames of the same request and answer.
  * - `app.request` on the mesh RPC protocol 1: AppRequest `{from_node, topic, payload, timeout_ms}`, answered by AppReply: the
  *   app's reply, or refused. The connection authenticates the requester on both; `from_node` must
  *   name it.
@@ -21,6 +22,8 @@ import { InvalidEncodingError } from '../errors.ts';
 import { domainBytes } from '../ledger/domain.ts';
 
 export const MESSAGING_RPC = {
+  /** The spec's wire form of a directed message; lanes (lanes.ts) carry the same request and answer pipelined. */
+  message: 'app.message',
   request: 'app.request',
 } as const;
 

@@ -10,6 +10,7 @@
  * queue: past `maxQueued` unread events the stream is told why and closed (an EventSource then
  * reconnects and starts fresh).
  */
+import { concatBytes } from '../encoding/bytes.ts';
 import { systemClock, type Clock, type Timer } from '../time/clock.ts';
 
 /** Ends a subscription. */
@@ -37,6 +38,8 @@ export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
 
 const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(': keep-alive\n\n');
+/** Frames of one burst joined into one chunk, at most about this many bytes. */
+const MAX_CHUNK_BYTES = 64 * 1024;
 /** The last frame of a stream that ended because it had nothing more to send. */
 export const END_FRAME = 'event: end\ndata: {}\n\n';
 
@@ -61,7 +64,10 @@ export function eventStream<T>(
   let timer: Timer | undefined;
   let onAbort: (() => void) | undefined;
   let ended = false;
-  const bound = options.maxQueuedBytes === undefined ? `${options.maxQueued} events` : `${options.maxQueuedBytes} bytes`;
+  const byBytes = options.maxQueuedBytes !== undefined;
+  const bound = byBytes ? `${options.maxQueuedBytes} bytes` : `${options.maxQueued} events`;
+  // How many events each chunk holds, for the count of unread events.
+  const eventsIn = new WeakMap<Uint8Array, number>();
 
   const stop = (): void => {
     if (ended) return;
@@ -101,15 +107,30 @@ export function eventStream<T>(
           return;
         }
         options.signal?.addEventListener('abort', onAbort);
+        // The frames of the events that come in one turn (a burst of messages) go out as one chunk.
+        let burst: Uint8Array[] = [];
+        let burstSize = 0;
+        let burstBytes = 0;
+        const flush = (): void => {
+          if (ended || burst.length === 0) return;
+          const chunk = burst.length === 1 ? burst[0]! : concatBytes(...burst);
+          eventsIn.set(chunk, burst.length);
+          burst = [];
+          burstSize = 0;
+          burstBytes = 0;
+          controller.enqueue(chunk);
+        };
         const end = (): void => {
           if (ended) return;
+          flush();
           stop();
           controller.enqueue(encoder.encode(END_FRAME));
           controller.close();
         };
         unsubscribe = subscribe((event) => {
           if (ended) return;
-          if (controller.desiredSize === null || controller.desiredSize <= 0) {
+          if (controller.desiredSize === null || controller.desiredSize - burstSize <= 0) {
+            flush();
             stop();
             controller.enqueue(encoder.encode(`: closed: more than ${bound} unread\n\n`));
             controller.close();
@@ -125,7 +146,12 @@ export function eventStream<T>(
             controller.error(error);
             return;
           }
-          controller.enqueue(frame);
+          burst.push(frame);
+          burstSize += byBytes ? frame.length : 1;
+          burstBytes += frame.length;
+          // A long burst (a replay of the whole ring) goes out in chunks of a bounded size.
+          if (burstBytes >= MAX_CHUNK_BYTES) flush();
+          else if (burst.length === 1) queueMicrotask(flush);
           sentAt = clock.now();
         }, end);
         // The stream may have ended inside `subscribe` (events delivered at once overflowed it, or it had no more).
@@ -136,9 +162,7 @@ export function eventStream<T>(
         stop();
       },
     },
-    // Counted in events (each chunk is one frame), or in bytes.
-    options.maxQueuedBytes === undefined
-      ? new CountQueuingStrategy({ highWaterMark: options.maxQueued })
-      : new ByteLengthQueuingStrategy({ highWaterMark: options.maxQueuedBytes }),
+    // Counted in events (a chunk counts the frames it holds), or in bytes.
+    byBytes ? new ByteLengthQueuingStrategy({ highWaterMark: options.maxQueuedBytes! }) : { highWaterMark: options.maxQueued, size: (chunk) => eventsIn.get(chunk!) ?? 1 },
   );
 }

@@ -11,6 +11,7 @@ import { LedgerRuleError } from '../../ledger/apply.ts';
 import { CLAIM_TX, INBOX_EVENT, NAME, PEER, PUBLISH_ID } from '../fake-messaging.test-util.ts';
 import { AUTH, JSON_POST, ok, post, problem, readUntil, request, setup } from '../api.test-util.ts';
 import { BatchStoppedError, MAX_BATCH_MESSAGES, MAX_BATCH_PAYLOAD_BYTES } from '../../messaging/messaging.ts';
+import { MAX_LISTED_ERRORS } from '../input.ts';
 import { BATCH_BODY_BYTES, MESSAGING_BODY_BYTES } from './messaging.ts';
 
 const TOKEN = '5e'.repeat(16);
@@ -232,6 +233,11 @@ test('messaging routes: POST /mesh/send-batch refuses a bad batch with 400 namin
     assert.equal(answer.type, '/problems/invalid-body', what);
     assert.include((answer.errors as { name: string }[]).map((e) => e.name), field, what);
   }
+  // A batch of bad entries is said in its first 100 faults; a huge array is refused before its entries are looked at.
+  const allBad = await problem(await api(post('/mesh/send-batch', { to: PEER, messages: Array.from({ length: MAX_BATCH_MESSAGES }, () => ({})) })), 400);
+  assert.lengthOf(allBad.errors as unknown[], MAX_LISTED_ERRORS);
+  const flood = await problem(await api(post('/mesh/send-batch', { to: PEER, messages: Array.from({ length: 200_000 }, () => ({})) })), 400);
+  assert.deepEqual(flood.errors, [{ name: 'messages', detail: `must hold 1 to ${MAX_BATCH_MESSAGES} messages` }]);
   const over = await problem(await api(post('/mesh/send-batch', { to: PEER.toUpperCase(), messages: [message, { topic: '', payload_hex: '00'.repeat(MAX + 1) }] })), 413);
   assert.equal(over.limit_bytes, MAX);
   const huge = await problem(await api(post('/mesh/send-batch', { ...BATCH, pad: 'x'.repeat(BATCH_BODY_BYTES) })), 413);
@@ -242,13 +248,14 @@ test('messaging routes: POST /mesh/send-batch refuses a bad batch with 400 namin
 
 test('messaging routes: a batch that stops part-way answers its cause\'s status, with how many were queued and their seqs', async () => {
   const { api, node } = setup();
-  node.messaging.failure = new BatchStoppedError(new RequestTimeoutError(PEER, '/mesh/app/1/messages', 10_000), [4, 5]);
+  node.messaging.failure = new BatchStoppedError(new RequestTimeoutError(PEER, '/mesh/app/1/messages', 10_000), [4, 5], 9);
   const timeout = await problem(await api(post('/mesh/send-batch', BATCH)), 504);
   assert.equal(timeout.type, '/problems/peer-timeout');
   assert.deepInclude(timeout, { queued: 2, seqs: [4, 5], rule: 'timeout' });
-  assert.match(timeout.detail, /^2 messages were queued before the batch stopped: no answer from/);
-  node.messaging.failure = new BatchStoppedError(new MessagingError('refused', 'refused (bad-topic)'), []);
-  assert.deepInclude(await problem(await api(post('/mesh/send-batch', BATCH)), 502), { type: '/problems/peer-refused', queued: 0, seqs: [] });
+  assert.match(timeout.detail, /^2 of the batch's 9 messages were queued \(2 answered\): no answer from/);
+  // A refusal inside a batch: every message was answered, and the seqs say which were queued.
+  node.messaging.failure = new BatchStoppedError(new MessagingError('refused', 'refused (bad-topic)'), [7, null, 8], 3);
+  assert.deepInclude(await problem(await api(post('/mesh/send-batch', BATCH)), 502), { type: '/problems/peer-refused', queued: 2, seqs: [7, null, 8] });
   // Refused before anything was sent: the plain problem.
   node.messaging.failure = new MessagingError('self', 'to is this node');
   const self = await problem(await api(post('/mesh/send-batch', BATCH)), 400);

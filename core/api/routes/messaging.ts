@@ -109,7 +109,11 @@ export const messagingRoutes: Feature<MessagingService> = (service, { json, quer
         query(url);
         const value = await readJson(request, { maxBytes: BATCH_BODY_BYTES });
         const messages = (value as { messages?: unknown } | null)?.messages;
-        if (Array.isArray(messages)) messages.forEach((message) => boundHexField(message, 'payload_hex', MAX_PAYLOAD_BYTES));
+        if (Array.isArray(messages)) {
+          // Said before each entry is checked: a body of a million entries is refused at once.
+          if (messages.length > MAX_BATCH_MESSAGES) throw new ApiProblem('invalid-body', `messages: a batch holds 1 to ${MAX_BATCH_MESSAGES} messages, got ${messages.length}`, { errors: [{ name: 'messages', detail: `must hold 1 to ${MAX_BATCH_MESSAGES} messages` }] });
+          messages.forEach((message) => boundHexField(message, 'payload_hex', MAX_PAYLOAD_BYTES));
+        }
         const body = checkBody(value, SendBatchBody);
         try {
           return json(await service.sendMessages(recipientOf(body.to), body.messages.map((m) => ({ topic: m.topic, payload: fromHex(m.payload_hex) }))));
@@ -118,7 +122,7 @@ export const messagingRoutes: Feature<MessagingService> = (service, { json, quer
           // The problem of the failure, telling which messages were queued.
           const problem = toProblem(error.cause);
           if (problem === undefined) throw error.cause;
-          throw new ApiProblem(problem.code as ApiProblemCode, error.message, { ...problem.extra, queued: error.seqs.length, seqs: error.seqs }, { ...problem.headers });
+          throw new ApiProblem(problem.code as ApiProblemCode, error.message, { ...problem.extra, queued: error.queued, seqs: error.seqs }, { ...problem.headers });
         }
       },
     },
