@@ -18,9 +18,9 @@ function toBytes(value: unknown): Uint8Array {
 
 function keyRange(range: Range): IDBKeyRange | undefined {
   const { gte, lt } = range;
-  if (gte && lt) return IDBKeyRange.bound(gte, lt, false, true);
-  if (gte) return IDBKeyRange.lowerBound(gte);
-  if (lt) return IDBKeyRange.upperBound(lt, true);
+  if (gte && lt) return IDBKeyRange.bound(gte.slice(), lt.slice(), false, true);
+  if (gte) return IDBKeyRange.lowerBound(gte.slice());
+  if (lt) return IDBKeyRange.upperBound(lt.slice(), true);
   return undefined;
 }
 
@@ -51,7 +51,7 @@ export class IndexedDbStore implements KeyValueStore {
 
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
     this.#check();
-    const value = await this.#use('readonly', (store) => promisifyRequest(store.get(key)));
+    const value = await this.#use('readonly', (store) => promisifyRequest(store.get(key.slice())));
     return value === undefined ? undefined : toBytes(value);
   }
 
