@@ -1,0 +1,43 @@
+// The browser network in Debian's Chromium against a real `mesh node`: the page dials the host's
+// WebSocket address and gossip flows both ways (node-api.md §6 topics).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import type { Browser } from 'playwright-core';
+import { bundleForPage, launchChromium, pageWithScript } from './browser-page.ts';
+import { startNode, stopAll, type MeshProcess } from './mesh-process.ts';
+
+const ENTRY = fileURLToPath(new URL('./fixtures/browser-network-page.ts', import.meta.url));
+let browser: Browser;
+let host: MeshProcess;
+let script: string;
+
+before(async () => {
+  [browser, host, script] = await Promise.all([launchChromium(), startNode({ mine: true }), bundleForPage(ENTRY)]);
+});
+after(async () => {
+  await browser?.close();
+  await stopAll();
+});
+
+const wsAddress = (node: MeshProcess): string => {
+  const addr = node.multiaddrs.find((a) => a.startsWith('/ip4/127.0.0.1/') && a.includes('/ws/'));
+  assert.ok(addr, `no loopback /ws address among ${node.multiaddrs.join(', ')}`);
+  return addr;
+};
+
+test('a page dials the host over WebSockets and gossips both ways', async () => {
+  const log: string[] = [];
+  const page = await pageWithScript(browser, `${host.url}/status`, script, log);
+  await page.waitForFunction(() => 'meshPage' in globalThis);
+  await page.evaluate((addr) => (globalThis as any).meshPage.start([addr]), wsAddress(host));
+  // Host to page: the node announces its height to a peer that joins its topics.
+  await page.waitForFunction((id) => (globalThis as any).meshPage.heard.heights.some((h: any) => h.from === id && h.height > 0), host.nodeId, { timeout: 20_000 });
+  assert.deepEqual(await page.evaluate(() => (globalThis as any).meshPage.peers()), [host.nodeId], log.join('\n'));
+  // Page to host and back: a sync request the page publishes is answered with blocks.
+  await page.waitForFunction(() => (globalThis as any).meshPage.subscribers('mesh-syncreq') > 0, undefined, { timeout: 10_000 });
+  await page.evaluate((id) => (globalThis as any).meshPage.askBlocks(id), host.nodeId);
+  const answer = await page.waitForFunction((id) => (globalThis as any).meshPage.heard.answers.find((a: any) => a.from === id), host.nodeId, { timeout: 20_000 });
+  const { blocks, tip } = (await answer.jsonValue()) as { blocks: number; tip: number };
+  assert.ok(blocks > 0 && tip >= blocks, `answer with ${blocks} blocks, tip ${tip}`);
+});
