@@ -24,6 +24,7 @@ import { stopSignal } from './cli/stop-signal.ts';
 import { installNativeCrypto } from './native-crypto.ts';
 import { parseBootstrapAddress, startP2PNetwork } from './p2p.ts';
 import { nodeTunnelSockets } from './tunnel-sockets.ts';
+import { withWallet } from './wallet-site.ts';
 
 export interface NodeConfig {
   readonly dataDir: string;
@@ -179,7 +180,12 @@ async function runNode(config: NodeConfig): Promise<number> {
     });
     await node.start();
     closers.push(() => node.stop());
-    const api = createNodeApi({ service: node, token: data.token });
+    // The wallet page rides on the same port: its files and config, no state (docs/browser.md).
+    const api = withWallet(createNodeApi({ service: node, token: data.token }), {
+      chain,
+      addresses: () => network.addresses(),
+      peerId: network.libp2p.peerId.toString(),
+    });
     const server = await starting(`cannot serve the HTTP API on ${config.host} port ${config.port}`, () => serveFetch(api, config.host, config.port));
     closers.push(() => server.close());
     // Where client commands (mesh status, mesh send) find this node; removed first at a clean stop.
