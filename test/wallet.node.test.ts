@@ -8,8 +8,15 @@ import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { SigningKey } from '../core/crypto/ed25519.ts';
+import { decode, encode } from '../core/encoding/codec.ts';
+import { fromHex, toHex } from '../core/encoding/hex.ts';
+import { devnet } from '../core/ledger/params.ts';
+import { TOPICS } from '../core/net/network.ts';
+import { segmentCodec, Segments } from '../core/node/segments.ts';
+import { startP2PNetwork } from '../host-node/p2p.ts';
 import { launchChromium } from './browser-page.ts';
-import { getJson, postJson, startNode, stopAll, stopNode, waitFor, type MeshProcess } from './mesh-process.ts';
+import { getJson, postJson, startNode, stopAll, stopNode, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
 
 const SHOTS = fileURLToPath(new URL('../test-results/wallet/', import.meta.url));
 const DESKTOP = { width: 1280, height: 860 };
@@ -157,4 +164,43 @@ test('the wallet: create, receive, send, bad input, reload, phone width, offline
   await shoot(page, '10-reconnected');
   assert.deepEqual(log, []);
   await context.close();
+});
+
+test('a peer that serves a state not matching the checkpoint\'s state_root is refused, and the page says so', async () => {
+  // A hostile peer: it takes the true state at the checkpoint from the host, then serves it with one value changed.
+  const params = devnet(250);
+  const hostile = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [tcpAddress(host)] });
+  try {
+    // A checkpoint the user pinned (?checkpoint=): a recent block of the host's chain, whose state holds the miner's account.
+    const pinned = await waitFor('a few blocks', async () => {
+      const beacon = await getJson<{ height: number; hash: string }>(host, '/beacon');
+      return beacon.height >= 2 ? beacon : undefined;
+    });
+    const checkpoint = fromHex(pinned.hash, 32);
+    const reader = new Segments(hostile, params, null);
+    reader.start();
+    const truth = await waitFor('the true state', async () => reader.fetch(fromHex(host.nodeId, 32), checkpoint, 3_000).catch(() => undefined));
+    hostile.handle(TOPICS.segments, async (message) => {
+      const request = decode(segmentCodec, message.data);
+      if (request.kind !== 'request' || toHex(request.target) !== toHex(hostile.self)) return 'ignore';
+      assert.ok(truth.entries.length > 0);
+      const entries = truth.entries.map(([key, value], i) => ({ key, value: i === 0 ? Uint8Array.of(...value.slice(0, -1), value.at(-1)! ^ 1) : value }));
+      const response = { kind: 'response' as const, requester: message.origin, request_id: request.request_id, block: truth.block.bytes, total: entries.length, offset: 0, entries };
+      await hostile.publish(TOPICS.segments, encode(segmentCodec, response));
+      return 'ignore';
+    });
+    const ws = hostile.addresses().find((a) => a.includes('/ws'))!;
+    const query = new URLSearchParams({ host: `${ws}/p2p/${hostile.libp2p.peerId}`, checkpoint: pinned.hash, checkpoint_height: String(pinned.height) });
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(`${host.url}/wallet?${query}`);
+    await page.click('#create');
+    await page.waitForSelector('#status[data-state="error"]', { timeout: 40_000 });
+    assert.match(await text(page, '#error'), /does not match that block's state_root: refused/);
+    assert.equal(await text(page, '#status'), 'Checkpoint refused');
+    await shoot(page, '11-checkpoint-refused');
+    await context.close();
+  } finally {
+    await hostile.stop();
+  }
 });

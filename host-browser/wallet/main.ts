@@ -229,6 +229,7 @@ async function startNode(config: WalletConfig, key: WalletKey): Promise<void> {
     params: paramsOf(config),
     hosts: config.hosts,
     checkpoint: fromHex(config.checkpoint.hash, 32, 'checkpoint'),
+    log: (line) => console.log(line),
     // The host that served this page is often on this machine or LAN.
     allowPrivateAddresses: true,
     onStage: (s) => {
