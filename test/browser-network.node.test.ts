@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { bundleForPage, launchChromium, pageWithScript } from './browser-page.ts';
-import { startNode, stopAll, type MeshProcess } from './mesh-process.ts';
+import { startNode, stopAll, tcpAddress, type MeshProcess } from './mesh-process.ts';
 
 const ENTRY = fileURLToPath(new URL('./fixtures/browser-network-page.ts', import.meta.url));
 let browser: Browser;
@@ -41,3 +41,29 @@ test('a page dials the host over WebSockets and gossips both ways', async () => 
   const { blocks, tip } = (await answer.jsonValue()) as { blocks: number; tip: number };
   assert.ok(blocks > 0 && tip >= blocks, `answer with ${blocks} blocks, tip ${tip}`);
 });
+
+test('two pages on different hosts\' relays reach each other over WebRTC, signalled through a relay', async () => {
+  const other = await startNode({ bootstrap: [tcpAddress(host)] });
+  const [one, two] = await Promise.all([pageWithScript(browser, `${host.url}/status`, script), pageWithScript(browser, `${other.url}/status`, script)]);
+  for (const page of [one, two]) await page.waitForFunction(() => 'meshPage' in globalThis);
+  const idOne: string = await one.evaluate((addr) => (globalThis as any).meshPage.start([addr]), wsAddress(host));
+  const idTwo: string = await two.evaluate((addr) => (globalThis as any).meshPage.start([addr]), wsAddress(other));
+  // Page one holds a reservation on its host's relay and can be reached through it with WebRTC.
+  const circuit = await one.waitForFunction(() => (globalThis as any).meshPage.addresses().find((a: string) => a.includes('/p2p-circuit/webrtc')), undefined, { timeout: 20_000 });
+  const address = (await circuit.jsonValue()) as string;
+  assert.ok(address.includes(`/p2p/${peerIdOf(host)}/p2p-circuit`), address);
+  await one.evaluate(() => (globalThis as any).meshPage.serveEcho());
+  await two.evaluate(([node, addr]) => (globalThis as any).meshPage.dial(node, addr), [idOne, address]);
+  // The connection the request runs on is a direct WebRTC one, not the limited relayed circuit.
+  assert.equal(await two.evaluate(([node]) => (globalThis as any).meshPage.echo(node, 'hello over webrtc'), [idOne]), 'hello over webrtc');
+  const connections = (await two.evaluate((node) => (globalThis as any).meshPage.connections(node), idOne)) as { addr: string; limited: boolean }[];
+  assert.ok(connections.some((c) => c.addr.includes('/webrtc') && !c.limited), JSON.stringify(connections));
+  // Page one sees page two as a peer over that connection.
+  await one.waitForFunction((node) => (globalThis as any).meshPage.peers().includes(node), idTwo, { timeout: 10_000 });
+});
+
+function peerIdOf(node: MeshProcess): string {
+  const id = wsAddress(node).split('/p2p/')[1];
+  assert.ok(id);
+  return id;
+}
