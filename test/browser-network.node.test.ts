@@ -2,10 +2,15 @@
 // WebSocket address and gossip flows both ways (node-api.md §6 topics).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { bundleForPage, launchChromium, pageWithScript } from './browser-page.ts';
-import { startNode, stopAll, tcpAddress, type MeshProcess } from './mesh-process.ts';
+import { startNode, stopAll, tcpAddress, tempDataDir, type MeshProcess } from './mesh-process.ts';
 
 const ENTRY = fileURLToPath(new URL('./fixtures/browser-network-page.ts', import.meta.url));
 let browser: Browser;
@@ -66,4 +71,38 @@ function peerIdOf(node: MeshProcess): string {
   const id = wsAddress(node).split('/p2p/')[1];
   assert.ok(id);
   return id;
+}
+
+test('a page served over HTTPS dials a host\'s secure WebSocket address (/tls/ws) and gossips both ways', async () => {
+  const dir = await tempDataDir();
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert]);
+  const secure = await startNode({ mine: true, extraArgs: ['--ws-tls-cert', cert, '--ws-tls-key', key] });
+  const address = secure.multiaddrs.find((a) => a.startsWith('/ip4/127.0.0.1/') && a.includes('/tls/ws/'));
+  assert.ok(address, `no /tls/ws address among ${secure.multiaddrs.join(', ')}`);
+  // The page comes over HTTPS, where a plain ws:// dial is mixed content; Chromium is told to accept the test certificate.
+  const site = createHttpsServer({ cert: await readFile(cert), key: await readFile(key) }, (_, res) => res.end('<!doctype html><title>https page</title>'));
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  const tlsBrowser = await launchChromium(['--ignore-certificate-errors']);
+  try {
+    const page = await pageWithScript(tlsBrowser, `https://127.0.0.1:${(site.address() as AddressInfo).port}/`, script);
+    assert.equal(await page.evaluate(() => location.protocol), 'https:');
+    await page.waitForFunction(() => 'meshPage' in globalThis);
+    await page.evaluate((addr) => (globalThis as any).meshPage.start([addr]), address);
+    await page.waitForFunction((id) => (globalThis as any).meshPage.heard.heights.some((h: any) => h.from === id), secure.nodeId, { timeout: 20_000 });
+    await page.waitForFunction(() => (globalThis as any).meshPage.subscribers('mesh-syncreq') > 0, undefined, { timeout: 10_000 });
+    await page.evaluate((id) => (globalThis as any).meshPage.askBlocks(id), secure.nodeId);
+    await page.waitForFunction((id) => (globalThis as any).meshPage.heard.answers.some((a: any) => a.from === id && a.blocks > 0), secure.nodeId, { timeout: 20_000 });
+    // The wallet's config hands the secure address out.
+    const config = await (await fetch(`${secure.url}/wallet/config.json`)).json();
+    assert.ok(config.hosts.some((h: string) => h.includes('/tls/ws/')), JSON.stringify(config.hosts));
+  } finally {
+    await tlsBrowser.close();
+    site.close();
+  }
+});
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => execFile(command, args, (error) => (error ? reject(error) : resolve())));
 }

@@ -12,9 +12,9 @@ export async function bundleForPage(entry: string): Promise<string> {
   return result.outputFiles[0]!.text;
 }
 
-/** A headless Chromium; close it in the test's `after`. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS], headless: true });
+/** A headless Chromium (with `extraArgs` after the project's flags); close it in the test's `after`. */
+export function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, ...extraArgs], headless: true });
 }
 
 /**
