@@ -3,25 +3,18 @@
  * the browser network. It never mines, offers no compute, and keeps the last 2,880 blocks.
  *
  * First start: the chain begins at a trusted checkpoint (a block hash; docs/browser.md says where it
- * comes from). The state at that block is fetched in segments from a host and used only if it hashes
- * to the block's state_root (`Chain.openFromSnapshot`); a peer whose state does not is penalised and
- * the start fails with CheckpointRefusedError. Blocks after the checkpoint come by ordinary sync and
- * are validated like a full node's. Later starts reopen the chain kept in IndexedDB.
+ * comes from), whose state is used only if it hashes to the block's state_root (core/node/light-start.ts;
+ * a peer whose state does not is penalised and the start fails with CheckpointRefusedError). Blocks after
+ * the checkpoint come by ordinary sync and are validated like a full node's. Later starts reopen the
+ * chain kept in IndexedDB.
  */
-import { Chain, ForkChoiceError } from '../core/chain/chain.ts';
 import type { SigningKey } from '../core/crypto/ed25519.ts';
-import { toHex } from '../core/encoding/hex.ts';
-import { MeshError } from '../core/errors.ts';
 import type { ChainParams } from '../core/ledger/params.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
-import { TOPICS } from '../core/net/network.ts';
+import { openLightChain } from '../core/node/light-start.ts';
 import { MeshNode } from '../core/node/node.ts';
-import { SegmentError, Segments } from '../core/node/segments.ts';
 import { IndexedDbStore } from './indexeddb-store.ts';
 import { startBrowserNetwork } from './network.ts';
-
-/** The state a peer served for the checkpoint did not match the checkpoint block: refused. */
-export class CheckpointRefusedError extends MeshError {}
 
 export interface LightNodeOptions {
   readonly key: SigningKey;
@@ -37,13 +30,6 @@ export interface LightNodeOptions {
   /** Told what start-up is doing, for the page to show. */
   readonly onStage?: (stage: 'connecting' | 'checkpoint' | 'syncing') => void;
 }
-
-// How often and how long the first start asks for the checkpoint's state before it gives up.
-const SNAPSHOT_TRIES = 6;
-const SNAPSHOT_TIMEOUT_MS = 10_000;
-const PEER_WAIT_MS = 250;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class LightNode {
   readonly node: MeshNode;
@@ -68,9 +54,14 @@ export class LightNode {
         log,
         ...(options.allowPrivateAddresses === undefined ? {} : { allowPrivateAddresses: options.allowPrivateAddresses }),
       });
-      const chain = (await hasChain(store))
-        ? await Chain.open({ store, params: options.params, mode: 'light' })
-        : await startFromCheckpoint(network, store, options);
+      const chain = await openLightChain({
+        network,
+        store,
+        params: options.params,
+        checkpoint: options.checkpoint,
+        log,
+        onCheckpoint: () => options.onStage?.('checkpoint'),
+      });
       options.onStage?.('syncing');
       const node = new MeshNode({ chain, network, key: options.key, mine: false, log });
       await node.start();
@@ -91,45 +82,5 @@ export class LightNode {
     await this.node.stop();
     await this.network.stop();
     await this.#store.close();
-  }
-}
-
-async function hasChain(store: IndexedDbStore): Promise<boolean> {
-  for await (const _ of store.entries({ limit: 1 })) return true;
-  return false;
-}
-
-// Asks connected peers for the state at the checkpoint until one serves a state that checks.
-async function startFromCheckpoint(network: Libp2pNetwork, store: IndexedDbStore, options: LightNodeOptions): Promise<Chain> {
-  const fetcher = new Segments(network, options.params, null);
-  fetcher.start();
-  let lastError: unknown = new SegmentError('no-peer', 'no host answered');
-  for (let attempt = 0; attempt < SNAPSHOT_TRIES; attempt++) {
-    const peer = await firstHost(network);
-    options.onStage?.('checkpoint');
-    try {
-      const snapshot = await fetcher.fetch(peer, options.checkpoint, SNAPSHOT_TIMEOUT_MS);
-      return await Chain.openFromSnapshot({ store, params: options.params, mode: 'light' }, snapshot, options.checkpoint);
-    } catch (error) {
-      if (error instanceof ForkChoiceError) {
-        network.penalise(peer, `served a state that does not match the checkpoint (${error.code})`);
-        throw new CheckpointRefusedError(
-          error.code,
-          `the state ${toHex(peer).slice(0, 12)}… served for checkpoint ${toHex(options.checkpoint).slice(0, 12)}… does not match that block's state_root: refused`,
-        );
-      }
-      lastError = error;
-      (options.log ?? (() => {}))(`checkpoint: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-  throw lastError;
-}
-
-// The first connected peer that has joined the segments topic (a host that can answer).
-async function firstHost(network: Libp2pNetwork): Promise<Uint8Array> {
-  for (;;) {
-    const peer = network.peers()[0];
-    if (peer !== undefined && network.subscribers(TOPICS.segments) > 0) return peer.node;
-    await sleep(PEER_WAIT_MS);
   }
 }
