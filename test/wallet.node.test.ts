@@ -66,7 +66,7 @@ async function send(page: Page, to: string, amount: string): Promise<string> {
   return message;
 }
 
-test('the wallet: create, receive, send, bad input, reload, phone width, offline and back', async () => {
+test('the wallet: create, back up, receive, send, bad input, reload, one tab, phone width, offline and back, import elsewhere', async () => {
   const context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
   const page = await context.newPage();
   const log: string[] = [];
@@ -141,6 +141,13 @@ test('the wallet: create, receive, send, bad input, reload, phone width, offline
   assert.equal(await text(page, '#node-id'), walletId);
   await shoot(page, '7-reloaded');
 
+  // A second tab of the same browser profile does not start a second node on the same store and key.
+  const tab = await context.newPage();
+  await tab.goto(`${host.url}/wallet`);
+  await tab.waitForSelector('#status[data-state="error"]');
+  assert.match(await text(tab, '#error'), /already open in another tab/);
+  await tab.close();
+
   // Phone width: nothing wider than the screen.
   await page.setViewportSize(PHONE);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -164,6 +171,26 @@ test('the wallet: create, receive, send, bad input, reload, phone width, offline
   await shoot(page, '10-reconnected');
   assert.deepEqual(log, []);
   await context.close();
+
+  // Another browser imports the backup (once the first has closed: one key is one peer), pinned to a recent checkpoint (?checkpoint=): the same key and
+  // balance, checked from the state at that block; the history before it is not held, and the page says so.
+  const other = await browser.newContext({ viewport: DESKTOP });
+  const second = await other.newPage();
+  const pinned = await getJson<{ height: number; hash: string }>(host, '/beacon');
+  await second.goto(`${host.url}/wallet?checkpoint=${pinned.hash}&checkpoint_height=${pinned.height}`);
+  await second.setInputFiles('#import-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a key') });
+  await second.waitForFunction(() => (document.querySelector('#onboard-message')?.textContent ?? '') !== '');
+  assert.match(await text(second, '#onboard-message'), /not a mesh key backup: it is not JSON/);
+  await second.setInputFiles('#import-file', { name: 'backup.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(backup)) });
+  await second.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
+  await second.waitForFunction(() => document.querySelector('#balance')?.textContent === '3.5', undefined, { timeout: 30_000 });
+  await second.click('#receive-show');
+  assert.equal(await text(second, '#node-id'), walletId, 'an imported key counts as backed up');
+  await second.waitForFunction(() => /older history is not shown/.test(document.querySelector('#history-note')?.textContent ?? ''));
+  assert.equal(await text(second, '#history-empty'), 'No transactions in the blocks this browser holds.');
+  await shoot(second, '7b-imported-pinned-checkpoint');
+  await other.close();
+
 });
 
 test('a peer that serves a state not matching the checkpoint\'s state_root is refused, and the page says so', async () => {

@@ -2,7 +2,7 @@
  * The wallet's key, kept in this browser's IndexedDB and nowhere else: the seed and whether the
  * user has saved a backup of it. It leaves the browser only as the backup file the user exports.
  */
-import { createStore, del, get, set, type UseStore } from 'idb-keyval';
+import { createStore, get, set, type UseStore } from 'idb-keyval';
 import { SigningKey } from '../../core/crypto/ed25519.ts';
 import { identityFileText, parseIdentityFile } from '../../core/crypto/identity-file.ts';
 
@@ -50,12 +50,6 @@ export class KeyStore {
 
   async markBackedUp(): Promise<void> {
     await set(BACKED_UP, true, this.#db);
-  }
-
-  /** Forgets the key (after the user has a backup, to switch keys). */
-  async forget(): Promise<void> {
-    await del(SEED, this.#db);
-    await del(BACKED_UP, this.#db);
   }
 
   async #save(key: SigningKey, backedUp: boolean): Promise<void> {

@@ -174,8 +174,9 @@ async function render(): Promise<void> {
       return item;
     }),
   );
-  $('history-empty').hidden = rows.length > 0;
   const base = node.chain.base;
+  $('history-empty').hidden = rows.length > 0;
+  $('history-empty').textContent = base > 0 ? 'No transactions in the blocks this browser holds.' : 'No transactions yet.';
   $('history-note').textContent =
     base > 0
       ? `This browser keeps the last ${LIGHT_RETENTION_BLOCKS.toLocaleString('en')} blocks; it holds blocks from ${base} on, so older history is not shown here.`
@@ -208,7 +209,8 @@ async function send(event: SubmitEvent): Promise<void> {
   button.disabled = true;
   try {
     const id = await node.transfer(check.to, check.amount);
-    say('send-message', 'ok', `Sent ${credits(check.amount)} credits (transaction ${id.slice(0, 16)}…); it is pending until a block includes it.`);
+    const when = light.network.peers().length === 0 ? 'no host is reachable now: it goes out when one is' : 'it is pending until a block includes it';
+    say('send-message', 'ok', `Sent ${credits(check.amount)} credits (transaction ${id.slice(0, 16)}…); ${when}.`);
     amountInput.value = '';
     await render();
   } catch (error) {
@@ -229,7 +231,7 @@ async function startNode(config: WalletConfig, key: WalletKey): Promise<void> {
     params: paramsOf(config),
     hosts: config.hosts,
     checkpoint: fromHex(config.checkpoint.hash, 32, 'checkpoint'),
-    log: (line) => console.log(line),
+    log: (line) => console.debug(line),
     // The host that served this page is often on this machine or LAN.
     allowPrivateAddresses: true,
     onStage: (s) => {
@@ -266,6 +268,19 @@ async function boot(): Promise<void> {
       setStatus('error', stage === 'checkpoint' ? 'Checkpoint refused' : 'Stopped');
       showError(`The light node could not start: ${messageOf(error)}`);
     });
+  // One light node per browser profile: two tabs would write one chain store and be one peer twice.
+  // The lock is held for the page's life and freed when it closes.
+  const held = await new Promise<boolean>((resolve) => {
+    void navigator.locks.request('mesh-wallet-node', { ifAvailable: true }, (lock) => {
+      resolve(lock !== null);
+      return lock === null ? undefined : new Promise<never>(() => {});
+    });
+  });
+  if (!held) {
+    setStatus('error', 'Open in another tab');
+    showError('This wallet is already open in another tab or window of this browser. Use that one, or close it and reload this page.');
+    return;
+  }
   const kept = await keys.load();
   if (kept !== null) return begin(kept);
 
