@@ -4,7 +4,7 @@
  * byte order as they are; a batch is one read-write transaction, so it applies whole or not at all.
  */
 import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
-import type { BatchOp, KeyValueStore, Range } from '../core/store/kv.ts';
+import { checkBatch, type BatchOp, type KeyValueStore, type Range } from '../core/store/kv.ts';
 
 const OBJECT_STORE = 'kv';
 
@@ -57,11 +57,7 @@ export class IndexedDbStore implements KeyValueStore {
 
   async batch(ops: readonly BatchOp[]): Promise<void> {
     this.#check();
-    for (const op of ops) {
-      if (!(op.key instanceof Uint8Array) || (op.type === 'put' && !(op.value instanceof Uint8Array))) {
-        throw new TypeError('batch keys and values must be Uint8Array');
-      }
-    }
+    checkBatch(ops);
     if (ops.length === 0) return;
     await this.#use('readwrite', (store) => {
       for (const op of ops) {

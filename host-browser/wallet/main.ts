@@ -69,6 +69,15 @@ async function loadConfig(): Promise<WalletConfig> {
   return config;
 }
 
+/** Loopback, a private IPv4 range, or a name that only a LAN resolves. */
+function isPrivateHost(hostname: string): boolean {
+  if (hostname === 'localhost' || hostname === '[::1]' || hostname.endsWith('.local')) return true;
+  const ip = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(hostname);
+  if (ip === null) return false;
+  const [a, b] = [Number(ip[1]), Number(ip[2])];
+  return a === 127 || a === 10 || (a === 192 && b === 168) || (a === 172 && b >= 16 && b <= 31);
+}
+
 function paramsOf(config: WalletConfig): ChainParams {
   if (config.network === MAINNET.network) return MAINNET;
   if (config.network === devnet().network) return devnet(config.block_interval_ms);
@@ -232,8 +241,8 @@ async function startNode(config: WalletConfig, key: WalletKey): Promise<void> {
     hosts: config.hosts,
     checkpoint: fromHex(config.checkpoint.hash, 32, 'checkpoint'),
     log: (line) => console.debug(line),
-    // The host that served this page is often on this machine or LAN.
-    allowPrivateAddresses: true,
+    // A wallet served from this machine or the LAN dials hosts there; one served from the internet does not.
+    allowPrivateAddresses: isPrivateHost(location.hostname),
     onStage: (s) => {
       stage = s;
       if (s === 'checkpoint') setStatus('syncing', `Fetching and checking the state at block ${config.checkpoint.height}…`, 0);
