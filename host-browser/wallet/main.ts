@@ -34,6 +34,8 @@ let wallet: WalletKey | null = null;
 let light: LightNode | null = null;
 let stage = 'starting';
 let wantsReceive = false;
+// The height a catch-up began at, for its progress bar; null while synced.
+let syncFrom: number | null = null;
 
 function setStatus(state: string, text: string, progress?: number): void {
   const status = $('status');
@@ -151,9 +153,16 @@ async function render(): Promise<void> {
   const tip = node.chain.tip.height;
   const peers = light.network.peers().length;
   const target = light.targetHeight();
-  if (peers === 0) setStatus('offline', `Offline: no host reachable, retrying · height ${tip}`);
-  else if (target > tip) setStatus('syncing', `Syncing ${tip} of ${target} · ${peers} peer${peers === 1 ? '' : 's'}`, tip / target);
-  else setStatus('synced', `Synced · height ${tip} · ${peers} peer${peers === 1 ? '' : 's'}`);
+  // The pill is a live region: it names the state and the peers, not each new height (the balance card shows that).
+  const peerCount = `${peers} peer${peers === 1 ? '' : 's'}`;
+  if (peers === 0) setStatus('offline', 'Offline: no host reachable, retrying');
+  else if (target > tip) {
+    syncFrom ??= tip;
+    setStatus('syncing', `Syncing block ${tip} of ${target} · ${peerCount}`, target === syncFrom ? 1 : (tip - syncFrom) / (target - syncFrom));
+  } else {
+    syncFrom = null;
+    setStatus('synced', `Synced · ${peerCount}`);
+  }
 
   const account = node.chain.state.account(self);
   const pending = pendingOf(node, selfHex);
