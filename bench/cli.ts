@@ -79,6 +79,7 @@ export const benchCommand = command({
     entry('mesh', "real nodes on loopback: catching up by sync against local apply; transfer latency", async () => (await import('./mesh/node.ts')).meshBenchCommand),
     entry('messaging', 'app messages between two nodes: latency to the stream; throughput next to a bare libp2p stream', async () => (await import('./messaging/node.ts')).messagingBenchCommand),
     entry('tunnel', 'throughput through a tunnel next to a bare libp2p stream between the same two processes', async () => (await import('./tunnel/node.ts')).tunnelBenchCommand),
+    entry('wallet', 'a cold wallet page in Chromium to a verified balance, next to the same light start on Node; bundle size', async () => (await import('./wallet/node.ts')).walletBenchCommand),
   ],
 });
 

@@ -9,7 +9,8 @@ import { chmod, link, mkdir, readFile, rename, stat, unlink } from 'node:fs/prom
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SigningKey } from '../core/crypto/ed25519.ts';
-import { fromHex, isId, toHex } from '../core/encoding/hex.ts';
+import { IdentityFileError, identityFileText, MAX_IDENTITY_BYTES, parseIdentityFile } from '../core/crypto/identity-file.ts';
+import { isId } from '../core/encoding/hex.ts';
 import { writeAtomically } from './atomic-file.ts';
 import { option } from './cli/command.ts';
 
@@ -42,10 +43,6 @@ export const dataDirOption = option({ value: 'DIR', description: "the node's dat
 
 export const TOKEN_FILE = 'api.token';
 export const IDENTITY_FILE = 'identity.json';
-const IDENTITY_TYPE = 'mesh-identity';
-const IDENTITY_VERSION = 1;
-// An identity file is under 200 bytes; anything far larger is not one.
-const MAX_IDENTITY_BYTES = 64 * 1024;
 
 const errnoOf = (error: unknown): string | undefined => (error as { code?: string } | null)?.code;
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -58,39 +55,13 @@ function writePrivateFile(path: string, data: string, replace: boolean): Promise
   return writeAtomically(path, (file) => file.writeFile(data), { mode: 0o600, replace });
 }
 
-/** The identity file format: `{ type, version, node_id, seed }` with lowercase 64-hex values. */
-function identityJson(key: SigningKey): string {
-  const file = { type: IDENTITY_TYPE, version: IDENTITY_VERSION, node_id: toHex(key.publicKey), seed: toHex(key.exportSeed()) };
-  return `${JSON.stringify(file, null, 2)}\n`;
-}
-
 function parseIdentity(path: string, text: string): SigningKey {
-  const fail = (code: string, why: string): never => {
-    throw new DataDirError(code, `${path} is not a valid mesh identity: ${why}`);
-  };
-  let file: unknown;
   try {
-    file = JSON.parse(text);
-  } catch {
-    return fail('identity-json', 'it is not JSON');
-  }
-  if (typeof file !== 'object' || file === null || Array.isArray(file)) return fail('identity-json', 'it is not a JSON object');
-  const { type, version, node_id: nodeId, seed } = file as Record<string, unknown>;
-  if (type !== IDENTITY_TYPE) fail('identity-type', `type is ${JSON.stringify(type)}, expected "${IDENTITY_TYPE}"`);
-  if (version !== IDENTITY_VERSION) fail('identity-version', `version is ${JSON.stringify(version)}, this build reads version ${IDENTITY_VERSION}`);
-  let seedBytes: Uint8Array;
-  let nodeIdBytes: Uint8Array;
-  try {
-    nodeIdBytes = fromHex(nodeId as string, 32, 'node_id');
-    seedBytes = fromHex(seed as string, 32, 'seed');
+    return parseIdentityFile(text);
   } catch (error) {
-    return fail('identity-hex', messageOf(error));
+    if (error instanceof IdentityFileError) throw new DataDirError(error.code, `${path} is not a valid mesh identity: ${error.message}`);
+    throw error;
   }
-  const key = SigningKey.fromSeed(seedBytes);
-  if (toHex(key.publicKey) !== toHex(nodeIdBytes)) {
-    fail('identity-mismatch', `its seed derives node_id ${toHex(key.publicKey)}, not the ${nodeId as string} it states`);
-  }
-  return key;
 }
 
 /** Reads and fully checks an identity file (type, version, hex lengths, seed derives node_id). */
@@ -115,7 +86,7 @@ export async function readIdentityFile(path: string): Promise<SigningKey> {
  */
 export async function writeIdentityFile(path: string, key: SigningKey, options: { force?: boolean } = {}): Promise<void> {
   try {
-    await writePrivateFile(path, identityJson(key), options.force === true);
+    await writePrivateFile(path, identityFileText(key), options.force === true);
   } catch (error) {
     if (errnoOf(error) === 'EEXIST') throw new DataDirError('identity-exists', `${path} already exists`, { cause: error });
     throw error;
@@ -166,7 +137,7 @@ async function loadToken(path: string, warn: (line: string) => void): Promise<st
 }
 
 async function loadIdentity(path: string, warn: (line: string) => void): Promise<{ identity: SigningKey; created: boolean }> {
-  const created = await createIfMissing(path, () => identityJson(SigningKey.generate()));
+  const created = await createIfMissing(path, () => identityFileText(SigningKey.generate()));
   // Read back even what was just written: the identity in use is always the one on disk.
   const identity = await readIdentityFile(path);
   await keepPrivate(path, warn);

@@ -5,7 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
-import type { BatchOp, KeyValueStore, Range } from '../core/store/kv.ts';
+import { checkBatch, type BatchOp, type KeyValueStore, type Range } from '../core/store/kv.ts';
 
 /** The store's directory is held by another process (or another open store in this one). */
 export class StoreLockedError extends Error {
@@ -83,12 +83,7 @@ export class LevelStore implements KeyValueStore {
   async batch(ops: readonly BatchOp[]): Promise<void> {
     this.#check();
     // Check every operation first: the 'view' encoding would quietly accept a string key.
-    for (const op of ops) {
-      if (!(op.key instanceof Uint8Array) || (op.type === 'put' && !(op.value instanceof Uint8Array))) {
-        throw new TypeError('batch keys and values must be Uint8Array');
-      }
-      if (op.type !== 'put' && op.type !== 'del') throw new TypeError(`unknown batch operation ${JSON.stringify(op)}`);
-    }
+    checkBatch(ops);
     if (ops.length === 0) return;
     await this.#db.batch(
       ops.map((op) => (op.type === 'put' ? { type: 'put', key: op.key, value: op.value } : { type: 'del', key: op.key })),

@@ -3,6 +3,7 @@
  * api.token), libp2p on TCP and WebSockets, the HTTP API on loopback, blocks on the timer with
  * `--mine`. SIGINT or SIGTERM stops it cleanly; a second signal exits at once.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createNodeApi } from '../core/api/handler.ts';
 import { Chain } from '../core/chain/chain.ts';
@@ -24,6 +25,7 @@ import { stopSignal } from './cli/stop-signal.ts';
 import { installNativeCrypto } from './native-crypto.ts';
 import { parseBootstrapAddress, startP2PNetwork } from './p2p.ts';
 import { nodeTunnelSockets } from './tunnel-sockets.ts';
+import { withWallet } from './wallet-site.ts';
 
 export interface NodeConfig {
   readonly dataDir: string;
@@ -39,6 +41,8 @@ export interface NodeConfig {
   readonly heartbeatMs: number;
   /** Keys (hex) whose capability tokens directed placement honours besides this node's own. */
   readonly capabilityRoots: readonly string[];
+  /** PEM files that make the WebSocket port secure (`/tls/ws`), for pages served over HTTPS. */
+  readonly wsTls: { readonly certFile: string; readonly keyFile: string } | null;
 }
 
 /** The node could not start as configured (a port taken, a data directory in use): said without a stack. */
@@ -74,6 +78,8 @@ const nodeOptions = {
   'job-queue-secs': option({ value: 'S', description: 'how long a job this node bids for waits for a host', parse: integer(1), default: 600 }),
   'capability-root': list({ value: 'NODE_ID', description: 'honour capability tokens rooted at this key for directed placement, besides this node\'s own', parse: nodeIdText }),
   'heartbeat-interval-ms': option({ value: 'N', description: 'time between heartbeats on the devnet', parse: integer(100), shown: '30000' }),
+  'ws-tls-cert': option({ value: 'FILE', description: 'PEM certificate (chain) for secure WebSockets: the WebSocket port becomes /tls/ws, which pages on HTTPS can dial' }),
+  'ws-tls-key': option({ value: 'FILE', description: 'PEM private key of --ws-tls-cert' }),
 };
 
 function bootstrapAddress(text: string, name: string): string {
@@ -91,6 +97,9 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
   if (interval !== undefined && !values.devnet) throw new UsageError('--block-interval-ms is for the devnet only (add --devnet)');
   const heartbeat = values['heartbeat-interval-ms'];
   if (heartbeat !== undefined && !values.devnet) throw new UsageError('--heartbeat-interval-ms is for the devnet only (add --devnet)');
+  const certFile = values['ws-tls-cert'];
+  const keyFile = values['ws-tls-key'];
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('--ws-tls-cert and --ws-tls-key go together');
   const machine = probeCapacity();
   let params: ChainParams = MAINNET;
   if (values.devnet) {
@@ -112,6 +121,7 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
     jobQueueMs: values['job-queue-secs'] * 1000,
     capabilityRoots: values['capability-root'],
     heartbeatMs: heartbeat ?? HEARTBEAT_INTERVAL_SECS * 1000,
+    wsTls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : null,
   };
 }
 
@@ -152,8 +162,10 @@ async function runNode(config: NodeConfig): Promise<number> {
   };
   try {
     const chain = await Chain.open({ store, params: config.params });
+    const wsTls = config.wsTls;
+    const tls = wsTls === null ? undefined : await starting('cannot read the WebSocket TLS files', async () => ({ cert: await readFile(wsTls.certFile, 'utf8'), key: await readFile(wsTls.keyFile, 'utf8') }));
     const network = await starting(`cannot listen for peers on port ${config.p2pPort}`, () =>
-      startP2PNetwork({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, log }),
+      startP2PNetwork({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, log, ...(tls === undefined ? {} : { wsTls: tls }) }),
     );
     closers.push(() => network.stop());
     const node = new MeshNode({
@@ -179,7 +191,12 @@ async function runNode(config: NodeConfig): Promise<number> {
     });
     await node.start();
     closers.push(() => node.stop());
-    const api = createNodeApi({ service: node, token: data.token });
+    // The wallet page rides on the same port: its files and config, no state (docs/browser.md).
+    const api = withWallet(createNodeApi({ service: node, token: data.token }), {
+      chain,
+      addresses: () => network.addresses(),
+      peerId: network.libp2p.peerId.toString(),
+    });
     const server = await starting(`cannot serve the HTTP API on ${config.host} port ${config.port}`, () => serveFetch(api, config.host, config.port));
     closers.push(() => server.close());
     // Where client commands (mesh status, mesh send) find this node; removed first at a clean stop.

@@ -28,6 +28,8 @@ export interface P2POptions {
   readonly banMs?: number;
   /** Requests in flight per peer and protocol, and the serving side's deadlines. */
   readonly rpc?: Partial<RpcLimits>;
+  /** PEM certificate and key: the WebSocket port then speaks TLS (`/tls/ws`), for pages served over HTTPS. */
+  readonly wsTls?: { readonly cert: string; readonly key: string };
 }
 
 /** Starts the node's libp2p network on TCP and WebSockets. */
@@ -38,9 +40,9 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
   return Libp2pNetwork.start(
     {
       privateKey: await generateKeyPairFromSeed('Ed25519', options.key.exportSeed()),
-      addresses: { listen: [`/ip4/${host}/tcp/${options.port}`, `/ip4/${host}/tcp/${wsPort}/ws`] },
+      addresses: { listen: [`/ip4/${host}/tcp/${options.port}`, `/ip4/${host}/tcp/${wsPort}/${options.wsTls ? 'tls/ws' : 'ws'}`] },
       // The relay transport dials `/p2p-circuit` hints (directed placement through a relay).
-      transports: [tcp(), webSockets(), circuitRelayTransport()],
+      transports: [tcp(), webSockets(options.wsTls ? { https: { cert: options.wsTls.cert, key: options.wsTls.key } } : {}), circuitRelayTransport()],
       // Loopback and private addresses are how a devnet and a LAN mesh reach each other.
       connectionGater: { denyDialMultiaddr: () => false },
       peerDiscovery: bootstrapAddrs.length > 0 ? [bootstrap({ list: bootstrapAddrs.map(String), timeout: 100 })] : [],

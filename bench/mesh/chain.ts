@@ -62,7 +62,7 @@ export function chainPath(dataDir: string, params: ChainParams): string {
 }
 
 // Deterministic keys, so every build of a given spec is the same chain.
-function benchKey(name: string): SigningKey {
+export function benchKey(name: string): SigningKey {
   return SigningKey.fromSeed(sha256(new TextEncoder().encode(`mesh-bench-${name}`)));
 }
 

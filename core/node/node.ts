@@ -49,8 +49,11 @@ export interface MeshNodeOptions {
   readonly key: SigningKey;
   /** Produce blocks (`--mine`). */
   readonly mine: boolean;
-  /** This machine's capacity, for the atlas (read again at every broadcast). */
-  readonly capacity: () => Capacity;
+  /**
+   * This machine's capacity, for the atlas (read again at every broadcast). Without it the node
+   * offers no compute and broadcasts no capacity (the browser's wallet).
+   */
+  readonly capacity?: () => Capacity;
   /** Time and timers (default: the system clock). */
   readonly clock?: Clock;
   /** Request ids of sync and segments (default: the platform's CSPRNG). */
@@ -210,12 +213,15 @@ export class MeshNode implements NodeService {
     );
     await this.#market.start();
     this.#timers.push(this.#clock.setInterval(() => void this.sync.announce().catch(() => {}), this.#options.announceIntervalMs ?? 15_000));
-    const capacityEvery = this.#options.capacityIntervalMs ?? CAPACITY_INTERVAL_MS;
-    this.#timers.push(this.#clock.setInterval(() => void this.#broadcastCapacity(), capacityEvery));
     await this.sync.announce().catch(() => {});
     this.#producer?.start();
-    // The first capacity broadcast goes out once peers had a moment to connect.
-    this.#timers.push(this.#clock.setTimeout(() => void this.#broadcastCapacity(), Math.min(2_000, capacityEvery)));
+    const capacity = this.#options.capacity;
+    if (capacity !== undefined) {
+      const capacityEvery = this.#options.capacityIntervalMs ?? CAPACITY_INTERVAL_MS;
+      this.#timers.push(this.#clock.setInterval(() => void this.#broadcastCapacity(capacity), capacityEvery));
+      // The first capacity broadcast goes out once peers had a moment to connect.
+      this.#timers.push(this.#clock.setTimeout(() => void this.#broadcastCapacity(capacity), Math.min(2_000, capacityEvery)));
+    }
   }
 
   async stop(): Promise<void> {
@@ -535,8 +541,8 @@ export class MeshNode implements NodeService {
   }
 
   /** The machine's capacity with what the market knows: running jobs, and `docker`/`gpu` only when the engine answers with them. */
-  #capacity(): Capacity {
-    const machine = this.#options.capacity();
+  #capacity(probe: () => Capacity): Capacity {
+    const machine = probe();
     const engine = this.#market?.engine ?? { ready: false, gpus: 0 };
     const tags = machine.tags.filter((t) => t !== 'docker' && t !== 'gpu');
     if (engine.ready) tags.push('docker');
@@ -544,10 +550,10 @@ export class MeshNode implements NodeService {
     return { ...machine, runningJobs: this.#market?.runningJobs ?? 0, tags };
   }
 
-  async #broadcastCapacity(): Promise<void> {
+  async #broadcastCapacity(probe: () => Capacity): Promise<void> {
     try {
       await this.#market?.checkEngine();
-      await this.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: capacityCapabilities(this.#capacity(), this.mining), burnTxId: null });
+      await this.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: capacityCapabilities(this.#capacity(probe), this.mining), burnTxId: null });
     } catch (error) {
       this.#log(`atlas: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -26,6 +26,19 @@ export interface KeyValueStore {
   close(): Promise<void>;
 }
 
+/**
+ * Throws TypeError unless every operation is a put or del of Uint8Array keys (and values): every
+ * store checks the whole batch before it applies any of it.
+ */
+export function checkBatch(ops: readonly BatchOp[]): void {
+  for (const op of ops) {
+    if (!(op.key instanceof Uint8Array) || (op.type === 'put' && !(op.value instanceof Uint8Array))) {
+      throw new TypeError('batch keys and values must be Uint8Array');
+    }
+    if (op.type !== 'put' && op.type !== 'del') throw new TypeError(`unknown batch operation ${JSON.stringify(op)}`);
+  }
+}
+
 /** The smallest key above every key that starts with `prefix` (for `lt` of a prefix range). */
 export function prefixEnd(prefix: Uint8Array): Uint8Array {
   const end = prefix.slice();
@@ -83,11 +96,7 @@ export class MemoryStore implements KeyValueStore {
 
   async batch(ops: readonly BatchOp[]): Promise<void> {
     this.#check();
-    for (const op of ops) {
-      if (!(op.key instanceof Uint8Array) || (op.type === 'put' && !(op.value instanceof Uint8Array))) {
-        throw new TypeError('batch keys and values must be Uint8Array');
-      }
-    }
+    checkBatch(ops);
     for (const op of ops) {
       const i = this.#lowerBound(op.key);
       const found = this.#keys[i];

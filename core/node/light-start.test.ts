@@ -1,0 +1,67 @@
+import { assert } from 'chai';
+import { test } from '../../test/harness.ts';
+import { rejectsAsync } from '../../test/assert.ts';
+import { key, mine, openChain } from '../chain/testnet.test-util.ts';
+import { CREDIT } from '../encoding/amount.ts';
+import { decode, encode } from '../encoding/codec.ts';
+import { toHex } from '../encoding/hex.ts';
+import { MemoryBus } from '../net/memory.test-util.ts';
+import { TOPICS } from '../net/network.ts';
+import { MemoryStore } from '../store/kv.ts';
+import { ManualClock } from '../time/clock.test-util.ts';
+import { CheckpointRefusedError, openLightChain } from './light-start.ts';
+import { segmentCodec } from './segments.ts';
+import { startNode } from './node.test-util.ts';
+
+const A = key(1);
+const LIGHT = key(2);
+const M = key(9);
+
+test('openLightChain: starts from the state at a trusted checkpoint, then reopens what the store holds', async () => {
+  const bus = new MemoryBus();
+  const clock = new ManualClock();
+  const chainA = await openChain();
+  await mine(chainA, A, 12);
+  const a = await startNode(bus, chainA, A, clock);
+  try {
+    const store = new MemoryStore();
+    const checkpoint = (await chainA.hashAt(8))!;
+    const options = { network: bus.join(LIGHT.publicKey), store, params: chainA.params, checkpoint, clock };
+    const light = await openLightChain(options);
+    assert.equal(light.mode, 'light');
+    assert.equal(light.tip.height, 8);
+    assert.equal(light.base, 8);
+    // The producer's eight rewards, and the state the full node's block 8 commits to.
+    assert.equal(light.state.account(A.publicKey).balance, 8_000n * CREDIT);
+    assert.equal(toHex(light.state.stateRoot()), toHex((await chainA.blockAt(8))!.header.state_root));
+    // A second start finds the chain in the store and asks nobody.
+    const again = await openLightChain({ ...options, network: bus.join(key(3).publicKey), checkpoint: (await chainA.hashAt(10))! });
+    assert.equal(toHex(again.tip.hash), toHex(checkpoint));
+  } finally {
+    await a.stop();
+  }
+});
+
+test('openLightChain: a state that does not hash to the checkpoint\'s state_root is refused and its peer penalised', async () => {
+  const bus = new MemoryBus();
+  const clock = new ManualClock();
+  const chainA = await openChain();
+  await mine(chainA, A, 6);
+  const truth = await chainA.snapshotAt(5);
+  const hostile = bus.join(M.publicKey);
+  hostile.handle(TOPICS.segments, async (message) => {
+    const request = decode(segmentCodec, message.data);
+    if (request.kind !== 'request') return 'ignore';
+    const entries = truth.entries.map(([k, v], i) => ({ key: k, value: i === 0 ? Uint8Array.of(...v.slice(0, -1), v.at(-1)! ^ 1) : v }));
+    const response = { kind: 'response' as const, requester: message.origin, request_id: request.request_id, block: truth.block.bytes, total: entries.length, offset: 0, entries };
+    await hostile.publish(TOPICS.segments, encode(segmentCodec, response));
+    return 'ignore';
+  });
+  const light = bus.join(LIGHT.publicKey);
+  const penalised: string[] = [];
+  light.penalise = (node) => void penalised.push(toHex(node));
+  const store = new MemoryStore();
+  await rejectsAsync(() => openLightChain({ network: light, store, params: chainA.params, checkpoint: truth.block.hash, clock }), CheckpointRefusedError, 'snapshot-root');
+  assert.deepEqual(penalised, [toHex(M.publicKey)]);
+  assert.equal(store.size, 0, 'nothing of the refused state is kept');
+});

@@ -1,0 +1,86 @@
+/**
+ * The light node in the page: the core's MeshNode on a light chain in IndexedDB, joined to hosts by
+ * the browser network. It never mines, offers no compute, and keeps the last 2,880 blocks.
+ *
+ * First start: the chain begins at a trusted checkpoint (a block hash; docs/browser.md says where it
+ * comes from), whose state is used only if it hashes to the block's state_root (core/node/light-start.ts;
+ * a peer whose state does not is penalised and the start fails with CheckpointRefusedError). Blocks after
+ * the checkpoint come by ordinary sync and are validated like a full node's. Later starts reopen the
+ * chain kept in IndexedDB.
+ */
+import type { SigningKey } from '../core/crypto/ed25519.ts';
+import type { ChainParams } from '../core/ledger/params.ts';
+import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
+import { openLightChain } from '../core/node/light-start.ts';
+import { MeshNode } from '../core/node/node.ts';
+import { IndexedDbStore } from './indexeddb-store.ts';
+import { startBrowserNetwork } from './network.ts';
+
+export interface LightNodeOptions {
+  readonly key: SigningKey;
+  readonly params: ChainParams;
+  /** Hosts' WebSocket multiaddrs with /p2p/<peer id>. */
+  readonly hosts: readonly string[];
+  /** The trusted block to start from, when the page holds no chain yet. */
+  readonly checkpoint: Uint8Array;
+  readonly allowPrivateAddresses?: boolean;
+  /** The IndexedDB database of the chain (default `mesh-chain-<network>`). */
+  readonly storeName?: string;
+  readonly log?: (line: string) => void;
+  /** Told what start-up is doing, for the page to show. */
+  readonly onStage?: (stage: 'connecting' | 'checkpoint' | 'syncing') => void;
+}
+
+export class LightNode {
+  readonly node: MeshNode;
+  readonly network: Libp2pNetwork;
+  readonly #store: IndexedDbStore;
+
+  private constructor(node: MeshNode, network: Libp2pNetwork, store: IndexedDbStore) {
+    this.node = node;
+    this.network = network;
+    this.#store = store;
+  }
+
+  static async start(options: LightNodeOptions): Promise<LightNode> {
+    const log = options.log ?? (() => {});
+    const store = await IndexedDbStore.open(options.storeName ?? `mesh-chain-${options.params.network}`);
+    let network: Libp2pNetwork | null = null;
+    try {
+      options.onStage?.('connecting');
+      network = await startBrowserNetwork({
+        key: options.key,
+        hosts: options.hosts,
+        log,
+        ...(options.allowPrivateAddresses === undefined ? {} : { allowPrivateAddresses: options.allowPrivateAddresses }),
+      });
+      const chain = await openLightChain({
+        network,
+        store,
+        params: options.params,
+        checkpoint: options.checkpoint,
+        log,
+        onCheckpoint: () => options.onStage?.('checkpoint'),
+      });
+      options.onStage?.('syncing');
+      const node = new MeshNode({ chain, network, key: options.key, mine: false, log });
+      await node.start();
+      return new LightNode(node, network, store);
+    } catch (error) {
+      await network?.stop().catch(() => {});
+      await store.close();
+      throw error;
+    }
+  }
+
+  /** The highest tip a connected peer announced (at least this node's own). */
+  targetHeight(): number {
+    return Math.max(this.node.chain.tip.height, ...this.network.peers().map((p) => p.height ?? 0));
+  }
+
+  async stop(): Promise<void> {
+    await this.node.stop();
+    await this.network.stop();
+    await this.#store.close();
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The wallet page on the node's HTTP port: `/wallet` (the page), `/wallet/app.js` (its bundle,
+ * made by esbuild from host-browser/wallet/main.ts on first request and kept in memory) and
+ * `/wallet/config.json` (the network, this node's WebSocket addresses and a trusted checkpoint).
+ * The node keeps nothing for the wallet: keys, chain and signatures stay in the page.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+import type { Chain } from '../core/chain/chain.ts';
+import { toHex } from '../core/encoding/hex.ts';
+import { WebProblem, problemResponse } from '../core/web/problem.ts';
+import type { ClientInfo } from '../core/web/router.ts';
+import type { FetchHandler } from './http-server.ts';
+
+const PAGE = fileURLToPath(new URL('../host-browser/wallet/index.html', import.meta.url));
+const ENTRY = fileURLToPath(new URL('../host-browser/wallet/main.ts', import.meta.url));
+
+/** Checkpoints fall on multiples of this height, so pages starting near each other ask for one snapshot. */
+export const CHECKPOINT_EVERY = 100;
+/** A checkpoint is at least this many blocks below the tip, so a short reorganisation cannot drop it. */
+export const CHECKPOINT_DEPTH = 10;
+
+/** The height a page starts from when the tip is `tip` and the lowest held block `base`. */
+export function checkpointHeight(tip: number, base: number): number {
+  const below = Math.max(0, tip - CHECKPOINT_DEPTH);
+  return Math.max(base, below - (below % CHECKPOINT_EVERY));
+}
+
+export interface WalletSiteOptions {
+  readonly chain: Chain;
+  /** This node's listen multiaddrs (the page picks the WebSocket ones). */
+  readonly addresses: () => string[];
+  /** This node's libp2p peer id, appended to the addresses the page dials. */
+  readonly peerId: string;
+}
+
+/** How the page's bundle is built: one minified ES module for browsers (the benchmark builds its baseline the same way). */
+export const WALLET_BUILD = { bundle: true, format: 'esm', platform: 'browser', target: 'es2023', minify: true, write: false, logLevel: 'silent' } as const satisfies esbuild.BuildOptions;
+
+/** The page's bundle, built once. */
+let bundle: Promise<string> | null = null;
+export function walletBundle(): Promise<string> {
+  bundle ??= esbuild
+    .build({ ...WALLET_BUILD, entryPoints: [ENTRY] })
+    .then((result) => result.outputFiles[0]!.text)
+    .catch((error: unknown) => {
+      bundle = null;
+      throw error;
+    });
+  return bundle;
+}
+
+// WebSocket addresses the page can dial: the host the page was loaded from first, then the others.
+function hostAddresses(options: WalletSiteOptions, requestHost: string): string[] {
+  const ws = options.addresses()
+    .filter((a) => a.includes('/ws') && !a.includes('/p2p-circuit'))
+    .map((a) => (a.includes('/p2p/') ? a : `${a}/p2p/${options.peerId}`));
+  const same = ws.filter((a) => a.includes(`/${requestHost}/`));
+  return [...same, ...ws.filter((a) => !same.includes(a))];
+}
+
+const staticAnswer = (body: string, type: string): Response =>
+  new Response(body, { headers: { 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' } });
+
+/** `api` with the wallet's paths in front of it. */
+export function withWallet(api: FetchHandler, options: WalletSiteOptions): FetchHandler {
+  return async (request: Request, client: ClientInfo): Promise<Response> => {
+    const url = new URL(request.url);
+    const path = url.pathname;
+    if (path !== '/wallet' && !path.startsWith('/wallet/')) return api(request, client);
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return problemResponse(new WebProblem('method-not-allowed', `${path} is read with GET`, {}, { allow: 'GET, HEAD' }));
+    }
+    if (path === '/wallet' || path === '/wallet/') return staticAnswer(await readFile(PAGE, 'utf8'), 'text/html; charset=utf-8');
+    if (path === '/wallet/app.js') return staticAnswer(await walletBundle(), 'text/javascript; charset=utf-8');
+    if (path === '/wallet/config.json') {
+      const chain = options.chain;
+      const height = checkpointHeight(chain.tip.height, chain.base);
+      const hash = await chain.hashAt(height);
+      if (hash === undefined) return problemResponse(new WebProblem('internal', `the node holds no block at height ${height}`));
+      const body = {
+        network: chain.params.network,
+        block_interval_ms: chain.params.blockIntervalMs,
+        checkpoint: { height, hash: toHex(hash) },
+        hosts: hostAddresses(options, url.hostname),
+      };
+      return new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+    }
+    return problemResponse(new WebProblem('not-found', `no wallet file at ${path}`));
+  };
+}

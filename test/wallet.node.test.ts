@@ -1,0 +1,233 @@
+// The wallet page end to end: Debian's Chromium opens /wallet on a real `mesh node --devnet`, makes
+// a key, is paid, pays back, survives a reload, refuses bad input without signing, shows offline
+// when its host stops and reconnects when it returns. Screenshots of each step go to
+// test-results/wallet/ (desktop and phone width).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { SigningKey } from '../core/crypto/ed25519.ts';
+import { decode, encode } from '../core/encoding/codec.ts';
+import { fromHex, toHex } from '../core/encoding/hex.ts';
+import { devnet } from '../core/ledger/params.ts';
+import { TOPICS } from '../core/net/network.ts';
+import { segmentCodec, Segments } from '../core/node/segments.ts';
+import { startP2PNetwork } from '../host-node/p2p.ts';
+import { launchChromium } from './browser-page.ts';
+import { getJson, postJson, startNode, stopAll, stopNode, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
+
+const SHOTS = fileURLToPath(new URL('../test-results/wallet/', import.meta.url));
+const DESKTOP = { width: 1280, height: 860 };
+const PHONE = { width: 390, height: 844 };
+
+let browser: Browser;
+let host: MeshProcess;
+let p2pPort: number;
+
+// A free TCP port whose next port is free too (the node's WebSockets listen on port + 1).
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const next = await new Promise<boolean>((resolve) => {
+      const server = createServer().once('error', () => resolve(false)).listen(port + 1, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+    if (next && port < 65_000) return port;
+  }
+}
+
+before(async () => {
+  await mkdir(SHOTS, { recursive: true });
+  p2pPort = await freePortPair();
+  [browser, host] = await Promise.all([launchChromium(), startNode({ mine: true, p2pPort })]);
+});
+after(async () => {
+  await browser?.close();
+  await stopAll();
+});
+
+const text = (page: Page, selector: string): Promise<string> => page.locator(selector).innerText();
+const shoot = async (page: Page, name: string): Promise<void> => {
+  await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
+};
+
+async function send(page: Page, to: string, amount: string): Promise<string> {
+  await page.fill('#send-to', to);
+  await page.fill('#send-amount', amount);
+  await page.press('#send-amount', 'Enter');
+  await page.waitForFunction(() => (document.querySelector('#send-message')?.textContent ?? '') !== '');
+  const message = await text(page, '#send-message');
+  return message;
+}
+
+test('the wallet: create, back up, receive, send, bad input, reload, one tab, phone width, offline and back, import elsewhere', async () => {
+  const context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
+  const page = await context.newPage();
+  const log: string[] = [];
+  page.on('pageerror', (error) => log.push(`page error: ${error.message}`));
+  await page.goto(`${host.url}/wallet`);
+
+  // Empty: no key yet.
+  await page.locator('#create').waitFor();
+  await shoot(page, '1-empty-desktop');
+  await page.click('#create');
+  await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
+  assert.equal(await text(page, '#balance'), '0', log.join('\n'));
+  assert.equal(await page.isVisible('#history-empty'), true);
+  await shoot(page, '2-new-key-synced');
+
+  // Receive asks for a backup first; the backup is a mesh identity file of the page's key.
+  await page.click('#receive-show');
+  assert.equal(await page.isVisible('#backup-ask'), true);
+  assert.equal(await page.isVisible('#node-id'), false);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#backup-first')]);
+  const backup = JSON.parse(await new Response((await download.createReadStream()) as unknown as ReadableStream).text());
+  const walletId = await text(page, '#node-id');
+  assert.match(walletId, /^[0-9a-f]{64}$/);
+  assert.equal(backup.type, 'mesh-identity');
+  assert.equal(backup.node_id, walletId);
+  assert.equal(await page.locator('#qr svg').count(), 1);
+  await shoot(page, '3-receive');
+
+  // The node pays the page; the page shows the balance once a block has it.
+  const paid = await postJson(host, '/transfer', { to: walletId, amount: '5000000000000000000' });
+  assert.equal(paid.status, 201);
+  await page.waitForFunction(() => document.querySelector('#balance')?.textContent === '5', undefined, { timeout: 30_000 });
+  assert.equal(await text(page, '#free'), '5');
+  assert.equal(await page.locator('#history-list li').count(), 1);
+  await shoot(page, '4-paid');
+
+  // Bad input: a clear message and nothing signed.
+  const refusals: [string, string, RegExp][] = [
+    [host.nodeId, '0', /more than 0/],
+    [host.nodeId, '6', /more than the free balance of 5 credits/],
+    [host.nodeId, '-1', /amount in credits/],
+    ['not a node!', '1', /neither a NodeId/],
+    ['nobody-holds-this', '1', /No one holds the name "nobody-holds-this"/],
+  ];
+  for (const [to, amount, expected] of refusals) {
+    assert.match(await send(page, to, amount), expected);
+    await page.evaluate(() => (document.querySelector('#send-message')!.textContent = ''));
+  }
+  await page.fill('#send-amount', '0');
+  await page.press('#send-amount', 'Enter');
+  await shoot(page, '5-bad-amount');
+
+  // The page pays part back; the node's /transactions shows it.
+  assert.match(await send(page, host.nodeId, '1.5'), /Sent 1.5 credits/);
+  await waitFor('the node has the page\'s transfer', async () =>
+    (await getJson<{ counterparty?: string; direction: string; amount: string }[]>(host, `/transactions/${host.nodeId}`)).find(
+      (r) => r.counterparty === walletId && r.direction === 'in' && r.amount === '1500000000000000000',
+    ),
+  );
+  await page.waitForFunction(() => document.querySelector('#balance')?.textContent === '3.5', undefined, { timeout: 30_000 });
+  // Only the one send was signed: the refused ones never reached the node.
+  const fromWallet = (await getJson<{ counterparty?: string; direction: string }[]>(host, `/transactions/${walletId}`)).filter((r) => r.direction === 'out');
+  assert.equal(fromWallet.length, 1);
+  await shoot(page, '6-sent');
+
+  // Reload: the key, the balance and the history are still there.
+  await page.reload();
+  await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
+  await page.waitForFunction(() => document.querySelector('#balance')?.textContent === '3.5', undefined, { timeout: 30_000 });
+  assert.equal(await page.locator('#history-list li').count(), 2);
+  await page.click('#receive-show');
+  assert.equal(await text(page, '#node-id'), walletId);
+  await shoot(page, '7-reloaded');
+
+  // A second tab of the same browser profile does not start a second node on the same store and key.
+  const tab = await context.newPage();
+  await tab.goto(`${host.url}/wallet`);
+  await tab.waitForSelector('#status[data-state="error"]');
+  assert.match(await text(tab, '#error'), /already open in another tab/);
+  await tab.close();
+
+  // Phone width: nothing wider than the screen.
+  await page.setViewportSize(PHONE);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `the page is ${overflow} px wider than a phone`);
+  await shoot(page, '8-phone');
+
+  // Keyboard: Tab reaches the send form's fields and button in order.
+  await page.focus('#send-to');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'send-amount');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'send-submit');
+
+  // Offline when the host stops; back when it returns on the same ports.
+  await stopNode(host);
+  await page.waitForSelector('#status[data-state="offline"]', { timeout: 30_000 });
+  await shoot(page, '9-offline-phone');
+  host = await startNode({ mine: true, p2pPort, dataDir: host.dataDir });
+  await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
+  await page.setViewportSize(DESKTOP);
+  await shoot(page, '10-reconnected');
+  assert.deepEqual(log, []);
+  await context.close();
+
+  // Another browser imports the backup (once the first has closed: one key is one peer), pinned to a recent checkpoint (?checkpoint=): the same key and
+  // balance, checked from the state at that block; the history before it is not held, and the page says so.
+  const other = await browser.newContext({ viewport: DESKTOP });
+  const second = await other.newPage();
+  const pinned = await getJson<{ height: number; hash: string }>(host, '/beacon');
+  await second.goto(`${host.url}/wallet?checkpoint=${pinned.hash}&checkpoint_height=${pinned.height}`);
+  await second.setInputFiles('#import-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a key') });
+  await second.waitForFunction(() => (document.querySelector('#onboard-message')?.textContent ?? '') !== '');
+  assert.match(await text(second, '#onboard-message'), /not a mesh key backup: it is not JSON/);
+  await second.setInputFiles('#import-file', { name: 'backup.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(backup)) });
+  await second.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
+  await second.waitForFunction(() => document.querySelector('#balance')?.textContent === '3.5', undefined, { timeout: 30_000 });
+  await second.click('#receive-show');
+  assert.equal(await text(second, '#node-id'), walletId, 'an imported key counts as backed up');
+  await second.waitForFunction(() => /older history is not shown/.test(document.querySelector('#history-note')?.textContent ?? ''));
+  assert.equal(await text(second, '#history-empty'), 'No transactions in the blocks this browser holds.');
+  await shoot(second, '7b-imported-pinned-checkpoint');
+  await other.close();
+
+});
+
+test('a peer that serves a state not matching the checkpoint\'s state_root is refused, and the page says so', async () => {
+  // A hostile peer: it takes the true state at the checkpoint from the host, then serves it with one value changed.
+  const params = devnet(250);
+  const hostile = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [tcpAddress(host)] });
+  try {
+    // A checkpoint the user pinned (?checkpoint=): a recent block of the host's chain, whose state holds the miner's account.
+    const pinned = await waitFor('a few blocks', async () => {
+      const beacon = await getJson<{ height: number; hash: string }>(host, '/beacon');
+      return beacon.height >= 2 ? beacon : undefined;
+    });
+    const checkpoint = fromHex(pinned.hash, 32);
+    const reader = new Segments(hostile, params, null);
+    reader.start();
+    const truth = await waitFor('the true state', async () => reader.fetch(fromHex(host.nodeId, 32), checkpoint, 3_000).catch(() => undefined));
+    hostile.handle(TOPICS.segments, async (message) => {
+      const request = decode(segmentCodec, message.data);
+      if (request.kind !== 'request' || toHex(request.target) !== toHex(hostile.self)) return 'ignore';
+      assert.ok(truth.entries.length > 0);
+      const entries = truth.entries.map(([key, value], i) => ({ key, value: i === 0 ? Uint8Array.of(...value.slice(0, -1), value.at(-1)! ^ 1) : value }));
+      const response = { kind: 'response' as const, requester: message.origin, request_id: request.request_id, block: truth.block.bytes, total: entries.length, offset: 0, entries };
+      await hostile.publish(TOPICS.segments, encode(segmentCodec, response));
+      return 'ignore';
+    });
+    const ws = hostile.addresses().find((a) => a.includes('/ws'))!;
+    const query = new URLSearchParams({ host: `${ws}/p2p/${hostile.libp2p.peerId}`, checkpoint: pinned.hash, checkpoint_height: String(pinned.height) });
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(`${host.url}/wallet?${query}`);
+    await page.click('#create');
+    await page.waitForSelector('#status[data-state="error"]', { timeout: 40_000 });
+    assert.match(await text(page, '#error'), /does not match that block's state_root: refused/);
+    assert.equal(await text(page, '#status'), 'Checkpoint refused');
+    await shoot(page, '11-checkpoint-refused');
+    await context.close();
+  } finally {
+    await hostile.stop();
+  }
+});
