@@ -18,7 +18,7 @@ import { type Clock, DataLoader, type DataSource, type LoadedData, type RetryOpt
 import { EXPORT_CACHE_CONTROL, exportStream, notModified } from './http/export.ts';
 import { API_VERSION, openApiDocument } from './http/openapi.ts';
 import { type ParamDef, parseQuery, validateParams } from './http/params.ts';
-import { isProblemCode, PROBLEMS, ProblemError, unavailable } from './http/problem.ts';
+import { IMPORT_HINT, isProblemCode, PROBLEMS, ProblemError, unavailable } from './http/problem.ts';
 import { clientKeyOf, type RateLimitOptions, TokenBucketLimiter } from './http/rate-limit.ts';
 import { type FixedBody, fixedBody, fixedResponse } from './http/fixed-body.ts';
 import { factoryByIdJson, registryStatsJson, searchFactoriesJson } from './http/reads.ts';
@@ -141,7 +141,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
   async function requireData(): Promise<LoadedData> {
     const state = await loader.get();
     if (!state.ok) {
-      throw unavailable('the directory\'s dataset could not be loaded; this is not an empty directory', state.retryAfterSeconds);
+      throw unavailable(`the directory's dataset could not be loaded; this is not an empty directory. ${IMPORT_HINT}`, state.retryAfterSeconds);
     }
     return state.data;
   }

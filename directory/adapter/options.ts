@@ -9,7 +9,7 @@ export interface ServeOptions {
   readonly host: string;
   /** 0 picks a free port. */
   readonly port: number;
-  /** Dataset file; undefined: the default dataset, built once from the EPA FRS extract (import/default-dataset.ts). */
+  /** Dataset file; undefined: `~/.mesh/directory/directory.json`, where `mesh directory import` writes (dataset-path.ts). */
   readonly data: string | undefined;
   /** Submissions folder (Node) or KV file (Deno); undefined: the runtime's default. */
   readonly submissions: string | undefined;
@@ -41,7 +41,7 @@ export function serveOptions(submissionsDefault: string): ServeOptionDefinitions
   return {
     host: option({ value: 'ADDR', description: 'address to listen on', default: DEFAULT_HOST }),
     port: option({ value: 'N', description: 'port, 0 for a free one', parse: port(), default: DEFAULT_PORT }),
-    data: option({ value: 'FILE', description: 'dataset file', shown: '~/.mesh/directory/directory.json, built on first start from the US EPA FRS extract' }),
+    data: option({ value: 'FILE', description: 'dataset file', shown: '~/.mesh/directory/directory.json, written by mesh directory import' }),
     submissions: option({ value: 'PATH', description: 'where submissions are kept for review', shown: submissionsDefault }),
     'rate-limit': option({ value: 'N', description: 'requests per second per client, after the burst; 0 for no limit', parse: decimal(0, 1_000_000), default: 20 }),
     burst: option({ value: 'N', description: 'requests a client may make at once', parse: integer(1, 1_000_000), default: 120 }),
