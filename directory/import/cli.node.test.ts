@@ -109,8 +109,7 @@ test('without --retrieved the date comes from the file, and says so; never from 
 });
 
 test('usage errors exit 2; an input that cannot be read exits 1 and leaves the output alone', async () => {
-  assert.equal((await run(['--epa', FRS_CSV])).code, 2, 'no --out');
-  assert.equal((await run(['--out', join(dir, 'x.json')])).code, 2, 'no input');
+  assert.equal((await run(['--out', join(dir, 'x.json'), '--epa', FRS_CSV, '--naics', '332710'])).code, 2, 'live options with files');
   assert.equal((await run(['--out', join(dir, 'x.json'), '--epa', FRS_CSV, '--retrieved', '2026-13-01'])).code, 2);
   assert.equal((await run(['--out', join(dir, 'x.json'), '--bogus'])).code, 2);
   const out = join(dir, 'untouched.json');

@@ -7,7 +7,8 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { loadSharedData, type SharedDataOptions } from '#shared-data';
-import { DEFAULT_NAICS_MAP, writeDataset } from '../import/cli.ts';
+import { DEFAULT_NAICS_MAP } from '../import/cli.ts';
+import { writeDataset } from '../import/dataset-file.ts';
 import { decodeFrsExport, importEpaFrs } from '../import/epa-frs.ts';
 import { NaicsMap } from '../import/evidence.ts';
 import { mergeDataset } from '../import/merge.ts';
