@@ -75,6 +75,7 @@ export async function startDenoDirectory(options: ServeOptions, data: string, on
     data: denoFileSource(data),
     submissions: store,
     limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst } },
+    trustProxy: options.trustProxy,
     onError,
   });
   const records = await directory.ready();

@@ -256,7 +256,7 @@ test('mesh directory serves the default dataset, prints the address first and st
     assert.ok(stats.total > 0);
     const head = await fetch(`${server.url}/directory.json`, { method: 'HEAD' });
     assert.equal(head.status, 200);
-    assert.match(head.headers.get('etag') ?? '', /^"[0-9a-f]{32}-e1"$/);
+    assert.match(head.headers.get('etag') ?? '', /^"[0-9a-f]{32}-e1-gzip"$/, "Node's fetch asks for gzip");
     assert.equal(await server.stop(), 0);
     assert.match(server.lines[1] ?? '', new RegExp(`${stats.total} records`));
   }));
@@ -265,7 +265,7 @@ test('mesh directory on a fresh machine: starts, says how to import, and every r
   inTempDir(async (dir) => {
     const server = await serve(['--submissions', join(dir, 'subs')], { HOME: dir, XDG_CACHE_HOME: join(dir, 'cache') });
     const expected = join(dir, '.mesh', 'directory', 'directory.json');
-    for (const path of ['/api/v1/factories?q=steel', '/api/v1/factories/epa-110000000001', '/api/v1/stats', '/directory.json']) {
+    for (const path of ['/api/v1/factories?q=steel', '/api/v1/factories/epa-110000000001', '/api/v1/stats', '/directory.json', '/directory.ndjson']) {
       const response = await fetch(`${server.url}${path}`);
       assert.equal(response.status, 503, path);
       assert.match(response.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
@@ -325,6 +325,25 @@ test('mesh directory --rate-limit and --burst: a flood meets 429, a pause recove
     assert.equal(await server.stop(), 0);
   }));
 
+test('mesh directory ignores X-Forwarded-For unless started with --trust-proxy', () =>
+  inTempDir(async (dir) => {
+    const statuses = async (server: Served): Promise<number[]> => {
+      const seen: number[] = [];
+      for (let i = 1; i <= 3; i++) {
+        const response = await fetch(`${server.url}/openapi.json`, { headers: { 'x-forwarded-for': `198.51.100.${i}` } });
+        seen.push(response.status);
+        await response.body?.cancel();
+      }
+      return seen;
+    };
+    const plain = await serve(['--submissions', join(dir, 'subs'), '--rate-limit', '0.1', '--burst', '2']);
+    assert.deepEqual(await statuses(plain), [200, 200, 429], 'a spoofed header opens no new bucket');
+    assert.equal(await plain.stop(), 0);
+    const proxied = await serve(['--submissions', join(dir, 'subs'), '--rate-limit', '0.1', '--burst', '2', '--trust-proxy']);
+    assert.deepEqual(await statuses(proxied), [200, 200, 200], 'each forwarded client has its own');
+    assert.equal(await proxied.stop(), 0);
+  }));
+
 test('the default limits let interactive use through and stop a flood', () =>
   inTempDir(async (dir) => {
     const server = await serve(['--submissions', join(dir, 'subs')]);
@@ -359,7 +378,7 @@ test('mesh directory keeps submissions across a restart, in private files, and t
 test('mesh directory refuses bad options with exit 2 and prints its options on --help', async () => {
   const run = promisify(execFile);
   const help = await run(process.execPath, [mesh, 'directory', '--help']);
-  for (const option of ['--host', '--port', '--data', '--submissions', '--rate-limit', '--burst']) assert.ok(help.stdout.includes(option), option);
+  for (const option of ['--host', '--port', '--data', '--submissions', '--rate-limit', '--burst', '--trust-proxy']) assert.ok(help.stdout.includes(option), option);
   for (const args of [['--port', '70000'], ['--burst', '0'], ['--rate-limit', 'fast'], ['--colour']]) {
     await assert.rejects(run(process.execPath, [mesh, 'directory', ...args]), (error: { code: number; stderr: string }) => {
       assert.equal(error.code, 2);

@@ -2,7 +2,7 @@
  * The command-line options of the directory server, shared by the Node command
  * (`mesh directory`) and the Deno entry (`deno task directory`), so both take the same flags.
  */
-import { option, type Options, type OptionValues, type ValueOption } from '../../host-node/cli/command.ts';
+import { flag, type FlagOption, option, type Options, type OptionValues, type ValueOption } from '../../host-node/cli/command.ts';
 import { decimal, integer, port } from '../../host-node/cli/values.ts';
 
 export interface ServeOptions {
@@ -16,6 +16,8 @@ export interface ServeOptions {
   /** Requests per second per client; 0 turns the limit off. */
   readonly rateLimit: number;
   readonly burst: number;
+  /** Rate-limit by X-Forwarded-For's last address (behind a reverse proxy); off by default. */
+  readonly trustProxy: boolean;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -34,6 +36,7 @@ export interface ServeOptionDefinitions extends Options {
   readonly submissions: ValueOption<string | undefined>;
   readonly 'rate-limit': ValueOption<number>;
   readonly burst: ValueOption<number>;
+  readonly 'trust-proxy': FlagOption;
 }
 
 /** The options, with `submissionsDefault` saying where submissions go on this runtime. */
@@ -45,12 +48,21 @@ export function serveOptions(submissionsDefault: string): ServeOptionDefinitions
     submissions: option({ value: 'PATH', description: 'where submissions are kept for review', shown: submissionsDefault }),
     'rate-limit': option({ value: 'N', description: 'requests per second per client, after the burst; 0 for no limit', parse: decimal(0, 1_000_000), default: 20 }),
     burst: option({ value: 'N', description: 'requests a client may make at once', parse: integer(1, 1_000_000), default: 120 }),
+    'trust-proxy': flag('behind a reverse proxy: rate-limit by the last X-Forwarded-For address, which the proxy sets (without this flag the header is ignored: any client can send it)'),
   };
 }
 
 /** The server's settings from the parsed options. */
 export function serveConfig(values: OptionValues<ServeOptionDefinitions>): ServeOptions {
-  return { host: values.host, port: values.port, data: values.data, submissions: values.submissions, rateLimit: values['rate-limit'], burst: values.burst };
+  return {
+    host: values.host,
+    port: values.port,
+    data: values.data,
+    submissions: values.submissions,
+    rateLimit: values['rate-limit'],
+    burst: values.burst,
+    trustProxy: values['trust-proxy'],
+  };
 }
 
 /** `http://HOST:PORT`, with brackets around an IPv6 address. */
