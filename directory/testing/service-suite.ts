@@ -23,7 +23,7 @@ import {
   UnavailableStruct,
 } from '../http/schemas.ts';
 import { FactoryRecordStruct } from '../record.ts';
-import { MemorySubmissionStore } from '../submissions/store.ts';
+import { MemorySubmissionStore, type SubmissionStore } from '../submissions/store.ts';
 import { brokenSource, fixtureText, ManualClock, textSource } from './fixtures.ts';
 
 /** A running service under test. */
@@ -64,7 +64,7 @@ export function socketTarget(serve: Serve): StartTarget {
 interface Started {
   target: Target;
   clock: ManualClock;
-  store: MemorySubmissionStore;
+  store: SubmissionStore;
   get(path: string, init?: RequestInit): Promise<Response>;
 }
 
@@ -103,10 +103,14 @@ async function ok(response: Response): Promise<unknown> {
 }
 
 /** Registers the suite; `label` prefixes each test's name. */
-export function serviceSuite(label: string, start: StartTarget): void {
+/**
+ * Registers the suite. `newStore` makes each test's submission store (default: in memory; on Deno
+ * the suite also runs on Deno KV).
+ */
+export function serviceSuite(label: string, start: StartTarget, newStore: () => Promise<SubmissionStore> = async () => new MemorySubmissionStore()): void {
   async function run(fn: (s: Started) => Promise<void>, options: Partial<DirectoryOptions> = {}): Promise<void> {
     const clock = new ManualClock();
-    const store = new MemorySubmissionStore();
+    const store = await newStore();
     const target = await start({ data: textSource(fixtureText()), submissions: store, clock, ...options });
     // Bodies a test did not read are cancelled at its end: Deno's test sanitizer counts them as leaks.
     const responses: Response[] = [];
@@ -123,6 +127,7 @@ export function serviceSuite(label: string, start: StartTarget): void {
     } finally {
       for (const response of responses) if (!response.bodyUsed) await response.body?.cancel();
       await target.close();
+      await store.close();
     }
   }
   const t = (name: string, fn: (s: Started) => Promise<void>, options?: Partial<DirectoryOptions>): void =>
