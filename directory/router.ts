@@ -187,6 +187,20 @@ export function createDirectory(options: DirectoryOptions): Directory {
     return url.searchParams;
   }
 
+  /** A full export: streamed, with its strong ETag and 304 for a current copy. */
+  function exportRoute(path: string, etagOf: (data: LoadedData) => string, stream: (data: LoadedData) => ReadableStream<Uint8Array>, type: string): Route {
+    return {
+      path,
+      get: async (call) => {
+        parseQuery(NO_PARAMS, checkReadSize(call));
+        const data = await requireData();
+        const headers = { etag: etagOf(data), 'cache-control': EXPORT_CACHE_CONTROL };
+        if (notModified(call.request, headers.etag)) return new Response(null, { status: 304, headers });
+        return new Response(stream(data), { headers: { ...headers, 'content-type': type } });
+      },
+    };
+  }
+
   const routes: Route[] = [
     {
       path: '/api/v1/factories',
@@ -210,26 +224,8 @@ export function createDirectory(options: DirectoryOptions): Directory {
         return fixedResponse(call.request, registryStatsJson(await requireData()), JSON_TYPE, READ_CACHE_CONTROL);
       },
     },
-    {
-      path: '/directory.json',
-      get: async (call) => {
-        parseQuery(NO_PARAMS, checkReadSize(call));
-        const data = await requireData();
-        const headers = { etag: data.etag, 'cache-control': EXPORT_CACHE_CONTROL };
-        if (notModified(call.request, data.etag)) return new Response(null, { status: 304, headers });
-        return new Response(exportStream(data), { headers: { ...headers, 'content-type': JSON_TYPE } });
-      },
-    },
-    {
-      path: '/directory.ndjson',
-      get: async (call) => {
-        parseQuery(NO_PARAMS, checkReadSize(call));
-        const data = await requireData();
-        const headers = { etag: data.ndjsonEtag, 'cache-control': EXPORT_CACHE_CONTROL };
-        if (notModified(call.request, data.ndjsonEtag)) return new Response(null, { status: 304, headers });
-        return new Response(ndjsonStream(data), { headers: { ...headers, 'content-type': NDJSON_TYPE } });
-      },
-    },
+    exportRoute('/directory.json', (data) => data.etag, exportStream, JSON_TYPE),
+    exportRoute('/directory.ndjson', (data) => data.ndjsonEtag, ndjsonStream, NDJSON_TYPE),
     {
       path: '/openapi.json',
       get: (call) => {
