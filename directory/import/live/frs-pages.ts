@@ -25,9 +25,12 @@ export function frsCodes(map: NaicsMap): string[] {
   return map.codesAtLeast('weak');
 }
 
-/** A page's text with its header line upper-cased, as the FRS importer names the columns. */
+/**
+ * A page's text with its header as the FRS importer names the columns: upper case, and without
+ * a `table.` prefix on a column name (a joined query may qualify them).
+ */
 export function normalizeFrsPage(text: string): string {
   const end = text.indexOf('\n');
-  const header = end < 0 ? text : text.slice(0, end);
-  return header.toUpperCase() + (end < 0 ? '' : text.slice(end));
+  const header = (end < 0 ? text : text.slice(0, end)).toUpperCase().replace(/(^|,)("?)[A-Z0-9_]+\./g, '$1$2');
+  return header + (end < 0 ? '' : text.slice(end));
 }

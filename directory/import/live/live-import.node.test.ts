@@ -25,9 +25,9 @@ process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 // Two NAICS codes of the map: 332710 machine shops (strong), 332322 sheet metal (strong).
 const SHAPE: ReplayOptions = { frsRows: { '332710': 250, '332322': 120 }, wikidataItems: 7, malformedRow: { code: '332710', index: 130 } };
 
-function liveArgs(out: string, replay: { frsBase: string; wikidataEndpoint: string }): string[] {
+function liveArgs(out: string, replay: { frsBase: string; wikidataEndpoint: string }, codes = ['332710', '332322']): string[] {
   return [
-    '--out', out, '--naics', '332710', '--naics', '332322', '--page-size', '100', '--retrieved', '2026-11-24',
+    '--out', out, ...codes.flatMap((code) => ['--naics', code]), '--page-size', '100', '--retrieved', '2026-11-24',
     '--frs-url', replay.frsBase, '--wikidata-url', replay.wikidataEndpoint, '--contact', 'tests@mesh.example',
   ];
 }
@@ -129,6 +129,21 @@ test('a failed live import leaves the previous dataset whole; run again, it resu
   }
   const dataset = parseDataset(await readFile(out, 'utf8'));
   assert.deepEqual(dataset.sources.map((s) => s.key), ['epa-frs', 'exhibitor:fixture-expo-2024', 'exhibitor:fixture-fair-2025', 'wikidata']);
+});
+
+test('a source whose rows end on a page boundary ends at the empty page after it; --source takes one source alone', async () => {
+  const replay = await startReplay({ frsRows: { '332710': 200 }, wikidataItems: 0 });
+  try {
+    const out = join(dir, 'boundary', 'directory.json');
+    const { code, stderr } = await run([...liveArgs(out, replay, ['332710']), '--source', 'epa-frs']);
+    assert.equal(code, 0, stderr);
+    assert.deepEqual([...replay.requests.keys()].map((k) => k.replace(/^.*\/rows\//, '')), ['0:99/CSV', '100:199/CSV', '200:299/CSV']);
+    assert.match(stderr, /rows 200-299: 0 rows; epa-frs so far 200 rows/);
+    const dataset = parseDataset(await readFile(out, 'utf8'));
+    assert.deepEqual(dataset.sources.map((s) => s.key), ['epa-frs']);
+  } finally {
+    await replay.close();
+  }
 });
 
 const mesh = fileURLToPath(new URL('../../../bin/mesh.js', import.meta.url));

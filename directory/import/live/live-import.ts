@@ -12,7 +12,7 @@
  * position and skipped; a page that is not the source's format at all fails the import.
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { writeAtomically } from '../../../host-node/atomic-file.ts';
 import { exists, writeMerged } from '../dataset-file.ts';
 import { importEpaFrs } from '../epa-frs.ts';
@@ -69,8 +69,11 @@ interface Page {
 
 /** The staging folder of a dataset file. */
 export function stagingDir(out: string): string {
-  return join(dirname(out), `${out.slice(dirname(out).length + 1)}.import`);
+  return join(dirname(out), `${basename(out)}.import`);
 }
+
+/** No rows at all: a page past the end may come back empty, header and all. */
+const EMPTY: ImportResult = { sources: [], records: [], rows: 0, problems: [] };
 
 const sameRun = (a: Manifest, b: Manifest): boolean =>
   JSON.stringify({ ...a, retrieved: '' }) === JSON.stringify({ ...b, retrieved: '' });
@@ -145,7 +148,7 @@ export async function liveImport(options: LiveImportOptions, say: (line: string)
       const page = stream(first);
       const kept = await exists(page.file);
       const text = kept ? await readFile(page.file, 'utf8') : await fetchPage(page, options.fetch, say);
-      const result = page.read(text);
+      const result = text.trim() === '' ? EMPTY : page.read(text);
       if (result.rows === 0 && result.problems.length > 0) {
         await rm(page.file, { force: true });
         throw new FetchFailedError(`${page.label}: not the source's format: ${result.problems[0]!.message}`);
