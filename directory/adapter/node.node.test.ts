@@ -249,7 +249,7 @@ async function statusOf(url: string): Promise<number> {
   return response.status;
 }
 
-test('mesh directory serves the default dataset, prints the address first and stops on SIGTERM', () =>
+test('mesh directory serves the dataset in ~/.mesh/directory, prints the address first and stops on SIGTERM', () =>
   inTempDir(async (dir) => {
     const server = await serve(['--submissions', join(dir, 'subs')]);
     const stats = (await (await fetch(`${server.url}/api/v1/stats`)).json()) as { total: number };
@@ -388,7 +388,7 @@ test('mesh directory refuses bad options with exit 2 and prints its options on -
   }
 });
 
-test('MCP over a real socket with the SDK client against the default dataset', async () => {
+test('MCP over a real socket with the SDK client against the dataset built from the shared data', async () => {
     const directory = createDirectory({ data: fileDataSource(defaultDataset), submissions: new MemorySubmissionStore() });
     const server = await serveFetch(directory.fetch, '127.0.0.1', 0);
     const client = new Client({ name: 'directory-test', version: '1.0.0' });

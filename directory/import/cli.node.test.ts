@@ -1,4 +1,4 @@
-// `mesh directory import` on real files, and the default dataset (Node: files, processes).
+// `mesh directory import` on real files, and the dataset tests build from the shared data (Node: files, processes).
 import { assert } from 'chai';
 import { createHash } from 'node:crypto';
 import { createReadStream, rmSync } from 'node:fs';
@@ -37,7 +37,7 @@ test('the test dataset is exactly what the import command builds from the shared
   assert.equal(code, 0, stderr);
   assert.match(stderr, /1755 rows, 998 records, 0 skipped/);
   assert.equal(await readFile(out, 'utf8'), await readFile(DEFAULT, 'utf8'));
-  // directory/data/directory.json, as the project shipped it before it was built on first start.
+  // directory/data/directory.json, as the project once shipped it.
   assert.equal(createHash('sha256').update(await readFile(DEFAULT)).digest('hex'), 'ed2686b262635f37df56c339a40d93f788e003fab55f7e4d9a62f954741711f3');
 });
 
