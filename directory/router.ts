@@ -15,11 +15,12 @@ import { type Call, type ClientInfo, type CorsPolicy, createService, type Route 
 import type { SearchQuery } from './search.ts';
 import { checkDeclaredLength, readBody } from './http/body.ts';
 import { type Clock, DataLoader, type DataSource, type LoadedData, type RetryOptions, type Sha256Factory } from './http/data-source.ts';
-import { EXPORT_CACHE_CONTROL, exportStream, notModified } from './http/export.ts';
+import { chooseEncoding, encodeResponse, plainRequest } from './http/compression.ts';
+import { EXPORT_CACHE_CONTROL, exportStream, ndjsonStream, notModified } from './http/export.ts';
 import { API_VERSION, openApiDocument } from './http/openapi.ts';
 import { type ParamDef, parseQuery, validateParams } from './http/params.ts';
-import { isProblemCode, PROBLEMS, ProblemError, unavailable } from './http/problem.ts';
-import { clientKeyOf, type RateLimitOptions, TokenBucketLimiter } from './http/rate-limit.ts';
+import { IMPORT_HINT, isProblemCode, PROBLEMS, ProblemError, unavailable } from './http/problem.ts';
+import { clientKeyOf, type RateLimitOptions, type TakeResult, TokenBucketLimiter } from './http/rate-limit.ts';
 import { type FixedBody, fixedBody, fixedResponse } from './http/fixed-body.ts';
 import { factoryByIdJson, registryStatsJson, searchFactoriesJson } from './http/reads.ts';
 import { FACTORY_ID_PARAM, SEARCH_PARAMS, SUBMISSION_FIELDS } from './http/schemas.ts';
@@ -62,6 +63,11 @@ export interface DirectoryOptions {
   readonly onError?: (error: unknown) => void;
   /** SHA-256 for the dataset's ETag (see Sha256Factory). Default: the core's, on every runtime. */
   readonly sha256?: Sha256Factory;
+  /**
+   * Behind a reverse proxy: rate-limit by the address the proxy puts last in X-Forwarded-For
+   * instead of the connection's. Off by default, when the header is ignored: anyone can send it.
+   */
+  readonly trustProxy?: boolean;
 }
 
 export type { ClientInfo } from '../core/web/router.ts';
@@ -69,7 +75,8 @@ export type { ClientInfo } from '../core/web/router.ts';
 export interface Directory {
   /**
    * Answers one request. Never rejects: failures become problem details. The rate limit is keyed
-   * on the client's remote address (see `clientKeyOf`); requests without one share a bucket.
+   * on the client's remote address (see `clientKeyOf`; behind a trusted proxy, the address it
+   * forwards); requests without one share a bucket.
    */
   fetch(request: Request, client?: ClientInfo): Promise<Response>;
   /** Waits for the current load attempt: the number of records, or null while the dataset is unavailable. */
@@ -87,7 +94,7 @@ function isPublicPath(pathname: string): boolean {
 
 const CORS_HEADERS: Readonly<Record<string, string>> = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'ETag, Retry-After, Cache-Control',
+  'access-control-expose-headers': 'ETag, Retry-After, Cache-Control, RateLimit, RateLimit-Policy',
 };
 
 /** Public reads are open to any origin; submissions and MCP to none. */
@@ -114,6 +121,23 @@ const PREFILL_PARAMS: readonly ParamDef[] = SUBMISSION_FIELDS.filter((def) => de
 );
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+const NDJSON_TYPE = 'application/x-ndjson; charset=utf-8';
+
+/** What the guard learnt of a request, for the headers added to its answer. */
+interface Meter {
+  key?: string;
+  take?: TakeResult;
+}
+
+/**
+ * The client a request is counted against. With `trustProxy`, the last address of X-Forwarded-For:
+ * the one the proxy in front appended (the ones before it are whatever the client sent).
+ */
+function clientAddress(request: Request, client: ClientInfo, trustProxy: boolean): string | undefined {
+  if (!trustProxy) return client.remoteAddress;
+  const forwarded = request.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim();
+  return forwarded ? forwarded : client.remoteAddress;
+}
 
 /** A JSON body given as its bytes (the Response copies them). */
 function json(body: Uint8Array, cacheControl: string): Response {
@@ -141,7 +165,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
   async function requireData(): Promise<LoadedData> {
     const state = await loader.get();
     if (!state.ok) {
-      throw unavailable('the directory\'s dataset could not be loaded; this is not an empty directory', state.retryAfterSeconds);
+      throw unavailable(`the directory's dataset could not be loaded; this is not an empty directory. ${IMPORT_HINT}`, state.retryAfterSeconds);
     }
     return state.data;
   }
@@ -161,6 +185,20 @@ export function createDirectory(options: DirectoryOptions): Directory {
       throw new ProblemError('too-large', `the query string is over ${limits.readBytes} bytes`, { limit_bytes: limits.readBytes });
     }
     return url.searchParams;
+  }
+
+  /** A full export: streamed, with its strong ETag and 304 for a current copy. */
+  function exportRoute(path: string, etagOf: (data: LoadedData) => string, stream: (data: LoadedData) => ReadableStream<Uint8Array>, type: string): Route {
+    return {
+      path,
+      get: async (call) => {
+        parseQuery(NO_PARAMS, checkReadSize(call));
+        const data = await requireData();
+        const headers = { etag: etagOf(data), 'cache-control': EXPORT_CACHE_CONTROL };
+        if (notModified(call.request, headers.etag)) return new Response(null, { status: 304, headers });
+        return new Response(stream(data), { headers: { ...headers, 'content-type': type } });
+      },
+    };
   }
 
   const routes: Route[] = [
@@ -186,16 +224,8 @@ export function createDirectory(options: DirectoryOptions): Directory {
         return fixedResponse(call.request, registryStatsJson(await requireData()), JSON_TYPE, READ_CACHE_CONTROL);
       },
     },
-    {
-      path: '/directory.json',
-      get: async (call) => {
-        parseQuery(NO_PARAMS, checkReadSize(call));
-        const data = await requireData();
-        const headers = { etag: data.etag, 'cache-control': EXPORT_CACHE_CONTROL };
-        if (notModified(call.request, data.etag)) return new Response(null, { status: 304, headers });
-        return new Response(exportStream(data), { headers: { ...headers, 'content-type': JSON_TYPE } });
-      },
-    },
+    exportRoute('/directory.json', (data) => data.etag, exportStream, JSON_TYPE),
+    exportRoute('/directory.ndjson', (data) => data.ndjsonEtag, ndjsonStream, NDJSON_TYPE),
     {
       path: '/openapi.json',
       get: (call) => {
@@ -244,12 +274,13 @@ export function createDirectory(options: DirectoryOptions): Directory {
     },
   ];
 
-  const fetch = createService<[ClientInfo]>({
+  const fetch = createService<[ClientInfo, Meter]>({
     routes,
     cors: PUBLIC_READS,
-    guard(_request, _url, client) {
+    guard(request, _url, client, meter) {
       if (closed) throw unavailable('the directory is shutting down', 1);
-      const take = limiter.take(clientKeyOf(client.remoteAddress));
+      meter.key = clientKeyOf(clientAddress(request, client, options.trustProxy === true));
+      const take = (meter.take = limiter.take(meter.key));
       if (!take.ok) {
         throw new ProblemError('rate-limited', `too many requests; retry in ${take.retryAfterSeconds} s`, {}, {
           'retry-after': String(take.retryAfterSeconds),
@@ -260,7 +291,17 @@ export function createDirectory(options: DirectoryOptions): Directory {
   });
 
   return {
-    fetch: (request: Request, client: ClientInfo = {}) => fetch(request, client),
+    async fetch(request: Request, client: ClientInfo = {}): Promise<Response> {
+      const encoding = chooseEncoding(request.headers.get('accept-encoding'));
+      const meter: Meter = {};
+      const response = encodeResponse(await fetch(encoding ? plainRequest(request, encoding) : request, client, meter), encoding);
+      const fields = meter.key !== undefined && meter.take !== undefined ? limiter.fields(meter.key, meter.take) : undefined;
+      if (fields === undefined) return response;
+      // The service's responses are its own, made with mutable headers.
+      response.headers.set('ratelimit-policy', fields['ratelimit-policy']);
+      response.headers.set('ratelimit', fields.ratelimit);
+      return response;
+    },
     async ready(): Promise<number | null> {
       const state = await loader.get();
       return state.ok ? state.data.index.size : null;

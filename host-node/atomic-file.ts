@@ -1,5 +1,5 @@
 /**
- * Files written whole or not at all (the data directory's secrets, the default dataset, the
+ * Files written whole or not at all (the data directory's secrets, the directory's dataset, the
  * shared-data cache): the bytes go to a temporary file of a random name beside the target, created
  * exclusively, flushed to disk, then renamed (or linked) into place; the temporary file is removed
  * whatever happens. A crash leaves either the old file or the new one, never half of one.

@@ -6,6 +6,7 @@
  * Only the few `Deno` members used here are typed (below), so the file also type-checks under tsc.
  */
 import type { DataSource } from '../http/data-source.ts';
+import { IMPORT_HINT } from '../http/problem.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { KvSubmissionStore } from '../submissions/kv-store.ts';
 import { type Command, command, EXIT } from '../../host-node/cli/command.ts';
@@ -74,6 +75,7 @@ export async function startDenoDirectory(options: ServeOptions, data: string, on
     data: denoFileSource(data),
     submissions: store,
     limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst } },
+    trustProxy: options.trustProxy,
     onError,
   });
   const records = await directory.ready();
@@ -92,28 +94,26 @@ export async function startDenoDirectory(options: ServeOptions, data: string, on
 /**
  * `deno task directory [options]`: the same flags as `mesh directory`; `--submissions` names a
  * Deno KV file (default: Deno's default KV, the project's KV on Deno Deploy). Without `--data`,
- * `defaultDataset` gives the dataset's path, building it first if need be, or rejects with a
- * message for the user (the entry passes `ensureDefaultDataset`, which needs file access this
- * module does without). Its run resolves to the exit code once stopped by SIGINT or SIGTERM.
- * deno.ts parses the command line against it.
+ * `defaultDataset()` names the dataset file (deno.ts passes `~/.mesh/directory/directory.json`,
+ * which needs a permission this module does without); while it is missing the routes answer 503
+ * and the command prints how to import one. Its run resolves to the exit code once stopped by
+ * SIGINT or SIGTERM. deno.ts parses the command line against it.
  */
-export function denoDirectoryCommand(defaultDataset: (say: (line: string) => void) => Promise<string>): Command<ServeOptionDefinitions> {
+export function denoDirectoryCommand(defaultDataset: () => string): Command<ServeOptionDefinitions> {
   return command({
     description: SERVE_DESCRIPTION,
     options: serveOptions("Deno's default KV database"),
     notes: SERVE_NOTES,
     run: async ({ options }, io) => {
       const config = serveConfig(options);
-      let data: string;
-      try {
-        data = config.data ?? (await defaultDataset((line) => io.err(`directory: ${line}\n`)));
-      } catch (error) {
-        io.err(`directory: ${(error as Error).message}\n`);
-        return EXIT.failed;
-      }
+      const data = config.data ?? defaultDataset();
       const running = await startDenoDirectory(config, data, (error) => io.err(`directory: ${(error as Error)?.message ?? String(error)}\n`));
       io.out(`directory listening on ${running.url}\n`);
-      io.out(running.records === null ? 'dataset unavailable: data routes answer 503 and the load is retried\n' : `dataset: ${running.records} records\n`);
+      io.out(
+        running.records === null
+          ? `dataset ${data} unavailable: data routes answer 503 and the load is retried; ${IMPORT_HINT}\n`
+          : `dataset: ${running.records} records\n`,
+      );
       await new Promise<void>((done) => {
         try {
           deno().addSignalListener('SIGINT', done);

@@ -2,10 +2,10 @@
  * The directory's Deno entry: `deno task directory [options]` locally, and the entry module on
  * Deno Deploy (Deno.serve at top level; Deploy supplies the address and the project's KV). Flags
  * as `mesh directory`, parsed by the same kit (node:util's parseArgs, which Deno has); without
- * `--data` it serves `~/.mesh/directory/directory.json`, built once from the EPA FRS extract
- * (import/default-dataset.ts). See deno-serve.ts.
+ * `--data` it serves `~/.mesh/directory/directory.json`, which `mesh directory import` writes.
+ * See deno-serve.ts.
  */
-import { ensureDefaultDataset } from '../import/default-dataset.ts';
+import { defaultDatasetPath } from './dataset-path.ts';
 import { runCommand } from '../../host-node/cli/run.ts';
 import { denoDirectoryCommand } from './deno-serve.ts';
 
@@ -14,4 +14,4 @@ const io = {
   out: (text: string) => console.log(text.replace(/\n$/, '')),
   err: (text: string) => console.error(text.replace(/\n$/, '')),
 };
-deno.exit(await runCommand(denoDirectoryCommand((say) => ensureDefaultDataset(say)), deno.args, 'deno task directory', io));
+deno.exit(await runCommand(denoDirectoryCommand(defaultDatasetPath), deno.args, 'deno task directory', io));

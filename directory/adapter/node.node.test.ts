@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { once } from 'node:events';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ensureDefaultDataset } from '../import/default-dataset.ts';
+import { buildSharedDataset } from '../testing/shared-dataset.ts';
+import { IMPORT_HINT } from '../http/problem.ts';
 import { createDirectory } from '../router.ts';
 import { MemorySubmissionStore } from '../submissions/store.ts';
 import { fixtureText, textSource } from '../testing/fixtures.ts';
@@ -188,11 +189,12 @@ test('node adapter: an answer sent before the body was read closes the connectio
 
 const mesh = fileURLToPath(new URL('../../bin/mesh.js', import.meta.url));
 
-// `mesh directory` keeps its default dataset under $HOME: the commands here get a home of their
-// own, where the dataset is built once before they start.
+// `mesh directory` looks for its dataset under $HOME: the commands here get a home of their own,
+// where the dataset is built from the shared data before they start.
 const home = await mkdtemp(join(tmpdir(), 'mesh-directory-home-'));
 process.on('exit', () => rmSync(home, { recursive: true, force: true }));
-const defaultDataset = await ensureDefaultDataset(() => {}, join(home, '.mesh', 'directory', 'directory.json'));
+const defaultDataset = join(home, '.mesh', 'directory', 'directory.json');
+await buildSharedDataset(defaultDataset);
 
 interface Served {
   readonly url: string;
@@ -247,32 +249,35 @@ async function statusOf(url: string): Promise<number> {
   return response.status;
 }
 
-test('mesh directory serves the default dataset, prints the address first and stops on SIGTERM', () =>
+test('mesh directory serves the dataset in ~/.mesh/directory, prints the address first and stops on SIGTERM', () =>
   inTempDir(async (dir) => {
     const server = await serve(['--submissions', join(dir, 'subs')]);
     const stats = (await (await fetch(`${server.url}/api/v1/stats`)).json()) as { total: number };
     assert.ok(stats.total > 0);
     const head = await fetch(`${server.url}/directory.json`, { method: 'HEAD' });
     assert.equal(head.status, 200);
-    assert.match(head.headers.get('etag') ?? '', /^"[0-9a-f]{32}-e1"$/);
+    assert.match(head.headers.get('etag') ?? '', /^"[0-9a-f]{32}-e1-gzip"$/, "Node's fetch asks for gzip");
     assert.equal(await server.stop(), 0);
     assert.match(server.lines[1] ?? '', new RegExp(`${stats.total} records`));
   }));
 
-test('mesh directory with no dataset yet builds the default one from the EPA extract, says so, and then serves it', () =>
+test('mesh directory on a fresh machine: starts, says how to import, and every read answers 503 with factories null', () =>
   inTempDir(async (dir) => {
     const server = await serve(['--submissions', join(dir, 'subs')], { HOME: dir, XDG_CACHE_HOME: join(dir, 'cache') });
-    const stats = (await (await fetch(`${server.url}/api/v1/stats`)).json()) as { total: number };
-    assert.equal(stats.total, 998);
+    const expected = join(dir, '.mesh', 'directory', 'directory.json');
+    for (const path of ['/api/v1/factories?q=steel', '/api/v1/factories/epa-110000000001', '/api/v1/stats', '/directory.json', '/directory.ndjson']) {
+      const response = await fetch(`${server.url}${path}`);
+      assert.equal(response.status, 503, path);
+      assert.match(response.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+      const problem = (await response.json()) as { factories: unknown; detail: string; type: string };
+      assert.equal(problem.type, '/problems/registry-unavailable', path);
+      assert.equal(problem.factories, null, path);
+      assert.match(problem.detail, /run `npx mesh directory import`/, path);
+    }
+    assert.equal(await statusOf(`${server.url}/openapi.json`), 200, 'what needs no data still answers');
     assert.equal(await server.stop(), 0);
-    const built = join(dir, '.mesh', 'directory', 'directory.json');
-    assert.match(server.stderr.join('\n'), new RegExp(`building the dataset ${built} from the US EPA FRS extract`));
-    assert.equal(server.lines[1], `dataset ${built}: 998 records`);
-    const again = await serve(['--submissions', join(dir, 'subs')], { HOME: dir, XDG_CACHE_HOME: join(dir, 'cache') });
-    // An answer first: the command takes SIGTERM only once it is serving.
-    assert.equal(await statusOf(`${again.url}/api/v1/stats`), 200);
-    assert.equal(await again.stop(), 0);
-    assert.deepEqual(again.stderr, [], 'built once');
+    assert.equal(server.lines[1], `dataset ${expected} unavailable: data routes answer 503 and the load is retried; ${IMPORT_HINT}`);
+    assert.equal(existsSync(expected), false, 'no dataset is made up');
   }));
 
 test('mesh directory answers 503 for a missing dataset file and recovers once it appears, without a restart', () =>
@@ -320,6 +325,25 @@ test('mesh directory --rate-limit and --burst: a flood meets 429, a pause recove
     assert.equal(await server.stop(), 0);
   }));
 
+test('mesh directory ignores X-Forwarded-For unless started with --trust-proxy', () =>
+  inTempDir(async (dir) => {
+    const statuses = async (server: Served): Promise<number[]> => {
+      const seen: number[] = [];
+      for (let i = 1; i <= 3; i++) {
+        const response = await fetch(`${server.url}/openapi.json`, { headers: { 'x-forwarded-for': `198.51.100.${i}` } });
+        seen.push(response.status);
+        await response.body?.cancel();
+      }
+      return seen;
+    };
+    const plain = await serve(['--submissions', join(dir, 'subs'), '--rate-limit', '0.1', '--burst', '2']);
+    assert.deepEqual(await statuses(plain), [200, 200, 429], 'a spoofed header opens no new bucket');
+    assert.equal(await plain.stop(), 0);
+    const proxied = await serve(['--submissions', join(dir, 'subs'), '--rate-limit', '0.1', '--burst', '2', '--trust-proxy']);
+    assert.deepEqual(await statuses(proxied), [200, 200, 200], 'each forwarded client has its own');
+    assert.equal(await proxied.stop(), 0);
+  }));
+
 test('the default limits let interactive use through and stop a flood', () =>
   inTempDir(async (dir) => {
     const server = await serve(['--submissions', join(dir, 'subs')]);
@@ -354,7 +378,7 @@ test('mesh directory keeps submissions across a restart, in private files, and t
 test('mesh directory refuses bad options with exit 2 and prints its options on --help', async () => {
   const run = promisify(execFile);
   const help = await run(process.execPath, [mesh, 'directory', '--help']);
-  for (const option of ['--host', '--port', '--data', '--submissions', '--rate-limit', '--burst']) assert.ok(help.stdout.includes(option), option);
+  for (const option of ['--host', '--port', '--data', '--submissions', '--rate-limit', '--burst', '--trust-proxy']) assert.ok(help.stdout.includes(option), option);
   for (const args of [['--port', '70000'], ['--burst', '0'], ['--rate-limit', 'fast'], ['--colour']]) {
     await assert.rejects(run(process.execPath, [mesh, 'directory', ...args]), (error: { code: number; stderr: string }) => {
       assert.equal(error.code, 2);
@@ -364,7 +388,7 @@ test('mesh directory refuses bad options with exit 2 and prints its options on -
   }
 });
 
-test('MCP over a real socket with the SDK client against the default dataset', async () => {
+test('MCP over a real socket with the SDK client against the dataset built from the shared data', async () => {
     const directory = createDirectory({ data: fileDataSource(defaultDataset), submissions: new MemorySubmissionStore() });
     const server = await serveFetch(directory.fetch, '127.0.0.1', 0);
     const client = new Client({ name: 'directory-test', version: '1.0.0' });

@@ -10,8 +10,9 @@ import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import type { DataSource, Sha256Hasher } from '../http/data-source.ts';
 import { type HttpServer, serveFetch } from '../../host-node/http-server.ts';
-import { ensureDefaultDataset } from '../import/default-dataset.ts';
+import { IMPORT_HINT } from '../http/problem.ts';
 import { createDirectory } from '../router.ts';
+import { defaultDatasetPath } from './dataset-path.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
 import { command, entry } from '../../host-node/cli/command.ts';
 import { stopSignal } from '../../host-node/cli/stop-signal.ts';
@@ -55,19 +56,14 @@ export const directoryCommand = command({
 
 async function runDirectory(options: ServeOptions): Promise<number> {
   const stopped = stopSignal();
-  let dataPath: string;
-  try {
-    dataPath = options.data ? resolve(options.data) : await ensureDefaultDataset((line) => process.stderr.write(`mesh directory: ${line}\n`));
-  } catch (error) {
-    process.stderr.write(`mesh directory: ${(error as Error).message}\n`);
-    return 1;
-  }
+  const dataPath = options.data ? resolve(options.data) : defaultDatasetPath();
   const store = await FileSubmissionStore.open(options.submissions ? resolve(options.submissions) : DEFAULT_SUBMISSIONS_DIR);
   const directory = createDirectory({
     data: fileDataSource(dataPath),
     sha256: nodeSha256,
     submissions: store,
     limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst } },
+    trustProxy: options.trustProxy,
     onError: (error) => process.stderr.write(`directory: ${(error as Error)?.message ?? String(error)}\n`),
   });
   // Load before listening, so the first requests do not wait and start-up time includes the load.
@@ -83,7 +79,7 @@ async function runDirectory(options: ServeOptions): Promise<number> {
   process.stdout.write(`directory listening on ${server.url}\n`);
   process.stdout.write(
     records === null
-      ? `dataset ${dataPath} unavailable: data routes answer 503 and the load is retried\n`
+      ? `dataset ${dataPath} unavailable: data routes answer 503 and the load is retried; ${IMPORT_HINT}\n`
       : `dataset ${dataPath}: ${records} records\n`,
   );
   await stopped;

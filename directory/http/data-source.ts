@@ -44,6 +44,8 @@ export interface LoadedData {
    * export format version, so the tag changes when either does.
    */
   readonly etag: string;
+  /** Strong ETag of the NDJSON export: the same hash, the NDJSON format version. */
+  readonly ndjsonEtag: string;
 }
 
 export type DataState =
@@ -59,6 +61,8 @@ export interface RetryOptions {
 
 /** Version of the export's layout, part of its ETag. */
 export const EXPORT_FORMAT = 'e1';
+/** Version of the NDJSON export's layout, part of its ETag. */
+export const NDJSON_FORMAT = 'n1';
 
 /** Loads once, shares one attempt among concurrent requests, and retries failures after a back-off. */
 export class DataLoader {
@@ -106,12 +110,14 @@ export class DataLoader {
       );
       // Indexed while read: a million records never sit in memory as objects.
       const { index, header: dataset } = await DirectoryIndex.load(hashed);
+      const hash = toHex(hasher.digest()).slice(0, 32);
       this.#loaded = {
         index,
         generated: dataset.generated,
         sources: dataset.sources,
         attribution: attributionOf(dataset),
-        etag: `"${toHex(hasher.digest()).slice(0, 32)}-${EXPORT_FORMAT}"`,
+        etag: `"${hash}-${EXPORT_FORMAT}"`,
+        ndjsonEtag: `"${hash}-${NDJSON_FORMAT}"`,
       };
       this.#failures = 0;
       return { ok: true, data: this.#loaded };

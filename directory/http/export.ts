@@ -1,5 +1,5 @@
 /**
- * GET /directory.json: the whole directory as one JSON object, streamed a batch of records at a
+ * GET /directory.json (and /directory.ndjson, below): the whole directory as one JSON object, streamed a batch of records at a
  * time as the client reads (pull-based, so memory stays flat at any size and a client that stops
  * reading stops the work), with a strong ETag for cheap refreshes.
  *
@@ -49,6 +49,41 @@ export function exportStream(data: LoadedData): ReadableStream<Uint8Array> {
         } else {
           controller.enqueue(encoder.encode(text));
         }
+      },
+    },
+    { highWaterMark: 1 },
+  );
+}
+
+/**
+ * The body of GET /directory.ndjson: one record a line, each the record's JSON exactly as in the
+ * JSON export, for tools that read records one at a time. Every record carries its own sources
+ * (URL, licence, retrieval date), so attribution travels with each line; the dataset's notice and
+ * use rules are in the JSON export's header and in /api/v1/stats. Pulled a batch at a time, as
+ * the JSON export is.
+ */
+export function ndjsonStream(data: LoadedData): ReadableStream<Uint8Array> {
+  const newline = new Uint8Array([0x0a]);
+  let position = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        const end = Math.min(data.index.size, position + BATCH);
+        const parts: Uint8Array[] = [];
+        let length = 0;
+        for (; position < end; position++) {
+          const json = data.index.recordJson(position);
+          parts.push(json, newline);
+          length += json.length + 1;
+        }
+        const chunk = new Uint8Array(length);
+        let at = 0;
+        for (const part of parts) {
+          chunk.set(part, at);
+          at += part.length;
+        }
+        if (length > 0) controller.enqueue(chunk);
+        if (position >= data.index.size) controller.close();
       },
     },
     { highWaterMark: 1 },

@@ -44,16 +44,28 @@ const RETRY_AFTER = {
   schema: { type: 'integer', minimum: 1 },
 };
 
+// The IETF httpapi draft "RateLimit header fields for HTTP": on every answer while the limit is on.
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': {
+    description: 'The client\'s quota as a token bucket: `"burst";q=<requests at once>;w=<seconds to refill from empty>`.',
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description: 'What is left of it: `"burst";r=<requests left>;t=<seconds until full again, or after a 429 until the next request>`.',
+    schema: { type: 'string' },
+  },
+};
+
 function problem(description: string, headers?: Record<string, JsonSchema>): JsonSchema {
   return {
     description,
-    ...(headers ? { headers } : {}),
+    headers: { ...headers, ...RATE_LIMIT_HEADERS },
     content: { 'application/problem+json': { schema: schema('Problem') } },
   };
 }
 
 function json(description: string, body: JsonSchema, headers?: Record<string, JsonSchema>): JsonSchema {
-  return { description, ...(headers ? { headers } : {}), content: { 'application/json': { schema: body } } };
+  return { description, headers: { ...headers, ...RATE_LIMIT_HEADERS }, content: { 'application/json': { schema: body } } };
 }
 
 /** 200 plus the five error statuses of spec §7. */
@@ -89,17 +101,28 @@ function conditionalResponses(description: string, body: JsonSchema, etag: strin
   };
 }
 
-/** The submission body's schema: the field rules, then each kind's rules as if/then. */
+/**
+ * The submission body's schema: the field rules, then each kind's rules as if/then. Each `then`
+ * repeats the definitions of the fields it requires, so that it stands on its own for linters.
+ */
 function submissionRequestSchema(): JsonSchema {
+  const fields = paramsSchema(SUBMISSION_FIELDS);
+  const properties = fields.properties as Record<string, JsonSchema>;
+  const requiring = (names: string[]): JsonSchema => ({
+    properties: Object.fromEntries(names.map((name) => [name, properties[name]])),
+    required: names,
+  });
   const rules = SUBMISSION_KINDS.map((kind) => {
     const rule = KIND_RULES[kind];
-    const then: JsonSchema =
-      rule.record_id === 'forbidden' ? { not: { required: ['record_id'] } } : { required: ['record_id'] };
-    if (rule.message === 'required') then.required = [...((then.required as string[] | undefined) ?? []), 'message'];
+    const needed = [...(rule.record_id === 'required' ? ['record_id'] : []), ...(rule.message === 'required' ? ['message'] : [])];
+    const then: JsonSchema = {
+      ...(needed.length > 0 ? requiring(needed) : {}),
+      ...(rule.record_id === 'forbidden' ? { not: requiring(['record_id']) } : {}),
+    };
     return { if: { properties: { kind: { const: kind } } }, then };
   });
   return {
-    ...paramsSchema(SUBMISSION_FIELDS),
+    ...fields,
     allOf: rules,
     description: 'Empty fields count as absent. A correction or removal must name an existing record.',
   };
@@ -113,6 +136,7 @@ export function openApiDocument(): JsonSchema {
     description:
       'Filters combine with AND. Unknown or repeated parameters are refused with 400, so a misspelt filter never widens a search. ' +
       'Results are in a total order (exact name matches first), so paging with next_offset never repeats or skips a record.',
+    security: [],
     parameters: SEARCH_PARAMS.map((def) => openApiParameter(def, 'query')),
     responses: readResponses(json('One page of matching records.', schema('SearchResult'))),
   };
@@ -121,6 +145,8 @@ export function openApiDocument(): JsonSchema {
     info: {
       title: 'mesh manufacturer directory',
       version: API_VERSION,
+      // The service's code; the records keep their sources' own terms (each record's sources name them).
+      license: { name: 'MIT', identifier: 'MIT' },
       description: [
         NOTICE,
         '',
@@ -139,6 +165,7 @@ export function openApiDocument(): JsonSchema {
       '/api/v1/factories/{id}': {
         get: {
           operationId: 'getFactory',
+          security: [],
           summary: 'One record',
           description: 'A malformed id is 400; a well-formed id the directory does not hold is 404.',
           parameters: [openApiParameter(FACTORY_ID_PARAM, 'path')],
@@ -148,6 +175,7 @@ export function openApiDocument(): JsonSchema {
       '/api/v1/stats': {
         get: {
           operationId: 'registryStats',
+          security: [],
           summary: 'Registry statistics',
           description: 'They change only with the dataset: send the ETag back in If-None-Match to revalidate (304).',
           parameters: [IF_NONE_MATCH],
@@ -157,6 +185,7 @@ export function openApiDocument(): JsonSchema {
       '/directory.json': {
         get: {
           operationId: 'exportDirectory',
+          security: [],
           summary: 'Full export',
           description:
             'The whole directory for local filtering, streamed. Send the ETag back in If-None-Match to refresh cheaply (304). ' +
@@ -165,9 +194,34 @@ export function openApiDocument(): JsonSchema {
           responses: conditionalResponses('The export.', schema('Export'), 'Strong validator of this export.'),
         },
       },
+      '/directory.ndjson': {
+        get: {
+          operationId: 'exportDirectoryNdjson',
+          summary: 'Full export, one record a line',
+          description:
+            'The records of /directory.json as NDJSON, one record a line, for tools that read records one at a time. ' +
+            'Each record carries its sources (URL, licence, retrieval date); the notice and use rules are in /directory.json and /api/v1/stats. ' +
+            'Send the ETag back in If-None-Match to refresh cheaply (304).',
+          security: [],
+          parameters: [IF_NONE_MATCH],
+          responses: {
+            ...conditionalResponses('The export.', schema('FactoryRecord'), 'Strong validator of this export.'),
+            '200': {
+              description: 'One FactoryRecord a line.',
+              headers: {
+                ETag: { description: 'Strong validator of this export.', schema: { type: 'string' } },
+                'Cache-Control': { description: 'How long a copy may be used before revalidating.', schema: { type: 'string' } },
+                ...RATE_LIMIT_HEADERS,
+              },
+              content: { 'application/x-ndjson': { schema: schema('FactoryRecord') } },
+            },
+          },
+        },
+      },
       '/api/v1/submissions': {
         post: {
           operationId: 'createSubmission',
+          security: [],
           summary: 'Ask to join, or to correct or remove a record',
           description:
             'Stored privately for review: it publishes nothing and never appears in search, export or statistics. ' +

@@ -87,6 +87,11 @@ export type ProblemCode = keyof typeof PROBLEMS;
 /** A problem of the directory. */
 export class ProblemError extends problemClass(PROBLEMS) {}
 
+/** What to do when the dataset cannot be loaded: in every 503 of the registry and printed on start. */
+export const IMPORT_HINT =
+  'to get a dataset, run `npx mesh directory import` (it fetches one from the public sources, US EPA FRS and Wikidata, ' +
+  'into ~/.mesh/directory/directory.json), or start the directory with --data FILE';
+
 /** The registry-unavailable problem: always `factories: null`, never an empty list. */
 export function unavailable(detail: string, retryAfterSeconds: number): ProblemError {
   return new ProblemError('registry-unavailable', detail, { factories: null }, { 'retry-after': String(retryAfterSeconds) });

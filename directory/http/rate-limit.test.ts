@@ -62,3 +62,19 @@ test('clients are keyed by IPv4 address and by IPv6 /64', () => {
   assert.equal(clientKeyOf('fe80::1%eth0'), 'fe80:0:0:0::/64');
   assert.equal(clientKeyOf(undefined), 'unknown');
 });
+
+test('RateLimit-Policy and RateLimit state the bucket: its size and refill window, the tokens left and when it is full again', () => {
+  const clock = new ManualClock();
+  const limiter = new TokenBucketLimiter({ perSecond: 4, burst: 10 }, clock);
+  const first = limiter.take('a');
+  assert.deepEqual(limiter.fields('a', first), { 'ratelimit-policy': '"burst";q=10;w=3', ratelimit: '"burst";r=9;t=1' });
+  for (let i = 0; i < 9; i++) limiter.take('a');
+  const refused = limiter.take('a');
+  assert.isFalse(refused.ok);
+  assert.deepEqual(limiter.fields('a', refused), { 'ratelimit-policy': '"burst";q=10;w=3', ratelimit: '"burst";r=0;t=1' });
+  clock.advance(1000);
+  const again = limiter.take('a');
+  assert.deepEqual(limiter.fields('a', again), { 'ratelimit-policy': '"burst";q=10;w=3', ratelimit: '"burst";r=3;t=2' });
+  const off = new TokenBucketLimiter({ perSecond: 0, burst: 1 }, clock);
+  assert.isUndefined(off.fields('a', off.take('a')));
+});

@@ -66,6 +66,24 @@ export class TokenBucketLimiter {
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.#perMs / 1000)) };
   }
 
+  /**
+   * The RateLimit-Policy and RateLimit fields (IETF httpapi draft "RateLimit header fields for
+   * HTTP", -09/-10) after a take by `client`, or undefined when the limit is off. The bucket as a
+   * quota policy: `q` the burst, `w` the seconds it takes to refill from empty; `r` the whole
+   * tokens left, `t` the seconds until the bucket is full again, or after a refusal until the next
+   * token (the Retry-After).
+   */
+  fields(client: string, take: TakeResult): { 'ratelimit-policy': string; ratelimit: string } | undefined {
+    if (this.#perMs === 0) return undefined;
+    const tokens = this.#buckets.get(client)?.tokens ?? this.#burst;
+    const window = Math.ceil(this.#burst / this.#perMs / 1000);
+    const reset = take.ok ? Math.ceil((this.#burst - tokens) / this.#perMs / 1000) : take.retryAfterSeconds;
+    return {
+      'ratelimit-policy': `"burst";q=${this.#burst};w=${window}`,
+      ratelimit: `"burst";r=${Math.floor(tokens)};t=${reset}`,
+    };
+  }
+
   #refilled(bucket: Bucket, now: number): number {
     // A clock that steps back must not drain a bucket.
     return Math.min(this.#burst, bucket.tokens + Math.max(0, now - bucket.at) * this.#perMs);

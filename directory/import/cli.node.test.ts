@@ -1,20 +1,17 @@
-// `mesh directory import` on real files, and the default dataset (Node: files, processes).
+// `mesh directory import` on real files, and the dataset tests build from the shared data (Node: files, processes).
 import { assert } from 'chai';
 import { createHash } from 'node:crypto';
 import { createReadStream, rmSync } from 'node:fs';
-import { copyFile, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { copyFile, mkdtemp, readFile, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { loadSharedData, SHARED_FILES, SharedDataError, type SharedDataOptions } from '#shared-data';
-import { rejectsAsync } from '../../test/assert.ts';
+import { loadSharedData } from '#shared-data';
 import { test } from '../../test/harness.ts';
 import { parseDataset, readDataset } from '../dataset.ts';
-import { exists, runImport } from './cli.ts';
-import { buildDefaultDataset, DEFAULT_DATASET_SOURCE, ensureDefaultDataset } from './default-dataset.ts';
+import { runImport } from './cli.ts';
+import { buildSharedDataset, SHARED_FRS_EXTRACT } from '../testing/shared-dataset.ts';
 import { frsFacilityUrl } from './epa-frs.ts';
 import { captureOutput } from '../../test/capture-output.ts';
 
@@ -24,9 +21,9 @@ const dir = await mkdtemp(join(tmpdir(), 'mesh-import-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 // The command reads files: a temporary copy of the shared EPA extract (never one in the project).
 const FRS_CSV = join(dir, 'frs-naics-32591.csv');
-await writeFile(FRS_CSV, await loadSharedData(DEFAULT_DATASET_SOURCE));
+await writeFile(FRS_CSV, await loadSharedData(SHARED_FRS_EXTRACT));
 const DEFAULT = join(dir, 'default.json');
-await buildDefaultDataset(DEFAULT);
+await buildSharedDataset(DEFAULT);
 
 /** Runs the command in-process, collecting what it writes to stderr. */
 async function run(args: string[]): Promise<{ code: number; stderr: string }> {
@@ -34,73 +31,17 @@ async function run(args: string[]): Promise<{ code: number; stderr: string }> {
   return { code: result, stderr: output };
 }
 
-test('the default dataset is exactly what the import command builds from the EPA extract, and the bytes shipped until now', async () => {
+test('the test dataset is exactly what the import command builds from the shared EPA extract, and the bytes shipped until now', async () => {
   const out = join(dir, 'rebuilt.json');
   const { code, stderr } = await run(['--out', out, '--epa', FRS_CSV, '--retrieved', '2026-11-21', '--fresh']);
   assert.equal(code, 0, stderr);
   assert.match(stderr, /1755 rows, 998 records, 0 skipped/);
   assert.equal(await readFile(out, 'utf8'), await readFile(DEFAULT, 'utf8'));
-  // directory/data/directory.json, as the project shipped it before it was built on first start.
+  // directory/data/directory.json, as the project once shipped it.
   assert.equal(createHash('sha256').update(await readFile(DEFAULT)).digest('hex'), 'ed2686b262635f37df56c339a40d93f788e003fab55f7e4d9a62f954741711f3');
 });
 
-test('the default dataset is built once where mesh directory looks for it, and then left alone', async () => {
-  const path = join(dir, 'home', '.mesh', 'directory', 'directory.json');
-  const said: string[] = [];
-  assert.equal(await ensureDefaultDataset((line) => said.push(line), path), path);
-  assert.match(said[0] ?? '', /building the dataset .*directory\.json from the US EPA FRS extract/);
-  assert.match(said[1] ?? '', /998 records/);
-  assert.equal(await readFile(path, 'utf8'), await readFile(DEFAULT, 'utf8'));
-  await writeFile(path, '{"generated":"2025-01-01","sources":[],"records":[\n]}\n');
-  assert.equal(await ensureDefaultDataset((line) => said.push(line), path), path);
-  assert.equal(said.length, 2, 'an existing file is served as it is');
-  assert.match(await readFile(path, 'utf8'), /2025-01-01/);
-});
-
-test('the default dataset is written whole through a temporary file, which is not left behind', async () => {
-  const path = join(dir, 'whole', 'directory.json');
-  await ensureDefaultDataset(() => {}, path);
-  assert.match(await readFile(path, 'utf8'), /998/);
-  assert.deepEqual(await readdir(join(dir, 'whole')), ['directory.json']);
-});
-
-test('without ../shared/data the default dataset is built from the download; a corrupted one builds nothing', async () => {
-  // A stand-in for the pinned upstream on 127.0.0.1: the extract's bytes, or the same bytes with one changed.
-  const extract = await readFile(FRS_CSV);
-  const corrupted = Uint8Array.from(extract);
-  corrupted[100] = corrupted[100]! ^ 1;
-  const server = createServer((request, response) => {
-    response.setHeader('connection', 'close');
-    response.end(request.url === '/corrupted' ? corrupted : extract);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const hidden = (upstream: string): SharedDataOptions => ({
-    root: join(dir, 'no-shared-data'),
-    cacheDir: join(dir, 'download-cache'),
-    files: { [DEFAULT_DATASET_SOURCE]: { ...SHARED_FILES[DEFAULT_DATASET_SOURCE], upstream: `http://127.0.0.1:${port}${upstream}` } },
-  });
-  try {
-    const refused = join(dir, 'refused', 'directory.json');
-    await rejectsAsync(() => buildDefaultDataset(refused, hidden('/corrupted')), SharedDataError, 'hash-mismatch');
-    assert.isFalse(await exists(refused), 'no dataset from a corrupted download');
-    assert.isFalse(await exists(join(dir, 'download-cache', DEFAULT_DATASET_SOURCE)), 'and nothing cached');
-    const built = join(dir, 'downloaded', 'directory.json');
-    await ensureDefaultDataset(() => {}, built, hidden('/extract'));
-    assert.equal(await readFile(built, 'utf8'), await readFile(DEFAULT, 'utf8'));
-  } finally {
-    server.close();
-  }
-  // The server is gone, and a new cache holds nothing.
-  const offline = { ...hidden('/extract'), cacheDir: join(dir, 'empty-cache') };
-  await rejectsAsync(() => buildDefaultDataset(join(dir, 'neither.json'), offline), SharedDataError, 'unavailable');
-  // What mesh directory prints: the loader's reason, and what to do instead.
-  const said = await ensureDefaultDataset(() => {}, join(dir, 'neither.json'), offline).catch((error: Error) => error.message);
-  assert.match(String(said), /^cannot build the default dataset: shared data epa-frs\/frs-naics-32591\.csv is not in .*no-shared-data and could not be downloaded from http:\/\/127\.0\.0\.1:\d+\/extract into .*empty-cache: .*\nGive a dataset file with --data FILE/);
-  assert.isFalse(await exists(join(dir, 'neither.json')));
-});
-
-test('the default dataset: 998 real FRS facilities, each with its FRS page, none with an invented category', async () => {
+test('the test dataset: 998 real FRS facilities, each with its FRS page, none with an invented category', async () => {
   const dataset = parseDataset(await readFile(DEFAULT, 'utf8'));
   assert.equal(dataset.records.length, 998);
   assert.equal(dataset.generated, '2026-11-21');
@@ -168,8 +109,7 @@ test('without --retrieved the date comes from the file, and says so; never from 
 });
 
 test('usage errors exit 2; an input that cannot be read exits 1 and leaves the output alone', async () => {
-  assert.equal((await run(['--epa', FRS_CSV])).code, 2, 'no --out');
-  assert.equal((await run(['--out', join(dir, 'x.json')])).code, 2, 'no input');
+  assert.equal((await run(['--out', join(dir, 'x.json'), '--epa', FRS_CSV, '--naics', '332710'])).code, 2, 'live options with files');
   assert.equal((await run(['--out', join(dir, 'x.json'), '--epa', FRS_CSV, '--retrieved', '2026-13-01'])).code, 2);
   assert.equal((await run(['--out', join(dir, 'x.json'), '--bogus'])).code, 2);
   const out = join(dir, 'untouched.json');

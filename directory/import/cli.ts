@@ -1,21 +1,25 @@
 /**
- * `mesh directory import`: builds or updates a dataset file from source files (Node only: it
- * reads and writes files; the importers it calls are runtime-neutral).
+ * `mesh directory import`: builds or updates the directory's dataset, fetched live from the public
+ * sources (live/live-import.ts) or read from source files (Node only: it reads and writes files;
+ * the importers it calls are runtime-neutral).
  */
-import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { writeAtomically } from '../../host-node/atomic-file.ts';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { command, flag, type Input as CommandInput, list, option, UsageError } from '../../host-node/cli/command.ts';
 import { runCommand } from '../../host-node/cli/run.ts';
-import { datasetChunks, readDataset, type Dataset } from '../dataset.ts';
+import { integer, oneOf } from '../../host-node/cli/values.ts';
+import { defaultDatasetPath } from '../adapter/dataset-path.ts';
 import { isIsoDate } from '../record.ts';
 import { decodeFrsExport, importEpaFrs } from './epa-frs.ts';
 import { NaicsMap } from './evidence.ts';
 import { importExhibitors } from './exhibitors.ts';
-import { datasetChanges, mergeDataset } from './merge.ts';
+import { writeMerged } from './dataset-file.ts';
 import type { ImportResult } from './source.ts';
 import { importWikidata } from './wikidata.ts';
+import { ENVIROFACTS_BASE, frsCodes } from './live/frs-pages.ts';
+import { LIVE_SOURCES, liveImport, type LiveSource, stagingDir } from './live/live-import.ts';
+import { userAgent } from './live/polite-fetch.ts';
+import { WIKIDATA_SPARQL_ENDPOINT } from './live/wikidata-pages.ts';
 
 export const DEFAULT_NAICS_MAP = new URL('../data/naics-category-map.json', import.meta.url);
 // Problems printed per input before the rest are only counted.
@@ -26,9 +30,21 @@ interface Input {
   path: string;
 }
 
+interface LiveArgs {
+  sources: LiveSource[];
+  naics: string[];
+  frsUrl: string;
+  wikidataUrl: string;
+  pageSize: number;
+  attempts: number;
+  contact: string | undefined;
+}
+
 interface ImportArgs {
   out: string;
+  /** Files to import; none: fetch from the public sources (`live`). */
   inputs: Input[];
+  live: LiveArgs;
   retrieved?: string;
   generated?: string;
   naicsMap?: string;
@@ -40,8 +56,20 @@ const isoDate = (text: string, name: string): string => {
   return text;
 };
 
+function naicsCode(text: string, name: string): string {
+  if (!/^\d{2,6}$/.test(text)) throw new UsageError(`${name} takes a NAICS code of 2 to 6 digits, got ${JSON.stringify(text)}`);
+  return text;
+}
+
 const importOptions = {
-  out: option({ value: 'FILE', description: 'the dataset file to write (written whole, through a temporary file)', required: true }),
+  out: option({ value: 'FILE', description: 'the dataset file to write (written whole, through a temporary file)', shown: '~/.mesh/directory/directory.json, what mesh directory serves' }),
+  source: list({ value: 'NAME', description: 'without input files: a public source to fetch, epa-frs or wikidata (default both)', parse: oneOf(LIVE_SOURCES) }),
+  naics: list({ value: 'CODE', description: "a NAICS code to fetch from the FRS (default: every code of the NAICS map)", parse: naicsCode }),
+  'frs-url': option({ value: 'URL', description: 'the Envirofacts Data Service base', default: ENVIROFACTS_BASE }),
+  'wikidata-url': option({ value: 'URL', description: 'the Wikidata SPARQL endpoint', default: WIKIDATA_SPARQL_ENDPOINT }),
+  'page-size': option({ value: 'N', description: 'rows asked for per request', parse: integer(1, 10_000), default: 1000 }),
+  attempts: option({ value: 'N', description: 'attempts per request before the import stops (it resumes when run again)', parse: integer(1, 100), default: 6 }),
+  contact: option({ value: 'TEXT', description: 'your e-mail or URL, sent in the User-Agent as the Wikimedia policy asks' }),
   epa: list({ value: 'FILE', description: 'a US EPA FRS CSV export (Latin-1), e.g. a NAICS search or state file' }),
   wikidata: list({ value: 'FILE', description: 'Wikidata SPARQL results (JSON) of the query in docs/directory-data.md' }),
   exhibitors: list({ value: 'FILE', description: 'an exhibitor-list CSV (header in docs/directory-data.md)' }),
@@ -61,25 +89,27 @@ function importArgs({ options, given }: CommandInput<typeof importOptions, Recor
   const inputs = given
     .filter((g): g is { name: Input['kind']; text: string } => g.name === 'epa' || g.name === 'wikidata' || g.name === 'exhibitors')
     .map((g) => ({ kind: g.name, path: g.text }));
-  if (inputs.length === 0) throw new UsageError('give at least one input (--epa, --wikidata, --exhibitors)');
+  const live: LiveArgs = {
+    sources: options.source.length > 0 ? [...new Set(options.source)] : [...LIVE_SOURCES],
+    naics: options.naics,
+    frsUrl: options['frs-url'],
+    wikidataUrl: options['wikidata-url'],
+    pageSize: options['page-size'],
+    attempts: options.attempts,
+    contact: options.contact,
+  };
+  if (inputs.length > 0 && given.some((g) => ['source', 'naics', 'frs-url', 'wikidata-url', 'page-size', 'attempts', 'contact'].includes(g.name))) {
+    throw new UsageError('--source, --naics, --frs-url, --wikidata-url, --page-size, --attempts and --contact are for a live import, without input files');
+  }
   return {
-    out: options.out,
+    out: options.out ?? defaultDatasetPath(),
     inputs,
+    live,
     fresh: options.fresh,
     ...(options.retrieved !== undefined && { retrieved: options.retrieved }),
     ...(options.generated !== undefined && { generated: options.generated }),
     ...(options['naics-map'] !== undefined && { naicsMap: options['naics-map'] }),
   };
-}
-
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
 }
 
 async function retrievalDate(path: string, given: string | undefined, say: (line: string) => void): Promise<string> {
@@ -89,33 +119,20 @@ async function retrievalDate(path: string, given: string | undefined, say: (line
   return date;
 }
 
-/** Writes the dataset a chunk at a time (a large one does not fit one string), whole or not at all. */
-export function writeDataset(path: string, dataset: Dataset): Promise<void> {
-  return writeAtomically(path, async (file) => {
-    let batch: string[] = [];
-    let size = 0;
-    for (const chunk of datasetChunks(dataset)) {
-      batch.push(chunk);
-      size += chunk.length;
-      if (size >= 1 << 20) {
-        await file.write(batch.join(''));
-        batch = [];
-        size = 0;
-      }
-    }
-    await file.write(batch.join(''));
-  });
-}
-
 /** `mesh directory import`. */
 export const importCommand = command({
-  description: `Builds the directory's dataset from public sources' own formats. An existing --out file is
-merged into (records by id), unless --fresh: the inputs replace what their sources contributed
+  description: `Builds the directory's dataset. Without input files it fetches the public sources: the US EPA
+Facility Registry Service (facilities by the NAICS codes of the eight categories) and Wikidata
+(companies by industry), showing progress, waiting when a service asks (429, Retry-After) and
+retrying failures; an interrupted import resumes when run again, and the dataset changes only
+once every page is in. With --epa, --wikidata or --exhibitors it reads those files instead.
+An existing --out file is merged into (records by id), unless --fresh: the inputs replace what their sources contributed
 before, so a record a source no longer lists loses it (and is dropped when no other source lists
 it); give every file of one source in the same run. Importing the same files again changes nothing.`,
   options: importOptions,
-  notes: `Counts (records added, updated and removed) and every skipped row (file:line: reason) go to stderr. Exit 0 when the file was written,
-1 when an input could not be read (nothing is written), 2 for a usage error.`,
+  notes: `Progress, counts (records added, updated and removed) and every skipped row (its source and position) go to stderr.
+Exit 0 when the file was written, 1 when an input could not be read or fetched (the dataset is left
+as it was; a live import resumes when run again), 2 for a usage error.`,
   run: (input) => runImportWith(importArgs(input)),
 });
 
@@ -130,6 +147,8 @@ async function runImportWith(parsed: ImportArgs): Promise<number> {
   };
   try {
     const naicsMap = NaicsMap.parse(await readFile(parsed.naicsMap ?? DEFAULT_NAICS_MAP, 'utf8'));
+    await mkdir(dirname(parsed.out), { recursive: true });
+    if (parsed.inputs.length === 0) return await runLive(parsed, naicsMap, say);
     const results: ImportResult[] = [];
     let unreadable = false;
     for (const input of parsed.inputs) {
@@ -157,17 +176,38 @@ async function runImportWith(parsed: ImportArgs): Promise<number> {
       say(`mesh directory import: an input could not be read; ${parsed.out} left unchanged`);
       return 1;
     }
-    const base = !parsed.fresh && (await exists(parsed.out)) ? await readDataset(Readable.toWeb(createReadStream(parsed.out)) as ReadableStream<Uint8Array>) : null;
-    const dataset = mergeDataset(base, results, parsed.generated);
-    await writeDataset(parsed.out, dataset);
-    const { added, updated, removed } = datasetChanges(base, dataset);
-    say(
-      `${parsed.out}: ${dataset.records.length} records (${added} added, ${updated} updated, ${removed} removed; ` +
-        `${dataset.sources.length} sources), dataset date ${dataset.generated}`,
+    await writeMerged(parsed.out, results, { fresh: parsed.fresh, generated: parsed.generated }, say);
+    return 0;
+  } catch (error) {
+    say(`mesh directory import: ${(error as Error).message}`);
+    return 1;
+  }
+}
+
+async function runLive(parsed: ImportArgs, naicsMap: NaicsMap, say: (line: string) => void): Promise<number> {
+  const { live } = parsed;
+  try {
+    await liveImport(
+      {
+        out: parsed.out,
+        sources: live.sources,
+        frsBase: live.frsUrl,
+        wikidataEndpoint: live.wikidataUrl,
+        naicsCodes: live.naics.length > 0 ? [...new Set(live.naics)].sort() : frsCodes(naicsMap),
+        naicsMap,
+        pageSize: live.pageSize,
+        // A live import is dated by the day it ran.
+        retrieved: parsed.retrieved ?? new Date().toISOString().slice(0, 10),
+        fresh: parsed.fresh,
+        generated: parsed.generated,
+        fetch: { userAgent: userAgent(live.contact), attempts: live.attempts },
+      },
+      say,
     );
     return 0;
   } catch (error) {
     say(`mesh directory import: ${(error as Error).message}`);
+    say(`${parsed.out} left as it was; run the same command again to resume (pages fetched so far are kept in ${stagingDir(parsed.out)})`);
     return 1;
   }
 }

@@ -23,7 +23,7 @@ import {
   UnavailableStruct,
 } from '../http/schemas.ts';
 import { FactoryRecordStruct } from '../record.ts';
-import { MemorySubmissionStore } from '../submissions/store.ts';
+import { MemorySubmissionStore, type SubmissionStore } from '../submissions/store.ts';
 import { brokenSource, fixtureText, ManualClock, textSource } from './fixtures.ts';
 
 /** A running service under test. */
@@ -64,7 +64,7 @@ export function socketTarget(serve: Serve): StartTarget {
 interface Started {
   target: Target;
   clock: ManualClock;
-  store: MemorySubmissionStore;
+  store: SubmissionStore;
   get(path: string, init?: RequestInit): Promise<Response>;
 }
 
@@ -72,6 +72,18 @@ function check<T>(struct: Struct<T, unknown>, value: unknown, what: string): T {
   const [error, checked] = struct.validate(value);
   if (error) assert.fail(`${what}: ${error.message} at ${error.path.join('.')}`);
   return checked as T;
+}
+
+/**
+ * A body's text, decompressed where the client did not already (a runtime's fetch decodes
+ * gzip and br; the router called in-process hands over the encoded bytes).
+ */
+async function decodedText(response: Response): Promise<string> {
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  // Every body here is JSON or NDJSON of objects: plain text starts with {.
+  if (bytes[0] === 0x7b) return new TextDecoder().decode(bytes);
+  const format = response.headers.get('content-encoding') === 'br' ? 'brotli' : 'gzip';
+  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream(format as CompressionFormat))).text();
 }
 
 async function problem(response: Response, status: number, code?: string): Promise<Record<string, unknown>> {
@@ -91,10 +103,14 @@ async function ok(response: Response): Promise<unknown> {
 }
 
 /** Registers the suite; `label` prefixes each test's name. */
-export function serviceSuite(label: string, start: StartTarget): void {
+/**
+ * Registers the suite. `newStore` makes each test's submission store (default: in memory; on Deno
+ * the suite also runs on Deno KV).
+ */
+export function serviceSuite(label: string, start: StartTarget, newStore: () => Promise<SubmissionStore> = async () => new MemorySubmissionStore()): void {
   async function run(fn: (s: Started) => Promise<void>, options: Partial<DirectoryOptions> = {}): Promise<void> {
     const clock = new ManualClock();
-    const store = new MemorySubmissionStore();
+    const store = await newStore();
     const target = await start({ data: textSource(fixtureText()), submissions: store, clock, ...options });
     // Bodies a test did not read are cancelled at its end: Deno's test sanitizer counts them as leaks.
     const responses: Response[] = [];
@@ -111,6 +127,7 @@ export function serviceSuite(label: string, start: StartTarget): void {
     } finally {
       for (const response of responses) if (!response.bodyUsed) await response.body?.cancel();
       await target.close();
+      await store.close();
     }
   }
   const t = (name: string, fn: (s: Started) => Promise<void>, options?: Partial<DirectoryOptions>): void =>
@@ -228,7 +245,8 @@ export function serviceSuite(label: string, start: StartTarget): void {
     const response = await get('/directory.json');
     assert.equal(response.status, 200);
     const etag = response.headers.get('etag');
-    assert.match(etag ?? '', /^"[0-9a-f]{32}-e1"$/);
+    // A runtime's fetch may ask for an encoding by itself (the tag then names it).
+    assert.match(etag ?? '', /^"[0-9a-f]{32}-e1(-gzip|-br)?"$/);
     assert.match(response.headers.get('cache-control') ?? '', /max-age=\d+/);
     const text = await response.text();
     const body = check(ExportStruct, JSON.parse(text), 'export');
@@ -260,7 +278,7 @@ export function serviceSuite(label: string, start: StartTarget): void {
       const response = await get(path);
       assert.equal(response.status, 200, path);
       const etag = response.headers.get('etag');
-      assert.match(etag ?? '', /^"[0-9a-f]{32}"$/, path);
+      assert.match(etag ?? '', /^"[0-9a-f]{32}(-gzip|-br)?"$/, path);
       const text = await response.text();
       const again = await get(path);
       assert.equal(again.headers.get('etag'), etag, `${path}: the same body, the same tag`);
@@ -383,9 +401,87 @@ export function serviceSuite(label: string, start: StartTarget): void {
     const body = await problem(limited, 429, 'rate-limited');
     assert.equal(limited.headers.get('retry-after'), '2');
     assert.include(body.detail as string, 'retry');
+    // Beside Retry-After, the IETF draft's fields: the bucket of 3 refilling in 6 s, none left, one in 2 s.
+    assert.equal(limited.headers.get('ratelimit-policy'), '"burst";q=3;w=6');
+    assert.equal(limited.headers.get('ratelimit'), '"burst";r=0;t=2');
     clock.advance(2000);
-    assert.equal((await get('/api/v1/stats')).status, 200);
+    const again = await get('/api/v1/stats');
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('ratelimit-policy'), '"burst";q=3;w=6');
+    assert.equal(again.headers.get('ratelimit'), '"burst";r=0;t=6');
+    clock.advance(6000);
+    assert.equal((await get('/openapi.json')).headers.get('ratelimit'), '"burst";r=2;t=2');
   }, { limits: { rateLimit: { perSecond: 0.5, burst: 3 } } });
+
+  t('X-Forwarded-For changes nothing unless the proxy is trusted', async ({ get }) => {
+    const spoofed = async (i: number): Promise<number> =>
+      (await get('/api/v1/stats', { headers: { 'x-forwarded-for': `198.51.100.${i}` } })).status;
+    const statuses = [];
+    for (let i = 1; i <= 4; i++) statuses.push(await spoofed(i));
+    assert.deepEqual(statuses, [200, 200, 200, 429], 'a header anyone can send opens no new bucket');
+  }, { limits: { rateLimit: { perSecond: 0.5, burst: 3 } } });
+
+  t('behind a trusted proxy, the last X-Forwarded-For address is the client', async ({ get }) => {
+    const from = async (header: string): Promise<number> => (await get('/api/v1/stats', { headers: { 'x-forwarded-for': header } })).status;
+    for (let i = 0; i < 3; i++) assert.equal(await from('203.0.113.7'), 200);
+    assert.equal(await from('203.0.113.7'), 429);
+    assert.equal(await from('203.0.113.7, 203.0.113.8'), 200, 'the address the proxy appended counts, not what the client wrote before it');
+    assert.equal(await from('203.0.113.8, 203.0.113.7'), 429);
+  }, { trustProxy: true, limits: { rateLimit: { perSecond: 0.5, burst: 3 } } });
+
+  t('JSON and the exports are compressed as Accept-Encoding asks, each encoding with its own ETag', async ({ get }) => {
+    const plain = await get('/directory.json', { headers: { 'accept-encoding': 'identity' } });
+    assert.isNull(plain.headers.get('content-encoding'));
+    assert.include(plain.headers.get('vary') ?? '', 'Accept-Encoding');
+    const plainTag = plain.headers.get('etag')!;
+    assert.match(plainTag, /^"[0-9a-f]{32}-e1"$/);
+    const plainText = await plain.text();
+    const cases: [string, string][] = [
+      ['gzip', 'gzip'],
+      ['gzip, deflate, br', 'gzip'],
+      ['br;q=1, gzip;q=0.5', 'br'],
+      ['br', 'br'],
+    ];
+    for (const [accept, encoding] of cases) {
+      for (const path of ['/directory.json', '/directory.ndjson', '/api/v1/stats', '/api/v1/factories?q=acme', '/openapi.json']) {
+        const response = await get(path, { headers: { 'accept-encoding': accept } });
+        assert.equal(response.status, 200, `${path} ${accept}`);
+        assert.equal(response.headers.get('content-encoding'), encoding, `${path} ${accept}`);
+        assert.include(response.headers.get('vary') ?? '', 'Accept-Encoding');
+        const text = await decodedText(response);
+        assert.doesNotThrow(() => (path.endsWith('.ndjson') ? text.trim().split('\n').map((line) => JSON.parse(line)) : JSON.parse(text)), path);
+        if (path === '/directory.json') {
+          assert.equal(text, plainText, 'the same bytes once decoded');
+          const etag = response.headers.get('etag')!;
+          assert.equal(etag, plainTag.replace(/"$/, `-${encoding}"`));
+          const cached = await get(path, { headers: { 'accept-encoding': accept, 'if-none-match': etag } });
+          assert.equal(cached.status, 304);
+          assert.equal(cached.headers.get('etag'), etag);
+          const otherEncoding = await get(path, { headers: { 'accept-encoding': 'identity', 'if-none-match': etag } });
+          assert.equal(otherEncoding.status, 200, 'a tag of one encoding is no validator of another');
+          await otherEncoding.body?.cancel();
+        }
+      }
+    }
+    const head = await get('/directory.json', { method: 'HEAD', headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(head.headers.get('content-encoding'), 'gzip');
+    assert.equal(head.headers.get('etag'), plainTag.replace(/"$/, '-gzip"'));
+  });
+
+  t('the NDJSON export streams one record a line, the same records as the JSON export, with its own ETag', async ({ get }) => {
+    const response = await get('/directory.ndjson', { headers: { 'accept-encoding': 'identity' } });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'application/x-ndjson; charset=utf-8');
+    const etag = response.headers.get('etag')!;
+    assert.match(etag, /^"[0-9a-f]{32}-n1"$/);
+    const text = await response.text();
+    assert.isTrue(text.endsWith('\n'));
+    const lines = text.slice(0, -1).split('\n');
+    const exported = check(ExportStruct, await (await get('/directory.json', { headers: { 'accept-encoding': 'identity' } })).json(), 'export');
+    assert.lengthOf(lines, exported.total);
+    assert.deepEqual(lines.map((line) => check(FactoryRecordStruct, JSON.parse(line), 'record')), exported.records);
+    assert.equal((await get('/directory.ndjson', { headers: { 'accept-encoding': 'identity', 'if-none-match': etag } })).status, 304);
+  });
 
   t('CORS is open for GET reads and their preflight, not for submissions or MCP', async ({ get }) => {
     const read = await get('/api/v1/factories?q=acme', { headers: { origin: 'https://elsewhere.example' } });

@@ -1,0 +1,60 @@
+/**
+ * Writing a dataset file, whole or not at all, and merging imports into one (Node: files). The
+ * file importers and the live imports (live/live-import.ts) end the same way: read the existing
+ * file, merge the new imports in (merge.ts), write it through a temporary file, say what changed.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { writeAtomically } from '../../host-node/atomic-file.ts';
+import { datasetChunks, readDataset, type Dataset } from '../dataset.ts';
+import { datasetChanges, mergeDataset } from './merge.ts';
+import type { ImportResult } from './source.ts';
+
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+/** Writes the dataset a chunk at a time (a large one does not fit one string), whole or not at all. */
+export function writeDataset(path: string, dataset: Dataset): Promise<void> {
+  return writeAtomically(path, async (file) => {
+    let batch: string[] = [];
+    let size = 0;
+    for (const chunk of datasetChunks(dataset)) {
+      batch.push(chunk);
+      size += chunk.length;
+      if (size >= 1 << 20) {
+        await file.write(batch.join(''));
+        batch = [];
+        size = 0;
+      }
+    }
+    await file.write(batch.join(''));
+  });
+}
+
+/**
+ * Merges `results` into the dataset at `out` (or into nothing when `fresh` or when there is no
+ * file yet), writes it whole, and says how many records were added, updated and removed.
+ */
+export async function writeMerged(
+  out: string,
+  results: readonly ImportResult[],
+  options: { fresh: boolean; generated?: string | undefined },
+  say: (line: string) => void,
+): Promise<void> {
+  const base = !options.fresh && (await exists(out)) ? await readDataset(Readable.toWeb(createReadStream(out)) as ReadableStream<Uint8Array>) : null;
+  const dataset = mergeDataset(base, results, options.generated);
+  await writeDataset(out, dataset);
+  const { added, updated, removed } = datasetChanges(base, dataset);
+  say(
+    `${out}: ${dataset.records.length} records (${added} added, ${updated} updated, ${removed} removed; ` +
+      `${dataset.sources.length} sources), dataset date ${dataset.generated}`,
+  );
+}

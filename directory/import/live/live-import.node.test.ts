@@ -1,0 +1,187 @@
+// Live imports against a stand-in for the public sources on 127.0.0.1 (real sockets), and an
+// import killed with SIGKILL in a real child process (Node: files, processes).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { rmSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { captureOutput } from '../../../test/capture-output.ts';
+import { parseDataset } from '../../dataset.ts';
+import { type ReplayOptions, startReplay } from '../../testing/replay-sources.ts';
+import { runImport } from '../cli.ts';
+import { exists } from '../dataset-file.ts';
+import { EPA_LICENCE } from '../epa-frs.ts';
+import { WIKIDATA_LICENCE } from '../wikidata.ts';
+import { stagingDir } from './live-import.ts';
+
+const dir = await mkdtemp(join(tmpdir(), 'mesh-live-import-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+
+// Two NAICS codes of the map: 332710 machine shops (strong), 332322 sheet metal (strong).
+const SHAPE: ReplayOptions = { frsRows: { '332710': 250, '332322': 120 }, wikidataItems: 7, malformedRow: { code: '332710', index: 130 } };
+
+function liveArgs(out: string, replay: { frsBase: string; wikidataEndpoint: string }, codes = ['332710', '332322']): string[] {
+  return [
+    '--out', out, ...codes.flatMap((code) => ['--naics', code]), '--page-size', '100', '--retrieved', '2026-11-24',
+    '--frs-url', replay.frsBase, '--wikidata-url', replay.wikidataEndpoint, '--contact', 'tests@mesh.example',
+  ];
+}
+
+async function run(args: string[]): Promise<{ code: number; stderr: string }> {
+  const { result, output } = await captureOutput(process.stderr, () => runImport(args));
+  return { code: result, stderr: output };
+}
+
+const OLD = '{"generated":"2025-01-01","sources":[],"records":[\n]}\n';
+
+test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropped connection, malformed rows reported and skipped', async () => {
+  const replay = await startReplay({
+    ...SHAPE,
+    misbehave: (source, page, attempt) => {
+      if (attempt > 1) return undefined;
+      if (source === 'wikidata') return 'throttle';
+      if (page.endsWith('/332710/FRS_FACILITY_SITE/rows/100:199/CSV')) return 'drop';
+      if (page.endsWith('/332322/FRS_FACILITY_SITE/rows/0:99/CSV')) return 'unavailable';
+      return undefined;
+    },
+  });
+  try {
+    const out = join(dir, 'live', 'directory.json');
+    const { code, stderr } = await run(liveArgs(out, replay));
+    assert.equal(code, 0, stderr);
+    // Pages: 332710 at 0, 100, 200 (50 rows: the last); 332322 at 0, 100 (20 rows); one Wikidata page.
+    assert.equal(replay.requests.size, 6);
+    assert.equal(replay.requests.get('/efservice/FRS_NAICS/NAICS_CODE/332710/FRS_FACILITY_SITE/rows/100:199/CSV'), 2, 'the dropped page fetched again');
+    assert.equal(replay.requests.get('/sparql offset 0'), 2, 'asked again after the Retry-After');
+    assert.match(stderr, /wikidata offset 0: HTTP 429, Retry-After 1; retrying in 1 s/);
+    assert.match(stderr, /epa-frs NAICS 332322 rows 0-99: HTTP 503; retrying in 1 s/);
+    assert.match(stderr, /epa-frs NAICS 332710 rows 100-199: .*terminated.*; retrying in 1 s/);
+    assert.match(stderr, /epa-frs NAICS 332710 rows 100-199, line 32: REGISTRY_ID "12345" .*\(skipped\)/);
+    assert.match(stderr, /wikidata offset 0, line \d+: .*"XX".*\(skipped\)/);
+    assert.match(stderr, /epa-frs: 370 rows, 1 skipped, retrieved 2026-11-24/);
+    assert.match(stderr, /epa-frs NAICS 332710 rows 200-299: 50 rows; epa-frs so far 370 rows/);
+
+    const dataset = parseDataset(await readFile(out, 'utf8'));
+    assert.deepEqual(
+      dataset.sources.map((s) => [s.key, s.url, s.licence, s.retrieved]),
+      [
+        ['epa-frs', replay.frsBase, EPA_LICENCE, '2026-11-24'],
+        ['wikidata', replay.wikidataEndpoint, WIKIDATA_LICENCE, '2026-11-24'],
+      ],
+    );
+    const epa = dataset.records.filter((r) => r.id.startsWith('epa-'));
+    const wd = dataset.records.filter((r) => r.id.startsWith('wd-'));
+    assert.ok(epa.length > 100);
+    assert.ok(epa.some((r) => r.categories.includes('cnc-machining')) && epa.some((r) => r.categories.includes('sheet-metal')));
+    assert.ok(!epa.some((r) => r.id === 'epa-12345'));
+    assert.equal(wd.length, 6, 'the item with country XX is skipped');
+    for (const r of wd) {
+      assert.match(r.id, /^wd-Q9000000\d\d$/);
+      assert.equal(r.contacts[0]!.kind, 'website');
+      assert.ok(r.categories.length > 0);
+    }
+    assert.equal(await exists(stagingDir(out)), false, 'the staged pages are gone once the dataset is written');
+  } finally {
+    await replay.close();
+  }
+});
+
+test('a failed live import leaves the previous dataset whole; run again, it resumes without fetching the pages it has', async () => {
+  const out = join(dir, 'resume', 'directory.json');
+  await run(['--out', join(dir, 'resume', 'seed.json'), '--exhibitors', fileURLToPath(new URL('../fixtures/exhibitors-sample.csv', import.meta.url))]);
+  await writeFile(out, await readFile(join(dir, 'resume', 'seed.json')));
+  const before = await readFile(out, 'utf8');
+  const broken = await startReplay({ ...SHAPE, misbehave: (source) => (source === 'wikidata' ? 'fail' : undefined) });
+  let frsRequests: number;
+  try {
+    const { code, stderr } = await run([...liveArgs(out, broken), '--attempts', '2']);
+    assert.equal(code, 1, stderr);
+    assert.match(stderr, /wikidata offset 0: HTTP 500; retrying in 1 s/);
+    assert.match(stderr, /gave up after 2 attempts; last: HTTP 500/);
+    assert.match(stderr, /left as it was; run the same command again to resume/);
+    frsRequests = [...broken.requests.keys()].filter((k) => k.startsWith('/efservice')).length;
+    assert.equal(frsRequests, 5);
+  } finally {
+    await broken.close();
+  }
+  assert.equal(await readFile(out, 'utf8'), before, 'the previous dataset, byte for byte');
+  assert.equal((await readdir(stagingDir(out))).filter((f) => f.startsWith('epa-frs-')).length, 5);
+
+  // The same command against a source that answers now (same URLs: a stand-in on a new port
+  // would be another run, so the staged pages are moved into the new run's terms below).
+  const healthy = await startReplay(SHAPE);
+  try {
+    const manifestPath = join(stagingDir(out), 'manifest.json');
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { frsBase: string; wikidataEndpoint: string };
+    await writeFile(manifestPath, JSON.stringify({ ...manifest, frsBase: healthy.frsBase, wikidataEndpoint: healthy.wikidataEndpoint }));
+    const { code, stderr } = await run(liveArgs(out, healthy));
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, /resuming the import begun 2026-11-24/);
+    assert.match(stderr, /epa-frs NAICS 332710 rows 0-99: 100 rows \(kept from the earlier run\)/);
+    assert.deepEqual([...healthy.requests.keys()], ['/sparql offset 0'], 'only the missing page is fetched');
+  } finally {
+    await healthy.close();
+  }
+  const dataset = parseDataset(await readFile(out, 'utf8'));
+  assert.deepEqual(dataset.sources.map((s) => s.key), ['epa-frs', 'exhibitor:fixture-expo-2024', 'exhibitor:fixture-fair-2025', 'wikidata']);
+});
+
+test('a source whose rows end on a page boundary ends at the empty page after it; --source takes one source alone', async () => {
+  const replay = await startReplay({ frsRows: { '332710': 200 }, wikidataItems: 0 });
+  try {
+    const out = join(dir, 'boundary', 'directory.json');
+    const { code, stderr } = await run([...liveArgs(out, replay, ['332710']), '--source', 'epa-frs']);
+    assert.equal(code, 0, stderr);
+    assert.deepEqual([...replay.requests.keys()].map((k) => k.replace(/^.*\/rows\//, '')), ['0:99/CSV', '100:199/CSV', '200:299/CSV']);
+    assert.match(stderr, /rows 200-299: 0 rows; epa-frs so far 200 rows/);
+    const dataset = parseDataset(await readFile(out, 'utf8'));
+    assert.deepEqual(dataset.sources.map((s) => s.key), ['epa-frs']);
+  } finally {
+    await replay.close();
+  }
+});
+
+const mesh = fileURLToPath(new URL('../../../bin/mesh.js', import.meta.url));
+
+/** Runs the import in a child process and kills it with SIGKILL after `lines` lines of progress. */
+async function killedAfter(args: string[], lines: number): Promise<number | null> {
+  const child = spawn(process.execPath, [mesh, 'directory', 'import', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let seen = 0;
+  const exited = once(child, 'exit');
+  createInterface({ input: child.stderr! }).on('line', () => {
+    if (++seen === lines) child.kill('SIGKILL');
+  });
+  const [code] = await exited;
+  return code as number | null;
+}
+
+test('an import killed with SIGKILL at any point leaves the old dataset or the new one, never a mix', async () => {
+  const replay = await startReplay({ ...SHAPE, delayMs: 20 });
+  try {
+    const reference = join(dir, 'kill', 'reference.json');
+    assert.equal((await run(liveArgs(reference, replay))).code, 0);
+    const complete = await readFile(reference, 'utf8');
+    // Killed after each line of progress in turn (each run resumes the one before), until one finishes.
+    const out = join(dir, 'kill', 'directory.json');
+    await writeFile(out, OLD);
+    let finished = false;
+    for (let lines = 1; lines < 40 && !finished; lines += 2) {
+      const code = await killedAfter(liveArgs(out, replay), lines);
+      const now = await readFile(out, 'utf8');
+      assert.ok(now === OLD || now === complete, `after ${lines} lines: neither the old dataset nor the new one`);
+      finished = code === 0;
+    }
+    assert.ok(finished, 'the import finished once the kills came too late');
+    assert.equal(await readFile(out, 'utf8'), complete);
+    assert.equal(await exists(stagingDir(out)), false);
+    const leftovers = (await readdir(join(dir, 'kill'))).filter((f) => f.endsWith('.tmp'));
+    assert.ok(leftovers.length <= 1, 'at most the temporary file of the one write a kill interrupted');
+  } finally {
+    await replay.close();
+  }
+});

@@ -1,0 +1,187 @@
+/**
+ * `mesh directory import` without input files: the dataset fetched from the public sources, US
+ * EPA FRS (frs-pages.ts) and Wikidata (wikidata-pages.ts), a page at a time (Node: files).
+ *
+ * Every page fetched is kept in a staging folder beside the dataset (`<out>.import/`), written
+ * whole before the next request, so an import stopped by a failure, Ctrl-C or kill -9 resumes
+ * where it stopped: running the same command again reads the pages already there and fetches the
+ * rest. Only when every page of every source is in does the dataset file change, written whole
+ * through a temporary file (dataset-file.ts): a failed or killed import leaves the previous
+ * dataset as it was, and a finished one replaces it at once, never a mix. The staging folder is
+ * removed once the dataset is written. A row the importers refuse is reported with its source and
+ * position and skipped; a page that is not the source's format at all fails the import.
+ */
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { writeAtomically } from '../../../host-node/atomic-file.ts';
+import { exists, writeMerged } from '../dataset-file.ts';
+import { importEpaFrs } from '../epa-frs.ts';
+import type { NaicsMap } from '../evidence.ts';
+import type { ImportResult } from '../source.ts';
+import { importWikidata } from '../wikidata.ts';
+import { frsPageUrl, normalizeFrsPage } from './frs-pages.ts';
+import { FetchFailedError, politeFetch, type PoliteFetchOptions } from './polite-fetch.ts';
+import { SPARQL_JSON, wikidataPageUrl } from './wikidata-pages.ts';
+
+export type LiveSource = 'epa-frs' | 'wikidata';
+export const LIVE_SOURCES: readonly LiveSource[] = ['epa-frs', 'wikidata'];
+
+export interface LiveImportOptions {
+  /** The dataset file to write (merged into, as the file imports do, unless `fresh`). */
+  readonly out: string;
+  readonly sources: readonly LiveSource[];
+  /** The Envirofacts base (frs-pages.ts ENVIROFACTS_BASE) and the SPARQL endpoint. */
+  readonly frsBase: string;
+  readonly wikidataEndpoint: string;
+  /** NAICS codes to fetch from the FRS. */
+  readonly naicsCodes: readonly string[];
+  readonly naicsMap: NaicsMap;
+  /** Rows per FRS page and bindings per Wikidata page. */
+  readonly pageSize: number;
+  /** YYYY-MM-DD the run is dated by; a resumed run keeps the date its first part recorded. */
+  readonly retrieved: string;
+  readonly fresh: boolean;
+  /** The dataset's date; default the latest retrieval date of its sources. */
+  readonly generated?: string | undefined;
+  readonly fetch?: PoliteFetchOptions;
+}
+
+/** What identifies a run: a resume continues only a run asked for the same way. */
+interface Manifest {
+  retrieved: string;
+  sources: readonly LiveSource[];
+  frsBase: string;
+  wikidataEndpoint: string;
+  naicsCodes: readonly string[];
+  pageSize: number;
+}
+
+/** One page to fetch: where it comes from, where it is kept, how to read it. */
+interface Page {
+  readonly source: LiveSource;
+  /** Source and position, for progress and problems: `epa-frs NAICS 332710 rows 0-999`. */
+  readonly label: string;
+  readonly url: string;
+  readonly file: string;
+  readonly accept: string;
+  read(text: string): ImportResult;
+}
+
+/** The staging folder of a dataset file. */
+export function stagingDir(out: string): string {
+  return join(dirname(out), `${basename(out)}.import`);
+}
+
+/** No rows at all: a page past the end may come back empty, header and all. */
+const EMPTY: ImportResult = { sources: [], records: [], rows: 0, problems: [] };
+
+const sameRun = (a: Manifest, b: Manifest): boolean =>
+  JSON.stringify({ ...a, retrieved: '' }) === JSON.stringify({ ...b, retrieved: '' });
+
+async function readManifest(path: string): Promise<Manifest | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as Manifest;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A stream of pages: the page whose first row is `first`. A stream ends at its first short page. */
+type Stream = (first: number) => Page;
+
+function frsStreams(options: LiveImportOptions, manifest: Manifest, dir: string): Stream[] {
+  return manifest.naicsCodes.map((code) => (first) => ({
+    source: 'epa-frs',
+    label: `epa-frs NAICS ${code} rows ${first}-${first + manifest.pageSize - 1}`,
+    url: frsPageUrl(manifest.frsBase, code, first, manifest.pageSize),
+    file: join(dir, `epa-frs-${code}-${first}.csv`),
+    accept: 'text/csv',
+    read: (text) => withUrl(importEpaFrs(normalizeFrsPage(text), { retrieved: manifest.retrieved, naicsMap: options.naicsMap }), manifest.frsBase),
+  }));
+}
+
+function wikidataStream(manifest: Manifest, dir: string): Stream {
+  return (offset) => ({
+    source: 'wikidata',
+    label: `wikidata offset ${offset}`,
+    url: wikidataPageUrl(manifest.wikidataEndpoint, manifest.pageSize, offset),
+    file: join(dir, `wikidata-${offset}.json`),
+    accept: SPARQL_JSON,
+    read: (text) => withUrl(importWikidata(text, { retrieved: manifest.retrieved }), manifest.wikidataEndpoint),
+  });
+}
+
+/** The source entry names the service the records came from. */
+function withUrl(result: ImportResult, url: string): ImportResult {
+  return { ...result, sources: result.sources.map((s) => ({ ...s, url })) };
+}
+
+/** Runs the import; resolves when the dataset is written, rejects (dataset untouched, pages kept) when it cannot be. */
+export async function liveImport(options: LiveImportOptions, say: (line: string) => void): Promise<void> {
+  const dir = stagingDir(options.out);
+  const manifestPath = join(dir, 'manifest.json');
+  let manifest: Manifest = {
+    retrieved: options.retrieved,
+    sources: options.sources,
+    frsBase: options.frsBase,
+    wikidataEndpoint: options.wikidataEndpoint,
+    naicsCodes: options.naicsCodes,
+    pageSize: options.pageSize,
+  };
+  const earlier = await readManifest(manifestPath);
+  if (earlier !== undefined && sameRun(earlier, manifest)) {
+    manifest = earlier;
+    say(`resuming the import begun ${earlier.retrieved} (pages kept in ${dir})`);
+  } else {
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    await writeAtomically(manifestPath, (file) => file.writeFile(JSON.stringify(manifest)));
+  }
+  const streams = [
+    ...(manifest.sources.includes('epa-frs') ? frsStreams(options, manifest, dir) : []),
+    ...(manifest.sources.includes('wikidata') ? [wikidataStream(manifest, dir)] : []),
+  ];
+  const results: ImportResult[] = [];
+  const bySource = new Map<LiveSource, { rows: number; records: number; problems: number }>();
+  for (const stream of streams) {
+    for (let first = 0; ; first += manifest.pageSize) {
+      const page = stream(first);
+      const kept = await exists(page.file);
+      const text = kept ? await readFile(page.file, 'utf8') : await fetchPage(page, options.fetch, say);
+      const result = text.trim() === '' ? EMPTY : page.read(text);
+      if (result.rows === 0 && result.problems.length > 0) {
+        await rm(page.file, { force: true });
+        throw new FetchFailedError(`${page.label}: not the source's format: ${result.problems[0]!.message}`);
+      }
+      const totals = bySource.get(page.source) ?? { rows: 0, records: 0, problems: 0 };
+      totals.rows += result.rows;
+      totals.records += result.records.length;
+      totals.problems += result.problems.length;
+      bySource.set(page.source, totals);
+      say(`${page.label}: ${result.rows} rows${kept ? ' (kept from the earlier run)' : ''}; ${page.source} so far ${totals.rows} rows`);
+      for (const p of result.problems) say(`  ${page.label}, line ${p.line}: ${p.message} (skipped)`);
+      results.push(result);
+      if (result.rows < manifest.pageSize) break;
+    }
+  }
+  for (const source of manifest.sources) {
+    const totals = bySource.get(source);
+    if (totals === undefined || totals.records === 0) {
+      // Never write a source's contribution as empty: that would remove all its records.
+      throw new FetchFailedError(`${source} gave no records; nothing written`);
+    }
+    say(`${source}: ${totals.rows} rows, ${totals.problems} skipped, retrieved ${manifest.retrieved}`);
+  }
+  await writeMerged(options.out, results, { fresh: options.fresh, generated: options.generated }, say);
+  await rm(dir, { recursive: true, force: true });
+}
+
+/** Fetches a page and keeps it (whole, before the next request), saying what it waits for. */
+async function fetchPage(page: Page, options: PoliteFetchOptions = {}, say: (line: string) => void): Promise<string> {
+  const text = await politeFetch(page.url, { accept: page.accept }, {
+    ...options,
+    onRetry: (reason, waitMs) => say(`${page.label}: ${reason}; retrying in ${Math.ceil(waitMs / 1000)} s`),
+  });
+  await writeAtomically(page.file, (file) => file.writeFile(text));
+  return text;
+}
