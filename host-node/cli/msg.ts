@@ -100,11 +100,12 @@ async function sendLines(client: NodeClient, io: Io, args: { to: string; topic: 
       payload = payloadHex(text, options.hex);
     } catch (error) {
       await flush();
-      throw new UsageError(`line ${line}: ${(error as Error).message} (the first ${queued} lines were queued)`);
+      // Bad data rather than a bad command line: exit 1, without the usage.
+      throw new Error(`line ${line}: ${(error as Error).message.replace('<payload> with --hex', 'with --hex, a line')} (the first ${queued} lines were queued)`);
     }
     if (payload.length / 2 > MAX_PAYLOAD_BYTES) {
       await flush();
-      throw new UsageError(`line ${line} is ${payload.length / 2} bytes, over a message's ${MAX_PAYLOAD_BYTES} (the first ${queued} lines were queued)`);
+      throw new Error(`line ${line} is ${payload.length / 2} bytes, over a message's ${MAX_PAYLOAD_BYTES} (the first ${queued} lines were queued)`);
     }
     if (batch.length === MAX_BATCH_MESSAGES || bytes + payload.length / 2 > LINES_BATCH_BYTES) await flush();
     batch.push({ topic: args.topic, payload_hex: payload });
