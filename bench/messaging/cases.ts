@@ -121,6 +121,7 @@ export interface ThroughputRound {
 }
 
 export interface ThroughputOptions {
+  /** Messages of the batched ways and the bare stream in each round. */
   readonly count: number;
   readonly size: number;
   /** Single POSTs (and network-port requests) in flight at a time. */
@@ -132,8 +133,13 @@ export interface ThroughputOptions {
 /** Batched POSTs in flight at a time: enough that A always has the next batch in hand. */
 export const BATCHES_IN_FLIGHT = 4;
 
+/** Messages of the ways that take a stream or a POST each: a tenth, so that they take as long as the others. */
+export function singleCount(count: number): number {
+  return Math.max(100, Math.round(count / 10));
+}
+
 /** Sends `count` messages through A's API in POSTs of `perPost`, `inFlight` at a time; the ms until the last is on B's stream. */
-async function throughApi(pair: Pair, o: ThroughputOptions, tag: string, perPost: number, inFlight: number): Promise<number> {
+async function throughApi(pair: Pair, o: ThroughputOptions & { readonly count: number }, tag: string, perPost: number, inFlight: number): Promise<number> {
   const topic = `throughput-${tag}-${Date.now()}`;
   // Counted as they come, from where the stream stood: B's stream holds every earlier event too.
   let seen = pair.stream.events.length;
@@ -186,20 +192,21 @@ export async function throughput(pair: Pair, o: ThroughputOptions, rounds: numbe
         const cpu1 = await Promise.all([processCpuMs(pair.a.child.pid), processCpuMs(pair.b.child.pid)]);
         parts.batchedCpuMs = { a: since(cpu0[0]!, cpu1[0]!), b: since(cpu0[1]!, cpu1[1]!) };
       },
-      async (): Promise<void> => void (parts.singleMs = await throughApi(pair, o, `single-${round}`, 1, o.concurrency)),
+      async (): Promise<void> => void (parts.singleMs = await throughApi(pair, { ...o, count: singleCount(o.count) }, `single-${round}`, 1, o.concurrency)),
       async (): Promise<void> => void (parts.laneMs = (await bench<{ ms: number }>(pair, '/bench/lane', { count: o.count, size: o.size, batch: o.batch, in_flight: BATCHES_IN_FLIGHT })).ms),
       async (): Promise<void> => {
         const raw = await bench<{ ms: number; received: number }>(pair, '/bench/raw', { count: o.count, size: o.size });
         if (raw.received !== o.count) throw new Error(`the sink counted ${raw.received} frames of ${o.count}`);
         parts.bareMs = raw.ms;
       },
-      async (): Promise<void> => void (parts.rpcMs = (await bench<{ ms: number }>(pair, '/bench/rpc', { count: o.count, size: o.size, concurrency: o.concurrency })).ms),
+      async (): Promise<void> => void (parts.rpcMs = (await bench<{ ms: number }>(pair, '/bench/rpc', { count: singleCount(o.count), size: o.size, concurrency: o.concurrency })).ms),
     ];
     for (let i = 0; i < steps.length; i++) await steps[(i + round) % steps.length]!();
     const r = parts as ThroughputRound;
     out.push(r);
-    const rate = (ms: number): string => `${Math.round((o.count / ms) * 1000)}/s`;
-    log(`  round ${round + 1}: batched ${rate(r.batchedMs)}, bare stream ${rate(r.bareMs)}, one per POST ${rate(r.singleMs)}, lane without HTTP ${rate(r.laneMs)}, network-port requests ${rate(r.rpcMs)}`);
+    const rate = (ms: number, count = o.count): string => `${Math.round((count / ms) * 1000)}/s`;
+    const few = singleCount(o.count);
+    log(`  round ${round + 1}: batched ${rate(r.batchedMs)}, bare stream ${rate(r.bareMs)} (${Math.round((r.bareMs / r.batchedMs) * 100)} %), one per POST ${rate(r.singleMs, few)}, lane without HTTP ${rate(r.laneMs)}, network-port requests ${rate(r.rpcMs, few)}`);
   }
   return out;
 }

@@ -20,7 +20,7 @@ import { MESSAGING_REPORT, throughputFigures, type MessagingReport } from './rep
 const messagingOptions = {
   ...runOptions,
   messages: option({ value: 'N', description: 'messages timed one at a time for the latency; 0 skips it', parse: integer(0, 100_000), shown: '1000; 100 with --quick' }),
-  count: option({ value: 'N', description: 'messages in each throughput round; 0 skips the throughput', parse: integer(0, 1_000_000), shown: '3000; 300 with --quick' }),
+  count: option({ value: 'N', description: 'messages in each throughput round; 0 skips the throughput', parse: integer(0, 1_000_000), shown: '20000; 2000 with --quick' }),
   rounds: option({ value: 'N', description: 'throughput rounds', parse: integer(1, 50), shown: '3; 1 with --quick' }),
   concurrency: option({ value: 'N', description: 'single POSTs (and network-port requests) in flight at a time', parse: integer(1, 256), default: 32 }),
   batch: option({ value: 'N', description: 'messages in one POST /mesh/send-batch', parse: integer(1, MAX_BATCH_MESSAGES), default: 256 }),
@@ -45,7 +45,7 @@ function messagingBenchOptions(values: OptionValues<typeof messagingOptions>): M
   return {
     ...runFlags(values),
     messages: values.messages ?? (quick ? 100 : 1_000),
-    count: values.count ?? (quick ? 300 : 3_000),
+    count: values.count ?? (quick ? 2_000 : 20_000),
     rounds: values.rounds ?? (quick ? 1 : 3),
     concurrency: values.concurrency,
     batch: values.batch,

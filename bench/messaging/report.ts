@@ -8,7 +8,7 @@ import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
 import { median, percentile } from '../lib/timing.ts';
 import { BUSY_SHARE } from '../mesh/report.ts';
-import { BATCHES_IN_FLIGHT, type LatencySample, type ThroughputOptions, type ThroughputRound } from './cases.ts';
+import { BATCHES_IN_FLIGHT, singleCount, type LatencySample, type ThroughputOptions, type ThroughputRound } from './cases.ts';
 
 export interface MessagingReport extends RunInfo {
   readonly node: { readonly version: string };
@@ -25,7 +25,6 @@ export const THROUGHPUT_SHARE_GOAL = 0.5;
 
 const msText = (ms: number): string => `${ms.toFixed(ms < 10 ? 2 : ms < 100 ? 1 : 0)} ms`;
 const perSecond = (count: number, ms: number): number => (count / ms) * 1000;
-const mbPerSecond = (count: number, size: number, ms: number): number => (count * size) / ms / 1000;
 
 export interface ThroughputFigures {
   /** Medians over the rounds, messages a second. */
@@ -39,11 +38,12 @@ export interface ThroughputFigures {
 }
 
 export function throughputFigures(t: NonNullable<MessagingReport['throughput']>): ThroughputFigures {
-  const rate = (pick: (r: ThroughputRound) => number): number => median(t.rounds.map((r) => perSecond(t.count, pick(r))));
+  const few = singleCount(t.count);
+  const rate = (pick: (r: ThroughputRound) => number, count = t.count): number => median(t.rounds.map((r) => perSecond(count, pick(r))));
   // The share is taken in each round, the two measured side by side, then its median: a busy
   // moment that slows one round's both ways does not count against one of them alone.
   const share = median(t.rounds.map((r) => r.bareMs / r.batchedMs));
-  return { batched: rate((r) => r.batchedMs), single: rate((r) => r.singleMs), lane: rate((r) => r.laneMs), bare: rate((r) => r.bareMs), rpc: rate((r) => r.rpcMs), share };
+  return { batched: rate((r) => r.batchedMs), single: rate((r) => r.singleMs, few), lane: rate((r) => r.laneMs), bare: rate((r) => r.bareMs), rpc: rate((r) => r.rpcMs, few), share };
 }
 
 export function evaluateMessagingGoals(report: MessagingReport): Goal[] {
@@ -93,10 +93,7 @@ function latencySection(l: NonNullable<MessagingReport['latency']>): string {
 
 function throughputSection(t: NonNullable<MessagingReport['throughput']>): string {
   const f = throughputFigures(t);
-  const row = (label: string, pick: (r: ThroughputRound) => number, rate: number): string[] => {
-    const ms = median(t.rounds.map(pick));
-    return [label, `${Math.round(rate)}`, mbPerSecond(t.count, t.size, ms).toFixed(2), `${(rate / f.bare).toFixed(3)}`];
-  };
+  const row = (label: string, rate: number): string[] => [label, `${Math.round(rate)}`, ((rate * t.size) / 1e6).toFixed(2), `${(rate / f.bare).toFixed(3)}`];
   const cpu = (pick: (r: ThroughputRound) => number | null): string => {
     const values = t.rounds.map(pick).filter((v): v is number => v !== null);
     return values.length === 0 ? '–' : `${((median(values) / t.count) * 1000).toFixed(0)} µs`;
@@ -104,16 +101,16 @@ function throughputSection(t: NonNullable<MessagingReport['throughput']>): strin
   const table = markdownTable(
     ['way', 'messages/s', 'MB/s', 'ratio to the bare stream'],
     [
-      row(`**messages: POST /mesh/send-batch on A (${t.batch} a POST) → B's stream**`, (r) => r.batchedMs, f.batched),
-      row('messages: POST /mesh/send on A (one a POST) → B\'s stream', (r) => r.singleMs, f.single),
-      row('messages from inside A (its lane to B, no HTTP into A), to B\'s acknowledgement', (r) => r.laneMs, f.lane),
-      row('requests on the network port, one stream each (no HTTP, no inbox)', (r) => r.rpcMs, f.rpc),
-      row('one bare libp2p stream, length-prefixed frames (ref)', (r) => r.bareMs, f.bare),
+      row(`**messages: POST /mesh/send-batch on A (${t.batch} a POST) → B's stream**`, f.batched),
+      row('messages: POST /mesh/send on A (one a POST) → B\'s stream', f.single),
+      row('messages from inside A (its lane to B, no HTTP into A), to B\'s acknowledgement', f.lane),
+      row('requests on the network port, one stream each (no HTTP, no inbox)', f.rpc),
+      row('one bare libp2p stream, length-prefixed frames (ref)', f.bare),
     ],
     [false, true, true, true],
   );
   return (
-    `### Throughput\n\n${t.rounds.length} rounds; in each, ${t.count} messages of ${t.size} bytes from A to B five ways, in rotating order: ` +
+    `### Throughput\n\n${t.rounds.length} rounds; in each, messages of ${t.size} bytes from A to B five ways, in rotating order (${t.count} by the batched ways and the bare stream, ${singleCount(t.count)} by the ways that take a POST or a stream each, so that each way runs long enough to measure): ` +
     `through the API in batches (POST /mesh/send-batch on A, ${t.batch} messages each, ${BATCHES_IN_FLIGHT} POSTs at a time) and one a POST ` +
     `(POST /mesh/send, ${t.concurrency} at a time), each until the last is on B's stream; from inside A's process, its messaging sending ` +
     `the same batches on its lane to B (no HTTP, JSON or hex on A's side), until the last acknowledgement; as many requests on the network port's ` +
