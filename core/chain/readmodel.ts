@@ -24,7 +24,7 @@ import {
   uint53,
   type Infer,
 } from '../encoding/codec.ts';
-import { concatBytes } from '../encoding/bytes.ts';
+import { bytesKey, concatBytes } from '../encoding/bytes.ts';
 import { formatAmount } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
 import { prefixRange, type BatchOp, type KeyValueStore } from '../store/kv.ts';
@@ -86,30 +86,37 @@ function counts(entry: Entry): boolean {
   return entry.interaction !== 0 || entry.earned > 0n || entry.spent > 0n;
 }
 
-/** A batch being built over a store: reads see the batch's own earlier writes. */
+/**
+ * A batch being built over a store: reads see the batch's own earlier writes, and a key written
+ * several times (a node's totals, once per transaction of a range) is written to the store once,
+ * with its last value: the same outcome in a fraction of the writes.
+ */
 export class PendingBatch {
-  readonly ops: BatchOp[] = [];
-  readonly #overlay = new Map<string, Uint8Array | null>();
+  // The last write of each key.
+  readonly #writes = new Map<string, BatchOp>();
   readonly #store: KeyValueStore;
 
   constructor(store: KeyValueStore) {
     this.#store = store;
   }
 
+  /** The writes to make, one per key. */
+  get ops(): BatchOp[] {
+    return [...this.#writes.values()];
+  }
+
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
-    const pending = this.#overlay.get(toHex(key));
-    if (pending !== undefined) return pending ?? undefined;
+    const pending = this.#writes.get(bytesKey(key));
+    if (pending !== undefined) return pending.type === 'put' ? pending.value : undefined;
     return this.#store.get(key);
   }
 
   put(key: Uint8Array, value: Uint8Array): void {
-    this.ops.push({ type: 'put', key, value });
-    this.#overlay.set(toHex(key), value);
+    this.#writes.set(bytesKey(key), { type: 'put', key, value });
   }
 
   del(key: Uint8Array): void {
-    this.ops.push({ type: 'del', key });
-    this.#overlay.set(toHex(key), null);
+    this.#writes.set(bytesKey(key), { type: 'del', key });
   }
 }
 

@@ -15,7 +15,7 @@
  */
 import * as noble from '@noble/ed25519';
 import { InvalidKeyError, InvalidSignatureError } from '../errors.ts';
-import { bytesEqual, concatBytes, ensureBytes } from '../encoding/bytes.ts';
+import { bytesEqual, bytesKey, concatBytes, ensureBytes } from '../encoding/bytes.ts';
 import { fromHex } from '../encoding/hex.ts';
 import { systemRandom, type Random } from './random.ts';
 import { sha512 } from './sha256.ts';
@@ -175,11 +175,6 @@ const KEY_CACHE_GENERATION = 4096;
 let youngKeys = new Map<string, CachedKey>();
 let oldKeys = new Map<string, CachedKey>();
 
-// A cheap exact map key: the key's bytes as a 32-character string.
-function cacheKey(publicKey: Uint8Array): string {
-  return String.fromCharCode.apply(null, publicKey as unknown as number[]);
-}
-
 function remember(id: string, key: CachedKey): void {
   if (youngKeys.size >= KEY_CACHE_GENERATION) {
     oldKeys = youngKeys;
@@ -189,7 +184,7 @@ function remember(id: string, key: CachedKey): void {
 }
 
 function verifyKey(publicKey: Uint8Array): CachedKey {
-  const id = cacheKey(publicKey);
+  const id = bytesKey(publicKey);
   const young = youngKeys.get(id);
   if (young) return young;
   const old = oldKeys.get(id);

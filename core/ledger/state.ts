@@ -18,7 +18,7 @@ import {
   type Infer,
 } from '../encoding/codec.ts';
 import { sha256 } from '../crypto/sha256.ts';
-import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
+import { bytesEqual, bytesKey, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MerkleTrie, type TrieLeaf } from './merkle.ts';
 
@@ -93,10 +93,8 @@ function heightBytes(height: number): Uint8Array {
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
 
-// Map keys: one UTF-16 code unit per byte, cheaper to hash than hex and reversible.
-function keyString(bytes: Uint8Array): string {
-  return String.fromCharCode.apply(null, bytes as unknown as number[]);
-}
+// Map keys are `bytesKey` strings, reversible.
+const keyString = bytesKey;
 function keyBytes(text: string): Uint8Array {
   const out = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);

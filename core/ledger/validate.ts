@@ -189,7 +189,12 @@ export function applyVerifiedBlock(
   return { effects, changes: state.changesSince(mark) };
 }
 
-/** Validates and applies `block` on `state` (the parent's state): both steps above, in order. */
+/**
+ * Validates and applies `block` on `state` (the parent's state): both steps above. The signatures
+ * are checked on the other cores while this thread applies the block; the state is put back before
+ * their verdict is awaited and redone once they pass, so it never holds a block whose signatures
+ * are not known good. A bad signature is reported before any broken rule, as if checked first.
+ */
 export async function applyBlock(
   state: LedgerState,
   block: Block,
@@ -197,6 +202,17 @@ export async function applyBlock(
   params: ChainParams,
   nowMs?: number,
 ): Promise<Applied> {
-  await verifyBlockSignatures(block, params);
-  return applyVerifiedBlock(state, block, parent, params, nowMs);
+  const signatures = verifyBlockSignatures(block, params);
+  const mark = state.mark();
+  let outcome: { applied: Applied } | { error: unknown };
+  try {
+    outcome = { applied: applyVerifiedBlock(state, block, parent, params, nowMs) };
+  } catch (error) {
+    outcome = { error };
+  }
+  state.revert(mark);
+  await signatures;
+  if ('error' in outcome) throw outcome.error;
+  state.applyChanges(outcome.applied.changes, 'redo');
+  return outcome.applied;
 }
