@@ -192,20 +192,19 @@ function verifyKey(publicKey: Uint8Array): CachedKey {
     remember(id, old);
     return old;
   }
-  const importing = crypto.subtle
-    .importKey('raw', publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify'])
-    .then(
-      (key) => {
-        if (youngKeys.get(id) === importing) youngKeys.set(id, key);
-        return key;
-      },
-      (error: unknown) => {
-        // A refused key (not a curve point) is not kept: the refusal is cheap to repeat.
-        youngKeys.delete(id);
-        oldKeys.delete(id);
-        throw error;
-      },
-    );
+  const importing = crypto.subtle.importKey('raw', publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify']);
+  // Kept aside, off the caller's chain, so the first verification under a key waits for nothing
+  // but the import.
+  importing.then(
+    (key) => {
+      if (youngKeys.get(id) === importing) youngKeys.set(id, key);
+    },
+    () => {
+      // A refused key (not a curve point) is not kept: the refusal is cheap to repeat.
+      youngKeys.delete(id);
+      oldKeys.delete(id);
+    },
+  );
   remember(id, importing);
   return importing;
 }
