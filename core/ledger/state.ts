@@ -101,7 +101,13 @@ function keyBytes(text: string): Uint8Array {
   return out;
 }
 
+// An account's map key, built as a string: no key bytes to allocate for the most read table.
+const ACCOUNT_PREFIX = String.fromCharCode(TABLE.account);
+const accountKey = (id: Uint8Array): string => ACCOUNT_PREFIX + bytesKey(id);
+
 const ACCOUNT_CACHE_MAX = 65_536;
+// Key hashes (trie paths) of recently changed entries: active accounts change block after block.
+const PATH_CACHE_MAX = 65_536;
 
 const ZERO_ACCOUNT: Account = Object.freeze({
   balance: 0n,
@@ -153,6 +159,8 @@ export class LedgerState {
   // Decoded accounts by map key, frozen: a transaction reads its accounts several times, and
   // decoding cost more than the rules themselves. Any write to an account's key drops its entry.
   readonly #accounts = new Map<string, Account>();
+  // Trie paths by map key, bounded like the accounts: hashing the key again cost as much as its value.
+  readonly #paths = new Map<string, Uint8Array>();
   // Mirror of the name table by holder (hex id → names), so a node's names are listed without a
   // scan of the whole state. Kept by every write (undo and redo included), so it is never stale.
   readonly #namesByOwner = new Map<string, Set<string>>();
@@ -276,12 +284,21 @@ export class LedgerState {
   stateRoot(): Uint8Array {
     for (const s of this.#dirty) {
       const value = this.#values.get(s);
-      const path = sha256(keyBytes(s));
+      const path = this.#path(s);
       if (value === undefined) this.#trie.delete(path);
       else this.#trie.set(path, sha256(value));
     }
     this.#dirty.clear();
     return this.#trie.root();
+  }
+
+  #path(s: string): Uint8Array {
+    const cached = this.#paths.get(s);
+    if (cached !== undefined) return cached;
+    if (this.#paths.size >= PATH_CACHE_MAX) this.#paths.clear();
+    const path = sha256(keyBytes(s));
+    this.#paths.set(s, path);
+    return path;
   }
 
   /** Every entry in key order (for snapshots and storage). */
@@ -293,7 +310,7 @@ export class LedgerState {
 
   /** The account `id` (all zero when absent). The object is frozen: build a new one to change it. */
   account(id: Uint8Array): Account {
-    return this.#account(keyString(key(TABLE.account, id)));
+    return this.#account(accountKey(id));
   }
 
   #account(s: string): Account {
@@ -312,7 +329,7 @@ export class LedgerState {
   }
 
   setAccount(id: Uint8Array, account: Account): void {
-    const s = keyString(key(TABLE.account, id));
+    const s = accountKey(id);
     const before = this.#account(s);
     this.#put(s, encode(accountCodec, account));
     // A copy, so the caller's object stays its own.
