@@ -152,8 +152,9 @@ export class LedgerState {
   readonly #values = new Map<string, Uint8Array>();
   readonly #journal: JournalEntry[] = [];
   #trie = new MerkleTrie();
-  // Keys changed since the trie was last brought up to date.
-  readonly #dirty = new Set<string>();
+  // Keys changed since the trie was last brought up to date, each with the value the trie holds for
+  // it: a key written back to that very value (a block undone and redone) costs no hashing.
+  readonly #dirty = new Map<string, Uint8Array | undefined>();
   // Mirror of the weight table (hex id → weight) for producer ranking.
   readonly #weights = new Map<string, bigint>();
   // Decoded accounts by map key, frozen: a transaction reads its accounts several times, and
@@ -172,7 +173,7 @@ export class LedgerState {
     state.#journal.length = 0;
     // One bulk build of the trie instead of an insertion per entry.
     const leaves: TrieLeaf[] = [];
-    for (const s of state.#dirty) leaves.push({ path: sha256(keyBytes(s)), valueHash: sha256(state.#values.get(s)!) });
+    for (const s of state.#dirty.keys()) leaves.push({ path: sha256(keyBytes(s)), valueHash: sha256(state.#values.get(s)!) });
     state.#dirty.clear();
     state.#trie = MerkleTrie.fromLeaves(leaves);
     return state;
@@ -206,9 +207,9 @@ export class LedgerState {
 
   #set(s: string, value: Uint8Array | undefined): void {
     if (s.charCodeAt(0) === TABLE.name) this.#indexName(s, this.#values.get(s), value);
+    if (!this.#dirty.has(s)) this.#dirty.set(s, this.#values.get(s));
     if (value === undefined) this.#values.delete(s);
     else this.#values.set(s, value);
-    this.#dirty.add(s);
     if (s.charCodeAt(0) === TABLE.account) this.#accounts.delete(s);
     if (s.charCodeAt(0) === TABLE.weight) {
       const id = toHex(keyBytes(s).subarray(1));
@@ -282,8 +283,10 @@ export class LedgerState {
 
   /** The Merkle root committing to every entry. */
   stateRoot(): Uint8Array {
-    for (const s of this.#dirty) {
+    for (const [s, hashed] of this.#dirty) {
       const value = this.#values.get(s);
+      // Values are never changed in place, so the same object is the same bytes.
+      if (value === hashed) continue;
       const path = this.#path(s);
       if (value === undefined) this.#trie.delete(path);
       else this.#trie.set(path, sha256(value));
