@@ -162,6 +162,9 @@ export class Chain {
   // the transactions through tx_root, and every copy added is checked against its header, so the
   // verdict holds for any copy (the header's own signature is checked on each copy regardless).
   readonly #signaturesChecked = new RecentSet<string>(MAX_SIDE_BLOCKS);
+  // The very block objects whose header signature `checkSignatures` found good: another copy with
+  // the same hash may carry another signature, so this is kept by object, not by hash.
+  readonly #headersChecked = new WeakSet<Block>();
   // First header seen per (producer, height), to spot equivocation.
   readonly #signedAt = new Map<string, SignedHeader & { hash: string }>();
   readonly #listeners = new Set<(event: ChainEvent) => void>();
@@ -465,7 +468,10 @@ export class Chain {
       for (const block of blocks) checkContents(block);
       const invalid = await findInvalidSignatures(blocks, this.params);
       const good = invalid === null ? blocks.length : invalid.index;
-      for (let i = 0; i < good; i++) this.#signaturesChecked.add(toHex(blocks[i]!.hash));
+      for (let i = 0; i < good; i++) {
+        this.#signaturesChecked.add(toHex(blocks[i]!.hash));
+        this.#headersChecked.add(blocks[i]!);
+      }
     } catch {
       // addBranch checks the same blocks again and says what is wrong.
     }
@@ -474,11 +480,12 @@ export class Chain {
   // Checks the producers' signatures on the headers, all at once, and records them for
   // equivocation detection, in order up to the first bad one.
   async #checkSigned(blocks: readonly Block[]): Promise<void> {
-    const verdicts = await verifyBatch(blocks.map((block) => headerMessage(block, this.params)));
-    for (let i = 0; i < blocks.length; i++) {
-      const block = blocks[i]!;
+    const unchecked = blocks.filter((block) => !this.#headersChecked.has(block));
+    const verdicts = await verifyBatch(unchecked.map((block) => headerMessage(block, this.params)));
+    const bad = new Set(unchecked.filter((_, i) => !verdicts[i]));
+    for (const block of blocks) {
       const h = block.header;
-      if (!verdicts[i]) {
+      if (bad.has(block)) {
         // Not remembered: anyone can strip a genuine block's signature, the hash stays the same.
         throw new InvalidBlockError('bad-block-signature', `block ${h.height} is not signed by its producer`);
       }
