@@ -165,6 +165,9 @@ export class Chain {
   // The very block objects whose header signature `checkSignatures` found good: another copy with
   // the same hash may carry another signature, so this is kept by object, not by hash.
   readonly #headersChecked = new WeakSet<Block>();
+  // Block objects whose transactions were found to match their header (tx_root), so a range
+  // checked ahead is not hashed again when added.
+  readonly #contentsChecked = new WeakSet<Block>();
   // First header seen per (producer, height), to spot equivocation.
   readonly #signedAt = new Map<string, SignedHeader & { hash: string }>();
   readonly #listeners = new Set<(event: ChainEvent) => void>();
@@ -405,7 +408,7 @@ export class Chain {
     // A relayed copy may have been tampered with by someone other than its producer: a block whose
     // transactions do not match its header is refused without being remembered, so the genuine
     // block with the same header hash is still accepted when it arrives.
-    for (const block of blocks) checkContents(block);
+    for (const block of blocks) if (!this.#contentsChecked.has(block)) checkContents(block);
     for (let i = 1; i < blocks.length; i++) {
       if (!bytesEqual(blocks[i]!.header.prev_hash, blocks[i - 1]!.hash) || blocks[i]!.header.height !== blocks[i - 1]!.header.height + 1) {
         throw new ForkChoiceError('not-consecutive', `block ${i} of the branch does not follow block ${i - 1}`);
@@ -465,7 +468,10 @@ export class Chain {
    */
   async checkSignatures(blocks: readonly Block[]): Promise<void> {
     try {
-      for (const block of blocks) checkContents(block);
+      for (const block of blocks) {
+        checkContents(block);
+        this.#contentsChecked.add(block);
+      }
       const invalid = await findInvalidSignatures(blocks, this.params);
       const good = invalid === null ? blocks.length : invalid.index;
       for (let i = 0; i < good; i++) {
