@@ -3,7 +3,7 @@
  * batch, then each transaction through the state machine, then the state root. On any failure the
  * state is returned to exactly where it was and InvalidBlockError names the rule.
  */
-import { bytesEqual } from '../encoding/bytes.ts';
+import { bytesEqual, bytesKey } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { verifyBatch, type SignedMessage } from '../crypto/ed25519.ts';
 import { applyTx, LedgerRuleError, signedMessages, type TxEffect } from './apply.ts';
@@ -73,8 +73,8 @@ function blockMessages(block: Block, params: ChainParams, headerVerified: boolea
   const seen = new Set<string>();
   for (let i = 0; i < block.txs.length; i++) {
     const tx = block.txs[i]!;
-    const id = toHex(tx.id);
-    if (seen.has(id)) fail('duplicate-tx', `transaction ${i} repeats ${id}`);
+    const id = bytesKey(tx.id);
+    if (seen.has(id)) fail('duplicate-tx', `transaction ${i} repeats ${toHex(tx.id)}`);
     seen.add(id);
     if (tx.body.kind === 'UptimeReward' && i !== 0) fail('reward-not-first', 'the UptimeReward must be the first transaction, and only one is allowed');
   }
