@@ -109,7 +109,9 @@ export async function findInvalidSignatures(
   headerVerified: (block: Block) => boolean = () => false,
 ): Promise<{ readonly index: number; readonly error: InvalidBlockError } | null> {
   const messages: SignedMessage[] = [];
-  const owners: { block: number; owner: number }[] = [];
+  // For each message, the block holding it and its owner there (-1: the header).
+  const ownerBlocks: number[] = [];
+  const owners: number[] = [];
   for (let b = 0; b < blocks.length; b++) {
     let checked;
     try {
@@ -120,15 +122,16 @@ export async function findInvalidSignatures(
     }
     for (let i = 0; i < checked.messages.length; i++) {
       messages.push(checked.messages[i]!);
-      owners.push({ block: b, owner: checked.owners[i]! });
+      ownerBlocks.push(b);
+      owners.push(checked.owners[i]!);
     }
   }
   for (let start = 0; start < messages.length; start += VERIFY_WINDOW) {
-    const verdicts = await verifyBatch(messages.slice(start, start + VERIFY_WINDOW));
+    const verdicts = await verifyBatch(messages.length <= VERIFY_WINDOW ? messages : messages.slice(start, start + VERIFY_WINDOW));
     const bad = verdicts.indexOf(false);
     if (bad >= 0) {
-      const { block, owner } = owners[start + bad]!;
-      return { index: block, error: badSignature(blocks[block]!, owner) };
+      const block = ownerBlocks[start + bad]!;
+      return { index: block, error: badSignature(blocks[block]!, owners[start + bad]!) };
     }
   }
   return null;
