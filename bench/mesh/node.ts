@@ -1,7 +1,8 @@
 /**
  * `mesh bench mesh`: real nodes on loopback. A fresh node catching up a generated chain from a peer
- * next to the same blocks applied from local storage, and the latency of a transfer from one node's
- * POST /transfer to its peer's /transactions/stream next to the POST alone. Writes
+ * next to the same blocks' signatures checked alone and applied from local storage, and the latency
+ * of a transfer from one node's POST /transfer to its peer's /transactions/stream next to the POST
+ * alone. Writes
  * bench/results/mesh.json and the mesh section of bench/RESULTS.md.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,7 +16,7 @@ import { stopAll, stopNode } from '../../test/mesh-process.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { sourceChain } from './chain.ts';
-import { applyLocally, catchUpOverNetwork, startServingNode, transferLatency, type CaseOptions, type LocalRun, type NetworkRun } from './cases.ts';
+import { applyLocally, catchUpOverNetwork, checkSignaturesAlone, startServingNode, transferLatency, type CaseOptions, type LocalRun, type NetworkRun, type SignatureRun } from './cases.ts';
 import { MESH_REPORT, type MeshReport } from './report.ts';
 import { commandLine, runFlags, runOptions } from '../cli.ts';
 
@@ -87,10 +88,14 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
       );
       log(`\n== catch-up: ${chain.info.blocks.toLocaleString('en-US')} blocks, ${chain.info.txs.toLocaleString('en-US')} transactions`);
       const serving = await startServingNode(chain, caseOptions);
+      const signatures: SignatureRun[] = [];
       const local: LocalRun[] = [];
       const network: NetworkRun[] = [];
       try {
         for (let run = 1; run <= options.runs; run++) {
+          const g = await checkSignaturesAlone(chain);
+          signatures.push(g);
+          log(`  run ${run}: signatures alone ${s(g.totalMs)} (${g.signatures} checks; CPU ${s(g.cpuMs)}, other processes ${s(g.othersCpuMs)})`);
           const l = await applyLocally(chain, await mkdtemp(join(tmpdir(), 'mesh-bench-local-')));
           local.push(l);
           log(
@@ -108,7 +113,7 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
         await stopNode(serving);
         await rm(serving.dataDir, { recursive: true, force: true });
       }
-      catchUp = { chain: chain.info, local, network };
+      catchUp = { chain: chain.info, signatures, local, network };
     }
     if (options.transfers > 0) {
       log(`\n== transfer latency: ${options.transfers} transfers`);
@@ -138,8 +143,8 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
 /** `mesh bench mesh`. */
 export const meshBenchCommand = command({
   description: `Real mesh nodes on loopback: a fresh node catching up a generated chain from a peer (next to
-applying the same blocks from local storage), and transfer latency from one node's POST /transfer
-to its peer's /transactions/stream (next to the POST's own round trip).`,
+checking the same blocks' signatures alone, and applying them from local storage), and transfer latency
+from one node's POST /transfer to its peer's /transactions/stream (next to the POST's own round trip).`,
   options: meshOptions,
   run: (input) => runMeshBenchWith(meshBenchOptions(input.options), commandLine(input)),
 });

@@ -3,7 +3,7 @@
  * bench/RESULTS.md. Pure functions of the results; node.ts measures and writes.
  */
 import type { ChainInfo } from './chain.ts';
-import type { LatencyRun, LocalRun, NetworkRun } from './cases.ts';
+import type { LatencyRun, LocalRun, NetworkRun, SignatureRun } from './cases.ts';
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
 import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
@@ -12,43 +12,59 @@ import { median, percentile } from '../lib/timing.ts';
 
 export interface MeshReport extends RunInfo {
   readonly node: { readonly version: string };
-  /** The chain caught up, and the runs of each measurement, taken in turns (local, then network). */
-  readonly catchUp: { readonly chain: ChainInfo; readonly local: readonly LocalRun[]; readonly network: readonly NetworkRun[] } | null;
+  /** The chain caught up, and the runs of each measurement, taken in turns (signatures, local, network). */
+  readonly catchUp: {
+    readonly chain: ChainInfo;
+    readonly signatures: readonly SignatureRun[];
+    readonly local: readonly LocalRun[];
+    readonly network: readonly NetworkRun[];
+  } | null;
   readonly latency: LatencyRun | null;
 }
 
-/** The catch-up goal: the network sync in less than this many times the local replay. */
-export const CATCH_UP_RATIO_GOAL = 2;
+/** The catch-up goal: the network sync in at most this many times its blocks' signature checks alone. */
+export const CATCH_UP_RATIO_GOAL = 1.5;
 /** The latency goal: median POST-to-peer's-stream time under this many ms. */
 export const LATENCY_GOAL_MS = 100;
 
 /** The medians the goals and tables use. */
 export interface CatchUpFigures {
+  /** Checking the blocks' signatures alone: the baseline. */
+  readonly signaturesMs: number;
   readonly localMs: number;
   readonly readMs: number;
   readonly applyMs: number;
   readonly syncMs: number;
   readonly startupMs: number;
   readonly totalMs: number;
-  /** syncMs ÷ localMs. */
+  /** syncMs ÷ signaturesMs: the goal's figure. */
   readonly ratio: number;
-  /** totalMs ÷ localMs (the start-up counted as network cost). */
+  /** totalMs ÷ signaturesMs (the start-up counted as network cost). */
   readonly ratioWithStartup: number;
+  /** localMs ÷ signaturesMs. */
+  readonly localRatio: number;
+  /** The median of the network runs' ratios, each to the signature run taken just before it. */
+  readonly pairedRatio: number;
 }
 
 export function catchUpFigures(catchUp: NonNullable<MeshReport['catchUp']>): CatchUpFigures {
+  const signaturesMs = median(catchUp.signatures.map((r) => r.totalMs));
   const localMs = median(catchUp.local.map((r) => r.totalMs));
   const syncMs = median(catchUp.network.map((r) => r.syncMs));
   const totalMs = median(catchUp.network.map((r) => r.totalMs));
+  const paired = catchUp.network.flatMap((r, i) => (catchUp.signatures[i] ? [r.syncMs / catchUp.signatures[i]!.totalMs] : []));
   return {
+    signaturesMs,
     localMs,
     readMs: median(catchUp.local.map((r) => r.readMs)),
     applyMs: median(catchUp.local.map((r) => r.applyMs)),
     syncMs,
     startupMs: median(catchUp.network.map((r) => r.startupMs)),
     totalMs,
-    ratio: syncMs / localMs,
-    ratioWithStartup: totalMs / localMs,
+    ratio: syncMs / signaturesMs,
+    ratioWithStartup: totalMs / signaturesMs,
+    localRatio: localMs / signaturesMs,
+    pairedRatio: paired.length > 0 ? median(paired) : NaN,
   };
 }
 
@@ -83,21 +99,22 @@ export function evaluateMeshGoals(report: MeshReport): Goal[] {
   const blocks = report.catchUp ? thousands(report.catchUp.chain.blocks) : 'N';
   {
     const title =
-      `Catch-up: a fresh node syncing ${blocks} blocks from a peer on loopback in less than ${CATCH_UP_RATIO_GOAL}× ` +
-      'the time of applying the same blocks from local storage';
-    if (!report.catchUp || report.catchUp.local.length === 0 || report.catchUp.network.length === 0) {
+      `Catch-up: a fresh node syncing ${blocks} blocks from a peer on loopback in at most ${CATCH_UP_RATIO_GOAL}× ` +
+      "the time of checking the same blocks' signatures alone on both cores";
+    if (!report.catchUp || report.catchUp.signatures.length === 0 || report.catchUp.local.length === 0 || report.catchUp.network.length === 0) {
       goals.push(unmeasured(title));
     } else {
       const f = catchUpFigures(report.catchUp);
       const { blocks: n, txs } = report.catchUp.chain;
       goals.push({
         title,
-        met: f.ratio < CATCH_UP_RATIO_GOAL,
+        met: f.ratio <= CATCH_UP_RATIO_GOAL,
         detail:
           `network ${seconds(f.syncMs)} after the node's start-up (${rate(n, f.syncMs)} blocks/s, ${rate(txs, f.syncMs)} tx/s) ` +
-          `vs local ${seconds(f.localMs)} (${rate(n, f.localMs)} blocks/s, ${rate(txs, f.localMs)} tx/s): ${times(f.ratio)}; ` +
-          `from the process's spawn, start-up of ${seconds(f.startupMs)} included, ${times(f.ratioWithStartup)}` +
-          ` (medians of ${report.catchUp.network.length} runs)`,
+          `vs signatures alone ${seconds(f.signaturesMs)} (${rate(txs, f.signaturesMs)} tx/s): ${times(f.ratio)} ` +
+          `(median of the per-run ratios ${times(f.pairedRatio)}); from the process's spawn, start-up of ` +
+          `${seconds(f.startupMs)} included, ${times(f.ratioWithStartup)}; the local replay ${seconds(f.localMs)} ` +
+          `(${rate(txs, f.localMs)} tx/s), ${times(f.localRatio)} (medians of ${report.catchUp.network.length} runs)`,
       });
     }
   }
@@ -132,20 +149,27 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
     `and ${c.accounts - 1} others): ${thousands(c.txs)} transactions, ${(c.blockBytes / 1e6).toFixed(1)} MB of encoded ` +
     `blocks (${Math.round(c.blockBytes / c.blocks).toLocaleString('en-US')} B a block), built once by the benchmark ` +
     `and kept in a LevelDB data directory under the temp directory.\n\n` +
+    `**signatures alone**: in the benchmark's process, every signature of the blocks (each header's and each ` +
+    `sender's) checked with the core's batch check (\`findInvalidSignatures\`, all of a range in flight on both ` +
+    `cores), range of 500 after range, the ranges read beforehand: the least a catch-up must do. ` +
     `**local**: in the benchmark's process, \`blocksFrom\` on the stored chain in ranges of 500 and \`addBranch\` of ` +
-    `each range on a fresh LevelDB chain (synced writes, as a node opens its store): what sync does, minus the network. ` +
+    `each range on a fresh LevelDB chain (synced writes, as a node opens its store), the next range read and its ` +
+    `signatures checked while one is added, as sync does: what sync does, minus the network. ` +
     `**network**: \`mesh node --devnet\` serving a copy of the stored chain (not mining), and a fresh \`mesh node\` ` +
     `started with \`--bootstrap\` to it, until the fresh node's \`/beacon\` shows the tip (polled every 100 ms, every ` +
     `5 ms over the last range); timed ` +
     `from the fresh node's start output (its HTTP and p2p addresses printed) and from its process's spawn. ` +
     `${catchUp.network.length} runs of each, taken in turns; the serving node stays up for all of them. ` +
-    `**ratio** = median ÷ the local median.`;
+    `**ratio** = median ÷ the median of the signatures alone.`;
   const n = c.blocks;
   const runs = (values: number[]): string => values.map(seconds).join(', ');
+  const perSignatures = (ms: number): string => (ms / f.signaturesMs).toFixed(2);
+  const signatures = catchUp.signatures[0]?.signatures ?? 0;
   const rows = [
-    ['**local**: read + addBranch in one process', seconds(f.localMs), rate(n, f.localMs), rate(c.txs, f.localMs), '1 (ref)', runs(catchUp.local.map((r) => r.totalMs))],
-    ['  of which reading the ranges (blocksFrom)', seconds(f.readMs), '', '', (f.readMs / f.localMs).toFixed(2), runs(catchUp.local.map((r) => r.readMs))],
-    ['  of which addBranch', seconds(f.applyMs), '', '', (f.applyMs / f.localMs).toFixed(2), runs(catchUp.local.map((r) => r.applyMs))],
+    [`**signatures alone**: ${thousands(signatures)} checks`, seconds(f.signaturesMs), rate(n, f.signaturesMs), rate(c.txs, f.signaturesMs), '1 (ref)', runs(catchUp.signatures.map((r) => r.totalMs))],
+    ['**local**: read + addBranch in one process', seconds(f.localMs), rate(n, f.localMs), rate(c.txs, f.localMs), perSignatures(f.localMs), runs(catchUp.local.map((r) => r.totalMs))],
+    ['  of which reading the ranges (blocksFrom)', seconds(f.readMs), '', '', perSignatures(f.readMs), runs(catchUp.local.map((r) => r.readMs))],
+    ['  of which addBranch, not hidden by the reads', seconds(f.applyMs), '', '', perSignatures(f.applyMs), runs(catchUp.local.map((r) => r.applyMs))],
     ['**network**: after the fresh node\'s start-up', seconds(f.syncMs), rate(n, f.syncMs), rate(c.txs, f.syncMs), f.ratio.toFixed(2), runs(catchUp.network.map((r) => r.syncMs))],
     ['network, from the process\'s spawn', seconds(f.totalMs), rate(n, f.totalMs), rate(c.txs, f.totalMs), f.ratioWithStartup.toFixed(2), runs(catchUp.network.map((r) => r.totalMs))],
     ['  the fresh node\'s start-up', seconds(f.startupMs), '', '', '', runs(catchUp.network.map((r) => r.startupMs))],
@@ -159,10 +183,12 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
   const serving = cpu(catchUp.network.map((r) => r.servingCpuMs));
   const syncing = cpu(catchUp.network.map((r) => r.syncingCpuMs));
   const local = median(catchUp.local.map((r) => r.cpuMs));
+  const signatureCpu = median(catchUp.signatures.map((r) => r.cpuMs));
   const cpuLine =
     serving === null || syncing === null
       ? ''
-      : `\n\nCPU time (user + system, all threads; medians): the local replay ${seconds(local)} in ${seconds(f.localMs)}; ` +
+      : `\n\nCPU time (user + system, all threads; medians): the signatures alone ${seconds(signatureCpu)} in ` +
+        `${seconds(f.signaturesMs)}; the local replay ${seconds(local)} in ${seconds(f.localMs)}; ` +
         `during the network catch-up the syncing node ${seconds(syncing)} and the serving node ${seconds(serving)} ` +
         `in ${seconds(f.syncMs)}, on ${report.machine.cores} cores.`;
   const firsts = catchUp.network.map((r) => r.firstRangeMs).filter((v) => v !== null);
@@ -177,6 +203,7 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
         'for it, not applying the blocks, made that run slower. A fresh node asks for blocks once it hears its ' +
         'peer announce a higher tip, which the peer does when it sees the node subscribe and then every 15 s.';
   const busy = [
+    ...catchUp.signatures.map((r, i) => ({ what: `signature run ${i + 1}`, share: share(r.othersCpuMs, r.totalMs, report.machine.cores) })),
     ...catchUp.local.map((r, i) => ({ what: `local run ${i + 1}`, share: share(r.othersCpuMs, r.totalMs, report.machine.cores) })),
     ...catchUp.network.map((r, i) => ({ what: `network run ${i + 1}`, share: share(r.othersCpuMs, r.syncMs, report.machine.cores) })),
   ].filter((b) => b.share !== null && b.share >= BUSY_SHARE);
@@ -232,7 +259,7 @@ export function renderMeshSection(report: MeshReport, goals: readonly Goal[] = e
   );
   parts.push('### Goals');
   parts.push(goalList(goals));
-  if (report.catchUp && report.catchUp.local.length > 0 && report.catchUp.network.length > 0) parts.push(catchUpSection(report, report.catchUp));
+  if (report.catchUp && report.catchUp.signatures.length > 0 && report.catchUp.local.length > 0 && report.catchUp.network.length > 0) parts.push(catchUpSection(report, report.catchUp));
   if (report.latency && report.latency.samples.length > 0) parts.push(latencySection(report.latency));
   return parts.join('\n\n');
 }

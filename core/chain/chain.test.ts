@@ -343,3 +343,23 @@ test('chain: blockBytesFrom never claims a tip whose blocks the store does not h
   assert.equal(await adding, 'extended');
   assert.equal((await chain.blockBytesFrom(4, 500, 1 << 20)).blocks.length, 1);
 });
+
+test('sync: a range whose signatures were checked ahead is added; a stripped copy and a forged transaction are still refused', async () => {
+  const { local, other } = await forked(1);
+  const range = await mine(other, A, 3);
+  await local.checkSignatures(range);
+  const stripped = { ...range[0]!, signature: new Uint8Array(64) };
+  await rejectsAsync(() => local.addBranch([stripped, ...range.slice(1)]), InvalidBlockError, 'bad-block-signature');
+  assert.equal(local.tip.height, 1);
+  assert.equal(await local.addBranch(range), 'extended');
+  assert.equal(toHex(local.tip.hash), toHex(range[2]!.hash));
+
+  const first = await tx(A, { kind: 'Transfer', nonce: 1, to: C.publicKey, amount: 1n });
+  const second = await tx(A, { kind: 'Transfer', nonce: 2, to: C.publicKey, amount: 2n });
+  const forged = await nextBlock(other, A, [{ ...first, signature: second.signature }]);
+  const root = toHex(local.state.stateRoot());
+  await local.checkSignatures([forged]);
+  await rejectsAsync(() => local.addBlock(forged), InvalidBlockError, 'bad-tx-signature');
+  assert.equal(toHex(local.tip.hash), toHex(range[2]!.hash));
+  assert.equal(toHex(local.state.stateRoot()), root);
+});

@@ -19,13 +19,13 @@ import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type ErrorTable, MeshError, RuledError } from '../errors.ts';
 import { RecentSet } from '../collections/recent-set.ts';
-import { verify } from '../crypto/ed25519.ts';
+import { verify, verifyBatch } from '../crypto/ed25519.ts';
 import type { TxEffect } from '../ledger/apply.ts';
 import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, txRoot, type Block, type BlockEvent } from '../ledger/block.ts';
 import { blockSigningBytes, type SignedHeader } from '../ledger/header.ts';
 import { LIGHT_RETENTION_BLOCKS, MAX_TXS_PER_BLOCK, type ChainParams } from '../ledger/params.ts';
 import { LedgerState, type Change } from '../ledger/state.ts';
-import { applyVerifiedBlock, findInvalidSignatures, type Applied, type ParentInfo } from '../ledger/validate.ts';
+import { applyVerifiedBlock, findInvalidSignatures, headerMessage, type Applied, type ParentInfo } from '../ledger/validate.ts';
 import { prefixRange, type KeyValueStore } from '../store/kv.ts';
 import { history, indexBlock, listTransactions, PendingBatch, txHeight, unindexBlock, type History, type TxListItem } from './readmodel.ts';
 
@@ -158,6 +158,16 @@ export class Chain {
   readonly #invalid = new RecentSet<string>(MAX_SIDE_BLOCKS);
   // Blocks whose header signature was checked on arrival (bounded like the side blocks).
   readonly #verified = new RecentSet<string>(MAX_SIDE_BLOCKS);
+  // Blocks whose every signature `checkSignatures` found good ahead of their adding. The hash names
+  // the transactions through tx_root, and every copy added is checked against its header, so the
+  // verdict holds for any copy (the header's own signature is checked on each copy regardless).
+  readonly #signaturesChecked = new RecentSet<string>(MAX_SIDE_BLOCKS);
+  // The very block objects whose header signature `checkSignatures` found good: another copy with
+  // the same hash may carry another signature, so this is kept by object, not by hash.
+  readonly #headersChecked = new WeakSet<Block>();
+  // Block objects whose transactions were found to match their header (tx_root), so a range
+  // checked ahead is not hashed again when added.
+  readonly #contentsChecked = new WeakSet<Block>();
   // First header seen per (producer, height), to spot equivocation.
   readonly #signedAt = new Map<string, SignedHeader & { hash: string }>();
   readonly #listeners = new Set<(event: ChainEvent) => void>();
@@ -398,7 +408,7 @@ export class Chain {
     // A relayed copy may have been tampered with by someone other than its producer: a block whose
     // transactions do not match its header is refused without being remembered, so the genuine
     // block with the same header hash is still accepted when it arrives.
-    for (const block of blocks) checkContents(block);
+    for (const block of blocks) if (!this.#contentsChecked.has(block)) checkContents(block);
     for (let i = 1; i < blocks.length; i++) {
       if (!bytesEqual(blocks[i]!.header.prev_hash, blocks[i - 1]!.hash) || blocks[i]!.header.height !== blocks[i - 1]!.header.height + 1) {
         throw new ForkChoiceError('not-consecutive', `block ${i} of the branch does not follow block ${i - 1}`);
@@ -439,7 +449,7 @@ export class Chain {
         `block ${first.header.height} builds on ${toHex(first.header.prev_hash).slice(0, 16)}…, which this node does not hold`,
       );
     }
-    for (const block of fresh) await this.#checkSigned(block);
+    await this.#checkSigned(fresh);
     const last = branch[branch.length - 1]!;
     if (last.header.height <= this.#tip.height) {
       for (const block of fresh) this.#keepSide(block);
@@ -451,22 +461,50 @@ export class Chain {
     return extends_ ? 'extended' : 'reorganized';
   }
 
-  // Checks the producer's signature on the header and records it for equivocation detection.
-  async #checkSigned(block: Block): Promise<void> {
-    const h = block.header;
-    if (!(await verify(h.producer, blockSigningBytes(this.params.network, h), block.signature))) {
-      // Not remembered: anyone can strip a genuine block's signature, the hash stays the same.
-      throw new InvalidBlockError('bad-block-signature', `block ${h.height} is not signed by its producer`);
+  /**
+   * Checks every signature of blocks about to be added (a sync range that arrives while the one
+   * before it is applied), so that adding them need not wait for the check. Touches no state and
+   * never throws: a block that fails is left for `addBranch` to find, reject and report.
+   */
+  async checkSignatures(blocks: readonly Block[]): Promise<void> {
+    try {
+      for (const block of blocks) {
+        checkContents(block);
+        this.#contentsChecked.add(block);
+      }
+      const invalid = await findInvalidSignatures(blocks, this.params);
+      const good = invalid === null ? blocks.length : invalid.index;
+      for (let i = 0; i < good; i++) {
+        this.#signaturesChecked.add(toHex(blocks[i]!.hash));
+        this.#headersChecked.add(blocks[i]!);
+      }
+    } catch {
+      // addBranch checks the same blocks again and says what is wrong.
     }
-    const key = `${toHex(h.producer)}:${h.height}`;
-    const seen = this.#signedAt.get(key);
-    const hash = toHex(block.hash);
-    this.#verified.add(hash);
-    if (seen === undefined) {
-      this.#signedAt.set(key, { header: h, signature: block.signature, hash });
-      if (this.#signedAt.size > MAX_SIDE_BLOCKS) this.#signedAt.delete(this.#signedAt.keys().next().value!);
-    } else if (seen.hash !== hash) {
-      this.#emit({ type: 'equivocation', evidence: [{ header: seen.header, signature: seen.signature }, { header: h, signature: block.signature }] });
+  }
+
+  // Checks the producers' signatures on the headers, all at once, and records them for
+  // equivocation detection, in order up to the first bad one.
+  async #checkSigned(blocks: readonly Block[]): Promise<void> {
+    const unchecked = blocks.filter((block) => !this.#headersChecked.has(block));
+    const verdicts = await verifyBatch(unchecked.map((block) => headerMessage(block, this.params)));
+    const bad = new Set(unchecked.filter((_, i) => !verdicts[i]));
+    for (const block of blocks) {
+      const h = block.header;
+      if (bad.has(block)) {
+        // Not remembered: anyone can strip a genuine block's signature, the hash stays the same.
+        throw new InvalidBlockError('bad-block-signature', `block ${h.height} is not signed by its producer`);
+      }
+      const key = `${toHex(h.producer)}:${h.height}`;
+      const seen = this.#signedAt.get(key);
+      const hash = toHex(block.hash);
+      this.#verified.add(hash);
+      if (seen === undefined) {
+        this.#signedAt.set(key, { header: h, signature: block.signature, hash });
+        if (this.#signedAt.size > MAX_SIDE_BLOCKS) this.#signedAt.delete(this.#signedAt.keys().next().value!);
+      } else if (seen.hash !== hash) {
+        this.#emit({ type: 'equivocation', evidence: [{ header: seen.header, signature: seen.signature }, { header: h, signature: block.signature }] });
+      }
     }
   }
 
@@ -508,15 +546,18 @@ export class Chain {
     const rewind: { height: number; block: Block; undo: { changes: Change[]; nodes: Uint8Array[] } }[] = [];
     for (let h = this.#tip.height; h > forkHeight; h--) rewind.push({ height: h, block: (await this.blockAt(h))!, undo: await this.#undo(h) });
     const forkBlock = (await this.blockAt(forkHeight))!;
-    const invalid = await findInvalidSignatures(branch, this.params, (block) => this.#verified.has(toHex(block.hash)));
-    if (invalid) {
-      this.#reject(branch[invalid.index]!, invalid.error);
-      throw invalid.error;
-    }
+    // The signatures not checked ahead are checked on the other cores while this thread applies the
+    // branch. The state is put back before their verdict is awaited, so no reader sees a block whose
+    // signatures are not known good; a bad signature is reported before any broken rule, as if
+    // checked first.
+    const unchecked = branch.filter((block) => !this.#signaturesChecked.has(toHex(block.hash)));
+    const signatures = findInvalidSignatures(unchecked, this.params, (block) => this.#verified.has(toHex(block.hash)));
 
     const state = this.#state;
     const mark = state.mark();
     const applied: Applied[] = [];
+    let broken: { block: Block | null; error: unknown } | null = null;
+    let changes: Change[] = [];
     try {
       for (const { undo } of rewind) state.applyChanges(undo.changes, 'undo');
       let parent: ParentInfo = info(forkBlock);
@@ -524,22 +565,30 @@ export class Chain {
         try {
           applied.push(applyVerifiedBlock(state, block, parent, this.params, nowMs));
         } catch (error) {
-          this.#reject(block, error);
-          throw error;
+          broken = { block, error };
+          break;
         }
         parent = info(block);
       }
+      if (broken === null) changes = state.changesSince(mark);
     } catch (error) {
+      broken = { block: null, error };
+    } finally {
       state.revert(mark);
-      throw error;
+    }
+    const invalid = await signatures;
+    if (invalid) {
+      this.#reject(unchecked[invalid.index]!, invalid.error);
+      throw invalid.error;
+    }
+    if (broken !== null) {
+      if (broken.block !== null) this.#reject(broken.block, broken.error);
+      throw broken.error;
     }
 
     // Readers keep seeing the stored chain until the batch is durable: the new state is set aside
     // and put back, with the new tip, in one synchronous step once the store has taken the batch.
     // So /status and /beacon never show a block that a crash could still take back.
-    const changes = state.changesSince(mark);
-    state.revert(mark);
-    state.commit(mark);
     const batch = new PendingBatch(this.#store);
     for (const { height, undo, block } of rewind) {
       await unindexBlock(batch, this.#store, height, undo.nodes, block.txs.map((t) => t.id));

@@ -196,6 +196,8 @@ export class Mempool {
   }
 
   #remove(tx: Tx): void {
+    // An empty pool (a node catching up) has nothing to look up for each mined transaction.
+    if (this.#byId.size === 0) return;
     const id = toHex(tx.id);
     if (!this.#byId.delete(id)) return;
     const sender = toHex(tx.body.sender);

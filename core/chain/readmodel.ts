@@ -24,7 +24,7 @@ import {
   uint53,
   type Infer,
 } from '../encoding/codec.ts';
-import { concatBytes } from '../encoding/bytes.ts';
+import { bytesKey, concatBytes } from '../encoding/bytes.ts';
 import { formatAmount } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
 import { prefixRange, type BatchOp, type KeyValueStore } from '../store/kv.ts';
@@ -86,61 +86,77 @@ function counts(entry: Entry): boolean {
   return entry.interaction !== 0 || entry.earned > 0n || entry.spent > 0n;
 }
 
-/** A batch being built over a store: reads see the batch's own earlier writes. */
+/**
+ * A batch being built over a store: reads see the batch's own earlier writes, and a key written
+ * several times (a node's totals, once per transaction of a range) is written to the store once,
+ * with its last value: the same outcome in a fraction of the writes.
+ */
 export class PendingBatch {
-  readonly ops: BatchOp[] = [];
-  readonly #overlay = new Map<string, Uint8Array | null>();
+  // The last write of each key.
+  readonly #writes = new Map<string, BatchOp>();
   readonly #store: KeyValueStore;
 
   constructor(store: KeyValueStore) {
     this.#store = store;
   }
 
+  /** The writes to make, one per key. */
+  get ops(): BatchOp[] {
+    return [...this.#writes.values()];
+  }
+
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
-    const pending = this.#overlay.get(toHex(key));
-    if (pending !== undefined) return pending ?? undefined;
+    const pending = this.#writes.get(bytesKey(key));
+    if (pending !== undefined) return pending.type === 'put' ? pending.value : undefined;
     return this.#store.get(key);
   }
 
   put(key: Uint8Array, value: Uint8Array): void {
-    this.ops.push({ type: 'put', key, value });
-    this.#overlay.set(toHex(key), value);
+    this.#writes.set(bytesKey(key), { type: 'put', key, value });
   }
 
   del(key: Uint8Array): void {
-    this.ops.push({ type: 'del', key });
-    this.#overlay.set(toHex(key), null);
+    this.#writes.set(bytesKey(key), { type: 'del', key });
   }
 }
 
-async function adjust(batch: PendingBatch, node: Uint8Array, height: number, entry: Entry, sign: 1 | -1): Promise<void> {
-  if (!counts(entry)) return;
+// Adds (sign 1) or takes back (−1) a node's entries of one block in its totals, its count at that
+// height and its window sums: one read and one write of each, however many entries.
+async function adjust(batch: PendingBatch, node: Uint8Array, height: number, entries: readonly Entry[], sign: 1 | -1): Promise<void> {
+  const counted = entries.filter(counts);
+  if (counted.length === 0) return;
   const big = BigInt(sign);
   const yv = await batch.get(yKey(node));
   const t = yv === undefined ? { ...ZERO_TOTALS } : decode(totalsCodec, yv);
-  const interaction = INTERACTIONS[entry.interaction];
-  if (interaction === 'job-hosted') t.jobs_hosted += sign;
-  if (interaction === 'job-paid') t.jobs_paid += sign;
-  if (interaction === 'heartbeat-hosted') t.heartbeats_hosted += sign;
-  if (interaction === 'heartbeat-paid') t.heartbeats_paid += sign;
-  if (interaction === 'expiry') t.expiries += sign;
-  t.earned += big * entry.earned;
-  t.spent += big * entry.spent;
+  let earned = 0n;
+  let spent = 0n;
+  for (const entry of counted) {
+    const interaction = INTERACTIONS[entry.interaction];
+    if (interaction === 'job-hosted') t.jobs_hosted += sign;
+    if (interaction === 'job-paid') t.jobs_paid += sign;
+    if (interaction === 'heartbeat-hosted') t.heartbeats_hosted += sign;
+    if (interaction === 'heartbeat-paid') t.heartbeats_paid += sign;
+    if (interaction === 'expiry') t.expiries += sign;
+    earned += entry.earned;
+    spent += entry.spent;
+  }
+  t.earned += big * earned;
+  t.spent += big * spent;
   batch.put(yKey(node), encode(totalsCodec, t));
 
   const ik = iKey(node, height);
   const iv = await batch.get(ik);
-  const n = (iv === undefined ? 0 : decode(u32, iv)) + sign;
+  const n = (iv === undefined ? 0 : decode(u32, iv)) + sign * counted.length;
   if (n > 0) batch.put(ik, encode(u32, n));
   else batch.del(ik);
 
   const wk = wKey(node, Math.floor(height / BUCKET_BLOCKS));
   const wv = await batch.get(wk);
-  const s = wv === undefined ? { earned: 0n, spent: 0n } : decode(sumsCodec, wv);
-  s.earned += big * entry.earned;
-  s.spent += big * entry.spent;
-  if (s.earned === 0n && s.spent === 0n) batch.del(wk);
-  else batch.put(wk, encode(sumsCodec, s));
+  const w = wv === undefined ? { earned: 0n, spent: 0n } : decode(sumsCodec, wv);
+  w.earned += big * earned;
+  w.spent += big * spent;
+  if (w.earned === 0n && w.spent === 0n) batch.del(wk);
+  else batch.put(wk, encode(sumsCodec, w));
 }
 
 /** Indexes a connected block; returns the nodes involved (kept in the undo record for removal). */
@@ -150,7 +166,8 @@ export async function indexBlock(
   txIds: readonly Uint8Array[],
   effects: readonly TxEffect[],
 ): Promise<Uint8Array[]> {
-  const nodes = new Map<string, Uint8Array>();
+  // Each node's entries of the block, in the order met.
+  const byNode = new Map<string, { node: Uint8Array; entries: Entry[] }>();
   for (const id of txIds) batch.put(xKey(id), h8(height));
   for (let i = 0; i < effects.length; i++) {
     const effect = effects[i]!;
@@ -167,11 +184,14 @@ export async function indexBlock(
         interaction: INTERACTIONS.indexOf(inv.interaction),
       };
       batch.put(tKey(inv.node, height, i, n), encode(entryCodec, entry));
-      await adjust(batch, inv.node, height, entry, 1);
-      nodes.set(toHex(inv.node), inv.node);
+      const key = toHex(inv.node);
+      const mine = byNode.get(key) ?? { node: inv.node, entries: [] };
+      mine.entries.push(entry);
+      byNode.set(key, mine);
     }
   }
-  return [...nodes.values()];
+  for (const { node, entries } of byNode.values()) await adjust(batch, node, height, entries, 1);
+  return [...byNode.values()].map((n) => n.node);
 }
 
 /** Removes a block's index entries (disconnected by a reorganisation, or pruned). */
@@ -184,10 +204,12 @@ export async function unindexBlock(
 ): Promise<void> {
   for (const id of txIds) batch.del(xKey(id));
   for (const node of nodes) {
+    const entries: Entry[] = [];
     for await (const [k, v] of store.entries(prefixRange(concatBytes(Uint8Array.of(T), node, h8(height))))) {
-      await adjust(batch, node, height, decode(entryCodec, v), -1);
+      entries.push(decode(entryCodec, v));
       batch.del(k);
     }
+    await adjust(batch, node, height, entries, -1);
   }
 }
 

@@ -15,7 +15,7 @@
  */
 import * as noble from '@noble/ed25519';
 import { InvalidKeyError, InvalidSignatureError } from '../errors.ts';
-import { bytesEqual, concatBytes, ensureBytes } from '../encoding/bytes.ts';
+import { bytesEqual, bytesKey, concatBytes, ensureBytes } from '../encoding/bytes.ts';
 import { fromHex } from '../encoding/hex.ts';
 import { systemRandom, type Random } from './random.ts';
 import { sha512 } from './sha256.ts';
@@ -175,11 +175,6 @@ const KEY_CACHE_GENERATION = 4096;
 let youngKeys = new Map<string, CachedKey>();
 let oldKeys = new Map<string, CachedKey>();
 
-// A cheap exact map key: the key's bytes as a 32-character string.
-function cacheKey(publicKey: Uint8Array): string {
-  return String.fromCharCode.apply(null, publicKey as unknown as number[]);
-}
-
 function remember(id: string, key: CachedKey): void {
   if (youngKeys.size >= KEY_CACHE_GENERATION) {
     oldKeys = youngKeys;
@@ -188,31 +183,14 @@ function remember(id: string, key: CachedKey): void {
   youngKeys.set(id, key);
 }
 
-function verifyKey(publicKey: Uint8Array): CachedKey {
-  const id = cacheKey(publicKey);
+// The cached key (or its import in flight) under `id`, if any; a hit in the old generation moves
+// to the young one.
+function cachedKey(id: string): CachedKey | undefined {
   const young = youngKeys.get(id);
   if (young) return young;
   const old = oldKeys.get(id);
-  if (old) {
-    remember(id, old);
-    return old;
-  }
-  const importing = crypto.subtle
-    .importKey('raw', publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify'])
-    .then(
-      (key) => {
-        if (youngKeys.get(id) === importing) youngKeys.set(id, key);
-        return key;
-      },
-      (error: unknown) => {
-        // A refused key (not a curve point) is not kept: the refusal is cheap to repeat.
-        youngKeys.delete(id);
-        oldKeys.delete(id);
-        throw error;
-      },
-    );
-  remember(id, importing);
-  return importing;
+  if (old) remember(id, old);
+  return old;
 }
 
 /** The runtime's WebCrypto Ed25519: native code, and concurrent calls spread over the cores. */
@@ -233,10 +211,27 @@ const webcryptoBackend: Ed25519Backend = {
   verifyEquation(publicKey, message, signature) {
     const verifyWith = (key: CryptoKey): Promise<boolean> =>
       crypto.subtle.verify(ED25519, key, signature as Uint8Array<ArrayBuffer>, message as Uint8Array<ArrayBuffer>);
-    const key = verifyKey(publicKey);
-    if (!(key instanceof Promise)) return verifyWith(key);
-    // A key the runtime refuses is not a curve point: the signature is invalid.
-    return key.then(verifyWith, () => false);
+    const id = bytesKey(publicKey);
+    const cached = cachedKey(id);
+    if (cached instanceof Promise) return cached.then(verifyWith, () => false);
+    if (cached !== undefined) return verifyWith(cached);
+    const importing = crypto.subtle.importKey('raw', publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify']);
+    remember(id, importing);
+    // The first verification under a key puts the key itself in the cache in the same step, so it
+    // waits for nothing but the import.
+    return importing.then(
+      (key) => {
+        if (youngKeys.get(id) === importing) youngKeys.set(id, key);
+        return verifyWith(key);
+      },
+      () => {
+        // A key the runtime refuses is not a curve point: the signature is invalid, and the
+        // refusal, cheap to repeat, is not kept.
+        youngKeys.delete(id);
+        oldKeys.delete(id);
+        return false;
+      },
+    );
   },
 };
 

@@ -21,6 +21,14 @@ export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
+/**
+ * The bytes as a string of one UTF-16 code unit per byte: an exact Map key, cheaper to build and to
+ * hash than hex.
+ */
+export function bytesKey(bytes: Uint8Array): string {
+  return String.fromCharCode.apply(null, bytes as unknown as number[]);
+}
+
 /** Byte-wise equality (not constant time: for public data only). */
 export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;

@@ -136,7 +136,9 @@ export function decodeBlock(network: string, bytes: Uint8Array): Block {
     throw new InvalidBlockError('bad-tx-encoding', `transaction ${txs.length}: ${(error as Error).message}`);
   }
   if (r.remaining !== 0) throw new InvalidBlockError('trailing-bytes', `${r.remaining} bytes after the last transaction`);
-  return assemble(network, header, signature, txs);
+  // The decoder takes canonical encodings only, so the bytes read are the block's encoding: copied,
+  // not written again.
+  return { header, signature, txs, hash: blockHash(network, header), bytes: bytes.slice() };
 }
 
 /** Builds and signs a block over `txs` with the given header fields. */

@@ -12,6 +12,7 @@
  *   branch      = H(0x01 ‖ crit bit (u8) ‖ left ‖ right)   left: keys with a 0 at the crit bit
  */
 import { sha256 } from '../crypto/sha256.ts';
+import { bytesEqual } from '../encoding/bytes.ts';
 
 interface Leaf {
   readonly leaf: true;
@@ -146,6 +147,8 @@ export class MerkleTrie {
     }
     const crit = critBit(node.path, path);
     if (crit < 0) {
+      // Written back unchanged (a block undone and redone): nothing above it needs rehashing.
+      if (bytesEqual(node.valueHash, valueHash)) return;
       for (const b of passed) b.hash = null;
       node.valueHash = valueHash.slice();
       node.hash = null;

@@ -18,7 +18,7 @@ import {
   type Infer,
 } from '../encoding/codec.ts';
 import { sha256 } from '../crypto/sha256.ts';
-import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
+import { bytesEqual, bytesKey, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MerkleTrie, type TrieLeaf } from './merkle.ts';
 
@@ -93,17 +93,21 @@ function heightBytes(height: number): Uint8Array {
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
 
-// Map keys: one UTF-16 code unit per byte, cheaper to hash than hex and reversible.
-function keyString(bytes: Uint8Array): string {
-  return String.fromCharCode.apply(null, bytes as unknown as number[]);
-}
+// Map keys are `bytesKey` strings, reversible.
+const keyString = bytesKey;
 function keyBytes(text: string): Uint8Array {
   const out = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
   return out;
 }
 
+// An account's map key, built as a string: no key bytes to allocate for the most read table.
+const ACCOUNT_PREFIX = String.fromCharCode(TABLE.account);
+const accountKey = (id: Uint8Array): string => ACCOUNT_PREFIX + bytesKey(id);
+
 const ACCOUNT_CACHE_MAX = 65_536;
+// Key hashes (trie paths) of recently changed entries: active accounts change block after block.
+const PATH_CACHE_MAX = 65_536;
 
 const ZERO_ACCOUNT: Account = Object.freeze({
   balance: 0n,
@@ -148,13 +152,16 @@ export class LedgerState {
   readonly #values = new Map<string, Uint8Array>();
   readonly #journal: JournalEntry[] = [];
   #trie = new MerkleTrie();
-  // Keys changed since the trie was last brought up to date.
-  readonly #dirty = new Set<string>();
+  // Keys changed since the trie was last brought up to date, each with the value the trie holds for
+  // it: a key written back to that very value (a block undone and redone) costs no hashing.
+  readonly #dirty = new Map<string, Uint8Array | undefined>();
   // Mirror of the weight table (hex id → weight) for producer ranking.
   readonly #weights = new Map<string, bigint>();
   // Decoded accounts by map key, frozen: a transaction reads its accounts several times, and
   // decoding cost more than the rules themselves. Any write to an account's key drops its entry.
   readonly #accounts = new Map<string, Account>();
+  // Trie paths by map key, bounded like the accounts: hashing the key again cost as much as its value.
+  readonly #paths = new Map<string, Uint8Array>();
   // Mirror of the name table by holder (hex id → names), so a node's names are listed without a
   // scan of the whole state. Kept by every write (undo and redo included), so it is never stale.
   readonly #namesByOwner = new Map<string, Set<string>>();
@@ -166,7 +173,7 @@ export class LedgerState {
     state.#journal.length = 0;
     // One bulk build of the trie instead of an insertion per entry.
     const leaves: TrieLeaf[] = [];
-    for (const s of state.#dirty) leaves.push({ path: sha256(keyBytes(s)), valueHash: sha256(state.#values.get(s)!) });
+    for (const s of state.#dirty.keys()) leaves.push({ path: sha256(keyBytes(s)), valueHash: sha256(state.#values.get(s)!) });
     state.#dirty.clear();
     state.#trie = MerkleTrie.fromLeaves(leaves);
     return state;
@@ -200,9 +207,9 @@ export class LedgerState {
 
   #set(s: string, value: Uint8Array | undefined): void {
     if (s.charCodeAt(0) === TABLE.name) this.#indexName(s, this.#values.get(s), value);
+    if (!this.#dirty.has(s)) this.#dirty.set(s, this.#values.get(s));
     if (value === undefined) this.#values.delete(s);
     else this.#values.set(s, value);
-    this.#dirty.add(s);
     if (s.charCodeAt(0) === TABLE.account) this.#accounts.delete(s);
     if (s.charCodeAt(0) === TABLE.weight) {
       const id = toHex(keyBytes(s).subarray(1));
@@ -276,14 +283,25 @@ export class LedgerState {
 
   /** The Merkle root committing to every entry. */
   stateRoot(): Uint8Array {
-    for (const s of this.#dirty) {
+    for (const [s, hashed] of this.#dirty) {
       const value = this.#values.get(s);
-      const path = sha256(keyBytes(s));
+      // Values are never changed in place, so the same object is the same bytes.
+      if (value === hashed) continue;
+      const path = this.#path(s);
       if (value === undefined) this.#trie.delete(path);
       else this.#trie.set(path, sha256(value));
     }
     this.#dirty.clear();
     return this.#trie.root();
+  }
+
+  #path(s: string): Uint8Array {
+    const cached = this.#paths.get(s);
+    if (cached !== undefined) return cached;
+    if (this.#paths.size >= PATH_CACHE_MAX) this.#paths.clear();
+    const path = sha256(keyBytes(s));
+    this.#paths.set(s, path);
+    return path;
   }
 
   /** Every entry in key order (for snapshots and storage). */
@@ -295,7 +313,7 @@ export class LedgerState {
 
   /** The account `id` (all zero when absent). The object is frozen: build a new one to change it. */
   account(id: Uint8Array): Account {
-    return this.#account(keyString(key(TABLE.account, id)));
+    return this.#account(accountKey(id));
   }
 
   #account(s: string): Account {
@@ -314,7 +332,7 @@ export class LedgerState {
   }
 
   setAccount(id: Uint8Array, account: Account): void {
-    const s = keyString(key(TABLE.account, id));
+    const s = accountKey(id);
     const before = this.#account(s);
     this.#put(s, encode(accountCodec, account));
     // A copy, so the caller's object stays its own.

@@ -127,8 +127,13 @@ export function txSigningBytes(network: string, bodyBytes: Uint8Array): Uint8Arr
 }
 
 function build(body: TxBody, bodyBytes: Uint8Array, signature: Uint8Array): Tx {
-  const bytes = concatBytes(bodyBytes, signature);
-  return { body, signature, bytes, id: sha256(bytes), bodyBytes };
+  return fromWire(body, concatBytes(bodyBytes, signature));
+}
+
+// A transaction over its wire bytes: the body and the signature are views into them, one copy in all.
+function fromWire(body: TxBody, bytes: Uint8Array): Tx {
+  const sigAt = bytes.length - SIGNATURE_LENGTH;
+  return { body, signature: bytes.subarray(sigAt), bytes, id: sha256(bytes), bodyBytes: bytes.subarray(0, sigAt) };
 }
 
 /** Decodes a transaction from its wire form; throws InvalidEncodingError for anything non-canonical. */
@@ -139,9 +144,8 @@ export function decodeTx(bytes: Uint8Array): Tx {
   if (bytes.length < SIGNATURE_LENGTH + 1) {
     throw new InvalidEncodingError('truncated', `transaction is ${bytes.length} bytes, too short to hold a signature`);
   }
-  const bodyBytes = bytes.slice(0, bytes.length - SIGNATURE_LENGTH);
-  const body = decode(txBodyCodec, bodyBytes);
-  return build(body, bodyBytes, bytes.slice(bytes.length - SIGNATURE_LENGTH));
+  const own = bytes.slice();
+  return fromWire(decode(txBodyCodec, own.subarray(0, own.length - SIGNATURE_LENGTH)), own);
 }
 
 /** Reads one transaction from a reader positioned at its start (blocks hold them back to back). */
@@ -149,8 +153,7 @@ export function readTx(r: Reader): Tx {
   const start = r.offset;
   const body = txBodyCodec.read(r);
   const sigAt = r.take(SIGNATURE_LENGTH, 'tx signature');
-  const bodyBytes = r.view(start, sigAt).slice();
-  return build(body, bodyBytes, r.view(sigAt, sigAt + SIGNATURE_LENGTH).slice());
+  return fromWire(body, r.view(start, sigAt + SIGNATURE_LENGTH).slice());
 }
 
 /** Signs `body` with `key` (whose public key must be `body.sender`) for `network`. */

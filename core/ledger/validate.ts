@@ -3,7 +3,7 @@
  * batch, then each transaction through the state machine, then the state root. On any failure the
  * state is returned to exactly where it was and InvalidBlockError names the rule.
  */
-import { bytesEqual } from '../encoding/bytes.ts';
+import { bytesEqual, bytesKey } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { verifyBatch, type SignedMessage } from '../crypto/ed25519.ts';
 import { applyTx, LedgerRuleError, signedMessages, type TxEffect } from './apply.ts';
@@ -73,8 +73,8 @@ function blockMessages(block: Block, params: ChainParams, headerVerified: boolea
   const seen = new Set<string>();
   for (let i = 0; i < block.txs.length; i++) {
     const tx = block.txs[i]!;
-    const id = toHex(tx.id);
-    if (seen.has(id)) fail('duplicate-tx', `transaction ${i} repeats ${id}`);
+    const id = bytesKey(tx.id);
+    if (seen.has(id)) fail('duplicate-tx', `transaction ${i} repeats ${toHex(tx.id)}`);
     seen.add(id);
     if (tx.body.kind === 'UptimeReward' && i !== 0) fail('reward-not-first', 'the UptimeReward must be the first transaction, and only one is allowed');
   }
@@ -109,7 +109,9 @@ export async function findInvalidSignatures(
   headerVerified: (block: Block) => boolean = () => false,
 ): Promise<{ readonly index: number; readonly error: InvalidBlockError } | null> {
   const messages: SignedMessage[] = [];
-  const owners: { block: number; owner: number }[] = [];
+  // For each message, the block holding it and its owner there (-1: the header).
+  const ownerBlocks: number[] = [];
+  const owners: number[] = [];
   for (let b = 0; b < blocks.length; b++) {
     let checked;
     try {
@@ -120,15 +122,16 @@ export async function findInvalidSignatures(
     }
     for (let i = 0; i < checked.messages.length; i++) {
       messages.push(checked.messages[i]!);
-      owners.push({ block: b, owner: checked.owners[i]! });
+      ownerBlocks.push(b);
+      owners.push(checked.owners[i]!);
     }
   }
   for (let start = 0; start < messages.length; start += VERIFY_WINDOW) {
-    const verdicts = await verifyBatch(messages.slice(start, start + VERIFY_WINDOW));
+    const verdicts = await verifyBatch(messages.length <= VERIFY_WINDOW ? messages : messages.slice(start, start + VERIFY_WINDOW));
     const bad = verdicts.indexOf(false);
     if (bad >= 0) {
-      const { block, owner } = owners[start + bad]!;
-      return { index: block, error: badSignature(blocks[block]!, owner) };
+      const block = ownerBlocks[start + bad]!;
+      return { index: block, error: badSignature(blocks[block]!, owners[start + bad]!) };
     }
   }
   return null;
@@ -189,7 +192,12 @@ export function applyVerifiedBlock(
   return { effects, changes: state.changesSince(mark) };
 }
 
-/** Validates and applies `block` on `state` (the parent's state): both steps above, in order. */
+/**
+ * Validates and applies `block` on `state` (the parent's state): both steps above. The signatures
+ * are checked on the other cores while this thread applies the block; the state is put back before
+ * their verdict is awaited and redone once they pass, so it never holds a block whose signatures
+ * are not known good. A bad signature is reported before any broken rule, as if checked first.
+ */
 export async function applyBlock(
   state: LedgerState,
   block: Block,
@@ -197,6 +205,17 @@ export async function applyBlock(
   params: ChainParams,
   nowMs?: number,
 ): Promise<Applied> {
-  await verifyBlockSignatures(block, params);
-  return applyVerifiedBlock(state, block, parent, params, nowMs);
+  const signatures = verifyBlockSignatures(block, params);
+  const mark = state.mark();
+  let outcome: { applied: Applied } | { error: unknown };
+  try {
+    outcome = { applied: applyVerifiedBlock(state, block, parent, params, nowMs) };
+  } catch (error) {
+    outcome = { error };
+  }
+  state.revert(mark);
+  await signatures;
+  if ('error' in outcome) throw outcome.error;
+  state.applyChanges(outcome.applied.changes, 'redo');
+  return outcome.applied;
 }

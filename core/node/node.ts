@@ -25,6 +25,7 @@ import type { History, TxListItem } from '../chain/readmodel.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { systemRandom, type Random } from '../crypto/random.ts';
 import { formatAmount } from '../encoding/amount.ts';
+import { bytesKey } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
 import { LedgerRuleError, type TxEffect } from '../ledger/apply.ts';
@@ -571,10 +572,12 @@ export class MeshNode implements NodeService {
 
   #streamTx(tx: Tx, amount: bigint): void {
     if (!STREAM_KINDS.includes(tx.body.kind)) return;
-    const id = toHex(tx.id);
-    if (this.#streamed.has(id)) return;
-    this.#streamed.add(id);
-    this.#emit(this.#txListeners, { id, origin: toHex(tx.body.sender), kind: tx.body.kind, amount: formatAmount(amount) });
+    const seen = bytesKey(tx.id);
+    if (this.#streamed.has(seen)) return;
+    this.#streamed.add(seen);
+    // Remembered even with no one listening, so a later listener is not sent it twice.
+    if (this.#txListeners.size === 0) return;
+    this.#emit(this.#txListeners, { id: toHex(tx.id), origin: toHex(tx.body.sender), kind: tx.body.kind, amount: formatAmount(amount) });
   }
 
   // ---- helpers ----

@@ -349,6 +349,8 @@ export class Sync {
     const previous = this.#applying;
     let applied!: () => void;
     this.#applying = new Promise<void>((resolve) => (applied = resolve));
+    // This range's signatures are checked on the other cores while the previous range is applied.
+    const checked = this.#chain.checkSignatures(blocks);
     try {
       await previous;
       // Stopped, or the target failed meanwhile (its previous range did not apply).
@@ -360,6 +362,7 @@ export class Sync {
       } else {
         done();
       }
+      await checked;
       const outcome = await this.#chain.addBranch(blocks, this.#clock.now());
       if (outcome === 'extended' || outcome === 'reorganized') {
         this.#progressAt = this.#clock.now();
