@@ -294,7 +294,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
     async fetch(request: Request, client: ClientInfo = {}): Promise<Response> {
       const encoding = chooseEncoding(request.headers.get('accept-encoding'));
       const meter: Meter = {};
-      const response = encodeResponse(await fetch(encoding ? plainRequest(request, encoding) : request, client, meter), encoding);
+      const response = encodeResponse(await fetch(plainRequest(request, encoding), client, meter), encoding);
       const fields = meter.key !== undefined && meter.take !== undefined ? limiter.fields(meter.key, meter.take) : undefined;
       if (fields === undefined) return response;
       // The service's responses are its own, made with mutable headers.
