@@ -426,6 +426,9 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     assert.equal(await from('203.0.113.7'), 429);
     assert.equal(await from('203.0.113.7, 203.0.113.8'), 200, 'the address the proxy appended counts, not what the client wrote before it');
     assert.equal(await from('203.0.113.8, 203.0.113.7'), 429);
+    assert.equal(await from('203.0.113.8, 203.0.113.7:51234'), 429, 'a port the proxy added is not part of the client');
+    for (let i = 0; i < 3; i++) assert.equal(await from(`[2001:db8::1]:${50000 + i}`), 200);
+    assert.equal(await from('2001:db8::2'), 429, 'a bracketed IPv6 address with a port, keyed by its /64');
   }, { trustProxy: true, limits: { rateLimit: { perSecond: 0.5, burst: 3 } } });
 
   t('JSON and the exports are compressed as Accept-Encoding asks, each encoding with its own ETag', async ({ get }) => {
