@@ -64,7 +64,11 @@ function naicsCode(text: string, name: string): string {
 const importOptions = {
   out: option({ value: 'FILE', description: 'the dataset file to write (written whole, through a temporary file)', shown: '~/.mesh/directory/directory.json, what mesh directory serves' }),
   source: list({ value: 'NAME', description: 'without input files: a public source to fetch, epa-frs or wikidata (default both)', parse: oneOf(LIVE_SOURCES) }),
-  naics: list({ value: 'CODE', description: "a NAICS code to fetch from the FRS (default: every code of the NAICS map)", parse: naicsCode }),
+  naics: list({
+    value: 'CODE',
+    description: "a NAICS code to fetch from the FRS (default: every code of the NAICS map); the FRS records of codes not given stay as they are",
+    parse: naicsCode,
+  }),
   'frs-url': option({ value: 'URL', description: 'the Envirofacts Data Service base', default: ENVIROFACTS_BASE }),
   'wikidata-url': option({ value: 'URL', description: 'the Wikidata SPARQL endpoint', default: WIKIDATA_SPARQL_ENDPOINT }),
   'page-size': option({ value: 'N', description: 'rows asked for per request', parse: integer(1, 10_000), default: 1000 }),
@@ -194,6 +198,7 @@ async function runLive(parsed: ImportArgs, naicsMap: NaicsMap, say: (line: strin
         frsBase: live.frsUrl,
         wikidataEndpoint: live.wikidataUrl,
         naicsCodes: live.naics.length > 0 ? [...new Set(live.naics)].sort() : frsCodes(naicsMap),
+        onlyTheseCodes: live.naics.length > 0,
         naicsMap,
         pageSize: live.pageSize,
         // A live import is dated by the day it ran.

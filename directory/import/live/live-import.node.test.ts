@@ -146,6 +146,36 @@ test('a source whose rows end on a page boundary ends at the empty page after it
   }
 });
 
+test('--naics over an existing dataset replaces the FRS records of the codes given, and keeps those of every other code', async () => {
+  const codesOf = (text: string, code: string): string[] =>
+    parseDataset(text).records.filter((r) => r.category_evidence.some((e) => e.source === 'epa-frs' && e.value === code)).map((r) => r.id);
+  const full = await startReplay(SHAPE);
+  const out = join(dir, 'subset', 'directory.json');
+  try {
+    assert.equal((await run(liveArgs(out, full))).code, 0);
+  } finally {
+    await full.close();
+  }
+  const before = await readFile(out, 'utf8');
+  // The source now lists fewer 332322 facilities (60 of the 120).
+  const fewer = await startReplay({ frsRows: { '332710': 250, '332322': 60 }, wikidataItems: 0 });
+  try {
+    const { code, stderr } = await run([...liveArgs(out, fewer, ['332322']), '--source', 'epa-frs']);
+    assert.equal(code, 0, stderr);
+    assert.ok([...fewer.requests.keys()].every((k) => k.includes('332322')), 'only the code given is fetched');
+    const alone = join(dir, 'subset', 'alone.json');
+    assert.equal((await run([...liveArgs(alone, fewer, ['332322']), '--source', 'epa-frs', '--fresh'])).code, 0);
+    const after = await readFile(out, 'utf8');
+    assert.ok(codesOf(before, '332710').length > 100);
+    assert.deepEqual(codesOf(after, '332710'), codesOf(before, '332710'), 'the records of 332710 stay, with their evidence');
+    assert.deepEqual(codesOf(after, '332322'), codesOf(await readFile(alone, 'utf8'), '332322'), 'those of 332322 are what the source lists now');
+    assert.ok(codesOf(after, '332322').length < codesOf(before, '332322').length);
+    assert.equal(parseDataset(after).records.filter((r) => r.id.startsWith('wd-')).length, 6, 'another source is untouched');
+  } finally {
+    await fewer.close();
+  }
+});
+
 const mesh = fileURLToPath(new URL('../../../bin/mesh.js', import.meta.url));
 
 /** Runs the import in a child process and kills it with SIGKILL after `lines` lines of progress. */

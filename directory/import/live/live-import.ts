@@ -35,6 +35,11 @@ export interface LiveImportOptions {
   readonly wikidataEndpoint: string;
   /** NAICS codes to fetch from the FRS. */
   readonly naicsCodes: readonly string[];
+  /**
+   * The codes were chosen (`--naics`), not the map's whole list: the FRS records fetched replace
+   * the dataset's FRS evidence for those codes alone, and the FRS records of other codes stay.
+   */
+  readonly onlyTheseCodes?: boolean;
   readonly naicsMap: NaicsMap;
   /** Rows per FRS page and bindings per Wikidata page. */
   readonly pageSize: number;
@@ -96,7 +101,10 @@ function frsStreams(options: LiveImportOptions, manifest: Manifest, dir: string)
     url: frsPageUrl(manifest.frsBase, code, first, manifest.pageSize),
     file: join(dir, `epa-frs-${code}-${first}.csv`),
     accept: 'text/csv',
-    read: (text) => withUrl(importEpaFrs(normalizeFrsPage(text), { retrieved: manifest.retrieved, naicsMap: options.naicsMap }), manifest.frsBase),
+    read: (text) => {
+      const result = withUrl(importEpaFrs(normalizeFrsPage(text), { retrieved: manifest.retrieved, naicsMap: options.naicsMap }), manifest.frsBase);
+      return options.onlyTheseCodes ? { ...result, scope: { property: 'NAICS_CODE', values: manifest.naicsCodes } } : result;
+    },
   }));
 }
 
