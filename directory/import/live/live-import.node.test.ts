@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { captureOutput } from '../../../test/capture-output.ts';
 import { parseDataset } from '../../dataset.ts';
 import { type ReplayOptions, startReplay } from '../../testing/replay-sources.ts';
-import { runImport } from '../cli.ts';
+import { DEFAULT_NAICS_MAP, runImport } from '../cli.ts';
+import { NaicsMap } from '../evidence.ts';
 import { exists } from '../dataset-file.ts';
 import { EPA_LICENCE } from '../epa-frs.ts';
 import { WIKIDATA_LICENCE } from '../wikidata.ts';
@@ -45,8 +46,8 @@ test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropp
     misbehave: (source, page, attempt) => {
       if (attempt > 1) return undefined;
       if (source === 'wikidata') return 'throttle';
-      if (page.endsWith('/332710/FRS_FACILITY_SITE/rows/100:199/CSV')) return 'drop';
-      if (page.endsWith('/332322/FRS_FACILITY_SITE/rows/0:99/CSV')) return 'unavailable';
+      if (page === 'frs 332710 101:200') return 'drop';
+      if (page === 'frs 332322 1:100') return 'unavailable';
       return undefined;
     },
   });
@@ -56,7 +57,7 @@ test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropp
     assert.equal(code, 0, stderr);
     // Pages: 332710 at 0, 100, 200 (50 rows: the last); 332322 at 0, 100 (20 rows); one Wikidata page.
     assert.equal(replay.requests.size, 6);
-    assert.equal(replay.requests.get('/efservice/FRS_NAICS/NAICS_CODE/332710/FRS_FACILITY_SITE/rows/100:199/CSV'), 2, 'the dropped page fetched again');
+    assert.equal(replay.requests.get('frs 332710 101:200'), 2, 'the dropped page fetched again');
     assert.equal(replay.requests.get('/sparql offset 0'), 2, 'asked again after the Retry-After');
     assert.match(stderr, /wikidata offset 0: HTTP 429, Retry-After 1; retrying in 1 s/);
     assert.match(stderr, /epa-frs NAICS 332322 rows 0-99: HTTP 503; retrying in 1 s/);
@@ -79,6 +80,13 @@ test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropp
     assert.ok(epa.length > 100);
     assert.ok(epa.some((r) => r.categories.includes('cnc-machining')) && epa.some((r) => r.categories.includes('sheet-metal')));
     assert.ok(!epa.some((r) => r.id === 'epa-12345'));
+    // Every facility the service listed for a code carries that code's evidence, and its category.
+    const map = NaicsMap.parse(await readFile(DEFAULT_NAICS_MAP, 'utf8'));
+    for (const r of epa) {
+      const codes = r.category_evidence.filter((e) => e.source === 'epa-frs').map((e) => e.value);
+      assert.ok(codes.length > 0 && codes.every((c) => c === '332710' || c === '332322'), `${r.id}: ${codes.join(' ')}`);
+      for (const code of codes) for (const m of map.lookup(code)) if (m.strength !== 'weak') assert.ok(r.categories.includes(m.category), `${r.id} ${code}`);
+    }
     assert.equal(wd.length, 6, 'the item with country XX is skipped');
     for (const r of wd) {
       assert.match(r.id, /^wd-Q9000000\d\d$/);
@@ -104,7 +112,7 @@ test('a failed live import leaves the previous dataset whole; run again, it resu
     assert.match(stderr, /wikidata offset 0: HTTP 500; retrying in 1 s/);
     assert.match(stderr, /gave up after 2 attempts; last: HTTP 500/);
     assert.match(stderr, /left as it was; run the same command again to resume/);
-    frsRequests = [...broken.requests.keys()].filter((k) => k.startsWith('/efservice')).length;
+    frsRequests = [...broken.requests.keys()].filter((k) => k.startsWith('frs ')).length;
     assert.equal(frsRequests, 5);
   } finally {
     await broken.close();
@@ -137,7 +145,7 @@ test('a source whose rows end on a page boundary ends at the empty page after it
     const out = join(dir, 'boundary', 'directory.json');
     const { code, stderr } = await run([...liveArgs(out, replay, ['332710']), '--source', 'epa-frs']);
     assert.equal(code, 0, stderr);
-    assert.deepEqual([...replay.requests.keys()].map((k) => k.replace(/^.*\/rows\//, '')), ['0:99/CSV', '100:199/CSV', '200:299/CSV']);
+    assert.deepEqual([...replay.requests.keys()], ['frs 332710 1:100', 'frs 332710 101:200', 'frs 332710 201:300']);
     assert.match(stderr, /rows 200-299: 0 rows; epa-frs so far 200 rows/);
     const dataset = parseDataset(await readFile(out, 'utf8'));
     assert.deepEqual(dataset.sources.map((s) => s.key), ['epa-frs']);
