@@ -95,7 +95,7 @@ async function frsRowsByCode(options: ReplayOptions): Promise<Map<string, string
   for (const [code, count] of Object.entries(options.frsRows)) {
     const rows = extract
       .slice(next, next + count)
-      .map((v) => ({ ...v, NAICS_CODE: code }))
+      .map((v): Record<string, string> => ({ ...v, NAICS_CODE: code }))
       .sort((a, b) => compareStrings(a.PGM_SYS_ACRNM ?? '', b.PGM_SYS_ACRNM ?? '') || compareStrings(a.PGM_SYS_ID ?? '', b.PGM_SYS_ID ?? ''));
     byCode.set(
       code,
