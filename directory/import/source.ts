@@ -8,6 +8,8 @@ import type { FactoryRecord, SourceRef } from '../record.ts';
 export interface ImportProblem {
   line: number;
   message: string;
+  /** The input could not be read past this point (an unclosed quote): what follows is missing. */
+  stopped?: true;
 }
 
 export interface ImportResult {

@@ -19,7 +19,7 @@ import { compareStrings } from '../import/source.ts';
 import { SHARED_FRS_EXTRACT } from './shared-dataset.ts';
 
 /** What the stand-in does to the n-th request (1-based) for a path; undefined: answer normally. */
-export type Misbehaviour = 'throttle' | 'unavailable' | 'drop' | 'fail';
+export type Misbehaviour = 'throttle' | 'unavailable' | 'drop' | 'fail' | 'unclosed-quote';
 
 export interface ReplayOptions {
   /** Extract rows given to each NAICS code, in order: code → how many. */
@@ -155,6 +155,12 @@ export async function startReplay(options: ReplayOptions): Promise<ReplayServer>
       response.writeHead(503, { 'content-type': 'text/plain' }).end('Service Unavailable');
     } else if (misbehaviour === 'fail') {
       response.writeHead(500, { 'content-type': 'text/plain' }).end('Internal Server Error');
+    } else if (misbehaviour === 'unclosed-quote') {
+      // An answer that stops inside a quoted field of its middle row, ended as if whole.
+      const lines = found.body.split('\n');
+      const middle = lines.length >> 1;
+      const cut = `${lines.slice(0, middle).join('\n')}\n${lines[middle]!.slice(0, lines[middle]!.lastIndexOf('"'))}\n`;
+      response.writeHead(200, { 'content-type': found.type }).end(cut);
     } else if (misbehaviour === 'drop') {
       const bytes = Buffer.from(found.body);
       response.writeHead(200, { 'content-type': found.type, 'content-length': bytes.length });

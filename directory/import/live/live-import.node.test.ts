@@ -184,6 +184,23 @@ test('--naics over an existing dataset replaces the FRS records of the codes giv
   }
 });
 
+test('a page the CSV reader cannot finish (an unclosed quote) fails the import as not the format; it does not pass for a short last page', async () => {
+  const out = join(dir, 'unclosed', 'directory.json');
+  await run(['--out', out, '--exhibitors', fileURLToPath(new URL('../fixtures/exhibitors-sample.csv', import.meta.url))]);
+  const before = await readFile(out, 'utf8');
+  const replay = await startReplay({ ...SHAPE, misbehave: (_source, page) => (page === 'frs 332710 101:200' ? 'unclosed-quote' : undefined) });
+  try {
+    const { code, stderr } = await run(liveArgs(out, replay));
+    assert.equal(code, 1, stderr);
+    assert.match(stderr, /epa-frs NAICS 332710 rows 100-199, line \d+: not the source's format: .*Quote Not Closed/i);
+    assert.ok(!replay.requests.has('frs 332710 201:300'), 'the import stopped at the broken page');
+    assert.equal(await readFile(out, 'utf8'), before);
+    assert.equal(await exists(join(stagingDir(out), 'epa-frs-332710-100.csv')), false, 'the broken page is not kept');
+  } finally {
+    await replay.close();
+  }
+});
+
 const mesh = fileURLToPath(new URL('../../../bin/mesh.js', import.meta.url));
 
 /** Runs the import in a child process and kills it with SIGKILL after `lines` lines of progress. */

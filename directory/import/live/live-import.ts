@@ -157,9 +157,11 @@ export async function liveImport(options: LiveImportOptions, say: (line: string)
       const kept = await exists(page.file);
       const text = kept ? await readFile(page.file, 'utf8') : await fetchPage(page, options.fetch, say);
       const result = text.trim() === '' ? EMPTY : page.read(text);
-      if (result.rows === 0 && result.problems.length > 0) {
+      // A page read only in part (an unclosed quote) would pass for a short last page: it fails too.
+      const fatal = result.problems.find((p) => p.stopped) ?? (result.rows === 0 ? result.problems[0] : undefined);
+      if (fatal !== undefined) {
         await rm(page.file, { force: true });
-        throw new FetchFailedError(`${page.label}: not the source's format: ${result.problems[0]!.message}`);
+        throw new FetchFailedError(`${page.label}, line ${fatal.line}: not the source's format: ${fatal.message}`);
       }
       const totals = bySource.get(page.source) ?? { rows: 0, records: 0, problems: 0 };
       totals.rows += result.rows;
