@@ -13,7 +13,7 @@ import { isIsoDate } from '../record.ts';
 import { decodeFrsExport, importEpaFrs } from './epa-frs.ts';
 import { NaicsMap } from './evidence.ts';
 import { importExhibitors } from './exhibitors.ts';
-import { writeMerged } from './dataset-file.ts';
+import { removeStaleTemporaries, writeMerged } from './dataset-file.ts';
 import type { ImportResult } from './source.ts';
 import { importWikidata } from './wikidata.ts';
 import { ENVIROFACTS_BASE, frsCodes } from './live/frs-pages.ts';
@@ -22,6 +22,13 @@ import { userAgent } from './live/polite-fetch.ts';
 import { WIKIDATA_SPARQL_ENDPOINT } from './live/wikidata-pages.ts';
 
 export const DEFAULT_NAICS_MAP = new URL('../data/naics-category-map.json', import.meta.url);
+/**
+ * The last line of a finished import: what a running `mesh directory` does with the new file. It
+ * keeps a dataset it has loaded (router.ts: loaded once); without one, it retries the load with a
+ * back-off of at most 16 s (DEFAULT_LIMITS.retry).
+ */
+export const SERVED_NOTE =
+  'A running `mesh directory` that has no dataset yet serves this one within 16 s; one already serving a dataset keeps it until restarted.';
 // Problems printed per input before the rest are only counted.
 const SHOWN_PROBLEMS = 50;
 
@@ -152,6 +159,7 @@ async function runImportWith(parsed: ImportArgs): Promise<number> {
   try {
     const naicsMap = NaicsMap.parse(await readFile(parsed.naicsMap ?? DEFAULT_NAICS_MAP, 'utf8'));
     await mkdir(dirname(parsed.out), { recursive: true });
+    await removeStaleTemporaries(parsed.out, say);
     if (parsed.inputs.length === 0) return await runLive(parsed, naicsMap, say);
     const results: ImportResult[] = [];
     let unreadable = false;
@@ -181,6 +189,7 @@ async function runImportWith(parsed: ImportArgs): Promise<number> {
       return 1;
     }
     await writeMerged(parsed.out, results, { fresh: parsed.fresh, generated: parsed.generated }, say);
+    say(SERVED_NOTE);
     return 0;
   } catch (error) {
     say(`mesh directory import: ${(error as Error).message}`);
@@ -209,6 +218,7 @@ async function runLive(parsed: ImportArgs, naicsMap: NaicsMap, say: (line: strin
       },
       say,
     );
+    say(SERVED_NOTE);
     return 0;
   } catch (error) {
     say(`mesh directory import: ${(error as Error).message}`);

@@ -203,13 +203,13 @@ test('a page the CSV reader cannot finish (an unclosed quote) fails the import a
 
 const mesh = fileURLToPath(new URL('../../../bin/mesh.js', import.meta.url));
 
-/** Runs the import in a child process and kills it with SIGKILL after `lines` lines of progress. */
-async function killedAfter(args: string[], lines: number): Promise<number | null> {
-  const child = spawn(process.execPath, [mesh, 'directory', 'import', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+/** Runs the import in a child process and kills it with SIGKILL at the first line of progress `kill` accepts. */
+async function killedAt(args: string[], kill: (line: string, index: number) => boolean, env: NodeJS.ProcessEnv = {}): Promise<number | null> {
+  const child = spawn(process.execPath, [mesh, 'directory', 'import', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
   let seen = 0;
   const exited = once(child, 'exit');
-  createInterface({ input: child.stderr! }).on('line', () => {
-    if (++seen === lines) child.kill('SIGKILL');
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (kill(line, ++seen)) child.kill('SIGKILL');
   });
   const [code] = await exited;
   return code as number | null;
@@ -226,7 +226,7 @@ test('an import killed with SIGKILL at any point leaves the old dataset or the n
     await writeFile(out, OLD);
     let finished = false;
     for (let lines = 1; lines < 40 && !finished; lines += 2) {
-      const code = await killedAfter(liveArgs(out, replay), lines);
+      const code = await killedAt(liveArgs(out, replay), (_line, index) => index === lines);
       const now = await readFile(out, 'utf8');
       assert.ok(now === OLD || now === complete, `after ${lines} lines: neither the old dataset nor the new one`);
       finished = code === 0;
@@ -235,7 +235,42 @@ test('an import killed with SIGKILL at any point leaves the old dataset or the n
     assert.equal(await readFile(out, 'utf8'), complete);
     assert.equal(await exists(stagingDir(out)), false);
     const leftovers = (await readdir(join(dir, 'kill'))).filter((f) => f.endsWith('.tmp'));
-    assert.ok(leftovers.length <= 1, 'at most the temporary file of the one write a kill interrupted');
+    assert.deepEqual(leftovers, [], 'what a killed write left, the next import removed');
+  } finally {
+    await replay.close();
+  }
+});
+
+test('an import killed while the new dataset is written, before its rename, leaves the old dataset; the next run cleans up and finishes', async () => {
+  const replay = await startReplay({ frsRows: { '332710': 150 }, wikidataItems: 3 });
+  try {
+    const folder = join(dir, 'kill-write');
+    const reference = join(folder, 'reference.json');
+    assert.equal((await run(liveArgs(reference, replay, ['332710']))).code, 0);
+    const complete = await readFile(reference, 'utf8');
+    const out = join(folder, 'directory.json');
+    await writeFile(out, OLD);
+    const temporaries = async (): Promise<string[]> => (await readdir(folder)).filter((f) => f.startsWith('.directory.json.') && f.endsWith('.tmp'));
+    let killedWriting = false;
+    const code = await killedAt(
+      liveArgs(out, replay, ['332710']),
+      (line) => (killedWriting = line.startsWith('temporary file written')),
+      { MESH_TEST_PAUSE_BEFORE_RENAME_MS: '60000' },
+    );
+    assert.equal(code, null, 'killed');
+    assert.ok(killedWriting, 'the kill landed between writing the temporary file and renaming it');
+    const [left] = await temporaries();
+    assert.ok(left !== undefined, 'the interrupted write left its temporary file');
+    assert.equal(await readFile(join(folder, left), 'utf8'), complete, 'whole, but never renamed into place');
+    assert.equal(await readFile(out, 'utf8'), OLD, 'the old dataset, untouched');
+
+    const { code: again, stderr } = await run(liveArgs(out, replay, ['332710']));
+    assert.equal(again, 0, stderr);
+    assert.match(stderr, new RegExp(`removed ${left.replaceAll('.', '\\.')}, left by an earlier import that was stopped while writing`));
+    assert.match(stderr, /rows 0-99: 100 rows \(kept from the earlier run\)/);
+    assert.match(stderr.trimEnd().split('\n').at(-1)!, /has no dataset yet serves this one within 16 s; one already serving a dataset keeps it until restarted/);
+    assert.equal(await readFile(out, 'utf8'), complete);
+    assert.deepEqual(await temporaries(), []);
   } finally {
     await replay.close();
   }
