@@ -6,7 +6,9 @@
  * it: lower-case column names, FRS_NAICS's columns first, the joined table's key columns qualified
  * (`frs.frs_program_facility.pgm_sys_id`), ISO dates (`2015-12-31 00:00:00`), rows sorted as asked.
  * The rows are the shared EPA extract's, every one given the asked NAICS code. The Wikidata Query
- * Service: W3C SPARQL JSON results of made-up items (Q900000…). Tests script its misbehaviour: a
+ * Service: the two POSTed queries of live/wikidata-pages.ts (industries, then pages of
+ * `VALUES ?industry`, ORDER BY every variable), answered in W3C SPARQL JSON from made-up items
+ * (Q900000…); any other query is a 404. Tests script its misbehaviour: a
  * 429 with Retry-After, a 503, a connection dropped halfway through a body, a malformed row, a
  * delay on every answer.
  */
@@ -19,7 +21,7 @@ import { compareStrings } from '../import/source.ts';
 import { SHARED_FRS_EXTRACT } from './shared-dataset.ts';
 
 /** What the stand-in does to the n-th request (1-based) for a path; undefined: answer normally. */
-export type Misbehaviour = 'throttle' | 'unavailable' | 'drop' | 'fail' | 'unclosed-quote';
+export type Misbehaviour = 'throttle' | 'unavailable' | 'drop' | 'fail' | 'unclosed-quote' | 'query-timeout';
 
 export interface ReplayOptions {
   /** Extract rows given to each NAICS code, in order: code → how many. */
@@ -42,14 +44,17 @@ export interface ReplayServer {
   close(): Promise<void>;
 }
 
+/** The made-up industries the first query finds. */
+const INDUSTRIES = [
+  ['Q900000201', 'machining'],
+  ['Q900000202', 'electroplating'],
+  ['Q900000203', 'injection molding'],
+  ['Q900000204', 'sheet metal'],
+] as const;
+
 /** The made-up Wikidata bindings: each item has two industries, the last has a bad country code. */
 function wikidataBindings(items: number): Record<string, { type: string; value: string }>[] {
-  const industries = [
-    ['Q900000201', 'machining'],
-    ['Q900000202', 'electroplating'],
-    ['Q900000203', 'injection molding'],
-    ['Q900000204', 'sheet metal'],
-  ] as const;
+  const industries = INDUSTRIES;
   const bindings: Record<string, { type: string; value: string }>[] = [];
   for (let i = 0; i < items; i++) {
     for (const k of [0, 1]) {
@@ -120,7 +125,7 @@ export async function startReplay(options: ReplayOptions): Promise<ReplayServer>
   const bindings = wikidataBindings(options.wikidataItems);
   const requests = new Map<string, number>();
 
-  function answer(request: IncomingMessage): { source: 'frs' | 'wikidata'; page: string; type: string; body: string } | undefined {
+  function answer(request: IncomingMessage, form: string): { source: 'frs' | 'wikidata'; page: string; type: string; body: string } | undefined {
     const url = new URL(request.url ?? '/', 'http://x');
     const frs = FRS_PAGE.exec(url.pathname);
     if (frs && Number(frs[2]) >= 1) {
@@ -128,20 +133,30 @@ export async function startReplay(options: ReplayOptions): Promise<ReplayServer>
       const page = rows.slice(Number(frs[2]) - 1, Number(frs[3]));
       return { source: 'frs', page: `frs ${frs[1]} ${frs[2]}:${frs[3]}`, type: 'text/csv', body: [header, ...page].join('\n') + '\n' };
     }
-    if (url.pathname === '/sparql' && url.searchParams.get('format') === 'json') {
-      const query = url.searchParams.get('query') ?? '';
-      const limit = Number(/LIMIT (\d+)/.exec(query)?.[1]);
-      const offset = Number(/OFFSET (\d+)/.exec(query)?.[1]);
-      const vars = ['item', 'itemLabel', 'countryCode', 'city', 'cityLabel', 'industry', 'industryLabel', 'website', 'modified'];
-      // Pretty-printed, one member a line, as the Query Service prints it.
-      const body = JSON.stringify({ head: { vars }, results: { bindings: bindings.slice(offset, offset + limit) } }, null, 1);
-      return { source: 'wikidata', page: `/sparql offset ${offset}`, type: 'application/sparql-results+json', body };
+    const params = new URLSearchParams(form);
+    const query = params.get('query') ?? '';
+    if (url.pathname !== '/sparql' || request.method !== 'POST' || params.get('format') !== 'json') return undefined;
+    // Pretty-printed, one member a line, as the Query Service prints it.
+    const sparqlJson = (vars: string[], rows: unknown[]): string => JSON.stringify({ head: { vars }, results: { bindings: rows } }, null, 1);
+    if (/^SELECT DISTINCT \?industry WHERE/.test(query)) {
+      const industries = INDUSTRIES.map(([qid]) => ({ industry: { type: 'uri', value: `http://www.wikidata.org/entity/${qid}` } }));
+      return { source: 'wikidata', page: '/sparql industries', type: 'application/sparql-results+json', body: sparqlJson(['industry'], industries) };
     }
-    return undefined;
+    const values = /VALUES \?industry \{([^}]*)\}/.exec(query)?.[1]?.trim().split(/\s+/).map((v) => v.replace(/^wd:/, '')) ?? [];
+    const limit = /\nLIMIT (\d+)\n/.exec(query)?.[1];
+    const offset = /\nOFFSET (\d+)$/.exec(query)?.[1];
+    // The page query as documented: the industries asked for, paged in a total order.
+    if (values.length === 0 || limit === undefined || offset === undefined || !query.includes('ORDER BY ?item ?industry ?country ?countryCode ?city ?website ?modified')) {
+      return undefined;
+    }
+    const asked = new Set(values);
+    const rows = bindings.filter((b) => asked.has(b.industry!.value.replace(/^.*\//, ''))).slice(Number(offset), Number(offset) + Number(limit));
+    const vars = ['item', 'itemLabel', 'countryCode', 'city', 'cityLabel', 'industry', 'industryLabel', 'website', 'modified'];
+    return { source: 'wikidata', page: `/sparql offset ${offset}`, type: 'application/sparql-results+json', body: sparqlJson(vars, rows) };
   }
 
-  function respond(request: IncomingMessage, response: ServerResponse): void {
-    const found = answer(request);
+  function respond(request: IncomingMessage, form: string, response: ServerResponse): void {
+    const found = answer(request, form);
     if (found === undefined) {
       response.writeHead(404).end();
       return;
@@ -155,6 +170,9 @@ export async function startReplay(options: ReplayOptions): Promise<ReplayServer>
       response.writeHead(503, { 'content-type': 'text/plain' }).end('Service Unavailable');
     } else if (misbehaviour === 'fail') {
       response.writeHead(500, { 'content-type': 'text/plain' }).end('Internal Server Error');
+    } else if (misbehaviour === 'query-timeout') {
+      // The Query Service's answer to a query over its 60 s limit.
+      response.writeHead(500, { 'content-type': 'text/plain' }).end('SPARQL-QUERY: queryStr=…\njava.util.concurrent.TimeoutException\n\tat java.util.concurrent.FutureTask.get(FutureTask.java:205)\n');
     } else if (misbehaviour === 'unclosed-quote') {
       // An answer that stops inside a quoted field of its middle row, ended as if whole.
       const lines = found.body.split('\n');
@@ -170,9 +188,12 @@ export async function startReplay(options: ReplayOptions): Promise<ReplayServer>
     }
   }
 
-  const server = createServer((request, response) => {
-    if (options.delayMs) setTimeout(() => respond(request, response), options.delayMs);
-    else respond(request, response);
+  const server = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const form = Buffer.concat(chunks).toString('utf8');
+    if (options.delayMs) setTimeout(() => respond(request, form, response), options.delayMs);
+    else respond(request, form, response);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

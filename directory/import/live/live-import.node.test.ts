@@ -55,8 +55,10 @@ test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropp
     const out = join(dir, 'live', 'directory.json');
     const { code, stderr } = await run(liveArgs(out, replay));
     assert.equal(code, 0, stderr);
-    // Pages: 332710 at 0, 100, 200 (50 rows: the last); 332322 at 0, 100 (20 rows); one Wikidata page.
-    assert.equal(replay.requests.size, 6);
+    // Pages: 332710 at 0, 100, 200 (50 rows: the last); 332322 at 0, 100 (20 rows); Wikidata's industries and one page.
+    assert.equal(replay.requests.size, 7);
+    assert.equal(replay.requests.get('/sparql industries'), 2);
+    assert.match(stderr, /wikidata industries: 4 industries name an activity of the directory/);
     assert.equal(replay.requests.get('frs 332710 101:200'), 2, 'the dropped page fetched again');
     assert.equal(replay.requests.get('/sparql offset 0'), 2, 'asked again after the Retry-After');
     assert.match(stderr, /wikidata offset 0: HTTP 429, Retry-After 1; retrying in 1 s/);
@@ -109,7 +111,7 @@ test('a failed live import leaves the previous dataset whole; run again, it resu
   try {
     const { code, stderr } = await run([...liveArgs(out, broken), '--attempts', '2']);
     assert.equal(code, 1, stderr);
-    assert.match(stderr, /wikidata offset 0: HTTP 500; retrying in 1 s/);
+    assert.match(stderr, /wikidata industries: HTTP 500; retrying in 1 s/);
     assert.match(stderr, /gave up after 2 attempts; last: HTTP 500/);
     assert.match(stderr, /left as it was; run the same command again to resume/);
     frsRequests = [...broken.requests.keys()].filter((k) => k.startsWith('frs ')).length;
@@ -131,7 +133,7 @@ test('a failed live import leaves the previous dataset whole; run again, it resu
     assert.equal(code, 0, stderr);
     assert.match(stderr, /resuming the import begun 2026-11-24/);
     assert.match(stderr, /epa-frs NAICS 332710 rows 0-99: 100 rows \(kept from the earlier run\)/);
-    assert.deepEqual([...healthy.requests.keys()], ['/sparql offset 0'], 'only the missing page is fetched');
+    assert.deepEqual([...healthy.requests.keys()], ['/sparql industries', '/sparql offset 0'], 'only what is missing is fetched');
   } finally {
     await healthy.close();
   }
@@ -196,6 +198,20 @@ test('a page the CSV reader cannot finish (an unclosed quote) fails the import a
     assert.ok(!replay.requests.has('frs 332710 201:300'), 'the import stopped at the broken page');
     assert.equal(await readFile(out, 'utf8'), before);
     assert.equal(await exists(join(stagingDir(out), 'epa-frs-332710-100.csv')), false, 'the broken page is not kept');
+  } finally {
+    await replay.close();
+  }
+});
+
+test('a Query Service time-out (500 with its TimeoutException) stops the import at once instead of asking the same query again', async () => {
+  const replay = await startReplay({ ...SHAPE, misbehave: (source, page) => (page === '/sparql offset 0' ? 'query-timeout' : undefined) });
+  try {
+    const out = join(dir, 'timeout', 'directory.json');
+    const { code, stderr } = await run([...liveArgs(out, replay), '--source', 'wikidata']);
+    assert.equal(code, 1, stderr);
+    assert.equal(replay.requests.get('/sparql offset 0'), 1, 'not retried');
+    assert.match(stderr, /HTTP 500: the Query Service stopped the query at its time limit; .*smaller --page-size/);
+    assert.equal(await exists(out), false);
   } finally {
     await replay.close();
   }
