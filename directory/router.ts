@@ -68,8 +68,6 @@ export interface DirectoryOptions {
    * instead of the connection's. Off by default, when the header is ignored: anyone can send it.
    */
   readonly trustProxy?: boolean;
-  /** The dataset file `data` reads, named in the 503's import hint (none on Deploy). */
-  readonly datasetPath?: string;
 }
 
 export type { ClientInfo } from '../core/web/router.ts';
@@ -170,7 +168,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
   async function requireData(): Promise<LoadedData> {
     const state = await loader.get();
     if (!state.ok) {
-      throw unavailable(`the directory's dataset could not be loaded; this is not an empty directory. ${importHint(options.datasetPath)}`, state.retryAfterSeconds);
+      throw unavailable(`the directory's dataset could not be loaded; this is not an empty directory. ${importHint()}`, state.retryAfterSeconds);
     }
     return state.data;
   }

@@ -76,7 +76,6 @@ export async function startDenoDirectory(options: ServeOptions, data: string, on
     submissions: store,
     limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst } },
     trustProxy: options.trustProxy,
-    datasetPath: data,
     onError,
   });
   const records = await directory.ready();

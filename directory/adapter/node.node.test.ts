@@ -272,7 +272,8 @@ test('mesh directory on a fresh machine: starts, says how to import, and every r
       const problem = (await response.json()) as { factories: unknown; detail: string; type: string };
       assert.equal(problem.type, '/problems/registry-unavailable', path);
       assert.equal(problem.factories, null, path);
-      assert.ok(problem.detail.includes(`not an empty directory. To get a dataset, run \`npx mesh directory import --out ${expected}\``), path);
+      assert.ok(problem.detail.endsWith(`not an empty directory. ${importHint()}`), path);
+      assert.ok(!problem.detail.includes(dir), 'no file path in a public answer');
     }
     assert.equal(await statusOf(`${server.url}/openapi.json`), 200, 'what needs no data still answers');
     assert.equal(await server.stop(), 0);
@@ -288,7 +289,8 @@ test('mesh directory answers 503 for a missing dataset file and recovers once it
     assert.equal(missing.status, 503);
     const body = (await missing.json()) as { factories: unknown; detail: string };
     assert.equal(body.factories, null);
-    assert.ok(body.detail.includes(`run \`npx mesh directory import --out ${data}\``), 'the hint names the file served');
+    assert.ok(!body.detail.includes(data), 'no file path in a public answer');
+    assert.ok(server.lines.some((line) => line.endsWith(`run \`npx mesh directory import --out ${data}\` (it fetches one from the public sources, US EPA FRS and Wikidata, into the file this directory serves), or start the directory with --data FILE.`)), 'the start line names the file served');
     await writeFile(data, fixtureText());
     let status = 503;
     for (let i = 0; i < 60 && status === 503; i++) {

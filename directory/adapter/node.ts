@@ -64,7 +64,6 @@ async function runDirectory(options: ServeOptions): Promise<number> {
     submissions: store,
     limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst } },
     trustProxy: options.trustProxy,
-    datasetPath: dataPath,
     onError: (error) => process.stderr.write(`directory: ${(error as Error)?.message ?? String(error)}\n`),
   });
   // Load before listening, so the first requests do not wait and start-up time includes the load.
