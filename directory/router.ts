@@ -19,7 +19,7 @@ import { chooseEncoding, encodeResponse, plainRequest } from './http/compression
 import { EXPORT_CACHE_CONTROL, exportStream, ndjsonStream, notModified } from './http/export.ts';
 import { API_VERSION, openApiDocument } from './http/openapi.ts';
 import { type ParamDef, parseQuery, validateParams } from './http/params.ts';
-import { IMPORT_HINT, isProblemCode, PROBLEMS, ProblemError, unavailable } from './http/problem.ts';
+import { importHint, isProblemCode, PROBLEMS, ProblemError, unavailable } from './http/problem.ts';
 import { clientKeyOf, type RateLimitOptions, type TakeResult, TokenBucketLimiter } from './http/rate-limit.ts';
 import { type FixedBody, fixedBody, fixedResponse } from './http/fixed-body.ts';
 import { factoryByIdJson, registryStatsJson, searchFactoriesJson } from './http/reads.ts';
@@ -131,12 +131,15 @@ interface Meter {
 
 /**
  * The client a request is counted against. With `trustProxy`, the last address of X-Forwarded-For:
- * the one the proxy in front appended (the ones before it are whatever the client sent).
+ * the one the proxy in front appended (the ones before it are whatever the client sent), without a
+ * port some proxies add (`192.0.2.1:5000`, `[2001:db8::1]:5000`), which would make each connection
+ * a bucket of its own.
  */
 function clientAddress(request: Request, client: ClientInfo, trustProxy: boolean): string | undefined {
   if (!trustProxy) return client.remoteAddress;
   const forwarded = request.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim();
-  return forwarded ? forwarded : client.remoteAddress;
+  if (!forwarded) return client.remoteAddress;
+  return /^\[([^\]]+)\](?::\d+)?$/.exec(forwarded)?.[1] ?? /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(forwarded)?.[1] ?? forwarded;
 }
 
 /** A JSON body given as its bytes (the Response copies them). */
@@ -165,7 +168,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
   async function requireData(): Promise<LoadedData> {
     const state = await loader.get();
     if (!state.ok) {
-      throw unavailable(`the directory's dataset could not be loaded; this is not an empty directory. ${IMPORT_HINT}`, state.retryAfterSeconds);
+      throw unavailable(`the directory's dataset could not be loaded; this is not an empty directory. ${importHint()}`, state.retryAfterSeconds);
     }
     return state.data;
   }
@@ -294,7 +297,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
     async fetch(request: Request, client: ClientInfo = {}): Promise<Response> {
       const encoding = chooseEncoding(request.headers.get('accept-encoding'));
       const meter: Meter = {};
-      const response = encodeResponse(await fetch(encoding ? plainRequest(request, encoding) : request, client, meter), encoding);
+      const response = encodeResponse(await fetch(plainRequest(request, encoding), client, meter), encoding);
       const fields = meter.key !== undefined && meter.take !== undefined ? limiter.fields(meter.key, meter.take) : undefined;
       if (fields === undefined) return response;
       // The service's responses are its own, made with mutable headers.

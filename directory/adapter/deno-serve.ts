@@ -6,7 +6,7 @@
  * Only the few `Deno` members used here are typed (below), so the file also type-checks under tsc.
  */
 import type { DataSource } from '../http/data-source.ts';
-import { IMPORT_HINT } from '../http/problem.ts';
+import { importHint } from '../http/problem.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { KvSubmissionStore } from '../submissions/kv-store.ts';
 import { type Command, command, EXIT } from '../../host-node/cli/command.ts';
@@ -111,7 +111,7 @@ export function denoDirectoryCommand(defaultDataset: () => string): Command<Serv
       io.out(`directory listening on ${running.url}\n`);
       io.out(
         running.records === null
-          ? `dataset ${data} unavailable: data routes answer 503 and the load is retried; ${IMPORT_HINT}\n`
+          ? `dataset ${data} unavailable: data routes answer 503 and the load is retried. ${importHint(data)}\n`
           : `dataset: ${running.records} records\n`,
       );
       await new Promise<void>((done) => {

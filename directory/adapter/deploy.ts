@@ -15,7 +15,7 @@
  * everything else are `mesh directory`'s defaults. Deploy steps: docs/directory.md.
  */
 import type { DataSource } from '../http/data-source.ts';
-import { IMPORT_HINT } from '../http/problem.ts';
+import { importHint } from '../http/problem.ts';
 import { createDirectory } from '../router.ts';
 import { KvSubmissionStore } from '../submissions/kv-store.ts';
 
@@ -29,7 +29,7 @@ interface DenoEnv {
 /** A data source fetching the dataset from `url`: a failed or refused answer is the 503 path, retried later. */
 export function urlDataSource(url: string | undefined): DataSource {
   return async () => {
-    if (!url) throw new Error(`${DATA_URL_VARIABLE} is not set; ${IMPORT_HINT}`);
+    if (!url) throw new Error(`${DATA_URL_VARIABLE} is not set. ${importHint()}`);
     const response = await fetch(url);
     if (!response.ok || response.body === null) {
       await response.body?.cancel();

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { buildSharedDataset } from '../testing/shared-dataset.ts';
-import { IMPORT_HINT } from '../http/problem.ts';
+import { importHint } from '../http/problem.ts';
 import { createDirectory } from '../router.ts';
 import { MemorySubmissionStore } from '../submissions/store.ts';
 import { fixtureText, textSource } from '../testing/fixtures.ts';
@@ -272,11 +272,12 @@ test('mesh directory on a fresh machine: starts, says how to import, and every r
       const problem = (await response.json()) as { factories: unknown; detail: string; type: string };
       assert.equal(problem.type, '/problems/registry-unavailable', path);
       assert.equal(problem.factories, null, path);
-      assert.match(problem.detail, /run `npx mesh directory import`/, path);
+      assert.ok(problem.detail.endsWith(`not an empty directory. ${importHint()}`), path);
+      assert.ok(!problem.detail.includes(dir), 'no file path in a public answer');
     }
     assert.equal(await statusOf(`${server.url}/openapi.json`), 200, 'what needs no data still answers');
     assert.equal(await server.stop(), 0);
-    assert.equal(server.lines[1], `dataset ${expected} unavailable: data routes answer 503 and the load is retried; ${IMPORT_HINT}`);
+    assert.equal(server.lines[1], `dataset ${expected} unavailable: data routes answer 503 and the load is retried. ${importHint(expected)}`);
     assert.equal(existsSync(expected), false, 'no dataset is made up');
   }));
 
@@ -286,7 +287,10 @@ test('mesh directory answers 503 for a missing dataset file and recovers once it
     const server = await serve(['--data', data, '--submissions', join(dir, 'subs')]);
     const missing = await fetch(`${server.url}/api/v1/factories?q=steel`);
     assert.equal(missing.status, 503);
-    assert.equal(((await missing.json()) as { factories: unknown }).factories, null);
+    const body = (await missing.json()) as { factories: unknown; detail: string };
+    assert.equal(body.factories, null);
+    assert.ok(!body.detail.includes(data), 'no file path in a public answer');
+    assert.ok(server.lines.some((line) => line.endsWith(`run \`npx mesh directory import --out ${data}\` (it fetches one from the public sources, US EPA FRS and Wikidata, into the file this directory serves), or start the directory with --data FILE.`)), 'the start line names the file served');
     await writeFile(data, fixtureText());
     let status = 503;
     for (let i = 0; i < 60 && status === 503; i++) {

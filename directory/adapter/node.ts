@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import type { DataSource, Sha256Hasher } from '../http/data-source.ts';
 import { type HttpServer, serveFetch } from '../../host-node/http-server.ts';
-import { IMPORT_HINT } from '../http/problem.ts';
+import { importHint } from '../http/problem.ts';
 import { createDirectory } from '../router.ts';
 import { defaultDatasetPath } from './dataset-path.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
@@ -79,7 +79,7 @@ async function runDirectory(options: ServeOptions): Promise<number> {
   process.stdout.write(`directory listening on ${server.url}\n`);
   process.stdout.write(
     records === null
-      ? `dataset ${dataPath} unavailable: data routes answer 503 and the load is retried; ${IMPORT_HINT}\n`
+      ? `dataset ${dataPath} unavailable: data routes answer 503 and the load is retried. ${importHint(dataPath)}\n`
       : `dataset ${dataPath}: ${records} records\n`,
   );
   await stopped;

@@ -48,7 +48,7 @@ export function serveOptions(submissionsDefault: string): ServeOptionDefinitions
     submissions: option({ value: 'PATH', description: 'where submissions are kept for review', shown: submissionsDefault }),
     'rate-limit': option({ value: 'N', description: 'requests per second per client, after the burst; 0 for no limit', parse: decimal(0, 1_000_000), default: 20 }),
     burst: option({ value: 'N', description: 'requests a client may make at once', parse: integer(1, 1_000_000), default: 120 }),
-    'trust-proxy': flag('behind a reverse proxy: rate-limit by the last X-Forwarded-For address, which the proxy sets (without this flag the header is ignored: any client can send it)'),
+    'trust-proxy': flag('behind exactly one reverse proxy that appends the client address to X-Forwarded-For: rate-limit by that last address (without this flag the header is ignored: any client can send it)'),
   };
 }
 

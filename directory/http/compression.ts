@@ -1,30 +1,16 @@
 /**
- * Compressed answers: JSON bodies and the exports go out as gzip or Brotli, as the client's
- * Accept-Encoding asks, through the web-standard CompressionStream, which Node and Deno both
- * have ('gzip'; 'brotli' in both, outside the standard's list, so it is probed). Each encoding
- * is its own representation with its own strong ETag, the plain tag with `-gzip` or `-br`
- * appended (RFC 9110 §8.8.3: a strong validator changes with the content coding), and an
- * If-None-Match holding such a tag is read back as the plain one for the same encoding only.
+ * Compressed answers: JSON bodies and the exports go out gzip-encoded when the client's
+ * Accept-Encoding accepts gzip, through the web-standard CompressionStream (Node and Deno). The
+ * gzip representation has its own strong ETag, the plain tag with `-gzip` appended (RFC 9110
+ * §8.8.3: a strong validator changes with the content coding), and an If-None-Match tag matches
+ * only the representation it names: a gzip tag a gzip answer, a plain tag a plain answer.
  *
- * On a tie (`gzip, deflate, br`, what browsers send) gzip is chosen: Node's CompressionStream
- * runs Brotli at quality 11, some sixty times gzip's time on the export, far too slow to stream.
- * A client that prefers br by q-value, or accepts only br, gets br.
+ * No Brotli: CompressionStream('brotli') (Node, Deno) runs at quality 11 with no way to lower it,
+ * seconds of CPU per megabyte, and a streamed export is megabytes; a client accepting only br gets
+ * the plain body, which RFC 9110 §12.5.3 allows.
  */
 
-export type Encoding = 'gzip' | 'br';
-
-const STREAM_FORMAT: Record<Encoding, string> = { gzip: 'gzip', br: 'brotli' };
-
-function supported(format: string): boolean {
-  try {
-    new CompressionStream(format as CompressionFormat);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const BROTLI = supported('brotli');
+export type Encoding = 'gzip';
 
 /** Media types compressed: JSON, problem details and NDJSON (pages and the OpenAPI document are JSON too). */
 const COMPRESSIBLE = /^application\/(json|problem\+json|x-ndjson)\b/;
@@ -44,11 +30,7 @@ function qualityOf(header: string, coding: string): number {
 
 /** The encoding to answer in, or undefined for none. */
 export function chooseEncoding(acceptEncoding: string | null): Encoding | undefined {
-  if (acceptEncoding === null) return undefined;
-  const gzip = qualityOf(acceptEncoding, 'gzip');
-  const br = BROTLI ? qualityOf(acceptEncoding, 'br') : 0;
-  if (br > gzip) return 'br';
-  return gzip > 0 ? 'gzip' : undefined;
+  return acceptEncoding !== null && qualityOf(acceptEncoding, 'gzip') > 0 ? 'gzip' : undefined;
 }
 
 /** The strong ETag of the `encoding` representation of the one tagged `etag`. */
@@ -57,21 +39,24 @@ export function encodedEtag(etag: string, encoding: Encoding): string {
 }
 
 /**
- * The request as the routes see it: the tags of If-None-Match given for `encoding` turned back
- * into the plain tags the routes compare with. Tags of another encoding stay as they are, so they
- * never match.
+ * The request as the routes see it, which compare If-None-Match with the plain tags: with an
+ * encoding, the tags for that encoding turned back into plain tags and every other tag (a plain
+ * one, or another encoding's) left out, so it cannot match; `*` stays. Without an encoding, the
+ * request as it is (an encoded tag never equals a plain one).
  */
-export function plainRequest(request: Request, encoding: Encoding): Request {
+export function plainRequest(request: Request, encoding: Encoding | undefined): Request {
   const header = request.headers.get('if-none-match');
   // Only reads carry validators here; a request with a body is passed on untouched.
-  if (header === null || (request.method !== 'GET' && request.method !== 'HEAD')) return request;
+  if (encoding === undefined || header === null || (request.method !== 'GET' && request.method !== 'HEAD')) return request;
   const suffix = `-${encoding}"`;
   const plain = header
     .split(',')
-    .map((tag) => (tag.trim().endsWith(suffix) ? tag.trim().slice(0, -suffix.length) + '"' : tag.trim()))
-    .join(', ');
+    .map((tag) => tag.trim())
+    .filter((tag) => tag === '*' || tag.endsWith(suffix))
+    .map((tag) => (tag === '*' ? tag : tag.slice(0, -suffix.length) + '"'));
   const headers = new Headers(request.headers);
-  headers.set('if-none-match', plain);
+  if (plain.length === 0) headers.delete('if-none-match');
+  else headers.set('if-none-match', plain.join(', '));
   return new Request(request.url, { method: request.method, headers });
 }
 
@@ -92,6 +77,6 @@ export function encodeResponse(response: Response, encoding: Encoding | undefine
   if (response.status === 304) return new Response(null, { status: 304, headers });
   headers.set('content-encoding', encoding);
   headers.delete('content-length');
-  const body = response.body?.pipeThrough(new CompressionStream(STREAM_FORMAT[encoding] as CompressionFormat)) ?? null;
+  const body = response.body?.pipeThrough(new CompressionStream(encoding)) ?? null;
   return new Response(body, { status: response.status, headers });
 }

@@ -286,7 +286,7 @@ export function openApiDocument(): JsonSchema {
         RateLimited: problem('Rate limited: respect Retry-After.', { 'Retry-After': RETRY_AFTER }),
         Unavailable: {
           description: 'Registry unavailable. factories is null: this is never an empty directory.',
-          headers: { 'Retry-After': RETRY_AFTER },
+          headers: { 'Retry-After': RETRY_AFTER, ...RATE_LIMIT_HEADERS },
           content: { 'application/problem+json': { schema: schema('Unavailable') } },
         },
       },

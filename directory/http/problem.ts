@@ -87,10 +87,21 @@ export type ProblemCode = keyof typeof PROBLEMS;
 /** A problem of the directory. */
 export class ProblemError extends problemClass(PROBLEMS) {}
 
-/** What to do when the dataset cannot be loaded: in every 503 of the registry and printed on start. */
-export const IMPORT_HINT =
-  'to get a dataset, run `npx mesh directory import` (it fetches one from the public sources, US EPA FRS and Wikidata, ' +
-  'into ~/.mesh/directory/directory.json), or start the directory with --data FILE';
+/**
+ * What to do when the dataset cannot be loaded, a sentence. Printed on start with `served`, the
+ * dataset file the directory reads; in every 503 of the registry without it, since file paths are
+ * the operator's business, not the public's.
+ */
+export function importHint(served?: string): string {
+  const source = 'it fetches one from the public sources, US EPA FRS and Wikidata';
+  if (served === undefined) {
+    return (
+      `To get a dataset, run \`npx mesh directory import\` (${source}, into ~/.mesh/directory/directory.json, or into FILE with --out FILE), ` +
+      'or start the directory with --data FILE.'
+    );
+  }
+  return `To get a dataset, run \`npx mesh directory import --out ${served}\` (${source}, into the file this directory serves), or start the directory with --data FILE.`;
+}
 
 /** The registry-unavailable problem: always `factories: null`, never an empty list. */
 export function unavailable(detail: string, retryAfterSeconds: number): ProblemError {

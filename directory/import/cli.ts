@@ -13,7 +13,7 @@ import { isIsoDate } from '../record.ts';
 import { decodeFrsExport, importEpaFrs } from './epa-frs.ts';
 import { NaicsMap } from './evidence.ts';
 import { importExhibitors } from './exhibitors.ts';
-import { writeMerged } from './dataset-file.ts';
+import { removeStaleTemporaries, writeMerged } from './dataset-file.ts';
 import type { ImportResult } from './source.ts';
 import { importWikidata } from './wikidata.ts';
 import { ENVIROFACTS_BASE, frsCodes } from './live/frs-pages.ts';
@@ -22,6 +22,13 @@ import { userAgent } from './live/polite-fetch.ts';
 import { WIKIDATA_SPARQL_ENDPOINT } from './live/wikidata-pages.ts';
 
 export const DEFAULT_NAICS_MAP = new URL('../data/naics-category-map.json', import.meta.url);
+/**
+ * The last line of a finished import: what a running `mesh directory` does with the new file. It
+ * keeps a dataset it has loaded (router.ts: loaded once); without one, it retries the load with a
+ * back-off of at most 16 s (DEFAULT_LIMITS.retry).
+ */
+export const SERVED_NOTE =
+  'A running `mesh directory` that has no dataset yet serves this one within 16 s; one already serving a dataset keeps it until restarted.';
 // Problems printed per input before the rest are only counted.
 const SHOWN_PROBLEMS = 50;
 
@@ -64,7 +71,11 @@ function naicsCode(text: string, name: string): string {
 const importOptions = {
   out: option({ value: 'FILE', description: 'the dataset file to write (written whole, through a temporary file)', shown: '~/.mesh/directory/directory.json, what mesh directory serves' }),
   source: list({ value: 'NAME', description: 'without input files: a public source to fetch, epa-frs or wikidata (default both)', parse: oneOf(LIVE_SOURCES) }),
-  naics: list({ value: 'CODE', description: "a NAICS code to fetch from the FRS (default: every code of the NAICS map)", parse: naicsCode }),
+  naics: list({
+    value: 'CODE',
+    description: "a NAICS code to fetch from the FRS (default: every code of the NAICS map); the FRS records of codes not given stay as they are",
+    parse: naicsCode,
+  }),
   'frs-url': option({ value: 'URL', description: 'the Envirofacts Data Service base', default: ENVIROFACTS_BASE }),
   'wikidata-url': option({ value: 'URL', description: 'the Wikidata SPARQL endpoint', default: WIKIDATA_SPARQL_ENDPOINT }),
   'page-size': option({ value: 'N', description: 'rows asked for per request', parse: integer(1, 10_000), default: 1000 }),
@@ -148,6 +159,7 @@ async function runImportWith(parsed: ImportArgs): Promise<number> {
   try {
     const naicsMap = NaicsMap.parse(await readFile(parsed.naicsMap ?? DEFAULT_NAICS_MAP, 'utf8'));
     await mkdir(dirname(parsed.out), { recursive: true });
+    await removeStaleTemporaries(parsed.out, say);
     if (parsed.inputs.length === 0) return await runLive(parsed, naicsMap, say);
     const results: ImportResult[] = [];
     let unreadable = false;
@@ -177,6 +189,7 @@ async function runImportWith(parsed: ImportArgs): Promise<number> {
       return 1;
     }
     await writeMerged(parsed.out, results, { fresh: parsed.fresh, generated: parsed.generated }, say);
+    say(SERVED_NOTE);
     return 0;
   } catch (error) {
     say(`mesh directory import: ${(error as Error).message}`);
@@ -194,6 +207,7 @@ async function runLive(parsed: ImportArgs, naicsMap: NaicsMap, say: (line: strin
         frsBase: live.frsUrl,
         wikidataEndpoint: live.wikidataUrl,
         naicsCodes: live.naics.length > 0 ? [...new Set(live.naics)].sort() : frsCodes(naicsMap),
+        onlyTheseCodes: live.naics.length > 0,
         naicsMap,
         pageSize: live.pageSize,
         // A live import is dated by the day it ran.
@@ -204,6 +218,7 @@ async function runLive(parsed: ImportArgs, naicsMap: NaicsMap, say: (line: strin
       },
       say,
     );
+    say(SERVED_NOTE);
     return 0;
   } catch (error) {
     say(`mesh directory import: ${(error as Error).message}`);

@@ -57,7 +57,14 @@ export function readCsv(text: string, required: readonly string[]): CsvTable {
       info: true,
       on_skip: (error, raw) => {
         // error.lines is the line the row ends on, and its message says so: report where it starts.
-        if (error) problems.push({ line: startLine(Number(error.lines), raw), message: error.message.replace(/ on line [0-9]+$/, '') });
+        // A quote still open at the end means the input stopped short: nothing after it was read.
+        if (error) {
+          problems.push({
+            line: startLine(Number(error.lines), raw),
+            message: error.message.replace(/ on line [0-9]+$/, ''),
+            ...(error.code === 'CSV_QUOTE_NOT_CLOSED' && { stopped: true as const }),
+          });
+        }
         return undefined;
       },
       on_record: (record: unknown) => {
@@ -69,7 +76,7 @@ export function readCsv(text: string, required: readonly string[]): CsvTable {
   } catch (error) {
     // An unclosed quote at the end of the file stops csv-parse; the rows before it stand.
     const e = error as { lines?: number; message?: string };
-    problems.push({ line: e.lines ?? 0, message: `${e.message ?? String(error)}; the rest of the file was not read` });
+    problems.push({ line: e.lines ?? 0, message: `${e.message ?? String(error)}; the rest of the file was not read`, stopped: true });
   }
   const header = records.shift();
   if (header === undefined) return { columns: [], rows: [], problems: [{ line: 1, message: 'the file has no header row' }, ...problems] };

@@ -57,7 +57,7 @@ test('epa: malformed rows are reported with their line and contribute nothing', 
     [14, 15, 16, 17],
   );
   assert.match(result.problems[0]!.message, /REGISTRY_ID "11999999990X"/);
-  assert.match(result.problems[1]!.message, /CREATE_DATE "2000-03-01"/);
+  assert.match(result.problems[1]!.message, /CREATE_DATE "2000-02-30"/, "an ISO date that is no day");
   assert.match(result.problems[2]!.message, /CREATE_DATE "31-FEB-01"/);
   assert.match(result.problems[3]!.message, /column|length/i);
   assert.isUndefined(byId.get('epa-119999999904'), 'the facility whose only row is bad is absent');
@@ -81,7 +81,13 @@ test('epa: dates come from the rows (earliest CREATE_DATE, latest UPDATE/LAST_RE
   assert.equal(parseFrsDate('01-jan-26', RETRIEVED), '2026-01-01');
   assert.equal(parseFrsDate('01-DEC-26', RETRIEVED), '1926-12-01', 'a date after retrieval belongs to the century before');
   assert.equal(parseFrsDate('31-DEC-2015', RETRIEVED), '2015-12-31');
-  for (const bad of ['2015-12-31', '32-JAN-15', '29-FEB-23', '01-XYZ-15', '']) assert.isNull(parseFrsDate(bad, RETRIEVED), bad);
+  // ISO, as the Envirofacts service answers.
+  assert.equal(parseFrsDate('2015-12-31', RETRIEVED), '2015-12-31');
+  assert.equal(parseFrsDate('2015-12-31 00:00:00', RETRIEVED), '2015-12-31');
+  assert.equal(parseFrsDate('2015-12-31T13:45:10', RETRIEVED), '2015-12-31');
+  for (const bad of ['2015-02-30', '2015-13-01', '2015-12-31 0:00', '15-12-31', '32-JAN-15', '29-FEB-23', '01-XYZ-15', '']) {
+    assert.isNull(parseFrsDate(bad, RETRIEVED), bad);
+  }
   assert.equal(parseFrsDate('29-FEB-24', RETRIEVED), '2024-02-29');
 });
 

@@ -48,11 +48,15 @@ export function decodeFrsExport(bytes: Uint8Array): string {
 const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
 
 /**
- * An FRS date (`31-DEC-15`, Oracle's DD-MON-YY; `31-DEC-2015` also read) as YYYY-MM-DD, or null
- * when it is not one. A two-digit year is placed in the century that puts the date on or before
- * the retrieval date: a registry cannot report from the future.
+ * An FRS date as YYYY-MM-DD, or null when it is not one: Oracle's DD-MON-YY of the exports
+ * (`31-DEC-15`; `31-DEC-2015` also read), or ISO as the Envirofacts service gives it (`2015-12-31`,
+ * `2015-12-31 00:00:00`, `2015-12-31T00:00:00`, the time dropped). A two-digit year is placed in the
+ * century that puts the date on or before the retrieval date: a registry cannot report from the
+ * future.
  */
 export function parseFrsDate(text: string, retrieved: string): string | null {
+  const iso = /^(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/.exec(text);
+  if (iso) return validDate(Number(iso[1]), Number(iso[2]), Number(iso[3]));
   const m = /^(\d{1,2})-([A-Za-z]{3})-(\d{2}|\d{4})$/.exec(text);
   if (!m) return null;
   const month = MONTHS.indexOf(m[2]!.toUpperCase()) + 1;
@@ -65,9 +69,14 @@ export function parseFrsDate(text: string, retrieved: string): string | null {
     const candidate = `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
     if (candidate > retrieved) year -= 100;
   }
+  return validDate(year, month, day);
+}
+
+/** YYYY-MM-DD of a calendar date, or null when there is no such day (31 April). */
+function validDate(year: number, month: number, day: number): string | null {
   const iso = `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
   const date = new Date(`${iso}T00:00:00Z`);
-  return Number.isNaN(date.getTime()) || date.getUTCDate() !== day ? null : iso;
+  return Number.isNaN(date.getTime()) || date.getUTCDate() !== day || date.getUTCMonth() + 1 !== month ? null : iso;
 }
 
 // USPS codes of the US territories that ISO 3166-1 lists as countries of their own.
@@ -120,7 +129,7 @@ function readRow(row: CsvRow, retrieved: string): Facility | string {
       continue;
     }
     const date = parseFrsDate(text, retrieved);
-    if (date === null) return `${column} ${JSON.stringify(text)} is not a date like 31-DEC-15`;
+    if (date === null) return `${column} ${JSON.stringify(text)} is not a date like 31-DEC-15 or 2015-12-31`;
     dates[column] = date;
   }
   const updated = [dates.UPDATE_DATE, dates.LAST_REPORTED_DATE].filter((d) => d != null).sort().at(-1) ?? null;

@@ -183,3 +183,48 @@ test('merge dataset: files of one source given together make its new contributio
   const next = mergeDataset(base, [part('wd-Q2'), part('wd-Q3')]);
   assert.deepEqual(next.records.map((r) => r.id), ['wd-Q2', 'wd-Q3']);
 });
+
+test('merge dataset: an import scoped to some NAICS codes replaces what its source said for those codes alone', () => {
+  const frs = source('epa-frs', '2025-01-01');
+  const fair = source('exhibitor:x', '2025-01-01');
+  const naics = (category: CategoryEvidence['category'], code: string): CategoryEvidence => ({ ...evidence(category, 'epa-frs', 'strong', code), property: 'NAICS_CODE' });
+  const machining = naics('cnc-machining', '332710');
+  const sheet = naics('sheet-metal', '332322');
+  const base = mergeDataset(null, [
+    {
+      sources: [frs, fair],
+      records: [
+        record({ id: 'epa-A', sources: [frs], category_evidence: [machining] }),
+        record({ id: 'epa-B', sources: [frs], category_evidence: [sheet] }),
+        record({ id: 'epa-C', sources: [frs], category_evidence: [machining, sheet] }),
+        record({ id: 'epa-D', sources: [frs], category_evidence: [machining] }),
+        record({ id: 'epa-E', sources: [frs, fair], category_evidence: [machining, evidence('assembly', 'exhibitor:x', 'medium')] }),
+        record({ id: 'epa-F', sources: [frs], category_evidence: [sheet, machining] }),
+      ],
+      rows: 6,
+      problems: [],
+    },
+  ]);
+  const newer = source('epa-frs', '2025-02-01');
+  const scoped = {
+    sources: [newer],
+    records: [record({ id: 'epa-A', name: 'Renamed', sources: [newer], category_evidence: [machining] }), record({ id: 'epa-C', sources: [newer], category_evidence: [machining] })],
+    rows: 2,
+    problems: [],
+    scope: { property: 'NAICS_CODE', values: ['332710'] },
+  };
+  const next = mergeDataset(base, [scoped]);
+  const byId = new Map(next.records.map((r) => [r.id, r]));
+  assert.deepEqual([...byId.keys()], ['epa-A', 'epa-B', 'epa-C', 'epa-E', 'epa-F'], 'epa-D was listed for 332710 alone');
+  assert.equal(byId.get('epa-A')!.name, 'Renamed');
+  assert.deepEqual(byId.get('epa-B'), base.records[1], 'a record of another code is untouched');
+  assert.deepEqual(byId.get('epa-C')!.categories, ['cnc-machining', 'sheet-metal'], 'listed again, it keeps its other code');
+  assert.deepEqual(byId.get('epa-E')!.sources.map((s) => s.key), ['exhibitor:x']);
+  assert.deepEqual(byId.get('epa-F')!.category_evidence.map((e) => e.value), ['332322'], 'unlisted: loses the code, keeps the source for the other');
+  assert.deepEqual(byId.get('epa-F')!.sources.map((s) => s.key), ['epa-frs']);
+  assert.deepEqual(datasetChanges(base, next), { added: 0, updated: 4, removed: 1 });
+  assert.equal(serializeDataset(mergeDataset(next, [scoped])), serializeDataset(next), 'the same scoped import twice changes nothing');
+
+  const whole = mergeDataset(base, [{ ...scoped, scope: undefined }]);
+  assert.deepEqual(whole.records.map((r) => r.id), ['epa-A', 'epa-C', 'epa-E'], 'without a scope the import is the whole source');
+});

@@ -12,9 +12,14 @@
  * contribution: a record the source listed before and no longer lists loses the source (its
  * evidence, contacts and source entry), and a record left with no source is dropped. Otherwise a
  * record removed from a source would stay in the directory for ever under ever newer dates.
+ *
+ * An import with a scope (source.ts ImportScope: some NAICS codes of the FRS) replaces less: only
+ * its source's evidence with those values. A record it does not list loses that evidence, and the
+ * source too when no other evidence of the source is left; a record it lists keeps the source's
+ * other evidence. Everything the source said for other values stays as it was.
  */
 import { datasetRecordLine, type Dataset } from '../dataset.ts';
-import { CONTACT_KINDS, type Contact, type FactoryRecord, type SourceRef } from '../record.ts';
+import { type CategoryEvidence, CONTACT_KINDS, type Contact, type FactoryRecord, type SourceRef } from '../record.ts';
 import { assignCategories, sortEvidence } from './evidence.ts';
 import { byId, compareStrings, earlierDate, type ImportResult, laterDate, sortedUnique } from './source.ts';
 
@@ -97,12 +102,47 @@ function withdrawSources(r: FactoryRecord, keys: ReadonlySet<string>): FactoryRe
   });
 }
 
+/** Source key → the scope its imports share, for the keys only scoped imports carry. */
+function scopesOf(imports: readonly ImportResult[]): Map<string, { property: string; values: Set<string> }> {
+  const scopes = new Map<string, { property: string; values: Set<string> }>();
+  const whole = new Set<string>();
+  for (const i of imports) {
+    for (const { key } of i.sources) {
+      const had = scopes.get(key);
+      if (i.scope === undefined || (had !== undefined && had.property !== i.scope.property)) whole.add(key);
+      else scopes.set(key, { property: i.scope.property, values: new Set([...(had?.values ?? []), ...i.scope.values]) });
+    }
+  }
+  for (const key of whole) scopes.delete(key);
+  return scopes;
+}
+
+/**
+ * `r` without what scoped imports replace: the evidence of their values, and the source itself
+ * when it had such evidence and has none left. Returns the withdrawn record and the evidence and
+ * contacts of the scoped sources it keeps (for a record listed again, which mergeRecords would
+ * otherwise drop).
+ */
+function withdrawScoped(r: FactoryRecord, scopes: ReadonlyMap<string, { property: string; values: Set<string> }>): { rest: FactoryRecord; kept: FactoryRecord } {
+  const inScope = (e: CategoryEvidence): boolean => {
+    const scope = scopes.get(e.source);
+    return scope !== undefined && e.property === scope.property && scope.values.has(e.value);
+  };
+  const evidence = r.category_evidence.filter((e) => !inScope(e));
+  const gone = new Set(
+    [...scopes.keys()].filter((key) => r.category_evidence.some((e) => e.source === key && inScope(e)) && !evidence.some((e) => e.source === key)),
+  );
+  const rest = withdrawSources({ ...r, category_evidence: evidence }, gone);
+  const kept = { ...rest, category_evidence: rest.category_evidence.filter((e) => scopes.has(e.source)), contacts: rest.contacts.filter((c) => scopes.has(c.source)) };
+  return { rest, kept };
+}
+
 /**
  * A dataset from `base` (an earlier dataset, or null) and new imports, in order. The imports
  * together replace the contribution of every source key they carry (see the module comment):
- * several files of one source given at once make that source's new contribution together. Its
- * date is the latest retrieval date among its sources, or `generated` when given: never the
- * clock, so the same inputs give the same file.
+ * several files of one source given at once make that source's new contribution together; scoped
+ * imports replace only their scope. Its date is the latest retrieval date among its sources, or
+ * `generated` when given: never the clock, so the same inputs give the same file.
  */
 export function mergeDataset(
   base: Dataset | null,
@@ -110,15 +150,23 @@ export function mergeDataset(
   generated?: string,
 ): Dataset {
   const sources = mergeSources(base?.sources ?? [], ...imports.map((i) => i.sources));
-  const replaced = new Set(imports.flatMap((i) => i.sources.map((s) => s.key)));
+  const scopes = scopesOf(imports);
+  const replaced = new Set(imports.flatMap((i) => i.sources.map((s) => s.key)).filter((key) => !scopes.has(key)));
   const listed = new Map(mergeRecordLists(...imports.map((i) => i.records)).map((r) => [r.id, r]));
   const records: FactoryRecord[] = [];
   for (const old of base?.records ?? []) {
-    const rest = withdrawSources(old, replaced);
+    const { rest, kept } = withdrawScoped(withdrawSources(old, replaced), scopes);
     const again = listed.get(old.id);
     if (again !== undefined) {
       // mergeRecords keeps the earliest first_seen: a source listing a record again is not news.
-      records.push(mergeRecords(rest, again));
+      const merged = mergeRecords(rest, again);
+      records.push(
+        normalizeRecord({
+          ...merged,
+          category_evidence: [...merged.category_evidence, ...kept.category_evidence],
+          contacts: [...merged.contacts, ...kept.contacts],
+        }),
+      );
       listed.delete(old.id);
     } else if (rest.sources.length > 0) records.push(rest);
   }

@@ -8,6 +8,8 @@ import type { FactoryRecord, SourceRef } from '../record.ts';
 export interface ImportProblem {
   line: number;
   message: string;
+  /** The input could not be read past this point (an unclosed quote): what follows is missing. */
+  stopped?: true;
 }
 
 export interface ImportResult {
@@ -18,6 +20,18 @@ export interface ImportResult {
   /** Rows (or bindings) read, good and bad. */
   rows: number;
   problems: ImportProblem[];
+  /**
+   * Set when the import lists its source's records only for some values of one evidence property
+   * (a live FRS import of chosen NAICS codes): it then replaces what the source said for those
+   * values alone (merge.ts). Unset: it is the source's whole contribution.
+   */
+  scope?: ImportScope;
+}
+
+/** Values of an evidence property an import is complete for. */
+export interface ImportScope {
+  readonly property: string;
+  readonly values: readonly string[];
 }
 
 /** True for an absolute http(s) URL without spaces. */

@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { captureOutput } from '../../../test/capture-output.ts';
 import { parseDataset } from '../../dataset.ts';
 import { type ReplayOptions, startReplay } from '../../testing/replay-sources.ts';
-import { runImport } from '../cli.ts';
+import { DEFAULT_NAICS_MAP, runImport } from '../cli.ts';
+import { NaicsMap } from '../evidence.ts';
 import { exists } from '../dataset-file.ts';
 import { EPA_LICENCE } from '../epa-frs.ts';
 import { WIKIDATA_LICENCE } from '../wikidata.ts';
@@ -45,8 +46,8 @@ test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropp
     misbehave: (source, page, attempt) => {
       if (attempt > 1) return undefined;
       if (source === 'wikidata') return 'throttle';
-      if (page.endsWith('/332710/FRS_FACILITY_SITE/rows/100:199/CSV')) return 'drop';
-      if (page.endsWith('/332322/FRS_FACILITY_SITE/rows/0:99/CSV')) return 'unavailable';
+      if (page === 'frs 332710 101:200') return 'drop';
+      if (page === 'frs 332322 1:100') return 'unavailable';
       return undefined;
     },
   });
@@ -54,9 +55,11 @@ test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropp
     const out = join(dir, 'live', 'directory.json');
     const { code, stderr } = await run(liveArgs(out, replay));
     assert.equal(code, 0, stderr);
-    // Pages: 332710 at 0, 100, 200 (50 rows: the last); 332322 at 0, 100 (20 rows); one Wikidata page.
-    assert.equal(replay.requests.size, 6);
-    assert.equal(replay.requests.get('/efservice/FRS_NAICS/NAICS_CODE/332710/FRS_FACILITY_SITE/rows/100:199/CSV'), 2, 'the dropped page fetched again');
+    // Pages: 332710 at 0, 100, 200 (50 rows: the last); 332322 at 0, 100 (20 rows); Wikidata's industries and one page.
+    assert.equal(replay.requests.size, 7);
+    assert.equal(replay.requests.get('/sparql industries'), 2);
+    assert.match(stderr, /wikidata industries: 4 industries name an activity of the directory/);
+    assert.equal(replay.requests.get('frs 332710 101:200'), 2, 'the dropped page fetched again');
     assert.equal(replay.requests.get('/sparql offset 0'), 2, 'asked again after the Retry-After');
     assert.match(stderr, /wikidata offset 0: HTTP 429, Retry-After 1; retrying in 1 s/);
     assert.match(stderr, /epa-frs NAICS 332322 rows 0-99: HTTP 503; retrying in 1 s/);
@@ -79,6 +82,13 @@ test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropp
     assert.ok(epa.length > 100);
     assert.ok(epa.some((r) => r.categories.includes('cnc-machining')) && epa.some((r) => r.categories.includes('sheet-metal')));
     assert.ok(!epa.some((r) => r.id === 'epa-12345'));
+    // Every facility the service listed for a code carries that code's evidence, and its category.
+    const map = NaicsMap.parse(await readFile(DEFAULT_NAICS_MAP, 'utf8'));
+    for (const r of epa) {
+      const codes = r.category_evidence.filter((e) => e.source === 'epa-frs').map((e) => e.value);
+      assert.ok(codes.length > 0 && codes.every((c) => c === '332710' || c === '332322'), `${r.id}: ${codes.join(' ')}`);
+      for (const code of codes) for (const m of map.lookup(code)) if (m.strength !== 'weak') assert.ok(r.categories.includes(m.category), `${r.id} ${code}`);
+    }
     assert.equal(wd.length, 6, 'the item with country XX is skipped');
     for (const r of wd) {
       assert.match(r.id, /^wd-Q9000000\d\d$/);
@@ -101,10 +111,10 @@ test('a failed live import leaves the previous dataset whole; run again, it resu
   try {
     const { code, stderr } = await run([...liveArgs(out, broken), '--attempts', '2']);
     assert.equal(code, 1, stderr);
-    assert.match(stderr, /wikidata offset 0: HTTP 500; retrying in 1 s/);
+    assert.match(stderr, /wikidata industries: HTTP 500; retrying in 1 s/);
     assert.match(stderr, /gave up after 2 attempts; last: HTTP 500/);
     assert.match(stderr, /left as it was; run the same command again to resume/);
-    frsRequests = [...broken.requests.keys()].filter((k) => k.startsWith('/efservice')).length;
+    frsRequests = [...broken.requests.keys()].filter((k) => k.startsWith('frs ')).length;
     assert.equal(frsRequests, 5);
   } finally {
     await broken.close();
@@ -123,7 +133,7 @@ test('a failed live import leaves the previous dataset whole; run again, it resu
     assert.equal(code, 0, stderr);
     assert.match(stderr, /resuming the import begun 2026-11-24/);
     assert.match(stderr, /epa-frs NAICS 332710 rows 0-99: 100 rows \(kept from the earlier run\)/);
-    assert.deepEqual([...healthy.requests.keys()], ['/sparql offset 0'], 'only the missing page is fetched');
+    assert.deepEqual([...healthy.requests.keys()], ['/sparql industries', '/sparql offset 0'], 'only what is missing is fetched');
   } finally {
     await healthy.close();
   }
@@ -137,7 +147,7 @@ test('a source whose rows end on a page boundary ends at the empty page after it
     const out = join(dir, 'boundary', 'directory.json');
     const { code, stderr } = await run([...liveArgs(out, replay, ['332710']), '--source', 'epa-frs']);
     assert.equal(code, 0, stderr);
-    assert.deepEqual([...replay.requests.keys()].map((k) => k.replace(/^.*\/rows\//, '')), ['0:99/CSV', '100:199/CSV', '200:299/CSV']);
+    assert.deepEqual([...replay.requests.keys()], ['frs 332710 1:100', 'frs 332710 101:200', 'frs 332710 201:300']);
     assert.match(stderr, /rows 200-299: 0 rows; epa-frs so far 200 rows/);
     const dataset = parseDataset(await readFile(out, 'utf8'));
     assert.deepEqual(dataset.sources.map((s) => s.key), ['epa-frs']);
@@ -146,15 +156,76 @@ test('a source whose rows end on a page boundary ends at the empty page after it
   }
 });
 
+test('--naics over an existing dataset replaces the FRS records of the codes given, and keeps those of every other code', async () => {
+  const codesOf = (text: string, code: string): string[] =>
+    parseDataset(text).records.filter((r) => r.category_evidence.some((e) => e.source === 'epa-frs' && e.value === code)).map((r) => r.id);
+  const full = await startReplay(SHAPE);
+  const out = join(dir, 'subset', 'directory.json');
+  try {
+    assert.equal((await run(liveArgs(out, full))).code, 0);
+  } finally {
+    await full.close();
+  }
+  const before = await readFile(out, 'utf8');
+  // The source now lists fewer 332322 facilities (60 of the 120).
+  const fewer = await startReplay({ frsRows: { '332710': 250, '332322': 60 }, wikidataItems: 0 });
+  try {
+    const { code, stderr } = await run([...liveArgs(out, fewer, ['332322']), '--source', 'epa-frs']);
+    assert.equal(code, 0, stderr);
+    assert.ok([...fewer.requests.keys()].every((k) => k.includes('332322')), 'only the code given is fetched');
+    const alone = join(dir, 'subset', 'alone.json');
+    assert.equal((await run([...liveArgs(alone, fewer, ['332322']), '--source', 'epa-frs', '--fresh'])).code, 0);
+    const after = await readFile(out, 'utf8');
+    assert.ok(codesOf(before, '332710').length > 100);
+    assert.deepEqual(codesOf(after, '332710'), codesOf(before, '332710'), 'the records of 332710 stay, with their evidence');
+    assert.deepEqual(codesOf(after, '332322'), codesOf(await readFile(alone, 'utf8'), '332322'), 'those of 332322 are what the source lists now');
+    assert.ok(codesOf(after, '332322').length < codesOf(before, '332322').length);
+    assert.equal(parseDataset(after).records.filter((r) => r.id.startsWith('wd-')).length, 6, 'another source is untouched');
+  } finally {
+    await fewer.close();
+  }
+});
+
+test('a page the CSV reader cannot finish (an unclosed quote) fails the import as not the format; it does not pass for a short last page', async () => {
+  const out = join(dir, 'unclosed', 'directory.json');
+  await run(['--out', out, '--exhibitors', fileURLToPath(new URL('../fixtures/exhibitors-sample.csv', import.meta.url))]);
+  const before = await readFile(out, 'utf8');
+  const replay = await startReplay({ ...SHAPE, misbehave: (_source, page) => (page === 'frs 332710 101:200' ? 'unclosed-quote' : undefined) });
+  try {
+    const { code, stderr } = await run(liveArgs(out, replay));
+    assert.equal(code, 1, stderr);
+    assert.match(stderr, /epa-frs NAICS 332710 rows 100-199, line \d+: not the source's format: .*Quote Not Closed/i);
+    assert.ok(!replay.requests.has('frs 332710 201:300'), 'the import stopped at the broken page');
+    assert.equal(await readFile(out, 'utf8'), before);
+    assert.equal(await exists(join(stagingDir(out), 'epa-frs-332710-100.csv')), false, 'the broken page is not kept');
+  } finally {
+    await replay.close();
+  }
+});
+
+test('a Query Service time-out (500 with its TimeoutException) stops the import at once instead of asking the same query again', async () => {
+  const replay = await startReplay({ ...SHAPE, misbehave: (source, page) => (page === '/sparql offset 0' ? 'query-timeout' : undefined) });
+  try {
+    const out = join(dir, 'timeout', 'directory.json');
+    const { code, stderr } = await run([...liveArgs(out, replay), '--source', 'wikidata']);
+    assert.equal(code, 1, stderr);
+    assert.equal(replay.requests.get('/sparql offset 0'), 1, 'not retried');
+    assert.match(stderr, /HTTP 500: the Query Service stopped the query at its time limit; .*smaller --page-size/);
+    assert.equal(await exists(out), false);
+  } finally {
+    await replay.close();
+  }
+});
+
 const mesh = fileURLToPath(new URL('../../../bin/mesh.js', import.meta.url));
 
-/** Runs the import in a child process and kills it with SIGKILL after `lines` lines of progress. */
-async function killedAfter(args: string[], lines: number): Promise<number | null> {
-  const child = spawn(process.execPath, [mesh, 'directory', 'import', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+/** Runs the import in a child process and kills it with SIGKILL at the first line of progress `kill` accepts. */
+async function killedAt(args: string[], kill: (line: string, index: number) => boolean, env: NodeJS.ProcessEnv = {}): Promise<number | null> {
+  const child = spawn(process.execPath, [mesh, 'directory', 'import', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
   let seen = 0;
   const exited = once(child, 'exit');
-  createInterface({ input: child.stderr! }).on('line', () => {
-    if (++seen === lines) child.kill('SIGKILL');
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (kill(line, ++seen)) child.kill('SIGKILL');
   });
   const [code] = await exited;
   return code as number | null;
@@ -171,7 +242,7 @@ test('an import killed with SIGKILL at any point leaves the old dataset or the n
     await writeFile(out, OLD);
     let finished = false;
     for (let lines = 1; lines < 40 && !finished; lines += 2) {
-      const code = await killedAfter(liveArgs(out, replay), lines);
+      const code = await killedAt(liveArgs(out, replay), (_line, index) => index === lines);
       const now = await readFile(out, 'utf8');
       assert.ok(now === OLD || now === complete, `after ${lines} lines: neither the old dataset nor the new one`);
       finished = code === 0;
@@ -180,7 +251,42 @@ test('an import killed with SIGKILL at any point leaves the old dataset or the n
     assert.equal(await readFile(out, 'utf8'), complete);
     assert.equal(await exists(stagingDir(out)), false);
     const leftovers = (await readdir(join(dir, 'kill'))).filter((f) => f.endsWith('.tmp'));
-    assert.ok(leftovers.length <= 1, 'at most the temporary file of the one write a kill interrupted');
+    assert.deepEqual(leftovers, [], 'what a killed write left, the next import removed');
+  } finally {
+    await replay.close();
+  }
+});
+
+test('an import killed while the new dataset is written, before its rename, leaves the old dataset; the next run cleans up and finishes', async () => {
+  const replay = await startReplay({ frsRows: { '332710': 150 }, wikidataItems: 3 });
+  try {
+    const folder = join(dir, 'kill-write');
+    const reference = join(folder, 'reference.json');
+    assert.equal((await run(liveArgs(reference, replay, ['332710']))).code, 0);
+    const complete = await readFile(reference, 'utf8');
+    const out = join(folder, 'directory.json');
+    await writeFile(out, OLD);
+    const temporaries = async (): Promise<string[]> => (await readdir(folder)).filter((f) => f.startsWith('.directory.json.') && f.endsWith('.tmp'));
+    let killedWriting = false;
+    const code = await killedAt(
+      liveArgs(out, replay, ['332710']),
+      (line) => (killedWriting = line.startsWith('temporary file written')),
+      { MESH_TEST_PAUSE_BEFORE_RENAME_MS: '60000' },
+    );
+    assert.equal(code, null, 'killed');
+    assert.ok(killedWriting, 'the kill landed between writing the temporary file and renaming it');
+    const [left] = await temporaries();
+    assert.ok(left !== undefined, 'the interrupted write left its temporary file');
+    assert.equal(await readFile(join(folder, left), 'utf8'), complete, 'whole, but never renamed into place');
+    assert.equal(await readFile(out, 'utf8'), OLD, 'the old dataset, untouched');
+
+    const { code: again, stderr } = await run(liveArgs(out, replay, ['332710']));
+    assert.equal(again, 0, stderr);
+    assert.match(stderr, new RegExp(`removed ${left.replaceAll('.', '\\.')}, left by an earlier import that was stopped while writing`));
+    assert.match(stderr, /rows 0-99: 100 rows \(kept from the earlier run\)/);
+    assert.match(stderr.trimEnd().split('\n').at(-1)!, /has no dataset yet serves this one within 16 s; one already serving a dataset keeps it until restarted/);
+    assert.equal(await readFile(out, 'utf8'), complete);
+    assert.deepEqual(await temporaries(), []);
   } finally {
     await replay.close();
   }

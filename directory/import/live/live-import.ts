@@ -21,7 +21,7 @@ import type { ImportResult } from '../source.ts';
 import { importWikidata } from '../wikidata.ts';
 import { frsPageUrl, normalizeFrsPage } from './frs-pages.ts';
 import { FetchFailedError, politeFetch, type PoliteFetchOptions } from './polite-fetch.ts';
-import { SPARQL_JSON, wikidataPageUrl } from './wikidata-pages.ts';
+import { industriesQuery, queryTimedOut, readIndustries, SPARQL_JSON, sparqlForm, wikidataQuery } from './wikidata-pages.ts';
 
 export type LiveSource = 'epa-frs' | 'wikidata';
 export const LIVE_SOURCES: readonly LiveSource[] = ['epa-frs', 'wikidata'];
@@ -35,6 +35,11 @@ export interface LiveImportOptions {
   readonly wikidataEndpoint: string;
   /** NAICS codes to fetch from the FRS. */
   readonly naicsCodes: readonly string[];
+  /**
+   * The codes were chosen (`--naics`), not the map's whole list: the FRS records fetched replace
+   * the dataset's FRS evidence for those codes alone, and the FRS records of other codes stay.
+   */
+  readonly onlyTheseCodes?: boolean;
   readonly naicsMap: NaicsMap;
   /** Rows per FRS page and bindings per Wikidata page. */
   readonly pageSize: number;
@@ -62,8 +67,14 @@ interface Page {
   /** Source and position, for progress and problems: `epa-frs NAICS 332710 rows 0-999`. */
   readonly label: string;
   readonly url: string;
+  /** A form to POST (a SPARQL query); none: GET. */
+  readonly form?: string;
   readonly file: string;
   readonly accept: string;
+}
+
+/** A page of records. */
+interface RecordPage extends Page {
   read(text: string): ImportResult;
 }
 
@@ -87,7 +98,7 @@ async function readManifest(path: string): Promise<Manifest | undefined> {
 }
 
 /** A stream of pages: the page whose first row is `first`. A stream ends at its first short page. */
-type Stream = (first: number) => Page;
+type Stream = (first: number) => RecordPage;
 
 function frsStreams(options: LiveImportOptions, manifest: Manifest, dir: string): Stream[] {
   return manifest.naicsCodes.map((code) => (first) => ({
@@ -96,15 +107,43 @@ function frsStreams(options: LiveImportOptions, manifest: Manifest, dir: string)
     url: frsPageUrl(manifest.frsBase, code, first, manifest.pageSize),
     file: join(dir, `epa-frs-${code}-${first}.csv`),
     accept: 'text/csv',
-    read: (text) => withUrl(importEpaFrs(normalizeFrsPage(text), { retrieved: manifest.retrieved, naicsMap: options.naicsMap }), manifest.frsBase),
+    read: (text) => {
+      const result = withUrl(importEpaFrs(normalizeFrsPage(text), { retrieved: manifest.retrieved, naicsMap: options.naicsMap }), manifest.frsBase);
+      return options.onlyTheseCodes ? { ...result, scope: { property: 'NAICS_CODE', values: manifest.naicsCodes } } : result;
+    },
   }));
 }
 
-function wikidataStream(manifest: Manifest, dir: string): Stream {
+/** Wikidata's first step (wikidata-pages.ts): the industries whose companies are paged through. */
+async function wikidataIndustries(manifest: Manifest, dir: string, options: LiveImportOptions, say: (line: string) => void): Promise<string[]> {
+  const page: Page = {
+    source: 'wikidata',
+    label: 'wikidata industries',
+    url: manifest.wikidataEndpoint,
+    form: sparqlForm(industriesQuery()),
+    file: join(dir, 'wikidata-industries.json'),
+    accept: SPARQL_JSON,
+  };
+  const kept = await exists(page.file);
+  const text = kept ? await readFile(page.file, 'utf8') : await fetchPage(page, options.fetch, say);
+  let industries: string[];
+  try {
+    industries = readIndustries(text);
+  } catch (error) {
+    await rm(page.file, { force: true });
+    throw new FetchFailedError(`${page.label}: not the source's format: ${(error as Error).message}`);
+  }
+  say(`${page.label}: ${industries.length} industries name an activity of the directory${kept ? ' (kept from the earlier run)' : ''}`);
+  if (industries.length === 0) throw new FetchFailedError('wikidata: no industry names an activity of the directory; nothing written');
+  return industries;
+}
+
+function wikidataStream(manifest: Manifest, dir: string, industries: readonly string[]): Stream {
   return (offset) => ({
     source: 'wikidata',
     label: `wikidata offset ${offset}`,
-    url: wikidataPageUrl(manifest.wikidataEndpoint, manifest.pageSize, offset),
+    url: manifest.wikidataEndpoint,
+    form: sparqlForm(wikidataQuery(industries, manifest.pageSize, offset)),
     file: join(dir, `wikidata-${offset}.json`),
     accept: SPARQL_JSON,
     read: (text) => withUrl(importWikidata(text, { retrieved: manifest.retrieved }), manifest.wikidataEndpoint),
@@ -137,21 +176,25 @@ export async function liveImport(options: LiveImportOptions, say: (line: string)
     await mkdir(dir, { recursive: true });
     await writeAtomically(manifestPath, (file) => file.writeFile(JSON.stringify(manifest)));
   }
-  const streams = [
-    ...(manifest.sources.includes('epa-frs') ? frsStreams(options, manifest, dir) : []),
-    ...(manifest.sources.includes('wikidata') ? [wikidataStream(manifest, dir)] : []),
+  // In source order; Wikidata's stream needs its industries first, asked for when its turn comes.
+  const streams: (() => Promise<Stream>)[] = [
+    ...(manifest.sources.includes('epa-frs') ? frsStreams(options, manifest, dir).map((stream) => () => Promise.resolve(stream)) : []),
+    ...(manifest.sources.includes('wikidata') ? [async () => wikidataStream(manifest, dir, await wikidataIndustries(manifest, dir, options, say))] : []),
   ];
   const results: ImportResult[] = [];
   const bySource = new Map<LiveSource, { rows: number; records: number; problems: number }>();
-  for (const stream of streams) {
+  for (const next of streams) {
+    const stream = await next();
     for (let first = 0; ; first += manifest.pageSize) {
       const page = stream(first);
       const kept = await exists(page.file);
       const text = kept ? await readFile(page.file, 'utf8') : await fetchPage(page, options.fetch, say);
       const result = text.trim() === '' ? EMPTY : page.read(text);
-      if (result.rows === 0 && result.problems.length > 0) {
+      // A page read only in part (an unclosed quote) would pass for a short last page: it fails too.
+      const fatal = result.problems.find((p) => p.stopped) ?? (result.rows === 0 ? result.problems[0] : undefined);
+      if (fatal !== undefined) {
         await rm(page.file, { force: true });
-        throw new FetchFailedError(`${page.label}: not the source's format: ${result.problems[0]!.message}`);
+        throw new FetchFailedError(`${page.label}, line ${fatal.line}: not the source's format: ${fatal.message}`);
       }
       const totals = bySource.get(page.source) ?? { rows: 0, records: 0, problems: 0 };
       totals.rows += result.rows;
@@ -178,7 +221,8 @@ export async function liveImport(options: LiveImportOptions, say: (line: string)
 
 /** Fetches a page and keeps it (whole, before the next request), saying what it waits for. */
 async function fetchPage(page: Page, options: PoliteFetchOptions = {}, say: (line: string) => void): Promise<string> {
-  const text = await politeFetch(page.url, { accept: page.accept }, {
+  const request = page.form === undefined ? { headers: { accept: page.accept } } : { headers: { accept: page.accept }, form: page.form, stopRetrying: queryTimedOut };
+  const text = await politeFetch(page.url, request, {
     ...options,
     onRetry: (reason, waitMs) => say(`${page.label}: ${reason}; retrying in ${Math.ceil(waitMs / 1000)} s`),
   });

@@ -47,8 +47,19 @@ export function retryAfterMs(header: string | null, now: number): number | undef
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** What to ask: headers, and a form body to POST (a GET without one). */
+export interface PoliteRequest {
+  readonly headers: Record<string, string>;
+  readonly form?: string;
+  /**
+   * Told a retryable failure's status and body: a reason not to retry it (a service's own time
+   * limit, which the same request would reach again), or undefined.
+   */
+  readonly stopRetrying?: (status: number, body: string) => string | undefined;
+}
+
 /** The body of `url` as text, fetched with the rules above; rejects with FetchFailedError. */
-export async function politeFetch(url: string, headers: Record<string, string>, options: PoliteFetchOptions = {}): Promise<string> {
+export async function politeFetch(url: string, request: PoliteRequest, options: PoliteFetchOptions = {}): Promise<string> {
   const attempts = options.attempts ?? 6;
   const backoff = options.backoffMs ?? 1000;
   const maxWait = options.maxWaitMs ?? 300_000;
@@ -58,10 +69,17 @@ export async function politeFetch(url: string, headers: Record<string, string>, 
   for (let attempt = 1; attempt <= attempts; attempt++) {
     let wait = Math.min(maxWait, backoff * 2 ** (attempt - 1));
     try {
-      const response = await fetch(url, { headers: { 'user-agent': options.userAgent ?? userAgent(undefined), ...headers }, signal: AbortSignal.timeout(timeout) });
+      const headers = { 'user-agent': options.userAgent ?? userAgent(undefined), ...request.headers };
+      const init: RequestInit =
+        request.form === undefined
+          ? { headers }
+          : { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: request.form };
+      const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeout) });
       if (response.ok) return await response.text();
-      await response.body?.cancel();
       reason = `HTTP ${response.status}`;
+      const stop = request.stopRetrying && RETRYABLE.has(response.status) ? request.stopRetrying(response.status, await response.text()) : undefined;
+      if (stop === undefined) await response.body?.cancel().catch(() => {});
+      if (stop !== undefined) throw new FetchFailedError(`${url}: ${reason}: ${stop}`);
       if (!RETRYABLE.has(response.status)) throw new FetchFailedError(`${url}: ${reason}`);
       const asked = retryAfterMs(response.headers.get('retry-after'), now());
       if (asked !== undefined) {
