@@ -100,7 +100,7 @@ test('mesh bench messaging --quick: a small run on real node processes end to en
   const { result: code, output: said } = await captureOutput(process.stdout, () => runBench(['messaging', '--quick', '--messages', '20', '--count', '100']));
   assert.equal(code, 0, said);
   assert.match(said, /POST on A → event on B: median [\d.]+ ms, p99 [\d.]+ ms/);
-  assert.match(said, /round 1: batched \d+\/s, bare stream \d+\/s, one per POST \d+\/s, lane without HTTP \d+\/s, network-port requests \d+\/s/);
+  assert.match(said, /round 1: batched \d+\/s, bare stream \d+\/s \(\d+ %\), one per POST \d+\/s, lane without HTTP \d+\/s, network-port requests \d+\/s/);
   assert.match(said, /quick run: bench\/RESULTS\.md and bench\/results\/messaging\.json left as they were/);
   assert.deepEqual(await Promise.all([markdown, json].map((p) => readFile(p, 'utf8').catch(() => null))), before);
 });
