@@ -207,17 +207,7 @@ async function send(req: IncomingMessage, res: ServerResponse, response: Respons
     // A body still in the making may be a stream whose next chunk is far off: let the client see the head now.
     if (!response.headers.has('content-length')) res.flushHeaders();
     let chunk = first?.done ? undefined : first?.value;
-    let corked = false;
     for (;;) {
-      // The events that come in one turn go out in one write, not a write each.
-      if (live && !corked && !res.destroyed) {
-        corked = true;
-        res.cork();
-        process.nextTick(() => {
-          corked = false;
-          res.uncork();
-        });
-      }
       if (chunk !== undefined && (res.destroyed || (!res.write(chunk) && !(await drained(res))))) break;
       const read = await next;
       if (read.done || res.destroyed) break;
