@@ -3,7 +3,11 @@ import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
 import { toHex } from '../encoding/hex.ts';
 import { CREDIT } from '../encoding/amount.ts';
-import { InvalidBlockError, signBlock } from '../ledger/block.ts';
+import { concatBytes } from '../encoding/bytes.ts';
+import { encode } from '../encoding/codec.ts';
+import { decodeBlock, InvalidBlockError, signBlock } from '../ledger/block.ts';
+import { headerCodec } from '../ledger/header.ts';
+import { decodeTx } from '../ledger/tx.ts';
 import { LedgerState } from '../ledger/state.ts';
 import { devnet } from '../ledger/params.ts';
 import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
@@ -362,4 +366,44 @@ test('sync: a range whose signatures were checked ahead is added; a stripped cop
   await rejectsAsync(() => local.addBlock(forged), InvalidBlockError, 'bad-tx-signature');
   assert.equal(toHex(local.tip.hash), toHex(range[2]!.hash));
   assert.equal(toHex(local.state.stateRoot()), root);
+});
+
+/** A block after `parent`, signed by C, that fails a check of its shape: the same transaction twice. */
+async function duplicateTxBlock(parent: { hash: Uint8Array; header: { height: number; timestamp_ms: number } }): Promise<Awaited<ReturnType<typeof signBlock>>> {
+  const t = await tx(C, { kind: 'Transfer', nonce: 1, to: B.publicKey, amount: 1n });
+  const header = { height: parent.header.height + 1, prev_hash: parent.hash, timestamp_ms: parent.header.timestamp_ms + 1, producer: C.publicKey, state_root: new Uint8Array(32) };
+  return signBlock(params.network, header, [t, t], C);
+}
+
+test('sync: a range refused for its shape vouches for none of its blocks: a forged transaction signature before the bad block is still refused', async () => {
+  const local = await openChain();
+  await mine(local, A, 1);
+  const balance = local.state.account(B.publicKey).balance;
+  // A transfer from A that A never signed, in a block B signed; then a block with a duplicate transaction.
+  const real = await tx(A, { kind: 'Transfer', nonce: 1, to: B.publicKey, amount: 500n * CREDIT });
+  const forged = decodeTx(concatBytes(real.bodyBytes, new Uint8Array(64).fill(9)));
+  const b1 = await nextBlock(local, B, [forged]);
+  await local.checkSignatures([b1, await duplicateTxBlock(b1)]);
+  // The same block again as a fresh copy, as gossip or the next sync answer brings it.
+  await rejectsAsync(() => local.addBlock(decodeBlock(params.network, b1.bytes)), InvalidBlockError, 'bad-tx-signature');
+  assert.equal(local.state.account(B.publicKey).balance, balance);
+});
+
+test('sync: a range refused for its shape vouches for none of its blocks: a forged producer signature is never adopted', async () => {
+  const local = await openChain();
+  const other = await openChain();
+  await other.addBranch(await mine(local, A, 1));
+  await mine(local, C, 2);
+  const [genuine] = await mine(other, A, 1);
+  const more = await mine(other, B, 2);
+  // A's block with its signature bytes overwritten on the wire: the hash stays, the signature is not A's.
+  const wire = genuine!.bytes.slice();
+  const at = encode(headerCodec, genuine!.header).length;
+  wire.fill(7, at, at + 64);
+  const forged = decodeBlock(params.network, wire);
+  await local.checkSignatures([forged, await duplicateTxBlock(forged)]);
+  await rejectsAsync(() => local.addBranch([forged]), InvalidBlockError, 'bad-block-signature');
+  // The genuine branch is adopted, with A's own signature.
+  assert.equal(await local.addBranch([genuine!, ...more]), 'reorganized');
+  assert.equal(toHex((await local.blockAt(2))!.signature), toHex(genuine!.signature));
 });

@@ -473,7 +473,9 @@ export class Chain {
         this.#contentsChecked.add(block);
       }
       const invalid = await findInvalidSignatures(blocks, this.params);
-      const good = invalid === null ? blocks.length : invalid.index;
+      // Only blocks whose signatures were all verified are marked: a range refused for its shape
+      // (a duplicate transaction, say) vouches for none of its blocks.
+      const good = invalid === null ? blocks.length : invalid.verified;
       for (let i = 0; i < good; i++) {
         this.#signaturesChecked.add(toHex(blocks[i]!.hash));
         this.#headersChecked.add(blocks[i]!);

@@ -259,3 +259,16 @@ test('state: free balance is balance minus bid, channel and bond locks; an unbon
   assert.equal(weightOf({ ...account, work_earned: 12n }), 12n);
   assert.equal(weightOf({ ...account, work_earned: 99n }), 30n, 'unbonding carries no weight');
 });
+
+test('state: a value is held as a copy, so bytes the caller changes and puts back are hashed anew', () => {
+  const state = new LedgerState();
+  const k = Uint8Array.of(0x63, 0);
+  const value = Uint8Array.of(1);
+  state.put(k, value);
+  state.stateRoot();
+  value[0] = 2;
+  assert.equal(state.get(k)![0], 1, 'the held bytes did not change with the caller\'s');
+  state.put(k, value);
+  assert.equal(toHex(state.stateRoot()), toHex(LedgerState.fromEntries(state.entries()).stateRoot()));
+  assert.equal(state.get(k)![0], 2);
+});

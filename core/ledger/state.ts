@@ -185,11 +185,18 @@ export class LedgerState {
 
   // ---- raw access, journaled ---------------------------------------------------------------
 
+  /** The bytes held under `k`: the state's own, to read and never to change. */
   get(k: Uint8Array): Uint8Array | undefined {
     return this.#values.get(keyString(k));
   }
 
+  /** Holds a copy of `value` under `k`: what the caller does with its bytes afterwards changes nothing here. */
   put(k: Uint8Array, value: Uint8Array): void {
+    this.#put(keyString(k), value.slice());
+  }
+
+  // The state's own writers hand over bytes they just made and keep no hold of: no copy needed.
+  #hold(k: Uint8Array, value: Uint8Array): void {
     this.#put(keyString(k), value);
   }
 
@@ -277,7 +284,8 @@ export class LedgerState {
     for (const c of changes) {
       const value = direction === 'undo' ? c.before : c.after;
       if (value === undefined) this.delete(c.key);
-      else this.put(c.key, value);
+      // The very bytes the state held (never changed in place), so a key put back costs no rehash.
+      else this.#put(keyString(c.key), value);
     }
   }
 
@@ -340,7 +348,7 @@ export class LedgerState {
     const weight = weightOf(account);
     if (weight !== weightOf(before)) {
       const k = key(TABLE.weight, id);
-      if (weight > 0n) this.put(k, encode(weightCodec, weight));
+      if (weight > 0n) this.#hold(k, encode(weightCodec, weight));
       else this.delete(k);
     }
   }
@@ -356,7 +364,7 @@ export class LedgerState {
   }
 
   setProducerSeed(seed: Uint8Array): void {
-    this.put(Uint8Array.of(TABLE.seed), seed.slice());
+    this.#hold(Uint8Array.of(TABLE.seed), seed.slice());
   }
 
   supply(): Supply {
@@ -365,7 +373,7 @@ export class LedgerState {
   }
 
   setSupply(supply: Supply): void {
-    this.put(Uint8Array.of(TABLE.supply), encode(supplyCodec, supply));
+    this.#hold(Uint8Array.of(TABLE.supply), encode(supplyCodec, supply));
   }
 
   job(id: Uint8Array): Job | undefined {
@@ -375,7 +383,7 @@ export class LedgerState {
 
   setJob(id: Uint8Array, job: Job | undefined): void {
     if (job === undefined) this.delete(key(TABLE.job, id));
-    else this.put(key(TABLE.job, id), encode(jobCodec, job));
+    else this.#hold(key(TABLE.job, id), encode(jobCodec, job));
   }
 
   channel(id: Uint8Array): Channel | undefined {
@@ -385,7 +393,7 @@ export class LedgerState {
 
   setChannel(id: Uint8Array, channel: Channel | undefined): void {
     if (channel === undefined) this.delete(key(TABLE.channel, id));
-    else this.put(key(TABLE.channel, id), encode(channelCodec, channel));
+    else this.#hold(key(TABLE.channel, id), encode(channelCodec, channel));
   }
 
   epoch(cell: Uint8Array, host: Uint8Array): number | undefined {
@@ -394,7 +402,7 @@ export class LedgerState {
   }
 
   setEpoch(cell: Uint8Array, host: Uint8Array, epoch: number): void {
-    this.put(key(TABLE.epoch, cell, host), encode(heightCodec, epoch));
+    this.#hold(key(TABLE.epoch, cell, host), encode(heightCodec, epoch));
   }
 
   name(name: string): NameEntry | undefined {
@@ -403,7 +411,7 @@ export class LedgerState {
   }
 
   setName(name: string, entry: NameEntry): void {
-    this.put(key(TABLE.name, textEncoder.encode(name)), encode(nameCodec, entry));
+    this.#hold(key(TABLE.name, textEncoder.encode(name)), encode(nameCodec, entry));
   }
 
   /** The names whose entry holds `owner`, lapsed ones included (the caller judges expiry), by name. */
@@ -421,7 +429,7 @@ export class LedgerState {
   setTrust(granter: Uint8Array, subject: Uint8Array, height: number | undefined): void {
     const k = key(TABLE.trust, granter, subject);
     if (height === undefined) this.delete(k);
-    else this.put(k, heightBytes(height));
+    else this.#hold(k, heightBytes(height));
   }
 
   /** Height at which `issuer` revoked capability `tokenId`, if it did. */
@@ -431,7 +439,7 @@ export class LedgerState {
   }
 
   setRevoked(issuer: Uint8Array, tokenId: Uint8Array, height: number): void {
-    this.put(key(TABLE.revoked, issuer, tokenId), heightBytes(height));
+    this.#hold(key(TABLE.revoked, issuer, tokenId), heightBytes(height));
   }
 
   /** Height at which `producer` was slashed for equivocating at `at`, if it was. */
@@ -441,6 +449,6 @@ export class LedgerState {
   }
 
   setSlashed(producer: Uint8Array, at: number, height: number): void {
-    this.put(key(TABLE.slashed, producer, heightBytes(at)), heightBytes(height));
+    this.#hold(key(TABLE.slashed, producer, heightBytes(at)), heightBytes(height));
   }
 }

@@ -101,13 +101,14 @@ function badSignature(block: Block, owner: number): InvalidBlockError {
  * co-signers, evidence), batched across the blocks so that the cores stay busy however few
  * transactions each block holds. The transaction counts are checked first, so oversized blocks cost
  * no signature check. Async; touches no state.
- * @returns null, or the first block (by position) that fails and why.
+ * @returns null, or the first block (by position) that fails and why, with `verified`: how many
+ * blocks before it had every signature verified (none when a block fails before any is checked).
  */
 export async function findInvalidSignatures(
   blocks: readonly Block[],
   params: ChainParams,
   headerVerified: (block: Block) => boolean = () => false,
-): Promise<{ readonly index: number; readonly error: InvalidBlockError } | null> {
+): Promise<{ readonly index: number; readonly error: InvalidBlockError; readonly verified: number } | null> {
   const messages: SignedMessage[] = [];
   // For each message, the block holding it and its owner there (-1: the header).
   const ownerBlocks: number[] = [];
@@ -117,7 +118,8 @@ export async function findInvalidSignatures(
     try {
       checked = blockMessages(blocks[b]!, params, headerVerified(blocks[b]!));
     } catch (error) {
-      if (error instanceof InvalidBlockError) return { index: b, error };
+      // Found before any signature was verified: no block of the range is vouched for.
+      if (error instanceof InvalidBlockError) return { index: b, error, verified: 0 };
       throw error;
     }
     for (let i = 0; i < checked.messages.length; i++) {
@@ -131,7 +133,8 @@ export async function findInvalidSignatures(
     const bad = verdicts.indexOf(false);
     if (bad >= 0) {
       const block = ownerBlocks[start + bad]!;
-      return { index: block, error: badSignature(blocks[block]!, owners[start + bad]!) };
+      // Messages are in block order: every block before this one had all its signatures verified.
+      return { index: block, error: badSignature(blocks[block]!, owners[start + bad]!), verified: block };
     }
   }
   return null;
