@@ -34,7 +34,7 @@ test('withWallet: the page, its config, 405 and 404 as problem details, and the 
   const page = await get('/wallet');
   assert.equal(page.status, 200);
   const csp = page.headers.get('content-security-policy')!;
-  for (const rule of ["default-src 'self'", "script-src 'self';", "connect-src 'self' ws: wss:", "frame-ancestors 'none'", "base-uri 'none'"]) assert.ok(csp.includes(rule), `${rule} in ${csp}`);
+  for (const rule of ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval';", "connect-src 'self' ws: wss:", "frame-ancestors 'none'", "base-uri 'none'"]) assert.ok(csp.includes(rule), `${rule} in ${csp}`);
   assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
   assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
   assert.match(page.headers.get('content-type')!, /^text\/html/);

@@ -65,11 +65,12 @@ function hostAddresses(options: WalletSiteOptions, requestHost: string): string[
 /**
  * Headers on every wallet answer. The policy lets the page load only its own bundle, connect to its
  * host and to WebSocket hosts (ws: for loopback devnets, wss: on HTTPS), and be framed by nobody.
- * The inline style block needs 'unsafe-inline' for styles; scripts stay 'self' only.
+ * The inline style block needs 'unsafe-inline' for styles; scripts come from 'self' only, and
+ * 'wasm-unsafe-eval' lets the bundle compile its WebAssembly (JavaScript eval stays refused).
  */
 export const WALLET_HEADERS = {
   'content-security-policy':
-    "default-src 'self'; script-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
 } as const;
