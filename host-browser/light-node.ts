@@ -53,7 +53,7 @@ export function deleteChainStore(params: ChainParams): Promise<void> {
     const request = indexedDB.deleteDatabase(chainStoreName(params));
     request.onsuccess = () => resolve();
     request.onerror = () => reject(request.error);
-    request.onblocked = () => reject(new Error('the chain store is still open in another tab'));
+    // "blocked" only says a connection is still closing; the deletion goes on once it has closed.
   });
 }
 
@@ -105,6 +105,24 @@ export class LightNode {
   }
 
   /**
+   * How the tips connected peers announced stand to the held chain: some on it (a block held),
+   * some ahead of its tip (sync fetches them; whether they extend it shows then), some on another
+   * chain (another block at a height held).
+   */
+  async peerTips(): Promise<{ held: boolean; ahead: boolean; other: boolean }> {
+    const connected = new Set(this.network.peers().map((p) => toHex(p.node)));
+    const chain = this.node.chain;
+    const standing = { held: false, ahead: false, other: false };
+    for (const tip of this.node.sync.announcedTips()) {
+      if (!connected.has(toHex(tip.node)) || tip.height < chain.base) continue;
+      if (tip.height > chain.tip.height) standing.ahead = true;
+      else if ((await this.checkpointOnChain(tip.height, toHex(tip.hash))) === 'held') standing.held = true;
+      else standing.other = true;
+    }
+    return standing;
+  }
+
+  /**
    * Whether the block `hash` at `height` (a host's checkpoint) is on the held chain: 'held', 'other'
    * when the chain holds another block there (it does not connect to that host's chain), or
    * 'unknown' when the height is outside the blocks held.
@@ -118,8 +136,11 @@ export class LightNode {
   }
 
   async stop(): Promise<void> {
-    await this.node.stop();
-    await this.network.stop();
-    await this.#store.close();
+    try {
+      await this.node.stop();
+      await this.network.stop();
+    } finally {
+      await this.#store.close();
+    }
   }
 }

@@ -311,7 +311,7 @@ test('mesh node --announce: /wallet/config.json hands out the announced address'
 test('a held chain that does not connect to the host\'s (the host was reset to a new devnet): the page says so, and a reset keeps the key', async () => {
   const p2p = await freePortPair();
   const http = await freePortPair();
-  const fresh = (): Promise<MeshProcess> => startNode({ mine: true, p2pPort: p2p, blockIntervalMs: 100, extraArgs: ['--port', String(http)] });
+  const fresh = (): Promise<MeshProcess> => startNode({ mine: true, p2pPort: p2p, blockIntervalMs: 100, httpPort: http });
   const past115 = (node: MeshProcess) => waitFor('115 blocks', async () => ((await getJson<{ height: number }>(node, '/beacon')).height >= 115 ? true : undefined));
   let reset = await fresh();
   await past115(reset);
@@ -332,7 +332,7 @@ test('a held chain that does not connect to the host\'s (the host was reset to a
   await page.reload();
   await page.waitForSelector('#status[data-state="error"]', { timeout: 30_000 });
   assert.equal(await text(page, '#status'), 'On another chain');
-  assert.match(await text(page, '#error-text'), /does not connect to the host's/);
+  assert.match(await text(page, '#error-text'), /does not connect to its hosts' chain \(the host's block 100 is not the one held here\)/);
   assert.equal(await page.isVisible('#send-card'), false);
   await shoot(page, '14-another-chain');
   await page.click('#reset-chain');

@@ -42,6 +42,9 @@ let syncFrom: number | null = null;
 let hostCheckpoint: { height: number; hash: string } | null = null;
 // Set once the held chain is found not to connect to the host's: the page stops showing it as usable.
 let stale = false;
+// Since when every peer's tip has been on another chain (null: not now), and how long that may last.
+let apartSince: number | null = null;
+const APART_MS = 10_000;
 const loadedAt = performance.now();
 // Libp2p dials the hosts in the first moments of a load: no "Offline" before this.
 const CONNECT_GRACE_MS = 1_500;
@@ -196,12 +199,16 @@ async function render(): Promise<void> {
   const target = light.targetHeight();
   // The pill is a live region: it names the state and the peers, not each new height (the balance card shows that).
   const peerCount = `${peers} peer${peers === 1 ? '' : 's'}`;
-  const heights = light.network.peers().flatMap((p) => (p.height === null ? [] : [p.height]));
-  if (!stale && hostCheckpoint !== null && (await light.checkpointOnChain(hostCheckpoint.height, hostCheckpoint.hash)) === 'other') {
+  const tips = await light.peerTips();
+  // Peers on another chain and none on ours: a race between two blocks settles within seconds; this does not.
+  const apart = tips.other && !tips.held && !tips.ahead;
+  apartSince = apart ? (apartSince ?? performance.now()) : null;
+  const hostApart = hostCheckpoint !== null && (await light.checkpointOnChain(hostCheckpoint.height, hostCheckpoint.hash)) === 'other';
+  if (!stale && (hostApart || (apartSince !== null && performance.now() - apartSince >= APART_MS))) {
     stale = true;
     setStatus('error', 'On another chain');
     showError(
-      `This browser holds a chain that does not connect to the host's: the host's block ${hostCheckpoint.height} is not the one held here (the host was reset, or this browser followed a fork). ` +
+      `This browser holds a chain that does not connect to its hosts' chain${hostApart ? ` (the host's block ${hostCheckpoint!.height} is not the one held here)` : ''}: the hosts were reset, or this browser followed a fork. ` +
         'Reset the chain store to start again from the host\'s checkpoint; your key stays in this browser.',
       { reset: true },
     );
@@ -211,15 +218,15 @@ async function render(): Promise<void> {
   } else if (peers === 0) {
     if (performance.now() - loadedAt < CONNECT_GRACE_MS) setStatus('starting', 'Connecting to the mesh…');
     else setStatus('offline', 'Offline: no host reachable, retrying');
-  } else if (heights.length > 0 && Math.max(...heights) < tip) {
-    // Synced means a peer holds our tip or more; peers all below it have not shown that they do.
-    setStatus('syncing', `Waiting for a peer at block ${tip} or above · ${peerCount}`);
-  } else if (target > tip) {
+  } else if (target > tip || tips.ahead) {
     syncFrom ??= tip;
     setStatus('syncing', `Syncing block ${tip} of ${target} · ${peerCount}`, target === syncFrom ? 1 : (tip - syncFrom) / (target - syncFrom));
-  } else {
+  } else if (tips.held) {
+    // Synced: a peer announced a tip this browser holds.
     syncFrom = null;
     setStatus('synced', `Synced · ${peerCount}`);
+  } else {
+    setStatus('syncing', `Checking the chain with peers · ${peerCount}`);
   }
 
   const account = node.chain.state.account(self);
