@@ -201,6 +201,7 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   const second = await other.newPage();
   const pinned = await getJson<{ height: number; hash: string }>(host, '/beacon');
   await second.goto(`${host.url}/wallet?checkpoint=${pinned.hash}&checkpoint_height=${pinned.height}`);
+  await second.locator('#create').waitFor();
   await second.setInputFiles('#import-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a key') });
   await second.waitForFunction(() => (document.querySelector('#onboard-message')?.textContent ?? '') !== '');
   assert.match(await text(second, '#onboard-message'), /not a mesh key backup: it is not JSON/);
