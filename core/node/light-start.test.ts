@@ -49,15 +49,7 @@ test('openLightChain: a state that does not hash to the checkpoint\'s state_root
   const chainA = await openChain();
   await mine(chainA, A, 6);
   const truth = await chainA.snapshotAt(5);
-  const hostile = bus.join(M.publicKey);
-  hostile.handle(TOPICS.segments, async (message) => {
-    const request = decode(segmentCodec, message.data);
-    if (request.kind !== 'request') return 'ignore';
-    const entries = truth.entries.map(([k, v], i) => ({ key: k, value: i === 0 ? Uint8Array.of(...v.slice(0, -1), v.at(-1)! ^ 1) : v }));
-    const response = { kind: 'response' as const, requester: message.origin, request_id: request.request_id, block: truth.block.bytes, total: entries.length, offset: 0, entries };
-    await hostile.publish(TOPICS.segments, encode(segmentCodec, response));
-    return 'ignore';
-  });
+  servingPeer(bus, M, truth, flipFirst);
   const light = bus.join(LIGHT.publicKey);
   const penalised: string[] = [];
   light.penalise = (node) => void penalised.push(toHex(node));
@@ -66,6 +58,9 @@ test('openLightChain: a state that does not hash to the checkpoint\'s state_root
   assert.deepEqual(penalised, [toHex(M.publicKey)]);
   assert.equal(store.size, 0, 'nothing of the refused state is kept');
 });
+
+// Forges a state: the first entry's last bit flipped.
+const flipFirst = (v: Uint8Array, i: number): Uint8Array => (i === 0 ? Uint8Array.of(...v.slice(0, -1), v.at(-1)! ^ 1) : v);
 
 // A peer on `bus` that answers segment requests addressed to it with `entries` of `snapshot` changed by `change`.
 function servingPeer(bus: MemoryBus, self: typeof M, snapshot: Awaited<ReturnType<Chain['snapshotAt']>>, change: (value: Uint8Array, i: number) => Uint8Array) {
@@ -88,7 +83,7 @@ test('openLightChain: a forging peer is penalised and a confused one skipped; th
   await mine(chainA, A, 6);
   const truth = await chainA.snapshotAt(5);
   // Asked first: one forges a value, one serves another block than the checkpoint.
-  servingPeer(bus, M, truth, (v, i) => (i === 0 ? Uint8Array.of(...v.slice(0, -1), v.at(-1)! ^ 1) : v));
+  servingPeer(bus, M, truth, flipFirst);
   servingPeer(bus, key(7), await chainA.snapshotAt(4), (v) => v);
   const a = await startNode(bus, chainA, A, clock);
   try {
