@@ -160,7 +160,7 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   // A checkpoint pinned by URL on a browser that already holds a chain: the page says plainly it is ignored.
   await page.goto(`${host.url}/wallet?checkpoint=${'ab'.repeat(32)}&checkpoint_height=1`);
   await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
-  assert.match(await text(page, '#pin-note'), /already holds a chain, so the pinned checkpoint is ignored: block 1 of the held chain is another block/);
+  assert.match(await text(page, '#pin-note'), /already holds a chain and goes on with it, so the pinned checkpoint is ignored: block 1 of the held chain is another block\./);
   assert.equal(await page.isVisible('#pin-card'), false);
   await shoot(page, '7c-pin-ignored');
 
@@ -210,7 +210,11 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   await second.waitForSelector('#pin-card:not([hidden])');
   assert.equal(await text(second, '#pin-hash'), pinned.hash);
   assert.equal(await text(second, '#status'), 'Confirm the pinned checkpoint');
+  assert.equal(await second.isVisible('#onboard'), false);
   await shoot(second, '7a-confirm-pinned');
+  await second.setViewportSize(PHONE);
+  await shoot(second, '7a-confirm-pinned-phone');
+  await second.setViewportSize(DESKTOP);
   await second.click('#pin-accept');
   await second.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
   await second.waitForFunction(() => document.querySelector('#balance')?.textContent === '3.5', undefined, { timeout: 30_000 });
@@ -336,6 +340,9 @@ test('a held chain that does not connect to the host\'s (the host was reset to a
   assert.match(await text(page, '#error-text'), /does not connect to its hosts' chain \(the host's block 100 is not the one held here\)/);
   assert.equal(await page.isVisible('#send-card'), false);
   await shoot(page, '14-another-chain');
+  await page.setViewportSize(PHONE);
+  await shoot(page, '14-another-chain-phone');
+  await page.setViewportSize(DESKTOP);
   await page.click('#reset-chain');
   await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
   assert.equal(await page.isVisible('#error'), false);

@@ -104,6 +104,8 @@ function confirmPinned(pinned: WalletConfig): Promise<boolean> {
       return item;
     }),
   );
+  // The key is chosen: the onboarding (and what it last said) gives way to the question.
+  $('onboard').hidden = true;
   $('pin-card').hidden = false;
   setStatus('starting', 'Confirm the pinned checkpoint');
   $('pin-accept').focus();
@@ -356,7 +358,7 @@ async function notePinned(config: WalletConfig): Promise<void> {
   note.textContent =
     where === 'held'
       ? `The pinned checkpoint (block ${config.checkpoint.height}) is on the chain this browser holds.`
-      : `This browser already holds a chain, so the pinned checkpoint is ignored: ${where === 'other' ? `block ${config.checkpoint.height} of the held chain is another block` : `block ${config.checkpoint.height} is outside the blocks held`}. To start from it, reset the chain store.`;
+      : `This browser already holds a chain and goes on with it, so the pinned checkpoint is ignored: ${where === 'other' ? `block ${config.checkpoint.height} of the held chain is another block` : `block ${config.checkpoint.height} is outside the blocks held`}.`;
 }
 
 /** What the page says when the light node cannot start, by what went wrong. */
