@@ -59,6 +59,10 @@ function watch(page: Page, log: string[]): void {
   page.on('console', (message) => {
     if (/Content Security Policy|Refused to/.test(message.text())) log.push(`policy: ${message.text()}`);
   });
+  // No request of the page's own fails (the favicon included).
+  page.on('response', (response) => {
+    if (response.status() >= 400) log.push(`HTTP ${response.status()} for ${response.url()}`);
+  });
 }
 const shoot = async (page: Page, name: string): Promise<void> => {
   await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
@@ -284,6 +288,20 @@ test('a pinned checkpoint no host holds: the page says no host answered in time,
   assert.equal(await page.isVisible('#send-card'), false);
   await shoot(page, '12-no-answer-phone');
   assert.deepEqual(log, []);
+  await context.close();
+});
+
+test('a first start with no reachable host shows offline, not an endless "Connecting"', async () => {
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  const peerId = (await getJson<{ hosts: string[] }>(host, '/wallet/config.json')).hosts[0]!.split('/p2p/')[1];
+  // A host address nothing listens on (port 1).
+  await page.goto(`${host.url}/wallet?host=/ip4/127.0.0.1/tcp/1/ws/p2p/${peerId}`);
+  await page.click('#create');
+  await page.click('#pin-accept');
+  await page.waitForSelector('#status[data-state="offline"]', { timeout: 15_000 });
+  assert.equal(await text(page, '#status'), 'Offline: no host reachable, retrying');
+  await shoot(page, '16-first-start-offline');
   await context.close();
 });
 
