@@ -141,6 +141,8 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
 
   // The page pays part back; the node's /transactions shows it.
   assert.match(await send(page, host.nodeId, '1.5'), /Sent 1.5 credits/);
+  // What the form may spend next: 5 less the 1.5 pending (or, once a block has it, the new balance).
+  assert.equal(await text(page, '#free'), '3.5');
   await waitFor('the node has the page\'s transfer', async () =>
     (await getJson<{ counterparty?: string; direction: string; amount: string }[]>(host, `/transactions/${host.nodeId}`)).find(
       (r) => r.counterparty === walletId && r.direction === 'in' && r.amount === '1500000000000000000',
@@ -153,8 +155,17 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   await shoot(page, '6-sent');
 
   // Reload: the key, the balance and the history are still there.
+  // The status pill is a live region: record every state it takes from the reload on.
+  await page.addInitScript(() => {
+    const seen: string[] = ((globalThis as any).statusSeen = []);
+    document.addEventListener('DOMContentLoaded', () => {
+      const pill = document.querySelector('#status')!;
+      new MutationObserver(() => seen.push(pill.getAttribute('data-state')!)).observe(pill, { attributes: true, childList: true });
+    });
+  });
   await page.reload();
   await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
+  assert.ok(!(await page.evaluate(() => (globalThis as any).statusSeen as string[])).includes('offline'), 'no "Offline" while a reload connects');
   await page.waitForFunction(() => document.querySelector('#balance')?.textContent === '3.5', undefined, { timeout: 30_000 });
   assert.equal(await page.locator('#history-list li').count(), 2);
   await page.click('#receive-show');
