@@ -312,7 +312,11 @@ test('a first start with no reachable host shows offline, not an endless "Connec
   await page.click('#pin-accept');
   await page.waitForSelector('#status[data-state="offline"]', { timeout: 15_000 });
   assert.equal(await text(page, '#status'), 'Offline: no host reachable, retrying');
+  assert.match(await text(page, '#balance-note'), /No host is reachable yet/);
+  assert.equal(await page.isVisible('#send-card'), false, 'no send form before the light node runs');
   await shoot(page, '16-first-start-offline');
+  await page.setViewportSize(PHONE);
+  await shoot(page, '16-first-start-offline-phone');
   await context.close();
 });
 

@@ -239,7 +239,11 @@ async function render(): Promise<void> {
   $('free').textContent = credits(freeNow(node, self));
   $('locked').textContent = credits(locked);
   $('height').textContent = String(tip);
-  $('balance-note').textContent = target > tip ? 'Catching up: the balance is the one at the height shown and may change.' : '';
+  $('balance-note').textContent = stale
+    ? 'From the chain held here, which the hosts do not follow: it may not be your balance on theirs.'
+    : target > tip
+      ? 'Catching up: the balance is the one at the height shown and may change.'
+      : '';
 
   const rows = await node.transactions(self, { limit: HISTORY_ROWS });
   const list = $('history-list');
@@ -328,8 +332,8 @@ async function send(event: SubmitEvent): Promise<void> {
 async function startNode(config: WalletConfig, key: WalletKey): Promise<void> {
   wallet = key;
   $('onboard').hidden = true;
-  $('send-card').hidden = false;
-  for (const id of ['balance-card', 'send-card', 'receive-card', 'history-card', 'backup-card']) $(id).hidden = false;
+  // The send form comes once the light node runs: before, there is nothing to sign against.
+  for (const id of ['balance-card', 'receive-card', 'history-card', 'backup-card']) $(id).hidden = false;
   renderReceive();
   setStatus('starting', 'Connecting to the mesh…');
   light = await LightNode.start({
@@ -338,11 +342,15 @@ async function startNode(config: WalletConfig, key: WalletKey): Promise<void> {
     hosts: config.hosts,
     checkpoint: fromHex(config.checkpoint.hash, 32, 'checkpoint'),
     log: (line) => console.debug(line),
-    onWaiting: (waiting) => setStatus(waiting ? 'offline' : 'starting', waiting ? 'Offline: no host reachable, retrying' : 'Connecting to the mesh…'),
+    onWaiting: (waiting) => {
+      setStatus(waiting ? 'offline' : 'starting', waiting ? 'Offline: no host reachable, retrying' : 'Connecting to the mesh…');
+      $('balance-note').textContent = waiting ? 'No host is reachable yet: the wallet starts as soon as one is.' : '';
+    },
     onStage: (s) => {
       if (s === 'checkpoint') setStatus('syncing', `Fetching and checking the state at block ${config.checkpoint.height}…`, 0);
     },
   });
+  $('send-card').hidden = false;
   await notePinned(config);
   light.node.onBlock(() => void render().catch(() => {}));
   await render();
