@@ -264,7 +264,7 @@ async function render(): Promise<void> {
     }),
   );
   const base = node.chain.base;
-  $('history-empty').hidden = rows.length > 0 || node.mempool.pending().length > 0;
+  $('history-empty').hidden = rows.length > 0 || pending.out > 0n;
   $('history-empty').textContent = base > 0 ? 'No transactions in the blocks this browser holds.' : 'No transactions yet.';
   const notes = [
     rows.length === HISTORY_ROWS ? `Showing the latest ${HISTORY_ROWS} transactions.` : '',
