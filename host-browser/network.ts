@@ -12,6 +12,9 @@ import { circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
 import { webRTC } from '@libp2p/webrtc';
 import { webSockets } from '@libp2p/websockets';
+import { isPrivate } from '@libp2p/utils';
+import type { Multiaddr } from '@multiformats/multiaddr';
+import { WebSockets } from '@multiformats/multiaddr-matcher';
 import type { SigningKey } from '../core/crypto/ed25519.ts';
 import { Libp2pNetwork, parseBootstrapAddress } from '../core/net/libp2p-network.ts';
 
@@ -20,11 +23,22 @@ export interface BrowserNetworkOptions {
   /** Hosts' WebSocket multiaddrs with /p2p/<peer id> (`/ip4/…/tcp/…/ws/p2p/…`); kept connected. */
   readonly hosts: readonly string[];
   /**
-   * Allow dialling loopback and private addresses. The browser's default gater refuses them; a
-   * devnet or a wallet served by a host on this machine or LAN needs them.
+   * Allow dialling any loopback or private address, not only the hosts'. Only for tests of pages
+   * that reach each other through several devnet hosts' relays; the wallet never sets it.
    */
   readonly allowPrivateAddresses?: boolean;
   readonly log?: (line: string) => void;
+}
+
+/**
+ * The browser's default rule (no plain ws:, no loopback or private address) except for the
+ * configured hosts' own addresses (and circuits through them): a host on this machine or LAN is
+ * dialled, but an address some peer gossiped cannot point the page at the user's LAN.
+ */
+function hostsOnlyGater(hosts: readonly string[]): (address: Multiaddr) => boolean {
+  const transportOf = (address: string): string => address.split('/p2p/')[0]!;
+  const allowed = new Set(hosts.map(transportOf));
+  return (address) => !allowed.has(transportOf(address.toString())) && (WebSockets.matches(address) || isPrivate(address));
 }
 
 /** Starts the page's libp2p network and keeps it joined to `hosts`. */
@@ -37,7 +51,7 @@ export async function startBrowserNetwork(options: BrowserNetworkOptions): Promi
       // WebRTC connections signalled through them.
       addresses: { listen: ['/p2p-circuit', '/webrtc'] },
       transports: [webSockets(), webRTC(), circuitRelayTransport()],
-      ...(options.allowPrivateAddresses ? { connectionGater: { denyDialMultiaddr: () => false } } : {}),
+      connectionGater: { denyDialMultiaddr: options.allowPrivateAddresses ? () => false : hostsOnlyGater(options.hosts) },
       peerDiscovery: hosts.length > 0 ? [bootstrapDiscovery({ list: hosts.map(String), timeout: 100 })] : [],
     },
     { bootstrap: hosts, ...(options.log ? { log: options.log } : {}) },

@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { multiaddr } from '@multiformats/multiaddr';
 import { createNodeApi } from '../core/api/handler.ts';
 import { Chain } from '../core/chain/chain.ts';
 import { fromHex } from '../core/encoding/hex.ts';
@@ -43,6 +44,8 @@ export interface NodeConfig {
   readonly capabilityRoots: readonly string[];
   /** PEM files that make the WebSocket port secure (`/tls/ws`), for pages served over HTTPS. */
   readonly wsTls: { readonly certFile: string; readonly keyFile: string } | null;
+  /** Multiaddrs announced instead of the listen addresses (none: the listen addresses). */
+  readonly announce: readonly string[];
 }
 
 /** The node could not start as configured (a port taken, a data directory in use): said without a stack. */
@@ -80,7 +83,18 @@ const nodeOptions = {
   'heartbeat-interval-ms': option({ value: 'N', description: 'time between heartbeats on the devnet', parse: integer(100), shown: '30000' }),
   'ws-tls-cert': option({ value: 'FILE', description: 'PEM certificate (chain) for secure WebSockets: the WebSocket port becomes /tls/ws, which pages on HTTPS can dial' }),
   'ws-tls-key': option({ value: 'FILE', description: 'PEM private key of --ws-tls-cert' }),
+  announce: list({ value: 'MULTIADDR', description: 'an address to announce instead of the listen addresses (/dns4/node.example.org/tcp/443/tls/ws); peers and the wallet page dial it', parse: announceAddress }),
 };
+
+function announceAddress(text: string, name: string): string {
+  try {
+    multiaddr(text);
+  } catch (error) {
+    throw new UsageError(`${name}: ${(error as Error).message}`);
+  }
+  if (text.includes('/p2p/')) throw new UsageError(`${name}: give the address without /p2p/<peer id>; the node adds its own`);
+  return text;
+}
 
 function bootstrapAddress(text: string, name: string): string {
   try {
@@ -122,6 +136,7 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
     capabilityRoots: values['capability-root'],
     heartbeatMs: heartbeat ?? HEARTBEAT_INTERVAL_SECS * 1000,
     wsTls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : null,
+    announce: values.announce,
   };
 }
 
@@ -165,7 +180,7 @@ async function runNode(config: NodeConfig): Promise<number> {
     const wsTls = config.wsTls;
     const tls = wsTls === null ? undefined : await starting('cannot read the WebSocket TLS files', async () => ({ cert: await readFile(wsTls.certFile, 'utf8'), key: await readFile(wsTls.keyFile, 'utf8') }));
     const network = await starting(`cannot listen for peers on port ${config.p2pPort}`, () =>
-      startP2PNetwork({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, log, ...(tls === undefined ? {} : { wsTls: tls }) }),
+      startP2PNetwork({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, announce: config.announce, log, ...(tls === undefined ? {} : { wsTls: tls }) }),
     );
     closers.push(() => network.stop());
     const node = new MeshNode({

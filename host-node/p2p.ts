@@ -30,6 +30,11 @@ export interface P2POptions {
   readonly rpc?: Partial<RpcLimits>;
   /** PEM certificate and key: the WebSocket port then speaks TLS (`/tls/ws`), for pages served over HTTPS. */
   readonly wsTls?: { readonly cert: string; readonly key: string };
+  /**
+   * Addresses to announce instead of the listen addresses (`/dns4/node.example.org/tcp/443/tls/ws`):
+   * what peers and `/wallet/config.json` hand out when the node sits behind a proxy or a DNS name.
+   */
+  readonly announce?: readonly string[];
 }
 
 /** Starts the node's libp2p network on TCP and WebSockets. */
@@ -40,7 +45,10 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
   return Libp2pNetwork.start(
     {
       privateKey: await generateKeyPairFromSeed('Ed25519', options.key.exportSeed()),
-      addresses: { listen: [`/ip4/${host}/tcp/${options.port}`, `/ip4/${host}/tcp/${wsPort}/${options.wsTls ? 'tls/ws' : 'ws'}`] },
+      addresses: {
+        listen: [`/ip4/${host}/tcp/${options.port}`, `/ip4/${host}/tcp/${wsPort}/${options.wsTls ? 'tls/ws' : 'ws'}`],
+        ...(options.announce !== undefined && options.announce.length > 0 ? { announce: [...options.announce] } : {}),
+      },
       // The relay transport dials `/p2p-circuit` hints (directed placement through a relay).
       transports: [tcp(), webSockets(options.wsTls ? { https: { cert: options.wsTls.cert, key: options.wsTls.key } } : {}), circuitRelayTransport()],
       // Loopback and private addresses are how a devnet and a LAN mesh reach each other.

@@ -33,11 +33,18 @@ test('withWallet: the page, its config, 405 and 404 as problem details, and the 
 
   const page = await get('/wallet');
   assert.equal(page.status, 200);
+  const csp = page.headers.get('content-security-policy')!;
+  for (const rule of ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval';", "connect-src 'self' ws: wss:", "frame-ancestors 'none'", "base-uri 'none'"]) assert.ok(csp.includes(rule), `${rule} in ${csp}`);
+  assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
+  assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
   assert.match(page.headers.get('content-type')!, /^text\/html/);
   assert.match(await page.text(), /<script type="module" src="\/wallet\/app.js">/);
 
   const config = await get('/wallet/config.json');
   assert.equal(config.status, 200);
+  assert.equal(config.headers.get('x-content-type-options'), 'nosniff');
+  assert.equal(config.headers.get('referrer-policy'), 'no-referrer');
+  assert.ok(config.headers.get('content-security-policy'));
   assert.deepEqual(await config.json(), {
     network: chain.params.network,
     block_interval_ms: chain.params.blockIntervalMs,
@@ -58,6 +65,14 @@ test('withWallet: the page, its config, 405 and 404 as problem details, and the 
   const unknown = await get('/wallet/other.js');
   assert.equal(unknown.status, 404);
   assert.equal((await unknown.json()).type, '/problems/not-found');
+
+  // DNS rebinding: a name other than localhost or an IP address gets the API's 403, on every wallet path.
+  for (const path of ['/wallet', '/wallet/app.js', '/wallet/config.json']) {
+    const rebound = await handler(new Request(`http://attacker.example:8844${path}`), client);
+    assert.equal(rebound.status, 403, path);
+    assert.equal((await rebound.json()).type, '/problems/host-not-allowed');
+  }
+  assert.equal((await handler(new Request('http://localhost:8844/wallet'), client)).status, 200);
 
   assert.equal(await (await get('/status')).text(), 'api /status');
   assert.equal(await (await get('/walletx')).text(), 'api /walletx');

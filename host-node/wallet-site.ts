@@ -8,6 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import type { Chain } from '../core/chain/chain.ts';
+import { requireLocalHostName } from '../core/api/access.ts';
+import { ApiProblem } from '../core/api/problem.ts';
 import { toHex } from '../core/encoding/hex.ts';
 import { WebProblem, problemResponse } from '../core/web/problem.ts';
 import type { ClientInfo } from '../core/web/router.ts';
@@ -60,8 +62,21 @@ function hostAddresses(options: WalletSiteOptions, requestHost: string): string[
   return [...same, ...ws.filter((a) => !same.includes(a))];
 }
 
-const staticAnswer = (body: string, type: string): Response =>
-  new Response(body, { headers: { 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' } });
+/**
+ * Headers on every wallet answer. The policy lets the page load only its own bundle, connect to its
+ * host and to WebSocket hosts (ws: for loopback devnets, wss: on HTTPS), and be framed by nobody.
+ * The inline style block needs 'unsafe-inline' for styles; scripts come from 'self' only, and
+ * 'wasm-unsafe-eval' lets the bundle compile its WebAssembly (JavaScript eval stays refused).
+ */
+export const WALLET_HEADERS = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+} as const;
+
+const answer = (body: string, type: string, cache: string): Response =>
+  new Response(body, { headers: { 'content-type': type, 'cache-control': cache, ...WALLET_HEADERS } });
 
 /** `api` with the wallet's paths in front of it. */
 export function withWallet(api: FetchHandler, options: WalletSiteOptions): FetchHandler {
@@ -69,11 +84,18 @@ export function withWallet(api: FetchHandler, options: WalletSiteOptions): Fetch
     const url = new URL(request.url);
     const path = url.pathname;
     if (path !== '/wallet' && !path.startsWith('/wallet/')) return api(request, client);
+    // The API's DNS-rebinding rule: a page on a name re-pointed at this machine gets nothing here either.
+    try {
+      requireLocalHostName(url);
+    } catch (error) {
+      if (error instanceof ApiProblem) return problemResponse(error);
+      throw error;
+    }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return problemResponse(new WebProblem('method-not-allowed', `${path} is read with GET`, {}, { allow: 'GET, HEAD' }));
     }
-    if (path === '/wallet' || path === '/wallet/') return staticAnswer(await readFile(PAGE, 'utf8'), 'text/html; charset=utf-8');
-    if (path === '/wallet/app.js') return staticAnswer(await walletBundle(), 'text/javascript; charset=utf-8');
+    if (path === '/wallet' || path === '/wallet/') return answer(await readFile(PAGE, 'utf8'), 'text/html; charset=utf-8', 'no-cache');
+    if (path === '/wallet/app.js') return answer(await walletBundle(), 'text/javascript; charset=utf-8', 'no-cache');
     if (path === '/wallet/config.json') {
       const chain = options.chain;
       const height = checkpointHeight(chain.tip.height, chain.base);
@@ -85,7 +107,7 @@ export function withWallet(api: FetchHandler, options: WalletSiteOptions): Fetch
         checkpoint: { height, hash: toHex(hash) },
         hosts: hostAddresses(options, url.hostname),
       };
-      return new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+      return answer(JSON.stringify(body), 'application/json', 'no-store');
     }
     return problemResponse(new WebProblem('not-found', `no wallet file at ${path}`));
   };

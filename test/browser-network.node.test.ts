@@ -67,6 +67,17 @@ test('two pages on different hosts\' relays reach each other over WebRTC, signal
   await one.waitForFunction((node) => (globalThis as any).meshPage.peers().includes(node), idTwo, { timeout: 10_000 });
 });
 
+test('the wallet\'s gater dials its configured host on loopback, but no other loopback address a page learns', async () => {
+  const other = await startNode({});
+  const page = await pageWithScript(browser, `${host.url}/status`, script);
+  await page.waitForFunction(() => 'meshPage' in globalThis);
+  await page.evaluate((addr) => (globalThis as any).meshPage.start([addr], false), wsAddress(host));
+  await page.waitForFunction((id) => (globalThis as any).meshPage.peers().includes(id), host.nodeId, { timeout: 20_000 });
+  const refused = await page.evaluate(([node, addr]) => (globalThis as any).meshPage.dial(node, addr).then(() => 'dialled', (e: Error) => e.message), [other.nodeId, wsAddress(other)]);
+  assert.notEqual(refused, 'dialled');
+  assert.equal(await page.evaluate((id) => (globalThis as any).meshPage.peers().includes(id), other.nodeId), false);
+});
+
 function peerIdOf(node: MeshProcess): string {
   const id = wsAddress(node).split('/p2p/')[1];
   assert.ok(id);

@@ -35,10 +35,10 @@ test('mesh with no command prints usage and exits 2', async () => {
 test('mesh node --help prints its options; a bad option is a usage error', async () => {
   const { code, stdout } = await runMesh(['node', '--help']);
   assert.equal(code, 0);
-  for (const option of ['--data-dir', '--host', '--port', '--p2p-port', '--bootstrap', '--mine', '--devnet', '--block-interval-ms']) {
+  for (const option of ['--data-dir', '--host', '--port', '--p2p-port', '--bootstrap', '--mine', '--devnet', '--block-interval-ms', '--announce']) {
     assert.ok(stdout.includes(option), option);
   }
-  for (const bad of [['--frob'], ['--port', '70000'], ['--block-interval-ms', '50'], ['--devnet', '--block-interval-ms', '5'], ['--bootstrap', '/ip4/127.0.0.1/tcp/1'], ['--p2p-port', '65535'], ['--host', ''], ['--data-dir', '']]) {
+  for (const bad of [['--frob'], ['--port', '70000'], ['--block-interval-ms', '50'], ['--devnet', '--block-interval-ms', '5'], ['--bootstrap', '/ip4/127.0.0.1/tcp/1'], ['--p2p-port', '65535'], ['--host', ''], ['--data-dir', ''], ['--announce', 'not-a-multiaddr'], ['--announce', '/ip4/127.0.0.1/tcp/1/p2p/12D3KooWLRPJAA5o6X4SyBCe9GYuBQm4FUkRHJuPAmjFCjQbAjTf']]) {
     const refused = await runMesh(['node', ...bad]);
     assert.equal(refused.code, 2, bad.join(' '));
     assert.match(refused.stderr, /^mesh node: /, bad.join(' '));

@@ -29,6 +29,8 @@ export interface StartOptions {
   bootstrap?: string[];
   blockIntervalMs?: number;
   p2pPort?: number;
+  /** The HTTP API's port (default a free one): a restarted node keeps its origin for pages. */
+  httpPort?: number;
   extraArgs?: string[];
   /** Variables added to this process's environment for the node (e.g. DOCKER_HOST of a test engine). */
   env?: Record<string, string>;
@@ -54,7 +56,7 @@ export async function startNode(options: StartOptions = {}): Promise<MeshProcess
     '--data-dir',
     dataDir,
     '--port',
-    '0',
+    String(options.httpPort ?? 0),
     '--p2p-port',
     String(options.p2pPort ?? 0),
     '--block-interval-ms',

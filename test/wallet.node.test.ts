@@ -53,6 +53,17 @@ after(async () => {
 });
 
 const text = (page: Page, selector: string): Promise<string> => page.locator(selector).innerText();
+// Page errors and anything the content security policy refuses end up in `log`, which tests expect empty.
+function watch(page: Page, log: string[]): void {
+  page.on('pageerror', (error) => log.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (/Content Security Policy|Refused to/.test(message.text())) log.push(`policy: ${message.text()}`);
+  });
+  // No request of the page's own fails (the favicon included).
+  page.on('response', (response) => {
+    if (response.status() >= 400) log.push(`HTTP ${response.status()} for ${response.url()}`);
+  });
+}
 const shoot = async (page: Page, name: string): Promise<void> => {
   await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
 };
@@ -70,13 +81,18 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   const context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
   const page = await context.newPage();
   const log: string[] = [];
-  page.on('pageerror', (error) => log.push(`page error: ${error.message}`));
+  watch(page, log);
   await page.goto(`${host.url}/wallet`);
 
-  // Empty: no key yet.
+  // Empty: no key yet. The keyboard reaches "Create" first, then the import, with the focus shown.
   await page.locator('#create').waitFor();
   await shoot(page, '1-empty-desktop');
-  await page.click('#create');
+  for (const id of ['create', 'import-file']) {
+    await page.keyboard.press('Tab');
+    assert.deepEqual(await page.evaluate(() => [document.activeElement?.id, document.activeElement?.matches(':focus-visible')]), [id, true]);
+  }
+  await page.keyboard.press('Shift+Tab');
+  await page.keyboard.press('Enter');
   await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
   assert.equal(await text(page, '#balance'), '0', log.join('\n'));
   assert.equal(await page.isVisible('#history-empty'), true);
@@ -86,13 +102,17 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   await page.click('#receive-show');
   assert.equal(await page.isVisible('#backup-ask'), true);
   assert.equal(await page.isVisible('#node-id'), false);
+  assert.equal(await page.isVisible('#receive-show'), false, 'the button has done its work while the backup is asked for');
+  assert.match(await text(page, '#backup-ask'), /holds your secret key/);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#backup-first')]);
   const backup = JSON.parse(await new Response((await download.createReadStream()) as unknown as ReadableStream).text());
   const walletId = await text(page, '#node-id');
   assert.match(walletId, /^[0-9a-f]{64}$/);
   assert.equal(backup.type, 'mesh-identity');
   assert.equal(backup.node_id, walletId);
-  assert.equal(await page.locator('#qr svg').count(), 1);
+  assert.match((await page.locator('#qr img').getAttribute('src'))!, /^data:image\//);
+  await page.click('#copy');
+  await page.waitForFunction(() => (document.querySelector('#copy-message')?.textContent ?? '') !== '');
   await shoot(page, '3-receive');
 
   // The node pays the page; the page shows the balance once a block has it.
@@ -121,6 +141,8 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
 
   // The page pays part back; the node's /transactions shows it.
   assert.match(await send(page, host.nodeId, '1.5'), /Sent 1.5 credits/);
+  // What the form may spend next: 5 less the 1.5 pending (or, once a block has it, the new balance).
+  assert.equal(await text(page, '#free'), '3.5');
   await waitFor('the node has the page\'s transfer', async () =>
     (await getJson<{ counterparty?: string; direction: string; amount: string }[]>(host, `/transactions/${host.nodeId}`)).find(
       (r) => r.counterparty === walletId && r.direction === 'in' && r.amount === '1500000000000000000',
@@ -133,13 +155,29 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   await shoot(page, '6-sent');
 
   // Reload: the key, the balance and the history are still there.
+  // The status pill is a live region: record every state it takes from the reload on.
+  await page.addInitScript(() => {
+    const seen: string[] = ((globalThis as any).statusSeen = []);
+    document.addEventListener('DOMContentLoaded', () => {
+      const pill = document.querySelector('#status')!;
+      new MutationObserver(() => seen.push(pill.getAttribute('data-state')!)).observe(pill, { attributes: true, childList: true });
+    });
+  });
   await page.reload();
   await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
+  assert.ok(!(await page.evaluate(() => (globalThis as any).statusSeen as string[])).includes('offline'), 'no "Offline" while a reload connects');
   await page.waitForFunction(() => document.querySelector('#balance')?.textContent === '3.5', undefined, { timeout: 30_000 });
   assert.equal(await page.locator('#history-list li').count(), 2);
   await page.click('#receive-show');
   assert.equal(await text(page, '#node-id'), walletId);
   await shoot(page, '7-reloaded');
+
+  // A checkpoint pinned by URL on a browser that already holds a chain: the page says plainly it is ignored.
+  await page.goto(`${host.url}/wallet?checkpoint=${'ab'.repeat(32)}&checkpoint_height=1`);
+  await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
+  assert.match(await text(page, '#pin-note'), /already holds a chain and goes on with it, so the pinned checkpoint is ignored: block 1 of the held chain is another block\./);
+  assert.equal(await page.isVisible('#pin-card'), false);
+  await shoot(page, '7c-pin-ignored');
 
   // A second tab of the same browser profile does not start a second node on the same store and key.
   const tab = await context.newPage();
@@ -178,10 +216,21 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   const second = await other.newPage();
   const pinned = await getJson<{ height: number; hash: string }>(host, '/beacon');
   await second.goto(`${host.url}/wallet?checkpoint=${pinned.hash}&checkpoint_height=${pinned.height}`);
+  await second.locator('#create').waitFor();
   await second.setInputFiles('#import-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a key') });
   await second.waitForFunction(() => (document.querySelector('#onboard-message')?.textContent ?? '') !== '');
   assert.match(await text(second, '#onboard-message'), /not a mesh key backup: it is not JSON/);
   await second.setInputFiles('#import-file', { name: 'backup.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(backup)) });
+  // A first start from a pinned checkpoint waits for the user's yes, showing what is pinned.
+  await second.waitForSelector('#pin-card:not([hidden])');
+  assert.equal(await text(second, '#pin-hash'), pinned.hash);
+  assert.equal(await text(second, '#status'), 'Confirm the pinned checkpoint');
+  assert.equal(await second.isVisible('#onboard'), false);
+  await shoot(second, '7a-confirm-pinned');
+  await second.setViewportSize(PHONE);
+  await shoot(second, '7a-confirm-pinned-phone');
+  await second.setViewportSize(DESKTOP);
+  await second.click('#pin-accept');
   await second.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
   await second.waitForFunction(() => document.querySelector('#balance')?.textContent === '3.5', undefined, { timeout: 30_000 });
   await second.click('#receive-show');
@@ -222,12 +271,117 @@ test('a peer that serves a state not matching the checkpoint\'s state_root is re
     const page = await context.newPage();
     await page.goto(`${host.url}/wallet?${query}`);
     await page.click('#create');
+    await page.click('#pin-accept');
     await page.waitForSelector('#status[data-state="error"]', { timeout: 40_000 });
     assert.match(await text(page, '#error'), /does not match that block's state_root: refused/);
     assert.equal(await text(page, '#status'), 'Checkpoint refused');
+    assert.equal(await page.isVisible('#retry'), true);
+    assert.equal(await page.isVisible('#send-card'), false, 'no send form while the node is not running');
     await shoot(page, '11-checkpoint-refused');
     await context.close();
   } finally {
     await hostile.stop();
   }
+});
+
+test('a pinned checkpoint no host holds: the page says no host answered in time, with Retry, and no send form', async () => {
+  const context = await browser.newContext({ viewport: PHONE });
+  const page = await context.newPage();
+  const log: string[] = [];
+  watch(page, log);
+  await page.goto(`${host.url}/wallet?checkpoint=${'cd'.repeat(32)}&checkpoint_height=3`);
+  await page.click('#create');
+  await page.click('#pin-accept');
+  await page.waitForSelector('#status[data-state="error"]', { timeout: 40_000 });
+  assert.equal(await text(page, '#status'), 'No answer from the hosts');
+  assert.match(await text(page, '#error-text'), /No host sent the state at block 3 in time/);
+  assert.equal(await page.isVisible('#retry'), true);
+  assert.equal(await page.isVisible('#send-card'), false);
+  await shoot(page, '12-no-answer-phone');
+  assert.deepEqual(log, []);
+  await context.close();
+});
+
+test('a first start with no reachable host shows offline, not an endless "Connecting"', async () => {
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  const peerId = (await getJson<{ hosts: string[] }>(host, '/wallet/config.json')).hosts[0]!.split('/p2p/')[1];
+  // A host address nothing listens on (port 1).
+  await page.goto(`${host.url}/wallet?host=/ip4/127.0.0.1/tcp/1/ws/p2p/${peerId}`);
+  await page.click('#create');
+  await page.click('#pin-accept');
+  await page.waitForSelector('#status[data-state="offline"]', { timeout: 15_000 });
+  assert.equal(await text(page, '#status'), 'Offline: no host reachable, retrying');
+  assert.match(await text(page, '#balance-note'), /No host is reachable yet/);
+  assert.equal(await page.isVisible('#send-card'), false, 'no send form before the light node runs');
+  await shoot(page, '16-first-start-offline');
+  await page.setViewportSize(PHONE);
+  await shoot(page, '16-first-start-offline-phone');
+  await context.close();
+});
+
+test('over plain HTTP from an address that is not loopback the page is no secure context: it says it needs localhost or HTTPS', async () => {
+  // Chromium loads the page as http://192.0.2.10:8844 (an insecure origin); its requests are answered by the real node.
+  const context = await browser.newContext({ viewport: DESKTOP });
+  await context.route('http://192.0.2.10:8844/**', async (route) => {
+    const path = new URL(route.request().url()).pathname;
+    const answer = await fetch(`${host.url}${path}`);
+    await route.fulfill({ status: answer.status, headers: Object.fromEntries(answer.headers), body: Buffer.from(await answer.arrayBuffer()) });
+  });
+  const page = await context.newPage();
+  await page.goto('http://192.0.2.10:8844/wallet');
+  await page.waitForSelector('#status[data-state="error"]');
+  assert.equal(await text(page, '#status'), 'Needs localhost or HTTPS');
+  assert.match(await text(page, '#error-text'), /only runs on a page served from localhost or over HTTPS/);
+  assert.equal(await page.isVisible('#create'), false);
+  await shoot(page, '13-insecure-context');
+  await context.close();
+});
+
+test('mesh node --announce: /wallet/config.json hands out the announced address', async () => {
+  const announced = await startNode({ extraArgs: ['--announce', '/dns4/wallet.example.org/tcp/443/tls/ws'] });
+  const config = await getJson<{ hosts: string[] }>(announced, '/wallet/config.json');
+  assert.equal(config.hosts.length, 1, JSON.stringify(config.hosts));
+  assert.match(config.hosts[0]!, /^\/dns4\/wallet\.example\.org\/tcp\/443\/tls\/ws\/p2p\/12D3Koo\w+$/);
+  await stopNode(announced);
+});
+
+test('a held chain that does not connect to the host\'s (the host was reset to a new devnet): the page says so, and a reset keeps the key', async () => {
+  const p2p = await freePortPair();
+  const http = await freePortPair();
+  const fresh = (): Promise<MeshProcess> => startNode({ mine: true, p2pPort: p2p, blockIntervalMs: 100, httpPort: http });
+  const past115 = (node: MeshProcess) => waitFor('115 blocks', async () => ((await getJson<{ height: number }>(node, '/beacon')).height >= 115 ? true : undefined));
+  let reset = await fresh();
+  await past115(reset);
+  const context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
+  const page = await context.newPage();
+  const log: string[] = [];
+  watch(page, log);
+  await page.goto(`${reset.url}/wallet`);
+  await page.click('#create');
+  await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
+  const keyFile = async (): Promise<string> => (await Promise.all([page.waitForEvent('download'), page.click('#export')]))[0].suggestedFilename();
+  const before = await keyFile();
+
+  // The same address, a new chain: its block 100 (the checkpoint it hands out) is not the one the page holds.
+  await stopNode(reset);
+  reset = await fresh();
+  await past115(reset);
+  await page.reload();
+  await page.waitForSelector('#status[data-state="error"]', { timeout: 30_000 });
+  assert.equal(await text(page, '#status'), 'On another chain');
+  assert.match(await text(page, '#error-text'), /does not connect to its hosts' chain \(the host's block 100 is not the one held here\)/);
+  assert.equal(await page.isVisible('#send-card'), false);
+  await shoot(page, '14-another-chain');
+  await page.setViewportSize(PHONE);
+  await shoot(page, '14-another-chain-phone');
+  await page.setViewportSize(DESKTOP);
+  await page.click('#reset-chain');
+  await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
+  assert.equal(await page.isVisible('#error'), false);
+  assert.equal(await keyFile(), before, 'the key survives the reset');
+  await shoot(page, '15-after-reset');
+  assert.deepEqual(log, []);
+  await context.close();
+  await stopNode(reset);
 });

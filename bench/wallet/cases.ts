@@ -60,6 +60,8 @@ export async function coldPage(browser: Browser, host: MeshProcess, key: Signing
     const page = await context.newPage();
     const started = performance.now();
     await page.goto(`${host.url}/wallet`);
+    // The onboarding shows once the page has its config and listens for the file.
+    await page.locator('#create').waitFor();
     await page.setInputFiles('#import-file', { name: 'backup.json', mimeType: 'application/json', buffer: Buffer.from(identityFileText(key)) });
     await page.waitForFunction(
       (tip) => document.querySelector('#status')?.getAttribute('data-state') === 'synced' && document.querySelector('#height')?.textContent === String(tip),

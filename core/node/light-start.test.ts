@@ -1,6 +1,7 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
+import type { Chain } from '../chain/chain.ts';
 import { key, mine, openChain } from '../chain/testnet.test-util.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { decode, encode } from '../encoding/codec.ts';
@@ -48,15 +49,7 @@ test('openLightChain: a state that does not hash to the checkpoint\'s state_root
   const chainA = await openChain();
   await mine(chainA, A, 6);
   const truth = await chainA.snapshotAt(5);
-  const hostile = bus.join(M.publicKey);
-  hostile.handle(TOPICS.segments, async (message) => {
-    const request = decode(segmentCodec, message.data);
-    if (request.kind !== 'request') return 'ignore';
-    const entries = truth.entries.map(([k, v], i) => ({ key: k, value: i === 0 ? Uint8Array.of(...v.slice(0, -1), v.at(-1)! ^ 1) : v }));
-    const response = { kind: 'response' as const, requester: message.origin, request_id: request.request_id, block: truth.block.bytes, total: entries.length, offset: 0, entries };
-    await hostile.publish(TOPICS.segments, encode(segmentCodec, response));
-    return 'ignore';
-  });
+  servingPeer(bus, M, truth, flipFirst);
   const light = bus.join(LIGHT.publicKey);
   const penalised: string[] = [];
   light.penalise = (node) => void penalised.push(toHex(node));
@@ -64,4 +57,66 @@ test('openLightChain: a state that does not hash to the checkpoint\'s state_root
   await rejectsAsync(() => openLightChain({ network: light, store, params: chainA.params, checkpoint: truth.block.hash, clock }), CheckpointRefusedError, 'snapshot-root');
   assert.deepEqual(penalised, [toHex(M.publicKey)]);
   assert.equal(store.size, 0, 'nothing of the refused state is kept');
+});
+
+// Forges a state: the first entry's last bit flipped.
+const flipFirst = (v: Uint8Array, i: number): Uint8Array => (i === 0 ? Uint8Array.of(...v.slice(0, -1), v.at(-1)! ^ 1) : v);
+
+// A peer on `bus` that answers segment requests addressed to it with `entries` of `snapshot` changed by `change`.
+function servingPeer(bus: MemoryBus, self: typeof M, snapshot: Awaited<ReturnType<Chain['snapshotAt']>>, change: (value: Uint8Array, i: number) => Uint8Array) {
+  const net = bus.join(self.publicKey);
+  net.handle(TOPICS.segments, async (message) => {
+    const request = decode(segmentCodec, message.data);
+    if (request.kind !== 'request' || toHex(request.target) !== toHex(self.publicKey)) return 'ignore';
+    const entries = snapshot.entries.map(([k, v], i) => ({ key: k, value: change(v, i) }));
+    const response = { kind: 'response' as const, requester: message.origin, request_id: request.request_id, block: snapshot.block.bytes, total: entries.length, offset: 0, entries };
+    await net.publish(TOPICS.segments, encode(segmentCodec, response));
+    return 'ignore';
+  });
+  return net;
+}
+
+test('openLightChain: a forging peer is penalised and a confused one skipped; the start goes on to the next peer', async () => {
+  const bus = new MemoryBus();
+  const clock = new ManualClock();
+  const chainA = await openChain();
+  await mine(chainA, A, 6);
+  const truth = await chainA.snapshotAt(5);
+  // Asked first: one forges a value, one serves another block than the checkpoint.
+  servingPeer(bus, M, truth, flipFirst);
+  servingPeer(bus, key(7), await chainA.snapshotAt(4), (v) => v);
+  const a = await startNode(bus, chainA, A, clock);
+  try {
+    const light = bus.join(LIGHT.publicKey);
+    const penalised: string[] = [];
+    light.penalise = (node) => void penalised.push(toHex(node));
+    const chain = await openLightChain({ network: light, store: new MemoryStore(), params: chainA.params, checkpoint: truth.block.hash, clock });
+    assert.equal(chain.tip.height, 5);
+    assert.deepEqual(penalised, [toHex(M.publicKey)], 'only the forging peer is penalised');
+  } finally {
+    await a.stop();
+  }
+});
+
+test('openLightChain: with no peer a first start reports itself waiting, and starts when a peer appears', async () => {
+  const bus = new MemoryBus();
+  const clock = new ManualClock();
+  const chainA = await openChain();
+  await mine(chainA, A, 6);
+  const checkpoint = (await chainA.hashAt(5))!;
+  const waits: boolean[] = [];
+  const started = openLightChain({ network: bus.join(LIGHT.publicKey), store: new MemoryStore(), params: chainA.params, checkpoint, clock, onWaiting: (w) => void waits.push(w) });
+  await clock.settle();
+  await clock.advance(2_000);
+  assert.deepEqual(waits, []);
+  await clock.advance(2_000);
+  assert.deepEqual(waits, [true], 'no peer for 3 s: waiting');
+  const a = await startNode(bus, chainA, A, clock);
+  try {
+    await clock.advance(200);
+    assert.equal((await started).tip.height, 5);
+    assert.deepEqual(waits, [true, false]);
+  } finally {
+    await a.stop();
+  }
 });

@@ -26,6 +26,11 @@ test('sync tells the network the heights its peers announce, which the peer list
       netA.peers().map((p) => p.rttMs),
       [null],
     );
+    // The tip a peer announced, hash and all: what a light page checks against the chain it holds.
+    assert.deepEqual(
+      b.sync.announcedTips().map((t) => [toHex(t.node), t.height, toHex(t.hash)]),
+      [[toHex(A.publicKey), 3, toHex(chainA.tip.hash)]],
+    );
   } finally {
     await a.stop();
     await b.stop();

@@ -63,6 +63,7 @@ interface Pending {
 interface Known {
   readonly node: Uint8Array;
   height: number;
+  hash: Uint8Array;
 }
 
 interface Distrust {
@@ -121,6 +122,11 @@ export class Sync {
     this.#stopped = true;
     this.#pending?.timer?.cancel();
     this.#pending = null;
+  }
+
+  /** The tips other nodes announced (height and block hash), the latest of each, from nodes not distrusted. */
+  announcedTips(): { node: Uint8Array; height: number; hash: Uint8Array }[] {
+    return [...this.#known.values()].map((k) => ({ node: k.node, height: k.height, hash: k.hash }));
   }
 
   /** The highest tip another node has announced. */
@@ -196,9 +202,11 @@ export class Sync {
     if (this.#isDistrusted(key)) return 'ignore';
     this.#network.reportHeight(message.origin, announced.height);
     const known = this.#known.get(key);
-    if (known) known.height = announced.height;
-    else {
-      this.#known.set(key, { node: message.origin, height: announced.height });
+    if (known) {
+      known.height = announced.height;
+      known.hash = announced.hash;
+    } else {
+      this.#known.set(key, { node: message.origin, height: announced.height, hash: announced.hash });
       if (this.#known.size > 1_024) this.#forgetLowest();
     }
     const tip = this.#chain.tip;

@@ -8,8 +8,10 @@ import { formatCredits } from '../../core/encoding/amount.ts';
 import { fromHex, toHex } from '../../core/encoding/hex.ts';
 import { freeBalance, lockedBond } from '../../core/ledger/state.ts';
 import { devnet, MAINNET, LIGHT_RETENTION_BLOCKS, type ChainParams } from '../../core/ledger/params.ts';
+import { CheckpointRefusedError } from '../../core/node/light-start.ts';
 import { MeshNode } from '../../core/node/node.ts';
-import { LightNode } from '../light-node.ts';
+import { SegmentError } from '../../core/node/segments.ts';
+import { deleteChainStore, holdsChain, LightNode } from '../light-node.ts';
 import { KeyStore, type WalletKey } from './keystore.ts';
 import { checkSend } from './send-check.ts';
 
@@ -32,10 +34,20 @@ const credits = (value: bigint): string => formatCredits(value);
 const keys = new KeyStore();
 let wallet: WalletKey | null = null;
 let light: LightNode | null = null;
-let stage = 'starting';
+const HISTORY_ROWS = 50;
 let wantsReceive = false;
 // The height a catch-up began at, for its progress bar; null while synced.
 let syncFrom: number | null = null;
+// The serving host's checkpoint: a chain that holds another block at its height is not the host's chain.
+let hostCheckpoint: { height: number; hash: string } | null = null;
+// Set once the held chain is found not to connect to the host's: the page stops showing it as usable.
+let stale = false;
+// Since when every peer's tip has been on another chain (null: not now), and how long that may last.
+let apartSince: number | null = null;
+const APART_MS = 10_000;
+const loadedAt = performance.now();
+// Libp2p dials the hosts in the first moments of a load: no "Offline" before this.
+const CONNECT_GRACE_MS = 1_500;
 
 function setStatus(state: string, text: string, progress?: number): void {
   const status = $('status');
@@ -46,10 +58,14 @@ function setStatus(state: string, text: string, progress?: number): void {
   if (progress !== undefined) bar.value = progress;
 }
 
-function showError(text: string | null): void {
-  const banner = $('error');
-  banner.hidden = text === null;
-  banner.textContent = text ?? '';
+/** The error banner with `text` and its actions (Retry reloads the page; reset drops the chain store), or none. */
+function showError(text: string | null, actions: { retry?: boolean; reset?: boolean } = {}): void {
+  $('error').hidden = text === null;
+  $('error-text').textContent = text ?? '';
+  $('retry').hidden = actions.retry !== true;
+  $('reset-chain').hidden = actions.reset !== true;
+  // Nothing may be sent while the page cannot trust what it shows.
+  if (text !== null) $('send-card').hidden = true;
 }
 
 function say(id: string, kind: 'ok' | 'error' | 'info', text: string): void {
@@ -58,26 +74,49 @@ function say(id: string, kind: 'ok' | 'error' | 'info', text: string): void {
   element.textContent = text;
 }
 
-/** The page's config: the serving host's, with `?checkpoint=` and `?host=` taking precedence. */
-async function loadConfig(): Promise<WalletConfig> {
+/** The serving host's config, and the same with `?checkpoint=` and `?host=` pinned over it (null when nothing is pinned). */
+async function loadConfig(): Promise<{ host: WalletConfig; pinned: WalletConfig | null }> {
   const response = await fetch('/wallet/config.json', { cache: 'no-store' });
   if (!response.ok) throw new Error(`the host did not give the wallet's config (HTTP ${response.status})`);
-  const config = (await response.json()) as WalletConfig;
+  const host = (await response.json()) as WalletConfig;
   const query = new URLSearchParams(location.search);
   const checkpoint = query.get('checkpoint');
-  if (checkpoint !== null) config.checkpoint = { height: Number(query.get('checkpoint_height') ?? 0), hash: checkpoint };
   const hosts = query.getAll('host');
-  if (hosts.length > 0) config.hosts = hosts;
-  return config;
+  if (checkpoint === null && hosts.length === 0) return { host, pinned: null };
+  return {
+    host,
+    pinned: {
+      ...host,
+      checkpoint: checkpoint === null ? host.checkpoint : { height: Number(query.get('checkpoint_height') ?? 0), hash: checkpoint },
+      hosts: hosts.length > 0 ? hosts : host.hosts,
+    },
+  };
 }
 
-/** Loopback, a private IPv4 range, or a name that only a LAN resolves. */
-function isPrivateHost(hostname: string): boolean {
-  if (hostname === 'localhost' || hostname === '[::1]' || hostname.endsWith('.local')) return true;
-  const ip = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(hostname);
-  if (ip === null) return false;
-  const [a, b] = [Number(ip[1]), Number(ip[2])];
-  return a === 127 || a === 10 || (a === 192 && b === 168) || (a === 172 && b >= 16 && b <= 31);
+/** Shows what the URL pins and resolves true when the user starts from it, false for the host's own config. */
+function confirmPinned(pinned: WalletConfig): Promise<boolean> {
+  $('pin-height').textContent = String(pinned.checkpoint.height);
+  $('pin-hash').textContent = pinned.checkpoint.hash;
+  $('pin-hosts').replaceChildren(
+    ...pinned.hosts.map((h) => {
+      const item = document.createElement('li');
+      item.textContent = h;
+      return item;
+    }),
+  );
+  // The key is chosen: the onboarding (and what it last said) gives way to the question.
+  $('onboard').hidden = true;
+  $('pin-card').hidden = false;
+  setStatus('starting', 'Confirm the pinned checkpoint');
+  $('pin-accept').focus();
+  return new Promise((resolve) => {
+    const done = (accept: boolean): void => {
+      $('pin-card').hidden = true;
+      resolve(accept);
+    };
+    $('pin-accept').addEventListener('click', () => done(true), { once: true });
+    $('pin-reject').addEventListener('click', () => done(false), { once: true });
+  });
 }
 
 function paramsOf(config: WalletConfig): ChainParams {
@@ -105,6 +144,7 @@ async function exportBackup(): Promise<void> {
   await keys.markBackedUp();
   wallet = { ...wallet, backedUp: true };
   say('backup-message', 'ok', 'Backup file saved. Keep it private.');
+  say('backup-first-message', 'ok', 'Backup file saved. Keep it private.');
   renderReceive();
 }
 
@@ -112,7 +152,8 @@ function renderReceive(): void {
   const backedUp = wallet?.backedUp === true;
   $('backup-ask').hidden = !(wantsReceive && !backedUp);
   $('receive-box').hidden = !(wantsReceive && backedUp);
-  $('receive-show').hidden = wantsReceive && backedUp;
+  // Once asked, the button has done its work: the backup request or the NodeId stands in its place.
+  $('receive-show').hidden = wantsReceive;
   if (wantsReceive && backedUp && wallet !== null) {
     const id = toHex(wallet.key.publicKey);
     if ($('node-id').textContent !== id) {
@@ -120,7 +161,11 @@ function renderReceive(): void {
       const qr = qrcode(0, 'M');
       qr.addData(id);
       qr.make();
-      $('qr').innerHTML = qr.createSvgTag({ cellSize: 4, margin: 2, scalable: true });
+      // An image from a data: URL, not markup: the page's policy allows no inline HTML building.
+      const image = document.createElement('img');
+      image.src = qr.createDataURL(6, 2);
+      image.alt = 'QR code of your NodeId';
+      $('qr').replaceChildren(image);
     }
   }
 }
@@ -139,6 +184,7 @@ function pendingOf(node: MeshNode, self: string): { in: bigint; out: bigint } {
   return { in: incoming, out: outgoing };
 }
 
+/** What the send form lets this wallet spend: the free balance less the pending sends. */
 function freeNow(node: MeshNode, self: Uint8Array): bigint {
   const height = node.chain.tip.height;
   const free = freeBalance(node.chain.state.account(self), height) - pendingOf(node, toHex(self)).out;
@@ -155,13 +201,34 @@ async function render(): Promise<void> {
   const target = light.targetHeight();
   // The pill is a live region: it names the state and the peers, not each new height (the balance card shows that).
   const peerCount = `${peers} peer${peers === 1 ? '' : 's'}`;
-  if (peers === 0) setStatus('offline', 'Offline: no host reachable, retrying');
-  else if (target > tip) {
+  const tips = await light.peerTips();
+  // Peers on another chain and none on ours: a race between two blocks settles within seconds; this does not.
+  const apart = tips.other && !tips.held && !tips.ahead;
+  apartSince = apart ? (apartSince ?? performance.now()) : null;
+  const hostApart = hostCheckpoint !== null && (await light.checkpointOnChain(hostCheckpoint.height, hostCheckpoint.hash)) === 'other';
+  if (!stale && (hostApart || (apartSince !== null && performance.now() - apartSince >= APART_MS))) {
+    stale = true;
+    setStatus('error', 'On another chain');
+    showError(
+      `This browser holds a chain that does not connect to its hosts' chain${hostApart ? ` (the host's block ${hostCheckpoint!.height} is not the one held here)` : ''}: the hosts were reset, or this browser followed a fork. ` +
+        'Reset the chain store to start again from the host\'s checkpoint; your key stays in this browser.',
+      { reset: true },
+    );
+  }
+  if (stale) {
+    // The error stands: nothing below is shown as current.
+  } else if (peers === 0) {
+    if (performance.now() - loadedAt < CONNECT_GRACE_MS) setStatus('starting', 'Connecting to the mesh…');
+    else setStatus('offline', 'Offline: no host reachable, retrying');
+  } else if (target > tip || tips.ahead) {
     syncFrom ??= tip;
     setStatus('syncing', `Syncing block ${tip} of ${target} · ${peerCount}`, target === syncFrom ? 1 : (tip - syncFrom) / (target - syncFrom));
-  } else {
+  } else if (tips.held) {
+    // Synced: a peer announced a tip this browser holds.
     syncFrom = null;
     setStatus('synced', `Synced · ${peerCount}`);
+  } else {
+    setStatus('syncing', `Checking the chain with peers · ${peerCount}`);
   }
 
   const account = node.chain.state.account(self);
@@ -169,12 +236,16 @@ async function render(): Promise<void> {
   const locked = account.locked_bids + account.locked_channels + lockedBond(account, tip);
   $('balance').textContent = credits(account.balance);
   $('pending').textContent = pending.in === 0n && pending.out === 0n ? 'none' : `+${credits(pending.in)} / −${credits(pending.out)}`;
-  $('free').textContent = credits(freeBalance(account, tip));
+  $('free').textContent = credits(freeNow(node, self));
   $('locked').textContent = credits(locked);
   $('height').textContent = String(tip);
-  $('balance-note').textContent = target > tip ? 'Catching up: the balance is the one at the height shown and may change.' : '';
+  $('balance-note').textContent = stale
+    ? 'From the chain held here, which the hosts do not follow: it may not be your balance on theirs.'
+    : target > tip
+      ? 'Catching up: the balance is the one at the height shown and may change.'
+      : '';
 
-  const rows = await node.transactions(self, { limit: 50 });
+  const rows = await node.transactions(self, { limit: HISTORY_ROWS });
   const list = $('history-list');
   list.replaceChildren(
     ...rows.map((row) => {
@@ -193,17 +264,37 @@ async function render(): Promise<void> {
     }),
   );
   const base = node.chain.base;
-  $('history-empty').hidden = rows.length > 0;
+  $('history-empty').hidden = rows.length > 0 || pending.out > 0n;
   $('history-empty').textContent = base > 0 ? 'No transactions in the blocks this browser holds.' : 'No transactions yet.';
-  $('history-note').textContent =
-    base > 0
-      ? `This browser keeps the last ${LIGHT_RETENTION_BLOCKS.toLocaleString('en')} blocks; it holds blocks from ${base} on, so older history is not shown here.`
-      : '';
+  const notes = [
+    rows.length === HISTORY_ROWS ? `Showing the latest ${HISTORY_ROWS} transactions.` : '',
+    base > 0 ? `This browser keeps the last ${LIGHT_RETENTION_BLOCKS.toLocaleString('en')} blocks; it holds blocks from ${base} on, so older history is not shown here.` : '',
+  ];
+  $('history-note').textContent = notes.filter((n) => n !== '').join(' ');
+  const sends = node.mempool.pending().flatMap((tx) => (tx.body.kind === 'Transfer' && toHex(tx.body.sender) === selfHex ? [tx.body] : []));
+  $('pending-list').replaceChildren(
+    ...sends.map((body) => {
+      const item = document.createElement('li');
+      const what = document.createElement('span');
+      what.textContent = 'Transfer to (pending)';
+      const amount = document.createElement('span');
+      amount.className = 'amount out';
+      amount.textContent = `−${credits(body.amount)}`;
+      const detail = document.createElement('span');
+      detail.className = 'detail';
+      detail.textContent = `${toHex(body.to)} · not yet in a block`;
+      item.append(what, amount, detail);
+      return item;
+    }),
+  );
 }
 
 async function send(event: SubmitEvent): Promise<void> {
   event.preventDefault();
-  if (light === null || wallet === null) return;
+  if (light === null || wallet === null) {
+    say('send-message', 'error', 'Not sent: the light node is not running.');
+    return;
+  }
   const node = light.node;
   const toInput = $<HTMLInputElement>('send-to');
   const amountInput = $<HTMLInputElement>('send-amount');
@@ -241,7 +332,8 @@ async function send(event: SubmitEvent): Promise<void> {
 async function startNode(config: WalletConfig, key: WalletKey): Promise<void> {
   wallet = key;
   $('onboard').hidden = true;
-  for (const id of ['balance-card', 'send-card', 'receive-card', 'history-card', 'backup-card']) $(id).hidden = false;
+  // The send form comes once the light node runs: before, there is nothing to sign against.
+  for (const id of ['balance-card', 'receive-card', 'history-card', 'backup-card']) $(id).hidden = false;
   renderReceive();
   setStatus('starting', 'Connecting to the mesh…');
   light = await LightNode.start({
@@ -250,19 +342,71 @@ async function startNode(config: WalletConfig, key: WalletKey): Promise<void> {
     hosts: config.hosts,
     checkpoint: fromHex(config.checkpoint.hash, 32, 'checkpoint'),
     log: (line) => console.debug(line),
-    // A wallet served from this machine or the LAN dials hosts there; one served from the internet does not.
-    allowPrivateAddresses: isPrivateHost(location.hostname),
+    onWaiting: (waiting) => {
+      setStatus(waiting ? 'offline' : 'starting', waiting ? 'Offline: no host reachable, retrying' : 'Connecting to the mesh…');
+      $('balance-note').textContent = waiting ? 'No host is reachable yet: the wallet starts as soon as one is.' : '';
+    },
     onStage: (s) => {
-      stage = s;
       if (s === 'checkpoint') setStatus('syncing', `Fetching and checking the state at block ${config.checkpoint.height}…`, 0);
     },
   });
+  $('send-card').hidden = false;
+  await notePinned(config);
   light.node.onBlock(() => void render().catch(() => {}));
   await render();
   setInterval(() => void render().catch(() => {}), 1_000);
 }
 
+/** With a pinned checkpoint on a browser that already held a chain: whether the pin is on it, or plainly that it is ignored. */
+async function notePinned(config: WalletConfig): Promise<void> {
+  if (light === null || !new URLSearchParams(location.search).has('checkpoint') || light.node.chain.base === config.checkpoint.height) return;
+  const where = await light.checkpointOnChain(config.checkpoint.height, config.checkpoint.hash);
+  const note = $('pin-note');
+  note.hidden = false;
+  note.textContent =
+    where === 'held'
+      ? `The pinned checkpoint (block ${config.checkpoint.height}) is on the chain this browser holds.`
+      : `This browser already holds a chain and goes on with it, so the pinned checkpoint is ignored: ${where === 'other' ? `block ${config.checkpoint.height} of the held chain is another block` : `block ${config.checkpoint.height} is outside the blocks held`}.`;
+}
+
+/** What the page says when the light node cannot start, by what went wrong. */
+function startFailed(error: unknown, config: WalletConfig): void {
+  if (error instanceof CheckpointRefusedError) {
+    setStatus('error', 'Checkpoint refused');
+    showError(`The light node could not start: ${messageOf(error)}`, { retry: true });
+  } else if (error instanceof SegmentError && (error.code === 'timeout' || error.code === 'no-peer')) {
+    setStatus('error', 'No answer from the hosts');
+    showError(`No host sent the state at block ${config.checkpoint.height} in time (${messageOf(error)}). Check that the host is running and holds that block, then retry.`, { retry: true });
+  } else {
+    setStatus('error', 'Stopped');
+    showError(`The light node could not start: ${messageOf(error)}`, { retry: true });
+  }
+}
+
+async function resetChain(params: ChainParams): Promise<void> {
+  const button = $<HTMLButtonElement>('reset-chain');
+  button.disabled = true;
+  await light?.stop().catch(() => {});
+  light = null;
+  try {
+    await deleteChainStore(params);
+    location.reload();
+  } catch (error) {
+    button.disabled = false;
+    $('error-text').textContent = `The chain store was not reset: ${messageOf(error)}`;
+  }
+}
+
 async function boot(): Promise<void> {
+  // crypto.subtle and Web Locks exist only in a secure context: localhost or HTTPS.
+  if (!isSecureContext) {
+    setStatus('error', 'Needs localhost or HTTPS');
+    showError(
+      `This wallet only runs on a page served from localhost or over HTTPS; ${location.origin} is plain HTTP, where the browser withholds the cryptography the wallet needs. Open it as http://localhost:… on the host's machine, or through HTTPS.`,
+    );
+    return;
+  }
+  $('retry').addEventListener('click', () => location.reload());
   $<HTMLFormElement>('send').addEventListener('submit', (e) => void send(e));
   $('export').addEventListener('click', () => void exportBackup());
   $('backup-first').addEventListener('click', () => void exportBackup());
@@ -271,21 +415,37 @@ async function boot(): Promise<void> {
     renderReceive();
     ($('backup-ask').hidden ? $('copy') : $('backup-first')).focus();
   });
-  $('copy').addEventListener('click', () => void navigator.clipboard?.writeText($('node-id').textContent ?? '').catch(() => {}));
+  $('copy').addEventListener('click', () => {
+    const copied = navigator.clipboard?.writeText($('node-id').textContent ?? '') ?? Promise.reject(new Error('no clipboard'));
+    void copied.then(
+      () => say('copy-message', 'ok', 'NodeId copied.'),
+      () => say('copy-message', 'error', 'Could not copy: select the NodeId above and copy it.'),
+    );
+  });
 
-  let config: WalletConfig;
+  let configs: { host: WalletConfig; pinned: WalletConfig | null };
   try {
-    config = await loadConfig();
+    configs = await loadConfig();
   } catch (error) {
     setStatus('offline', 'Offline');
-    showError(`Cannot load the wallet: ${messageOf(error)}`);
+    showError(`Cannot load the wallet: ${messageOf(error)}`, { retry: true });
     return;
   }
-  const begin = (key: WalletKey): void =>
-    void startNode(config, key).catch((error: unknown) => {
-      setStatus('error', stage === 'checkpoint' ? 'Checkpoint refused' : 'Stopped');
-      showError(`The light node could not start: ${messageOf(error)}`);
-    });
+  hostCheckpoint = configs.host.checkpoint;
+  $('reset-chain').addEventListener('click', () => void resetChain(paramsOf(configs.host)));
+  const begin = (key: WalletKey): void => {
+    void (async () => {
+      let config = configs.host;
+      if (configs.pinned !== null) {
+        // A first start roots the chain in the pinned checkpoint: only with the user's yes. A later start reopens its chain.
+        if (await holdsChain(paramsOf(configs.pinned))) config = configs.pinned;
+        else if (await confirmPinned(configs.pinned)) config = configs.pinned;
+      }
+      // Another checkpoint than the host's was chosen: the host's block is no test of the chain.
+      if (config.checkpoint.hash !== configs.host.checkpoint.hash) hostCheckpoint = null;
+      await startNode(config, key).catch((error: unknown) => startFailed(error, config));
+    })();
+  };
   // One light node per browser profile: two tabs would write one chain store and be one peer twice.
   // The lock is held for the page's life and freed when it closes.
   const held = await new Promise<boolean>((resolve) => {
