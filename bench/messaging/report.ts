@@ -111,6 +111,7 @@ function throughputSection(t: NonNullable<MessagingReport['throughput']>): strin
   );
   return (
     `### Throughput\n\n${t.rounds.length} rounds; in each, messages of ${t.size} bytes from A to B five ways, in rotating order (${t.count} by the batched ways and the bare stream, ${singleCount(t.count)} by the ways that take a POST or a stream each, so that each way runs long enough to measure): ` +
+    `after an uncounted quarter round of the batched ways and the bare stream: ` +
     `through the API in batches (POST /mesh/send-batch on A, ${t.batch} messages each, ${BATCHES_IN_FLIGHT} POSTs at a time) and one a POST ` +
     `(POST /mesh/send, ${t.concurrency} at a time), each until the last is on B's stream; from inside A's process, its messaging sending ` +
     `the same batches on its lane to B (no HTTP, JSON or hex on A's side), until the last acknowledgement; as many requests on the network port's ` +
