@@ -58,7 +58,15 @@ test('two pages on different hosts\' relays reach each other over WebRTC, signal
   const address = (await circuit.jsonValue()) as string;
   assert.ok(address.includes(`/p2p/${peerIdOf(host)}/p2p-circuit`), address);
   await one.evaluate(() => (globalThis as any).meshPage.serveEcho());
-  await two.evaluate(([node, addr]) => (globalThis as any).meshPage.dial(node, addr), [idOne, address]);
+  // WebRTC's signalling through the relay can time out on a loaded machine; an app dials again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await two.evaluate(([node, addr]) => (globalThis as any).meshPage.dial(node, addr), [idOne, address]);
+      break;
+    } catch (error) {
+      if (attempt === 3 || !/signal timed out/.test(String(error))) throw error;
+    }
+  }
   // The connection the request runs on is a direct WebRTC one, not the limited relayed circuit.
   assert.equal(await two.evaluate(([node]) => (globalThis as any).meshPage.echo(node, 'hello over webrtc'), [idOne]), 'hello over webrtc');
   const connections = (await two.evaluate((node) => (globalThis as any).meshPage.connections(node), idOne)) as { addr: string; limited: boolean }[];
