@@ -4,6 +4,11 @@
  * the same for people. Decoders throw these and nothing else: never a bare TypeError or a
  * partially decoded value.
  */
+/** What an error says, for a log line or a wrapping error's message. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 export class MeshError extends Error {
   readonly code: string;
 

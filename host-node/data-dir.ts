@@ -13,6 +13,7 @@ import { IdentityFileError, identityFileText, MAX_IDENTITY_BYTES, parseIdentityF
 import { isId } from '../core/encoding/hex.ts';
 import { writeAtomically } from './atomic-file.ts';
 import { option } from './cli/command.ts';
+import { messageOf } from '../core/errors.ts';
 
 /** What a started node needs from its data directory. */
 export interface DataDir {
@@ -45,7 +46,6 @@ export const TOKEN_FILE = 'api.token';
 export const IDENTITY_FILE = 'identity.json';
 
 const errnoOf = (error: unknown): string | undefined => (error as { code?: string } | null)?.code;
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * Writes `data` to `path` atomically with mode 0600. With `replace`, an existing file is replaced

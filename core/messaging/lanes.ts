@@ -14,14 +14,14 @@
  * lane. A lane with nothing waiting for a minute is closed; a served lane that brings no message
  * for twice that is reset.
  */
-import { decode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
-import { DecodeError } from '../errors.ts';
+import { DecodeError, messageOf } from '../errors.ts';
 import { PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError, RequestTimeoutError, StreamResetError } from '../net/errors.ts';
 import { FrameReader, framesOf } from '../net/frames.ts';
 import { streamProtocolId, type Network, type PeerStream, type RpcRequest } from '../net/network.ts';
+import { withDeadline } from '../net/rpc.ts';
 import type { Clock, Timer } from '../time/clock.ts';
-import { appAckCodec, MAX_FRAME_BYTES, MESSAGING_RPC, type AppAck } from './wire.ts';
+import { answerOf, appAckCodec, MAX_FRAME_BYTES, MESSAGING_RPC, type AppAck } from './wire.ts';
 
 /** The lanes' stream protocol. */
 export const MESSAGE_STREAM = streamProtocolId('app', 'messages');
@@ -104,8 +104,7 @@ export class MessageLanes {
   async send(peer: Uint8Array, messages: readonly Uint8Array[], timeoutMs: number): Promise<LaneOutcome> {
     if (messages.length === 0) return { acks: [], error: null };
     const started = this.#o.clock.now();
-    const timeout = (): RequestTimeoutError => new RequestTimeoutError(toHex(peer), MESSAGE_STREAM, timeoutMs);
-    const lane = await this.#withDeadline(this.#lane(peer), timeoutMs, timeout);
+    const lane = await withDeadline(this.#o.clock, toHex(peer), MESSAGE_STREAM, { timeoutMs }, () => this.#lane(peer));
     if (lane === null) return this.#sendByRpc(peer, messages, started, timeoutMs);
     // It broke while it was being opened.
     if (lane.ended) throw new PeerUnreachableError(`the message lane to ${toHex(peer)} broke as it opened`);
@@ -125,7 +124,7 @@ export class MessageLanes {
         resolve({ acks, error });
       };
       const left = Math.max(0, started + timeoutMs - this.#o.clock.now());
-      const timer = this.#o.clock.setTimeout(() => this.#fail(lane, timeout()), left);
+      const timer = this.#o.clock.setTimeout(() => this.#fail(lane, new RequestTimeoutError(toHex(peer), MESSAGE_STREAM, timeoutMs)), left);
       for (const message of messages) {
         lane.waiting.push({
           bytes: message.length,
@@ -189,17 +188,14 @@ export class MessageLanes {
   }
 
   async #open(peer: Uint8Array, key: string): Promise<Lane | null> {
-    // Its own deadline: the opening is shared by every send that waits for it.
-    const abort = new AbortController();
-    const deadline = this.#o.clock.setTimeout(() => abort.abort(new RequestTimeoutError(key, MESSAGE_STREAM, OPEN_TIMEOUT_MS)), OPEN_TIMEOUT_MS);
     let stream: PeerStream;
     try {
-      stream = await this.#o.network.openStream(peer, MESSAGE_STREAM, { maxStreams: LANES_PER_PEER, signal: abort.signal });
+      // Its own deadline: the opening is shared by every send that waits for it.
+      const open = (signal: AbortSignal): Promise<PeerStream> => this.#o.network.openStream(peer, MESSAGE_STREAM, { maxStreams: LANES_PER_PEER, signal });
+      stream = await withDeadline(this.#o.clock, key, MESSAGE_STREAM, { timeoutMs: OPEN_TIMEOUT_MS }, open);
     } catch (error) {
       if (error instanceof ProtocolNotServedError) return null;
       throw error;
-    } finally {
-      deadline.cancel();
     }
     const lane: Lane = { peer, stream, waiting: [], head: 0, waitingBytes: 0, unwritten: [], writing: false, usedAt: this.#o.clock.now(), ended: false };
     if (this.#stopped) {
@@ -212,19 +208,6 @@ export class MessageLanes {
     return lane;
   }
 
-  /** `pending`, or RequestTimeoutError once `ms` pass first (what it resolves to later is dropped). */
-  async #withDeadline<T>(pending: Promise<T>, ms: number, timeout: () => Error): Promise<T> {
-    let timer: Timer | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = this.#o.clock.setTimeout(() => reject(timeout()), ms);
-    });
-    try {
-      return await Promise.race([pending, expired]);
-    } finally {
-      timer!.cancel();
-    }
-  }
-
   /** The spec's wire form, for a peer without lanes: one RPC a message, in order, until one fails. */
   async #sendByRpc(peer: Uint8Array, messages: readonly Uint8Array[], started: number, timeoutMs: number): Promise<LaneOutcome> {
     const acks: AppAck[] = [];
@@ -233,7 +216,7 @@ export class MessageLanes {
       if (left <= 0) return { acks, error: new RequestTimeoutError(toHex(peer), MESSAGING_RPC.message, timeoutMs) };
       try {
         const answer = await this.#o.network.request(peer, MESSAGING_RPC.message, message, { timeoutMs: left, maxRequestBytes: MAX_FRAME_BYTES, maxResponseBytes: MAX_FRAME_BYTES });
-        acks.push(ackOf(peer, answer));
+        acks.push(answerOf(appAckCodec, peer, answer));
       } catch (error) {
         return { acks, error: error instanceof Error ? error : new Error(String(error)) };
       }
@@ -264,7 +247,7 @@ export class MessageLanes {
         for (const frame of frames.push(chunk)) {
           const waiting = lane.waiting[lane.head];
           if (waiting === undefined) throw new RemoteError('bad-response', `${name} acknowledged a message it was not sent`);
-          const ack = ackOf(lane.peer, frame);
+          const ack = answerOf(appAckCodec, lane.peer, frame);
           // Cleared at once: what an acknowledged message held is not kept until the next compaction.
           lane.waiting[lane.head++] = undefined;
           lane.waitingBytes -= waiting.bytes;
@@ -357,14 +340,4 @@ export class MessageLanes {
   }
 }
 
-/** A peer's acknowledgement, or RemoteError 'bad-response' (502) when it is not one. */
-function ackOf(peer: Uint8Array, bytes: Uint8Array): AppAck {
-  try {
-    return decode(appAckCodec, bytes);
-  } catch (error) {
-    if (error instanceof DecodeError) throw new RemoteError('bad-response', `${toHex(peer).slice(0, 16)}… answered something that is not a messaging answer: ${error.message}`);
-    throw error;
-  }
-}
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

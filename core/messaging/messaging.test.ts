@@ -112,12 +112,14 @@ test('messaging: a message or request whose from_node names another node is refu
     const forged = encode(appMessageCodec, { from_node: A.publicKey, topic: 'chat', payload: text.encode('from A, honest') });
     const [ack] = await laneExchange(c, B.publicKey, [forged]);
     assert.deepEqual(ack, { answer: 'Refused', reason: 'forged-sender', detail: 'from_node is not the peer that sent the message' });
+    // The spec's RPC form of a message is held to the same rule.
+    assert.deepEqual(decode(appAckCodec, await c.request(B.publicKey, MESSAGING_RPC.message, forged)), ack!);
     const request = encode(appRequestCodec, { from_node: A.publicKey, topic: 'chat', payload: text.encode('?'), timeout_ms: 1_000 });
     const reply = decode(appReplyCodec, await c.request(B.publicKey, MESSAGING_RPC.request, request));
     assert.deepInclude(reply, { answer: 'Refused', reason: 'forged-sender' });
     assert.deepEqual(m.heard[1], []);
     assert.deepEqual(m.nodes[1]!.inboxSnapshot(0, null).messages, []);
-    assert.deepEqual(network(m, B).penalties.map((p) => p.node), [toHex(C.publicKey), toHex(C.publicKey)]);
+    assert.deepEqual(network(m, B).penalties.map((p) => p.node), [toHex(C.publicKey), toHex(C.publicKey), toHex(C.publicKey)]);
     // The same message with C's own id is taken, from C.
     const honest = encode(appMessageCodec, { from_node: C.publicKey, topic: 'chat', payload: text.encode('from C') });
     // A topic outside the rule is refused too, and a refusal does not hold back the frames after it.
@@ -418,7 +420,9 @@ test('messaging: bytes that do not decode fail a directed message or request, an
     const [, b] = m.nodes;
     b!.subscribeTopic('news');
     const c = m.bus.join(C.publicKey);
-    await rejectsAsync(() => c.request(B.publicKey, MESSAGING_RPC.request, Uint8Array.of(7, 7, 7)), RemoteError, 'remote-failed');
+    for (const protocol of [MESSAGING_RPC.message, MESSAGING_RPC.request]) {
+      await rejectsAsync(() => c.request(B.publicKey, protocol, Uint8Array.of(7, 7, 7)), RemoteError, 'remote-failed');
+    }
     // On a lane, a frame that is not a message resets the lane and counts against the peer.
     await rejectsAsync(() => laneExchange(c, B.publicKey, [Uint8Array.of(7, 7, 7)]), StreamResetError, 'stream-reset');
     assert.deepEqual(network(m, B).penalties.map((p) => p.node), [toHex(C.publicKey)]);

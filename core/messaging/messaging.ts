@@ -12,10 +12,10 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import type { Random } from '../crypto/random.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { clip } from '../encoding/text.ts';
-import { decode, encode, type Codec } from '../encoding/codec.ts';
+import { decode, encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
-import { RemoteError, RequestTimeoutError } from '../net/errors.ts';
+import { RequestTimeoutError } from '../net/errors.ts';
 import { appTopic, isAppTopic, type GossipMessage, type Network, type RpcRequest, type Verdict } from '../net/network.ts';
 import type { Clock } from '../time/clock.ts';
 import { MessagingError } from './errors.ts';
@@ -23,6 +23,7 @@ import { Inbox, INBOX_LIMITS, type InboxLimits } from './inbox.ts';
 import { MessageLanes } from './lanes.ts';
 import { HeldRequests } from './replies.ts';
 import {
+  answerOf,
   appAckCodec,
   appMessageCodec,
   appReplyCodec,
@@ -113,17 +114,16 @@ export class BatchStoppedError extends Error {
   override readonly cause: Error;
   readonly seqs: readonly (number | null)[];
 
+  /** How many of the batch the receiver queued. */
+  readonly queued: number;
+
   constructor(cause: Error, seqs: readonly (number | null)[], total: number) {
     const queued = seqs.filter((seq) => seq !== null).length;
     super(`${queued} of the batch's ${total} messages were queued (${seqs.length} answered): ${cause.message}`);
     this.name = 'BatchStoppedError';
     this.cause = cause;
     this.seqs = seqs;
-  }
-
-  /** How many of the batch the receiver queued. */
-  get queued(): number {
-    return this.seqs.filter((seq) => seq !== null).length;
+    this.queued = queued;
   }
 }
 
@@ -176,7 +176,7 @@ export class Messaging {
     this.#lanes = new MessageLanes({ network: options.network, clock: options.clock, log: options.log });
   }
 
-  /** Serves the two RPCs. */
+  /** Serves directed messages (lanes and the RPC) and requests. */
   start(): void {
     const { network } = this.#o;
     const bounds = { maxRequestBytes: MAX_FRAME_BYTES, maxResponseBytes: MAX_FRAME_BYTES };
@@ -244,7 +244,7 @@ export class Messaging {
     return { to: toHex(to), seqs: seqs as number[] };
   }
 
-  /** A message that arrived on a lane: queued, or refused; a frame that is not a message throws DecodeError. */
+  /** A message that arrived (on a lane or as the RPC): queued, or refused; bytes that are not a message throw DecodeError. */
   #onMessage(peer: Uint8Array, data: Uint8Array): Uint8Array {
     const message = decode(appMessageCodec, data);
     const refusal = this.#refuseIncoming(peer, message.from_node, message.topic);
@@ -416,15 +416,5 @@ export class Messaging {
   #refusal(to: Uint8Array, refusal: Refusal): MessagingError {
     const code = refusal.reason === REASON.busy ? 'peer-busy' : 'refused';
     return new MessagingError(code, `${toHex(to).slice(0, 16)}… refused (${refusal.reason}): ${refusal.detail}`);
-  }
-}
-
-/** A peer's answer, or RemoteError 'bad-response' (502) when it is not one of the protocol. */
-function answerOf<T>(codec: Codec<T>, peer: Uint8Array, bytes: Uint8Array): T {
-  try {
-    return decode(codec, bytes);
-  } catch (error) {
-    if (error instanceof DecodeError) throw new RemoteError('bad-response', `${toHex(peer).slice(0, 16)}… answered something that is not a messaging answer: ${error.message}`);
-    throw error;
   }
 }

@@ -16,9 +16,10 @@
 import { sha256 } from '../crypto/sha256.ts';
 import { SIGNATURE_LENGTH, verify, type SigningKey } from '../crypto/ed25519.ts';
 import { concatBytes } from '../encoding/bytes.ts';
-import { bytes32, decode, encode, fixedBytes, struct, u32, uint53, utf8, varBytes, variant, type Infer } from '../encoding/codec.ts';
+import { bytes32, decode, encode, fixedBytes, struct, u32, uint53, utf8, varBytes, variant, type Codec, type Infer } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
-import { InvalidEncodingError } from '../errors.ts';
+import { DecodeError, InvalidEncodingError } from '../errors.ts';
+import { RemoteError } from '../net/errors.ts';
 import { domainBytes } from '../ledger/domain.ts';
 
 export const MESSAGING_RPC = {
@@ -100,6 +101,16 @@ function signingBytes(network: string, bodyBytes: Uint8Array): Uint8Array {
 
 function idOf(body: PubSubBody): string {
   return toHex(sha256(concatBytes(body.from, body.nonce)));
+}
+
+/** A peer's answer, decoded, or RemoteError 'bad-response' (502) when it is not one of the protocol. */
+export function answerOf<T>(codec: Codec<T>, peer: Uint8Array, bytes: Uint8Array): T {
+  try {
+    return decode(codec, bytes);
+  } catch (error) {
+    if (error instanceof DecodeError) throw new RemoteError('bad-response', `${toHex(peer).slice(0, 16)}… answered something that is not a messaging answer: ${error.message}`);
+    throw error;
+  }
 }
 
 /** Signs a publish with `key` (whose public key must be `body.from`) for `network`. */

@@ -45,6 +45,7 @@ import {
 } from './network.ts';
 import { systemClock, type Clock, type Timer } from '../time/clock.ts';
 import { boundsOf, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest, type Bounds, type Call } from './rpc.ts';
+import { messageOf } from '../errors.ts';
 
 /**
  * What a host gives: its key, listen addresses, transports, peer discovery, extra services (a
@@ -114,8 +115,6 @@ function peerIdOf(node: Uint8Array): PeerId {
 // lpStream's errors for a frame whose announced length is over the bound.
 const overBound = (error: unknown): boolean =>
   error instanceof Error && (error.name === 'InvalidDataLengthError' || error.name === 'InvalidDataLengthLengthError');
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 function answerFrame(status: number, body: Uint8Array): Uint8Array {
   const frame = new Uint8Array(1 + body.length);

@@ -9,12 +9,11 @@ import type { Stream } from '@libp2p/interface';
 import { ChunkQueue, closedSignal, DEFAULT_HIGH_WATER_BYTES, resetByPeer } from './duplex.ts';
 import { StreamResetError } from './errors.ts';
 import type { PeerStream } from './network.ts';
+import { messageOf } from '../errors.ts';
 
 // A paused stream grants no more window, but the sender may still use what it was granted: up to
 // yamux's largest window (16 MiB). libp2p's read buffer must hold that rather than reset the stream.
 const PAUSED_READ_BUFFER_BYTES = 16 * 1024 * 1024 + DEFAULT_HIGH_WATER_BYTES;
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export class Libp2pPeerStream implements PeerStream {
   readonly peer: Uint8Array;

@@ -71,7 +71,7 @@ export async function runRequest(
  * Runs `run` with a signal that aborts at the request's deadline (as RequestTimeoutError) or with
  * the caller's signal (as its reason), and settles as soon as either happens.
  */
-async function withDeadline<T>(clock: Clock, peer: string, protocol: string, options: RequestOptions, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withDeadline<T>(clock: Clock, peer: string, protocol: string, options: RequestOptions, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   options.signal?.throwIfAborted();
   const timeoutMs = options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
   const controller = new AbortController();

@@ -22,6 +22,7 @@ import type { SocketListener, TunnelSockets } from './sockets.ts';
 import { splice } from './splice.ts';
 import type { TunnelRequest, TunnelView } from './types.ts';
 import { afterAnswer, ANSWER, refusalFrame, TunnelRefusedError, tunnelProtocolId } from './wire.ts';
+import { messageOf } from '../errors.ts';
 
 export interface TunnelLimits {
   /** Tunnels one node keeps open, listeners and forwards together (default 64). */
@@ -49,7 +50,6 @@ export interface TunnelServiceOptions {
 }
 
 const short = (hex: string): string => `${hex.slice(0, 16)}…`;
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** One connection a tunnel carries: its two sides, as they come to be. */
 class Carried {

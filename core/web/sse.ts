@@ -109,14 +109,12 @@ export function eventStream<T>(
         options.signal?.addEventListener('abort', onAbort);
         // The frames of the events that come in one turn (a burst of messages) go out as one chunk.
         let burst: Uint8Array[] = [];
-        let burstSize = 0;
         let burstBytes = 0;
         const flush = (): void => {
           if (ended || burst.length === 0) return;
           const chunk = burst.length === 1 ? burst[0]! : concatBytes(...burst);
           eventsIn.set(chunk, burst.length);
           burst = [];
-          burstSize = 0;
           burstBytes = 0;
           controller.enqueue(chunk);
         };
@@ -129,7 +127,8 @@ export function eventStream<T>(
         };
         unsubscribe = subscribe((event) => {
           if (ended) return;
-          if (controller.desiredSize === null || controller.desiredSize - burstSize <= 0) {
+          // The burst not yet handed over counts as unread too.
+          if (controller.desiredSize === null || controller.desiredSize - (byBytes ? burstBytes : burst.length) <= 0) {
             flush();
             stop();
             controller.enqueue(encoder.encode(`: closed: more than ${bound} unread\n\n`));
@@ -147,7 +146,6 @@ export function eventStream<T>(
             return;
           }
           burst.push(frame);
-          burstSize += byBytes ? frame.length : 1;
           burstBytes += frame.length;
           // A long burst (a replay of the whole ring) goes out in chunks of a bounded size.
           if (burstBytes >= MAX_CHUNK_BYTES) flush();
