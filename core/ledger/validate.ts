@@ -100,14 +100,15 @@ function badSignature(block: Block, owner: number): InvalidBlockError {
  * The checks that need neither state nor parent, then every signature of `blocks` (headers, senders,
  * co-signers, evidence), batched across the blocks so that the cores stay busy however few
  * transactions each block holds. The transaction counts are checked first, so oversized blocks cost
- * no signature check. Async; touches no state.
+ * no signature check. Async; touches no state. `headersVerified`: the producers' signatures on the
+ * headers are known good already and are not checked again.
  * @returns null, or the first block (by position) that fails and why, with `verified`: how many
  * blocks before it had every signature verified (none when a block fails before any is checked).
  */
 export async function findInvalidSignatures(
   blocks: readonly Block[],
   params: ChainParams,
-  headerVerified: (block: Block) => boolean = () => false,
+  headersVerified = false,
 ): Promise<{ readonly index: number; readonly error: InvalidBlockError; readonly verified: number } | null> {
   const messages: SignedMessage[] = [];
   // For each message, the block holding it and its owner there (-1: the header).
@@ -116,7 +117,7 @@ export async function findInvalidSignatures(
   for (let b = 0; b < blocks.length; b++) {
     let checked;
     try {
-      checked = blockMessages(blocks[b]!, params, headerVerified(blocks[b]!));
+      checked = blockMessages(blocks[b]!, params, headersVerified);
     } catch (error) {
       // Found before any signature was verified: no block of the range is vouched for.
       if (error instanceof InvalidBlockError) return { index: b, error, verified: 0 };
@@ -141,12 +142,8 @@ export async function findInvalidSignatures(
 }
 
 /** `findInvalidSignatures` for one block: throws its InvalidBlockError. */
-export async function verifyBlockSignatures(
-  block: Block,
-  params: ChainParams,
-  options: { readonly headerVerified?: boolean } = {},
-): Promise<void> {
-  const found = await findInvalidSignatures([block], params, () => options.headerVerified ?? false);
+export async function verifyBlockSignatures(block: Block, params: ChainParams): Promise<void> {
+  const found = await findInvalidSignatures([block], params);
   if (found) throw found.error;
 }
 
