@@ -21,11 +21,11 @@ import { type ErrorTable, MeshError, RuledError } from '../errors.ts';
 import { RecentSet } from '../collections/recent-set.ts';
 import { verify, verifyBatch } from '../crypto/ed25519.ts';
 import type { TxEffect } from '../ledger/apply.ts';
-import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, txRoot, type Block, type BlockEvent } from '../ledger/block.ts';
+import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
 import { blockSigningBytes, type SignedHeader } from '../ledger/header.ts';
-import { LIGHT_RETENTION_BLOCKS, MAX_TXS_PER_BLOCK, type ChainParams } from '../ledger/params.ts';
+import { LIGHT_RETENTION_BLOCKS, type ChainParams } from '../ledger/params.ts';
 import { LedgerState, type Change } from '../ledger/state.ts';
-import { applyVerifiedBlock, findInvalidSignatures, headerMessage, type Applied, type ParentInfo } from '../ledger/validate.ts';
+import { applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type Applied, type ParentInfo } from '../ledger/validate.ts';
 import { prefixRange, type KeyValueStore } from '../store/kv.ts';
 import { history, indexBlock, listTransactions, PendingBatch, txHeight, unindexBlock, type History, type TxListItem } from './readmodel.ts';
 
@@ -128,17 +128,6 @@ const undoCodec = struct(
   },
   'undo',
 );
-
-// The checks a relay could break without the producer's key: the transactions against the header.
-function checkContents(block: Block): void {
-  const h = block.header;
-  if (block.txs.length > MAX_TXS_PER_BLOCK || h.tx_count !== block.txs.length) {
-    throw new InvalidBlockError('bad-tx-count', `header says ${h.tx_count} transactions, block has ${block.txs.length}`);
-  }
-  if (!bytesEqual(h.tx_root, txRoot(block.txs.map((t) => t.id)))) {
-    throw new InvalidBlockError('bad-tx-root', `block ${h.height}: tx_root does not match the transactions`);
-  }
-}
 
 function info(block: Block): TipInfo {
   return { height: block.header.height, hash: block.hash, timestampMs: block.header.timestamp_ms, block };
