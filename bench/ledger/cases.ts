@@ -13,7 +13,7 @@ import { applyTx, signedMessages } from '../../core/ledger/apply.ts';
 import { decodeBlock } from '../../core/ledger/block.ts';
 import { ProducerSchedule } from '../../core/ledger/producer.ts';
 import type { TxKind } from '../../core/ledger/tx.ts';
-import { applyBlock, checkHeader, headerMessage } from '../../core/ledger/validate.ts';
+import { applyBlock, checkContents, checkHeader, headerMessage } from '../../core/ledger/validate.ts';
 import { accountsState, fillerEntry, type BlockWorkload } from './fixture.ts';
 import { seededRandom } from '../lib/random.ts';
 import { compare, formatDuration, median, type Contender, type Measurement } from '../lib/timing.ts';
@@ -138,6 +138,7 @@ export async function measureBlock(w: BlockWorkload, sha256: string, options: Le
       role: 'core',
       phase: true,
       op: () => {
+        checkContents(block);
         checkHeader(block, parent, params);
         const schedule = new ProducerSchedule(parent.hash, parent.timestampMs, params.blockIntervalMs, state.weights());
         return schedule.earliest(block.header.producer);

@@ -21,11 +21,11 @@ import { type ErrorTable, MeshError, RuledError } from '../errors.ts';
 import { RecentSet } from '../collections/recent-set.ts';
 import { verify, verifyBatch } from '../crypto/ed25519.ts';
 import type { TxEffect } from '../ledger/apply.ts';
-import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, txRoot, type Block, type BlockEvent } from '../ledger/block.ts';
+import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
 import { blockSigningBytes, type SignedHeader } from '../ledger/header.ts';
-import { LIGHT_RETENTION_BLOCKS, MAX_TXS_PER_BLOCK, type ChainParams } from '../ledger/params.ts';
+import { LIGHT_RETENTION_BLOCKS, type ChainParams } from '../ledger/params.ts';
 import { LedgerState, type Change } from '../ledger/state.ts';
-import { applyVerifiedBlock, findInvalidSignatures, headerMessage, type Applied, type ParentInfo } from '../ledger/validate.ts';
+import { applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type Applied, type ParentInfo } from '../ledger/validate.ts';
 import { prefixRange, type KeyValueStore } from '../store/kv.ts';
 import { history, indexBlock, listTransactions, PendingBatch, txHeight, unindexBlock, type History, type TxListItem } from './readmodel.ts';
 
@@ -129,17 +129,6 @@ const undoCodec = struct(
   'undo',
 );
 
-// The checks a relay could break without the producer's key: the transactions against the header.
-function checkContents(block: Block): void {
-  const h = block.header;
-  if (block.txs.length > MAX_TXS_PER_BLOCK || h.tx_count !== block.txs.length) {
-    throw new InvalidBlockError('bad-tx-count', `header says ${h.tx_count} transactions, block has ${block.txs.length}`);
-  }
-  if (!bytesEqual(h.tx_root, txRoot(block.txs.map((t) => t.id)))) {
-    throw new InvalidBlockError('bad-tx-root', `block ${h.height}: tx_root does not match the transactions`);
-  }
-}
-
 function info(block: Block): TipInfo {
   return { height: block.header.height, hash: block.hash, timestampMs: block.header.timestamp_ms, block };
 }
@@ -156,18 +145,10 @@ export class Chain {
   readonly #side = new Map<string, Block>();
   #sideBytes = 0;
   readonly #invalid = new RecentSet<string>(MAX_SIDE_BLOCKS);
-  // Blocks whose header signature was checked on arrival (bounded like the side blocks).
-  readonly #verified = new RecentSet<string>(MAX_SIDE_BLOCKS);
-  // Blocks whose every signature `checkSignatures` found good ahead of their adding. The hash names
-  // the transactions through tx_root, and every copy added is checked against its header, so the
-  // verdict holds for any copy (the header's own signature is checked on each copy regardless).
-  readonly #signaturesChecked = new RecentSet<string>(MAX_SIDE_BLOCKS);
-  // The very block objects whose header signature `checkSignatures` found good: another copy with
-  // the same hash may carry another signature, so this is kept by object, not by hash.
-  readonly #headersChecked = new WeakSet<Block>();
-  // Block objects whose transactions were found to match their header (tx_root), so a range
-  // checked ahead is not hashed again when added.
-  readonly #contentsChecked = new WeakSet<Block>();
+  // The very block objects whose contents `checkSignatures` matched against their header and whose
+  // every signature it found good, so adding them checks none of it again. Kept by object, not by
+  // hash: another copy with the same hash may carry another header signature.
+  readonly #checkedAhead = new WeakSet<Block>();
   // First header seen per (producer, height), to spot equivocation.
   readonly #signedAt = new Map<string, SignedHeader & { hash: string }>();
   readonly #listeners = new Set<(event: ChainEvent) => void>();
@@ -408,7 +389,7 @@ export class Chain {
     // A relayed copy may have been tampered with by someone other than its producer: a block whose
     // transactions do not match its header is refused without being remembered, so the genuine
     // block with the same header hash is still accepted when it arrives.
-    for (const block of blocks) if (!this.#contentsChecked.has(block)) checkContents(block);
+    for (const block of blocks) if (!this.#checkedAhead.has(block)) checkContents(block);
     for (let i = 1; i < blocks.length; i++) {
       if (!bytesEqual(blocks[i]!.header.prev_hash, blocks[i - 1]!.hash) || blocks[i]!.header.height !== blocks[i - 1]!.header.height + 1) {
         throw new ForkChoiceError('not-consecutive', `block ${i} of the branch does not follow block ${i - 1}`);
@@ -468,18 +449,12 @@ export class Chain {
    */
   async checkSignatures(blocks: readonly Block[]): Promise<void> {
     try {
-      for (const block of blocks) {
-        checkContents(block);
-        this.#contentsChecked.add(block);
-      }
+      for (const block of blocks) checkContents(block);
       const invalid = await findInvalidSignatures(blocks, this.params);
       // Only blocks whose signatures were all verified are marked: a range refused for its shape
       // (a duplicate transaction, say) vouches for none of its blocks.
       const good = invalid === null ? blocks.length : invalid.verified;
-      for (let i = 0; i < good; i++) {
-        this.#signaturesChecked.add(toHex(blocks[i]!.hash));
-        this.#headersChecked.add(blocks[i]!);
-      }
+      for (let i = 0; i < good; i++) this.#checkedAhead.add(blocks[i]!);
     } catch {
       // addBranch checks the same blocks again and says what is wrong.
     }
@@ -488,7 +463,7 @@ export class Chain {
   // Checks the producers' signatures on the headers, all at once, and records them for
   // equivocation detection, in order up to the first bad one.
   async #checkSigned(blocks: readonly Block[]): Promise<void> {
-    const unchecked = blocks.filter((block) => !this.#headersChecked.has(block));
+    const unchecked = blocks.filter((block) => !this.#checkedAhead.has(block));
     const verdicts = await verifyBatch(unchecked.map((block) => headerMessage(block, this.params)));
     const bad = new Set(unchecked.filter((_, i) => !verdicts[i]));
     for (const block of blocks) {
@@ -500,7 +475,6 @@ export class Chain {
       const key = `${toHex(h.producer)}:${h.height}`;
       const seen = this.#signedAt.get(key);
       const hash = toHex(block.hash);
-      this.#verified.add(hash);
       if (seen === undefined) {
         this.#signedAt.set(key, { header: h, signature: block.signature, hash });
         if (this.#signedAt.size > MAX_SIDE_BLOCKS) this.#signedAt.delete(this.#signedAt.keys().next().value!);
@@ -551,9 +525,10 @@ export class Chain {
     // The signatures not checked ahead are checked on the other cores while this thread applies the
     // branch. The state is put back before their verdict is awaited, so no reader sees a block whose
     // signatures are not known good; a bad signature is reported before any broken rule, as if
-    // checked first.
-    const unchecked = branch.filter((block) => !this.#signaturesChecked.has(toHex(block.hash)));
-    const signatures = findInvalidSignatures(unchecked, this.params, (block) => this.#verified.has(toHex(block.hash)));
+    // checked first. Every header is known good already: `#add` checked the fresh blocks', and a
+    // side block was checked, or was on the main chain, before it was kept aside.
+    const unchecked = branch.filter((block) => !this.#checkedAhead.has(block));
+    const signatures = findInvalidSignatures(unchecked, this.params, true);
 
     const state = this.#state;
     const mark = state.mark();

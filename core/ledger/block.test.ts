@@ -12,7 +12,7 @@ import { devnet, MAX_RANKED_PRODUCERS, MAX_TXS_PER_BLOCK, NAME_BLOCKS } from './
 import { scheduleAfter, ProducerSchedule, rankProducers } from './producer.ts';
 import { LedgerState } from './state.ts';
 import { BILLING_SETTLE, settlementBytes, type Tx } from './tx.ts';
-import { applyBlock, checkHeader, type ParentInfo } from './validate.ts';
+import { applyBlock, checkContents, checkHeader, type ParentInfo } from './validate.ts';
 import {
   ALICE,
   BOB,
@@ -147,10 +147,6 @@ test('block: checkHeader accepts a block that follows its parent, and refuses ea
     [withHeader(block, { height: 2 }), GENESIS, 'bad-height'],
     [block, { ...GENESIS, height: 1 }, 'bad-height'],
     [withHeader(block, { prev_hash: sha256(Uint8Array.of(1)) }), GENESIS, 'bad-prev-hash'],
-    [withHeader(block, { tx_count: 2 }), GENESIS, 'bad-tx-count'],
-    [withHeader(block, {}, block.txs.slice(0, 2)), GENESIS, 'bad-tx-count'],
-    [withHeader(block, { tx_root: sha256(Uint8Array.of(1)) }), GENESIS, 'bad-tx-root'],
-    [withHeader(block, {}, [block.txs[1]!, block.txs[0]!, block.txs[2]!]), GENESIS, 'bad-tx-root'],
     [block, { ...GENESIS, timestampMs: t }, 'timestamp-not-increasing'],
     [block, { ...GENESIS, timestampMs: t + 1 }, 'timestamp-not-increasing'],
     [block, GENESIS, 'timestamp-in-future', t - PARAMS.maxClockDriftMs - 1],
@@ -160,8 +156,22 @@ test('block: checkHeader accepts a block that follows its parent, and refuses ea
   }
 });
 
+test('block: checkContents accepts a block whose transactions match its header, and refuses a wrong count or root', async () => {
+  const { block } = await firstBlock();
+  checkContents(block);
+  const cases: [Block, string][] = [
+    [withHeader(block, { tx_count: 2 }), 'bad-tx-count'],
+    [withHeader(block, {}, block.txs.slice(0, 2)), 'bad-tx-count'],
+    [withHeader(block, { tx_root: sha256(Uint8Array.of(1)) }), 'bad-tx-root'],
+    [withHeader(block, {}, [block.txs[1]!, block.txs[0]!, block.txs[2]!]), 'bad-tx-root'],
+  ];
+  for (const [b, code] of cases) rejects(() => checkContents(b), InvalidBlockError, code);
+});
+
 test('block: applyBlock refuses a properly signed block that breaks a header rule, state untouched', async () => {
-  const { state, txs } = await firstBlock();
+  const { state, block, txs } = await firstBlock();
+  // Every signature good, the transactions reordered under the signed header: checkContents' refusal.
+  await rejectBlock(state, withHeader(block, {}, [txs[0]!, txs[2]!, txs[1]!]), GENESIS, 'bad-tx-root');
   const wrongHeight = await signBlock(
     NETWORK,
     { height: 2, prev_hash: GENESIS.hash, timestamp_ms: GENESIS.timestampMs + 2 * INTERVAL, producer: ALICE.publicKey, state_root: EMPTY_ROOT },

@@ -31,8 +31,20 @@ function fail(code: BlockRuleCode, message: string): never {
 }
 
 /**
- * The checks that need no state beyond the parent: version, height, link, count, tx_root, time.
- * `nowMs`, when given, bounds how far ahead of the local clock the timestamp may be (set for blocks
+ * The checks a relay could break without the producer's key: the transactions against the header
+ * (tx_count, tx_root). A chain runs them as a block arrives, before it judges or keeps the block.
+ */
+export function checkContents(block: Block): void {
+  const h = block.header;
+  if (block.txs.length > MAX_TXS_PER_BLOCK || h.tx_count !== block.txs.length) {
+    fail('bad-tx-count', `header says ${h.tx_count} transactions, block has ${block.txs.length}`);
+  }
+  if (!bytesEqual(h.tx_root, txRoot(block.txs.map((t) => t.id)))) fail('bad-tx-root', `block ${h.height}: tx_root does not match the transactions`);
+}
+
+/**
+ * The checks that need no state beyond the parent: version, height, link, count bound, time (the
+ * transactions against the header are `checkContents`'). `nowMs`, when given, bounds how far ahead of the local clock the timestamp may be (set for blocks
  * arriving from the network, not for blocks replayed from storage).
  */
 export function checkHeader(block: Block, parent: ParentInfo, params: ChainParams, nowMs?: number): void {
@@ -43,8 +55,6 @@ export function checkHeader(block: Block, parent: ParentInfo, params: ChainParam
   if (h.version !== HEADER_VERSION) fail('bad-version', `block version ${h.version} is not ${HEADER_VERSION}`);
   if (h.height !== parent.height + 1) fail('bad-height', `block height ${h.height} does not follow ${parent.height}`);
   if (!bytesEqual(h.prev_hash, parent.hash)) fail('bad-prev-hash', `block ${h.height} does not link to its parent`);
-  if (h.tx_count !== block.txs.length) fail('bad-tx-count', `header says ${h.tx_count} transactions, block has ${block.txs.length}`);
-  if (!bytesEqual(h.tx_root, txRoot(block.txs.map((t) => t.id)))) fail('bad-tx-root', 'tx_root does not match the transactions');
   if (h.timestamp_ms <= parent.timestampMs) fail('timestamp-not-increasing', `timestamp ${h.timestamp_ms} is not after the parent's ${parent.timestampMs}`);
   if (nowMs !== undefined && h.timestamp_ms > nowMs + params.maxClockDriftMs) {
     fail('timestamp-in-future', `timestamp ${h.timestamp_ms} is more than ${params.maxClockDriftMs} ms ahead of local time ${nowMs}`);
@@ -100,14 +110,15 @@ function badSignature(block: Block, owner: number): InvalidBlockError {
  * The checks that need neither state nor parent, then every signature of `blocks` (headers, senders,
  * co-signers, evidence), batched across the blocks so that the cores stay busy however few
  * transactions each block holds. The transaction counts are checked first, so oversized blocks cost
- * no signature check. Async; touches no state.
+ * no signature check. Async; touches no state. `headersVerified`: the producers' signatures on the
+ * headers are known good already and are not checked again.
  * @returns null, or the first block (by position) that fails and why, with `verified`: how many
  * blocks before it had every signature verified (none when a block fails before any is checked).
  */
 export async function findInvalidSignatures(
   blocks: readonly Block[],
   params: ChainParams,
-  headerVerified: (block: Block) => boolean = () => false,
+  headersVerified = false,
 ): Promise<{ readonly index: number; readonly error: InvalidBlockError; readonly verified: number } | null> {
   const messages: SignedMessage[] = [];
   // For each message, the block holding it and its owner there (-1: the header).
@@ -116,7 +127,7 @@ export async function findInvalidSignatures(
   for (let b = 0; b < blocks.length; b++) {
     let checked;
     try {
-      checked = blockMessages(blocks[b]!, params, headerVerified(blocks[b]!));
+      checked = blockMessages(blocks[b]!, params, headersVerified);
     } catch (error) {
       // Found before any signature was verified: no block of the range is vouched for.
       if (error instanceof InvalidBlockError) return { index: b, error, verified: 0 };
@@ -141,17 +152,14 @@ export async function findInvalidSignatures(
 }
 
 /** `findInvalidSignatures` for one block: throws its InvalidBlockError. */
-export async function verifyBlockSignatures(
-  block: Block,
-  params: ChainParams,
-  options: { readonly headerVerified?: boolean } = {},
-): Promise<void> {
-  const found = await findInvalidSignatures([block], params, () => options.headerVerified ?? false);
+export async function verifyBlockSignatures(block: Block, params: ChainParams): Promise<void> {
+  const found = await findInvalidSignatures([block], params);
   if (found) throw found.error;
 }
 
 /**
- * Applies a block whose signatures `verifyBlockSignatures` accepted, on top of `state` (the
+ * Applies a block whose contents `checkContents` matched against its header and whose signatures
+ * `verifyBlockSignatures` accepted, on top of `state` (the
  * parent's state): header rules, the producer schedule, each transaction, the state root.
  * Synchronous, so no reader ever sees a half-applied block. Throws InvalidBlockError with state
  * untouched; on success `state` is the block's state and the returned changes are its undo record.
@@ -196,7 +204,8 @@ export function applyVerifiedBlock(
 }
 
 /**
- * Validates and applies `block` on `state` (the parent's state): both steps above. The signatures
+ * Validates and applies `block` on `state` (the parent's state): its contents, its signatures and
+ * `applyVerifiedBlock`. The signatures
  * are checked on the other cores while this thread applies the block; the state is put back before
  * their verdict is awaited and redone once they pass, so it never holds a block whose signatures
  * are not known good. A bad signature is reported before any broken rule, as if checked first.
@@ -212,6 +221,7 @@ export async function applyBlock(
   const mark = state.mark();
   let outcome: { applied: Applied } | { error: unknown };
   try {
+    checkContents(block);
     outcome = { applied: applyVerifiedBlock(state, block, parent, params, nowMs) };
   } catch (error) {
     outcome = { error };
