@@ -16,7 +16,7 @@ import { importExhibitors } from './exhibitors.ts';
 import { removeStaleTemporaries, writeMerged } from './dataset-file.ts';
 import type { ImportResult } from './source.ts';
 import { importWikidata } from './wikidata.ts';
-import { ENVIROFACTS_BASE, frsCodes } from './live/frs-pages.ts';
+import { ENVIROFACTS_BASE } from './live/frs-pages.ts';
 import { LIVE_SOURCES, liveImport, type LiveSource, stagingDir } from './live/live-import.ts';
 import { userAgent } from './live/polite-fetch.ts';
 import { WIKIDATA_SPARQL_ENDPOINT } from './live/wikidata-pages.ts';
@@ -206,7 +206,7 @@ async function runLive(parsed: ImportArgs, naicsMap: NaicsMap, say: (line: strin
         sources: live.sources,
         frsBase: live.frsUrl,
         wikidataEndpoint: live.wikidataUrl,
-        naicsCodes: live.naics.length > 0 ? [...new Set(live.naics)].sort() : frsCodes(naicsMap),
+        naicsCodes: live.naics.length > 0 ? [...new Set(live.naics)].sort() : naicsMap.codes(),
         onlyTheseCodes: live.naics.length > 0,
         naicsMap,
         pageSize: live.pageSize,
