@@ -4,22 +4,12 @@
  * file, merge the new imports in (merge.ts), write it through a temporary file, say what changed.
  */
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { writeAtomically } from '../../host-node/atomic-file.ts';
+import { fileExists } from '../../host-node/file-exists.ts';
 import { datasetChunks, readDataset, type Dataset } from '../dataset.ts';
 import { datasetChanges, mergeDataset } from './merge.ts';
 import type { ImportResult } from './source.ts';
-
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
-}
 
 /**
  * For the crash tests only: milliseconds to wait once the temporary file is written, before it is
@@ -61,7 +51,7 @@ export async function writeMerged(
   options: { fresh: boolean; generated?: string | undefined },
   say: (line: string) => void,
 ): Promise<void> {
-  const base = !options.fresh && (await exists(out)) ? await readDataset(Readable.toWeb(createReadStream(out)) as ReadableStream<Uint8Array>) : null;
+  const base = !options.fresh && (await fileExists(out)) ? await readDataset(Readable.toWeb(createReadStream(out)) as ReadableStream<Uint8Array>) : null;
   const dataset = mergeDataset(base, results, options.generated);
   await writeDataset(out, dataset);
   const { added, updated, removed } = datasetChanges(base, dataset);
