@@ -216,7 +216,7 @@ export class DirectoryIndex {
     return this.store.bytes(position);
   }
 
-  /** Every record in id order (for the streamed export), read one at a time. */
+  /** Every record in id order, read one at a time. */
   *records(): Generator<FactoryRecord> {
     for (let i = 0; i < this.size; i++) yield this.store.get(i);
   }

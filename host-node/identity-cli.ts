@@ -2,10 +2,11 @@
  * `mesh identity backup|restore`: the only ways the node's key leaves or enters a data directory.
  * Terminal only, by design: the HTTP API has no route that reads or sets the key.
  */
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { toHex } from '../core/encoding/hex.ts';
 import { command, entry, flag, option } from './cli/command.ts';
+import { fileExists } from './file-exists.ts';
 import { DataDirError, dataDirOption, IDENTITY_FILE, readIdentityFile, writeIdentityFile } from './data-dir.ts';
 
 interface IdentityArgs {
@@ -16,19 +17,9 @@ interface IdentityArgs {
 
 const PRIVATE = 'Keep the backup private: whoever holds it can act as the node.';
 
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    (error: { code?: string }) => {
-      if (error.code === 'ENOENT') return false;
-      throw error;
-    },
-  );
-}
-
 async function backup({ file, dataDir, force }: IdentityArgs): Promise<number> {
   const source = join(dataDir, IDENTITY_FILE);
-  if (!(await exists(source))) {
+  if (!(await fileExists(source))) {
     throw new Error(`${dataDir} has no identity (no ${IDENTITY_FILE}); start \`mesh node\` there once, or restore one`);
   }
   const key = await readIdentityFile(source);
@@ -49,7 +40,7 @@ async function restore({ file, dataDir, force }: IdentityArgs): Promise<number> 
   const key = await readIdentityFile(file);
   const nodeId = toHex(key.publicKey);
   const target = join(dataDir, IDENTITY_FILE);
-  const present = await exists(target);
+  const present = await fileExists(target);
   if (present) {
     let current: string | undefined;
     let problem = '';

@@ -13,6 +13,7 @@ import { copyFile, mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat, sy
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { processAlive } from '../host-node/process-alive.ts';
 
 /** Where the shared service lives: its socket, configuration, log, lock and leases. */
 export const PODMAN_DIR = '/tmp/mesh-podman';
@@ -153,7 +154,7 @@ async function locked<T>(fn: () => Promise<T>): Promise<T> {
 async function lockIsStale(): Promise<boolean> {
   try {
     const holder = Number(await readFile(join(LOCK, 'pid'), 'utf8'));
-    return !alive(holder);
+    return !processAlive(holder);
   } catch {
     // No pid yet: the holder is between mkdir and writeFile, unless it died there long ago.
     const info = await stat(LOCK).catch(() => null);
@@ -161,15 +162,6 @@ async function lockIsStale(): Promise<boolean> {
   }
 }
 
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Whether the service answers its ping. */
 function answers(): Promise<boolean> {
@@ -240,16 +232,16 @@ async function release(lease: string): Promise<void> {
   await rm(lease, { force: true });
   let left = 0;
   for (const name of await readdir(LEASES)) {
-    if (alive(Number(name.split('-')[0]))) left++;
+    if (processAlive(Number(name.split('-')[0]))) left++;
     else await rm(join(LEASES, name), { force: true });
   }
   if (left > 0) return;
   const pid = Number(await readFile(SERVICE_PID, 'utf8').catch(() => ''));
   // The pid file may be older than the process now holding that pid: end only our service.
   const command = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-  if (!alive(pid) || !command.includes(`unix://${SOCKET}`)) return;
+  if (!processAlive(pid) || !command.includes(`unix://${SOCKET}`)) return;
   process.kill(pid, 'SIGTERM');
   const deadline = Date.now() + 10_000;
-  while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  while (processAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   await rm(SOCKET, { force: true });
 }

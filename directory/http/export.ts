@@ -1,80 +1,61 @@
 /**
- * GET /directory.json (and /directory.ndjson, below): the whole directory as one JSON object, streamed a batch of records at a
- * time as the client reads (pull-based, so memory stays flat at any size and a client that stops
- * reading stops the work), with a strong ETag for cheap refreshes.
+ * GET /directory.json and GET /directory.ndjson: the whole directory, streamed a batch of records
+ * at a time as the client reads (pull-based, so memory stays flat at any size and a client that
+ * stops reading stops the work), with a strong ETag for cheap refreshes. Each record goes out as
+ * the bytes the index keeps (search.ts `recordJson`), the same as in a search page: nothing is
+ * parsed or written again.
  *
- * Layout: a header line `{"generated":…,"sources":[…],"attribution":{…},"total":N,"records":[`,
+ * The JSON layout: a header line `{"generated":…,"sources":[…],"attribution":{…},"total":N,"records":[`,
  * one record per line, then `]}`. That is the dataset file layout (directory/dataset.ts), so an
  * export can be served again with `mesh directory --data export.json`.
  */
-import { datasetRecordLine } from '../dataset.ts';
 import type { LoadedData } from './data-source.ts';
 
-/** Records serialized per pull: large enough to amortize the call, small enough to stay flat. */
+/** Records per pull: large enough to amortize the call, small enough to stay flat. */
 const BATCH = 256;
 
 /** The export's Cache-Control: short, because removals must reach copies soon (spec §1.5). */
 export const EXPORT_CACHE_CONTROL = 'public, max-age=300';
 
-/** The streamed body of the export. */
-export function exportStream(data: LoadedData): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  const records = data.index.records()[Symbol.iterator]();
-  const header = {
-    generated: data.generated,
-    sources: data.sources,
-    attribution: data.attribution,
-    total: data.index.size,
-  };
-  const headerText = `${JSON.stringify(header).slice(0, -1)},"records":[\n`;
+const encoder = new TextEncoder();
+
+/** How an export lays out its records: what comes first, after each record (the last one's own), and last. */
+interface Layout {
+  readonly head: string;
+  readonly after: string;
+  readonly afterLast: string;
+  readonly tail: string;
+}
+
+/** The records of `data` in id order, laid out as `layout` says, pulled `BATCH` at a time. */
+function recordStream(data: LoadedData, layout: Layout): ReadableStream<Uint8Array> {
+  const after = encoder.encode(layout.after);
+  const afterLast = encoder.encode(layout.afterLast);
+  let position = 0;
   let started = false;
-  let next = records.next();
   return new ReadableStream<Uint8Array>(
     {
       pull(controller) {
         if (!started) {
           started = true;
-          controller.enqueue(encoder.encode(headerText));
-          return;
+          if (layout.head !== '') {
+            controller.enqueue(encoder.encode(layout.head));
+            return;
+          }
         }
-        let text = '';
-        for (let n = 0; n < BATCH && !next.done; n++) {
-          const record = next.value;
-          next = records.next();
-          text += `${datasetRecordLine(record)}${next.done ? '' : ','}\n`;
-        }
-        if (next.done) {
-          controller.enqueue(encoder.encode(`${text}]}\n`));
-          controller.close();
-        } else {
-          controller.enqueue(encoder.encode(text));
-        }
-      },
-    },
-    { highWaterMark: 1 },
-  );
-}
-
-/**
- * The body of GET /directory.ndjson: one record a line, each the record's JSON exactly as in the
- * JSON export, for tools that read records one at a time. Every record carries its own sources
- * (URL, licence, retrieval date), so attribution travels with each line; the dataset's notice and
- * use rules are in the JSON export's header and in /api/v1/stats. Pulled a batch at a time, as
- * the JSON export is.
- */
-export function ndjsonStream(data: LoadedData): ReadableStream<Uint8Array> {
-  const newline = new Uint8Array([0x0a]);
-  let position = 0;
-  return new ReadableStream<Uint8Array>(
-    {
-      pull(controller) {
         const end = Math.min(data.index.size, position + BATCH);
         const parts: Uint8Array[] = [];
         let length = 0;
         for (; position < end; position++) {
           const json = data.index.recordJson(position);
-          parts.push(json, newline);
-          length += json.length + 1;
+          const separator = position === data.index.size - 1 ? afterLast : after;
+          parts.push(json, separator);
+          length += json.length + separator.length;
+        }
+        const tail = position >= data.index.size ? encoder.encode(layout.tail) : undefined;
+        if (tail !== undefined) {
+          parts.push(tail);
+          length += tail.length;
         }
         const chunk = new Uint8Array(length);
         let at = 0;
@@ -83,11 +64,32 @@ export function ndjsonStream(data: LoadedData): ReadableStream<Uint8Array> {
           at += part.length;
         }
         if (length > 0) controller.enqueue(chunk);
-        if (position >= data.index.size) controller.close();
+        if (tail !== undefined) controller.close();
       },
     },
     { highWaterMark: 1 },
   );
+}
+
+/** The streamed body of the JSON export. */
+export function exportStream(data: LoadedData): ReadableStream<Uint8Array> {
+  const header = {
+    generated: data.generated,
+    sources: data.sources,
+    attribution: data.attribution,
+    total: data.index.size,
+  };
+  return recordStream(data, { head: `${JSON.stringify(header).slice(0, -1)},"records":[\n`, after: ',\n', afterLast: '\n', tail: ']}\n' });
+}
+
+/**
+ * The body of GET /directory.ndjson: one record a line, each the record's JSON exactly as in the
+ * JSON export, for tools that read records one at a time. Every record carries its own sources
+ * (URL, licence, retrieval date), so attribution travels with each line; the dataset's notice and
+ * use rules are in the JSON export's header and in /api/v1/stats.
+ */
+export function ndjsonStream(data: LoadedData): ReadableStream<Uint8Array> {
+  return recordStream(data, { head: '', after: '\n', afterLast: '\n', tail: '' });
 }
 
 /**

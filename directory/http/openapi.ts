@@ -64,8 +64,9 @@ function problem(description: string, headers?: Record<string, JsonSchema>): Jso
   };
 }
 
-function json(description: string, body: JsonSchema, headers?: Record<string, JsonSchema>): JsonSchema {
-  return { description, headers: { ...headers, ...RATE_LIMIT_HEADERS }, content: { 'application/json': { schema: body } } };
+/** A response with a body of `mediaType` (JSON unless said otherwise). */
+function json(description: string, body: JsonSchema, headers?: Record<string, JsonSchema>, mediaType = 'application/json'): JsonSchema {
+  return { description, headers: { ...headers, ...RATE_LIMIT_HEADERS }, content: { [mediaType]: { schema: body } } };
 }
 
 /** 200 plus the five error statuses of spec §7. */
@@ -89,13 +90,18 @@ const IF_NONE_MATCH = {
 };
 
 /** The responses of a read whose body carries a strong ETag: readResponses and 304. */
-function conditionalResponses(description: string, body: JsonSchema, etag: string): JsonSchema {
+function conditionalResponses(description: string, body: JsonSchema, etag: string, mediaType?: string): JsonSchema {
   return {
     ...readResponses(
-      json(description, body, {
-        ETag: { description: etag, schema: { type: 'string' } },
-        'Cache-Control': { description: 'How long a copy may be used before revalidating.', schema: { type: 'string' } },
-      }),
+      json(
+        description,
+        body,
+        {
+          ETag: { description: etag, schema: { type: 'string' } },
+          'Cache-Control': { description: 'How long a copy may be used before revalidating.', schema: { type: 'string' } },
+        },
+        mediaType,
+      ),
     ),
     '304': { description: 'The copy named in If-None-Match is current.' },
   };
@@ -204,18 +210,7 @@ export function openApiDocument(): JsonSchema {
             'Send the ETag back in If-None-Match to refresh cheaply (304).',
           security: [],
           parameters: [IF_NONE_MATCH],
-          responses: {
-            ...conditionalResponses('The export.', schema('FactoryRecord'), 'Strong validator of this export.'),
-            '200': {
-              description: 'One FactoryRecord a line.',
-              headers: {
-                ETag: { description: 'Strong validator of this export.', schema: { type: 'string' } },
-                'Cache-Control': { description: 'How long a copy may be used before revalidating.', schema: { type: 'string' } },
-                ...RATE_LIMIT_HEADERS,
-              },
-              content: { 'application/x-ndjson': { schema: schema('FactoryRecord') } },
-            },
-          },
+          responses: conditionalResponses('One FactoryRecord a line.', schema('FactoryRecord'), 'Strong validator of this export.', 'application/x-ndjson'),
         },
       },
       '/api/v1/submissions': {

@@ -1,7 +1,7 @@
 // `mesh directory import` on real files, and the dataset tests build from the shared data (Node: files, processes).
 import { assert } from 'chai';
 import { createHash } from 'node:crypto';
-import { createReadStream, rmSync } from 'node:fs';
+import { createReadStream, existsSync, rmSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,6 +112,13 @@ test('usage errors exit 2; an input that cannot be read exits 1 and leaves the o
   assert.equal((await run(['--out', join(dir, 'x.json'), '--epa', FRS_CSV, '--naics', '332710'])).code, 2, 'live options with files');
   assert.equal((await run(['--out', join(dir, 'x.json'), '--epa', FRS_CSV, '--retrieved', '2026-13-01'])).code, 2);
   assert.equal((await run(['--out', join(dir, 'x.json'), '--bogus'])).code, 2);
+  // The live import's own flags, refused before any request is made.
+  for (const [flag, value] of [['--naics', '1'], ['--naics', '3327100'], ['--naics', '33a'], ['--page-size', '0'], ['--page-size', '10001'], ['--attempts', '0'], ['--source', 'opencorporates'], ['--generated', '2026-02-30']]) {
+    const refused = await run(['--out', join(dir, 'never.json'), flag!, value!]);
+    assert.equal(refused.code, 2, `${flag} ${value}: ${refused.stderr}`);
+    assert.include(refused.stderr, flag!.slice(2), `${flag} ${value}`);
+  }
+  assert.isFalse(existsSync(join(dir, 'never.json.import')), 'no staging folder: nothing was fetched');
   const out = join(dir, 'untouched.json');
   await copyFile(DEFAULT, out);
   const wrong = await run(['--out', out, '--wikidata', FRS_CSV, '--retrieved', '2026-11-21']);

@@ -7,16 +7,17 @@ import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { command, flag, type Input as CommandInput, list, option, UsageError } from '../../host-node/cli/command.ts';
 import { runCommand } from '../../host-node/cli/run.ts';
+import { removeStaleTemporaries } from '../../host-node/atomic-file.ts';
 import { integer, oneOf } from '../../host-node/cli/values.ts';
 import { defaultDatasetPath } from '../adapter/dataset-path.ts';
 import { isIsoDate } from '../record.ts';
 import { decodeFrsExport, importEpaFrs } from './epa-frs.ts';
 import { NaicsMap } from './evidence.ts';
 import { importExhibitors } from './exhibitors.ts';
-import { removeStaleTemporaries, writeMerged } from './dataset-file.ts';
+import { writeMerged } from './dataset-file.ts';
 import type { ImportResult } from './source.ts';
 import { importWikidata } from './wikidata.ts';
-import { ENVIROFACTS_BASE, frsCodes } from './live/frs-pages.ts';
+import { ENVIROFACTS_BASE } from './live/frs-pages.ts';
 import { LIVE_SOURCES, liveImport, type LiveSource, stagingDir } from './live/live-import.ts';
 import { userAgent } from './live/polite-fetch.ts';
 import { WIKIDATA_SPARQL_ENDPOINT } from './live/wikidata-pages.ts';
@@ -159,7 +160,7 @@ async function runImportWith(parsed: ImportArgs): Promise<number> {
   try {
     const naicsMap = NaicsMap.parse(await readFile(parsed.naicsMap ?? DEFAULT_NAICS_MAP, 'utf8'));
     await mkdir(dirname(parsed.out), { recursive: true });
-    await removeStaleTemporaries(parsed.out, say);
+    for (const name of await removeStaleTemporaries(parsed.out)) say(`removed ${name}, left by an earlier import that was stopped while writing`);
     if (parsed.inputs.length === 0) return await runLive(parsed, naicsMap, say);
     const results: ImportResult[] = [];
     let unreadable = false;
@@ -206,7 +207,7 @@ async function runLive(parsed: ImportArgs, naicsMap: NaicsMap, say: (line: strin
         sources: live.sources,
         frsBase: live.frsUrl,
         wikidataEndpoint: live.wikidataUrl,
-        naicsCodes: live.naics.length > 0 ? [...new Set(live.naics)].sort() : frsCodes(naicsMap),
+        naicsCodes: live.naics.length > 0 ? [...new Set(live.naics)].sort() : naicsMap.codes(),
         onlyTheseCodes: live.naics.length > 0,
         naicsMap,
         pageSize: live.pageSize,

@@ -4,23 +4,12 @@
  * file, merge the new imports in (merge.ts), write it through a temporary file, say what changed.
  */
 import { createReadStream } from 'node:fs';
-import { readdir, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { writeAtomically } from '../../host-node/atomic-file.ts';
+import { fileExists } from '../../host-node/file-exists.ts';
 import { datasetChunks, readDataset, type Dataset } from '../dataset.ts';
 import { datasetChanges, mergeDataset } from './merge.ts';
 import type { ImportResult } from './source.ts';
-
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
-}
 
 /**
  * For the crash tests only: milliseconds to wait once the temporary file is written, before it is
@@ -28,31 +17,6 @@ export async function exists(path: string): Promise<boolean> {
  * use.
  */
 const PAUSE_BEFORE_RENAME_MS = Number(process.env.MESH_TEST_PAUSE_BEFORE_RENAME_MS ?? 0);
-
-/**
- * Removes the temporary files a killed write of `out` left beside it (`.<name>.<pid>.<hex>.tmp`,
- * host-node/atomic-file.ts), except those of a process still running (another import writing now).
- */
-export async function removeStaleTemporaries(out: string, say: (line: string) => void): Promise<void> {
-  const prefix = `.${basename(out)}.`;
-  const names = await readdir(dirname(out)).catch(() => [] as string[]);
-  for (const name of names) {
-    const pid = name.startsWith(prefix) && name.endsWith('.tmp') ? /^(\d+)\.[0-9a-f]+\.tmp$/.exec(name.slice(prefix.length))?.[1] : undefined;
-    if (pid === undefined || (Number(pid) !== process.pid && running(Number(pid)))) continue;
-    await rm(join(dirname(out), name), { force: true });
-    say(`removed ${name}, left by an earlier import that was stopped while writing`);
-  }
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Writes the dataset a chunk at a time (a large one does not fit one string), whole or not at all. */
 export function writeDataset(path: string, dataset: Dataset): Promise<void> {
@@ -87,7 +51,7 @@ export async function writeMerged(
   options: { fresh: boolean; generated?: string | undefined },
   say: (line: string) => void,
 ): Promise<void> {
-  const base = !options.fresh && (await exists(out)) ? await readDataset(Readable.toWeb(createReadStream(out)) as ReadableStream<Uint8Array>) : null;
+  const base = !options.fresh && (await fileExists(out)) ? await readDataset(Readable.toWeb(createReadStream(out)) as ReadableStream<Uint8Array>) : null;
   const dataset = mergeDataset(base, results, options.generated);
   await writeDataset(out, dataset);
   const { added, updated, removed } = datasetChanges(base, dataset);

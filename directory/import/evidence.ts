@@ -52,13 +52,9 @@ export class NaicsMap {
     }
   }
 
-  /** The codes whose entries are graded `strength` or stronger, each once, in code order. */
-  codesAtLeast(strength: EvidenceStrength): string[] {
-    const floor = EVIDENCE_STRENGTHS.indexOf(strength);
-    return [...this.byCode]
-      .filter(([, list]) => list.some((m) => EVIDENCE_STRENGTHS.indexOf(m.strength) <= floor))
-      .map(([code]) => code)
-      .sort();
+  /** Every code the map grades, once each, in code order. */
+  codes(): string[] {
+    return [...this.byCode.keys()].sort();
   }
 
   /** Parses the map's JSON (`{mappings: [{naics, title, category, strength}]}`; other members ignored). */

@@ -350,7 +350,7 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
 
   const source = brokenSource(fixtureText());
   t('503 with factories: null while the data source fails, recovering once it is repaired', async ({ clock, get }) => {
-    for (const path of ['/api/v1/factories?q=steel', '/api/v1/factories/wd-Q4321', '/api/v1/stats', '/directory.json']) {
+    for (const path of ['/api/v1/factories?q=steel', '/api/v1/factories/wd-Q4321', '/api/v1/stats', '/directory.json', '/directory.ndjson']) {
       const response = await get(path);
       const text = await response.text();
       assert.equal(response.status, 503, `${path}: ${text}`);
@@ -489,6 +489,41 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     assert.lengthOf(lines, exported.total);
     assert.deepEqual(lines.map((line) => check(FactoryRecordStruct, JSON.parse(line), 'record')), exported.records);
     assert.equal((await get('/directory.ndjson', { headers: { 'accept-encoding': 'identity', 'if-none-match': etag } })).status, 304);
+  });
+
+  t('the exports take no parameters and only reads', async ({ get }) => {
+    for (const path of ['/directory.json', '/directory.ndjson']) {
+      const body = await problem(await get(`${path}?since=2025-01-01`), 400, 'unknown-parameter');
+      assert.include(body.detail as string, 'since', path);
+      const post = await get(path, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+      assert.equal(post.headers.get('allow'), 'GET, HEAD, OPTIONS', path);
+      await problem(post, 405, 'method-not-allowed');
+    }
+  });
+
+  t('Accept-Encoding: gzip refused or absent gets the plain body, * and any spelling of gzip get gzip', async ({ get }) => {
+    const cases: [string, string | null][] = [
+      ['', null],
+      ['gzip;q=0', null],
+      ['gzip ; q=0, br', null],
+      ['*;q=0', null],
+      ['identity', null],
+      ['*', 'gzip'],
+      ['GZip', 'gzip'],
+      ['gzip;q=0.001', 'gzip'],
+      ['gzip;q=0, *', null],
+      ['br;q=0.5, *;q=0.1', 'gzip'],
+    ];
+    for (const [accept, encoding] of cases) {
+      const response = await get('/api/v1/stats', { headers: { 'accept-encoding': accept } });
+      assert.equal(response.status, 200, accept);
+      assert.equal(response.headers.get('content-encoding'), encoding, JSON.stringify(accept));
+      assert.equal(check(StatsStruct, JSON.parse(await decodedText(response)), 'stats').total, 51, accept);
+    }
+    // A gzip tag with the plain answer chosen, and * with any: a tag is checked against the answer sent.
+    const gzipTag = (await get('/api/v1/stats', { headers: { 'accept-encoding': 'gzip' } })).headers.get('etag')!;
+    assert.equal((await get('/api/v1/stats', { headers: { 'accept-encoding': 'gzip;q=0', 'if-none-match': gzipTag } })).status, 200);
+    assert.equal((await get('/directory.ndjson', { headers: { 'accept-encoding': 'gzip', 'if-none-match': '*' } })).status, 304);
   });
 
   t('CORS is open for GET reads and their preflight, not for submissions or MCP', async ({ get }) => {

@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { API_FILE, dataDirOption, readApiAddress, readNodeId, TOKEN_FILE } from '../data-dir.ts';
 import { option, UsageError } from './command.ts';
 import { readEvents, type ServerEvent } from './events.ts';
+import { processAlive } from '../process-alive.ts';
 
 /** Seconds a request may take before the command gives up on the node. */
 const TIMEOUT_MS = 15_000;
@@ -98,7 +99,7 @@ export class NodeClient {
     if (record === null) {
       throw new NodeClientError(`no node running with data directory ${dataDir} (no ${API_FILE}; start one with mesh node --data-dir ${dataDir}, or pass --node URL)`);
     }
-    if (!alive(record.pid)) {
+    if (!processAlive(record.pid)) {
       throw new NodeClientError(`no node running at ${record.url} (its process ${record.pid} has ended; ${join(dataDir, API_FILE)} is left from it)`);
     }
     return new NodeClient(record.url, tokenFile !== undefined ? { kind: 'file', path: resolve(tokenFile) } : { kind: 'data-dir', dir: dataDir });
@@ -208,12 +209,3 @@ function problemLine(status: number, text: string): string {
   return `${title} (${status})${detail}`;
 }
 
-/** Whether process `pid` exists (EPERM: it does, under another user). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: string }).code === 'EPERM';
-  }
-}

@@ -18,8 +18,6 @@
  * (epa-frs.ts) reads the page as it reads an export. Which codes: every code of the NAICS map, with
  * the grade the map gives it (a weak code's facilities carry the evidence without the category).
  */
-import type { NaicsMap } from '../evidence.ts';
-
 /** The Envirofacts Data Service base, before the table path. */
 export const ENVIROFACTS_BASE = 'https://data.epa.gov/efservice';
 
@@ -33,11 +31,6 @@ export function frsPageUrl(base: string, code: string, first: number, size: numb
     `/join/${FACILITY_TABLE}/pgm_sys_acrnm/equals/pgm_sys_acrnm/and/pgm_sys_id/equals/pgm_sys_id` +
     `/${first + 1}:${first + size}/sort/frs.frs_naics.pgm_sys_acrnm:asc,frs.frs_naics.pgm_sys_id:asc/CSV`
   );
-}
-
-/** The codes fetched by default: every code of the map, in code order. */
-export function frsCodes(map: NaicsMap): string[] {
-  return map.codesAtLeast('weak');
 }
 
 /**

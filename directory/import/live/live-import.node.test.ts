@@ -15,7 +15,7 @@ import { parseDataset } from '../../dataset.ts';
 import { type ReplayOptions, startReplay } from '../../testing/replay-sources.ts';
 import { DEFAULT_NAICS_MAP, runImport } from '../cli.ts';
 import { NaicsMap } from '../evidence.ts';
-import { exists } from '../dataset-file.ts';
+import { fileExists } from '../../../host-node/file-exists.ts';
 import { EPA_LICENCE } from '../epa-frs.ts';
 import { WIKIDATA_LICENCE } from '../wikidata.ts';
 import { stagingDir } from './live-import.ts';
@@ -95,7 +95,7 @@ test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropp
       assert.equal(r.contacts[0]!.kind, 'website');
       assert.ok(r.categories.length > 0);
     }
-    assert.equal(await exists(stagingDir(out)), false, 'the staged pages are gone once the dataset is written');
+    assert.equal(await fileExists(stagingDir(out)), false, 'the staged pages are gone once the dataset is written');
   } finally {
     await replay.close();
   }
@@ -197,7 +197,7 @@ test('a page the CSV reader cannot finish (an unclosed quote) fails the import a
     assert.match(stderr, /epa-frs NAICS 332710 rows 100-199, line \d+: not the source's format: .*Quote Not Closed/i);
     assert.ok(!replay.requests.has('frs 332710 201:300'), 'the import stopped at the broken page');
     assert.equal(await readFile(out, 'utf8'), before);
-    assert.equal(await exists(join(stagingDir(out), 'epa-frs-332710-100.csv')), false, 'the broken page is not kept');
+    assert.equal(await fileExists(join(stagingDir(out), 'epa-frs-332710-100.csv')), false, 'the broken page is not kept');
   } finally {
     await replay.close();
   }
@@ -211,7 +211,7 @@ test('a Query Service time-out (500 with its TimeoutException) stops the import 
     assert.equal(code, 1, stderr);
     assert.equal(replay.requests.get('/sparql offset 0'), 1, 'not retried');
     assert.match(stderr, /HTTP 500: the Query Service stopped the query at its time limit; .*smaller --page-size/);
-    assert.equal(await exists(out), false);
+    assert.equal(await fileExists(out), false);
   } finally {
     await replay.close();
   }
@@ -249,7 +249,7 @@ test('an import killed with SIGKILL at any point leaves the old dataset or the n
     }
     assert.ok(finished, 'the import finished once the kills came too late');
     assert.equal(await readFile(out, 'utf8'), complete);
-    assert.equal(await exists(stagingDir(out)), false);
+    assert.equal(await fileExists(stagingDir(out)), false);
     const leftovers = (await readdir(join(dir, 'kill'))).filter((f) => f.endsWith('.tmp'));
     assert.deepEqual(leftovers, [], 'what a killed write left, the next import removed');
   } finally {

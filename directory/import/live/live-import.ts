@@ -14,7 +14,8 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { writeAtomically } from '../../../host-node/atomic-file.ts';
-import { exists, writeMerged } from '../dataset-file.ts';
+import { fileExists } from '../../../host-node/file-exists.ts';
+import { writeMerged } from '../dataset-file.ts';
 import { importEpaFrs } from '../epa-frs.ts';
 import type { NaicsMap } from '../evidence.ts';
 import type { ImportResult } from '../source.ts';
@@ -124,7 +125,7 @@ async function wikidataIndustries(manifest: Manifest, dir: string, options: Live
     file: join(dir, 'wikidata-industries.json'),
     accept: SPARQL_JSON,
   };
-  const kept = await exists(page.file);
+  const kept = await fileExists(page.file);
   const text = kept ? await readFile(page.file, 'utf8') : await fetchPage(page, options.fetch, say);
   let industries: string[];
   try {
@@ -187,7 +188,7 @@ export async function liveImport(options: LiveImportOptions, say: (line: string)
     const stream = await next();
     for (let first = 0; ; first += manifest.pageSize) {
       const page = stream(first);
-      const kept = await exists(page.file);
+      const kept = await fileExists(page.file);
       const text = kept ? await readFile(page.file, 'utf8') : await fetchPage(page, options.fetch, say);
       const result = text.trim() === '' ? EMPTY : page.read(text);
       // A page read only in part (an unclosed quote) would pass for a short last page: it fails too.
