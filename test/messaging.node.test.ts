@@ -13,6 +13,7 @@ import { decode, encode } from '../core/encoding/codec.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
 import { laneExchange } from '../core/messaging/lane.test-util.ts';
 import { appMessageCodec, pubSubBodyCodec } from '../core/messaging/wire.ts';
+import { batchBytesCodec, inboxFramesOf, type InboxFrame } from '../core/api/routes/messaging.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { appTopic } from '../core/net/network.ts';
 import { startP2PNetwork } from '../host-node/p2p.ts';
@@ -90,6 +91,28 @@ test('a batch of 500 from A arrives on B\'s stream whole and in order, from A, w
   await stream(b).next((e) => e.payload_hex === hex('b499'));
   const arrived = heard(b, (e) => e.topic === 'batch');
   assert.deepEqual(arrived.map((e) => [e.seq, e.from, e.payload_hex]), messages.map((m, i) => [seqs[i], a.nodeId, m.payload_hex]));
+});
+
+test('a batch as bytes from A arrives on B\'s stream as bytes whole and in order, and on its JSON stream the same', async () => {
+  const reading = await fetch(`${b.url}/mesh/messages/stream`, { headers: { accept: 'application/octet-stream' } });
+  assert.equal(reading.headers.get('content-type'), 'application/octet-stream');
+  const messages = Array.from({ length: 300 }, (_, i) => ({ topic: i % 2 === 0 ? 'bytes/even' : 'bytes/odd', payload: new Uint8Array(i).fill(i & 0xff) }));
+  const answer = await fetch(`${a.url}/mesh/send-batch?to=${b.nodeId}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/octet-stream' },
+    body: encode(batchBytesCodec, messages) as Uint8Array<ArrayBuffer>,
+  });
+  const sent = (await answer.json()) as { to: string; seqs: number[] };
+  assert.equal(answer.status, 200, JSON.stringify(sent));
+  assert.equal(sent.to, b.nodeId);
+  const frames: InboxFrame[] = [];
+  for await (const frame of inboxFramesOf(reading.body!)) {
+    if (frame.topic.startsWith('bytes/')) frames.push(frame);
+    if (frames.length === messages.length) break;
+  }
+  assert.deepEqual(frames.map((f) => [f.seq, f.kind, f.from, f.topic, toHex(f.payload)]), messages.map((m, i) => [sent.seqs[i], 'message', a.nodeId, m.topic, toHex(m.payload)]));
+  await stream(b).next((e) => e.seq === sent.seqs.at(-1));
+  assert.deepEqual(heard(b, (e) => e.topic.startsWith('bytes/')).map((e) => [e.seq, e.payload_hex]), frames.map((f) => [f.seq, toHex(f.payload)]));
 });
 
 test('a message whose from_node names another node is dropped by the receiver: refused, never on its stream', async () => {

@@ -15,23 +15,76 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { openStream, postJson, stopNode, waitFor, type EventStream, type MeshProcess } from '../../test/mesh-process.ts';
+import { postJson, stopNode, waitFor, type MeshProcess } from '../../test/mesh-process.ts';
 import { processCpuMs, since } from '../lib/processes.ts';
+import { batchBytesCodec, inboxFramesOf } from '../../core/api/routes/messaging.ts';
+import { encode } from '../../core/encoding/codec.ts';
+import { toHex } from '../../core/encoding/hex.ts';
 
 const PEER = fileURLToPath(new URL('./peer.ts', import.meta.url));
 const wallNow = (): number => performance.timeOrigin + performance.now();
 
-interface InboxEvent {
-  readonly seq: number;
-  readonly topic: string;
-  readonly payload_hex: string;
+/**
+ * B's inbox stream in its binary form (Accept: application/octet-stream), read as it comes: each
+ * entry's topic and the counter its payload starts with, and when it arrived.
+ */
+export interface InboxReader {
+  readonly events: { readonly topic: string; readonly counter: number }[];
+  /** When each event arrived: epoch ms with a fraction, the clock the POSTs are timed on. */
+  readonly arrivals: number[];
+  /** Resolves with the index of the first event from index `from` on that matches, as soon as it is there. */
+  find(from: number, match: (event: InboxReader['events'][number]) => boolean, timeoutMs: number): Promise<number>;
+  close(): void;
 }
 
 /** The two processes, and B's stream, open from before the first message. */
 export interface Pair {
   readonly a: MeshProcess;
   readonly b: MeshProcess;
-  readonly stream: EventStream<InboxEvent>;
+  readonly stream: InboxReader;
+}
+
+async function openInbox(node: MeshProcess): Promise<InboxReader> {
+  const controller = new AbortController();
+  const response = await fetch(`${node.url}/mesh/messages/stream`, { headers: { accept: 'application/octet-stream' }, signal: controller.signal });
+  if (!response.ok || response.body === null) throw new Error(`GET /mesh/messages/stream: ${response.status}`);
+  const events: InboxReader['events'] = [];
+  const arrivals: number[] = [];
+  const waiters = new Set<() => void>();
+  void (async () => {
+    try {
+      for await (const event of inboxFramesOf(response.body!)) {
+        events.push({ topic: event.topic, counter: counterOf(event.payload) });
+        arrivals.push(wallNow());
+        for (const wake of waiters) wake();
+      }
+    } catch {
+      // Closed by the benchmark or the node.
+    }
+  })();
+  const find: InboxReader['find'] = (from, match, timeoutMs) =>
+    new Promise((resolve, reject) => {
+      let seen = from;
+      const check = (): void => {
+        for (; seen < events.length; seen++) {
+          if (!match(events[seen]!)) continue;
+          done();
+          resolve(seen);
+          return;
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`no matching event on B's stream within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = (): void => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    });
+  return { events, arrivals, find, close: () => controller.abort() };
 }
 
 /** Starts a peer process (bootstrapped from `bootstrap`) and reads what it printed. */
@@ -63,7 +116,7 @@ async function startPeer(bootstrap: string | null): Promise<MeshProcess> {
 export async function startPair(): Promise<Pair> {
   const b = await startPeer(null);
   const a = await startPeer(b.multiaddrs.find((m) => m.includes('/tcp/') && !m.includes('/ws'))!);
-  const stream = await openStream<InboxEvent>(b, '/mesh/messages/stream');
+  const stream = await openInbox(b);
   await waitFor('A reaches B', async () => (await postJson(a, '/mesh/send', { to: b.nodeId, topic: 'warmup', payload_hex: '' })).status === 200, 30_000, 200);
   return { a, b, stream };
 }
@@ -73,11 +126,18 @@ export async function stopPair(pair: Pair): Promise<void> {
   await Promise.all([stopNode(pair.a), stopNode(pair.b)]);
 }
 
-/** A payload of `size` bytes that names its message: the counter in its first 8 bytes. */
-function payloadHex(size: number, n: number): string {
-  const counter = n.toString(16).padStart(16, '0');
-  return size >= 8 ? counter + '5a'.repeat(size - 8) : counter.slice(16 - 2 * size);
+/** A payload of `size` bytes (at least 8) that names its message: the counter in its first 8 bytes. */
+function payloadOf(size: number, n: number): Uint8Array {
+  const payload = new Uint8Array(size).fill(0x5a);
+  new DataView(payload.buffer).setBigUint64(0, BigInt(n));
+  return payload;
 }
+
+function counterOf(payload: Uint8Array): number {
+  return payload.length < 8 ? -1 : Number(new DataView(payload.buffer, payload.byteOffset).getBigUint64(0));
+}
+
+
 
 /** One message's latency. */
 export interface LatencySample {
@@ -92,13 +152,12 @@ export async function latency(pair: Pair, count: number, size: number, warmup: n
   const samples: LatencySample[] = [];
   const topic = `latency-${Date.now()}`;
   for (let i = 0; i < warmup + count; i++) {
-    const payload = payloadHex(size, i);
+    const from = pair.stream.events.length;
     const sent = wallNow();
-    const answer = await postJson(pair.a, '/mesh/send', { to: pair.b.nodeId, topic, payload_hex: payload });
+    const answer = await postJson(pair.a, '/mesh/send', { to: pair.b.nodeId, topic, payload_hex: toHex(payloadOf(size, i)) });
     const answered = wallNow();
     if (answer.status !== 200) throw new Error(`POST /mesh/send: ${answer.status} ${JSON.stringify(answer.body)}`);
-    await pair.stream.next((e) => e.topic === topic && e.payload_hex === payload, 10_000);
-    const index = pair.stream.events.findIndex((e) => e.topic === topic && e.payload_hex === payload);
+    const index = await pair.stream.find(from, (e) => e.topic === topic && e.counter === i, 10_000);
     if (i >= warmup) samples.push({ eventMs: pair.stream.arrivals[index]! - sent, postMs: answered - sent });
   }
   return samples;
@@ -106,8 +165,10 @@ export async function latency(pair: Pair, count: number, size: number, warmup: n
 
 /** One round of the ways to carry `count` messages of `size` bytes from A to B. */
 export interface ThroughputRound {
-  /** Through A's API, `batch` messages a POST /mesh/send-batch: the first POST sent to the last event on B's stream. */
+  /** Through A's API, `batch` messages a POST /mesh/send-batch as bytes: the first POST sent to the last event on B's stream. */
   readonly batchedMs: number;
+  /** The same with the batches as JSON (hex payloads). */
+  readonly batchedJsonMs: number;
   /** CPU time of A and B meanwhile (null without /proc). */
   readonly batchedCpuMs: { readonly a: number | null; readonly b: number | null };
   /** Through A's API, one message a POST /mesh/send, `concurrency` at a time, to the last event on B's stream. */
@@ -138,8 +199,23 @@ export function singleCount(count: number): number {
   return Math.max(100, Math.round(count / 10));
 }
 
-/** Sends `count` messages through A's API in POSTs of `perPost`, `inFlight` at a time; the ms until the last is on B's stream. */
-async function throughApi(pair: Pair, o: ThroughputOptions & { readonly count: number }, tag: string, perPost: number, inFlight: number): Promise<number> {
+/** How a way through A's API sends: one message a POST /mesh/send, or batches as JSON or as bytes. */
+type ApiForm = 'single' | 'json' | 'bytes';
+
+/** POST /mesh/send-batch with the batch as bytes (application/octet-stream, `to` in the query). */
+async function postBatchBytes(node: MeshProcess, to: string, messages: { topic: string; payload: Uint8Array }[]): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${node.url}/mesh/send-batch?to=${to}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/octet-stream', authorization: `Bearer ${node.token}` },
+    body: encode(batchBytesCodec, messages) as Uint8Array<ArrayBuffer>,
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+/** Sends `count` messages through A's API in POSTs of `perPost` (one with 'single'), `inFlight` at a time; the ms until the last is on B's stream. */
+async function throughApi(pair: Pair, o: ThroughputOptions & { readonly count: number }, tag: string, form: ApiForm, inFlight: number): Promise<number> {
+  const perPost = form === 'single' ? 1 : o.batch;
   const topic = `throughput-${tag}-${Date.now()}`;
   // Counted as they come, from where the stream stood: B's stream holds every earlier event too.
   let seen = pair.stream.events.length;
@@ -159,14 +235,14 @@ async function throughApi(pair: Pair, o: ThroughputOptions & { readonly count: n
     while (next < o.count) {
       const first = next;
       next = Math.min(o.count, next + perPost);
+      const count = next - first;
       const answer =
-        perPost === 1
-          ? await postJson(pair.a, '/mesh/send', { to: pair.b.nodeId, topic, payload_hex: payloadHex(o.size, first) })
-          : await postJson(pair.a, '/mesh/send-batch', {
-              to: pair.b.nodeId,
-              messages: Array.from({ length: next - first }, (_, i) => ({ topic, payload_hex: payloadHex(o.size, first + i) })),
-            });
-      if (answer.status !== 200) throw new Error(`POST ${perPost === 1 ? '/mesh/send' : '/mesh/send-batch'}: ${answer.status} ${JSON.stringify(answer.body)}`);
+        form === 'single'
+          ? await postJson(pair.a, '/mesh/send', { to: pair.b.nodeId, topic, payload_hex: toHex(payloadOf(o.size, first)) })
+          : form === 'json'
+            ? await postJson(pair.a, '/mesh/send-batch', { to: pair.b.nodeId, messages: Array.from({ length: count }, (_, i) => ({ topic, payload_hex: toHex(payloadOf(o.size, first + i)) })) })
+            : await postBatchBytes(pair.a, pair.b.nodeId, Array.from({ length: count }, (_, i) => ({ topic, payload: payloadOf(o.size, first + i) })));
+      if (answer.status !== 200) throw new Error(`POST ${form === 'single' ? '/mesh/send' : `/mesh/send-batch (${form})`}: ${answer.status} ${JSON.stringify(answer.body)}`);
     }
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
@@ -186,7 +262,8 @@ export async function throughput(pair: Pair, o: ThroughputOptions, rounds: numbe
   // Uncounted: a quarter of a round by the batched API, the lane and the bare stream, so the first
   // counted round does not pay for compiling their code.
   const warm = Math.max(100, Math.round(o.count / 4));
-  await throughApi(pair, { ...o, count: warm }, 'warmup', o.batch, BATCHES_IN_FLIGHT);
+  await throughApi(pair, { ...o, count: warm }, 'warmup', 'bytes', BATCHES_IN_FLIGHT);
+  await throughApi(pair, { ...o, count: warm }, 'warmup-json', 'json', BATCHES_IN_FLIGHT);
   await bench(pair, '/bench/lane', { count: warm, size: o.size, batch: o.batch, in_flight: BATCHES_IN_FLIGHT });
   await bench(pair, '/bench/raw', { count: warm, size: o.size });
   for (let round = 0; round < rounds; round++) {
@@ -194,11 +271,12 @@ export async function throughput(pair: Pair, o: ThroughputOptions, rounds: numbe
     const steps = [
       async (): Promise<void> => {
         const cpu0 = await Promise.all([processCpuMs(pair.a.child.pid), processCpuMs(pair.b.child.pid)]);
-        parts.batchedMs = await throughApi(pair, o, `batched-${round}`, o.batch, BATCHES_IN_FLIGHT);
+        parts.batchedMs = await throughApi(pair, o, `batched-${round}`, 'bytes', BATCHES_IN_FLIGHT);
         const cpu1 = await Promise.all([processCpuMs(pair.a.child.pid), processCpuMs(pair.b.child.pid)]);
         parts.batchedCpuMs = { a: since(cpu0[0]!, cpu1[0]!), b: since(cpu0[1]!, cpu1[1]!) };
       },
-      async (): Promise<void> => void (parts.singleMs = await throughApi(pair, { ...o, count: singleCount(o.count) }, `single-${round}`, 1, o.concurrency)),
+      async (): Promise<void> => void (parts.batchedJsonMs = await throughApi(pair, o, `json-${round}`, 'json', BATCHES_IN_FLIGHT)),
+      async (): Promise<void> => void (parts.singleMs = await throughApi(pair, { ...o, count: singleCount(o.count) }, `single-${round}`, 'single', o.concurrency)),
       async (): Promise<void> => void (parts.laneMs = (await bench<{ ms: number }>(pair, '/bench/lane', { count: o.count, size: o.size, batch: o.batch, in_flight: BATCHES_IN_FLIGHT })).ms),
       async (): Promise<void> => {
         const raw = await bench<{ ms: number; received: number }>(pair, '/bench/raw', { count: o.count, size: o.size });
@@ -212,7 +290,8 @@ export async function throughput(pair: Pair, o: ThroughputOptions, rounds: numbe
     out.push(r);
     const rate = (ms: number, count = o.count): string => `${Math.round((count / ms) * 1000)}/s`;
     const few = singleCount(o.count);
-    log(`  round ${round + 1}: batched ${rate(r.batchedMs)}, bare stream ${rate(r.bareMs)} (${Math.round((r.bareMs / r.batchedMs) * 100)} %), one per POST ${rate(r.singleMs, few)}, lane without HTTP ${rate(r.laneMs)}, network-port requests ${rate(r.rpcMs, few)}`);
+    const cpu = (ms: number | null): string => (ms === null ? '–' : `${Math.round((ms / o.count) * 1000)} µs`);
+    log(`  round ${round + 1}: batched ${rate(r.batchedMs)} (CPU a message: A ${cpu(r.batchedCpuMs.a)}, B ${cpu(r.batchedCpuMs.b)}), batched as JSON ${rate(r.batchedJsonMs)}, bare stream ${rate(r.bareMs)} (${Math.round((r.bareMs / r.batchedMs) * 100)} %), one per POST ${rate(r.singleMs, few)}, lane without HTTP ${rate(r.laneMs)}, network-port requests ${rate(r.rpcMs, few)}`);
   }
   return out;
 }

@@ -36,7 +36,7 @@ test('options: defaults, --quick defaults, and refusals', () => {
 });
 
 function round(batchedMs: number, bareMs: number, rpcMs = 2 * bareMs): ThroughputRound {
-  return { batchedMs, bareMs, rpcMs, singleMs: 3 * batchedMs, laneMs: batchedMs / 2, batchedCpuMs: { a: 500, b: 400 } };
+  return { batchedMs, batchedJsonMs: 1.5 * batchedMs, bareMs, rpcMs, singleMs: 3 * batchedMs, laneMs: batchedMs / 2, batchedCpuMs: { a: 500, b: 400 } };
 }
 
 function fakeReport(events: number[], rounds: ThroughputRound[]): MessagingReport {
@@ -82,12 +82,13 @@ test('report: the section and the JSON are written, other sections kept byte for
   const section = text.slice(text.indexOf(beginMarker('messaging')), text.indexOf(endMarker('messaging')));
   assert.ok(section.includes(renderMessagingSection(report, goals).trim()));
   assert.match(section, /\| \*\*POST on A → the event on B's stream\*\* \| 5\.00 ms \| 6\.00 ms \| 6\.00 ms \| 4\.00 ms \| 6\.00 ms \|/);
-  assert.match(section, /\| \*\*messages: POST \/mesh\/send-batch on A \(256 a POST\) → B's stream\*\* \| 1000 \| 1\.02 \| 0\.100 \|/);
+  assert.match(section, /\| \*\*messages: POST \/mesh\/send-batch on A as bytes \(256 a POST\) → B's stream\*\* \| 1000 \| 1\.02 \| 0\.100 \|/);
+  assert.match(section, /\| messages: POST \/mesh\/send-batch on A as JSON \(256 a POST\) → B's stream \| 667 \| 0\.68 \| 0\.067 \|/);
   // The single POSTs carry a tenth as many messages (100 here) in three times the batched way's time.
   assert.match(section, /\| messages: POST \/mesh\/send on A \(one a POST\) → B's stream \| 33 \| 0\.03 \| 0\.003 \|/);
   assert.match(section, /\| messages from inside A \(its lane to B, no HTTP into A\), to B's acknowledgement \| 2000 \| 2\.05 \| 0\.200 \|/);
   assert.match(section, /\| one bare libp2p stream, length-prefixed frames \(ref\) \| 10000 \| 10\.24 \| 1\.000 \|/);
-  assert.match(section, /CPU per message while the batched API carried them: A 500 µs, B 400 µs/);
+  assert.match(section, /CPU per message while the batched API carried them as bytes: A 500 µs, B 400 µs/);
   const saved = JSON.parse(await readFile(json, 'utf8')) as MessagingReport & { goals: unknown[] };
   assert.equal(saved.goals.length, 3);
   await writeReport(MESSAGING_REPORT, report, { markdown, json });
@@ -100,7 +101,7 @@ test('mesh bench messaging --quick: a small run on real node processes end to en
   const { result: code, output: said } = await captureOutput(process.stdout, () => runBench(['messaging', '--quick', '--messages', '20', '--count', '100']));
   assert.equal(code, 0, said);
   assert.match(said, /POST on A → event on B: median [\d.]+ ms, p99 [\d.]+ ms/);
-  assert.match(said, /round 1: batched \d+\/s, bare stream \d+\/s \(\d+ %\), one per POST \d+\/s, lane without HTTP \d+\/s, network-port requests \d+\/s/);
+  assert.match(said, /round 1: batched \d+\/s \(CPU a message: A \d+ µs, B \d+ µs\), batched as JSON \d+\/s, bare stream \d+\/s \(\d+ %\), one per POST \d+\/s, lane without HTTP \d+\/s, network-port requests \d+\/s/);
   assert.match(said, /quick run: bench\/RESULTS\.md and bench\/results\/messaging\.json left as they were/);
   assert.deepEqual(await Promise.all([markdown, json].map((p) => readFile(p, 'utf8').catch(() => null))), before);
 });

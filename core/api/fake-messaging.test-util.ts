@@ -4,7 +4,7 @@
  * of every call (bytes as hex, names as they came), a settable failure, and the inbox's followers
  * to emit events through and to check that streams end.
  */
-import type { InboxEvent, InboxSnapshot } from '../messaging/inbox.ts';
+import { InboxEvent, type InboxEntry, type InboxSnapshot } from '../messaging/inbox.ts';
 import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
 import type { NameRecord, Recipient } from '../names/names.ts';
 import { toHex } from '../encoding/hex.ts';
@@ -15,8 +15,13 @@ export const PEER = 'c3'.repeat(32);
 export const PUBLISH_ID = 'f0'.repeat(32);
 export const CLAIM_TX = 'a1'.repeat(32);
 
-/** A message from PEER on topic `chat`, payload "hi". */
-export const INBOX_EVENT: InboxEvent = { kind: 'message', seq: 3, at: 1_700_000_000_000, from: PEER, topic: 'chat', payload_hex: '6869' };
+/** An inbox entry: by default a message from PEER on topic `chat`, payload "hi", seq 3. */
+export function inboxEvent(changes: Partial<InboxEntry> & { readonly seq?: number } = {}): InboxEvent {
+  const { seq = 3, ...entry } = changes;
+  return new InboxEvent({ kind: 'message', from: PEER, topic: 'chat', payload: new TextEncoder().encode('hi'), ...entry }, seq, 1_700_000_000_000);
+}
+
+export const INBOX_EVENT = inboxEvent();
 
 /** The name `peer-one`, held by PEER. */
 export const NAME: NameRecord = { name: 'peer-one', node_id: PEER, expires_at_height: 210_007 };

@@ -5,7 +5,7 @@
  * mounts a sub-app; handler.ts composes them under the shared policy.
  */
 import type { Call, Route } from '../web/router.ts';
-import type { Unsubscribe } from '../web/sse.ts';
+import type { EventFormat, Unsubscribe } from '../web/sse.ts';
 
 export interface ApiTools {
   /** A JSON answer; node state changes block by block, so nothing is cached. */
@@ -20,6 +20,8 @@ export interface ApiTools {
    * content-type) is undefined.
    */
   readJson(request: Request, options?: { optional?: boolean; maxBytes?: number }): Promise<unknown>;
+  /** The request's raw body, sent as `application/octet-stream`, within `maxBytes` (415, 413 otherwise). */
+  readBytes(request: Request, options: { maxBytes: number }): Promise<Uint8Array>;
   /**
    * An SSE answer carrying the events `subscribe` delivers until the client goes away, or until the
    * subscriber calls `end`. It takes the query parameters in `allowed` (none by default; the route
@@ -37,6 +39,8 @@ export interface StreamOptions<T> {
    * for a stream whose events may be large.
    */
   readonly maxQueuedBytes?: number;
+  /** Another framing than SSE (for a client that asked for it); `id` is then unused. */
+  readonly format?: EventFormat<T>;
 }
 
 /** A feature's routes over the part of the node it needs. */

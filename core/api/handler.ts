@@ -22,7 +22,7 @@ import { queryValues } from '../web/query.ts';
 import { type CorsPolicy, createService, type HeaderSet } from '../web/router.ts';
 import { EVENT_STREAM_HEADERS, eventStream } from '../web/sse.ts';
 import { isLoopbackOrigin, requireBearer, requireLocalHostName, requireSameOrigin } from './access.ts';
-import { readJsonBody } from './body.ts';
+import { readBytesBody, readJsonBody } from './body.ts';
 import type { ApiTools, Feature } from './feature.ts';
 import { toProblem } from './problem.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
@@ -109,10 +109,11 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
     }),
     query,
     readJson: (request, { optional = false, maxBytes = maxBodyBytes } = {}) => readJsonBody(request, maxBytes, optional),
-    stream: (call, subscribe, { allowed, id, maxQueuedBytes } = {}) => {
+    readBytes: (request, { maxBytes }) => readBytesBody(request, maxBytes),
+    stream: (call, subscribe, { allowed, id, maxQueuedBytes, format } = {}) => {
       query(call.url, allowed);
-      const body = eventStream(subscribe, { keepAliveMs, maxQueued, signal: call.request.signal, ...(id && { id }), ...(maxQueuedBytes && { maxQueuedBytes }) });
-      return new Response(body, { headers: EVENT_STREAM_HEADERS });
+      const body = eventStream(subscribe, { keepAliveMs, maxQueued, signal: call.request.signal, ...(id && { id }), ...(maxQueuedBytes && { maxQueuedBytes }), ...(format && { format }) });
+      return new Response(body, { headers: format === undefined ? EVENT_STREAM_HEADERS : { ...EVENT_STREAM_HEADERS, 'content-type': format.contentType } });
     },
   };
 

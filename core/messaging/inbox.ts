@@ -8,12 +8,27 @@
  * stream hears every entry as it is queued; a follower may start after a seq it already has, and
  * gets what the ring still holds after it first.
  */
+import { toHex } from '../encoding/hex.ts';
 import type { Unsubscribe } from '../web/sse.ts';
 
 export type InboxKind = 'message' | 'publish' | 'request';
 
 /** One entry, as GET /mesh/messages and /mesh/messages/stream show it (docs/messaging.md). */
-export interface InboxEvent {
+export interface InboxEventJson {
+  readonly kind: InboxKind;
+  readonly seq: number;
+  readonly at: number;
+  readonly from: string;
+  readonly topic: string;
+  readonly payload_hex: string;
+  readonly reply_token?: string;
+}
+
+/**
+ * One entry of the inbox. Its payload stays bytes: hex is made only for a reader that wants JSON
+ * (`toJSON`, so `JSON.stringify` writes the documented shape), never for one that takes bytes.
+ */
+export class InboxEvent {
   readonly kind: InboxKind;
   /** Its position in this node's inbox: 1, 2, … for the node's life; the stream's event id. */
   readonly seq: number;
@@ -22,13 +37,38 @@ export interface InboxEvent {
   /** The sender (authenticated peer) or the author (signature) as a 64-hex NodeId. */
   readonly from: string;
   readonly topic: string;
-  readonly payload_hex: string;
+  readonly payload: Uint8Array;
   /** A request's token, for POST /mesh/reply. */
-  readonly reply_token?: string;
+  readonly reply_token: string | undefined;
+
+  constructor(entry: InboxEntry, seq: number, at: number) {
+    this.kind = entry.kind;
+    this.seq = seq;
+    this.at = at;
+    this.from = entry.from;
+    this.topic = entry.topic;
+    this.payload = entry.payload;
+    this.reply_token = entry.reply_token;
+  }
+
+  get payload_hex(): string {
+    return toHex(this.payload);
+  }
+
+  toJSON(): InboxEventJson {
+    const { kind, seq, at, from, topic, reply_token } = this;
+    return { kind, seq, at, from, topic, payload_hex: this.payload_hex, ...(reply_token === undefined ? {} : { reply_token }) };
+  }
 }
 
 /** An entry before the inbox gives it its place. */
-export type InboxEntry = Omit<InboxEvent, 'seq' | 'at'>;
+export interface InboxEntry {
+  readonly kind: InboxKind;
+  readonly from: string;
+  readonly topic: string;
+  readonly payload: Uint8Array;
+  readonly reply_token?: string;
+}
 
 /** How much the ring holds. */
 export interface InboxLimits {
@@ -51,7 +91,7 @@ export interface InboxSnapshot {
   readonly capacity: { readonly messages: number; readonly bytes: number };
 }
 
-const sizeOf = (entry: InboxEntry): number => entry.payload_hex.length / 2 + entry.topic.length;
+const sizeOf = (entry: InboxEntry): number => entry.payload.length + entry.topic.length;
 
 export class Inbox {
   readonly limits: InboxLimits;
@@ -83,7 +123,7 @@ export class Inbox {
 
   /** Queues `entry` (dropping the oldest as needed), tells every follower, and returns it as shown. */
   push(entry: InboxEntry): InboxEvent {
-    const event: InboxEvent = { kind: entry.kind, seq: ++this.#seq, at: this.#now(), from: entry.from, topic: entry.topic, payload_hex: entry.payload_hex, ...(entry.reply_token === undefined ? {} : { reply_token: entry.reply_token }) };
+    const event = new InboxEvent(entry, ++this.#seq, this.#now());
     const size = sizeOf(event);
     while (this.#ring.length > 0 && (this.#ring.length >= this.limits.messages || this.#bytes + size > this.limits.bytes)) {
       this.#bytes -= sizeOf(this.#ring.shift()!);

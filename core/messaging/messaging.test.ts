@@ -93,7 +93,7 @@ test('messaging: a directed message reaches the receiver\'s stream from its auth
     const [event] = m.heard[1]!;
     assert.deepInclude(event, { kind: 'message', seq: 1, from: toHex(A.publicKey), topic: 'chat/room-1', payload_hex: hex('hello') });
     assert.equal(event!.at, m.clock.now());
-    assert.notProperty(event, 'reply_token');
+    assert.notProperty(event!.toJSON(), 'reply_token');
     assert.deepEqual(b!.inboxSnapshot(0, null).messages, [event!]);
     // An empty payload is a message too; a topic filter sees only its topic.
     await a!.sendMessage(B.publicKey, 'other', new Uint8Array(0));

@@ -249,7 +249,7 @@ export class Messaging {
     const message = decode(appMessageCodec, data);
     const refusal = this.#refuseIncoming(peer, message.from_node, message.topic);
     if (refusal !== null) return encode(appAckCodec, { answer: 'Refused', ...refusal });
-    const event = this.inbox.push({ kind: 'message', from: toHex(peer), topic: message.topic, payload_hex: toHex(message.payload) });
+    const event = this.inbox.push({ kind: 'message', from: toHex(peer), topic: message.topic, payload: message.payload });
     return encode(appAckCodec, { answer: 'Queued', seq: event.seq });
   }
 
@@ -304,7 +304,7 @@ export class Messaging {
     let outcome;
     try {
       outcome = await this.#held.hold(timeoutMs, signal, (token) => {
-        this.inbox.push({ kind: 'request', from, topic: request.topic, payload_hex: toHex(request.payload), reply_token: token });
+        this.inbox.push({ kind: 'request', from, topic: request.topic, payload: request.payload, reply_token: token });
       });
     } finally {
       const left = (this.#heldBy.get(from) ?? 1) - 1;
@@ -369,7 +369,7 @@ export class Messaging {
     const now = this.#o.clock.now();
     if (signed.body.at_ms < now - PUBLISH_MAX_AGE_MS || signed.body.at_ms > now + PUBLISH_MAX_AHEAD_MS) return 'ignore';
     if (!this.#remember(signed.id, signed.body.at_ms, now)) return 'ignore';
-    this.inbox.push({ kind: 'publish', from: toHex(signed.body.from), topic, payload_hex: toHex(signed.body.payload) });
+    this.inbox.push({ kind: 'publish', from: toHex(signed.body.from), topic, payload: signed.body.payload });
     return 'accept';
   }
 

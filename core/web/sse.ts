@@ -9,6 +9,9 @@
  * A client that reads slower than events arrive must not make the node hold an ever-growing
  * queue: past `maxQueued` unread events the stream is told why and closed (an EventSource then
  * reconnects and starts fresh).
+ *
+ * The same stream can carry its events in another framing (`format`): a route whose events hold
+ * bytes may offer them as length-prefixed binary frames to clients that ask for them.
  */
 import { concatBytes } from '../encoding/bytes.ts';
 import { systemClock, type Clock, type Timer } from '../time/clock.ts';
@@ -26,8 +29,24 @@ export interface EventStreamOptions<T = unknown> {
   readonly signal?: AbortSignal;
   /** Times the keep-alives (default: the system clock). */
   readonly clock?: Clock;
-  /** The `id:` of an event's frame (none by default); one line, no NUL. */
+  /** The `id:` of an event's SSE frame (none by default); one line, no NUL. */
   readonly id?: (event: T) => string | number;
+  /** How events become bytes (default: SSE frames, with `id`). */
+  readonly format?: EventFormat<T>;
+}
+
+/** How a stream's events and its few signals are written on the wire. */
+export interface EventFormat<T> {
+  /** The answer's media type. */
+  readonly contentType: string;
+  /** One event's frame; may throw for an event it cannot write, which ends the stream. */
+  frame(event: T): Uint8Array;
+  /** Sent after `keepAliveMs` without an event, so proxies and clients see the stream alive. */
+  readonly keepAlive: Uint8Array;
+  /** The last bytes of a stream closed because its reader fell `bound` behind. */
+  overflow(bound: string): Uint8Array;
+  /** The last bytes of a stream that ended because it had nothing more to send. */
+  readonly end: Uint8Array;
 }
 
 /** Response headers of every event stream. */
@@ -42,6 +61,17 @@ const KEEP_ALIVE = encoder.encode(': keep-alive\n\n');
 const MAX_CHUNK_BYTES = 64 * 1024;
 /** The last frame of a stream that ended because it had nothing more to send. */
 export const END_FRAME = 'event: end\ndata: {}\n\n';
+
+/** SSE frames: `id: …` (when `id` is given) and `data: <the event as JSON>`; keep-alive and overflow as comments. */
+export function sseFormat<T>(id?: (event: T) => string | number): EventFormat<T> {
+  return {
+    contentType: EVENT_STREAM_HEADERS['content-type']!,
+    frame: (event) => encoder.encode(`${id === undefined ? '' : `id: ${frameId(id(event))}\n`}data: ${JSON.stringify(event)}\n\n`),
+    keepAlive: KEEP_ALIVE,
+    overflow: (bound) => encoder.encode(`: closed: more than ${bound} unread\n\n`),
+    end: encoder.encode(END_FRAME),
+  };
+}
 
 function frameId(id: string | number): string {
   const text = String(id);
@@ -61,6 +91,7 @@ export function eventStream<T>(
 ): ReadableStream<Uint8Array> {
   let unsubscribe: Unsubscribe | undefined;
   const clock = options.clock ?? systemClock;
+  const format = options.format ?? sseFormat(options.id);
   let timer: Timer | undefined;
   let onAbort: (() => void) | undefined;
   let ended = false;
@@ -88,7 +119,7 @@ export function eventStream<T>(
             const quietMs = clock.now() - sentAt;
             if (quietMs < options.keepAliveMs) return keepAlive(options.keepAliveMs - quietMs);
             // A keep-alive is also held back from a client that reads nothing.
-            if (controller.desiredSize !== null && controller.desiredSize > 0) controller.enqueue(KEEP_ALIVE);
+            if (controller.desiredSize !== null && controller.desiredSize > 0) controller.enqueue(format.keepAlive);
             sentAt = clock.now();
             keepAlive();
           }, inMs);
@@ -122,7 +153,7 @@ export function eventStream<T>(
           if (ended) return;
           flush();
           stop();
-          controller.enqueue(encoder.encode(END_FRAME));
+          controller.enqueue(format.end);
           controller.close();
         };
         unsubscribe = subscribe((event) => {
@@ -131,14 +162,14 @@ export function eventStream<T>(
           if (controller.desiredSize === null || controller.desiredSize - (byBytes ? burstBytes : burst.length) <= 0) {
             flush();
             stop();
-            controller.enqueue(encoder.encode(`: closed: more than ${bound} unread\n\n`));
+            const last = format.overflow(bound);
+            if (last.length > 0) controller.enqueue(last);
             controller.close();
             return;
           }
           let frame: Uint8Array;
           try {
-            const id = options.id === undefined ? '' : `id: ${frameId(options.id(event))}\n`;
-            frame = encoder.encode(`${id}data: ${JSON.stringify(event)}\n\n`);
+            frame = format.frame(event);
           } catch (error) {
             // An event that cannot be written (a bigint, a cycle) ends this stream, not the emitter.
             stop();

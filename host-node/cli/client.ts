@@ -118,6 +118,11 @@ export class NodeClient {
     return this.#request<T>('POST', path, body, await this.#token(), options.timeoutMs);
   }
 
+  /** POSTs `bytes` as `application/octet-stream` with the API token; resolves to the parsed JSON answer. */
+  async postBytes<T>(path: string, bytes: Uint8Array, options: { timeoutMs?: number } = {}): Promise<T> {
+    return this.#request<T>('POST', path, bytes, await this.#token(), options.timeoutMs);
+  }
+
   async #token(): Promise<string> {
     const source = this.#tokenSource;
     if (source.kind === 'none') throw new UsageError(source.why);
@@ -166,7 +171,7 @@ export class NodeClient {
   async #request<T>(method: string, path: string, body?: unknown, token?: string, timeoutMs = TIMEOUT_MS): Promise<T> {
     const headers: Record<string, string> = {};
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (body !== undefined) headers['content-type'] = body instanceof Uint8Array ? 'application/octet-stream' : 'application/json';
     const response = await this.#fetch(method, path, headers, body, AbortSignal.timeout(timeoutMs));
     const text = await response.text();
     if (!response.ok) throw new NodeClientError(problemLine(response.status, text));
@@ -184,7 +189,7 @@ export class NodeClient {
       return await fetch(this.url + path, {
         method,
         headers,
-        ...(body !== undefined && { body: JSON.stringify(body) }),
+        ...(body !== undefined && { body: body instanceof Uint8Array ? (body as Uint8Array<ArrayBuffer>) : JSON.stringify(body) }),
         ...(signal !== undefined && { signal }),
       });
     } catch (error) {

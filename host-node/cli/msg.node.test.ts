@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeNode } from '../../core/api/fake-node.test-util.ts';
 import { serveFakeApi, type FakeApi } from './fake-api.test-util.ts';
-import { CLAIM_TX, INBOX_EVENT, NAME, PEER, PUBLISH_ID } from '../../core/api/fake-messaging.test-util.ts';
+import { CLAIM_TX, INBOX_EVENT, inboxEvent, NAME, PEER, PUBLISH_ID } from '../../core/api/fake-messaging.test-util.ts';
 import { MessagingError } from '../../core/messaging/errors.ts';
 import { RequestTimeoutError } from '../../core/net/errors.ts';
 import { type Command } from './command.ts';
@@ -134,7 +134,7 @@ test('mesh msg subscribe and publish', async () => {
 
 test('mesh msg listen prints one line per message, or JSON lines, filtered by topic, until --count', async () => {
   const fresh = new FakeNode();
-  fresh.messaging.events = [INBOX_EVENT, { ...INBOX_EVENT, seq: 4, payload_hex: '00' }];
+  fresh.messaging.events = [INBOX_EVENT, inboxEvent({ seq: 4, payload: new Uint8Array([0]) })];
   const replayed = await msg(['listen', '--after', '0', '--count', '2'], fresh);
   assert.equal(replayed.code, 0, replayed.err);
   assert.equal(replayed.out, `3 message ${PEER} chat - "hi"\n4 message ${PEER} chat - 0x00\n`);
@@ -144,12 +144,12 @@ test('mesh msg listen prints one line per message, or JSON lines, filtered by to
   while (live.messaging.followers.size === 0) await new Promise((r) => setTimeout(r, 10));
   const [follower] = live.messaging.followers;
   assert.deepEqual([follower!.after, follower!.topic], [null, 'chat']);
-  const request = { ...INBOX_EVENT, seq: 7, kind: 'request' as const, reply_token: REPLY_TOKEN };
+  const request = inboxEvent({ seq: 7, kind: 'request', reply_token: REPLY_TOKEN });
   follower!.listener(request);
   const done = await running;
   assert.equal(done.code, 0, done.err);
-  assert.deepEqual(JSON.parse(done.out), request);
-  assert.equal(formatEvent(request), `7 request ${PEER} chat ${REPLY_TOKEN} "hi"\n`);
+  assert.deepEqual(JSON.parse(done.out), request.toJSON());
+  assert.equal(formatEvent(request.toJSON()), `7 request ${PEER} chat ${REPLY_TOKEN} "hi"\n`);
 });
 
 test('payloads are shown as text only when they are UTF-8 without control characters', () => {

@@ -11,8 +11,10 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isAppTopic } from '../../core/net/network.ts';
 import { fromHex, toHex } from '../../core/encoding/hex.ts';
-import type { InboxEvent } from '../../core/messaging/inbox.ts';
-import type { PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../../core/messaging/messaging.ts';
+import type { InboxEventJson } from '../../core/messaging/inbox.ts';
+import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../../core/messaging/messaging.ts';
+import { batchBytesCodec } from '../../core/api/routes/messaging.ts';
+import { encode } from '../../core/encoding/codec.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_BATCH_MESSAGES, MAX_REQUEST_TIMEOUT_MS } from '../../core/messaging/messaging.ts';
 import { MAX_PAYLOAD_BYTES } from '../../core/messaging/wire.ts';
 import { command, entry, EXIT, flag, type Io, option, type Parser, positional, UsageError } from './command.ts';
@@ -51,7 +53,7 @@ export function printable(hex: string): string | null {
 }
 
 /** One line of `listen`: seq, kind, sender, topic, reply token (or -), and the payload. */
-export function formatEvent(event: InboxEvent): string {
+export function formatEvent(event: InboxEventJson): string {
   const text = printable(event.payload_hex);
   const payload = text === null ? `0x${event.payload_hex}` : JSON.stringify(text);
   return `${event.seq} ${event.kind} ${event.from} ${event.topic} ${event.reply_token ?? '-'} ${payload}\n`;
@@ -68,12 +70,12 @@ const sendPayloadArg = positional('payload', 'the payload: text, or hex with --h
 const LINES_BATCH_BYTES = 1024 * 1024;
 
 /**
- * `send <to> <topic> -`: every line of standard input is a message, sent in order in batches;
- * prints each one's seq as its batch is queued.
+ * `send <to> <topic> -`: every line of standard input is a message, sent in order in batches (as
+ * bytes: no JSON or hex between the command and the node); prints each one's seq as its batch is queued.
  */
 async function sendLines(client: NodeClient, io: Io, args: { to: string; topic: string }, options: { hex: boolean; json: boolean }): Promise<number> {
   if (io.input === undefined) throw new UsageError('<payload> - reads standard input, which this command has none of');
-  let batch: { topic: string; payload_hex: string }[] = [];
+  let batch: OutgoingMessage[] = [];
   let bytes = 0;
   let queued = 0;
   let to = args.to;
@@ -81,7 +83,7 @@ async function sendLines(client: NodeClient, io: Io, args: { to: string; topic: 
     if (batch.length === 0) return;
     let answer: SendBatchAnswer;
     try {
-      answer = await client.post<SendBatchAnswer>('/mesh/send-batch', { to: args.to, messages: batch });
+      answer = await client.postBytes<SendBatchAnswer>(`/mesh/send-batch?to=${encodeURIComponent(args.to)}`, encode(batchBytesCodec, batch));
     } catch (error) {
       io.err(`the first ${queued} lines were queued before this batch of ${batch.length}\n`);
       throw error;
@@ -108,7 +110,7 @@ async function sendLines(client: NodeClient, io: Io, args: { to: string; topic: 
       throw new Error(`line ${line} is ${payload.length / 2} bytes, over a message's ${MAX_PAYLOAD_BYTES} (the first ${queued} lines were queued)`);
     }
     if (batch.length === MAX_BATCH_MESSAGES || bytes + payload.length / 2 > LINES_BATCH_BYTES) await flush();
-    batch.push({ topic: args.topic, payload_hex: payload });
+    batch.push({ topic: args.topic, payload: fromHex(payload) });
     bytes += payload.length / 2;
   }
   await flush();
@@ -218,7 +220,7 @@ async function listen(client: NodeClient, io: Io, options: { topic: string | und
     if (after !== undefined) query.set('after', String(after));
     const path = `/mesh/messages/stream${query.size > 0 ? `?${query}` : ''}`;
     for await (const frame of client.events(path, both)) {
-      const event = JSON.parse(frame.data) as InboxEvent;
+      const event = JSON.parse(frame.data) as InboxEventJson;
       io.out(options.json ? `${JSON.stringify(event)}\n` : formatEvent(event));
       after = event.seq;
       if (options.count !== undefined && ++printed >= options.count) {

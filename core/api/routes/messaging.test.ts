@@ -8,11 +8,12 @@ import type { InboxEvent } from '../../messaging/inbox.ts';
 import { NameError } from '../../names/errors.ts';
 import { RequestTimeoutError } from '../../net/errors.ts';
 import { LedgerRuleError } from '../../ledger/apply.ts';
-import { CLAIM_TX, INBOX_EVENT, NAME, PEER, PUBLISH_ID } from '../fake-messaging.test-util.ts';
+import { CLAIM_TX, INBOX_EVENT, inboxEvent, NAME, PEER, PUBLISH_ID } from '../fake-messaging.test-util.ts';
 import { AUTH, JSON_POST, ok, post, problem, readUntil, request, setup } from '../api.test-util.ts';
 import { BatchStoppedError, MAX_BATCH_MESSAGES, MAX_BATCH_PAYLOAD_BYTES } from '../../messaging/messaging.ts';
 import { MAX_LISTED_ERRORS } from '../input.ts';
-import { BATCH_BODY_BYTES, MESSAGING_BODY_BYTES } from './messaging.ts';
+import { encode } from '../../encoding/codec.ts';
+import { BATCH_BODY_BYTES, BATCH_BYTES_BODY_BYTES, batchBytesCodec, inboxFramesOf, MESSAGING_BODY_BYTES, type InboxFrame } from './messaging.ts';
 
 const TOKEN = '5e'.repeat(16);
 const SEND = { to: PEER, topic: 'chat', payload_hex: '6869' };
@@ -246,6 +247,60 @@ test('messaging routes: POST /mesh/send-batch refuses a bad batch with 400 namin
   assert.deepEqual(node.messaging.calls, []);
 });
 
+const BYTES_POST = { ...AUTH, 'content-type': 'application/octet-stream' };
+const bytesOf = (hex: string): Uint8Array => Uint8Array.from(hex.match(/../g) ?? [], (byte) => parseInt(byte, 16));
+const BATCH_BYTES = encode(batchBytesCodec, BATCH.messages.map((m) => ({ topic: m.topic, payload: bytesOf(m.payload_hex) })));
+const postBytes = (query: string, body: Uint8Array): Request => request(`/mesh/send-batch${query}`, { method: 'POST', headers: BYTES_POST, body });
+
+test('messaging routes: POST /mesh/send-batch takes the batch as bytes, `to` in the query, and passes the same messages on', async () => {
+  const { api, node } = setup();
+  assert.deepEqual(await ok(await api(postBytes(`?to=${PEER}`, BATCH_BYTES))), { to: PEER, seqs: [10, 11] });
+  await ok(await api(postBytes('?to=peer-one', BATCH_BYTES)));
+  assert.deepEqual(node.messaging.calls, [
+    { method: 'sendMessages', args: [PEER, BATCH.messages] },
+    { method: 'sendMessages', args: ['peer-one', BATCH.messages] },
+  ]);
+  // Its bound holds a full batch of 64 KiB payloads under the longest topics.
+  const heavy = Array.from({ length: MAX_BATCH_PAYLOAD_BYTES / MAX }, () => ({ topic: 't'.repeat(128), payload: new Uint8Array(MAX) }));
+  const heavyBytes = encode(batchBytesCodec, heavy);
+  await ok(await api(postBytes(`?to=${PEER}`, heavyBytes)));
+  assert.isAtMost(encode(batchBytesCodec, Array.from({ length: MAX_BATCH_MESSAGES }, (_, i) => heavy[i % heavy.length]!)).length - (MAX_BATCH_MESSAGES - heavy.length) * MAX, BATCH_BYTES_BODY_BYTES);
+});
+
+test('messaging routes: a batch as bytes is refused whole for a bad or missing `to`, bytes that are not a batch, a bad topic, an oversized payload or body', async () => {
+  const { api, node } = setup();
+  const one = (topic: string, payload: Uint8Array): Uint8Array => encode(batchBytesCodec, [{ topic, payload }]);
+  for (const query of ['', `?to=${PEER.toUpperCase()}`, '?to=Peer', `?to=${PEER}&to=${PEER}`]) {
+    const answer = await problem(await api(postBytes(query, BATCH_BYTES)), 400);
+    assert.equal(answer.type, '/problems/invalid-parameter', query);
+  }
+  assert.equal((await problem(await api(postBytes(`?to=${PEER}&topic=x`, BATCH_BYTES)), 400)).type, '/problems/unknown-parameter');
+  // A JSON batch names its recipient in the body only.
+  assert.equal((await problem(await api(post(`/mesh/send-batch?to=${PEER}`, BATCH)), 400)).type, '/problems/unknown-parameter');
+  const bad: [string, Uint8Array, RegExp][] = [
+    ['no bytes', new Uint8Array(0), /not a batch of messages/],
+    ['a cut batch', BATCH_BYTES.subarray(0, BATCH_BYTES.length - 1), /not a batch of messages/],
+    ['trailing bytes', Uint8Array.of(...BATCH_BYTES, 0), /not a batch of messages/],
+    ['no messages', encode(batchBytesCodec, []), /a batch holds 1 to 1024 messages, got 0/],
+    ['more than 1,024 messages', Uint8Array.of(0, 0, 0x04, 0x01), /not a batch of messages/],
+    ['an empty topic', one('', new Uint8Array(1)), /messages\.0\.topic/],
+    ['a topic with a space', encode(batchBytesCodec, [{ topic: 'ok', payload: new Uint8Array(0) }, { topic: 'a b', payload: new Uint8Array(0) }]), /messages\.1\.topic/],
+  ];
+  for (const [what, body, detail] of bad) {
+    const answer = await problem(await api(postBytes(`?to=${PEER}`, body)), 400);
+    assert.equal(answer.type, '/problems/invalid-body', what);
+    assert.match(answer.detail, detail, what);
+  }
+  const over = await problem(await api(postBytes(`?to=${PEER}`, one('chat', new Uint8Array(MAX + 1)))), 413);
+  assert.equal(over.limit_bytes, MAX);
+  const huge = await problem(await api(postBytes(`?to=${PEER}`, new Uint8Array(BATCH_BYTES_BODY_BYTES + 1))), 413);
+  assert.equal(huge.limit_bytes, BATCH_BYTES_BODY_BYTES);
+  // Another media type is 415; bytes need the token like any change.
+  await problem(await api(request('/mesh/send-batch', { method: 'POST', headers: { ...AUTH, 'content-type': 'text/plain' }, body: BATCH_BYTES })), 415);
+  await problem(await api(request(`/mesh/send-batch?to=${PEER}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: BATCH_BYTES })), 401);
+  assert.deepEqual(node.messaging.calls, []);
+});
+
 test('messaging routes: a batch that stops part-way answers its cause\'s status, with how many were queued and their seqs', async () => {
   const { api, node } = setup();
   node.messaging.failure = new BatchStoppedError(new RequestTimeoutError(PEER, '/mesh/app/1/messages', 10_000), [4, 5], 9);
@@ -267,7 +322,7 @@ test('messaging routes: a batch that stops part-way answers its cause\'s status,
 
 test('messaging routes: GET /mesh/messages is the ring\'s snapshot with its drop count; after and topic narrow it', async () => {
   const { api, node } = setup();
-  node.messaging.events = [INBOX_EVENT, { ...INBOX_EVENT, seq: 4, topic: 'other' }];
+  node.messaging.events = [INBOX_EVENT, inboxEvent({ seq: 4, topic: 'other' })];
   const all = await ok<{ messages: InboxEvent[]; dropped: number; last_seq: number; capacity: unknown }>(await api(request('/mesh/messages')));
   assert.deepEqual(all.messages.map((e) => e.seq), [3, 4]);
   assert.equal(all.dropped, 4);
@@ -287,7 +342,7 @@ test('messaging routes: the stream carries each entry with its seq as the event 
   const reader = live.body!.getReader();
   const [follower] = node.messaging.followers;
   assert.deepEqual([follower!.after, follower!.topic], [null, 'chat']);
-  const next = { ...INBOX_EVENT, seq: 5, kind: 'request' as const, reply_token: TOKEN };
+  const next = inboxEvent({ seq: 5, kind: 'request', reply_token: TOKEN });
   follower!.listener(next);
   assert.equal(await readUntil(reader, '\n\n'), frame(next));
   await reader.cancel();
@@ -302,6 +357,31 @@ test('messaging routes: the stream carries each entry with its seq as the event 
   assert.deepEqual(node.messaging.calls.filter((c) => c.method === 'followInbox').map((c) => c.args), [[null, 'chat'], [2, null], [3, null]]);
   await problem(await api(request('/mesh/messages/stream', { headers: { 'last-event-id': 'x' } })), 400);
   await problem(await api(request('/mesh/messages/stream?topic=a b')), 400);
+});
+
+test('messaging routes: the stream as bytes (Accept: application/octet-stream) carries each entry as a frame, replays with after, and keeps alive with empty frames', async () => {
+  const { api, node } = setup({ keepAliveMs: 20 });
+  node.messaging.events = [INBOX_EVENT];
+  const answer = await api(request('/mesh/messages/stream?after=0', { headers: { accept: 'text/event-stream;q=0.5, application/octet-stream' } }));
+  assert.equal(answer.headers.get('content-type'), 'application/octet-stream');
+  const [follower] = node.messaging.followers;
+  const request5 = inboxEvent({ seq: 5, kind: 'request', reply_token: TOKEN, payload: new Uint8Array(MAX).fill(7) });
+  const publish6 = inboxEvent({ seq: 6, kind: 'publish', topic: 'news', payload: new Uint8Array(0) });
+  const frames: InboxFrame[] = [];
+  const reading = (async () => {
+    for await (const frame of inboxFramesOf(answer.body!)) {
+      frames.push(frame);
+      if (frames.length === 3) break;
+    }
+  })();
+  // A keep-alive comes between entries, and is skipped by the reader.
+  await new Promise((r) => setTimeout(r, 50));
+  follower!.listener(request5);
+  follower!.listener(publish6);
+  await reading;
+  const shown = ({ payload, ...rest }: InboxFrame): unknown => ({ ...rest, payload_hex: Array.from(payload, (b) => b.toString(16).padStart(2, '0')).join('') });
+  assert.deepEqual(frames.map(shown), [INBOX_EVENT, request5, publish6].map((e) => e.toJSON()));
+  assert.equal(node.messaging.followers.size, 0, 'the subscription ends with the connection');
 });
 
 // ---------------------------------------------------------------------------------------------

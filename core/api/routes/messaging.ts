@@ -7,19 +7,24 @@
  * open, 507 too many subscriptions; 503 a publish no peer would hear. A reply answers 404 for an
  * unknown token, 409 for a second reply, 410 for one after its request gave up.
  */
-import { array, integer, object, optional, refine, size, string, type Struct } from 'superstruct';
+import { array, integer, object, optional, refine, size, string, validate, type Struct } from 'superstruct';
+import { array as arrayCodec, bytes32, decode, encode, fixedBytes, option as optionCodec, struct as structCodec, u8, uint53, utf8, varBytes } from '../../encoding/codec.ts';
+import { FrameReader, framesOf } from '../../net/frames.ts';
+import { DecodeError, InvalidEncodingError } from '../../errors.ts';
 import { isAppTopic } from '../../net/network.ts';
-import type { InboxEvent, InboxSnapshot } from '../../messaging/inbox.ts';
+import type { InboxEvent, InboxEventJson, InboxKind, InboxSnapshot } from '../../messaging/inbox.ts';
 import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../../messaging/messaging.ts';
 import { BatchStoppedError, DEFAULT_REQUEST_TIMEOUT_MS, MAX_BATCH_MESSAGES, MAX_BATCH_PAYLOAD_BYTES, MAX_REQUEST_TIMEOUT_MS } from '../../messaging/messaging.ts';
-import { MAX_PAYLOAD_BYTES } from '../../messaging/wire.ts';
+import { MAX_FRAME_BYTES, MAX_PAYLOAD_BYTES, MAX_TOPIC_BYTES } from '../../messaging/wire.ts';
 import { REPLY_TOKEN_BYTES } from '../../messaging/replies.ts';
 import type { Recipient } from '../../names/names.ts';
-import { fromHex } from '../../encoding/hex.ts';
+import { fromHex, toHex } from '../../encoding/hex.ts';
+import type { EventFormat } from '../../web/sse.ts';
 import type { Unsubscribe } from '../../web/sse.ts';
 import type { Feature } from '../feature.ts';
 import { ApiProblem, toProblem, type ApiProblemCode } from '../problem.ts';
-import { badQuery, boundHexField, checkBody, HexBytes, RecipientField, recipientOf } from '../input.ts';
+import { BYTES_TYPE, isBytesType } from '../body.ts';
+import { badQuery, boundHexField, checkBody, HexBytes, MAX_LISTED_ERRORS, RecipientField, recipientOf } from '../input.ts';
 
 export interface MessagingService {
   /** Sends a directed message; resolves with the receiver's acknowledgement once it has queued it. */
@@ -43,6 +48,86 @@ export const MESSAGING_BODY_BYTES = 2 * MAX_PAYLOAD_BYTES + 4 * 1024;
 /** A batch's bound: its payloads as hex, and room for each message's other fields. */
 export const BATCH_BODY_BYTES = 2 * MAX_BATCH_PAYLOAD_BYTES + MAX_BATCH_MESSAGES * 256 + 4 * 1024;
 /**
+ * A batch's bound as bytes (`application/octet-stream`): its payloads, and each message's count,
+ * topic and length prefixes.
+ */
+export const BATCH_BYTES_BODY_BYTES = MAX_BATCH_PAYLOAD_BYTES + MAX_BATCH_MESSAGES * (4 + MAX_TOPIC_BYTES + 4) + 4;
+
+/**
+ * POST /mesh/send-batch's body as bytes (docs/messaging.md "Batches as bytes"), in the canonical
+ * encoding (docs/encoding.md): a u32 count of messages, then each message's topic (u32 length,
+ * UTF-8) and payload (u32 length, bytes). For apps that move many messages: no JSON, no hex.
+ * A payload may decode up to the body's bound so that one over 64 KiB is refused as too large (413),
+ * not as malformed.
+ */
+export const batchBytesCodec = arrayCodec(structCodec({ topic: utf8(MAX_TOPIC_BYTES), payload: varBytes(BATCH_BYTES_BODY_BYTES) }, 'message'), MAX_BATCH_MESSAGES);
+
+/** The kinds of inbox entry, by their byte in the binary stream. */
+export const INBOX_KINDS: readonly InboxKind[] = ['message', 'request', 'publish'];
+
+/**
+ * One inbox entry in the binary form of /mesh/messages/stream (docs/messaging.md "The stream as
+ * bytes"), in the canonical encoding: `kind` is INBOX_KINDS' index, `from` the 32-byte node id,
+ * `reply_token` present on a request only.
+ */
+export const inboxEventCodec = structCodec(
+  { kind: u8, seq: uint53, at: uint53, from: bytes32, topic: utf8(MAX_TOPIC_BYTES), payload: varBytes(MAX_PAYLOAD_BYTES), reply_token: optionCodec(fixedBytes(REPLY_TOKEN_BYTES)) },
+  'InboxEvent',
+);
+
+/** A frame of no bytes: the binary stream's keep-alive. */
+const EMPTY_FRAME = new Uint8Array(4);
+
+/**
+ * The binary form of the inbox's stream: each entry one frame (a u32 big-endian length, then the
+ * entry's inboxEventCodec encoding), an empty frame as the keep-alive. A stream cut for a slow
+ * reader just ends; the reader resumes with `after`.
+ */
+export const inboxFrames: EventFormat<InboxEvent> = {
+  contentType: BYTES_TYPE,
+  frame: (event) =>
+    framesOf([
+      encode(inboxEventCodec, {
+        kind: INBOX_KINDS.indexOf(event.kind),
+        seq: event.seq,
+        at: event.at,
+        from: fromHex(event.from, 32),
+        topic: event.topic,
+        payload: event.payload,
+        reply_token: event.reply_token === undefined ? null : fromHex(event.reply_token, REPLY_TOKEN_BYTES),
+      }),
+    ]),
+  keepAlive: EMPTY_FRAME,
+  overflow: () => new Uint8Array(0),
+  end: new Uint8Array(0),
+};
+
+/** An entry as the binary stream carries it, decoded. */
+export type InboxFrame = Omit<InboxEventJson, 'payload_hex'> & { readonly payload: Uint8Array };
+
+/**
+ * The entries of a binary /mesh/messages/stream body as they arrive (keep-alives skipped), for
+ * clients written in TypeScript; throws DecodeError on bytes that are not the stream's frames.
+ */
+export async function* inboxFramesOf(body: ReadableStream<Uint8Array>): AsyncGenerator<InboxFrame> {
+  const reader = new FrameReader(MAX_FRAME_BYTES);
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    for (const frame of reader.push(chunk)) {
+      if (frame.length === 0) continue;
+      const e = decode(inboxEventCodec, frame);
+      const kind = INBOX_KINDS[e.kind];
+      if (kind === undefined) throw new InvalidEncodingError('out-of-range', `an inbox entry's kind is 0 to ${INBOX_KINDS.length - 1}, got ${e.kind}`);
+      yield { kind, seq: e.seq, at: e.at, from: toHex(e.from), topic: e.topic, payload: e.payload, ...(e.reply_token === null ? {} : { reply_token: toHex(e.reply_token) }) };
+    }
+  }
+}
+
+/** True when an Accept header names the binary stream's media type. */
+function acceptsBytes(accept: string | null): boolean {
+  return accept !== null && accept.split(',').some((range) => range.split(';')[0]!.trim().toLowerCase() === BYTES_TYPE);
+}
+
+/**
  * Unread bytes of one /mesh/messages/stream connection before it is closed: enough for the whole
  * inbox replayed at once (8 MiB of payload is 16 MiB of hex) and its framing.
  */
@@ -63,6 +148,8 @@ export const RequestBody = object({ to: RecipientField, topic: Topic, payload_he
 export const ReplyBody = object({ reply_token: ReplyToken, payload_hex: HexBytes });
 export const SubscribeBody = object({ topic: Topic });
 export const PublishBody = object({ topic: Topic, payload_hex: HexBytes });
+
+const validateRecipient = (value: string): ReturnType<typeof validate> => validate(value, RecipientField);
 
 const INBOX_PARAMS: readonly string[] = ['after', 'topic'];
 
@@ -90,7 +177,31 @@ function bodyOf<T>(value: unknown, struct: Struct<T, unknown>): T {
   return checkBody(value, struct);
 }
 
-export const messagingRoutes: Feature<MessagingService> = (service, { json, query, readJson, stream }) => {
+/** A batch of `count` messages, too few or too many: 400 naming `messages`. */
+function batchSizeProblem(count: number): ApiProblem {
+  const rule = `must hold 1 to ${MAX_BATCH_MESSAGES} messages`;
+  return new ApiProblem('invalid-body', `messages: a batch holds 1 to ${MAX_BATCH_MESSAGES} messages, got ${count}`, { errors: [{ name: 'messages', detail: rule }] });
+}
+
+/** The messages of a batch sent as bytes: 400 for bytes that are not a batch or a bad topic, 413 for a payload over 64 KiB. */
+function batchFromBytes(bytes: Uint8Array): OutgoingMessage[] {
+  let messages: OutgoingMessage[];
+  try {
+    messages = decode(batchBytesCodec, bytes);
+  } catch (error) {
+    if (error instanceof DecodeError) throw new ApiProblem('invalid-body', `the body is not a batch of messages: ${error.message}`);
+    throw error;
+  }
+  if (messages.length === 0) throw batchSizeProblem(0);
+  messages.forEach(({ payload }, i) => {
+    if (payload.length > MAX_PAYLOAD_BYTES) throw new ApiProblem('too-large', `messages.${i}.payload holds more than ${MAX_PAYLOAD_BYTES} bytes`, { limit_bytes: MAX_PAYLOAD_BYTES });
+  });
+  const errors = messages.flatMap(({ topic }, i) => (isAppTopic(topic) ? [] : [{ name: `messages.${i}.topic`, detail: TOPIC_RULE }])).slice(0, MAX_LISTED_ERRORS);
+  if (errors.length > 0) throw new ApiProblem('invalid-body', errors.map((e) => `${e.name}: ${e.detail}`).join('; '), { errors });
+  return messages;
+}
+
+export const messagingRoutes: Feature<MessagingService> = (service, { json, query, readBytes, readJson, stream }) => {
   const read = async (request: Request, url: URL): Promise<unknown> => {
     query(url);
     return readJson(request, { maxBytes: MESSAGING_BODY_BYTES });
@@ -106,17 +217,31 @@ export const messagingRoutes: Feature<MessagingService> = (service, { json, quer
     {
       path: '/mesh/send-batch',
       post: async ({ request, url }) => {
-        query(url);
-        const value = await readJson(request, { maxBytes: BATCH_BODY_BYTES });
-        const messages = (value as { messages?: unknown } | null)?.messages;
-        if (Array.isArray(messages)) {
-          // Said before each entry is checked: a body of a million entries is refused at once.
-          if (messages.length > MAX_BATCH_MESSAGES) throw new ApiProblem('invalid-body', `messages: a batch holds 1 to ${MAX_BATCH_MESSAGES} messages, got ${messages.length}`, { errors: [{ name: 'messages', detail: `must hold 1 to ${MAX_BATCH_MESSAGES} messages` }] });
-          messages.forEach((message) => boundHexField(message, 'payload_hex', MAX_PAYLOAD_BYTES));
+        let to: string;
+        let messages: OutgoingMessage[];
+        if (isBytesType(request.headers.get('content-type'))) {
+          // The recipient is in the query: the body holds nothing but the messages.
+          const value = query(url, ['to']).to;
+          if (value === undefined) throw badQuery('to', 'is required with a body of bytes: the receiving node id or name');
+          const [fault] = validateRecipient(value);
+          if (fault !== undefined) throw badQuery('to', fault.message);
+          to = value;
+          messages = batchFromBytes(await readBytes(request, { maxBytes: BATCH_BYTES_BODY_BYTES }));
+        } else {
+          query(url);
+          const value = await readJson(request, { maxBytes: BATCH_BODY_BYTES });
+          const entries = (value as { messages?: unknown } | null)?.messages;
+          if (Array.isArray(entries)) {
+            // Said before each entry is checked: a body of a million entries is refused at once.
+            if (entries.length > MAX_BATCH_MESSAGES) throw batchSizeProblem(entries.length);
+            entries.forEach((message) => boundHexField(message, 'payload_hex', MAX_PAYLOAD_BYTES));
+          }
+          const body = checkBody(value, SendBatchBody);
+          to = body.to;
+          messages = body.messages.map((m) => ({ topic: m.topic, payload: fromHex(m.payload_hex) }));
         }
-        const body = checkBody(value, SendBatchBody);
         try {
-          return json(await service.sendMessages(recipientOf(body.to), body.messages.map((m) => ({ topic: m.topic, payload: fromHex(m.payload_hex) }))));
+          return json(await service.sendMessages(recipientOf(to), messages));
         } catch (error) {
           if (!(error instanceof BatchStoppedError)) throw error;
           // The problem of the failure, telling which messages were queued.
@@ -164,6 +289,7 @@ export const messagingRoutes: Feature<MessagingService> = (service, { json, quer
           allowed: INBOX_PARAMS,
           id: (event) => event.seq,
           maxQueuedBytes: STREAM_MAX_QUEUED_BYTES,
+          ...(acceptsBytes(call.request.headers.get('accept')) && { format: inboxFrames }),
         });
       },
     },
