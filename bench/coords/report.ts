@@ -19,6 +19,9 @@ export const PAPER_MEDIAN_ERROR = 0.11;
 
 const percent = (x: number): string => `${(x * 100).toFixed(1)} %`;
 
+// Above this median difference between a pair's two directions, the report shows what it costs.
+const ASYMMETRIC = 0.05;
+
 /** A variant's figures after `round`, over its runs: the median of each statistic and the medians' range. */
 export function summarise(v: VariantResult, round: number): { median: number; p90: number; low: number; high: number } {
   const at = v.runs.map((run) => run.find((c) => c.round === round)!);
@@ -76,12 +79,14 @@ function datasetTable(c: CoordsCase, d: DatasetResult): string {
     `**${percent(d.baseline.median)}**`,
     percent(d.baseline.p90),
   ]);
-  rows.push([
-    '· reference, not a predictor: each entry by the geometric mean of its pair\'s two measured directions',
-    ...early.map(() => ''),
-    percent(d.symmetric.median),
-    percent(d.symmetric.p90),
-  ]);
+  if (d.asymmetry > ASYMMETRIC) {
+    rows.push([
+      '· reference, not a predictor: each entry by the geometric mean of its pair\'s two measured directions',
+      ...early.map(() => ''),
+      percent(d.symmetric.median),
+      percent(d.symmetric.p90),
+    ]);
+  }
   const header = ['prediction', ...early.map((r) => `median after ${r} rounds`), `median after ${c.rounds}`, '90th percentile'];
   return markdownTable(header, rows, [false, ...early.map(() => true), true, true]);
 }
@@ -97,7 +102,7 @@ export function renderCoordsSection(report: CoordsReport, goals: readonly Goal[]
       (c ? `${c.peersPerRound} peers` : 'a few peers') +
       ' drawn at random among those the matrix has a figure for, observing each with that peer\'s current coordinate. ' +
       'After each listed round, every measured entry (i, j) is predicted from the two coordinates; the figure is the ' +
-      '**relative error** |predicted − measured| ÷ measured over all of them (the Vivaldi paper\'s measure). Entries of 0 ' +
+      '**relative error** |predicted − measured| ÷ measured over all of them. Entries of 0 ' +
       '(the diagonal, failed probes) are unmeasured: never sampled, never scored. The baseline predicts every entry by the ' +
       'median of the matrix. ' +
       (c && c.seeds.length > 1 ? `Each variant runs once per seed (${c.seeds.join(', ')}); a figure is the median over the runs, with their range. ` : '') +
@@ -110,11 +115,11 @@ export function renderCoordsSection(report: CoordsReport, goals: readonly Goal[]
       parts.push(`### ${d.name}`);
       parts.push(
         `${d.hosts} ${d.about}; ${d.measured.toLocaleString('en-US')} measured entries, ${d.unmeasured.toLocaleString('en-US')} unmeasured. ` +
-          `The two directions of a pair differ by a median ${percent(d.asymmetry)} of the entry` +
-          (d.asymmetry > 0.05
-            ? ': a distance, the same both ways, cannot follow that whatever the coordinates, as the reference row shows ' +
-              '(it knows both directions and predicts their geometric mean).'
-            : '.'),
+          (d.asymmetry > ASYMMETRIC
+            ? `The two directions of a pair differ by a median ${percent(d.asymmetry)} of the entry: a distance, the same both ` +
+              'ways, cannot follow that whatever the coordinates, as the reference row shows (it knows both directions and ' +
+              'predicts their geometric mean).'
+            : `The two directions of a pair differ by a median ${percent(d.asymmetry)} of the entry.`),
       );
       parts.push(datasetTable(c, d));
     }
