@@ -107,6 +107,8 @@ export const ENCODING_CODES = [
   'bad-utf8',
   'bad-variant-tag',
   'missing-field',
+  'negative-zero',
+  'not-finite',
   'not-sorted',
   'out-of-range',
   'too-long',

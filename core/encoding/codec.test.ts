@@ -12,6 +12,7 @@ import {
   type Codec,
   decode,
   encode,
+  f64,
   fixedBytes,
   i128,
   type Infer,
@@ -111,6 +112,26 @@ test('bool is one byte, only 0 or 1', () => {
   badDecode(bool, '02', 'bad-bool', /offset 0/);
   badDecode(bool, 'ff', 'bad-bool');
   rejects(() => encode(bool, 1 as unknown as boolean), WrongTypeError, 'not-boolean');
+});
+
+test('f64 is a finite binary64, big-endian, with one encoding for zero', () => {
+  roundTrip(f64, 1.5, '3ff8000000000000');
+  roundTrip(f64, -2, 'c000000000000000');
+  roundTrip(f64, 0, '0000000000000000');
+  roundTrip(f64, Number.MIN_VALUE, '0000000000000001');
+  roundTrip(f64, -Number.MAX_VALUE, 'ffefffffffffffff');
+  assert.equal(toHex(encode(f64, -0)), '0000000000000000', '-0 is written as 0');
+  assert.isTrue(Object.is(decode(f64, encode(f64, -0)), 0));
+  badDecode(f64, '8000000000000000', 'negative-zero', /offset 0/);
+  badDecode(f64, '7ff8000000000000', 'not-finite');
+  badDecode(f64, 'fff0000000000001', 'not-finite');
+  badDecode(f64, '7ff0000000000000', 'not-finite');
+  badDecode(f64, 'fff0000000000000', 'not-finite');
+  badDecode(f64, '3ff80000000000', 'truncated');
+  for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+    rejects(() => encode(f64, bad), InvalidEncodingError, 'not-finite', /^f64: /);
+  }
+  rejects(() => encode(f64, 1n as unknown as number), WrongTypeError, 'not-number');
 });
 
 test('fixedBytes writes raw bytes of exactly its length', () => {
@@ -510,6 +531,8 @@ const subjects: Subject<unknown>[] = [
   { codec: setCodec, arb: setArb },
   { codec: nested, arb: nestedArb },
   { codec: option(utf8(6)), arb: fc.option(text(6), { nil: null }) },
+  // Every finite double but -0, which decodes as 0.
+  { codec: array(f64, 4), arb: fc.array(fc.double({ noNaN: true, noDefaultInfinity: true }).filter((v) => !Object.is(v, -0)), { maxLength: 4 }) },
   { codec: sortedSet(u16, 4), arb: fc.uniqueArray(fc.integer({ min: 0, max: 65535 }), { maxLength: 4 }).map((a) => a.sort((x, y) => x - y)) },
 ] as Subject<unknown>[];
 
@@ -602,6 +625,7 @@ test('property: decode(encode(v)) deep-equals v for composite codecs', () => {
 test('property: random byte strings decode only to values that re-encode identically', () => {
   const small: Codec<unknown>[] = [
     bool,
+    f64,
     uint53,
     option(u8),
     option(utf8(4)),
@@ -617,6 +641,8 @@ test('property: random byte strings decode only to values that re-encode identic
       { numRuns: 150 },
     );
   }
+  // Any eight bytes: a finite double's one encoding, or refused (NaN, infinities, -0).
+  fc.assert(fc.property(fc.uint8Array({ minLength: 8, maxLength: 8 }), (bytes) => checkCanonical(f64, bytes)), { numRuns: 300 });
   // Random bytes behind a plausible length prefix reach the UTF-8 decoder and the sort check.
   fc.assert(
     fc.property(fc.uint8Array({ maxLength: 8 }), (body) => {

@@ -124,6 +124,11 @@ export class Writer {
     this.#view.setBigUint64(at, value);
   }
 
+  f64(value: number): void {
+    const at = this.#reserve(8);
+    this.#view.setFloat64(at, value);
+  }
+
   bytes(value: Uint8Array): void {
     const at = this.#reserve(value.length);
     this.#bytes.set(value, at);
@@ -188,6 +193,10 @@ export class Reader {
 
   u64(what = 'u64'): bigint {
     return this.#view.getBigUint64(this.take(8, what));
+  }
+
+  f64(what = 'f64'): number {
+    return this.#view.getFloat64(this.take(8, what));
   }
 
   /** A copy of the next `n` bytes, so decoded values never alias the input. */
@@ -357,6 +366,28 @@ export const i128: Codec<bigint> = {
   },
   read(r) {
     return BigInt.asIntN(128, readU128(r, 'i128'));
+  },
+};
+
+/**
+ * A finite IEEE 754 binary64, eight bytes big-endian (network coordinates). NaN and ±Infinity are
+ * refused both ways. -0 is written as 0 and its own bytes are refused when decoding, so every
+ * value has one encoding (arithmetic yields -0 readily: 0 × -1).
+ */
+export const f64: Codec<number> = {
+  name: 'f64',
+  minBytes: 8,
+  write(w, value) {
+    if (typeof value !== 'number') throw wrongType('not-number', `f64 must be a number, got ${describe(value)}`);
+    if (!Number.isFinite(value)) throw invalid('not-finite', `f64 value ${value} is not a finite number`);
+    w.f64(value === 0 ? 0 : value);
+  },
+  read(r) {
+    const at = r.offset;
+    const value = r.f64('f64');
+    if (!Number.isFinite(value)) throw invalid('not-finite', `f64 at offset ${at} is ${value}, not a finite number`);
+    if (Object.is(value, -0)) throw invalid('negative-zero', `f64 at offset ${at} is -0, whose one encoding is that of 0`);
+    return value;
   },
 };
 
