@@ -6,6 +6,7 @@ import { type ClientRequest, type IncomingMessage, request as httpRequest } from
 import { connect } from 'node:net';
 import { BLOCK, BOB, FakeNode } from '../core/api/fake-node.test-util.ts';
 import { createNodeApi } from '../core/api/handler.ts';
+import { INBOX_EVENT } from '../core/api/fake-messaging.test-util.ts';
 import { type HttpServer, serveFetch } from './http-server.ts';
 
 const TOKEN = 'test-token';
@@ -80,6 +81,27 @@ test('http-server: an SSE client receives events as they happen, and leaving uns
     await until(() => stream.text() === frame + `data: ${JSON.stringify({ ...BLOCK, index: 9 })}\n\n`, 'the second event');
     stream.req.destroy();
     await until(() => node.blockListeners.size === 0, 'the unsubscription after the client left');
+  } finally {
+    await server.close();
+  }
+});
+
+test('http-server: a stream of binary frames goes out as it happens too, its head first', async () => {
+  const { node, server } = await start();
+  try {
+    const answer = await new Promise<IncomingMessage>((resolve, reject) => {
+      httpRequest(`${server.url}/mesh/messages/stream`, { headers: { accept: 'application/octet-stream' } }, resolve).once('error', reject).end();
+    });
+    assert.equal(answer.statusCode, 200);
+    assert.equal(answer.headers['content-type'], 'application/octet-stream');
+    let received = 0;
+    answer.on('data', (chunk: Buffer) => (received += chunk.length));
+    await until(() => node.messaging.followers.size === 1, 'the subscription');
+    for (const follower of node.messaging.followers) follower.listener(INBOX_EVENT);
+    // One frame: its length, then kind, seq, at, from, topic, payload "hi" and no reply token.
+    await until(() => received === 4 + 1 + 8 + 8 + 32 + 4 + 4 + 4 + 2 + 1, 'the entry, long before a keep-alive');
+    answer.destroy();
+    await until(() => node.messaging.followers.size === 0, 'the unsubscription after the client left');
   } finally {
     await server.close();
   }

@@ -168,6 +168,11 @@ function drained(res: ServerResponse): Promise<boolean> {
  * `req` is the request answered: an answer that goes out before its body was read closes the
  * connection (see closeWhenDrained).
  */
+/** An event stream: SSE, or the binary frames a route offers instead (core/web/sse.ts `EventFormat`). */
+function isEventStream(contentType: string | null): boolean {
+  return contentType !== null && (contentType.startsWith('text/event-stream') || contentType === 'application/octet-stream');
+}
+
 async function send(req: IncomingMessage, res: ServerResponse, response: Response, streams: Set<ReadableStreamDefaultReader<Uint8Array>>): Promise<void> {
   const head: string[] = [];
   response.headers.forEach((value, name) => {
@@ -190,7 +195,7 @@ async function send(req: IncomingMessage, res: ServerResponse, response: Respons
   try {
     // An event stream's next chunk may be far off: its head goes out at once. Any other body is
     // read ahead by one chunk, so one that fits in a chunk goes out in one write with its length.
-    const live = response.headers.get('content-type')?.startsWith('text/event-stream') === true;
+    const live = isEventStream(response.headers.get('content-type'));
     let next = reader.read();
     const first = live ? undefined : await next;
     if (first !== undefined && !first.done) {

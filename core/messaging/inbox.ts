@@ -51,8 +51,11 @@ export class InboxEvent {
     this.reply_token = entry.reply_token;
   }
 
+  #hex: string | undefined;
+
+  /** The payload as hex, made once, when a JSON reader first asks. */
   get payload_hex(): string {
-    return toHex(this.payload);
+    return (this.#hex ??= toHex(this.payload));
   }
 
   toJSON(): InboxEventJson {

@@ -13,7 +13,7 @@ import { AUTH, JSON_POST, ok, post, problem, readUntil, request, setup } from '.
 import { BatchStoppedError, MAX_BATCH_MESSAGES, MAX_BATCH_PAYLOAD_BYTES } from '../../messaging/messaging.ts';
 import { MAX_LISTED_ERRORS } from '../input.ts';
 import { encode } from '../../encoding/codec.ts';
-import { BATCH_BODY_BYTES, BATCH_BYTES_BODY_BYTES, batchBytesCodec, inboxFramesOf, MESSAGING_BODY_BYTES, type InboxFrame } from './messaging.ts';
+import { BATCH_BODY_BYTES, BATCH_BYTES_BODY_BYTES, batchBytesCodec, inboxEventCodec, inboxFramesOf, MESSAGING_BODY_BYTES, type InboxFrame } from './messaging.ts';
 
 const TOKEN = '5e'.repeat(16);
 const SEND = { to: PEER, topic: 'chat', payload_hex: '6869' };
@@ -264,7 +264,9 @@ test('messaging routes: POST /mesh/send-batch takes the batch as bytes, `to` in 
   const heavy = Array.from({ length: MAX_BATCH_PAYLOAD_BYTES / MAX }, () => ({ topic: 't'.repeat(128), payload: new Uint8Array(MAX) }));
   const heavyBytes = encode(batchBytesCodec, heavy);
   await ok(await api(postBytes(`?to=${PEER}`, heavyBytes)));
-  assert.isAtMost(encode(batchBytesCodec, Array.from({ length: MAX_BATCH_MESSAGES }, (_, i) => heavy[i % heavy.length]!)).length - (MAX_BATCH_MESSAGES - heavy.length) * MAX, BATCH_BYTES_BODY_BYTES);
+  // The largest body: 1,024 messages under the longest topics, holding 4 MiB of payload between them.
+  const largest = encode(batchBytesCodec, Array.from({ length: MAX_BATCH_MESSAGES }, () => ({ topic: 't'.repeat(128), payload: new Uint8Array(0) }))).length + MAX_BATCH_PAYLOAD_BYTES;
+  assert.equal(largest, BATCH_BYTES_BODY_BYTES);
 });
 
 test('messaging routes: a batch as bytes is refused whole for a bad or missing `to`, bytes that are not a batch, a bad topic, an oversized payload or body', async () => {
@@ -275,8 +277,11 @@ test('messaging routes: a batch as bytes is refused whole for a bad or missing `
     assert.equal(answer.type, '/problems/invalid-parameter', query);
   }
   assert.equal((await problem(await api(postBytes(`?to=${PEER}&topic=x`, BATCH_BYTES)), 400)).type, '/problems/unknown-parameter');
-  // A JSON batch names its recipient in the body only.
-  assert.equal((await problem(await api(post(`/mesh/send-batch?to=${PEER}`, BATCH)), 400)).type, '/problems/unknown-parameter');
+  // `to` in the query is for a batch of bytes: with another media type (or a parameter on it), the media type is wrong.
+  for (const type of ['application/json', 'application/octet-stream; charset=binary', 'text/plain']) {
+    const answer = await problem(await api(request(`/mesh/send-batch?to=${PEER}`, { method: 'POST', headers: { ...AUTH, 'content-type': type }, body: BATCH_BYTES })), 415);
+    assert.match(answer.detail, /a batch with \?to= is bytes: send it as content-type: application\/octet-stream/, type);
+  }
   const bad: [string, Uint8Array, RegExp][] = [
     ['no bytes', new Uint8Array(0), /not a batch of messages/],
     ['a cut batch', BATCH_BYTES.subarray(0, BATCH_BYTES.length - 1), /not a batch of messages/],
@@ -334,11 +339,28 @@ test('messaging routes: GET /mesh/messages is the ring\'s snapshot with its drop
   }
 });
 
+test('messaging routes: an entry is shown as JSON with its payload as hex, a reply token on a request only, and nothing else', async () => {
+  const { api, node } = setup();
+  node.messaging.events = [INBOX_EVENT, inboxEvent({ seq: 5, kind: 'request', reply_token: TOKEN, payload: Uint8Array.of(0, 255) })];
+  const text = await (await api(request('/mesh/messages'))).text();
+  const from = `"from":"${PEER}"`;
+  assert.equal(
+    text,
+    `{"messages":[{"kind":"message","seq":3,"at":1700000000000,${from},"topic":"chat","payload_hex":"6869"},` +
+      `{"kind":"request","seq":5,"at":1700000000000,${from},"topic":"chat","payload_hex":"00ff","reply_token":"${TOKEN}"}],` +
+      '"dropped":4,"last_seq":3,"capacity":{"messages":1024,"bytes":8388608}}',
+  );
+  const live = (await api(request('/mesh/messages/stream?after=4'))).body!.getReader();
+  assert.equal(await readUntil(live, '\n\n'), `id: 5\ndata: {"kind":"request","seq":5,"at":1700000000000,${from},"topic":"chat","payload_hex":"00ff","reply_token":"${TOKEN}"}\n\n`);
+  await live.cancel();
+});
+
 test('messaging routes: the stream carries each entry with its seq as the event id; after or Last-Event-ID replays the ring first', async () => {
   const { api, node } = setup();
   const frame = (event: InboxEvent): string => `id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`;
-  const live = await api(request('/mesh/messages/stream?topic=chat'));
+  const live = await api(request('/mesh/messages/stream?topic=chat', { headers: { accept: 'text/event-stream, application/octet-stream;q=0' } }));
   assert.equal(live.headers.get('content-type'), 'text/event-stream');
+  assert.include(live.headers.get('vary'), 'Accept');
   const reader = live.body!.getReader();
   const [follower] = node.messaging.followers;
   assert.deepEqual([follower!.after, follower!.topic], [null, 'chat']);
@@ -359,29 +381,89 @@ test('messaging routes: the stream carries each entry with its seq as the event 
   await problem(await api(request('/mesh/messages/stream?topic=a b')), 400);
 });
 
+/** The entries in `bytes`, whole frames of a binary stream; a cut frame at the end is left out. */
+async function inboxFramesRead(bytes: Uint8Array): Promise<InboxFrame[]> {
+  const out: InboxFrame[] = [];
+  try {
+    for await (const frame of inboxFramesOf(new Blob([bytes as Uint8Array<ArrayBuffer>]).stream())) out.push(frame);
+  } catch {
+    // The frame being read when the bytes were taken.
+  }
+  return out;
+}
+
 test('messaging routes: the stream as bytes (Accept: application/octet-stream) carries each entry as a frame, replays with after, and keeps alive with empty frames', async () => {
   const { api, node } = setup({ keepAliveMs: 20 });
   node.messaging.events = [INBOX_EVENT];
-  const answer = await api(request('/mesh/messages/stream?after=0', { headers: { accept: 'text/event-stream;q=0.5, application/octet-stream' } }));
+  const answer = await api(request('/mesh/messages/stream?after=0&topic=chat', { headers: { accept: 'text/event-stream;q=0.5, application/octet-stream' } }));
   assert.equal(answer.headers.get('content-type'), 'application/octet-stream');
+  assert.include(answer.headers.get('vary'), 'Accept');
   const [follower] = node.messaging.followers;
+  assert.deepEqual([follower!.after, follower!.topic], [0, 'chat']);
   const request5 = inboxEvent({ seq: 5, kind: 'request', reply_token: TOKEN, payload: new Uint8Array(MAX).fill(7) });
-  const publish6 = inboxEvent({ seq: 6, kind: 'publish', topic: 'news', payload: new Uint8Array(0) });
-  const frames: InboxFrame[] = [];
-  const reading = (async () => {
-    for await (const frame of inboxFramesOf(answer.body!)) {
-      frames.push(frame);
-      if (frames.length === 3) break;
+  const publish6 = inboxEvent({ seq: 6, kind: 'publish', payload: new Uint8Array(0) });
+  // The raw bytes: the replayed entry's frame, then an empty frame after 20 ms of quiet.
+  const reader = answer.body!.getReader();
+  let bytes = new Uint8Array(0);
+  const readAtLeast = async (n: number): Promise<void> => {
+    while (bytes.length < n) {
+      const { value } = await reader.read();
+      const joined = new Uint8Array(bytes.length + value!.length);
+      joined.set(bytes);
+      joined.set(value!, bytes.length);
+      bytes = joined;
     }
-  })();
-  // A keep-alive comes between entries, and is skipped by the reader.
-  await new Promise((r) => setTimeout(r, 50));
+  };
+  const first = encode(inboxEventCodec, { kind: 0, seq: 3, at: 1_700_000_000_000, from: bytesOf(PEER), topic: 'chat', payload: bytesOf('6869'), reply_token: null });
+  await readAtLeast(4 + first.length + 4);
+  assert.deepEqual(bytes.subarray(0, 4 + first.length + 4), Uint8Array.of(0, 0, 0, first.length, ...first, 0, 0, 0, 0));
   follower!.listener(request5);
   follower!.listener(publish6);
-  await reading;
+  const frameBytes = (event: typeof request5): number => 4 + encode(inboxEventCodec, { kind: 0, seq: 0, at: 0, from: bytesOf(PEER), topic: event.topic, payload: event.payload, reply_token: event.reply_token === undefined ? null : bytesOf(event.reply_token) }).length;
+  const wanted = 4 + first.length + frameBytes(request5) + frameBytes(publish6);
+  // Whatever keep-alives came between, the entries read back as they were.
+  while ((await inboxFramesRead(bytes)).length < 3) await readAtLeast(bytes.length + 1);
+  assert.isAtLeast(bytes.length, wanted);
+  await reader.cancel();
+  const frames = await inboxFramesRead(bytes);
   const shown = ({ payload, ...rest }: InboxFrame): unknown => ({ ...rest, payload_hex: Array.from(payload, (b) => b.toString(16).padStart(2, '0')).join('') });
   assert.deepEqual(frames.map(shown), [INBOX_EVENT, request5, publish6].map((e) => e.toJSON()));
   assert.equal(node.messaging.followers.size, 0, 'the subscription ends with the connection');
+});
+
+test('messaging routes: a binary stream reader refuses a frame cut short at the end and a kind it does not know', async () => {
+  const frameOf = (kind: number): Uint8Array => {
+    const body = encode(inboxEventCodec, { kind, seq: 1, at: 2, from: bytesOf(PEER), topic: 'chat', payload: new Uint8Array(3), reply_token: null });
+    return Uint8Array.of(0, 0, 0, body.length, ...body);
+  };
+  const read = async (chunks: Uint8Array[]): Promise<InboxFrame[]> => {
+    const out: InboxFrame[] = [];
+    const body = new ReadableStream<Uint8Array>({
+      start(controller): void {
+        for (const chunk of chunks) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    for await (const frame of inboxFramesOf(body)) out.push(frame);
+    return out;
+  };
+  const whole = frameOf(0);
+  // Cut anywhere, a stream of whole frames reads the same.
+  const two = Uint8Array.of(...whole, 0, 0, 0, 0, ...whole);
+  assert.lengthOf(await read([two.subarray(0, 5), two.subarray(5, 40), two.subarray(40)]), 2);
+  for (const [what, bytes, message] of [
+    ['a cut frame', Uint8Array.of(...whole, ...whole.subarray(0, whole.length - 1)), /ended inside a frame/],
+    ['a cut length', Uint8Array.of(...whole, 0, 0), /ended inside a frame/],
+    ['kind 3', frameOf(3), /kind is 0 to 2, got 3/],
+  ] as const) {
+    let error: unknown;
+    try {
+      await read([bytes]);
+    } catch (e) {
+      error = e;
+    }
+    assert.match(String(error), message, what);
+  }
 });
 
 // ---------------------------------------------------------------------------------------------

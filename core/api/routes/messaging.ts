@@ -107,24 +107,42 @@ export type InboxFrame = Omit<InboxEventJson, 'payload_hex'> & { readonly payloa
 
 /**
  * The entries of a binary /mesh/messages/stream body as they arrive (keep-alives skipped), for
- * clients written in TypeScript; throws DecodeError on bytes that are not the stream's frames.
+ * clients written in TypeScript; throws DecodeError on bytes that are not the stream's frames,
+ * a frame cut short at the end included.
  */
 export async function* inboxFramesOf(body: ReadableStream<Uint8Array>): AsyncGenerator<InboxFrame> {
-  const reader = new FrameReader(MAX_FRAME_BYTES);
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    for (const frame of reader.push(chunk)) {
-      if (frame.length === 0) continue;
-      const e = decode(inboxEventCodec, frame);
-      const kind = INBOX_KINDS[e.kind];
-      if (kind === undefined) throw new InvalidEncodingError('out-of-range', `an inbox entry's kind is 0 to ${INBOX_KINDS.length - 1}, got ${e.kind}`);
-      yield { kind, seq: e.seq, at: e.at, from: toHex(e.from), topic: e.topic, payload: e.payload, ...(e.reply_token === null ? {} : { reply_token: toHex(e.reply_token) }) };
+  const frames = new FrameReader(MAX_FRAME_BYTES);
+  // A reader, not `for await` over the stream: every browser has the one, not all the other.
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      for (const frame of frames.push(value)) {
+        if (frame.length > 0) yield inboxFrameOf(frame);
+      }
     }
+  } finally {
+    reader.releaseLock();
   }
+  if (frames.buffered > 0) throw new InvalidEncodingError('truncated', `the stream ended inside a frame (${frames.buffered} bytes of it)`);
 }
 
-/** True when an Accept header names the binary stream's media type. */
+function inboxFrameOf(frame: Uint8Array): InboxFrame {
+  const e = decode(inboxEventCodec, frame);
+  const kind = INBOX_KINDS[e.kind];
+  if (kind === undefined) throw new InvalidEncodingError('out-of-range', `an inbox entry's kind is 0 to ${INBOX_KINDS.length - 1}, got ${e.kind}`);
+  return { kind, seq: e.seq, at: e.at, from: toHex(e.from), topic: e.topic, payload: e.payload, ...(e.reply_token === null ? {} : { reply_token: toHex(e.reply_token) }) };
+}
+
+/** True when an Accept header names the binary stream's media type with a weight above 0. */
 function acceptsBytes(accept: string | null): boolean {
-  return accept !== null && accept.split(',').some((range) => range.split(';')[0]!.trim().toLowerCase() === BYTES_TYPE);
+  if (accept === null) return false;
+  return accept.split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = params.find((param) => param.startsWith('q='));
+    return type === BYTES_TYPE && (q === undefined || Number(q.slice(2)) > 0);
+  });
 }
 
 /**
@@ -228,6 +246,8 @@ export const messagingRoutes: Feature<MessagingService> = (service, { json, quer
           to = value;
           messages = batchFromBytes(await readBytes(request, { maxBytes: BATCH_BYTES_BODY_BYTES }));
         } else {
+          // `to` in the query says the batch is bytes: the media type is what is wrong.
+          if (url.searchParams.has('to')) throw new ApiProblem('unsupported-media-type', `a batch with ?to= is bytes: send it as content-type: ${BYTES_TYPE} (a JSON batch names to in its body)`);
           query(url);
           const value = await readJson(request, { maxBytes: BATCH_BODY_BYTES });
           const entries = (value as { messages?: unknown } | null)?.messages;
@@ -285,12 +305,14 @@ export const messagingRoutes: Feature<MessagingService> = (service, { json, quer
       path: '/mesh/messages/stream',
       get: (call) => {
         const { after, topic } = inboxParams(query(call.url, INBOX_PARAMS), call.request.headers.get('last-event-id'));
-        return stream<InboxEvent>(call, (listener) => service.followInbox(after, topic, listener), {
+        const answer = stream<InboxEvent>(call, (listener) => service.followInbox(after, topic, listener), {
           allowed: INBOX_PARAMS,
           id: (event) => event.seq,
           maxQueuedBytes: STREAM_MAX_QUEUED_BYTES,
           ...(acceptsBytes(call.request.headers.get('accept')) && { format: inboxFrames }),
         });
+        answer.headers.append('vary', 'Accept');
+        return answer;
       },
     },
     {
