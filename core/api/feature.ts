@@ -5,7 +5,7 @@
  * mounts a sub-app; handler.ts composes them under the shared policy.
  */
 import type { Call, Route } from '../web/router.ts';
-import type { Unsubscribe } from '../web/sse.ts';
+import type { Subscribe } from '../web/sse.ts';
 
 export interface ApiTools {
   /** A JSON answer; node state changes block by block, so nothing is cached. */
@@ -22,10 +22,11 @@ export interface ApiTools {
   readJson(request: Request, options?: { optional?: boolean; maxBytes?: number }): Promise<unknown>;
   /**
    * An SSE answer carrying the events `subscribe` delivers until the client goes away, or until the
-   * subscriber calls `end`. It takes the query parameters in `allowed` (none by default; the route
-   * reads their values itself); `id` gives each event's `id:` line.
+   * subscriber calls `end`; a subscriber that replays history paces itself by the flow it is given.
+   * It takes the query parameters in `allowed` (none by default; the route reads their values
+   * itself); `id` gives each event's `id:` line.
    */
-  stream<T>(call: Call, subscribe: (listener: (event: T) => void, end: () => void) => Unsubscribe, options?: StreamOptions<T>): Response;
+  stream<T>(call: Call, subscribe: Subscribe<T>, options?: StreamOptions<T>): Response;
 }
 
 /** What an event stream takes beyond its events. */
