@@ -33,6 +33,8 @@ export interface ApiTools {
 export interface StreamOptions<T> {
   readonly allowed?: readonly string[];
   readonly id?: (event: T) => string | number;
+  /** What the frame's `data:` carries (default: the event). */
+  readonly data?: (event: T) => unknown;
   /**
    * Bound the unread events by their bytes instead of their number (the API's maxQueuedEvents),
    * for a stream whose events may be large.

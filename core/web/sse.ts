@@ -44,6 +44,8 @@ export interface EventStreamOptions<T = unknown> {
   readonly clock?: Clock;
   /** The `id:` of an event's frame (none by default); one line, no NUL. */
   readonly id?: (event: T) => string | number;
+  /** What an event's `data:` line carries, as JSON (default: the event itself). */
+  readonly data?: (event: T) => unknown;
 }
 
 /** Response headers of every event stream. */
@@ -170,7 +172,7 @@ export function eventStream<T>(subscribe: Subscribe<T>, options: EventStreamOpti
           let frame: Uint8Array;
           try {
             const id = options.id === undefined ? '' : `id: ${frameId(options.id(event))}\n`;
-            frame = encoder.encode(`${id}data: ${JSON.stringify(event)}\n\n`);
+            frame = encoder.encode(`${id}data: ${JSON.stringify(options.data === undefined ? event : options.data(event))}\n\n`);
           } catch (error) {
             // An event that cannot be written (a bigint, a cycle) ends this stream, not the emitter.
             stop();
