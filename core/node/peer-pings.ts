@@ -54,6 +54,8 @@ export class PeerPings {
   readonly #samples = new Map<string, number[]>();
   /** Peers with a ping in flight: a round does not pile a second one on. */
   readonly #inFlight = new Set<string>();
+  /** Peers whose last ping failed: a failure is logged once, not every round. */
+  readonly #failing = new Set<string>();
   #timer: Timer | null = null;
   #unsubscribe: (() => void) | null = null;
   #stopped = new AbortController();
@@ -111,8 +113,9 @@ export class PeerPings {
       connected.add(toHex(peer.node));
       void this.#ping(peer.node);
     }
-    // Gone peers are forgotten: the map holds connected peers only.
+    // Gone peers are forgotten: the maps hold connected peers only.
     for (const key of this.#samples.keys()) if (!connected.has(key)) this.#samples.delete(key);
+    for (const key of this.#failing) if (!connected.has(key)) this.#failing.delete(key);
   }
 
   async #ping(peer: Uint8Array): Promise<void> {
@@ -124,12 +127,15 @@ export class PeerPings {
     try {
       const rtt = await this.#network.ping(peer, { signal: AbortSignal.any([giveUp.signal, this.#stopped.signal]) });
       if (this.#stopped.signal.aborted || !this.#network.peers().some((p) => toHex(p.node) === key)) return;
+      this.#failing.delete(key);
       const samples = this.#samples.get(key) ?? [];
       samples.push(rtt);
       if (samples.length > this.schedule.samples) samples.shift();
       this.#samples.set(key, samples);
     } catch (error) {
-      if (!this.#stopped.signal.aborted) this.#log(`ping ${key.slice(0, 16)}…: ${error instanceof Error ? error.message : String(error)}`);
+      if (this.#stopped.signal.aborted || this.#failing.has(key)) return;
+      this.#failing.add(key);
+      this.#log(`ping ${key.slice(0, 16)}…: ${error instanceof Error ? error.message : String(error)} (said once until a ping answers)`);
     } finally {
       timer.cancel();
       this.#inFlight.delete(key);
