@@ -3,7 +3,7 @@
  * network port. It is what the HTTP API serves (NodeService) and what hosts start: the Node host
  * gives it a LevelDB store and libp2p, the browser host an IndexedDB store and libp2p in the page.
  */
-import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
+import type { NodeService, NodeStatus, PeerView, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
 import { Grants } from '../capabilities/grants.ts';
 import type { Token } from '../capabilities/token.ts';
 import { ChannelDesk, type ChannelsConfig } from '../channels/channels.ts';
@@ -39,7 +39,6 @@ import { SignalError } from '../signal/errors.ts';
 import { decodeSignal, signSignal } from '../signal/signal.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
 import { systemClock, type Clock, type Timer } from '../time/clock.ts';
-import type { PeerView } from '../api/routes/peers.ts';
 import type { Flow } from '../web/sse.ts';
 import { BlockProducer } from './block-producer.ts';
 import { followBlocks } from './block-feed.ts';
