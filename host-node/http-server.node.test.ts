@@ -74,11 +74,11 @@ test('http-server: an SSE client receives events as they happen, and leaving uns
     assert.equal(stream.res.statusCode, 200);
     assert.equal(stream.res.headers['content-type'], 'text/event-stream');
     await until(() => node.blockListeners.size === 1, 'the subscription');
-    const frame = `data: ${JSON.stringify(BLOCK)}\n\n`;
+    const frame = `id: 8\ndata: ${JSON.stringify(BLOCK)}\n\n`;
     for (const listener of node.blockListeners) listener(BLOCK);
     await until(() => stream.text() === frame, 'the first event');
     for (const listener of node.blockListeners) listener({ ...BLOCK, index: 9 });
-    await until(() => stream.text() === frame + `data: ${JSON.stringify({ ...BLOCK, index: 9 })}\n\n`, 'the second event');
+    await until(() => stream.text() === frame + `id: 9\ndata: ${JSON.stringify({ ...BLOCK, index: 9 })}\n\n`, 'the second event');
     stream.req.destroy();
     await until(() => node.blockListeners.size === 0, 'the unsubscription after the client left');
   } finally {

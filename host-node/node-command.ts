@@ -12,6 +12,7 @@ import { fromHex } from '../core/encoding/hex.ts';
 import { systemRandom } from '../core/crypto/random.ts';
 import { devnet, MAINNET, type ChainParams } from '../core/ledger/params.ts';
 import { MeshNode } from '../core/node/node.ts';
+import { PING_INTERVAL_MS } from '../core/node/peer-pings.ts';
 import { systemClock } from '../core/time/clock.ts';
 import { probeCapacity } from './capacity.ts';
 import { DockerExecutor } from './docker-executor.ts';
@@ -46,6 +47,8 @@ export interface NodeConfig {
   readonly wsTls: { readonly certFile: string; readonly keyFile: string } | null;
   /** Multiaddrs announced instead of the listen addresses (none: the listen addresses). */
   readonly announce: readonly string[];
+  /** Mean time between two rounds of pings to the peers (GET /peers' round trips). */
+  readonly pingIntervalMs: number;
 }
 
 /** The node could not start as configured (a port taken, a data directory in use): said without a stack. */
@@ -80,6 +83,7 @@ const nodeOptions = {
   'job-mem-mb': option({ value: 'MB', description: "memory offered to jobs, in MiB (default: the machine's)", parse: integer(4) }),
   'job-queue-secs': option({ value: 'S', description: 'how long a job this node bids for waits for a host', parse: integer(1), default: 600 }),
   'capability-root': list({ value: 'NODE_ID', description: 'honour capability tokens rooted at this key for directed placement, besides this node\'s own', parse: nodeIdText }),
+  'ping-interval-ms': option({ value: 'N', description: 'mean time between pings to each peer, jittered by ±25 % (GET /peers)', parse: integer(100), default: PING_INTERVAL_MS }),
   'heartbeat-interval-ms': option({ value: 'N', description: 'time between heartbeats on the devnet', parse: integer(100), shown: '30000' }),
   'ws-tls-cert': option({ value: 'FILE', description: 'PEM certificate (chain) for secure WebSockets: the WebSocket port becomes /tls/ws, which pages on HTTPS can dial' }),
   'ws-tls-key': option({ value: 'FILE', description: 'PEM private key of --ws-tls-cert' }),
@@ -137,6 +141,7 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
     heartbeatMs: heartbeat ?? HEARTBEAT_INTERVAL_SECS * 1000,
     wsTls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : null,
     announce: values.announce,
+    pingIntervalMs: values['ping-interval-ms'],
   };
 }
 
@@ -200,6 +205,7 @@ async function runNode(config: NodeConfig): Promise<number> {
       },
       channels: { store: channelStore },
       tunnel: { sockets: nodeTunnelSockets },
+      pings: { intervalMs: config.pingIntervalMs },
       clock: systemClock,
       random: systemRandom,
       log,

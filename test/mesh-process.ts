@@ -167,9 +167,11 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
   }
 }
 
-/** An open SSE stream: its parsed `data:` events and raw comments, as they arrive. */
+/** An open SSE stream: its parsed `data:` events, their ids and raw comments, as they arrive. */
 export interface EventStream<T> {
   readonly events: T[];
+  /** The `id:` of each event (the last one set, as EventSource keeps it; '' before any). */
+  readonly ids: string[];
   /** When each event arrived: epoch ms with a fraction (performance.timeOrigin + performance.now()). */
   readonly arrivals: number[];
   readonly comments: string[];
@@ -178,11 +180,13 @@ export interface EventStream<T> {
   close(): void;
 }
 
-export async function openStream<T = any>(node: MeshProcess, path: string): Promise<EventStream<T>> {
+export async function openStream<T = any>(node: MeshProcess, path: string, headers: Record<string, string> = {}): Promise<EventStream<T>> {
   const controller = new AbortController();
-  const response = await fetch(node.url + path, { signal: controller.signal });
+  const response = await fetch(node.url + path, { signal: controller.signal, headers });
   if (!response.ok || !response.body) throw new Error(`GET ${path}: ${response.status}`);
   const events: T[] = [];
+  const ids: string[] = [];
+  let lastId = '';
   const arrivals: number[] = [];
   const comments: string[] = [];
   const waiters = new Set<() => void>();
@@ -201,8 +205,10 @@ export async function openStream<T = any>(node: MeshProcess, path: string): Prom
           const frame = buffer.slice(start, end);
           start = end + 2;
           for (const line of frame.split('\n')) {
-            if (line.startsWith('data:')) {
+            if (line.startsWith('id:')) lastId = line.slice(3).trim();
+            else if (line.startsWith('data:')) {
               events.push(JSON.parse(line.slice(5)) as T);
+              ids.push(lastId);
               arrivals.push(performance.timeOrigin + performance.now());
             } else if (line.startsWith(':')) comments.push(line.slice(1).trim());
           }
@@ -216,6 +222,7 @@ export async function openStream<T = any>(node: MeshProcess, path: string): Prom
   })();
   return {
     events,
+    ids,
     arrivals,
     comments,
     next(match, timeoutMs = 30_000) {

@@ -6,7 +6,10 @@
  *   checked alone, and to the same blocks read from one LevelDB store and added to another in ranges
  *   of 500 in this process (sync minus the network);
  * - transfer latency: POST /transfer on a mining node to the event on its peer's
- *   /transactions/stream, next to the POST's own round trip.
+ *   /transactions/stream, next to the POST's own round trip;
+ * - block stream replay: GET /blocks/stream?min_height=1 on the node serving the generated chain,
+ *   to the tip's event, next to the same block objects read from the store in this process (the
+ *   headers alone, as the stream reads them, and whole blocks decoded).
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,7 +17,8 @@ import { Chain, MAX_BLOCKS_PER_RESPONSE } from '../../core/chain/chain.ts';
 import { CREDIT } from '../../core/encoding/amount.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { signedMessages } from '../../core/ledger/apply.ts';
-import type { Block } from '../../core/ledger/block.ts';
+import { blockEvent, type Block } from '../../core/ledger/block.ts';
+import { REPLAY_PAGE } from '../../core/node/block-feed.ts';
 import { findInvalidSignatures } from '../../core/ledger/validate.ts';
 import { LevelStore } from '../../host-node/leveldb-store.ts';
 import {
@@ -238,6 +242,81 @@ export async function catchUpOverNetwork(serving: MeshProcess, source: SourceCha
     await stopNode(node);
     await rm(node.dataDir, { recursive: true, force: true });
   }
+}
+
+/** One replay of the whole chain on /blocks/stream, next to the store reads it is made of. */
+export interface ReplayRun {
+  /** GET /blocks/stream?min_height=1 on the serving node: from the request to the tip's event. */
+  readonly streamMs: number;
+  /** From the request to the first event (the answer's head and the first page). */
+  readonly firstEventMs: number;
+  /** In this process, on the source store: blockEventsFrom in pages of REPLAY_PAGE (headers only), as the stream reads. */
+  readonly headersMs: number;
+  /** The same objects from blocksFrom in ranges of 500 and blockEvent: every block decoded. */
+  readonly blocksMs: number;
+}
+
+/** Reads the block objects of the whole source chain both ways, in this process; the time of each. */
+async function readBlockObjects(source: SourceChain): Promise<{ headersMs: number; blocksMs: number }> {
+  const store = await LevelStore.open(chainPath(source.dataDir, source.params));
+  try {
+    const chain = await Chain.open({ store, params: source.params });
+    const tip = chain.tip.height;
+    let started = performance.now();
+    let last = '';
+    for (let height = 1; height <= tip; ) {
+      const page = await chain.blockEventsFrom(height, REPLAY_PAGE);
+      height += page.length;
+      last = page.at(-1)!.hash;
+    }
+    const headersMs = performance.now() - started;
+    started = performance.now();
+    for (let height = 1; height <= tip; height += MAX_BLOCKS_PER_RESPONSE) {
+      const events = (await chain.blocksFrom(height, MAX_BLOCKS_PER_RESPONSE)).map(blockEvent);
+      if (events.length === 0) throw new Error(`no block at ${height}`);
+    }
+    const blocksMs = performance.now() - started;
+    if (last !== source.info.tipHash) throw new Error('the header pages ended on another tip');
+    return { headersMs, blocksMs };
+  } finally {
+    await store.close();
+  }
+}
+
+/** The time from the request to the first frame and to the frame whose id is `tip`, of GET `path` on `node`. */
+async function timeStream(node: MeshProcess, path: string, tip: number): Promise<{ firstMs: number; totalMs: number }> {
+  const controller = new AbortController();
+  const started = performance.now();
+  const response = await fetch(node.url + path, { signal: controller.signal });
+  if (!response.ok || response.body === null) throw new Error(`GET ${path}: ${response.status}`);
+  const decoder = new TextDecoder();
+  let firstMs: number | null = null;
+  let buffer = '';
+  let expected = 1;
+  try {
+    for await (const chunk of response.body) {
+      firstMs ??= performance.now() - started;
+      buffer += decoder.decode(chunk, { stream: true });
+      const frames = buffer.split('\n\n');
+      buffer = frames.pop()!;
+      for (const frame of frames) {
+        const id = /^id: (\d+)$/m.exec(frame)?.[1];
+        if (id === undefined) continue;
+        if (Number(id) !== expected) throw new Error(`the stream sent height ${id} where ${expected} was next`);
+        if (expected++ === tip) return { firstMs, totalMs: performance.now() - started };
+      }
+    }
+    throw new Error(`the stream ended at height ${expected - 1}`);
+  } finally {
+    controller.abort();
+  }
+}
+
+/** The serving node replays the whole chain on /blocks/stream; the same objects read in this process next to it. */
+export async function replayRun(serving: MeshProcess, source: SourceChain): Promise<ReplayRun> {
+  const { headersMs, blocksMs } = await readBlockObjects(source);
+  const { firstMs, totalMs } = await timeStream(serving, '/blocks/stream?min_height=1', source.info.blocks);
+  return { streamMs: totalMs, firstEventMs: firstMs, headersMs, blocksMs };
 }
 
 // Transfers sent on one tip of the mining node before waiting for its next block.

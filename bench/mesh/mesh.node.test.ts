@@ -128,6 +128,11 @@ function fakeReport(signatures: SignatureRun[], locals: LocalRun[], networks: Ne
       signatures,
       local: locals,
       network: networks,
+      replay: [
+        { streamMs: 2_000, firstEventMs: 10, headersMs: 500, blocksMs: 4_000 },
+        { streamMs: 2_500, firstEventMs: 12, headersMs: 520, blocksMs: 4_200 },
+        { streamMs: 1_800, firstEventMs: 9, headersMs: 480, blocksMs: 3_900 },
+      ],
     },
     latency:
       gossipMs.length === 0
@@ -198,6 +203,10 @@ test('mesh report: the section and the JSON are written, other sections kept byt
   assert.match(section, /Other processes on the machine took 25% of its CPU during local run 2/);
   assert.match(section, /refused 1 of the POSTs with 400 .*`nonce-gap`/);
   assert.match(section, /1 of the transfers took more than half a block interval \(1300\.0 ms\)/);
+  // The replay: medians 2.00 s on the stream (5,000 blocks/s), 0.50 s of header pages, 4.00 s of whole blocks.
+  assert.match(section, /\| \*\*\/blocks\/stream\*\* on the serving node, to the tip's event \| 2\.00 s \| 5,000 \| 4\.00 \| 2\.00 s, 2\.50 s, 1\.80 s \|/);
+  assert.match(section, /\| \*\*header pages\*\* \(blockEventsFrom\) in one process \(baseline\) \| 0\.50 s \| 20,000 \| 1 \(ref\) \|/);
+  assert.match(section, /\| whole blocks decoded \(blocksFrom \+ blockEvent\) \| 4\.00 s \| 2,500 \| 8\.00 \|/);
   const saved = JSON.parse(await readFile(json, 'utf8')) as MeshReport & { goals: unknown[] };
   assert.equal(saved.catchUp!.network.length, 3);
   assert.equal(saved.goals.length, 2);
@@ -216,6 +225,7 @@ test('mesh bench mesh --quick: a small run on real nodes end to end, writing not
   assert.match(said, /run 1: signatures alone .* s \(\d+ checks/);
   assert.match(said, /run 1: local .* s \(read/);
   assert.match(said, /run 1: network .* s after a start-up of/);
+  assert.match(said, /run 1: \/blocks\/stream replay .* s \(first event .* s; read here: headers .* s, whole blocks .* s\)/);
   assert.match(said, /(met|MISS) {1,2}Transfer latency: median .* over 5 transfers/);
   assert.match(said, /quick run: bench\/RESULTS\.md and bench\/results\/mesh\.json left as they were/);
   assert.deepEqual(await Promise.all(results.map((p) => readFile(p, 'utf8').catch(() => null))), before);

@@ -1,8 +1,9 @@
 /**
  * `mesh bench mesh`: real nodes on loopback. A fresh node catching up a generated chain from a peer
- * next to the same blocks' signatures checked alone and applied from local storage, and the latency
- * of a transfer from one node's POST /transfer to its peer's /transactions/stream next to the POST
- * alone. Writes
+ * next to the same blocks' signatures checked alone and applied from local storage, the serving
+ * node replaying the chain on /blocks/stream next to the same objects read from the store, and the
+ * latency of a transfer from one node's POST /transfer to its peer's /transactions/stream next to
+ * the POST alone. Writes
  * bench/results/mesh.json and the mesh section of bench/RESULTS.md.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,7 +17,7 @@ import { stopAll, stopNode } from '../../test/mesh-process.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { sourceChain } from './chain.ts';
-import { applyLocally, catchUpOverNetwork, checkSignaturesAlone, startServingNode, transferLatency, type CaseOptions, type LocalRun, type NetworkRun, type SignatureRun } from './cases.ts';
+import { applyLocally, catchUpOverNetwork, checkSignaturesAlone, replayRun, startServingNode, transferLatency, type CaseOptions, type LocalRun, type NetworkRun, type ReplayRun, type SignatureRun } from './cases.ts';
 import { MESH_REPORT, type MeshReport } from './report.ts';
 import { commandLine, runFlags, runOptions } from '../cli.ts';
 
@@ -91,6 +92,7 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
       const signatures: SignatureRun[] = [];
       const local: LocalRun[] = [];
       const network: NetworkRun[] = [];
+      const replay: ReplayRun[] = [];
       try {
         for (let run = 1; run <= options.runs; run++) {
           const g = await checkSignaturesAlone(chain);
@@ -108,12 +110,15 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
             `  run ${run}: network ${s(n.syncMs)} after a start-up of ${s(n.startupMs)} (CPU: syncing node ` +
               `${s(n.syncingCpuMs)}, serving node ${s(n.servingCpuMs)}, other processes ${s(n.othersCpuMs)})`,
           );
+          const r = await replayRun(serving, chain);
+          replay.push(r);
+          log(`  run ${run}: /blocks/stream replay ${s(r.streamMs)} (first event ${s(r.firstEventMs)}; read here: headers ${s(r.headersMs)}, whole blocks ${s(r.blocksMs)})`);
         }
       } finally {
         await stopNode(serving);
         await rm(serving.dataDir, { recursive: true, force: true });
       }
-      catchUp = { chain: chain.info, signatures, local, network };
+      catchUp = { chain: chain.info, signatures, local, network, replay };
     }
     if (options.transfers > 0) {
       log(`\n== transfer latency: ${options.transfers} transfers`);
@@ -143,7 +148,8 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
 /** `mesh bench mesh`. */
 export const meshBenchCommand = command({
   description: `Real mesh nodes on loopback: a fresh node catching up a generated chain from a peer (next to
-checking the same blocks' signatures alone, and applying them from local storage), and transfer latency
+checking the same blocks' signatures alone, and applying them from local storage), the chain replayed on
+/blocks/stream (next to reading the same block objects from the store), and transfer latency
 from one node's POST /transfer to its peer's /transactions/stream (next to the POST's own round trip).`,
   options: meshOptions,
   run: (input) => runMeshBenchWith(meshBenchOptions(input.options), commandLine(input)),

@@ -3,7 +3,7 @@
  * bench/RESULTS.md. Pure functions of the results; node.ts measures and writes.
  */
 import type { ChainInfo } from './chain.ts';
-import type { LatencyRun, LocalRun, NetworkRun, SignatureRun } from './cases.ts';
+import type { LatencyRun, LocalRun, NetworkRun, ReplayRun, SignatureRun } from './cases.ts';
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
 import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
@@ -18,6 +18,8 @@ export interface MeshReport extends RunInfo {
     readonly signatures: readonly SignatureRun[];
     readonly local: readonly LocalRun[];
     readonly network: readonly NetworkRun[];
+    /** The chain replayed on the serving node's /blocks/stream, once after each network run (absent in reports before it). */
+    readonly replay?: readonly ReplayRun[];
   } | null;
   readonly latency: LatencyRun | null;
 }
@@ -215,6 +217,32 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
   return `### Catch-up\n\n${intro}\n\n${table}${cpuLine}${lateLine}${busyLine}`;
 }
 
+function replaySection(chain: ChainInfo, replay: readonly ReplayRun[]): string {
+  const intro =
+    `The node serving the catch-up's chain (${thousands(chain.blocks)} blocks) sends all of it on ` +
+    '`GET /blocks/stream?min_height=1`, timed from the request to the tip\'s event as the benchmark reads the ' +
+    'frames (each height checked to follow the one before). The stream reads the block objects from its store in ' +
+    'pages of 100, headers only, no faster than the client\'s queue takes them (docs/node-api.md). Next to it, in ' +
+    "the benchmark's process on the source store: the same pages of `blockEventsFrom` (what the stream reads), " +
+    'and `blocksFrom` in ranges of 500 with every block decoded (what reading whole blocks would cost). ' +
+    `${replay.length} runs, one after each network run; **ratio** = median ÷ the median of the header pages.`;
+  const headers = median(replay.map((r) => r.headersMs));
+  const runs = (values: number[]): string => values.map(seconds).join(', ');
+  const row = (what: string, values: number[]): string[] => {
+    const m = median(values);
+    return [what, seconds(m), rate(chain.blocks, m), (m / headers).toFixed(2), runs(values)];
+  };
+  const rows = [
+    row('**/blocks/stream** on the serving node, to the tip\'s event', replay.map((r) => r.streamMs)),
+    ['  to the first event', seconds(median(replay.map((r) => r.firstEventMs))), '', '', runs(replay.map((r) => r.firstEventMs))],
+    row('**header pages** (blockEventsFrom) in one process (baseline)', replay.map((r) => r.headersMs)),
+    row('whole blocks decoded (blocksFrom + blockEvent)', replay.map((r) => r.blocksMs)),
+  ];
+  rows[2]![3] = '1 (ref)';
+  const table = markdownTable(['measurement', 'median', 'blocks/s', 'ratio', 'runs'], rows, [false, true, true, true, false]);
+  return `### Block stream replay\n\n${intro}\n\n${table}`;
+}
+
 function latencySection(latency: LatencyRun): string {
   const gossip = summarizeLatency(latency.samples.map((s) => s.gossipMs));
   const post = summarizeLatency(latency.samples.map((s) => s.postMs));
@@ -260,6 +288,8 @@ export function renderMeshSection(report: MeshReport, goals: readonly Goal[] = e
   parts.push('### Goals');
   parts.push(goalList(goals));
   if (report.catchUp && report.catchUp.signatures.length > 0 && report.catchUp.local.length > 0 && report.catchUp.network.length > 0) parts.push(catchUpSection(report, report.catchUp));
+  const replay = report.catchUp?.replay ?? [];
+  if (report.catchUp && replay.length > 0) parts.push(replaySection(report.catchUp.chain, replay));
   if (report.latency && report.latency.samples.length > 0) parts.push(latencySection(report.latency));
   return parts.join('\n\n');
 }

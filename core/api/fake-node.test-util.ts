@@ -10,6 +10,8 @@ import { toHex } from '../encoding/hex.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import type { BlockEvent } from '../ledger/block.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
+import type { KeptSignal, SignalFilter } from '../signal/book.ts';
+import type { PeerView } from './routes/peers.ts';
 import { FakeChannels } from './fake-channels.test-util.ts';
 import { formatAddress } from '../tunnel/address.ts';
 import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
@@ -41,6 +43,18 @@ export const STATUS: NodeStatus = {
 
 export const SIGNAL: SignalObject = { from: BOB, to: 'broadcast', capabilities: [{ name: 'cpu', version: 4 }], payload_hex: '', nonce: 3, id: SIGNAL_ID };
 export const ATLAS: AtlasEntry[] = [{ node_id: BOB, cpu_cores: 4, mem_mb: 8192, running_jobs: 1, last_seen_secs: 1_700_000_000, tags: ['linux'] }];
+export const PEERS: PeerView[] = [
+  {
+    node_id: BOB,
+    multiaddrs: ['/ip4/127.0.0.1/tcp/4002'],
+    remote_addr: '/ip4/127.0.0.1/tcp/4002',
+    direction: 'outbound',
+    connected_since: 1_700_000_000,
+    height: 7,
+    rtt_ms: 1.5,
+    rtt_samples: [1, 2],
+  },
+];
 export const BLOCK: BlockEvent = { index: 8, hash: 'ee'.repeat(32), prev_hash: 'dd'.repeat(32), timestamp: 1_700_000_010, miner: SELF, tx_count: 1, nonce: 0 };
 
 export const JOB_ID = '0b'.repeat(32);
@@ -165,7 +179,11 @@ export class FakeNode extends FakeJobs implements NodeService {
   grantCalls: { method: 'revokeCapability' | 'setTrust'; args: unknown[] }[] = [];
   readonly blockListeners = new Set<(event: BlockEvent) => void>();
   readonly txListeners = new Set<(event: TxStreamEvent) => void>();
-  readonly signalListeners = new Set<(signal: SignalObject) => void>();
+  readonly signalListeners = new Set<(kept: KeptSignal) => void>();
+  /** Where each /blocks/stream asked to start, and what each signal route asked for. */
+  readonly blockFollows: (number | null)[] = [];
+  readonly signalFollows: { after: number | null; filter: SignalFilter }[] = [];
+  readonly signalLists: (SignalFilter | undefined)[] = [];
   /** What /mesh-deploy and /mesh-kill passed on, ids as hex; `placementError` is thrown when set. */
   placementCalls: { method: 'meshDeploy' | 'meshKill'; request: Record<string, unknown> }[] = [];
   placementError: unknown = undefined;
@@ -241,7 +259,11 @@ export class FakeNode extends FakeJobs implements NodeService {
   atlas(): AtlasEntry[] {
     return ATLAS;
   }
-  signals(): SignalObject[] {
+  peers(): PeerView[] {
+    return PEERS;
+  }
+  signals(filter?: SignalFilter): SignalObject[] {
+    this.signalLists.push(filter);
     return [SIGNAL];
   }
   transfer(to: Recipient, amount: bigint): Promise<string> {
@@ -254,13 +276,15 @@ export class FakeNode extends FakeJobs implements NodeService {
     this.signalsSent.push(request);
     return Promise.resolve({ id: SIGNAL_ID, nonce: 4 });
   }
-  onBlock(listener: (event: BlockEvent) => void): Unsubscribe {
+  followBlocks(from: number | null, listener: (event: BlockEvent) => void): Unsubscribe {
+    this.blockFollows.push(from);
     return subscribe(this.blockListeners, listener);
   }
   onTransaction(listener: (event: TxStreamEvent) => void): Unsubscribe {
     return subscribe(this.txListeners, listener);
   }
-  onSignal(listener: (signal: SignalObject) => void): Unsubscribe {
+  followSignals(after: number | null, filter: SignalFilter, listener: (kept: KeptSignal) => void): Unsubscribe {
+    this.signalFollows.push({ after, filter });
     return subscribe(this.signalListeners, listener);
   }
   /** Records the call; the real logic is tested on a MeshNode (routes/capabilities.test.ts). */

@@ -5,7 +5,7 @@
  * mounts a sub-app; handler.ts composes them under the shared policy.
  */
 import type { Call, Route } from '../web/router.ts';
-import type { EventFormat, Unsubscribe } from '../web/sse.ts';
+import type { EventFormat, Subscribe } from '../web/sse.ts';
 
 export interface ApiTools {
   /** A JSON answer; node state changes block by block, so nothing is cached. */
@@ -24,16 +24,19 @@ export interface ApiTools {
   readBytes(request: Request, options: { maxBytes: number }): Promise<Uint8Array>;
   /**
    * An SSE answer carrying the events `subscribe` delivers until the client goes away, or until the
-   * subscriber calls `end`. It takes the query parameters in `allowed` (none by default; the route
-   * reads their values itself); `id` gives each event's `id:` line.
+   * subscriber calls `end`; a subscriber that replays history paces itself by the flow it is given.
+   * It takes the query parameters in `allowed` (none by default; the route reads their values
+   * itself); `id` gives each event's `id:` line.
    */
-  stream<T>(call: Call, subscribe: (listener: (event: T) => void, end: () => void) => Unsubscribe, options?: StreamOptions<T>): Response;
+  stream<T>(call: Call, subscribe: Subscribe<T>, options?: StreamOptions<T>): Response;
 }
 
 /** What an event stream takes beyond its events. */
 export interface StreamOptions<T> {
   readonly allowed?: readonly string[];
   readonly id?: (event: T) => string | number;
+  /** What the frame's `data:` carries (default: the event). */
+  readonly data?: (event: T) => unknown;
   /**
    * Bound the unread events by their bytes instead of their number (the API's maxQueuedEvents),
    * for a stream whose events may be large.

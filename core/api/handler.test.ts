@@ -9,7 +9,7 @@ import { LedgerRuleError } from '../ledger/apply.ts';
 import { SignalError } from '../signal/errors.ts';
 import type { SignalObject } from '../signal/types.ts';
 import { constantTimeEqual, isLoopbackOrigin } from './access.ts';
-import { ATLAS, BLOCK, BOB, FakeNode, SIGNAL, SIGNAL_ID, STATUS, TX_ID } from './fake-node.test-util.ts';
+import { ATLAS, BLOCK, BOB, FakeNode, PEERS, SELF, SIGNAL, SIGNAL_ID, STATUS, TX_ID } from './fake-node.test-util.ts';
 import { AUTH, BAD_IDS, BASE, JSON_POST, ok, post, problem, readUntil, request, setup, TOKEN } from './api.test-util.ts';
 import { createNodeApi } from './handler.ts';
 import type { TxStreamEvent } from './service.ts';
@@ -480,15 +480,15 @@ test('api: POST /signals/send maps SignalError: burn-used 409, other rules 400',
 // ---------------------------------------------------------------------------------------------
 // Server-Sent Events
 
-test('api: the three SSE streams frame each event as one data: line of JSON', async () => {
+test('api: the three SSE streams frame each event as one data: line of JSON; blocks and signals give it an id', async () => {
   const { api, node } = setup();
   const tx: TxStreamEvent = { id: TX_ID, origin: BOB, kind: 'Transfer', amount: '10' };
-  const streams: [string, () => void, unknown, () => number][] = [
-    ['/blocks/stream', () => [...node.blockListeners].forEach((l) => l(BLOCK)), BLOCK, () => node.blockListeners.size],
-    ['/transactions/stream', () => [...node.txListeners].forEach((l) => l(tx)), tx, () => node.txListeners.size],
-    ['/signals/stream', () => [...node.signalListeners].forEach((l) => l(SIGNAL)), SIGNAL, () => node.signalListeners.size],
+  const streams: [string, () => void, string, () => number][] = [
+    ['/blocks/stream', () => [...node.blockListeners].forEach((l) => l(BLOCK)), `id: 8\ndata: ${JSON.stringify(BLOCK)}\n\n`, () => node.blockListeners.size],
+    ['/transactions/stream', () => [...node.txListeners].forEach((l) => l(tx)), `data: ${JSON.stringify(tx)}\n\n`, () => node.txListeners.size],
+    ['/signals/stream', () => [...node.signalListeners].forEach((l) => l({ seq: 1_700_000_000_123, signal: SIGNAL })), `id: 1700000000123\ndata: ${JSON.stringify(SIGNAL)}\n\n`, () => node.signalListeners.size],
   ];
-  for (const [path, emit, event, listeners] of streams) {
+  for (const [path, emit, frame, listeners] of streams) {
     const response = await api(request(path));
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('content-type'), 'text/event-stream');
@@ -498,11 +498,73 @@ test('api: the three SSE streams frame each event as one data: line of JSON', as
     emit();
     emit();
     const text = await readUntil(reader, '\n\n', 2);
-    const frame = `data: ${JSON.stringify(event)}\n\n`;
     assert.equal(text, frame + frame);
     await reader.cancel();
     assert.equal(listeners(), 0, `${path} unsubscribed on cancel`);
   }
+});
+
+test('api: /blocks/stream starts at min_height, or after the Last-Event-ID a reconnecting client sends (which wins); live by default', async () => {
+  const { api, node } = setup();
+  for (const [path, headers, from] of [
+    ['/blocks/stream', {}, null],
+    ['/blocks/stream?min_height=0', {}, 0],
+    ['/blocks/stream?min_height=42', {}, 42],
+    ['/blocks/stream', { 'last-event-id': '9' }, 10],
+    ['/blocks/stream?min_height=3', { 'last-event-id': '9' }, 10],
+    ['/blocks/stream?min_height=3', { 'last-event-id': '' }, 3],
+  ] as const) {
+    const response = await api(request(path, { headers }));
+    assert.equal(response.status, 200, path);
+    await response.body!.cancel();
+    assert.equal(node.blockFollows.at(-1), from, `${path} ${JSON.stringify(headers)}`);
+  }
+  for (const [path, headers, name] of [
+    ['/blocks/stream?min_height=-1', {}, 'min_height'],
+    ['/blocks/stream?min_height=01', {}, 'min_height'],
+    ['/blocks/stream?min_height=1.5', {}, 'min_height'],
+    ['/blocks/stream?min_height=', {}, 'min_height'],
+    ['/blocks/stream?min_height=9007199254740993', {}, 'min_height'],
+    ['/blocks/stream?min_height=1&min_height=2', {}, 'min_height'],
+    ['/blocks/stream', { 'last-event-id': 'abc' }, 'Last-Event-ID'],
+    ['/blocks/stream?min_height=x', { 'last-event-id': '4' }, 'min_height'],
+    ['/blocks/stream?from=3', {}, 'from'],
+  ] as const) {
+    const body = await problem(await api(request(path, { headers })), 400);
+    assert.equal((body.errors as { name: string }[])[0]!.name, name, path);
+  }
+  assert.equal(node.blockFollows.length, 6, 'a refused stream asks the node nothing');
+});
+
+test('api: the signal routes filter by sender and addressee; /signals/stream resumes after its Last-Event-ID', async () => {
+  const { api, node } = setup();
+  const response = await api(request(`/signals/stream?from=${BOB}&to=broadcast`, { headers: { 'last-event-id': '1700000000123' } }));
+  assert.equal(response.status, 200);
+  await response.body!.cancel();
+  assert.deepEqual(node.signalFollows.at(-1), { after: 1_700_000_000_123, filter: { from: BOB, to: 'broadcast' } });
+  await (await api(request(`/signals/stream?to=${SELF}`))).body!.cancel();
+  assert.deepEqual(node.signalFollows.at(-1), { after: null, filter: { from: null, to: SELF } });
+  assert.deepEqual(await ok(await api(request(`/signals?from=${BOB}`))), [SIGNAL]);
+  assert.deepEqual(node.signalLists.at(-1), { from: BOB, to: null });
+  for (const [path, name] of [
+    [`/signals/stream?from=${BOB.toUpperCase()}`, 'from'],
+    ['/signals/stream?from=broadcast', 'from'],
+    ['/signals/stream?to=abc', 'to'],
+    [`/signals/stream?to=${SELF}&to=${BOB}`, 'to'],
+    ['/signals/stream?min_height=1', 'min_height'],
+    [`/signals?to=${BOB}0`, 'to'],
+  ] as const) {
+    const body = await problem(await api(request(path)), 400);
+    assert.equal((body.errors as { name: string }[])[0]!.name, name, path);
+  }
+  await problem(await api(request('/signals/stream', { headers: { 'last-event-id': '-1' } })), 400);
+  assert.equal(node.signalFollows.length, 2);
+});
+
+test('api: GET /peers lists the connected peers', async () => {
+  const { api } = setup();
+  assert.deepEqual(await ok(await api(request('/peers'))), { peers: PEERS });
+  await problem(await api(request('/peers?x=1')), 400);
 });
 
 test('api: an idle SSE stream gets a keep-alive comment every keepAliveMs', async () => {
@@ -516,7 +578,7 @@ test('api: an idle SSE stream gets a keep-alive comment every keepAliveMs', asyn
   // An event resets the idle time; the next comment follows it.
   [...node.blockListeners].forEach((l) => l(BLOCK));
   const after = await readUntil(reader, '\n\n', 2);
-  assert.equal(after, `data: ${JSON.stringify(BLOCK)}\n\n: keep-alive\n\n`);
+  assert.equal(after, `id: 8\ndata: ${JSON.stringify(BLOCK)}\n\n: keep-alive\n\n`);
   await reader.cancel();
   assert.equal(node.blockListeners.size, 0);
 });
@@ -535,19 +597,21 @@ test('api: an SSE stream unsubscribes when its request is aborted', async () => 
 test('api: a client that reads nothing is cut off after maxQueuedEvents, not buffered without bound', async () => {
   const { api, node } = setup({ maxQueuedEvents: 3 });
   const response = await api(request('/signals/stream'));
-  for (let i = 0; i < 10; i++) [...node.signalListeners].forEach((l) => l({ ...SIGNAL, nonce: i }));
+  for (let i = 0; i < 10; i++) [...node.signalListeners].forEach((l) => l({ seq: i + 1, signal: { ...SIGNAL, nonce: i } }));
   assert.equal(node.signalListeners.size, 0, 'unsubscribed at the overflow');
   const text = await new Response(response.body).text();
   const frames = text.split('\n\n').filter((f) => f !== '');
   assert.equal(frames.length, 4);
-  assert.deepEqual(frames.slice(0, 3).map((f) => (JSON.parse(f.slice('data: '.length)) as SignalObject).nonce), [0, 1, 2]);
+  assert.deepEqual(frames.slice(0, 3).map((f) => (JSON.parse(f.split('data: ')[1]!) as SignalObject).nonce), [0, 1, 2]);
   assert.match(frames[3]!, /^: closed/);
 });
 
-test('api: SSE routes take no query parameters', async () => {
+test('api: SSE routes take only their query parameters', async () => {
   const { api, node } = setup();
   await problem(await api(request('/blocks/stream?since=5')), 400);
+  await problem(await api(request('/transactions/stream?min_height=5')), 400);
   assert.equal(node.blockListeners.size, 0);
+  assert.equal(node.txListeners.size, 0);
 });
 
 test('api: createNodeApi refuses an empty token and bad limits', () => {

@@ -33,12 +33,13 @@ import { messagingRoutes } from './routes/messaging.ts';
 import { nameRoutes } from './routes/names.ts';
 import { placementRoutes } from './routes/placement.ts';
 import { nodeRoutes } from './routes/node.ts';
+import { peerRoutes } from './routes/peers.ts';
 import { signalRoutes } from './routes/signals.ts';
 import { tunnelRoutes } from './routes/tunnel.ts';
 import type { NodeService } from './service.ts';
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes, tunnelRoutes, messagingRoutes, nameRoutes];
+const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, peerRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes, tunnelRoutes, messagingRoutes, nameRoutes];
 
 export interface NodeApiOptions {
   readonly service: NodeService;
@@ -110,9 +111,9 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
     query,
     readJson: (request, { optional = false, maxBytes = maxBodyBytes } = {}) => readJsonBody(request, maxBytes, optional),
     readBytes: (request, { maxBytes }) => readBytesBody(request, maxBytes),
-    stream: (call, subscribe, { allowed, id, maxQueuedBytes, format } = {}) => {
+    stream: (call, subscribe, { allowed, id, data, maxQueuedBytes, format } = {}) => {
       query(call.url, allowed);
-      const body = eventStream(subscribe, { keepAliveMs, maxQueued, signal: call.request.signal, ...(id && { id }), ...(maxQueuedBytes && { maxQueuedBytes }), ...(format && { format }) });
+      const body = eventStream(subscribe, { keepAliveMs, maxQueued, signal: call.request.signal, ...(id && { id }), ...(data && { data }), ...(maxQueuedBytes && { maxQueuedBytes }), ...(format && { format }) });
       return new Response(body, { headers: format === undefined ? EVENT_STREAM_HEADERS : { ...EVENT_STREAM_HEADERS, 'content-type': format.contentType } });
     },
   };

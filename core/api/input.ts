@@ -19,6 +19,7 @@ import { isName, NAME_RULE, type Recipient } from '../names/names.ts';
 import { MAX_CAPABILITIES, MAX_CAPABILITY_NAME_BYTES, MAX_PAYLOAD_BYTES } from '../signal/signal.ts';
 import { ApiProblem } from './problem.ts';
 import type { SignalRequest } from './routes/signals.ts';
+import type { SignalFilter } from '../signal/book.ts';
 
 const HEX_ID = /^[0-9a-f]{64}$/;
 const HEX_BYTES = /^(?:[0-9a-f]{2})*$/;
@@ -104,6 +105,49 @@ export function logParams(query: Readonly<Record<string, string>>, lastEventId: 
   if (follow !== undefined && follow !== '0' && follow !== '1') throw badQuery('follow', 'must be 1 (a stream) or 0');
   const after = query.after ?? lastEventId;
   return { after: after === null ? 0 : count(after, query.after === undefined ? 'Last-Event-ID' : 'after'), follow: follow === '1' };
+}
+
+/**
+ * Where a stream resumes: the `Last-Event-ID` a reconnecting EventSource sends, a non-negative
+ * integer; null when there is none (an empty one is none, as EventSource treats it).
+ */
+export function lastEventIdParam(value: string | null): number | null {
+  return value === null || value === '' ? null : count(value, 'Last-Event-ID');
+}
+
+/** The query parameter of /blocks/stream. */
+export const BLOCK_STREAM_PARAMS: readonly string[] = ['min_height'];
+
+/**
+ * The first height /blocks/stream sends: after `Last-Event-ID` (the height a reconnecting client
+ * saw last; it wins, since an EventSource reconnects with its first URL), else `min_height`, else
+ * null (from the next block).
+ */
+export function blockStreamFrom(query: Readonly<Record<string, string>>, lastEventId: string | null): number | null {
+  const minHeight = query.min_height === undefined ? null : count(query.min_height, 'min_height');
+  const resumed = lastEventIdParam(lastEventId);
+  return resumed === null ? minHeight : resumed + 1;
+}
+
+/** The query parameters of GET /signals and /signals/stream. */
+export const SIGNAL_FILTER_PARAMS: readonly string[] = ['from', 'to'];
+
+/**
+ * `from` (a sender's node id) and `to` (an addressee's node id, or `broadcast`) of the signal
+ * routes; both may be given (a signal must pass both), neither is every signal.
+ */
+export function signalFilterParams(query: Readonly<Record<string, string>>): SignalFilter {
+  const from = query.from ?? null;
+  const to = query.to ?? null;
+  if (from !== null) {
+    const verdict = idRule(from);
+    if (verdict !== true) throw badQuery('from', `must be a node id: ${verdict}`);
+  }
+  if (to !== null && to !== 'broadcast') {
+    const verdict = idRule(to);
+    if (verdict !== true) throw badQuery('to', `must be a node id or broadcast: ${verdict}`);
+  }
+  return { from, to };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@
  *   'M' 'tip' → height(8) hash     'M' 'base' → lowest held height (light nodes prune below it)
  *   'T' 'Y' 'I' 'W' → read models (readmodel.ts)
  */
-import { array, bytes32, decode, encode, option, struct, uint53, varBytes } from '../encoding/codec.ts';
+import { array, bytes32, decode, encode, option, Reader, struct, uint53, varBytes } from '../encoding/codec.ts';
 import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type ErrorTable, MeshError, RuledError } from '../errors.ts';
@@ -22,7 +22,7 @@ import { RecentSet } from '../collections/recent-set.ts';
 import { verify, verifyBatch } from '../crypto/ed25519.ts';
 import type { TxEffect } from '../ledger/apply.ts';
 import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
-import { blockSigningBytes, type SignedHeader } from '../ledger/header.ts';
+import { blockSigningBytes, headerCodec, type SignedHeader } from '../ledger/header.ts';
 import { LIGHT_RETENTION_BLOCKS, type ChainParams } from '../ledger/params.ts';
 import { LedgerState, type Change } from '../ledger/state.ts';
 import { applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type Applied, type ParentInfo } from '../ledger/validate.ts';
@@ -292,6 +292,25 @@ export class Chain {
       out.push(block);
     }
     return out;
+  }
+
+  /**
+   * The block objects (node-api.md §2) of up to `count` consecutive main-chain blocks from `from`,
+   * fewer at the tip or at the first block not held (below a light node's base). Read from the
+   * headers alone, none of the transactions decoded, and while no block is being added, so one
+   * page never mixes two branches: what /blocks/stream replays.
+   */
+  blockEventsFrom(from: number, count: number): Promise<BlockEvent[]> {
+    return this.#exclusive(async () => {
+      const events: BlockEvent[] = [];
+      for (let h = from; h <= this.#tip.height && events.length < count; h++) {
+        const hash = await this.hashAt(h);
+        const bytes = hash === undefined ? undefined : await this.#store.get(bKey(hash));
+        if (hash === undefined || bytes === undefined) break;
+        events.push(blockEvent({ hash, header: headerCodec.read(new Reader(bytes)) }));
+      }
+      return events;
+    });
   }
 
   /**

@@ -179,7 +179,7 @@ export function genesisBlock(params: ChainParams): Block {
 }
 
 /** The spec's block object. */
-export function blockEvent(block: Block): BlockEvent {
+export function blockEvent(block: Pick<Block, 'header' | 'hash'>): BlockEvent {
   return {
     index: block.header.height,
     hash: toHex(block.hash),

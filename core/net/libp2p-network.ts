@@ -133,7 +133,6 @@ export class Libp2pNetwork implements Network {
   readonly #banned: Map<string, number>;
   readonly #listenAddrs = new Map<string, Multiaddr[]>();
   readonly #heights = new Map<string, number>();
-  readonly #rtts = new Map<string, number>();
   readonly #served = new Map<string, RpcHandler>();
   readonly #streamHandlers = new Map<string, (stream: Stream, connection: Connection) => void>();
   /** Raw streams open, reset when the node stops or hangs up on their peer (libp2p would close them with a FIN). */
@@ -211,7 +210,6 @@ export class Libp2pNetwork implements Network {
       const key = event.detail.toString();
       this.#listenAddrs.delete(key);
       this.#heights.delete(key);
-      this.#rtts.delete(key);
     });
     this.#reconnect = this.#clock.setInterval(() => void this.#keepBootstrapped(), RECONNECT_MS);
   }
@@ -523,23 +521,34 @@ export class Libp2pNetwork implements Network {
   peers(): PeerInfo[] {
     return this.libp2p.getPeers().flatMap((peer) => {
       const node = nodeIdOf(peer);
-      if (node === null) return [];
+      // The oldest open connection stands for the peer (a simultaneous dial may leave two).
+      const connection = this.libp2p
+        .getConnections(peer)
+        .filter((c) => c.status === 'open')
+        .sort((x, y) => x.timeline.open - y.timeline.open)[0];
+      if (node === null || connection === undefined) return [];
       const key = peer.toString();
-      return [{ node, height: this.#heights.get(key) ?? null, rttMs: this.#rtts.get(key) ?? null }];
+      return [
+        {
+          node,
+          height: this.#heights.get(key) ?? null,
+          multiaddrs: (this.#listenAddrs.get(key) ?? []).map(String),
+          remoteAddr: connection.remoteAddr.toString(),
+          direction: connection.direction,
+          connectedSince: connection.timeline.open,
+        },
+      ];
     });
   }
 
   async ping(peer: Uint8Array, options: { signal?: AbortSignal } = {}): Promise<number> {
     const target = peerIdOf(peer);
-    let rtt: number;
     try {
-      rtt = await this.libp2p.services.ping.ping(target, options.signal ? { signal: options.signal } : {});
+      return await this.libp2p.services.ping.ping(target, options.signal ? { signal: options.signal } : {});
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       throw new PeerUnreachableError(`cannot ping ${toHex(peer)}: ${messageOf(error)}`);
     }
-    if (this.libp2p.getConnections(target).length > 0) this.#rtts.set(target.toString(), rtt);
-    return rtt;
   }
 
   async dial(node: Uint8Array, address: string, options: { signal?: AbortSignal } = {}): Promise<void> {

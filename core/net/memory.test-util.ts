@@ -36,6 +36,8 @@ export class MemoryBus {
   readonly clock: Clock;
   readonly limits: RpcLimits;
   readonly members = new Map<string, MemoryNetwork>();
+  /** The round-trip time a ping between two members takes on the bus clock (setLatency); 0 unless set. */
+  readonly #latency = new Map<string, number>();
   /** Every verdict, for tests that check who was blamed. */
   readonly verdicts: { topic: string; from: string; to: string; verdict: Verdict }[] = [];
 
@@ -59,14 +61,25 @@ export class MemoryBus {
     this.members.delete(toHex(net.self));
   }
 
-  /** Connects two members; like a new connection, peers on the heights topic meet. */
+  /** Connects two members (`a` dialled `b`); like a new connection, peers on the heights topic meet. */
   link(a: MemoryNetwork, b: MemoryNetwork): void {
-    a.links.add(b);
-    b.links.add(a);
+    const since = this.clock.now();
+    a.connected(b, 'outbound', since);
+    b.connected(a, 'inbound', since);
     if (a.handles(TOPICS.heights) && b.handles(TOPICS.heights)) {
       a.joined(b.self);
       b.joined(a.self);
     }
+  }
+
+  /** Makes a ping between `a` and `b` (either way) take `rttMs` on the bus clock. */
+  setLatency(a: Uint8Array, b: Uint8Array, rttMs: number): void {
+    this.#latency.set(pairKey(a, b), rttMs);
+  }
+
+  /** The round-trip time set between `a` and `b`. */
+  latency(a: Uint8Array, b: Uint8Array): number {
+    return this.#latency.get(pairKey(a, b)) ?? 0;
   }
 
   /** Disconnects two members; each forgets what it knew of the other. */
@@ -85,6 +98,8 @@ export class MemoryBus {
     }
   }
 }
+
+const pairKey = (a: Uint8Array, b: Uint8Array): string => [toHex(a), toHex(b)].sort().join('-');
 
 interface Served {
   readonly handler: RpcHandler;
@@ -122,7 +137,7 @@ export class MemoryNetwork implements Network {
   readonly #served = new Map<string, Served>();
   readonly #joined = new Set<(peer: Uint8Array) => void>();
   readonly #heights = new Map<MemoryNetwork, number>();
-  readonly #rtts = new Map<MemoryNetwork, number>();
+  readonly #connections = new Map<MemoryNetwork, { direction: 'inbound' | 'outbound'; since: number }>();
   readonly #calls = new Set<InFlight>();
   /** Requests being served, by requester and protocol id. */
   readonly #serving = new Map<string, number>();
@@ -138,10 +153,16 @@ export class MemoryNetwork implements Network {
     for (const listener of this.#joined) listener(peer);
   }
 
+  connected(peer: MemoryNetwork, direction: 'inbound' | 'outbound', since: number): void {
+    if (this.links.has(peer)) return;
+    this.links.add(peer);
+    this.#connections.set(peer, { direction, since });
+  }
+
   disconnected(peer: MemoryNetwork): void {
     this.links.delete(peer);
     this.#heights.delete(peer);
-    this.#rtts.delete(peer);
+    this.#connections.delete(peer);
     // The handler hears why, as on libp2p: its own node stopped, or the requester went away.
     for (const call of this.#calls) if (call.peer === peer) call.cut.abort(peer.stopped ? handlerStops.nodeStopped() : handlerStops.requesterGone());
     for (const stream of this.#streams) if (stream.peer === peer) stream.pair.cut('the connection closed before the stream ended');
@@ -317,18 +338,25 @@ export class MemoryNetwork implements Network {
   }
 
   peers(): PeerInfo[] {
-    return [...this.links].map((peer) => ({ node: peer.self, height: this.#heights.get(peer) ?? null, rttMs: this.#rtts.get(peer) ?? null }));
+    return [...this.links].map((peer) => {
+      const connection = this.#connections.get(peer)!;
+      const address = `/memory/${toHex(peer.self)}`;
+      return { node: peer.self, height: this.#heights.get(peer) ?? null, multiaddrs: [address], remoteAddr: address, direction: connection.direction, connectedSince: connection.since };
+    });
   }
 
+  /** A real turn, as a message would take, plus the latency set on the bus between the two (on its clock). */
   async ping(peer: Uint8Array, options: { signal?: AbortSignal } = {}): Promise<number> {
     options.signal?.throwIfAborted();
-    const target = this.#linked(peer);
-    const start = performance.now();
+    this.#linked(peer);
+    const clock = this.#bus.clock;
+    const start = clock.now();
     await new Promise((resolve) => setTimeout(resolve, 0));
+    const latency = this.#bus.latency(this.self, peer);
+    if (latency > 0) await new Promise((resolve) => clock.setTimeout(() => resolve(undefined), latency));
     options.signal?.throwIfAborted();
-    const rtt = performance.now() - start;
-    if (this.links.has(target)) this.#rtts.set(target, rtt);
-    return rtt;
+    this.#linked(peer);
+    return clock.now() - start;
   }
 
   bootstrapAddresses(): string[] {

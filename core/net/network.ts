@@ -2,8 +2,8 @@
  * The network port: how the core reaches other nodes. `core/net/libp2p-network.ts` implements it
  * over libp2p (each host supplies its transports); `core/net/memory.test-util.ts` over memory, for
  * tests. It carries gossip on named topics, request/response between two peers on the mesh RPC
- * protocol 1, the list of connected peers with the heights they announced, and a round-trip time
- * per peer, and raw byte streams between two peers (the tunnel's). Every message carries the NodeId of the node that signed it (gossip messages are signed
+ * protocol 1, the list of connected peers with the heights they announced, a ping that measures
+ * the round-trip time to a peer, and raw byte streams between two peers (the tunnel's). Every message carries the NodeId of the node that signed it (gossip messages are signed
  * by their publisher's libp2p key, which is its NodeId) and of the peer that handed it over.
  * docs/network.md describes the wire forms and the errors.
  */
@@ -179,8 +179,14 @@ export interface PeerInfo {
   readonly node: Uint8Array;
   /** The height the peer last announced (reported by sync), null before it announced one. */
   readonly height: number | null;
-  /** The last round-trip time measured by `ping`, null before one. */
-  readonly rttMs: number | null;
+  /** The addresses the peer says it listens on (libp2p identify), as it announced them; empty until it has. */
+  readonly multiaddrs: readonly string[];
+  /** The far end of the connection: the address it was dialled at, or the one it came from. */
+  readonly remoteAddr: string;
+  /** Who opened the connection: this node (`outbound`) or the peer (`inbound`). */
+  readonly direction: 'inbound' | 'outbound';
+  /** When the connection opened, ms since the epoch. With several connections to a peer, the oldest. */
+  readonly connectedSince: number;
 }
 
 export interface Network {
@@ -226,9 +232,12 @@ export interface Network {
   serveStream(protocol: string, handler: StreamHandler, options?: StreamOptions): () => void;
   /** Records the height `node` announced; the peer list shows it until the peer disconnects. */
   reportHeight(node: Uint8Array, height: number): void;
-  /** Connected peers with their announced heights and last round-trip times. */
+  /** Connected peers with their announced heights and their connections. */
   peers(): PeerInfo[];
-  /** Measures the round-trip time to `peer` in milliseconds (libp2p ping); the peer list keeps it. */
+  /**
+   * Measures the round-trip time to a connected `peer` in milliseconds (libp2p ping). Fails with
+   * PeerUnreachableError when it cannot be reached, or the signal's reason.
+   */
   ping(peer: Uint8Array, options?: { signal?: AbortSignal }): Promise<number>;
   /** Multiaddrs through which a newcomer can join: this node's own, then its peers'. */
   bootstrapAddresses(): string[];

@@ -13,6 +13,7 @@ import { MemoryBus } from '../net/memory.test-util.ts';
 import { TOPICS, type GossipMessage } from '../net/network.ts';
 import type { TxStreamEvent } from '../api/service.ts';
 import { SignalError } from '../signal/errors.ts';
+import { ANY_SIGNAL } from '../signal/book.ts';
 import { MeshNode } from './node.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
 import { capacity, startNode } from './node.test-util.ts';
@@ -145,7 +146,7 @@ test('node: /signals/stream shows what GET /signals lists: broadcasts and signal
   const C = key(3);
   const [a, b, c] = await Promise.all([node(bus, clock, await openChain(), A), node(bus, clock, await openChain(), B), node(bus, clock, await openChain(), C)]);
   const streamed = new Map<MeshNode, string[]>([[a, []], [b, []], [c, []]]);
-  const unsubscribe = [a, b, c].map((n) => n.onSignal((s) => streamed.get(n)!.push(s.id)));
+  const unsubscribe = [a, b, c].map((n) => n.followSignals(null, ANY_SIGNAL, (kept) => streamed.get(n)!.push(kept.signal.id)));
   try {
     const direct = await a.sendSignal({ to: C.publicKey, payload: new Uint8Array(0), capabilities: [{ name: 'hello', version: 1 }], burnTxId: null });
     // Gossip need not keep a sender's order, and a signal below a nonce already kept is stale: the

@@ -3,7 +3,7 @@
  * network port. It is what the HTTP API serves (NodeService) and what hosts start: the Node host
  * gives it a LevelDB store and libp2p, the browser host an IndexedDB store and libp2p in the page.
  */
-import type { NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
+import type { NodeService, NodeStatus, PeerView, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
 import { Grants } from '../capabilities/grants.ts';
 import type { Token } from '../capabilities/token.ts';
 import { ChannelDesk, type ChannelsConfig } from '../channels/channels.ts';
@@ -29,17 +29,20 @@ import { bytesKey } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
 import { LedgerRuleError, type TxEffect } from '../ledger/apply.ts';
-import { blockEvent, decodeBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
+import { decodeBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
 import { ledgerStatus } from '../ledger/status.ts';
 import { decodeTx, STREAM_KINDS, type Tx } from '../ledger/tx.ts';
 import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
 import { Atlas, CAPACITY_INTERVAL_MS, capacityCapabilities, type Capacity } from '../signal/atlas.ts';
-import { chainBurnLookup, SignalBook } from '../signal/book.ts';
+import { chainBurnLookup, SignalBook, type KeptSignal, type SignalFilter } from '../signal/book.ts';
 import { SignalError } from '../signal/errors.ts';
 import { decodeSignal, signSignal } from '../signal/signal.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
 import { systemClock, type Clock, type Timer } from '../time/clock.ts';
+import type { Flow } from '../web/sse.ts';
 import { BlockProducer } from './block-producer.ts';
+import { followBlocks } from './block-feed.ts';
+import { PeerPings, type PingSchedule } from './peer-pings.ts';
 import { OwnTransactions } from './own-transactions.ts';
 import { Segments } from './segments.ts';
 import { Sync } from './sync.ts';
@@ -74,6 +77,8 @@ export interface MeshNodeOptions {
   readonly tunnel?: { readonly sockets: TunnelSockets };
   /** App messaging's bounds (default MESSAGING_LIMITS and INBOX_LIMITS; smaller in tests). */
   readonly messaging?: Partial<MessagingLimits>;
+  /** How often peers are pinged for GET /peers (default DEFAULT_PING_SCHEDULE: 10 s ± 25 %, 5 samples). */
+  readonly pings?: Partial<PingSchedule>;
 }
 
 // Transaction ids already put on /transactions/stream (so each appears once).
@@ -96,7 +101,6 @@ export class MeshNode implements NodeService {
   readonly #producer: BlockProducer | null;
   readonly #book: SignalBook;
   readonly #atlas = new Atlas();
-  readonly #blockListeners = new Set<(event: BlockEvent) => void>();
   readonly #txListeners = new Set<(event: TxStreamEvent) => void>();
   readonly #streamed = new RecentSet<string>(STREAMED_MEMORY);
   readonly #timers: Timer[] = [];
@@ -115,6 +119,8 @@ export class MeshNode implements NodeService {
   readonly #names: Names;
   /** App messaging: directed messages, request and reply, pub/sub, the inbox. */
   readonly messaging: Messaging;
+  /** Round-trip times to the connected peers. */
+  readonly pings: PeerPings;
 
   constructor(options: MeshNodeOptions) {
     this.#options = options;
@@ -154,7 +160,9 @@ export class MeshNode implements NodeService {
       ...(options.syncTimeoutMs === undefined ? {} : { timeoutMs: options.syncTimeoutMs }),
     });
     this.segments = new Segments(this.#network, this.chain.params, this.chain, { ...ports, ...(options.segmentBytes === undefined ? {} : { segmentBytes: options.segmentBytes }) });
+    this.pings = new PeerPings({ network: this.#network, ...ports, log: this.#log, ...(options.pings === undefined ? {} : { schedule: options.pings }) });
     this.#book = new SignalBook({
+      clock: this.#clock,
       network: this.chain.params.network,
       self: options.key.publicKey,
       lookupBurn: chainBurnLookup(this.chain),
@@ -187,6 +195,7 @@ export class MeshNode implements NodeService {
     network.handle(TOPICS.signals, (m) => this.#onSignal(m));
     this.segments.start();
     this.messaging.start();
+    this.pings.start();
     this.#unsubscribeChain = this.chain.subscribe((event) => this.#onChain(event));
     // A node announces its height to each peer that joins (node-api.md §6).
     // Again after 1 s and 3 s: the first may go out before the new peer's stream is ready.
@@ -235,6 +244,7 @@ export class MeshNode implements NodeService {
     await this.#market?.stop();
     await this.#channels?.stop();
     this.messaging.stop();
+    this.pings.stop();
     this.sync.stop();
     this.#unsubscribeChain?.();
     this.#unsubscribePeers?.();
@@ -265,12 +275,28 @@ export class MeshNode implements NodeService {
     return this.#network.bootstrapAddresses();
   }
 
+  peers(): PeerView[] {
+    return this.#network.peers().map((peer) => {
+      const rtt = this.pings.figures(peer.node);
+      return {
+        node_id: toHex(peer.node),
+        multiaddrs: [...peer.multiaddrs],
+        remote_addr: peer.remoteAddr,
+        direction: peer.direction,
+        connected_since: Math.floor(peer.connectedSince / 1000),
+        height: peer.height,
+        rtt_ms: rtt.medianMs,
+        rtt_samples: [...rtt.samplesMs],
+      };
+    });
+  }
+
   atlas(): AtlasEntry[] {
     return this.#atlas.entries(this.#clock.now());
   }
 
-  signals(): SignalObject[] {
-    return this.#book.list();
+  signals(filter?: SignalFilter): SignalObject[] {
+    return this.#book.list(filter);
   }
 
   async transfer(to: Recipient, amount: bigint): Promise<string> {
@@ -294,8 +320,15 @@ export class MeshNode implements NodeService {
     });
   }
 
-  onBlock(listener: (event: BlockEvent) => void): Unsubscribe {
-    return this.#listen(this.#blockListeners, listener);
+  /** The main chain's blocks from `from` on (null: from the next), replayed at the pace `flow` allows, then live (block-feed.ts). */
+  followBlocks(from: number | null, listener: (event: BlockEvent) => void, flow?: Flow, end?: () => void): Unsubscribe {
+    return followBlocks(this.chain, from, listener, {
+      ...(flow === undefined ? {} : { flow }),
+      onError: (error) => {
+        this.#log(`blocks stream: ${String(error)}`);
+        end?.();
+      },
+    });
   }
 
   onTransaction(listener: (event: TxStreamEvent) => void): Unsubscribe {
@@ -303,13 +336,14 @@ export class MeshNode implements NodeService {
   }
 
   /**
-   * The signals the book keeps (broadcast or addressed to this node), as they are kept: the stream
-   * shows what GET /signals lists, not signals between other nodes that pass through (docs/signals.md).
+   * The signals the book keeps (broadcast or addressed to this node) that pass `filter`, as they are
+   * kept, after those still kept above position `after`: the stream shows what GET /signals lists,
+   * not signals between other nodes that pass through (docs/signals.md).
    */
-  onSignal(listener: (signal: SignalObject) => void): Unsubscribe {
-    return this.#book.subscribe((signal) => {
+  followSignals(after: number | null, filter: SignalFilter, listener: (kept: KeptSignal) => void): Unsubscribe {
+    return this.#book.follow(after, filter, (kept) => {
       try {
-        listener(signal);
+        listener(kept);
       } catch (error) {
         this.#log(`listener: ${String(error)}`);
       }
@@ -565,7 +599,6 @@ export class MeshNode implements NodeService {
   #onChain(event: ChainEvent): void {
     if (event.type !== 'connected') return;
     this.own.regossip();
-    this.#emit(this.#blockListeners, blockEvent(event.block));
     // Transactions first seen in a block (an UptimeReward is never pooled) join the stream then.
     event.block.txs.forEach((tx, i) => this.#streamTx(tx, event.effects[i]?.amount ?? 0n));
   }

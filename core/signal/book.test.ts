@@ -10,7 +10,8 @@ import type { Chain } from '../chain/chain.ts';
 import { key, mine, openChain, params, tx } from '../chain/testnet.test-util.ts';
 import { burnOf, NAME_COST } from '../ledger/params.ts';
 import { BILLING_HEARTBEAT, type Tx, type TxOf } from '../ledger/tx.ts';
-import { burnProofFor, chainBurnLookup, SignalBook, type BurnLookup, type SignalBookOptions, type TxLocator } from './book.ts';
+import { ANY_SIGNAL, burnProofFor, chainBurnLookup, SignalBook, type BurnLookup, type KeptSignal, type SignalBookOptions, type TxLocator } from './book.ts';
+import { ManualClock } from '../time/clock.test-util.ts';
 import { heartbeatRate } from './burn.ts';
 import { SignalError, type SignalErrorCode } from './errors.ts';
 import { signSignal, type BurnProof, type SignalFields, type SignedSignal } from './signal.ts';
@@ -254,6 +255,45 @@ test('signal book: the last 100 kept signals are listed, newest last', async () 
   const small = book(w, { keep: 3 });
   for (let n = 1; n <= 5; n++) await small.accept(await signal(A, n));
   assert.deepEqual(small.list().map((s) => s.nonce), [3, 4, 5]);
+});
+
+test('signal book: kept signals get rising positions from the clock; follow filters by sender and addressee and resumes after a position', async () => {
+  const w = await world();
+  const clock = new ManualClock(1_000_000);
+  const b = book(w, { clock, keep: 4 });
+  const all: KeptSignal[] = [];
+  b.follow(null, ANY_SIGNAL, (kept) => all.push(kept));
+  const fromA: string[] = [];
+  const toC: string[] = [];
+  const fromBToC: string[] = [];
+  b.follow(null, { from: toHex(A.publicKey), to: null }, (kept) => fromA.push(kept.signal.id));
+  b.follow(null, { from: null, to: toHex(C.publicKey) }, (kept) => toC.push(kept.signal.id));
+  b.follow(null, { from: toHex(B.publicKey), to: toHex(C.publicKey) }, (kept) => fromBToC.push(kept.signal.id));
+  const s1 = await signal(A, 1);
+  const s2 = await signal(B, 1, { to: C.publicKey });
+  const s3 = await signal(A, 2, { to: C.publicKey });
+  const s4 = await signal(B, 2);
+  for (const s of [s1, s2, s3]) await b.accept(s);
+  await clock.advance(5);
+  await b.accept(s4);
+  const id = (s: SignedSignal): string => toHex(s.id);
+  // Two in the same millisecond still rise by one; a later one takes the clock's time.
+  assert.deepEqual(all.map((k) => k.seq), [1_000_000, 1_000_001, 1_000_002, 1_000_005]);
+  assert.deepEqual(fromA, [id(s1), id(s3)]);
+  assert.deepEqual(toC, [id(s2), id(s3)]);
+  assert.deepEqual(fromBToC, [id(s2)]);
+  assert.deepEqual(b.list({ from: null, to: 'broadcast' }).map((s) => s.id), [id(s1), id(s4)]);
+  // A follower that resumes gets what is still kept after its position, then what comes.
+  const resumed: number[] = [];
+  b.follow(1_000_001, { from: toHex(A.publicKey), to: null }, (kept) => resumed.push(kept.seq));
+  assert.deepEqual(resumed, [1_000_002]);
+  const s5 = await signal(A, 3);
+  await b.accept(s5);
+  assert.deepEqual(resumed, [1_000_002, 1_000_006]);
+  // A position from before anything still kept replays all that is kept (the oldest went: keep is 4).
+  const replayed: string[] = [];
+  b.follow(0, ANY_SIGNAL, (kept) => replayed.push(kept.signal.id));
+  assert.deepEqual(replayed, [id(s2), id(s3), id(s4), id(s5)]);
 });
 
 test('signal book: nonce and burn memories are bounded, forgetting the oldest', async () => {

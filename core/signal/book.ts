@@ -11,6 +11,7 @@ import { burnOfTx, heartbeatRate, type Burn } from './burn.ts';
 import { SignalError } from './errors.ts';
 import { signalObject, verifySignalSignature, type BurnProof, type SignedSignal } from './signal.ts';
 import type { SignalObject } from './types.ts';
+import { systemClock, type Clock } from '../time/clock.ts';
 
 /**
  * Finds a transaction in this node's main chain: the block at `height` and, when that block holds
@@ -40,6 +41,33 @@ export interface SignalBookOptions {
   readonly maxSenders?: number;
   /** Burns remembered as spent (default 10,000, the most recent). */
   readonly maxUsedBurns?: number;
+  /** Dates the kept signals' positions (default: the system clock). */
+  readonly clock?: Clock;
+}
+
+/**
+ * A kept signal and its position among the kept ones: `max(previous + 1, now in ms)`, so positions
+ * rise for the node's life and across restarts (as long as its clock does), and /signals/stream
+ * can resume after one with `Last-Event-ID`.
+ */
+export interface KeptSignal {
+  readonly seq: number;
+  readonly signal: SignalObject;
+}
+
+/** Which kept signals a reader wants: from one sender, to one addressee (a node id or `broadcast`), or both. */
+export interface SignalFilter {
+  /** A sender's node id (hex), or null for any. */
+  readonly from: string | null;
+  /** `broadcast`, a node id (hex), or null for any. */
+  readonly to: string | null;
+}
+
+export const ANY_SIGNAL: SignalFilter = Object.freeze({ from: null, to: null });
+
+/** Whether `signal` passes `filter`. */
+export function matches(signal: SignalObject, filter: SignalFilter): boolean {
+  return (filter.from === null || signal.from === filter.from) && (filter.to === null || signal.to === filter.to);
 }
 
 /** Signals GET /signals shows (node-api.md §8). */
@@ -116,8 +144,10 @@ export class SignalBook {
   readonly #nonces = new Map<string, number>();
   // Burn tx ids (hex) that backed an accepted signal, oldest first.
   readonly #usedBurns = new Set<string>();
-  readonly #kept: SignalObject[] = [];
-  readonly #listeners = new Set<(signal: SignalObject) => void>();
+  readonly #kept: KeptSignal[] = [];
+  readonly #listeners = new Set<(kept: KeptSignal) => void>();
+  readonly #clock: Clock;
+  #lastSeq = 0;
   #lastIssued = -1;
 
   constructor(options: SignalBookOptions) {
@@ -128,6 +158,7 @@ export class SignalBook {
     this.#keep = positiveInteger(options.keep ?? SIGNALS_KEPT, 'keep');
     this.#maxSenders = positiveInteger(options.maxSenders ?? MAX_SENDERS, 'maxSenders');
     this.#maxUsedBurns = positiveInteger(options.maxUsedBurns ?? MAX_USED_BURNS, 'maxUsedBurns');
+    this.#clock = options.clock ?? systemClock;
   }
 
   /**
@@ -163,22 +194,34 @@ export class SignalBook {
     }
     const object = signalObject(signal);
     if (signal.to === 'broadcast' || bytesEqual(signal.to, this.#self)) {
-      this.#kept.push(object);
+      this.#lastSeq = Math.max(this.#lastSeq + 1, this.#clock.now());
+      const kept = { seq: this.#lastSeq, signal: object };
+      this.#kept.push(kept);
       if (this.#kept.length > this.#keep) this.#kept.shift();
-      for (const listener of this.#listeners) listener(object);
+      for (const listener of this.#listeners) listener(kept);
     }
     return object;
   }
 
-  /** The kept signals (broadcast or to this node), oldest first, newest last. */
-  list(): SignalObject[] {
-    return this.#kept.slice();
+  /** The kept signals (broadcast or to this node) that pass `filter`, oldest first, newest last. */
+  list(filter: SignalFilter = ANY_SIGNAL): SignalObject[] {
+    return this.#kept.filter((k) => matches(k.signal, filter)).map((k) => k.signal);
   }
 
-  /** Calls `listener` with each signal kept from now on (for /signals/stream); returns an unsubscribe. */
+  /** Calls `listener` with each signal kept from now on; returns an unsubscribe. */
   subscribe(listener: (signal: SignalObject) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.follow(null, ANY_SIGNAL, (kept) => listener(kept.signal));
+  }
+
+  /**
+   * Calls `listener` with each signal kept from now on that passes `filter` (for /signals/stream);
+   * with `after`, first with those still kept whose position is above it. Returns an unsubscribe.
+   */
+  follow(after: number | null, filter: SignalFilter, listener: (kept: KeptSignal) => void): () => void {
+    if (after !== null) for (const kept of this.#kept) if (kept.seq > after && matches(kept.signal, filter)) listener(kept);
+    const filtered = (kept: KeptSignal): void => void (matches(kept.signal, filter) && listener(kept));
+    this.#listeners.add(filtered);
+    return () => this.#listeners.delete(filtered);
   }
 
   /** The last nonce accepted from `sender`, if it is remembered. */

@@ -2,7 +2,7 @@
 // Web APIs only: runs on Node, Deno and Chromium.
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
-import { END_FRAME, eventStream, type Unsubscribe } from './sse.ts';
+import { END_FRAME, eventStream, type Flow, type Unsubscribe } from './sse.ts';
 
 interface Line {
   seq: number;
@@ -84,5 +84,41 @@ test('sse: a stream bounded in bytes closes once its unread frames pass the boun
   const text = await new Response(body).text();
   assert.equal(text.split('data: ').length - 1, 3, 'the frames queued before the bound was passed');
   assert.match(text, /: closed: more than 2500 bytes unread\n\n$/);
+  assert.equal(unsubscribed, 1);
+});
+
+test('sse: a paced subscriber sends what fits, waits while the client reads nothing, and goes on as it reads', async () => {
+  let flow: Flow | undefined;
+  let emit: ((line: Line) => void) | undefined;
+  let unsubscribed = 0;
+  const body = eventStream<Line>((listener, _end, paced) => {
+    emit = listener;
+    flow = paced;
+    return () => unsubscribed++;
+  }, OPTIONS);
+  assert.equal(flow!.room(), 10, 'the whole bound is free');
+  for (let seq = 1; seq <= 10; seq++) emit!({ seq, text: 'x' });
+  assert.equal(flow!.room(), 0, 'a burst not yet handed over counts as unread');
+  let drained = false;
+  void flow!.drained().then(() => (drained = true));
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.isFalse(drained, 'nobody read');
+  // Reading frees the room; half the bound free wakes the subscriber.
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!drained) {
+    const { value } = await reader.read();
+    text += decoder.decode(value);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  assert.isAtLeast(flow!.room(), 5);
+  emit!({ seq: 11, text: 'y' });
+  while (!text.includes('id: 11\n')) text += decoder.decode((await reader.read()).value);
+  assert.deepEqual([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1])), Array.from({ length: 11 }, (_, i) => i + 1), 'nothing lost, nothing closed');
+  // Once the stream has ended, the flow has no room and a wait ends at once.
+  await reader.cancel();
+  assert.equal(flow!.room(), 0);
+  await flow!.drained();
   assert.equal(unsubscribed, 1);
 });

@@ -8,7 +8,9 @@
  *
  * A client that reads slower than events arrive must not make the node hold an ever-growing
  * queue: past `maxQueued` unread events the stream is told why and closed (an EventSource then
- * reconnects and starts fresh).
+ * reconnects and starts fresh). A subscriber that can wait instead (one that replays history from a
+ * store) paces itself with the stream's `Flow`: it sends only what fits, and waits for the client
+ * to read before it sends more.
  *
  * The same stream can carry its events in another framing (`format`): a route whose events hold
  * bytes may offer them as length-prefixed binary frames to clients that ask for them.
@@ -18,6 +20,20 @@ import { systemClock, type Clock, type Timer } from '../time/clock.ts';
 
 /** Ends a subscription. */
 export type Unsubscribe = () => void;
+
+/** How much the client has left unread, for a subscriber that can wait rather than overflow the stream. */
+export interface Flow {
+  /**
+   * How many more events fit before the stream's bound closes it (0 once it has ended). For a
+   * stream bounded in bytes, the bytes that fit.
+   */
+  room(): number;
+  /** Resolves once at least half the bound is free again, or the stream has ended. */
+  drained(): Promise<void>;
+}
+
+/** Starts a subscription: events go to `listener` until it calls `end` (no more) or is unsubscribed; `flow` paces it. */
+export type Subscribe<T> = (listener: (event: T) => void, end: () => void, flow: Flow) => Unsubscribe;
 
 export interface EventStreamOptions<T = unknown> {
   readonly keepAliveMs: number;
@@ -31,7 +47,9 @@ export interface EventStreamOptions<T = unknown> {
   readonly clock?: Clock;
   /** The `id:` of an event's SSE frame (none by default); one line, no NUL. */
   readonly id?: (event: T) => string | number;
-  /** How events become bytes (default: SSE frames, with `id`). */
+  /** What an event's `data:` line carries, as JSON (default: the event itself). */
+  readonly data?: (event: T) => unknown;
+  /** How events become bytes (default: SSE frames, with `id` and `data`). */
   readonly format?: EventFormat<T>;
 }
 
@@ -62,11 +80,11 @@ const MAX_CHUNK_BYTES = 64 * 1024;
 /** The last frame of a stream that ended because it had nothing more to send. */
 export const END_FRAME = 'event: end\ndata: {}\n\n';
 
-/** SSE frames: `id: …` (when `id` is given) and `data: <the event as JSON>`; keep-alive and overflow as comments. */
-export function sseFormat<T>(id?: (event: T) => string | number): EventFormat<T> {
+/** SSE frames: `id: …` (when `id` is given) and `data: <the event, or data(event), as JSON>`; keep-alive and overflow as comments. */
+export function sseFormat<T>(id?: (event: T) => string | number, data?: (event: T) => unknown): EventFormat<T> {
   return {
     contentType: EVENT_STREAM_HEADERS['content-type']!,
-    frame: (event) => encoder.encode(`${id === undefined ? '' : `id: ${frameId(id(event))}\n`}data: ${JSON.stringify(event)}\n\n`),
+    frame: (event) => encoder.encode(`${id === undefined ? '' : `id: ${frameId(id(event))}\n`}data: ${JSON.stringify(data === undefined ? event : data(event))}\n\n`),
     keepAlive: KEEP_ALIVE,
     overflow: (bound) => encoder.encode(`: closed: more than ${bound} unread\n\n`),
     end: encoder.encode(END_FRAME),
@@ -85,13 +103,10 @@ function frameId(id: string | number): string {
  * unsubscribes (and stops its timer) once cancelled, closed for overflow, aborted, or ended by the
  * subscriber calling `end` (which sends END_FRAME first).
  */
-export function eventStream<T>(
-  subscribe: (listener: (event: T) => void, end: () => void) => Unsubscribe,
-  options: EventStreamOptions<T>,
-): ReadableStream<Uint8Array> {
+export function eventStream<T>(subscribe: Subscribe<T>, options: EventStreamOptions<T>): ReadableStream<Uint8Array> {
   let unsubscribe: Unsubscribe | undefined;
   const clock = options.clock ?? systemClock;
-  const format = options.format ?? sseFormat(options.id);
+  const format = options.format ?? sseFormat(options.id, options.data);
   let timer: Timer | undefined;
   let onAbort: (() => void) | undefined;
   let ended = false;
@@ -99,10 +114,28 @@ export function eventStream<T>(
   const bound = byBytes ? `${options.maxQueuedBytes} bytes` : `${options.maxQueued} events`;
   // How many events each chunk holds, for the count of unread events.
   const eventsIn = new WeakMap<Uint8Array, number>();
+  const capacity = byBytes ? options.maxQueuedBytes! : options.maxQueued;
+  // The free room, set once the stream starts: what the queue takes less the burst not yet handed over.
+  let free = (): number => 0;
+  let waiting: (() => void)[] = [];
+  const wake = (): void => {
+    if (!ended && free() < capacity / 2) return;
+    const woken = waiting;
+    waiting = [];
+    for (const resolve of woken) resolve();
+  };
+  const flow: Flow = {
+    room: () => (ended ? 0 : Math.max(0, free())),
+    drained: () => {
+      if (ended || free() >= capacity / 2) return Promise.resolve();
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+  };
 
   const stop = (): void => {
     if (ended) return;
     ended = true;
+    wake();
     timer?.cancel();
     if (onAbort) options.signal?.removeEventListener('abort', onAbort);
     unsubscribe?.();
@@ -141,6 +174,7 @@ export function eventStream<T>(
         // The frames of the events that come in one turn (a burst of messages) go out as one chunk.
         let burst: Uint8Array[] = [];
         let burstBytes = 0;
+        free = (): number => (controller.desiredSize ?? 0) - (byBytes ? burstBytes : burst.length);
         const flush = (): void => {
           if (ended || burst.length === 0) return;
           const chunk = burst.length === 1 ? burst[0]! : concatBytes(...burst);
@@ -159,7 +193,7 @@ export function eventStream<T>(
         unsubscribe = subscribe((event) => {
           if (ended) return;
           // The burst not yet handed over counts as unread too.
-          if (controller.desiredSize === null || controller.desiredSize - (byBytes ? burstBytes : burst.length) <= 0) {
+          if (controller.desiredSize === null || free() <= 0) {
             flush();
             stop();
             const last = format.overflow(bound);
@@ -182,10 +216,14 @@ export function eventStream<T>(
           if (burstBytes >= MAX_CHUNK_BYTES) flush();
           else if (burst.length === 1) queueMicrotask(flush);
           sentAt = clock.now();
-        }, end);
+        }, end, flow);
         // The stream may have ended inside `subscribe` (events delivered at once overflowed it, or it had no more).
         if (ended) unsubscribe();
         else keepAlive();
+      },
+      // Called as the client reads: a subscriber waiting for room may go on.
+      pull(): void {
+        wake();
       },
       cancel(): void {
         stop();

@@ -352,7 +352,7 @@ async function startNode(config: WalletConfig, key: WalletKey): Promise<void> {
   });
   $('send-card').hidden = false;
   await notePinned(config);
-  light.node.onBlock(() => void render().catch(() => {}));
+  light.node.followBlocks(null, () => void render().catch(() => {}));
   await render();
   setInterval(() => void render().catch(() => {}), 1_000);
 }

@@ -11,6 +11,7 @@
  * receives it. Any other node's token is given with `--token-file FILE`.
  */
 import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
 import { API_FILE, dataDirOption, readApiAddress, readNodeId, TOKEN_FILE } from '../data-dir.ts';
 import { option, UsageError } from './command.ts';
@@ -19,6 +20,8 @@ import { processAlive } from '../process-alive.ts';
 
 /** Seconds a request may take before the command gives up on the node. */
 const TIMEOUT_MS = 15_000;
+/** The wait before a stream the node ended is opened again (EventSource's usual retry). */
+const RECONNECT_MS = 1_000;
 
 function httpUrl(text: string, name: string): string {
   const url = URL.canParse(text) ? new URL(text) : null;
@@ -152,10 +155,12 @@ export class NodeClient {
    * The server-sent events of GET `path`, as they come, until the node ends the stream or `signal`
    * aborts (which ends the iteration quietly). No time limit: a stream may be quiet for long.
    */
-  async *events(path: string, signal?: AbortSignal): AsyncGenerator<ServerEvent> {
+  async *events(path: string, signal?: AbortSignal, lastEventId?: string): AsyncGenerator<ServerEvent> {
     let response: Response;
     try {
-      response = await this.#fetch('GET', path, { accept: 'text/event-stream' }, undefined, signal);
+      const headers: Record<string, string> = { accept: 'text/event-stream' };
+      if (lastEventId !== undefined && lastEventId !== '') headers['last-event-id'] = lastEventId;
+      response = await this.#fetch('GET', path, headers, undefined, signal);
       if (!response.ok) throw new NodeClientError(problemLine(response.status, await response.text()));
       if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream') || response.body === null) {
         await response.body?.cancel();
@@ -165,6 +170,24 @@ export class NodeClient {
     } catch (error) {
       if (signal?.aborted) return;
       throw error;
+    }
+  }
+
+  /**
+   * Follows the event stream of GET `path` as an EventSource does: when the node ends it (it cut a
+   * client that read too slowly), it is opened again a second later with `Last-Event-ID`, the id of
+   * the last event seen (`lastEventId` at first), so the stream goes on where it stopped. Ends when
+   * `handle` returns false or `signal` aborts; a node that cannot be reached is a NodeClientError.
+   */
+  async follow(path: string, handle: (event: ServerEvent) => boolean | void, options: { signal: AbortSignal; lastEventId?: string }): Promise<void> {
+    const { signal } = options;
+    let lastEventId = options.lastEventId;
+    while (!signal.aborted) {
+      for await (const event of this.events(path, signal, lastEventId)) {
+        if (event.id !== '') lastEventId = event.id;
+        if (handle(event) === false) return;
+      }
+      await sleep(RECONNECT_MS, undefined, { signal }).catch(() => {});
     }
   }
 

@@ -17,8 +17,6 @@ const POLL_MS = 1000;
 const OUTPUT_GRACE_MS = 2000;
 /** How long a failed job that ran may take to settle what it used before the command stops waiting. */
 const COST_WAIT_MS = 30_000;
-/** How long to wait before following a stream again that closed without its end frame. */
-const RECONNECT_MS = 1000;
 
 const json = flag("print the node's answer as JSON, as it is (amounts in base units)");
 
@@ -140,16 +138,15 @@ function printLine(io: Io, line: LogEvent): void {
  * last line seen.
  */
 async function followLogs(client: NodeClient, jobId: string, io: Io, signal: AbortSignal): Promise<void> {
-  let after = 0;
-  while (!signal.aborted) {
-    for await (const event of client.events(`/jobs/${jobId}/logs?follow=1&after=${after}`, signal)) {
-      if (event.event === 'end') return;
-      const line = JSON.parse(event.data) as LogEvent;
-      printLine(io, line);
-      after = line.seq;
-    }
-    await sleep(RECONNECT_MS, undefined, { signal }).catch(() => {});
-  }
+  await client.follow(
+    `/jobs/${jobId}/logs?follow=1`,
+    (event) => {
+      if (event.event === 'end') return false;
+      printLine(io, JSON.parse(event.data) as LogEvent);
+      return true;
+    },
+    { signal, lastEventId: '0' },
+  );
 }
 
 /** Follows the job's output and its status until it reaches its end; resolves to the job then. */

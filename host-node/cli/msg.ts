@@ -8,7 +8,6 @@
  * listen's lines; otherwise as hex, `0x…` in listen's lines.
  */
 import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { isAppTopic } from '../../core/net/network.ts';
 import { fromHex, toHex } from '../../core/encoding/hex.ts';
 import type { InboxEventJson } from '../../core/messaging/inbox.ts';
@@ -19,10 +18,9 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_BATCH_MESSAGES, MAX_REQUEST_TIMEOUT_MS 
 import { MAX_PAYLOAD_BYTES } from '../../core/messaging/wire.ts';
 import { command, entry, EXIT, flag, type Io, option, type Parser, positional, UsageError } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { untilInterrupted } from './stop-signal.ts';
 import { integer, recipient } from './values.ts';
 
-/** How long to wait before following the stream again after it closed (the node cut a slow reader). */
-const RECONNECT_MS = 1_000;
 /** A request's HTTP call waits this much longer than the request's own timeout. */
 const REQUEST_MARGIN_MS = 5_000;
 
@@ -210,26 +208,17 @@ const publishCommand = command({
  * the last seq printed.
  */
 async function listen(client: NodeClient, io: Io, options: { topic: string | undefined; json: boolean; after: number | undefined; count: number | undefined }, signal: AbortSignal): Promise<void> {
-  let after = options.after;
   let printed = 0;
-  const stop = new AbortController();
-  const both = AbortSignal.any([signal, stop.signal]);
-  while (!both.aborted) {
-    const query = new URLSearchParams();
-    if (options.topic !== undefined) query.set('topic', options.topic);
-    if (after !== undefined) query.set('after', String(after));
-    const path = `/mesh/messages/stream${query.size > 0 ? `?${query}` : ''}`;
-    for await (const frame of client.events(path, both)) {
+  const path = `/mesh/messages/stream${options.topic === undefined ? '' : `?${new URLSearchParams({ topic: options.topic })}`}`;
+  await client.follow(
+    path,
+    (frame) => {
       const event = JSON.parse(frame.data) as InboxEventJson;
       io.out(options.json ? `${JSON.stringify(event)}\n` : formatEvent(event));
-      after = event.seq;
-      if (options.count !== undefined && ++printed >= options.count) {
-        stop.abort();
-        return;
-      }
-    }
-    await sleep(RECONNECT_MS, undefined, { signal: both }).catch(() => {});
-  }
+      return options.count === undefined || ++printed < options.count;
+    },
+    { signal, ...(options.after === undefined ? {} : { lastEventId: String(options.after) }) },
+  );
 }
 
 const listenCommand = command({
@@ -244,16 +233,7 @@ const listenCommand = command({
   },
   run: async ({ options }, io) => {
     const client = await NodeClient.find(options);
-    const interrupted = new AbortController();
-    const onSignal = (): void => interrupted.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    try {
-      await listen(client, io, options, interrupted.signal);
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    }
+    await untilInterrupted((signal) => listen(client, io, options, signal));
     return EXIT.done;
   },
 });

@@ -18,3 +18,20 @@ export function stopSignal(): Promise<NodeJS.Signals> {
     process.on('SIGTERM', first);
   });
 }
+
+/**
+ * Runs `work` with a signal that the first SIGINT or SIGTERM aborts, for a command that follows a
+ * stream until interrupted and then ends cleanly (exit 0).
+ */
+export async function untilInterrupted<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const interrupted = new AbortController();
+  const onSignal = (): void => interrupted.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    return await work(interrupted.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

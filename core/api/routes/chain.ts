@@ -5,9 +5,9 @@
 import type { History, TxListItem } from '../../chain/readmodel.ts';
 import type { BlockEvent } from '../../ledger/block.ts';
 import type { Recipient } from '../../names/names.ts';
-import type { Unsubscribe } from '../../web/sse.ts';
+import type { Flow, Unsubscribe } from '../../web/sse.ts';
 import type { Feature } from '../feature.ts';
-import { nodeIdParam, transferRequest, txPageParams } from '../input.ts';
+import { BLOCK_STREAM_PARAMS, blockStreamFrom, nodeIdParam, transferRequest, txPageParams } from '../input.ts';
 
 /** An event of /transactions/stream (node-api.md §6); amount is a decimal string of base units. */
 export interface TxStreamEvent {
@@ -27,7 +27,12 @@ export interface ChainService {
    * NameError 'unknown' (404) for a name nobody holds.
    */
   transfer(to: Recipient, amount: bigint): Promise<string>;
-  onBlock(listener: (event: BlockEvent) => void): Unsubscribe;
+  /**
+   * The main chain's blocks from height `from` on (null: from the next to come), the held ones read
+   * from the store no faster than `flow` has room for, then live; after a reorganisation, again from
+   * the fork on. `end` is called if the node cannot go on.
+   */
+  followBlocks(from: number | null, listener: (event: BlockEvent) => void, flow?: Flow, end?: () => void): Unsubscribe;
   onTransaction(listener: (event: TxStreamEvent) => void): Unsubscribe;
 }
 
@@ -35,7 +40,13 @@ const TX_PAGE_PARAMS: readonly string[] = ['limit', 'before'];
 
 // The event streams come before the `:node_id` routes they share a prefix with: first match wins.
 export const chainRoutes: Feature<ChainService> = (service, { json, query, readJson, reader, stream }) => [
-  { path: '/blocks/stream', get: (call) => stream(call, (listener) => service.onBlock(listener)) },
+  {
+    path: '/blocks/stream',
+    get: (call) => {
+      const from = blockStreamFrom(query(call.url, BLOCK_STREAM_PARAMS), call.request.headers.get('last-event-id'));
+      return stream<BlockEvent>(call, (listener, end, flow) => service.followBlocks(from, listener, flow, end), { allowed: BLOCK_STREAM_PARAMS, id: (block) => block.index });
+    },
+  },
   { path: '/transactions/stream', get: (call) => stream(call, (listener) => service.onTransaction(listener)) },
   reader('/history/:node_id', ({ params }) => service.history(nodeIdParam(params.node_id!))),
   {

@@ -4,8 +4,9 @@
  */
 import type { AtlasEntry, SignalObject } from '../../signal/types.ts';
 import type { Unsubscribe } from '../../web/sse.ts';
+import type { KeptSignal, SignalFilter } from '../../signal/book.ts';
 import type { Feature } from '../feature.ts';
-import { signalRequest } from '../input.ts';
+import { lastEventIdParam, SIGNAL_FILTER_PARAMS, signalFilterParams, signalRequest } from '../input.ts';
 
 /** A request to send a signal (POST /signals/send), validated and decoded. */
 export interface SignalRequest {
@@ -18,16 +19,29 @@ export interface SignalRequest {
 
 export interface SignalService {
   atlas(): AtlasEntry[];
-  /** The last validated signals, newest last. */
-  signals(): SignalObject[];
+  /** The last validated signals that pass `filter` (default: all), newest last. */
+  signals(filter?: SignalFilter): SignalObject[];
   /** Signs and gossips a signal; throws SignalError (code names the rule) when it cannot be sent. */
   sendSignal(request: SignalRequest): Promise<{ id: string; nonce: number }>;
-  onSignal(listener: (signal: SignalObject) => void): Unsubscribe;
+  /** The signals kept from now on that pass `filter`; with `after`, first those still kept above that position. */
+  followSignals(after: number | null, filter: SignalFilter, listener: (kept: KeptSignal) => void): Unsubscribe;
 }
 
 export const signalRoutes: Feature<SignalService> = (service, { json, query, readJson, reader, stream }) => [
-  { path: '/signals/stream', get: (call) => stream(call, (listener) => service.onSignal(listener)) },
-  reader('/signals', () => service.signals()),
+  {
+    path: '/signals/stream',
+    get: (call) => {
+      const filter = signalFilterParams(query(call.url, SIGNAL_FILTER_PARAMS));
+      const after = lastEventIdParam(call.request.headers.get('last-event-id'));
+      // The event is the signal object; its position in the node's book is the frame's id.
+      return stream<KeptSignal>(call, (listener) => service.followSignals(after, filter, listener), {
+        allowed: SIGNAL_FILTER_PARAMS,
+        id: (kept) => kept.seq,
+        data: (kept) => kept.signal,
+      });
+    },
+  },
+  { path: '/signals', get: ({ url }) => json(service.signals(signalFilterParams(query(url, SIGNAL_FILTER_PARAMS)))) },
   reader('/atlas', () => service.atlas()),
   {
     path: '/signals/send',
