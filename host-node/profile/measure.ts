@@ -44,9 +44,10 @@ export const STORAGE_SAMPLE_BYTES = 64 * MIB;
 export const COMPUTE_SHELL = [
   'if command -v node >/dev/null 2>&1; then exec node -e "$MESH_PROFILE_JS"; fi',
   'echo "MESH-FACT threads $(grep -c ^processor /proc/cpuinfo)"',
-  'echo "MESH-FACT cpu.max $(cat /sys/fs/cgroup/cpu.max 2>/dev/null)"',
-  'echo "MESH-FACT memory.max $(cat /sys/fs/cgroup/memory.max 2>/dev/null)"',
-  'echo "MESH-FACT memory.current $(cat /sys/fs/cgroup/memory.current 2>/dev/null)"',
+  // cgroup v2 files, else v1's (whose quota -1 and huge limit mean none).
+  'echo "MESH-FACT cpu.max $(cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us))"',
+  'echo "MESH-FACT memory.max $(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null)"',
+  'echo "MESH-FACT memory.current $(cat /sys/fs/cgroup/memory.current 2>/dev/null || cat /sys/fs/cgroup/memory/memory.usage_in_bytes 2>/dev/null)"',
   'echo "MESH-FACT MemTotal $(grep ^MemTotal: /proc/meminfo)"',
   'echo "MESH-FACT MemAvailable $(grep ^MemAvailable: /proc/meminfo)"',
   'cs() { set -- $(cat /proc/uptime); echo "${1%.*}${1#*.}"; }',
@@ -86,10 +87,12 @@ export function parseCompute(output: string): ComputeFigures & { probe: 'node' |
   const visible = number(facts.get('threads'));
   if (visible === null || visible < 1) throw new Error(`the measurement printed no figures: ${JSON.stringify(output.slice(0, 400))}`);
   const [quota, period] = (facts.get('cpu.max') ?? '').split(/\s+/);
-  const limit = quota === undefined || quota === 'max' || number(quota) === null ? null : number(quota)! / number(period)!;
+  const [q, p] = [number(quota), number(period)];
+  const limit = q === null || p === null || q <= 0 || p <= 0 ? null : q / p;
   const threads = Math.max(1, limit === null ? visible : Math.min(visible, Math.ceil(limit)));
   const kb = (name: string): number | null => number(/(\d+) kB/.exec(facts.get(name) ?? '')?.[1]);
-  const memMax = number(facts.get('memory.max'));
+  const limitText = number(facts.get('memory.max'));
+  const memMax = limitText !== null && limitText < 2 ** 60 ? limitText : null;
   const memUsed = number(facts.get('memory.current'));
   const total = Math.min((kb('MemTotal') ?? 0) * 1024, memMax ?? Infinity);
   const available = Math.min((kb('MemAvailable') ?? 0) * 1024, memMax === null || memUsed === null ? Infinity : memMax - memUsed, total);
