@@ -227,3 +227,27 @@ test('node profiles: a published profile reaches a peer that keeps it; a forged 
     b.stop();
   }
 });
+
+test('node profiles: a node stops gossiping its own profile once it has expired, and says so', async () => {
+  const clock = new ManualClock(T0 * 1000);
+  const bus = new MemoryBus(clock);
+  const na = bus.join(A.publicKey);
+  bus.join(B.publicKey).handle(PROFILES_TOPIC, () => Promise.resolve('ignore'));
+  const lines: string[] = [];
+  const a = new NodeProfiles({ network: na, key: A, networkName: NETWORK, clock, log: (line) => lines.push(line), regossipMs: (PROFILE_TTL_S * 1000) / 2 });
+  a.start();
+  try {
+    await a.publish(measurement());
+    await clock.advance(0);
+    const sent = (): number => bus.verdicts.filter((v) => v.topic === PROFILES_TOPIC && v.from === toHex(A.publicKey)).length;
+    assert.equal(sent(), 1);
+    await clock.advance((PROFILE_TTL_S * 1000) / 2);
+    assert.equal(sent(), 2, 'gossiped again half a day later');
+    await clock.advance(PROFILE_TTL_S * 1000);
+    assert.equal(sent(), 2, 'not once it expired');
+    assert.deepEqual(a.list(), []);
+    assert.equal(lines.filter((l) => /expired/.test(l)).length, 1);
+  } finally {
+    a.stop();
+  }
+});

@@ -8,7 +8,7 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { GossipMessage, Network, Verdict } from '../net/network.ts';
 import { ProfileError } from '../netgraph/errors.ts';
-import { ProfileBook } from '../netgraph/profile-book.ts';
+import { PROFILE_TTL_S, ProfileBook } from '../netgraph/profile-book.ts';
 import { openProfile, PROFILES_TOPIC, signProfile, type ProfileMeasurement, type SignedProfile } from '../netgraph/profile.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 
@@ -60,6 +60,10 @@ export class NodeProfiles {
   async publish(measurement: ProfileMeasurement): Promise<SignedProfile> {
     const { key, networkName, network, log } = this.#options;
     const profile = await signProfile(measurement, key, networkName);
+    const own = this.#liveOwn();
+    if (own !== null && profile.body.measured_at <= own.body.measured_at) {
+      throw new ProfileError('not-newer', `this node's profile measured at ${own.body.measured_at} is held already`);
+    }
     this.#book.offer(profile, this.#nowS());
     this.#own = profile;
     await network.publish(PROFILES_TOPIC, profile.bytes).catch((e: unknown) => log(`profiles: gossip: ${String(e)}`));
@@ -68,12 +72,23 @@ export class NodeProfiles {
 
   /** The live profiles held, this node's among them, by node id. */
   list(): SignedProfile[] {
-    return this.#book.list(this.#nowS());
+    const held = this.#book.list(this.#nowS());
+    const own = this.#liveOwn();
+    // The book may have dropped this node's own under the pressure of 10,000 others: it still counts.
+    if (own !== null && !held.includes(own)) return [...held, own].sort((x, y) => (x.nodeId < y.nodeId ? -1 : 1));
+    return held;
   }
 
   /** The live profile of `nodeId` (hex), or undefined. */
   get(nodeId: string): SignedProfile | undefined {
+    if (nodeId === this.#self) return this.#liveOwn() ?? undefined;
     return this.#book.get(nodeId, this.#nowS());
+  }
+
+  /** This node's profile while it lives. */
+  #liveOwn(): SignedProfile | null {
+    const own = this.#own;
+    return own !== null && own.body.measured_at + PROFILE_TTL_S > this.#nowS() ? own : null;
   }
 
   async #onProfile(message: GossipMessage): Promise<Verdict> {
@@ -93,10 +108,10 @@ export class NodeProfiles {
   }
 
   async #regossip(): Promise<void> {
-    const own = this.#own;
-    if (own === null) return;
-    if (this.#book.get(own.nodeId, this.#nowS()) !== own) {
-      // Expired (or never held): stale measurements are not spread; the app measures again.
+    if (this.#own === null) return;
+    const own = this.#liveOwn();
+    if (own === null) {
+      // Expired: stale measurements are not spread; the app measures again.
       this.#own = null;
       this.#options.log('profiles: this node\'s profile expired; run `mesh profile` to measure again');
       return;
