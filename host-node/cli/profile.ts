@@ -15,6 +15,7 @@ import { clientOptions, NodeClient } from './client.ts';
 import { decimal, integer, nodeIdText } from './values.ts';
 
 const figure = (value: number | null, unit: string): string => (value === null ? 'not measured' : `${value} ${unit}`);
+const counted = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 /** A profile (measured or held) as lines for people. */
 export function formatProfile(profile: ProfileMeasurement & { node_id?: string }): string {
@@ -22,7 +23,7 @@ export function formatProfile(profile: ProfileMeasurement & { node_id?: string }
   if (profile.node_id !== undefined) rows.push(['node id', profile.node_id]);
   rows.push(
     ['measured at', new Date(profile.measured_at * 1000).toISOString().replace('.000Z', 'Z')],
-    ['cpu', `${profile.cpu.cores} cores, ${profile.cpu.threads} threads`],
+    ['cpu', `${counted(profile.cpu.cores, 'core')}, ${counted(profile.cpu.threads, 'thread')}`],
     ['  fp32', figure(profile.cpu.gflops_fp32, 'GFLOPS')],
     ['  memory bw', figure(profile.cpu.mem_bw_gbps, 'GB/s')],
     ['memory', `${profile.memory.available_mb} of ${profile.memory.total_mb} MiB available`],
@@ -41,7 +42,7 @@ export function formatProfile(profile: ProfileMeasurement & { node_id?: string }
 export function formatMeasuredIn(where: MeasuredIn): string {
   if (where.where === 'host') return `compute measured on the host in a child process (${where.why})`;
   const probe = where.probe === 'node' ? 'with Node' : 'with shell tools: no fp32 figure';
-  return `compute measured in a job container of ${where.image} on ${where.engine} (${where.cpu_cores} cores, ${where.mem_mb} MiB; ${probe})`;
+  return `compute measured in a job container of ${where.image} on ${where.engine} (${counted(where.cpu_cores, 'core')}, ${where.mem_mb} MiB; ${probe})`;
 }
 
 const measureCommand = command({
