@@ -10,6 +10,8 @@ import { toHex } from '../encoding/hex.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import type { BlockEvent } from '../ledger/block.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
+import { checkMeasurement, type ProfileJson, type ProfileMeasurement } from '../netgraph/profile.ts';
+import type { FabricStats } from '../netgraph/fabric.ts';
 import type { KeptSignal, SignalFilter } from '../signal/book.ts';
 import type { PeerView } from './routes/peers.ts';
 import { FakeChannels } from './fake-channels.test-util.ts';
@@ -55,6 +57,18 @@ export const PEERS: PeerView[] = [
     rtt_samples: [1, 2],
   },
 ];
+export const FABRIC_STATS: FabricStats = {
+  nodes: 2,
+  cpu_cores: 12,
+  cpu_gflops: 150.5,
+  gpus: 1,
+  gpu_vram_mb: 24_576,
+  gpu_tflops: 80,
+  tokens_per_sec: 0,
+  storage_free_gb: 100,
+  perf_score: 80_150.5,
+  mesh: { median_rtt_ms: 1.5, reachable_frac: 1, regions: null },
+};
 export const BLOCK: BlockEvent = { index: 8, hash: 'ee'.repeat(32), prev_hash: 'dd'.repeat(32), timestamp: 1_700_000_010, miner: SELF, tx_count: 1, nonce: 0 };
 
 export const JOB_ID = '0b'.repeat(32);
@@ -258,6 +272,25 @@ export class FakeNode extends FakeJobs implements NodeService {
   }
   atlas(): AtlasEntry[] {
     return ATLAS;
+  }
+  /** What POST /profiles passed on (after the core's bounds, checked for real); `profileError` is thrown when set. */
+  readonly profiles = new Map<string, ProfileJson>();
+  profileError: unknown = undefined;
+  publishProfile(measurement: ProfileMeasurement): Promise<ProfileJson> {
+    if (this.profileError !== undefined) return Promise.reject(this.profileError);
+    checkMeasurement(measurement);
+    const profile = { node_id: SELF, ...measurement, signature: '5e'.repeat(64) };
+    this.profiles.set(SELF, profile);
+    return Promise.resolve(profile);
+  }
+  listProfiles(): ProfileJson[] {
+    return [...this.profiles.values()];
+  }
+  getProfile(nodeId: string): ProfileJson | undefined {
+    return this.profiles.get(nodeId);
+  }
+  fabricStats(): FabricStats {
+    return { ...FABRIC_STATS, mesh: { ...FABRIC_STATS.mesh } };
   }
   peers(): PeerView[] {
     return PEERS;

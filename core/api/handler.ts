@@ -28,6 +28,7 @@ import { toProblem } from './problem.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { chainRoutes } from './routes/chain.ts';
 import { channelRoutes } from './routes/channels.ts';
+import { fabricRoutes } from './routes/fabric.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { messagingRoutes } from './routes/messaging.ts';
 import { nameRoutes } from './routes/names.ts';
@@ -39,7 +40,7 @@ import { tunnelRoutes } from './routes/tunnel.ts';
 import type { NodeService } from './service.ts';
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, peerRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes, tunnelRoutes, messagingRoutes, nameRoutes];
+const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, peerRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes, tunnelRoutes, messagingRoutes, nameRoutes, fabricRoutes];
 
 export interface NodeApiOptions {
   readonly service: NodeService;

@@ -38,6 +38,8 @@ export const API_PROBLEMS = {
   'peer-busy': { status: 503, title: 'Peer busy' },
   'signal-conflict': { status: 409, title: 'Signal conflicts with an earlier one' },
   'too-large': { status: 413, title: 'Content too large' },
+  'unknown-profile': { status: 404, title: 'No profile held for that node' },
+  'profile-conflict': { status: 409, title: 'A profile measured as late or later is held' },
   'unknown-name': { status: 404, title: 'Unknown name' },
   'name-taken': { status: 409, title: 'Name held by another node' },
   'unknown-reply-token': { status: 404, title: 'Unknown reply token' },

@@ -6,6 +6,7 @@
 import type { CapabilitiesService } from './routes/capabilities.ts';
 import type { ChainService } from './routes/chain.ts';
 import type { ChannelsService } from './routes/channels.ts';
+import type { FabricService } from './routes/fabric.ts';
 import type { JobsService } from './routes/jobs.ts';
 import type { MessagingService } from './routes/messaging.ts';
 import type { NamesService } from './routes/names.ts';
@@ -25,6 +26,7 @@ export type { ChannelsService } from './routes/channels.ts';
 export type { TunnelsService } from './routes/tunnel.ts';
 export type { MessagingService } from './routes/messaging.ts';
 export type { NamesService } from './routes/names.ts';
+export type { FabricService } from './routes/fabric.ts';
 export type { Unsubscribe } from '../web/sse.ts';
 
-export interface NodeService extends NodeInfoService, PeersService, ChainService, SignalService, JobsService, PlacementService, CapabilitiesService, ChannelsService, TunnelsService, MessagingService, NamesService {}
+export interface NodeService extends NodeInfoService, PeersService, ChainService, SignalService, JobsService, PlacementService, CapabilitiesService, ChannelsService, TunnelsService, MessagingService, NamesService, FabricService {}

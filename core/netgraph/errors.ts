@@ -30,3 +30,35 @@ export class CoordinateError extends RuledError<typeof COORDINATE_ERRORS> {
     super(COORDINATE_ERRORS, code, message);
   }
 }
+
+// What POST /profiles answers for a measurement it refuses.
+const BAD_BODY = { status: 400, problem: 'invalid-body' } as const;
+
+/**
+ * Why a node profile was refused (docs/fabric.md "Refusals"). A profile that does not decode, breaks
+ * a bound or is not signed by its node is invalid whoever relays it: 'reject', and the peer that
+ * sent it is penalised. One outside the time window or not newer than the one held may be honest
+ * (a clock off, a copy gossiped twice): 'ignore'.
+ */
+export const PROFILE_ERRORS = {
+  /** Not a profile's canonical encoding (a field's type or size, too many GPUs, bytes left over). */
+  malformed: { verdict: 'reject', ...BAD_BODY },
+  /** A figure outside its bounds (negative, not finite, above its maximum), a backend not of the spec, an empty name. */
+  'out-of-range': { verdict: 'reject', ...BAD_BODY },
+  /** The signature is not the node's over the profile. */
+  'bad-signature': { verdict: 'reject', ...BAD_BODY },
+  /** measured_at older than the profiles' lifetime (PROFILE_TTL_S). */
+  stale: { verdict: 'ignore', ...BAD_BODY },
+  /** measured_at further in the future than the clock skew allowed (PROFILE_MAX_SKEW_S). */
+  future: { verdict: 'ignore', ...BAD_BODY },
+  /** measured_at not after the profile already held for that node. */
+  'not-newer': { verdict: 'ignore', status: 409, problem: 'profile-conflict' },
+} as const satisfies ErrorTable;
+
+export type ProfileErrorCode = keyof typeof PROFILE_ERRORS;
+
+export class ProfileError extends RuledError<typeof PROFILE_ERRORS> {
+  constructor(code: ProfileErrorCode, message: string) {
+    super(PROFILE_ERRORS, code, message);
+  }
+}

@@ -43,6 +43,9 @@ import type { Flow } from '../web/sse.ts';
 import { BlockProducer } from './block-producer.ts';
 import { followBlocks } from './block-feed.ts';
 import { PeerPings, type PingSchedule } from './peer-pings.ts';
+import { NodeProfiles } from './profiles.ts';
+import { fabricStats, knownNodes, meshFromPeers, type FabricStats } from '../netgraph/fabric.ts';
+import { profileJson, type ProfileJson, type ProfileMeasurement } from '../netgraph/profile.ts';
 import { OwnTransactions } from './own-transactions.ts';
 import { Segments } from './segments.ts';
 import { Sync } from './sync.ts';
@@ -121,6 +124,8 @@ export class MeshNode implements NodeService {
   readonly messaging: Messaging;
   /** Round-trip times to the connected peers. */
   readonly pings: PeerPings;
+  /** Node profiles: this node's, signed for the app that measured it, and the mesh's, verified (docs/fabric.md). */
+  readonly profiles: NodeProfiles;
 
   constructor(options: MeshNodeOptions) {
     this.#options = options;
@@ -161,6 +166,7 @@ export class MeshNode implements NodeService {
     });
     this.segments = new Segments(this.#network, this.chain.params, this.chain, { ...ports, ...(options.segmentBytes === undefined ? {} : { segmentBytes: options.segmentBytes }) });
     this.pings = new PeerPings({ network: this.#network, ...ports, log: this.#log, ...(options.pings === undefined ? {} : { schedule: options.pings }) });
+    this.profiles = new NodeProfiles({ network: this.#network, key: this.#key, networkName: this.chain.params.network, clock: this.#clock, log: this.#log });
     this.#book = new SignalBook({
       clock: this.#clock,
       network: this.chain.params.network,
@@ -196,6 +202,7 @@ export class MeshNode implements NodeService {
     this.segments.start();
     this.messaging.start();
     this.pings.start();
+    this.profiles.start();
     this.#unsubscribeChain = this.chain.subscribe((event) => this.#onChain(event));
     // A node announces its height to each peer that joins (node-api.md §6).
     // Again after 1 s and 3 s: the first may go out before the new peer's stream is ready.
@@ -245,6 +252,7 @@ export class MeshNode implements NodeService {
     await this.#channels?.stop();
     this.messaging.stop();
     this.pings.stop();
+    this.profiles.stop();
     this.sync.stop();
     this.#unsubscribeChain?.();
     this.#unsubscribePeers?.();
@@ -505,6 +513,28 @@ export class MeshNode implements NodeService {
 
   listNames(owner: Uint8Array | null): NameRecord[] {
     return this.#names.namesOf(owner ?? this.#key.publicKey);
+  }
+
+  // ---- node profiles and fabric statistics (core/node/profiles.ts, core/netgraph/fabric.ts) ----
+
+  async publishProfile(measurement: ProfileMeasurement): Promise<ProfileJson> {
+    return profileJson(await this.profiles.publish(measurement));
+  }
+
+  listProfiles(): ProfileJson[] {
+    return this.profiles.list().map(profileJson);
+  }
+
+  getProfile(nodeId: string): ProfileJson | undefined {
+    const profile = this.profiles.get(nodeId);
+    return profile === undefined ? undefined : profileJson(profile);
+  }
+
+  fabricStats(): FabricStats {
+    const profiles = this.profiles.list();
+    const atlas = this.atlas();
+    const known = knownNodes(this.nodeId, atlas, profiles);
+    return fabricStats(known, atlas, profiles, meshFromPeers(this.nodeId, this.peers(), known));
   }
 
   // ---- gossip ----

@@ -9,6 +9,7 @@
  * or takes longer than `timeoutMs` adds no sample; a peer that goes away is forgotten at the next
  * round.
  */
+import { median } from '../collections/median.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { Random } from '../crypto/random.ts';
 import type { Network } from '../net/network.ts';
@@ -36,13 +37,7 @@ export interface RttFigures {
   readonly samplesMs: readonly number[];
 }
 
-/** The median of `values` (the mean of the middle two for an even count); null for none. */
-export function median(values: readonly number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
+export { median } from '../collections/median.ts';
 
 export class PeerPings {
   readonly schedule: PingSchedule;
