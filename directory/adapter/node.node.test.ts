@@ -20,7 +20,7 @@ import { MemorySubmissionStore } from '../submissions/store.ts';
 import { fixtureText, textSource } from '../testing/fixtures.ts';
 import { serviceSuite, socketTarget } from '../testing/service-suite.ts';
 import { type FetchHandler, serveFetch } from '../../host-node/http-server.ts';
-import { fileDataSource, nodeSha256 } from './node.ts';
+import { fileDataSource, nodeSha256 } from './node-data.ts';
 
 serviceSuite('node:http', socketTarget(serveFetch));
 
