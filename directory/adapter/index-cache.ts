@@ -4,7 +4,8 @@
  * `mesh directory import` writes it after the dataset; `mesh directory` writes it when it finds
  * it missing or made from other bytes (the format: directory/index-file.ts).
  */
-import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { open, readFile } from 'node:fs/promises';
 import { writeAtomically } from '../../host-node/atomic-file.ts';
 import { type IndexCache, indexSource } from '../http/data-source.ts';
 import { indexFileChunks } from '../index-file.ts';
@@ -31,7 +32,25 @@ export function fileIndexCache(datasetPath: string): IndexCache {
       writeAtomically(path, async (file) => {
         for (const chunk of chunks) await file.write(chunk);
       }),
+    datasetSha256: () => fileSha256(datasetPath),
   };
+}
+
+/** The SHA-256 of a file's bytes in hex, read 4 MiB at a time into one buffer. */
+async function fileSha256(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafe(4 << 20);
+  const file = await open(path, 'r');
+  try {
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    await file.close();
+  }
+  return hash.digest('hex');
 }
 
 /** Indexes the dataset file at `datasetPath` and writes its index file; resolves to the number of records. */
