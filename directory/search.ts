@@ -20,6 +20,7 @@ import { bitsetsOf, hashPhrase, IndexBuilder, type IndexOptions, type IndexParts
 import type { RecordStore } from './record-store.ts';
 import {
   andBits,
+  andBits3,
   type Bitset,
   bitsInto,
   bitsWindow,
@@ -316,8 +317,11 @@ export class DirectoryIndex {
   private and(sets: readonly (Postings | DenseSet)[]): DenseSet {
     const bits = sets.map((set) => (set instanceof Int32Array ? this.bitsFor(set) : set.bits));
     const out = this.scratch.allocBits((this.size + 31) >>> 5);
-    let size = andBits(bits[0]!, bits[1] ?? bits[0]!, out);
-    for (let k = 2; k < bits.length && size > 0; k++) size = andBits(out, bits[k]!, out);
+    // Three at a time where there are three: one pass over the words instead of two.
+    let size = bits.length >= 3 ? andBits3(bits[0]!, bits[1]!, bits[2]!, out) : andBits(bits[0]!, bits[1] ?? bits[0]!, out);
+    for (let k = 3; k < bits.length && size > 0; k += 2) {
+      size = k + 1 < bits.length ? andBits3(out, bits[k]!, bits[k + 1]!, out) : andBits(out, bits[k]!, out);
+    }
     return { bits: out, size };
   }
 

@@ -44,9 +44,10 @@ export interface EngineCaseResult {
 export interface EngineResult {
   readonly engine: Engine;
   readonly buildSeconds: number;
-  /** Resident memory and JavaScript heap once built, after a full collection. */
+  /** Resident memory, JavaScript heap and array buffers (off the heap) once built, after a full collection. */
   readonly rssMb: number;
   readonly heapMb: number;
+  readonly arrayBuffersMb?: number;
   readonly cases: readonly EngineCaseResult[];
 }
 
@@ -159,7 +160,7 @@ async function runEngine(engine: Engine, path: string, cases: readonly LibraryCa
     }
     results.push({ name: c.name, queries: times.length, medianMs: percentile(times, 50), p99Ms: percentile(times, 99), total });
   }
-  return { engine, buildSeconds, rssMb: memory.rss / 1e6, heapMb: memory.heapUsed / 1e6, cases: results };
+  return { engine, buildSeconds, rssMb: memory.rss / 1e6, heapMb: memory.heapUsed / 1e6, arrayBuffersMb: memory.arrayBuffers / 1e6, cases: results };
 }
 
 /** Runs one engine in a process of its own (with room for the library's heap) and reads its result. */

@@ -330,7 +330,8 @@ function librarySection(report: DirectoryReport, engines: readonly EngineResult[
       'completed from three letters, the same filters (MiniSearch\'s `filter` on stored fields), the same page (a slice ' +
       'of its results). MiniSearch ranks by BM25, the directory by its tiers, so the order within a page differs; the ' +
       'number of records found (**total**) is the same. The directory\'s build here is the full indexing of a first ' +
-      'start; a start from its index file is in the table above. **ratio** = MiniSearch ÷ the directory.',
+      'start; a start from its index file is in the table above. Resident memory after a build also holds what the ' +
+      'build freed and the allocator kept; the index itself is its heap and array buffers. **ratio** = MiniSearch ÷ the directory.',
   );
   parts.push(
     markdownTable(
@@ -339,6 +340,11 @@ function librarySection(report: DirectoryReport, engines: readonly EngineResult[
         ['build from the dataset file', ...engines.map((e) => `${e.buildSeconds.toFixed(1)} s`), ratioOf(engines, (e) => e.buildSeconds)],
         ['resident memory once built', ...engines.map((e) => `${e.rssMb.toFixed(0)} MB`), ratioOf(engines, (e) => e.rssMb)],
         ['JavaScript heap once built', ...engines.map((e) => `${e.heapMb.toFixed(0)} MB`), ratioOf(engines, (e) => e.heapMb)],
+        [
+          'what the index holds: heap and array buffers',
+          ...engines.map((e) => `${(e.heapMb + (e.arrayBuffersMb ?? 0)).toFixed(0)} MB`),
+          ratioOf(engines, (e) => e.heapMb + (e.arrayBuffersMb ?? 0)),
+        ],
       ],
       [false, ...engines.map(() => true), true],
     ),
