@@ -8,13 +8,13 @@ const encoder = new TextEncoder();
 // Any JSON that begins with an id, with strings of every kind: escapes, quotes, backslashes,
 // members named like the ones the encoding treats apart (address, url), empty strings.
 const recordArb = fc.record({
-  id: fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom('epa-110001023280', 'wd-Q42', 'cn-000001ef92a0188d0a4a', '')),
+  id: fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom('epa-110001023280', 'wd-Q42', 'cn-000001ef92a0188d0a4a', '', 'x-', 'Q42')),
   name: fc.string({ unit: 'binary' }),
   rest: fc.dictionary(
     fc.oneof(fc.string(), fc.constantFrom('address', 'url', 'value', 'country')),
     fc.oneof(
       fc.jsonValue(),
-      fc.constantFrom('https://www.wikidata.org/wiki/Q1', 'a/b=c-d', '"quoted"', 'back\\slash', '-', '/', '=', ''),
+      fc.constantFrom('https://www.wikidata.org/wiki/Q42', 'https://x.example/?id=110001023280', 'Q42', 'a/b=c-d', '"quoted"', 'back\\slash', '-', '/', '=', ''),
     ),
   ),
 });

@@ -9,7 +9,9 @@
  * between them (punctuation and member names, `","country":"`). Pieces that repeat across records
  * (member names, countries, dates, cities, evidence, licences, the start of a source URL) are kept
  * once in a table of tokens, and a record is a list of token numbers; pieces that are the record's
- * own (its name, street address, the end of its id and URL) are kept inline. Decoding copies the
+ * own (its name, street address, the end of its id and URL, the latter written as "the end of the
+ * id again" where the two agree) are kept inline; tokens that often
+ * come one after the other are joined into one, so a record is a handful of numbers. Decoding copies the
  * pieces back in order, a microsecond or two a record, and gives back the very bytes stored: the
  * cuts only decide what is shared, never what is written. The HTTP answers are assembled from
  * these bytes as they are (http/reads.ts); a record is parsed only where an object is needed (the
@@ -43,6 +45,11 @@ const encoder = new TextEncoder();
 const OWN_MEMBERS = [encoder.encode('"address":"')];
 const SPLIT_MEMBERS = [encoder.encode('"url":"')];
 const NAME_VALUE = 1;
+// Pairs of tokens seen this often are joined into one token (see RecordStoreBuilder.join); the
+// counters are 2^PAIR_BITS bytes; a joined token is at most MAX_JOINED bytes.
+const JOIN_AFTER = 32;
+const PAIR_BITS = 22;
+const MAX_JOINED = 512;
 const ID_VALUE = 0;
 
 function lastCut(bytes: Uint8Array, from: number, to: number): number {
@@ -185,6 +192,14 @@ export class RecordStoreBuilder {
   private readonly data = new Bytes();
   private readonly starts = new Numbers();
   private readonly lengths = new Numbers();
+  /** Counters of pairs of tokens seen one after the other, by a hash of the pair. */
+  private readonly pairs = new Uint8Array(1 << PAIR_BITS);
+  /** The token waiting to be written (or joined with the next), -1 for none. */
+  private pending = -1;
+  private joinBuffer = new Uint8Array(256);
+  /** Where the end of the current record's id, kept inline, is in its JSON. */
+  private idTailFrom = 0;
+  private idTailTo = 0;
 
   constructor() {
     this.starts.push(0);
@@ -202,6 +217,7 @@ export class RecordStoreBuilder {
   append(json: Uint8Array): number {
     if (!startsWithIdPrefix(json)) throw new RangeError('a stored record must begin with its id');
     if (this.data.length > 0x7fff_0000) throw new RangeError('too many records for one record store');
+    this.idTailFrom = this.idTailTo = 0;
     let piece = 0; // where the text not yet encoded begins
     let value = 0; // string values met so far
     let i = 0;
@@ -226,6 +242,7 @@ export class RecordStoreBuilder {
       i = end + 1;
     }
     this.token(json, piece, json.length);
+    this.flush();
     this.starts.push(this.data.length);
     this.lengths.push(json.length);
     return this.lengths.length - 1;
@@ -238,19 +255,79 @@ export class RecordStoreBuilder {
     } else if (index === ID_VALUE || SPLIT_MEMBERS.some((m) => endsWith(json, from, m))) {
       const cut = lastCut(json, from, to);
       if (cut > from) this.token(json, from, cut);
-      this.literal(json, cut, to);
+      if (index !== ID_VALUE && this.sameAsIdTail(json, cut, to)) this.repeatIdTail();
+      else this.literal(json, cut, to);
+      if (index === ID_VALUE) [this.idTailFrom, this.idTailTo] = [cut, to];
     } else {
       this.token(json, from, to);
     }
   }
 
   // A piece is written as a number: 0 then its length and bytes for an inline piece, t + 1 for token t.
+  // Tokens that follow one another are held back (`pending`) to be joined into one when the pair
+  // has been seen often (see `pairs`).
   private token(json: Uint8Array, from: number, to: number): void {
-    if (to > from) this.data.varint(this.table.intern(json, from, to) + 1);
+    if (to <= from) return;
+    const t = this.table.intern(json, from, to);
+    if (this.pending < 0) {
+      this.pending = t;
+      return;
+    }
+    const joined = this.join(this.pending, t);
+    if (joined >= 0) this.pending = joined;
+    else {
+      this.data.varint(this.pending + 1);
+      this.pending = t;
+    }
+  }
+
+  /**
+   * The token for `a` followed by `b` when that pair has come often enough to be worth one token of
+   * its own, else -1. Pairs are counted in a fixed table of small counters by a hash of the two
+   * numbers (a collision only counts a pair too soon): member names, a country and its region, a
+   * source's name, URL and licence, a piece of evidence… become one token each, and a record a
+   * handful of numbers. Joined tokens join further in turn, up to a bounded length.
+   */
+  private join(a: number, b: number): number {
+    const h = (Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 1, 0x85ebca6b)) >>> (32 - PAIR_BITS);
+    const seen = this.pairs[h]!;
+    if (seen < JOIN_AFTER) {
+      this.pairs[h] = seen + 1;
+      return -1;
+    }
+    const table = this.table;
+    const starts = table.starts.array;
+    const aLength = starts[a + 1]! - starts[a]!;
+    const bLength = starts[b + 1]! - starts[b]!;
+    if (aLength + bLength > MAX_JOINED) return -1;
+    if (this.joinBuffer.length < aLength + bLength) this.joinBuffer = new Uint8Array(aLength + bLength);
+    this.joinBuffer.set(table.bytes.buffer.subarray(starts[a]!, starts[a + 1]!), 0);
+    this.joinBuffer.set(table.bytes.buffer.subarray(starts[b]!, starts[b + 1]!), aLength);
+    return table.intern(this.joinBuffer, 0, aLength + bLength);
+  }
+
+  /** True when `json[from, to)` is the end of the record's id again (an FRS page's registry id, a Wikidata item's Q-id). */
+  private sameAsIdTail(json: Uint8Array, from: number, to: number): boolean {
+    if (to - from !== this.idTailTo - this.idTailFrom || to === from) return false;
+    for (let i = 0; i < to - from; i++) if (json[from + i] !== json[this.idTailFrom + i]) return false;
+    return true;
+  }
+
+  // An inline piece of length 0 (never written otherwise) stands for the end of the id again.
+  private repeatIdTail(): void {
+    this.flush();
+    this.data.varint(0);
+    this.data.varint(0);
+  }
+
+  private flush(): void {
+    if (this.pending >= 0) this.data.varint(this.pending + 1);
+    this.pending = -1;
   }
 
   private literal(json: Uint8Array, from: number, to: number): void {
     if (to <= from) return;
+    this.flush();
     this.data.varint(0);
     this.data.varint(to - from);
     this.data.push(json, from, to);
@@ -320,6 +397,9 @@ export class RecordStore {
     const tokenStarts = this.tokenStarts;
     let p = this.starts[i]!;
     const end = this.starts[i + 1]!;
+    // The record's first inline piece, the end of its id: an empty inline piece repeats it.
+    let idFrom = -1;
+    let idTo = -1;
     while (p < end) {
       let v = 0;
       let shift = 0;
@@ -340,9 +420,15 @@ export class RecordStore {
           n |= (b & 0x7f) << shift;
           shift += 7;
         } while (b & 0x80);
-        from = p;
-        to = p + n;
-        p = to;
+        if (n === 0) {
+          from = idFrom;
+          to = idTo;
+        } else {
+          from = p;
+          to = p + n;
+          p = to;
+          if (idFrom < 0) [idFrom, idTo] = [from, to];
+        }
         source = data;
       } else {
         from = tokenStarts[v - 1]!;
