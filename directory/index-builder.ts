@@ -5,26 +5,41 @@
  * do not, the positions are renumbered in id order at the end.
  */
 import { InvalidDatasetError } from './dataset.ts';
-import { type Bitset, type Postings, PostingsBuilder, toBitset } from './postings.ts';
+import { type Bitset, type Postings, PostingsBuilder, type PostingsTable, toBitset } from './postings.ts';
 import type { FactoryRecord } from './record.ts';
-import { RecordStore } from './record-store.ts';
+import { type RecordStore, RecordStoreBuilder } from './record-store.ts';
 import { words } from './text.ts';
 
 /** What a DirectoryIndex is made of (see the fields of DirectoryIndex). */
 export interface IndexParts {
   readonly size: number;
   readonly store: RecordStore;
-  readonly anyWord: Map<string, Postings>;
-  readonly nameWord: Map<string, Postings>;
-  readonly firstWord: Map<string, Postings>;
-  readonly vocabulary: string[];
+  readonly anyWord: PostingsTable;
+  readonly nameWord: PostingsTable;
+  readonly firstWord: PostingsTable;
   readonly nameHash: Uint32Array;
-  readonly byCountry: Map<string, Postings>;
-  readonly byCity: Map<string, Postings>;
-  readonly byCategory: Map<string, Postings>;
-  readonly byContact: Map<string, Postings>;
-  readonly bySource: Map<string, Postings>;
-  readonly bits: Map<Postings, Bitset>;
+  readonly byCountry: PostingsTable;
+  readonly byCity: PostingsTable;
+  readonly byCategory: PostingsTable;
+  readonly byContact: PostingsTable;
+  readonly bySource: PostingsTable;
+}
+
+/** The tables of IndexParts, by name: what an index file holds besides the records and name hashes. */
+export const TABLES = ['anyWord', 'nameWord', 'firstWord', 'byCountry', 'byCity', 'byCategory', 'byContact', 'bySource'] as const;
+
+/** The tables whose long lists also get bit sets (every one a search intersects). */
+const SEARCHED: readonly (typeof TABLES)[number][] = ['anyWord', 'nameWord', 'firstWord', 'byCountry', 'byCity', 'byCategory', 'byContact'];
+
+/**
+ * The bit sets of the long lists of `parts`' searched tables: a list of at least `bitsetFrom`
+ * positions (default a 64th of the records, at least 64) is at most half its bit set's size already.
+ */
+export function bitsetsOf(parts: IndexParts, bitsetFrom?: number): Map<Postings, Bitset> {
+  const long = bitsetFrom ?? Math.max(64, parts.size / 64);
+  const bits = new Map<Postings, Bitset>();
+  for (const name of SEARCHED) for (const list of parts[name].keep(long)) bits.set(list, toBitset(list, parts.size));
+  return bits;
 }
 
 export interface IndexOptions {
@@ -60,7 +75,7 @@ function memo<K, V>(f: (key: K) => V): (key: K) => V {
 }
 
 export class IndexBuilder {
-  private readonly store = new RecordStore();
+  private readonly store = new RecordStoreBuilder();
   private readonly anyWord = new PostingsBuilder();
   private readonly nameWord = new PostingsBuilder();
   private readonly firstWord = new PostingsBuilder();
@@ -108,11 +123,11 @@ export class IndexBuilder {
   }
 
   /** The finished parts. The builder is spent. */
-  finish(options: IndexOptions = {}): IndexParts {
-    this.store.seal();
-    const size = this.store.size;
+  finish(): IndexParts {
+    let store = this.store.finish();
+    const size = store.size;
     let nameHash: Uint32Array = this.nameHash.slice(0, size);
-    const maps = {
+    const tables = {
       anyWord: this.anyWord.build(),
       nameWord: this.nameWord.build(),
       firstWord: this.firstWord.build(),
@@ -122,35 +137,29 @@ export class IndexBuilder {
       byContact: this.contact.build(),
       bySource: this.source.build(),
     };
-    if (!this.sorted) nameHash = this.renumber(size, nameHash, Object.values(maps));
-    const long = options.bitsetFrom ?? Math.max(64, size / 64);
-    const bits = new Map<Postings, Bitset>();
-    for (const map of [maps.anyWord, maps.nameWord, maps.firstWord, maps.byCountry, maps.byCity, maps.byCategory, maps.byContact]) {
-      for (const list of map.values()) if (list.length >= long) bits.set(list, toBitset(list, size));
-    }
-    return { size, store: this.store, vocabulary: [...maps.anyWord.keys()].sort(), nameHash, bits, ...maps };
+    if (!this.sorted) ({ store, nameHash } = renumber(store, nameHash, Object.values(tables)));
+    return { size, store, nameHash, ...tables };
   }
+}
 
-  /** Puts positions in id order (records came out of order); refuses a repeated id. */
-  private renumber(size: number, nameHash: Uint32Array, maps: Map<string, Postings>[]): Uint32Array {
-    const ids = Array.from({ length: size }, (_, i) => this.store.id(i));
-    const order = Int32Array.from({ length: size }, (_, i) => i).sort((a, b) => (ids[a]! < ids[b]! ? -1 : ids[a]! > ids[b]! ? 1 : 0));
-    for (let k = 1; k < size; k++) {
-      if (ids[order[k]!] === ids[order[k - 1]!]) {
-        throw new InvalidDatasetError('duplicate-id', `the dataset holds ${ids[order[k]!]} more than once`);
-      }
+/** Puts positions in id order (records came out of order); refuses a repeated id. */
+function renumber(store: RecordStore, nameHash: Uint32Array, tables: PostingsTable[]): { store: RecordStore; nameHash: Uint32Array } {
+  const size = store.size;
+  const ids = Array.from({ length: size }, (_, i) => store.id(i));
+  const order = Int32Array.from({ length: size }, (_, i) => i).sort((a, b) => (ids[a]! < ids[b]! ? -1 : ids[a]! > ids[b]! ? 1 : 0));
+  for (let k = 1; k < size; k++) {
+    if (ids[order[k]!] === ids[order[k - 1]!]) {
+      throw new InvalidDatasetError('duplicate-id', `the dataset holds ${ids[order[k]!]} more than once`);
     }
-    const rank = new Int32Array(size);
-    for (let k = 0; k < size; k++) rank[order[k]!] = k;
-    this.store.permute(order);
-    for (const map of maps) {
-      for (const list of map.values()) {
-        for (let j = 0; j < list.length; j++) list[j] = rank[list[j]!]!;
-        list.sort();
-      }
-    }
-    const renumbered = new Uint32Array(size);
-    for (let k = 0; k < size; k++) renumbered[k] = nameHash[order[k]!]!;
-    return renumbered;
   }
+  const rank = new Int32Array(size);
+  for (let k = 0; k < size; k++) rank[order[k]!] = k;
+  for (const table of tables) {
+    const { positions, offsets } = table.parts;
+    for (let j = 0; j < positions.length; j++) positions[j] = rank[positions[j]!]!;
+    for (let k = 0; k + 1 < offsets.length; k++) positions.subarray(offsets[k]!, offsets[k + 1]!).sort();
+  }
+  const renumbered = new Uint32Array(size);
+  for (let k = 0; k < size; k++) renumbered[k] = nameHash[order[k]!]!;
+  return { store: store.permute(order), nameHash: renumbered };
 }

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { test } from '../test/harness.ts';
 import {
   andBits,
+  andBits3,
   type Bitset,
   bitsInto,
   bitsWindow,
@@ -56,6 +57,12 @@ test('bit sets: AND with its count, back to a list, and windows, as with lists',
       assert.equal(andBits(toBitset(a, UNIVERSE), toBitset(b, UNIVERSE), out), both.length);
       assert.deepEqual(out, toBitset(both, UNIVERSE));
       assert.deepEqual([...listOf(out, both.length)], [...both]);
+      // Three at once: with a third set, and in place over one of them.
+      const third = toBitset(b.filter((_, i) => i % 2 === 0), UNIVERSE);
+      const all = intersect(both, b.filter((_, i) => i % 2 === 0));
+      const inPlace = toBitset(a, UNIVERSE);
+      assert.equal(andBits3(inPlace, toBitset(b, UNIVERSE), third, inPlace), all.length);
+      assert.deepEqual(inPlace, toBitset(all, UNIVERSE));
       assert.deepEqual(bitsInto(a, new Uint32Array(words).fill(7)), toBitset(a, UNIVERSE), 'every word written');
       // a minus (a ∩ b), as the tiers of a ranking nest: the same window as the lists give.
       assert.deepEqual(bitsWindow(toBitset(a, UNIVERSE), out, skip, count), differenceWindow(a, both, skip, count));

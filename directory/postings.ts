@@ -232,6 +232,23 @@ export function andBits(a: Bitset, b: Bitset, out: Bitset): number {
   return n;
 }
 
+/**
+ * `andBits` of three bit sets in one pass (`out` may be any of them): an intersection of a word and
+ * two filters, or of a tier and two more lists, reads each word once instead of twice.
+ */
+export function andBits3(a: Bitset, b: Bitset, c: Bitset, out: Bitset): number {
+  const length = out.length;
+  let n = 0;
+  for (let w = 0; w < length; w++) {
+    let x = a[w]! & b[w]! & c[w]!;
+    out[w] = x;
+    x -= (x >>> 1) & 0x55555555;
+    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+    n = (n + (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24)) | 0;
+  }
+  return n;
+}
+
 /** The `count` positions set in `bits`, as a list. */
 export function listOf(bits: Bitset, count: number, alloc: Alloc = fresh): Postings {
   const out = alloc(count);
@@ -413,19 +430,107 @@ export class PostingsBuilder {
     this.length++;
   }
 
-  build(): Map<string, Postings> {
-    const counts = new Int32Array(this.ids.size + 1);
-    for (let i = 0; i < this.length; i++) counts[this.keys[i]! + 1]!++;
-    for (let k = 1; k < counts.length; k++) counts[k]! += counts[k - 1]!;
-    const starts = counts.slice();
-    const all = new Int32Array(this.length);
-    for (let i = 0; i < this.length; i++) all[starts[this.keys[i]!]!++] = this.positions[i]!;
-    const out = new Map<string, Postings>();
-    for (const [key, id] of this.ids) out.set(key, all.subarray(counts[id]!, counts[id + 1]!));
+  /** The lists, keys sorted. The builder is spent. */
+  build(): PostingsTable {
+    const keys = [...this.ids.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const counts = new Int32Array(this.ids.size);
+    for (let i = 0; i < this.length; i++) counts[this.keys[i]!]!++;
+    // Lists laid end to end in key order: offsets[k] is where the k-th key's list begins.
+    const offsets = new Uint32Array(keys.length + 1);
+    const at = new Int32Array(this.ids.size);
+    for (let k = 0; k < keys.length; k++) {
+      const id = this.ids.get(keys[k]!)!;
+      at[id] = offsets[k]!;
+      offsets[k + 1] = offsets[k]! + counts[id]!;
+    }
+    const positions = new Int32Array(this.length);
+    for (let i = 0; i < this.length; i++) positions[at[this.keys[i]!]!++] = this.positions[i]!;
     this.ids.clear();
     this.keys = new Int32Array(0);
     this.positions = new Int32Array(0);
     this.length = 0;
+    return new PostingsTable({ keys, offsets, positions });
+  }
+}
+
+/** What a PostingsTable is made of: its keys, sorted, and their lists end to end. */
+export interface PostingsTableParts {
+  readonly keys: readonly string[];
+  /** The k-th key's list is positions[offsets[k], offsets[k + 1]). */
+  readonly offsets: Uint32Array;
+  readonly positions: Int32Array;
+}
+
+/**
+ * Posting lists by key, laid end to end in one array (so a table is three values, whatever its
+ * size, and can be written to a file and read back as it is). A list is a view made when asked
+ * for; the long ones (`keep`) are made once and kept, so they are the same object every time and
+ * can be looked up by identity (their bit sets are).
+ */
+export class PostingsTable {
+  readonly parts: PostingsTableParts;
+  private readonly kept = new Map<number, Postings>();
+
+  constructor(parts: PostingsTableParts) {
+    if (parts.offsets.length !== parts.keys.length + 1) throw new RangeError('a postings table needs an offset for every key and one past the last');
+    this.parts = parts;
+  }
+
+  /** The keys, sorted. */
+  get keys(): readonly string[] {
+    return this.parts.keys;
+  }
+
+  /** The position of `key` among the keys, or -1. */
+  indexOf(key: string): number {
+    const keys = this.parts.keys;
+    let low = 0;
+    let high = keys.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (keys[mid]! < key) low = mid + 1;
+      else high = mid;
+    }
+    return low < keys.length && keys[low] === key ? low : -1;
+  }
+
+  /** The list of the k-th key. */
+  at(k: number): Postings {
+    const kept = this.kept.get(k);
+    if (kept !== undefined) return kept;
+    return this.parts.positions.subarray(this.parts.offsets[k]!, this.parts.offsets[k + 1]!);
+  }
+
+  /** The list of `key`, if any record has it. */
+  get(key: string): Postings | undefined {
+    const k = this.indexOf(key);
+    return k < 0 ? undefined : this.at(k);
+  }
+
+  /** The length of the k-th key's list. */
+  lengthAt(k: number): number {
+    return this.parts.offsets[k + 1]! - this.parts.offsets[k]!;
+  }
+
+  /** Keeps the views of the lists of at least `length` positions, and gives them. */
+  keep(length: number): Postings[] {
+    const out: Postings[] = [];
+    for (let k = 0; k < this.parts.keys.length; k++) {
+      if (this.lengthAt(k) < length) continue;
+      const list = this.at(k);
+      this.kept.set(k, list);
+      out.push(list);
+    }
     return out;
+  }
+
+  /** Each key with the length of its list. */
+  *counts(): Generator<[string, number]> {
+    for (let k = 0; k < this.parts.keys.length; k++) yield [this.parts.keys[k]!, this.lengthAt(k)];
+  }
+
+  /** Bytes held by the lists and offsets, for reports. */
+  get byteLength(): number {
+    return this.parts.offsets.byteLength + this.parts.positions.byteLength;
   }
 }

@@ -14,7 +14,7 @@
 import { type Call, type ClientInfo, type CorsPolicy, createService, type Route } from '../core/web/router.ts';
 import type { SearchQuery } from './search.ts';
 import { checkDeclaredLength, readBody } from './http/body.ts';
-import { type Clock, DataLoader, type DataSource, type LoadedData, type RetryOptions, type Sha256Factory } from './http/data-source.ts';
+import { type Clock, DataLoader, type DataSource, type IndexCache, type LoadedData, type RetryOptions, type Sha256Factory } from './http/data-source.ts';
 import { chooseEncoding, encodeResponse, plainRequest } from './http/compression.ts';
 import { EXPORT_CACHE_CONTROL, exportStream, ndjsonStream, notModified } from './http/export.ts';
 import { API_VERSION, openApiDocument } from './http/openapi.ts';
@@ -63,6 +63,8 @@ export interface DirectoryOptions {
   readonly onError?: (error: unknown) => void;
   /** SHA-256 for the dataset's ETag (see Sha256Factory). Default: the core's, on every runtime. */
   readonly sha256?: Sha256Factory;
+  /** Where the dataset's prebuilt index is kept (see IndexCache); without one, every start indexes the dataset. */
+  readonly indexCache?: IndexCache;
   /**
    * Behind a reverse proxy: rate-limit by the address the proxy puts last in X-Forwarded-For
    * instead of the connection's. Off by default, when the header is ignored: anyone can send it.
@@ -160,7 +162,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
   const limits: DirectoryLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const clock = options.clock ?? { now: () => Date.now() };
   const onError = options.onError ?? (() => {});
-  const loader = new DataLoader(options.data, clock, limits.retry, onError, options.sha256);
+  const loader = new DataLoader(options.data, clock, limits.retry, onError, options.sha256, options.indexCache);
   const limiter = new TokenBucketLimiter(limits.rateLimit, clock);
   let closed = false;
   let openApi: FixedBody | undefined;

@@ -1,9 +1,11 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
+import { concatBytes } from '../core/encoding/bytes.ts';
 import { test } from '../test/harness.ts';
 import { rejects, rejectsAsync } from '../test/assert.ts';
 import { type Dataset, InvalidDatasetError, serializeDataset } from './dataset.ts';
 import { CATEGORIES, CONTACT_KINDS, type Category, type ContactKind, type FactoryRecord } from './record.ts';
+import { indexFileChunks, readIndexFile } from './index-file.ts';
 import { DirectoryIndex, type SearchQuery } from './search.ts';
 import { foldPhrase, words } from './text.ts';
 
@@ -58,6 +60,12 @@ function datasetOf(specs: readonly Spec[]): Dataset {
 const hash = (id: string): number => [...id].reduce((h, ch) => Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0, 0x811c9dc5);
 
 const q = (query: Partial<SearchQuery>): SearchQuery => ({ limit: 20, offset: 0, ...query });
+
+/** `index` written to an index file and read back. */
+function throughIndexFile(index: DirectoryIndex, dataset: Dataset): DirectoryIndex {
+  const bytes = concatBytes(...indexFileChunks(index.parts, dataset, '00'.repeat(32)));
+  return new DirectoryIndex({ generated: dataset.generated, parts: readIndexFile(bytes).parts });
+}
 const names = (index: DirectoryIndex, query: Partial<SearchQuery>): string[] => index.search(q(query)).factories.map((f) => f.name);
 
 const fixture = new DirectoryIndex(
@@ -246,6 +254,7 @@ test('search agrees with a scan of every record: same matches, same order', () =
         new DirectoryIndex(dataset, { denseFrom: 0 }),
         new DirectoryIndex(dataset, { denseFrom: 4 }),
         new DirectoryIndex(shuffled),
+        throughIndexFile(new DirectoryIndex(shuffled), dataset),
       ]) {
         // Twice: the second answer comes partly from the kept unions of the first.
         for (let round = 0; round < 2; round++) {

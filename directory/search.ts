@@ -16,10 +16,11 @@
  */
 import { CATEGORIES, CONTACT_KINDS, type Category, type ContactKind, type FactoryRecord } from './record.ts';
 import { type Dataset, type DatasetHeader, datasetRecordLine, streamDataset } from './dataset.ts';
-import { hashPhrase, IndexBuilder, type IndexOptions, type IndexParts } from './index-builder.ts';
+import { bitsetsOf, hashPhrase, IndexBuilder, type IndexOptions, type IndexParts } from './index-builder.ts';
 import type { RecordStore } from './record-store.ts';
 import {
   andBits,
+  andBits3,
   type Bitset,
   bitsInto,
   bitsWindow,
@@ -29,6 +30,7 @@ import {
   listOf,
   type Postings,
   PostingsCache,
+  type PostingsTable,
   ScratchPool,
   toBitset,
   unionAll,
@@ -99,9 +101,9 @@ function sortedCounts(entries: Iterable<[string, number]>): Record<string, numbe
   return Object.fromEntries([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-function countsOf(map: Map<string, Postings>, keys: readonly string[] = []): Record<string, number> {
+function countsOf(table: PostingsTable, keys: readonly string[] = []): Record<string, number> {
   const counts = new Map<string, number>(keys.map((k) => [k, 0]));
-  for (const [key, list] of map) counts.set(key, list.length);
+  for (const [key, length] of table.counts()) counts.set(key, length);
   return sortedCounts(counts);
 }
 
@@ -114,21 +116,23 @@ export class DirectoryIndex {
 
   /** The records themselves, as compact JSON (see record-store.ts). */
   private readonly store: RecordStore;
+  /** What the index is made of, as built or as read from an index file (index-file.ts). */
+  readonly parts: IndexParts;
   /** Word → records holding it in name, city or evidence. */
-  private readonly anyWord: Map<string, Postings>;
+  private readonly anyWord: PostingsTable;
   /** Word → records holding it in the name. */
-  private readonly nameWord: Map<string, Postings>;
+  private readonly nameWord: PostingsTable;
   /** Word → records whose name begins with it. */
-  private readonly firstWord: Map<string, Postings>;
-  /** Every indexed word, sorted, for prefix expansion. */
-  private readonly vocabulary: string[];
+  private readonly firstWord: PostingsTable;
+  /** Every indexed word, sorted, for prefix expansion (anyWord's keys). */
+  private readonly vocabulary: readonly string[];
   /** A hash of each record's folded name, to find exact-name matches without reading records. */
   private readonly nameHash: Uint32Array;
-  private readonly byCountry: Map<string, Postings>;
-  private readonly byCity: Map<string, Postings>;
-  private readonly byCategory: Map<string, Postings>;
-  private readonly byContact: Map<string, Postings>;
-  private readonly bySource: Map<string, Postings>;
+  private readonly byCountry: PostingsTable;
+  private readonly byCity: PostingsTable;
+  private readonly byCategory: PostingsTable;
+  private readonly byContact: PostingsTable;
+  private readonly bySource: PostingsTable;
   /** Bit sets of the long lists, so intersecting with them costs a bit test per candidate. */
   private readonly bits: Map<Postings, Bitset>;
   private readonly bitsOf = (list: Postings): Bitset | undefined => this.bits.get(list);
@@ -152,22 +156,23 @@ export class DirectoryIndex {
       const builder = new IndexBuilder();
       const encoder = new TextEncoder();
       for (const record of dataset.records) builder.add(record, encoder.encode(datasetRecordLine(record)));
-      parts = builder.finish(options);
+      parts = builder.finish();
     }
+    this.parts = parts;
     this.generated = dataset.generated;
     this.size = parts.size;
     this.store = parts.store;
     this.anyWord = parts.anyWord;
     this.nameWord = parts.nameWord;
     this.firstWord = parts.firstWord;
-    this.vocabulary = parts.vocabulary;
+    this.vocabulary = parts.anyWord.keys;
     this.nameHash = parts.nameHash;
     this.byCountry = parts.byCountry;
     this.byCity = parts.byCity;
     this.byCategory = parts.byCategory;
     this.byContact = parts.byContact;
     this.bySource = parts.bySource;
-    this.bits = parts.bits;
+    this.bits = bitsetsOf(parts, options.bitsetFrom);
     this.unions = new PostingsCache(2 * Math.max(this.size, 1024), 256);
     this.denseFrom = options.denseFrom ?? Math.max(64, this.size / 64);
   }
@@ -184,7 +189,7 @@ export class DirectoryIndex {
     const { header, records } = await streamDataset(body);
     const builder = new IndexBuilder();
     for await (const { record, json } of records) builder.add(record, json);
-    return { index: new DirectoryIndex({ generated: header.generated, parts: builder.finish(options) }, options), header };
+    return { index: new DirectoryIndex({ generated: header.generated, parts: builder.finish() }, options), header };
   }
 
   /** The record with this id, if the directory has one. */
@@ -210,10 +215,20 @@ export class DirectoryIndex {
 
   /**
    * The record at `position` as JSON bytes, exactly `JSON.stringify` of what `get` returns (records
-   * are stored that way): a view into the index, not to be changed.
+   * are stored that way): new bytes each call.
    */
   recordJson(position: number): Uint8Array {
     return this.store.bytes(position);
+  }
+
+  /** The length in bytes of `recordJson(position)`. */
+  recordLength(position: number): number {
+    return this.store.byteLengthOf(position);
+  }
+
+  /** Writes `recordJson(position)` into `out` at `at`, without making it on its own; returns where it ends. */
+  recordInto(position: number, out: Uint8Array, at: number): number {
+    return this.store.decodeInto(position, out, at);
   }
 
   /** Every record in id order, read one at a time. */
@@ -302,8 +317,11 @@ export class DirectoryIndex {
   private and(sets: readonly (Postings | DenseSet)[]): DenseSet {
     const bits = sets.map((set) => (set instanceof Int32Array ? this.bitsFor(set) : set.bits));
     const out = this.scratch.allocBits((this.size + 31) >>> 5);
-    let size = andBits(bits[0]!, bits[1] ?? bits[0]!, out);
-    for (let k = 2; k < bits.length && size > 0; k++) size = andBits(out, bits[k]!, out);
+    // Three at a time where there are three: one pass over the words instead of two.
+    let size = bits.length >= 3 ? andBits3(bits[0]!, bits[1]!, bits[2]!, out) : andBits(bits[0]!, bits[1] ?? bits[0]!, out);
+    for (let k = 3; k < bits.length && size > 0; k += 2) {
+      size = k + 1 < bits.length ? andBits3(out, bits[k]!, bits[k + 1]!, out) : andBits(out, bits[k]!, out);
+    }
     return { bits: out, size };
   }
 
@@ -341,7 +359,7 @@ export class DirectoryIndex {
     return out.length > 0 ? out : [term];
   }
 
-  private lookup(map: Map<string, Postings>, expansions: readonly string[]): Postings {
+  private lookup(map: PostingsTable, expansions: readonly string[]): Postings {
     const lists: Postings[] = [];
     for (const w of expansions) {
       const list = map.get(w);

@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rename, rm, stat } from 'node:fs/promises';
 import { Agent, get } from 'node:http';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
 import { parseCommand, runCommand } from '../../host-node/cli/run.ts';
@@ -16,6 +16,9 @@ import { integer } from '../../host-node/cli/values.ts';
 import { commandLine, runFlags, runOptions } from '../cli.ts';
 import { describeMachine, REPO_ROOT } from '../lib/environment.ts';
 import { goalMark } from '../lib/goals.ts';
+import { otherProcessesMeter, processCpuMs as processCpuMsOf } from '../lib/processes.ts';
+import { indexPathOf } from '../../directory/adapter/index-cache.ts';
+import { compareEngine, ENGINES, type EngineResult, type LibraryCase } from './library.ts';
 import { writeReport } from '../lib/results.ts';
 import { GENERATOR_VERSION, generatedBrands, writeGeneratedDataset } from './generate.ts';
 import {
@@ -26,7 +29,10 @@ import {
   type DirectoryReport,
   type ExportResult,
   type LatencyResult,
+  type RunSummary,
+  type StartResult,
   summarize,
+  summarizeRun,
 } from './report.ts';
 
 export interface DirectoryBenchOptions {
@@ -81,10 +87,25 @@ interface Server {
   readonly child: ChildProcess;
   readonly url: string;
   readonly startupMs: number;
+  /** The share of the machine other processes used while it started. */
+  readonly otherShare: number | null;
   stop(): Promise<void>;
 }
 
+/** Starts the server, reads its memory once it answers, and stops it. */
+async function measureStart(dataPath: string, submissions: string, what: string): Promise<StartResult> {
+  const server = await startServer(dataPath, submissions);
+  try {
+    const memory = await memoryOf(server.child.pid!);
+    say(`${what}: serving after ${(server.startupMs / 1000).toFixed(1)} s, ${memory.rssMb.toFixed(0)} MB resident (peak ${memory.peakMb.toFixed(0)} MB)`);
+    return { ms: server.startupMs, rssMb: memory.rssMb, peakRssMb: memory.peakMb, otherShare: server.otherShare };
+  } finally {
+    await server.stop();
+  }
+}
+
 async function startServer(dataPath: string, submissions: string): Promise<Server> {
+  const meter = await otherProcessesMeter([]);
   const started = performance.now();
   const child = spawn(
     process.execPath,
@@ -117,7 +138,12 @@ async function startServer(dataPath: string, submissions: string): Promise<Serve
     if (ok) break;
     await new Promise((r) => setTimeout(r, 20));
   }
-  return { child, url, startupMs: performance.now() - started, stop };
+  const startupMs = performance.now() - started;
+  // The server's own CPU is counted as others' here (it cannot be read once it is gone): subtracted below.
+  const others = await meter.stop();
+  const serverCpu = await processCpuMsOf(child.pid);
+  const busy = others.share === null || serverCpu === null ? null : Math.max(0, others.share - serverCpu / (startupMs * cpus().length));
+  return { child, url, startupMs, otherShare: busy, stop };
 }
 
 // The measuring client: node:http over kept-alive connections, one per request in flight. Node's
@@ -257,54 +283,104 @@ export function runDirectoryBench(args: string[]): Promise<number> {
   return runCommand(directoryBenchCommand, args, 'mesh bench directory');
 }
 
+/** Consecutive runs of every case at concurrency 32: the goals must hold in each. */
+const RUNS = 5;
+
+/** Runs every case (at concurrency 1 and 32 when `withC1`, else 32 only); says each figure as it comes. */
+async function runCases(server: Server, specs: readonly CaseSpec[], perCase: { warm: number; c1: number; c32: number }, withC1: boolean): Promise<CaseResult[]> {
+  const results: CaseResult[] = [];
+  for (const spec of specs) {
+    const url = `${server.url}${spec.path}`;
+    const rotate = spec.rotate;
+    const urlFor = rotate ? (n: number) => `${server.url}${rotate[n % rotate.length]!}` : () => url;
+    const first = (await (await fetch(url)).json()) as { total?: number };
+    // The warm-up warms the code, not the case: a rotating case starts where the warm-up ended.
+    for (let i = 0; i < perCase.warm; i++) await timed(rotate ? urlFor(rotate.length - 1 - i) : url);
+    const runs = withC1 ? [await measure(urlFor, 1, perCase.c1), await measure(urlFor, 32, perCase.c32)] : [await measure(urlFor, 32, perCase.c32)];
+    const matches = spec.group !== 'floor' && typeof first.total === 'number' ? first.total : null;
+    results.push({ group: spec.group, name: spec.name, path: spec.path, matches, runs });
+    say(
+      `${spec.group.padEnd(9)} ${spec.name.padEnd(30)} ` +
+        runs.map((r) => `c${r.concurrency}: median ${r.medianMs.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms`).join('; '),
+    );
+  }
+  return results;
+}
+
+/** The cases of the library comparison: every search case of the HTTP run (not the stats floor). */
+function libraryCases(specs: readonly CaseSpec[]): LibraryCase[] {
+  return specs.filter((s) => s.group !== 'floor').map((s) => ({ name: s.name, paths: s.rotate ?? [s.path] }));
+}
+
 async function runDirectoryBenchWith(options: DirectoryBenchOptions, commandText: string): Promise<number> {
   const began = performance.now();
   const data = await dataset(options);
   const submissions = await mkdtemp(join(tmpdir(), 'mesh-bench-submissions-'));
-  say(`starting the directory on ${data.path} (${(data.bytes / 1e6).toFixed(0)} MB) …`);
-  const server = await startServer(data.path, submissions);
   try {
-    const pid = server.child.pid!;
-    const startupMemory = await memoryOf(pid);
-    say(`serving after ${(server.startupMs / 1000).toFixed(1)} s, ${startupMemory.rssMb.toFixed(0)} MB resident`);
-    const rare = await rareWord(server.url, options.seed);
-    const perCase = options.quick ? { warm: 5, c1: 40, c32: 320 } : { warm: 30, c1: 300, c32: 1600 };
-    const specs = cases(rare, options.seed);
-    // A round of every case that repeats itself, at concurrency 32, not counted: the figures are
-    // the server's steady state, its code compiled and the first full collection after loading
-    // (tens of ms, once) behind it. The rotating case is left cold.
-    const steady = specs.filter((spec) => spec.rotate === undefined).map((spec) => `${server.url}${spec.path}`);
-    await measure((n) => steady[n % steady.length]!, 32, options.quick ? 200 : 2000);
-    const results: CaseResult[] = [];
-    for (const spec of specs) {
-      const url = `${server.url}${spec.path}`;
-      const rotate = spec.rotate;
-      const urlFor = rotate ? (n: number) => `${server.url}${rotate[n % rotate.length]!}` : () => url;
-      const first = (await (await fetch(url)).json()) as { total?: number };
-      // The warm-up warms the code, not the case: a rotating case starts where the warm-up ended.
-      for (let i = 0; i < perCase.warm; i++) await timed(rotate ? urlFor(rotate.length - 1 - i) : url);
-      const runs = [await measure(urlFor, 1, perCase.c1), await measure(urlFor, 32, perCase.c32)];
-      const matches = spec.group !== 'floor' && typeof first.total === 'number' ? first.total : null;
-      results.push({ group: spec.group, name: spec.name, path: spec.path, matches, runs });
-      say(
-        `${spec.group.padEnd(9)} ${spec.name.padEnd(30)} ` +
-          runs.map((r) => `c${r.concurrency}: median ${r.medianMs.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms`).join('; '),
-      );
+    // A first start indexes the dataset and writes its index file (as on a machine whose import
+    // wrote none); the second starts from that file, as every start after an import does.
+    await rm(indexPathOf(data.path), { force: true });
+    say(`starting the directory on ${data.path} (${(data.bytes / 1e6).toFixed(0)} MB) without its index file …`);
+    const cold = await measureStart(data.path, submissions, 'first start, indexing the dataset');
+    say('starting it again, from the index file …');
+    const server = await startServer(data.path, submissions);
+    let report: DirectoryReport;
+    try {
+      const pid = server.child.pid!;
+      const startupMemory = await memoryOf(pid);
+      const warm: StartResult = { ms: server.startupMs, rssMb: startupMemory.rssMb, peakRssMb: startupMemory.peakMb, otherShare: server.otherShare };
+      say(`start from the index file: serving after ${(warm.ms / 1000).toFixed(1)} s, ${warm.rssMb.toFixed(0)} MB resident (peak ${warm.peakRssMb.toFixed(0)} MB)`);
+      const rare = await rareWord(server.url, options.seed);
+      const perCase = options.quick ? { warm: 5, c1: 40, c32: 320 } : { warm: 30, c1: 300, c32: 1600 };
+      const specs = cases(rare, options.seed);
+      // A round of every case that repeats itself, at concurrency 32, not counted: the figures are
+      // the server's steady state, its code compiled and the first full collection after loading
+      // (tens of ms, once) behind it. The rotating case is left cold.
+      const steady = specs.filter((spec) => spec.rotate === undefined).map((spec) => `${server.url}${spec.path}`);
+      await measure((n) => steady[n % steady.length]!, 32, options.quick ? 200 : 2000);
+      const runs: RunSummary[] = [];
+      let first: CaseResult[] = [];
+      for (let run = 1; run <= RUNS; run++) {
+        say(`run ${run} of ${RUNS}${run === 1 ? ' (concurrency 1 and 32)' : ' (concurrency 32)'}`);
+        const meter = await otherProcessesMeter([pid]);
+        const results = await runCases(server, specs, perCase, run === 1);
+        const load = await meter.stop();
+        if (run === 1) first = results;
+        runs.push(summarizeRun(results, load.share));
+        say(`run ${run}: other processes used ${load.share === null ? 'an unknown share' : `${(load.share * 100).toFixed(0)} %`} of the machine`);
+      }
+      say('streaming the export …');
+      const exported = await measureExport(server.url, pid);
+      const rssAfterMb = (await memoryOf(pid)).rssMb;
+      await server.stop();
+      // The library comparison runs with the server stopped: each engine in its own process.
+      const library: EngineResult[] = [];
+      const perQuery = options.quick ? { count: 20, budgetMs: 1000 } : { count: 200, budgetMs: 5000 };
+      for (const engine of ENGINES) {
+        say(`building ${engine} over the same records and running the same queries …`);
+        const result = await compareEngine(engine, data.path, libraryCases(specs), perQuery.count, perQuery.budgetMs);
+        say(`${engine}: built in ${result.buildSeconds.toFixed(1)} s, ${result.rssMb.toFixed(0)} MB resident, ${result.heapMb.toFixed(0)} MB heap`);
+        library.push(result);
+      }
+      report = {
+        command: commandText,
+        date: new Date().toISOString(),
+        quick: options.quick,
+        machine: { ...(await describeMachine()), node: process.versions.node },
+        dataset: { records: options.records, seed: options.seed, bytes: data.bytes, generateSeconds: data.generateSeconds },
+        startup: warm,
+        coldStartup: cold,
+        cases: first,
+        runs,
+        export: exported,
+        rssAfterMb,
+        library,
+        elapsedMs: performance.now() - began,
+      };
+    } finally {
+      agent.destroy();
+      await server.stop();
     }
-    say('streaming the export …');
-    const exported = await measureExport(server.url, pid);
-    const report: DirectoryReport = {
-      command: commandText,
-      date: new Date().toISOString(),
-      quick: options.quick,
-      machine: { ...(await describeMachine()), node: process.versions.node },
-      dataset: { records: options.records, seed: options.seed, bytes: data.bytes, generateSeconds: data.generateSeconds },
-      startup: { ms: server.startupMs, rssMb: startupMemory.rssMb, peakRssMb: startupMemory.peakMb },
-      cases: results,
-      export: exported,
-      rssAfterMb: (await memoryOf(pid)).rssMb,
-      elapsedMs: performance.now() - began,
-    };
     for (const g of DIRECTORY_REPORT.evaluate(report)) say(`${goalMark(g, DIRECTORY_CONSOLE_MARKS)}: ${g.title}. ${g.detail}`);
     if (options.write) {
       await writeReport(DIRECTORY_REPORT, report);
@@ -312,8 +388,6 @@ async function runDirectoryBenchWith(options: DirectoryBenchOptions, commandText
     }
     return 0;
   } finally {
-    agent.destroy();
-    await server.stop();
     await rm(submissions, { recursive: true, force: true });
   }
 }

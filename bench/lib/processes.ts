@@ -51,18 +51,35 @@ export async function startWithEnv(options: StartOptions, env: Record<string, st
 }
 
 /**
- * Waits `ms` and says how busy the machine was meanwhile with processes other than this one and
- * `pids`: a share of all its cores (0.5: one core of two). Null when a pid's CPU cannot be read.
- * Taken while the benchmark's own processes idle, it tells whether something else shared the machine.
+ * Starts counting the machine's CPU time spent by processes other than this one and `pids`;
+ * `stop()` gives it as a share of all the cores over the time since (0.5: one core of two), null
+ * when a pid's CPU cannot be read (it ended). Wrapped around a measurement, it says how much the
+ * machine's other work loaded it meanwhile.
  */
-export async function otherProcessesShare(pids: readonly (number | undefined)[], ms: number): Promise<{ share: number | null; cpuMs: (number | null)[] }> {
+export async function otherProcessesMeter(
+  pids: readonly (number | undefined)[],
+): Promise<{ stop(): Promise<{ share: number | null; cpuMs: (number | null)[] }> }> {
   const before = await Promise.all(pids.map(processCpuMs));
   const [machine0, own0, start] = [machineBusyMs(), ownCpuMs(), performance.now()];
+  return {
+    async stop() {
+      const [machine1, own1, end] = [machineBusyMs(), ownCpuMs(), performance.now()];
+      const after = await Promise.all(pids.map(processCpuMs));
+      const cpuMs = pids.map((_, i) => since(before[i]!, after[i]!));
+      if (cpuMs.some((v) => v === null)) return { share: null, cpuMs };
+      const others = machine1 - machine0 - (own1 - own0) - cpuMs.reduce<number>((a, b) => a + b!, 0);
+      return { share: Math.max(0, others) / ((end - start) * cpus().length), cpuMs };
+    },
+  };
+}
+
+/**
+ * Waits `ms` and says how busy the machine was meanwhile with processes other than this one and
+ * `pids` (see otherProcessesMeter). Taken while the benchmark's own processes idle, it tells
+ * whether something else shared the machine.
+ */
+export async function otherProcessesShare(pids: readonly (number | undefined)[], ms: number): Promise<{ share: number | null; cpuMs: (number | null)[] }> {
+  const meter = await otherProcessesMeter(pids);
   await new Promise((resolve) => setTimeout(resolve, ms));
-  const [machine1, own1, end] = [machineBusyMs(), ownCpuMs(), performance.now()];
-  const after = await Promise.all(pids.map(processCpuMs));
-  const cpuMs = pids.map((_, i) => since(before[i]!, after[i]!));
-  if (cpuMs.some((v) => v === null)) return { share: null, cpuMs };
-  const others = machine1 - machine0 - (own1 - own0) - cpuMs.reduce<number>((a, b) => a + b!, 0);
-  return { share: Math.max(0, others) / ((end - start) * cpus().length), cpuMs };
+  return meter.stop();
 }

@@ -5,7 +5,7 @@
  *
  * Only the few `Deno` members used here are typed (below), so the file also type-checks under tsc.
  */
-import type { DataSource } from '../http/data-source.ts';
+import type { DataSource, IndexCache } from '../http/data-source.ts';
 import { importHint } from '../http/problem.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { KvSubmissionStore } from '../submissions/kv-store.ts';
@@ -23,6 +23,11 @@ interface DenoApi {
     handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
   ): DenoHttpServer;
   open(path: string | URL, options: { read: true }): Promise<{ readable: ReadableStream<Uint8Array> }>;
+  open(path: string, options: { write: true; createNew: true; mode: number }): Promise<DenoFile>;
+  readFile(path: string): Promise<Uint8Array>;
+  rename(from: string, to: string): Promise<void>;
+  remove(path: string): Promise<void>;
+  readonly errors: { readonly NotFound: new () => Error };
   addSignalListener(signal: 'SIGINT' | 'SIGTERM', listener: () => void): void;
 }
 
@@ -30,6 +35,12 @@ function deno(): DenoApi {
   const api = (globalThis as unknown as { Deno?: DenoApi }).Deno;
   if (!api) throw new TypeError('the Deno adapter runs on Deno only');
   return api;
+}
+
+interface DenoFile {
+  write(bytes: Uint8Array): Promise<number>;
+  sync(): Promise<void>;
+  close(): void;
 }
 
 /** A fetch-style handler, as `createDirectory` returns. */
@@ -45,6 +56,40 @@ export interface DenoServer {
 /** A data source reading a dataset file. */
 export function denoFileSource(path: string | URL): DataSource {
   return async () => (await deno().open(path, { read: true })).readable;
+}
+
+/**
+ * The dataset's prebuilt index on Deno: the file `<dataset>.index` beside it, as on Node
+ * (adapter/index-cache.ts), written to a temporary name, flushed and renamed into place.
+ */
+export function denoIndexCache(datasetPath: string): IndexCache {
+  const path = `${datasetPath}.index`;
+  return {
+    read: async () => {
+      try {
+        return await deno().readFile(path);
+      } catch (error) {
+        if (error instanceof deno().errors.NotFound) return undefined;
+        throw error;
+      }
+    },
+    write: async (chunks) => {
+      const temporary = `${path}.${crypto.randomUUID()}.tmp`;
+      const file = await deno().open(temporary, { write: true, createNew: true, mode: 0o666 });
+      try {
+        try {
+          for (const chunk of chunks) for (let at = 0; at < chunk.length; ) at += await file.write(chunk.subarray(at));
+          await file.sync();
+        } finally {
+          file.close();
+        }
+        await deno().rename(temporary, path);
+      } catch (error) {
+        await deno().remove(temporary).catch(() => {});
+        throw error;
+      }
+    },
+  };
 }
 
 /** Serves `handler` with Deno.serve on `host:port` (0: a free port); resolves once listening. */
@@ -73,6 +118,7 @@ export async function startDenoDirectory(options: ServeOptions, data: string, on
   const store = await KvSubmissionStore.open(options.submissions);
   const directory = createDirectory({
     data: denoFileSource(data),
+    indexCache: denoIndexCache(data),
     submissions: store,
     limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst } },
     trustProxy: options.trustProxy,

@@ -6,7 +6,8 @@
  * - the dataset is fetched from the URL in the environment variable `DIRECTORY_DATA_URL` (an
  *   https URL of a dataset file: an object store, a release asset, another directory's
  *   /directory.json; a file: URL where file reads are allowed), streamed and indexed as it
- *   arrives; without it every read is the 503 that says how to get a dataset;
+ *   arrives, or the dataset's index file (`directory.json.index`, index-file.ts), read whole with no
+ *   indexing; without it every read is the 503 that says how to get a dataset;
  * - submissions go to Deno KV, `Deno.openKv()` with no path: on Deploy the project's own KV.
  *
  *   DIRECTORY_DATA_URL=https://… deno serve --allow-net --allow-env=DIRECTORY_DATA_URL --unstable-kv directory/adapter/deploy.ts

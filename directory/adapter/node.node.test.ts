@@ -5,7 +5,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { once } from 'node:events';
 import { existsSync, rmSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,10 +17,12 @@ import { buildSharedDataset } from '../testing/shared-dataset.ts';
 import { importHint } from '../http/problem.ts';
 import { createDirectory } from '../router.ts';
 import { MemorySubmissionStore } from '../submissions/store.ts';
-import { fixtureText, textSource } from '../testing/fixtures.ts';
+import { serializeDataset } from '../dataset.ts';
+import { readIndexFile } from '../index-file.ts';
+import { fixtureDataset, fixtureText, textSource } from '../testing/fixtures.ts';
 import { serviceSuite, socketTarget } from '../testing/service-suite.ts';
 import { type FetchHandler, serveFetch } from '../../host-node/http-server.ts';
-import { fileDataSource, nodeSha256 } from './node.ts';
+import { fileDataSource, nodeSha256 } from './node-data.ts';
 
 serviceSuite('node:http', socketTarget(serveFetch));
 
@@ -259,6 +261,44 @@ test('mesh directory serves the dataset in ~/.mesh/directory, prints the address
     assert.match(head.headers.get('etag') ?? '', /^"[0-9a-f]{32}-e1-gzip"$/, "Node's fetch asks for gzip");
     assert.equal(await server.stop(), 0);
     assert.match(server.lines[1] ?? '', new RegExp(`${stats.total} records`));
+  }));
+
+test('mesh directory writes the index beside the dataset, starts from it, and indexes a changed or broken one again', () =>
+  inTempDir(async (dir) => {
+    const data = join(dir, 'd.json');
+    const index = `${data}.index`;
+    await writeFile(data, fixtureText());
+    const answer = async (url: string): Promise<[string, string | null]> => {
+      const response = await fetch(`${url}/api/v1/factories?q=steel&limit=5`, { headers: { 'accept-encoding': 'identity' } });
+      const etag = (await fetch(`${url}/directory.json`, { method: 'HEAD', headers: { 'accept-encoding': 'identity' } })).headers.get('etag');
+      return [await response.text(), etag];
+    };
+    const args = ['--data', data, '--submissions', join(dir, 'subs')];
+    let server = await serve(args);
+    const first = await answer(server.url);
+    assert.equal(await server.stop(), 0);
+    const written = await readFile(index);
+    assert.equal(readIndexFile(written).parts.size, fixtureDataset().records.length);
+
+    server = await serve(args);
+    assert.deepEqual(await answer(server.url), first, 'the same answers and ETag from the index file');
+    assert.equal(await server.stop(), 0);
+    assert.deepEqual(await readFile(index), written, 'a current index is not written again');
+
+    const fewer = { ...fixtureDataset(), records: fixtureDataset().records.slice(0, 3) };
+    await writeFile(data, serializeDataset(fewer));
+    server = await serve(args);
+    const stats = (await (await fetch(`${server.url}/api/v1/stats`)).json()) as { total: number };
+    assert.equal(stats.total, 3, 'the changed dataset is served, not the index of the old one');
+    assert.equal(await server.stop(), 0);
+    assert.equal(readIndexFile(await readFile(index)).parts.size, 3, 'and indexed again');
+
+    await writeFile(index, 'MESHDIX1 but not really');
+    server = await serve(args);
+    assert.equal(((await (await fetch(`${server.url}/api/v1/stats`)).json()) as { total: number }).total, 3);
+    assert.equal(await server.stop(), 0);
+    assert.ok(server.stderr.some((line) => /index file/.test(line)), 'the broken index is reported');
+    assert.equal(readIndexFile(await readFile(index)).parts.size, 3, 'and written again');
   }));
 
 test('mesh directory on a fresh machine: starts, says how to import, and every read answers 503 with factories null', () =>

@@ -7,13 +7,37 @@
  * service that already holds good data.
  */
 import { createSha256 } from '../../core/crypto/sha256.ts';
+import { concatBytes } from '../../core/encoding/bytes.ts';
 import { toHex } from '../../core/encoding/hex.ts';
-import type { Dataset } from '../dataset.ts';
+import type { Dataset, DatasetHeader } from '../dataset.ts';
+import { indexFileChunks, indexFileLengths, INDEX_FILE_FIXED_BYTES, readIndexFile } from '../index-file.ts';
 import { DirectoryIndex } from '../search.ts';
 import { type Attribution, attributionOf } from './attribution.ts';
 
-/** Opens the dataset file (UTF-8 JSON in the layout of `directory/dataset.ts`); rejects when it cannot. */
+/**
+ * Opens the dataset file (UTF-8 JSON in the layout of `directory/dataset.ts`), or an index file
+ * made from one (`directory/index-file.ts`: a deployment that fetches its data can fetch that and
+ * skip the indexing); rejects when it cannot.
+ */
 export type DataSource = () => Promise<ReadableStream<Uint8Array>>;
+
+/**
+ * Where the prebuilt index of the dataset is kept (on Node and Deno a file beside the dataset):
+ * read on start, and used when it was made from the very bytes of the dataset (checked by their
+ * SHA-256); written again when missing or stale.
+ */
+export interface IndexCache {
+  /** The index file's bytes, or undefined when there is none. */
+  read(): Promise<Uint8Array | undefined>;
+  /** Replaces the index file with these bytes, written whole or not at all. */
+  write(chunks: readonly Uint8Array[]): Promise<void>;
+  /**
+   * The SHA-256 of the dataset's bytes in hex, where the host reads the file faster than through
+   * the source's stream (on Node: into one buffer, over and over, where a stream makes a buffer per
+   * read and the collector runs after them). Without it, the source is read and hashed.
+   */
+  datasetSha256?(): Promise<string>;
+}
 
 /** Incremental SHA-256, as `createSha256` of the core makes it. */
 export interface Sha256Hasher {
@@ -76,8 +100,18 @@ export class DataLoader {
   #failures = 0;
   #retryAt = 0;
 
-  constructor(source: DataSource, clock: Clock, retry: RetryOptions, onError: (error: unknown) => void, sha256: Sha256Factory = createSha256) {
+  readonly #indexCache: IndexCache | undefined;
+
+  constructor(
+    source: DataSource,
+    clock: Clock,
+    retry: RetryOptions,
+    onError: (error: unknown) => void,
+    sha256: Sha256Factory = createSha256,
+    indexCache?: IndexCache,
+  ) {
     this.#source = source;
+    this.#indexCache = indexCache;
     this.#sha256 = sha256;
     this.#clock = clock;
     this.#retry = retry;
@@ -98,24 +132,13 @@ export class DataLoader {
 
   async #load(): Promise<DataState> {
     try {
-      const hasher = await this.#sha256();
-      const bytes = await this.#source();
-      const hashed = bytes.pipeThrough(
-        new TransformStream<Uint8Array, Uint8Array>({
-          transform(chunk, controller) {
-            hasher.update(chunk);
-            controller.enqueue(chunk);
-          },
-        }),
-      );
-      // Indexed while read: a million records never sit in memory as objects.
-      const { index, header: dataset } = await DirectoryIndex.load(hashed);
-      const hash = toHex(hasher.digest()).slice(0, 32);
+      const { index, header, sha256 } = (await this.#fromCache()) ?? (await this.#fromSource());
+      const hash = sha256.slice(0, 32);
       this.#loaded = {
         index,
-        generated: dataset.generated,
-        sources: dataset.sources,
-        attribution: attributionOf(dataset),
+        generated: header.generated,
+        sources: header.sources,
+        attribution: attributionOf(header),
         etag: `"${hash}-${EXPORT_FORMAT}"`,
         ndjsonEtag: `"${hash}-${NDJSON_FORMAT}"`,
       };
@@ -129,4 +152,116 @@ export class DataLoader {
       return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(delay / 1000)) };
     }
   }
+
+  /** The index from the cache, if it holds one made from the dataset's current bytes. */
+  async #fromCache(): Promise<Built | undefined> {
+    if (this.#indexCache === undefined) return undefined;
+    let file;
+    try {
+      const bytes = await this.#indexCache.read();
+      if (bytes === undefined) return undefined;
+      file = readIndexFile(bytes);
+    } catch (error) {
+      this.#onError(error); // a broken index file is made again
+      return undefined;
+    }
+    // The dataset is hashed (not parsed) to know the index is its own: a changed file is indexed again.
+    const sha256 = this.#indexCache.datasetSha256 ? await this.#indexCache.datasetSha256() : await this.#hashSource();
+    if (sha256 !== file.datasetSha256) return undefined;
+    return { index: new DirectoryIndex({ generated: file.header.generated, parts: file.parts }), header: file.header, sha256 };
+  }
+
+  async #hashSource(): Promise<string> {
+    const hasher = await this.#sha256();
+    const reader = (await this.#source()).getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      hasher.update(value);
+    }
+    return toHex(hasher.digest());
+  }
+
+  /** The index made from the source, and written to the cache. */
+  async #fromSource(): Promise<Built> {
+    const built = await indexSource(this.#source, this.#sha256);
+    if (this.#indexCache !== undefined && !built.fromIndexFile) {
+      // Serving does not fail with the file: without it, the next start indexes again.
+      await this.#indexCache.write(indexFileChunks(built.index.parts, built.header, built.sha256)).catch(this.#onError);
+    }
+    return built;
+  }
+}
+
+/**
+ * Reads a source and indexes it: a dataset file is parsed, checked and indexed while read, and
+ * hashed on the way; an index file is read whole. Rejects with InvalidDatasetError.
+ */
+export async function indexSource(source: DataSource, sha256: Sha256Factory = createSha256): Promise<Built & { fromIndexFile: boolean }> {
+  const reader = (await source()).getReader();
+  const first = await readAtLeast(reader, INDEX_FILE_FIXED_BYTES);
+  const lengths = indexFileLengths(first);
+  if (lengths !== undefined) {
+    const file = readIndexFile(await readWhole(reader, first, lengths.file));
+    const index = new DirectoryIndex({ generated: file.header.generated, parts: file.parts });
+    return { index, header: file.header, sha256: file.datasetSha256, fromIndexFile: true };
+  }
+  const hasher = await sha256();
+  const hashed = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (first.length > 0) {
+        hasher.update(first);
+        controller.enqueue(first);
+      }
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else {
+        hasher.update(value);
+        controller.enqueue(value);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  // Indexed while read: a million records never sit in memory as objects.
+  const { index, header } = await DirectoryIndex.load(hashed);
+  return { index, header, sha256: toHex(hasher.digest()), fromIndexFile: false };
+}
+
+export interface Built {
+  readonly index: DirectoryIndex;
+  readonly header: DatasetHeader;
+  /** The SHA-256 of the dataset's bytes, in hex. */
+  readonly sha256: string;
+}
+
+/** At least `n` bytes from the start of a stream (fewer only when it ends sooner), as one array. */
+async function readAtLeast(reader: ReadableStreamDefaultReader<Uint8Array>, n: number): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  while (length < n) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    length += value.length;
+  }
+  return parts.length === 1 ? parts[0]! : concatBytes(...parts);
+}
+
+/** The whole stream, `first` being what was read of it already, into one array of `length` bytes (made once). */
+async function readWhole(reader: ReadableStreamDefaultReader<Uint8Array>, first: Uint8Array, length: number): Promise<Uint8Array> {
+  if (!Number.isSafeInteger(length) || length < first.length) throw new RangeError('the index file gives a wrong length');
+  const out = new Uint8Array(length);
+  out.set(first, 0);
+  let at = first.length;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (at + value.length > length) throw new RangeError(`the index file is longer than the ${length} bytes it gives`);
+    out.set(value, at);
+    at += value.length;
+  }
+  if (at !== length) throw new RangeError(`the index file ends after ${at} of its ${length} bytes`);
+  return out;
 }

@@ -43,26 +43,21 @@ function recordStream(data: LoadedData, layout: Layout): ReadableStream<Uint8Arr
             return;
           }
         }
-        const end = Math.min(data.index.size, position + BATCH);
-        const parts: Uint8Array[] = [];
-        let length = 0;
-        for (; position < end; position++) {
-          const json = data.index.recordJson(position);
-          const separator = position === data.index.size - 1 ? afterLast : after;
-          parts.push(json, separator);
-          length += json.length + separator.length;
-        }
-        const tail = position >= data.index.size ? encoder.encode(layout.tail) : undefined;
-        if (tail !== undefined) {
-          parts.push(tail);
-          length += tail.length;
-        }
+        const index = data.index;
+        const first = position;
+        const end = Math.min(index.size, position + BATCH);
+        const tail = end >= index.size ? encoder.encode(layout.tail) : undefined;
+        let length = tail?.length ?? 0;
+        for (let p = first; p < end; p++) length += index.recordLength(p) + (p === index.size - 1 ? afterLast : after).length;
         const chunk = new Uint8Array(length);
         let at = 0;
-        for (const part of parts) {
-          chunk.set(part, at);
-          at += part.length;
+        for (; position < end; position++) {
+          at = index.recordInto(position, chunk, at);
+          const separator = position === index.size - 1 ? afterLast : after;
+          chunk.set(separator, at);
+          at += separator.length;
         }
+        if (tail !== undefined) chunk.set(tail, at);
         if (length > 0) controller.enqueue(chunk);
         if (tail !== undefined) controller.close();
       },

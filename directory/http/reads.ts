@@ -55,17 +55,16 @@ export function searchFactoriesJson(data: LoadedData, query: SearchQuery): Uint8
   // ASCII only (digits, null, punctuation): as many bytes as characters.
   const head = `{"total":${total},"next_offset":${next_offset},"factories":[`;
   const tail = cached(data).searchTail;
-  const records = positions.map((p) => data.index.recordJson(p));
-  let length = head.length + Math.max(0, records.length - 1) + tail.length;
-  for (const record of records) length += record.length;
+  const index = data.index;
+  let length = head.length + Math.max(0, positions.length - 1) + tail.length;
+  for (const p of positions) length += index.recordLength(p);
   if (assembly.length < length) assembly = new Uint8Array(Math.max(length, assembly.length * 2));
   const body = assembly.subarray(0, length);
   encoder.encodeInto(head, body);
   let at = head.length;
-  for (let i = 0; i < records.length; i++) {
+  for (let i = 0; i < positions.length; i++) {
     if (i > 0) body[at++] = 0x2c; // ,
-    body.set(records[i]!, at);
-    at += records[i]!.length;
+    at = index.recordInto(positions[i]!, body, at);
   }
   body.set(tail, at);
   return body;
@@ -78,7 +77,7 @@ export function factoryById(data: LoadedData, id: string): FactoryRecord {
   return record;
 }
 
-/** factoryById as the JSON bytes of the record (a view into the index: copy before changing). */
+/** factoryById as the JSON bytes of the record. */
 export function factoryByIdJson(data: LoadedData, id: string): Uint8Array {
   const position = data.index.position(id);
   if (position < 0) throw notFound(id);

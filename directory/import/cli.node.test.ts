@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { loadSharedData } from '#shared-data';
 import { test } from '../../test/harness.ts';
 import { parseDataset, readDataset } from '../dataset.ts';
+import { readIndexFile } from '../index-file.ts';
 import { runImport } from './cli.ts';
 import { buildSharedDataset, SHARED_FRS_EXTRACT } from '../testing/shared-dataset.ts';
 import { frsFacilityUrl } from './epa-frs.ts';
@@ -79,6 +80,11 @@ test('importing the same file again changes nothing; a new source merges in besi
     merged.records.filter((r) => r.id.startsWith('epa-')),
     original.records,
   );
+  // The server's index is written beside the dataset, made from the bytes written.
+  assert.match(more.stderr, /merge\.json\.index: the prebuilt index/);
+  const index = readIndexFile(await readFile(`${out}.index`));
+  assert.equal(index.parts.size, 998 + 5);
+  assert.equal(index.datasetSha256, createHash('sha256').update(await readFile(out)).digest('hex'));
 });
 
 test('re-importing a list that no longer names a record removes it, and says so', async () => {

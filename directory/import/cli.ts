@@ -10,6 +10,7 @@ import { runCommand } from '../../host-node/cli/run.ts';
 import { removeStaleTemporaries } from '../../host-node/atomic-file.ts';
 import { integer, oneOf } from '../../host-node/cli/values.ts';
 import { defaultDatasetPath } from '../adapter/dataset-path.ts';
+import { indexPathOf } from '../adapter/index-cache.ts';
 import { isIsoDate } from '../record.ts';
 import { decodeFrsExport, importEpaFrs } from './epa-frs.ts';
 import { NaicsMap } from './evidence.ts';
@@ -160,7 +161,9 @@ async function runImportWith(parsed: ImportArgs): Promise<number> {
   try {
     const naicsMap = NaicsMap.parse(await readFile(parsed.naicsMap ?? DEFAULT_NAICS_MAP, 'utf8'));
     await mkdir(dirname(parsed.out), { recursive: true });
-    for (const name of await removeStaleTemporaries(parsed.out)) say(`removed ${name}, left by an earlier import that was stopped while writing`);
+    for (const path of [parsed.out, indexPathOf(parsed.out)]) {
+      for (const name of await removeStaleTemporaries(path)) say(`removed ${name}, left by an earlier import that was stopped while writing`);
+    }
     if (parsed.inputs.length === 0) return await runLive(parsed, naicsMap, say);
     const results: ImportResult[] = [];
     let unreadable = false;

@@ -1,13 +1,15 @@
 /**
  * Writing a dataset file, whole or not at all, and merging imports into one (Node: files). The
  * file importers and the live imports (live/live-import.ts) end the same way: read the existing
- * file, merge the new imports in (merge.ts), write it through a temporary file, say what changed.
+ * file, merge the new imports in (merge.ts), write it through a temporary file, say what changed,
+ * and write the prebuilt index the server starts from.
  */
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { writeAtomically } from '../../host-node/atomic-file.ts';
 import { fileExists } from '../../host-node/file-exists.ts';
 import { datasetChunks, readDataset, type Dataset } from '../dataset.ts';
+import { indexPathOf, writeIndexFile } from '../adapter/index-cache.ts';
 import { datasetChanges, mergeDataset } from './merge.ts';
 import type { ImportResult } from './source.ts';
 
@@ -43,9 +45,28 @@ export function writeDataset(path: string, dataset: Dataset): Promise<void> {
 
 /**
  * Merges `results` into the dataset at `out` (or into nothing when `fresh` or when there is no
- * file yet), writes it whole, and says how many records were added, updated and removed.
+ * file yet), writes it whole, and says how many records were added, updated and removed. Then
+ * writes the dataset's prebuilt index beside it (adapter/index-cache.ts), so that the server
+ * starts from it; an index that cannot be written is only reported: the server makes it again.
  */
 export async function writeMerged(
+  out: string,
+  results: readonly ImportResult[],
+  options: { fresh: boolean; generated?: string | undefined },
+  say: (line: string) => void,
+): Promise<void> {
+  await writeMergedDataset(out, results, options, say);
+  // Indexed from the file as written (the records in memory are gone by now): the index names the
+  // hash of those very bytes.
+  try {
+    await writeIndexFile(out);
+    say(`${indexPathOf(out)}: the prebuilt index the directory starts from`);
+  } catch (error) {
+    say(`${indexPathOf(out)}: not written (${(error as Error).message}); the directory will index the dataset when it starts`);
+  }
+}
+
+async function writeMergedDataset(
   out: string,
   results: readonly ImportResult[],
   options: { fresh: boolean; generated?: string | undefined },
