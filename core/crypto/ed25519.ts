@@ -89,7 +89,13 @@ function isCanonicalY(point: Uint8Array): boolean {
   return point[0]! < 0xed;
 }
 
+// Which values byte 1 of a small-order y takes: a point whose byte 1 is none of them is not of
+// small order, which settles almost every key and R at one look-up.
+const SMALL_ORDER_BYTE1 = new Uint8Array(256);
+for (const y of SMALL_ORDER_Y) SMALL_ORDER_BYTE1[y[1]!] = 1;
+
 function hasSmallOrderY(point: Uint8Array): boolean {
+  if (SMALL_ORDER_BYTE1[point[1]!] === 0) return false;
   outer: for (const y of SMALL_ORDER_Y) {
     if ((point[31]! & 0x7f) !== y[31]) continue;
     for (let i = 30; i >= 0; i--) if (point[i] !== y[i]) continue outer;
