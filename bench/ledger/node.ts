@@ -1,5 +1,5 @@
 /**
- * `mesh bench ledger`, on Node: the full-block case with the core's own SHA-256 and then with the
+ * `mesh bench ledger`, on Node: the full-block case with the core's own crypto and then with the
  * host's native one (installed as `mesh node` does; it cannot be removed again, so that order),
  * then the state root against the state's size, and writes bench/results/ledger.json and the
  * ledger section of bench/RESULTS.md.
