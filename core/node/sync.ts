@@ -7,9 +7,10 @@
  * target answers with up to 500 main-chain blocks after the highest locator hash it holds on its own
  * main chain. The requester adds them as one branch (all validated, all or nothing) and, while the
  * target is still ahead, asks for the next range as an answer arrives, so one range travels while
- * the one before it is checked and the one before that applied. A node whose answer does not validate is penalised; one that
- * claims a higher tip and does not serve it is not asked again for a while, and a claim that sync
- * makes no progress on holds block production back only briefly (docs/network.md, "Sync").
+ * the one before it is checked and the one before that applied. A node whose answer does not
+ * validate is penalised; one that claims a higher tip and does not serve it is not asked again for
+ * a while, and a claim that sync makes no progress on holds block production back only briefly
+ * (docs/network.md, "Sync").
  */
 import { ForkChoiceError, MAX_BLOCKS_PER_RESPONSE, type Chain } from '../chain/chain.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
