@@ -1,11 +1,20 @@
 import { hash } from 'node:crypto';
+import { useEd25519Backend } from '../core/crypto/ed25519.ts';
 import { useNativeSha256 } from '../core/crypto/sha256.ts';
+import { workerEd25519Backend } from './ed25519-workers.ts';
 
 /**
- * Gives the core Node's native SHA-256 (OpenSSL, with the CPU's SHA extensions). The core checks it
- * against known digests before using it.
+ * Gives the core Node's native crypto: SHA-256 by node:crypto (OpenSSL, with the CPU's SHA
+ * extensions) and Ed25519 batches checked on worker threads (ed25519-workers.ts). The core checks
+ * both against known answers before using them.
  */
-export function installNativeCrypto(): void {
+export async function installNativeCrypto(): Promise<void> {
+  installNativeSha256();
+  await useEd25519Backend(workerEd25519Backend());
+}
+
+/** The native SHA-256 alone (the ledger benchmark swaps hashers in and out). */
+export function installNativeSha256(): void {
   useNativeSha256(nativeSha256);
 }
 

@@ -167,7 +167,7 @@ export const nodeCommand = command({
 
 async function runNode(config: NodeConfig): Promise<number> {
   const stopped = stopSignal();
-  installNativeCrypto();
+  await installNativeCrypto();
   const data = await starting(`cannot use the data directory ${config.dataDir}`, () => openDataDir(config.dataDir));
   // One chain per network, so a devnet never touches the main network's data.
   const chainPath = join(config.dataDir, 'chain', config.params.network);

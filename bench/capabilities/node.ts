@@ -15,7 +15,7 @@ import { CAPABILITIES_REPORT, type CapabilitiesReport } from './report.ts';
 export async function runCapabilitiesBench(options: RunOptions & { readonly paths?: ResultPaths }): Promise<number> {
   const log = printLine;
   const started = Date.now();
-  installNativeCrypto();
+  await installNativeCrypto();
   const source = await sourceState();
   log('mesh bench capabilities: Node only (the check is the same code on every runtime; a host is what runs it)\n');
   const result = await measureCapabilities({ quick: options.quick, log });

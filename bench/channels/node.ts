@@ -42,7 +42,7 @@ export function parseChannelsBenchArgs(args: readonly string[]): ChannelsBenchOp
 export async function runChannelsBenchWith(options: ChannelsBenchOptions, command: string): Promise<number> {
   const log = printLine;
   const started = Date.now();
-  installNativeCrypto();
+  await installNativeCrypto();
   const source = await sourceState();
   log('mesh bench channels: receipts signed by a payer and taken by a host, next to raw Ed25519 (Node only)');
   const othersSince = watchOthers();

@@ -222,7 +222,7 @@ export async function measureBlock(w: BlockWorkload, sha256: string, options: Le
 
 /** The block case as a text table. */
 export function formatBlockCase(c: BlockCase): string {
-  const lines = [`  block of ${c.txs} transactions, ${c.signatures} signatures, SHA-256 ${c.sha256}:`];
+  const lines = [`  block of ${c.txs} transactions, ${c.signatures} signatures, ${c.sha256} crypto:`];
   for (const r of c.rows) {
     const name = `${r.phase && r.name !== SIGNATURES ? '  phase: ' : ''}${r.name}`;
     lines.push(`    ${name.padEnd(52)} ${formatDuration(r.medianNs).padStart(9)}  ${r.ratio.toFixed(2)}×`);

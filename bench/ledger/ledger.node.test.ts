@@ -194,7 +194,7 @@ test('ledger goals: the block ratio against 1.25× (1.35× with decoding), the r
     [true, true],
   );
   assert.match(met[0]!.detail, /1\.20× \(median of the per-round ratios 1\.20×\); with the block's decoding 1\.25×/);
-  assert.match(met[0]!.detail, /; with SHA-256 wasm 1\.58×$/);
+  assert.match(met[0]!.detail, /; with the wasm crypto 1\.58×$/);
   assert.match(met[1]!.detail, /3\.00× at k = 1, 3\.00× at k = 100, 3\.00× at k = 3,000/);
   const slow = [fakeRoot(10_000, 1), fakeRoot(1_000_000, 12)];
   const missed = evaluateLedgerGoals(fakeReport([fakeBlockCase('native', 60e6, 76e6)], slow));

@@ -1,5 +1,5 @@
 /**
- * `mesh bench ledger`, on Node: the full-block case with the core's own SHA-256 and then with the
+ * `mesh bench ledger`, on Node: the full-block case with the core's own crypto and then with the
  * host's native one (installed as `mesh node` does; it cannot be removed again, so that order),
  * then the state root against the state's size, and writes bench/results/ledger.json and the
  * ledger section of bench/RESULTS.md.
@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { useNativeSha256 } from '../../core/crypto/sha256.ts';
-import { installNativeCrypto, nativeSha256 } from '../../host-node/native-crypto.ts';
+import { installNativeCrypto, installNativeSha256, nativeSha256 } from '../../host-node/native-crypto.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type RunOptions } from '../lib/results.ts';
 import {
@@ -35,7 +35,7 @@ export function countHashes(work: () => void): number {
   try {
     work();
   } finally {
-    installNativeCrypto();
+    installNativeSha256();
   }
   return count;
 }
@@ -95,7 +95,7 @@ export async function runLedgerBench(options: LedgerBenchOptions): Promise<numbe
   log('\n-- SHA-256 by the core (WebAssembly), before the host installs its own');
   const wasm = await measureBlock(workload, 'wasm', cases);
   log('\n-- SHA-256 by node:crypto, installed as the Node host does');
-  installNativeCrypto();
+  await installNativeCrypto();
   blocks.push(await measureBlock(workload, 'native', { ...cases, countHashes }), wasm);
 
   const sizes = options.quick ? ROOT_SIZES.filter((n) => n <= 100_000) : ROOT_SIZES;

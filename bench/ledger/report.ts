@@ -64,7 +64,7 @@ export function evaluateLedgerGoals(report: LedgerReport): Goal[] {
     } else {
       const others = report.blocks
         .slice(1)
-        .map((c) => `; with SHA-256 ${c.sha256} ${times(c.ratio)}`)
+        .map((c) => `; with the ${c.sha256} crypto ${times(c.ratio)}`)
         .join('');
       goals.push({
         title,
@@ -72,7 +72,7 @@ export function evaluateLedgerGoals(report: LedgerReport): Goal[] {
         detail:
           `${APPLY_BLOCK} ${formatDuration(row(main, APPLY_BLOCK)!.medianNs)} vs ${SIGNATURES} ` +
           `${formatDuration(row(main, SIGNATURES)!.medianNs)} (${main.signatures.toLocaleString('en-US')} signatures, ` +
-          `SHA-256 ${main.sha256}): ` +
+          `${main.sha256} crypto): ` +
           `${times(main.ratio)} (median of the per-round ratios ${times(main.pairedRatio)}); ` +
           `with the block's decoding ${times(main.ratioWithDecode)}${others}` +
           (main.othersCpu !== null && main.othersCpu >= BUSY_SHARE
@@ -117,7 +117,7 @@ function blockSection(blocks: readonly BlockCase[]): string {
       ? '.'
       : `, and its state root takes ${main.stateRootHashes.toLocaleString('en-US')} SHA-256 computations.`);
   const header = ['measurement'];
-  for (const c of blocks) header.push(`SHA-256 ${c.sha256}`, 'ratio');
+  for (const c of blocks) header.push(`${c.sha256} crypto`, 'ratio');
   header.push('note');
   const rows = main.rows.map((r) => {
     const cells = [r.phase && r.name !== SIGNATURES ? `  phase: ${r.name}` : `**${r.name}**`];
@@ -136,7 +136,7 @@ function blockSection(blocks: readonly BlockCase[]): string {
   const sum = signatures.medianNs + phases.reduce((t, r) => t + r.medianNs, 0);
   const load = blocks
     .filter((c) => c.othersCpu !== null)
-    .map((c) => `${percent(c.othersCpu!)} while SHA-256 ${c.sha256} was measured`);
+    .map((c) => `${percent(c.othersCpu!)} while the ${c.sha256} crypto was measured`);
   const rest =
     `The phases of applyBlock, each timed alone, add up to ${formatDuration(sum)} with the signatures ` +
     `against ${formatDuration(apply.medianNs)} for the whole; ${DECODE_APPLY} is what a node does with a block ` +
@@ -190,11 +190,12 @@ export function renderLedgerSection(report: LedgerReport, goals: readonly Goal[]
   const parts: string[] = ['## Ledger'];
   parts.push(measuredLine(report, `Node ${report.node.version} (V8 ${report.node.v8}, OpenSSL ${report.node.openssl})`));
   parts.push(
-    'On Node only: the ledger is the same code on every runtime, and the figure that matters is a host\'s. SHA-256 ' +
-      'is "native" when the Node host\'s hasher is installed (`host-node/native-crypto.ts`, as `mesh node` runs) and ' +
-      '"wasm" for the core\'s own; Ed25519 goes through WebCrypto, the core\'s default backend, with the block\'s keys ' +
-      'already in its key cache on both sides of the ratio. Each figure is the median of repeated samples taken in ' +
-      'interleaved rounds; **ratio** = median ÷ the median of the signature checks alone in the same rounds.',
+    'On Node only: the ledger is the same code on every runtime, and the figure that matters is a host\'s. ' +
+      '"native" is the crypto the Node host installs (`host-node/native-crypto.ts`, as `mesh node` runs): SHA-256 by ' +
+      'node:crypto, and a batch of Ed25519 signatures checked by node:crypto on worker threads, one per core; "wasm" is ' +
+      'the core\'s own: its WebAssembly SHA-256, and Ed25519 through WebCrypto. Both sides of a ratio use the same ' +
+      'Ed25519 backend, with the block\'s keys already in its key cache. Each figure is the median of repeated samples ' +
+      'taken in interleaved rounds; **ratio** = median ÷ the median of the signature checks alone in the same rounds.',
   );
   parts.push('### Goals');
   parts.push(goalList(goals));

@@ -73,7 +73,7 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
   const log = printLine;
   const started = performance.now();
   // The local replay runs in this process: with the hasher the node processes install.
-  installNativeCrypto();
+  await installNativeCrypto();
   const source = await sourceState();
   const caseOptions: CaseOptions = {
     log,

@@ -155,8 +155,8 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
     `sender's) checked with the core's batch check (\`findInvalidSignatures\`, all of a range in flight on both ` +
     `cores), range of 500 after range, the ranges read beforehand: the least a catch-up must do. ` +
     `**local**: in the benchmark's process, \`blocksFrom\` on the stored chain in ranges of 500 and \`addBranch\` of ` +
-    `each range on a fresh LevelDB chain (synced writes, as a node opens its store), the next range read and its ` +
-    `signatures checked while one is added, as sync does: what sync does, minus the network. ` +
+    `each range on a fresh LevelDB chain (synced writes, as a node opens its store), while one range is added the ` +
+    `next one's signatures checked and the one after it read, as sync does: what sync does, minus the network. ` +
     `**network**: \`mesh node --devnet\` serving a copy of the stored chain (not mining), and a fresh \`mesh node\` ` +
     `started with \`--bootstrap\` to it, until the fresh node's \`/beacon\` shows the tip (polled every 100 ms, every ` +
     `5 ms over the last range); timed ` +
@@ -170,8 +170,8 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
   const rows = [
     [`**signatures alone**: ${thousands(signatures)} checks`, seconds(f.signaturesMs), rate(n, f.signaturesMs), rate(c.txs, f.signaturesMs), '1 (ref)', runs(catchUp.signatures.map((r) => r.totalMs))],
     ['**local**: read + addBranch in one process', seconds(f.localMs), rate(n, f.localMs), rate(c.txs, f.localMs), perSignatures(f.localMs), runs(catchUp.local.map((r) => r.totalMs))],
-    ['  of which reading the ranges (blocksFrom)', seconds(f.readMs), '', '', perSignatures(f.readMs), runs(catchUp.local.map((r) => r.readMs))],
-    ['  of which addBranch, not hidden by the reads', seconds(f.applyMs), '', '', perSignatures(f.applyMs), runs(catchUp.local.map((r) => r.applyMs))],
+    ['  of which waiting for the reads (blocksFrom)', seconds(f.readMs), '', '', perSignatures(f.readMs), runs(catchUp.local.map((r) => r.readMs))],
+    ['  of which the rest: checks and addBranch', seconds(f.applyMs), '', '', perSignatures(f.applyMs), runs(catchUp.local.map((r) => r.applyMs))],
     ['**network**: after the fresh node\'s start-up', seconds(f.syncMs), rate(n, f.syncMs), rate(c.txs, f.syncMs), f.ratio.toFixed(2), runs(catchUp.network.map((r) => r.syncMs))],
     ['network, from the process\'s spawn', seconds(f.totalMs), rate(n, f.totalMs), rate(c.txs, f.totalMs), f.ratioWithStartup.toFixed(2), runs(catchUp.network.map((r) => r.totalMs))],
     ['  the fresh node\'s start-up', seconds(f.startupMs), '', '', '', runs(catchUp.network.map((r) => r.startupMs))],

@@ -44,7 +44,7 @@ const WRITE_BATCH = 64;
 
 const { values } = parseArgs({ options: { bootstrap: { type: 'string', multiple: true } } });
 const stopped = stopSignal();
-installNativeCrypto();
+await installNativeCrypto();
 const key = SigningKey.generate();
 const chain = await Chain.open({ store: new MemoryStore(), params: devnet() });
 const network = await startP2PNetwork({ key, port: 0, listenHost: '127.0.0.1', bootstrap: values.bootstrap ?? [] });

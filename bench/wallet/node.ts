@@ -31,7 +31,7 @@ const BLOCK_INTERVAL_MS = 1_000;
 async function runWalletBench(values: OptionValues<typeof walletOptions>, commandText: string): Promise<number> {
   const log = printLine;
   const started = performance.now();
-  installNativeCrypto();
+  await installNativeCrypto();
   const { quick, write } = runFlags(values);
   const blocks = values.blocks ?? (quick ? 1_000 : 10_000);
   const runs = values.runs ?? (quick ? 1 : 3);

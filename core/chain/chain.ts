@@ -422,7 +422,7 @@ export class Chain {
     }
     // Drop the blocks already on the main chain (a sync response may overlap what we have).
     let start = 0;
-    while (start < blocks.length && bytesEqual((await this.hashAt(blocks[start]!.header.height)) ?? new Uint8Array(0), blocks[start]!.hash)) start++;
+    while (start < blocks.length && bytesEqual((await this.#mainHashAt(blocks[start]!.header.height)) ?? new Uint8Array(0), blocks[start]!.hash)) start++;
     const fresh = blocks.slice(start);
     if (fresh.length === 0) return 'known';
 
@@ -432,7 +432,7 @@ export class Chain {
       const first = branch[0]!;
       const parentHeight = first.header.height - 1;
       if (parentHeight < 0) throw new ForkChoiceError('no-common-ancestor', 'the branch replaces the genesis block');
-      const mainHash = await this.hashAt(parentHeight);
+      const mainHash = await this.#mainHashAt(parentHeight);
       if (mainHash !== undefined && bytesEqual(mainHash, first.header.prev_hash)) break;
       const side = this.#side.get(toHex(first.header.prev_hash));
       if (side !== undefined) {
@@ -477,6 +477,14 @@ export class Chain {
     } catch {
       // addBranch checks the same blocks again and says what is wrong.
     }
+  }
+
+  // hashAt, without a store read at or above the tip: a branch that extends the tip is applied
+  // without waiting for the store, whose reads may queue behind other work on the host's threads.
+  #mainHashAt(height: number): Promise<Uint8Array | undefined> | Uint8Array | undefined {
+    if (height === this.#tip.height) return this.#tip.hash;
+    if (height > this.#tip.height) return undefined;
+    return this.hashAt(height);
   }
 
   // Checks the producers' signatures on the headers, all at once, and records them for
@@ -540,7 +548,7 @@ export class Chain {
     // in one synchronous stretch that no reader can observe half-done.
     const rewind: { height: number; block: Block; undo: { changes: Change[]; nodes: Uint8Array[] } }[] = [];
     for (let h = this.#tip.height; h > forkHeight; h--) rewind.push({ height: h, block: (await this.blockAt(h))!, undo: await this.#undo(h) });
-    const forkBlock = (await this.blockAt(forkHeight))!;
+    const forkBlock = forkHeight === this.#tip.height ? this.#tip.block : (await this.blockAt(forkHeight))!;
     // The signatures not checked ahead are checked on the other cores while this thread applies the
     // branch. The state is put back before their verdict is awaited, so no reader sees a block whose
     // signatures are not known good; a bad signature is reported before any broken rule, as if

@@ -18,7 +18,6 @@ import {
   option,
   struct,
   u8,
-  u16,
   u32,
   u128,
   uint53,
@@ -75,12 +74,38 @@ const ZERO_TOTALS: Totals = { jobs_hosted: 0, jobs_paid: 0, heartbeats_hosted: 0
 const sumsCodec = struct({ earned: u128, spent: u128 }, 'window sums');
 
 const h8 = (height: number): Uint8Array => encode(uint53, height);
-const tKey = (node: Uint8Array, height: number, tx: number, n: number): Uint8Array =>
-  concatBytes(Uint8Array.of(T), node, h8(height), encode(u16, tx), Uint8Array.of(n));
+// The keys written for every transaction, built in place: a block of transfers writes three each.
+function putHeight(key: Uint8Array, at: number, height: number): void {
+  const high = Math.floor(height / 0x1_0000_0000);
+  const low = height >>> 0;
+  key[at] = high >>> 24;
+  key[at + 1] = (high >>> 16) & 0xff;
+  key[at + 2] = (high >>> 8) & 0xff;
+  key[at + 3] = high & 0xff;
+  key[at + 4] = low >>> 24;
+  key[at + 5] = (low >>> 16) & 0xff;
+  key[at + 6] = (low >>> 8) & 0xff;
+  key[at + 7] = low & 0xff;
+}
+function tKey(node: Uint8Array, height: number, tx: number, n: number): Uint8Array {
+  const key = new Uint8Array(1 + node.length + 11);
+  key[0] = T;
+  key.set(node, 1);
+  putHeight(key, 1 + node.length, height);
+  key[node.length + 9] = tx >>> 8;
+  key[node.length + 10] = tx & 0xff;
+  key[node.length + 11] = n;
+  return key;
+}
 const yKey = (node: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(Y), node);
 const iKey = (node: Uint8Array, height: number): Uint8Array => concatBytes(Uint8Array.of(I), node, h8(height));
 const wKey = (node: Uint8Array, bucket: number): Uint8Array => concatBytes(Uint8Array.of(W), node, encode(u32, bucket));
-const xKey = (txId: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(X), txId);
+function xKey(txId: Uint8Array): Uint8Array {
+  const key = new Uint8Array(1 + txId.length);
+  key[0] = X;
+  key.set(txId, 1);
+  return key;
+}
 
 function counts(entry: Entry): boolean {
   return entry.interaction !== 0 || entry.earned > 0n || entry.spent > 0n;
@@ -168,7 +193,8 @@ export async function indexBlock(
 ): Promise<Uint8Array[]> {
   // Each node's entries of the block, in the order met.
   const byNode = new Map<string, { node: Uint8Array; entries: Entry[] }>();
-  for (const id of txIds) batch.put(xKey(id), h8(height));
+  const at = h8(height);
+  for (const id of txIds) batch.put(xKey(id), at);
   for (let i = 0; i < effects.length; i++) {
     const effect = effects[i]!;
     for (let n = 0; n < effect.involved.length; n++) {
@@ -184,7 +210,7 @@ export async function indexBlock(
         interaction: INTERACTIONS.indexOf(inv.interaction),
       };
       batch.put(tKey(inv.node, height, i, n), encode(entryCodec, entry));
-      const key = toHex(inv.node);
+      const key = bytesKey(inv.node);
       const mine = byNode.get(key) ?? { node: inv.node, entries: [] };
       mine.entries.push(entry);
       byNode.set(key, mine);

@@ -14,7 +14,7 @@
  * the same answer on every input, and nodes on different runtimes cannot fork over a signature.
  */
 import * as noble from '@noble/ed25519';
-import { InvalidKeyError, InvalidSignatureError } from '../errors.ts';
+import { InvalidKeyError, InvalidSignatureError, MeshError } from '../errors.ts';
 import { bytesEqual, bytesKey, concatBytes, ensureBytes } from '../encoding/bytes.ts';
 import { fromHex } from '../encoding/hex.ts';
 import { systemRandom, type Random } from './random.ts';
@@ -44,11 +44,17 @@ export interface SignedMessage {
 
 /** An implementation of the arithmetic part of Ed25519 (check 4 of the rule, and signing). */
 export interface Ed25519Backend {
-  readonly name: 'webcrypto' | 'noble';
+  /** 'webcrypto' and 'noble' here; a host may install its own (`useEd25519Backend`). */
+  readonly name: string;
   /** Prepares signing under a 32-byte seed; the function it gives makes RFC 8032 signatures. */
   signer(seed: Uint8Array): Promise<(message: Uint8Array) => Promise<Uint8Array>>;
   /** The group equation only. Callers apply the encoding checks first (see `checkEncodings`). */
   verifyEquation(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean>;
+  /**
+   * The equations of many signatures, one verdict each, in order: for a backend that hands work to
+   * other threads in one piece rather than one call per signature. `verifyBatch` uses it when present.
+   */
+  verifyEquations?(items: readonly SignedMessage[]): Promise<boolean[]>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -83,7 +89,13 @@ function isCanonicalY(point: Uint8Array): boolean {
   return point[0]! < 0xed;
 }
 
+// Which values byte 1 of a small-order y takes: a point whose byte 1 is none of them is not of
+// small order, which settles almost every key and R at one look-up.
+const SMALL_ORDER_BYTE1 = new Uint8Array(256);
+for (const y of SMALL_ORDER_Y) SMALL_ORDER_BYTE1[y[1]!] = 1;
+
 function hasSmallOrderY(point: Uint8Array): boolean {
+  if (SMALL_ORDER_BYTE1[point[1]!] === 0) return false;
   outer: for (const y of SMALL_ORDER_Y) {
     if ((point[31]! & 0x7f) !== y[31]) continue;
     for (let i = 30; i >= 0; i--) if (point[i] !== y[i]) continue outer;
@@ -270,8 +282,34 @@ export const ed25519Backends: readonly Ed25519Backend[] = (await webcryptoWorks(
   ? [webcryptoBackend, nobleBackend]
   : [nobleBackend];
 
-/** The backend the core uses here: WebCrypto where the runtime offers Ed25519, else noble. */
-export const defaultBackend: Ed25519Backend = ed25519Backends[0]!;
+/**
+ * The backend the core uses by default: WebCrypto where the runtime offers Ed25519, else noble, until
+ * a host installs its own (`useEd25519Backend`).
+ */
+export let defaultBackend: Ed25519Backend = ed25519Backends[0]!;
+
+/**
+ * Lets a host make its own backend the default (the Node host's verifies batches on worker threads).
+ * The backend must first give the rule's verdicts on known signatures, one by one and in a batch
+ * large enough for it to take its own path; a wrong one is refused with a MeshError and the
+ * default stays as it was.
+ */
+export async function useEd25519Backend(backend: Ed25519Backend): Promise<void> {
+  const publicKey = fromHex(PROBE.publicKey);
+  const good = { publicKey, message: fromHex(PROBE.message), signature: fromHex(PROBE.signature) };
+  const forged = { ...good, message: fromHex('73') };
+  const batch = Array.from({ length: PROBE_BATCH }, (_, i) => (i % 2 === 0 ? good : forged));
+  const single = await Promise.all([good, forged].map((m) => backend.verifyEquation(m.publicKey, m.message, m.signature)));
+  const many = await (backend.verifyEquations?.(batch) ?? Promise.resolve(batch.map((_, i) => i % 2 === 0)));
+  if (single[0] !== true || single[1] !== false || many.length !== batch.length || many.some((v, i) => v !== (i % 2 === 0))) {
+    throw new MeshError('ed25519-backend-wrong', `the Ed25519 backend ${backend.name} gave a wrong verdict; not used`);
+  }
+  defaultBackend = backend;
+}
+
+// Signatures in the batch `useEd25519Backend` checks a backend with: more than a backend may keep
+// on the calling thread.
+const PROBE_BATCH = 256;
 
 // ---------------------------------------------------------------------------------------------
 // The API.
@@ -311,6 +349,23 @@ export function verifyBatch(
   items: readonly SignedMessage[],
   backend: Ed25519Backend = defaultBackend,
 ): Promise<boolean[]> {
+  if (backend.verifyEquations !== undefined) {
+    // The encodings here, the equations of the rest in one hand-over.
+    const verdicts = new Array<boolean>(items.length).fill(false);
+    const passed: SignedMessage[] = [];
+    const at: number[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i]!;
+      ensureBytes(item.message, 'message');
+      if (checkEncodings(item.publicKey, item.signature)) continue;
+      passed.push(item);
+      at.push(i);
+    }
+    return backend.verifyEquations(passed).then((equations) => {
+      for (let j = 0; j < at.length; j++) verdicts[at[j]!] = equations[j] === true;
+      return verdicts;
+    });
+  }
   return Promise.all(
     items.map((item) => {
       ensureBytes(item.message, 'message');

@@ -248,10 +248,22 @@ export class LedgerState {
 
   /** Undoes every change made after `mark`. */
   revert(mark: number): void {
-    while (this.#journal.length > mark) {
-      const entry = this.#journal.pop()!;
-      this.#set(entry.key, entry.before);
+    if (this.#journal.length - mark <= 8) {
+      while (this.#journal.length > mark) {
+        const entry = this.#journal.pop()!;
+        this.#set(entry.key, entry.before);
+      }
+      return;
     }
+    // Each key is put back once, to its value at the mark: a block writes its busy accounts many
+    // times, and undoing every write one by one cost as much as making them.
+    const first = new Map<string, Uint8Array | undefined>();
+    for (let i = this.#journal.length - 1; i >= mark; i--) {
+      const entry = this.#journal[i]!;
+      first.set(entry.key, entry.before);
+    }
+    this.#journal.length = Math.min(this.#journal.length, mark);
+    for (const [key, before] of first) this.#set(key, before);
   }
 
   /** The net changes since `mark`, one per key, in key order. */

@@ -6,10 +6,11 @@
  * hashes from its tip back to genesis, densely near the tip, then at doubling distances), and the
  * target answers with up to 500 main-chain blocks after the highest locator hash it holds on its own
  * main chain. The requester adds them as one branch (all validated, all or nothing) and, while the
- * target is still ahead, asks for the next range once the previous answer is applied, so one range
- * travels while one is applied. A node whose answer does not validate is penalised; one that
- * claims a higher tip and does not serve it is not asked again for a while, and a claim that sync
- * makes no progress on holds block production back only briefly (docs/network.md, "Sync").
+ * target is still ahead, asks for the next range as an answer arrives, so one range travels while
+ * the one before it is checked and the one before that applied. A node whose answer does not
+ * validate is penalised; one that claims a higher tip and does not serve it is not asked again for
+ * a while, and a claim that sync makes no progress on holds block production back only briefly
+ * (docs/network.md, "Sync").
  */
 import { ForkChoiceError, MAX_BLOCKS_PER_RESPONSE, type Chain } from '../chain/chain.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
@@ -56,8 +57,15 @@ export interface SyncOptions {
 interface Pending {
   readonly id: string;
   readonly target: string;
+  readonly source: Source;
   /** Unset once the answer is in and being dealt with. */
   readonly timer?: Timer;
+}
+
+/** The node ranges are being fetched from; `failed` once it failed to serve one. */
+interface Source {
+  readonly target: string;
+  failed: boolean;
 }
 
 interface Known {
@@ -91,8 +99,10 @@ export class Sync {
   readonly #distrusted = new Map<string, Distrust>();
   readonly #stallMs: number;
   #pending: Pending | null = null;
-  // The last sync answer's application (see #onResponse).
+  #source: Source | null = null;
+  // The last sync answer's application, and the answers received and not yet applied (see #onResponse).
   #applying: Promise<void> = Promise.resolve();
+  #unapplied = 0;
   #stopped = false;
   // When this node first saw a higher tip (null while none), and when sync last moved its chain.
   #aheadSince: number | null = null;
@@ -180,6 +190,11 @@ export class Sync {
     this.#distrusted.set(node, entry);
     if (this.#distrusted.size > MAX_DISTRUSTED) this.#distrusted.delete(this.#distrusted.keys().next().value!);
     this.#known.delete(node);
+    // Ranges of it still waiting to be applied are dropped: those before them did not apply.
+    if (this.#source?.target === node) {
+      this.#source.failed = true;
+      this.#source = null;
+    }
     this.#log(`sync: ${node.slice(0, 16)}… ${why}; not asked again for ${Math.round((entry.until - this.#clock.now()) / 1000)} s`);
     if (this.#pending?.target === node) {
       this.#pending.timer?.cancel();
@@ -229,7 +244,8 @@ export class Sync {
       this.#pending = null;
       this.#fail(target, `did not answer in ${this.#timeoutMs} ms`);
     }, this.#timeoutMs);
-    this.#pending = { id: toHex(id), target, timer };
+    if (this.#source?.target !== target) this.#source = { target, failed: false };
+    this.#pending = { id: toHex(id), target, source: this.#source, timer };
     void Promise.resolve(locator)
       .then((hashes) =>
         this.#network.publish(
@@ -327,7 +343,7 @@ export class Sync {
     pending.timer?.cancel();
     // Until this answer is dealt with, it stays pending, so that no other request goes out meanwhile
     // (its answer would overlap this one).
-    const answered: Pending = { id: pending.id, target: pending.target };
+    const answered: Pending = { id: pending.id, target: pending.target, source: pending.source };
     this.#pending = answered;
     const done = (): void => {
       if (this.#pending === answered) this.#pending = null;
@@ -351,25 +367,32 @@ export class Sync {
     };
     const last = blocks[blocks.length - 1];
     if (last === undefined) return unserved('no blocks');
-    // One range is applied while the next one travels, never more: the next range is asked for once
-    // the previous answer is applied, so a target that answers faster than this node applies does
-    // not pile decoded ranges up in memory.
+    // Three ranges are under way at most: one applied, the next one's signatures checked on the
+    // other cores meanwhile, and the one after it travelling. A range that arrives while two are
+    // ahead of it asks for the next only once the first of them is applied, so a target that
+    // answers faster than this node applies does not pile decoded ranges up in memory.
     const previous = this.#applying;
     let applied!: () => void;
     this.#applying = new Promise<void>((resolve) => (applied = resolve));
-    // This range's signatures are checked on the other cores while the previous range is applied.
+    this.#unapplied++;
     const checked = this.#chain.checkSignatures(blocks);
-    try {
-      await previous;
-      // Stopped, or the target failed meanwhile (its previous range did not apply).
-      if (this.#pending !== answered) return 'ignore';
+    let asked = false;
+    const askNext = (): void => {
+      asked = true;
       if (response.tip_height > last.header.height && !this.#stopped) {
-        // The locator goes on past the last hash, so that if the target reorganised meanwhile it
-        // still finds the fork point instead of answering from genesis.
+        // The locator goes on past the last hash, so that the target answers from there although
+        // this node has not applied the range yet, and finds the fork point if it reorganised.
         this.#send(message.origin, this.#locator().then((hashes) => [last.hash, ...hashes].slice(0, MAX_LOCATOR)));
       } else {
         done();
       }
+    };
+    if (this.#unapplied <= 2) askNext();
+    try {
+      await previous;
+      // Stopped, or the target failed meanwhile (a range before this one did not apply).
+      if (pending.source.failed || this.#stopped) return 'ignore';
+      if (!asked) askNext();
       await checked;
       const outcome = await this.#chain.addBranch(blocks, this.#clock.now());
       if (outcome === 'extended' || outcome === 'reorganized') {
@@ -391,6 +414,7 @@ export class Sync {
       }
       throw error;
     } finally {
+      this.#unapplied--;
       applied();
     }
   }
