@@ -12,6 +12,7 @@ import type { BlockEvent } from '../ledger/block.ts';
 import type { AtlasEntry, SignalObject } from '../signal/types.ts';
 import type { KeptSignal, SignalFilter } from '../signal/book.ts';
 import type { PeerView } from './routes/peers.ts';
+import type { NetgraphView, RttAnswer } from '../netgraph/netgraph.ts';
 import { FakeChannels } from './fake-channels.test-util.ts';
 import { formatAddress } from '../tunnel/address.ts';
 import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
@@ -55,6 +56,19 @@ export const PEERS: PeerView[] = [
     rtt_samples: [1, 2],
   },
 ];
+/** A node this node holds a gossiped coordinate of, and no measurement. */
+export const FAR = '3c'.repeat(32);
+const COORD = { vec: [0.001, 0, 0, 0, 0, 0, 0, 0], height: 0.0001, error: 0.2, adjustment: 0 };
+export const NETGRAPH: NetgraphView = {
+  node_id: SELF,
+  coordinate: COORD,
+  error: 0.2,
+  links: [{ a: SELF, b: BOB, rtt_ms: 1.5, jitter_ms: 0.25, loss: 0, measured_at: 1_700_000_000_000, sig_a: 'aa'.repeat(64), sig_b: 'bb'.repeat(64) }],
+  coordinates: [{ node_id: FAR, coordinate: { ...COORD, vec: [0.021, 0, 0, 0, 0, 0, 0, 0] }, updated_at: 1_700_000_000_000 }],
+  mesh: { median_rtt_ms: 1.5, reachable_frac: 0.5, regions: 1 },
+};
+export const RTT_TO_BOB: RttAnswer = { to: BOB, rtt_ms: 1.5, source: 'measured', jitter_ms: 0.25, loss: 0, measured_at: 1_700_000_000_000, samples: 2 };
+export const RTT_TO_FAR: RttAnswer = { to: FAR, rtt_ms: 20.2, source: 'predicted', error: 0.4, updated_at: 1_700_000_000_000 };
 export const BLOCK: BlockEvent = { index: 8, hash: 'ee'.repeat(32), prev_hash: 'dd'.repeat(32), timestamp: 1_700_000_010, miner: SELF, tx_count: 1, nonce: 0 };
 
 export const JOB_ID = '0b'.repeat(32);
@@ -261,6 +275,12 @@ export class FakeNode extends FakeJobs implements NodeService {
   }
   peers(): PeerView[] {
     return PEERS;
+  }
+  netgraphView(): NetgraphView {
+    return NETGRAPH;
+  }
+  netgraphRtt(to: Uint8Array): RttAnswer | undefined {
+    return [RTT_TO_BOB, RTT_TO_FAR].find((answer) => answer.to === toHex(to));
   }
   signals(filter?: SignalFilter): SignalObject[] {
     this.signalLists.push(filter);

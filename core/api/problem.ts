@@ -40,6 +40,7 @@ export const API_PROBLEMS = {
   'too-large': { status: 413, title: 'Content too large' },
   'unknown-name': { status: 404, title: 'Unknown name' },
   'name-taken': { status: 409, title: 'Name held by another node' },
+  'unknown-rtt': { status: 404, title: 'No RTT known to that node' },
   'unknown-reply-token': { status: 404, title: 'Unknown reply token' },
   'already-replied': { status: 409, title: 'Request already answered' },
   'reply-too-late': { status: 410, title: 'Request no longer waiting for a reply' },
