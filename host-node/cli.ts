@@ -11,6 +11,7 @@ const mesh = command({
     entry('status', "show the running node's height and balances", async () => (await import('./cli/status.ts')).statusCommand),
     entry('send', 'send credits to a node: mesh send <node-id|name> <credits>', async () => (await import('./cli/send.ts')).sendCommand),
     entry('peers', "list the running node's connected peers, with their round-trip times", async () => (await import('./cli/peers.ts')).peersCommand),
+    entry('netgraph', "show the running node's network coordinate, link samples and coordinates; netgraph rtt <node-id>", async () => (await import('./cli/netgraph.ts')).netgraphCommand),
     entry('blocks', "print the running node's blocks from a height; --follow goes on with new ones", async () => (await import('./cli/blocks.ts')).blocksCommand),
     entry('signals', 'print the signals the running node keeps (--from, --to); --follow goes on with new ones', async () => (await import('./cli/signals.ts')).signalsCommand),
     entry('msg', 'app messages: send, request, reply, listen, subscribe, publish', async () => (await import('./cli/msg.ts')).msgCommand),
