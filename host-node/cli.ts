@@ -25,7 +25,7 @@ const mesh = command({
     entry('tunnel', 'TCP tunnels between nodes: listen, forward, ls, close', async () => (await import('./cli/tunnel.ts')).tunnelCommand),
     entry('identity', "move the node's key out or in (backup, restore), on the terminal only", async () => (await import('./identity-cli.ts')).identityCommand),
     entry('directory', 'serve the manufacturer directory (127.0.0.1:8080); directory import builds its dataset', async () => (await import('../directory/adapter/node.ts')).directoryCommand),
-    entry('bench', 'run a benchmark and update bench/RESULTS.md (capabilities, channels, crypto, directory, jobs, ledger, mesh, messaging, tunnel)', async () => (await import('../bench/cli.ts')).benchCommand),
+    entry('bench', 'run a benchmark and update bench/RESULTS.md (capabilities, channels, coords, crypto, directory, jobs, ledger, mesh, messaging, netgraph, tunnel)', async () => (await import('../bench/cli.ts')).benchCommand),
   ],
 });
 
