@@ -8,7 +8,7 @@
 import { SIGNATURE_LENGTH, verify, type SigningKey } from '../crypto/ed25519.ts';
 import { compareBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
-import { bytes32, bytes64, decode, encode, f64, struct, uint53 } from '../encoding/codec.ts';
+import { bytes32, bytes64, encode, f64, struct, uint53 } from '../encoding/codec.ts';
 import { domainBytes } from '../ledger/domain.ts';
 import { LinkSampleError } from './errors.ts';
 import { MAX_RTT_MS } from './vivaldi.ts';
@@ -76,21 +76,17 @@ export async function signLinkSample(sample: LinkSample, key: SigningKey, networ
   return key.sign(linkSigningBytes(sample, network));
 }
 
-export function encodeSignedLinkSample(signed: SignedLinkSample): Uint8Array {
-  return encode(signedLinkSampleCodec, { ...signed.sample, sig_a: signed.sig_a, sig_b: signed.sig_b });
-}
-
 /**
- * Decodes a doubly signed sample and checks it: its figures (checkLinkSample) and both signatures.
- * Throws InvalidEncodingError for bytes that are not its encoding, LinkSampleError otherwise.
+ * Checks a doubly signed sample: its figures (checkLinkSample) and both signatures. Throws
+ * LinkSampleError.
  */
-export async function openLinkSample(bytes: Uint8Array, network: string, now: number): Promise<SignedLinkSample> {
-  const { sig_a, sig_b, ...sample } = decode(signedLinkSampleCodec, bytes);
+export async function verifyLinkSample(signed: SignedLinkSample, network: string, now: number): Promise<SignedLinkSample> {
+  const { sample, sig_a, sig_b } = signed;
   checkLinkSample(sample, now);
-  const signed = linkSigningBytes(sample, network);
-  const [okA, okB] = await Promise.all([verify(sample.a, signed, sig_a), verify(sample.b, signed, sig_b)]);
+  const bytes = linkSigningBytes(sample, network);
+  const [okA, okB] = await Promise.all([verify(sample.a, bytes, sig_a), verify(sample.b, bytes, sig_b)]);
   if (!okA || !okB) throw new LinkSampleError('bad-signature', `the signature of ${okA ? 'b' : 'a'} does not verify: a link sample is signed by both of its ends`);
-  return { sample, sig_a, sig_b };
+  return signed;
 }
 
 /** What the measuring end sends the other to countersign: the sample and its own signature. */

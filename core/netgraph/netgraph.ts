@@ -23,11 +23,10 @@ import { NewestBook } from './book.ts';
 import { CoordinateError, LinkSampleError } from './errors.ts';
 import {
   checkLinkSample,
-  encodeSignedLinkSample,
   FUTURE_SLACK_MS,
   linkKey,
   linkSigningBytes,
-  openLinkSample,
+  verifyLinkSample,
   proposalCodec,
   SAMPLE_MAX_AGE_MS,
   signedLinkSampleCodec,
@@ -243,7 +242,7 @@ export class NetGraph {
       const sample: LinkSample = { a: this.#key.publicKey, b: peer, rtt_ms: figures.rtt, jitter_ms: figures.jitter, loss: figures.loss, measured_at: now };
       const sig_a = await signLinkSample(sample, this.#key, this.#networkName);
       const sig_b = await this.#network.request(peer, COUNTERSIGN_PROTOCOL, encode(proposalCodec, { ...sample, sig: sig_a }), { timeoutMs: 5_000, maxResponseBytes: 64 });
-      const signed = await openLinkSample(encodeSignedLinkSample({ sample, sig_a, sig_b }), this.#networkName, this.#clock.now());
+      const signed = await verifyLinkSample({ sample, sig_a, sig_b }, this.#networkName, this.#clock.now());
       if (this.#stopped) return;
       this.#links.put(linkKey(signed.sample.a, signed.sample.b), signed, sample.measured_at, this.#clock.now());
       await this.#network.publish(TOPICS.netgraph, encode(netgraphMessageCodec, { kind: 'link', ...sample, sig_a, sig_b: signed.sig_b }));
@@ -303,7 +302,8 @@ export class NetGraph {
         if (decoded.issued_at > now + FUTURE_SLACK_MS) return 'reject';
         return this.#coordinates.put(origin, coordinate, decoded.issued_at, now) ? 'accept' : 'ignore';
       }
-      const signed = await openLinkSample(message.data.subarray(1), this.#networkName, now);
+      const { a, b, rtt_ms, jitter_ms, loss, measured_at, sig_a, sig_b } = decoded;
+      const signed = await verifyLinkSample({ sample: { a, b, rtt_ms, jitter_ms, loss, measured_at }, sig_a, sig_b }, this.#networkName, now);
       return this.#links.put(linkKey(signed.sample.a, signed.sample.b), signed, signed.sample.measured_at, now) ? 'accept' : 'ignore';
     } catch (error) {
       if (error instanceof DecodeError || error instanceof CoordinateError || error instanceof LinkSampleError) {
