@@ -73,6 +73,7 @@ export const benchCommand = command({
     entry('capabilities', 'a host checking a five-link capability token, next to its five signature checks alone', async () => (await import('./capabilities/node.ts')).capabilitiesBenchCommand),
     entry('channels', 'receipts per second a payer signs and a host verifies and stores, next to raw Ed25519', async () => (await import('./channels/node.ts')).channelsBenchCommand),
     entry('coords', 'measured RTT matrices (PlanetLab, Seattle) replayed through the network coordinates: prediction error next to the median RTT', async () => (await import('./coords/node.ts')).coordsBenchCommand),
+    entry('netgraph', "the measurement layer's bytes per node per minute at 3 and 10 real nodes, next to the same nodes without it", async () => (await import('./netgraph/node.ts')).netgraphBenchCommand),
     entry('crypto', 'SHA-256 and Ed25519 on Node, Deno and Chromium, next to native baselines', () => cryptoCommand),
     entry('directory', 'the directory over HTTP with generated records: start-up, memory, latency', async () => (await import('./directory/node.ts')).directoryBenchCommand),
     entry('jobs', 'a payer and a host node on Podman: bid to running, exit to settled, a batch of jobs at once', async () => (await import('./jobs/node.ts')).jobsBenchCommand),

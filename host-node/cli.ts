@@ -13,6 +13,7 @@ const mesh = command({
     entry('peers', "list the running node's connected peers, with their round-trip times", async () => (await import('./cli/peers.ts')).peersCommand),
     entry('profile', 'measure this machine and have the node sign and gossip its profile; profile ls, profile show', async () => (await import('./cli/profile.ts')).profileCommand),
     entry('fabric', "print the running node's fabric statistics (profiles, atlas, links)", async () => (await import('./cli/profile.ts')).fabricCommand),
+    entry('netgraph', "show the running node's network coordinate, link samples and coordinates; netgraph rtt <node-id>", async () => (await import('./cli/netgraph.ts')).netgraphCommand),
     entry('blocks', "print the running node's blocks from a height; --follow goes on with new ones", async () => (await import('./cli/blocks.ts')).blocksCommand),
     entry('signals', 'print the signals the running node keeps (--from, --to); --follow goes on with new ones', async () => (await import('./cli/signals.ts')).signalsCommand),
     entry('msg', 'app messages: send, request, reply, listen, subscribe, publish', async () => (await import('./cli/msg.ts')).msgCommand),
@@ -26,7 +27,7 @@ const mesh = command({
     entry('tunnel', 'TCP tunnels between nodes: listen, forward, ls, close', async () => (await import('./cli/tunnel.ts')).tunnelCommand),
     entry('identity', "move the node's key out or in (backup, restore), on the terminal only", async () => (await import('./identity-cli.ts')).identityCommand),
     entry('directory', 'serve the manufacturer directory (127.0.0.1:8080); directory import builds its dataset', async () => (await import('../directory/adapter/node.ts')).directoryCommand),
-    entry('bench', 'run a benchmark and update bench/RESULTS.md (capabilities, channels, crypto, directory, jobs, ledger, mesh, messaging, tunnel)', async () => (await import('../bench/cli.ts')).benchCommand),
+    entry('bench', 'run a benchmark and update bench/RESULTS.md (capabilities, channels, coords, crypto, directory, jobs, ledger, mesh, messaging, netgraph, tunnel)', async () => (await import('../bench/cli.ts')).benchCommand),
   ],
 });
 

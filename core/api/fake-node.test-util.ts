@@ -14,6 +14,7 @@ import { checkMeasurement, type ProfileJson, type ProfileMeasurement } from '../
 import type { FabricStats } from '../netgraph/fabric.ts';
 import type { KeptSignal, SignalFilter } from '../signal/book.ts';
 import type { PeerView } from './routes/peers.ts';
+import type { NetgraphView, RttAnswer } from '../netgraph/netgraph.ts';
 import { FakeChannels } from './fake-channels.test-util.ts';
 import { formatAddress } from '../tunnel/address.ts';
 import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
@@ -67,8 +68,21 @@ export const FABRIC_STATS: FabricStats = {
   tokens_per_sec: 0,
   storage_free_gb: 100,
   perf_score: 80_150.5,
-  mesh: { median_rtt_ms: 1.5, reachable_frac: 1, regions: null },
+  mesh: { median_rtt_ms: 1.5, reachable_frac: 1, regions: 1 },
 };
+/** A node this node holds a gossiped coordinate of, and no measurement. */
+export const FAR = '3c'.repeat(32);
+const COORD = { vec: [0.001, 0, 0, 0, 0, 0, 0, 0], height: 0.0001, error: 0.2, adjustment: 0 };
+export const NETGRAPH: NetgraphView = {
+  node_id: SELF,
+  coordinate: COORD,
+  error: 0.2,
+  links: [{ a: SELF, b: BOB, rtt_ms: 1.5, jitter_ms: 0.25, loss: 0, measured_at: 1_700_000_000_000, sig_a: 'aa'.repeat(64), sig_b: 'bb'.repeat(64) }],
+  coordinates: [{ node_id: FAR, coordinate: { ...COORD, vec: [0.021, 0, 0, 0, 0, 0, 0, 0] }, updated_at: 1_700_000_000_000 }],
+  mesh: { median_rtt_ms: 1.5, reachable_frac: 0.5, regions: 1 },
+};
+export const RTT_TO_BOB: RttAnswer = { to: BOB, rtt_ms: 1.5, source: 'measured', jitter_ms: 0.25, loss: 0, measured_at: 1_700_000_000_000, samples: 2 };
+export const RTT_TO_FAR: RttAnswer = { to: FAR, rtt_ms: 20.2, source: 'predicted', error: 0.4, updated_at: 1_700_000_000_000 };
 export const BLOCK: BlockEvent = { index: 8, hash: 'ee'.repeat(32), prev_hash: 'dd'.repeat(32), timestamp: 1_700_000_010, miner: SELF, tx_count: 1, nonce: 0 };
 
 export const JOB_ID = '0b'.repeat(32);
@@ -294,6 +308,12 @@ export class FakeNode extends FakeJobs implements NodeService {
   }
   peers(): PeerView[] {
     return PEERS;
+  }
+  netgraphView(): NetgraphView {
+    return NETGRAPH;
+  }
+  netgraphRtt(to: Uint8Array): RttAnswer | undefined {
+    return [RTT_TO_BOB, RTT_TO_FAR].find((answer) => answer.to === toHex(to));
   }
   signals(filter?: SignalFilter): SignalObject[] {
     this.signalLists.push(filter);

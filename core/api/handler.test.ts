@@ -9,7 +9,7 @@ import { LedgerRuleError } from '../ledger/apply.ts';
 import { SignalError } from '../signal/errors.ts';
 import type { SignalObject } from '../signal/types.ts';
 import { constantTimeEqual, isLoopbackOrigin } from './access.ts';
-import { ATLAS, BLOCK, BOB, FakeNode, PEERS, SELF, SIGNAL, SIGNAL_ID, STATUS, TX_ID } from './fake-node.test-util.ts';
+import { ATLAS, BLOCK, BOB, FakeNode, FAR, NETGRAPH, PEERS, RTT_TO_BOB, RTT_TO_FAR, SELF, SIGNAL, SIGNAL_ID, STATUS, TX_ID } from './fake-node.test-util.ts';
 import { AUTH, BAD_IDS, BASE, JSON_POST, ok, post, problem, readUntil, request, setup, TOKEN } from './api.test-util.ts';
 import { createNodeApi } from './handler.ts';
 import type { TxStreamEvent } from './service.ts';
@@ -565,6 +565,18 @@ test('api: GET /peers lists the connected peers', async () => {
   const { api } = setup();
   assert.deepEqual(await ok(await api(request('/peers'))), { peers: PEERS });
   await problem(await api(request('/peers?x=1')), 400);
+});
+
+test('api: GET /netgraph shows the graph, GET /netgraph/rtt the measured or predicted RTT', async () => {
+  const { api } = setup();
+  assert.deepEqual(await ok(await api(request('/netgraph'))), NETGRAPH);
+  assert.deepEqual(await ok(await api(request(`/netgraph/rtt?to=${BOB}`))), RTT_TO_BOB);
+  assert.deepEqual(await ok(await api(request(`/netgraph/rtt?to=${FAR}`))), RTT_TO_FAR);
+  const unknown = await problem(await api(request(`/netgraph/rtt?to=${'5d'.repeat(32)}`)), 404);
+  assert.equal(unknown.type, '/problems/unknown-rtt');
+  for (const path of ['/netgraph/rtt', `/netgraph/rtt?to=${BOB.slice(2)}`, '/netgraph/rtt?to=xyz', `/netgraph/rtt?to=${SELF}`, `/netgraph/rtt?to=${BOB}&x=1`, '/netgraph?x=1']) {
+    await problem(await api(request(path)), 400);
+  }
 });
 
 test('api: an idle SSE stream gets a keep-alive comment every keepAliveMs', async () => {

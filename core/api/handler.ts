@@ -34,13 +34,14 @@ import { messagingRoutes } from './routes/messaging.ts';
 import { nameRoutes } from './routes/names.ts';
 import { placementRoutes } from './routes/placement.ts';
 import { nodeRoutes } from './routes/node.ts';
+import { netgraphRoutes } from './routes/netgraph.ts';
 import { peerRoutes } from './routes/peers.ts';
 import { signalRoutes } from './routes/signals.ts';
 import { tunnelRoutes } from './routes/tunnel.ts';
 import type { NodeService } from './service.ts';
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, peerRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes, tunnelRoutes, messagingRoutes, nameRoutes, fabricRoutes];
+const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, peerRoutes, netgraphRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes, tunnelRoutes, messagingRoutes, nameRoutes, fabricRoutes];
 
 export interface NodeApiOptions {
   readonly service: NodeService;

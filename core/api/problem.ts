@@ -42,6 +42,7 @@ export const API_PROBLEMS = {
   'profile-conflict': { status: 409, title: 'A profile measured as late or later is held' },
   'unknown-name': { status: 404, title: 'Unknown name' },
   'name-taken': { status: 409, title: 'Name held by another node' },
+  'unknown-rtt': { status: 404, title: 'No RTT known to that node' },
   'unknown-reply-token': { status: 404, title: 'Unknown reply token' },
   'already-replied': { status: 409, title: 'Request already answered' },
   'reply-too-late': { status: 410, title: 'Request no longer waiting for a reply' },

@@ -11,6 +11,7 @@ import type { JobsService } from './routes/jobs.ts';
 import type { MessagingService } from './routes/messaging.ts';
 import type { NamesService } from './routes/names.ts';
 import type { NodeInfoService } from './routes/node.ts';
+import type { NetgraphService } from './routes/netgraph.ts';
 import type { PeersService } from './routes/peers.ts';
 import type { PlacementService } from './routes/placement.ts';
 import type { SignalService } from './routes/signals.ts';
@@ -19,6 +20,7 @@ import type { TunnelsService } from './routes/tunnel.ts';
 export type { TxStreamEvent } from './routes/chain.ts';
 export type { NodeStatus } from './routes/node.ts';
 export type { PeerView, PeersService } from './routes/peers.ts';
+export type { NetgraphService } from './routes/netgraph.ts';
 export type { SignalRequest } from './routes/signals.ts';
 export type { JobsService } from './routes/jobs.ts';
 export type { CapabilitiesService } from './routes/capabilities.ts';
@@ -29,4 +31,4 @@ export type { NamesService } from './routes/names.ts';
 export type { FabricService } from './routes/fabric.ts';
 export type { Unsubscribe } from '../web/sse.ts';
 
-export interface NodeService extends NodeInfoService, PeersService, ChainService, SignalService, JobsService, PlacementService, CapabilitiesService, ChannelsService, TunnelsService, MessagingService, NamesService, FabricService {}
+export interface NodeService extends NodeInfoService, PeersService, NetgraphService, ChainService, SignalService, JobsService, PlacementService, CapabilitiesService, ChannelsService, TunnelsService, MessagingService, NamesService, FabricService {}

@@ -19,6 +19,8 @@ export const TOPICS = Object.freeze({
   syncResponse: 'mesh-syncresp',
   signals: 'mesh-protocol-1',
   segments: 'mesh-segments',
+  /** Network coordinates and link samples (docs/netgraph.md). */
+  netgraph: 'mesh-netgraph',
 });
 
 const APP_TOPIC = /^[\x21-\x7e]{1,128}$/;

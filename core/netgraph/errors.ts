@@ -62,3 +62,27 @@ export class ProfileError extends RuledError<typeof PROFILE_ERRORS> {
     super(PROFILE_ERRORS, code, message);
   }
 }
+
+export const LINK_SAMPLE_ERRORS = {
+  /** a and b are not in order (a < b) or are the same node: a link has one form. */
+  'bad-parties': INVALID,
+  /** An RTT outside (0, 10 s], a jitter outside [0, 10 s], a loss outside [0, 1]. */
+  'out-of-range': INVALID,
+  /** measured_at too far ahead of the receiver's clock, or older than a sample is kept. */
+  'bad-time': INVALID,
+  /** One of the two signatures does not verify: a sample signed by one side only. */
+  'bad-signature': INVALID,
+  /** A countersigner is asked to sign a sample it is no party to (or that it would be `a` of). */
+  'not-a-party': INVALID,
+  /** The countersigner has no measurement of the link yet, or its own differs too much. */
+  implausible: {},
+} as const satisfies ErrorTable;
+
+export type LinkSampleErrorCode = keyof typeof LINK_SAMPLE_ERRORS;
+
+/** Why a link sample was refused (docs/netgraph.md "Link samples"). */
+export class LinkSampleError extends RuledError<typeof LINK_SAMPLE_ERRORS> {
+  constructor(code: LinkSampleErrorCode, message: string) {
+    super(LINK_SAMPLE_ERRORS, code, message);
+  }
+}

@@ -1,21 +1,13 @@
 /**
  * FabricStats (node-messaging.md §2 "Planned"; docs/fabric.md "Fabric statistics"): what the mesh
  * offers as one node sees it, summed over the node profiles it holds and the atlas, with a `mesh`
- * block on the links it measured.
+ * block on the links it measured (stats.ts `meshStats`).
  */
 import type { AtlasEntry } from '../signal/types.ts';
-import { median } from '../collections/median.ts';
 import type { ProfileBody } from './profile.ts';
+import type { MeshStats } from './stats.ts';
 
-/** The links as one node sees them. */
-export interface MeshStats {
-  /** The median of the connected peers' median round trips, in ms; null before any answered. */
-  median_rtt_ms: number | null;
-  /** Of the other nodes known, the share this node is connected to; null when it knows no other. */
-  reachable_frac: number | null;
-  /** Regions of the mesh: null until link samples and coordinates give them (docs/fabric.md). */
-  regions: number | null;
-}
+export type { MeshStats } from './stats.ts';
 
 export interface FabricStats {
   /** Distinct nodes known: this node, the atlas's and the profiles'. */
@@ -38,29 +30,8 @@ export interface FabricStats {
 /** One GPU TFLOPS in GFLOPS, the weight of gpu_tflops in perf_score. */
 export const GPU_TFLOPS_WEIGHT = 1000;
 
-/** A connected peer as the mesh block needs it. */
-export interface PeerRtt {
-  readonly node_id: string;
-  readonly rtt_ms: number | null;
-}
-
 // Sums of floating-point figures are shown to a thousandth: more digits are measurement noise.
 const round = (value: number): number => Math.round(value * 1000) / 1000;
-
-/**
- * The `mesh` block from the connected peers' round trips (core/node/peer-pings.ts). The lead swaps
- * this for netgraph's meshStats() once link samples exist; `regions` comes with them.
- */
-export function meshFromPeers(self: string, peers: readonly PeerRtt[], known: ReadonlySet<string>): MeshStats {
-  const others = [...known].filter((id) => id !== self).length;
-  const reachable = peers.filter((p) => p.node_id !== self && known.has(p.node_id)).length;
-  const rtt = median(peers.flatMap((p) => (p.rtt_ms === null ? [] : [p.rtt_ms])));
-  return {
-    median_rtt_ms: rtt === null ? null : round(rtt),
-    reachable_frac: others === 0 ? null : round(reachable / others),
-    regions: null,
-  };
-}
 
 /** The node ids FabricStats counts: `self`, the atlas's and the profiles'. */
 export function knownNodes(self: string, atlas: readonly AtlasEntry[], profiles: readonly { readonly nodeId: string }[]): Set<string> {

@@ -32,6 +32,7 @@ import { LedgerRuleError, type TxEffect } from '../ledger/apply.ts';
 import { decodeBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
 import { ledgerStatus } from '../ledger/status.ts';
 import { decodeTx, STREAM_KINDS, type Tx } from '../ledger/tx.ts';
+import { NetGraph, netgraphLimitsFor, type NetgraphLimits, type NetgraphView, type RttAnswer } from '../netgraph/netgraph.ts';
 import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
 import { Atlas, CAPACITY_INTERVAL_MS, capacityCapabilities, type Capacity } from '../signal/atlas.ts';
 import { chainBurnLookup, SignalBook, type KeptSignal, type SignalFilter } from '../signal/book.ts';
@@ -42,9 +43,9 @@ import { systemClock, type Clock, type Timer } from '../time/clock.ts';
 import type { Flow } from '../web/sse.ts';
 import { BlockProducer } from './block-producer.ts';
 import { followBlocks } from './block-feed.ts';
-import { PeerPings, type PingSchedule } from './peer-pings.ts';
+import { PeerPings, PING_INTERVAL_MS, type PingSchedule } from './peer-pings.ts';
 import { NodeProfiles } from './profiles.ts';
-import { fabricStats, knownNodes, meshFromPeers, type FabricStats } from '../netgraph/fabric.ts';
+import { fabricStats, knownNodes, type FabricStats } from '../netgraph/fabric.ts';
 import { profileJson, type ProfileJson, type ProfileMeasurement } from '../netgraph/profile.ts';
 import { OwnTransactions } from './own-transactions.ts';
 import { Segments } from './segments.ts';
@@ -82,6 +83,8 @@ export interface MeshNodeOptions {
   readonly messaging?: Partial<MessagingLimits>;
   /** How often peers are pinged for GET /peers (default DEFAULT_PING_SCHEDULE: 10 s ± 25 %, 5 samples). */
   readonly pings?: Partial<PingSchedule>;
+  /** The network graph's bounds and pace (default: netgraphLimitsFor the ping interval). */
+  readonly netgraph?: Partial<NetgraphLimits>;
 }
 
 // Transaction ids already put on /transactions/stream (so each appears once).
@@ -126,6 +129,8 @@ export class MeshNode implements NodeService {
   readonly pings: PeerPings;
   /** Node profiles: this node's, signed for the app that measured it, and the mesh's, verified (docs/fabric.md). */
   readonly profiles: NodeProfiles;
+  /** Network coordinates and signed link samples (core/netgraph/). */
+  readonly netgraph: NetGraph;
 
   constructor(options: MeshNodeOptions) {
     this.#options = options;
@@ -165,7 +170,23 @@ export class MeshNode implements NodeService {
       ...(options.syncTimeoutMs === undefined ? {} : { timeoutMs: options.syncTimeoutMs }),
     });
     this.segments = new Segments(this.#network, this.chain.params, this.chain, { ...ports, ...(options.segmentBytes === undefined ? {} : { segmentBytes: options.segmentBytes }) });
-    this.pings = new PeerPings({ network: this.#network, ...ports, log: this.#log, ...(options.pings === undefined ? {} : { schedule: options.pings }) });
+    this.netgraph = new NetGraph({
+      network: this.#network,
+      key: this.#key,
+      networkName: this.chain.params.network,
+      ...ports,
+      log: this.#log,
+      // The nodes the atlas and the profiles name: what the fabric statistics count.
+      knownNodes: () => [...this.atlas().map((entry) => entry.node_id), ...this.profiles.list().map((p) => p.nodeId)],
+      limits: netgraphLimitsFor(options.pings?.intervalMs ?? PING_INTERVAL_MS, options.netgraph),
+    });
+    this.pings = new PeerPings({
+      network: this.#network,
+      ...ports,
+      log: this.#log,
+      observe: (peer, rtt) => this.netgraph.observePing(peer, rtt),
+      ...(options.pings === undefined ? {} : { schedule: options.pings }),
+    });
     this.profiles = new NodeProfiles({ network: this.#network, key: this.#key, networkName: this.chain.params.network, clock: this.#clock, log: this.#log });
     this.#book = new SignalBook({
       clock: this.#clock,
@@ -201,6 +222,7 @@ export class MeshNode implements NodeService {
     network.handle(TOPICS.signals, (m) => this.#onSignal(m));
     this.segments.start();
     this.messaging.start();
+    this.netgraph.start();
     this.pings.start();
     this.profiles.start();
     this.#unsubscribeChain = this.chain.subscribe((event) => this.#onChain(event));
@@ -253,6 +275,7 @@ export class MeshNode implements NodeService {
     this.messaging.stop();
     this.pings.stop();
     this.profiles.stop();
+    this.netgraph.stop();
     this.sync.stop();
     this.#unsubscribeChain?.();
     this.#unsubscribePeers?.();
@@ -297,6 +320,14 @@ export class MeshNode implements NodeService {
         rtt_samples: [...rtt.samplesMs],
       };
     });
+  }
+
+  netgraphView(): NetgraphView {
+    return this.netgraph.view();
+  }
+
+  netgraphRtt(to: Uint8Array): RttAnswer | undefined {
+    return this.netgraph.rtt(to);
   }
 
   atlas(): AtlasEntry[] {
@@ -534,7 +565,7 @@ export class MeshNode implements NodeService {
     const profiles = this.profiles.list();
     const atlas = this.atlas();
     const known = knownNodes(this.nodeId, atlas, profiles);
-    return fabricStats(known, atlas, profiles, meshFromPeers(this.nodeId, this.peers(), known));
+    return fabricStats(known, atlas, profiles, this.netgraph.stats());
   }
 
   // ---- gossip ----

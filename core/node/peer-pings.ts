@@ -7,7 +7,8 @@
  *
  * Time runs on the node's clock and the jitter on its Random: tests drive both. A ping that fails
  * or takes longer than `timeoutMs` adds no sample; a peer that goes away is forgotten at the next
- * round.
+ * round. Every outcome, a round trip or a failure, goes to the `observe` callback too (the
+ * network graph's loss, jitter and coordinates).
  */
 import { median } from '../collections/median.ts';
 import { toHex } from '../encoding/hex.ts';
@@ -45,6 +46,7 @@ export class PeerPings {
   readonly #clock: Clock;
   readonly #random: Random;
   readonly #log: (line: string) => void;
+  readonly #observe: (peer: Uint8Array, rttMs: number | null) => void;
   /** Samples by peer (hex), oldest first. */
   readonly #samples = new Map<string, number[]>();
   /** Peers with a ping in flight: a round does not pile a second one on. */
@@ -55,7 +57,7 @@ export class PeerPings {
   #unsubscribe: (() => void) | null = null;
   #stopped = new AbortController();
 
-  constructor(options: { network: Network; clock: Clock; random: Random; schedule?: Partial<PingSchedule>; log?: (line: string) => void }) {
+  constructor(options: { network: Network; clock: Clock; random: Random; schedule?: Partial<PingSchedule>; log?: (line: string) => void; observe?: (peer: Uint8Array, rttMs: number | null) => void }) {
     const schedule = { ...DEFAULT_PING_SCHEDULE, ...options.schedule };
     if (!Number.isInteger(schedule.intervalMs) || schedule.intervalMs < 1) throw new RangeError(`the ping interval must be a positive integer of ms, got ${schedule.intervalMs}`);
     if (!(schedule.jitter >= 0 && schedule.jitter < 1)) throw new RangeError(`the ping jitter must be at least 0 and below 1, got ${schedule.jitter}`);
@@ -65,6 +67,7 @@ export class PeerPings {
     this.#clock = options.clock;
     this.#random = options.random;
     this.#log = options.log ?? (() => {});
+    this.#observe = options.observe ?? (() => {});
   }
 
   start(): void {
@@ -127,8 +130,12 @@ export class PeerPings {
       samples.push(rtt);
       if (samples.length > this.schedule.samples) samples.shift();
       this.#samples.set(key, samples);
+      this.#observe(peer, rtt);
     } catch (error) {
-      if (this.#stopped.signal.aborted || this.#failing.has(key)) return;
+      if (this.#stopped.signal.aborted) return;
+      // A failed ping is lost to the link's figures (the netgraph's loss), whatever was logged.
+      if (this.#network.peers().some((p) => toHex(p.node) === key)) this.#observe(peer, null);
+      if (this.#failing.has(key)) return;
       this.#failing.add(key);
       this.#log(`ping ${key.slice(0, 16)}…: ${error instanceof Error ? error.message : String(error)} (said once until a ping answers)`);
     } finally {

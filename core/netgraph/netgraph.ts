@@ -1,0 +1,373 @@
+/**
+ * The network graph a node holds (node-messaging.md §3; docs/netgraph.md): its own network
+ * coordinate, kept by Vivaldi from each ping's round trip; the coordinates other nodes gossip; and
+ * link samples, RTT, jitter and loss of one link signed by both of its ends and gossiped, so that
+ * any node can check what two others measured between them.
+ *
+ * It rides on the node's pings (core/node/peer-pings.ts), which hand it every outcome: a round trip
+ * or a failure. Of each link, the end with the smaller NodeId proposes a sample every
+ * `sampleEveryMs`, the other checks it against its own pings and countersigns it over the
+ * `netgraph.countersign` RPC, and the proposer gossips it on `mesh-netgraph`. Every node gossips its
+ * own coordinate there too, every `coordinateEveryMs`.
+ */
+import { verify, type SigningKey } from '../crypto/ed25519.ts';
+import type { Random } from '../crypto/random.ts';
+import { compareBytes, bytesEqual } from '../encoding/bytes.ts';
+import { decode, encode, struct, uint53, variant } from '../encoding/codec.ts';
+import { toHex } from '../encoding/hex.ts';
+import { DecodeError } from '../errors.ts';
+import { TOPICS, type GossipMessage, type Network, type RpcRequest, type Verdict } from '../net/network.ts';
+import { median } from '../node/peer-pings.ts';
+import type { Clock, Timer } from '../time/clock.ts';
+import { NewestBook } from './book.ts';
+import { CoordinateError, LinkSampleError } from './errors.ts';
+import {
+  checkLinkSample,
+  FUTURE_SLACK_MS,
+  linkKey,
+  linkSigningBytes,
+  verifyLinkSample,
+  proposalCodec,
+  SAMPLE_MAX_AGE_MS,
+  signedLinkSampleCodec,
+  signLinkSample,
+  type LinkSample,
+  type SignedLinkSample,
+} from './link-sample.ts';
+import { meshStats, type MeshStats } from './stats.ts';
+import { checkCoordinate, coordinateCodec, estimateRttMs, VivaldiClient, type Coordinate } from './vivaldi.ts';
+
+/** The RPC protocol over which a link's other end countersigns a sample. */
+export const COUNTERSIGN_PROTOCOL = 'netgraph.countersign';
+
+/** What goes on the netgraph topic: a node's own coordinate, or a link sample signed by both ends. */
+export const netgraphMessageCodec = variant(
+  'kind',
+  {
+    coordinate: [1, struct({ coordinate: coordinateCodec, issued_at: uint53 })],
+    link: [2, signedLinkSampleCodec],
+  },
+  'netgraph-message',
+);
+
+export interface NetgraphLimits {
+  /** Ping outcomes per peer a sample's median, jitter and loss are taken over (default 10). */
+  readonly window: number;
+  /** Successful pings a link needs before its sample is proposed (default 3). */
+  readonly minSamples: number;
+  /** Time between two samples of one link (default 60 s). */
+  readonly sampleEveryMs: number;
+  /** Time between two gossips of the node's own coordinate (default 30 s). */
+  readonly coordinateEveryMs: number;
+  /** Links the book holds (default 1,024): past it, the oldest sample goes. */
+  readonly maxLinks: number;
+  /** Coordinates of other nodes the book holds (default 1,024). */
+  readonly maxCoordinates: number;
+  /** A sample or coordinate older than this is dropped (default 10 min). */
+  readonly maxAgeMs: number;
+}
+
+export const DEFAULT_NETGRAPH_LIMITS: NetgraphLimits = Object.freeze({
+  window: 10,
+  minSamples: 3,
+  sampleEveryMs: 60_000,
+  coordinateEveryMs: 30_000,
+  maxLinks: 1_024,
+  maxCoordinates: 1_024,
+  maxAgeMs: SAMPLE_MAX_AGE_MS,
+});
+
+/** The netgraph's limits for a ping interval: a sample every 6 rounds, a coordinate every 3. */
+export function netgraphLimitsFor(pingIntervalMs: number, overrides: Partial<NetgraphLimits> = {}): NetgraphLimits {
+  return { ...DEFAULT_NETGRAPH_LIMITS, sampleEveryMs: 6 * pingIntervalMs, coordinateEveryMs: 3 * pingIntervalMs, ...overrides };
+}
+
+/**
+ * How far the countersigner's own median RTT `mine` may be from the proposed `rtt`: within a factor
+ * of two either way, with 10 ms of slack (loopback and LAN RTTs are a millisecond or less, and vary
+ * by more than their size).
+ */
+export function plausibleRtt(rtt: number, mine: number): boolean {
+  return rtt <= 2 * mine + 10 && rtt >= mine / 2 - 10;
+}
+
+export interface CoordinateView {
+  vec: number[];
+  height: number;
+  error: number;
+  adjustment: number;
+}
+
+/** One link sample as GET /netgraph shows it (signatures in hex). */
+export interface LinkView {
+  a: string;
+  b: string;
+  rtt_ms: number;
+  jitter_ms: number;
+  loss: number;
+  /** ms since the epoch. */
+  measured_at: number;
+  sig_a: string;
+  sig_b: string;
+}
+
+export interface NetgraphView {
+  node_id: string;
+  coordinate: CoordinateView;
+  /** The coordinate's error estimate (as in `coordinate`): 1.5 knows nothing, toward 0 sure. */
+  error: number;
+  links: LinkView[];
+  coordinates: { node_id: string; coordinate: CoordinateView; updated_at: number }[];
+  mesh: MeshStats;
+}
+
+export type RttAnswer =
+  | { to: string; rtt_ms: number; source: 'measured'; jitter_ms: number; loss: number; measured_at: number; samples: number }
+  | { to: string; rtt_ms: number; source: 'predicted'; error: number; updated_at: number };
+
+/** A peer's recent ping outcomes: a round trip, or null for a failure. */
+interface Window {
+  readonly outcomes: (number | null)[];
+  lastProposal: number;
+  proposing: boolean;
+}
+
+export interface NetGraphInit {
+  readonly network: Network;
+  readonly key: SigningKey;
+  /** The chain's network name, signed into every sample. */
+  readonly networkName: string;
+  readonly clock: Clock;
+  readonly random: Random;
+  /** Nodes known from elsewhere (the atlas), hex: the share reachable counts them. */
+  readonly knownNodes?: () => readonly string[];
+  readonly limits?: Partial<NetgraphLimits>;
+  readonly log?: (line: string) => void;
+}
+
+function viewOf(c: Coordinate): CoordinateView {
+  return { vec: [...c.vec], height: c.height, error: c.error, adjustment: c.adjustment };
+}
+
+export class NetGraph {
+  readonly limits: NetgraphLimits;
+  readonly vivaldi: VivaldiClient;
+  readonly #network: Network;
+  readonly #key: SigningKey;
+  readonly #self: string;
+  readonly #networkName: string;
+  readonly #clock: Clock;
+  readonly #knownNodes: () => readonly string[];
+  readonly #log: (line: string) => void;
+  readonly #windows = new Map<string, Window>();
+  readonly #links: NewestBook<SignedLinkSample>;
+  readonly #coordinates: NewestBook<Coordinate>;
+  #timer: Timer | null = null;
+  #stopServing: (() => void) | null = null;
+  #stopped = false;
+
+  constructor(init: NetGraphInit) {
+    this.limits = { ...DEFAULT_NETGRAPH_LIMITS, ...init.limits };
+    this.#network = init.network;
+    this.#key = init.key;
+    this.#self = toHex(init.key.publicKey);
+    this.#networkName = init.networkName;
+    this.#clock = init.clock;
+    this.#knownNodes = init.knownNodes ?? (() => []);
+    this.#log = init.log ?? (() => {});
+    this.vivaldi = new VivaldiClient({ random: init.random });
+    this.#links = new NewestBook(this.limits.maxLinks, this.limits.maxAgeMs);
+    this.#coordinates = new NewestBook(this.limits.maxCoordinates, this.limits.maxAgeMs);
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#network.handle(TOPICS.netgraph, (m) => this.#onMessage(m));
+    this.#stopServing = this.#network.serve(COUNTERSIGN_PROTOCOL, (r) => this.#countersign(r), { maxRequestBytes: 1024, maxResponseBytes: 1024 });
+    this.#timer = this.#clock.setInterval(() => void this.#gossipCoordinate(), this.limits.coordinateEveryMs);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#timer?.cancel();
+    this.#timer = null;
+    this.#stopServing?.();
+    this.#stopServing = null;
+    this.#network.unsubscribe(TOPICS.netgraph);
+  }
+
+  /** A ping's outcome (PeerPings' observer): a round trip in ms, or null for a ping that failed. */
+  observePing(peer: Uint8Array, rttMs: number | null): void {
+    const key = toHex(peer);
+    const window = this.#windows.get(key) ?? { outcomes: [], lastProposal: -Infinity, proposing: false };
+    this.#windows.set(key, window);
+    window.outcomes.push(rttMs);
+    if (window.outcomes.length > this.limits.window) window.outcomes.shift();
+    if (rttMs === null) return;
+    const theirs = this.#coordinates.get(key, this.#clock.now());
+    if (theirs !== undefined) {
+      try {
+        this.vivaldi.observe(key, theirs.value, rttMs);
+      } catch (error) {
+        if (!(error instanceof CoordinateError)) throw error;
+        this.#log(`netgraph: ${error.message}`);
+      }
+    }
+    if (compareBytes(this.#key.publicKey, peer) < 0) void this.#propose(peer, window);
+  }
+
+  /** Forgets the ping outcomes of peers no longer connected (kept bounded by the peer list). */
+  #prune(): void {
+    const connected = new Set(this.#network.peers().map((p) => toHex(p.node)));
+    for (const key of this.#windows.keys()) if (!connected.has(key)) this.#windows.delete(key);
+  }
+
+  /** This node's figures of its link to `peer`: median, jitter, loss, over the window; null before any round trip. */
+  #figures(window: Window): { rtt: number; jitter: number; loss: number; ok: number } | null {
+    const ok = window.outcomes.filter((o): o is number => o !== null);
+    const rtt = median(ok);
+    if (rtt === null) return null;
+    let spread = 0;
+    for (let i = 1; i < ok.length; i++) spread += Math.abs(ok[i]! - ok[i - 1]!);
+    return { rtt, jitter: ok.length > 1 ? spread / (ok.length - 1) : 0, loss: (window.outcomes.length - ok.length) / window.outcomes.length, ok: ok.length };
+  }
+
+  async #propose(peer: Uint8Array, window: Window): Promise<void> {
+    const now = this.#clock.now();
+    const figures = this.#figures(window);
+    if (window.proposing || figures === null || figures.ok < this.limits.minSamples || now - window.lastProposal < this.limits.sampleEveryMs) return;
+    window.proposing = true;
+    window.lastProposal = now;
+    try {
+      const sample: LinkSample = { a: this.#key.publicKey, b: peer, rtt_ms: figures.rtt, jitter_ms: figures.jitter, loss: figures.loss, measured_at: now };
+      const sig_a = await signLinkSample(sample, this.#key, this.#networkName);
+      const sig_b = await this.#network.request(peer, COUNTERSIGN_PROTOCOL, encode(proposalCodec, { ...sample, sig: sig_a }), { timeoutMs: 5_000, maxResponseBytes: 64 });
+      const signed = await verifyLinkSample({ sample, sig_a, sig_b }, this.#networkName, this.#clock.now());
+      if (this.#stopped) return;
+      this.#links.put(linkKey(signed.sample.a, signed.sample.b), signed, sample.measured_at, this.#clock.now());
+      await this.#network.publish(TOPICS.netgraph, encode(netgraphMessageCodec, { kind: 'link', ...sample, sig_a, sig_b: signed.sig_b }));
+    } catch (error) {
+      if (!this.#stopped) this.#log(`netgraph: link sample with ${toHex(peer).slice(0, 16)}…: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      window.proposing = false;
+    }
+  }
+
+  /** The other end of a link: checks a proposed sample against its own pings, and signs it. */
+  async #countersign(request: RpcRequest): Promise<Uint8Array> {
+    let proposal;
+    try {
+      proposal = decode(proposalCodec, request.data);
+    } catch (error) {
+      if (error instanceof DecodeError) this.#network.penalise(request.peer, 'a link sample proposal that does not decode');
+      throw error;
+    }
+    const { sig, ...sample } = proposal;
+    if (!bytesEqual(sample.a, request.peer) || !bytesEqual(sample.b, this.#key.publicKey)) {
+      this.#network.penalise(request.peer, 'a link sample proposal it is not a and this node b of');
+      throw new LinkSampleError('not-a-party', 'the proposer is a, and this node b, of a sample it countersigns');
+    }
+    try {
+      checkLinkSample(sample, this.#clock.now());
+    } catch (error) {
+      this.#network.penalise(request.peer, 'a link sample proposal out of range');
+      throw error;
+    }
+    if (Math.abs(sample.measured_at - this.#clock.now()) > FUTURE_SLACK_MS) throw new LinkSampleError('bad-time', 'a proposed sample is measured within the last 30 s');
+    if (!(await verify(sample.a, linkSigningBytes(sample, this.#networkName), sig))) {
+      this.#network.penalise(request.peer, 'a link sample proposal with a bad signature');
+      throw new LinkSampleError('bad-signature', "the proposer's signature does not verify");
+    }
+    const window = this.#windows.get(toHex(request.peer));
+    const mine = window === undefined ? null : this.#figures(window);
+    if (mine === null) throw new LinkSampleError('implausible', 'this node has not measured the link yet');
+    if (!plausibleRtt(sample.rtt_ms, mine.rtt)) throw new LinkSampleError('implausible', `rtt_ms ${sample.rtt_ms} is far from this node's own ${mine.rtt}`);
+    return signLinkSample(sample, this.#key, this.#networkName);
+  }
+
+  async #gossipCoordinate(): Promise<void> {
+    this.#prune();
+    const message = encode(netgraphMessageCodec, { kind: 'coordinate', coordinate: { ...this.vivaldi.coordinate, vec: [...this.vivaldi.coordinate.vec] }, issued_at: this.#clock.now() });
+    await this.#network.publish(TOPICS.netgraph, message).catch((e: unknown) => this.#log(`netgraph: gossip: ${String(e)}`));
+  }
+
+  async #onMessage(message: GossipMessage): Promise<Verdict> {
+    const now = this.#clock.now();
+    try {
+      const decoded = decode(netgraphMessageCodec, message.data);
+      if (decoded.kind === 'coordinate') {
+        const origin = toHex(message.origin);
+        if (origin === this.#self) return 'ignore';
+        const coordinate = checkCoordinate(decoded.coordinate, this.vivaldi.config.dimensionality);
+        if (decoded.issued_at > now + FUTURE_SLACK_MS) return 'reject';
+        return this.#coordinates.put(origin, coordinate, decoded.issued_at, now) ? 'accept' : 'ignore';
+      }
+      const { a, b, rtt_ms, jitter_ms, loss, measured_at, sig_a, sig_b } = decoded;
+      const signed = await verifyLinkSample({ sample: { a, b, rtt_ms, jitter_ms, loss, measured_at }, sig_a, sig_b }, this.#networkName, now);
+      return this.#links.put(linkKey(signed.sample.a, signed.sample.b), signed, signed.sample.measured_at, now) ? 'accept' : 'ignore';
+    } catch (error) {
+      if (error instanceof DecodeError || error instanceof CoordinateError || error instanceof LinkSampleError) {
+        this.#log(`netgraph: refused from ${toHex(message.peer).slice(0, 16)}…: ${error.message}`);
+        return error.verdict ?? 'reject';
+      }
+      throw error;
+    }
+  }
+
+  // ---- what the routes read ----
+
+  /** GET /netgraph. */
+  view(): NetgraphView {
+    const now = this.#clock.now();
+    const own = this.vivaldi.coordinate;
+    return {
+      node_id: this.#self,
+      coordinate: viewOf(own),
+      error: own.error,
+      links: this.#links.list(now).map(([, { value: { sample, sig_a, sig_b } }]) => ({
+        a: toHex(sample.a),
+        b: toHex(sample.b),
+        rtt_ms: sample.rtt_ms,
+        jitter_ms: sample.jitter_ms,
+        loss: sample.loss,
+        measured_at: sample.measured_at,
+        sig_a: toHex(sig_a),
+        sig_b: toHex(sig_b),
+      })),
+      coordinates: this.#coordinates.list(now).map(([node, { value, at }]) => ({ node_id: node, coordinate: viewOf(value), updated_at: at })),
+      mesh: this.stats(),
+    };
+  }
+
+  /** GET /netgraph/rtt?to=: this node's pings of `to`, or a link sample with it, or else the prediction; undefined when none. */
+  rtt(to: Uint8Array): RttAnswer | undefined {
+    const now = this.#clock.now();
+    const key = toHex(to);
+    const window = this.#windows.get(key);
+    const mine = window === undefined ? null : this.#figures(window);
+    if (mine !== null) return { to: key, rtt_ms: mine.rtt, source: 'measured', jitter_ms: mine.jitter, loss: mine.loss, measured_at: now, samples: mine.ok };
+    const link = this.#links.get(linkKey(this.#key.publicKey, to), now)?.value.sample;
+    if (link !== undefined) return { to: key, rtt_ms: link.rtt_ms, source: 'measured', jitter_ms: link.jitter_ms, loss: link.loss, measured_at: link.measured_at, samples: 0 };
+    const theirs = this.#coordinates.get(key, now);
+    if (theirs === undefined) return undefined;
+    const own = this.vivaldi.coordinate;
+    return { to: key, rtt_ms: estimateRttMs(own, theirs.value), source: 'predicted', error: own.error + theirs.value.error, updated_at: theirs.at };
+  }
+
+  /** The mesh in three figures (stats.ts). */
+  stats(): MeshStats {
+    const now = this.#clock.now();
+    const links = this.#links.list(now).map(([, { value }]) => value.sample);
+    const coordinates = new Map(this.#coordinates.list(now).map(([node, { value }]) => [node, value]));
+    coordinates.set(this.#self, this.vivaldi.coordinate);
+    const reachable = new Set(this.#network.peers().map((p) => toHex(p.node)));
+    const fresh = now - 2 * this.limits.sampleEveryMs;
+    for (const s of links) {
+      if (s.measured_at < fresh) continue;
+      if (bytesEqual(s.a, this.#key.publicKey)) reachable.add(toHex(s.b));
+      if (bytesEqual(s.b, this.#key.publicKey)) reachable.add(toHex(s.a));
+    }
+    const known = new Set([...this.#knownNodes(), ...coordinates.keys(), ...links.flatMap((s) => [toHex(s.a), toHex(s.b)])]);
+    return meshStats({ self: this.#self, known, reachable, measured: links.map((s) => [toHex(s.a), toHex(s.b), s.rtt_ms] as const), coordinates });
+  }
+}
