@@ -23,7 +23,7 @@ test('options: defaults, --quick defaults, and refusals', () => {
   const full = parseMessagingBenchArgs([]);
   assert.deepEqual(
     { messages: full.messages, count: full.count, rounds: full.rounds, concurrency: full.concurrency, batch: full.batch, size: full.size, write: full.write },
-    { messages: 1_000, count: 20_000, rounds: 3, concurrency: 32, batch: 512, size: 1024, write: true },
+    { messages: 1_000, count: 20_000, rounds: 3, concurrency: 32, batch: 1024, size: 1024, write: true },
   );
   const quick = parseMessagingBenchArgs(['--quick']);
   assert.deepEqual({ messages: quick.messages, count: quick.count, rounds: quick.rounds, write: quick.write }, { messages: 100, count: 2_000, rounds: 1, write: false });

@@ -23,7 +23,7 @@ const messagingOptions = {
   count: option({ value: 'N', description: 'messages in each throughput round; 0 skips the throughput', parse: integer(0, 1_000_000), shown: '20000; 2000 with --quick' }),
   rounds: option({ value: 'N', description: 'throughput rounds', parse: integer(1, 50), shown: '3; 1 with --quick' }),
   concurrency: option({ value: 'N', description: 'single POSTs (and network-port requests) in flight at a time', parse: integer(1, 256), default: 32 }),
-  batch: option({ value: 'N', description: 'messages in one POST /mesh/send-batch', parse: integer(1, MAX_BATCH_MESSAGES), default: 512 }),
+  batch: option({ value: 'N', description: 'messages in one POST /mesh/send-batch', parse: integer(1, MAX_BATCH_MESSAGES), default: MAX_BATCH_MESSAGES }),
   size: option({ value: 'BYTES', description: 'payload of every message', parse: integer(8, 64 * 1024), default: 1024 }),
 };
 
