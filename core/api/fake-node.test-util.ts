@@ -22,7 +22,7 @@ import type { InboxEvent, InboxSnapshot } from '../messaging/inbox.ts';
 import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
 import type { NameRecord, Recipient } from '../names/names.ts';
 import { FakeMessaging } from './fake-messaging.test-util.ts';
-import type { JobsService, NodeService, NodeStatus, SignalRequest, TxStreamEvent, Unsubscribe } from './service.ts';
+import type { JobsService, NodeService, NodeStatus, SignalRequest, TxFeedItem, Unsubscribe } from './service.ts';
 
 export const SELF = '1a'.repeat(32);
 export const BOB = 'b2'.repeat(32);
@@ -206,7 +206,8 @@ export class FakeNode extends FakeJobs implements NodeService {
   signalError: unknown = undefined;
   grantCalls: { method: 'revokeCapability' | 'setTrust'; args: unknown[] }[] = [];
   readonly blockListeners = new Set<(event: BlockEvent) => void>();
-  readonly txListeners = new Set<(event: TxStreamEvent) => void>();
+  readonly txListeners = new Set<(item: TxFeedItem) => void>();
+  readonly txFollows: (number | null)[] = [];
   readonly signalListeners = new Set<(kept: KeptSignal) => void>();
   /** Where each /blocks/stream asked to start, and what each signal route asked for. */
   readonly blockFollows: (number | null)[] = [];
@@ -333,7 +334,8 @@ export class FakeNode extends FakeJobs implements NodeService {
     this.blockFollows.push(from);
     return subscribe(this.blockListeners, listener);
   }
-  onTransaction(listener: (event: TxStreamEvent) => void): Unsubscribe {
+  followTransactions(after: number | null, listener: (item: TxFeedItem) => void): Unsubscribe {
+    this.txFollows.push(after);
     return subscribe(this.txListeners, listener);
   }
   followSignals(after: number | null, filter: SignalFilter, listener: (kept: KeptSignal) => void): Unsubscribe {

@@ -34,9 +34,11 @@ export interface ApiTools {
 /** What an event stream takes beyond its events. */
 export interface StreamOptions<T> {
   readonly allowed?: readonly string[];
-  readonly id?: (event: T) => string | number;
+  readonly id?: (event: T) => string | number | undefined;
   /** What the frame's `data:` carries (default: the event). */
   readonly data?: (event: T) => unknown;
+  /** The frame's `event:` type, for an event that is not a plain message (default: none). */
+  readonly type?: (event: T) => string | undefined;
   /**
    * Bound the unread events by their bytes instead of their number (the API's maxQueuedEvents),
    * for a stream whose events may be large.

@@ -480,12 +480,12 @@ test('api: POST /signals/send maps SignalError: burn-used 409, other rules 400',
 // ---------------------------------------------------------------------------------------------
 // Server-Sent Events
 
-test('api: the three SSE streams frame each event as one data: line of JSON; blocks and signals give it an id', async () => {
+test('api: the three SSE streams frame each event as one data: line of JSON after its id', async () => {
   const { api, node } = setup();
   const tx: TxStreamEvent = { id: TX_ID, origin: BOB, kind: 'Transfer', amount: '10' };
   const streams: [string, () => void, string, () => number][] = [
     ['/blocks/stream', () => [...node.blockListeners].forEach((l) => l(BLOCK)), `id: 8\ndata: ${JSON.stringify(BLOCK)}\n\n`, () => node.blockListeners.size],
-    ['/transactions/stream', () => [...node.txListeners].forEach((l) => l(tx)), `data: ${JSON.stringify(tx)}\n\n`, () => node.txListeners.size],
+    ['/transactions/stream', () => [...node.txListeners].forEach((l) => l({ kind: 'tx', seq: 1_700_000_000_456, event: tx })), `id: 1700000000456\ndata: ${JSON.stringify(tx)}\n\n`, () => node.txListeners.size],
     ['/signals/stream', () => [...node.signalListeners].forEach((l) => l({ seq: 1_700_000_000_123, signal: SIGNAL })), `id: 1700000000123\ndata: ${JSON.stringify(SIGNAL)}\n\n`, () => node.signalListeners.size],
   ];
   for (const [path, emit, frame, listeners] of streams) {
@@ -559,6 +559,33 @@ test('api: the signal routes filter by sender and addressee; /signals/stream res
   }
   await problem(await api(request('/signals/stream', { headers: { 'last-event-id': '-1' } })), 400);
   assert.equal(node.signalFollows.length, 2);
+});
+
+test('api: /transactions/stream resumes after its Last-Event-ID, says first when events were missed, refuses a bad id', async () => {
+  const { api, node } = setup();
+  const tx: TxStreamEvent = { id: TX_ID, origin: BOB, kind: 'Transfer', amount: '10' };
+  const response = await api(request('/transactions/stream', { headers: { 'last-event-id': '1700000000100' } }));
+  assert.equal(response.status, 200);
+  assert.deepEqual(node.txFollows, [1_700_000_000_100]);
+  const reader = response.body!.getReader();
+  [...node.txListeners].forEach((l) => l({ kind: 'missed', after: 1_700_000_000_100, first_held: 1_700_000_000_200 }));
+  [...node.txListeners].forEach((l) => l({ kind: 'tx', seq: 1_700_000_000_200, event: tx }));
+  // The notice is a typed event without an id, so an EventSource's lastEventId stays what it resumed after.
+  assert.equal(
+    await readUntil(reader, '\n\n', 2),
+    `event: missed\ndata: {"after":1700000000100,"first_held":1700000000200}\n\nid: 1700000000200\ndata: ${JSON.stringify(tx)}\n\n`,
+  );
+  await reader.cancel();
+  assert.equal(node.txListeners.size, 0);
+  for (const [headers, after] of [[{}, null], [{ 'last-event-id': '' }, null], [{ 'last-event-id': '0' }, 0]] as const) {
+    await (await api(request('/transactions/stream', { headers }))).body!.cancel();
+    assert.equal(node.txFollows.at(-1), after, JSON.stringify(headers));
+  }
+  for (const id of ['-1', 'abc', '1.5', '01', '9007199254740993']) {
+    const body = await problem(await api(request('/transactions/stream', { headers: { 'last-event-id': id } })), 400);
+    assert.equal((body.errors as { name: string }[])[0]!.name, 'Last-Event-ID', id);
+  }
+  assert.equal(node.txFollows.length, 4, 'a refused stream asks the node nothing');
 });
 
 test('api: GET /peers lists the connected peers', async () => {

@@ -113,9 +113,9 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
     query,
     readJson: (request, { optional = false, maxBytes = maxBodyBytes } = {}) => readJsonBody(request, maxBytes, optional),
     readBytes: (request, { maxBytes }) => readBytesBody(request, maxBytes),
-    stream: (call, subscribe, { allowed, id, data, maxQueuedBytes, format } = {}) => {
+    stream: (call, subscribe, { allowed, id, data, type, maxQueuedBytes, format } = {}) => {
       query(call.url, allowed);
-      const body = eventStream(subscribe, { keepAliveMs, maxQueued, signal: call.request.signal, ...(id && { id }), ...(data && { data }), ...(maxQueuedBytes && { maxQueuedBytes }), ...(format && { format }) });
+      const body = eventStream(subscribe, { keepAliveMs, maxQueued, signal: call.request.signal, ...(id && { id }), ...(data && { data }), ...(type && { type }), ...(maxQueuedBytes && { maxQueuedBytes }), ...(format && { format }) });
       return new Response(body, { headers: format === undefined ? EVENT_STREAM_HEADERS : { ...EVENT_STREAM_HEADERS, 'content-type': format.contentType } });
     },
   };

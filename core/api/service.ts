@@ -17,7 +17,7 @@ import type { PlacementService } from './routes/placement.ts';
 import type { SignalService } from './routes/signals.ts';
 import type { TunnelsService } from './routes/tunnel.ts';
 
-export type { TxStreamEvent } from './routes/chain.ts';
+export type { TxFeedItem, TxStreamEvent } from './routes/chain.ts';
 export type { NodeStatus } from './routes/node.ts';
 export type { PeerView, PeersService } from './routes/peers.ts';
 export type { NetgraphService } from './routes/netgraph.ts';

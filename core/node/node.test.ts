@@ -105,7 +105,7 @@ test('node: a transfer reaches the other node\'s stream, is mined, and shows in 
   const a = await node(bus, clock, chainA, A, true);
   const b = await node(bus, clock, chainB, B);
   const seen: TxStreamEvent[] = [];
-  b.onTransaction((e) => seen.push(e));
+  b.followTransactions(null, (item) => void (item.kind === 'tx' && seen.push(item.event)));
   try {
     const id = await a.transfer(B.publicKey, 7n * CREDIT);
     await clock.until('b streams the transfer', () => seen.some((e) => e.id === id), 0);

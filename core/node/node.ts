@@ -3,7 +3,7 @@
  * network port. It is what the HTTP API serves (NodeService) and what hosts start: the Node host
  * gives it a LevelDB store and libp2p, the browser host an IndexedDB store and libp2p in the page.
  */
-import type { NodeService, NodeStatus, PeerView, SignalRequest, TxStreamEvent, Unsubscribe } from '../api/service.ts';
+import type { NodeService, NodeStatus, PeerView, SignalRequest, TxFeedItem, Unsubscribe } from '../api/service.ts';
 import { Grants } from '../capabilities/grants.ts';
 import type { Token } from '../capabilities/token.ts';
 import { ChannelDesk, type ChannelsConfig } from '../channels/channels.ts';
@@ -24,7 +24,6 @@ import { RecentSet } from '../collections/recent-set.ts';
 import type { History, TxListItem } from '../chain/readmodel.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { systemRandom, type Random } from '../crypto/random.ts';
-import { formatAmount } from '../encoding/amount.ts';
 import { bytesKey } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
@@ -50,6 +49,7 @@ import { profileJson, type ProfileJson, type ProfileMeasurement } from '../netgr
 import { OwnTransactions } from './own-transactions.ts';
 import { Segments } from './segments.ts';
 import { Sync } from './sync.ts';
+import { TxFeed } from './tx-feed.ts';
 
 export interface MeshNodeOptions {
   readonly chain: Chain;
@@ -107,7 +107,7 @@ export class MeshNode implements NodeService {
   readonly #producer: BlockProducer | null;
   readonly #book: SignalBook;
   readonly #atlas = new Atlas();
-  readonly #txListeners = new Set<(event: TxStreamEvent) => void>();
+  readonly #txFeed: TxFeed;
   readonly #streamed = new RecentSet<string>(STREAMED_MEMORY);
   readonly #timers: Timer[] = [];
   readonly #joinTimers = new Set<Timer>();
@@ -139,6 +139,7 @@ export class MeshNode implements NodeService {
     this.#key = options.key;
     this.nodeId = toHex(options.key.publicKey);
     this.#clock = options.clock ?? systemClock;
+    this.#txFeed = new TxFeed(() => this.#clock.now());
     const ports = { clock: this.#clock, random: options.random ?? systemRandom };
     this.#log = options.log ?? (() => {});
     this.mempool = new Mempool(this.chain);
@@ -370,8 +371,15 @@ export class MeshNode implements NodeService {
     });
   }
 
-  onTransaction(listener: (event: TxStreamEvent) => void): Unsubscribe {
-    return this.#listen(this.#txListeners, listener);
+  /** The transactions put on /transactions/stream from now on, after those still held past position `after` (tx-feed.ts). */
+  followTransactions(after: number | null, listener: (item: TxFeedItem) => void): Unsubscribe {
+    return this.#txFeed.follow(after, (item) => {
+      try {
+        listener(item);
+      } catch (error) {
+        this.#log(`listener: ${String(error)}`);
+      }
+    });
   }
 
   /**
@@ -669,9 +677,8 @@ export class MeshNode implements NodeService {
     const seen = bytesKey(tx.id);
     if (this.#streamed.has(seen)) return;
     this.#streamed.add(seen);
-    // Remembered even with no one listening, so a later listener is not sent it twice.
-    if (this.#txListeners.size === 0) return;
-    this.#emit(this.#txListeners, { id: toHex(tx.id), origin: toHex(tx.body.sender), kind: tx.body.kind, amount: formatAmount(amount) });
+    // Kept even with no one listening: a client that reconnects gets what it missed.
+    this.#txFeed.push(tx, amount);
   }
 
   // ---- helpers ----
@@ -680,20 +687,5 @@ export class MeshNode implements NodeService {
     const next = this.#sending.then(work, work);
     this.#sending = next.catch(() => {});
     return next;
-  }
-
-  #listen<T>(set: Set<(event: T) => void>, listener: (event: T) => void): Unsubscribe {
-    set.add(listener);
-    return () => set.delete(listener);
-  }
-
-  #emit<T>(set: Set<(event: T) => void>, event: T): void {
-    for (const listener of set) {
-      try {
-        listener(event);
-      } catch (error) {
-        this.#log(`listener: ${String(error)}`);
-      }
-    }
   }
 }

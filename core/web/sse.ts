@@ -45,11 +45,13 @@ export interface EventStreamOptions<T = unknown> {
   readonly signal?: AbortSignal;
   /** Times the keep-alives (default: the system clock). */
   readonly clock?: Clock;
-  /** The `id:` of an event's SSE frame (none by default); one line, no NUL. */
-  readonly id?: (event: T) => string | number;
+  /** The `id:` of an event's SSE frame (none by default, or for an event it answers undefined); one line, no NUL. */
+  readonly id?: (event: T) => string | number | undefined;
   /** What an event's `data:` line carries, as JSON (default: the event itself). */
   readonly data?: (event: T) => unknown;
-  /** How events become bytes (default: SSE frames, with `id` and `data`). */
+  /** The `event:` type of a frame that is not a plain message (none by default, or when it answers undefined). */
+  readonly type?: (event: T) => string | undefined;
+  /** How events become bytes (default: SSE frames, with `id`, `type` and `data`). */
   readonly format?: EventFormat<T>;
 }
 
@@ -80,21 +82,25 @@ const MAX_CHUNK_BYTES = 64 * 1024;
 /** The last frame of a stream that ended because it had nothing more to send. */
 export const END_FRAME = 'event: end\ndata: {}\n\n';
 
-/** SSE frames: `id: …` (when `id` is given) and `data: <the event, or data(event), as JSON>`; keep-alive and overflow as comments. */
-export function sseFormat<T>(id?: (event: T) => string | number, data?: (event: T) => unknown): EventFormat<T> {
+/**
+ * SSE frames: `id: …` and `event: …` (when `id` and `type` give them) and `data: <the event, or
+ * data(event), as JSON>`; keep-alive and overflow as comments.
+ */
+export function sseFormat<T>(id?: (event: T) => string | number | undefined, data?: (event: T) => unknown, type?: (event: T) => string | undefined): EventFormat<T> {
+  const field = (name: string, value: string | number | undefined): string => (value === undefined ? '' : `${name}: ${oneLine(value)}\n`);
   return {
     contentType: EVENT_STREAM_HEADERS['content-type']!,
-    frame: (event) => encoder.encode(`${id === undefined ? '' : `id: ${frameId(id(event))}\n`}data: ${JSON.stringify(data === undefined ? event : data(event))}\n\n`),
+    frame: (event) => encoder.encode(`${field('id', id?.(event))}${field('event', type?.(event))}data: ${JSON.stringify(data === undefined ? event : data(event))}\n\n`),
     keepAlive: KEEP_ALIVE,
     overflow: (bound) => encoder.encode(`: closed: more than ${bound} unread\n\n`),
     end: encoder.encode(END_FRAME),
   };
 }
 
-function frameId(id: string | number): string {
-  const text = String(id);
-  // A line break would end the field early; a NUL makes a browser ignore the id.
-  if (/[\r\n\0]/.test(text)) throw new RangeError(`an event id must be one line without NUL, got ${JSON.stringify(text)}`);
+function oneLine(value: string | number): string {
+  const text = String(value);
+  // A line break would end the field early; a NUL makes a browser ignore an id.
+  if (/[\r\n\0]/.test(text)) throw new RangeError(`an event id or type must be one line without NUL, got ${JSON.stringify(text)}`);
   return text;
 }
 
@@ -106,7 +112,7 @@ function frameId(id: string | number): string {
 export function eventStream<T>(subscribe: Subscribe<T>, options: EventStreamOptions<T>): ReadableStream<Uint8Array> {
   let unsubscribe: Unsubscribe | undefined;
   const clock = options.clock ?? systemClock;
-  const format = options.format ?? sseFormat(options.id, options.data);
+  const format = options.format ?? sseFormat(options.id, options.data, options.type);
   let timer: Timer | undefined;
   let onAbort: (() => void) | undefined;
   let ended = false;

@@ -7,7 +7,7 @@ import type { BlockEvent } from '../../ledger/block.ts';
 import type { Recipient } from '../../names/names.ts';
 import type { Flow, Unsubscribe } from '../../web/sse.ts';
 import type { Feature } from '../feature.ts';
-import { BLOCK_STREAM_PARAMS, blockStreamFrom, nodeIdParam, transferRequest, txPageParams } from '../input.ts';
+import { BLOCK_STREAM_PARAMS, blockStreamFrom, lastEventIdParam, nodeIdParam, transferRequest, txPageParams } from '../input.ts';
 
 /** An event of /transactions/stream (node-api.md §6); amount is a decimal string of base units. */
 export interface TxStreamEvent {
@@ -16,6 +16,21 @@ export interface TxStreamEvent {
   kind: string;
   amount: string;
 }
+
+/**
+ * What /transactions/stream carries: a transaction event at its position in the node's feed (the
+ * frame's `id:`), or, first on a resumed stream that may have lost some, `missed`: the
+ * `Last-Event-ID` it resumed after and the position of the oldest event still held (null: none).
+ */
+export type TxFeedItem =
+  | { readonly kind: 'tx'; readonly seq: number; readonly event: TxStreamEvent }
+  | { readonly kind: 'missed'; readonly after: number; readonly first_held: number | null };
+
+/**
+ * Unread bytes one /transactions/stream client may hold before it is closed: a bound in bytes, so
+ * that the replay of the whole feed (1,024 events of about 200 bytes) fits whole.
+ */
+export const TX_STREAM_MAX_QUEUED_BYTES = 1024 * 1024;
 
 export interface ChainService {
   history(node: Uint8Array): Promise<History>;
@@ -33,7 +48,11 @@ export interface ChainService {
    * the fork on. `end` is called if the node cannot go on.
    */
   followBlocks(from: number | null, listener: (event: BlockEvent) => void, flow?: Flow, end?: () => void): Unsubscribe;
-  onTransaction(listener: (event: TxStreamEvent) => void): Unsubscribe;
+  /**
+   * The transactions put on /transactions/stream from now on; with `after` (a Last-Event-ID), first
+   * those the node still holds after that position, told first when some may be lost (tx-feed.ts).
+   */
+  followTransactions(after: number | null, listener: (item: TxFeedItem) => void): Unsubscribe;
 }
 
 const TX_PAGE_PARAMS: readonly string[] = ['limit', 'before'];
@@ -47,7 +66,19 @@ export const chainRoutes: Feature<ChainService> = (service, { json, query, readJ
       return stream<BlockEvent>(call, (listener, end, flow) => service.followBlocks(from, listener, flow, end), { allowed: BLOCK_STREAM_PARAMS, id: (block) => block.index });
     },
   },
-  { path: '/transactions/stream', get: (call) => stream(call, (listener) => service.onTransaction(listener)) },
+  {
+    path: '/transactions/stream',
+    get: (call) => {
+      const after = lastEventIdParam(call.request.headers.get('last-event-id'));
+      // A `missed` frame has no id, so an EventSource keeps the id it resumed after until a transaction comes.
+      return stream<TxFeedItem>(call, (listener) => service.followTransactions(after, listener), {
+        id: (item) => (item.kind === 'tx' ? item.seq : undefined),
+        type: (item) => (item.kind === 'tx' ? undefined : 'missed'),
+        data: (item) => (item.kind === 'tx' ? item.event : { after: item.after, first_held: item.first_held }),
+        maxQueuedBytes: TX_STREAM_MAX_QUEUED_BYTES,
+      });
+    },
+  },
   reader('/history/:node_id', ({ params }) => service.history(nodeIdParam(params.node_id!))),
   {
     path: '/transactions/:node_id',
