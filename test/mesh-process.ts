@@ -172,6 +172,8 @@ export interface EventStream<T> {
   readonly events: T[];
   /** The `id:` of each event (the last one set, as EventSource keeps it; '' before any). */
   readonly ids: string[];
+  /** The `event:` type of each event ('message' when its frame names none, as EventSource dispatches it). */
+  readonly types: string[];
   /** When each event arrived: epoch ms with a fraction (performance.timeOrigin + performance.now()). */
   readonly arrivals: number[];
   readonly comments: string[];
@@ -186,6 +188,7 @@ export async function openStream<T = any>(node: MeshProcess, path: string, heade
   if (!response.ok || !response.body) throw new Error(`GET ${path}: ${response.status}`);
   const events: T[] = [];
   const ids: string[] = [];
+  const types: string[] = [];
   let lastId = '';
   const arrivals: number[] = [];
   const comments: string[] = [];
@@ -204,11 +207,14 @@ export async function openStream<T = any>(node: MeshProcess, path: string, heade
         while ((end = buffer.indexOf('\n\n', start)) >= 0) {
           const frame = buffer.slice(start, end);
           start = end + 2;
+          let type = 'message';
           for (const line of frame.split('\n')) {
             if (line.startsWith('id:')) lastId = line.slice(3).trim();
+            else if (line.startsWith('event:')) type = line.slice(6).trim();
             else if (line.startsWith('data:')) {
               events.push(JSON.parse(line.slice(5)) as T);
               ids.push(lastId);
+              types.push(type);
               arrivals.push(performance.timeOrigin + performance.now());
             } else if (line.startsWith(':')) comments.push(line.slice(1).trim());
           }
@@ -223,6 +229,7 @@ export async function openStream<T = any>(node: MeshProcess, path: string, heade
   return {
     events,
     ids,
+    types,
     arrivals,
     comments,
     next(match, timeoutMs = 30_000) {

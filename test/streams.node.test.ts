@@ -1,7 +1,8 @@
 /**
  * The measurement layer's streams and peers on a three-node devnet of real `mesh node` processes on
  * loopback: /blocks/stream replayed from a height and resumed with Last-Event-ID after its client
- * was killed, the filtered signal streams, GET /peers with measured round trips (pinged every
+ * was killed, /transactions/stream resumed with Last-Event-ID across transfers made while its
+ * client was away, the filtered signal streams, GET /peers with measured round trips (pinged every
  * 300 ms here, --ping-interval-ms), the commands that show them, and the 400s of bad filters.
  */
 import { after, before, test } from 'node:test';
@@ -103,6 +104,86 @@ test('mesh blocks prints the blocks from a height up to the tip, and stops there
   assert.match(lines[0]!, /^\d+ {2}[0-9a-f]{16} {2}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ {2}[0-9a-f]{16} {2}\d+ txs?$/);
   const usage = await runMesh(['blocks', '--from-height', '-3', '--data-dir', b.dataDir]);
   assert.equal(usage.code, 2);
+});
+
+/** An event of /transactions/stream. */
+interface TxEvent {
+  readonly id: string;
+  readonly origin: string;
+  readonly kind: string;
+  readonly amount: string;
+}
+
+/** Posts `count` transfers from `from` to `to`, one at a time; their tx ids. */
+async function transfers(from: MeshProcess, to: MeshProcess, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const sent = await postJson(from, '/transfer', { to: to.nodeId, amount: String(i + 1) });
+    assert.equal(sent.status, 201, JSON.stringify(sent.body));
+    ids.push(sent.body.tx_id as string);
+  }
+  return ids;
+}
+
+test('/transactions/stream gives each event its position as id; a client gone between transfers resumes with Last-Event-ID: no gap, no duplicate', async () => {
+  await waitFor('a holds credit to send', async () => BigInt((await getJson<{ balance: string }>(a, '/status')).balance) > 0n);
+  // A client connected throughout: what the resumed one must have seen, event for event.
+  const reference = await openStream<TxEvent>(b, '/transactions/stream');
+  const first = await openStream<TxEvent>(b, '/transactions/stream');
+  try {
+    const sentBefore = await transfers(a, b, 3);
+    for (const id of sentBefore) await first.next((event) => event.id === id);
+    first.close();
+    const last = first.ids.at(-1)!;
+    // Transfers (and blocks, with their rewards) go on while the client is away.
+    const sentAway = await transfers(a, b, 3);
+    for (const id of sentAway) await reference.next((event) => event.id === id);
+    const second = await openStream<TxEvent>(b, '/transactions/stream', { 'last-event-id': last });
+    try {
+      const sentAfter = await transfers(a, b, 3);
+      for (const id of sentAfter) await second.next((event) => event.id === id);
+      await reference.next((event) => event.id === second.events.at(-1)!.id);
+      const resumed = [...first.events, ...second.events];
+      const ids = [...first.ids, ...second.ids];
+      const from = reference.ids.indexOf(first.ids[0]!);
+      assert.ok(from >= 0);
+      assert.deepEqual(ids, reference.ids.slice(from, from + ids.length), 'the same positions as the client that stayed: no gap, no duplicate at the resume');
+      assert.deepEqual(resumed, reference.events.slice(from, from + resumed.length));
+      assert.ok(ids.every((id, i) => Number.isSafeInteger(Number(id)) && (i === 0 || Number(id) > Number(ids[i - 1]))), `rising positions: ${ids.join(' ')}`);
+      const txIds = resumed.map((event) => event.id);
+      for (const id of [...sentBefore, ...sentAway, ...sentAfter]) assert.equal(txIds.filter((seen) => seen === id).length, 1, `transfer ${id} once`);
+      assert.equal(new Set(txIds).size, txIds.length, 'no transaction twice');
+      assert.ok(second.types.every((type) => type === 'message'), 'nothing was missed');
+      assert.ok(Number(second.ids[0]) > Number(last));
+
+      // An id older than anything held (0 is before the node started): a `missed` event first, without an id, then all that is held.
+      const behind = await openStream<TxEvent | { after: number; first_held: number }>(b, '/transactions/stream', { 'last-event-id': '0' });
+      try {
+        await behind.next((event) => 'id' in event && event.id === sentAfter.at(-1));
+        assert.equal(behind.types[0], 'missed');
+        assert.equal(behind.ids[0], '');
+        const notice = behind.events[0] as { after: number; first_held: number };
+        assert.equal(notice.after, 0);
+        assert.equal(String(notice.first_held), behind.ids[1]);
+        assert.ok(behind.types.slice(1).every((type) => type === 'message'));
+        const held = behind.events.slice(1).map((event) => (event as TxEvent).id);
+        assert.ok([...sentBefore, ...sentAway, ...sentAfter].every((id) => held.includes(id)), 'the ring still holds every transfer');
+      } finally {
+        behind.close();
+      }
+    } finally {
+      second.close();
+    }
+  } finally {
+    first.close();
+    reference.close();
+  }
+  for (const bad of ['-1', 'abc', '1.5']) {
+    const response = await fetch(`${b.url}/transactions/stream`, { headers: { 'last-event-id': bad } });
+    assert.equal(response.status, 400, bad);
+    assert.equal(response.headers.get('content-type'), 'application/problem+json');
+    await response.body?.cancel();
+  }
 });
 
 /** Sends a capability-only signal from `node` (to a node id, or broadcast); resolves to its id. */
