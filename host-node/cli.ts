@@ -16,6 +16,7 @@ const mesh = command({
     entry('netgraph', "show the running node's network coordinate, link samples and coordinates; netgraph rtt <node-id>", async () => (await import('./cli/netgraph.ts')).netgraphCommand),
     entry('blocks', "print the running node's blocks from a height; --follow goes on with new ones", async () => (await import('./cli/blocks.ts')).blocksCommand),
     entry('signals', 'print the signals the running node keeps (--from, --to); --follow goes on with new ones', async () => (await import('./cli/signals.ts')).signalsCommand),
+    entry('transactions', 'print the transactions the running node streams, as they come (--held: those it holds first)', async () => (await import('./cli/transactions.ts')).transactionsCommand),
     entry('msg', 'app messages: send, request, reply, listen, subscribe, publish', async () => (await import('./cli/msg.ts')).msgCommand),
     entry('names', 'node names: claim, resolve, ls', async () => (await import('./cli/names.ts')).namesCommand),
     entry('jobs', 'container jobs: run, ls, show, logs, stop, expire', async () => (await import('./cli/jobs.ts')).jobsCommand),

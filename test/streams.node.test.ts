@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { BlockEvent } from '../core/ledger/block.ts';
+import { formatCredits } from '../core/encoding/amount.ts';
 import type { PeerView } from '../core/api/service.ts';
 import type { SignalObject } from '../core/signal/types.ts';
 import { getJson, openStream, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
@@ -183,6 +184,31 @@ test('/transactions/stream gives each event its position as id; a client gone be
     assert.equal(response.status, 400, bad);
     assert.equal(response.headers.get('content-type'), 'application/problem+json');
     await response.body?.cancel();
+  }
+});
+
+test('mesh transactions --held prints what the node holds, then goes on; --count stops it', async () => {
+  await waitFor('a holds credit to send', async () => BigInt((await getJson<{ balance: string }>(a, '/status')).balance) > 0n);
+  await transfers(a, b, 3);
+  const held = await openStream<TxEvent>(b, '/transactions/stream', { 'last-event-id': '0' });
+  try {
+    await waitFor('the missed notice and 4 held events', async () => held.events.length >= 5);
+    const json = await runMesh(['transactions', '--held', '--count', '4', '--json', '--data-dir', b.dataDir]);
+    assert.equal(json.code, 0, json.err);
+    assert.equal(json.err, '', 'the missed notice of position 0 is expected, not reported');
+    assert.deepEqual(json.out.trimEnd().split('\n').map((line) => JSON.parse(line) as TxEvent), held.events.slice(1, 5));
+    const first = held.events[1]!;
+    const human = await runMesh(['transactions', '--held', '--count', '1', '--data-dir', b.dataDir]);
+    assert.equal(human.code, 0, human.err);
+    assert.equal(human.out, `${first.id.slice(0, 16)}  ${first.kind}  ${first.origin.slice(0, 16)}  ${formatCredits(BigInt(first.amount))} credits\n`);
+    // Live only: the next ones (each block's reward at least), then it stops at the count.
+    const live = await runMesh(['transactions', '--count', '2', '--json', '--data-dir', b.dataDir]);
+    assert.equal(live.code, 0, live.err);
+    const printed = live.out.trimEnd().split('\n').map((line) => JSON.parse(line) as TxEvent);
+    assert.equal(printed.length, 2);
+    assert.ok(printed.every((tx) => !held.events.slice(0, 5).some((old) => old.id === tx.id)), 'nothing held before it started');
+  } finally {
+    held.close();
   }
 });
 
