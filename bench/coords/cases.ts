@@ -237,7 +237,7 @@ export interface TriangleStats {
   /** The fraction whose longest side exceeds the sum of the other two. */
   readonly violating: number;
   /**
-   * The fraction whose longest side exceeds the sum of the other two by more than (1 + e) ÷ (1 − e):
+   * The fraction whose longest side is more than (1 + e) ÷ (1 − e) times the sum of the other two:
    * on each, any prediction that obeys the triangle inequality errs by more than `error` on at least one side.
    */
   readonly beyond: number;
