@@ -191,6 +191,7 @@ export interface DatasetResult {
   readonly asymmetry: number;
   readonly baseline: ErrorStats & { readonly predictionMs: number };
   readonly symmetric: ErrorStats;
+  readonly triangles: TriangleStats;
   readonly variants: readonly VariantResult[];
 }
 
@@ -217,12 +218,69 @@ function bothWays(m: RttMatrix, f: (there: number, back: number) => number): num
 
 /**
  * A reference, not a predictor: every entry measured both ways predicted by the geometric mean of
- * its two directions. It knows the answer, and still errs where the directions differ: about the
- * least any prediction the same both ways (a distance) can err on this matrix.
+ * its two directions. It knows the answer, and still errs where the directions differ: how much a
+ * prediction the same both ways (a distance) gives up by splitting the difference. Not a floor on
+ * the median: taking the smaller direction instead errs by 0 on half the entries.
  */
 export function symmetricReference(m: RttMatrix): ErrorStats {
   const errors = bothWays(m, (there, back) => Math.abs(Math.sqrt(there * back) - there) / there);
   return errors.length === 0 ? { median: 0, p90: 0 } : stats(errors);
+}
+
+/** The Vivaldi paper's median relative error, 2-D + height on its 1,740-host matrix: the figure to beat. */
+export const PAPER_MEDIAN_ERROR = 0.11;
+
+/** How far the matrix is from any distance: its triangles that break the triangle inequality. */
+export interface TriangleStats {
+  /** Triangles of hosts whose three pairs were measured both ways, each pair taken as the geometric mean of its directions. */
+  readonly triangles: number;
+  /** The fraction whose longest side exceeds the sum of the other two. */
+  readonly violating: number;
+  /**
+   * The fraction whose longest side is more than (1 + e) ÷ (1 − e) times the sum of the other two:
+   * on each, any prediction that obeys the triangle inequality errs by more than `error` on at least one side.
+   */
+  readonly beyond: number;
+  readonly error: number;
+}
+
+/**
+ * The triangle inequality checked on every triangle of the matrix symmetrised by geometric means.
+ * Why `beyond` bounds any metric embedding: if predictions L', a', b' of sides L > a + b each err by
+ * at most e, then L(1 − e) ≤ L' ≤ a' + b' ≤ (a + b)(1 + e). Vivaldi's distance with heights is a
+ * metric (a height is added at both ends of every path); only the adjustment terms can bend it.
+ */
+export function triangleViolations(m: RttMatrix, error: number): TriangleStats {
+  const n = m.hosts;
+  const side = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < n; j++) {
+      const there = m.rttMs[i * n + j]!;
+      const back = m.rttMs[j * n + i]!;
+      if (there > 0 && back > 0) side[i * n + j] = Math.sqrt(there * back);
+    }
+  }
+  const slack = (1 + error) / (1 - error);
+  let triangles = 0;
+  let violating = 0;
+  let beyond = 0;
+  for (let i = 0; i < n; i++) {
+    for (let j = i + 1; j < n; j++) {
+      const a = side[i * n + j]!;
+      if (a === 0) continue;
+      for (let k = j + 1; k < n; k++) {
+        const b = side[i * n + k]!;
+        const c = side[j * n + k]!;
+        if (b === 0 || c === 0) continue;
+        const longest = Math.max(a, b, c);
+        const others = a + b + c - longest;
+        triangles++;
+        if (longest > others) violating++;
+        if (longest > slack * others) beyond++;
+      }
+    }
+  }
+  return triangles === 0 ? { triangles, violating: 0, beyond: 0, error } : { triangles, violating: violating / triangles, beyond: beyond / triangles, error };
 }
 
 /** How far apart the two directions of each pair were measured (median, over pairs measured both ways). */
@@ -265,7 +323,7 @@ export async function measureCoords(options: CoordsOptions): Promise<CoordsCase>
       }
       variants.push({ label: v.label, dimensionality: v.config.dimensionality ?? SERF_CONFIG.dimensionality, runs });
     }
-    datasets.push({ name: d.name, file: d.file, about: d.about, hosts: m.hosts, measured: m.measured, unmeasured: m.unmeasured, asymmetry: asymmetry(m), baseline, symmetric: symmetricReference(m), variants });
+    datasets.push({ name: d.name, file: d.file, about: d.about, hosts: m.hosts, measured: m.measured, unmeasured: m.unmeasured, asymmetry: asymmetry(m), baseline, symmetric: symmetricReference(m), triangles: triangleViolations(m, PAPER_MEDIAN_ERROR), variants });
   }
   const checkpoints = [...new Set([...options.checkpoints.filter((r) => r <= options.rounds), options.rounds])].sort((a, b) => a - b);
   return { rounds: options.rounds, peersPerRound: options.peersPerRound, checkpoints, seeds: options.seeds, datasets };

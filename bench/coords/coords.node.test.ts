@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { captureOutput } from '../../test/capture-output.ts';
 import { runBench } from '../cli.ts';
 import { beginMarker, endMarker, resultPaths, writeReport } from '../lib/results.ts';
-import { asymmetry, type Checkpoint, type CoordsCase, measureCoords, medianBaseline, parseMatrix, replay, SERF_VARIANT, symmetricReference } from './cases.ts';
+import { asymmetry, type Checkpoint, type CoordsCase, measureCoords, medianBaseline, parseMatrix, replay, SERF_VARIANT, symmetricReference, triangleViolations } from './cases.ts';
 import { parseCoordsBenchArgs } from './node.ts';
 import { COORDS_REPORT, evaluateCoordsGoals, renderCoordsSection, type CoordsReport } from './report.ts';
 
@@ -54,6 +54,18 @@ test('the baseline predicts every entry by the median; the reference by the geom
   near(r.p90, (Math.sqrt(200) - 10) / 10, 'reference p90');
 });
 
+test('triangles: the inequality checked on the geometric means; beyond the slack, any distance errs on a side', () => {
+  // Sides 0-1: √(10·40) = 20, 0-2: 30, 1-2: 60 (> 20 + 30, by 1.2×), 0-3: 10, 1-3: 10 (the 0-1 side, 20, is
+  // their sum: not a violation), 2-3 unmeasured one way: triangles 0-2-3 and 1-2-3 are left out.
+  const m = parseMatrix('0 10 30 10\n40 0 60 10\n30 60 0 0\n10 10 5 0\n', 1);
+  const t = triangleViolations(m, 0.05);
+  assert.equal(t.triangles, 2);
+  assert.equal(t.violating, 0.5, '0-1-2 breaks it, 0-1-3 is flat');
+  assert.equal(t.beyond, 0.5, '60 > 50 × 1.05 ÷ 0.95');
+  assert.equal(triangleViolations(m, 0.1).beyond, 0, '60 < 50 × 1.1 ÷ 0.9');
+  assert.deepEqual(triangleViolations(parseMatrix('0 5\n5 0\n', 1), 0.11), { triangles: 0, violating: 0, beyond: 0, error: 0.11 });
+});
+
 // Eight hosts on a line 10 ms apart, one entry unmeasured each way.
 function lineText(): string {
   const rows = Array.from({ length: 8 }, (_, i) => Array.from({ length: 8 }, (_, j) => ((i === 0 && j === 7) || (i === 7 && j === 0) ? 0 : Math.abs(i - j) * 10)));
@@ -86,6 +98,7 @@ function fakeCase(planetLab: number, seattle: number): CoordsCase {
     asymmetry: name === 'Seattle' ? 0.44 : 0,
     baseline: { predictionMs: 135, median: 0.458, p90: 3.27 },
     symmetric: { median: 0, p90: 0 },
+    triangles: { triangles: 19_488_280, violating: 0.176, beyond: 0.025, error: 0.11 },
     variants: [
       { label: SERF_VARIANT, dimensionality: 8, runs: runs(final) },
       { label: '2-D + height', dimensionality: 2, runs: runs(final + 0.02) },
@@ -136,6 +149,7 @@ test('coords report: the section and the JSON are written, other sections kept b
     assert.match(section, /\| ▸ Vivaldi, Serf's defaults \(8-D \+ height\) \| 30\.0 % \| \*\*8\.5 %\*\* \(8\.0 %–9\.5 %\) \| 40\.0 % \|/);
     assert.match(section, /\| · baseline: every pair predicted by the median RTT, 135 ms \| 45\.8 % \| \*\*45\.8 %\*\* \| 327\.0 % \|/);
     assert.match(section, /differ by a median 44\.0 % of the entry: a distance, the same both ways, cannot follow that/);
+    assert.match(section, /Of its 19,488,280 triangles of hosts .*, 17\.6 % break the triangle inequality, and 2\.5 % by so much that any distance errs by more than 11\.0 % on at least one of their sides\./);
     const saved = JSON.parse(await readFile(json, 'utf8')) as CoordsReport & { goals: unknown[] };
     assert.equal(saved.result!.datasets.length, 2);
     assert.equal(saved.goals.length, 2);
