@@ -351,7 +351,7 @@ async function runDirectoryBenchWith(options: DirectoryBenchOptions, commandText
       }
       say('streaming the export …');
       const exported = await measureExport(server.url, pid);
-      const rssAfterMb = (await memoryOf(pid)).rssMb;
+      const { rssMb: rssAfterMb, peakMb: rssPeakMb } = await memoryOf(pid);
       await server.stop();
       // The library comparison runs with the server stopped: each engine in its own process.
       const library: EngineResult[] = [];
@@ -374,6 +374,7 @@ async function runDirectoryBenchWith(options: DirectoryBenchOptions, commandText
         runs,
         export: exported,
         rssAfterMb,
+        rssPeakMb,
         library,
         elapsedMs: performance.now() - began,
       };

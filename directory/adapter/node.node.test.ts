@@ -23,6 +23,7 @@ import { fixtureDataset, fixtureText, textSource } from '../testing/fixtures.ts'
 import { serviceSuite, socketTarget } from '../testing/service-suite.ts';
 import { type FetchHandler, serveFetch } from '../../host-node/http-server.ts';
 import { fileDataSource, nodeSha256 } from './node-data.ts';
+import { DIRECTORY_SEMI_SPACE_MB } from './young-generation.ts';
 
 serviceSuite('node:http', socketTarget(serveFetch));
 
@@ -262,6 +263,28 @@ test('mesh directory serves the dataset in ~/.mesh/directory, prints the address
     assert.equal(await server.stop(), 0);
     assert.match(server.lines[1] ?? '', new RegExp(`${stats.total} records`));
   }));
+
+/** The command line the process `pid` runs now (Linux /proc: after an in-place restart, the new one). */
+async function commandLineOf(pid: number): Promise<string[]> {
+  return (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter((arg) => arg !== '');
+}
+
+test(
+  'mesh directory restarts itself in place with a young generation of its size, unless one was given',
+  { skip: process.platform !== 'linux' && 'reads the command line from /proc' },
+  () =>
+    inTempDir(async (dir) => {
+      const own = await serve(['--submissions', join(dir, 'subs')]);
+      const args = await commandLineOf(own.child.pid!);
+      assert.ok(args.includes(`--max-semi-space-size=${DIRECTORY_SEMI_SPACE_MB}`), args.join(' '));
+      assert.equal((await (await fetch(`${own.url}/api/v1/stats`)).json() as { total: number }).total > 0, true);
+      assert.equal(await own.stop(), 0, 'SIGTERM reaches the restarted process');
+      const given = await serve(['--submissions', join(dir, 'subs')], { HOME: home, NODE_OPTIONS: '--max-semi-space-size=4' });
+      const givenArgs = await commandLineOf(given.child.pid!);
+      assert.ok(!givenArgs.some((arg) => arg.startsWith('--max-semi-space-size')), givenArgs.join(' '));
+      assert.equal(await given.stop(), 0);
+    }),
+);
 
 test('mesh directory writes the index beside the dataset, starts from it, and indexes a changed or broken one again', () =>
   inTempDir(async (dir) => {

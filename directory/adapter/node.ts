@@ -11,6 +11,7 @@ import { createDirectory } from '../router.ts';
 import { defaultDatasetPath } from './dataset-path.ts';
 import { fileIndexCache } from './index-cache.ts';
 import { fileDataSource, nodeSha256 } from './node-data.ts';
+import { restartWithDirectoryYoungGeneration } from './young-generation.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
 import { command, entry } from '../../host-node/cli/command.ts';
 import { stopSignal } from '../../host-node/cli/stop-signal.ts';
@@ -31,6 +32,8 @@ export const directoryCommand = command({
 });
 
 async function runDirectory(options: ServeOptions): Promise<number> {
+  // Before anything is opened: the process may be replaced by one with a smaller young generation.
+  restartWithDirectoryYoungGeneration();
   const stopped = stopSignal();
   const dataPath = options.data ? resolve(options.data) : defaultDatasetPath();
   const store = await FileSubmissionStore.open(options.submissions ? resolve(options.submissions) : DEFAULT_SUBMISSIONS_DIR);
