@@ -17,7 +17,7 @@ import { decode, encode, struct, uint53, variant } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
 import { TOPICS, type GossipMessage, type Network, type RpcRequest, type Verdict } from '../net/network.ts';
-import { median } from '../node/peer-pings.ts';
+import { median } from '../collections/median.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { NewestBook } from './book.ts';
 import { CoordinateError, LinkSampleError } from './errors.ts';

@@ -5,7 +5,8 @@ import { seededRandom } from '../crypto/random.test-util.ts';
 import type { Random } from '../crypto/random.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
-import { median, PeerPings, PING_INTERVAL_MS } from './peer-pings.ts';
+import { median } from '../collections/median.ts';
+import { PeerPings, PING_INTERVAL_MS } from './peer-pings.ts';
 
 const A = key(1);
 const B = key(2);

@@ -38,8 +38,6 @@ export interface RttFigures {
   readonly samplesMs: readonly number[];
 }
 
-export { median } from '../collections/median.ts';
-
 export class PeerPings {
   readonly schedule: PingSchedule;
   readonly #network: Network;
