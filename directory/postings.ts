@@ -223,6 +223,8 @@ export function andBits(a: Bitset, b: Bitset, out: Bitset): number {
   for (let w = 0; w < length; w++) {
     let x = a[w]! & b[w]!;
     out[w] = x;
+    // Most words of a narrow intersection are empty: nothing to count.
+    if (x === 0) continue;
     // popcount written out: once this function is inlined into its caller, V8 no longer inlines
     // a popcount call here, and the call per word made the loop three times slower.
     x -= (x >>> 1) & 0x55555555;
@@ -242,6 +244,7 @@ export function andBits3(a: Bitset, b: Bitset, c: Bitset, out: Bitset): number {
   for (let w = 0; w < length; w++) {
     let x = a[w]! & b[w]! & c[w]!;
     out[w] = x;
+    if (x === 0) continue;
     x -= (x >>> 1) & 0x55555555;
     x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
     n = (n + (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24)) | 0;

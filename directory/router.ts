@@ -11,6 +11,7 @@
  * const directory = createDirectory({ data: () => openDatasetFile(), submissions: new MemorySubmissionStore() });
  * const response = await directory.fetch(new Request('http://x/api/v1/factories?q=steel'), { remoteAddress: '203.0.113.9' });
  */
+import { bytesResponse } from '../core/web/bytes-response.ts';
 import { type Call, type ClientInfo, type CorsPolicy, createService, type Route } from '../core/web/router.ts';
 import type { SearchQuery } from './search.ts';
 import { checkDeclaredLength, readBody } from './http/body.ts';
@@ -144,9 +145,9 @@ function clientAddress(request: Request, client: ClientInfo, trustProxy: boolean
   return /^\[([^\]]+)\](?::\d+)?$/.exec(forwarded)?.[1] ?? /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(forwarded)?.[1] ?? forwarded;
 }
 
-/** A JSON body given as its bytes (the Response copies them). */
+/** A JSON body given as its bytes (copied: `body` may be a buffer the next request reuses). */
 function json(body: Uint8Array, cacheControl: string): Response {
-  return new Response(body as Uint8Array<ArrayBuffer>, { headers: { 'content-type': JSON_TYPE, 'cache-control': cacheControl } });
+  return bytesResponse(body, { headers: { 'content-type': JSON_TYPE, 'cache-control': cacheControl } });
 }
 
 function pathParam(call: Call, name: string): string {

@@ -91,7 +91,27 @@ interface DenseSet {
 /** One tier of a ranking: a sorted list, or (for a query over large sets) a dense set. */
 type Tier = Postings | DenseSet;
 
+/** A query's tiers in rank order, each made when the page reaches it, and how many records the widest holds. */
+interface RankedTiers {
+  readonly total: number;
+  readonly tiers: readonly (() => Tier)[];
+}
+
+/** Tiers made already. */
+function madeTiers(tiers: readonly Tier[]): RankedTiers {
+  return { total: sizeOf(tiers[tiers.length - 1]!), tiers: tiers.map((tier) => () => tier) };
+}
+
+/** `make`, run once, on first use. */
+function once<T>(make: () => T): () => T {
+  let made: T | undefined;
+  return () => (made ??= make());
+}
+
 const sizeOf = (tier: Tier): number => (tier instanceof Int32Array ? tier.length : tier.size);
+
+// No position: its bits are never read (a page skips an empty tier, and subtracts nothing for one).
+const EMPTY_DENSE: DenseSet = { bits: new Uint32Array(0), size: 0 };
 
 // A query word this short only matches whole words: expanding "a" or "co" to every word it
 // begins would match most of the directory and tell the user nothing.
@@ -261,21 +281,22 @@ export class DirectoryIndex {
     const terms = words(query.q ?? '');
     // Tiers in rank order, each a superset of the one before (the page takes from each what the
     // earlier ones did not hold); all lists, or all dense sets.
-    let tiers: Tier[];
+    let ranked: RankedTiers;
     if (terms.length === 0) {
       // No words (absent, or only punctuation): every record passes, in id order.
-      if (filters.length === 0) tiers = [this.all()];
-      else tiers = [this.isDense(filters) ? this.and(filters) : intersectAll(filters, this.bitsOf, this.scratch.alloc)];
+      if (filters.length === 0) ranked = madeTiers([this.all()]);
+      else ranked = madeTiers([this.isDense(filters) ? this.and(filters) : intersectAll(filters, this.bitsOf, this.scratch.alloc)]);
     } else {
-      tiers = this.rankedTiers(terms, filters);
+      ranked = this.rankedTiers(terms, filters);
     }
-    const total = sizeOf(tiers[tiers.length - 1]!);
+    const { total } = ranked;
     const page: number[] = [];
     let skip = query.offset;
     let previous: Tier = EMPTY;
-    for (const tier of tiers) {
-      const own = sizeOf(tier) - sizeOf(previous);
+    for (const make of ranked.tiers) {
       if (page.length >= query.limit) break;
+      const tier = make();
+      const own = sizeOf(tier) - sizeOf(previous);
       if (skip >= own) skip -= own;
       else {
         page.push(...this.window(tier, previous, skip, query.limit - page.length));
@@ -315,6 +336,7 @@ export class DirectoryIndex {
 
   /** The positions in every one of `sets` (lists or dense sets), as a dense set. */
   private and(sets: readonly (Postings | DenseSet)[]): DenseSet {
+    if (sets.some((set) => sizeOf(set) === 0)) return EMPTY_DENSE;
     const bits = sets.map((set) => (set instanceof Int32Array ? this.bitsFor(set) : set.bits));
     const out = this.scratch.allocBits((this.size + 31) >>> 5);
     // Three at a time where there are three: one pass over the words instead of two.
@@ -377,7 +399,7 @@ export class DirectoryIndex {
    * every word; name holding every word; the same with the last word completed as a prefix;
    * anywhere (name, city, evidence).
    */
-  private rankedTiers(terms: readonly string[], filters: readonly Postings[]): Tier[] {
+  private rankedTiers(terms: readonly string[], filters: readonly Postings[]): RankedTiers {
     const last = terms.length - 1;
     const expansions = terms.map((t, i) => this.expand(t, i === last));
     const inputs = [...expansions.map((e) => this.lookup(this.anyWord, e)), ...filters];
@@ -390,7 +412,7 @@ export class DirectoryIndex {
     } else {
       anywhere = intersectAll(inputs, this.bitsOf, this.scratch.alloc);
     }
-    if (anywhere.length === 0) return [EMPTY];
+    if (anywhere.length === 0) return madeTiers([EMPTY]);
     // Each name tier is a subset of the one after it, and a word in the name is also in
     // "anywhere". With one word and no filter the tiers are the posting lists themselves.
     const simple = terms.length === 1 && filters.length === 0;
@@ -402,18 +424,26 @@ export class DirectoryIndex {
     const whole = !expanded ? completed : simple ? exactLast : intersectAll([completed, exactLast], this.bitsOf, this.scratch.alloc);
     const first = this.firstWord.get(terms[0]!) ?? EMPTY;
     const startsWith = simple ? first : whole.length === 0 ? EMPTY : intersectAll([whole, first], this.bitsOf, this.scratch.alloc);
-    return [Int32Array.from(this.exactNames(terms, startsWith)), startsWith, whole, completed, anywhere];
+    return madeTiers([Int32Array.from(this.exactNames(terms, startsWith)), startsWith, whole, completed, anywhere]);
   }
 
-  /** The tiers of `rankedTiers` as dense sets, when even the widest holds many records. */
-  private denseTiers(terms: readonly string[], expansions: readonly string[][], anywhere: DenseSet): Tier[] {
-    const completed = this.and([anywhere, ...expansions.map((e) => this.lookup(this.nameWord, e))]);
-    const exactLast = this.nameWord.get(terms[terms.length - 1]!) ?? EMPTY;
-    const whole = this.isExpanded(terms, expansions) ? this.and([completed, exactLast]) : completed;
-    const startsWith = this.and([whole, this.firstWord.get(terms[0]!) ?? EMPTY]);
-    const exact = Int32Array.from(this.exactNames(terms, listOf(startsWith.bits, startsWith.size, this.scratch.alloc)));
-    const exactSet = { bits: bitsInto(exact, this.scratch.allocBits(startsWith.bits.length)), size: exact.length };
-    return [exactSet, startsWith, whole, completed, anywhere];
+  /**
+   * The tiers of `rankedTiers` as dense sets, when even the widest holds many records. Each is
+   * made from `anywhere` and the sets that narrow it, when the page reaches it: a first page
+   * usually fills from the narrowest tiers, and each tier is a pass over a million bits.
+   */
+  private denseTiers(terms: readonly string[], expansions: readonly string[][], anywhere: DenseSet): RankedTiers {
+    const names = expansions.map((e) => this.lookup(this.nameWord, e));
+    const exactLast = this.isExpanded(terms, expansions) ? [this.nameWord.get(terms[terms.length - 1]!) ?? EMPTY] : [];
+    const completed = once(() => this.and([anywhere, ...names]));
+    const whole = exactLast.length === 0 ? completed : once(() => this.and([anywhere, ...names, ...exactLast]));
+    const startsWith = once(() => this.and([anywhere, ...names, ...exactLast, this.firstWord.get(terms[0]!) ?? EMPTY]));
+    const exact = (): DenseSet => {
+      const { bits, size } = startsWith();
+      const list = size === 0 ? [] : this.exactNames(terms, listOf(bits, size, this.scratch.alloc));
+      return list.length === 0 ? EMPTY_DENSE : { bits: bitsInto(Int32Array.from(list), this.scratch.allocBits(bits.length)), size: list.length };
+    };
+    return { total: anywhere.size, tiers: [exact, startsWith, whole, completed, () => anywhere] };
   }
 
   /** True when the last word stands for more than itself (it was completed as a prefix). */

@@ -23,6 +23,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { heldBytes, holdBodies } from '../core/web/bytes-response.ts';
 import { type HttpProblem, problemResponse, WEB_PROBLEMS, type WebProblemCode, WebProblem } from '../core/web/problem.ts';
 import type { ClientInfo } from '../core/web/router.ts';
 
@@ -182,6 +183,13 @@ async function send(req: IncomingMessage, res: ServerResponse, response: Respons
     head.push('connection', 'close');
     closeWhenDrained(req);
   }
+  const held = heldBytes(response);
+  if (held !== undefined) {
+    // A body at hand goes out in one write with its length, without a stream (core/web/bytes-response.ts).
+    if (!response.headers.has('content-length')) head.push('content-length', String(held.byteLength));
+    res.writeHead(response.status, head).end(held);
+    return;
+  }
   if (response.body === null) {
     res.writeHead(response.status, head).end();
     return;
@@ -262,6 +270,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
 
 /** Serves `handler` on `host:port` (0 for any free port); resolves once listening. */
 export function serveFetch(handler: FetchHandler, host: string, port: number): Promise<HttpServer> {
+  holdBodies();
   let base = originOf(host, port);
   const streams = new Set<ReadableStreamDefaultReader<Uint8Array>>();
   let closing = false;

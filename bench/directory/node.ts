@@ -5,9 +5,9 @@
  * router's floor), and the streamed export's memory; writes bench/results/directory.json and the
  * directory section of bench/RESULTS.md.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtemp, readFile, rename, rm, stat } from 'node:fs/promises';
-import { Agent, get } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
@@ -31,7 +31,6 @@ import {
   type LatencyResult,
   type RunSummary,
   type StartResult,
-  summarize,
   summarizeRun,
 } from './report.ts';
 
@@ -146,39 +145,50 @@ async function startServer(dataPath: string, submissions: string): Promise<Serve
   return { child, url, startupMs, otherShare: busy, stop };
 }
 
-// The measuring client: node:http over kept-alive connections, one per request in flight. Node's
-// fetch (undici) costs about 250 µs of CPU a request against the server's 100-150 µs: on two
-// cores shared with the server, a fetch client at concurrency 32 is busier than the server it
-// measures, and its own queue showed up as the server's latency.
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+// The measuring client: wrk (Debian's `wrk`), one thread, one kept-alive connection per request in
+// flight, reading each answer whole. It costs a few microseconds of CPU a request; a client in
+// Node (node:http: ~100 µs, fetch: ~250 µs) took as much of the two cores as the server it
+// measured, and at concurrency 32 its own queue showed up as the server's latency.
+const execFileAsync = promisify(execFile);
+const WRK_SCRIPT = join(REPO_ROOT, 'bench', 'directory', 'wrk-case.lua');
 
-/** GETs `url` and reads the whole answer; resolves to the milliseconds it took. */
-function timed(url: string): Promise<number> {
-  const start = performance.now();
-  return new Promise((resolve, reject) => {
-    get(url, { agent }, (response) => {
-      response.on('data', () => {});
-      response.on('end', () => {
-        if (response.statusCode === 200) resolve(performance.now() - start);
-        else reject(new Error(`${url}: HTTP ${response.statusCode}`));
-      });
-      response.on('error', reject);
-    }).on('error', reject);
+interface WrkFigures {
+  readonly requests: number;
+  readonly durationUs: number;
+  readonly socketErrors: number;
+  readonly statusErrors: number;
+  readonly timeouts: number;
+  readonly p50Us: number;
+  readonly p99Us: number;
+  readonly maxUs: number;
+}
+
+/** Fails at once, with what to install, when wrk is missing. */
+async function requireWrk(): Promise<void> {
+  await execFileAsync('wrk', ['--version']).catch((error: NodeJS.ErrnoException & { stdout?: string }) => {
+    // `wrk --version` prints its version and exits 1.
+    if (error.code === 'ENOENT') throw new Error('mesh bench directory measures with wrk: install it first (apt-get install wrk)');
   });
 }
 
-/** `requests` requests, `concurrency` at a time; request n goes to `urlFor(n)`. */
-async function measure(urlFor: (n: number) => string, concurrency: number, requests: number): Promise<LatencyResult> {
-  const latencies: number[] = [];
-  let issued = 0;
-  const started = performance.now();
-  const worker = async (): Promise<void> => {
-    while (issued < requests) {
-      latencies.push(await timed(urlFor(issued++)));
-    }
+/** `paths` of `base` in turn, `concurrency` at a time, for `seconds`. */
+async function measure(base: string, paths: readonly string[], concurrency: number, seconds: number): Promise<LatencyResult> {
+  const args = ['-t1', `-c${concurrency}`, `-d${seconds}s`, '--timeout', '10s', '-s', WRK_SCRIPT, base, '--', ...paths];
+  const { stdout } = await execFileAsync('wrk', args, { maxBuffer: 1 << 20 });
+  const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
+  if (line === undefined) throw new Error(`wrk printed no figures: ${stdout.trim()}`);
+  const w = JSON.parse(line) as WrkFigures;
+  if (w.socketErrors + w.statusErrors + w.timeouts > 0 || w.requests === 0) {
+    throw new Error(`${base}${paths[0]}: ${w.requests} answers, ${w.statusErrors} not 2xx/3xx, ${w.socketErrors} socket errors, ${w.timeouts} timeouts`);
+  }
+  return {
+    concurrency,
+    requests: w.requests,
+    medianMs: w.p50Us / 1000,
+    p99Ms: w.p99Us / 1000,
+    maxMs: w.maxUs / 1000,
+    throughput: w.requests / (w.durationUs / 1e6),
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return summarize(concurrency, latencies, performance.now() - started);
 }
 
 interface CaseSpec {
@@ -287,16 +297,16 @@ export function runDirectoryBench(args: string[]): Promise<number> {
 const RUNS = 5;
 
 /** Runs every case (at concurrency 1 and 32 when `withC1`, else 32 only); says each figure as it comes. */
-async function runCases(server: Server, specs: readonly CaseSpec[], perCase: { warm: number; c1: number; c32: number }, withC1: boolean): Promise<CaseResult[]> {
+async function runCases(server: Server, specs: readonly CaseSpec[], perCase: { c1Seconds: number; c32Seconds: number }, withC1: boolean): Promise<CaseResult[]> {
   const results: CaseResult[] = [];
   for (const spec of specs) {
     const url = `${server.url}${spec.path}`;
     const rotate = spec.rotate;
-    const urlFor = rotate ? (n: number) => `${server.url}${rotate[n % rotate.length]!}` : () => url;
+    const paths = rotate ?? [spec.path];
     const first = (await (await fetch(url)).json()) as { total?: number };
-    // The warm-up warms the code, not the case: a rotating case starts where the warm-up ended.
-    for (let i = 0; i < perCase.warm; i++) await timed(rotate ? urlFor(rotate.length - 1 - i) : url);
-    const runs = withC1 ? [await measure(urlFor, 1, perCase.c1), await measure(urlFor, 32, perCase.c32)] : [await measure(urlFor, 32, perCase.c32)];
+    const runs = withC1
+      ? [await measure(server.url, paths, 1, perCase.c1Seconds), await measure(server.url, paths, 32, perCase.c32Seconds)]
+      : [await measure(server.url, paths, 32, perCase.c32Seconds)];
     const matches = spec.group !== 'floor' && typeof first.total === 'number' ? first.total : null;
     results.push({ group: spec.group, name: spec.name, path: spec.path, matches, runs });
     say(
@@ -314,6 +324,7 @@ function libraryCases(specs: readonly CaseSpec[]): LibraryCase[] {
 
 async function runDirectoryBenchWith(options: DirectoryBenchOptions, commandText: string): Promise<number> {
   const began = performance.now();
+  await requireWrk();
   const data = await dataset(options);
   const submissions = await mkdtemp(join(tmpdir(), 'mesh-bench-submissions-'));
   try {
@@ -331,13 +342,13 @@ async function runDirectoryBenchWith(options: DirectoryBenchOptions, commandText
       const warm: StartResult = { ms: server.startupMs, rssMb: startupMemory.rssMb, peakRssMb: startupMemory.peakMb, otherShare: server.otherShare };
       say(`start from the index file: serving after ${(warm.ms / 1000).toFixed(1)} s, ${warm.rssMb.toFixed(0)} MB resident (peak ${warm.peakRssMb.toFixed(0)} MB)`);
       const rare = await rareWord(server.url, options.seed);
-      const perCase = options.quick ? { warm: 5, c1: 40, c32: 320 } : { warm: 30, c1: 300, c32: 1600 };
+      const perCase = options.quick ? { c1Seconds: 1, c32Seconds: 1 } : { c1Seconds: 2, c32Seconds: 3 };
       const specs = cases(rare, options.seed);
       // A round of every case that repeats itself, at concurrency 32, not counted: the figures are
       // the server's steady state, its code compiled and the first full collection after loading
       // (tens of ms, once) behind it. The rotating case is left cold.
-      const steady = specs.filter((spec) => spec.rotate === undefined).map((spec) => `${server.url}${spec.path}`);
-      await measure((n) => steady[n % steady.length]!, 32, options.quick ? 200 : 2000);
+      const steady = specs.filter((spec) => spec.rotate === undefined).map((spec) => spec.path);
+      await measure(server.url, steady, 32, options.quick ? 1 : 3);
       const runs: RunSummary[] = [];
       let first: CaseResult[] = [];
       for (let run = 1; run <= RUNS; run++) {
@@ -379,7 +390,6 @@ async function runDirectoryBenchWith(options: DirectoryBenchOptions, commandText
         elapsedMs: performance.now() - began,
       };
     } finally {
-      agent.destroy();
       await server.stop();
     }
     for (const g of DIRECTORY_REPORT.evaluate(report)) say(`${goalMark(g, DIRECTORY_CONSOLE_MARKS)}: ${g.title}. ${g.detail}`);

@@ -7,7 +7,7 @@ import { measuredLine, type Machine, type RunInfo } from '../lib/environment.ts'
 import { goalList, unmeasured, type Goal, type GoalMarks } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
-import { formatDuration, percentile } from '../lib/timing.ts';
+import { formatDuration } from '../lib/timing.ts';
 import type { EngineResult } from './library.ts';
 
 export type CaseGroup = 'filtered' | 'free text' | 'combined' | 'floor';
@@ -90,18 +90,6 @@ export interface DirectoryReport extends RunInfo {
 /** How the directory's goals are marked, in its section and on the terminal. */
 export const DIRECTORY_MARKS: GoalMarks = { met: '✅ met', missed: '❌ not met', unmeasured: '➖ not measured' };
 export const DIRECTORY_CONSOLE_MARKS: GoalMarks = { met: 'met', missed: 'NOT met', unmeasured: '–' };
-
-/** Summarizes one run's latencies (ms) taken over `elapsedMs`. */
-export function summarize(concurrency: number, latencies: readonly number[], elapsedMs: number): LatencyResult {
-  return {
-    concurrency,
-    requests: latencies.length,
-    medianMs: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    maxMs: percentile(latencies, 100),
-    throughput: latencies.length / (elapsedMs / 1000),
-  };
-}
 
 const ms = (value: number): string => formatDuration(value * 1e6);
 
@@ -223,10 +211,12 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
   parts.push(
     'The real server process (`mesh directory --data FILE --port 0 --rate-limit 0`) is measured over HTTP on ' +
       'loopback by a client in another process on the same machine, so the client takes CPU from the server. ' +
-      'The client is `node:http` over kept-alive connections (Node\'s `fetch` spends about twice the server\'s ' +
-      'CPU on each request, and on two cores its own queue showed up as the server\'s latency). ' +
-      'Each request reads the whole answer (20 records a page). Before the first case, every case that repeats ' +
-      'itself runs 2,000 requests (200 with --quick) at concurrency 32, not counted: the figures are the server\'s steady state. ' +
+      'The client is wrk (one thread, a kept-alive connection per request in flight), which costs a few ' +
+      'microseconds of CPU a request: a client in Node (node:http about 100 µs a request, fetch about 250 µs) took ' +
+      'as much of the two cores as the server, and its own queue showed up as the server\'s latency. ' +
+      'Each request reads the whole answer (20 records a page). Each case runs for a set time (2 s at concurrency 1, ' +
+      '3 s at 32; 1 s each with --quick). Before the first case, every case that repeats ' +
+      'itself runs for 3 s (1 s with --quick) at concurrency 32, not counted: the figures are the server\'s steady state. ' +
       'A prefix\'s union of words is kept for the next ' +
       'query (256 at most), so "prefix while typing" repeats a warm prefix and "each one new" takes 600 prefixes ' +
       'in turn, none of them kept. *Concurrency 32*: 32 requests always in flight; ' +

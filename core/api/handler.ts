@@ -18,6 +18,7 @@
  * const api = createNodeApi({ service: node, token: await readApiToken() });
  * const response = await api(new Request('http://127.0.0.1:8844/status'));
  */
+import { bytesResponse } from '../web/bytes-response.ts';
 import { queryValues } from '../web/query.ts';
 import { type CorsPolicy, createService, type HeaderSet } from '../web/router.ts';
 import { EVENT_STREAM_HEADERS, eventStream } from '../web/sse.ts';
@@ -61,7 +62,7 @@ const encoder = new TextEncoder();
 
 function json(value: unknown, status = 200): Response {
   const body = encoder.encode(JSON.stringify(value));
-  return new Response(body, {
+  return bytesResponse(body, {
     status,
     headers: { 'content-type': 'application/json', 'content-length': String(body.length), 'cache-control': 'no-store' },
   });

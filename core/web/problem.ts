@@ -5,6 +5,7 @@
  * such class extends `HttpProblem`, which carries its code, status and title, and `problemResponse`
  * turns any of them into the answer in one place.
  */
+import { bytesResponse } from './bytes-response.ts';
 import { MeshError } from '../errors.ts';
 
 /** One kind of problem: its status and title, fixed headers, and for a service that documents it, what it means. */
@@ -88,7 +89,7 @@ export function problemBody(problem: HttpProblem): Record<string, unknown> {
 
 /** The `application/problem+json` response for `problem`. */
 export function problemResponse(problem: HttpProblem): Response {
-  return new Response(JSON.stringify(problemBody(problem)), {
+  return bytesResponse(JSON.stringify(problemBody(problem)), {
     status: problem.status,
     headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...problem.headers },
   });

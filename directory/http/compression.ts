@@ -69,9 +69,9 @@ export function encodeResponse(response: Response, encoding: Encoding | undefine
   const type = response.headers.get('content-type') ?? '';
   const compressible = COMPRESSIBLE.test(type) || (response.status === 304 && response.headers.has('etag'));
   if (!compressible || response.headers.has('content-encoding')) return response;
+  if (encoding === undefined || response.status === 204) return withVary(response);
   const headers = new Headers(response.headers);
   headers.append('vary', 'Accept-Encoding');
-  if (encoding === undefined || response.status === 204) return new Response(response.body, { status: response.status, headers });
   const etag = headers.get('etag');
   if (etag !== null) headers.set('etag', encodedEtag(etag, encoding));
   if (response.status === 304) return new Response(null, { status: 304, headers });
@@ -79,4 +79,16 @@ export function encodeResponse(response: Response, encoding: Encoding | undefine
   headers.delete('content-length');
   const body = response.body?.pipeThrough(new CompressionStream(encoding)) ?? null;
   return new Response(body, { status: response.status, headers });
+}
+
+/** `response` with `Vary: Accept-Encoding`: in place (its body untouched), or a copy when its headers are immutable. */
+function withVary(response: Response): Response {
+  try {
+    response.headers.append('vary', 'Accept-Encoding');
+    return response;
+  } catch {
+    const headers = new Headers(response.headers);
+    headers.append('vary', 'Accept-Encoding');
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
 }

@@ -3,6 +3,7 @@
  * kept as bytes with a strong ETag, so a request for them costs a copy, and a client that holds
  * the current one gets 304 without a body.
  */
+import { bytesResponse } from '../../core/web/bytes-response.ts';
 import { sha256 } from '../../core/crypto/sha256.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { notModified } from './export.ts';
@@ -24,6 +25,5 @@ export function fixedBody(text: string): FixedBody {
 export function fixedResponse(request: Request, body: FixedBody, contentType: string, cacheControl: string): Response {
   const headers = { etag: body.etag, 'cache-control': cacheControl };
   if (notModified(request, body.etag)) return new Response(null, { status: 304, headers });
-  // The Response takes a copy (the fetch standard copies a BufferSource body).
-  return new Response(body.bytes, { headers: { ...headers, 'content-type': contentType } });
+  return bytesResponse(body.bytes, { headers: { ...headers, 'content-type': contentType } });
 }

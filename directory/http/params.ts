@@ -213,12 +213,30 @@ export function validateParams<T>(
       else if (def.type === 'integer' && def.default !== undefined) out[def.name] = def.default;
       continue;
     }
-    const [error, value] = valueStruct(def, source).validate(given, { coerce: true });
+    const [error, value] = source === 'text' && typeof given === 'string' ? textVerdict(def, given) : valueStruct(def, source).validate(given, { coerce: true });
     if (error) errors.push({ name: def.name, detail: `${def.name} ${describeRule(def)}, got ${JSON.stringify(given)}` });
     else out[def.name] = value;
   }
   if (errors.length > 0) throw new ProblemError(code, errors.map((e) => e.detail).join('; '), { errors });
   return out as T;
+}
+
+// Verdicts on query values already seen, per parameter: a directory answers the same few values
+// (countries, categories, page sizes) over and over, and superstruct's run costs more than the
+// search it guards. A verdict is a pure function of the text; the values are strings and numbers.
+const TEXT_VERDICTS_KEPT = 1024;
+const textVerdicts = new WeakMap<ParamDef, Map<string, readonly [unknown, unknown]>>();
+
+function textVerdict(def: ParamDef, text: string): readonly [unknown, unknown] {
+  let verdicts = textVerdicts.get(def);
+  if (verdicts === undefined) textVerdicts.set(def, (verdicts = new Map()));
+  let verdict = verdicts.get(text);
+  if (verdict === undefined) {
+    verdict = valueStruct(def, 'text').validate(text, { coerce: true });
+    if (verdicts.size >= TEXT_VERDICTS_KEPT) verdicts.clear();
+    verdicts.set(text, verdict);
+  }
+  return verdict;
 }
 
 // The validator of one parameter, built once per definition: building one costs more than running it.
