@@ -205,11 +205,13 @@ export function differenceWindow(a: Postings, b: Postings, skip: number, count: 
   return out;
 }
 
+/** The number of bits set in each 16-bit value: two lookups count a word, faster than arithmetic here. */
+const BITS16 = new Uint8Array(1 << 16);
+for (let i = 1; i < BITS16.length; i++) BITS16[i] = (i & 1) + BITS16[i >>> 1]!;
+
 /** The number of bits set in a 32-bit word. */
 function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+  return BITS16[x & 0xffff]! + BITS16[x >>> 16]!;
 }
 
 /**
@@ -221,15 +223,11 @@ export function andBits(a: Bitset, b: Bitset, out: Bitset): number {
   const length = out.length;
   let n = 0;
   for (let w = 0; w < length; w++) {
-    let x = a[w]! & b[w]!;
+    const x = a[w]! & b[w]!;
     out[w] = x;
-    // Most words of a narrow intersection are empty: nothing to count.
-    if (x === 0) continue;
-    // popcount written out: once this function is inlined into its caller, V8 no longer inlines
-    // a popcount call here, and the call per word made the loop three times slower.
-    x -= (x >>> 1) & 0x55555555;
-    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-    n = (n + (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24)) | 0;
+    // Counted by table, written out: once this function is inlined into its caller, V8 no longer
+    // inlines a popcount call here, and the call per word made the loop three times slower.
+    n += BITS16[x & 0xffff]! + BITS16[x >>> 16]!;
   }
   return n;
 }
@@ -242,12 +240,9 @@ export function andBits3(a: Bitset, b: Bitset, c: Bitset, out: Bitset): number {
   const length = out.length;
   let n = 0;
   for (let w = 0; w < length; w++) {
-    let x = a[w]! & b[w]! & c[w]!;
+    const x = a[w]! & b[w]! & c[w]!;
     out[w] = x;
-    if (x === 0) continue;
-    x -= (x >>> 1) & 0x55555555;
-    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-    n = (n + (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24)) | 0;
+    n += BITS16[x & 0xffff]! + BITS16[x >>> 16]!;
   }
   return n;
 }
