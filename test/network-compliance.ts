@@ -470,6 +470,23 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
     });
   });
 
+  test(`${name}: an answer written and closed at once is read to its last byte, every time`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      // On libp2p the answer and its FIN can come with the protocol's acceptance, before the opener
+      // holds the stream: its negotiation reads them and puts the answer back after libp2p said the
+      // reading ended. The answer must still be read (a tunnel's refusal is such an answer).
+      b!.serveStream(STREAM, (stream) => {
+        stream.write(text.encode('refused: not allowed')).then(() => stream.closeWrite()).catch(() => stream.reset());
+      });
+      for (let i = 0; i < 20; i++) {
+        const stream = await a!.openStream(b!.self, STREAM);
+        assert.equal(words.decode(await readAll(stream)), 'refused: not allowed', `stream ${i}`);
+        await stream.closeWrite();
+        await stream.closed;
+      }
+    });
+  });
+
   test(`${name}: a reset on either side ends both directions at once`, async () => {
     await withNetworks(2, undefined, async ([a, b]) => {
       const accepted = acceptStreams(b!, STREAM);

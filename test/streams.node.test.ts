@@ -285,7 +285,7 @@ test('/peers on a three-node devnet lists both peers of each node, who dialled, 
   const now = Date.now() / 1000;
   for (const peers of views.values()) {
     for (const peer of peers) {
-      assert.ok(peer.rtt_samples.length <= 5);
+      assert.ok(peer.rtt_samples.length <= 10);
       assert.ok(peer.rtt_samples.every((rtt) => rtt >= 0 && rtt < 1_000), `loopback round trips: ${peer.rtt_samples.join(', ')}`);
       const sorted = [...peer.rtt_samples].sort((x, y) => x - y);
       const mid = sorted.length >> 1;

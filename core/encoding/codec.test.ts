@@ -12,6 +12,7 @@ import {
   type Codec,
   decode,
   encode,
+  encodeFrame,
   f64,
   fixedBytes,
   i128,
@@ -352,6 +353,18 @@ test('struct writes fields in declaration order with no framing', () => {
   const point = struct({ y: u8, x: u16 }, 'point');
   roundTrip(point, { y: 1, x: 2 }, '010002');
   roundTrip(struct({}), {}, '');
+});
+
+test('encodeFrame is the encoding behind its length as a u32 big-endian, and fails as encode does', () => {
+  const point = struct({ y: u8, name: utf8(8) }, 'point');
+  assert.equal(toHex(encodeFrame(point, { y: 1, name: 'ab' })), '00000007' + '01' + '00000002' + '6162');
+  assert.equal(toHex(encodeFrame(struct({}), {})), '00000000');
+  // The writer is reused: a frame after a plain encoding (and the other way) owns its bytes.
+  const plain = encode(point, { y: 2, name: 'c' });
+  const framed = encodeFrame(point, { y: 3, name: 'de' });
+  assert.equal(toHex(plain), '02' + '00000001' + '63');
+  assert.equal(toHex(framed.subarray(4)), toHex(encode(point, { y: 3, name: 'de' })));
+  rejects(() => encodeFrame(point, { y: 256, name: '' }), InvalidEncodingError, 'out-of-range', /^point\.y: /);
 });
 
 test('variant writes one tag byte then the case fields', () => {

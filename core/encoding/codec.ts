@@ -219,11 +219,27 @@ const SPARE_WRITER_MAX = 64 * 1024;
 
 /** The canonical encoding of `value`. Throws InvalidEncodingError or WrongTypeError naming the field. */
 export function encode<T>(codec: Codec<T>, value: T): Uint8Array {
+  return encodeAfterPrefix(codec, value, false);
+}
+
+/**
+ * The canonical encoding of `value` as one frame of a byte stream (core/net/frames.ts): its length
+ * as a u32 big-endian, then the encoding, written in place rather than copied behind the length.
+ * Throws as `encode`.
+ */
+export function encodeFrame<T>(codec: Codec<T>, value: T): Uint8Array {
+  return encodeAfterPrefix(codec, value, true);
+}
+
+function encodeAfterPrefix<T>(codec: Codec<T>, value: T, framed: boolean): Uint8Array {
   const w = spareWriter ?? new Writer();
   spareWriter = null;
   try {
+    if (framed) w.u32(0);
     codec.write(w, value);
-    return w.finish();
+    const out = w.finish();
+    if (framed) new DataView(out.buffer, out.byteOffset).setUint32(0, out.length - 4);
+    return out;
   } catch (error) {
     throw withRoot(error, codec.name);
   } finally {

@@ -41,24 +41,33 @@ export class Libp2pPeerStream implements PeerStream {
       const data = event.data;
       if (data instanceof Uint8Array) this.#queue.push(data);
       else for (const chunk of data) this.#queue.push(chunk);
+      // Bytes put back after 'end' (below) come as a message after it: the reading ends with them.
+      this.#onEnd();
     });
     stream.addEventListener('remoteCloseWrite', () => {
       this.#fin = true;
     });
     // 'end' comes once what was buffered (also while paused) has been delivered: after a FIN, the
-    // reading is over; after a reset, 'close' says so.
+    // reading is over; after a reset, 'close' says so. But 'end' does not mean the buffer is empty:
+    // bytes can be put back after it (libp2p's MessageStream.readableEnded). The dialling side's
+    // protocol negotiation does so: its reader takes whatever arrived with the listener's answer,
+    // the listener's first bytes and FIN too when they came at once ('end' fires then), and puts the
+    // bytes past the answer back when it hands the stream over. So the reading ends once 'end' has
+    // come and nothing is left in libp2p's buffer.
     stream.addEventListener('end', () => this.#onEnd());
     stream.addEventListener('close', (event) => this.#onClose(event.error, event.local === true));
     // The peer may have closed its writing, or the stream ended, before this side took the stream
     // (the events of that have passed).
     const broken = stream.status === 'reset' || stream.status === 'aborted';
     if (stream.remoteWriteStatus === 'closed' && !broken) this.#fin = true;
-    if (stream.readableEnded) this.#onEnd();
+    this.#onEnd();
     if (stream.status !== 'open') this.#onClose(broken ? new Error(stream.status) : undefined, stream.status === 'aborted');
   }
 
   #onEnd(): void {
-    if (this.#fin && this.#stream.status !== 'reset' && this.#stream.status !== 'aborted') this.#queue.end();
+    const stream = this.#stream;
+    if (!this.#fin || !stream.readableEnded || stream.readBufferLength > 0) return;
+    if (stream.status !== 'reset' && stream.status !== 'aborted') this.#queue.end();
   }
 
   // Closed without an error after the FIN both ways is the end; any other close (a reset, a

@@ -35,8 +35,8 @@ function mesh(count: number, latencies: Record<string, number>): { clock: Manual
   const members = Array.from({ length: count }, (_, i) => {
     const k = key(i + 1);
     const net = bus.join(k.publicKey);
-    const graph = new NetGraph({ network: net, key: k, networkName: NETWORK, clock, random: seededRandom(i + 1), limits: netgraphLimitsFor(PING_MS) });
-    const pings = new PeerPings({ network: net, clock, random: seededRandom(100 + i), schedule: { intervalMs: PING_MS }, observe: (peer, rtt) => graph.observePing(peer, rtt) });
+    const pings = new PeerPings({ network: net, clock, random: seededRandom(100 + i), schedule: { intervalMs: PING_MS } });
+    const graph = new NetGraph({ network: net, pings, key: k, networkName: NETWORK, clock, random: seededRandom(i + 1), limits: netgraphLimitsFor(PING_MS) });
     return { key: k, net, graph, pings };
   });
   for (const [pair, ms] of Object.entries(latencies)) {

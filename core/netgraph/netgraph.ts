@@ -4,11 +4,12 @@
  * link samples, RTT, jitter and loss of one link signed by both of its ends and gossiped, so that
  * any node can check what two others measured between them.
  *
- * It rides on the node's pings (core/node/peer-pings.ts), which hand it every outcome: a round trip
- * or a failure. Of each link, the end with the smaller NodeId proposes a sample every
- * `sampleEveryMs`, the other checks it against its own pings and countersigns it over the
- * `netgraph.countersign` RPC, and the proposer gossips it on `mesh-netgraph`. Every node gossips its
- * own coordinate there too, every `coordinateEveryMs`.
+ * It rides on the node's pings (core/node/peer-pings.ts): it hears every outcome, a round trip or a
+ * failure, and takes a link's figures (median RTT, jitter, loss) from the pings' own window of the
+ * peer, the one GET /peers shows, so the two never disagree. Of each link, the end with the smaller
+ * NodeId proposes a sample every `sampleEveryMs`, the other checks it against its own pings and
+ * countersigns it over the `netgraph.countersign` RPC, and the proposer gossips it on
+ * `mesh-netgraph`. Every node gossips its own coordinate there too, every `coordinateEveryMs`.
  */
 import { verify, type SigningKey } from '../crypto/ed25519.ts';
 import type { Random } from '../crypto/random.ts';
@@ -17,7 +18,7 @@ import { decode, encode, struct, uint53, variant } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
 import { TOPICS, type GossipMessage, type Network, type RpcRequest, type Verdict } from '../net/network.ts';
-import { median } from '../collections/median.ts';
+import type { PingFigures, PingOutcome, PingWindows } from '../node/peer-pings.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { NewestBook } from './book.ts';
 import { CoordinateError, LinkSampleError } from './errors.ts';
@@ -51,8 +52,6 @@ export const netgraphMessageCodec = variant(
 );
 
 export interface NetgraphLimits {
-  /** Ping outcomes per peer a sample's median, jitter and loss are taken over (default 10). */
-  readonly window: number;
   /** Successful pings a link needs before its sample is proposed (default 3). */
   readonly minSamples: number;
   /** Time between two samples of one link (default 60 s). */
@@ -68,7 +67,6 @@ export interface NetgraphLimits {
 }
 
 export const DEFAULT_NETGRAPH_LIMITS: NetgraphLimits = Object.freeze({
-  window: 10,
   minSamples: 3,
   sampleEveryMs: 60_000,
   coordinateEveryMs: 30_000,
@@ -125,15 +123,16 @@ export type RttAnswer =
   | { to: string; rtt_ms: number; source: 'measured'; jitter_ms: number; loss: number; measured_at: number; samples: number }
   | { to: string; rtt_ms: number; source: 'predicted'; error: number; updated_at: number };
 
-/** A peer's recent ping outcomes: a round trip, or null for a failure. */
-interface Window {
-  readonly outcomes: (number | null)[];
+/** Where this node is with proposing samples of its link to one peer. */
+interface Proposals {
   lastProposal: number;
   proposing: boolean;
 }
 
 export interface NetGraphInit {
   readonly network: Network;
+  /** The node's pings: their outcomes drive the coordinate and the proposals, their windows give the link figures. */
+  readonly pings: PingWindows;
   readonly key: SigningKey;
   /** The chain's network name, signed into every sample. */
   readonly networkName: string;
@@ -153,22 +152,25 @@ export class NetGraph {
   readonly limits: NetgraphLimits;
   readonly vivaldi: VivaldiClient;
   readonly #network: Network;
+  readonly #pings: PingWindows;
   readonly #key: SigningKey;
   readonly #self: string;
   readonly #networkName: string;
   readonly #clock: Clock;
   readonly #knownNodes: () => readonly string[];
   readonly #log: (line: string) => void;
-  readonly #windows = new Map<string, Window>();
+  readonly #proposals = new Map<string, Proposals>();
   readonly #links: NewestBook<SignedLinkSample>;
   readonly #coordinates: NewestBook<Coordinate>;
   #timer: Timer | null = null;
   #stopServing: (() => void) | null = null;
+  #stopListening: (() => void) | null = null;
   #stopped = false;
 
   constructor(init: NetGraphInit) {
     this.limits = { ...DEFAULT_NETGRAPH_LIMITS, ...init.limits };
     this.#network = init.network;
+    this.#pings = init.pings;
     this.#key = init.key;
     this.#self = toHex(init.key.publicKey);
     this.#networkName = init.networkName;
@@ -185,6 +187,7 @@ export class NetGraph {
     this.#network.handle(TOPICS.netgraph, (m) => this.#onMessage(m));
     this.#stopServing = this.#network.serve(COUNTERSIGN_PROTOCOL, (r) => this.#countersign(r), { maxRequestBytes: 1024, maxResponseBytes: 1024 });
     this.#timer = this.#clock.setInterval(() => void this.#gossipCoordinate(), this.limits.coordinateEveryMs);
+    this.#stopListening = this.#pings.onOutcome((peer, rttMs) => this.#onPing(peer, rttMs));
   }
 
   stop(): void {
@@ -193,17 +196,15 @@ export class NetGraph {
     this.#timer = null;
     this.#stopServing?.();
     this.#stopServing = null;
+    this.#stopListening?.();
+    this.#stopListening = null;
     this.#network.unsubscribe(TOPICS.netgraph);
   }
 
-  /** A ping's outcome (PeerPings' observer): a round trip in ms, or null for a ping that failed. */
-  observePing(peer: Uint8Array, rttMs: number | null): void {
-    const key = toHex(peer);
-    const window = this.#windows.get(key) ?? { outcomes: [], lastProposal: -Infinity, proposing: false };
-    this.#windows.set(key, window);
-    window.outcomes.push(rttMs);
-    if (window.outcomes.length > this.limits.window) window.outcomes.shift();
+  /** A ping's outcome, already in the pings' window: a round trip in ms, or null for a ping that failed. */
+  #onPing(peer: Uint8Array, rttMs: PingOutcome): void {
     if (rttMs === null) return;
+    const key = toHex(peer);
     const theirs = this.#coordinates.get(key, this.#clock.now());
     if (theirs !== undefined) {
       try {
@@ -213,33 +214,31 @@ export class NetGraph {
         this.#log(`netgraph: ${error.message}`);
       }
     }
-    if (compareBytes(this.#key.publicKey, peer) < 0) void this.#propose(peer, window);
+    if (compareBytes(this.#key.publicKey, peer) < 0) void this.#propose(peer, key);
   }
 
-  /** Forgets the ping outcomes of peers no longer connected (kept bounded by the peer list). */
+  /** Forgets the proposal state of peers no longer connected (kept bounded by the peer list). */
   #prune(): void {
     const connected = new Set(this.#network.peers().map((p) => toHex(p.node)));
-    for (const key of this.#windows.keys()) if (!connected.has(key)) this.#windows.delete(key);
+    for (const key of this.#proposals.keys()) if (!connected.has(key)) this.#proposals.delete(key);
   }
 
-  /** This node's figures of its link to `peer`: median, jitter, loss, over the window; null before any round trip. */
-  #figures(window: Window): { rtt: number; jitter: number; loss: number; ok: number } | null {
-    const ok = window.outcomes.filter((o): o is number => o !== null);
-    const rtt = median(ok);
-    if (rtt === null) return null;
-    let spread = 0;
-    for (let i = 1; i < ok.length; i++) spread += Math.abs(ok[i]! - ok[i - 1]!);
-    return { rtt, jitter: ok.length > 1 ? spread / (ok.length - 1) : 0, loss: (window.outcomes.length - ok.length) / window.outcomes.length, ok: ok.length };
+  /** This node's figures of its link to `peer`, from the pings' window; null before any round trip in it. */
+  #figures(peer: Uint8Array): (PingFigures & { readonly medianMs: number }) | null {
+    const figures = this.#pings.figures(peer);
+    return figures.medianMs === null ? null : { ...figures, medianMs: figures.medianMs };
   }
 
-  async #propose(peer: Uint8Array, window: Window): Promise<void> {
+  async #propose(peer: Uint8Array, key: string): Promise<void> {
     const now = this.#clock.now();
-    const figures = this.#figures(window);
-    if (window.proposing || figures === null || figures.ok < this.limits.minSamples || now - window.lastProposal < this.limits.sampleEveryMs) return;
-    window.proposing = true;
-    window.lastProposal = now;
+    const figures = this.#figures(peer);
+    const proposals = this.#proposals.get(key) ?? { lastProposal: -Infinity, proposing: false };
+    this.#proposals.set(key, proposals);
+    if (proposals.proposing || figures === null || figures.samplesMs.length < this.limits.minSamples || now - proposals.lastProposal < this.limits.sampleEveryMs) return;
+    proposals.proposing = true;
+    proposals.lastProposal = now;
     try {
-      const sample: LinkSample = { a: this.#key.publicKey, b: peer, rtt_ms: figures.rtt, jitter_ms: figures.jitter, loss: figures.loss, measured_at: now };
+      const sample: LinkSample = { a: this.#key.publicKey, b: peer, rtt_ms: figures.medianMs, jitter_ms: figures.jitterMs, loss: figures.loss, measured_at: now };
       const sig_a = await signLinkSample(sample, this.#key, this.#networkName);
       const sig_b = await this.#network.request(peer, COUNTERSIGN_PROTOCOL, encode(proposalCodec, { ...sample, sig: sig_a }), { timeoutMs: 5_000, maxResponseBytes: 64 });
       const signed = await verifyLinkSample({ sample, sig_a, sig_b }, this.#networkName, this.#clock.now());
@@ -249,7 +248,7 @@ export class NetGraph {
     } catch (error) {
       if (!this.#stopped) this.#log(`netgraph: link sample with ${toHex(peer).slice(0, 16)}…: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
-      window.proposing = false;
+      proposals.proposing = false;
     }
   }
 
@@ -278,10 +277,9 @@ export class NetGraph {
       this.#network.penalise(request.peer, 'a link sample proposal with a bad signature');
       throw new LinkSampleError('bad-signature', "the proposer's signature does not verify");
     }
-    const window = this.#windows.get(toHex(request.peer));
-    const mine = window === undefined ? null : this.#figures(window);
+    const mine = this.#figures(request.peer);
     if (mine === null) throw new LinkSampleError('implausible', 'this node has not measured the link yet');
-    if (!plausibleRtt(sample.rtt_ms, mine.rtt)) throw new LinkSampleError('implausible', `rtt_ms ${sample.rtt_ms} is far from this node's own ${mine.rtt}`);
+    if (!plausibleRtt(sample.rtt_ms, mine.medianMs)) throw new LinkSampleError('implausible', `rtt_ms ${sample.rtt_ms} is far from this node's own ${mine.medianMs}`);
     return signLinkSample(sample, this.#key, this.#networkName);
   }
 
@@ -343,9 +341,8 @@ export class NetGraph {
   rtt(to: Uint8Array): RttAnswer | undefined {
     const now = this.#clock.now();
     const key = toHex(to);
-    const window = this.#windows.get(key);
-    const mine = window === undefined ? null : this.#figures(window);
-    if (mine !== null) return { to: key, rtt_ms: mine.rtt, source: 'measured', jitter_ms: mine.jitter, loss: mine.loss, measured_at: now, samples: mine.ok };
+    const mine = this.#figures(to);
+    if (mine !== null) return { to: key, rtt_ms: mine.medianMs, source: 'measured', jitter_ms: mine.jitterMs, loss: mine.loss, measured_at: now, samples: mine.samplesMs.length };
     const link = this.#links.get(linkKey(this.#key.publicKey, to), now)?.value.sample;
     if (link !== undefined) return { to: key, rtt_ms: link.rtt_ms, source: 'measured', jitter_ms: link.jitter_ms, loss: link.loss, measured_at: link.measured_at, samples: 0 };
     const theirs = this.#coordinates.get(key, now);

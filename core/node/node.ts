@@ -171,8 +171,15 @@ export class MeshNode implements NodeService {
       ...(options.syncTimeoutMs === undefined ? {} : { timeoutMs: options.syncTimeoutMs }),
     });
     this.segments = new Segments(this.#network, this.chain.params, this.chain, { ...ports, ...(options.segmentBytes === undefined ? {} : { segmentBytes: options.segmentBytes }) });
+    this.pings = new PeerPings({
+      network: this.#network,
+      ...ports,
+      log: this.#log,
+      ...(options.pings === undefined ? {} : { schedule: options.pings }),
+    });
     this.netgraph = new NetGraph({
       network: this.#network,
+      pings: this.pings,
       key: this.#key,
       networkName: this.chain.params.network,
       ...ports,
@@ -180,13 +187,6 @@ export class MeshNode implements NodeService {
       // The nodes the atlas and the profiles name: what the fabric statistics count.
       knownNodes: () => [...this.atlas().map((entry) => entry.node_id), ...this.profiles.list().map((p) => p.nodeId)],
       limits: netgraphLimitsFor(options.pings?.intervalMs ?? PING_INTERVAL_MS, options.netgraph),
-    });
-    this.pings = new PeerPings({
-      network: this.#network,
-      ...ports,
-      log: this.#log,
-      observe: (peer, rtt) => this.netgraph.observePing(peer, rtt),
-      ...(options.pings === undefined ? {} : { schedule: options.pings }),
     });
     this.profiles = new NodeProfiles({ network: this.#network, key: this.#key, networkName: this.chain.params.network, clock: this.#clock, log: this.#log });
     this.#book = new SignalBook({

@@ -6,7 +6,8 @@ import type { Random } from '../crypto/random.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
 import { median } from '../collections/median.ts';
-import { PeerPings, PING_INTERVAL_MS } from './peer-pings.ts';
+import { toHex } from '../encoding/hex.ts';
+import { PeerPings, PING_INTERVAL_MS, pingFigures } from './peer-pings.ts';
 
 const A = key(1);
 const B = key(2);
@@ -50,38 +51,57 @@ test('peer pings: rounds come every 10 s ± 25 %, jittered, on the node\'s clock
   assert.equal(at.length, before, 'no rounds once stopped');
 });
 
-test('peer pings: each peer keeps its last 5 round trips, whose median GET /peers shows; a slow ping adds none; a gone peer is forgotten', async () => {
+test('peer pings: the figures of a window of outcomes: median and jitter of its round trips, the share that failed', () => {
+  assert.deepEqual(pingFigures([]), { medianMs: null, samplesMs: [], jitterMs: 0, loss: 0, outcomes: 0 });
+  assert.deepEqual(pingFigures([null, null]), { medianMs: null, samplesMs: [], jitterMs: 0, loss: 1, outcomes: 2 });
+  assert.deepEqual(pingFigures([7]), { medianMs: 7, samplesMs: [7], jitterMs: 0, loss: 0, outcomes: 1 });
+  // Jitter runs over consecutive round trips, a failure between them skipped: |30 − 10| and |20 − 30|.
+  assert.deepEqual(pingFigures([10, null, 30, 20, null]), { medianMs: 20, samplesMs: [10, 30, 20], jitterMs: 15, loss: 0.4, outcomes: 5 });
+});
+
+test('peer pings: each peer keeps its last 10 outcomes, round trips and failures, whose round trips and median GET /peers shows; a gone peer is forgotten', async () => {
   const clock = new ManualClock();
   const bus = new MemoryBus(clock);
   const a = bus.join(A.publicKey);
   const b = bus.join(B.publicKey);
   bus.join(C.publicKey);
   const logs: string[] = [];
+  const heard: [string, number | null][] = [];
   const pings = new PeerPings({ network: a, clock, random: MIDDLE, log: (line) => logs.push(line) });
+  pings.onOutcome((peer, rtt) => {
+    if (toHex(peer) === toHex(B.publicKey)) heard.push([JSON.stringify(pings.figures(B.publicKey).samplesMs), rtt]);
+  });
   pings.start();
   try {
-    assert.deepEqual(pings.figures(B.publicKey), { medianMs: null, samplesMs: [] });
+    assert.deepEqual(pings.figures(B.publicKey), pingFigures([]));
     bus.setLatency(A.publicKey, C.publicKey, 3);
-    for (const [i, rtt] of [12, 50, 20, 30, 41, 100].entries()) {
+    const rtts = [12, 50, 20, 30, 41, 100, 8, 15, 60, 25, 33, 70];
+    for (const [i, rtt] of rtts.entries()) {
       bus.setLatency(A.publicKey, B.publicKey, rtt);
       await clock.until(`sample ${i + 1}`, () => pings.figures(B.publicKey).samplesMs.at(-1) === rtt, PING_INTERVAL_MS + rtt);
     }
-    assert.deepEqual(pings.figures(B.publicKey), { medianMs: 41, samplesMs: [50, 20, 30, 41, 100] });
-    assert.deepEqual(pings.figures(C.publicKey).samplesMs, [3, 3, 3, 3, 3]);
-    // A ping slower than the timeout (5 s) is abandoned: no sample, and the next round pings again.
-    // The failure is said once, not at every round.
+    assert.deepEqual(pings.figures(B.publicKey), pingFigures(rtts.slice(2)));
+    assert.equal(pings.figures(B.publicKey).medianMs, 31.5);
+    assert.deepEqual(pings.figures(C.publicKey).samplesMs, new Array(10).fill(3));
+    // A listener hears each outcome once it is in the window.
+    assert.deepEqual(heard.at(-1), [JSON.stringify(rtts.slice(2)), 70]);
+    // A ping slower than the timeout (5 s) is abandoned: a failure in the window, and the next round
+    // pings again. The failure is said once, not at every round.
     bus.setLatency(A.publicKey, B.publicKey, 6_000);
     await clock.advance(2 * PING_INTERVAL_MS + 6_000);
-    assert.deepEqual(pings.figures(B.publicKey).samplesMs, [50, 20, 30, 41, 100]);
+    assert.deepEqual(pings.figures(B.publicKey), pingFigures([41, 100, 8, 15, 60, 25, 33, 70, null, null]));
+    assert.include(pings.figures(B.publicKey), { medianMs: 37, loss: 0.2, outcomes: 10 });
+    assert.deepEqual(heard.slice(-2).map(([, rtt]) => rtt), [null, null]);
     assert.equal(logs.length, 1, logs.join('\n'));
     assert.match(logs[0]!, /timed out/);
     bus.setLatency(A.publicKey, B.publicKey, 7);
     await clock.advance(PING_INTERVAL_MS);
-    assert.deepEqual(pings.figures(B.publicKey).samplesMs, [20, 30, 41, 100, 7]);
-    // B leaves: its samples go at the next round; C's stay.
+    assert.deepEqual(pings.figures(B.publicKey).samplesMs, [100, 8, 15, 60, 25, 33, 70, 7]);
+    assert.equal(pings.figures(B.publicKey).loss, 0.2);
+    // B leaves: its window goes at the next round; C's stays.
     bus.leave(b);
     await clock.advance(PING_INTERVAL_MS);
-    assert.deepEqual(pings.figures(B.publicKey), { medianMs: null, samplesMs: [] });
+    assert.deepEqual(pings.figures(B.publicKey), pingFigures([]));
     assert.equal(pings.figures(C.publicKey).medianMs, 3);
   } finally {
     pings.stop();
@@ -92,7 +112,7 @@ test('peer pings: a schedule out of range is refused', () => {
   const bus = new MemoryBus();
   const network = bus.join(A.publicKey);
   const clock = new ManualClock();
-  for (const schedule of [{ intervalMs: 0 }, { intervalMs: 1.5 }, { jitter: 1 }, { jitter: -0.1 }, { samples: 0 }]) {
+  for (const schedule of [{ intervalMs: 0 }, { intervalMs: 1.5 }, { jitter: 1 }, { jitter: -0.1 }, { window: 0 }, { window: 2.5 }]) {
     assert.throws(() => new PeerPings({ network, clock, random: MIDDLE, schedule }), RangeError);
   }
 });

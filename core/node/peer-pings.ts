@@ -21,32 +21,61 @@ export interface PingSchedule {
   readonly intervalMs: number;
   /** Each round's delay is intervalMs × (1 ± jitter), uniformly (default 0.25). */
   readonly jitter: number;
-  /** Samples kept per peer (default 5). */
-  readonly samples: number;
+  /** Ping outcomes (round trips and failures) kept per peer (default 10). */
+  readonly window: number;
   /** A ping slower than this is abandoned (default 5 s, at most the interval). */
   readonly timeoutMs: number;
 }
 
 export const PING_INTERVAL_MS = 10_000;
-export const DEFAULT_PING_SCHEDULE: PingSchedule = Object.freeze({ intervalMs: PING_INTERVAL_MS, jitter: 0.25, samples: 5, timeoutMs: 5_000 });
+export const DEFAULT_PING_SCHEDULE: PingSchedule = Object.freeze({ intervalMs: PING_INTERVAL_MS, jitter: 0.25, window: 10, timeoutMs: 5_000 });
 
-/** What GET /peers shows of one peer's round trips. */
-export interface RttFigures {
-  /** The median of the samples kept, null before the first. */
+/** One ping's outcome: its round trip in ms, or null for a ping that failed or timed out. */
+export type PingOutcome = number | null;
+
+/** What the window of one peer's pings says: GET /peers shows the first two, the network graph all. */
+export interface PingFigures {
+  /** The median of the round trips in the window, null while it holds none. */
   readonly medianMs: number | null;
-  /** The samples kept, oldest first. */
+  /** The round trips in the window, oldest first. */
   readonly samplesMs: readonly number[];
+  /** The mean absolute difference of consecutive round trips (RFC 3550's idea, unsmoothed); 0 with fewer than two. */
+  readonly jitterMs: number;
+  /** The share of the window's outcomes that failed; 0 for an empty window. */
+  readonly loss: number;
+  /** The outcomes in the window, round trips and failures. */
+  readonly outcomes: number;
 }
 
-export class PeerPings {
+/** The figures of a window of outcomes, oldest first. */
+export function pingFigures(outcomes: readonly PingOutcome[]): PingFigures {
+  const samplesMs = outcomes.filter((o): o is number => o !== null);
+  let spread = 0;
+  for (let i = 1; i < samplesMs.length; i++) spread += Math.abs(samplesMs[i]! - samplesMs[i - 1]!);
+  return {
+    medianMs: median(samplesMs),
+    samplesMs,
+    jitterMs: samplesMs.length > 1 ? spread / (samplesMs.length - 1) : 0,
+    loss: outcomes.length === 0 ? 0 : (outcomes.length - samplesMs.length) / outcomes.length,
+    outcomes: outcomes.length,
+  };
+}
+
+/** What the network graph reads of the pings: a peer's figures, and each outcome as it comes. */
+export interface PingWindows {
+  figures(peer: Uint8Array): PingFigures;
+  onOutcome(listener: (peer: Uint8Array, rttMs: PingOutcome) => void): () => void;
+}
+
+export class PeerPings implements PingWindows {
   readonly schedule: PingSchedule;
   readonly #network: Network;
   readonly #clock: Clock;
   readonly #random: Random;
   readonly #log: (line: string) => void;
-  readonly #observe: (peer: Uint8Array, rttMs: number | null) => void;
-  /** Samples by peer (hex), oldest first. */
-  readonly #samples = new Map<string, number[]>();
+  readonly #listeners = new Set<(peer: Uint8Array, rttMs: PingOutcome) => void>();
+  /** Each connected peer's window of outcomes, by peer (hex), oldest first. */
+  readonly #windows = new Map<string, PingOutcome[]>();
   /** Peers with a ping in flight: a round does not pile a second one on. */
   readonly #inFlight = new Set<string>();
   /** Peers whose last ping failed: a failure is logged once, not every round. */
@@ -55,17 +84,16 @@ export class PeerPings {
   #unsubscribe: (() => void) | null = null;
   #stopped = new AbortController();
 
-  constructor(options: { network: Network; clock: Clock; random: Random; schedule?: Partial<PingSchedule>; log?: (line: string) => void; observe?: (peer: Uint8Array, rttMs: number | null) => void }) {
+  constructor(options: { network: Network; clock: Clock; random: Random; schedule?: Partial<PingSchedule>; log?: (line: string) => void }) {
     const schedule = { ...DEFAULT_PING_SCHEDULE, ...options.schedule };
     if (!Number.isInteger(schedule.intervalMs) || schedule.intervalMs < 1) throw new RangeError(`the ping interval must be a positive integer of ms, got ${schedule.intervalMs}`);
     if (!(schedule.jitter >= 0 && schedule.jitter < 1)) throw new RangeError(`the ping jitter must be at least 0 and below 1, got ${schedule.jitter}`);
-    if (!Number.isInteger(schedule.samples) || schedule.samples < 1) throw new RangeError(`the samples kept must be a positive integer, got ${schedule.samples}`);
+    if (!Number.isInteger(schedule.window) || schedule.window < 1) throw new RangeError(`the ping window must be a positive integer of outcomes, got ${schedule.window}`);
     this.schedule = { ...schedule, timeoutMs: Math.min(schedule.timeoutMs, schedule.intervalMs) };
     this.#network = options.network;
     this.#clock = options.clock;
     this.#random = options.random;
     this.#log = options.log ?? (() => {});
-    this.#observe = options.observe ?? (() => {});
   }
 
   start(): void {
@@ -82,10 +110,15 @@ export class PeerPings {
     this.#stopped.abort(new Error('the node stopped'));
   }
 
-  /** The round trips kept for `peer`. */
-  figures(peer: Uint8Array): RttFigures {
-    const samples = this.#samples.get(toHex(peer)) ?? [];
-    return { medianMs: median(samples), samplesMs: samples.slice() };
+  /** What the window of `peer`'s pings says (an empty window for a peer never measured or gone). */
+  figures(peer: Uint8Array): PingFigures {
+    return pingFigures(this.#windows.get(toHex(peer)) ?? []);
+  }
+
+  /** Calls `listener` with each outcome once it is in its peer's window; returns the unsubscribe. */
+  onOutcome(listener: (peer: Uint8Array, rttMs: PingOutcome) => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
   }
 
   /** The delay before the next round: the interval, moved by up to ±jitter of it. */
@@ -110,7 +143,7 @@ export class PeerPings {
       void this.#ping(peer.node);
     }
     // Gone peers are forgotten: the maps hold connected peers only.
-    for (const key of this.#samples.keys()) if (!connected.has(key)) this.#samples.delete(key);
+    for (const key of this.#windows.keys()) if (!connected.has(key)) this.#windows.delete(key);
     for (const key of this.#failing) if (!connected.has(key)) this.#failing.delete(key);
   }
 
@@ -122,17 +155,13 @@ export class PeerPings {
     const timer = this.#clock.setTimeout(() => giveUp.abort(new Error('ping timed out')), this.schedule.timeoutMs);
     try {
       const rtt = await this.#network.ping(peer, { signal: AbortSignal.any([giveUp.signal, this.#stopped.signal]) });
-      if (this.#stopped.signal.aborted || !this.#network.peers().some((p) => toHex(p.node) === key)) return;
+      if (this.#stopped.signal.aborted) return;
       this.#failing.delete(key);
-      const samples = this.#samples.get(key) ?? [];
-      samples.push(rtt);
-      if (samples.length > this.schedule.samples) samples.shift();
-      this.#samples.set(key, samples);
-      this.#observe(peer, rtt);
+      this.#record(peer, key, rtt);
     } catch (error) {
       if (this.#stopped.signal.aborted) return;
-      // A failed ping is lost to the link's figures (the netgraph's loss), whatever was logged.
-      if (this.#network.peers().some((p) => toHex(p.node) === key)) this.#observe(peer, null);
+      // A failed ping counts in the window (the link's loss), whatever was logged.
+      this.#record(peer, key, null);
       if (this.#failing.has(key)) return;
       this.#failing.add(key);
       this.#log(`ping ${key.slice(0, 16)}…: ${error instanceof Error ? error.message : String(error)} (said once until a ping answers)`);
@@ -140,5 +169,15 @@ export class PeerPings {
       timer.cancel();
       this.#inFlight.delete(key);
     }
+  }
+
+  /** Puts an outcome in the peer's window, if the peer is still connected, and tells the listeners. */
+  #record(peer: Uint8Array, key: string, rttMs: PingOutcome): void {
+    if (!this.#network.peers().some((p) => toHex(p.node) === key)) return;
+    const window = this.#windows.get(key) ?? [];
+    window.push(rttMs);
+    if (window.length > this.schedule.window) window.shift();
+    this.#windows.set(key, window);
+    for (const listener of this.#listeners) listener(peer, rttMs);
   }
 }

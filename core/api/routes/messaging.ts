@@ -8,8 +8,8 @@
  * unknown token, 409 for a second reply, 410 for one after its request gave up.
  */
 import { array, integer, object, optional, refine, size, string, validate, type Struct } from 'superstruct';
-import { array as arrayCodec, bytes32, decode, encode, fixedBytes, option as optionCodec, struct as structCodec, u8, uint53, utf8, varBytes } from '../../encoding/codec.ts';
-import { FrameReader, framesOf } from '../../net/frames.ts';
+import { array as arrayCodec, bytes32, decode, encodeFrame, fixedBytes, option as optionCodec, struct as structCodec, u8, uint53, utf8, varBytes } from '../../encoding/codec.ts';
+import { FrameReader } from '../../net/frames.ts';
 import { DecodeError, InvalidEncodingError } from '../../errors.ts';
 import { isAppTopic } from '../../net/network.ts';
 import type { InboxEvent, InboxEventJson, InboxKind, InboxSnapshot } from '../../messaging/inbox.ts';
@@ -86,17 +86,15 @@ const EMPTY_FRAME = new Uint8Array(4);
 export const inboxFrames: EventFormat<InboxEvent> = {
   contentType: BYTES_TYPE,
   frame: (event) =>
-    framesOf([
-      encode(inboxEventCodec, {
-        kind: INBOX_KINDS.indexOf(event.kind),
-        seq: event.seq,
-        at: event.at,
-        from: fromHex(event.from, 32),
-        topic: event.topic,
-        payload: event.payload,
-        reply_token: event.reply_token === undefined ? null : fromHex(event.reply_token, REPLY_TOKEN_BYTES),
-      }),
-    ]),
+    encodeFrame(inboxEventCodec, {
+      kind: INBOX_KINDS.indexOf(event.kind),
+      seq: event.seq,
+      at: event.at,
+      from: fromHex(event.from, 32),
+      topic: event.topic,
+      payload: event.payload,
+      reply_token: event.reply_token === undefined ? null : fromHex(event.reply_token, REPLY_TOKEN_BYTES),
+    }),
   keepAlive: EMPTY_FRAME,
   overflow: () => new Uint8Array(0),
   end: new Uint8Array(0),

@@ -16,9 +16,9 @@ export interface PeerView {
   connected_since: number;
   /** The height the peer last announced, null before it announced one. */
   height: number | null;
-  /** The median of the round trips kept, in ms; null before the first ping answered. */
+  /** The median of rtt_samples, in ms; null while none of the last 10 pings was answered. */
   rtt_ms: number | null;
-  /** The last round trips (at most 5), in ms, oldest first. */
+  /** The round trips among the last 10 ping outcomes (core/node/peer-pings.ts), in ms, oldest first. */
   rtt_samples: number[];
 }
 
