@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { BLOCK, BOB, FakeNode } from '../core/api/fake-node.test-util.ts';
 import { createNodeApi } from '../core/api/handler.ts';
 import { INBOX_EVENT } from '../core/api/fake-messaging.test-util.ts';
+import { bytesResponse } from '../core/web/bytes-response.ts';
 import { type HttpServer, serveFetch } from './http-server.ts';
 
 const TOKEN = 'test-token';
@@ -61,6 +62,28 @@ test('http-server: answers a route over a real socket', async () => {
     assert.equal(refused.status, 401);
     assert.equal(refused.headers.get('www-authenticate'), 'Bearer');
     await refused.body?.cancel();
+  } finally {
+    await server.close();
+  }
+});
+
+test('http-server: a held body goes out whole with its length; a head Node refuses cuts that connection, not the server', async () => {
+  const big = new Uint8Array(3 * 1024 * 1024).map((_, i) => 0x41 + (i % 26));
+  const server = await serveFetch(async (request) => {
+    const url = new URL(request.url);
+    if (url.pathname === '/big') return bytesResponse(big, { status: 201, headers: { 'content-type': 'application/octet-stream' } });
+    // A header value that fetch's Headers takes and node:http refuses to write.
+    return bytesResponse('x', { headers: { 'x-echo': decodeURIComponent(url.searchParams.get('v') ?? '') } });
+  }, '127.0.0.1', 0);
+  try {
+    const answer = await fetch(`${server.url}/big`);
+    assert.equal(answer.status, 201);
+    assert.equal(answer.headers.get('content-length'), String(big.length));
+    assert.deepEqual(new Uint8Array(await answer.arrayBuffer()), big);
+    await assert.rejects(fetch(`${server.url}/echo?v=a%01b`), 'the connection is cut');
+    const after = await fetch(`${server.url}/echo?v=fine`);
+    assert.equal(after.headers.get('x-echo'), 'fine', 'the server still answers');
+    await after.body?.cancel();
   } finally {
     await server.close();
   }

@@ -164,16 +164,17 @@ function drained(res: ServerResponse): Promise<boolean> {
   });
 }
 
-/**
- * Writes `response` to `res` from its body's reader; `streams` holds the reader while it is open.
- * `req` is the request answered: an answer that goes out before its body was read closes the
- * connection (see closeWhenDrained).
- */
 /** An event stream: SSE, or the binary frames a route offers instead (core/web/sse.ts `EventFormat`). */
 function isEventStream(contentType: string | null): boolean {
   return contentType !== null && (contentType.startsWith('text/event-stream') || contentType === 'application/octet-stream');
 }
 
+/**
+ * Writes `response` to `res`: a held body at once, any other from its body's reader; `streams`
+ * holds the reader while it is open. `req` is the request answered: an answer that goes out before
+ * its body was read closes the connection (see closeWhenDrained). A head Node refuses to write (a
+ * header value with a control character) cuts the connection.
+ */
 async function send(req: IncomingMessage, res: ServerResponse, response: Response, streams: Set<ReadableStreamDefaultReader<Uint8Array>>): Promise<void> {
   const head: string[] = [];
   response.headers.forEach((value, name) => {
@@ -184,14 +185,14 @@ async function send(req: IncomingMessage, res: ServerResponse, response: Respons
     closeWhenDrained(req);
   }
   const held = heldBytes(response);
-  if (held !== undefined) {
-    // A body at hand goes out in one write with its length, without a stream (core/web/bytes-response.ts).
-    if (!response.headers.has('content-length')) head.push('content-length', String(held.byteLength));
-    res.writeHead(response.status, head).end(held);
-    return;
-  }
-  if (response.body === null) {
-    res.writeHead(response.status, head).end();
+  if (held !== undefined || response.body === null) {
+    try {
+      // A body at hand goes out in one write with its length, without a stream (core/web/bytes-response.ts).
+      if (held !== undefined && !response.headers.has('content-length')) head.push('content-length', String(held.byteLength));
+      res.writeHead(response.status, head).end(held);
+    } catch (error) {
+      res.destroy(error as Error);
+    }
     return;
   }
   const reader = response.body.getReader();
@@ -311,7 +312,8 @@ export function serveFetch(handler: FetchHandler, host: string, port: number): P
   }
 
   const server = createServer((req, res) => {
-    void respond(req, res);
+    // respond answers every failure itself; one that escapes it cuts this connection, never the process.
+    respond(req, res).catch((error: unknown) => res.destroy(error as Error));
   });
   server.on('clientError', answerClientError);
 

@@ -213,8 +213,8 @@ export function validateParams<T>(
       else if (def.type === 'integer' && def.default !== undefined) out[def.name] = def.default;
       continue;
     }
-    const [error, value] = source === 'text' && typeof given === 'string' ? textVerdict(def, given) : valueStruct(def, source).validate(given, { coerce: true });
-    if (error) errors.push({ name: def.name, detail: `${def.name} ${describeRule(def)}, got ${JSON.stringify(given)}` });
+    const [failed, value] = source === 'text' && typeof given === 'string' ? textVerdict(def, given) : verdictOf(def, source, given);
+    if (failed) errors.push({ name: def.name, detail: `${def.name} ${describeRule(def)}, got ${JSON.stringify(given)}` });
     else out[def.name] = value;
   }
   if (errors.length > 0) throw new ProblemError(code, errors.map((e) => e.detail).join('; '), { errors });
@@ -224,15 +224,29 @@ export function validateParams<T>(
 // Verdicts on query values already seen, per parameter: a directory answers the same few values
 // (countries, categories, page sizes) over and over, and superstruct's run costs more than the
 // search it guards. A verdict is a pure function of the text; the values are strings and numbers.
+// Only short texts are kept (no receipt token, which is longer, stays in memory), as a pass or a
+// failure without superstruct's error, so the bound on memory is the count times 32 characters.
 const TEXT_VERDICTS_KEPT = 1024;
-const textVerdicts = new WeakMap<ParamDef, Map<string, readonly [unknown, unknown]>>();
+const KEPT_TEXT_CHARS = 32;
+const textVerdicts = new WeakMap<ParamDef, Map<string, Verdict>>();
 
-function textVerdict(def: ParamDef, text: string): readonly [unknown, unknown] {
+/** A value's verdict: failed, or its value (a number for an integer parameter). */
+type Verdict = readonly [failed: boolean, value: unknown];
+
+function verdictOf(def: ParamDef, source: ValueSource, given: unknown): Verdict {
+  const [error, value] = valueStruct(def, source).validate(given, { coerce: true });
+  return [error !== undefined, value];
+}
+
+/** `verdictOf` a query value, kept for the next time when the text is short. */
+function textVerdict(def: ParamDef, text: string): Verdict {
+  const judge = (): Verdict => verdictOf(def, 'text', text);
+  if (text.length > KEPT_TEXT_CHARS) return judge();
   let verdicts = textVerdicts.get(def);
   if (verdicts === undefined) textVerdicts.set(def, (verdicts = new Map()));
   let verdict = verdicts.get(text);
   if (verdict === undefined) {
-    verdict = valueStruct(def, 'text').validate(text, { coerce: true });
+    verdict = judge();
     if (verdicts.size >= TEXT_VERDICTS_KEPT) verdicts.clear();
     verdicts.set(text, verdict);
   }
