@@ -256,7 +256,7 @@ async function measureExport(base: string, pid: number): Promise<ExportResult> {
       .catch(() => {});
   }, 50);
   const started = performance.now();
-  // Uncompressed, as the search cases are (node:http asks for no encoding): the figure is the export's own cost.
+  // Uncompressed, as the search cases are (wrk asks for no encoding): the figure is the export's own cost.
   const response = await fetch(`${base}/directory.json`, { headers: { 'accept-encoding': 'identity' } });
   if (!response.ok || response.body === null) throw new Error(`/directory.json: HTTP ${response.status}`);
   let bytes = 0;

@@ -55,4 +55,10 @@ test('bytesResponse: clone gives a second reader, a used body cannot be read twi
   assert.throws(() => response.clone(), TypeError);
   for (const status of [204, 304]) assert.throws(() => bytesResponse('x', { status }), TypeError, `status ${status}`);
   assert.equal(heldBytes(new Response('plain')), undefined, 'a plain response holds nothing');
+  const late = bytesResponse('y', init);
+  assert.isNotNull(late.body, 'the twin is made');
+  late.headers.set('x-late', '1');
+  const lateCopy = late.clone();
+  assert.equal(lateCopy.headers.get('x-late'), '1', 'a clone has the headers as they are now');
+  assert.equal(await lateCopy.text(), 'y');
 });

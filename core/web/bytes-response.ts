@@ -9,6 +9,10 @@
  * Every other reader still gets the body: the stream is made the first time anything asks for it.
  * Without `holdBodies()` (Deno, browsers, tests in one process) it is a plain Response.
  *
+ * A held response's body exists for JavaScript readers only: a server that reads a Response's
+ * internal body (Deno.serve, a service worker) would send it empty. So only a host that writes
+ * answers itself, with `heldBytes`, may call `holdBodies()`, and it holds for the whole process.
+ *
  * @example
  * const response = bytesResponse(new TextEncoder().encode('{"ok":true}'), { headers: { 'content-type': 'application/json' } });
  * await response.json(); // { ok: true }, held or not
@@ -59,8 +63,9 @@ class HeldResponse extends Response {
     return this.plain().text();
   }
   override clone(): Response {
-    if (this.whole !== undefined) return this.whole.clone();
-    return new HeldResponse(this.held, { status: this.status, statusText: this.statusText, headers: this.headers });
+    const init = { status: this.status, statusText: this.statusText, headers: this.headers };
+    // Once the twin exists, its body is the one to copy (it may be read already); the headers are always this response's.
+    return this.whole === undefined ? new HeldResponse(this.held, init) : new Response(this.whole.clone().body, init);
   }
 }
 
@@ -82,8 +87,8 @@ const encoder = new TextEncoder();
 
 /** A response whose body is `body` (text is sent as UTF-8; bytes are copied, as a Response copies them). */
 export function bytesResponse(body: Uint8Array | string, init: ResponseInit = {}): Response {
-  const bytes = typeof body === 'string' ? encoder.encode(body) : body.slice();
-  return holding ? new HeldResponse(bytes, init) : new Response(bytes, init);
+  if (!holding) return new Response(typeof body === 'string' ? encoder.encode(body) : (body as Uint8Array<ArrayBuffer>), init);
+  return new HeldResponse(typeof body === 'string' ? encoder.encode(body) : body.slice(), init);
 }
 
 /** The body of `response` when it is held and nobody has read it yet: the bytes to write as they are. */

@@ -16,6 +16,7 @@
  * await fetch(new Request('http://127.0.0.1/health'));
  */
 import { type IRequest, Router } from 'itty-router';
+import { heldBytes } from './bytes-response.ts';
 import { HttpProblem, problemResponse, WebProblem } from './problem.ts';
 
 /** What a host's adapter knows about the connection a request came on. */
@@ -81,9 +82,10 @@ function setHeaders(headers: Headers, extra: HeaderSet): void {
 
 /** `response` with `extra` headers and, for HEAD, no body. */
 function finish(request: Request, response: Response, extra: HeaderSet): Response {
-  if (request.method === 'HEAD' && response.body !== null) {
-    // HEAD is GET without the body (an event stream's subscription ends at once).
-    response.body.cancel().catch(() => {});
+  if (request.method === 'HEAD' && (heldBytes(response) !== undefined || response.body !== null)) {
+    // HEAD is GET without the body (an event stream's subscription ends at once; a held body is
+    // left untouched, never made into a stream).
+    if (heldBytes(response) === undefined) response.body?.cancel().catch(() => {});
     response = new Response(null, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
   try {
