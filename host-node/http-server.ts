@@ -95,14 +95,7 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
  * otherwise the two disagree about where the request goes, and it is refused (ConflictingAuthority).
  */
 function requestUrl(req: IncomingMessage, fallbackOrigin: string): URL {
-  let origin = fallbackOrigin;
-  if (req.headers.host) {
-    try {
-      origin = new URL(`http://${req.headers.host}`).origin;
-    } catch {
-      // Not a host a browser would send; the bound address stands in.
-    }
-  }
+  const origin = req.headers.host ? originOfHost(req.headers.host, fallbackOrigin) : fallbackOrigin;
   const target = req.url ?? '/';
   let named: URL;
   try {
@@ -110,8 +103,28 @@ function requestUrl(req: IncomingMessage, fallbackOrigin: string): URL {
   } catch {
     return new URL(origin);
   }
+  // A path (the usual target) names nothing but a path and a query: the URL is made.
+  if (target.startsWith('/') && !target.startsWith('//') && named.hash === '') return named;
   if (!target.startsWith('/') && named.origin !== origin) throw new ConflictingAuthority(named.host);
   return new URL(named.pathname + named.search, origin);
+}
+
+// The origins of the Host headers seen last: a server hears the same one or two on every request.
+const hostOrigins = new Map<string, string | null>();
+
+/** The origin `http://` + `host` names, or `fallback` for a host a browser would not send. */
+function originOfHost(host: string, fallback: string): string {
+  let origin = hostOrigins.get(host);
+  if (origin === undefined) {
+    try {
+      origin = new URL(`http://${host}`).origin;
+    } catch {
+      origin = null;
+    }
+    if (hostOrigins.size >= 64) hostOrigins.clear();
+    hostOrigins.set(host, origin);
+  }
+  return origin ?? fallback;
 }
 
 /** An absolute-form request target naming another authority than `Host`. */
