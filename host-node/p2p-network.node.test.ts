@@ -124,3 +124,14 @@ test('Libp2pNetwork: gossip published when a peer joins reaches that peer, on ev
     }
   }
 });
+
+test('Libp2pNetwork: two pings to a peer at once both get their round trip (the connection monitor pings beside the node)', async () => {
+  const [a, b] = [await start({}), await start({})];
+  try {
+    await a.libp2p.dial(b.libp2p.getMultiaddrs()[0]!);
+    const rtts = await Promise.all([a.ping(b.self), a.ping(b.self)]);
+    for (const rtt of rtts) assert.isAtLeast(rtt, 0);
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+});

@@ -189,7 +189,12 @@ export class Libp2pNetwork implements Network {
       services: {
         ...host.services,
         identify: identify(),
-        ping: ping(),
+        // libp2p's connection monitor pings every peer each 10 s and hangs up when it cannot open
+        // its ping stream; `ping` (the node's RTT samples) uses the same protocol. With the default
+        // of one outbound ping stream per connection, a sample still waiting for a busy peer's answer
+        // (one applying a sync range) made the monitor's ping fail, and the connection was cut
+        // mid-sync. Each side may hold two of its own at once, and take four from the other.
+        ping: ping({ maxOutboundStreams: 2, maxInboundStreams: 4 }),
         pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false, fallbackToFloodsub: false }),
       },
     });
