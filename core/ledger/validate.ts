@@ -146,12 +146,16 @@ export async function findInvalidSignatures(
   // another) then run a range after the other, instead of the first range's later windows waiting
   // behind the next ranges' first ones.
   const windows: Promise<boolean[]>[] = [];
+  const count = messages.length;
   const send = (start: number): void => {
-    if (start >= messages.length) return;
-    const window = verifyBatch(messages.length <= VERIFY_WINDOW ? messages : messages.slice(start, start + VERIFY_WINDOW));
+    if (start >= count) return;
+    const window = verifyBatch(messages.slice(start, start + VERIFY_WINDOW));
     // A window left unawaited (one before it failed) must not reject unhandled.
     window.catch(() => {});
     windows.push(window);
+    // The last window is out: the messages are the backend's now (they are many, and would outlive
+    // their use while the windows are checked).
+    if (start + VERIFY_WINDOW >= count) messages.length = 0;
   };
   for (let w = 0; w < WINDOWS_AHEAD; w++) send(w * VERIFY_WINDOW);
   for (let w = 0; w < windows.length; w++) {
