@@ -380,7 +380,6 @@ export class Sync {
     let applied!: () => void;
     this.#applying = new Promise<void>((resolve) => (applied = resolve));
     this.#unapplied++;
-    const checked = this.#chain.checkSignatures(blocks);
     let asked = false;
     const askNext = (): void => {
       // Stopped, or the target failed meanwhile (a range before this one did not apply).
@@ -396,6 +395,9 @@ export class Sync {
     };
     if (this.#unapplied <= 2) askNext();
     else this.#askOnceApplied = askNext;
+    // After the request: preparing the check takes this thread a while, and the target can be
+    // reading the next range meanwhile.
+    const checked = this.#chain.checkSignatures(blocks);
     try {
       await previous;
       if (pending.source.failed || this.#stopped) return 'ignore';
