@@ -119,15 +119,17 @@ function counts(entry: Entry): boolean {
 export class PendingBatch {
   // The last write of each key.
   readonly #writes = new Map<string, BatchOp>();
+  // Puts no later write of the batch overrides (`putLast`), after the others.
+  readonly #last: BatchOp[] = [];
   readonly #store: KeyValueStore;
 
   constructor(store: KeyValueStore) {
     this.#store = store;
   }
 
-  /** The writes to make, one per key. */
+  /** The writes to make, one per key but for `putLast`'s, which come last. */
   get ops(): BatchOp[] {
-    return [...this.#writes.values()];
+    return [...this.#writes.values(), ...this.#last];
   }
 
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
@@ -138,6 +140,15 @@ export class PendingBatch {
 
   put(key: Uint8Array, value: Uint8Array): void {
     this.#writes.set(bytesKey(key), { type: 'put', key, value });
+  }
+
+  /**
+   * A put that no later write of this batch overrides, and that `get` need not see: written after
+   * every other write (so it wins over an earlier one of the same key), without the lookup that
+   * keeps one write per key. A block's index entries, one or more per transaction, go so.
+   */
+  putLast(key: Uint8Array, value: Uint8Array): void {
+    this.#last.push({ type: 'put', key, value });
   }
 
   del(key: Uint8Array): void {
@@ -194,7 +205,9 @@ export async function indexBlock(
   // Each node's entries of the block, in the order met.
   const byNode = new Map<string, { node: Uint8Array; entries: Entry[] }>();
   const at = h8(height);
-  for (const id of txIds) batch.put(xKey(id), at);
+  // Index entries of the block's height: only an earlier removal (a block disconnected at that
+  // height, or of the same transaction) writes them too.
+  for (const id of txIds) batch.putLast(xKey(id), at);
   for (let i = 0; i < effects.length; i++) {
     const effect = effects[i]!;
     for (let n = 0; n < effect.involved.length; n++) {
@@ -209,7 +222,7 @@ export async function indexBlock(
         spent: inv.spent,
         interaction: INTERACTIONS.indexOf(inv.interaction),
       };
-      batch.put(tKey(inv.node, height, i, n), encode(entryCodec, entry));
+      batch.putLast(tKey(inv.node, height, i, n), encode(entryCodec, entry));
       const key = bytesKey(inv.node);
       const mine = byNode.get(key) ?? { node: inv.node, entries: [] };
       mine.entries.push(entry);

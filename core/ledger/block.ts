@@ -5,6 +5,7 @@
  * tx_count). A header that declares more than MAX_TXS_PER_BLOCK is refused before any transaction
  * is decoded, let alone any signature checked.
  */
+import { ensureBytes } from '../encoding/bytes.ts';
 import { decode, encode, Reader, Writer } from '../encoding/codec.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { toHex } from '../encoding/hex.ts';
@@ -112,7 +113,10 @@ function assemble(network: string, header: Header, signature: Uint8Array, txs: r
 
 /** Decodes a block. Throws InvalidBlockError 'too-many-txs' before reading any transaction. */
 export function decodeBlock(network: string, bytes: Uint8Array): Block {
-  const r = new Reader(bytes);
+  // The block's own copy, read in place: its transactions' bytes are views of it, one copy of a
+  // block's bytes in all (not one more per transaction).
+  const own = ensureBytes(bytes, 'bytes').slice();
+  const r = new Reader(own);
   let header: Header;
   try {
     header = headerCodec.read(r);
@@ -138,7 +142,7 @@ export function decodeBlock(network: string, bytes: Uint8Array): Block {
   if (r.remaining !== 0) throw new InvalidBlockError('trailing-bytes', `${r.remaining} bytes after the last transaction`);
   // The decoder takes canonical encodings only, so the bytes read are the block's encoding: copied,
   // not written again.
-  return { header, signature, txs, hash: blockHash(network, header), bytes: bytes.slice() };
+  return { header, signature, txs, hash: blockHash(network, header), bytes: own };
 }
 
 /** Builds and signs a block over `txs` with the given header fields. */

@@ -120,6 +120,8 @@ const ZERO_ACCOUNT: Account = Object.freeze({
   work_earned: 0n,
 });
 
+const asBytes = (v: Held | undefined): Uint8Array | undefined => (v === undefined || v instanceof Uint8Array ? v : encode(accountCodec, v));
+
 /** One changed entry: its key, the value before (undefined: absent) and after. */
 export interface Change {
   readonly key: Uint8Array;
@@ -127,9 +129,13 @@ export interface Change {
   readonly after: Uint8Array | undefined;
 }
 
+// A value as held: its bytes, or an account written since the state root was last taken, kept
+// decoded until its bytes are asked for (see `setAccount`).
+type Held = Uint8Array | Account;
+
 interface JournalEntry {
   readonly key: string;
-  readonly before: Uint8Array | undefined;
+  readonly before: Held | undefined;
 }
 
 /** The bond still locked at `height`: the active bond plus an unbonding amount not yet released. */
@@ -149,16 +155,17 @@ export function weightOf(account: Account): bigint {
 }
 
 export class LedgerState {
-  readonly #values = new Map<string, Uint8Array>();
+  readonly #values = new Map<string, Held>();
   readonly #journal: JournalEntry[] = [];
   #trie = new MerkleTrie();
   // Keys changed since the trie was last brought up to date, each with the value the trie holds for
   // it: a key written back to that very value (a block undone and redone) costs no hashing.
-  readonly #dirty = new Map<string, Uint8Array | undefined>();
+  readonly #dirty = new Map<string, Held | undefined>();
   // Mirror of the weight table (hex id → weight) for producer ranking.
   readonly #weights = new Map<string, bigint>();
-  // Decoded accounts by map key, frozen: a transaction reads its accounts several times, and
-  // decoding cost more than the rules themselves. Any write to an account's key drops its entry.
+  // Decoded accounts held as bytes, by map key, frozen: a transaction reads its accounts several
+  // times, and decoding cost more than the rules themselves. Any write to an account's key drops
+  // its entry (an account written since the last state root is held decoded: see `setAccount`).
   readonly #accounts = new Map<string, Account>();
   // Trie paths by map key, bounded like the accounts: hashing the key again cost as much as its value.
   readonly #paths = new Map<string, Uint8Array>();
@@ -173,7 +180,7 @@ export class LedgerState {
     state.#journal.length = 0;
     // One bulk build of the trie instead of an insertion per entry.
     const leaves: TrieLeaf[] = [];
-    for (const s of state.#dirty.keys()) leaves.push({ path: sha256(keyBytes(s)), valueHash: sha256(state.#values.get(s)!) });
+    for (const s of state.#dirty.keys()) leaves.push({ path: sha256(keyBytes(s)), valueHash: sha256(state.#values.get(s) as Uint8Array) });
     state.#dirty.clear();
     state.#trie = MerkleTrie.fromLeaves(leaves);
     return state;
@@ -187,7 +194,18 @@ export class LedgerState {
 
   /** The bytes held under `k`: the state's own, to read and never to change. */
   get(k: Uint8Array): Uint8Array | undefined {
-    return this.#values.get(keyString(k));
+    return this.#bytes(keyString(k));
+  }
+
+  // The bytes held under `s`: an account kept decoded is encoded, and held as bytes from then on.
+  #bytes(s: string): Uint8Array | undefined {
+    const v = this.#values.get(s);
+    if (v === undefined || v instanceof Uint8Array) return v;
+    const bytes = encode(accountCodec, v);
+    // Not a write: the same value, in the form the trie, the journal's readers and storage take.
+    this.#values.set(s, bytes);
+    this.#remember(s, v);
+    return bytes;
   }
 
   /** Holds a copy of `value` under `k`: what the caller does with its bytes afterwards changes nothing here. */
@@ -200,7 +218,7 @@ export class LedgerState {
     this.#put(keyString(k), value);
   }
 
-  #put(s: string, value: Uint8Array): void {
+  #put(s: string, value: Held): void {
     this.#journal.push({ key: s, before: this.#values.get(s) });
     this.#set(s, value);
   }
@@ -212,8 +230,8 @@ export class LedgerState {
     this.#set(s, undefined);
   }
 
-  #set(s: string, value: Uint8Array | undefined): void {
-    if (s.charCodeAt(0) === TABLE.name) this.#indexName(s, this.#values.get(s), value);
+  #set(s: string, value: Held | undefined): void {
+    if (s.charCodeAt(0) === TABLE.name) this.#indexName(s, this.#values.get(s) as Uint8Array | undefined, value as Uint8Array | undefined);
     if (!this.#dirty.has(s)) this.#dirty.set(s, this.#values.get(s));
     if (value === undefined) this.#values.delete(s);
     else this.#values.set(s, value);
@@ -221,7 +239,7 @@ export class LedgerState {
     if (s.charCodeAt(0) === TABLE.weight) {
       const id = toHex(keyBytes(s).subarray(1));
       if (value === undefined) this.#weights.delete(id);
-      else this.#weights.set(id, decode(weightCodec, value));
+      else this.#weights.set(id, decode(weightCodec, value as Uint8Array));
     }
   }
 
@@ -257,7 +275,7 @@ export class LedgerState {
     }
     // Each key is put back once, to its value at the mark: a block writes its busy accounts many
     // times, and undoing every write one by one cost as much as making them.
-    const first = new Map<string, Uint8Array | undefined>();
+    const first = new Map<string, Held | undefined>();
     for (let i = this.#journal.length - 1; i >= mark; i--) {
       const entry = this.#journal[i]!;
       first.set(entry.key, entry.before);
@@ -268,7 +286,7 @@ export class LedgerState {
 
   /** The net changes since `mark`, one per key, in key order. */
   changesSince(mark: number): Change[] {
-    const before = new Map<string, Uint8Array | undefined>();
+    const before = new Map<string, Held | undefined>();
     for (let i = mark; i < this.#journal.length; i++) {
       const entry = this.#journal[i]!;
       if (!before.has(entry.key)) before.set(entry.key, entry.before);
@@ -277,8 +295,8 @@ export class LedgerState {
     // Sorting the map's key strings gives the keys' byte order without turning each key back into
     // a string at every comparison (which cost more than everything else here).
     for (const s of [...before.keys()].sort()) {
-      const prev = before.get(s);
-      const after = this.#values.get(s);
+      const prev = asBytes(before.get(s));
+      const after = this.#bytes(s);
       // Written back to equal bytes (e.g. a weight restored in a fresh encoding) is no change.
       if (prev === after || (prev !== undefined && after !== undefined && bytesEqual(prev, after))) continue;
       out.push({ key: keyBytes(s), before: prev, after });
@@ -304,9 +322,9 @@ export class LedgerState {
   /** The Merkle root committing to every entry. */
   stateRoot(): Uint8Array {
     for (const [s, hashed] of this.#dirty) {
-      const value = this.#values.get(s);
       // Values are never changed in place, so the same object is the same bytes.
-      if (value === hashed) continue;
+      if (this.#values.get(s) === hashed) continue;
+      const value = this.#bytes(s);
       const path = this.#path(s);
       if (value === undefined) this.#trie.delete(path);
       else this.#trie.set(path, sha256(value));
@@ -326,7 +344,7 @@ export class LedgerState {
 
   /** Every entry in key order (for snapshots and storage). */
   entries(): [Uint8Array, Uint8Array][] {
-    return [...this.#values.keys()].sort().map((s) => [keyBytes(s), this.#values.get(s)!]);
+    return [...this.#values.keys()].sort().map((s) => [keyBytes(s), this.#bytes(s)!]);
   }
 
   // ---- typed tables ------------------------------------------------------------------------
@@ -337,10 +355,10 @@ export class LedgerState {
   }
 
   #account(s: string): Account {
-    const cached = this.#accounts.get(s);
-    if (cached !== undefined) return cached;
     const v = this.#values.get(s);
-    return v === undefined ? ZERO_ACCOUNT : this.#remember(s, decode(accountCodec, v));
+    if (v === undefined) return ZERO_ACCOUNT;
+    if (!(v instanceof Uint8Array)) return v;
+    return this.#accounts.get(s) ?? this.#remember(s, decode(accountCodec, v));
   }
 
   #remember(s: string, account: Account): Account {
@@ -354,9 +372,10 @@ export class LedgerState {
   setAccount(id: Uint8Array, account: Account): void {
     const s = accountKey(id);
     const before = this.#account(s);
-    this.#put(s, encode(accountCodec, account));
-    // A copy, so the caller's object stays its own.
-    this.#remember(s, { ...account });
+    // Held decoded (a copy, so the caller's object stays its own) and encoded only when its bytes
+    // are asked for, by the state root most often: a transfer writes its sender twice and its
+    // recipient once, and a block writes its busy accounts many times, each encoded once.
+    this.#put(s, Object.freeze({ ...account }));
     const weight = weightOf(account);
     if (weight !== weightOf(before)) {
       const k = key(TABLE.weight, id);

@@ -148,12 +148,16 @@ export function decodeTx(bytes: Uint8Array): Tx {
   return fromWire(decode(txBodyCodec, own.subarray(0, own.length - SIGNATURE_LENGTH)), own);
 }
 
-/** Reads one transaction from a reader positioned at its start (blocks hold them back to back). */
+/**
+ * Reads one transaction from a reader positioned at its start (blocks hold them back to back). Its
+ * bytes are a view of the reader's, not a copy: read only bytes that are the caller's own and never
+ * change (decodeBlock reads the block's own copy, which its transactions then share).
+ */
 export function readTx(r: Reader): Tx {
   const start = r.offset;
   const body = txBodyCodec.read(r);
   const sigAt = r.take(SIGNATURE_LENGTH, 'tx signature');
-  return fromWire(body, r.view(start, sigAt + SIGNATURE_LENGTH).slice());
+  return fromWire(body, r.view(start, sigAt + SIGNATURE_LENGTH));
 }
 
 /** Signs `body` with `key` (whose public key must be `body.sender`) for `network`. */

@@ -70,9 +70,11 @@ export function headerMessage(block: Block, params: ChainParams): SignedMessage 
   };
 }
 
-// Signatures in flight at once when checking many blocks: enough to keep every core busy, few
-// enough that a branch of 500 full blocks does not hold half a million pending checks.
+// Signatures in flight at once when checking many blocks, in windows of VERIFY_WINDOW: enough to keep
+// every core busy, few enough that a branch of 500 full blocks does not hold half a million pending
+// checks.
 const VERIFY_WINDOW = 8_192;
+const WINDOWS_AHEAD = 2;
 
 // The structural checks of one block, then its messages (header first unless already verified).
 function blockMessages(block: Block, params: ChainParams, headerVerified: boolean): { messages: SignedMessage[]; owners: number[] } {
@@ -139,14 +141,33 @@ export async function findInvalidSignatures(
       owners.push(checked.owners[i]!);
     }
   }
-  for (let start = 0; start < messages.length; start += VERIFY_WINDOW) {
-    const verdicts = await verifyBatch(messages.length <= VERIFY_WINDOW ? messages : messages.slice(start, start + VERIFY_WINDOW));
+  // The windows go out WINDOWS_AHEAD at a time, so that a range's next window is queued before its
+  // first is done: checks of several ranges under way at once (sync checks one while it applies
+  // another) then run a range after the other, instead of the first range's later windows waiting
+  // behind the next ranges' first ones.
+  const windows: Promise<boolean[]>[] = [];
+  const count = messages.length;
+  const send = (start: number): void => {
+    if (start >= count) return;
+    const window = verifyBatch(messages.slice(start, start + VERIFY_WINDOW));
+    // A window left unawaited (one before it failed) must not reject unhandled.
+    window.catch(() => {});
+    windows.push(window);
+    // The last window is out: the messages are the backend's now (they are many, and would outlive
+    // their use while the windows are checked).
+    if (start + VERIFY_WINDOW >= count) messages.length = 0;
+  };
+  for (let w = 0; w < WINDOWS_AHEAD; w++) send(w * VERIFY_WINDOW);
+  for (let w = 0; w < windows.length; w++) {
+    const verdicts = await windows[w]!;
     const bad = verdicts.indexOf(false);
     if (bad >= 0) {
-      const block = ownerBlocks[start + bad]!;
+      const at = w * VERIFY_WINDOW + bad;
+      const block = ownerBlocks[at]!;
       // Messages are in block order: every block before this one had all its signatures verified.
-      return { index: block, error: badSignature(blocks[block]!, owners[start + bad]!), verified: block };
+      return { index: block, error: badSignature(blocks[block]!, owners[at]!), verified: block };
     }
+    send((w + WINDOWS_AHEAD) * VERIFY_WINDOW);
   }
   return null;
 }

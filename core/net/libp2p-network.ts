@@ -78,6 +78,9 @@ const VERDICTS: Record<Verdict, TopicValidatorResult> = {
   reject: TopicValidatorResult.Reject,
 };
 const RECONNECT_MS = 3_000;
+// How often, and how long at most, a joined peer is checked for this node's gossip stream to it.
+const JOIN_POLL_MS = 10;
+const JOIN_WAIT_MS = 3_000;
 
 // The first byte of an answer frame (docs/network.md, "Request and response").
 const ANSWER = { ok: 0, failed: 1, requestTooLarge: 2, responseTooLarge: 3, busy: 4 } as const;
@@ -186,7 +189,12 @@ export class Libp2pNetwork implements Network {
       services: {
         ...host.services,
         identify: identify(),
-        ping: ping(),
+        // libp2p's connection monitor pings every peer each 10 s and hangs up when it cannot open
+        // its ping stream; `ping` (the node's RTT samples) uses the same protocol. With the default
+        // of one outbound ping stream per connection, a sample still waiting for a busy peer's answer
+        // (one applying a sync range) made the monitor's ping fail, and the connection was cut
+        // mid-sync. Each side may hold two of its own at once, and take four from the other.
+        ping: ping({ maxOutboundStreams: 2, maxInboundStreams: 4 }),
         pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false, fallbackToFloodsub: false }),
       },
     });
@@ -201,7 +209,9 @@ export class Libp2pNetwork implements Network {
       const joined = event.detail.subscriptions.some((s) => s.subscribe && s.topic === TOPICS.heights);
       const node = nodeIdOf(event.detail.peerId);
       if (!joined || node === null) return;
-      for (const listener of this.#joined) listener(node);
+      this.#whenReachable(event.detail.peerId.toString(), () => {
+        for (const listener of this.#joined) listener(node);
+      });
     });
     this.libp2p.addEventListener('peer:identify', (event) => {
       this.#listenAddrs.set(event.detail.peerId.toString(), event.detail.listenAddrs);
@@ -212,6 +222,23 @@ export class Libp2pNetwork implements Network {
       this.#heights.delete(key);
     });
     this.#reconnect = this.#clock.setInterval(() => void this.#keepBootstrapped(), RECONNECT_MS);
+  }
+
+  // Runs `then` once a gossip publish reaches `peer`: its subscriptions may arrive before this
+  // node's own stream to it is open, and a message published meanwhile would not go to it (a new
+  // peer's first height announcement was lost so, and sync waited for the next). Checked every
+  // JOIN_POLL_MS; after JOIN_WAIT_MS `then` runs anyway. The streams are the GossipSub class's
+  // public map (not on the service's interface); were it gone, `then` runs at once, as before.
+  #whenReachable(peer: string, then: () => void): void {
+    const streams = (this.libp2p.services.pubsub as { streamsOutbound?: ReadonlyMap<string, unknown> }).streamsOutbound;
+    if (streams === undefined) return then();
+    const deadline = this.#clock.now() + JOIN_WAIT_MS;
+    const check = (): void => {
+      if (this.#stopping.signal.aborted) return;
+      if (streams.has(peer) || this.#clock.now() >= deadline) then();
+      else this.#clock.setTimeout(check, JOIN_POLL_MS);
+    };
+    check();
   }
 
   // Bootstrap peers are dialled again whenever the connection is gone (a restart on either side).

@@ -228,7 +228,8 @@ export class MeshNode implements NodeService {
     this.profiles.start();
     this.#unsubscribeChain = this.chain.subscribe((event) => this.#onChain(event));
     // A node announces its height to each peer that joins (node-api.md §6).
-    // Again after 1 s and 3 s: the first may go out before the new peer's stream is ready.
+    // The network reports the join once a publish reaches the peer; again after 1 s and 3 s all the
+    // same, in case the first is lost.
     this.#unsubscribePeers = network.onPeerJoined(() => {
       const announce = (): void => void this.sync.announce().catch(() => {});
       announce();

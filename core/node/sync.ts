@@ -103,6 +103,9 @@ export class Sync {
   // The last sync answer's application, and the answers received and not yet applied (see #onResponse).
   #applying: Promise<void> = Promise.resolve();
   #unapplied = 0;
+  // The next range's request of an answer that arrived while two were ahead of it: sent once the
+  // first of them is applied.
+  #askOnceApplied: (() => void) | null = null;
   #stopped = false;
   // When this node first saw a higher tip (null while none), and when sync last moved its chain.
   #aheadSince: number | null = null;
@@ -369,17 +372,20 @@ export class Sync {
     if (last === undefined) return unserved('no blocks');
     // Three ranges are under way at most: one applied, the next one's signatures checked on the
     // other cores meanwhile, and the one after it travelling. A range that arrives while two are
-    // ahead of it asks for the next only once the first of them is applied, so a target that
-    // answers faster than this node applies does not pile decoded ranges up in memory.
+    // ahead of it asks for the next once the first of them is applied (not the second: then the
+    // next range would only start travelling, and its signatures being checked, when this one is
+    // checked already, and the cores would take turns instead of working together), so a target
+    // that answers faster than this node applies does not pile decoded ranges up in memory.
     const previous = this.#applying;
     let applied!: () => void;
     this.#applying = new Promise<void>((resolve) => (applied = resolve));
     this.#unapplied++;
-    const checked = this.#chain.checkSignatures(blocks);
     let asked = false;
     const askNext = (): void => {
+      // Stopped, or the target failed meanwhile (a range before this one did not apply).
+      if (asked || pending.source.failed || this.#stopped) return;
       asked = true;
-      if (response.tip_height > last.header.height && !this.#stopped) {
+      if (response.tip_height > last.header.height) {
         // The locator goes on past the last hash, so that the target answers from there although
         // this node has not applied the range yet, and finds the fork point if it reorganised.
         this.#send(message.origin, this.#locator().then((hashes) => [last.hash, ...hashes].slice(0, MAX_LOCATOR)));
@@ -388,11 +394,14 @@ export class Sync {
       }
     };
     if (this.#unapplied <= 2) askNext();
+    else this.#askOnceApplied = askNext;
+    // After the request: preparing the check takes this thread a while, and the target can be
+    // reading the next range meanwhile.
+    const checked = this.#chain.checkSignatures(blocks);
     try {
       await previous;
-      // Stopped, or the target failed meanwhile (a range before this one did not apply).
       if (pending.source.failed || this.#stopped) return 'ignore';
-      if (!asked) askNext();
+      askNext();
       await checked;
       const outcome = await this.#chain.addBranch(blocks, this.#clock.now());
       if (outcome === 'extended' || outcome === 'reorganized') {
@@ -416,6 +425,9 @@ export class Sync {
     } finally {
       this.#unapplied--;
       applied();
+      const ask = this.#askOnceApplied;
+      this.#askOnceApplied = null;
+      ask?.();
     }
   }
 
