@@ -3,6 +3,7 @@
  * within a time window, at most `maxNodes` of them. Time (unix seconds) is passed in, so tests
  * control it.
  */
+import { NodeTable } from '../collections/node-table.ts';
 import { ProfileError } from './errors.ts';
 import type { SignedProfile } from './profile.ts';
 
@@ -24,14 +25,10 @@ export function checkFreshness(measuredAt: number, nowS: number): void {
 }
 
 export class ProfileBook {
-  readonly #maxNodes: number;
-  // By node id (hex), least recently updated first.
-  readonly #profiles = new Map<string, SignedProfile>();
+  readonly #profiles: NodeTable<SignedProfile>;
 
   constructor(options: { maxNodes?: number } = {}) {
-    const max = options.maxNodes ?? PROFILE_BOOK_MAX_NODES;
-    if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`maxNodes must be a positive integer, got ${max}`);
-    this.#maxNodes = max;
+    this.#profiles = new NodeTable(options.maxNodes ?? PROFILE_BOOK_MAX_NODES, (profile, nowS) => profile.body.measured_at + PROFILE_TTL_S > nowS);
   }
 
   /**
@@ -44,31 +41,17 @@ export class ProfileBook {
     if (held !== undefined && profile.body.measured_at <= held.body.measured_at) {
       throw new ProfileError('not-newer', `a profile of ${profile.nodeId.slice(0, 16)}… measured at ${held.body.measured_at} is held already`);
     }
-    this.#profiles.delete(profile.nodeId);
     this.#profiles.set(profile.nodeId, profile);
-    for (const id of this.#profiles.keys()) {
-      if (this.#profiles.size <= this.#maxNodes) break;
-      this.#profiles.delete(id);
-    }
   }
 
   /** The live profile of `nodeId` (hex), or undefined. */
   get(nodeId: string, nowS: number): SignedProfile | undefined {
-    const profile = this.#profiles.get(nodeId);
-    if (profile === undefined) return undefined;
-    if (profile.body.measured_at + PROFILE_TTL_S > nowS) return profile;
-    this.#profiles.delete(nodeId);
-    return undefined;
+    return this.#profiles.get(nodeId, nowS);
   }
 
   /** The live profiles, sorted by node id; expired ones are dropped for good. */
   list(nowS: number): SignedProfile[] {
-    const out: SignedProfile[] = [];
-    for (const [id, profile] of this.#profiles) {
-      if (profile.body.measured_at + PROFILE_TTL_S <= nowS) this.#profiles.delete(id);
-      else out.push(profile);
-    }
-    return out.sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
+    return this.#profiles.live(nowS);
   }
 
   /** Profiles held, expired ones included until the next `list`. */

@@ -4,6 +4,7 @@
  * the figure) and, while they mine, one `tag:<t>` (version 1) per self-tag. Receivers fold those
  * signals into one entry per node and forget nodes not heard from for five intervals.
  */
+import { NodeTable } from '../collections/node-table.ts';
 import type { Capability } from './signal.ts';
 import type { AtlasEntry, SignalObject } from './types.ts';
 
@@ -45,14 +46,10 @@ interface Seen {
 
 /** The capacity map built from capacity signals. Time is passed in, so tests control it. */
 export class Atlas {
-  readonly #maxNodes: number;
-  // By node id (hex), least recently heard first.
-  readonly #nodes = new Map<string, Seen>();
+  readonly #nodes: NodeTable<Seen>;
 
   constructor(options: { maxNodes?: number } = {}) {
-    const max = options.maxNodes ?? ATLAS_MAX_NODES;
-    if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`maxNodes must be a positive integer, got ${max}`);
-    this.#maxNodes = max;
+    this.#nodes = new NodeTable(options.maxNodes ?? ATLAS_MAX_NODES, (seen, nowMs) => nowMs - seen.seenMs <= ATLAS_EXPIRY_MS);
   }
 
   /**
@@ -73,9 +70,8 @@ export class Atlas {
       else if (name.startsWith(TAG_PREFIX) && name.length > TAG_PREFIX.length) tags.push(name.slice(TAG_PREFIX.length));
     }
     if (cpu === undefined || mem === undefined || jobs === undefined) return false;
-    const known = this.#nodes.get(signal.from);
+    const known = this.#nodes.get(signal.from, nowMs);
     if (known !== undefined && signal.nonce <= known.nonce) return false;
-    this.#nodes.delete(signal.from);
     this.#nodes.set(signal.from, {
       entry: {
         node_id: signal.from,
@@ -88,21 +84,12 @@ export class Atlas {
       seenMs: nowMs,
       nonce: signal.nonce,
     });
-    for (const id of this.#nodes.keys()) {
-      if (this.#nodes.size <= this.#maxNodes) break;
-      this.#nodes.delete(id);
-    }
     return true;
   }
 
   /** The live entries, sorted by node_id; entries older than ATLAS_EXPIRY_MS are dropped for good. */
   entries(nowMs: number): AtlasEntry[] {
-    const out: AtlasEntry[] = [];
-    for (const [id, seen] of this.#nodes) {
-      if (nowMs - seen.seenMs > ATLAS_EXPIRY_MS) this.#nodes.delete(id);
-      else out.push({ ...seen.entry, tags: seen.entry.tags.slice() });
-    }
-    return out.sort((a, b) => (a.node_id < b.node_id ? -1 : a.node_id > b.node_id ? 1 : 0));
+    return this.#nodes.live(nowMs).map((seen) => ({ ...seen.entry, tags: seen.entry.tags.slice() }));
   }
 
   /** Nodes held, expired ones included until the next `entries`. */
