@@ -109,3 +109,43 @@ test('readIndexFile refuses what is not an index file of this version', () => {
     assert.deepEqual(concatBytes(...indexFileChunks(file.parts, file.header, file.datasetSha256)), bytes);
   });
 });
+
+/** One chunk holding `bytes`, as a serving thread is handed the index file. */
+const oneChunk = (bytes: Uint8Array) => () =>
+  Promise.resolve(
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes);
+        controller.close();
+      },
+    }),
+  );
+
+async function bodiesOf(directory: ReturnType<typeof createDirectory>): Promise<string[]> {
+  const bodies: string[] = [];
+  for (const path of PATHS) bodies.push(await (await directory.fetch(new Request(`http://directory.test${path}`), { remoteAddress: 'test' })).text());
+  return bodies;
+}
+
+test("a thread's directory over another's shared index: the file's bytes and the bit sets used in place, the same answers", async () => {
+  const cache = memoryCache();
+  const built = createDirectory({ data: () => Promise.resolve(new Blob([fixtureText()]).stream()), submissions: new MemorySubmissionStore(), indexCache: cache, index: { bitsetFrom: 2 } });
+  const expected = await bodiesOf(built);
+  assert.isUndefined(built.sharedIndex(), 'an index built from the dataset reads no file in place');
+
+  const bytes = cache.bytes!;
+  const first = createDirectory({ data: oneChunk(bytes), submissions: new MemorySubmissionStore(), index: { bitsetFrom: 2 } });
+  assert.deepEqual(await bodiesOf(first), expected);
+  const shared = first.sharedIndex()!;
+  assert.strictEqual(shared.file, bytes, 'a whole file in one chunk is not copied');
+  assert.isAbove(shared.bitsets.byteLength, 0);
+
+  const second = createDirectory({ data: oneChunk(shared.file), submissions: new MemorySubmissionStore(), index: { bitsetFrom: 2, bitsets: shared.bitsets } });
+  assert.deepEqual(await bodiesOf(second), expected);
+  assert.strictEqual(second.sharedIndex()!.bitsets, shared.bitsets);
+
+  const errors: unknown[] = [];
+  const wrong = createDirectory({ data: oneChunk(shared.file), submissions: new MemorySubmissionStore(), index: { bitsetFrom: 2, bitsets: new ArrayBuffer(8) }, onError: (e) => errors.push(e) });
+  assert.equal((await wrong.fetch(new Request('http://directory.test/api/v1/stats'))).status, 503);
+  assert.match(String(errors[0]), /bit sets given were made for another index/);
+});

@@ -76,7 +76,11 @@ export function intersect(a: Postings, b: Postings, alloc: Alloc = fresh): Posti
 
 /** The bit set of `list` over `universe` positions. */
 export function toBitset(list: Postings, universe: number): Bitset {
-  const bits = new Uint32Array((universe + 31) >>> 5);
+  return setBits(new Uint32Array((universe + 31) >>> 5), list);
+}
+
+/** Sets the bits of `list`'s positions in `bits`, and returns it. */
+export function setBits(bits: Bitset, list: Postings): Bitset {
   for (let i = 0; i < list.length; i++) bits[list[i]! >>> 5]! |= 1 << (list[i]! & 31);
   return bits;
 }

@@ -13,6 +13,7 @@
  */
 import { bytesResponse } from '../core/web/bytes-response.ts';
 import { type Call, type ClientInfo, type CorsPolicy, createService, type Route } from '../core/web/router.ts';
+import type { IndexOptions } from './index-builder.ts';
 import type { SearchQuery } from './search.ts';
 import { checkDeclaredLength, readBody } from './http/body.ts';
 import { type Clock, DataLoader, type DataSource, type IndexCache, type LoadedData, type RetryOptions, type Sha256Factory } from './http/data-source.ts';
@@ -71,6 +72,14 @@ export interface DirectoryOptions {
    * instead of the connection's. Off by default, when the header is ignored: anyone can send it.
    */
   readonly trustProxy?: boolean;
+  /** How the index is made; `bitsets` lets a thread use another's (see `sharedIndex`). */
+  readonly index?: IndexOptions;
+}
+
+/** See `Directory.sharedIndex`. */
+export interface SharedIndex {
+  readonly file: Uint8Array;
+  readonly bitsets: ArrayBufferLike;
 }
 
 export type { ClientInfo } from '../core/web/router.ts';
@@ -84,6 +93,13 @@ export interface Directory {
   fetch(request: Request, client?: ClientInfo): Promise<Response>;
   /** Waits for the current load attempt: the number of records, or null while the dataset is unavailable. */
   ready(): Promise<number | null>;
+  /**
+   * What the loaded index is made of that another thread can use in place: the index file's bytes
+   * and the bit sets' memory. Undefined before a load, and when the index was built from the
+   * dataset. A host that serves on several threads hands them to the others when they are shared
+   * memory (directory/adapter/threads.ts), which pass them back as `data` and `index.bitsets`.
+   */
+  sharedIndex(): SharedIndex | undefined;
   /** Stops answering (later requests get 503); the adapter closes its server and the store. */
   close(): Promise<void>;
 }
@@ -128,7 +144,6 @@ const NDJSON_TYPE = 'application/x-ndjson; charset=utf-8';
 
 /** What the guard learnt of a request, for the headers added to its answer. */
 interface Meter {
-  key?: string;
   take?: TakeResult;
 }
 
@@ -163,7 +178,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
   const limits: DirectoryLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const clock = options.clock ?? { now: () => Date.now() };
   const onError = options.onError ?? (() => {});
-  const loader = new DataLoader(options.data, clock, limits.retry, onError, options.sha256, options.indexCache);
+  const loader = new DataLoader(options.data, clock, limits.retry, onError, options.sha256, options.indexCache, options.index);
   const limiter = new TokenBucketLimiter(limits.rateLimit, clock);
   let closed = false;
   let openApi: FixedBody | undefined;
@@ -285,8 +300,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
     cors: PUBLIC_READS,
     guard(request, _url, client, meter) {
       if (closed) throw unavailable('the directory is shutting down', 1);
-      meter.key = clientKeyOf(clientAddress(request, client, options.trustProxy === true));
-      const take = (meter.take = limiter.take(meter.key));
+      const take = (meter.take = limiter.take(clientKeyOf(clientAddress(request, client, options.trustProxy === true))));
       if (!take.ok) {
         throw new ProblemError('rate-limited', `too many requests; retry in ${take.retryAfterSeconds} s`, {}, {
           'retry-after': String(take.retryAfterSeconds),
@@ -301,7 +315,7 @@ export function createDirectory(options: DirectoryOptions): Directory {
       const encoding = chooseEncoding(request.headers.get('accept-encoding'));
       const meter: Meter = {};
       const response = encodeResponse(await fetch(plainRequest(request, encoding), client, meter), encoding);
-      const fields = meter.key !== undefined && meter.take !== undefined ? limiter.fields(meter.key, meter.take) : undefined;
+      const fields = meter.take !== undefined ? limiter.fields(meter.take) : undefined;
       if (fields === undefined) return response;
       // The service's responses are its own, made with mutable headers.
       response.headers.set('ratelimit-policy', fields['ratelimit-policy']);
@@ -311,6 +325,10 @@ export function createDirectory(options: DirectoryOptions): Directory {
     async ready(): Promise<number | null> {
       const state = await loader.get();
       return state.ok ? state.data.index.size : null;
+    },
+    sharedIndex() {
+      const data = loader.loaded;
+      return data?.indexFile === undefined ? undefined : { file: data.indexFile, bitsets: data.index.bitsetMemory };
     },
     close(): Promise<void> {
       closed = true;

@@ -155,6 +155,8 @@ export class DirectoryIndex {
   private readonly bySource: PostingsTable;
   /** Bit sets of the long lists, so intersecting with them costs a bit test per candidate. */
   private readonly bits: Map<Postings, Bitset>;
+  /** The buffer holding every bit set: another thread's index of the same parts can use it (IndexOptions.bitsets). */
+  readonly bitsetMemory: ArrayBufferLike;
   private readonly bitsOf = (list: Postings): Bitset | undefined => this.bits.get(list);
   /** Room for the lists one query makes, reused by the next. */
   private readonly scratch = new ScratchPool();
@@ -192,7 +194,9 @@ export class DirectoryIndex {
     this.byCategory = parts.byCategory;
     this.byContact = parts.byContact;
     this.bySource = parts.bySource;
-    this.bits = bitsetsOf(parts, options.bitsetFrom);
+    const bitsets = bitsetsOf(parts, options.bitsetFrom, options.bitsets);
+    this.bits = bitsets.bits;
+    this.bitsetMemory = bitsets.memory;
     this.unions = new PostingsCache(2 * Math.max(this.size, 1024), 256);
     this.denseFrom = options.denseFrom ?? Math.max(64, this.size / 64);
   }

@@ -282,8 +282,16 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   );
 }
 
+export interface ServeOptions {
+  /**
+   * Share the port with other sockets that ask for it too (SO_REUSEPORT, Linux): the kernel spreads
+   * new connections over them, as over the threads of one server (directory/adapter/threads.ts).
+   */
+  readonly reusePort?: boolean;
+}
+
 /** Serves `handler` on `host:port` (0 for any free port); resolves once listening. */
-export function serveFetch(handler: FetchHandler, host: string, port: number): Promise<HttpServer> {
+export function serveFetch(handler: FetchHandler, host: string, port: number, options: ServeOptions = {}): Promise<HttpServer> {
   holdBodies();
   let base = originOf(host, port);
   const streams = new Set<ReadableStreamDefaultReader<Uint8Array>>();
@@ -332,7 +340,7 @@ export function serveFetch(handler: FetchHandler, host: string, port: number): P
 
   return new Promise((resolveListening, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, reusePort: options.reusePort === true }, () => {
       server.off('error', reject);
       const address = server.address();
       base = originOf(host, typeof address === 'object' && address !== null ? address.port : port);

@@ -1,11 +1,12 @@
 /**
  * The dataset's prebuilt index on Node: the file `<dataset>.index` beside the dataset
- * (`~/.mesh/directory/directory.json.index`), read with one read and written whole or not at all.
+ * (`~/.mesh/directory/directory.json.index`), read with one read into shared memory (so the
+ * server's threads serve one copy of it: threads.ts) and written whole or not at all.
  * `mesh directory import` writes it after the dataset; `mesh directory` writes it when it finds
  * it missing or made from other bytes (the format: directory/index-file.ts).
  */
 import { createHash } from 'node:crypto';
-import { open, readFile } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { writeAtomically } from '../../host-node/atomic-file.ts';
 import { type IndexCache, indexSource } from '../http/data-source.ts';
 import { indexFileChunks } from '../index-file.ts';
@@ -21,11 +22,17 @@ export function fileIndexCache(datasetPath: string): IndexCache {
   const path = indexPathOf(datasetPath);
   return {
     read: async () => {
+      let file;
       try {
-        return await readFile(path);
+        file = await open(path, 'r');
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
         throw error;
+      }
+      try {
+        return await readShared(file);
+      } finally {
+        await file.close();
       }
     },
     write: (chunks) =>
@@ -34,6 +41,20 @@ export function fileIndexCache(datasetPath: string): IndexCache {
       }),
     datasetSha256: () => fileSha256(datasetPath),
   };
+}
+
+/** A whole file into a SharedArrayBuffer. */
+async function readShared(file: FileHandle): Promise<Uint8Array> {
+  const { size } = await file.stat();
+  const bytes = new Uint8Array(new SharedArrayBuffer(size));
+  let at = 0;
+  while (at < size) {
+    const { bytesRead } = await file.read(bytes, at, size - at, at);
+    if (bytesRead === 0) break;
+    at += bytesRead;
+  }
+  // A file cut short while read is caught by the index file's own length check.
+  return at === size ? bytes : bytes.subarray(0, at);
 }
 
 /** The SHA-256 of a file's bytes in hex, read 4 MiB at a time into one buffer. */

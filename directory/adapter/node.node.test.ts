@@ -1,5 +1,5 @@
 // Node only: the service suite behind node:http on a real socket, and the `mesh directory` command.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
@@ -207,9 +207,17 @@ interface Served {
   stop(): Promise<number | null>;
 }
 
+// Servers a failed test left running: stopped at the end, so the file's run ends.
+const running = new Set<ChildProcess>();
+after(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** Starts `mesh directory` and reads the bound address from its first line, as the benchmark does. */
 async function serve(args: string[], env: Record<string, string> = { HOME: home }): Promise<Served> {
   const child = spawn(process.execPath, [mesh, 'directory', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   const lines: string[] = [];
   const stderr: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
@@ -442,11 +450,76 @@ test('mesh directory keeps submissions across a restart, in private files, and t
     assert.equal(await second.stop(), 0);
   }));
 
+/** One request on a connection of its own (the kernel spreads new connections over the serving threads). */
+function fresh(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: init.method ?? 'GET', headers: { 'accept-encoding': 'identity', ...init.headers }, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(init.body);
+  });
+}
+
+/** Waits until the server has printed a line matching `pattern`. */
+async function printed(server: Served, pattern: RegExp): Promise<void> {
+  for (let i = 0; i < 100 && !server.lines.some((line) => pattern.test(line)); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(server.lines.some((line) => pattern.test(line)), server.lines.join('\n'));
+}
+
+test('mesh directory --threads 2: both threads answer alike, and share one rate limit and the submissions', () =>
+  inTempDir(async (dir) => {
+    const subs = join(dir, 'subs');
+    const open = await serve(['--submissions', subs, '--threads', '2', '--rate-limit', '0']);
+    await printed(open, /^serving on 2 threads$/);
+    const search = `${open.url}/api/v1/factories?q=steel&limit=5`;
+    const answers = await Promise.all(Array.from({ length: 24 }, () => fresh(search)));
+    assert.ok(answers.every((a) => a.status === 200 && a.body.equals(answers[0]!.body)), 'the same page from every connection');
+    const exports = await Promise.all(Array.from({ length: 8 }, () => fresh(`${open.url}/directory.json`)));
+    assert.ok(exports.every((e) => e.status === 200 && e.headers.etag === exports[0]!.headers.etag && e.body.equals(exports[0]!.body)));
+    const { total } = JSON.parse((await fresh(`${open.url}/api/v1/stats`)).body.toString()) as { total: number };
+    assert.equal((JSON.parse(exports[0]!.body.toString()) as { records: unknown[] }).records.length, total);
+    const receipts = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const posted = await fresh(`${open.url}/api/v1/submissions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ kind: 'join', company: `Thread Test Works ${i}`, email: `t${i}@test.example` }),
+        });
+        assert.equal(posted.status, 201);
+        return JSON.parse(posted.body.toString()) as { id: string; token: string };
+      }),
+    );
+    for (const [i, receipt] of receipts.entries()) {
+      const status = await fresh(`${open.url}/api/v1/submissions/${receipt.id}`, { headers: { authorization: `Bearer ${receipt.token}` } });
+      assert.equal(status.status, 200);
+      assert.equal((JSON.parse(status.body.toString()) as { company: string }).company, `Thread Test Works ${i}`);
+    }
+    assert.equal((await readdir(subs)).length, 6);
+    assert.equal(await open.stop(), 0);
+
+    // 40 connections of one client: the burst is the client's, not each thread's.
+    const limited = await serve(['--submissions', subs, '--threads', '2', '--rate-limit', '0.01', '--burst', '12']);
+    await printed(limited, /^serving on 2 threads$/);
+    const statuses = await Promise.all(Array.from({ length: 40 }, () => fresh(`${limited.url}/openapi.json`).then((r) => r.status)));
+    assert.equal(statuses.filter((s) => s === 200).length, 12, statuses.join(','));
+    assert.equal(statuses.filter((s) => s === 429).length, 28);
+    assert.equal(await limited.stop(), 0);
+
+    const one = await serve(['--submissions', subs, '--threads', '1']);
+    assert.equal((await fresh(`${one.url}/api/v1/stats`)).status, 200);
+    assert.equal(await one.stop(), 0);
+    assert.ok(!one.lines.some((line) => line.startsWith('serving on')), one.lines.join('\n'));
+  }));
+
 test('mesh directory refuses bad options with exit 2 and prints its options on --help', async () => {
   const run = promisify(execFile);
   const help = await run(process.execPath, [mesh, 'directory', '--help']);
-  for (const option of ['--host', '--port', '--data', '--submissions', '--rate-limit', '--burst', '--trust-proxy']) assert.ok(help.stdout.includes(option), option);
-  for (const args of [['--port', '70000'], ['--burst', '0'], ['--rate-limit', 'fast'], ['--colour']]) {
+  for (const option of ['--host', '--port', '--data', '--submissions', '--rate-limit', '--burst', '--trust-proxy', '--threads']) assert.ok(help.stdout.includes(option), option);
+  for (const args of [['--port', '70000'], ['--burst', '0'], ['--rate-limit', 'fast'], ['--threads', '0'], ['--colour']]) {
     await assert.rejects(run(process.execPath, [mesh, 'directory', ...args]), (error: { code: number; stderr: string }) => {
       assert.equal(error.code, 2);
       assert.match(error.stderr, /^mesh directory: /);

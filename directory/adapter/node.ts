@@ -3,17 +3,21 @@
  * project's one node:http adapter (host-node/http-server.ts), a dataset file as its data source, its
  * prebuilt index beside it (index-cache.ts) and node:crypto for its ETag.
  */
-import { homedir } from 'node:os';
+import { stat } from 'node:fs/promises';
+import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type HttpServer, serveFetch } from '../../host-node/http-server.ts';
 import { importHint } from '../http/problem.ts';
-import { createDirectory } from '../router.ts';
+import { bucketMemory } from '../http/rate-limit.ts';
+import { createDirectory, type Directory } from '../router.ts';
 import { defaultDatasetPath } from './dataset-path.ts';
-import { fileIndexCache } from './index-cache.ts';
+import { fileIndexCache, indexPathOf } from './index-cache.ts';
 import { fileDataSource, nodeSha256 } from './node-data.ts';
 import { restartWithDirectoryYoungGeneration } from './young-generation.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
-import { command, entry } from '../../host-node/cli/command.ts';
+import { command, entry, option } from '../../host-node/cli/command.ts';
+import { integer } from '../../host-node/cli/values.ts';
+import { type ServingThreads, startThreads } from './threads.ts';
 import { stopSignal } from '../../host-node/cli/stop-signal.ts';
 import { origin, SERVE_DESCRIPTION, SERVE_NOTES, serveConfig, type ServeOptions, serveOptions } from './options.ts';
 
@@ -25,32 +29,53 @@ const importEntry = entry('import', "build the directory's dataset from the publ
 /** `mesh directory [options]` (and `mesh directory import`): serves until SIGINT or SIGTERM. */
 export const directoryCommand = command({
   description: SERVE_DESCRIPTION,
-  options: serveOptions('~/.mesh/directory/submissions'),
+  options: {
+    ...serveOptions('~/.mesh/directory/submissions'),
+    threads: option({
+      value: 'N',
+      description: 'threads that serve, each on its own socket of the port (one copy of the index between them)',
+      parse: integer(1, 256),
+      default: availableParallelism(),
+      shown: 'one per core',
+    }),
+  },
   notes: SERVE_NOTES,
   commands: [importEntry],
-  run: ({ options }) => runDirectory(serveConfig(options)),
+  run: ({ options }) => runDirectory({ ...serveConfig(options), threads: options.threads }),
 });
 
-async function runDirectory(options: ServeOptions): Promise<number> {
+// How often a server whose dataset was unavailable at start tries it again, to spread over its threads.
+const LOAD_RETRY_MS = 1000;
+
+async function runDirectory(options: ServeOptions & { threads: number }): Promise<number> {
   // Before anything is opened: the process may be replaced by one with a smaller young generation.
   restartWithDirectoryYoungGeneration();
-  const stopped = stopSignal();
-  const dataPath = options.data ? resolve(options.data) : defaultDatasetPath();
-  const store = await FileSubmissionStore.open(options.submissions ? resolve(options.submissions) : DEFAULT_SUBMISSIONS_DIR);
-  const directory = createDirectory({
-    data: fileDataSource(dataPath),
-    sha256: nodeSha256,
-    indexCache: fileIndexCache(dataPath),
-    submissions: store,
-    limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst } },
-    trustProxy: options.trustProxy,
-    onError: (error) => process.stderr.write(`directory: ${(error as Error)?.message ?? String(error)}\n`),
+  let stopping = false;
+  const stopped = stopSignal().then(() => {
+    stopping = true;
   });
+  const dataPath = options.data ? resolve(options.data) : defaultDatasetPath();
+  const submissions = options.submissions ? resolve(options.submissions) : DEFAULT_SUBMISSIONS_DIR;
+  const store = await FileSubmissionStore.open(submissions);
+  const rateLimitMemory = bucketMemory();
+  const onError = (error: unknown): void => void process.stderr.write(`directory: ${(error as Error)?.message ?? String(error)}\n`);
+  const open = (): Directory =>
+    createDirectory({
+      data: fileDataSource(dataPath),
+      sha256: nodeSha256,
+      indexCache: fileIndexCache(dataPath),
+      submissions: store,
+      limits: { rateLimit: { perSecond: options.rateLimit, burst: options.burst, memory: rateLimitMemory } },
+      trustProxy: options.trustProxy,
+      onError,
+    });
+  let directory = open();
   // Load before listening, so the first requests do not wait and start-up time includes the load.
+  const startedAt = Date.now();
   const records = await directory.ready();
   let server: HttpServer;
   try {
-    server = await serveFetch(directory.fetch, options.host, options.port);
+    server = await serveFetch((request, client) => directory.fetch(request, client), options.host, options.port, { reusePort: options.threads > 1 });
   } catch (error) {
     process.stderr.write(`mesh directory: cannot listen on ${origin(options.host, options.port)}: ${(error as Error).message}\n`);
     await store.close();
@@ -62,9 +87,53 @@ async function runDirectory(options: ServeOptions): Promise<number> {
       ? `dataset ${dataPath} unavailable: data routes answer 503 and the load is retried. ${importHint(dataPath)}\n`
       : `dataset ${dataPath}: ${records} records\n`,
   );
+
+  /** Once the dataset is loaded from its index file, the other threads start serving it too. */
+  async function spread(): Promise<ServingThreads | undefined> {
+    while ((await directory.ready()) === null) {
+      if (stopping) return undefined;
+      await new Promise((done) => setTimeout(done, LOAD_RETRY_MS));
+    }
+    if (directory.sharedIndex() === undefined && (await writtenSince(indexPathOf(dataPath), startedAt))) {
+      // Built from the dataset, and its index file written: serve that instead, one copy for all threads.
+      const fromFile = open();
+      if ((await fromFile.ready()) !== null) {
+        const built = directory;
+        directory = fromFile;
+        await built.close();
+      }
+    }
+    const index = directory.sharedIndex();
+    if (stopping || !(index?.file.buffer instanceof SharedArrayBuffer && index.bitsets instanceof SharedArrayBuffer)) return undefined;
+    const { port } = new URL(server.url);
+    const threads = await startThreads(options.threads - 1, {
+      host: options.host,
+      port: Number(port),
+      index,
+      rateLimitMemory,
+      rateLimit: options.rateLimit,
+      burst: options.burst,
+      trustProxy: options.trustProxy,
+      submissions,
+    }, onError);
+    process.stdout.write(`serving on ${threads.count + 1} threads\n`);
+    return threads;
+  }
+
+  const threads = options.threads > 1 ? spread() : Promise.resolve(undefined);
   await stopped;
+  await (await threads)?.close();
   await directory.close();
   await server.close();
   await store.close();
   return 0;
+}
+
+/** True when the file at `path` exists and was written at or after `since` (ms since the epoch). */
+async function writtenSince(path: string, since: number): Promise<boolean> {
+  try {
+    return (await stat(path)).mtimeMs >= since - 1000;
+  } catch {
+    return false;
+  }
 }

@@ -11,6 +11,7 @@ import { concatBytes } from '../../core/encoding/bytes.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import type { Dataset, DatasetHeader } from '../dataset.ts';
 import { indexFileChunks, indexFileLengths, INDEX_FILE_FIXED_BYTES, readIndexFile } from '../index-file.ts';
+import type { IndexOptions } from '../index-builder.ts';
 import { DirectoryIndex } from '../search.ts';
 import { type Attribution, attributionOf } from './attribution.ts';
 
@@ -70,6 +71,8 @@ export interface LoadedData {
   readonly etag: string;
   /** Strong ETag of the NDJSON export: the same hash, the NDJSON format version. */
   readonly ndjsonEtag: string;
+  /** The index file's bytes, which the index reads in place, when it was read from one (see `Built`). */
+  readonly indexFile?: Uint8Array;
 }
 
 export type DataState =
@@ -101,6 +104,7 @@ export class DataLoader {
   #retryAt = 0;
 
   readonly #indexCache: IndexCache | undefined;
+  readonly #indexOptions: IndexOptions;
 
   constructor(
     source: DataSource,
@@ -109,13 +113,20 @@ export class DataLoader {
     onError: (error: unknown) => void,
     sha256: Sha256Factory = createSha256,
     indexCache?: IndexCache,
+    indexOptions: IndexOptions = {},
   ) {
     this.#source = source;
+    this.#indexOptions = indexOptions;
     this.#indexCache = indexCache;
     this.#sha256 = sha256;
     this.#clock = clock;
     this.#retry = retry;
     this.#onError = onError;
+  }
+
+  /** The dataset once loaded, without waiting. */
+  get loaded(): LoadedData | undefined {
+    return this.#loaded;
   }
 
   /** The dataset, or how long until the next attempt. Never rejects. */
@@ -132,10 +143,11 @@ export class DataLoader {
 
   async #load(): Promise<DataState> {
     try {
-      const { index, header, sha256 } = (await this.#fromCache()) ?? (await this.#fromSource());
+      const { index, header, sha256, indexFile } = (await this.#fromCache()) ?? (await this.#fromSource());
       const hash = sha256.slice(0, 32);
       this.#loaded = {
         index,
+        indexFile,
         generated: header.generated,
         sources: header.sources,
         attribution: attributionOf(header),
@@ -157,8 +169,9 @@ export class DataLoader {
   async #fromCache(): Promise<Built | undefined> {
     if (this.#indexCache === undefined) return undefined;
     let file;
+    let bytes;
     try {
-      const bytes = await this.#indexCache.read();
+      bytes = await this.#indexCache.read();
       if (bytes === undefined) return undefined;
       file = readIndexFile(bytes);
     } catch (error) {
@@ -168,7 +181,8 @@ export class DataLoader {
     // The dataset is hashed (not parsed) to know the index is its own: a changed file is indexed again.
     const sha256 = this.#indexCache.datasetSha256 ? await this.#indexCache.datasetSha256() : await this.#hashSource();
     if (sha256 !== file.datasetSha256) return undefined;
-    return { index: new DirectoryIndex({ generated: file.header.generated, parts: file.parts }), header: file.header, sha256 };
+    const index = new DirectoryIndex({ generated: file.header.generated, parts: file.parts }, this.#indexOptions);
+    return { index, header: file.header, sha256, indexFile: bytes };
   }
 
   async #hashSource(): Promise<string> {
@@ -184,7 +198,7 @@ export class DataLoader {
 
   /** The index made from the source, and written to the cache. */
   async #fromSource(): Promise<Built> {
-    const built = await indexSource(this.#source, this.#sha256);
+    const built = await indexSource(this.#source, this.#sha256, this.#indexOptions);
     if (this.#indexCache !== undefined && !built.fromIndexFile) {
       // Serving does not fail with the file: without it, the next start indexes again.
       await this.#indexCache.write(indexFileChunks(built.index.parts, built.header, built.sha256)).catch(this.#onError);
@@ -197,14 +211,19 @@ export class DataLoader {
  * Reads a source and indexes it: a dataset file is parsed, checked and indexed while read, and
  * hashed on the way; an index file is read whole. Rejects with InvalidDatasetError.
  */
-export async function indexSource(source: DataSource, sha256: Sha256Factory = createSha256): Promise<Built & { fromIndexFile: boolean }> {
+export async function indexSource(
+  source: DataSource,
+  sha256: Sha256Factory = createSha256,
+  indexOptions: IndexOptions = {},
+): Promise<Built & { fromIndexFile: boolean }> {
   const reader = (await source()).getReader();
   const first = await readAtLeast(reader, INDEX_FILE_FIXED_BYTES);
   const lengths = indexFileLengths(first);
   if (lengths !== undefined) {
-    const file = readIndexFile(await readWhole(reader, first, lengths.file));
-    const index = new DirectoryIndex({ generated: file.header.generated, parts: file.parts });
-    return { index, header: file.header, sha256: file.datasetSha256, fromIndexFile: true };
+    const bytes = await readWhole(reader, first, lengths.file);
+    const file = readIndexFile(bytes);
+    const index = new DirectoryIndex({ generated: file.header.generated, parts: file.parts }, indexOptions);
+    return { index, header: file.header, sha256: file.datasetSha256, fromIndexFile: true, indexFile: bytes };
   }
   const hasher = await sha256();
   const hashed = new ReadableStream<Uint8Array>({
@@ -225,7 +244,7 @@ export async function indexSource(source: DataSource, sha256: Sha256Factory = cr
     cancel: (reason) => reader.cancel(reason),
   });
   // Indexed while read: a million records never sit in memory as objects.
-  const { index, header } = await DirectoryIndex.load(hashed);
+  const { index, header } = await DirectoryIndex.load(hashed, indexOptions);
   return { index, header, sha256: toHex(hasher.digest()), fromIndexFile: false };
 }
 
@@ -234,6 +253,12 @@ export interface Built {
   readonly header: DatasetHeader;
   /** The SHA-256 of the dataset's bytes, in hex. */
   readonly sha256: string;
+  /**
+   * The index file the index was read from (its typed arrays are views of these bytes), or
+   * undefined when it was built from the dataset. In shared memory, other threads can serve the
+   * same index from it without a copy (directory/adapter/threads.ts).
+   */
+  readonly indexFile?: Uint8Array;
 }
 
 /** At least `n` bytes from the start of a stream (fewer only when it ends sooner), as one array. */
@@ -249,9 +274,18 @@ async function readAtLeast(reader: ReadableStreamDefaultReader<Uint8Array>, n: n
   return parts.length === 1 ? parts[0]! : concatBytes(...parts);
 }
 
-/** The whole stream, `first` being what was read of it already, into one array of `length` bytes (made once). */
+/**
+ * The whole stream, `first` being what was read of it already, into one array of `length` bytes
+ * (made once). A stream that gave the whole file in its first chunk gives that chunk itself: a
+ * thread handed the index file's shared bytes uses them in place.
+ */
 async function readWhole(reader: ReadableStreamDefaultReader<Uint8Array>, first: Uint8Array, length: number): Promise<Uint8Array> {
   if (!Number.isSafeInteger(length) || length < first.length) throw new RangeError('the index file gives a wrong length');
+  if (first.length === length) {
+    const { done, value } = await reader.read();
+    if (done) return first;
+    if (value.length > 0) throw new RangeError(`the index file is longer than the ${length} bytes it gives`);
+  }
   const out = new Uint8Array(length);
   out.set(first, 0);
   let at = first.length;

@@ -1,0 +1,72 @@
+/**
+ * The directory on several threads (Node): the main thread serves, and so does each of `count − 1`
+ * worker threads, every one with its own socket on the same port (SO_REUSEPORT), over which Linux
+ * spreads the connections. One thread of two cores answered a closed loop of 32 connections with
+ * a 99th percentile of tens of milliseconds whatever the handler did; two threads halve the queue
+ * each request waits in (bench/RESULTS.md, directory section).
+ *
+ * What the threads share instead of copying: the index file's bytes, which the main thread read
+ * into a SharedArrayBuffer and every thread's index reads in place (a million records' index is
+ * 250 MB: one copy, not one a thread), the bit sets of its long lists (tens of MB), and the rate
+ * limit's table of buckets, so a client gets its limit once. Submissions go to the same folder,
+ * whose writes are atomic per file.
+ */
+import { Worker } from 'node:worker_threads';
+import type { ThreadData } from './thread.ts';
+
+/** The worker threads that serve beside the main thread. */
+export interface ServingThreads {
+  /** How many started and serve. */
+  readonly count: number;
+  /** Stops them: each stops accepting and lets its requests in flight finish, as the main server does. */
+  close(): Promise<void>;
+}
+
+// How long a thread gets to finish its requests on close before it is stopped outright.
+const STOP_GRACE_MS = 5000;
+
+/**
+ * Starts `count` threads serving what `data` names. Resolves with those that started listening; a
+ * thread that fails to start is reported to `onError` and left out: the server goes on with the others.
+ */
+export async function startThreads(count: number, data: ThreadData, onError: (error: unknown) => void): Promise<ServingThreads> {
+  const started = await Promise.all(Array.from({ length: count }, () => startThread(data, onError)));
+  const workers = started.filter((worker): worker is Worker => worker !== undefined);
+  return {
+    count: workers.length,
+    close: () => Promise.all(workers.map(stopThread)).then(() => undefined),
+  };
+}
+
+function startThread(data: ThreadData, onError: (error: unknown) => void): Promise<Worker | undefined> {
+  const worker = new Worker(new URL('./thread.ts', import.meta.url), { workerData: data });
+  return new Promise((resolve) => {
+    let listening = false;
+    worker.once('message', (message: { listening?: true; error?: string }) => {
+      if (message.listening) {
+        listening = true;
+        resolve(worker);
+      } else {
+        onError(new Error(`a serving thread did not start: ${message.error}`));
+        void worker.terminate();
+        resolve(undefined);
+      }
+    });
+    worker.on('error', (error) => {
+      onError(new Error(`a serving thread failed: ${error.message}`));
+      if (!listening) resolve(undefined);
+    });
+    worker.on('exit', (code) => {
+      if (!listening) resolve(undefined);
+      else if (code !== 0) onError(new Error(`a serving thread stopped (exit code ${code}); the others serve on`));
+    });
+  });
+}
+
+async function stopThread(worker: Worker): Promise<void> {
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.postMessage('stop');
+  const timer = setTimeout(() => void worker.terminate(), STOP_GRACE_MS);
+  await exited;
+  clearTimeout(timer);
+}
