@@ -86,6 +86,9 @@ interface Server {
   readonly child: ChildProcess;
   readonly url: string;
   readonly startupMs: number;
+  /** Threads serving (`mesh directory` starts one per core, the others once the first serves), and when the last began. */
+  readonly threads: number;
+  readonly threadsMs: number;
   /** The share of the machine other processes used while it started. */
   readonly otherShare: number | null;
   stop(): Promise<void>;
@@ -97,7 +100,7 @@ async function measureStart(dataPath: string, submissions: string, what: string)
   try {
     const memory = await memoryOf(server.child.pid!);
     say(`${what}: serving after ${(server.startupMs / 1000).toFixed(1)} s, ${memory.rssMb.toFixed(0)} MB resident (peak ${memory.peakMb.toFixed(0)} MB)`);
-    return { ms: server.startupMs, rssMb: memory.rssMb, peakRssMb: memory.peakMb, otherShare: server.otherShare };
+    return { ms: server.startupMs, threads: server.threads, threadsMs: server.threadsMs, rssMb: memory.rssMb, peakRssMb: memory.peakMb, otherShare: server.otherShare };
   } finally {
     await server.stop();
   }
@@ -118,9 +121,21 @@ async function startServer(dataPath: string, submissions: string): Promise<Serve
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   };
+  let stdout = '';
+  let threads = 1;
+  let threadsMs = 0;
+  const spread = new Promise<void>((resolve) => {
+    child.stdout!.on('data', () => {
+      const m = /serving on (\d+) threads/.exec(stdout);
+      if (m) {
+        threads = Number(m[1]);
+        threadsMs = performance.now() - started;
+        resolve();
+      }
+    });
+  });
   const url = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout!.prependListener('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const m = /directory listening on (http:\/\/\S+)/.exec(stdout);
       if (m) resolve(m[1]!);
@@ -138,11 +153,13 @@ async function startServer(dataPath: string, submissions: string): Promise<Serve
     await new Promise((r) => setTimeout(r, 20));
   }
   const startupMs = performance.now() - started;
+  // The other threads start once the first serves: measured from them all.
+  if (cpus().length > 1) await Promise.race([spread, new Promise((r) => setTimeout(r, 60_000))]);
   // The server's own CPU is counted as others' here (it cannot be read once it is gone): subtracted below.
   const others = await meter.stop();
   const serverCpu = await processCpuMsOf(child.pid);
   const busy = others.share === null || serverCpu === null ? null : Math.max(0, others.share - serverCpu / (startupMs * cpus().length));
-  return { child, url, startupMs, otherShare: busy, stop };
+  return { child, url, startupMs, threads, threadsMs, otherShare: busy, stop };
 }
 
 // The measuring client: wrk (Debian's `wrk`), one thread, one kept-alive connection per request in
@@ -339,7 +356,14 @@ async function runDirectoryBenchWith(options: DirectoryBenchOptions, commandText
     try {
       const pid = server.child.pid!;
       const startupMemory = await memoryOf(pid);
-      const warm: StartResult = { ms: server.startupMs, rssMb: startupMemory.rssMb, peakRssMb: startupMemory.peakMb, otherShare: server.otherShare };
+      const warm: StartResult = {
+        ms: server.startupMs,
+        threads: server.threads,
+        threadsMs: server.threadsMs,
+        rssMb: startupMemory.rssMb,
+        peakRssMb: startupMemory.peakMb,
+        otherShare: server.otherShare,
+      };
       say(`start from the index file: serving after ${(warm.ms / 1000).toFixed(1)} s, ${warm.rssMb.toFixed(0)} MB resident (peak ${warm.peakRssMb.toFixed(0)} MB)`);
       const rare = await rareWord(server.url, options.seed);
       const perCase = options.quick ? { c1Seconds: 1, c32Seconds: 1 } : { c1Seconds: 2, c32Seconds: 3 };

@@ -50,6 +50,9 @@ export interface StartResult {
   readonly peakRssMb: number;
   /** The share of the machine's cores other processes used meanwhile (0.5: one of two); null when unknown. */
   readonly otherShare?: number | null;
+  /** Threads serving, and spawn to the moment the last of them began (the others start once the first serves). */
+  readonly threads?: number;
+  readonly threadsMs?: number;
 }
 
 /** The worst p99 of a group of cases in one run at concurrency 32. */
@@ -238,6 +241,9 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
       ['measure', 'from the index file', cold ? 'first start, indexing (baseline)' : ''],
       [
         ['process spawn to the first successful response', ms(report.startup.ms), cold ? ms(cold.ms) : ''],
+        ...(report.startup.threads === undefined || report.startup.threads < 2
+          ? []
+          : [[`process spawn to all ${report.startup.threads} threads serving`, ms(report.startup.threadsMs ?? 0), cold?.threadsMs ? ms(cold.threadsMs) : '']]),
         ['resident memory (VmRSS) once serving', `${report.startup.rssMb.toFixed(0)} MB`, cold ? `${cold.rssMb.toFixed(0)} MB` : ''],
         ['peak resident memory during start-up (VmHWM)', `${report.startup.peakRssMb.toFixed(0)} MB`, cold ? `${cold.peakRssMb.toFixed(0)} MB` : ''],
         ["other processes' share of the machine meanwhile", share(report.startup.otherShare), cold ? share(cold.otherShare) : ''],
