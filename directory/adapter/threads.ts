@@ -25,6 +25,12 @@ export interface ServingThreads {
 // How long a thread gets to finish its requests on close before it is stopped outright.
 const STOP_GRACE_MS = 5000;
 
+// A thread's own heap holds 30 MB or so that stays (its caches, compiled code); the rest is garbage
+// of requests, which V8 lets grow to several times what stays before it collects: one thread under
+// load reached 90 MB. Capped, it collects sooner, and a process of two threads at a million records
+// keeps under the 512 MB of an edge isolate (bench/RESULTS.md, directory section).
+const THREAD_OLD_GENERATION_MB = 64;
+
 /**
  * Starts `count` threads serving what `data` names. Resolves with those that started listening; a
  * thread that fails to start is reported to `onError` and left out: the server goes on with the others.
@@ -39,7 +45,10 @@ export async function startThreads(count: number, data: ThreadData, onError: (er
 }
 
 function startThread(data: ThreadData, onError: (error: unknown) => void): Promise<Worker | undefined> {
-  const worker = new Worker(new URL('./thread.ts', import.meta.url), { workerData: data });
+  const worker = new Worker(new URL('./thread.ts', import.meta.url), {
+    workerData: data,
+    resourceLimits: { maxOldGenerationSizeMb: THREAD_OLD_GENERATION_MB },
+  });
   return new Promise((resolve) => {
     let listening = false;
     worker.once('message', (message: { listening?: true; error?: string }) => {
