@@ -23,7 +23,7 @@ import { fixtureDataset, fixtureText, textSource } from '../testing/fixtures.ts'
 import { serviceSuite, socketTarget } from '../testing/service-suite.ts';
 import { type FetchHandler, serveFetch } from '../../host-node/http-server.ts';
 import { fileDataSource, nodeSha256 } from './node-data.ts';
-import { DIRECTORY_SEMI_SPACE_MB } from './young-generation.ts';
+import { DIRECTORY_OLD_SPACE_MB, DIRECTORY_SEMI_SPACE_MB } from './heap-size.ts';
 
 serviceSuite('node:http', socketTarget(serveFetch));
 
@@ -278,19 +278,25 @@ async function commandLineOf(pid: number): Promise<string[]> {
 }
 
 test(
-  'mesh directory restarts itself in place with a young generation of its size, unless one was given',
+  'mesh directory restarts itself in place with its heap sizes, each unless one was given',
   { skip: process.platform !== 'linux' && 'reads the command line from /proc' },
   () =>
     inTempDir(async (dir) => {
       const own = await serve(['--submissions', join(dir, 'subs')]);
       const args = await commandLineOf(own.child.pid!);
       assert.ok(args.includes(`--max-semi-space-size=${DIRECTORY_SEMI_SPACE_MB}`), args.join(' '));
+      assert.ok(args.includes(`--max-old-space-size=${DIRECTORY_OLD_SPACE_MB}`), args.join(' '));
       assert.equal((await (await fetch(`${own.url}/api/v1/stats`)).json() as { total: number }).total > 0, true);
       assert.equal(await own.stop(), 0, 'SIGTERM reaches the restarted process');
       const given = await serve(['--submissions', join(dir, 'subs')], { HOME: home, NODE_OPTIONS: '--max-semi-space-size=4' });
       const givenArgs = await commandLineOf(given.child.pid!);
       assert.ok(!givenArgs.some((arg) => arg.startsWith('--max-semi-space-size')), givenArgs.join(' '));
+      assert.ok(givenArgs.includes(`--max-old-space-size=${DIRECTORY_OLD_SPACE_MB}`), givenArgs.join(' '));
       assert.equal(await given.stop(), 0);
+      const both = await serve(['--submissions', join(dir, 'subs')], { HOME: home, NODE_OPTIONS: '--max-semi-space-size=4 --max_old_space_size=300' });
+      const bothArgs = await commandLineOf(both.child.pid!);
+      assert.ok(!bothArgs.some((arg) => arg.startsWith('--max-')), `not restarted: ${bothArgs.join(' ')}`);
+      assert.equal(await both.stop(), 0);
     }),
 );
 

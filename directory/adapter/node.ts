@@ -13,7 +13,7 @@ import { createDirectory, type Directory } from '../router.ts';
 import { defaultDatasetPath } from './dataset-path.ts';
 import { fileIndexCache, indexPathOf } from './index-cache.ts';
 import { fileDataSource, nodeSha256 } from './node-data.ts';
-import { restartWithDirectoryYoungGeneration } from './young-generation.ts';
+import { restartWithDirectoryHeapSizes } from './heap-size.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
 import { command, entry, option } from '../../host-node/cli/command.ts';
 import { integer } from '../../host-node/cli/values.ts';
@@ -48,8 +48,8 @@ export const directoryCommand = command({
 const LOAD_RETRY_MS = 1000;
 
 async function runDirectory(options: ServeOptions & { threads: number }): Promise<number> {
-  // Before anything is opened: the process may be replaced by one with a smaller young generation.
-  restartWithDirectoryYoungGeneration();
+  // Before anything is opened: the process may be replaced by one with the directory's heap sizes.
+  restartWithDirectoryHeapSizes();
   let stopping = false;
   const stopped = stopSignal().then(() => {
     stopping = true;

@@ -12,6 +12,7 @@
  * whose writes are atomic per file.
  */
 import { Worker } from 'node:worker_threads';
+import { DIRECTORY_OLD_SPACE_MB, DIRECTORY_SEMI_SPACE_MB } from './heap-size.ts';
 import type { ThreadData } from './thread.ts';
 
 /** The worker threads that serve beside the main thread. */
@@ -25,11 +26,6 @@ export interface ServingThreads {
 // How long a thread gets to finish its requests on close before it is stopped outright.
 const STOP_GRACE_MS = 5000;
 
-// A thread's own heap holds 30 MB or so that stays (its caches, compiled code); the rest is garbage
-// of requests, which V8 lets grow to several times what stays before it collects: one thread under
-// load reached 90 MB. Capped, it collects sooner, and a process of two threads at a million records
-// keeps under the 512 MB of an edge isolate (bench/RESULTS.md, directory section).
-const THREAD_OLD_GENERATION_MB = 64;
 
 /**
  * Starts `count` threads serving what `data` names. Resolves with those that started listening; a
@@ -47,7 +43,8 @@ export async function startThreads(count: number, data: ThreadData, onError: (er
 function startThread(data: ThreadData, onError: (error: unknown) => void): Promise<Worker | undefined> {
   const worker = new Worker(new URL('./thread.ts', import.meta.url), {
     workerData: data,
-    resourceLimits: { maxOldGenerationSizeMb: THREAD_OLD_GENERATION_MB },
+    // The main thread's heap sizes (heap-size.ts), also when the user gave the process others.
+    resourceLimits: { maxOldGenerationSizeMb: DIRECTORY_OLD_SPACE_MB, maxYoungGenerationSizeMb: 2 * DIRECTORY_SEMI_SPACE_MB },
   });
   return new Promise((resolve) => {
     let listening = false;
