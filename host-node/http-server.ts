@@ -26,6 +26,7 @@ import type { Duplex } from 'node:stream';
 import { heldBytes, holdBodies } from '../core/web/bytes-response.ts';
 import { type HttpProblem, problemResponse, WEB_PROBLEMS, type WebProblemCode, WebProblem } from '../core/web/problem.ts';
 import type { ClientInfo } from '../core/web/router.ts';
+import type { ConnectionBalance } from './connection-balance.ts';
 
 /** A fetch-style handler, as `createNodeApi` and `createDirectory` make. */
 export type FetchHandler = (request: Request, client: ClientInfo) => Promise<Response>;
@@ -188,7 +189,13 @@ function isEventStream(contentType: string | null): boolean {
  * its body was read closes the connection (see closeWhenDrained). A head Node refuses to write (a
  * header value with a control character) cuts the connection.
  */
-async function send(req: IncomingMessage, res: ServerResponse, response: Response, streams: Set<ReadableStreamDefaultReader<Uint8Array>>): Promise<void> {
+async function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  response: Response,
+  streams: Set<ReadableStreamDefaultReader<Uint8Array>>,
+  close = false,
+): Promise<void> {
   const head: string[] = [];
   response.headers.forEach((value, name) => {
     head.push(name, value);
@@ -196,7 +203,7 @@ async function send(req: IncomingMessage, res: ServerResponse, response: Respons
   if (!req.complete) {
     head.push('connection', 'close');
     closeWhenDrained(req);
-  }
+  } else if (close) head.push('connection', 'close');
   const held = heldBytes(response);
   if (held !== undefined || response.body === null) {
     try {
@@ -288,6 +295,8 @@ export interface ServeOptions {
    * new connections over them, as over the threads of one server (directory/adapter/threads.ts).
    */
   readonly reusePort?: boolean;
+  /** With reusePort: keeps this server's share of connections even with the others' (connection-balance.ts). */
+  readonly balance?: ConnectionBalance;
 }
 
 /** Serves `handler` on `host:port` (0 for any free port); resolves once listening. */
@@ -329,14 +338,31 @@ export function serveFetch(handler: FetchHandler, host: string, port: number, op
       if (!res.headersSent) await send(req, res, lastResort(new WebProblem('internal', 'the request failed unexpectedly')), streams);
       return;
     }
-    await send(req, res, response, streams);
+    await send(req, res, response, streams, leaves(req.socket));
   }
+
+  // Connections asked to leave (a balance between threads), counted gone when asked.
+  const leaving = new WeakSet<object>();
+  const leaves = (socket: object): boolean => {
+    if (options.balance === undefined || leaving.has(socket) || !options.balance.shouldLeave()) return false;
+    leaving.add(socket);
+    return true;
+  };
 
   const server = createServer((req, res) => {
     // respond answers every failure itself; one that escapes it cuts this connection, never the process.
     respond(req, res).catch((error: unknown) => res.destroy(error as Error));
   });
   server.on('clientError', answerClientError);
+  const balance = options.balance;
+  if (balance !== undefined) {
+    server.on('connection', (socket: Duplex) => {
+      balance.opened();
+      socket.once('close', () => {
+        if (!leaving.has(socket)) balance.closed();
+      });
+    });
+  }
 
   return new Promise((resolveListening, reject) => {
     server.once('error', reject);

@@ -8,6 +8,7 @@ import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type HttpServer, serveFetch } from '../../host-node/http-server.ts';
 import { importHint } from '../http/problem.ts';
+import { connectionCounts, threadBalance } from '../../host-node/connection-balance.ts';
 import { bucketMemory } from '../http/rate-limit.ts';
 import { createDirectory, type Directory } from '../router.ts';
 import { defaultDatasetPath } from './dataset-path.ts';
@@ -58,6 +59,7 @@ async function runDirectory(options: ServeOptions & { threads: number }): Promis
   const submissions = options.submissions ? resolve(options.submissions) : DEFAULT_SUBMISSIONS_DIR;
   const store = await FileSubmissionStore.open(submissions);
   const rateLimitMemory = bucketMemory();
+  const connections = connectionCounts(options.threads);
   const onError = (error: unknown): void => void process.stderr.write(`directory: ${(error as Error)?.message ?? String(error)}\n`);
   const open = (): Directory =>
     createDirectory({
@@ -75,7 +77,10 @@ async function runDirectory(options: ServeOptions & { threads: number }): Promis
   const records = await directory.ready();
   let server: HttpServer;
   try {
-    server = await serveFetch((request, client) => directory.fetch(request, client), options.host, options.port, { reusePort: options.threads > 1 });
+    server = await serveFetch((request, client) => directory.fetch(request, client), options.host, options.port, {
+      reusePort: options.threads > 1,
+      balance: threadBalance(connections, 0),
+    });
   } catch (error) {
     process.stderr.write(`mesh directory: cannot listen on ${origin(options.host, options.port)}: ${(error as Error).message}\n`);
     await store.close();
@@ -115,6 +120,7 @@ async function runDirectory(options: ServeOptions & { threads: number }): Promis
       burst: options.burst,
       trustProxy: options.trustProxy,
       submissions,
+      connections,
     }, onError);
     process.stdout.write(`serving on ${threads.count + 1} threads\n`);
     return threads;

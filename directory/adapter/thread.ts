@@ -4,6 +4,7 @@
  * the server's port. Tells its parent `{ listening: true }` or `{ error }`; stops on 'stop'.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { threadBalance } from '../../host-node/connection-balance.ts';
 import { serveFetch } from '../../host-node/http-server.ts';
 import { createDirectory, type SharedIndex } from '../router.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
@@ -23,6 +24,9 @@ export interface ThreadData {
   readonly trustProxy: boolean;
   /** The submissions folder. */
   readonly submissions: string;
+  /** The threads' connection counts (host-node/connection-balance.ts), and this thread's index among them (the main thread is 0). */
+  readonly connections: SharedArrayBuffer;
+  readonly thread: number;
 }
 
 async function serve(data: ThreadData): Promise<void> {
@@ -46,7 +50,7 @@ async function serve(data: ThreadData): Promise<void> {
     onError: (error) => process.stderr.write(`directory: ${(error as Error)?.message ?? String(error)}\n`),
   });
   if ((await directory.ready()) === null) throw new Error('the shared index did not load');
-  const server = await serveFetch(directory.fetch, data.host, data.port, { reusePort: true });
+  const server = await serveFetch(directory.fetch, data.host, data.port, { reusePort: true, balance: threadBalance(data.connections, data.thread) });
   parentPort!.on('message', (message) => {
     if (message !== 'stop') return;
     void directory

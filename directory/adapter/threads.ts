@@ -12,6 +12,7 @@
  * whose writes are atomic per file.
  */
 import { Worker } from 'node:worker_threads';
+import { forgetThread, setServingThreads } from '../../host-node/connection-balance.ts';
 import { DIRECTORY_OLD_SPACE_MB, DIRECTORY_SEMI_SPACE_MB } from './heap-size.ts';
 import type { ThreadData } from './thread.ts';
 
@@ -28,19 +29,27 @@ const STOP_GRACE_MS = 5000;
 
 
 /**
- * Starts `count` threads serving what `data` names. Resolves with those that started listening; a
- * thread that fails to start is reported to `onError` and left out: the server goes on with the others.
+ * Starts `count` threads serving what `data` names, numbered from 1 (the main thread is 0). Resolves
+ * with those that started listening; a thread that fails to start is reported to `onError` and left
+ * out: the server goes on with the others, which the connection balance is told.
  */
-export async function startThreads(count: number, data: ThreadData, onError: (error: unknown) => void): Promise<ServingThreads> {
-  const started = await Promise.all(Array.from({ length: count }, () => startThread(data, onError)));
+export async function startThreads(count: number, data: Omit<ThreadData, 'thread'>, onError: (error: unknown) => void): Promise<ServingThreads> {
+  let serving = 1;
+  const stopped = (thread: number): void => {
+    forgetThread(data.connections, thread);
+    setServingThreads(data.connections, --serving);
+  };
+  const started = await Promise.all(Array.from({ length: count }, (_, i) => startThread({ ...data, thread: i + 1 }, onError, stopped)));
   const workers = started.filter((worker): worker is Worker => worker !== undefined);
+  serving += workers.length;
+  setServingThreads(data.connections, serving);
   return {
     count: workers.length,
     close: () => Promise.all(workers.map(stopThread)).then(() => undefined),
   };
 }
 
-function startThread(data: ThreadData, onError: (error: unknown) => void): Promise<Worker | undefined> {
+function startThread(data: ThreadData, onError: (error: unknown) => void, stopped: (thread: number) => void): Promise<Worker | undefined> {
   const worker = new Worker(new URL('./thread.ts', import.meta.url), {
     workerData: data,
     // The main thread's heap sizes (heap-size.ts), also when the user gave the process others.
@@ -63,8 +72,9 @@ function startThread(data: ThreadData, onError: (error: unknown) => void): Promi
       if (!listening) resolve(undefined);
     });
     worker.on('exit', (code) => {
-      if (!listening) resolve(undefined);
-      else if (code !== 0) onError(new Error(`a serving thread stopped (exit code ${code}); the others serve on`));
+      if (!listening) return resolve(undefined);
+      stopped(data.thread);
+      if (code !== 0) onError(new Error(`a serving thread stopped (exit code ${code}); the others serve on`));
     });
   });
 }
