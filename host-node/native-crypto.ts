@@ -6,7 +6,9 @@ import { workerEd25519Backend } from './ed25519-workers.ts';
 /**
  * Gives the core Node's native crypto: SHA-256 by node:crypto (OpenSSL, with the CPU's SHA
  * extensions) and Ed25519 batches checked on worker threads (ed25519-workers.ts). The core checks
- * both against known answers before using them.
+ * both against known answers before using them. Batches of small messages (a state root's trie
+ * nodes) stay with the core's own four-lane hasher: node:crypto hashes one message per call, and
+ * the call costs more than the hashing.
  */
 export async function installNativeCrypto(): Promise<void> {
   installNativeSha256();
@@ -15,7 +17,7 @@ export async function installNativeCrypto(): Promise<void> {
 
 /** The native SHA-256 alone (the ledger benchmark swaps hashers in and out). */
 export function installNativeSha256(): void {
-  useNativeSha256(nativeSha256, nativeSha256Batch);
+  useNativeSha256(nativeSha256);
 }
 
 /** SHA-256 by node:crypto, as the host installs it (exported for the benchmark). */
@@ -28,17 +30,3 @@ export function nativeSha256(data: Uint8Array): Uint8Array {
   return out;
 }
 
-/**
- * Many messages by node:crypto, digests written straight into `out` (see the core's `sha256Batch`):
- * node:crypto has no multi-message call, but this saves a digest allocation per message.
- */
-export function nativeSha256Batch(data: Uint8Array, ends: ArrayLike<number>, out: Uint8Array): void {
-  let start = 0;
-  let at = 0;
-  for (let i = 0; i < ends.length; i++) {
-    const end = ends[i]!;
-    const digest = hash('sha256', data.subarray(start, end), 'binary');
-    for (let j = 0; j < 32; j++) out[at++] = digest.charCodeAt(j);
-    start = end;
-  }
-}

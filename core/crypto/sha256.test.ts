@@ -5,7 +5,7 @@ import { rejects } from '../../test/assert.ts';
 import { MeshError, WrongTypeError } from '../errors.ts';
 import { toHex } from '../encoding/hex.ts';
 import { createSHA256 } from 'hash-wasm';
-import { createSha256, sha256, sha256Async, sha256Batch, sha512, useNativeSha256, WEBCRYPTO_MIN_BYTES, type Sha256Batch } from './sha256.ts';
+import { createSha256, sha256, sha256Async, sha256Batch, sha256Each, sha512, useNativeSha256, WEBCRYPTO_MIN_BYTES, type Sha256Batch } from './sha256.ts';
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -95,6 +95,17 @@ test('sha256Batch: equals hashing one by one, for no, one and many messages of a
   const out = new Uint8Array(32 * NIST.length);
   sha256Batch(data, ends, out);
   NIST.forEach(([name, , digest], i) => assert.equal(toHex(out.subarray(32 * i, 32 * i + 32)), digest, name));
+});
+
+test('sha256Each: the digest of each message, in order, for no, one and many messages', () => {
+  fc.assert(
+    fc.property(messagesArb, (messages) => {
+      const out = sha256Each(messages);
+      assert.equal(out.length, 32 * messages.length);
+      messages.forEach((m, i) => assert.equal(toHex(out.subarray(32 * i, 32 * i + 32)), toHex(sha256(m)), `message ${i}`));
+    }),
+    { numRuns: 100 },
+  );
 });
 
 test('sha256Batch: refuses ends out of order or past the data, and too small an output', () => {
