@@ -45,6 +45,14 @@ function copy32(from: Uint8Array, at: number, to: Uint8Array, tt: number): void 
   for (let i = 0; i < 32; i++) to[tt + i] = from[at + i]!;
 }
 
+// copy32 a word at a time: rehashing copies three hashes per node, and byte by byte that was a
+// sixth of a block's state root.
+function copyWords(from: DataView, at: number, to: DataView, tt: number): void {
+  for (let i = 0; i < 32; i += 4) to.setInt32(tt + i, from.getInt32(at + i, true), true);
+}
+
+const viewOf = (bytes: Uint8Array): DataView => new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
 function grow<T extends Uint8Array | Int32Array>(array: T, length: number): T {
   if (array.length >= length) return array;
   const bigger = new (array.constructor as new (n: number) => T)(Math.max(length, array.length * 2));
@@ -66,6 +74,11 @@ export class MerkleTrie {
   #paths = new Uint8Array(0);
   #values = new Uint8Array(0);
   #leafHashes = new Uint8Array(0);
+  // DataViews of the pools copied from when rehashing, kept in step with them by `#reserve`.
+  #pathsView = viewOf(this.#paths);
+  #valuesView = viewOf(this.#values);
+  #leafHashesView = viewOf(this.#leafHashes);
+  #branchHashesView = viewOf(new Uint8Array(0));
   #leafClean = new Uint8Array(0);
   #leafCount = 0;
   readonly #leafFree: number[] = [];
@@ -77,8 +90,9 @@ export class MerkleTrie {
   #branchClean = new Uint8Array(0);
   #branchCount = 0;
   readonly #branchFree: number[] = [];
-  // The branches `set` and `delete` passed on their way down, reused by every call.
-  readonly #passed: number[] = [];
+  // The branches `set` and `delete` passed on their way down (a crit-bit trie is at most 256
+  // deep), reused by every call: an array emptied and refilled each call cost more than the descent.
+  readonly #passed = new Int32Array(257);
   // Nodes to rehash, by level (leaves at 0, a branch one above its highest changed child).
   readonly #levels: number[][] = [];
 
@@ -119,11 +133,11 @@ export class MerkleTrie {
     }
     // One descent to the leaf closest to `path`, keeping the branches passed.
     const passed = this.#passed;
-    passed.length = 0;
+    let passedCount = 0;
     const bits = this.#bits;
     let node = this.#root;
     while (node >= 0) {
-      passed.push(node);
+      passed[passedCount++] = node;
       node = bitAt(path, bits[node]!) === 0 ? this.#left[node]! : this.#right[node]!;
     }
     const leaf = ~node;
@@ -131,7 +145,7 @@ export class MerkleTrie {
     if (crit < 0) {
       // Written back unchanged (a block undone and redone): nothing above it needs rehashing.
       if (critBit(this.#values, 32 * leaf, valueHash, 0) < 0) return;
-      for (const b of passed) this.#branchClean[b] = 0;
+      for (let i = 0; i < passedCount; i++) this.#branchClean[passed[i]!] = 0;
       copy32(valueHash, 0, this.#values, 32 * leaf);
       this.#leafClean[leaf] = 0;
       return;
@@ -141,9 +155,9 @@ export class MerkleTrie {
     // The new branch takes the place of the first node on the way that branches at or after the
     // crit bit; the branches above it are its ancestors, whose hashes change.
     let depth = 0;
-    while (depth < passed.length && this.#bits[passed[depth]!]! < crit) this.#branchClean[passed[depth++]!] = 0;
+    while (depth < passedCount && this.#bits[passed[depth]!]! < crit) this.#branchClean[passed[depth++]!] = 0;
     const parent = depth > 0 ? passed[depth - 1]! : NO_NODE;
-    const current = depth < passed.length ? passed[depth]! : node;
+    const current = depth < passedCount ? passed[depth]! : node;
     const branch = goesRight ? this.#newBranch(crit, current, fresh) : this.#newBranch(crit, fresh, current);
     this.#replaceChild(parent, path, branch);
     this.#size++;
@@ -153,23 +167,23 @@ export class MerkleTrie {
   delete(path: Uint8Array): boolean {
     if (this.#root === NO_NODE) return false;
     const passed = this.#passed;
-    passed.length = 0;
+    let passedCount = 0;
     let node = this.#root;
     while (node >= 0) {
-      passed.push(node);
+      passed[passedCount++] = node;
       node = bitAt(path, this.#bits[node]!) === 0 ? this.#left[node]! : this.#right[node]!;
     }
     const leaf = ~node;
     if (critBit(this.#paths, 32 * leaf, path, 0) >= 0) return false;
     this.#size--;
     this.#leafFree.push(leaf);
-    if (passed.length === 0) {
+    if (passedCount === 0) {
       this.#root = NO_NODE;
       return true;
     }
-    for (const b of passed) this.#branchClean[b] = 0;
-    const parent = passed[passed.length - 1]!;
-    const grand = passed.length > 1 ? passed[passed.length - 2]! : NO_NODE;
+    for (let i = 0; i < passedCount; i++) this.#branchClean[passed[i]!] = 0;
+    const parent = passed[passedCount - 1]!;
+    const grand = passedCount > 1 ? passed[passedCount - 2]! : NO_NODE;
     const sibling = bitAt(path, this.#bits[parent]!) === 0 ? this.#right[parent]! : this.#left[parent]!;
     this.#replaceChild(grand, path, sibling);
     this.#branchFree.push(parent);
@@ -201,6 +215,10 @@ export class MerkleTrie {
     this.#right = grow(this.#right, branches);
     this.#branchHashes = grow(this.#branchHashes, 32 * branches);
     this.#branchClean = grow(this.#branchClean, branches);
+    this.#pathsView = viewOf(this.#paths);
+    this.#valuesView = viewOf(this.#values);
+    this.#leafHashesView = viewOf(this.#leafHashes);
+    this.#branchHashesView = viewOf(this.#branchHashes);
   }
 
   // A new leaf's index (not its reference), its hash not yet computed.
@@ -256,6 +274,8 @@ export class MerkleTrie {
     if (top < 0) return;
     let data = new Uint8Array(BRANCH_BYTES * Math.min(BATCH, levels[0]!.length || 1));
     let digests = new Uint8Array(32 * Math.min(BATCH, levels[0]!.length || 1));
+    let dataView = viewOf(data);
+    let digestsView = viewOf(digests);
     const ends: number[] = [];
     for (let level = 0; level <= top; level++) {
       const nodes = levels[level]!;
@@ -265,19 +285,21 @@ export class MerkleTrie {
         if (data.length < bytes * count) {
           data = new Uint8Array(BRANCH_BYTES * count);
           digests = new Uint8Array(32 * count);
+          dataView = viewOf(data);
+          digestsView = viewOf(digests);
         }
         ends.length = count;
         for (let i = 0; i < count; i++) {
           ends[i] = bytes * (i + 1);
-          if (level === 0) this.#leafPreimage(nodes[from + i]!, data, bytes * i);
-          else this.#branchPreimage(nodes[from + i]!, data, bytes * i);
+          if (level === 0) this.#leafPreimage(nodes[from + i]!, dataView, bytes * i);
+          else this.#branchPreimage(nodes[from + i]!, dataView, bytes * i);
         }
         sha256Batch(data, ends, digests);
-        const hashes = level === 0 ? this.#leafHashes : this.#branchHashes;
+        const hashes = level === 0 ? this.#leafHashesView : this.#branchHashesView;
         const clean = level === 0 ? this.#leafClean : this.#branchClean;
         for (let i = 0; i < count; i++) {
           const n = nodes[from + i]!;
-          copy32(digests, 32 * i, hashes, 32 * n);
+          copyWords(digestsView, 32 * i, hashes, 32 * n);
           clean[n] = 1;
         }
       }
@@ -303,22 +325,22 @@ export class MerkleTrie {
     return level;
   }
 
-  #leafPreimage(n: number, out: Uint8Array, at: number): void {
-    out[at] = 0;
-    copy32(this.#paths, 32 * n, out, at + 1);
-    copy32(this.#values, 32 * n, out, at + 33);
+  #leafPreimage(n: number, out: DataView, at: number): void {
+    out.setUint8(at, 0);
+    copyWords(this.#pathsView, 32 * n, out, at + 1);
+    copyWords(this.#valuesView, 32 * n, out, at + 33);
   }
 
-  #branchPreimage(n: number, out: Uint8Array, at: number): void {
-    out[at] = 1;
-    out[at + 1] = this.#bits[n]!;
+  #branchPreimage(n: number, out: DataView, at: number): void {
+    out.setUint8(at, 1);
+    out.setUint8(at + 1, this.#bits[n]!);
     this.#copyHash(this.#left[n]!, out, at + 2);
     this.#copyHash(this.#right[n]!, out, at + 34);
   }
 
-  #copyHash(node: number, out: Uint8Array, at: number): void {
-    if (node < 0) copy32(this.#leafHashes, 32 * ~node, out, at);
-    else copy32(this.#branchHashes, 32 * node, out, at);
+  #copyHash(node: number, out: DataView, at: number): void {
+    if (node < 0) copyWords(this.#leafHashesView, 32 * ~node, out, at);
+    else copyWords(this.#branchHashesView, 32 * node, out, at);
   }
 }
 

@@ -17,7 +17,7 @@ import {
   uint53,
   type Infer,
 } from '../encoding/codec.ts';
-import { sha256 } from '../crypto/sha256.ts';
+import { sha256, sha256Each } from '../crypto/sha256.ts';
 import { bytesEqual, bytesKey, concatBytes, prefixedBytesKey } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MerkleTrie, type TrieLeaf } from './merkle.ts';
@@ -181,9 +181,14 @@ export class LedgerState {
     for (const [k, v] of entries) state.#set(keyString(k), v.slice());
     state.#journal.length = 0;
     // One bulk build of the trie instead of an insertion per entry.
-    const leaves: TrieLeaf[] = [];
-    for (const s of state.#dirty.keys()) leaves.push({ path: sha256(keyBytes(s)), valueHash: sha256(state.#values.get(s) as Uint8Array) });
+    const keys = [...state.#dirty.keys()];
     state.#dirty.clear();
+    const paths = sha256Each(keys.map(keyBytes));
+    const valueHashes = sha256Each(keys.map((s) => state.#values.get(s) as Uint8Array));
+    const leaves: TrieLeaf[] = keys.map((_, i) => ({
+      path: paths.subarray(32 * i, 32 * i + 32),
+      valueHash: valueHashes.subarray(32 * i, 32 * i + 32),
+    }));
     state.#trie = MerkleTrie.fromLeaves(leaves);
     return state;
   }
@@ -325,15 +330,22 @@ export class LedgerState {
 
   /** The Merkle root committing to every entry. */
   stateRoot(): Uint8Array {
+    const keys: string[] = [];
+    const values: Uint8Array[] = [];
     for (const [s, hashed] of this.#dirty) {
       // Values are never changed in place, so the same object is the same bytes.
       if (this.#values.get(s) === hashed) continue;
       const value = this.#bytes(s);
-      const path = this.#path(s);
-      if (value === undefined) this.#trie.delete(path);
-      else this.#trie.set(path, sha256(value));
+      if (value === undefined) this.#trie.delete(this.#path(s));
+      else {
+        keys.push(s);
+        values.push(value);
+      }
     }
     this.#dirty.clear();
+    // The changed values hashed in one batch (the trie takes its nodes the same way).
+    const valueHashes = sha256Each(values);
+    for (let i = 0; i < keys.length; i++) this.#trie.set(this.#path(keys[i]!), valueHashes.subarray(32 * i, 32 * i + 32));
     return this.#trie.root();
   }
 
