@@ -26,21 +26,23 @@ export function concatBytes(...parts: Uint8Array[]): Uint8Array {
  * hash than hex.
  */
 export function bytesKey(bytes: Uint8Array): string {
-  if (bytes.length === 32) return key32(bytes);
+  if (bytes.length === 32) return key32(bytes, 0);
+  // A table byte and a 32-byte id: most ledger state keys.
+  if (bytes.length === 33) return key32(bytes, 1, bytes[0]);
   return String.fromCharCode.apply(null, bytes as unknown as number[]);
 }
 
 /** `bytesKey` of one byte `prefix` followed by `bytes`, without joining them first. */
 export function prefixedBytesKey(prefix: number, bytes: Uint8Array): string {
-  if (bytes.length === 32) return key32(bytes, prefix);
+  if (bytes.length === 32) return key32(bytes, 0, prefix);
   return String.fromCharCode(prefix) + bytesKey(bytes);
 }
 
-// 32 bytes (ids, hashes, public keys: most keys) passed as arguments: a flat string at less than
-// half the cost of `apply`, which first copies the bytes into an argument list.
-function key32(b: Uint8Array, prefix?: number): string {
-  if (prefix === undefined) return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!, b[30]!, b[31]!);
-  return String.fromCharCode(prefix, b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!, b[30]!, b[31]!);
+// The 32 bytes of `b` from `at` (after `prefix`, if any), passed as arguments: a flat string at
+// less than half the cost of `apply`, which first copies the bytes into an argument list.
+function key32(b: Uint8Array, at: number, prefix?: number): string {
+  if (prefix === undefined) return String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!, b[at + 4]!, b[at + 5]!, b[at + 6]!, b[at + 7]!, b[at + 8]!, b[at + 9]!, b[at + 10]!, b[at + 11]!, b[at + 12]!, b[at + 13]!, b[at + 14]!, b[at + 15]!, b[at + 16]!, b[at + 17]!, b[at + 18]!, b[at + 19]!, b[at + 20]!, b[at + 21]!, b[at + 22]!, b[at + 23]!, b[at + 24]!, b[at + 25]!, b[at + 26]!, b[at + 27]!, b[at + 28]!, b[at + 29]!, b[at + 30]!, b[at + 31]!);
+  return String.fromCharCode(prefix, b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!, b[at + 4]!, b[at + 5]!, b[at + 6]!, b[at + 7]!, b[at + 8]!, b[at + 9]!, b[at + 10]!, b[at + 11]!, b[at + 12]!, b[at + 13]!, b[at + 14]!, b[at + 15]!, b[at + 16]!, b[at + 17]!, b[at + 18]!, b[at + 19]!, b[at + 20]!, b[at + 21]!, b[at + 22]!, b[at + 23]!, b[at + 24]!, b[at + 25]!, b[at + 26]!, b[at + 27]!, b[at + 28]!, b[at + 29]!, b[at + 30]!, b[at + 31]!);
 }
 
 /** Byte-wise equality (not constant time: for public data only). */

@@ -205,8 +205,7 @@ export class LedgerState {
   }
 
   // The bytes held under `s`: an account kept decoded is encoded, and held as bytes from then on.
-  #bytes(s: string): Uint8Array | undefined {
-    const v = this.#values.get(s);
+  #bytes(s: string, v: Held | undefined = this.#values.get(s)): Uint8Array | undefined {
     if (v === undefined || v instanceof Uint8Array) return v;
     const bytes = encode(accountCodec, v);
     // Not a write: the same value, in the form the trie, the journal's readers and storage take.
@@ -333,9 +332,10 @@ export class LedgerState {
     const keys: string[] = [];
     const values: Uint8Array[] = [];
     for (const [s, hashed] of this.#dirty) {
+      const held = this.#values.get(s);
       // Values are never changed in place, so the same object is the same bytes.
-      if (this.#values.get(s) === hashed) continue;
-      const value = this.#bytes(s);
+      if (held === hashed) continue;
+      const value = this.#bytes(s, held);
       if (value === undefined) this.#trie.delete(this.#path(s));
       else {
         keys.push(s);
