@@ -153,17 +153,55 @@ function hash4Body(): number[] {
   return [...locals, ...c];
 }
 
+// layout(ends, count, input, padded, desc): copies the `count` messages of the input (message i
+// ends at the i32 at ends + 4 i) to `padded`, each padded to whole blocks (FIPS 180-4, 5.1.1: 0x80,
+// zeros, its length in bits as 64 bits big-endian), and writes each one's descriptor for `hash4`.
+function layoutBody(): number[] {
+  const [ENDS, COUNT, INPUT, PADDED, DESCS] = [0, 1, 2, 3, 4];
+  const [I, START, END, LENGTH, BLOCKS, TAIL, DESC] = [5, 6, 7, 8, 9, 10, 11];
+  const store8 = (offset: number): number[] => [0x3a, 0, ...uleb(offset)];
+  const store = (offset: number): number[] => [0x36, 2, ...uleb(offset)];
+  const memoryCopy = [0xfc, ...uleb(10), 0, 0];
+  const memoryFill = [0xfc, ...uleb(11), 0];
+  const [I32_SUB, I32_SHR_U, I32_AND, I32_MUL] = [0x6b, 0x76, 0x71, 0x6c];
+  const c: number[] = [];
+  c.push(...i32(0), ...set(I), ...i32(0), ...set(START));
+  c.push(0x03, 0x40); // loop over messages
+  c.push(...get(ENDS), ...get(I), ...i32(2), I32_SHL, I32_ADD, ...i32Load(0), ...set(END));
+  c.push(...get(END), ...get(START), I32_SUB, ...set(LENGTH));
+  c.push(...get(LENGTH), ...i32(72), I32_ADD, ...i32(6), I32_SHR_U, ...set(BLOCKS));
+  c.push(...get(PADDED), ...get(INPUT), ...get(START), I32_ADD, ...get(LENGTH), ...memoryCopy);
+  c.push(...get(PADDED), ...get(LENGTH), I32_ADD, ...i32(0x80), ...store8(0));
+  c.push(...get(PADDED), ...get(BLOCKS), ...i32(6), I32_SHL, I32_ADD, ...set(TAIL));
+  // Zeros from after the 0x80 up to the length's low five bytes (the three above them stay zero).
+  c.push(...get(PADDED), ...get(LENGTH), I32_ADD, ...i32(1), I32_ADD, ...i32(0));
+  c.push(...get(TAIL), ...i32(5), I32_SUB, ...get(PADDED), ...get(LENGTH), I32_ADD, ...i32(1), I32_ADD, I32_SUB, ...memoryFill);
+  // TAIL − 5 … TAIL − 1: bits 39…0 of length × 8 (store8 keeps the low byte).
+  const lengthByte = (at: number, shift: number, left: boolean): number[] => [
+    ...get(TAIL), ...i32(at), I32_SUB, ...get(LENGTH), ...i32(shift), left ? I32_SHL : I32_SHR_U, ...store8(0),
+  ];
+  c.push(...lengthByte(5, 29, false), ...lengthByte(4, 21, false), ...lengthByte(3, 13, false), ...lengthByte(2, 5, false), ...lengthByte(1, 3, true));
+  // Descriptor of message i: group i / 4, lane i % 4.
+  c.push(...get(DESCS), ...get(I), ...i32(2), I32_SHR_U, ...i32(32), I32_MUL, I32_ADD, ...get(I), ...i32(3), I32_AND, ...i32(2), I32_SHL, I32_ADD, ...set(DESC));
+  c.push(...get(DESC), ...get(PADDED), ...store(0), ...get(DESC), ...get(BLOCKS), ...store(16));
+  c.push(...get(TAIL), ...set(PADDED), ...get(END), ...set(START));
+  c.push(...get(I), ...i32(1), I32_ADD, ...tee(I), ...get(COUNT), I32_LT_U, 0x0d, 0, 0x0b); // br_if loop; end
+  c.push(0x0b);
+  return [1, 7, I32, ...c];
+}
+
 function moduleBytes(): Uint8Array {
   const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
   const name = (text: string): number[] => [text.length, ...[...text].map((ch) => ch.charCodeAt(0))];
-  const body = hash4Body();
+  const code = (body: number[]): number[] => [...uleb(body.length), ...body];
   return Uint8Array.from([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-    ...section(1, [1, 0x60, 2, I32, I32, 0]), // type 0: (i32, i32) → ()
-    ...section(3, [1, 0]), // one function, of type 0
+    // type 0: (i32, i32) → (); type 1: (i32 × 5) → ()
+    ...section(1, [2, 0x60, 2, I32, I32, 0, 0x60, 5, I32, I32, I32, I32, I32, 0]),
+    ...section(3, [2, 0, 1]), // hash4: type 0, layout: type 1
     ...section(5, [1, 0x00, 1]), // one memory, at least a page
-    ...section(7, [2, ...name('hash4'), 0x00, 0, ...name('memory'), 0x02, 0]),
-    ...section(10, [1, ...uleb(body.length), ...body]),
+    ...section(7, [3, ...name('hash4'), 0x00, 0, ...name('layout'), 0x00, 1, ...name('memory'), 0x02, 0]),
+    ...section(10, [2, ...code(hash4Body()), ...code(layoutBody())]),
   ]);
 }
 
@@ -184,6 +222,7 @@ export async function createLanesBatch(): Promise<Sha256Batch | null> {
   }
   const memory = instance.exports.memory as WebAssembly.Memory;
   const hash4 = instance.exports.hash4 as (desc: number, out: number) => void;
+  const layout = instance.exports.layout as (ends: number, count: number, input: number, padded: number, desc: number) => void;
   let bytes = new Uint8Array(memory.buffer);
   let words = new Int32Array(memory.buffer);
 
@@ -192,46 +231,22 @@ export async function createLanesBatch(): Promise<Sha256Batch | null> {
     if (count === 0) return;
     const groups = (count + 3) >> 2;
     const last = ends[count - 1]!;
-    // Memory: one descriptor per group (8 words), the digests, the padded messages, the input.
+    // Memory: a descriptor per group (8 words), the digests, the ends, the input, then the padded
+    // messages (at most 72 bytes longer each).
     const descAt = 0;
     const digestsAt = 32 * groups;
-    const paddedAt = digestsAt + 128 * groups;
-    let padded = 0;
-    let start = 0;
-    for (let i = 0; i < count; i++) {
-      padded += 64 * Math.floor((ends[i]! - start + 72) / 64);
-      start = ends[i]!;
-    }
-    const inputAt = paddedAt + padded;
-    const needed = inputAt + last;
+    const endsAt = digestsAt + 128 * groups;
+    const inputAt = endsAt + 4 * count;
+    const paddedAt = inputAt + last + (-(inputAt + last) & 63);
+    const needed = paddedAt + last + 72 * count;
     if (needed > bytes.length) {
       memory.grow(Math.ceil((needed - bytes.length) / PAGE));
       bytes = new Uint8Array(memory.buffer);
       words = new Int32Array(memory.buffer);
     }
+    words.set(ends, endsAt >> 2);
     bytes.set(last === data.length ? data : data.subarray(0, last), inputAt);
-    // Pad each message in place (FIPS 180-4, 5.1.1): 0x80, zeros, its length in bits (64-bit big-endian).
-    let at = paddedAt;
-    start = 0;
-    for (let i = 0; i < count; i++) {
-      const end = ends[i]!;
-      const length = end - start;
-      const blocks = Math.floor((length + 72) / 64);
-      bytes.copyWithin(at, inputAt + start, inputAt + end);
-      const tail = at + 64 * blocks;
-      bytes[at + length] = 0x80;
-      bytes.fill(0, at + length + 1, tail - 5);
-      bytes[tail - 5] = length / 2 ** 29;
-      bytes[tail - 4] = length >>> 21;
-      bytes[tail - 3] = length >>> 13;
-      bytes[tail - 2] = length >>> 5;
-      bytes[tail - 1] = length << 3;
-      const desc = (descAt >> 2) + 8 * (i >> 2) + (i & 3);
-      words[desc] = at;
-      words[desc + 4] = blocks;
-      at = tail;
-      start = end;
-    }
+    layout(endsAt, count, inputAt, paddedAt, descAt);
     // The last group's empty lanes hash its first message again, into digests nobody reads.
     for (let i = count; i < 4 * groups; i++) {
       const desc = (descAt >> 2) + 8 * (i >> 2) + (i & 3);
