@@ -95,6 +95,13 @@ export class MerkleTrie {
   readonly #passed = new Int32Array(257);
   // Nodes to rehash, by level (leaves at 0, a branch one above its highest changed child).
   readonly #levels: number[][] = [];
+  // Preimages and digests of a batch, kept for the next root (a root after one change hashes a
+  // node per level, and allocating these per call cost more than that).
+  #preimages = new Uint8Array(0);
+  #preimagesView = viewOf(this.#preimages);
+  #digests = new Uint8Array(0);
+  #digestsView = viewOf(this.#digests);
+  readonly #ends: number[] = [];
 
   /**
    * A trie holding `leaves` (distinct paths), built in one pass after sorting: far cheaper than
@@ -272,29 +279,27 @@ export class MerkleTrie {
     const levels = this.#levels;
     const top = this.#collect(this.#root);
     if (top < 0) return;
-    let data = new Uint8Array(BRANCH_BYTES * Math.min(BATCH, levels[0]!.length || 1));
-    let digests = new Uint8Array(32 * Math.min(BATCH, levels[0]!.length || 1));
-    let dataView = viewOf(data);
-    let digestsView = viewOf(digests);
-    const ends: number[] = [];
+    const ends = this.#ends;
     for (let level = 0; level <= top; level++) {
       const nodes = levels[level]!;
       const bytes = level === 0 ? LEAF_BYTES : BRANCH_BYTES;
       for (let from = 0; from < nodes.length; from += BATCH) {
         const count = Math.min(BATCH, nodes.length - from);
-        if (data.length < bytes * count) {
-          data = new Uint8Array(BRANCH_BYTES * count);
-          digests = new Uint8Array(32 * count);
-          dataView = viewOf(data);
-          digestsView = viewOf(digests);
+        if (this.#digests.length < 32 * count) {
+          this.#preimages = new Uint8Array(BRANCH_BYTES * count);
+          this.#digests = new Uint8Array(32 * count);
+          this.#preimagesView = viewOf(this.#preimages);
+          this.#digestsView = viewOf(this.#digests);
         }
+        const preimages = this.#preimagesView;
+        const digestsView = this.#digestsView;
         ends.length = count;
         for (let i = 0; i < count; i++) {
           ends[i] = bytes * (i + 1);
-          if (level === 0) this.#leafPreimage(nodes[from + i]!, dataView, bytes * i);
-          else this.#branchPreimage(nodes[from + i]!, dataView, bytes * i);
+          if (level === 0) this.#leafPreimage(nodes[from + i]!, preimages, bytes * i);
+          else this.#branchPreimage(nodes[from + i]!, preimages, bytes * i);
         }
-        sha256Batch(data, ends, digests);
+        sha256Batch(this.#preimages, ends, this.#digests);
         const hashes = level === 0 ? this.#leafHashesView : this.#branchHashesView;
         const clean = level === 0 ? this.#leafClean : this.#branchClean;
         for (let i = 0; i < count; i++) {
