@@ -165,10 +165,12 @@ export class LedgerState {
   readonly #dirty = new Map<string, Held | undefined>();
   // Mirror of the weight table (hex id → weight) for producer ranking.
   readonly #weights = new Map<string, bigint>();
-  // Decoded accounts held as bytes, by map key, frozen: a transaction reads its accounts several
-  // times, and decoding cost more than the rules themselves. Any write to an account's key drops
-  // its entry (an account written since the last state root is held decoded: see `setAccount`).
-  readonly #accounts = new Map<string, Account>();
+  // Decoded accounts held as bytes, by map key, frozen, each with the very bytes it was decoded
+  // from: a transaction reads its accounts several times, and decoding cost more than the rules
+  // themselves. An entry counts only while the state holds those bytes, so writes need not drop it,
+  // and an account put back by an undo and redo (as `applyBlock` does) is still decoded. (An
+  // account written since the last state root is held decoded: see `setAccount`.)
+  readonly #accounts = new Map<string, { readonly bytes: Uint8Array; readonly account: Account }>();
   // Trie paths by map key, bounded like the accounts: hashing the key again cost as much as its value.
   readonly #paths = new Map<string, Uint8Array>();
   // Mirror of the name table by holder (hex id → names), so a node's names are listed without a
@@ -210,7 +212,7 @@ export class LedgerState {
     const bytes = encode(accountCodec, v);
     // Not a write: the same value, in the form the trie, the journal's readers and storage take.
     this.#values.set(s, bytes);
-    this.#remember(s, v);
+    this.#remember(s, bytes, v);
     return bytes;
   }
 
@@ -242,8 +244,6 @@ export class LedgerState {
     if (!this.#dirty.has(s)) this.#dirty.set(s, held);
     if (value === undefined) this.#values.delete(s);
     else this.#values.set(s, value);
-    // Only an account held as bytes has a decoded copy (see `#account`).
-    if (held instanceof Uint8Array && s.charCodeAt(0) === TABLE.account) this.#accounts.delete(s);
     if (s.charCodeAt(0) === TABLE.weight) {
       const id = toHex(keyBytes(s).subarray(1));
       if (value === undefined) this.#weights.delete(id);
@@ -373,14 +373,15 @@ export class LedgerState {
   #account(s: string, v: Held | undefined = this.#values.get(s)): Account {
     if (v === undefined) return ZERO_ACCOUNT;
     if (!(v instanceof Uint8Array)) return v;
-    return this.#accounts.get(s) ?? this.#remember(s, decode(accountCodec, v));
+    const known = this.#accounts.get(s);
+    return known !== undefined && known.bytes === v ? known.account : this.#remember(s, v, decode(accountCodec, v));
   }
 
-  #remember(s: string, account: Account): Account {
+  #remember(s: string, bytes: Uint8Array, account: Account): Account {
     // Bounded: a pass over a huge state must not keep a second copy of it.
     if (this.#accounts.size >= ACCOUNT_CACHE_MAX) this.#accounts.clear();
     const frozen = Object.freeze(account);
-    this.#accounts.set(s, frozen);
+    this.#accounts.set(s, { bytes, account: frozen });
     return frozen;
   }
 
