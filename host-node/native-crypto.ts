@@ -6,7 +6,9 @@ import { workerEd25519Backend } from './ed25519-workers.ts';
 /**
  * Gives the core Node's native crypto: SHA-256 by node:crypto (OpenSSL, with the CPU's SHA
  * extensions) and Ed25519 batches checked on worker threads (ed25519-workers.ts). The core checks
- * both against known answers before using them.
+ * both against known answers before using them. Batches of small messages (a state root's trie
+ * nodes) stay with the core's own four-lane hasher: node:crypto hashes one message per call, and
+ * the call costs more than the hashing.
  */
 export async function installNativeCrypto(): Promise<void> {
   installNativeSha256();
@@ -27,3 +29,4 @@ export function nativeSha256(data: Uint8Array): Uint8Array {
   for (let i = 0; i < 32; i++) out[i] = digest.charCodeAt(i);
   return out;
 }
+

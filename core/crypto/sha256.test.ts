@@ -5,7 +5,7 @@ import { rejects } from '../../test/assert.ts';
 import { MeshError, WrongTypeError } from '../errors.ts';
 import { toHex } from '../encoding/hex.ts';
 import { createSHA256 } from 'hash-wasm';
-import { createSha256, sha256, sha256Async, sha512, useNativeSha256, WEBCRYPTO_MIN_BYTES } from './sha256.ts';
+import { createSha256, sha256, sha256Async, sha256Batch, sha256Each, sha512, useNativeSha256, WEBCRYPTO_MIN_BYTES, type Sha256Batch } from './sha256.ts';
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -64,6 +64,60 @@ test('sha256: a subarray is hashed as its own bytes, not its whole buffer', () =
   assert.equal(toHex(sha256(whole.subarray(2, 5))), NIST[1]![2]);
 });
 
+// Lays `messages` out one after another, as sha256Batch takes them.
+function laidOut(messages: readonly Uint8Array[]): { data: Uint8Array; ends: number[] } {
+  const ends: number[] = [];
+  let at = 0;
+  for (const m of messages) ends.push((at += m.length));
+  const data = new Uint8Array(at);
+  messages.forEach((m, i) => data.set(m, i === 0 ? 0 : ends[i - 1]!));
+  return { data, ends };
+}
+
+const messagesArb = fc.array(fc.oneof(fc.uint8Array({ maxLength: 200 }), fc.constantFrom(65, 66, 64, 55, 56).map((n) => new Uint8Array(n).fill(n))), {
+  maxLength: 20,
+});
+
+test('sha256Batch: equals hashing one by one, for no, one and many messages of any lengths', () => {
+  fc.assert(
+    fc.property(messagesArb, (messages) => {
+      const { data, ends } = laidOut(messages);
+      // Digests go to the front of `out`; bytes past them are left alone.
+      const out = new Uint8Array(32 * messages.length + 5).fill(7);
+      sha256Batch(data, ends, out);
+      messages.forEach((m, i) => assert.equal(toHex(out.subarray(32 * i, 32 * i + 32)), toHex(sha256(m)), `message ${i}`));
+      assert.deepEqual([...out.subarray(32 * messages.length)], [7, 7, 7, 7, 7]);
+    }),
+    { numRuns: 100 },
+  );
+  // NIST vectors side by side, an empty message among them.
+  const { data, ends } = laidOut(NIST.map(([, input]) => input));
+  const out = new Uint8Array(32 * NIST.length);
+  sha256Batch(data, ends, out);
+  NIST.forEach(([name, , digest], i) => assert.equal(toHex(out.subarray(32 * i, 32 * i + 32)), digest, name));
+});
+
+test('sha256Each: the digest of each message, in order, for no, one and many messages', () => {
+  fc.assert(
+    fc.property(messagesArb, (messages) => {
+      const out = sha256Each(messages);
+      assert.equal(out.length, 32 * messages.length);
+      messages.forEach((m, i) => assert.equal(toHex(out.subarray(32 * i, 32 * i + 32)), toHex(sha256(m)), `message ${i}`));
+    }),
+    { numRuns: 100 },
+  );
+});
+
+test('sha256Batch: refuses ends out of order or past the data, and too small an output', () => {
+  const data = new Uint8Array(10);
+  assert.throws(() => sha256Batch(data, [5, 3], new Uint8Array(64)), RangeError);
+  assert.throws(() => sha256Batch(data, [11], new Uint8Array(32)), RangeError);
+  assert.throws(() => sha256Batch(data, [-1], new Uint8Array(32)), RangeError);
+  assert.throws(() => sha256Batch(data, [2.5], new Uint8Array(32)), RangeError);
+  assert.throws(() => sha256Batch(data, [5, 10], new Uint8Array(63)), RangeError);
+  rejects(() => sha256Batch('abc' as unknown as Uint8Array, [1], new Uint8Array(32)), WrongTypeError, 'not-bytes');
+});
+
 test('sha512: FIPS 180-2 "abc"', () => {
   assert.equal(
     toHex(sha512(text('abc'))),
@@ -90,6 +144,34 @@ test('sha256: a wrong native hasher is refused, a right one is then used', async
     assert.equal(toHex(await sha256Async(data)), expected);
   }
   assert.equal(calls, 8, 'once installed, the native hasher serves every size, sync and async');
+});
+
+test('sha256: a native batch is checked before use, and then serves sha256Batch', async () => {
+  const reference = await createSHA256();
+  const one = (data: Uint8Array): Uint8Array => reference.init().update(data).digest('binary');
+  // Right for one message, but ignoring where each message starts: refused.
+  const sloppy: Sha256Batch = (data, ends, out) => {
+    for (let i = 0; i < ends.length; i++) out.set(one(data.subarray(0, ends[i])), 32 * i);
+  };
+  rejects(() => useNativeSha256(one, sloppy), MeshError, 'native-sha256-wrong');
+  let batches = 0;
+  const right: Sha256Batch = (data, ends, out) => {
+    batches++;
+    let start = 0;
+    for (let i = 0; i < ends.length; i++) {
+      out.set(one(data.subarray(start, ends[i])), 32 * i);
+      start = ends[i]!;
+    }
+  };
+  useNativeSha256(one, right);
+  batches = 0;
+  const { data, ends } = laidOut([text('abc'), new Uint8Array(0), new Uint8Array(65)]);
+  const out = new Uint8Array(96);
+  sha256Batch(data, ends, out);
+  assert.equal(batches, 1);
+  assert.equal(toHex(out.subarray(0, 32)), NIST[1]![2]);
+  assert.equal(toHex(out.subarray(32, 64)), NIST[0]![2]);
+  assert.equal(toHex(out.subarray(64)), toHex(sha256(new Uint8Array(65))));
 });
 
 test('sha256: wrong input types get a named error', () => {

@@ -1,6 +1,7 @@
 import { createSHA256, createSHA512, type IHasher } from 'hash-wasm';
 import { bytesEqual, ensureBytes } from '../encoding/bytes.ts';
 import { MeshError } from '../errors.ts';
+import { createLanesBatch } from './sha256-lanes.ts';
 
 // One reused WebAssembly hasher per algorithm: creating a hasher costs far more than hashing an
 // id or a Merkle node, and JavaScript is single-threaded, so a shared instance is never re-entered.
@@ -16,7 +17,14 @@ const sha512Hasher: IHasher = await createSHA512();
  */
 export const WEBCRYPTO_MIN_BYTES = 2 * 1024;
 
+/**
+ * Hashes many messages in one call: message i is `data[ends[i - 1] ?? 0, ends[i])`, and its digest
+ * is written to `out[32 i, 32 i + 32)`. See `sha256Batch`.
+ */
+export type Sha256Batch = (data: Uint8Array, ends: ArrayLike<number>, out: Uint8Array) => void;
+
 let nativeSha256: ((data: Uint8Array) => Uint8Array) | undefined;
+let nativeBatch: Sha256Batch | undefined;
 
 /** SHA-256 of `data`, synchronously: ids, tx ids, Merkle nodes, and bulk data on hosts with a native hasher. */
 export function sha256(data: Uint8Array): Uint8Array {
@@ -32,6 +40,64 @@ export async function sha256Async(data: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest('SHA-256', data as Uint8Array<ArrayBuffer>));
 }
 
+/**
+ * SHA-256 of many messages laid out one after another in `data`, each ending at the next offset
+ * of `ends` (ascending, the first message starting at 0), digests written in order into `out` (32
+ * bytes each, from offset 0). For thousands of small messages (a state root's trie nodes): one
+ * call, four messages per compression (sha256-lanes.ts), no digest allocated; large data is
+ * hashed faster by `sha256` on a host with a native hasher.
+ */
+export function sha256Batch(data: Uint8Array, ends: ArrayLike<number>, out: Uint8Array): void {
+  ensureBytes(data, 'data');
+  ensureBytes(out, 'out');
+  if (out.length < 32 * ends.length) throw new RangeError(`out holds ${out.length >> 5} digests, not ${ends.length}`);
+  let start = 0;
+  for (let i = 0; i < ends.length; i++) {
+    const end = ends[i]!;
+    if (!Number.isInteger(end) || end < start || end > data.length) throw new RangeError(`message end ${end} out of order or past the data`);
+    start = end;
+  }
+  if (nativeBatch) nativeBatch(data, ends, out);
+  // One message: four lanes cost more than one call to the one-message hasher.
+  else if (ends.length === 1) out.set(sha256(data.subarray(0, ends[0])));
+  else ownBatch(data, ends, out);
+}
+
+// Messages per `sha256Batch` call in `sha256Each`: bounds the buffer they are laid out in.
+const EACH_CHUNK = 8192;
+
+/** The SHA-256 of each of `messages`, digest i at 32 i: `sha256Batch` without laying them out yourself. */
+export function sha256Each(messages: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(32 * messages.length);
+  const ends: number[] = [];
+  for (let from = 0; from < messages.length; from += EACH_CHUNK) {
+    const to = Math.min(messages.length, from + EACH_CHUNK);
+    let total = 0;
+    for (let i = from; i < to; i++) total += ensureBytes(messages[i], 'message').length;
+    const data = new Uint8Array(total);
+    ends.length = 0;
+    let at = 0;
+    for (let i = from; i < to; i++) {
+      data.set(messages[i]!, at);
+      ends.push((at += messages[i]!.length));
+    }
+    sha256Batch(data, ends, out.subarray(32 * from, 32 * to));
+  }
+  return out;
+}
+
+function wasmBatch(data: Uint8Array, ends: ArrayLike<number>, out: Uint8Array): void {
+  let start = 0;
+  for (let i = 0; i < ends.length; i++) {
+    const end = ends[i]!;
+    out.set(sha256Hasher.init().update(data.subarray(start, end)).digest('binary'), 32 * i);
+    start = end;
+  }
+}
+
+// Four messages at a time in WebAssembly SIMD lanes, where the runtime has them (all current ones).
+const ownBatch: Sha256Batch = (await createLanesBatch()) ?? wasmBatch;
+
 // FIPS 180-2 B.1 and B.3: a native hasher must reproduce them before the core relies on it.
 const CHECKS: [string, string][] = [
   ['abc', 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],
@@ -41,19 +107,38 @@ const CHECKS: [string, string][] = [
 /**
  * Lets a host plug in its platform's native SHA-256 (node:crypto on Node), used from then on for
  * every size: a host installs one only where it is faster than WebAssembly even for 32 bytes, as
- * on Node. The function is checked against known digests first; a wrong one is refused with a
- * MeshError and the core keeps its own hasher.
+ * on Node. `batch`, if given, serves `sha256Batch`; without one the core keeps its own, whose
+ * four lanes beat a call per message even to node:crypto. Both are checked against known digests
+ * first; a wrong one is refused with a MeshError and the core keeps its own hasher.
  */
-export function useNativeSha256(hash: (data: Uint8Array) => Uint8Array): void {
+export function useNativeSha256(hash: (data: Uint8Array) => Uint8Array, batch?: Sha256Batch): void {
   const encoder = new TextEncoder();
-  for (const [input, digest] of CHECKS) {
-    const wanted = Uint8Array.from(digest.match(/../g)!, (b) => parseInt(b, 16));
-    const got = hash(encoder.encode(input));
-    if (!(got instanceof Uint8Array) || !bytesEqual(got, wanted)) {
-      throw new MeshError('native-sha256-wrong', 'the native SHA-256 gave a wrong digest; not used');
+  const inputs = CHECKS.map(([input]) => encoder.encode(input));
+  const wanted = CHECKS.map(([, digest]) => Uint8Array.from(digest.match(/../g)!, (b) => parseInt(b, 16)));
+  const wrong = (): MeshError => new MeshError('native-sha256-wrong', 'the native SHA-256 gave a wrong digest; not used');
+  inputs.forEach((input, i) => {
+    const got = hash(input);
+    if (!(got instanceof Uint8Array) || !bytesEqual(got, wanted[i]!)) throw wrong();
+  });
+  if (batch) {
+    // The checks' messages in one batch, each preceded by an empty one: offsets must be honoured.
+    const data = new Uint8Array(inputs.reduce((n, input) => n + input.length, 0));
+    const ends: number[] = [];
+    let at = 0;
+    for (const input of inputs) {
+      ends.push(at);
+      data.set(input, at);
+      ends.push((at += input.length));
     }
+    const out = new Uint8Array(32 * ends.length);
+    batch(data, ends, out);
+    const empty = sha256Hasher.init().digest('binary');
+    wanted.forEach((digest, i) => {
+      if (!bytesEqual(out.subarray(64 * i, 64 * i + 32), empty) || !bytesEqual(out.subarray(64 * i + 32, 64 * i + 64), digest)) throw wrong();
+    });
   }
   nativeSha256 = hash;
+  nativeBatch = batch;
 }
 
 /** SHA-512 of `data`, synchronously (Ed25519's internal hash for the pure-JS backend). */

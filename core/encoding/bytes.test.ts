@@ -2,7 +2,7 @@ import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
 import { WrongTypeError } from '../errors.ts';
-import { bytesEqual, compareBytes, concatBytes, describe, ensureBytes } from './bytes.ts';
+import { bytesEqual, bytesKey, compareBytes, concatBytes, describe, ensureBytes, prefixedBytesKey } from './bytes.ts';
 
 const RUNS = { numRuns: 200 };
 
@@ -94,6 +94,20 @@ test('property: concatBytes keeps every part in order', () => {
     fc.property(fc.array(fc.uint8Array({ maxLength: 8 }), { maxLength: 5 }), (parts) => {
       const joined = concatBytes(...parts);
       assert.deepEqual([...joined], parts.flatMap((p) => [...p]));
+    }),
+    RUNS,
+  );
+});
+
+test('property: bytesKey is one code unit per byte, and prefixedBytesKey that of the joined bytes', () => {
+  // Lengths around 32, the length with a path of its own.
+  const bytes = fc.oneof(fc.uint8Array({ maxLength: 40 }), fc.uint8Array({ minLength: 32, maxLength: 32 }));
+  fc.assert(
+    fc.property(bytes, fc.nat(255), (b, prefix) => {
+      const key = bytesKey(b);
+      assert.equal(key.length, b.length);
+      for (let i = 0; i < b.length; i++) assert.equal(key.charCodeAt(i), b[i]);
+      assert.equal(prefixedBytesKey(prefix, b), bytesKey(concatBytes(Uint8Array.of(prefix), b)));
     }),
     RUNS,
   );

@@ -350,7 +350,14 @@ export const u64: Codec<bigint> = {
   },
 };
 
+// Amounts mostly fit in 64 bits: those skip the bigint shift and mask (each a new bigint), which
+// cost as much as the rest of an account's encoding.
 function writeU128(w: Writer, v: bigint): void {
+  if (v <= U64_MAX) {
+    w.u64(0n);
+    w.u64(v);
+    return;
+  }
   w.u64(v >> 64n);
   w.u64(v & U64_MAX);
 }
@@ -358,7 +365,7 @@ function writeU128(w: Writer, v: bigint): void {
 function readU128(r: Reader, what: string): bigint {
   const hi = r.u64(what);
   const lo = r.u64(what);
-  return (hi << 64n) | lo;
+  return hi === 0n ? lo : (hi << 64n) | lo;
 }
 
 /** Sixteen bytes big-endian, a bigint in 0..2^128-1 (credit amounts). */
@@ -378,10 +385,13 @@ export const i128: Codec<bigint> = {
   name: 'i128',
   minBytes: 16,
   write(w, value) {
-    writeU128(w, BigInt.asUintN(128, checkBigint(value, 'i128', I128_MIN, I128_MAX)));
+    const v = checkBigint(value, 'i128', I128_MIN, I128_MAX);
+    writeU128(w, v >= 0n ? v : BigInt.asUintN(128, v));
   },
   read(r) {
-    return BigInt.asIntN(128, readU128(r, 'i128'));
+    const v = readU128(r, 'i128');
+    // Below 2^127 the two's complement reading is the value itself.
+    return v <= I128_MAX ? v : BigInt.asIntN(128, v);
   },
 };
 

@@ -272,3 +272,36 @@ test('state: a value is held as a copy, so bytes the caller changes and puts bac
   assert.equal(toHex(state.stateRoot()), toHex(LedgerState.fromEntries(state.entries()).stateRoot()));
   assert.equal(state.get(k)![0], 2);
 });
+
+test('state: an account reads as the bytes the state holds now, through writes of raw bytes, undo and redo', () => {
+  fc.assert(
+    fc.property(fc.array(fc.bigInt({ min: 0n, max: 2n ** 70n }), { minLength: 1, maxLength: 6 }), fc.boolean(), (balances, rootBetween) => {
+      const state = new LedgerState();
+      const id = ALICE.publicKey;
+      const key = Uint8Array.of(TABLE.account, ...id);
+      const encoded = (balance: bigint): Uint8Array => {
+        // Another state's encoding of the same account: the bytes a snapshot or a peer would bring.
+        const other = new LedgerState();
+        other.setAccount(id, { ...ZERO, balance });
+        return other.get(key)!;
+      };
+      const base = state.mark();
+      balances.forEach((balance, i) => {
+        // Alternate the two ways an account changes: the typed setter and a raw write of its bytes.
+        if (i % 2 === 0) state.setAccount(id, { ...ZERO, balance, nonce: i });
+        else state.put(key, encoded(balance));
+        if (rootBetween) state.stateRoot();
+        assert.equal(state.account(id).balance, balance);
+      });
+      const last = balances[balances.length - 1]!;
+      const changes = state.changesSince(base);
+      state.revert(base);
+      assert.equal(state.account(id).balance, 0n, 'undone');
+      state.applyChanges(changes, 'redo');
+      assert.equal(state.account(id).balance, last, 'redone');
+      state.applyChanges(changes, 'undo');
+      assert.equal(state.account(id).balance, 0n, 'undone by the change set');
+    }),
+    RUNS,
+  );
+});

@@ -17,8 +17,8 @@ import {
   uint53,
   type Infer,
 } from '../encoding/codec.ts';
-import { sha256 } from '../crypto/sha256.ts';
-import { bytesEqual, bytesKey, concatBytes } from '../encoding/bytes.ts';
+import { sha256, sha256Each } from '../crypto/sha256.ts';
+import { bytesEqual, bytesKey, concatBytes, prefixedBytesKey } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MerkleTrie, type TrieLeaf } from './merkle.ts';
 
@@ -82,8 +82,10 @@ export const TABLE = {
   weight: 0x77, // 'w' + id → consensus weight, present only when > 0
 } as const;
 
-function key(table: number, ...parts: Uint8Array[]): Uint8Array {
-  return concatBytes(Uint8Array.of(table), ...parts);
+// The map key of the entry of `table` under `parts` (joined), built as a string: no key bytes to
+// allocate and turn into a string, for the tables a transaction reads and writes.
+function tableKey(table: number, ...parts: Uint8Array[]): string {
+  return prefixedBytesKey(table, parts.length === 1 ? parts[0]! : concatBytes(...parts));
 }
 
 function heightBytes(height: number): Uint8Array {
@@ -101,9 +103,9 @@ function keyBytes(text: string): Uint8Array {
   return out;
 }
 
-// An account's map key, built as a string: no key bytes to allocate for the most read table.
-const ACCOUNT_PREFIX = String.fromCharCode(TABLE.account);
-const accountKey = (id: Uint8Array): string => ACCOUNT_PREFIX + bytesKey(id);
+const SEED_KEY = String.fromCharCode(TABLE.seed);
+const SUPPLY_KEY = String.fromCharCode(TABLE.supply);
+const accountKey = (id: Uint8Array): string => prefixedBytesKey(TABLE.account, id);
 
 const ACCOUNT_CACHE_MAX = 65_536;
 // Key hashes (trie paths) of recently changed entries: active accounts change block after block.
@@ -163,10 +165,12 @@ export class LedgerState {
   readonly #dirty = new Map<string, Held | undefined>();
   // Mirror of the weight table (hex id → weight) for producer ranking.
   readonly #weights = new Map<string, bigint>();
-  // Decoded accounts held as bytes, by map key, frozen: a transaction reads its accounts several
-  // times, and decoding cost more than the rules themselves. Any write to an account's key drops
-  // its entry (an account written since the last state root is held decoded: see `setAccount`).
-  readonly #accounts = new Map<string, Account>();
+  // Decoded accounts held as bytes, by map key, frozen, each with the very bytes it was decoded
+  // from: a transaction reads its accounts several times, and decoding cost more than the rules
+  // themselves. An entry counts only while the state holds those bytes, so writes need not drop it,
+  // and an account put back by an undo and redo (as `applyBlock` does) is still decoded. (An
+  // account written since the last state root is held decoded: see `setAccount`.)
+  readonly #accounts = new Map<string, { readonly bytes: Uint8Array; readonly account: Account }>();
   // Trie paths by map key, bounded like the accounts: hashing the key again cost as much as its value.
   readonly #paths = new Map<string, Uint8Array>();
   // Mirror of the name table by holder (hex id → names), so a node's names are listed without a
@@ -179,9 +183,14 @@ export class LedgerState {
     for (const [k, v] of entries) state.#set(keyString(k), v.slice());
     state.#journal.length = 0;
     // One bulk build of the trie instead of an insertion per entry.
-    const leaves: TrieLeaf[] = [];
-    for (const s of state.#dirty.keys()) leaves.push({ path: sha256(keyBytes(s)), valueHash: sha256(state.#values.get(s) as Uint8Array) });
+    const keys = [...state.#dirty.keys()];
     state.#dirty.clear();
+    const paths = sha256Each(keys.map(keyBytes));
+    const valueHashes = sha256Each(keys.map((s) => state.#values.get(s) as Uint8Array));
+    const leaves: TrieLeaf[] = keys.map((_, i) => ({
+      path: paths.subarray(32 * i, 32 * i + 32),
+      valueHash: valueHashes.subarray(32 * i, 32 * i + 32),
+    }));
     state.#trie = MerkleTrie.fromLeaves(leaves);
     return state;
   }
@@ -198,13 +207,12 @@ export class LedgerState {
   }
 
   // The bytes held under `s`: an account kept decoded is encoded, and held as bytes from then on.
-  #bytes(s: string): Uint8Array | undefined {
-    const v = this.#values.get(s);
+  #bytes(s: string, v: Held | undefined = this.#values.get(s)): Uint8Array | undefined {
     if (v === undefined || v instanceof Uint8Array) return v;
     const bytes = encode(accountCodec, v);
     // Not a write: the same value, in the form the trie, the journal's readers and storage take.
     this.#values.set(s, bytes);
-    this.#remember(s, v);
+    this.#remember(s, bytes, v);
     return bytes;
   }
 
@@ -214,28 +222,28 @@ export class LedgerState {
   }
 
   // The state's own writers hand over bytes they just made and keep no hold of: no copy needed.
-  #hold(k: Uint8Array, value: Uint8Array): void {
-    this.#put(keyString(k), value);
-  }
-
-  #put(s: string, value: Held): void {
-    this.#journal.push({ key: s, before: this.#values.get(s) });
-    this.#set(s, value);
+  // `held` is what `s` holds now, when the caller has just read it.
+  #put(s: string, value: Held, held: Held | undefined = this.#values.get(s)): void {
+    this.#journal.push({ key: s, before: held });
+    this.#set(s, value, held);
   }
 
   delete(k: Uint8Array): void {
-    const s = keyString(k);
-    if (!this.#values.has(s)) return;
-    this.#journal.push({ key: s, before: this.#values.get(s) });
-    this.#set(s, undefined);
+    this.#delete(keyString(k));
   }
 
-  #set(s: string, value: Held | undefined): void {
-    if (s.charCodeAt(0) === TABLE.name) this.#indexName(s, this.#values.get(s) as Uint8Array | undefined, value as Uint8Array | undefined);
-    if (!this.#dirty.has(s)) this.#dirty.set(s, this.#values.get(s));
+  #delete(s: string): void {
+    const held = this.#values.get(s);
+    if (held === undefined) return;
+    this.#journal.push({ key: s, before: held });
+    this.#set(s, undefined, held);
+  }
+
+  #set(s: string, value: Held | undefined, held: Held | undefined = this.#values.get(s)): void {
+    if (s.charCodeAt(0) === TABLE.name) this.#indexName(s, held as Uint8Array | undefined, value as Uint8Array | undefined);
+    if (!this.#dirty.has(s)) this.#dirty.set(s, held);
     if (value === undefined) this.#values.delete(s);
     else this.#values.set(s, value);
-    if (s.charCodeAt(0) === TABLE.account) this.#accounts.delete(s);
     if (s.charCodeAt(0) === TABLE.weight) {
       const id = toHex(keyBytes(s).subarray(1));
       if (value === undefined) this.#weights.delete(id);
@@ -321,15 +329,23 @@ export class LedgerState {
 
   /** The Merkle root committing to every entry. */
   stateRoot(): Uint8Array {
+    const keys: string[] = [];
+    const values: Uint8Array[] = [];
     for (const [s, hashed] of this.#dirty) {
+      const held = this.#values.get(s);
       // Values are never changed in place, so the same object is the same bytes.
-      if (this.#values.get(s) === hashed) continue;
-      const value = this.#bytes(s);
-      const path = this.#path(s);
-      if (value === undefined) this.#trie.delete(path);
-      else this.#trie.set(path, sha256(value));
+      if (held === hashed) continue;
+      const value = this.#bytes(s, held);
+      if (value === undefined) this.#trie.delete(this.#path(s));
+      else {
+        keys.push(s);
+        values.push(value);
+      }
     }
     this.#dirty.clear();
+    // The changed values hashed in one batch (the trie takes its nodes the same way).
+    const valueHashes = sha256Each(values);
+    for (let i = 0; i < keys.length; i++) this.#trie.set(this.#path(keys[i]!), valueHashes.subarray(32 * i, 32 * i + 32));
     return this.#trie.root();
   }
 
@@ -354,33 +370,34 @@ export class LedgerState {
     return this.#account(accountKey(id));
   }
 
-  #account(s: string): Account {
-    const v = this.#values.get(s);
+  #account(s: string, v: Held | undefined = this.#values.get(s)): Account {
     if (v === undefined) return ZERO_ACCOUNT;
     if (!(v instanceof Uint8Array)) return v;
-    return this.#accounts.get(s) ?? this.#remember(s, decode(accountCodec, v));
+    const known = this.#accounts.get(s);
+    return known !== undefined && known.bytes === v ? known.account : this.#remember(s, v, decode(accountCodec, v));
   }
 
-  #remember(s: string, account: Account): Account {
+  #remember(s: string, bytes: Uint8Array, account: Account): Account {
     // Bounded: a pass over a huge state must not keep a second copy of it.
     if (this.#accounts.size >= ACCOUNT_CACHE_MAX) this.#accounts.clear();
     const frozen = Object.freeze(account);
-    this.#accounts.set(s, frozen);
+    this.#accounts.set(s, { bytes, account: frozen });
     return frozen;
   }
 
   setAccount(id: Uint8Array, account: Account): void {
     const s = accountKey(id);
-    const before = this.#account(s);
+    const held = this.#values.get(s);
+    const before = this.#account(s, held);
     // Held decoded (a copy, so the caller's object stays its own) and encoded only when its bytes
     // are asked for, by the state root most often: a transfer writes its sender twice and its
     // recipient once, and a block writes its busy accounts many times, each encoded once.
-    this.#put(s, Object.freeze({ ...account }));
+    this.#put(s, Object.freeze({ ...account }), held);
     const weight = weightOf(account);
     if (weight !== weightOf(before)) {
-      const k = key(TABLE.weight, id);
-      if (weight > 0n) this.#hold(k, encode(weightCodec, weight));
-      else this.delete(k);
+      const k = tableKey(TABLE.weight, id);
+      if (weight > 0n) this.#put(k, encode(weightCodec, weight));
+      else this.#delete(k);
     }
   }
 
@@ -391,58 +408,58 @@ export class LedgerState {
 
   /** The seed that ranks producers for the next block (32 zero bytes before the first block). */
   producerSeed(): Uint8Array {
-    return this.get(Uint8Array.of(TABLE.seed)) ?? new Uint8Array(32);
+    return this.#bytes(SEED_KEY) ?? new Uint8Array(32);
   }
 
   setProducerSeed(seed: Uint8Array): void {
-    this.#hold(Uint8Array.of(TABLE.seed), seed.slice());
+    this.#put(SEED_KEY, seed.slice());
   }
 
   supply(): Supply {
-    const v = this.get(Uint8Array.of(TABLE.supply));
+    const v = this.#bytes(SUPPLY_KEY);
     return v === undefined ? { emitted: 0n, burned: 0n } : decode(supplyCodec, v);
   }
 
   setSupply(supply: Supply): void {
-    this.#hold(Uint8Array.of(TABLE.supply), encode(supplyCodec, supply));
+    this.#put(SUPPLY_KEY, encode(supplyCodec, supply));
   }
 
   job(id: Uint8Array): Job | undefined {
-    const v = this.get(key(TABLE.job, id));
+    const v = this.#bytes(tableKey(TABLE.job, id));
     return v === undefined ? undefined : decode(jobCodec, v);
   }
 
   setJob(id: Uint8Array, job: Job | undefined): void {
-    if (job === undefined) this.delete(key(TABLE.job, id));
-    else this.#hold(key(TABLE.job, id), encode(jobCodec, job));
+    if (job === undefined) this.#delete(tableKey(TABLE.job, id));
+    else this.#put(tableKey(TABLE.job, id), encode(jobCodec, job));
   }
 
   channel(id: Uint8Array): Channel | undefined {
-    const v = this.get(key(TABLE.channel, id));
+    const v = this.#bytes(tableKey(TABLE.channel, id));
     return v === undefined ? undefined : decode(channelCodec, v);
   }
 
   setChannel(id: Uint8Array, channel: Channel | undefined): void {
-    if (channel === undefined) this.delete(key(TABLE.channel, id));
-    else this.#hold(key(TABLE.channel, id), encode(channelCodec, channel));
+    if (channel === undefined) this.#delete(tableKey(TABLE.channel, id));
+    else this.#put(tableKey(TABLE.channel, id), encode(channelCodec, channel));
   }
 
   epoch(cell: Uint8Array, host: Uint8Array): number | undefined {
-    const v = this.get(key(TABLE.epoch, cell, host));
+    const v = this.#bytes(tableKey(TABLE.epoch, cell, host));
     return v === undefined ? undefined : decode(heightCodec, v);
   }
 
   setEpoch(cell: Uint8Array, host: Uint8Array, epoch: number): void {
-    this.#hold(key(TABLE.epoch, cell, host), encode(heightCodec, epoch));
+    this.#put(tableKey(TABLE.epoch, cell, host), encode(heightCodec, epoch));
   }
 
   name(name: string): NameEntry | undefined {
-    const v = this.get(key(TABLE.name, textEncoder.encode(name)));
+    const v = this.#bytes(tableKey(TABLE.name, textEncoder.encode(name)));
     return v === undefined ? undefined : decode(nameCodec, v);
   }
 
   setName(name: string, entry: NameEntry): void {
-    this.#hold(key(TABLE.name, textEncoder.encode(name)), encode(nameCodec, entry));
+    this.#put(tableKey(TABLE.name, textEncoder.encode(name)), encode(nameCodec, entry));
   }
 
   /** The names whose entry holds `owner`, lapsed ones included (the caller judges expiry), by name. */
@@ -453,33 +470,33 @@ export class LedgerState {
 
   /** Height at which `granter` granted trust to `subject`, if it stands. */
   trust(granter: Uint8Array, subject: Uint8Array): number | undefined {
-    const v = this.get(key(TABLE.trust, granter, subject));
+    const v = this.#bytes(tableKey(TABLE.trust, granter, subject));
     return v === undefined ? undefined : decode(heightCodec, v);
   }
 
   setTrust(granter: Uint8Array, subject: Uint8Array, height: number | undefined): void {
-    const k = key(TABLE.trust, granter, subject);
-    if (height === undefined) this.delete(k);
-    else this.#hold(k, heightBytes(height));
+    const k = tableKey(TABLE.trust, granter, subject);
+    if (height === undefined) this.#delete(k);
+    else this.#put(k, heightBytes(height));
   }
 
   /** Height at which `issuer` revoked capability `tokenId`, if it did. */
   revoked(issuer: Uint8Array, tokenId: Uint8Array): number | undefined {
-    const v = this.get(key(TABLE.revoked, issuer, tokenId));
+    const v = this.#bytes(tableKey(TABLE.revoked, issuer, tokenId));
     return v === undefined ? undefined : decode(heightCodec, v);
   }
 
   setRevoked(issuer: Uint8Array, tokenId: Uint8Array, height: number): void {
-    this.#hold(key(TABLE.revoked, issuer, tokenId), heightBytes(height));
+    this.#put(tableKey(TABLE.revoked, issuer, tokenId), heightBytes(height));
   }
 
   /** Height at which `producer` was slashed for equivocating at `at`, if it was. */
   slashed(producer: Uint8Array, at: number): number | undefined {
-    const v = this.get(key(TABLE.slashed, producer, heightBytes(at)));
+    const v = this.#bytes(tableKey(TABLE.slashed, producer, heightBytes(at)));
     return v === undefined ? undefined : decode(heightCodec, v);
   }
 
   setSlashed(producer: Uint8Array, at: number, height: number): void {
-    this.#hold(key(TABLE.slashed, producer, heightBytes(at)), heightBytes(height));
+    this.#put(tableKey(TABLE.slashed, producer, heightBytes(at)), heightBytes(height));
   }
 }
