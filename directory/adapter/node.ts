@@ -109,7 +109,12 @@ async function runDirectory(options: ServeOptions & { threads: number }): Promis
       }
     }
     const index = directory.sharedIndex();
-    if (stopping || !(index?.file.buffer instanceof SharedArrayBuffer && index.bitsets instanceof SharedArrayBuffer)) return undefined;
+    if (stopping) return undefined;
+    if (!(index?.file.buffer instanceof SharedArrayBuffer && index.bitsets instanceof SharedArrayBuffer)) {
+      // Said, not silent: the user asked for more threads.
+      onError(new Error(`serving on 1 thread, not ${options.threads}: the index was built from the dataset and its file ${indexPathOf(dataPath)} could not be written and read back, so there is no copy of it to share`));
+      return undefined;
+    }
     const { port } = new URL(server.url);
     const threads = await startThreads(options.threads - 1, {
       host: options.host,
@@ -126,7 +131,8 @@ async function runDirectory(options: ServeOptions & { threads: number }): Promis
     return threads;
   }
 
-  const threads = options.threads > 1 ? spread() : Promise.resolve(undefined);
+  // A thread that cannot be made (spread rejects) leaves the main thread serving alone, said on stderr.
+  const threads = options.threads > 1 ? spread().catch((error: unknown) => void onError(error)) : Promise.resolve(undefined);
   await stopped;
   await (await threads)?.close();
   await directory.close();
