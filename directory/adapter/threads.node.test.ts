@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectionCounts } from '../../host-node/connection-balance.ts';
 import { bucketMemory, TokenBucketLimiter } from '../http/rate-limit.ts';
-import { startThreads } from './threads.ts';
+import { startThreads, threadsCanShareAPort } from './threads.ts';
 
 test('a thread that dies after it started is counted out, its hold on the rate limit let go, and closing does not wait for it', async () => {
   const connections = connectionCounts(3);
@@ -21,4 +21,10 @@ test('a thread that dies after it started is counted out, its hold on the rate l
   assert.equal(take.ok, true);
   const closed = await Promise.race([threads.close().then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 2000, 'still waiting'))]);
   assert.equal(closed, 'closed');
+});
+
+test('threads serve only where sockets can share a port: listening with reusePort fails on macOS and Windows', () => {
+  assert.equal(threadsCanShareAPort('linux'), true);
+  assert.equal(threadsCanShareAPort('darwin'), false);
+  assert.equal(threadsCanShareAPort('win32'), false);
 });

@@ -25,6 +25,15 @@ export interface ServingThreads {
   close(): Promise<void>;
 }
 
+/**
+ * Whether `platform` lets sockets share a port (SO_REUSEPORT, Node's `reusePort`), as the threads
+ * need: the platforms Node's documentation names. Elsewhere (macOS, Windows) listening with it
+ * fails, and the directory serves on one thread.
+ */
+export function threadsCanShareAPort(platform: string): boolean {
+  return ['linux', 'freebsd', 'sunos', 'aix'].includes(platform);
+}
+
 // How long a thread gets to finish its requests on close before it is stopped outright.
 const STOP_GRACE_MS = 5000;
 
