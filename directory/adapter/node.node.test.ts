@@ -5,7 +5,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { once } from 'node:events';
 import { existsSync, rmSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -519,6 +519,27 @@ test('mesh directory --threads 2: both threads answer alike, and share one rate 
     assert.equal((await fresh(`${one.url}/api/v1/stats`)).status, 200);
     assert.equal(await one.stop(), 0);
     assert.ok(!one.lines.some((line) => line.startsWith('serving on')), one.lines.join('\n'));
+  }));
+
+test('mesh directory --threads 2 over a dataset without an index file serves it from the file it writes, or says it serves on one thread', () =>
+  inTempDir(async (dir) => {
+    const data = join(dir, 'directory.json');
+    await writeFile(data, fixtureText());
+    const written = await serve(['--data', data, '--submissions', join(dir, 'subs'), '--threads', '2']);
+    await printed(written, /^serving on 2 threads$/);
+    assert.ok(existsSync(`${data}.index`));
+    assert.equal((await fresh(`${written.url}/api/v1/stats`)).status, 200);
+    assert.equal(await written.stop(), 0);
+
+    // Where the index file cannot be written (a folder has its name), there is nothing to share.
+    await rm(`${data}.index`);
+    await mkdir(`${data}.index`);
+    const alone = await serve(['--data', data, '--submissions', join(dir, 'subs'), '--threads', '2']);
+    for (let i = 0; i < 100 && !alone.stderr.some((line) => line.includes('serving on 1 thread')); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(alone.stderr.some((line) => /serving on 1 thread, not 2: .*could not be written/.test(line)), alone.stderr.join('\n'));
+    const stats = await fresh(`${alone.url}/api/v1/stats`);
+    assert.equal(stats.status, 200);
+    assert.equal(await alone.stop(), 0);
   }));
 
 test('mesh directory refuses bad options with exit 2 and prints its options on --help', async () => {

@@ -18,7 +18,7 @@ import { restartWithDirectoryHeapSizes } from './heap-size.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
 import { command, entry, option } from '../../host-node/cli/command.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { type ServingThreads, startThreads } from './threads.ts';
+import { type ServingThreads, startThreads, threadsCanShareAPort } from './threads.ts';
 import { stopSignal } from '../../host-node/cli/stop-signal.ts';
 import { origin, SERVE_DESCRIPTION, SERVE_NOTES, serveConfig, type ServeOptions, serveOptions } from './options.ts';
 
@@ -36,8 +36,8 @@ export const directoryCommand = command({
       value: 'N',
       description: 'threads that serve, each on its own socket of the port (one copy of the index between them)',
       parse: integer(1, 256),
-      default: availableParallelism(),
-      shown: 'one per core',
+      default: threadsCanShareAPort(process.platform) ? availableParallelism() : 1,
+      shown: threadsCanShareAPort(process.platform) ? 'one per core' : '1: this platform has no SO_REUSEPORT',
     }),
   },
   notes: SERVE_NOTES,
@@ -48,9 +48,10 @@ export const directoryCommand = command({
 // How often a server whose dataset was unavailable at start tries it again, to spread over its threads.
 const LOAD_RETRY_MS = 1000;
 
-async function runDirectory(options: ServeOptions & { threads: number }): Promise<number> {
+async function runDirectory(asked: ServeOptions & { threads: number }): Promise<number> {
   // Before anything is opened: the process may be replaced by one with the directory's heap sizes.
   restartWithDirectoryHeapSizes();
+  const options = { ...asked, threads: threadsOn(process.platform, asked.threads) };
   let stopping = false;
   const stopped = stopSignal().then(() => {
     stopping = true;
@@ -109,7 +110,12 @@ async function runDirectory(options: ServeOptions & { threads: number }): Promis
       }
     }
     const index = directory.sharedIndex();
-    if (stopping || !(index?.file.buffer instanceof SharedArrayBuffer && index.bitsets instanceof SharedArrayBuffer)) return undefined;
+    if (stopping) return undefined;
+    if (!(index?.file.buffer instanceof SharedArrayBuffer && index.bitsets instanceof SharedArrayBuffer)) {
+      // Said, not silent: the user asked for more threads.
+      onError(new Error(`serving on 1 thread, not ${options.threads}: the index was built from the dataset and its file ${indexPathOf(dataPath)} could not be written and read back, so there is no copy of it to share`));
+      return undefined;
+    }
     const { port } = new URL(server.url);
     const threads = await startThreads(options.threads - 1, {
       host: options.host,
@@ -126,13 +132,21 @@ async function runDirectory(options: ServeOptions & { threads: number }): Promis
     return threads;
   }
 
-  const threads = options.threads > 1 ? spread() : Promise.resolve(undefined);
+  // A thread that cannot be made (spread rejects) leaves the main thread serving alone, said on stderr.
+  const threads = options.threads > 1 ? spread().catch((error: unknown) => void onError(error)) : Promise.resolve(undefined);
   await stopped;
   await (await threads)?.close();
   await directory.close();
   await server.close();
   await store.close();
   return 0;
+}
+
+/** The threads asked for, or one where sockets cannot share a port (said on stderr). */
+function threadsOn(platform: string, asked: number): number {
+  if (asked === 1 || threadsCanShareAPort(platform)) return asked;
+  process.stderr.write(`directory: serving on 1 thread, not ${asked}: sockets cannot share a port (SO_REUSEPORT) on ${platform}\n`);
+  return 1;
 }
 
 /** True when the file at `path` exists and was written at or after `since` (ms since the epoch). */

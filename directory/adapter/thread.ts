@@ -44,7 +44,7 @@ async function serve(data: ThreadData): Promise<void> {
       ),
     sha256: nodeSha256,
     submissions: store,
-    limits: { rateLimit: { perSecond: data.rateLimit, burst: data.burst, memory: data.rateLimitMemory } },
+    limits: { rateLimit: { perSecond: data.rateLimit, burst: data.burst, memory: data.rateLimitMemory, owner: data.thread } },
     trustProxy: data.trustProxy,
     index: { bitsets: data.index.bitsets },
     onError: (error) => process.stderr.write(`directory: ${(error as Error)?.message ?? String(error)}\n`),

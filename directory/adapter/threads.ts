@@ -13,6 +13,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { forgetThread, setServingThreads } from '../../host-node/connection-balance.ts';
+import { releaseBucketLock } from '../http/rate-limit.ts';
 import { DIRECTORY_OLD_SPACE_MB, DIRECTORY_SEMI_SPACE_MB } from './heap-size.ts';
 import type { ThreadData } from './thread.ts';
 
@@ -24,6 +25,15 @@ export interface ServingThreads {
   close(): Promise<void>;
 }
 
+/**
+ * Whether `platform` lets sockets share a port (SO_REUSEPORT, Node's `reusePort`), as the threads
+ * need: the platforms Node's documentation names. Elsewhere (macOS, Windows) listening with it
+ * fails, and the directory serves on one thread.
+ */
+export function threadsCanShareAPort(platform: string): boolean {
+  return ['linux', 'freebsd', 'sunos', 'aix'].includes(platform);
+}
+
 // How long a thread gets to finish its requests on close before it is stopped outright.
 const STOP_GRACE_MS = 5000;
 
@@ -31,56 +41,82 @@ const STOP_GRACE_MS = 5000;
 /**
  * Starts `count` threads serving what `data` names, numbered from 1 (the main thread is 0). Resolves
  * with those that started listening; a thread that fails to start is reported to `onError` and left
- * out: the server goes on with the others, which the connection balance is told.
+ * out: the server goes on with the others, which the connection balance is told. So is a thread
+ * that stops later: its share of the rate-limit table's lock is released (it may have died holding
+ * it), and closing does not wait for it. `script` is the thread's module (tests give another).
  */
-export async function startThreads(count: number, data: Omit<ThreadData, 'thread'>, onError: (error: unknown) => void): Promise<ServingThreads> {
+export async function startThreads(
+  count: number,
+  data: Omit<ThreadData, 'thread'>,
+  onError: (error: unknown) => void,
+  script: URL = new URL('./thread.ts', import.meta.url),
+): Promise<ServingThreads> {
+  // Counted as each starts listening and stops, so a thread that stops before the others have started is not counted.
   let serving = 1;
-  const stopped = (thread: number): void => {
-    forgetThread(data.connections, thread);
-    setServingThreads(data.connections, --serving);
+  const live = new Set<Running>();
+  const started = (thread: Running): void => {
+    live.add(thread);
+    setServingThreads(data.connections, ++serving);
   };
-  const started = await Promise.all(Array.from({ length: count }, (_, i) => startThread({ ...data, thread: i + 1 }, onError, stopped)));
-  const workers = started.filter((worker): worker is Worker => worker !== undefined);
-  serving += workers.length;
-  setServingThreads(data.connections, serving);
+  const stopped = (thread: Running): void => {
+    live.delete(thread);
+    forgetThread(data.connections, thread.index);
+    setServingThreads(data.connections, --serving);
+    releaseBucketLock(data.rateLimitMemory, thread.index);
+  };
+  await Promise.all(Array.from({ length: count }, (_, i) => startThread(script, { ...data, thread: i + 1 }, onError, started, stopped)));
   return {
-    count: workers.length,
-    close: () => Promise.all(workers.map(stopThread)).then(() => undefined),
+    count: live.size,
+    close: () => Promise.all([...live].map(stopThread)).then(() => undefined),
   };
 }
 
-function startThread(data: ThreadData, onError: (error: unknown) => void, stopped: (thread: number) => void): Promise<Worker | undefined> {
-  const worker = new Worker(new URL('./thread.ts', import.meta.url), {
+/** A thread that listens, with its number and its exit (which a listener added later would miss). */
+interface Running {
+  readonly worker: Worker;
+  readonly index: number;
+  readonly exited: Promise<void>;
+}
+
+function startThread(
+  script: URL,
+  data: ThreadData,
+  onError: (error: unknown) => void,
+  started: (thread: Running) => void,
+  stopped: (thread: Running) => void,
+): Promise<void> {
+  const worker = new Worker(script, {
     workerData: data,
     // The main thread's heap sizes (heap-size.ts), also when the user gave the process others.
     resourceLimits: { maxOldGenerationSizeMb: DIRECTORY_OLD_SPACE_MB, maxYoungGenerationSizeMb: 2 * DIRECTORY_SEMI_SPACE_MB },
   });
+  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+  const thread: Running = { worker, index: data.thread, exited: exited.then(() => undefined) };
   return new Promise((resolve) => {
     let listening = false;
     worker.once('message', (message: { listening?: true; error?: string }) => {
       if (message.listening) {
         listening = true;
-        resolve(worker);
+        started(thread);
       } else {
         onError(new Error(`a serving thread did not start: ${message.error}`));
         void worker.terminate();
-        resolve(undefined);
       }
+      resolve();
     });
     worker.on('error', (error) => {
       onError(new Error(`a serving thread failed: ${error.message}`));
-      if (!listening) resolve(undefined);
     });
-    worker.on('exit', (code) => {
-      if (!listening) return resolve(undefined);
-      stopped(data.thread);
+    void exited.then((code) => {
+      resolve();
+      if (!listening) return;
+      stopped(thread);
       if (code !== 0) onError(new Error(`a serving thread stopped (exit code ${code}); the others serve on`));
     });
   });
 }
 
-async function stopThread(worker: Worker): Promise<void> {
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+async function stopThread({ worker, exited }: Running): Promise<void> {
   worker.postMessage('stop');
   const timer = setTimeout(() => void worker.terminate(), STOP_GRACE_MS);
   await exited;

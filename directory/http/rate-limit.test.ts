@@ -1,7 +1,7 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { ManualClock } from '../testing/fixtures.ts';
-import { bucketMemory, clientKeyOf, TokenBucketLimiter } from './rate-limit.ts';
+import { bucketMemory, clientKeyOf, releaseBucketLock, TokenBucketLimiter } from './rate-limit.ts';
 
 test('a client gets its burst at once, then the rate; Retry-After says when the next token comes', () => {
   const clock = new ManualClock();
@@ -93,6 +93,25 @@ test('limiters given the same memory share their buckets, as the threads of one 
   assert.equal(one.size, 2);
   assert.throws(() => new TokenBucketLimiter({ perSecond: 1, burst: 1, memory: new ArrayBuffer(20) }, clock), RangeError);
   assert.throws(() => bucketMemory(0), RangeError);
+});
+
+test('the lock of a thread that died inside a take is released for it, and no other thread\'s', () => {
+  const clock = new ManualClock();
+  const memory = bucketMemory(100);
+  const main = new TokenBucketLimiter({ perSecond: 1, burst: 4, memory }, clock);
+  // Thread 3 stopped between taking the table's lock (its first Int32) and letting it go.
+  const lock = new Int32Array(memory, 0, 1);
+  const held = 3 + 1;
+  Atomics.store(lock, 0, held);
+  releaseBucketLock(memory, 2);
+  assert.equal(Atomics.load(lock, 0), held, 'thread 2 does not hold it');
+  releaseBucketLock(memory, 3);
+  assert.equal(Atomics.load(lock, 0), 0);
+  assert.isTrue(main.take('a').ok, 'the others take again');
+  const worker = new TokenBucketLimiter({ perSecond: 1, burst: 4, memory, owner: 3 }, clock);
+  assert.isTrue(worker.take('a').ok);
+  assert.equal(Atomics.load(lock, 0), 0, 'a take lets it go');
+  assert.throws(() => new TokenBucketLimiter({ perSecond: 1, burst: 4, owner: -1 }, clock), RangeError);
 });
 
 test('a full table takes a refilled bucket first, else the least recently used one, whose client starts afresh', () => {

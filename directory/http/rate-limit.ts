@@ -22,6 +22,11 @@ export interface RateLimitOptions {
   readonly maxClients?: number;
   /** The table's memory, from `bucketMemory`: given to every thread's limiter, they share the buckets. */
   readonly memory?: ArrayBufferLike;
+  /**
+   * Which of the threads sharing `memory` this limiter is on (default 0): the table's lock holds
+   * it while taken, so that a thread that died holding it can be let go of (`releaseBucketLock`).
+   */
+  readonly owner?: number;
 }
 
 /** A take's outcome, with the tokens (fractional) the client has left after it. */
@@ -30,7 +35,7 @@ export type TakeResult =
   | { readonly ok: false; readonly tokens: number; readonly retryAfterSeconds: number };
 
 const DEFAULT_MAX_CLIENTS = 100_000;
-// The table: a lock word (Int32) and padding, then per slot three float64: key, tokens, time of the last take.
+// The table: a lock word (Int32: 0, or 1 + the thread holding it) and padding, then per slot three float64: key, tokens, time of the last take.
 const HEAD_BYTES = 8;
 const SLOT = 3;
 const SLOT_BYTES = SLOT * 8;
@@ -45,6 +50,20 @@ export function bucketMemory(maxClients = DEFAULT_MAX_CLIENTS): ArrayBufferLike 
   if (!Number.isInteger(maxClients) || maxClients < 1) throw new RangeError('maxClients must be an integer ≥ 1');
   const bytes = HEAD_BYTES + maxClients * SLOT_BYTES;
   return typeof SharedArrayBuffer === 'function' ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
+}
+
+/**
+ * Frees the table's lock if thread `owner` holds it: called for a thread that stopped, which may
+ * have died inside a take (a worker at its heap limit is stopped wherever it is), and whose lock
+ * would otherwise make every other thread's next take spin forever.
+ */
+export function releaseBucketLock(memory: ArrayBufferLike, owner: number): void {
+  Atomics.compareExchange(new Int32Array(memory, 0, 1), 0, lockWord(owner), 0);
+}
+
+function lockWord(owner: number): number {
+  if (!Number.isInteger(owner) || owner < 0 || owner >= 0x7fffffff) throw new RangeError('owner must be an integer ≥ 0');
+  return owner + 1;
 }
 
 /**
@@ -70,6 +89,7 @@ export class TokenBucketLimiter {
   readonly #lock: Int32Array;
   readonly #slots: Float64Array;
   readonly #capacity: number;
+  readonly #owner: number;
 
   constructor(options: RateLimitOptions, clock: Clock) {
     if (!(options.perSecond >= 0) || !Number.isFinite(options.perSecond)) throw new RangeError('perSecond must be a finite number ≥ 0');
@@ -77,6 +97,7 @@ export class TokenBucketLimiter {
     this.#perMs = options.perSecond / 1000;
     this.#burst = options.burst;
     this.#clock = clock;
+    this.#owner = lockWord(options.owner ?? 0);
     const memory = options.memory ?? bucketMemory(options.maxClients);
     this.#capacity = (memory.byteLength - HEAD_BYTES) / SLOT_BYTES;
     if (!Number.isInteger(this.#capacity) || this.#capacity < 1) throw new RangeError('memory is not a bucket table (see bucketMemory)');
@@ -154,7 +175,7 @@ export class TokenBucketLimiter {
 
   // A spin lock: the sections it guards are a few reads and writes, and no thread waits on it for long.
   #acquire(): void {
-    while (Atomics.compareExchange(this.#lock, 0, 0, 1) !== 0);
+    while (Atomics.compareExchange(this.#lock, 0, 0, this.#owner) !== 0);
   }
 
   #release(): void {
