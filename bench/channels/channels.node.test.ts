@@ -101,7 +101,7 @@ test('mesh bench channels --quick: a small run end to end, writing nothing', asy
   const { result: code, output: said } = await captureOutput(process.stdout, () => runBench(['channels', '--quick', '--samples', '1', '--receipts', '10']));
   assert.equal(code, 0, said);
   assert.match(said, /130 channels open from the payer to two hosts/);
-  assert.match(said, /payer: sign a receipt \(ChannelPayer\.sign\) +\S+ µs/);
+  assert.match(said, /payer: sign a receipt \(ChannelPayer\.sign\) +\S+ [µm]s/);
   assert.match(said, /host: verify and store, 64 channels at once +\S+ [µm]s/);
   assert.match(said, /quick run: bench\/RESULTS\.md and bench\/results\/channels\.json left as they were/);
   assert.deepEqual(await Promise.all([markdown, json].map((p) => readFile(p, 'utf8').catch(() => null))), before);
