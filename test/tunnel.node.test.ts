@@ -117,6 +117,7 @@ function endOf(socket: Socket): Promise<void> {
 }
 
 /** The next connection the raw service takes. */
+/** The raw service's next connection: call it before the client connects, or the connection may be counted as before. */
 async function nextRawSocket(): Promise<Socket> {
   const before = rawSockets.length;
   return waitFor('the raw service takes a connection', async () => rawSockets.length > before && rawSockets.at(-1), 10_000, 20);
@@ -175,8 +176,9 @@ test('a node that is not allowed is refused: its client\'s connection closes at 
 test('a FIN on either end ends that direction only; the other still carries bytes until its own FIN', async () => {
   const tunnel = await forward(a, 'raw');
   // The client ends first.
+  const taken = nextRawSocket();
   const first = await client(tunnel);
-  const server = await nextRawSocket();
+  const server = await taken;
   const atServer = await textOf(server);
   first.socket.end('ping');
   await atServer.ended;
@@ -188,8 +190,9 @@ test('a FIN on either end ends that direction only; the other still carries byte
   assert.equal(await first.closed, false, 'closed cleanly');
 
   // The service ends first; the client keeps writing after it.
+  const taken2 = nextRawSocket();
   const second = await client(tunnel);
-  const server2 = await nextRawSocket();
+  const server2 = await taken2;
   const atServer2 = await textOf(server2);
   server2.end('bye');
   await second.ended;
@@ -203,9 +206,10 @@ test('a FIN on either end ends that direction only; the other still carries byte
 test('a reset on either end closes the other at once', async () => {
   const tunnel = await forward(a, 'raw');
   for (const resetter of ['client', 'service'] as const) {
+    const taken = nextRawSocket();
     const conn = await client(tunnel);
     conn.socket.write('hello');
-    const server = await nextRawSocket();
+    const server = await taken;
     await textOf(server);
     const serverClosed = closeOf(server);
     const started = Date.now();
@@ -222,9 +226,10 @@ test('a reset on either end closes the other at once', async () => {
 
 test('DELETE /tunnel/:id closes the tunnel\'s connections and its port', async () => {
   const tunnel = await forward(a, 'raw');
+  const taken = nextRawSocket();
   const conn = await client(tunnel);
   conn.socket.write('x');
-  const server = await nextRawSocket();
+  const server = await taken;
   const serverClosed = closeOf(server);
   const response = await fetch(`${a.url}/tunnel/${tunnel.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${a.token}` } });
   assert.equal(response.status, 204);
