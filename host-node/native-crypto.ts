@@ -29,4 +29,3 @@ export function nativeSha256(data: Uint8Array): Uint8Array {
   for (let i = 0; i < 32; i++) out[i] = digest.charCodeAt(i);
   return out;
 }
-

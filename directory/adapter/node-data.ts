@@ -17,6 +17,11 @@ export function fileDataSource(path: string): DataSource {
   };
 }
 
+/** The directory's `onError` on Node, on every thread: the failure's message on stderr. */
+export function reportOnStderr(error: unknown): void {
+  process.stderr.write(`directory: ${(error as Error)?.message ?? String(error)}\n`);
+}
+
 /** node:crypto's SHA-256 as the directory's hasher for its ETag (several times the WebAssembly one's speed). */
 export function nodeSha256(): Sha256Hasher {
   const hash = createHash('sha256');

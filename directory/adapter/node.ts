@@ -13,7 +13,7 @@ import { bucketMemory } from '../http/rate-limit.ts';
 import { createDirectory, type Directory } from '../router.ts';
 import { defaultDatasetPath } from './dataset-path.ts';
 import { fileIndexCache, indexPathOf } from './index-cache.ts';
-import { fileDataSource, nodeSha256 } from './node-data.ts';
+import { fileDataSource, nodeSha256, reportOnStderr } from './node-data.ts';
 import { restartWithDirectoryHeapSizes } from './heap-size.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
 import { command, entry, option } from '../../host-node/cli/command.ts';
@@ -61,7 +61,7 @@ async function runDirectory(asked: ServeOptions & { threads: number }): Promise<
   const store = await FileSubmissionStore.open(submissions);
   const rateLimitMemory = bucketMemory();
   const connections = connectionCounts(options.threads);
-  const onError = (error: unknown): void => void process.stderr.write(`directory: ${(error as Error)?.message ?? String(error)}\n`);
+  const onError = reportOnStderr;
   const open = (): Directory =>
     createDirectory({
       data: fileDataSource(dataPath),

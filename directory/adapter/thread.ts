@@ -8,7 +8,7 @@ import { threadBalance } from '../../host-node/connection-balance.ts';
 import { serveFetch } from '../../host-node/http-server.ts';
 import { createDirectory, type SharedIndex } from '../router.ts';
 import { FileSubmissionStore } from '../submissions/file-store.ts';
-import { nodeSha256 } from './node-data.ts';
+import { nodeSha256, reportOnStderr } from './node-data.ts';
 
 /** What a thread is given: where to listen, and what to serve. */
 export interface ThreadData {
@@ -47,7 +47,7 @@ async function serve(data: ThreadData): Promise<void> {
     limits: { rateLimit: { perSecond: data.rateLimit, burst: data.burst, memory: data.rateLimitMemory, owner: data.thread } },
     trustProxy: data.trustProxy,
     index: { bitsets: data.index.bitsets },
-    onError: (error) => process.stderr.write(`directory: ${(error as Error)?.message ?? String(error)}\n`),
+    onError: reportOnStderr,
   });
   if ((await directory.ready()) === null) throw new Error('the shared index did not load');
   const server = await serveFetch(directory.fetch, data.host, data.port, { reusePort: true, balance: threadBalance(data.connections, data.thread) });

@@ -37,7 +37,6 @@ export function threadsCanShareAPort(platform: string): boolean {
 // How long a thread gets to finish its requests on close before it is stopped outright.
 const STOP_GRACE_MS = 5000;
 
-
 /**
  * Starts `count` threads serving what `data` names, numbered from 1 (the main thread is 0). Resolves
  * with those that started listening; a thread that fails to start is reported to `onError` and left
