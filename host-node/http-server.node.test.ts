@@ -89,6 +89,36 @@ test('http-server: a held body goes out whole with its length; a head Node refus
   }
 });
 
+test('http-server: the request signal is aborted when the client leaves mid-answer, never after a complete answer; clone and body reads work', async () => {
+  const signals: AbortSignal[] = [];
+  let release = (): void => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const server = await serveFetch(async (request) => {
+    signals.push(request.signal);
+    if (request.method === 'POST') return bytesResponse(`${await request.clone().text()}|${await request.text()}`);
+    if (new URL(request.url).pathname === '/slow') await held;
+    return bytesResponse('done');
+  }, '127.0.0.1', 0);
+  try {
+    assert.equal(await (await fetch(`${server.url}/fast`)).text(), 'done');
+    assert.equal(await (await fetch(`${server.url}/echo`, { method: 'POST', body: 'abc' })).text(), 'abc|abc');
+    const gone = httpRequest(`${server.url}/slow`);
+    gone.on('error', () => {});
+    gone.end();
+    await until(() => signals.length === 3, 'the slow request');
+    const [fast, post, slow] = signals as [AbortSignal, AbortSignal, AbortSignal];
+    assert.equal(slow.aborted, false, 'not aborted while the client waits');
+    gone.destroy();
+    await until(() => slow.aborted, 'the abort after the client left');
+    release();
+    assert.equal(fast.aborted, false);
+    assert.equal(post.aborted, false);
+  } finally {
+    release();
+    await server.close();
+  }
+});
+
 test('http-server: an SSE client receives events as they happen, and leaving unsubscribes', async () => {
   const { node, server } = await start();
   try {
