@@ -39,7 +39,7 @@ export default {
   files: [
     'core/**/*.test.ts',
     'host-browser/**/*.test.ts',
-    'directory/{record,dataset,text,postings,search}.test.ts',
+    'directory/{record,dataset,text,postings,bitset-simd,search}.test.ts',
     'directory/import/*.test.ts',
     '!**/*.node.test.ts',
   ],

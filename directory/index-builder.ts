@@ -5,6 +5,7 @@
  * do not, the positions are renumbered in id order at the end.
  */
 import { InvalidDatasetError } from './dataset.ts';
+import { type BitsetStore, newBitsetStore, storeBuffer } from './bitset-simd.ts';
 import { type Bitset, type Postings, PostingsBuilder, type PostingsTable, setBits } from './postings.ts';
 import type { FactoryRecord } from './record.ts';
 import { type RecordStore, RecordStoreBuilder } from './record-store.ts';
@@ -34,20 +35,25 @@ const SEARCHED: readonly (typeof TABLES)[number][] = ['anyWord', 'nameWord', 'fi
 /**
  * The bit sets of the long lists of `parts`' searched tables: a list of at least `bitsetFrom`
  * positions (default a 64th of the records, at least 64) is at most half its bit set's size already.
- * They are made in one buffer, a SharedArrayBuffer where the runtime has one, so that the threads
- * of a server keep one copy (tens of MB at a million records): given `memory`, made so for the
- * same parts and `bitsetFrom`, the bit sets are views of it and nothing is computed.
+ * They are made in one store, shared where the runtime can share memory, so that the threads of a
+ * server keep one copy (tens of MB at a million records): a shared WebAssembly memory, where their
+ * intersections run in SIMD (bitset-simd.ts), else a SharedArrayBuffer. Given `memory`, made so for
+ * the same parts and `bitsetFrom`, the bit sets are views of it and nothing is computed.
  */
-export function bitsetsOf(parts: IndexParts, bitsetFrom?: number, memory?: ArrayBufferLike): { bits: Map<Postings, Bitset>; memory: ArrayBufferLike } {
+export function bitsetsOf(parts: IndexParts, bitsetFrom?: number, memory?: BitsetStore): { bits: Map<Postings, Bitset>; memory: BitsetStore } {
   const long = bitsetFrom ?? Math.max(64, parts.size / 64);
   const lists = SEARCHED.flatMap((name) => parts[name].keep(long));
   const words = (parts.size + 31) >>> 5;
   const bytes = lists.length * words * 4;
-  if (memory !== undefined && memory.byteLength !== bytes) throw new RangeError('the bit sets given were made for another index');
-  const made = memory ?? (typeof SharedArrayBuffer === 'function' ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
+  const made = memory ?? newBitsetStore(bytes);
+  const buffer = storeBuffer(made);
+  // A memory has grown past its bit sets by the threads' scratch pages; a buffer is theirs exactly.
+  if (memory !== undefined && (made === buffer ? buffer.byteLength !== bytes : buffer.byteLength < bytes)) {
+    throw new RangeError('the bit sets given were made for another index');
+  }
   const bits = new Map<Postings, Bitset>();
   lists.forEach((list, i) => {
-    const set = new Uint32Array(made, i * words * 4, words);
+    const set = new Uint32Array(buffer, i * words * 4, words);
     if (memory === undefined) setBits(set, list);
     bits.set(list, set);
   });
@@ -66,7 +72,7 @@ export interface IndexOptions {
    */
   denseFrom?: number;
   /** The bit sets' memory of an index of the same parts (`DirectoryIndex.bitsetMemory`), used in place: see `bitsetsOf`. */
-  bitsets?: ArrayBufferLike;
+  bitsets?: BitsetStore;
 }
 
 /** FNV-1a over the UTF-16 code units: a cheap fingerprint of a folded name. */

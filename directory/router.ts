@@ -30,6 +30,7 @@ import { handleMcp } from './mcp.ts';
 import { formPage, PAGE_HEADERS, problemPage } from './submissions/pages.ts';
 import { createSubmission, type SubmissionRoutesContext, submissionStatus } from './submissions/routes.ts';
 import type { SubmissionStore } from './submissions/store.ts';
+import type { BitsetStore } from './bitset-simd.ts';
 
 /** Bounds on what one request may carry, and the rate limit. */
 export interface DirectoryLimits {
@@ -79,7 +80,7 @@ export interface DirectoryOptions {
 /** See `Directory.sharedIndex`. */
 export interface SharedIndex {
   readonly file: Uint8Array;
-  readonly bitsets: ArrayBufferLike;
+  readonly bitsets: BitsetStore;
 }
 
 export type { ClientInfo } from '../core/web/router.ts';

@@ -17,6 +17,7 @@
 import { CATEGORIES, CONTACT_KINDS, type Category, type ContactKind, type FactoryRecord } from './record.ts';
 import { type Dataset, type DatasetHeader, datasetRecordLine, streamDataset } from './dataset.ts';
 import { bitsetsOf, hashPhrase, IndexBuilder, type IndexOptions, type IndexParts } from './index-builder.ts';
+import type { BitsetStore } from './bitset-simd.ts';
 import type { RecordStore } from './record-store.ts';
 import {
   andBits,
@@ -156,10 +157,10 @@ export class DirectoryIndex {
   /** Bit sets of the long lists, so intersecting with them costs a bit test per candidate. */
   private readonly bits: Map<Postings, Bitset>;
   /** The buffer holding every bit set: another thread's index of the same parts can use it (IndexOptions.bitsets). */
-  readonly bitsetMemory: ArrayBufferLike;
+  readonly bitsetMemory: BitsetStore;
   private readonly bitsOf = (list: Postings): Bitset | undefined => this.bits.get(list);
   /** Room for the lists one query makes, reused by the next. */
-  private readonly scratch = new ScratchPool();
+  private readonly scratch: ScratchPool;
   /** The unions prefixes stand for, kept for the next query: twice the records' worth at most. */
   private readonly unions: PostingsCache;
   /** Bit sets of kept unions, made when a dense query first needs one (they go with the union). */
@@ -197,6 +198,7 @@ export class DirectoryIndex {
     const bitsets = bitsetsOf(parts, options.bitsetFrom, options.bitsets);
     this.bits = bitsets.bits;
     this.bitsetMemory = bitsets.memory;
+    this.scratch = new ScratchPool(bitsets.memory);
     this.unions = new PostingsCache(2 * Math.max(this.size, 1024), 256);
     this.denseFrom = options.denseFrom ?? Math.max(64, this.size / 64);
   }

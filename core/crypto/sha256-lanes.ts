@@ -12,6 +12,7 @@
  * them, each lane running its own message's blocks (a lane whose message has fewer blocks keeps
  * its state once done).
  */
+import { code, get, I32, MODULE_HEADER, name, section, set, simd, sleb, tee, uleb, V128 } from '../encoding/wasm.ts';
 import type { Sha256Batch } from './sha256.ts';
 
 // Round constants and initial hash value (FIPS 180-4, 4.2.2 and 5.3.3).
@@ -28,36 +29,9 @@ const IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b0568
 
 // ---- a minimal WebAssembly assembler: just what `hash4` uses ---------------------------------
 
-function uleb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (n !== 0);
-  return out;
-}
-
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const byte = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) return [...out, byte];
-    out.push(byte | 0x80);
-  }
-}
-
-const I32 = 0x7f;
-const V128 = 0x7b;
-const get = (local: number): number[] => [0x20, ...uleb(local)];
-const set = (local: number): number[] => [0x21, ...uleb(local)];
-const tee = (local: number): number[] => [0x22, ...uleb(local)];
 const i32 = (value: number): number[] => [0x41, ...sleb(value | 0)];
 const i32Load = (offset: number): number[] => [0x28, 2, ...uleb(offset)];
 const [I32_ADD, I32_SHL, I32_LT_U, I32_LE_U, I32_GT_U, SELECT] = [0x6a, 0x74, 0x49, 0x4d, 0x4b, 0x1b];
-const simd = (op: number, ...immediates: number[]): number[] => [0xfd, ...uleb(op), ...immediates];
 const v128Load = (offset: number): number[] => simd(0x00, 4, ...uleb(offset));
 const v128Const = (lanes: readonly number[]): number[] =>
   simd(0x0c, ...lanes.flatMap((w) => [w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24]));
@@ -191,11 +165,8 @@ function layoutBody(): number[] {
 }
 
 function moduleBytes(): Uint8Array {
-  const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
-  const name = (text: string): number[] => [text.length, ...[...text].map((ch) => ch.charCodeAt(0))];
-  const code = (body: number[]): number[] => [...uleb(body.length), ...body];
   return Uint8Array.from([
-    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+    ...MODULE_HEADER,
     // type 0: (i32, i32) → (); type 1: (i32 × 5) → ()
     ...section(1, [2, 0x60, 2, I32, I32, 0, 0x60, 5, I32, I32, I32, I32, I32, 0]),
     ...section(3, [2, 0, 1]), // hash4: type 0, layout: type 1

@@ -11,6 +11,7 @@ import { importHint } from '../http/problem.ts';
 import { connectionCounts, threadBalance } from '../../host-node/connection-balance.ts';
 import { bucketMemory } from '../http/rate-limit.ts';
 import { createDirectory, type Directory } from '../router.ts';
+import { isSharedStore } from '../bitset-simd.ts';
 import { defaultDatasetPath } from './dataset-path.ts';
 import { fileIndexCache, indexPathOf } from './index-cache.ts';
 import { fileDataSource, nodeSha256, reportOnStderr } from './node-data.ts';
@@ -111,7 +112,7 @@ async function runDirectory(asked: ServeOptions & { threads: number }): Promise<
     }
     const index = directory.sharedIndex();
     if (stopping) return undefined;
-    if (!(index?.file.buffer instanceof SharedArrayBuffer && index.bitsets instanceof SharedArrayBuffer)) {
+    if (!(index?.file.buffer instanceof SharedArrayBuffer && isSharedStore(index.bitsets))) {
       // Said, not silent: the user asked for more threads.
       onError(new Error(`serving on 1 thread, not ${options.threads}: the index was built from the dataset and its file ${indexPathOf(dataPath)} could not be written and read back, so there is no copy of it to share`));
       return undefined;

@@ -15,7 +15,7 @@ export interface ThreadData {
   readonly host: string;
   /** The port the main thread bound (never 0). */
   readonly port: number;
-  /** The main thread's index, in SharedArrayBuffers. */
+  /** The main thread's index, in shared memory. */
   readonly index: SharedIndex;
   /** The table of rate-limit buckets (rate-limit.ts `bucketMemory`). */
   readonly rateLimitMemory: ArrayBufferLike;
