@@ -202,6 +202,12 @@ export function evaluateDirectoryGoals(report: DirectoryReport): Goal[] {
 }
 
 /** The body of the directory section (without markers). */
+/** How many threads served the measured requests, said for the reader of the latency tables. */
+function serverThreads(report: DirectoryReport): string {
+  const threads = report.startup.threads ?? 1;
+  return threads < 2 ? 'the server runs on one thread' : `the server runs on ${threads} threads (one per core), each taking its share of the connections`;
+}
+
 export function renderDirectorySection(report: DirectoryReport, goals: readonly Goal[] = evaluateDirectoryGoals(report)): string {
   const floor = floorOf(report);
   const parts: string[] = ['## Directory'];
@@ -223,7 +229,7 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
       'A prefix\'s union of words is kept for the next ' +
       'query (256 at most), so "prefix while typing" repeats a warm prefix and "each one new" takes 600 prefixes ' +
       'in turn, none of them kept. *Concurrency 32*: 32 requests always in flight; ' +
-      'the server runs on one thread, so these queue. **ratio** = median ÷ the median of `/api/v1/stats` at ' +
+      serverThreads(report) + ', so these queue. **ratio** = median ÷ the median of `/api/v1/stats` at ' +
       'the same concurrency (the router\'s own floor: a request that does no search).',
   );
   parts.push('### Goals');
