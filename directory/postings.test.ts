@@ -120,6 +120,22 @@ test('PostingsBuilder keeps each position once per key, in order', () => {
   assert.deepEqual([...built.get('b')!], [1, 5]);
 });
 
+test('PostingsCache reuses the buffer of a dropped list once settled, never during the query that dropped it', () => {
+  const cache = new PostingsCache(200, 2);
+  const a = cache.get('a', () => Int32Array.from([1, 2, 3]));
+  const b = cache.get('b', () => Int32Array.from([4, 5]));
+  cache.get('c', () => Int32Array.from([6, 7, 8])); // a is dropped
+  assert.notOk(cache.holds(a));
+  const d = cache.get('d', () => Int32Array.from([9])); // b is dropped; a's buffer not yet reused
+  assert.ok(d.buffer !== a.buffer && d.buffer !== b.buffer, 'nothing dropped in this query is reused in it');
+  assert.deepEqual([...a], [1, 2, 3], 'a list dropped in this query still reads as it was');
+  cache.settle();
+  const e = cache.get('e', () => Int32Array.from([10, 11]));
+  assert.ok(e.buffer === a.buffer || e.buffer === b.buffer, 'a dropped list\'s buffer, reused');
+  assert.deepEqual([...e], [10, 11]);
+  assert.deepEqual([...cache.get('d', () => Int32Array.from([0]))], [9], 'd is held as made');
+});
+
 test('PostingsCache keeps copies, drops the least recently used past its budget or count', () => {
   const cache = new PostingsCache(10, 3);
   let made = 0;

@@ -283,6 +283,7 @@ export class DirectoryIndex {
   /** `search`, with the page as record positions instead of records. */
   page(query: SearchQuery): SearchPage {
     this.scratch.reset();
+    this.unions.settle();
     const filters = this.filterLists(query);
     const terms = words(query.q ?? '');
     // Tiers in rank order, each a superset of the one before (the page takes from each what the
