@@ -80,12 +80,23 @@ function moduleBytes(): Uint8Array<ArrayBuffer> {
 
 // ---- memories and views -------------------------------------------------------------------------
 
+// The module, compiled once per thread where the runtime has WebAssembly SIMD; null elsewhere.
+const compiled: WebAssembly.Module | null = (() => {
+  try {
+    return typeof WebAssembly === 'object' ? new WebAssembly.Module(moduleBytes()) : null;
+  } catch {
+    return null;
+  }
+})();
+
+/** True where the runtime runs the module and can share its memory between threads. */
+export const SIMD_BITSETS: boolean = compiled !== null && typeof SharedArrayBuffer === 'function';
+
 function kernelOf(memory: WebAssembly.Memory): Kernel | null {
   let kernel = kernelOfMemory.get(memory);
   if (kernel === undefined) {
     try {
-      const module = new WebAssembly.Module(moduleBytes());
-      const exports = new WebAssembly.Instance(module, { m: { memory } }).exports;
+      const exports = new WebAssembly.Instance(compiled!, { m: { memory } }).exports;
       kernel = { memory, and2: exports.and2 as Kernel['and2'], and3: exports.and3 as Kernel['and3'] };
     } catch {
       kernel = null;
@@ -100,7 +111,7 @@ function kernelOf(memory: WebAssembly.Memory): Kernel | null {
  * scratch sets where the runtime runs the module, else a SharedArrayBuffer, else an ArrayBuffer.
  */
 export function newBitsetStore(bytes: number): BitsetStore {
-  if (typeof SharedArrayBuffer === 'function' && typeof WebAssembly === 'object') {
+  if (SIMD_BITSETS) {
     const initial = Math.max(1, Math.ceil(bytes / PAGE));
     try {
       const memory = new WebAssembly.Memory({ initial, maximum: initial + SCRATCH_PAGES, shared: true });

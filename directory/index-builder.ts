@@ -32,6 +32,9 @@ export const TABLES = ['anyWord', 'nameWord', 'firstWord', 'byCountry', 'byCity'
 /** The tables whose long lists also get bit sets (every one a search intersects). */
 const SEARCHED: readonly (typeof TABLES)[number][] = ['anyWord', 'nameWord', 'firstWord', 'byCountry', 'byCity', 'byCategory', 'byContact'];
 
+// Bytes before the first bit set: the store's length word, padded to a vector's 16 bytes.
+const BITSETS_HEADER = 16;
+
 /**
  * The bit sets of the long lists of `parts`' searched tables: a list of at least `bitsetFrom`
  * positions (default a 64th of the records, at least 64) is at most half its bit set's size already.
@@ -44,16 +47,17 @@ export function bitsetsOf(parts: IndexParts, bitsetFrom?: number, memory?: Bitse
   const long = bitsetFrom ?? Math.max(64, parts.size / 64);
   const lists = SEARCHED.flatMap((name) => parts[name].keep(long));
   const words = (parts.size + 31) >>> 5;
-  const bytes = lists.length * words * 4;
+  const bytes = BITSETS_HEADER + lists.length * words * 4;
   const made = memory ?? newBitsetStore(bytes);
   const buffer = storeBuffer(made);
-  // A memory has grown past its bit sets by the threads' scratch pages; a buffer is theirs exactly.
-  if (memory !== undefined && (made === buffer ? buffer.byteLength !== bytes : buffer.byteLength < bytes)) {
-    throw new RangeError('the bit sets given were made for another index');
-  }
+  // The store's first word says how many bytes of bit sets it holds: a memory grows past them by
+  // the threads' scratch pages, so its length alone cannot tell another index's bit sets.
+  const header = new Int32Array(buffer, 0, Math.min(1, buffer.byteLength >> 2));
+  if (memory === undefined) header[0] = bytes;
+  else if (header[0] !== bytes) throw new RangeError('the bit sets given were made for another index');
   const bits = new Map<Postings, Bitset>();
   lists.forEach((list, i) => {
-    const set = new Uint32Array(buffer, i * words * 4, words);
+    const set = new Uint32Array(buffer, BITSETS_HEADER + i * words * 4, words);
     if (memory === undefined) setBits(set, list);
     bits.set(list, set);
   });

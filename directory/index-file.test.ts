@@ -7,7 +7,7 @@ import { indexFileChunks, readIndexFile } from './index-file.ts';
 import { createDirectory } from './router.ts';
 import { MemorySubmissionStore } from './submissions/store.ts';
 import { fixtureDataset, fixtureText } from './testing/fixtures.ts';
-import { storeBuffer } from './bitset-simd.ts';
+import { scratchBits, storeBuffer } from './bitset-simd.ts';
 
 /** An IndexCache in memory that counts what is done with it. */
 function memoryCache(bytes?: Uint8Array): IndexCache & { bytes: Uint8Array | undefined; reads: number; writes: number } {
@@ -149,4 +149,12 @@ test("a thread's directory over another's shared index: the file's bytes and the
   const wrong = createDirectory({ data: oneChunk(shared.file), submissions: new MemorySubmissionStore(), index: { bitsetFrom: 2, bitsets: new ArrayBuffer(8) }, onError: (e) => errors.push(e) });
   assert.equal((await wrong.fetch(new Request('http://directory.test/api/v1/stats'))).status, 503);
   assert.match(String(errors[0]), /bit sets given were made for another index/);
+  // The store of an index with other bit sets (a lower bitsetFrom makes more of them), grown by a thread's scratch sets.
+  const other = createDirectory({ data: oneChunk(bytes), submissions: new MemorySubmissionStore(), index: { bitsetFrom: 1 } });
+  await bodiesOf(other);
+  const otherStore = other.sharedIndex()!.bitsets;
+  scratchBits(otherStore, 1024);
+  const mismatched = createDirectory({ data: oneChunk(shared.file), submissions: new MemorySubmissionStore(), index: { bitsetFrom: 2, bitsets: otherStore }, onError: (e) => errors.push(e) });
+  assert.equal((await mismatched.fetch(new Request('http://directory.test/api/v1/stats'))).status, 503);
+  assert.match(String(errors.at(-1)), /bit sets given were made for another index/);
 });

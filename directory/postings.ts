@@ -378,8 +378,8 @@ export class PostingsCache {
   private spareHeld = 0;
 
   /**
-   * `budget`: positions held at most (4 bytes each; in buffers of up to twice that, and half of
-   * it more in spare buffers); `maxEntries`: lists held at most.
+   * `budget`: positions held at most (4 bytes each; in buffers of up to twice that, and as much
+   * again in spare buffers, counted by capacity); `maxEntries`: lists held at most.
    */
   constructor(budget: number, maxEntries: number) {
     this.budget = budget;
@@ -394,7 +394,7 @@ export class PostingsCache {
   /** Lets the buffers of lists dropped so far be reused: call between queries, never during one. */
   settle(): void {
     for (const buffer of this.released) {
-      if (this.spareHeld + buffer.length > this.budget / 2) break;
+      if (this.spareHeld + buffer.length > this.budget) continue;
       const same = this.spare.get(buffer.length);
       if (same === undefined) this.spare.set(buffer.length, [buffer]);
       else same.push(buffer);

@@ -156,7 +156,7 @@ export class DirectoryIndex {
   private readonly bySource: PostingsTable;
   /** Bit sets of the long lists, so intersecting with them costs a bit test per candidate. */
   private readonly bits: Map<Postings, Bitset>;
-  /** The buffer holding every bit set: another thread's index of the same parts can use it (IndexOptions.bitsets). */
+  /** The store holding every bit set: another thread's index of the same parts can use it (IndexOptions.bitsets). */
   readonly bitsetMemory: BitsetStore;
   private readonly bitsOf = (list: Postings): Bitset | undefined => this.bits.get(list);
   /** Room for the lists one query makes, reused by the next. */

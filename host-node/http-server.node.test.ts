@@ -89,14 +89,18 @@ test('http-server: a held body goes out whole with its length; a head Node refus
   }
 });
 
-test('http-server: the request signal is aborted when the client leaves mid-answer, never after a complete answer; clone and body reads work', async () => {
+test('http-server: the request signal (and a clone\'s) is aborted when the client leaves mid-answer, never after a complete answer; a clone reads the body too', async () => {
   const signals: AbortSignal[] = [];
+  let cloned: AbortSignal | undefined;
   let release = (): void => {};
   const held = new Promise<void>((resolve) => (release = resolve));
   const server = await serveFetch(async (request) => {
     signals.push(request.signal);
     if (request.method === 'POST') return bytesResponse(`${await request.clone().text()}|${await request.text()}`);
-    if (new URL(request.url).pathname === '/slow') await held;
+    if (new URL(request.url).pathname === '/slow') {
+      cloned = request.clone().signal;
+      await held;
+    }
     return bytesResponse('done');
   }, '127.0.0.1', 0);
   try {
@@ -110,6 +114,7 @@ test('http-server: the request signal is aborted when the client leaves mid-answ
     assert.equal(slow.aborted, false, 'not aborted while the client waits');
     gone.destroy();
     await until(() => slow.aborted, 'the abort after the client left');
+    assert.equal(cloned?.aborted, true, 'a clone follows the same signal');
     release();
     assert.equal(fast.aborted, false);
     assert.equal(post.aborted, false);

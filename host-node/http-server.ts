@@ -136,18 +136,24 @@ class ConflictingAuthority extends Error {}
  * a `signal` follows it through a WeakRef and a FinalizationRegistry entry: V8's young-generation
  * collections keep both alive, so every request's signal, listener and entry moved to the old
  * generation and the directory under load ran a full collection every 2–3 s per thread, with
- * 10–16 ms pauses (`--trace-gc`). Here the signal is simply the one the server holds.
+ * 10–16 ms pauses (`--trace-gc`). Here the signal is simply the one the server holds; `clone()`
+ * keeps it. (A copy made with `new Request(request)` follows Node's internal signal instead, which
+ * is never aborted: a handler that forwards the request should pass `signal` itself.)
  */
 class ServedRequest extends Request {
   readonly #signal: AbortSignal;
 
-  constructor(url: URL, init: RequestInit, signal: AbortSignal) {
-    super(url, init);
+  constructor(input: URL | Request, init: RequestInit, signal: AbortSignal) {
+    super(input, init);
     this.#signal = signal;
   }
 
   override get signal(): AbortSignal {
     return this.#signal;
+  }
+
+  override clone(): Request {
+    return new ServedRequest(super.clone(), {}, this.#signal);
   }
 }
 
