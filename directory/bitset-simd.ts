@@ -16,7 +16,7 @@
  * The module is assembled here, at load (as core/crypto/sha256-lanes.ts is): no build step.
  */
 
-import { code, get, I32, MODULE_HEADER, name, section, set, simd, tee, uleb, V128 } from '../core/encoding/wasm.ts';
+import { code, get, I32, i32, MODULE_HEADER, name, section, set, simd, tee, uleb, V128, v128Load, v128Store } from '../core/encoding/wasm.ts';
 
 /** What the index's bit sets are stored in: a shared WebAssembly memory where it can be, else a buffer. */
 export type BitsetStore = WebAssembly.Memory | ArrayBufferLike;
@@ -26,7 +26,6 @@ const PAGE = 65536;
 const SCRATCH_PAGES = 8192;
 
 interface Kernel {
-  readonly memory: WebAssembly.Memory;
   /** Writes a ∧ b over `vectors` 16-byte vectors to out; returns the bits set. Byte offsets. */
   readonly and2: (a: number, b: number, out: number, vectors: number) => number;
   readonly and3: (a: number, b: number, c: number, out: number, vectors: number) => number;
@@ -38,10 +37,8 @@ const kernelOfMemory = new WeakMap<WebAssembly.Memory, Kernel | null>();
 
 // ---- the module -------------------------------------------------------------------------------
 
-const v128Load = (): number[] => [...simd(0x00), 0, 0];
-const v128Store = (): number[] => [...simd(0x0b), 0, 0];
 const [V128_AND, I8X16_POPCNT, I16X8_EXTADD_U, I32X4_EXTADD_U, I32X4_ADD, I32X4_EXTRACT] = [0x4e, 0x62, 0x7d, 0x7f, 0xae, 0x1b];
-const [I32_ADD, I32_SUB, I32_EQZ, I32_CONST] = [0x6a, 0x6b, 0x45, 0x41];
+const [I32_ADD, I32_SUB, I32_EQZ] = [0x6a, 0x6b, 0x45];
 const [BLOCK, LOOP, BR_IF, END, VOID] = [0x02, 0x03, 0x0d, 0x0b, 0x40];
 
 /**
@@ -58,8 +55,8 @@ function andBody(sets: number): number[] {
   for (let s = 1; s < sets; s++) c.push(...get(s), ...v128Load(), ...simd(V128_AND));
   c.push(...set(x), ...get(out), ...get(x), ...v128Store());
   c.push(...get(acc), ...get(x), ...simd(I8X16_POPCNT), ...simd(I16X8_EXTADD_U), ...simd(I32X4_EXTADD_U), ...simd(I32X4_ADD), ...set(acc));
-  for (let s = 0; s <= sets; s++) c.push(...get(s), I32_CONST, 16, I32_ADD, ...set(s));
-  c.push(...get(vectors), I32_CONST, 1, I32_SUB, ...tee(vectors), BR_IF, 0, END, END);
+  for (let s = 0; s <= sets; s++) c.push(...get(s), ...i32(16), I32_ADD, ...set(s));
+  c.push(...get(vectors), ...i32(1), I32_SUB, ...tee(vectors), BR_IF, 0, END, END);
   for (let lane = 0; lane < 4; lane++) c.push(...get(acc), ...simd(I32X4_EXTRACT), lane, ...(lane > 0 ? [I32_ADD] : []));
   c.push(END);
   return [1, 2, V128, ...c];
@@ -97,7 +94,7 @@ function kernelOf(memory: WebAssembly.Memory): Kernel | null {
   if (kernel === undefined) {
     try {
       const exports = new WebAssembly.Instance(compiled!, { m: { memory } }).exports;
-      kernel = { memory, and2: exports.and2 as Kernel['and2'], and3: exports.and3 as Kernel['and3'] };
+      kernel = { and2: exports.and2 as Kernel['and2'], and3: exports.and3 as Kernel['and3'] };
     } catch {
       kernel = null;
     }
@@ -117,7 +114,7 @@ export function newBitsetStore(bytes: number): BitsetStore {
       const memory = new WebAssembly.Memory({ initial, maximum: initial + SCRATCH_PAGES, shared: true });
       if (kernelOf(memory) !== null) return memory;
     } catch {
-      // No shared WebAssembly memory here, or no SIMD: a buffer as before.
+      // No shared WebAssembly memory of that size here: a buffer, as without SIMD.
     }
   }
   return typeof SharedArrayBuffer === 'function' ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
@@ -166,20 +163,15 @@ function kernelFor(a: Uint32Array, b: Uint32Array, c: Uint32Array, d?: Uint32Arr
 }
 
 /**
- * a ∧ b into out over the whole vectors of their words (all the same length), with SIMD when all
- * three are in one memory: returns [words done, bits set in them], or undefined (nothing done).
+ * a ∧ b into out over their whole 16-byte vectors (all three the same length; the last
+ * `length % 4` words are the caller's), with SIMD when all three are in one memory: returns the
+ * bits set in the words written, or undefined (nothing written).
  */
-export function and2Simd(a: Uint32Array, b: Uint32Array, out: Uint32Array): readonly [number, number] | undefined {
-  const kernel = kernelFor(a, b, out);
-  if (kernel === undefined) return undefined;
-  const vectors = out.length >>> 2;
-  return [vectors << 2, kernel.and2(a.byteOffset, b.byteOffset, out.byteOffset, vectors)];
+export function and2Simd(a: Uint32Array, b: Uint32Array, out: Uint32Array): number | undefined {
+  return kernelFor(a, b, out)?.and2(a.byteOffset, b.byteOffset, out.byteOffset, out.length >>> 2);
 }
 
 /** `and2Simd` of three sets. */
-export function and3Simd(a: Uint32Array, b: Uint32Array, c: Uint32Array, out: Uint32Array): readonly [number, number] | undefined {
-  const kernel = kernelFor(a, b, c, out);
-  if (kernel === undefined) return undefined;
-  const vectors = out.length >>> 2;
-  return [vectors << 2, kernel.and3(a.byteOffset, b.byteOffset, c.byteOffset, out.byteOffset, vectors)];
+export function and3Simd(a: Uint32Array, b: Uint32Array, c: Uint32Array, out: Uint32Array): number | undefined {
+  return kernelFor(a, b, c, out)?.and3(a.byteOffset, b.byteOffset, c.byteOffset, out.byteOffset, out.length >>> 2);
 }

@@ -229,8 +229,8 @@ export function andBits(a: Bitset, b: Bitset, out: Bitset): number {
   const length = out.length;
   // All three in the index's memory: the whole vectors in WebAssembly SIMD, the last words here.
   const simd = and2Simd(a, b, out);
-  let n = simd?.[1] ?? 0;
-  for (let w = simd?.[0] ?? 0; w < length; w++) {
+  let n = simd ?? 0;
+  for (let w = simd === undefined ? 0 : length & ~3; w < length; w++) {
     const x = a[w]! & b[w]!;
     out[w] = x;
     // Counted by table, written out: once this function is inlined into its caller, V8 no longer
@@ -247,8 +247,8 @@ export function andBits(a: Bitset, b: Bitset, out: Bitset): number {
 export function andBits3(a: Bitset, b: Bitset, c: Bitset, out: Bitset): number {
   const length = out.length;
   const simd = and3Simd(a, b, c, out);
-  let n = simd?.[1] ?? 0;
-  for (let w = simd?.[0] ?? 0; w < length; w++) {
+  let n = simd ?? 0;
+  for (let w = simd === undefined ? 0 : length & ~3; w < length; w++) {
     const x = a[w]! & b[w]! & c[w]!;
     out[w] = x;
     n += BITS16[x & 0xffff]! + BITS16[x >>> 16]!;

@@ -116,7 +116,6 @@ function endOf(socket: Socket): Promise<void> {
   return ended;
 }
 
-/** The next connection the raw service takes. */
 /** The raw service's next connection: call it before the client connects, or the connection may be counted as before. */
 async function nextRawSocket(): Promise<Socket> {
   const before = rawSockets.length;

@@ -201,13 +201,13 @@ export function evaluateDirectoryGoals(report: DirectoryReport): Goal[] {
   return goals;
 }
 
-/** The body of the directory section (without markers). */
 /** How many threads served the measured requests, said for the reader of the latency tables. */
 function serverThreads(report: DirectoryReport): string {
   const threads = report.startup.threads ?? 1;
   return threads < 2 ? 'the server runs on one thread' : `the server runs on ${threads} threads (one per core), each taking its share of the connections`;
 }
 
+/** The body of the directory section (without markers). */
 export function renderDirectorySection(report: DirectoryReport, goals: readonly Goal[] = evaluateDirectoryGoals(report)): string {
   const floor = floorOf(report);
   const parts: string[] = ['## Directory'];

@@ -12,7 +12,7 @@
  * them, each lane running its own message's blocks (a lane whose message has fewer blocks keeps
  * its state once done).
  */
-import { code, get, I32, MODULE_HEADER, name, section, set, simd, sleb, tee, uleb, V128 } from '../encoding/wasm.ts';
+import { code, get, I32, i32, MODULE_HEADER, name, section, set, simd, tee, uleb, V128, v128Load } from '../encoding/wasm.ts';
 import type { Sha256Batch } from './sha256.ts';
 
 // Round constants and initial hash value (FIPS 180-4, 4.2.2 and 5.3.3).
@@ -29,10 +29,8 @@ const IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b0568
 
 // ---- a minimal WebAssembly assembler: just what `hash4` uses ---------------------------------
 
-const i32 = (value: number): number[] => [0x41, ...sleb(value | 0)];
 const i32Load = (offset: number): number[] => [0x28, 2, ...uleb(offset)];
 const [I32_ADD, I32_SHL, I32_LT_U, I32_LE_U, I32_GT_U, SELECT] = [0x6a, 0x74, 0x49, 0x4d, 0x4b, 0x1b];
-const v128Load = (offset: number): number[] => simd(0x00, 4, ...uleb(offset));
 const v128Const = (lanes: readonly number[]): number[] =>
   simd(0x0c, ...lanes.flatMap((w) => [w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24]));
 const splat = (word: number): number[] => v128Const([word, word, word, word]);

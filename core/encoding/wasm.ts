@@ -32,8 +32,14 @@ export const V128 = 0x7b;
 export const get = (local: number): number[] => [0x20, ...uleb(local)];
 export const set = (local: number): number[] => [0x21, ...uleb(local)];
 export const tee = (local: number): number[] => [0x22, ...uleb(local)];
+/** `i32.const value`. */
+export const i32 = (value: number): number[] => [0x41, ...sleb(value | 0)];
 /** A SIMD instruction (prefix 0xfd) and its immediates. */
 export const simd = (op: number, ...immediates: number[]): number[] => [0xfd, ...uleb(op), ...immediates];
+/** `v128.load` from the address on the stack plus `offset` (16-byte alignment hint). */
+export const v128Load = (offset = 0): number[] => simd(0x00, 4, ...uleb(offset));
+/** `v128.store` to the address under the value on the stack, plus `offset`. */
+export const v128Store = (offset = 0): number[] => simd(0x0b, 4, ...uleb(offset));
 
 /** A section: its id, then its body's length and body. */
 export const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
