@@ -12,7 +12,7 @@ import { devnet, MAX_RANKED_PRODUCERS, MAX_TXS_PER_BLOCK, NAME_BLOCKS } from './
 import { scheduleAfter, ProducerSchedule, rankProducers } from './producer.ts';
 import { LedgerState } from './state.ts';
 import { BILLING_SETTLE, settlementBytes, type Tx } from './tx.ts';
-import { applyBlock, checkContents, checkHeader, type ParentInfo } from './validate.ts';
+import { applyBlock, checkContents, checkHeader, findInvalidSignatures, type ParentInfo } from './validate.ts';
 import {
   ALICE,
   BOB,
@@ -226,6 +226,50 @@ test('block: a wrong state_root, a failing transaction or a bad signature leaves
   await rejectBlock(state, forPeer, GENESIS, 'bad-tx-signature');
 
   await applyBlock(state, block, GENESIS, PARAMS);
+});
+
+test('block: findInvalidSignatures names the first block with a bad signature, wherever its window falls', async () => {
+  // Three blocks of 70 transfers: 213 messages with the headers, more than the first window holds,
+  // so block 1's signatures fall on both sides of the first window's end.
+  const state = new LedgerState();
+  const transfers: Tx[] = [];
+  for (let n = 1; n <= 210; n++) transfers.push(await signTxFrom(ALICE, { kind: 'Transfer', to: BOB.publicKey, amount: 1n }, n));
+  const range = async (txsOf: (b: number) => Tx[]): Promise<Block[]> => {
+    const blocks: Block[] = [];
+    let parent = GENESIS;
+    for (let b = 0; b < 3; b++) {
+      const block = await buildBlock(state, parent, ALICE, txsOf(b), { stateRoot: EMPTY_ROOT, timestampMs: parent.timestampMs + INTERVAL });
+      blocks.push(block);
+      parent = parentOf(block);
+    }
+    return blocks;
+  };
+  const good = (b: number): Tx[] => transfers.slice(70 * b, 70 * b + 70);
+  // Transaction `i` of block `at` carries another transaction's signature.
+  const forged = (at: number, i: number) => (b: number): Tx[] =>
+    good(b).map((tx, j) => (b === at && j === i ? { ...tx, signature: transfers[0]!.signature } : tx));
+
+  assert.isNull(await findInvalidSignatures(await range(good), PARAMS));
+  for (const i of [5, 60]) {
+    const found = await findInvalidSignatures(await range(forged(1, i)), PARAMS);
+    assert.equal(found?.index, 1);
+    assert.equal(found?.verified, 1, 'block 0 had every signature verified');
+    assert.equal(found?.error.code, 'bad-tx-signature');
+    assert.match(found!.error.message, new RegExp(`^transaction ${i} \\(Transfer`));
+  }
+
+  const blocks = await range(good);
+  const unsigned = [blocks[0]!, blocks[1]!, { ...blocks[2]!, signature: blocks[1]!.signature }];
+  const found = await findInvalidSignatures(unsigned, PARAMS);
+  assert.deepEqual([found?.index, found?.verified, found?.error.code], [2, 2, 'bad-block-signature']);
+  assert.isNull(await findInvalidSignatures(unsigned, PARAMS, true), 'headers verified already are not checked again');
+
+  // A block malformed without its signatures is found before any signature is checked, however
+  // late in the range: no block is vouched for.
+  const early = await range(forged(0, 3));
+  const repeated = { ...early[2]!, txs: [...early[2]!.txs.slice(0, 69), early[2]!.txs[0]!] };
+  const malformed = await findInvalidSignatures([early[0]!, early[1]!, repeated], PARAMS);
+  assert.deepEqual([malformed?.index, malformed?.verified, malformed?.error.code], [2, 0, 'duplicate-tx']);
 });
 
 // ---------------------------------------------------------------------------------------------

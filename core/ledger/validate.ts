@@ -75,9 +75,13 @@ export function headerMessage(block: Block, params: ChainParams): SignedMessage 
 // checks.
 const VERIFY_WINDOW = 8_192;
 const WINDOWS_AHEAD = 2;
+// The first window is small, so the other cores start on it while this thread gathers the next:
+// gathering a full block's messages took as long as checking a hundred of its signatures.
+const FIRST_WINDOW = 128;
 
-// The structural checks of one block, then its messages (header first unless already verified).
-function blockMessages(block: Block, params: ChainParams, headerVerified: boolean): { messages: SignedMessage[]; owners: number[] } {
+// The checks of one block that need neither state, parent nor signatures: the count bound, no
+// transaction twice, the reward first if present.
+function checkShape(block: Block): void {
   const h = block.header;
   if (block.txs.length > MAX_TXS_PER_BLOCK || h.tx_count > MAX_TXS_PER_BLOCK) {
     fail('too-many-txs', `block holds ${Math.max(block.txs.length, h.tx_count)} transactions, more than ${MAX_TXS_PER_BLOCK}`);
@@ -90,16 +94,13 @@ function blockMessages(block: Block, params: ChainParams, headerVerified: boolea
     seen.add(id);
     if (tx.body.kind === 'UptimeReward' && i !== 0) fail('reward-not-first', 'the UptimeReward must be the first transaction, and only one is allowed');
   }
-  // A chain that checked the header on arrival (to spot equivocation) does not pay for it twice.
-  const messages: SignedMessage[] = headerVerified ? [] : [headerMessage(block, params)];
-  const owners: number[] = headerVerified ? [] : [-1];
-  for (let i = 0; i < block.txs.length; i++) {
-    for (const m of signedMessages(block.txs[i]!, params.network)) {
-      messages.push(m);
-      owners.push(i);
-    }
-  }
-  return { messages, owners };
+}
+
+// A window of messages handed to the verifier, with where each came from.
+interface Window {
+  readonly verdicts: Promise<boolean[]>;
+  readonly blocks: readonly number[];
+  readonly owners: readonly number[];
 }
 
 function badSignature(block: Block, owner: number): InvalidBlockError {
@@ -111,9 +112,9 @@ function badSignature(block: Block, owner: number): InvalidBlockError {
 /**
  * The checks that need neither state nor parent, then every signature of `blocks` (headers, senders,
  * co-signers, evidence), batched across the blocks so that the cores stay busy however few
- * transactions each block holds. The transaction counts are checked first, so oversized blocks cost
- * no signature check. Async; touches no state. `headersVerified`: the producers' signatures on the
- * headers are known good already and are not checked again.
+ * transactions each block holds. The checks without signatures run on every block first, so a
+ * malformed block costs no signature check. Async; touches no state. `headersVerified`: the
+ * producers' signatures on the headers are known good already and are not checked again.
  * @returns null, or the first block (by position) that fails and why, with `verified`: how many
  * blocks before it had every signature verified (none when a block fails before any is checked).
  */
@@ -122,52 +123,64 @@ export async function findInvalidSignatures(
   params: ChainParams,
   headersVerified = false,
 ): Promise<{ readonly index: number; readonly error: InvalidBlockError; readonly verified: number } | null> {
-  const messages: SignedMessage[] = [];
-  // For each message, the block holding it and its owner there (-1: the header).
-  const ownerBlocks: number[] = [];
-  const owners: number[] = [];
   for (let b = 0; b < blocks.length; b++) {
-    let checked;
     try {
-      checked = blockMessages(blocks[b]!, params, headersVerified);
+      checkShape(blocks[b]!);
     } catch (error) {
       // Found before any signature was verified: no block of the range is vouched for.
       if (error instanceof InvalidBlockError) return { index: b, error, verified: 0 };
       throw error;
     }
-    for (let i = 0; i < checked.messages.length; i++) {
-      messages.push(checked.messages[i]!);
-      ownerBlocks.push(b);
-      owners.push(checked.owners[i]!);
-    }
   }
-  // The windows go out WINDOWS_AHEAD at a time, so that a range's next window is queued before its
-  // first is done: checks of several ranges under way at once (sync checks one while it applies
-  // another) then run a range after the other, instead of the first range's later windows waiting
-  // behind the next ranges' first ones.
-  const windows: Promise<boolean[]>[] = [];
-  const count = messages.length;
-  const send = (start: number): void => {
-    if (start >= count) return;
-    const window = verifyBatch(messages.slice(start, start + VERIFY_WINDOW));
-    // A window left unawaited (one before it failed) must not reject unhandled.
-    window.catch(() => {});
-    windows.push(window);
-    // The last window is out: the messages are the backend's now (they are many, and would outlive
-    // their use while the windows are checked).
-    if (start + VERIFY_WINDOW >= count) messages.length = 0;
-  };
-  for (let w = 0; w < WINDOWS_AHEAD; w++) send(w * VERIFY_WINDOW);
-  for (let w = 0; w < windows.length; w++) {
-    const verdicts = await windows[w]!;
-    const bad = verdicts.indexOf(false);
-    if (bad >= 0) {
-      const at = w * VERIFY_WINDOW + bad;
-      const block = ownerBlocks[at]!;
-      // Messages are in block order: every block before this one had all its signatures verified.
-      return { index: block, error: badSignature(blocks[block]!, owners[at]!), verified: block };
+  // The messages are gathered a window at a time, just before the window goes out, and the windows
+  // go out WINDOWS_AHEAD at a time, so that a range's next window is queued before its first is
+  // done: checks of several ranges under way at once (sync checks one while it applies another)
+  // then run a range after the other, instead of the first range's later windows waiting behind
+  // the next ranges' first ones. Gathering stands at a block and a transaction in it (-1: its
+  // header, taken first unless the headers are verified already).
+  const first = headersVerified ? 0 : -1;
+  let block = 0;
+  let tx = first;
+  const windows: Window[] = [];
+  const send = (): void => {
+    const size = windows.length === 0 ? FIRST_WINDOW : VERIFY_WINDOW;
+    const messages: SignedMessage[] = [];
+    const ownerBlocks: number[] = [];
+    const owners: number[] = [];
+    while (messages.length < size && block < blocks.length) {
+      const current = blocks[block]!;
+      if (tx === -1) {
+        messages.push(headerMessage(current, params));
+        ownerBlocks.push(block);
+        owners.push(-1);
+      } else if (tx < current.txs.length) {
+        for (const m of signedMessages(current.txs[tx]!, params.network)) {
+          messages.push(m);
+          ownerBlocks.push(block);
+          owners.push(tx);
+        }
+      }
+      if (++tx >= current.txs.length) {
+        block++;
+        tx = first;
+      }
     }
-    send((w + WINDOWS_AHEAD) * VERIFY_WINDOW);
+    if (messages.length === 0) return;
+    const verdicts = verifyBatch(messages);
+    // A window left unawaited (one before it failed) must not reject unhandled.
+    verdicts.catch(() => {});
+    windows.push({ verdicts, blocks: ownerBlocks, owners });
+  };
+  for (let w = 0; w < WINDOWS_AHEAD; w++) send();
+  for (let w = 0; w < windows.length; w++) {
+    const window = windows[w]!;
+    const bad = (await window.verdicts).indexOf(false);
+    if (bad >= 0) {
+      const failed = window.blocks[bad]!;
+      // Messages are in block order: every block before this one had all its signatures verified.
+      return { index: failed, error: badSignature(blocks[failed]!, window.owners[bad]!), verified: failed };
+    }
+    send();
   }
   return null;
 }
