@@ -14,7 +14,7 @@ import { rejectsAsync } from '../../test/assert.ts';
 import { NewestBook } from './book.ts';
 import { LinkSampleError } from './errors.ts';
 import { linkSigningBytes, proposalCodec, signLinkSample, type LinkSample } from './link-sample.ts';
-import { COUNTERSIGN_PROTOCOL, NetGraph, netgraphLimitsFor, netgraphMessageCodec } from './netgraph.ts';
+import { COUNTERSIGN_PROTOCOL, NetGraph, netgraphLimitsFor, netgraphMessageCodec, type NetgraphLimits } from './netgraph.ts';
 import { meshStats } from './stats.ts';
 import { estimateRttMs } from './vivaldi.ts';
 
@@ -29,14 +29,14 @@ interface Member {
 }
 
 /** Nodes on one memory bus with the manual clock, each pinging its peers every second and running the netgraph. */
-function mesh(count: number, latencies: Record<string, number>): { clock: ManualClock; bus: MemoryBus; members: Member[]; stop: () => void } {
+function mesh(count: number, latencies: Record<string, number>, limits: Partial<NetgraphLimits> = {}): { clock: ManualClock; bus: MemoryBus; members: Member[]; stop: () => void } {
   const clock = new ManualClock(1_700_000_000_000);
   const bus = new MemoryBus(clock);
   const members = Array.from({ length: count }, (_, i) => {
     const k = key(i + 1);
     const net = bus.join(k.publicKey);
     const pings = new PeerPings({ network: net, clock, random: seededRandom(100 + i), schedule: { intervalMs: PING_MS } });
-    const graph = new NetGraph({ network: net, pings, key: k, networkName: NETWORK, clock, random: seededRandom(i + 1), limits: netgraphLimitsFor(PING_MS) });
+    const graph = new NetGraph({ network: net, pings, key: k, networkName: NETWORK, clock, random: seededRandom(i + 1), limits: netgraphLimitsFor(PING_MS, limits) });
     return { key: k, net, graph, pings };
   });
   for (const [pair, ms] of Object.entries(latencies)) {
@@ -232,17 +232,52 @@ test('netgraph: the book keeps the newest record per key, at most its capacity, 
   assert.equal(book.size, 0);
 });
 
-test('netgraph: mesh figures: median over the samples, the share reachable, regions by single linkage under 30 ms', () => {
+test('netgraph: mesh figures: median over the samples, the share reachable, regions by single linkage under 30 ms of the least RTT lately', () => {
   const c = (x: number) => ({ vec: [x / 1000, 0, 0, 0, 0, 0, 0, 0], height: 0.00001, error: 0.1, adjustment: 0 });
-  const stats = meshStats({
+  const picture = {
     self: 'a',
     known: new Set(['a', 'b', 'c', 'd', 'e', 'f']),
     reachable: new Set(['b', 'c']),
-    measured: [['a', 'b', 5], ['b', 'c', 25], ['c', 'd', 100]],
+    measured: [['a', 'b', 5], ['b', 'c', 45], ['c', 'd', 100]] as const,
+    // b–c's newest sample, 45 ms, came in a spell of delay: it measured 25 ms lately, and that counts.
+    leastMeasured: [['a', 'b', 5], ['b', 'c', 45], ['c', 'd', 100], ['b', 'c', 25]] as const,
     // d and e are 25 ms apart by their coordinates; c and d's measurement wins over theirs (20 ms).
     coordinates: new Map([['c', c(0)], ['d', c(20)], ['e', c(45)]]),
-  });
+  };
   // Regions: {a, b, c} by measurements, {d, e} by coordinates, {f} alone.
-  assert.deepEqual(stats, { median_rtt_ms: 25, reachable_frac: 0.4, regions: 3 });
-  assert.deepEqual(meshStats({ self: 'a', known: new Set(), reachable: new Set(), measured: [], coordinates: new Map() }), { median_rtt_ms: null, reachable_frac: null, regions: 1 });
+  assert.deepEqual(meshStats(picture), { median_rtt_ms: 45, reachable_frac: 0.4, regions: 3 });
+  assert.equal(meshStats({ ...picture, leastMeasured: picture.measured }).regions, 4, 'on the newest samples alone, b and c are apart');
+  assert.deepEqual(meshStats({ self: 'a', known: new Set(), reachable: new Set(), measured: [], leastMeasured: [], coordinates: new Map() }), { median_rtt_ms: null, reachable_frac: null, regions: 1 });
+});
+
+test('netgraph: regions go by the least RTT lately: a spell of delay at one node does not split them, a lasting one does, its own pings join them back at once', async () => {
+  // Samples and coordinates kept 2 minutes, not 10: the same run, shorter.
+  const { clock, bus, members, stop } = mesh(3, { '01': 4, '02': 8, '12': 6 }, { maxAgeMs: 120_000 });
+  const [n0, n1, n2] = members.map((m) => m.key.publicKey) as [Uint8Array, Uint8Array, Uint8Array];
+  const regions = (): number[] => members.map((m) => m.graph.stats().regions);
+  const delay = (ms01: number, ms02: number): void => {
+    bus.setLatency(n0, n1, ms01);
+    bus.setLatency(n0, n2, ms02);
+  };
+  try {
+    await clock.until('every node holds the three links', () => members.every((m) => m.graph.view().links.length === 3), 20 * PING_MS);
+    assert.deepEqual(regions(), [1, 1, 1]);
+    // Node 0 is loaded for 40 s: every round trip to it takes 80 ms, and so say its links' samples.
+    delay(80, 80);
+    await clock.advance(40 * PING_MS);
+    const ofNode0 = members[1]!.graph.view().links.filter((l) => l.a === toHex(n0) || l.b === toHex(n0));
+    assert.deepEqual(ofNode0.map((l) => l.rtt_ms), [80, 80], 'the delayed samples reached node 1');
+    assert.equal(members[2]!.graph.rtt(n0)?.rtt_ms, 80);
+    assert.deepEqual(regions(), [1, 1, 1], 'what the links measured within the expiry keeps them together');
+    // The delay lasts past the expiry (and the one slot more the least may be held): node 0 is somewhere else now.
+    await clock.advance(150 * PING_MS);
+    assert.deepEqual(regions(), [2, 2, 2]);
+    // Back to 4 and 8 ms: a round of pings joins node 0 again on its own and its peers' counts, before any new sample.
+    delay(4, 8);
+    await clock.advance(2 * PING_MS);
+    assert.deepEqual(members[1]!.graph.view().links.filter((l) => l.a === toHex(n0) || l.b === toHex(n0)).map((l) => l.rtt_ms), [80, 80], 'the samples still say 80 ms');
+    assert.deepEqual(regions(), [1, 1, 1]);
+  } finally {
+    stop();
+  }
 });

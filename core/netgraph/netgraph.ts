@@ -11,6 +11,7 @@
  * countersigns it over the `netgraph.countersign` RPC, and the proposer gossips it on
  * `mesh-netgraph`. Every node gossips its own coordinate there too, every `coordinateEveryMs`.
  */
+import { WindowedMin } from '../collections/windowed-min.ts';
 import { verify, type SigningKey } from '../crypto/ed25519.ts';
 import type { Random } from '../crypto/random.ts';
 import { compareBytes, bytesEqual } from '../encoding/bytes.ts';
@@ -123,6 +124,12 @@ export type RttAnswer =
   | { to: string; rtt_ms: number; source: 'measured'; jitter_ms: number; loss: number; measured_at: number; samples: number }
   | { to: string; rtt_ms: number; source: 'predicted'; error: number; updated_at: number };
 
+/** A link in the book: its newest sample, and the least rtt_ms of its samples over the book's expiry (what regions are judged on). */
+interface HeldLink {
+  readonly signed: SignedLinkSample;
+  readonly least: WindowedMin;
+}
+
 /** Where this node is with proposing samples of its link to one peer. */
 interface Proposals {
   lastProposal: number;
@@ -160,7 +167,7 @@ export class NetGraph {
   readonly #knownNodes: () => readonly string[];
   readonly #log: (line: string) => void;
   readonly #proposals = new Map<string, Proposals>();
-  readonly #links: NewestBook<SignedLinkSample>;
+  readonly #links: NewestBook<HeldLink>;
   readonly #coordinates: NewestBook<Coordinate>;
   #timer: Timer | null = null;
   #stopServing: (() => void) | null = null;
@@ -243,7 +250,7 @@ export class NetGraph {
       const sig_b = await this.#network.request(peer, COUNTERSIGN_PROTOCOL, encode(proposalCodec, { ...sample, sig: sig_a }), { timeoutMs: 5_000, maxResponseBytes: 64 });
       const signed = await verifyLinkSample({ sample, sig_a, sig_b }, this.#networkName, this.#clock.now());
       if (this.#stopped) return;
-      this.#links.put(linkKey(signed.sample.a, signed.sample.b), signed, sample.measured_at, this.#clock.now());
+      this.#keep(signed, this.#clock.now());
       await this.#network.publish(TOPICS.netgraph, encode(netgraphMessageCodec, { kind: 'link', ...sample, sig_a, sig_b: signed.sig_b }));
     } catch (error) {
       if (!this.#stopped) this.#log(`netgraph: link sample with ${toHex(peer).slice(0, 16)}…: ${error instanceof Error ? error.message : String(error)}`);
@@ -283,6 +290,16 @@ export class NetGraph {
     return signLinkSample(sample, this.#key, this.#networkName);
   }
 
+  /** Keeps a checked sample if it is the newest of its link, and counts its RTT in the link's least; says whether it did. */
+  #keep(signed: SignedLinkSample, now: number): boolean {
+    const { a, b, rtt_ms, measured_at } = signed.sample;
+    const key = linkKey(a, b);
+    const least = this.#links.get(key, now)?.value.least ?? new WindowedMin(this.limits.maxAgeMs);
+    if (!this.#links.put(key, { signed, least }, measured_at, now)) return false;
+    least.add(rtt_ms, measured_at);
+    return true;
+  }
+
   async #gossipCoordinate(): Promise<void> {
     this.#prune();
     const message = encode(netgraphMessageCodec, { kind: 'coordinate', coordinate: { ...this.vivaldi.coordinate, vec: [...this.vivaldi.coordinate.vec] }, issued_at: this.#clock.now() });
@@ -302,7 +319,7 @@ export class NetGraph {
       }
       const { a, b, rtt_ms, jitter_ms, loss, measured_at, sig_a, sig_b } = decoded;
       const signed = await verifyLinkSample({ sample: { a, b, rtt_ms, jitter_ms, loss, measured_at }, sig_a, sig_b }, this.#networkName, now);
-      return this.#links.put(linkKey(signed.sample.a, signed.sample.b), signed, signed.sample.measured_at, now) ? 'accept' : 'ignore';
+      return this.#keep(signed, now) ? 'accept' : 'ignore';
     } catch (error) {
       if (error instanceof DecodeError || error instanceof CoordinateError || error instanceof LinkSampleError) {
         this.#log(`netgraph: refused from ${toHex(message.peer).slice(0, 16)}…: ${error.message}`);
@@ -322,7 +339,7 @@ export class NetGraph {
       node_id: this.#self,
       coordinate: viewOf(own),
       error: own.error,
-      links: this.#links.list(now).map(([, { value: { sample, sig_a, sig_b } }]) => ({
+      links: this.#links.list(now).map(([, { value: { signed: { sample, sig_a, sig_b } } }]) => ({
         a: toHex(sample.a),
         b: toHex(sample.b),
         rtt_ms: sample.rtt_ms,
@@ -343,7 +360,7 @@ export class NetGraph {
     const key = toHex(to);
     const mine = this.#figures(to);
     if (mine !== null) return { to: key, rtt_ms: mine.medianMs, source: 'measured', jitter_ms: mine.jitterMs, loss: mine.loss, measured_at: now, samples: mine.samplesMs.length };
-    const link = this.#links.get(linkKey(this.#key.publicKey, to), now)?.value.sample;
+    const link = this.#links.get(linkKey(this.#key.publicKey, to), now)?.value.signed.sample;
     if (link !== undefined) return { to: key, rtt_ms: link.rtt_ms, source: 'measured', jitter_ms: link.jitter_ms, loss: link.loss, measured_at: link.measured_at, samples: 0 };
     const theirs = this.#coordinates.get(key, now);
     if (theirs === undefined) return undefined;
@@ -354,10 +371,12 @@ export class NetGraph {
   /** The mesh in three figures (stats.ts). */
   stats(): MeshStats {
     const now = this.#clock.now();
-    const links = this.#links.list(now).map(([, { value }]) => value.sample);
+    const held = this.#links.list(now).map(([, { value }]) => value);
+    const links = held.map((link) => link.signed.sample);
     const coordinates = new Map(this.#coordinates.list(now).map(([node, { value }]) => [node, value]));
     coordinates.set(this.#self, this.vivaldi.coordinate);
-    const reachable = new Set(this.#network.peers().map((p) => toHex(p.node)));
+    const peers = this.#network.peers().map((p) => p.node);
+    const reachable = new Set(peers.map(toHex));
     const fresh = now - 2 * this.limits.sampleEveryMs;
     for (const s of links) {
       if (s.measured_at < fresh) continue;
@@ -365,6 +384,13 @@ export class NetGraph {
       if (bytesEqual(s.b, this.#key.publicKey)) reachable.add(toHex(s.a));
     }
     const known = new Set([...this.#knownNodes(), ...coordinates.keys(), ...links.flatMap((s) => [toHex(s.a), toHex(s.b)])]);
-    return meshStats({ self: this.#self, known, reachable, measured: links.map((s) => [toHex(s.a), toHex(s.b), s.rtt_ms] as const), coordinates });
+    // Regions go by the least RTT of each pair lately: its samples' over the book's expiry, and for
+    // this node's own links the least round trip of its pings, which need no sample to wait for.
+    const leastMeasured = held.map(({ signed: { sample }, least }) => [toHex(sample.a), toHex(sample.b), least.least(now) ?? sample.rtt_ms] as const);
+    for (const peer of peers) {
+      const { samplesMs } = this.#pings.figures(peer);
+      if (samplesMs.length > 0) leastMeasured.push([this.#self, toHex(peer), Math.min(...samplesMs)]);
+    }
+    return meshStats({ self: this.#self, known, reachable, measured: links.map((s) => [toHex(s.a), toHex(s.b), s.rtt_ms] as const), leastMeasured, coordinates });
   }
 }

@@ -2,6 +2,11 @@
  * The mesh in three figures (what the fabric statistics show of the network): the median RTT over
  * the link samples a node holds, the share of known nodes it can reach, and how many regions the
  * nodes it knows of fall into.
+ *
+ * Regions are judged on the least RTT measured of each pair lately, not on its latest median:
+ * queueing at either end (a busy host, a garbage collection, a loaded link) only ever adds to a
+ * round trip, so the least one is the path's own delay, and a spell of load at one node does not
+ * split it from its neighbours.
  */
 import { median } from '../collections/median.ts';
 import { estimateRttMs, type Coordinate } from './vivaldi.ts';
@@ -14,7 +19,7 @@ export interface MeshStats {
   median_rtt_ms: number | null;
   /** Reachable known nodes ÷ known nodes (this node left out); null when it knows of no other node. */
   reachable_frac: number | null;
-  /** Clusters of the nodes known, linked where an RTT is under REGION_RTT_MS (single linkage); at least 1, this node. */
+  /** Clusters of the nodes known, linked where the least RTT measured lately (or else predicted) is under REGION_RTT_MS (single linkage); at least 1, this node. */
   regions: number;
 }
 
@@ -24,16 +29,21 @@ export interface MeshPicture {
   readonly known: ReadonlySet<string>;
   /** Nodes this node can reach: connected now, or with a fresh link sample with it. */
   readonly reachable: ReadonlySet<string>;
-  /** Measured RTTs: the link samples held, as [a, b, ms]. */
+  /** The link samples held (the newest of each link), as [a, b, rtt_ms]: their median is median_rtt_ms. */
   readonly measured: readonly (readonly [string, string, number])[];
+  /**
+   * The least RTTs measured of pairs lately, as [a, b, ms], that regions are judged on: a pair may
+   * come more than once (from its samples, from this node's own pings) and its least counts.
+   */
+  readonly leastMeasured: readonly (readonly [string, string, number])[];
   /** Coordinates by node (hex), this node's own included. */
   readonly coordinates: ReadonlyMap<string, Coordinate>;
 }
 
 /**
- * The figures of `picture`. Regions: single linkage over the nodes known, two nodes joined when a
- * measured RTT between them is under REGION_RTT_MS, or, with no measurement of the pair, when the
- * RTT their coordinates predict is. A node with neither is a region of its own.
+ * The figures of `picture`. Regions: single linkage over the nodes known, two nodes joined when the
+ * least RTT measured between them lately is under REGION_RTT_MS, or, with no measurement of the
+ * pair, when the RTT their coordinates predict is. A node with neither is a region of its own.
  */
 export function meshStats(picture: MeshPicture): MeshStats {
   const nodes = [...new Set([picture.self, ...picture.known])];
@@ -45,7 +55,7 @@ export function meshStats(picture: MeshPicture): MeshStats {
   };
   const join = (i: number, j: number): void => void (parent[find(i)] = find(j));
   const measuredPairs = new Set<string>();
-  for (const [a, b, ms] of picture.measured) {
+  for (const [a, b, ms] of picture.leastMeasured) {
     const i = index.get(a);
     const j = index.get(b);
     if (i === undefined || j === undefined) continue;
