@@ -243,7 +243,7 @@ export function renderCryptoSection(report: CryptoReport, goals: readonly Goal[]
   parts.push(measuredLine(report, versions(report)));
   parts.push(
     'Each figure is the median of repeated samples (each sample at least 20 ms of back-to-back calls, ' +
-      'after a warm-up; 9 samples, 3 for noble blocks); the contenders of one case are sampled in ' +
+      'after a warm-up; 9 samples, 21 for the blocks and 3 for noble blocks); the contenders of one case are sampled in ' +
       'interleaved rounds. **ratio** = median time ÷ median time of the baseline named in the case, ' +
       "the runtime's native implementation, measured in the same rounds: below 1 is faster. " +
       '▸ goes through the core\'s API, · is a baseline. *cold*: every sample verifies a block of ' +
