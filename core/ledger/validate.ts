@@ -75,8 +75,9 @@ export function headerMessage(block: Block, params: ChainParams): SignedMessage 
 // checks.
 const VERIFY_WINDOW = 8_192;
 const WINDOWS_AHEAD = 2;
-// The first window is small, so the other cores start on it while this thread gathers the next:
-// gathering a full block's messages took as long as checking a hundred of its signatures.
+// A small window goes out first, as soon as its messages are gathered, so the other cores start on
+// it while this thread gathers the rest: gathering a full block's messages took as long as checking
+// a hundred of its signatures.
 const FIRST_WINDOW = 128;
 
 // The checks of one block that need neither state, parent nor signatures: the count bound, no
@@ -96,11 +97,9 @@ function checkShape(block: Block): void {
   }
 }
 
-// A window of messages handed to the verifier, with where each came from.
-interface Window {
-  readonly verdicts: Promise<boolean[]>;
-  readonly blocks: readonly number[];
-  readonly owners: readonly number[];
+// Where window w starts among the messages: the small first window, then full ones.
+function windowStart(w: number): number {
+  return w === 0 ? 0 : FIRST_WINDOW + (w - 1) * VERIFY_WINDOW;
 }
 
 function badSignature(block: Block, owner: number): InvalidBlockError {
@@ -132,53 +131,51 @@ export async function findInvalidSignatures(
       throw error;
     }
   }
-  // The messages are gathered a window at a time, just before the window goes out, and the windows
-  // go out WINDOWS_AHEAD at a time, so that a range's next window is queued before its first is
-  // done: checks of several ranges under way at once (sync checks one while it applies another)
-  // then run a range after the other, instead of the first range's later windows waiting behind
-  // the next ranges' first ones. Gathering stands at a block and a transaction in it (-1: its
-  // header, taken first unless the headers are verified already).
-  const first = headersVerified ? 0 : -1;
-  let block = 0;
-  let tx = first;
-  const windows: Window[] = [];
+  // For each message, the block holding it and its owner there (-1: the header).
+  const messages: SignedMessage[] = [];
+  const ownerBlocks: number[] = [];
+  const owners: number[] = [];
+  let count = 0;
+  let gathered = false;
+  // The windows go out WINDOWS_AHEAD full ones ahead, so that a range's next window is queued
+  // before the one under way is done: checks of several ranges under way at once (sync checks one
+  // while it applies another) then run a range after the other, instead of the first range's later
+  // windows waiting behind the next ranges' first ones.
+  const windows: Promise<boolean[]>[] = [];
   const send = (): void => {
-    const size = windows.length === 0 ? FIRST_WINDOW : VERIFY_WINDOW;
-    const messages: SignedMessage[] = [];
-    const ownerBlocks: number[] = [];
-    const owners: number[] = [];
-    while (messages.length < size && block < blocks.length) {
-      const current = blocks[block]!;
-      if (tx === -1) {
-        messages.push(headerMessage(current, params));
-        ownerBlocks.push(block);
-        owners.push(-1);
-      } else if (tx < current.txs.length) {
-        for (const m of signedMessages(current.txs[tx]!, params.network)) {
-          messages.push(m);
-          ownerBlocks.push(block);
-          owners.push(tx);
-        }
-      }
-      if (++tx >= current.txs.length) {
-        block++;
-        tx = first;
-      }
-    }
-    if (messages.length === 0) return;
-    const verdicts = verifyBatch(messages);
+    const start = windowStart(windows.length);
+    const end = Math.min(count, windowStart(windows.length + 1));
+    if (start >= end) return;
+    const window = verifyBatch(messages.slice(start, end));
     // A window left unawaited (one before it failed) must not reject unhandled.
-    verdicts.catch(() => {});
-    windows.push({ verdicts, blocks: ownerBlocks, owners });
+    window.catch(() => {});
+    windows.push(window);
+    // The last window is out: the messages are the backend's now (they are many, and would outlive
+    // their use while the windows are checked).
+    if (gathered && end === count) messages.length = 0;
   };
-  for (let w = 0; w < WINDOWS_AHEAD; w++) send();
+  const add = (message: SignedMessage, block: number, owner: number): void => {
+    messages.push(message);
+    ownerBlocks.push(block);
+    owners.push(owner);
+    if (++count === FIRST_WINDOW) send();
+  };
+  for (let b = 0; b < blocks.length; b++) {
+    const block = blocks[b]!;
+    if (!headersVerified) add(headerMessage(block, params), b, -1);
+    for (let i = 0; i < block.txs.length; i++) {
+      for (const m of signedMessages(block.txs[i]!, params.network)) add(m, b, i);
+    }
+  }
+  gathered = true;
+  while (windows.length <= WINDOWS_AHEAD && windowStart(windows.length) < count) send();
   for (let w = 0; w < windows.length; w++) {
-    const window = windows[w]!;
-    const bad = (await window.verdicts).indexOf(false);
+    const bad = (await windows[w]!).indexOf(false);
     if (bad >= 0) {
-      const failed = window.blocks[bad]!;
+      const at = windowStart(w) + bad;
+      const failed = ownerBlocks[at]!;
       // Messages are in block order: every block before this one had all its signatures verified.
-      return { index: failed, error: badSignature(blocks[failed]!, window.owners[bad]!), verified: failed };
+      return { index: failed, error: badSignature(blocks[failed]!, owners[at]!), verified: failed };
     }
     send();
   }
