@@ -229,11 +229,11 @@ test('block: a wrong state_root, a failing transaction or a bad signature leaves
 });
 
 test('block: findInvalidSignatures names the first block with a bad signature, wherever its window falls', async () => {
-  // Three blocks of 70 transfers: 213 messages with the headers, more than the first window holds,
-  // so block 1's signatures fall on both sides of the first window's end.
+  // Three blocks of 90 transfers: 273 messages with the headers, enough for a small first window
+  // of 128, so block 1's signatures fall on both sides of its end.
   const state = new LedgerState();
   const transfers: Tx[] = [];
-  for (let n = 1; n <= 210; n++) transfers.push(await signTxFrom(ALICE, { kind: 'Transfer', to: BOB.publicKey, amount: 1n }, n));
+  for (let n = 1; n <= 270; n++) transfers.push(await signTxFrom(ALICE, { kind: 'Transfer', to: BOB.publicKey, amount: 1n }, n));
   const range = async (txsOf: (b: number) => Tx[]): Promise<Block[]> => {
     const blocks: Block[] = [];
     let parent = GENESIS;
@@ -244,7 +244,7 @@ test('block: findInvalidSignatures names the first block with a bad signature, w
     }
     return blocks;
   };
-  const good = (b: number): Tx[] => transfers.slice(70 * b, 70 * b + 70);
+  const good = (b: number): Tx[] => transfers.slice(90 * b, 90 * b + 90);
   // Transaction `i` of block `at` carries another transaction's signature.
   const forged = (at: number, i: number) => (b: number): Tx[] =>
     good(b).map((tx, j) => (b === at && j === i ? { ...tx, signature: transfers[0]!.signature } : tx));
@@ -267,9 +267,31 @@ test('block: findInvalidSignatures names the first block with a bad signature, w
   // A block malformed without its signatures is found before any signature is checked, however
   // late in the range: no block is vouched for.
   const early = await range(forged(0, 3));
-  const repeated = { ...early[2]!, txs: [...early[2]!.txs.slice(0, 69), early[2]!.txs[0]!] };
+  const repeated = { ...early[2]!, txs: [...early[2]!.txs.slice(0, 89), early[2]!.txs[0]!] };
   const malformed = await findInvalidSignatures([early[0]!, early[1]!, repeated], PARAMS);
   assert.deepEqual([malformed?.index, malformed?.verified, malformed?.error.code], [2, 0, 'duplicate-tx']);
+});
+
+test('block: findInvalidSignatures maps a bad signature on either side of a full window\'s end', async () => {
+  // Nine blocks of 1,000 copies of one signed transfer (each given its own id, so none repeats):
+  // 9,000 messages with the headers taken as verified, in windows of 128, 8,192 and 680.
+  const transfer = await signTxFrom(ALICE, { kind: 'Transfer', to: BOB.publicKey, amount: 1n }, 1);
+  const shell = await buildBlock(new LedgerState(), GENESIS, ALICE, [transfer], { stateRoot: EMPTY_ROOT });
+  const forgedAt = (at: number): Block[] =>
+    Array.from({ length: 9 }, (_, b) => ({
+      ...shell,
+      txs: Array.from({ length: 1_000 }, (_, i) => ({
+        ...transfer,
+        id: sha256(encode(uint53, 1_000 * b + i)),
+        signature: 1_000 * b + i === at ? new Uint8Array(transfer.signature).reverse() : transfer.signature,
+      })),
+    }));
+  // The last message of the first full window, then the first of the next.
+  for (const at of [128 + 8_192 - 1, 128 + 8_192]) {
+    const found = await findInvalidSignatures(forgedAt(at), PARAMS, true);
+    assert.deepEqual([found?.index, found?.verified, found?.error.code], [8, 8, 'bad-tx-signature']);
+    assert.match(found!.error.message, new RegExp(`^transaction ${at - 8_000} \\(Transfer`));
+  }
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -70,14 +70,14 @@ export function headerMessage(block: Block, params: ChainParams): SignedMessage 
   };
 }
 
-// Signatures in flight at once when checking many blocks, in windows of VERIFY_WINDOW: enough to keep
-// every core busy, few enough that a branch of 500 full blocks does not hold half a million pending
-// checks.
+// Signatures in flight at once when checking many blocks: WINDOWS_AHEAD windows of VERIFY_WINDOW,
+// enough to keep every core busy, few enough that a branch of 500 full blocks does not hold half a
+// million pending checks, nor a block arriving meanwhile wait behind them.
 const VERIFY_WINDOW = 8_192;
 const WINDOWS_AHEAD = 2;
-// A small window goes out first, as soon as its messages are gathered, so the other cores start on
-// it while this thread gathers the rest: gathering a full block's messages took as long as checking
-// a hundred of its signatures.
+// In a range of at least twice as many transactions, a small window goes out first, as soon as its
+// messages are gathered, so the other cores start on it while this thread gathers the rest:
+// gathering a full block's messages took as long as checking a hundred of its signatures.
 const FIRST_WINDOW = 128;
 
 // The checks of one block that need neither state, parent nor signatures: the count bound, no
@@ -95,11 +95,6 @@ function checkShape(block: Block): void {
     seen.add(id);
     if (tx.body.kind === 'UptimeReward' && i !== 0) fail('reward-not-first', 'the UptimeReward must be the first transaction, and only one is allowed');
   }
-}
-
-// Where window w starts among the messages: the small first window, then full ones.
-function windowStart(w: number): number {
-  return w === 0 ? 0 : FIRST_WINDOW + (w - 1) * VERIFY_WINDOW;
 }
 
 function badSignature(block: Block, owner: number): InvalidBlockError {
@@ -122,6 +117,7 @@ export async function findInvalidSignatures(
   params: ChainParams,
   headersVerified = false,
 ): Promise<{ readonly index: number; readonly error: InvalidBlockError; readonly verified: number } | null> {
+  let txs = 0;
   for (let b = 0; b < blocks.length; b++) {
     try {
       checkShape(blocks[b]!);
@@ -130,17 +126,22 @@ export async function findInvalidSignatures(
       if (error instanceof InvalidBlockError) return { index: b, error, verified: 0 };
       throw error;
     }
+    txs += blocks[b]!.txs.length;
   }
+  // Where window w starts among the messages; a small first window is in flight besides the others.
+  const small = txs >= 2 * FIRST_WINDOW;
+  const firstSize = small ? FIRST_WINDOW : VERIFY_WINDOW;
+  const windowStart = (w: number): number => (w === 0 ? 0 : firstSize + (w - 1) * VERIFY_WINDOW);
   // For each message, the block holding it and its owner there (-1: the header).
   const messages: SignedMessage[] = [];
   const ownerBlocks: number[] = [];
   const owners: number[] = [];
   let count = 0;
   let gathered = false;
-  // The windows go out WINDOWS_AHEAD full ones ahead, so that a range's next window is queued
-  // before the one under way is done: checks of several ranges under way at once (sync checks one
-  // while it applies another) then run a range after the other, instead of the first range's later
-  // windows waiting behind the next ranges' first ones.
+  // The windows go out WINDOWS_AHEAD at a time, so that a range's next window is queued before the
+  // one under way is done: checks of several ranges under way at once (sync checks one while it
+  // applies another) then run a range after the other, instead of the first range's later windows
+  // waiting behind the next ranges' first ones.
   const windows: Promise<boolean[]>[] = [];
   const send = (): void => {
     const start = windowStart(windows.length);
@@ -158,7 +159,7 @@ export async function findInvalidSignatures(
     messages.push(message);
     ownerBlocks.push(block);
     owners.push(owner);
-    if (++count === FIRST_WINDOW) send();
+    if (++count === FIRST_WINDOW && small) send();
   };
   for (let b = 0; b < blocks.length; b++) {
     const block = blocks[b]!;
@@ -168,7 +169,7 @@ export async function findInvalidSignatures(
     }
   }
   gathered = true;
-  while (windows.length <= WINDOWS_AHEAD && windowStart(windows.length) < count) send();
+  while (windows.length < WINDOWS_AHEAD + (small ? 1 : 0) && windowStart(windows.length) < count) send();
   for (let w = 0; w < windows.length; w++) {
     const bad = (await windows[w]!).indexOf(false);
     if (bad >= 0) {
@@ -177,7 +178,8 @@ export async function findInvalidSignatures(
       // Messages are in block order: every block before this one had all its signatures verified.
       return { index: failed, error: badSignature(blocks[failed]!, owners[at]!), verified: failed };
     }
-    send();
+    // The small window done, WINDOWS_AHEAD full ones are still in flight.
+    if (!(small && w === 0)) send();
   }
   return null;
 }
