@@ -6,6 +6,8 @@ import {
   APPLY_BLOCK,
   DECODE_APPLY,
   formatMemory,
+  GOAL_SAMPLES,
+  PHASE_SAMPLES,
   percent,
   ROOT_CHANGES,
   SIGNATURES,
@@ -195,7 +197,9 @@ export function renderLedgerSection(report: LedgerReport, goals: readonly Goal[]
       'node:crypto, and a batch of Ed25519 signatures checked by node:crypto on worker threads, one per core; "wasm" is ' +
       'the core\'s own: its WebAssembly SHA-256, and Ed25519 through WebCrypto. Both sides of a ratio use the same ' +
       'Ed25519 backend, with the block\'s keys already in its key cache. Each figure is the median of repeated samples ' +
-      'taken in interleaved rounds; **ratio** = median ÷ the median of the signature checks alone in the same rounds.',
+      `taken in interleaved rounds: ${GOAL_SAMPLES} of the signature checks alone, applyBlock and applyBlock with decoding, ` +
+      `side by side; then ${PHASE_SAMPLES} of each phase, in rounds of their own, so that the garbage their setups leave is not collected ` +
+      'inside the goal\'s samples. **ratio** = median ÷ the median of the signature checks alone.',
   );
   parts.push('### Goals');
   parts.push(goalList(goals));

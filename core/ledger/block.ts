@@ -7,7 +7,7 @@
  */
 import { ensureBytes } from '../encoding/bytes.ts';
 import { decode, encode, Reader, Writer } from '../encoding/codec.ts';
-import { sha256 } from '../crypto/sha256.ts';
+import { sha256Batch } from '../crypto/sha256.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type ErrorTable, RuledError } from '../errors.ts';
 import { SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
@@ -83,24 +83,28 @@ export interface BlockEvent {
  */
 export function txRoot(ids: readonly Uint8Array[]): Uint8Array {
   if (ids.length === 0) return EMPTY_ROOT.slice();
-  let level = ids.slice();
-  const buf = new Uint8Array(65);
-  buf[0] = 1;
-  while (level.length > 1) {
-    const next: Uint8Array[] = [];
-    for (let i = 0; i < level.length; i += 2) {
-      const right = level[i + 1];
-      if (right === undefined) {
-        next.push(level[i]!);
-        continue;
-      }
-      buf.set(level[i]!, 1);
-      buf.set(right, 33);
-      next.push(sha256(buf));
+  // Each level laid out in one array and hashed in one batch: a node's hash cost less than
+  // allocating it on its own.
+  let count = ids.length;
+  let level = new Uint8Array(32 * count);
+  for (let i = 0; i < count; i++) level.set(ids[i]!, 32 * i);
+  while (count > 1) {
+    const pairs = count >>> 1;
+    const preimages = new Uint8Array(65 * pairs);
+    const ends: number[] = [];
+    for (let p = 0; p < pairs; p++) {
+      preimages[65 * p] = 1;
+      preimages.set(level.subarray(64 * p, 64 * p + 64), 65 * p + 1);
+      ends.push(65 * (p + 1));
     }
+    const next = new Uint8Array(32 * (count - pairs));
+    sha256Batch(preimages, ends, next);
+    // An odd node at the end moves up unchanged.
+    if (count % 2 === 1) next.set(level.subarray(32 * (count - 1), 32 * count), 32 * pairs);
     level = next;
+    count -= pairs;
   }
-  return level[0]!.slice();
+  return level;
 }
 
 function assemble(network: string, header: Header, signature: Uint8Array, txs: readonly Tx[]): Block {

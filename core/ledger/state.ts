@@ -289,7 +289,8 @@ export class LedgerState {
       first.set(entry.key, entry.before);
     }
     this.#journal.length = Math.min(this.#journal.length, mark);
-    for (const [key, before] of first) this.#set(key, before);
+    // forEach, not for-of: iterating entries made an array per key.
+    first.forEach((before, key) => this.#set(key, before));
   }
 
   /** The net changes since `mark`, one per key, in key order. */
@@ -331,17 +332,17 @@ export class LedgerState {
   stateRoot(): Uint8Array {
     const keys: string[] = [];
     const values: Uint8Array[] = [];
-    for (const [s, hashed] of this.#dirty) {
+    this.#dirty.forEach((hashed, s) => {
       const held = this.#values.get(s);
       // Values are never changed in place, so the same object is the same bytes.
-      if (held === hashed) continue;
+      if (held === hashed) return;
       const value = this.#bytes(s, held);
       if (value === undefined) this.#trie.delete(this.#path(s));
       else {
         keys.push(s);
         values.push(value);
       }
-    }
+    });
     this.#dirty.clear();
     // The changed values hashed in one batch (the trie takes its nodes the same way).
     const valueHashes = sha256Each(values);
