@@ -2,7 +2,7 @@ import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
 import { WrongTypeError } from '../errors.ts';
-import { bytesEqual, bytesKey, compareBytes, concatBytes, describe, ensureBytes, prefixedBytesKey } from './bytes.ts';
+import { ByteArena, bytesEqual, bytesKey, compareBytes, concatBytes, describe, ensureBytes, prefixedBytesKey } from './bytes.ts';
 
 const RUNS = { numRuns: 200 };
 
@@ -111,4 +111,36 @@ test('property: bytesKey is one code unit per byte, and prefixedBytesKey that of
     }),
     RUNS,
   );
+});
+
+test('ByteArena hands out zeroed views that never overlap, across chunks, and large ones on their own', () => {
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 0, max: ByteArena.CHUNK / 2 }), { maxLength: 60 }), (sizes) => {
+      const arena = new ByteArena();
+      const taken = sizes.map((n, i) => {
+        const view = arena.take(n);
+        assert.strictEqual(view.length, n);
+        assert.isTrue(view.every((b) => b === 0), 'zeroed');
+        view.fill((i % 255) + 1);
+        if (n > ByteArena.CHUNK / 4) assert.strictEqual(view.buffer.byteLength, n, 'a large one is an array of its own');
+        else assert.isAtMost(view.byteOffset + n, ByteArena.CHUNK, 'within its chunk');
+        return view;
+      });
+      // Each still holds what was written into it: no later view overwrote it.
+      taken.forEach((view, i) => assert.isTrue(view.every((b) => b === (i % 255) + 1)));
+    }),
+    RUNS,
+  );
+});
+
+test('ByteArena starts a new chunk when the next view does not fit', () => {
+  const arena = new ByteArena();
+  const first = arena.take(ByteArena.CHUNK / 4);
+  arena.take(ByteArena.CHUNK / 4);
+  arena.take(ByteArena.CHUNK / 4);
+  const fourth = arena.take(ByteArena.CHUNK / 4 - 1);
+  const fifth = arena.take(2);
+  assert.strictEqual(fourth.buffer, first.buffer);
+  assert.notStrictEqual(fifth.buffer, first.buffer);
+  assert.strictEqual(fifth.byteOffset, 0);
 });

@@ -7,7 +7,7 @@
  * batch with the rest of the block (`signedMessages`). On a broken rule it throws LedgerRuleError
  * before writing anything, so a rejected transaction leaves the state untouched.
  */
-import { bytesEqual } from '../encoding/bytes.ts';
+import { bytesEqual, type ByteArena } from '../encoding/bytes.ts';
 import { encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type ErrorTable, RuledError } from '../errors.ts';
@@ -141,19 +141,20 @@ function short(id: Uint8Array): string {
 
 /**
  * Every signature a transaction carries, as messages to verify: the sender's, plus the payer's
- * co-signature (JobSettle, ChannelClose) or both evidence headers (SlashEquivocation).
+ * co-signature (JobSettle, ChannelClose) or both evidence headers (SlashEquivocation). The messages
+ * come from `arena`, if given.
  */
-export function signedMessages(tx: Tx, network: string): SignedMessage[] {
+export function signedMessages(tx: Tx, network: string, arena?: ByteArena): SignedMessage[] {
   const b = tx.body;
   const out: SignedMessage[] = [
-    { publicKey: b.sender, message: txSigningBytes(network, tx.bodyBytes), signature: tx.signature },
+    { publicKey: b.sender, message: txSigningBytes(network, tx.bodyBytes, arena), signature: tx.signature },
   ];
   if (b.kind === 'JobSettle') {
-    out.push({ publicKey: b.payer, message: settlementBytes(network, b.job_id, b.sender, b.cost), signature: b.payer_sig });
+    out.push({ publicKey: b.payer, message: settlementBytes(network, b.job_id, b.sender, b.cost, arena), signature: b.payer_sig });
   } else if (b.kind === 'ChannelClose') {
     out.push({
       publicKey: b.payer,
-      message: channelReceiptBytes(network, b.channel_id, b.sender, b.cumulative),
+      message: channelReceiptBytes(network, b.channel_id, b.sender, b.cumulative, arena),
       signature: b.payer_sig,
     });
   } else if (b.kind === 'SlashEquivocation') {

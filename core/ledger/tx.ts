@@ -25,7 +25,7 @@ import {
   Reader,
 } from '../encoding/codec.ts';
 import { sha256 } from '../crypto/sha256.ts';
-import { concatBytes } from '../encoding/bytes.ts';
+import { concatBytes, type ByteArena } from '../encoding/bytes.ts';
 import { InvalidEncodingError } from '../errors.ts';
 import { SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
 import { NAME_MAX_LENGTH } from './params.ts';
@@ -121,9 +121,9 @@ export interface Tx {
 /** The largest transaction's wire size (SlashEquivocation): bounds gossip and mempool entries. */
 export const MAX_TX_BYTES = 1_024;
 
-/** What the sender signs. */
-export function txSigningBytes(network: string, bodyBytes: Uint8Array): Uint8Array {
-  return domainBytes('mesh/tx/1', network, bodyBytes);
+/** What the sender signs (from `arena`, if given). */
+export function txSigningBytes(network: string, bodyBytes: Uint8Array, arena?: ByteArena): Uint8Array {
+  return domainBytes('mesh/tx/1', network, bodyBytes, arena);
 }
 
 function build(body: TxBody, bodyBytes: Uint8Array, signature: Uint8Array): Tx {
@@ -171,12 +171,18 @@ const settlementCodec = struct({ job_id: bytes32, host: bytes32, cost: u128 }, '
 const receiptCodec = struct({ channel_id: bytes32, host: bytes32, cumulative: u128 }, 'channel receipt');
 
 /** The v2 settlement bytes a payer signs: job id, host id, cost (node-api.md §4 POST /jobs/:id/settle). */
-export function settlementBytes(network: string, jobId: Uint8Array, host: Uint8Array, cost: bigint): Uint8Array {
-  return domainBytes('mesh/settle/2', network, encode(settlementCodec, { job_id: jobId, host, cost }));
+export function settlementBytes(network: string, jobId: Uint8Array, host: Uint8Array, cost: bigint, arena?: ByteArena): Uint8Array {
+  return domainBytes('mesh/settle/2', network, encode(settlementCodec, { job_id: jobId, host, cost }), arena);
 }
 
 /** The receipt bytes a channel's payer signs: channel id, host id, cumulative amount. */
-export function channelReceiptBytes(network: string, channelId: Uint8Array, host: Uint8Array, cumulative: bigint): Uint8Array {
-  return domainBytes('mesh/channel-receipt/1', network, encode(receiptCodec, { channel_id: channelId, host, cumulative }));
+export function channelReceiptBytes(
+  network: string,
+  channelId: Uint8Array,
+  host: Uint8Array,
+  cumulative: bigint,
+  arena?: ByteArena,
+): Uint8Array {
+  return domainBytes('mesh/channel-receipt/1', network, encode(receiptCodec, { channel_id: channelId, host, cumulative }), arena);
 }
 
