@@ -579,7 +579,8 @@ export class Chain {
         }
         parent = info(block);
       }
-      if (broken === null) changes = state.changesSince(mark);
+      // A block on the tip (one as it arrives) changed exactly what its own undo record says.
+      if (broken === null) changes = rewind.length === 0 && applied.length === 1 ? applied[0]!.changes : state.changesSince(mark);
     } catch (error) {
       broken = { block: null, error };
     } finally {
