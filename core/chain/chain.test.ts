@@ -348,6 +348,28 @@ test('chain: blockBytesFrom never claims a tip whose blocks the store does not h
   assert.equal((await chain.blockBytesFrom(4, 500, 1 << 20)).blocks.length, 1);
 });
 
+test('chain: until the batch of a block is written, callers see the state before it; then the block, read meanwhile or not', async () => {
+  for (const read of [false, true]) {
+    const store = new SlowStore();
+    const chain = await openChain({ store });
+    await mine(chain, A, 3);
+    const before = chain.state.account(A.publicKey).balance;
+    store.delayMs = 50;
+    const block = await nextBlock(chain, A);
+    const adding = chain.addBlock(block);
+    await new Promise((r) => setTimeout(r, 10));
+    if (read) {
+      assert.equal(chain.state.account(A.publicKey).balance, before);
+      assert.equal(chain.tip.height, 3);
+    }
+    assert.equal(await adding, 'extended');
+    assert.equal(chain.state.account(A.publicKey).balance, before + 1_000n * CREDIT);
+    assert.equal(toHex(chain.state.stateRoot()), toHex(block.header.state_root));
+    const again = await Chain.open({ store, params });
+    assert.equal(toHex(again.state.stateRoot()), toHex(block.header.state_root), 'the store holds what the state shows');
+  }
+});
+
 test('sync: a range whose signatures were checked ahead is added; a stripped copy and a forged transaction are still refused', async () => {
   const { local, other } = await forked(1);
   const range = await mine(other, A, 3);

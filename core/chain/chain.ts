@@ -555,9 +555,9 @@ export class Chain {
     for (let h = this.#tip.height; h > forkHeight; h--) rewind.push({ height: h, block: (await this.blockAt(h))!, undo: await this.#undo(h) });
     const forkBlock = forkHeight === this.#tip.height ? this.#tip.block : (await this.blockAt(forkHeight))!;
     // The signatures not checked ahead are checked on the other cores while this thread applies the
-    // branch. The state is put back before their verdict is awaited, so no reader sees a block whose
-    // signatures are not known good; a bad signature is reported before any broken rule, as if
-    // checked first. Every header is known good already: `#add` checked the fresh blocks', and a
+    // branch, concealed from every other caller until their verdict is in (below), so no reader sees
+    // a block whose signatures are not known good; a bad signature is reported before any broken
+    // rule, as if checked first. Every header is known good already: `#add` checked the fresh blocks', and a
     // side block was checked, or was on the main chain, before it was kept aside.
     const unchecked = branch.filter((block) => !this.#checkedAhead.has(block));
     const signatures = findInvalidSignatures(unchecked, this.params, true);
@@ -566,7 +566,7 @@ export class Chain {
     const mark = state.mark();
     const applied: Applied[] = [];
     let broken: { block: Block | null; error: unknown } | null = null;
-    let changes: Change[] = [];
+    let changes: readonly Change[] = [];
     try {
       for (const { undo } of rewind) state.applyChanges(undo.changes, 'undo');
       let parent: ParentInfo = info(forkBlock);
@@ -583,54 +583,60 @@ export class Chain {
       if (broken === null) changes = rewind.length === 0 && applied.length === 1 ? applied[0]!.changes : state.changesSince(mark);
     } catch (error) {
       broken = { block: null, error };
-    } finally {
-      state.revert(mark);
     }
-    const invalid = await signatures;
-    if (invalid) {
-      this.#reject(unchecked[invalid.index]!, invalid.error);
-      throw invalid.error;
-    }
-    if (broken !== null) {
-      if (broken.block !== null) this.#reject(broken.block, broken.error);
-      throw broken.error;
-    }
-
-    // Readers keep seeing the stored chain until the batch is durable: the new state is set aside
-    // and put back, with the new tip, in one synchronous step once the store has taken the batch.
-    // So /status and /beacon never show a block that a crash could still take back.
-    const batch = new PendingBatch(this.#store);
-    for (const { height, undo, block } of rewind) {
-      await unindexBlock(batch, this.#store, height, undo.nodes, block.txs.map((t) => t.id));
-      batch.del(hKey(height));
-      batch.del(uKey(height));
-    }
-    for (let i = 0; i < branch.length; i++) {
-      const block = branch[i]!;
-      const height = block.header.height;
-      const nodes = await indexBlock(batch, height, block.txs.map((t) => t.id), applied[i]!.effects);
-      batch.put(bKey(block.hash), block.bytes);
-      batch.put(hKey(height), block.hash);
-      batch.put(
-        uKey(height),
-        encode(undoCodec, {
-          changes: applied[i]!.changes.map((c) => ({ key: c.key, before: c.before ?? null, after: c.after ?? null })),
-          nodes,
-        }),
-      );
-    }
-    for (const c of changes) {
-      if (c.after === undefined) batch.del(sKey(c.key));
-      else batch.put(sKey(c.key), c.after);
-    }
-    // Disconnected blocks stay in memory as side blocks, in case their branch grows back.
-    for (const { block } of rewind) batch.del(bKey(block.hash));
+    // Concealed rather than undone (LedgerState.conceal): no caller sees the branch before its
+    // signatures pass and the store holds it, and it is undone and redone only if one comes meanwhile.
+    if (broken === null) state.conceal(mark, changes);
+    else state.revert(mark);
     const tip = branch[branch.length - 1]!;
-    batch.put(META_TIP, encode(tipCodec, { height: tip.header.height, hash: tip.hash }));
-    await this.#store.batch(batch.ops);
-    const redo = state.mark();
-    state.applyChanges(changes, 'redo');
-    state.commit(redo);
+    try {
+      const invalid = await signatures;
+      if (invalid) {
+        this.#reject(unchecked[invalid.index]!, invalid.error);
+        throw invalid.error;
+      }
+      if (broken !== null) {
+        if (broken.block !== null) this.#reject(broken.block, broken.error);
+        throw broken.error;
+      }
+
+      // Readers keep seeing the stored chain until the batch is durable: the new state stays
+      // concealed, and is revealed with the new tip in one synchronous step once the store has taken the batch.
+      // So /status and /beacon never show a block that a crash could still take back.
+      const batch = new PendingBatch(this.#store);
+      for (const { height, undo, block } of rewind) {
+        await unindexBlock(batch, this.#store, height, undo.nodes, block.txs.map((t) => t.id));
+        batch.del(hKey(height));
+        batch.del(uKey(height));
+      }
+      for (let i = 0; i < branch.length; i++) {
+        const block = branch[i]!;
+        const height = block.header.height;
+        const nodes = await indexBlock(batch, height, block.txs.map((t) => t.id), applied[i]!.effects);
+        batch.put(bKey(block.hash), block.bytes);
+        batch.put(hKey(height), block.hash);
+        batch.put(
+          uKey(height),
+          encode(undoCodec, {
+            changes: applied[i]!.changes.map((c) => ({ key: c.key, before: c.before ?? null, after: c.after ?? null })),
+            nodes,
+          }),
+        );
+      }
+      for (const c of changes) {
+        if (c.after === undefined) batch.del(sKey(c.key));
+        else batch.put(sKey(c.key), c.after);
+      }
+      // Disconnected blocks stay in memory as side blocks, in case their branch grows back.
+      for (const { block } of rewind) batch.del(bKey(block.hash));
+      batch.put(META_TIP, encode(tipCodec, { height: tip.header.height, hash: tip.hash }));
+      await this.#store.batch(batch.ops);
+    } catch (error) {
+      state.discard();
+      throw error;
+    }
+    state.reveal();
+    state.commit(mark);
     this.#tip = info(tip);
     const disconnected = rewind.map((r) => r.block);
     const connected = branch.map((block, i) => ({ block, effects: applied[i]!.effects }));

@@ -168,6 +168,32 @@ test('block: checkContents accepts a block whose transactions match its header, 
   for (const [b, code] of cases) rejects(() => checkContents(b), InvalidBlockError, code);
 });
 
+test('block: while applyBlock awaits the signatures, callers see the parent state; the block stands only once they pass', async () => {
+  for (const read of [false, true]) {
+    const { state, block } = await firstBlock();
+    const before = snapshot(state);
+    const applying = applyBlock(state, block, GENESIS, PARAMS);
+    if (read) {
+      assert.equal(state.account(BOB.publicKey).balance, 0n);
+      assert.deepEqual(snapshot(state), before);
+    }
+    await applying;
+    assert.equal(state.account(BOB.publicKey).balance, credits(5), read ? 'redone after a read' : 'never undone');
+    assert.equal(toHex(state.stateRoot()), toHex(block.header.state_root));
+
+    // A bad producer signature: every rule holds, so the block was applied, and is dropped.
+    const fresh = await firstBlock();
+    const forged = { ...fresh.block, signature: fresh.block.signature.map((b, i) => (i === 40 ? b ^ 1 : b)) };
+    const refused = applyBlock(fresh.state, forged, GENESIS, PARAMS);
+    if (read) assert.equal(fresh.state.account(BOB.publicKey).balance, 0n);
+    await rejectsAsync(() => refused, InvalidBlockError, 'bad-block-signature');
+    assert.deepEqual(snapshot(fresh.state), before);
+    // The state takes the same block, well signed, afterwards.
+    await applyBlock(fresh.state, fresh.block, GENESIS, PARAMS);
+    assert.equal(toHex(fresh.state.stateRoot()), toHex(block.header.state_root));
+  }
+});
+
 test('block: applyBlock refuses a properly signed block that breaks a header rule, state untouched', async () => {
   const { state, block, txs } = await firstBlock();
   // Every signature good, the transactions reordered under the signed header: checkContents' refusal.

@@ -305,3 +305,131 @@ test('state: an account reads as the bytes the state holds now, through writes o
     RUNS,
   );
 });
+
+// ---- concealed changes ---------------------------------------------------------------------
+
+const id = (n: number): Uint8Array => new Uint8Array(32).fill(n);
+const acct = (balance: bigint, bond = 0n, work = 0n): Account => ({ ...ZERO, balance, bond, work_earned: work });
+
+// A state with an entry in every table; `block` writes more on top, as a block would.
+function base(): LedgerState {
+  const state = new LedgerState();
+  state.setAccount(id(1), acct(100n, 5n, 7n));
+  state.setAccount(id(2), acct(50n));
+  state.setName('alpha', { owner: id(1), expires: 90 });
+  state.setJob(id(3), { payer: id(1), host: null, bid: 4n, locked: 4n, rate: 0n, billing: 0, bid_height: 1, active_height: 0 });
+  state.setChannel(id(4), { payer: id(1), host: id(2), capacity: 9n, expiry_height: 80, open_height: 2 });
+  state.setEpoch(id(5), id(2), 3);
+  state.setTrust(id(1), id(2), 4);
+  state.setRevoked(id(1), id(6), 5);
+  state.setSlashed(id(2), 6, 7);
+  state.setSupply({ emitted: 150n, burned: 0n });
+  state.setProducerSeed(id(8));
+  state.put(k(1), v(1));
+  state.stateRoot();
+  state.commit(0);
+  return state;
+}
+
+function block(state: LedgerState): void {
+  state.setAccount(id(1), acct(60n, 9n, 9n));
+  state.setAccount(id(9), acct(40n, 1n, 1n));
+  state.setName('alpha', { owner: id(2), expires: 95 });
+  state.setName('beta', { owner: id(1), expires: 99 });
+  state.setJob(id(3), undefined);
+  state.setChannel(id(4), { payer: id(1), host: id(2), capacity: 12n, expiry_height: 80, open_height: 2 });
+  state.setEpoch(id(5), id(2), 4);
+  state.setTrust(id(1), id(2), undefined);
+  state.setRevoked(id(2), id(6), 6);
+  state.setSlashed(id(1), 7, 8);
+  state.setSupply({ emitted: 190n, burned: 3n });
+  state.setProducerSeed(id(10));
+  state.delete(k(1));
+  state.put(k(2), v(2));
+}
+
+// Every public member of LedgerState but the three that conceal, with a call to make: each must
+// act on the state as it was before the concealed changes.
+const CALLS: Record<string, (s: LedgerState) => unknown> = {
+  size: (s) => s.size,
+  get: (s) => s.get(k(1)),
+  put: (s) => s.put(k(3), v(3)),
+  delete: (s) => s.delete(k(1)),
+  mark: (s) => s.mark(),
+  revert: (s) => s.revert(s.mark()),
+  changesSince: (s) => s.changesSince(0),
+  commit: (s) => s.commit(s.mark()),
+  applyChanges: (s) => s.applyChanges([{ key: k(4), before: undefined, after: v(4) }], 'redo'),
+  stateRoot: (s) => toHex(s.stateRoot()),
+  entries: (s) => s.entries(),
+  account: (s) => s.account(id(1)),
+  setAccount: (s) => s.setAccount(id(1), acct(1n, 1n, 1n)),
+  weights: (s) => s.weights(),
+  producerSeed: (s) => s.producerSeed(),
+  setProducerSeed: (s) => s.setProducerSeed(id(11)),
+  supply: (s) => s.supply(),
+  setSupply: (s) => s.setSupply({ emitted: 1n, burned: 1n }),
+  job: (s) => s.job(id(3)),
+  setJob: (s) => s.setJob(id(3), undefined),
+  channel: (s) => s.channel(id(4)),
+  setChannel: (s) => s.setChannel(id(4), undefined),
+  epoch: (s) => s.epoch(id(5), id(2)),
+  setEpoch: (s) => s.setEpoch(id(5), id(2), 9),
+  name: (s) => s.name('alpha'),
+  setName: (s) => s.setName('gamma', { owner: id(2), expires: 1 }),
+  namesOf: (s) => s.namesOf(id(1)),
+  trust: (s) => s.trust(id(1), id(2)),
+  setTrust: (s) => s.setTrust(id(2), id(1), 1),
+  revoked: (s) => s.revoked(id(1), id(6)),
+  setRevoked: (s) => s.setRevoked(id(3), id(6), 1),
+  slashed: (s) => s.slashed(id(2), 6),
+  setSlashed: (s) => s.setSlashed(id(3), 1, 1),
+};
+
+test('state: while changes are concealed, every member acts on the state as it was before them', () => {
+  const members = Object.getOwnPropertyNames(LedgerState.prototype).filter((n) => !['constructor', 'conceal', 'reveal', 'discard'].includes(n));
+  assert.sameMembers(Object.keys(CALLS), members, 'every public member has a call here');
+  for (const [name, call] of Object.entries(CALLS)) {
+    const reference = base();
+    const concealed = base();
+    const mark = concealed.mark();
+    block(concealed);
+    concealed.stateRoot();
+    concealed.conceal(mark, concealed.changesSince(mark));
+    assert.deepEqual(call(concealed), call(reference), `${name} answers as before the block`);
+    assert.deepEqual(snapshot(concealed), snapshot(reference), `after ${name}, the state is as before the block`);
+    assert.deepEqual(concealed.namesOf(id(2)), reference.namesOf(id(2)), `after ${name}, the name index too`);
+  }
+});
+
+test('state: concealed changes stand once revealed, undone by a caller or not, and go once discarded', () => {
+  const applied = base();
+  block(applied);
+  const after = snapshot(applied);
+  const before = snapshot(base());
+  for (const touch of [false, true]) {
+    const state = base();
+    const mark = state.mark();
+    block(state);
+    state.stateRoot();
+    state.conceal(mark, state.changesSince(mark));
+    assert.throws(() => state.conceal(mark, []), /concealed already/);
+    if (touch) assert.deepEqual(state.account(id(1)), acct(100n, 5n, 7n));
+    state.reveal();
+    assert.deepEqual(snapshot(state), after, `revealed${touch ? ' after a read' : ''}`);
+    assert.deepEqual(state.weights(), applied.weights());
+    assert.deepEqual(state.namesOf(id(1)), [['beta', { owner: id(1), expires: 99 }]]);
+    // Journaled either way: the block can still be undone to its mark.
+    state.revert(mark);
+    assert.deepEqual(snapshot(state), before);
+
+    const dropped = base();
+    block(dropped);
+    dropped.conceal(0, dropped.changesSince(0));
+    if (touch) dropped.stateRoot();
+    dropped.discard();
+    assert.deepEqual(snapshot(dropped), before, `discarded${touch ? ' after a read' : ''}`);
+    dropped.conceal(dropped.mark(), []);
+    dropped.reveal();
+  }
+});

@@ -176,6 +176,8 @@ export class LedgerState {
   // Mirror of the name table by holder (hex id → names), so a node's names are listed without a
   // scan of the whole state. Kept by every write (undo and redo included), so it is never stale.
   readonly #namesByOwner = new Map<string, Set<string>>();
+  // Changes hidden from callers until revealed (see `conceal`), and whether a caller had them undone.
+  #concealed: { readonly mark: number; readonly changes: readonly Change[]; undone: boolean } | null = null;
 
   /** A state holding exactly `entries` (from storage or a verified snapshot). */
   static fromEntries(entries: Iterable<readonly [Uint8Array, Uint8Array]>): LedgerState {
@@ -196,6 +198,7 @@ export class LedgerState {
   }
 
   get size(): number {
+    this.#settle();
     return this.#values.size;
   }
 
@@ -203,6 +206,7 @@ export class LedgerState {
 
   /** The bytes held under `k`: the state's own, to read and never to change. */
   get(k: Uint8Array): Uint8Array | undefined {
+    this.#settle();
     return this.#bytes(keyString(k));
   }
 
@@ -218,6 +222,7 @@ export class LedgerState {
 
   /** Holds a copy of `value` under `k`: what the caller does with its bytes afterwards changes nothing here. */
   put(k: Uint8Array, value: Uint8Array): void {
+    this.#settle();
     this.#put(keyString(k), value.slice());
   }
 
@@ -229,6 +234,7 @@ export class LedgerState {
   }
 
   delete(k: Uint8Array): void {
+    this.#settle();
     this.#delete(keyString(k));
   }
 
@@ -269,11 +275,17 @@ export class LedgerState {
 
   /** A point to return to with `revert` or to collect changes from with `changesSince`. */
   mark(): number {
+    this.#settle();
     return this.#journal.length;
   }
 
   /** Undoes every change made after `mark`. */
   revert(mark: number): void {
+    this.#settle();
+    this.#revert(mark);
+  }
+
+  #revert(mark: number): void {
     if (this.#journal.length - mark <= 8) {
       while (this.#journal.length > mark) {
         const entry = this.#journal.pop()!;
@@ -295,6 +307,7 @@ export class LedgerState {
 
   /** The net changes since `mark`, one per key, in key order. */
   changesSince(mark: number): Change[] {
+    this.#settle();
     const before = new Map<string, Held | undefined>();
     for (let i = mark; i < this.#journal.length; i++) {
       const entry = this.#journal[i]!;
@@ -315,14 +328,54 @@ export class LedgerState {
 
   /** Forgets the journal after `mark`: the changes stay and can no longer be reverted past it. */
   commit(mark: number): void {
+    this.#settle();
     this.#journal.length = Math.min(this.#journal.length, mark);
+  }
+
+  /**
+   * Hides the changes made since `mark` (which are `changes`, as `changesSince` gave them) from
+   * every caller until `reveal` or `discard`, without undoing them unless a caller comes meanwhile:
+   * the first call of any other method undoes them, and `reveal` redoes them. So a block waits for
+   * its signatures at no cost when nothing touches the state in between, and no caller ever sees it
+   * before its signatures are known good.
+   */
+  conceal(mark: number, changes: readonly Change[]): void {
+    if (this.#concealed !== null) throw new Error('changes are concealed already');
+    this.#concealed = { mark, changes, undone: false };
+  }
+
+  /** The concealed changes stand: redone if a caller had them undone meanwhile, journaled either way. */
+  reveal(): void {
+    const concealed = this.#concealed;
+    this.#concealed = null;
+    if (concealed?.undone) this.#applyChanges(concealed.changes, 'redo');
+  }
+
+  /** The concealed changes are dropped: the state is as it was at their mark. */
+  discard(): void {
+    const concealed = this.#concealed;
+    this.#concealed = null;
+    if (concealed !== null && !concealed.undone) this.#revert(concealed.mark);
+  }
+
+  // Undoes the concealed changes, if any, before a caller touches the state.
+  #settle(): void {
+    const concealed = this.#concealed;
+    if (concealed === null || concealed.undone) return;
+    concealed.undone = true;
+    this.#revert(concealed.mark);
   }
 
   /** Applies changes backwards (undo) or forwards (redo), journaled like any other write. */
   applyChanges(changes: readonly Change[], direction: 'undo' | 'redo'): void {
+    this.#settle();
+    this.#applyChanges(changes, direction);
+  }
+
+  #applyChanges(changes: readonly Change[], direction: 'undo' | 'redo'): void {
     for (const c of changes) {
       const value = direction === 'undo' ? c.before : c.after;
-      if (value === undefined) this.delete(c.key);
+      if (value === undefined) this.#delete(keyString(c.key));
       // The very bytes the state held (never changed in place), so a key put back costs no rehash.
       else this.#put(keyString(c.key), value);
     }
@@ -330,6 +383,7 @@ export class LedgerState {
 
   /** The Merkle root committing to every entry. */
   stateRoot(): Uint8Array {
+    this.#settle();
     const keys: string[] = [];
     const values: Uint8Array[] = [];
     this.#dirty.forEach((hashed, s) => {
@@ -361,6 +415,7 @@ export class LedgerState {
 
   /** Every entry in key order (for snapshots and storage). */
   entries(): [Uint8Array, Uint8Array][] {
+    this.#settle();
     return [...this.#values.keys()].sort().map((s) => [keyBytes(s), this.#bytes(s)!]);
   }
 
@@ -368,6 +423,7 @@ export class LedgerState {
 
   /** The account `id` (all zero when absent). The object is frozen: build a new one to change it. */
   account(id: Uint8Array): Account {
+    this.#settle();
     return this.#account(accountKey(id));
   }
 
@@ -387,6 +443,7 @@ export class LedgerState {
   }
 
   setAccount(id: Uint8Array, account: Account): void {
+    this.#settle();
     const s = accountKey(id);
     const held = this.#values.get(s);
     const before = this.#account(s, held);
@@ -404,78 +461,94 @@ export class LedgerState {
 
   /** Accounts with weight, in ascending id order (hex), for producer ranking. */
   weights(): [string, bigint][] {
+    this.#settle();
     return [...this.#weights.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
 
   /** The seed that ranks producers for the next block (32 zero bytes before the first block). */
   producerSeed(): Uint8Array {
+    this.#settle();
     return this.#bytes(SEED_KEY) ?? new Uint8Array(32);
   }
 
   setProducerSeed(seed: Uint8Array): void {
+    this.#settle();
     this.#put(SEED_KEY, seed.slice());
   }
 
   supply(): Supply {
+    this.#settle();
     const v = this.#bytes(SUPPLY_KEY);
     return v === undefined ? { emitted: 0n, burned: 0n } : decode(supplyCodec, v);
   }
 
   setSupply(supply: Supply): void {
+    this.#settle();
     this.#put(SUPPLY_KEY, encode(supplyCodec, supply));
   }
 
   job(id: Uint8Array): Job | undefined {
+    this.#settle();
     const v = this.#bytes(tableKey(TABLE.job, id));
     return v === undefined ? undefined : decode(jobCodec, v);
   }
 
   setJob(id: Uint8Array, job: Job | undefined): void {
+    this.#settle();
     if (job === undefined) this.#delete(tableKey(TABLE.job, id));
     else this.#put(tableKey(TABLE.job, id), encode(jobCodec, job));
   }
 
   channel(id: Uint8Array): Channel | undefined {
+    this.#settle();
     const v = this.#bytes(tableKey(TABLE.channel, id));
     return v === undefined ? undefined : decode(channelCodec, v);
   }
 
   setChannel(id: Uint8Array, channel: Channel | undefined): void {
+    this.#settle();
     if (channel === undefined) this.#delete(tableKey(TABLE.channel, id));
     else this.#put(tableKey(TABLE.channel, id), encode(channelCodec, channel));
   }
 
   epoch(cell: Uint8Array, host: Uint8Array): number | undefined {
+    this.#settle();
     const v = this.#bytes(tableKey(TABLE.epoch, cell, host));
     return v === undefined ? undefined : decode(heightCodec, v);
   }
 
   setEpoch(cell: Uint8Array, host: Uint8Array, epoch: number): void {
+    this.#settle();
     this.#put(tableKey(TABLE.epoch, cell, host), encode(heightCodec, epoch));
   }
 
   name(name: string): NameEntry | undefined {
+    this.#settle();
     const v = this.#bytes(tableKey(TABLE.name, textEncoder.encode(name)));
     return v === undefined ? undefined : decode(nameCodec, v);
   }
 
   setName(name: string, entry: NameEntry): void {
+    this.#settle();
     this.#put(tableKey(TABLE.name, textEncoder.encode(name)), encode(nameCodec, entry));
   }
 
   /** The names whose entry holds `owner`, lapsed ones included (the caller judges expiry), by name. */
   namesOf(owner: Uint8Array): [string, NameEntry][] {
+    this.#settle();
     const names = [...(this.#namesByOwner.get(toHex(owner)) ?? [])].sort();
     return names.map((name) => [name, this.name(name)!]);
   }
 
   /** Height at which `granter` granted trust to `subject`, if it stands. */
   trust(granter: Uint8Array, subject: Uint8Array): number | undefined {
+    this.#settle();
     const v = this.#bytes(tableKey(TABLE.trust, granter, subject));
     return v === undefined ? undefined : decode(heightCodec, v);
   }
 
   setTrust(granter: Uint8Array, subject: Uint8Array, height: number | undefined): void {
+    this.#settle();
     const k = tableKey(TABLE.trust, granter, subject);
     if (height === undefined) this.#delete(k);
     else this.#put(k, heightBytes(height));
@@ -483,21 +556,25 @@ export class LedgerState {
 
   /** Height at which `issuer` revoked capability `tokenId`, if it did. */
   revoked(issuer: Uint8Array, tokenId: Uint8Array): number | undefined {
+    this.#settle();
     const v = this.#bytes(tableKey(TABLE.revoked, issuer, tokenId));
     return v === undefined ? undefined : decode(heightCodec, v);
   }
 
   setRevoked(issuer: Uint8Array, tokenId: Uint8Array, height: number): void {
+    this.#settle();
     this.#put(tableKey(TABLE.revoked, issuer, tokenId), heightBytes(height));
   }
 
   /** Height at which `producer` was slashed for equivocating at `at`, if it was. */
   slashed(producer: Uint8Array, at: number): number | undefined {
+    this.#settle();
     const v = this.#bytes(tableKey(TABLE.slashed, producer, heightBytes(at)));
     return v === undefined ? undefined : decode(heightCodec, v);
   }
 
   setSlashed(producer: Uint8Array, at: number, height: number): void {
+    this.#settle();
     this.#put(tableKey(TABLE.slashed, producer, heightBytes(at)), heightBytes(height));
   }
 }

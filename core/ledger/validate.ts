@@ -241,9 +241,9 @@ export function applyVerifiedBlock(
 
 /**
  * Validates and applies `block` on `state` (the parent's state): its contents, its signatures and
- * `applyVerifiedBlock`. The signatures
- * are checked on the other cores while this thread applies the block; the state is put back before
- * their verdict is awaited and redone once they pass, so it never holds a block whose signatures
+ * `applyVerifiedBlock`. The signatures are checked on the other cores while this thread applies the
+ * block; the block is concealed from every other caller of the state (`LedgerState.conceal`) while
+ * their verdict is awaited and revealed once they pass, so no caller sees a block whose signatures
  * are not known good. A bad signature is reported before any broken rule, as if checked first.
  */
 export async function applyBlock(
@@ -262,9 +262,17 @@ export async function applyBlock(
   } catch (error) {
     outcome = { error };
   }
-  state.revert(mark);
-  await signatures;
+  // Hidden, not undone: nobody sees the block before its signatures pass, and if nobody touches the
+  // state meanwhile, nothing is undone and redone.
+  if ('applied' in outcome) state.conceal(mark, outcome.applied.changes);
+  else state.revert(mark);
+  try {
+    await signatures;
+  } catch (error) {
+    state.discard();
+    throw error;
+  }
   if ('error' in outcome) throw outcome.error;
-  state.applyChanges(outcome.applied.changes, 'redo');
+  state.reveal();
   return outcome.applied;
 }
