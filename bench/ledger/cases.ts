@@ -8,7 +8,7 @@
  * 2. the state root: the time of `stateRoot()` after k changed entries, in states of growing size.
  */
 import { verifyBatch } from '../../core/crypto/ed25519.ts';
-import { toHex } from '../../core/encoding/hex.ts';
+import { ByteArena, bytesKey } from '../../core/encoding/bytes.ts';
 import { applyTx, signedMessages } from '../../core/ledger/apply.ts';
 import { decodeBlock } from '../../core/ledger/block.ts';
 import { ProducerSchedule } from '../../core/ledger/producer.ts';
@@ -153,12 +153,13 @@ export async function measureBlock(w: BlockWorkload, sha256: string, options: Le
       phase: true,
       op: () => {
         const seen = new Set<string>();
-        for (const tx of block.txs) seen.add(toHex(tx.id));
+        for (const tx of block.txs) seen.add(bytesKey(tx.id));
+        const arena = new ByteArena();
         const messages = [headerMessage(block, params)];
-        for (const tx of block.txs) messages.push(...signedMessages(tx, network));
+        for (const tx of block.txs) messages.push(...signedMessages(tx, network, arena));
         return messages;
       },
-      note: 'and the duplicate scan',
+      note: 'and the duplicate scan, as findInvalidSignatures does them',
     },
     {
       name: 'transactions through the state machine',
