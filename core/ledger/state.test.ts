@@ -433,3 +433,19 @@ test('state: concealed changes stand once revealed, undone by a caller or not, a
     dropped.reveal();
   }
 });
+
+test('state: a second conceal is refused with the state at its mark, and the first still reveals', () => {
+  const applied = base();
+  block(applied);
+  const state = base();
+  const mark = state.mark();
+  block(state);
+  state.conceal(mark, state.changesSince(mark));
+  // A second writer (a second block applied meanwhile) comes, writes, and tries to conceal too.
+  const second = state.mark();
+  state.setAccount(id(12), acct(5n, 5n, 5n));
+  assert.throws(() => state.conceal(second, state.changesSince(second)), /concealed already/);
+  assert.deepEqual(snapshot(state), snapshot(base()), 'the refused changes are gone');
+  state.reveal();
+  assert.deepEqual(snapshot(state), snapshot(applied), 'the first concealment stands');
+});

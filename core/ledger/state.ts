@@ -340,7 +340,13 @@ export class LedgerState {
    * before its signatures are known good.
    */
   conceal(mark: number, changes: readonly Change[]): void {
-    if (this.#concealed !== null) throw new Error('changes are concealed already');
+    if (this.#concealed !== null) {
+      // A second caller's changes are not left standing: the state goes back to its mark (the
+      // first concealment undone, to be redone by its own reveal) before the refusal.
+      this.#settle();
+      this.#revert(mark);
+      throw new Error('changes are concealed already');
+    }
     this.#concealed = { mark, changes, undone: false };
   }
 
