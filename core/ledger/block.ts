@@ -83,28 +83,27 @@ export interface BlockEvent {
  */
 export function txRoot(ids: readonly Uint8Array[]): Uint8Array {
   if (ids.length === 0) return EMPTY_ROOT.slice();
-  // Each level laid out in one array and hashed in one batch: a node's hash cost less than
-  // allocating it on its own.
+  // Level by level in one array, each level hashed in one batch into the front of it: a node's
+  // hash cost less than allocating it on its own.
   let count = ids.length;
-  let level = new Uint8Array(32 * count);
+  const level = new Uint8Array(32 * count);
   for (let i = 0; i < count; i++) level.set(ids[i]!, 32 * i);
+  const preimages = new Uint8Array(65 * (count >>> 1));
+  const ends: number[] = [];
   while (count > 1) {
     const pairs = count >>> 1;
-    const preimages = new Uint8Array(65 * pairs);
-    const ends: number[] = [];
+    ends.length = 0;
     for (let p = 0; p < pairs; p++) {
       preimages[65 * p] = 1;
       preimages.set(level.subarray(64 * p, 64 * p + 64), 65 * p + 1);
       ends.push(65 * (p + 1));
     }
-    const next = new Uint8Array(32 * (count - pairs));
-    sha256Batch(preimages, ends, next);
+    sha256Batch(preimages, ends, level);
     // An odd node at the end moves up unchanged.
-    if (count % 2 === 1) next.set(level.subarray(32 * (count - 1), 32 * count), 32 * pairs);
-    level = next;
+    if (count % 2 === 1) level.copyWithin(32 * pairs, 32 * (count - 1), 32 * count);
     count -= pairs;
   }
-  return level;
+  return level.slice(0, 32);
 }
 
 function assemble(network: string, header: Header, signature: Uint8Array, txs: readonly Tx[]): Block {
