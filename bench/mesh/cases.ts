@@ -105,7 +105,8 @@ interface Beacon {
 
 /**
  * Checks the signatures of the whole source chain, range after range as sync gets them, with the
- * core's batch check (a range in windows of 8,192, three in flight, so both cores work): the least a catch-up must do.
+ * core's batch check (`findInvalidSignatures`, several windows of a range in flight, so both cores
+ * work): the least a catch-up must do.
  * The ranges are read and decoded first, untimed.
  */
 export async function checkSignaturesAlone(source: SourceChain): Promise<SignatureRun> {

@@ -2,6 +2,7 @@
  * The node benchmark's report: the two goals judged on a run's figures and the Markdown section of
  * bench/RESULTS.md. Pure functions of the results; node.ts measures and writes.
  */
+import { VERIFY_WINDOW, WINDOWS_AHEAD } from '../../core/ledger/validate.ts';
 import type { ChainInfo } from './chain.ts';
 import type { LatencyRun, LocalRun, NetworkRun, ReplayRun, SignatureRun } from './cases.ts';
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
@@ -152,7 +153,8 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
     `blocks (${Math.round(c.blockBytes / c.blocks).toLocaleString('en-US')} B a block), built once by the benchmark ` +
     `and kept in a LevelDB data directory under the temp directory.\n\n` +
     `**signatures alone**: in the benchmark's process, every signature of the blocks (each header's and each ` +
-    `sender's) checked with the core's batch check (\`findInvalidSignatures\`, a range in windows of 8,192, three in flight on both ` +
+    `sender's) checked with the core's batch check (\`findInvalidSignatures\`, a range in windows of ` +
+    `${VERIFY_WINDOW.toLocaleString('en-US')} signatures, ${WINDOWS_AHEAD} in flight on both ` +
     `cores), range of 500 after range, the ranges read beforehand: the least a catch-up must do. ` +
     `**local**: in the benchmark's process, \`blocksFrom\` on the stored chain in ranges of 500 and \`addBranch\` of ` +
     `each range on a fresh LevelDB chain (synced writes, as a node opens its store), while one range is added the ` +

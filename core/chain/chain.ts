@@ -557,8 +557,8 @@ export class Chain {
     // The signatures not checked ahead are checked on the other cores while this thread applies the
     // branch, concealed from every other caller until their verdict is in (below), so no reader sees
     // a block whose signatures are not known good; a bad signature is reported before any broken
-    // rule, as if checked first. Every header is known good already: `#add` checked the fresh blocks', and a
-    // side block was checked, or was on the main chain, before it was kept aside.
+    // rule, as if checked first. Every header is known good already: `#add` checked the fresh
+    // blocks', and a side block was checked, or was on the main chain, before it was kept aside.
     const unchecked = branch.filter((block) => !this.#checkedAhead.has(block));
     const signatures = findInvalidSignatures(unchecked, this.params, true);
 
@@ -586,7 +586,7 @@ export class Chain {
     }
     // Concealed rather than undone (LedgerState.conceal): no caller sees the branch before its
     // signatures pass and the store holds it, and it is undone and redone only if one comes meanwhile.
-    if (broken === null) state.conceal(mark, changes);
+    if (broken === null) state.conceal(mark);
     else state.revert(mark);
     const tip = branch[branch.length - 1]!;
     try {
@@ -601,8 +601,8 @@ export class Chain {
       }
 
       // Readers keep seeing the stored chain until the batch is durable: the new state stays
-      // concealed, and is revealed with the new tip in one synchronous step once the store has taken the batch.
-      // So /status and /beacon never show a block that a crash could still take back.
+      // concealed, and is revealed with the new tip in one synchronous step once the store has
+      // taken the batch. So /status and /beacon never show a block that a crash could still take back.
       const batch = new PendingBatch(this.#store);
       for (const { height, undo, block } of rewind) {
         await unindexBlock(batch, this.#store, height, undo.nodes, block.txs.map((t) => t.id));

@@ -176,8 +176,9 @@ export class LedgerState {
   // Mirror of the name table by holder (hex id → names), so a node's names are listed without a
   // scan of the whole state. Kept by every write (undo and redo included), so it is never stale.
   readonly #namesByOwner = new Map<string, Set<string>>();
-  // Changes hidden from callers until revealed (see `conceal`), and whether a caller had them undone.
-  #concealed: { readonly mark: number; readonly changes: readonly Change[]; undone: boolean } | null = null;
+  // Changes hidden from callers until revealed (see `conceal`): their mark, and once a caller had
+  // them undone, what was undone, to redo.
+  #concealed: { readonly mark: number; undone: Change[] | null } | null = null;
 
   /** A state holding exactly `entries` (from storage or a verified snapshot). */
   static fromEntries(entries: Iterable<readonly [Uint8Array, Uint8Array]>): LedgerState {
@@ -308,6 +309,10 @@ export class LedgerState {
   /** The net changes since `mark`, one per key, in key order. */
   changesSince(mark: number): Change[] {
     this.#settle();
+    return this.#changesSince(mark);
+  }
+
+  #changesSince(mark: number): Change[] {
     const before = new Map<string, Held | undefined>();
     for (let i = mark; i < this.#journal.length; i++) {
       const entry = this.#journal[i]!;
@@ -333,13 +338,12 @@ export class LedgerState {
   }
 
   /**
-   * Hides the changes made since `mark` (which are `changes`, as `changesSince` gave them) from
-   * every caller until `reveal` or `discard`, without undoing them unless a caller comes meanwhile:
-   * the first call of any other method undoes them, and `reveal` redoes them. So a block waits for
-   * its signatures at no cost when nothing touches the state in between, and no caller ever sees it
-   * before its signatures are known good.
+   * Hides the changes made since `mark` from every caller until `reveal` or `discard`, without
+   * undoing them unless a caller comes meanwhile: the first call of any other method undoes them,
+   * and `reveal` redoes them. So a block waits for its signatures at no cost when nothing touches
+   * the state in between, and no caller ever sees it before its signatures are known good.
    */
-  conceal(mark: number, changes: readonly Change[]): void {
+  conceal(mark: number): void {
     if (this.#concealed !== null) {
       // A second caller's changes are not left standing: the state goes back to its mark (the
       // first concealment undone, to be redone by its own reveal) before the refusal.
@@ -347,28 +351,28 @@ export class LedgerState {
       this.#revert(mark);
       throw new Error('changes are concealed already');
     }
-    this.#concealed = { mark, changes, undone: false };
+    this.#concealed = { mark, undone: null };
   }
 
   /** The concealed changes stand: redone if a caller had them undone meanwhile, journaled either way. */
   reveal(): void {
     const concealed = this.#concealed;
     this.#concealed = null;
-    if (concealed?.undone) this.#applyChanges(concealed.changes, 'redo');
+    if (concealed?.undone) this.#applyChanges(concealed.undone, 'redo');
   }
 
   /** The concealed changes are dropped: the state is as it was at their mark. */
   discard(): void {
     const concealed = this.#concealed;
     this.#concealed = null;
-    if (concealed !== null && !concealed.undone) this.#revert(concealed.mark);
+    if (concealed !== null && concealed.undone === null) this.#revert(concealed.mark);
   }
 
   // Undoes the concealed changes, if any, before a caller touches the state.
   #settle(): void {
     const concealed = this.#concealed;
-    if (concealed === null || concealed.undone) return;
-    concealed.undone = true;
+    if (concealed === null || concealed.undone !== null) return;
+    concealed.undone = this.#changesSince(concealed.mark);
     this.#revert(concealed.mark);
   }
 

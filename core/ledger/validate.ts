@@ -74,8 +74,8 @@ export function headerMessage(block: Block, params: ChainParams): SignedMessage 
 // enough to keep every core busy while this thread applies a range (catch-up read 1.30x its
 // signatures alone with three, 1.41-1.57x with two), few enough that a branch of 500 full blocks
 // does not hold half a million pending checks, nor a block arriving meanwhile wait long behind them.
-const VERIFY_WINDOW = 8_192;
-const WINDOWS_AHEAD = 3;
+export const VERIFY_WINDOW = 8_192;
+export const WINDOWS_AHEAD = 3;
 // In a range of at least twice as many transactions, a small window goes out first, as soon as its
 // messages are gathered, so the other cores start on it while this thread gathers the rest:
 // gathering a full block's messages took as long as checking a hundred of its signatures.
@@ -264,7 +264,7 @@ export async function applyBlock(
   }
   // Hidden, not undone: nobody sees the block before its signatures pass, and if nobody touches the
   // state meanwhile, nothing is undone and redone.
-  if ('applied' in outcome) state.conceal(mark, outcome.applied.changes);
+  if ('applied' in outcome) state.conceal(mark);
   else state.revert(mark);
   try {
     await signatures;
