@@ -1,87 +1,12 @@
 /**
  * The jobs this node is party to, as payer or as host, kept in a key-value store so a restarted
  * node (even after kill -9) knows every job it placed or runs: each change is written before it
- * is acted on. One record per job id (a node is never both payer and host of one job: the ledger
- * refuses it). Records are this node's own bookkeeping, never hashed or signed, so they are JSON.
+ * is acted on (core/jobs/payer-machine.ts, host-machine.ts). One record per job id; its form is in
+ * record.ts.
  */
 import { fromHex } from '../encoding/hex.ts';
 import { prefixRange, type KeyValueStore } from '../store/kv.ts';
-import type { Billing, JobRole, JobStatus, LogEvent, Refusal } from './types.ts';
-
-/** Everything the node keeps about a job. Amounts are decimal strings of base units. */
-export interface JobRecord {
-  readonly jobId: string;
-  readonly role: JobRole;
-  readonly payer: string;
-  /** The host the job is placed with; null while it waits. */
-  host: string | null;
-  /** Payer: hosts an offer went to that have not answered it (one may still take the job). */
-  unanswered: string[];
-  /** Payer: hosts not asked again for this job (they took it and did not start it). */
-  passedOver?: string[];
-  /** Payer: when the first offer went out (unix ms): no host can have run the job for longer since. */
-  firstOfferMs?: number;
-  status: JobStatus;
-  readonly billing: Billing;
-  /** The spec's canonical bytes and the signed JobBid, hex (the payer offers them again, the host checks them). */
-  readonly spec: string;
-  bidTx: string | null;
-  readonly bid: string;
-  readonly createdAt: number;
-  /** Payer: when it stops waiting for a host (unix ms). */
-  readonly placeBy: number;
-  containerId: string | null;
-  startedMs: number | null;
-  finishedMs: number | null;
-  exitCode: number | null;
-  /** Why it ended abnormally (the status says `failed: <reason>`). */
-  reason: string | null;
-  /** What the host asks (ended) and, once mined, what was paid. */
-  askedCost: string | null;
-  cost: string | null;
-  /** The payer's v2 signature over askedCost, hex. */
-  payerSig: string | null;
-  /** Host: the JobSettle sent, hex id. */
-  settleTx: string | null;
-  refusals: Refusal[];
-  heartbeats: { count: number; paid: string };
-  /** Host: unix ms of the last heartbeat sent, and the epoch it carried. */
-  lastBeatMs: number | null;
-  /** Host: the stop it asked for (duration, payer, operator, dry cell), so the exit is read right. */
-  stopCause: string | null;
-  /** Host: the state last reported to the payer and answered (a change is sent until answered). */
-  reportedState: string | null;
-
-  outputTail: LogEvent[];
-}
-
-/** What a new record is made of; everything else starts empty. */
-export type RecordStart = Pick<JobRecord, 'jobId' | 'role' | 'payer' | 'host' | 'billing' | 'spec' | 'bidTx' | 'bid' | 'createdAt' | 'placeBy'> &
-  Partial<Pick<JobRecord, 'firstOfferMs'>>;
-
-/** A new job's record: pending, nothing run, nothing paid. */
-export function newRecord(start: RecordStart): JobRecord {
-  return {
-    ...start,
-    unanswered: [],
-    status: 'pending',
-    containerId: null,
-    startedMs: null,
-    finishedMs: null,
-    exitCode: null,
-    reason: null,
-    askedCost: null,
-    cost: null,
-    payerSig: null,
-    settleTx: null,
-    refusals: [],
-    heartbeats: { count: 0, paid: '0' },
-    lastBeatMs: null,
-    stopCause: null,
-    reportedState: null,
-    outputTail: [],
-  };
-}
+import { decodeRecord, encodeRecord, type JobRecord } from './record.ts';
 
 const PREFIX = 0x4a; // 'J' + job id
 
@@ -109,7 +34,7 @@ export class JobBook {
   static async open(store: KeyValueStore): Promise<JobBook> {
     const book = new JobBook(store);
     for await (const [, value] of store.entries(prefixRange(Uint8Array.of(PREFIX)))) {
-      const record = JSON.parse(decoder.decode(value)) as JobRecord;
+      const record = decodeRecord(decoder.decode(value));
       book.#records.set(record.jobId, record);
     }
     return book;
@@ -124,10 +49,10 @@ export class JobBook {
     return [...this.#records.values()].sort((a, b) => b.createdAt - a.createdAt || (a.jobId < b.jobId ? -1 : 1));
   }
 
-  /** Stores `record` (new or changed); resolves once it is on disk. */
+  /** Stores `record` (new, or the next state of one): `get` gives it at once; resolves once it is on disk. */
   save(record: JobRecord): Promise<void> {
     this.#records.set(record.jobId, record);
-    const bytes = encoder.encode(JSON.stringify(record));
+    const bytes = encoder.encode(encodeRecord(record));
     const write = this.#writing.then(() => this.#store.batch([{ type: 'put', key: keyOf(record.jobId), value: bytes }]));
     this.#writing = write.catch(() => {});
     return write;

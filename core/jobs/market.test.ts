@@ -20,7 +20,7 @@ import type { JobRequest } from './types.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { decodeTx, signTx } from '../ledger/tx.ts';
 import { encodeSpec, specHash, specOf } from './spec.ts';
-import { START_WAIT_MS } from './payer.ts';
+import { START_WAIT_MS } from './payer-machine.ts';
 import { JOB_RPC, offerAnswerCodec, offerCodec, reportAnswerCodec, reportCodec, type ReportState } from './wire.ts';
 
 const P = key(1); // the payer, which also produces the blocks

@@ -15,13 +15,14 @@ import type { AtlasEntry } from '../signal/types.ts';
 import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
 import type { Clock } from '../time/clock.ts';
 import type { Unsubscribe } from '../web/sse.ts';
-import { JobBook, type JobRecord } from './book.ts';
+import { JobBook } from './book.ts';
 import { foldBlock } from './chain-facts.ts';
 import { JobError } from './errors.ts';
 import type { Executor } from './executor.ts';
 import { JobHost } from './host.ts';
 import { JobPayer, DEFAULT_QUEUE_MS } from './payer.ts';
 import type { HostPolicy } from './policy.ts';
+import { isLive, statusOf, type JobRecord } from './record.ts';
 import { decodeSpec } from './spec.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from './types.ts';
 import { fromHex } from '../encoding/hex.ts';
@@ -193,7 +194,7 @@ export class JobMarket implements JobsService, PlacementService {
     if (record.role === 'payer') return this.#payer.logs(record, after);
     const buffer = this.#host.logs(record);
     if (buffer !== undefined) return { lines: buffer.after(after), ended: buffer.ended };
-    return { lines: record.outputTail.filter((l) => l.seq > after), ended: record.status !== 'running' && record.status !== 'pending' };
+    return { lines: record.outputTail.filter((l) => l.seq > after), ended: !isLive(record.state) };
   }
 
   followJobLogs(jobId: Uint8Array, after: number, listener: (line: LogEvent) => void, end: () => void): Unsubscribe | undefined {
@@ -230,7 +231,7 @@ export class JobMarket implements JobsService, PlacementService {
 function summaryOf(record: JobRecord): JobSummary {
   return {
     job_id: record.jobId,
-    status: record.status,
+    status: statusOf(record.state),
     payer: record.payer,
     host: record.host,
     role: record.role,
@@ -256,8 +257,8 @@ function viewOf(record: JobRecord): JobView {
     started_at: seconds(record.startedMs),
     finished_at: seconds(record.finishedMs),
     exit_code: record.exitCode,
-    refusals: record.refusals,
-    heartbeats: record.billing === 'heartbeat' ? record.heartbeats : null,
-    output_tail: record.outputTail,
+    refusals: [...record.refusals],
+    heartbeats: record.billing === 'heartbeat' ? { ...record.heartbeats } : null,
+    output_tail: [...record.outputTail],
   };
 }

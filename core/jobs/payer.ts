@@ -8,7 +8,8 @@
  * any other host that reports the job (one that took an offer whose answer was lost) that the job
  * is placed elsewhere, so that host stops it. A heartbeat-billed bid must name its host (a heartbeat
  * debits the cell on the host's signature alone), so the payer reserves capacity on one host first
- * and signs the bid for it. Every decision is written to the job book before the next message goes out.
+ * and signs the bid for it. Every decision goes through the job's machine (payer-machine.ts), and is
+ * written to the job book before the next message goes out.
  */
 import type { Chain } from '../chain/chain.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
@@ -23,9 +24,10 @@ import type { Network, RpcRequest } from '../net/network.ts';
 import type { OwnTransactions } from '../node/own-transactions.ts';
 import type { AtlasEntry } from '../signal/types.ts';
 import { sleep, type Clock } from '../time/clock.ts';
-import { newRecord, type JobBook, type JobRecord } from './book.ts';
-import { closeIfSpent } from './chain-facts.ts';
+import type { JobBook } from './book.ts';
 import { JobError } from './errors.ts';
+import { payerTransition, START_WAIT_MS, type PayerEffect, type PayerEvent } from './payer-machine.ts';
+import { newPayerRecord, statusOf, type PayerJobRecord } from './record.ts';
 import { billingCode, decodeSpec, encodeSpec, specHash, specOf, termsProblems, type JobSpec } from './spec.ts';
 import { OUTPUT_TAIL_LINES, outputTail, type JobRequest, type LogEvent } from './types.ts';
 import {
@@ -49,8 +51,6 @@ export const DEFAULT_QUEUE_MS = 10 * 60_000;
 export const PLACEMENT_ROUND_MS = 5_000;
 /** Hosts asked in one round. */
 const HOSTS_PER_ROUND = 32;
-/** How long a host that took a job has to start it (an image pull may take minutes). */
-export const START_WAIT_MS = 5 * 60_000;
 /** How long one offer waits for its answer; a host that does not answer is asked again once. */
 const OFFER_TIMEOUT_MS = 15_000;
 const LOGS_TIMEOUT_MS = 10_000;
@@ -83,9 +83,9 @@ export class JobPayer {
     this.#o.network.serve(JOB_RPC.report, (request) => this.#onReport(request));
     // Jobs still waiting for a host when the node stopped go on being placed.
     for (const record of this.#o.book.all()) {
-      if (record.role !== 'payer' || record.status !== 'pending') continue;
-      if (record.host === null) this.#place(record);
-      else if (record.billing === 'heartbeat' && record.startedMs === null) void this.#offerReserved(record, record.host);
+      if (record.role !== 'payer' || record.state.kind !== 'pending') continue;
+      if (record.host === null) this.#place(record.jobId);
+      else if (record.billing === 'heartbeat' && record.startedMs === null) void this.#offerReserved(record.jobId, record.host);
     }
   }
 
@@ -98,8 +98,8 @@ export class JobPayer {
     const { spec, specBytes } = this.checkBid(request);
     const host = request.billing === 'heartbeat' ? await this.#reserve(specBytes, spec) : null;
     const record = await this.#submitBid(request, specBytes, host);
-    if (host === null) this.#place(record);
-    else void this.#offerReserved(record, host);
+    if (host === null) this.#place(record.jobId);
+    else void this.#offerReserved(record.jobId, host);
     return record.jobId;
   }
 
@@ -131,21 +131,19 @@ export class JobPayer {
     try {
       const answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, { timeoutMs: OFFER_TIMEOUT_MS }));
       if (answer.answer === 'Taken') return { jobId: record.jobId, answer: 'taken' };
-      this.#refused(record, host, answer.reasons);
-      this.#fail(record, `the host refused it: ${answer.reasons.join('; ')}`);
-      await this.#o.book.save(record);
+      await this.#step(record.jobId, { kind: 'reserved-refused', host, reasons: answer.reasons, atMs: this.#o.clock.now() });
       return { jobId: record.jobId, answer: answer.reasons };
     } catch (error) {
       if (!(error instanceof MeshError)) throw error;
-      void this.#offerReserved(record, host);
+      void this.#offerReserved(record.jobId, host);
       return { jobId: record.jobId, answer: 'no-answer' };
     }
   }
 
   /** Signs and pools the JobBid, the job on record before the bid can lock anything. */
-  async #submitBid(request: JobRequest, specBytes: Uint8Array, host: string | null): Promise<JobRecord> {
+  async #submitBid(request: JobRequest, specBytes: Uint8Array, host: string | null): Promise<PayerJobRecord> {
     const { chain, own, book } = this.#o;
-    let record: JobRecord | undefined;
+    let record: PayerJobRecord | undefined;
     const body = {
       kind: 'JobBid',
       spec_hash: specHash(chain.params.network, specBytes),
@@ -169,11 +167,10 @@ export class JobPayer {
     return record!;
   }
 
-  #newRecord(tx: Tx, request: JobRequest, specBytes: Uint8Array, host: string | null): JobRecord {
+  #newRecord(tx: Tx, request: JobRequest, specBytes: Uint8Array, host: string | null): PayerJobRecord {
     const now = this.#o.clock.now();
-    return newRecord({
+    return newPayerRecord({
       jobId: toHex(tx.id),
-      role: 'payer',
       payer: this.#self,
       host,
       billing: request.billing,
@@ -183,32 +180,28 @@ export class JobPayer {
       createdAt: Math.floor(now / 1000),
       placeBy: now + this.#o.queueMs,
       // A heartbeat-billed job was offered (reserved) before its bid.
-      ...(host === null ? {} : { firstOfferMs: now }),
+      firstOfferMs: host === null ? null : now,
     });
   }
 
-
   /** DELETE /jobs/:id on the payer: stops placing it, or asks its host to stop it. */
-  async stopJob(record: JobRecord): Promise<void> {
+  async stopJob(record: PayerJobRecord): Promise<void> {
     if (record.host === null) {
-      if (record.status === 'pending') {
-        this.#fail(record, 'cancelled by the payer before a host took it');
-        await this.#o.book.save(record);
-      }
+      await this.#step(record.jobId, { kind: 'cancel' });
       return;
     }
-    if (record.finishedMs !== null || record.status.startsWith('failed')) return;
+    if (record.finishedMs !== null || record.state.kind === 'failed') return;
     const answer = await this.#o.network.request(fromHex(record.host, 32), JOB_RPC.stop, encode(stopRequestCodec, { job_id: fromHex(record.jobId, 32) }));
     if (!decode(stopAnswerCodec, answer).stopped) this.#o.log(`jobs: the host of ${record.jobId.slice(0, 16)}… does not know it`);
   }
 
   /** The payer's JobExpire, once 1,440 blocks have passed since the bid (and its last heartbeat). */
-  async expire(record: JobRecord): Promise<string> {
+  async expire(record: PayerJobRecord): Promise<string> {
     const { chain, own } = this.#o;
     const job = chain.state.job(fromHex(record.jobId, 32));
-    if (job === undefined) throw new JobError('wrong-state', `the bid is not open on the chain (the job is ${record.status})`);
+    if (job === undefined) throw new JobError('wrong-state', `the bid is not open on the chain (the job is ${statusOf(record.state)})`);
     // Its host would never be paid for the time it ran.
-    if (record.status === 'running') throw new JobError('wrong-state', 'the job runs on its host: stop it first (DELETE /jobs/:id), and it settles');
+    if (record.state.kind === 'running') throw new JobError('wrong-state', 'the job runs on its host: stop it first (DELETE /jobs/:id), and it settles');
     const at = Math.max(job.bid_height, job.active_height) + EXPIRY_BLOCKS;
     if (chain.tip.height + 1 < at) {
       throw new JobError('not-expired', `the bid may be expired from height ${at}, ${at - chain.tip.height - 1} blocks from now`);
@@ -218,9 +211,9 @@ export class JobPayer {
   }
 
   /** Output lines after `after`, from the host (or the tail kept with the job once the host is gone). */
-  async logs(record: JobRecord, after: number, tail = 0): Promise<{ lines: LogEvent[]; ended: boolean }> {
+  async logs(record: PayerJobRecord, after: number, tail = 0): Promise<{ lines: LogEvent[]; ended: boolean }> {
     const kept = { lines: record.outputTail.filter((l) => l.seq > after), ended: true };
-    if (record.host === null) return { lines: [], ended: record.status !== 'pending' };
+    if (record.host === null) return { lines: [], ended: record.state.kind !== 'pending' };
     try {
       const answer = decode(
         logsAnswerCodec,
@@ -240,33 +233,67 @@ export class JobPayer {
     }
   }
 
+  // ---- the machine ----
+
+  #record(jobId: string): PayerJobRecord | undefined {
+    const record = this.#o.book.get(jobId);
+    return record?.role === 'payer' ? record : undefined;
+  }
+
+  /**
+   * Feeds `event` to the job's machine: the record it gives is written, then its effects are
+   * performed. Those that answer a report are given back to the caller.
+   */
+  async #step(jobId: string, event: PayerEvent): Promise<PayerEffect[]> {
+    const before = this.#record(jobId);
+    if (before === undefined) return [];
+    const { record, effects } = payerTransition(before, event);
+    if (record !== before) await this.#o.book.save(record);
+    const rest: PayerEffect[] = [];
+    for (const effect of effects) {
+      if (effect.kind === 'log') this.#o.log(effect.line);
+      else if (effect.kind === 'place') this.#place(jobId);
+      else if (effect.kind === 'start-wait') this.#awaitStart(jobId, effect.host);
+      else rest.push(effect);
+    }
+    return rest;
+  }
+
   // ---- placement ----
 
   /** Asks hosts with capacity, one at a time, until one takes the job or its time in the queue is up. */
-  #place(record: JobRecord): void {
-    if (this.#placing.has(record.jobId)) return;
-    this.#placing.add(record.jobId);
+  #place(jobId: string): void {
+    if (this.#placing.has(jobId)) return;
+    this.#placing.add(jobId);
+    const waiting = (): PayerJobRecord | undefined => {
+      const record = this.#record(jobId);
+      return !this.#stopped && record?.state.kind === 'pending' && record.host === null ? record : undefined;
+    };
     void (async () => {
       try {
+        let record = waiting();
+        if (record === undefined) return;
         const offer = encode(offerCodec, { spec: fromHex(record.spec), bid_tx: fromHex(record.bidTx!) });
-        while (!this.#stopped && record.status === 'pending' && record.host === null) {
-          for (const host of this.#candidates(decodeSpecOf(record), record.passedOver ?? [])) {
-            if (this.#stopped || record.status !== 'pending' || record.host !== null) return;
-            if (await this.#offer(record, host, offer)) return;
+        while (record !== undefined) {
+          for (const host of this.#candidates(decodeSpecOf(record), record.passedOver)) {
+            if (waiting() === undefined) return;
+            if (await this.#offer(jobId, host, offer)) return;
           }
-          if (record.host !== null || record.status !== 'pending') return;
+          record = waiting();
+          if (record === undefined) return;
           if (this.#o.clock.now() >= record.placeBy) {
             const asked = record.refusals.length;
-            this.#fail(record, `no host took the job within ${Math.round(this.#o.queueMs / 1000)} s (${asked === 0 ? 'no host to ask' : `${asked} host${asked === 1 ? '' : 's'} asked`})`);
-            await this.#o.book.save(record);
+            const reason = `no host took the job within ${Math.round(this.#o.queueMs / 1000)} s (${asked === 0 ? 'no host to ask' : `${asked} host${asked === 1 ? '' : 's'} asked`})`;
+            await this.#step(jobId, { kind: 'give-up', reason });
             return;
           }
           await sleep(this.#o.clock, PLACEMENT_ROUND_MS);
+          record = waiting();
         }
       } catch (error) {
-        this.#o.log(`jobs: placing ${record.jobId.slice(0, 16)}…: ${String(error)}`);
+        this.#o.log(`jobs: placing ${jobId.slice(0, 16)}…: ${String(error)}`);
       } finally {
-        this.#placing.delete(record.jobId);
+        this.#placing.delete(jobId);
       }
     })();
   }
@@ -282,11 +309,9 @@ export class JobPayer {
   }
 
   /** One offer; true when the host took the job. A refusal's reasons are recorded. */
-  async #offer(record: JobRecord, host: string, offer: Uint8Array): Promise<boolean> {
-    // On record before it goes out: the host's report may come before its answer.
-    if (!record.unanswered.includes(host)) record.unanswered.push(host);
-    record.firstOfferMs ??= this.#o.clock.now();
-    await this.#o.book.save(record);
+  async #offer(jobId: string, host: string, offer: Uint8Array): Promise<boolean> {
+    const { clock } = this.#o;
+    await this.#step(jobId, { kind: 'offered', host, atMs: clock.now() });
     for (let attempt = 0; attempt < 2; attempt++) {
       let answer;
       try {
@@ -296,42 +321,31 @@ export class JobPayer {
         // No answer: the host may have taken it. It is asked once more; if it reports the job later
         // while no other host has it, it gets it.
         if (error.code === 'timeout') continue;
-        this.#refused(record, host, [`unreachable: ${error.message}`]);
-        await this.#o.book.save(record);
+        await this.#step(jobId, { kind: 'refused', host, reasons: [`unreachable: ${error.message}`], atMs: clock.now(), answered: true });
         return false;
       }
+      const record = this.#record(jobId);
+      if (record === undefined) return false;
       if (record.host !== null) return record.host === host;
       // Cancelled while the offer was out, or the host reported it could not start it: the host is
       // not given the job (a report of it is answered "placed elsewhere" and it stops the container).
-      if (record.status !== 'pending' || !record.unanswered.includes(host)) return false;
+      if (record.state.kind !== 'pending' || !record.unanswered.includes(host)) return false;
       if (answer.answer === 'Taken') {
-        this.#placed(record, host);
-        await this.#o.book.save(record);
+        await this.#step(jobId, { kind: 'taken', host });
         return true;
       }
-      this.#refused(record, host, answer.reasons);
-      await this.#o.book.save(record);
+      await this.#step(jobId, { kind: 'refused', host, reasons: answer.reasons, atMs: clock.now(), answered: true });
       return false;
     }
     // Still in `unanswered`: if it took the job after all, its report gets it while no other host has it.
-    this.#refused(record, host, ['no answer to the offer in time'], false);
-    await this.#o.book.save(record);
+    await this.#step(jobId, { kind: 'refused', host, reasons: ['no answer to the offer in time'], atMs: clock.now(), answered: false });
     return false;
   }
 
-  /** The job is `host`'s; if the host has not started it within START_WAIT_MS, it goes back in the queue. */
-  #placed(record: JobRecord, host: string): void {
-    record.host = host;
-    record.unanswered = record.unanswered.filter((h) => h !== host);
-    this.#o.log(`jobs: ${record.jobId.slice(0, 16)}… placed with ${host.slice(0, 16)}…`);
-    if (record.billing !== 'settle') return;
+  /** A settle-billed job `host` took: if the host has not started it within START_WAIT_MS, it goes back in the queue. */
+  #awaitStart(jobId: string, host: string): void {
     this.#o.clock.setTimeout(() => {
-      if (this.#stopped || record.host !== host || record.startedMs !== null || record.status !== 'pending') return;
-      this.#refused(record, host, [`took the job but did not start it within ${START_WAIT_MS / 1000} s`]);
-      record.passedOver = [...(record.passedOver ?? []), host];
-      record.host = null;
-      void this.#o.book.save(record);
-      this.#place(record);
+      if (!this.#stopped) void this.#step(jobId, { kind: 'start-overdue', host, atMs: this.#o.clock.now() });
     }, START_WAIT_MS);
   }
 
@@ -353,36 +367,22 @@ export class JobPayer {
   }
 
   /** Sends a heartbeat-billed job, with its bid, to the host that reserved capacity for it. */
-  async #offerReserved(record: JobRecord, host: string): Promise<void> {
+  async #offerReserved(jobId: string, host: string): Promise<void> {
+    const record = this.#record(jobId);
+    if (record === undefined) return;
     const offer = encode(offerCodec, { spec: fromHex(record.spec), bid_tx: fromHex(record.bidTx!) });
     for (let attempt = 0; attempt < 5 && !this.#stopped; attempt++) {
       try {
         const answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, { timeoutMs: OFFER_TIMEOUT_MS }));
-        if (answer.answer === 'Refused') {
-          this.#refused(record, host, answer.reasons);
-          this.#fail(record, `the host refused it: ${answer.reasons.join('; ')}`);
-          await this.#o.book.save(record);
-        }
+        if (answer.answer === 'Refused') await this.#step(jobId, { kind: 'reserved-refused', host, reasons: answer.reasons, atMs: this.#o.clock.now() });
         return;
       } catch (error) {
         if (!(error instanceof MeshError)) throw error;
         await sleep(this.#o.clock, 2_000 * (attempt + 1));
       }
     }
-    if (this.#stopped || record.status !== 'pending') return;
-    this.#fail(record, 'the host that reserved room for it could not be reached with its bid');
-    await this.#o.book.save(record);
-  }
-
-  #refused(record: JobRecord, host: string, reasons: readonly string[], answered = true): void {
-    if (answered) record.unanswered = record.unanswered.filter((h) => h !== host);
-    const at = Math.floor(this.#o.clock.now() / 1000);
-    record.refusals = [...record.refusals.filter((r) => r.host !== host), { host, reason: reasons.join('; '), at }];
-  }
-
-  #fail(record: JobRecord, reason: string): void {
-    record.reason = reason;
-    record.status = `failed: ${reason}`;
+    if (this.#stopped || this.#record(jobId)?.state.kind !== 'pending') return;
+    await this.#step(jobId, { kind: 'give-up', reason: 'the host that reserved room for it could not be reached with its bid' });
   }
 
   // ---- reports ----
@@ -393,66 +393,30 @@ export class JobPayer {
     return encode(reportAnswerCodec, answer);
   }
 
+  /** A host's report: the machine moves the job along; the tail is fetched and the cost weighed as it says. */
   async #apply(host: string, report: Report): Promise<ReportAnswer> {
-    const notHere: ReportAnswer = { placed_here: false, payer_sig: null };
-    const record = this.#o.book.get(toHex(report.job_id));
-    if (record === undefined || record.role !== 'payer') return notHere;
-    const state = report.state;
-    if (record.host === null && record.unanswered.includes(host)) {
-      if (state.state === 'NotStarted') {
-        // Before its answer to the offer: it could not start it; the offer counts as refused.
-        this.#refused(record, host, [state.reason]);
-        await this.#o.book.save(record);
-        return { placed_here: true, payer_sig: null };
+    const jobId = toHex(report.job_id);
+    const { chain, clock, key } = this.#o;
+    if (this.#record(jobId) === undefined) return { placed_here: false, payer_sig: null };
+    const lockOpen = chain.state.job(report.job_id) !== undefined;
+    const effects = await this.#step(jobId, { kind: 'report', host, state: report.state, atMs: clock.now(), lockOpen });
+    let answer: ReportAnswer = { placed_here: false, payer_sig: null };
+    for (let i = 0; i < effects.length; i++) {
+      const effect = effects[i]!;
+      if (effect.kind === 'answer') answer = { placed_here: effect.placedHere, payer_sig: answer.payer_sig };
+      else if (effect.kind === 'fetch-tail') {
+        const record = this.#record(jobId)!;
+        const lines = (await this.logs(record, 0, OUTPUT_TAIL_LINES).catch(() => ({ lines: [] as LogEvent[] }))).lines;
+        await this.#step(jobId, { kind: 'tail', lines: outputTail(lines) });
+      } else if (effect.kind === 'weigh-cost') {
+        effects.push(...(await this.#step(jobId, { kind: 'cost-asked', cost: effect.cost, most: this.#mostOwed(this.#record(jobId)!) })));
+      } else if (effect.kind === 'sign') {
+        const payerSig = await key.sign(settlementBytes(chain.params.network, report.job_id, fromHex(host, 32), effect.cost));
+        await this.#step(jobId, { kind: 'signed', cost: effect.cost, payerSig });
+        answer = { placed_here: true, payer_sig: payerSig };
       }
-      // A host whose offer is unanswered may have taken it: it gets the job if nobody else has it.
-      if (record.status === 'pending') this.#placed(record, host);
     }
-    if (record.host !== host) return notHere;
-    if (state.state === 'NotStarted') {
-      this.#refused(record, host, [state.reason]);
-      if (record.billing === 'heartbeat' || record.status !== 'pending') {
-        if (!record.status.startsWith('failed')) this.#fail(record, state.reason);
-      } else {
-        // Nothing ran: the job goes back in the queue for another host.
-        record.host = null;
-        this.#place(record);
-      }
-      await this.#o.book.save(record);
-      return { placed_here: true, payer_sig: null };
-    }
-    record.containerId = state.container_id;
-    record.startedMs = state.started_ms;
-    if (state.state === 'Running') {
-      if (record.status === 'pending') record.status = 'running';
-      await this.#o.book.save(record);
-      return { placed_here: true, payer_sig: null };
-    }
-    record.finishedMs = state.finished_ms;
-    record.exitCode = state.exit_code;
-    if (record.cost === null && (record.status === 'pending' || record.status === 'running' || record.status === 'awaiting_settlement')) {
-      record.reason = state.reason;
-      record.status = state.reason === null ? 'awaiting_settlement' : `failed: ${state.reason}`;
-    }
-    if (closeIfSpent(record, this.#o.chain.state)) {
-      await this.#o.book.save(record);
-      return { placed_here: true, payer_sig: null };
-    }
-    if (record.outputTail.length === 0) {
-      record.outputTail = outputTail((await this.logs(record, 0, OUTPUT_TAIL_LINES).catch(() => ({ lines: [] as LogEvent[] }))).lines);
-    }
-    let payerSig: Uint8Array | null = null;
-    const most = this.#mostOwed(record);
-    // The payer signs one cost per job, no more than the job can have earned, for the host that has it.
-    if (state.cost <= most && (record.askedCost === null || record.askedCost === state.cost.toString())) {
-      payerSig = await this.#o.key.sign(settlementBytes(this.#o.chain.params.network, report.job_id, fromHex(host, 32), state.cost));
-      record.askedCost = state.cost.toString();
-      record.payerSig = toHex(payerSig);
-    } else {
-      this.#o.log(`jobs: ${record.jobId.slice(0, 16)}…: the host asks ${state.cost}, more than the ${most} the job can have earned or another cost than before; not signed`);
-    }
-    await this.#o.book.save(record);
-    return { placed_here: true, payer_sig: payerSig };
+    return answer;
   }
 
   /**
@@ -460,7 +424,7 @@ export class JobPayer {
    * proportion to the time since the first offer went out (no host can have run the job longer),
    * all of it at the job's duration. Heartbeat billing: one interval's rate, within what is locked.
    */
-  #mostOwed(record: JobRecord): bigint {
+  #mostOwed(record: PayerJobRecord): bigint {
     const bid = BigInt(record.bid);
     if (record.billing === 'heartbeat') {
       const job = this.#o.chain.state.job(fromHex(record.jobId, 32));
@@ -476,17 +440,15 @@ export class JobPayer {
   // ---- the chain ----
 
   /** After a block (core/jobs/chain-facts.ts folded it in): expired bids end their jobs. */
-  onBlock(expired: readonly JobRecord[]): void {
-    for (const record of expired) {
-      if (record.role !== 'payer') continue;
-      this.#placing.delete(record.jobId);
-      if (record.status.startsWith('failed') || record.status === 'settled') continue;
-      record.status = 'expired';
-      void this.#o.book.save(record);
+  onBlock(expired: readonly string[]): void {
+    for (const jobId of expired) {
+      if (this.#record(jobId) === undefined) continue;
+      this.#placing.delete(jobId);
+      void this.#step(jobId, { kind: 'bid-expired' });
     }
   }
 }
 
-function decodeSpecOf(record: JobRecord): JobSpec {
+function decodeSpecOf(record: PayerJobRecord): JobSpec {
   return decodeSpec(fromHex(record.spec));
 }

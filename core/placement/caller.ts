@@ -15,6 +15,7 @@ import { bytesEqual } from '../encoding/bytes.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { JobBook } from '../jobs/book.ts';
+import { statusOf } from '../jobs/record.ts';
 import type { JobPayer } from '../jobs/payer.ts';
 import type { JobRequest } from '../jobs/types.ts';
 import { NetworkError } from '../net/errors.ts';
@@ -141,10 +142,10 @@ export class PlacementCaller {
     const { book, clock } = this.#o;
     const until = clock.now() + DEPLOY_START_MS;
     for (;;) {
-      const status = book.get(jobId)?.status;
-      if (status === undefined) throw new PlacementError('refused', `job ${jobId} is no longer on record`);
-      if (status.startsWith('failed')) throw new PlacementError('container-error', `job ${jobId} ${status}`);
-      if (status !== 'pending') return jobId;
+      const state = book.get(jobId)?.state;
+      if (state === undefined) throw new PlacementError('refused', `job ${jobId} is no longer on record`);
+      if (state.kind === 'failed') throw new PlacementError('container-error', `job ${jobId} ${statusOf(state)}`);
+      if (state.kind !== 'pending') return jobId;
       if (clock.now() >= until) {
         throw new PlacementError('timeout', `the host took job ${jobId} but has not reported it running within ${DEPLOY_START_MS / 1000} s; it may still start (GET /jobs/${jobId})`);
       }
