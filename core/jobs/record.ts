@@ -140,6 +140,8 @@ export type ChainEvent =
 
 /** The record after a chain fact: heartbeats paid, the settlement's cost, a lock the heartbeats spent. */
 export function onChain<R extends JobRecord>(record: R, event: ChainEvent): R {
+  // The ledger closes a job with its settlement: a paid job is paid once.
+  if (record.cost !== null) return record;
   switch (event.kind) {
     case 'heartbeat-mined':
       return {
