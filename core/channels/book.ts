@@ -9,24 +9,19 @@ import { fromHex } from '../encoding/hex.ts';
 import { prefixRange, type BatchOp, type KeyValueStore } from '../store/kv.ts';
 import type { ChannelRole, ChannelStatus } from './types.ts';
 
-/** Everything the node keeps about a channel. Amounts are decimal strings of base units. */
-export interface ChannelRecord {
+/** What both sides keep about a channel. Amounts are decimal strings of base units. */
+interface ChannelRecordCommon {
   readonly channelId: string;
-  readonly role: ChannelRole;
   readonly payer: string;
   readonly host: string;
   readonly capacity: string;
   readonly expiryHeight: number;
+  /** Changed only through the channel's machine (machine.ts). */
   status: ChannelStatus;
   /** Payer: the highest cumulative signed; host: the best receipt held. '0' with no receipt. */
   cumulative: string;
   /** The payer's signature over `cumulative`, hex; null with no receipt. */
   payerSig: string | null;
-  /** Payer: the highest cumulative the host said it holds. */
-  delivered: string;
-  /** Payer: the signed ChannelOpen, hex, and its nonce (it is pooled again after a restart until mined). */
-  openTx: string | null;
-  openNonce: number | null;
   openHeight: number | null;
   /** The ChannelClose or ChannelExpire sent or seen, hex id. */
   endTx: string | null;
@@ -36,23 +31,43 @@ export interface ChannelRecord {
   readonly createdMs: number;
 }
 
+/** The payer's record: what the host said it holds, and the ChannelOpen until it is mined. */
+export interface PayerChannelRecord extends ChannelRecordCommon {
+  readonly role: 'payer';
+  /** The highest cumulative the host said it holds. */
+  delivered: string;
+  /** The signed ChannelOpen, hex, and its nonce (it is pooled again after a restart until mined). */
+  readonly openTx: string | null;
+  readonly openNonce: number | null;
+}
+
+/** The host's record: the best receipt it holds. */
+export interface HostChannelRecord extends ChannelRecordCommon {
+  readonly role: 'host';
+}
+
+/** Everything the node keeps about a channel, as its payer or as its host. */
+export type ChannelRecord = PayerChannelRecord | HostChannelRecord;
+
 /** What a new record is made of; everything else starts empty. */
-export type RecordStart = Pick<ChannelRecord, 'channelId' | 'role' | 'payer' | 'host' | 'capacity' | 'expiryHeight' | 'status' | 'createdMs'> &
-  Partial<Pick<ChannelRecord, 'openTx' | 'openNonce' | 'openHeight'>>;
+export interface RecordStart {
+  readonly channelId: string;
+  readonly role: ChannelRole;
+  readonly payer: string;
+  readonly host: string;
+  readonly capacity: string;
+  readonly expiryHeight: number;
+  readonly status: ChannelStatus;
+  readonly createdMs: number;
+  readonly openTx?: string | null;
+  readonly openNonce?: number | null;
+  readonly openHeight?: number | null;
+}
 
 /** A new channel's record: no receipt, nothing delivered, not ended. */
-export function newChannelRecord(start: RecordStart): ChannelRecord {
-  return {
-    openTx: null,
-    openNonce: null,
-    openHeight: null,
-    ...start,
-    cumulative: '0',
-    payerSig: null,
-    delivered: '0',
-    endTx: null,
-    settled: null,
-  };
+export function newChannelRecord({ role, openTx = null, openNonce = null, openHeight = null, ...start }: RecordStart): ChannelRecord {
+  const common = { ...start, openHeight, cumulative: '0', payerSig: null, endTx: null, settled: null };
+  return role === 'payer' ? { ...common, role, delivered: '0', openTx, openNonce } : { ...common, role };
 }
 
 /** Whether nothing more can happen to the channel. */

@@ -15,10 +15,10 @@ const P = key(1);
 const H = key(2);
 
 function recordOf(id: Uint8Array, role: 'payer' | 'host', status: ChannelRecord['status'], extra: Partial<ChannelRecord> = {}): ChannelRecord {
-  return {
-    ...newChannelRecord({ channelId: toHex(id), role, payer: toHex(P.publicKey), host: toHex(H.publicKey), capacity: String(10n * CREDIT), expiryHeight: 100, status, createdMs: 0 }),
-    ...extra,
-  };
+  return Object.assign(
+    newChannelRecord({ channelId: toHex(id), role, payer: toHex(P.publicKey), host: toHex(H.publicKey), capacity: String(10n * CREDIT), expiryHeight: 100, status, createdMs: 0 }),
+    extra,
+  );
 }
 
 test('channel facts: a record left open or closing by a crash is brought in line with the chain: open, closed with its settlement, or expired', async () => {

@@ -10,7 +10,8 @@ import { bytesEqual } from '../encoding/bytes.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { burnOf } from '../ledger/params.ts';
 import { decodeTx, type Tx } from '../ledger/tx.ts';
-import { isFinal, newChannelRecord, type ChannelBook, type ChannelRecord } from './book.ts';
+import { isFinal, newChannelRecord, type ChannelBook, type ChannelRecord, type PayerChannelRecord } from './book.ts';
+import { applyStep, factTransition, type ChannelFact } from './machine.ts';
 
 /** Blocks read at a time when the end of a channel is looked for. */
 const SCAN_BLOCKS = 200;
@@ -40,9 +41,9 @@ function applyTx(book: ChannelBook, tx: Tx, height: number, burned: bigint, self
     if (role === null) return undefined;
     const known = book.get(toHex(tx.id));
     if (known !== undefined) {
-      if (known.status !== 'opening') return undefined;
-      known.status = 'open';
-      known.openHeight = height;
+      const step = factTransition(known, { kind: 'open-mined', height });
+      if (step.record === known) return undefined;
+      applyStep(known, step);
       return known;
     }
     return newChannelRecord({
@@ -66,13 +67,13 @@ function applyTx(book: ChannelBook, tx: Tx, height: number, burned: bigint, self
 
 /** Marks `record` ended by `tx` (a ChannelClose or ChannelExpire in a block). */
 function endRecord(record: ChannelRecord, tx: Tx, burned: bigint): void {
-  record.endTx = toHex(tx.id);
-  if (tx.body.kind === 'ChannelClose') {
-    record.status = 'closed';
-    record.settled = { cumulative: tx.body.cumulative.toString(), burned: burned.toString() };
-  } else {
-    record.status = 'expired';
-  }
+  const settled = tx.body.kind === 'ChannelClose' ? { cumulative: tx.body.cumulative.toString(), burned: burned.toString() } : null;
+  apply(record, { kind: 'end-mined', txId: toHex(tx.id), settled });
+}
+
+/** Moves `record` along; the caller writes it. */
+function apply(record: ChannelRecord, fact: ChannelFact): void {
+  applyStep(record, factTransition(record, fact));
 }
 
 /**
@@ -87,18 +88,17 @@ export async function reconcile(record: ChannelRecord, chain: Chain, mempool: Me
   const id = fromHex(record.channelId, 32);
   const channel = chain.state.channel(id);
   if (channel !== undefined) {
-    record.openHeight = channel.open_height;
-    record.status = record.status === 'closing' && record.endTx !== null && mempool.has(fromHex(record.endTx, 32)) ? 'closing' : 'open';
+    apply(record, { kind: 'on-chain', openHeight: channel.open_height, endPooled: record.endTx !== null && mempool.has(fromHex(record.endTx, 32)) });
     return true;
   }
   const openedAt = await chain.txHeight(id);
   if (openedAt === undefined) {
-    record.status = 'opening';
-    if (record.openTx === null || record.openNonce === null) return true;
+    apply(record, { kind: 'not-mined' });
+    if (record.role !== 'payer' || record.openTx === null || record.openNonce === null) return true;
     // The nonce went to another transaction: this ChannelOpen can never be mined.
     return chain.state.account(fromHex(record.payer, 32)).nonce < record.openNonce || mempool.has(id);
   }
-  record.openHeight = openedAt;
+  apply(record, { kind: 'mined-at', height: openedAt });
   const end = await findEnd(chain, id, openedAt);
   if (end !== undefined) endRecord(record, end.tx, end.burned);
   return true;
@@ -120,7 +120,7 @@ async function findEnd(chain: Chain, id: Uint8Array, from: number): Promise<{ tx
 }
 
 /** The signed ChannelOpen a payer record keeps, to pool it again. */
-export function openTxOf(record: ChannelRecord): Tx | null {
+export function openTxOf(record: PayerChannelRecord): Tx | null {
   return record.openTx === null ? null : decodeTx(fromHex(record.openTx));
 }
 

@@ -16,6 +16,7 @@ import { ChannelBook, isFinal, type ChannelRecord } from './book.ts';
 import { foldBlock, reconcile } from './chain-facts.ts';
 import { ChannelError } from './errors.ts';
 import { ChannelHost, CLOSE_MARGIN_BLOCKS } from './host.ts';
+import { applyStep, factTransition } from './machine.ts';
 import { ChannelPayer } from './payer.ts';
 import type { ChannelView, CloseAnswer, ExpireAnswer, OpenRequest, Receipt, ReceiptAnswer } from './types.ts';
 
@@ -75,9 +76,9 @@ export class ChannelDesk implements ChannelsService {
   }
 
   async signReceipt(channelId: Uint8Array, host: Uint8Array, cumulative: bigint): Promise<ReceiptAnswer> {
-    const { record, payerSig } = await this.payer.sign(channelId, host, cumulative);
+    const { record, payerSig, deliver } = await this.payer.sign(channelId, host, cumulative);
     // Before its ChannelOpen is in a block the host refuses it; it goes out again once it is.
-    const error = record.status === 'opening' ? 'the channel is not open on the chain yet: the receipt goes to the host once it is' : await this.payer.deliver(record);
+    const error = deliver ? await this.payer.deliver(record) : 'the channel is not open on the chain yet: the receipt goes to the host once it is';
     return { channel_id: record.channelId, cumulative: formatAmount(cumulative), payer_sig: toHex(payerSig), delivered: error === null, delivery_error: error };
   }
 
@@ -135,8 +136,7 @@ export class ChannelDesk implements ChannelsService {
       if (record.status !== 'closing' || record.endTx === null || this.host.isClosing(record.channelId) || this.payer.isExpiring(record.channelId)) continue;
       if (mempool.has(fromHex(record.endTx, 32)) || chain.state.channel(fromHex(record.channelId, 32)) === undefined) continue;
       this.#parts.log(`channels: the ${record.role === 'host' ? 'ChannelClose' : 'ChannelExpire'} of ${record.channelId.slice(0, 16)}… left the pool unmined; the channel is open again`);
-      record.status = 'open';
-      record.endTx = null;
+      applyStep(record, factTransition(record, { kind: 'end-dropped' }));
       void this.book.save(record);
     }
   }

@@ -17,6 +17,7 @@ import { channelReceiptBytes } from '../ledger/tx.ts';
 import type { RpcRequest } from '../net/network.ts';
 import { isFinal, newChannelRecord, type ChannelRecord } from './book.ts';
 import { ChannelError, exceedsCapacity } from './errors.ts';
+import { applyStep, hostTransition } from './machine.ts';
 import { submitEnding, type ChannelSideOptions } from './payer.ts';
 import type { CloseAnswer, Receipt } from './types.ts';
 import { CHANNEL_RPC, MAX_RECEIPT_MESSAGE_BYTES, MAX_REASON_BYTES, receiptAnswerCodec, receiptCodec } from './wire.ts';
@@ -83,10 +84,11 @@ export class ChannelHost {
     closing();
     // Compared after the check, with nothing awaited in between: a lower receipt never replaces a higher one.
     const kept = book.get(record.channelId) ?? record;
+    if (kept.role !== 'host') throw new ChannelError('wrong-role', `this node is the payer of channel ${record.channelId}: receipts go to its host`);
     // A record new to the book has no receipt yet, so it is always written here.
-    if (kept.payerSig === null || receipt.cumulative > BigInt(kept.cumulative)) {
-      kept.cumulative = receipt.cumulative.toString();
-      kept.payerSig = toHex(receipt.payerSig);
+    const step = hostTransition(kept, { kind: 'receipt', cumulative: receipt.cumulative, payerSig: toHex(receipt.payerSig) });
+    if (step.record !== kept) {
+      applyStep(kept, step);
       await book.save(kept);
     }
     return kept;

@@ -18,10 +18,11 @@ import { channelReceiptBytes, type Tx } from '../ledger/tx.ts';
 import { TOPICS } from '../net/network.ts';
 import type { OwnTransactions, OwnTxBody } from '../node/own-transactions.ts';
 import type { Timer } from '../time/clock.ts';
-import { isFinal, newChannelRecord, type ChannelBook, type ChannelRecord } from './book.ts';
+import { isFinal, newChannelRecord, type ChannelBook, type ChannelRecord, type PayerChannelRecord } from './book.ts';
 import { openTxOf } from './chain-facts.ts';
 import type { ChannelParts } from './channels.ts';
 import { ChannelError, exceedsCapacity } from './errors.ts';
+import { applyStep, factTransition, payerTransition, type PayerChannelEvent } from './machine.ts';
 import type { ExpireAnswer, OpenRequest } from './types.ts';
 import { CHANNEL_RPC, MAX_RECEIPT_MESSAGE_BYTES, receiptAnswerCodec, receiptCodec } from './wire.ts';
 
@@ -45,9 +46,11 @@ export interface ChannelSideOptions extends ChannelParts {
 
 /** A signed receipt, as POST /channels/receipt answers it before delivery. */
 export interface SignedReceipt {
-  readonly record: ChannelRecord;
+  readonly record: PayerChannelRecord;
   readonly cumulative: bigint;
   readonly payerSig: Uint8Array;
+  /** Whether it goes to the host now (the channel is open on the chain). */
+  readonly deliver: boolean;
 }
 
 export class ChannelPayer {
@@ -61,7 +64,7 @@ export class ChannelPayer {
   // Channels a ChannelExpire is being made for (marked closing before it is pooled).
   readonly #expiring = new Set<string>();
   // Records changed by receipts and deliveries, written together RECEIPT_WRITE_MS after the first change.
-  readonly #unwritten = new Map<string, ChannelRecord>();
+  readonly #unwritten = new Map<string, PayerChannelRecord>();
   #writeTimer: Timer | null = null;
 
   constructor(options: ChannelSideOptions) {
@@ -78,9 +81,18 @@ export class ChannelPayer {
     await Promise.all(records.map((r) => this.#o.book.save(r).catch((error: unknown) => this.#o.log(`channels: ${r.channelId.slice(0, 16)}… is not written: ${String(error)}`))));
   }
 
-  #writeSoon(record: ChannelRecord): void {
-    this.#unwritten.set(record.channelId, record);
-    this.#writeTimer ??= this.#o.clock.setTimeout(() => void this.flush(), RECEIPT_WRITE_MS);
+  /**
+   * Moves a payer record along with a receipt or a delivery: written in the background, with others
+   * (a receipt the book forgets in a crash costs the payer nothing: the host holds it).
+   */
+  #step(record: PayerChannelRecord, event: PayerChannelEvent): boolean {
+    const step = payerTransition(record, event);
+    if (step.record !== record) {
+      applyStep(record, step);
+      this.#unwritten.set(record.channelId, record);
+      this.#writeTimer ??= this.#o.clock.setTimeout(() => void this.flush(), RECEIPT_WRITE_MS);
+    }
+    return step.effects.some((e) => e.kind === 'deliver');
   }
 
   /** Whether a ChannelExpire of this channel is being made right now. */
@@ -89,7 +101,7 @@ export class ChannelPayer {
   }
 
   /** After a restart: a ChannelOpen still waiting for a block goes back into the pool and out to peers. */
-  async repool(record: ChannelRecord): Promise<void> {
+  async repool(record: PayerChannelRecord): Promise<void> {
     const tx = openTxOf(record);
     if (tx === null || this.#o.mempool.has(tx.id)) return;
     try {
@@ -170,21 +182,16 @@ export class ChannelPayer {
       );
     }
     const payerSig = await this.#o.key.sign(channelReceiptBytes(this.#o.chain.params.network, channelId, host, cumulative));
-    // Another receipt may have been signed meanwhile: the record keeps the highest. It is written in
-    // the background: a receipt the book forgets in a crash costs the payer nothing (the host holds it).
-    if (cumulative > BigInt(record.cumulative) || record.payerSig === null) {
-      record.cumulative = cumulative.toString();
-      record.payerSig = toHex(payerSig);
-      this.#writeSoon(record);
-    }
-    return { record, cumulative, payerSig };
+    // Another receipt may have been signed meanwhile: the record keeps the highest.
+    const deliver = this.#step(record, { kind: 'signed', cumulative, payerSig: toHex(payerSig) });
+    return { record, cumulative, payerSig, deliver };
   }
 
   /**
    * Hands the channel's highest receipt to its host over `channels.receipt`. Resolves to null when
    * the host holds it (or a higher one), else to why not; never rejects for the network's sake.
    */
-  async deliver(record: ChannelRecord): Promise<string | null> {
+  async deliver(record: PayerChannelRecord): Promise<string | null> {
     const { network, clock } = this.#o;
     if (record.payerSig === null) return 'no receipt is signed';
     const cumulative = record.cumulative;
@@ -198,10 +205,7 @@ export class ChannelPayer {
         if (answer.code !== 'not-on-chain') this.#refused.set(record.channelId, cumulative);
         return `the host refused it: ${answer.reason}`;
       }
-      if (answer.best > BigInt(record.delivered)) {
-        record.delivered = answer.best.toString();
-        this.#writeSoon(record);
-      }
+      this.#step(record, { kind: 'delivered', best: answer.best });
       return answer.best >= BigInt(cumulative) ? null : `the host holds a receipt for ${formatCredits(answer.best)} credits only`;
     } catch (error) {
       if (!(error instanceof MeshError)) throw error;
@@ -212,7 +216,7 @@ export class ChannelPayer {
   }
 
   /** POST /channels/:id/expire: the payer's ChannelExpire once the chain is past expiry_height. */
-  async expire(record: ChannelRecord): Promise<ExpireAnswer> {
+  async expire(record: PayerChannelRecord): Promise<ExpireAnswer> {
     const { chain, own, book } = this.#o;
     const channelId = fromHex(record.channelId, 32);
     if (chain.state.channel(channelId) === undefined) {
@@ -261,14 +265,14 @@ export class ChannelPayer {
 export async function submitEnding(own: OwnTransactions, book: ChannelBook, record: ChannelRecord, body: OwnTxBody): Promise<Tx> {
   const before = { status: record.status, endTx: record.endTx };
   try {
+    // own.submit pools it (the 'pool' effect) once the record is written.
     return await own.submit(body, async (signed) => {
-      record.status = 'closing';
-      record.endTx = toHex(signed.id);
+      applyStep(record, factTransition(record, { kind: 'ending', txId: toHex(signed.id) }));
       await book.save(record);
     });
   } catch (error) {
     if (record.status === 'closing') {
-      Object.assign(record, before);
+      applyStep(record, factTransition(record, { kind: 'ending-refused', ...before }));
       await book.save(record);
     }
     throw error;
