@@ -21,7 +21,7 @@ import { MeshError } from '../errors.ts';
 import { freeBalance } from '../ledger/state.ts';
 import { decodeTx, settlementBytes, type Tx } from '../ledger/tx.ts';
 import type { Network, RpcRequest } from '../net/network.ts';
-import type { OwnTransactions } from '../node/own-transactions.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
 import { sleep, type Clock, type Timer } from '../time/clock.ts';
 import { newRecord, type JobBook, type JobRecord } from './book.ts';
 import { closeIfSpent } from './chain-facts.ts';

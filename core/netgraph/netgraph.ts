@@ -19,7 +19,7 @@ import { decode, encode, struct, uint53, variant } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
 import { TOPICS, type GossipMessage, type Network, type RpcRequest, type Verdict } from '../net/network.ts';
-import type { PingFigures, PingOutcome, PingWindows } from '../node/peer-pings.ts';
+import type { PingFigures, PingOutcome, PingWindows } from './peer-pings.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { NewestBook } from './book.ts';
 import { CoordinateError, LinkSampleError } from './errors.ts';
@@ -187,6 +187,11 @@ export class NetGraph {
     this.vivaldi = new VivaldiClient({ random: init.random });
     this.#links = new NewestBook(this.limits.maxLinks, this.limits.maxAgeMs);
     this.#coordinates = new NewestBook(this.limits.maxCoordinates, this.limits.maxAgeMs);
+  }
+
+  /** This node's id (hex). */
+  get nodeId(): string {
+    return this.#self;
   }
 
   start(): void {
