@@ -2,28 +2,18 @@
  * `mesh bench <name> [options]`: the benchmarks. Each prints its figures next to baselines
  * measured in the same run and updates its section of bench/RESULTS.md.
  */
-import { command, entry, flag, list, type OptionValues, UsageError } from '../host-node/cli/command.ts';
+import { command, entry, list, type OptionValues, UsageError } from '../host-node/cli/command.ts';
 import { runCommand } from '../host-node/cli/run.ts';
 import { oneOf } from '../host-node/cli/values.ts';
 import type { RuntimeName } from './crypto/cases.ts';
+import { commandLine, runFlags, runOptions } from './lib/run-options.ts';
 
 const RUNTIMES: readonly RuntimeName[] = ['node', 'deno', 'chromium'];
-
-/** The options every benchmark takes. */
-export const runOptions = {
-  quick: flag('few samples, for a smoke run; results are not written unless --write'),
-  write: flag('write the results (bench/results/<name>.json and bench/RESULTS.md) after a --quick run'),
-};
 
 const cryptoOptions = {
   runtime: list({ value: 'NAME', description: 'run on this runtime only (default all three)', parse: oneOf(RUNTIMES) }),
   ...runOptions,
 };
-
-/** Quick and write from their flags: a full run writes its results, a quick one only when asked. */
-export function runFlags(values: OptionValues<typeof runOptions>): { quick: boolean; write: boolean } {
-  return { quick: values.quick, write: values.write || !values.quick };
-}
 
 export interface CryptoArgs {
   readonly quick: boolean;
@@ -37,8 +27,6 @@ export function cryptoArgs(values: OptionValues<typeof cryptoOptions>): CryptoAr
   return { ...runFlags(values), runtimes: runtimes.length > 0 ? runtimes : [...RUNTIMES] };
 }
 
-/** The command line as the results record it. */
-export const commandLine = (input: { path: string; argv: readonly string[] }): string => ['npx', input.path, ...input.argv].join(' ');
 
 export const cryptoCommand = command({
   description: 'SHA-256 and Ed25519 through the core next to each runtime\'s own crypto, on Node, Deno and headless Chromium, plus openssl speed.',

@@ -14,6 +14,7 @@ import type { ChainParams } from '../core/ledger/params.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { openLightChain } from '../core/node/light-start.ts';
 import { MeshNode } from '../core/node/node.ts';
+import { lightNodeServices, type LightNodeServices } from '../core/node/services.ts';
 import { IndexedDbStore } from './indexeddb-store.ts';
 import { startBrowserNetwork } from './network.ts';
 
@@ -58,11 +59,11 @@ export function deleteChainStore(params: ChainParams): Promise<void> {
 }
 
 export class LightNode {
-  readonly node: MeshNode;
+  readonly node: MeshNode<LightNodeServices>;
   readonly network: Libp2pNetwork;
   readonly #store: IndexedDbStore;
 
-  private constructor(node: MeshNode, network: Libp2pNetwork, store: IndexedDbStore) {
+  private constructor(node: MeshNode<LightNodeServices>, network: Libp2pNetwork, store: IndexedDbStore) {
     this.node = node;
     this.network = network;
     this.#store = store;
@@ -89,7 +90,7 @@ export class LightNode {
         ...(options.onWaiting ? { onWaiting: options.onWaiting } : {}),
       });
       options.onStage?.('syncing');
-      const node = new MeshNode({ chain, network, key: options.key, mine: false, log });
+      const node = await MeshNode.create({ chain, network, key: options.key, log, services: lightNodeServices() });
       await node.start();
       return new LightNode(node, network, store);
     } catch (error) {
@@ -113,7 +114,7 @@ export class LightNode {
     const connected = new Set(this.network.peers().map((p) => toHex(p.node)));
     const chain = this.node.chain;
     const standing = { held: false, ahead: false, other: false };
-    for (const tip of this.node.sync.announcedTips()) {
+    for (const tip of this.node.services.sync.sync.announcedTips()) {
       if (!connected.has(toHex(tip.node)) || tip.height < chain.base) continue;
       if (tip.height > chain.tip.height) standing.ahead = true;
       else if ((await this.checkpointOnChain(tip.height, toHex(tip.hash))) === 'held') standing.held = true;

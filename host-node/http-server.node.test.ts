@@ -14,7 +14,7 @@ const TOKEN = 'test-token';
 
 async function start(options: { maxBodyBytes?: number } = {}): Promise<{ node: FakeNode; server: HttpServer }> {
   const node = new FakeNode();
-  const server = await serveFetch(createNodeApi({ service: node, token: TOKEN, ...options }), '127.0.0.1', 0);
+  const server = await serveFetch(createNodeApi({ services: node.services, token: TOKEN, ...options }), '127.0.0.1', 0);
   return { node, server };
 }
 

@@ -12,7 +12,8 @@ import { fromHex } from '../core/encoding/hex.ts';
 import { systemRandom } from '../core/crypto/random.ts';
 import { devnet, MAINNET, type ChainParams } from '../core/ledger/params.ts';
 import { MeshNode } from '../core/node/node.ts';
-import { PING_INTERVAL_MS } from '../core/node/peer-pings.ts';
+import { fullNodeServices, type FullNodeServices } from '../core/node/services.ts';
+import { PING_INTERVAL_MS } from '../core/netgraph/peer-pings.ts';
 import { systemClock } from '../core/time/clock.ts';
 import { probeCapacity } from './capacity.ts';
 import { DockerExecutor } from './docker-executor.ts';
@@ -146,9 +147,9 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
 }
 
 /** The start-up line about hosting: what it runs, or why it runs nothing. */
-function hosting(config: NodeConfig, node: MeshNode): string {
+function hosting(config: NodeConfig, node: MeshNode<FullNodeServices>): string {
   const { allowImages, cpuCores, memMb } = config.hostPolicy;
-  const engine = node.jobs.engine.ready ? 'engine ready' : 'no container engine answers (DOCKER_HOST or /var/run/docker.sock)';
+  const engine = node.services.jobs.engine.ready ? 'engine ready' : 'no container engine answers (DOCKER_HOST or /var/run/docker.sock)';
   const roots = config.capabilityRoots.length === 0 ? '' : `; tokens rooted at ${config.capabilityRoots.length} more key${config.capabilityRoots.length === 1 ? '' : 's'}`;
   if (allowImages.length === 0) return `hosts directed jobs only (no --allow-image)${roots}`;
   return `hosts ${allowImages.join(', ')} on ${cpuCores} cores, ${memMb} MiB; ${engine}${roots}`;
@@ -188,32 +189,34 @@ async function runNode(config: NodeConfig): Promise<number> {
       startP2PNetwork({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, announce: config.announce, log, ...(tls === undefined ? {} : { wsTls: tls }) }),
     );
     closers.push(() => network.stop());
-    const node = new MeshNode({
+    const node = await MeshNode.create({
       chain,
       network,
       key: data.identity,
-      mine: config.mine,
-      capacity: () => ({ ...probeCapacity(), runningJobs: 0 }),
-      jobs: {
-        store: jobStore,
-        // Always: directed placement by admins and token holders runs jobs without an allow-list.
-        executor: new DockerExecutor(),
-        policy: config.hostPolicy,
-        queueMs: config.jobQueueMs,
-        heartbeatMs: config.heartbeatMs,
-        capabilityRoots: config.capabilityRoots.map((hex) => fromHex(hex, 32)),
-      },
-      channels: { store: channelStore },
-      tunnel: { sockets: nodeTunnelSockets },
-      pings: { intervalMs: config.pingIntervalMs },
       clock: systemClock,
       random: systemRandom,
       log,
+      services: fullNodeServices({
+        mine: config.mine,
+        capacity: () => ({ ...probeCapacity(), runningJobs: 0 }),
+        jobs: {
+          store: jobStore,
+          // Always: directed placement by admins and token holders runs jobs without an allow-list.
+          executor: new DockerExecutor(),
+          policy: config.hostPolicy,
+          queueMs: config.jobQueueMs,
+          heartbeatMs: config.heartbeatMs,
+          capabilityRoots: config.capabilityRoots.map((hex) => fromHex(hex, 32)),
+        },
+        channels: { store: channelStore },
+        tunnel: { sockets: nodeTunnelSockets },
+        pings: { intervalMs: config.pingIntervalMs },
+      }),
     });
     await node.start();
     closers.push(() => node.stop());
     // The wallet page rides on the same port: its files and config, no state (docs/browser.md).
-    const api = withWallet(createNodeApi({ service: node, token: data.token }), {
+    const api = withWallet(createNodeApi({ services: node.services, token: data.token }), {
       chain,
       addresses: () => network.addresses(),
       peerId: network.libp2p.peerId.toString(),

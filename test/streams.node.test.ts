@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { BlockEvent } from '../core/ledger/block.ts';
 import { formatCredits } from '../core/encoding/amount.ts';
-import type { PeerView } from '../core/api/service.ts';
+import type { PeerView } from '../core/netgraph/peer-pings.ts';
 import type { SignalObject } from '../core/signal/types.ts';
 import { getJson, openStream, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
 

@@ -5,7 +5,7 @@
  */
 import { command } from '../../host-node/cli/command.ts';
 import { installNativeCrypto } from '../../host-node/native-crypto.ts';
-import { commandLine, runFlags, runOptions } from '../cli.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths, type RunOptions } from '../lib/results.ts';
 import { measureCapabilities } from './cases.ts';

@@ -33,7 +33,8 @@ import { keyOf } from '../../core/ledger/fixtures.test-util.ts';
 import { channelReceiptBytes } from '../../core/ledger/tx.ts';
 import { MemoryBus } from '../../core/net/memory.test-util.ts';
 import { MeshNode } from '../../core/node/node.ts';
-import { capacity } from '../../core/node/node.test-util.ts';
+import { capacity, type FullNode } from '../../core/node/node.test-util.ts';
+import { fullNodeServices } from '../../core/node/services.ts';
 import type { KeyValueStore } from '../../core/store/kv.ts';
 import { systemClock } from '../../core/time/clock.ts';
 import { LevelStore } from '../../host-node/leveldb-store.ts';
@@ -100,14 +101,14 @@ function nodeKeys(key: SigningKey): { privateKey: KeyObject; publicKey: KeyObjec
 /** A host node, its channels from the payer (one, then CONCURRENT more) and the batches its store wrote. */
 interface Host {
   readonly key: SigningKey;
-  readonly node: MeshNode;
+  readonly node: FullNode;
   readonly channels: Uint8Array[];
   readonly writes: () => number;
 }
 
 /** The nodes and their channels; `close` stops them and removes their stores. */
 interface Setup {
-  readonly payer: MeshNode;
+  readonly payer: FullNode;
   readonly synced: Host;
   readonly unsynced: Host;
   readonly network: string;
@@ -143,18 +144,18 @@ async function setUp(log: (line: string) => void): Promise<Setup> {
   const [payerStore, hostStore, unsyncedStore, probeStore] = stores;
   const chain = await openChain();
   const chains = [await openChain(), await openChain()];
-  const follow = async (count: number, source: MeshNode | null): Promise<void> => {
+  const follow = async (count: number, source: FullNode | null): Promise<void> => {
     for (const block of await mine(chain, P, count, source?.mempool ?? null)) for (const c of chains) await c.addBlock(block);
   };
   await follow(3, null);
   const bus = new MemoryBus();
-  const node = (key: SigningKey, own: Chain, store: KeyValueStore): MeshNode =>
-    new MeshNode({ chain: own, network: bus.join(key.publicKey), key, mine: false, capacity, clock: systemClock, channels: { store } });
-  const payer = node(P, chain, payerStore);
-  const hosts = [
+  const node = (key: SigningKey, own: Chain, store: KeyValueStore): Promise<FullNode> =>
+    MeshNode.create({ chain: own, network: bus.join(key.publicKey), key, clock: systemClock, services: fullNodeServices({ mine: false, capacity, channels: { store } }) });
+  const payer = await node(P, chain, payerStore);
+  const hosts = await Promise.all([
     { key: H, ...counting(hostStore) },
     { key: G, ...counting(unsyncedStore) },
-  ].map(({ key, store, writes }, i): Host => ({ key, node: node(key, chains[i]!, store), channels: [], writes }));
+  ].map(async ({ key, store, writes }, i): Promise<Host> => ({ key, node: await node(key, chains[i]!, store), channels: [], writes })));
   const close = async (): Promise<void> => {
     for (const n of [payer, ...hosts.map((h) => h.node)]) await n.stop();
     await Promise.all(stores.map((s) => s.close()));
@@ -167,12 +168,12 @@ async function setUp(log: (line: string) => void): Promise<Setup> {
       for (let i = 0; i <= CONCURRENT; i++) {
         // The pool takes 64 transactions of one sender: the opens go into blocks of fewer.
         if (++opened % 60 === 0) await follow(1, payer);
-        const { channel_id } = await payer.openChannel({ host: host.key.publicKey, capacity: 10n * CREDIT, expiryHeight: null });
+        const { channel_id } = await payer.services.channels.openChannel({ host: host.key.publicKey, capacity: 10n * CREDIT, expiryHeight: null });
         host.channels.push(fromHex(channel_id, 32));
       }
     }
     await follow(1, payer);
-    for (const host of hosts) for (const id of host.channels) if (host.node.getChannel(id)?.status !== 'open') throw new Error('a channel did not open on its host');
+    for (const host of hosts) for (const id of host.channels) if (host.node.services.channels.getChannel(id)?.status !== 'open') throw new Error('a channel did not open on its host');
   } catch (error) {
     await close();
     throw error;
@@ -217,7 +218,7 @@ async function hostCases(host: Host, network: string, sizes: { total: number; pe
   const sequential = await presign(network, one, host.key, sizes.total);
   const parallel = await Promise.all(many.map((id) => presign(network, id, host.key, sizes.perChannel)));
   const state = { accepted: 0, next: parallel.map(() => 0) };
-  const accept = (r: Signed): Promise<unknown> => host.node.channels.host.accept(r.channelId, { cumulative: r.cumulative, payerSig: r.signature });
+  const accept = (r: Signed): Promise<unknown> => host.node.services.channels.host.accept(r.channelId, { cumulative: r.cumulative, payerSig: r.signature });
   const contenders: Contender[] = [
     {
       name: HOST_ACCEPT + suffix,
@@ -241,7 +242,7 @@ async function hostCases(host: Host, network: string, sizes: { total: number; pe
   ];
   const check = (): void => {
     // Every receipt the host took was better than the one before: each is held.
-    const held = host.node.getChannel(one)!.cumulative;
+    const held = host.node.services.channels.getChannel(one)!.cumulative;
     if (held !== String(state.accepted)) throw new Error(`the host holds ${held}, not the last of ${state.accepted} receipts`);
   };
   return { contenders, sequential, parallel, state, check };
@@ -269,7 +270,7 @@ export async function measureChannels(options: { samples: number; opsPerSample: 
     const contenders: Contender[] = [
       { name: RAW_SIGN, versus: null, ops: opsPerSample, run: (n) => loop(n, () => P.sign(messages[at.rawSigned++ % messages.length]!)) },
       { name: 'Ed25519 sign alone (node:crypto)', versus: RAW_SIGN, ops: opsPerSample, note: "for scale: not the node's backend", run: (n) => loop(n, async () => nodeSign(null, messages[at.rawSigned++ % messages.length]!, raw.privateKey)) },
-      { name: PAYER_SIGN, versus: RAW_SIGN, ops: opsPerSample, note: 'checks, signature, the highest recorded (written every 100 ms)', run: (n) => loop(n, () => payer.channels.payer.sign(one, H.publicKey, ++at.signed)) },
+      { name: PAYER_SIGN, versus: RAW_SIGN, ops: opsPerSample, note: 'checks, signature, the highest recorded (written every 100 ms)', run: (n) => loop(n, () => payer.services.channels.payer.sign(one, H.publicKey, ++at.signed)) },
       { name: RAW_VERIFY, versus: null, ops: opsPerSample, run: (n) => loop(n, async () => { const r = nth(sequential, at.verified++); assertTrue(await verify(P.publicKey, r.message, r.signature)); }) },
       { name: 'Ed25519 verify alone (node:crypto)', versus: RAW_VERIFY, ops: opsPerSample, note: "for scale: not the node's backend", run: (n) => loop(n, async () => { const r = nth(sequential, at.nodeVerified++); assertTrue(nodeVerify(null, r.message, raw.publicKey, r.signature)); }) },
       { name: 'LevelDB: a synced write of one record alone', versus: RAW_VERIFY, ops: opsPerSample, note: 'what each stored receipt waits for, one at a time', run: (n) => loop(n, () => setup.probeStore.batch([{ type: 'put', key: Uint8Array.of(0x43, at.written++ % 256), value: record }])) },

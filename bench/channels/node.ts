@@ -7,7 +7,7 @@ import { command, option, type OptionValues } from '../../host-node/cli/command.
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
 import { installNativeCrypto } from '../../host-node/native-crypto.ts';
-import { commandLine, runFlags, runOptions } from '../cli.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { watchOthers } from '../ledger/node.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';

@@ -7,7 +7,7 @@ import { loadSharedData } from '#shared-data';
 import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { commandLine, runFlags, runOptions } from '../cli.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { type Dataset, measureCoords } from './cases.ts';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
 import { parseCommand, runCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { commandLine, runFlags, runOptions } from '../cli.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { describeMachine, REPO_ROOT } from '../lib/environment.ts';
 import { goalMark } from '../lib/goals.ts';
 import { otherProcessesMeter, processCpuMs as processCpuMsOf } from '../lib/processes.ts';

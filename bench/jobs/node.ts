@@ -12,7 +12,7 @@ import { stopAll } from '../../test/mesh-process.ts';
 import { TEST_IMAGE } from '../../test/podman.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
-import { commandLine, runFlags, runOptions } from '../cli.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import {
   bareBatch,
   jobBatch,

@@ -18,7 +18,7 @@ import { CREDIT } from '../../core/encoding/amount.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { signedMessages } from '../../core/ledger/apply.ts';
 import { blockEvent, type Block } from '../../core/ledger/block.ts';
-import { REPLAY_PAGE } from '../../core/node/block-feed.ts';
+import { REPLAY_PAGE } from '../../core/chain/block-feed.ts';
 import { findInvalidSignatures } from '../../core/ledger/validate.ts';
 import { LevelStore } from '../../host-node/leveldb-store.ts';
 import {

@@ -19,7 +19,7 @@ import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { sourceChain } from './chain.ts';
 import { applyLocally, catchUpOverNetwork, checkSignaturesAlone, replayRun, startServingNode, transferLatency, type CaseOptions, type LocalRun, type NetworkRun, type ReplayRun, type SignatureRun } from './cases.ts';
 import { MESH_REPORT, type MeshReport } from './report.ts';
-import { commandLine, runFlags, runOptions } from '../cli.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 
 const meshOptions = {
   ...runOptions,

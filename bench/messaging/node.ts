@@ -12,7 +12,7 @@ import { describeMachine, sourceState } from '../lib/environment.ts';
 import { otherProcessesShare } from '../lib/processes.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { median, percentile } from '../lib/timing.ts';
-import { commandLine, runFlags, runOptions } from '../cli.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { MAX_BATCH_MESSAGES } from '../../core/messaging/messaging.ts';
 import { latency, startPair, stopPair, throughput } from './cases.ts';
 import { MESSAGING_REPORT, throughputFigures, type MessagingReport } from './report.ts';

@@ -28,6 +28,7 @@ import { systemRandom } from '../../core/crypto/random.ts';
 import { fromHex, toHex } from '../../core/encoding/hex.ts';
 import { devnet } from '../../core/ledger/params.ts';
 import { MeshNode } from '../../core/node/node.ts';
+import { fullNodeServices } from '../../core/node/services.ts';
 import { MemoryStore } from '../../core/store/kv.ts';
 import { systemClock } from '../../core/time/clock.ts';
 import { stopSignal } from '../../host-node/cli/stop-signal.ts';
@@ -48,15 +49,14 @@ await installNativeCrypto();
 const key = SigningKey.generate();
 const chain = await Chain.open({ store: new MemoryStore(), params: devnet() });
 const network = await startP2PNetwork({ key, port: 0, listenHost: '127.0.0.1', bootstrap: values.bootstrap ?? [] });
-const node = new MeshNode({
+const node = await MeshNode.create({
   chain,
   network,
   key,
-  mine: false,
-  capacity: () => ({ cpuCores: 1, memMb: 1024, runningJobs: 0, tags: [] }),
   clock: systemClock,
   random: systemRandom,
   log: (line) => process.stderr.write(`${line}\n`),
+  services: fullNodeServices({ mine: false, capacity: () => ({ cpuCores: 1, memMb: 1024, runningJobs: 0, tags: [] }) }),
 });
 await node.start();
 
@@ -118,7 +118,7 @@ async function laneMessages(to: Uint8Array, count: number, size: number, batch: 
     while (next < count) {
       const first = next;
       next = Math.min(count, next + batch);
-      await node.messaging.sendMany(to, Array.from({ length: next - first }, () => ({ topic, payload })));
+      await node.services.messaging.messaging.sendMany(to, Array.from({ length: next - first }, () => ({ topic, payload })));
     }
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
@@ -126,7 +126,7 @@ async function laneMessages(to: Uint8Array, count: number, size: number, batch: 
 }
 
 const token = toHex(systemRandom.bytes(16));
-const api = createNodeApi({ service: node, token });
+const api = createNodeApi({ services: node.services, token });
 const json = (value: unknown): Response => new Response(JSON.stringify(value), { headers: { 'content-type': 'application/json' } });
 const server = await serveFetch(async (request) => {
   const url = new URL(request.url);

@@ -10,7 +10,7 @@
 import { execFile } from 'node:child_process';
 import { getJson, startNode, stopNode, tcpAddress, waitFor, type MeshProcess } from '../../test/mesh-process.ts';
 import type { NetgraphView } from '../../core/netgraph/netgraph.ts';
-import type { PeerView } from '../../core/api/service.ts';
+import type { PeerView } from '../../core/netgraph/peer-pings.ts';
 
 /** One socket's counters, as `ss -tinp` shows them. */
 export interface SocketBytes {

@@ -6,9 +6,9 @@
 import { command, list, option, type OptionValues } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { PING_INTERVAL_MS } from '../../core/node/peer-pings.ts';
+import { PING_INTERVAL_MS } from '../../core/netgraph/peer-pings.ts';
 import { stopAll } from '../../test/mesh-process.ts';
-import { commandLine, runFlags, runOptions } from '../cli.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { measureTraffic } from './cases.ts';

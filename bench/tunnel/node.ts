@@ -10,7 +10,7 @@ import { integer } from '../../host-node/cli/values.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { otherProcessesShare } from '../lib/processes.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
-import { commandLine, runFlags, runOptions } from '../cli.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { measureRounds, startSetup, stopSetup, type Sample } from './cases.ts';
 import { TUNNEL_REPORT, type TunnelReport } from './report.ts';
 

@@ -18,7 +18,7 @@ import { fromHex, toHex } from '../../core/encoding/hex.ts';
 import { readAll } from '../../core/net/duplex.ts';
 import { streamProtocolId, type PeerStream } from '../../core/net/network.ts';
 import { parseLoopbackAddress } from '../../core/tunnel/address.ts';
-import { TunnelService } from '../../core/tunnel/service.ts';
+import { TunnelService } from '../../core/tunnel/tunnels.ts';
 import { startP2PNetwork } from '../../host-node/p2p.ts';
 import { nodeTunnelSockets } from '../../host-node/tunnel-sockets.ts';
 import { processCpuMs } from '../lib/processes.ts';

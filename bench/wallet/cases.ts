@@ -18,6 +18,7 @@ import { fromHex, toHex } from '../../core/encoding/hex.ts';
 import type { ChainParams } from '../../core/ledger/params.ts';
 import { openLightChain } from '../../core/node/light-start.ts';
 import { MeshNode } from '../../core/node/node.ts';
+import { lightNodeServices } from '../../core/node/services.ts';
 import { MemoryStore } from '../../core/store/kv.ts';
 import { startP2PNetwork } from '../../host-node/p2p.ts';
 import { WALLET_BUILD, walletBundle } from '../../host-node/wallet-site.ts';
@@ -82,7 +83,7 @@ export async function nodeLightStart(host: MeshProcess, params: ChainParams, key
   const network = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [tcpAddress(host)] });
   try {
     const chain = await openLightChain({ network, store: new MemoryStore(), params, checkpoint: fromHex(config.checkpoint.hash, 32) });
-    const node = new MeshNode({ chain, network, key: SigningKey.generate(), mine: false });
+    const node = await MeshNode.create({ chain, network, key: SigningKey.generate(), services: lightNodeServices() });
     await node.start();
     try {
       while (toHex(chain.tip.hash) !== tipHash) await new Promise((resolve) => setTimeout(resolve, 2));

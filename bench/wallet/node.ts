@@ -11,7 +11,7 @@ import { launchChromium } from '../../test/browser-page.ts';
 import { getJson, stopAll, stopNode } from '../../test/mesh-process.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport } from '../lib/results.ts';
-import { commandLine, runFlags, runOptions } from '../cli.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { benchKey, sourceChain } from '../mesh/chain.ts';
 import { startServingNode } from '../mesh/cases.ts';
 import { bundleSizes, coldPage, nodeLightStart, type StartRun } from './cases.ts';

@@ -13,7 +13,7 @@ export const BASE = 'http://127.0.0.1:8844';
 export function setup(options: Partial<NodeApiOptions> = {}): { node: FakeNode; api: (request: Request) => Promise<Response>; errors: unknown[] } {
   const node = new FakeNode();
   const errors: unknown[] = [];
-  const api = createNodeApi({ service: node, token: TOKEN, onError: (e) => errors.push(e), ...options });
+  const api = createNodeApi({ services: node.services, token: TOKEN, onError: (e) => errors.push(e), ...options });
   return { node, api, errors };
 }
 

@@ -6,7 +6,7 @@
  */
 import type { ChannelView, CloseAnswer, ExpireAnswer, OpenRequest, Receipt, ReceiptAnswer } from '../channels/types.ts';
 import { toHex } from '../encoding/hex.ts';
-import type { ChannelsService } from './routes/channels.ts';
+import type { ChannelsService } from '../channels/service.ts';
 
 export const CHANNEL_ID = 'c4'.repeat(32);
 export const CHANNEL_HOST = 'b2'.repeat(32);

@@ -6,10 +6,12 @@
  */
 import { InboxEvent, type InboxEntry, type InboxSnapshot } from '../messaging/inbox.ts';
 import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
-import type { NameRecord, Recipient } from '../names/names.ts';
+import type { Recipient } from '../names/names.ts';
+import type { NameRecord } from '../names/service.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { Unsubscribe } from '../web/sse.ts';
-import type { MessagingService, NamesService } from './service.ts';
+import type { MessagingService } from '../messaging/service.ts';
+import type { NamesService } from '../names/service.ts';
 
 export const PEER = 'c3'.repeat(32);
 export const PUBLISH_ID = 'f0'.repeat(32);

@@ -13,16 +13,22 @@ import type { AtlasEntry, SignalObject } from '../signal/types.ts';
 import { checkMeasurement, type ProfileJson, type ProfileMeasurement } from '../netgraph/profile.ts';
 import type { FabricStats } from '../netgraph/fabric.ts';
 import type { KeptSignal, SignalFilter } from '../signal/book.ts';
-import type { PeerView } from './routes/peers.ts';
+import type { PeerView } from '../netgraph/peer-pings.ts';
 import type { NetgraphView, RttAnswer } from '../netgraph/netgraph.ts';
 import { FakeChannels } from './fake-channels.test-util.ts';
 import { formatAddress } from '../tunnel/address.ts';
 import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
 import type { InboxEvent, InboxSnapshot } from '../messaging/inbox.ts';
 import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
-import type { NameRecord, Recipient } from '../names/names.ts';
+import type { Recipient } from '../names/names.ts';
+import type { NameRecord } from '../names/service.ts';
 import { FakeMessaging } from './fake-messaging.test-util.ts';
-import type { JobsService, NodeService, NodeStatus, SignalRequest, TxFeedItem, Unsubscribe } from './service.ts';
+import type { JobsService } from '../jobs/service.ts';
+import type { NodeStatus } from '../node/ledger-service.ts';
+import type { SignalRequest } from '../signal/service.ts';
+import type { TxFeedItem } from '../chain/tx-feed.ts';
+import type { Unsubscribe } from '../web/sse.ts';
+import type { ApiServices } from './service.ts';
 
 export const SELF = '1a'.repeat(32);
 export const BOB = 'b2'.repeat(32);
@@ -195,9 +201,15 @@ export class FakeJobs extends FakeChannels implements JobsService {
   }
 }
 
-/** An in-memory NodeService that records what the API asked of it. */
-export class FakeNode extends FakeJobs implements NodeService {
+/** Every service the API mounts, in memory, recording what the API asked of it. */
+export class FakeNode extends FakeJobs {
   readonly nodeId = SELF;
+
+  /** This fake as each service the API mounts. */
+  get services(): Required<ApiServices> {
+    return { ledger: this, pings: this, netgraph: this, signals: this, jobs: this, capabilities: this, channels: this, tunnels: this, messaging: this, names: this, profiles: this };
+  }
+
   transfers: { to: string; amount: bigint }[] = [];
   signalsSent: SignalRequest[] = [];
   historyAsked: string[] = [];
@@ -310,10 +322,10 @@ export class FakeNode extends FakeJobs implements NodeService {
   peers(): PeerView[] {
     return PEERS;
   }
-  netgraphView(): NetgraphView {
+  view(): NetgraphView {
     return NETGRAPH;
   }
-  netgraphRtt(to: Uint8Array): RttAnswer | undefined {
+  rtt(to: Uint8Array): RttAnswer | undefined {
     return [RTT_TO_BOB, RTT_TO_FAR].find((answer) => answer.to === toHex(to));
   }
   signals(filter?: SignalFilter): SignalObject[] {

@@ -12,7 +12,7 @@ import { constantTimeEqual, isLoopbackOrigin } from './access.ts';
 import { ATLAS, BLOCK, BOB, FakeNode, FAR, NETGRAPH, PEERS, RTT_TO_BOB, RTT_TO_FAR, SELF, SIGNAL, SIGNAL_ID, STATUS, TX_ID } from './fake-node.test-util.ts';
 import { AUTH, BAD_IDS, BASE, JSON_POST, ok, post, problem, readUntil, request, setup, TOKEN } from './api.test-util.ts';
 import { createNodeApi } from './handler.ts';
-import type { TxStreamEvent } from './service.ts';
+import type { TxStreamEvent } from '../chain/tx-feed.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Reads
@@ -655,7 +655,7 @@ test('api: SSE routes take only their query parameters', async () => {
 
 test('api: createNodeApi refuses an empty token and bad limits', () => {
   const node = new FakeNode();
-  assert.throws(() => createNodeApi({ service: node, token: '' }), RangeError);
-  assert.throws(() => createNodeApi({ service: node, token: TOKEN, keepAliveMs: 0 }), RangeError);
-  assert.throws(() => createNodeApi({ service: node, token: TOKEN, maxBodyBytes: -1 }), RangeError);
+  assert.throws(() => createNodeApi({ services: node.services, token: '' }), RangeError);
+  assert.throws(() => createNodeApi({ services: node.services, token: TOKEN, keepAliveMs: 0 }), RangeError);
+  assert.throws(() => createNodeApi({ services: node.services, token: TOKEN, maxBodyBytes: -1 }), RangeError);
 });

@@ -1,11 +1,12 @@
 /**
  * The node's HTTP API (node-api.md §4–§8, docs/node-api.md) as one fetch-style handler: a
  * `Request` in, a `Response` out, on any runtime. Hosts serve it (host-node/http-server.ts);
- * tests call it in-process with a fake NodeService.
+ * tests call it in-process with fake services.
  *
- * The routes come from one module per feature (core/api/routes/), each over its own narrow part
- * of the NodeService; this file composes them under the policy they share, on the route table of
- * core/web/router.ts. A new feature is one module there and one line in FEATURES.
+ * The routes come from one module per feature (core/api/routes/), each over the service interface
+ * its feature owns; this file mounts those of the services it is given (ApiServices) under the
+ * policy they share, on the route table of core/web/router.ts. A new feature is one module there
+ * and one line in MOUNTS.
  *
  * Order of checks: the request must be addressed to an IP address or localhost (403, against DNS
  * rebinding); a request that may change state (any method but GET, HEAD and OPTIONS) must come
@@ -15,7 +16,7 @@
  * and SSE answers carry CORS headers for loopback origins only.
  *
  * @example
- * const api = createNodeApi({ service: node, token: await readApiToken() });
+ * const api = createNodeApi({ services: node.services, token: await readApiToken() });
  * const response = await api(new Request('http://127.0.0.1:8844/status'));
  */
 import { bytesResponse } from '../web/bytes-response.ts';
@@ -39,13 +40,36 @@ import { netgraphRoutes } from './routes/netgraph.ts';
 import { peerRoutes } from './routes/peers.ts';
 import { signalRoutes } from './routes/signals.ts';
 import { tunnelRoutes } from './routes/tunnel.ts';
-import type { NodeService } from './service.ts';
+import type { ApiServices } from './service.ts';
+
+/** A feature's routes and the service they are mounted over. */
+interface Mount<K extends keyof ApiServices> {
+  readonly service: K;
+  readonly routes: Feature<NonNullable<ApiServices[K]>>;
+}
+
+const mount = <K extends keyof ApiServices>(service: K, routes: Feature<NonNullable<ApiServices[K]>>): Mount<K> => ({ service, routes });
 
 /** Every feature of the API, in the order their routes are matched. */
-const FEATURES: readonly Feature<NodeService>[] = [nodeRoutes, peerRoutes, netgraphRoutes, chainRoutes, signalRoutes, jobRoutes, placementRoutes, capabilityRoutes, channelRoutes, tunnelRoutes, messagingRoutes, nameRoutes, fabricRoutes];
+const MOUNTS: readonly Mount<keyof ApiServices>[] = [
+  mount('ledger', nodeRoutes),
+  mount('pings', peerRoutes),
+  mount('netgraph', netgraphRoutes),
+  mount('ledger', chainRoutes),
+  mount('signals', signalRoutes),
+  mount('jobs', jobRoutes),
+  mount('jobs', placementRoutes),
+  mount('capabilities', capabilityRoutes),
+  mount('channels', channelRoutes),
+  mount('tunnels', tunnelRoutes),
+  mount('messaging', messagingRoutes),
+  mount('names', nameRoutes),
+  mount('profiles', fabricRoutes),
+] as Mount<keyof ApiServices>[];
 
 export interface NodeApiOptions {
-  readonly service: NodeService;
+  /** The services whose routes the API serves; a feature not given answers 404. */
+  readonly services: ApiServices;
   /** The API token (the content of `api.token`); non-empty. */
   readonly token: string;
   /** Idle time before an SSE keep-alive comment. Default SSE_KEEP_ALIVE_MS (node-api.md §8). */
@@ -122,7 +146,10 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
   };
 
   return createService({
-    routes: FEATURES.flatMap((feature) => feature(options.service, tools)),
+    routes: MOUNTS.flatMap(({ service, routes }) => {
+      const given = options.services[service];
+      return given === undefined ? [] : (routes as Feature<typeof given>)(given, tools);
+    }),
     cors: LOOPBACK_READS,
     guard(request, url) {
       requireLocalHostName(url);

@@ -18,7 +18,7 @@ import type { DeployRequest, KillRequest } from '../placement/caller.ts';
 import { isName, NAME_RULE, type Recipient } from '../names/names.ts';
 import { MAX_CAPABILITIES, MAX_CAPABILITY_NAME_BYTES, MAX_PAYLOAD_BYTES } from '../signal/signal.ts';
 import { ApiProblem } from './problem.ts';
-import type { SignalRequest } from './routes/signals.ts';
+import type { SignalRequest } from '../signal/service.ts';
 import type { SignalFilter } from '../signal/book.ts';
 
 const HEX_ID = /^[0-9a-f]{64}$/;

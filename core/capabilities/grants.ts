@@ -9,9 +9,10 @@ import type { Mempool } from '../chain/mempool.ts';
 import { type SignedMessage, type SigningKey, verifyBatch } from '../crypto/ed25519.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
-import type { OwnTransactions } from '../node/own-transactions.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { TxBody } from '../ledger/tx.ts';
 import { GrantError } from './errors.ts';
+import type { CapabilitiesService } from './service.ts';
 import { linkIdOf, linkSigningBytes, type Token, unsignedLinkBytes } from './token.ts';
 
 export interface GrantsOptions {
@@ -22,7 +23,7 @@ export interface GrantsOptions {
   readonly mempool: Pick<Mempool, 'queueOf'>;
 }
 
-export class Grants {
+export class Grants implements CapabilitiesService {
   readonly #options: GrantsOptions;
 
   constructor(options: GrantsOptions) {
@@ -35,7 +36,7 @@ export class Grants {
    * Resolves to the link's id and the RevokeCapability's id. Throws GrantError 'not-issuer',
    * 'link-required', 'already-revoked'.
    */
-  async revoke(token: Token, link: number | undefined): Promise<{ token_id: string; tx_id: string }> {
+  async revokeCapability(token: Token, link: number | undefined): Promise<{ token_id: string; tx_id: string }> {
     const { key, chain, own } = this.#options;
     const network = chain.params.network;
     const mine = token.map((l, index) => ({ index, link: l })).filter(({ link: l }) => bytesEqual(l.issuer, key.publicKey));
@@ -69,7 +70,7 @@ export class Grants {
    * Grants (`trusted`) or withdraws this node's admin trust in `subject`: a TrustGrant from this
    * node. Throws GrantError 'trust-self', 'trust-unchanged'.
    */
-  async trust(subject: Uint8Array, trusted: boolean): Promise<{ tx_id: string }> {
+  async setTrust(subject: Uint8Array, trusted: boolean): Promise<{ tx_id: string }> {
     const { key, chain, own } = this.#options;
     if (bytesEqual(subject, key.publicKey)) throw new GrantError('trust-self', 'a node cannot grant admin trust to itself');
     const since = chain.state.trust(key.publicKey, subject);
@@ -89,4 +90,9 @@ export class Grants {
   #pooled(): TxBody[] {
     return this.#options.mempool.queueOf(this.#options.key.publicKey).map((tx) => tx.body);
   }
+}
+
+/** Revocations and admin trust, on chain. */
+export function capabilitiesService(): (components: GrantsOptions) => Grants {
+  return (components) => new Grants(components);
 }

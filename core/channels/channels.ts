@@ -6,11 +6,14 @@
  * ChannelExpire of this node that left the pool unmined puts its channel back to open; after a
  * restart or a reorganisation, unfinished records are brought in line with the chain.
  */
-import type { ChannelsService } from '../api/routes/channels.ts';
-import type { ChainEvent } from '../chain/chain.ts';
+import type { Chain, ChainEvent } from '../chain/chain.ts';
 import { formatAmount } from '../encoding/amount.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import type { MarketParts } from '../jobs/market.ts';
+import type { Mempool } from '../chain/mempool.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import type { Network } from '../net/network.ts';
+import type { Clock } from '../time/clock.ts';
 import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
 import { ChannelBook, isFinal, type ChannelRecord } from './book.ts';
 import { foldBlock, reconcile } from './chain-facts.ts';
@@ -18,6 +21,7 @@ import { ChannelError } from './errors.ts';
 import { ChannelHost, CLOSE_MARGIN_BLOCKS } from './host.ts';
 import { applyStep, factTransition } from './machine.ts';
 import { ChannelPayer } from './payer.ts';
+import type { ChannelsService } from './service.ts';
 import type { ChannelView, CloseAnswer, ExpireAnswer, OpenRequest, Receipt, ReceiptAnswer } from './types.ts';
 
 /** Where a node keeps its channels, and when its host side closes them. */
@@ -28,8 +32,16 @@ export interface ChannelsConfig {
   readonly closeMarginBlocks?: number;
 }
 
-/** The node parts the channels work with: the market's, but the atlas (a channel's host is named). */
-export type ChannelParts = Omit<MarketParts, 'atlas'>;
+/** The node parts the channels work with. */
+export interface ChannelParts {
+  readonly chain: Chain;
+  readonly mempool: Mempool;
+  readonly own: OwnTransactions;
+  readonly network: Network;
+  readonly key: SigningKey;
+  readonly clock: Clock;
+  readonly log: (line: string) => void;
+}
 
 export class ChannelDesk implements ChannelsService {
   readonly book: ChannelBook;
@@ -178,4 +190,9 @@ function viewOf(record: ChannelRecord): ChannelView {
             returned_to_payer: formatAmount(capacity - BigInt(settled.cumulative)),
           },
   };
+}
+
+/** Payment channels, as payer and as host. */
+export function channelsService(config: ChannelsConfig = {}): (components: ChannelParts) => Promise<ChannelDesk> {
+  return (components) => ChannelDesk.open(components, config);
 }

@@ -16,7 +16,7 @@ import { EXPIRY_BLOCKS } from '../ledger/params.ts';
 import { freeBalance } from '../ledger/state.ts';
 import { channelReceiptBytes, type Tx } from '../ledger/tx.ts';
 import { TOPICS } from '../net/network.ts';
-import type { OwnTransactions, OwnTxBody } from '../node/own-transactions.ts';
+import type { OwnTransactions, OwnTxBody } from '../chain/own-transactions.ts';
 import type { Timer } from '../time/clock.ts';
 import { isFinal, newChannelRecord, type ChannelBook, type ChannelRecord, type PayerChannelRecord } from './book.ts';
 import { openTxOf } from './chain-facts.ts';

@@ -6,7 +6,7 @@
 import type { Chain } from '../chain/chain.ts';
 import type { Mempool } from '../chain/mempool.ts';
 import type { Network } from '../net/network.ts';
-import type { OwnTransactions } from '../node/own-transactions.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { Clock } from '../time/clock.ts';
 import type { JobBook } from './book.ts';
 import type { Executor } from './executor.ts';

@@ -8,7 +8,7 @@ import { fromHex, toHex } from '../encoding/hex.ts';
 import { burnOf } from '../ledger/params.ts';
 import { settlementBytes } from '../ledger/tx.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
-import type { MeshNode } from '../node/node.ts';
+import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
 import { MemoryStore } from '../store/kv.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
@@ -36,8 +36,8 @@ function request(overrides: Partial<JobRequest> = {}): JobRequest {
 interface Mesh {
   readonly clock: ManualClock;
   readonly bus: MemoryBus;
-  readonly payer: MeshNode;
-  readonly hosts: MeshNode[];
+  readonly payer: FullNode;
+  readonly hosts: FullNode[];
   readonly stop: () => Promise<void>;
 }
 
@@ -46,11 +46,11 @@ async function mesh(clock: ManualClock, hostConfigs: { key: SigningKey; jobs: Jo
   const bus = new MemoryBus();
   const chain = await openChain();
   await mine(chain, P, 3);
-  const hosts: MeshNode[] = [];
+  const hosts: FullNode[] = [];
   const log = (globalThis as { process?: { env: Record<string, string> } }).process?.env['JOBS_LOG'] ? (line: string) => console.log(line) : undefined;
   for (const { key: k, jobs } of hostConfigs) hosts.push(await startNode(bus, await copyChain(chain), k, clock, { jobs, capacityIntervalMs: 5_000, ...(log && { log }) }));
   const payer = await startNode(bus, chain, P, clock, { mine: true, jobs: { queueMs: 60_000, ...payerJobs }, capacityIntervalMs: 5_000, ...(log && { log }) });
-  await clock.until('the payer sees every host in its atlas', () => hostConfigs.every((h) => payer.atlas().some((e) => e.node_id === toHex(h.key.publicKey))), 20_000);
+  await clock.until('the payer sees every host in its atlas', () => hostConfigs.every((h) => payer.services.signals.atlas().some((e) => e.node_id === toHex(h.key.publicKey))), 20_000);
   return {
     clock,
     bus,
@@ -70,21 +70,21 @@ test('jobs: a settle-billed job runs on the one host that takes it, and the co-s
     const { payer } = m;
     const host = m.hosts[0]!;
     const before = payer.chain.state.supply().burned;
-    const { job_id } = await payer.bidJob(request());
+    const { job_id } = await payer.services.jobs.bidJob(request());
     const id = fromHex(job_id, 32);
-    assert.equal(payer.getJob(id)!.status, 'pending');
+    assert.equal(payer.services.jobs.getJob(id)!.status, 'pending');
     await clock.until('the host runs it', () => executor.running.length === 1, 30_000);
     const container = executor.running[0]!;
     assert.equal(container.labels['mesh.job'], job_id);
-    await clock.until('the payer hears it runs', () => payer.getJob(id)!.status === 'running', 10_000);
-    assert.equal(payer.getJob(id)!.host, toHex(H.publicKey));
+    await clock.until('the payer hears it runs', () => payer.services.jobs.getJob(id)!.status === 'running', 10_000);
+    assert.equal(payer.services.jobs.getJob(id)!.host, toHex(H.publicKey));
     executor.print(container.id, 'stdout', 'hello');
     executor.print(container.id, 'stderr', 'warning');
     await clock.advance(30_000);
     executor.exit(container.id, 0);
-    await clock.until('settled on the payer', () => payer.getJob(id)!.status === 'settled', 30_000);
-    await clock.until('settled on the host', () => host.getJob(id)?.status === 'settled', 30_000);
-    const view = payer.getJob(id)!;
+    await clock.until('settled on the payer', () => payer.services.jobs.getJob(id)!.status === 'settled', 30_000);
+    await clock.until('settled on the host', () => host.services.jobs.getJob(id)?.status === 'settled', 30_000);
+    const view = payer.services.jobs.getJob(id)!;
     assert.equal(view.exit_code, 0);
     const cost = BigInt(view.cost!);
     assert.isTrue(cost > 0n && cost <= 10n * CREDIT, `cost ${cost}`);
@@ -117,16 +117,16 @@ test('jobs: while no host fits, the job waits and lists every reason of every ho
     { key: G, jobs: { executor: down, policy: { allowImages: ['docker.io/library/'], cpuCores: 8, memMb: 8192 } } },
   ]);
   try {
-    const { job_id } = await m.payer.bidJob(request({ cpuCores: 4 }));
+    const { job_id } = await m.payer.services.jobs.bidJob(request({ cpuCores: 4 }));
     const id = fromHex(job_id, 32);
-    await clock.until('both hosts answered', () => m.payer.getJob(id)!.refusals.length === 2, 30_000);
-    const view = m.payer.getJob(id)!;
+    await clock.until('both hosts answered', () => m.payer.services.jobs.getJob(id)!.refusals.length === 2, 30_000);
+    const view = m.payer.services.jobs.getJob(id)!;
     assert.equal(view.status, 'pending');
     const reasons = Object.fromEntries(view.refusals.map((r) => [r.host, r.reason]));
     assert.equal(reasons[toHex(H.publicKey)], 'needs 4 cores, 2 free');
     assert.equal(reasons[toHex(G.publicKey)], 'no container runtime; image not allowed: localhost/busybox:test');
-    await clock.until('the queue time is up', () => m.payer.getJob(id)!.status.startsWith('failed'), 120_000);
-    assert.match(m.payer.getJob(id)!.status, /^failed: no host took the job within 60 s \(2 hosts asked\)$/);
+    await clock.until('the queue time is up', () => m.payer.services.jobs.getJob(id)!.status.startsWith('failed'), 120_000);
+    assert.match(m.payer.services.jobs.getJob(id)!.status, /^failed: no host took the job within 60 s \(2 hosts asked\)$/);
     assert.lengthOf(small.containers, 0);
   } finally {
     await m.stop();
@@ -141,19 +141,19 @@ test('jobs: a heartbeat-billed job is reserved on its host first, billed every i
     const { payer } = m;
     const host = m.hosts[0]!;
     // 59 s is one interval: the one heartbeat takes the whole bid, and the cell cannot cover a second.
-    const { job_id } = await payer.bidJob(request({ billing: 'heartbeat', durationSecs: 59, bid: 6n * CREDIT }));
+    const { job_id } = await payer.services.jobs.bidJob(request({ billing: 'heartbeat', durationSecs: 59, bid: 6n * CREDIT }));
     const id = fromHex(job_id, 32);
-    assert.equal(payer.getJob(id)!.host, toHex(H.publicKey), 'the bid names the host that reserved');
+    assert.equal(payer.services.jobs.getJob(id)!.host, toHex(H.publicKey), 'the bid names the host that reserved');
     await clock.until('it runs', () => executor.running.length === 1, 30_000);
-    await clock.until('the heartbeat is mined', () => payer.getJob(id)!.heartbeats!.count === 1, 40_000);
-    assert.equal(payer.getJob(id)!.heartbeats!.paid, String(6n * CREDIT));
-    await clock.until('the host stops it', () => host.getJob(id)!.status.startsWith('failed'), 10_000);
-    assert.equal(host.getJob(id)!.status, 'failed: the cell cannot cover the next heartbeat');
-    assert.isAtMost(clock.now() - host.getJob(id)!.started_at! * 1000, 45_000, 'stopped well before its duration');
+    await clock.until('the heartbeat is mined', () => payer.services.jobs.getJob(id)!.heartbeats!.count === 1, 40_000);
+    assert.equal(payer.services.jobs.getJob(id)!.heartbeats!.paid, String(6n * CREDIT));
+    await clock.until('the host stops it', () => host.services.jobs.getJob(id)!.status.startsWith('failed'), 10_000);
+    assert.equal(host.services.jobs.getJob(id)!.status, 'failed: the cell cannot cover the next heartbeat');
+    assert.isAtMost(clock.now() - host.services.jobs.getJob(id)!.started_at! * 1000, 45_000, 'stopped well before its duration');
     const state = host.chain.state;
     assert.equal(state.account(H.publicKey).balance, 6n * CREDIT - burnOf(6n * CREDIT));
     assert.equal(state.account(P.publicKey).locked_bids, 0n);
-    await clock.until('the payer sees it paid', () => payer.getJob(id)!.cost === String(6n * CREDIT), 30_000);
+    await clock.until('the payer sees it paid', () => payer.services.jobs.getJob(id)!.cost === String(6n * CREDIT), 30_000);
   } finally {
     await m.stop();
   }
@@ -163,9 +163,9 @@ test('jobs: a heartbeat-billed bid with no host that fits is refused with every 
   const clock = new ManualClock();
   const m = await mesh(clock, [{ key: H, jobs: { executor: new FakeExecutor(clock), policy: POLICY } }]);
   try {
-    await rejectsAsync(() => m.payer.bidJob(request({ billing: 'heartbeat', memMb: 4096 })), JobError, 'no-host', /needs 4096 MiB, 2048 MiB free/);
+    await rejectsAsync(() => m.payer.services.jobs.bidJob(request({ billing: 'heartbeat', memMb: 4096 })), JobError, 'no-host', /needs 4096 MiB, 2048 MiB free/);
     assert.equal(m.payer.chain.state.account(P.publicKey).locked_bids, 0n);
-    assert.lengthOf(m.payer.listJobs(), 0);
+    assert.lengthOf(m.payer.services.jobs.listJobs(), 0);
   } finally {
     await m.stop();
   }
@@ -177,20 +177,20 @@ test('jobs: the memory limit, the duration and a stop each end the job with a fa
   const m = await mesh(clock, [{ key: H, jobs: { executor, policy: { ...POLICY, cpuCores: 4 } } }]);
   try {
     const { payer } = m;
-    const oom = fromHex((await payer.bidJob(request({ memMb: 16 }))).job_id, 32);
-    const late = fromHex((await payer.bidJob(request({ durationSecs: 20 }))).job_id, 32);
-    const stopped = fromHex((await payer.bidJob(request())).job_id, 32);
+    const oom = fromHex((await payer.services.jobs.bidJob(request({ memMb: 16 }))).job_id, 32);
+    const late = fromHex((await payer.services.jobs.bidJob(request({ durationSecs: 20 }))).job_id, 32);
+    const stopped = fromHex((await payer.services.jobs.bidJob(request())).job_id, 32);
     await clock.until('all three run', () => executor.running.length === 3, 30_000);
     const containerOf = (id: Uint8Array): string => executor.running.find((c) => c.labels['mesh.job'] === toHex(id))!.id;
     executor.exit(containerOf(oom), 137, true);
-    assert.isTrue(await payer.stopJob(toHex(stopped)));
-    await clock.until('the duration passes', () => payer.getJob(late)!.status.startsWith('failed'), 30_000);
-    await clock.until('all are settled', () => [oom, late, stopped].every((id) => payer.getJob(id)!.cost !== null), 30_000);
-    assert.equal(payer.getJob(oom)!.status, 'failed: memory limit of 16 MiB hit (exit 137)');
-    assert.equal(payer.getJob(late)!.status, 'failed: killed at its duration of 20 s');
-    assert.equal(payer.getJob(late)!.cost, String(10n * CREDIT), 'a job killed at its duration pays the whole bid');
-    assert.equal(payer.getJob(stopped)!.status, 'failed: stopped by the payer');
-    assert.isFalse(await payer.stopJob('f'.repeat(64)));
+    assert.isTrue(await payer.services.jobs.stopJob(toHex(stopped)));
+    await clock.until('the duration passes', () => payer.services.jobs.getJob(late)!.status.startsWith('failed'), 30_000);
+    await clock.until('all are settled', () => [oom, late, stopped].every((id) => payer.services.jobs.getJob(id)!.cost !== null), 30_000);
+    assert.equal(payer.services.jobs.getJob(oom)!.status, 'failed: memory limit of 16 MiB hit (exit 137)');
+    assert.equal(payer.services.jobs.getJob(late)!.status, 'failed: killed at its duration of 20 s');
+    assert.equal(payer.services.jobs.getJob(late)!.cost, String(10n * CREDIT), 'a job killed at its duration pays the whole bid');
+    assert.equal(payer.services.jobs.getJob(stopped)!.status, 'failed: stopped by the payer');
+    assert.isFalse(await payer.services.jobs.stopJob('f'.repeat(64)));
   } finally {
     await m.stop();
   }
@@ -203,8 +203,8 @@ test('jobs: a host restarted while its job runs takes it up again and settles it
   const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY, store } }]);
   try {
     const { payer } = m;
-    const id = fromHex((await payer.bidJob(request())).job_id, 32);
-    await clock.until('it runs', () => payer.getJob(id)!.status === 'running', 30_000);
+    const id = fromHex((await payer.services.jobs.bidJob(request())).job_id, 32);
+    await clock.until('it runs', () => payer.services.jobs.getJob(id)!.status === 'running', 30_000);
     // An orphan: a container of this host that no job knows.
     await executor.run({ name: 'stray', image: 'x', cmd: null, env: [], cpuCores: 1, memMb: 4, gpus: 0, labels: { 'mesh.job': 'a'.repeat(64), 'mesh.node': toHex(H.publicKey), 'mesh.network': payer.chain.params.network } });
     const host = m.hosts[0]!;
@@ -213,9 +213,9 @@ test('jobs: a host restarted while its job runs takes it up again and settles it
     m.hosts[0] = restarted;
     assert.lengthOf(executor.running, 1, 'the orphan is removed, the job goes on');
     executor.exit(executor.running[0]!.id, 0);
-    await clock.until('settled', () => payer.getJob(id)!.status === 'settled' && restarted.getJob(id)!.status === 'settled', 30_000);
+    await clock.until('settled', () => payer.services.jobs.getJob(id)!.status === 'settled' && restarted.services.jobs.getJob(id)!.status === 'settled', 30_000);
     const settles = restarted.chain.state.account(H.publicKey).balance;
-    const cost = BigInt(payer.getJob(id)!.cost!);
+    const cost = BigInt(payer.services.jobs.getJob(id)!.cost!);
     assert.equal(settles, cost - burnOf(cost), 'paid once');
   } finally {
     await m.stop();
@@ -228,18 +228,18 @@ test('jobs: the manual settlement checks the job, the signature and the cost', a
   const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
   try {
     const host = m.hosts[0]!;
-    const id = fromHex((await m.payer.bidJob(request())).job_id, 32);
+    const id = fromHex((await m.payer.services.jobs.bidJob(request())).job_id, 32);
     await clock.until('it runs', () => executor.running.length === 1, 30_000);
     const network = m.payer.chain.params.network;
     const sign = (cost: bigint, signer = P): Promise<Uint8Array> => signer.sign(settlementBytes(network, id, H.publicKey, cost));
-    await rejectsAsync(async () => host.settleJob(fromHex('ab'.repeat(32), 32), 1n, await sign(1n)), JobError, 'unknown-job');
-    await rejectsAsync(async () => host.settleJob(id, 1n, await sign(1n, G)), JobError, 'bad-signature');
-    await rejectsAsync(async () => host.settleJob(id, 1n, await sign(2n)), JobError, 'bad-signature');
-    await rejectsAsync(async () => host.settleJob(id, 11n * CREDIT, await sign(11n * CREDIT)), JobError, 'cost-exceeds-bid');
-    await rejectsAsync(async () => host.settleJob(id, 1n, await sign(1n)), JobError, 'wrong-state');
-    await rejectsAsync(async () => m.payer.settleJob(id, 1n, await sign(1n)), JobError, 'wrong-role');
+    await rejectsAsync(async () => host.services.jobs.settleJob(fromHex('ab'.repeat(32), 32), 1n, await sign(1n)), JobError, 'unknown-job');
+    await rejectsAsync(async () => host.services.jobs.settleJob(id, 1n, await sign(1n, G)), JobError, 'bad-signature');
+    await rejectsAsync(async () => host.services.jobs.settleJob(id, 1n, await sign(2n)), JobError, 'bad-signature');
+    await rejectsAsync(async () => host.services.jobs.settleJob(id, 11n * CREDIT, await sign(11n * CREDIT)), JobError, 'cost-exceeds-bid');
+    await rejectsAsync(async () => host.services.jobs.settleJob(id, 1n, await sign(1n)), JobError, 'wrong-state');
+    await rejectsAsync(async () => m.payer.services.jobs.settleJob(id, 1n, await sign(1n)), JobError, 'wrong-role');
     await clock.until('the bid is mined', () => m.payer.chain.state.job(id) !== undefined, 10_000);
-    await rejectsAsync(() => m.payer.expireJob(id), JobError, 'wrong-state', /runs on its host: stop it first/);
+    await rejectsAsync(() => m.payer.services.jobs.expireJob(id), JobError, 'wrong-state', /runs on its host: stop it first/);
   } finally {
     await m.stop();
   }
@@ -255,9 +255,9 @@ test('jobs: a launch failure on one host sends the job to the next', async () =>
     { key: G, jobs: { executor: good, policy: POLICY } },
   ]);
   try {
-    const id = fromHex((await m.payer.bidJob(request())).job_id, 32);
+    const id = fromHex((await m.payer.services.jobs.bidJob(request())).job_id, 32);
     await clock.until('the second host runs it', () => good.running.length === 1, 60_000);
-    const view = m.payer.getJob(id)!;
+    const view = m.payer.services.jobs.getJob(id)!;
     assert.equal(view.host, toHex(G.publicKey));
     assert.lengthOf(broken.containers, 0);
     assert.include(view.refusals.find((r) => r.host === toHex(H.publicKey))?.reason ?? '', 'cannot be pulled');
@@ -276,13 +276,13 @@ test('jobs: the atlas shows docker only while the engine answers, gpu only when 
   // Self-tags are advertised only while a node mines.
   const host = await startNode(bus, hostChain, H, clock, { mine: true, jobs: { executor, policy: POLICY }, capacityIntervalMs: 5_000 });
   const payer = await startNode(bus, chain, P, clock, { mine: true, capacityIntervalMs: 5_000 });
-  const entry = (): { tags: string[]; running_jobs: number } | undefined => payer.atlas().find((e) => e.node_id === toHex(H.publicKey));
+  const entry = (): { tags: string[]; running_jobs: number } | undefined => payer.services.signals.atlas().find((e) => e.node_id === toHex(H.publicKey));
   try {
     await clock.until('docker is advertised', () => entry()?.tags.includes('docker') === true, 20_000);
     assert.notInclude(entry()!.tags, 'gpu');
     executor.gpus = 1;
     await clock.until('gpu is advertised', () => entry()?.tags.includes('gpu') === true, 20_000);
-    await payer.bidJob(request());
+    await payer.services.jobs.bidJob(request());
     await clock.until('one job runs', () => entry()?.running_jobs === 1, 30_000);
     executor.ready = false;
     await clock.until('docker is withdrawn', () => entry()?.tags.includes('docker') === false, 20_000);
@@ -301,17 +301,17 @@ test('jobs: the payer expires an unsettled bid once 1,440 blocks have passed, an
   // Blocks are made here, not by the node, so the test can pass 1,440 of them at once.
   const payer = await startNode(bus, chain, P, clock, { jobs: { queueMs: 10_000 } });
   try {
-    const id = fromHex((await payer.bidJob(request())).job_id, 32);
+    const id = fromHex((await payer.services.jobs.bidJob(request())).job_id, 32);
     await mine(chain, P, 1, payer.mempool);
     assert.equal(chain.state.account(P.publicKey).locked_bids, 10n * CREDIT);
-    await clock.until('no host takes it', () => payer.getJob(id)!.status.startsWith('failed'), 30_000);
-    await rejectsAsync(() => payer.expireJob(id), JobError, 'not-expired', /from height 1444, 1439 blocks from now/);
+    await clock.until('no host takes it', () => payer.services.jobs.getJob(id)!.status.startsWith('failed'), 30_000);
+    await rejectsAsync(() => payer.services.jobs.expireJob(id), JobError, 'not-expired', /from height 1444, 1439 blocks from now/);
     await mine(chain, P, 1_439);
-    const { tx_id } = await payer.expireJob(id);
+    const { tx_id } = await payer.services.jobs.expireJob(id);
     await mine(chain, P, 1, payer.mempool);
     assert.isDefined(await chain.txHeight(fromHex(tx_id, 32)));
     assert.equal(chain.state.account(P.publicKey).locked_bids, 0n);
-    await rejectsAsync(() => payer.expireJob(id), JobError, 'wrong-state');
+    await rejectsAsync(() => payer.services.jobs.expireJob(id), JobError, 'wrong-state');
   } finally {
     await payer.stop();
   }
@@ -335,21 +335,21 @@ test('jobs: the payer signs no more than the job can have earned, and a report t
       clock.setTimeout(() => void report(jobId, { state: 'Ended', container_id: 'x', started_ms: 0, finished_ms: 60_000, exit_code: 0, reason: null, cost: 10n * CREDIT }), 1_000);
       return encode(offerAnswerCodec, { answer: 'Taken' });
     });
-    const greedy = fromHex((await payer.bidJob(request())).job_id, 32);
+    const greedy = fromHex((await payer.services.jobs.bidJob(request())).job_id, 32);
     await clock.until('the liar reported', () => answers.length === 1, 30_000);
     assert.isTrue(answers[0]!.placed_here);
     assert.isNull(answers[0]!.payer_sig, 'a whole bid after a second is not signed');
-    assert.isNull(payer.getJob(greedy)!.cost);
+    assert.isNull(payer.services.jobs.getJob(greedy)!.cost);
     // 2. The host says it could not start the job before it answers the offer with Taken.
     rogue.serve(JOB_RPC.offer, async ({ data }) => {
       const jobId = decodeTx(decode(offerCodec, data).bid_tx!).id;
       await report(jobId, { state: 'NotStarted', reason: 'no room after all' });
       return encode(offerAnswerCodec, { answer: 'Taken' });
     });
-    const confused = fromHex((await payer.bidJob(request())).job_id, 32);
+    const confused = fromHex((await payer.services.jobs.bidJob(request())).job_id, 32);
     await clock.until('the report came first', () => answers.length === 2, 30_000);
     await clock.advance(1_000);
-    const view = payer.getJob(confused)!;
+    const view = payer.services.jobs.getJob(confused)!;
     assert.isNull(view.host, 'not placed with the host that said it could not start it');
     assert.equal(view.status, 'pending');
     assert.equal(view.refusals[0]?.reason, 'no room after all');
@@ -374,16 +374,16 @@ test('jobs: a host that took a job but never starts it loses it to the next host
     });
     // H has no engine at first, so the rogue is the one that takes the job.
     good.ready = false;
-    await m.hosts[1]!.jobs.checkEngine();
-    const id = fromHex((await m.payer.bidJob(request())).job_id, 32);
-    await clock.until('the rogue took it', () => m.payer.getJob(id)!.host === toHex(G.publicKey), 30_000);
+    await m.hosts[1]!.services.jobs.checkEngine();
+    const id = fromHex((await m.payer.services.jobs.bidJob(request())).job_id, 32);
+    await clock.until('the rogue took it', () => m.payer.services.jobs.getJob(id)!.host === toHex(G.publicKey), 30_000);
     good.ready = true;
-    await m.hosts[1]!.jobs.checkEngine();
+    await m.hosts[1]!.services.jobs.checkEngine();
     await clock.until('the honest host runs it', () => good.running.length === 1, START_WAIT_MS + 60_000);
-    await clock.until('the payer hears it runs', () => m.payer.getJob(id)!.status === 'running', 10_000);
-    assert.equal(m.payer.getJob(id)!.host, toHex(H.publicKey));
+    await clock.until('the payer hears it runs', () => m.payer.services.jobs.getJob(id)!.status === 'running', 10_000);
+    assert.equal(m.payer.services.jobs.getJob(id)!.host, toHex(H.publicKey));
     assert.equal(offers, 1);
-    assert.include(m.payer.getJob(id)!.refusals.find((r) => r.host === toHex(G.publicKey))!.reason, 'did not start it within 300 s');
+    assert.include(m.payer.services.jobs.getJob(id)!.refusals.find((r) => r.host === toHex(G.publicKey))!.reason, 'did not start it within 300 s');
   } finally {
     await m.stop();
   }
@@ -393,10 +393,10 @@ test('jobs: terms no host takes are refused at the bid: a heartbeat worth nothin
   const clock = new ManualClock();
   const m = await mesh(clock, [{ key: H, jobs: { executor: new FakeExecutor(clock), policy: POLICY } }]);
   try {
-    await rejectsAsync(() => m.payer.bidJob(request({ billing: 'heartbeat', durationSecs: 600, bid: 19n })), JobError, 'bad-terms', /pays nothing per heartbeat/);
+    await rejectsAsync(() => m.payer.services.jobs.bidJob(request({ billing: 'heartbeat', durationSecs: 600, bid: 19n })), JobError, 'bad-terms', /pays nothing per heartbeat/);
     // 1,440 blocks of 100 ms, less the margin, is 138 s on the test chain.
-    await rejectsAsync(() => m.payer.bidJob(request({ durationSecs: 139 })), JobError, 'bad-terms', /longer than a bid stays locked/);
-    assert.lengthOf(m.payer.listJobs(), 0);
+    await rejectsAsync(() => m.payer.services.jobs.bidJob(request({ durationSecs: 139 })), JobError, 'bad-terms', /longer than a bid stays locked/);
+    assert.lengthOf(m.payer.services.jobs.listJobs(), 0);
     assert.equal(m.payer.chain.state.account(P.publicKey).locked_bids, 0n);
   } finally {
     await m.stop();

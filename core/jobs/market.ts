@@ -3,14 +3,14 @@
  * /jobs routes ask for it (JobsService). A node is the payer of the jobs it bids for and the host of
  * the jobs it takes; the ledger never lets it be both for one job.
  */
-import type { JobsService } from '../api/routes/jobs.ts';
+import type { JobsService } from './service.ts';
 import type { Chain } from '../chain/chain.ts';
 import type { Mempool } from '../chain/mempool.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { toHex } from '../encoding/hex.ts';
 import { HEARTBEAT_INTERVAL_SECS } from '../ledger/params.ts';
 import type { Network } from '../net/network.ts';
-import type { OwnTransactions } from '../node/own-transactions.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { AtlasEntry } from '../signal/types.ts';
 import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
 import type { Clock } from '../time/clock.ts';
@@ -26,7 +26,7 @@ import { isLive, statusOf, type JobRecord } from './record.ts';
 import { decodeSpec } from './spec.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from './types.ts';
 import { fromHex } from '../encoding/hex.ts';
-import type { PlacementService } from '../api/routes/placement.ts';
+import type { PlacementService } from '../placement/service.ts';
 import { PlacementCaller, type DeployRequest, type KillRequest } from '../placement/caller.ts';
 import { PlacementHost } from '../placement/host.ts';
 
@@ -261,4 +261,21 @@ function viewOf(record: JobRecord): JobView {
     heartbeats: record.billing === 'heartbeat' ? { ...record.heartbeats } : null,
     output_tail: [...record.outputTail],
   };
+}
+
+export interface JobsComponents {
+  readonly key: SigningKey;
+  readonly chain: Chain;
+  readonly mempool: Mempool;
+  readonly own: OwnTransactions;
+  readonly network: Network;
+  readonly clock: Clock;
+  readonly log: (line: string) => void;
+  /** Where the payer finds hosts to offer a job to. */
+  readonly signals: { atlas(): AtlasEntry[] };
+}
+
+/** The job market: bids, offers, hosting, heartbeats and settlement, and directed placement. */
+export function jobsService(config: JobsConfig = {}): (components: JobsComponents) => Promise<JobMarket> {
+  return (c) => JobMarket.open({ chain: c.chain, mempool: c.mempool, own: c.own, network: c.network, key: c.key, clock: c.clock, atlas: () => c.signals.atlas(), log: c.log }, config);
 }

@@ -21,7 +21,7 @@ import { freeBalance } from '../ledger/state.ts';
 import { settlementBytes, type Tx } from '../ledger/tx.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import type { Network, RpcRequest } from '../net/network.ts';
-import type { OwnTransactions } from '../node/own-transactions.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { AtlasEntry } from '../signal/types.ts';
 import { sleep, type Clock } from '../time/clock.ts';
 import type { JobBook } from './book.ts';

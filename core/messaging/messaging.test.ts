@@ -12,7 +12,7 @@ import { InvalidNameError, NetworkError, PeerBusyError, PeerUnreachableError, Re
 import { FrameReader, framesOf } from '../net/frames.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { appTopic } from '../net/network.ts';
-import type { MeshNode } from '../node/node.ts';
+import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
 import { MessagingError } from './errors.ts';
@@ -34,7 +34,7 @@ const hex = (s: string): string => toHex(text.encode(s));
 interface Mesh {
   readonly bus: MemoryBus;
   readonly clock: ManualClock;
-  readonly nodes: MeshNode[];
+  readonly nodes: FullNode[];
   /** What each node's inbox stream delivered, by node index. */
   readonly heard: InboxEvent[][];
   readonly stop: () => Promise<void>;
@@ -44,12 +44,12 @@ interface Mesh {
 async function mesh(keys: readonly SigningKey[], limits: Partial<MessagingLimits> = {}): Promise<Mesh> {
   const clock = new ManualClock();
   const bus = new MemoryBus(clock);
-  const nodes: MeshNode[] = [];
+  const nodes: FullNode[] = [];
   const heard: InboxEvent[][] = [];
   for (const k of keys) {
     const node = await startNode(bus, await openChain(), k, clock, { messaging: limits });
     const events: InboxEvent[] = [];
-    node.followInbox(null, null, (event) => events.push(event));
+    node.services.messaging.followInbox(null, null, (event) => events.push(event));
     nodes.push(node);
     heard.push(events);
   }
@@ -88,16 +88,16 @@ test('messaging: a directed message reaches the receiver\'s stream from its auth
   const m = await mesh([A, B]);
   try {
     const [a, b] = m.nodes;
-    const ack = await a!.sendMessage(B.publicKey, 'chat/room-1', text.encode('hello'));
+    const ack = await a!.services.messaging.sendMessage(B.publicKey, 'chat/room-1', text.encode('hello'));
     assert.deepEqual(ack, { to: toHex(B.publicKey), topic: 'chat/room-1', seq: 1 });
     const [event] = m.heard[1]!;
     assert.deepInclude(event, { kind: 'message', seq: 1, from: toHex(A.publicKey), topic: 'chat/room-1', payload_hex: hex('hello') });
     assert.equal(event!.at, m.clock.now());
     assert.notProperty(event!.toJSON(), 'reply_token');
-    assert.deepEqual(b!.inboxSnapshot(0, null).messages, [event!]);
+    assert.deepEqual(b!.services.messaging.inboxSnapshot(0, null).messages, [event!]);
     // An empty payload is a message too; a topic filter sees only its topic.
-    await a!.sendMessage(B.publicKey, 'other', new Uint8Array(0));
-    assert.deepEqual(b!.inboxSnapshot(0, 'other').messages.map((e) => [e.seq, e.payload_hex]), [[2, '']]);
+    await a!.services.messaging.sendMessage(B.publicKey, 'other', new Uint8Array(0));
+    assert.deepEqual(b!.services.messaging.inboxSnapshot(0, 'other').messages.map((e) => [e.seq, e.payload_hex]), [[2, '']]);
     assert.deepEqual(m.heard[0], [], 'the sender hears nothing of its own message');
   } finally {
     await m.stop();
@@ -118,7 +118,7 @@ test('messaging: a message or request whose from_node names another node is refu
     const reply = decode(appReplyCodec, await c.request(B.publicKey, MESSAGING_RPC.request, request));
     assert.deepInclude(reply, { answer: 'Refused', reason: 'forged-sender' });
     assert.deepEqual(m.heard[1], []);
-    assert.deepEqual(m.nodes[1]!.inboxSnapshot(0, null).messages, []);
+    assert.deepEqual(m.nodes[1]!.services.messaging.inboxSnapshot(0, null).messages, []);
     assert.deepEqual(network(m, B).penalties.map((p) => p.node), [toHex(C.publicKey), toHex(C.publicKey), toHex(C.publicKey)]);
     // The same message with C's own id is taken, from C.
     const honest = encode(appMessageCodec, { from_node: C.publicKey, topic: 'chat', payload: text.encode('from C') });
@@ -138,8 +138,8 @@ test('messaging: three subscribers each get one copy of a publish; a replayed, t
   const m = await mesh([A, B, C, D]);
   try {
     const [a, b, c, d] = m.nodes;
-    for (const n of [b!, c!, d!]) assert.deepEqual(n.subscribeTopic('news'), { topic: 'news', subscribed: true, subscriptions: 1 });
-    assert.deepEqual(b!.subscribeTopic('news'), { topic: 'news', subscribed: false, subscriptions: 1 }, 'subscribing again changes nothing');
+    for (const n of [b!, c!, d!]) assert.deepEqual(n.services.messaging.subscribeTopic('news'), { topic: 'news', subscribed: true, subscriptions: 1 });
+    assert.deepEqual(b!.services.messaging.subscribeTopic('news'), { topic: 'news', subscribed: false, subscriptions: 1 }, 'subscribing again changes nothing');
     // E listens on the gossip topic bare, to capture the signed bytes.
     const e = m.bus.join(E.publicKey);
     const captured: Uint8Array[] = [];
@@ -147,7 +147,7 @@ test('messaging: three subscribers each get one copy of a publish; a replayed, t
       captured.push(message.data);
       return 'accept';
     });
-    const answer = await a!.publishMessage('news', text.encode('headline'));
+    const answer = await a!.services.messaging.publishMessage('news', text.encode('headline'));
     assert.equal(answer.peers, 4);
     assert.match(answer.id, /^[0-9a-f]{64}$/);
     await until(m, 'each subscriber hears it', () => [1, 2, 3].every((i) => m.heard[i]!.length > 0));
@@ -159,7 +159,7 @@ test('messaging: three subscribers each get one copy of a publish; a replayed, t
     }
     assert.deepEqual(m.heard[0], [], 'the publisher is not told of its own publish');
     // Two identical publishes are two messages (each has its nonce).
-    await a!.publishMessage('news', text.encode('headline'));
+    await a!.services.messaging.publishMessage('news', text.encode('headline'));
     await until(m, 'each subscriber hears the second', () => [1, 2, 3].every((i) => m.heard[i]!.length === 2));
     assert.deepEqual(m.heard[1]!.map((ev) => ev.payload_hex), [hex('headline'), hex('headline')]);
 
@@ -204,20 +204,20 @@ test('messaging: a request is answered through its reply token; a second reply a
   const m = await mesh([A, B]);
   try {
     const [a, b] = m.nodes;
-    const pending = a!.requestMessage(B.publicKey, 'rpc/echo', text.encode('ping'), 5_000);
+    const pending = a!.services.messaging.requestMessage(B.publicKey, 'rpc/echo', text.encode('ping'), 5_000);
     await until(m, 'B holds the request', () => m.heard[1]!.length === 1);
     const [request] = m.heard[1]!;
     assert.deepInclude(request, { kind: 'request', from: toHex(A.publicKey), topic: 'rpc/echo', payload_hex: hex('ping') });
     assert.match(request!.reply_token!, /^[0-9a-f]{32}$/);
-    assert.equal(b!.messaging.heldRequests, 1);
-    b!.replyMessage(request!.reply_token!, text.encode('pong'));
+    assert.equal(b!.services.messaging.messaging.heldRequests, 1);
+    b!.services.messaging.replyMessage(request!.reply_token!, text.encode('pong'));
     const { value, error } = await settle(m, pending);
     assert.isUndefined(error, String(error));
     assert.deepInclude(value, { from: toHex(B.publicKey), topic: 'rpc/echo', payload_hex: hex('pong') });
-    assert.equal(b!.messaging.heldRequests, 0);
-    rejects(() => b!.replyMessage(request!.reply_token!, text.encode('again')), MessagingError, 'already-replied');
-    rejects(() => b!.replyMessage('00'.repeat(16), text.encode('?')), MessagingError, 'unknown-reply-token');
-    const error413 = rejects(() => b!.replyMessage('00'.repeat(16), new Uint8Array(MAX_PAYLOAD_BYTES + 1)), MessagingError, 'payload-too-large');
+    assert.equal(b!.services.messaging.messaging.heldRequests, 0);
+    rejects(() => b!.services.messaging.replyMessage(request!.reply_token!, text.encode('again')), MessagingError, 'already-replied');
+    rejects(() => b!.services.messaging.replyMessage('00'.repeat(16), text.encode('?')), MessagingError, 'unknown-reply-token');
+    const error413 = rejects(() => b!.services.messaging.replyMessage('00'.repeat(16), new Uint8Array(MAX_PAYLOAD_BYTES + 1)), MessagingError, 'payload-too-large');
     assert.equal((error413 as MessagingError).status, 413);
   } finally {
     await m.stop();
@@ -228,15 +228,15 @@ test('messaging: a request that times out fails as a timeout; its late reply is 
   const m = await mesh([A, B]);
   try {
     const [a, b] = m.nodes;
-    const { error } = await settle(m, a!.requestMessage(B.publicKey, 'slow', text.encode('?'), 500));
+    const { error } = await settle(m, a!.services.messaging.requestMessage(B.publicKey, 'slow', text.encode('?'), 500));
     assert.instanceOf(error, RequestTimeoutError);
     assert.equal((error as NetworkError).status, 504);
     assert.match((error as Error).message, /may still have processed/);
     const token = m.heard[1]![0]!.reply_token!;
     // The receiver learnt that the requester went away: the token lapsed.
     await m.clock.advance(1_000);
-    assert.equal(b!.messaging.heldRequests, 0);
-    const late = rejects(() => b!.replyMessage(token, text.encode('late')), MessagingError, 'reply-too-late');
+    assert.equal(b!.services.messaging.messaging.heldRequests, 0);
+    const late = rejects(() => b!.services.messaging.replyMessage(token, text.encode('late')), MessagingError, 'reply-too-late');
     assert.equal((late as MessagingError).status, 410);
   } finally {
     await m.stop();
@@ -253,15 +253,15 @@ test('messaging: a held request lapses at the timeout its requester gave, and en
     const { value, error } = await settle(m, c.request(B.publicKey, MESSAGING_RPC.request, request, { timeoutMs: 10_000 }));
     assert.isUndefined(error, String(error));
     assert.deepInclude(decode(appReplyCodec, value!), { answer: 'Refused', reason: 'gone' });
-    assert.equal(b!.messaging.heldRequests, 0);
-    rejects(() => b!.replyMessage(m.heard[1]![0]!.reply_token!, text.encode('late')), MessagingError, 'reply-too-late');
-    const held = a!.requestMessage(B.publicKey, 'never', text.encode('?'), 60_000);
+    assert.equal(b!.services.messaging.messaging.heldRequests, 0);
+    rejects(() => b!.services.messaging.replyMessage(m.heard[1]![0]!.reply_token!, text.encode('late')), MessagingError, 'reply-too-late');
+    const held = a!.services.messaging.requestMessage(B.publicKey, 'never', text.encode('?'), 60_000);
     held.catch(() => {});
-    await until(m, 'B holds the request', () => b!.messaging.heldRequests === 1);
-    b!.messaging.stop();
-    assert.equal(b!.messaging.heldRequests, 0);
+    await until(m, 'B holds the request', () => b!.services.messaging.messaging.heldRequests === 1);
+    b!.services.messaging.messaging.stop();
+    assert.equal(b!.services.messaging.messaging.heldRequests, 0);
     const token = m.heard[1]!.at(-1)!.reply_token!;
-    rejects(() => b!.replyMessage(token, text.encode('x')), MessagingError, 'reply-too-late');
+    rejects(() => b!.services.messaging.replyMessage(token, text.encode('x')), MessagingError, 'reply-too-late');
   } finally {
     await m.stop();
   }
@@ -271,26 +271,26 @@ test('messaging: the inbox is a bounded ring: the oldest go first, counted, in c
   const m = await mesh([A, B], { messages: 8, bytes: 4_096 });
   try {
     const [a, b] = m.nodes;
-    for (let i = 1; i <= 20; i++) await a!.sendMessage(B.publicKey, 'flood', text.encode(`message ${i}`));
+    for (let i = 1; i <= 20; i++) await a!.services.messaging.sendMessage(B.publicKey, 'flood', text.encode(`message ${i}`));
     assert.lengthOf(m.heard[1]!, 20, 'the stream heard every one');
-    const snapshot = b!.inboxSnapshot(0, null);
+    const snapshot = b!.services.messaging.inboxSnapshot(0, null);
     assert.deepEqual(snapshot.messages.map((e) => e.seq), [13, 14, 15, 16, 17, 18, 19, 20]);
     assert.equal(snapshot.dropped, 12);
     assert.equal(snapshot.last_seq, 20);
     assert.deepEqual(snapshot.capacity, { messages: 8, bytes: 4_096 });
-    assert.equal(b!.messaging.inbox.size, 8);
-    assert.deepEqual(b!.inboxSnapshot(17, null).messages.map((e) => e.seq), [18, 19, 20]);
+    assert.equal(b!.services.messaging.messaging.inbox.size, 8);
+    assert.deepEqual(b!.services.messaging.inboxSnapshot(17, null).messages.map((e) => e.seq), [18, 19, 20]);
     // Large payloads: the byte bound holds the ring to what fits.
-    for (let i = 0; i < 5; i++) await a!.sendMessage(B.publicKey, 'big', new Uint8Array(1_500));
-    assert.isAtMost(b!.messaging.inbox.bytes, 4_096);
-    assert.deepEqual(b!.inboxSnapshot(0, null).messages.map((e) => e.seq), [24, 25]);
-    assert.equal(b!.inboxSnapshot(0, null).dropped, 23);
+    for (let i = 0; i < 5; i++) await a!.services.messaging.sendMessage(B.publicKey, 'big', new Uint8Array(1_500));
+    assert.isAtMost(b!.services.messaging.messaging.inbox.bytes, 4_096);
+    assert.deepEqual(b!.services.messaging.inboxSnapshot(0, null).messages.map((e) => e.seq), [24, 25]);
+    assert.equal(b!.services.messaging.inboxSnapshot(0, null).dropped, 23);
     // A follower that starts after a seq gets what the ring still holds after it, then what comes.
     const resumed: number[] = [];
-    const stop = b!.followInbox(20, null, (event) => resumed.push(event.seq));
-    await a!.sendMessage(B.publicKey, 'after', new Uint8Array(1));
+    const stop = b!.services.messaging.followInbox(20, null, (event) => resumed.push(event.seq));
+    await a!.services.messaging.sendMessage(B.publicKey, 'after', new Uint8Array(1));
     stop();
-    await a!.sendMessage(B.publicKey, 'after', new Uint8Array(1));
+    await a!.services.messaging.sendMessage(B.publicKey, 'after', new Uint8Array(1));
     assert.deepEqual(resumed, [24, 25, 26]);
   } finally {
     await m.stop();
@@ -302,39 +302,39 @@ test('messaging: the bounds: payload 413, open requests 429, held requests "busy
   try {
     const [a, b] = m.nodes;
     const big = new Uint8Array(MAX_PAYLOAD_BYTES + 1);
-    for (const call of [() => a!.sendMessage(B.publicKey, 't', big), () => a!.requestMessage(B.publicKey, 't', big, 1_000), () => a!.publishMessage('t', big)]) {
+    for (const call of [() => a!.services.messaging.sendMessage(B.publicKey, 't', big), () => a!.services.messaging.requestMessage(B.publicKey, 't', big, 1_000), () => a!.services.messaging.publishMessage('t', big)]) {
       const error = await rejectsAsync(call, MessagingError, 'payload-too-large');
       assert.equal((error as MessagingError).status, 413);
     }
-    await a!.sendMessage(B.publicKey, 't', new Uint8Array(MAX_PAYLOAD_BYTES));
+    await a!.services.messaging.sendMessage(B.publicKey, 't', new Uint8Array(MAX_PAYLOAD_BYTES));
     assert.equal(m.heard[1]![0]!.payload_hex.length, 2 * MAX_PAYLOAD_BYTES, 'exactly 64 KiB passes');
 
     // B holds one request; the second is refused by B as busy.
-    const first = a!.requestMessage(B.publicKey, 'q', text.encode('1'), 60_000);
+    const first = a!.services.messaging.requestMessage(B.publicKey, 'q', text.encode('1'), 60_000);
     first.catch(() => {});
-    await until(m, 'B holds the first request', () => b!.messaging.heldRequests === 1);
-    const busy = await settle(m, a!.requestMessage(B.publicKey, 'q', text.encode('2'), 60_000));
+    await until(m, 'B holds the first request', () => b!.services.messaging.messaging.heldRequests === 1);
+    const busy = await settle(m, a!.services.messaging.requestMessage(B.publicKey, 'q', text.encode('2'), 60_000));
     assert.instanceOf(busy.error, MessagingError);
     assert.equal((busy.error as MessagingError).code, 'peer-busy');
     assert.equal((busy.error as MessagingError).status, 503);
     // A has one open (the first); one more makes two, the third is refused at once.
-    const second = a!.requestMessage(B.publicKey, 'q', text.encode('3'), 60_000);
+    const second = a!.services.messaging.requestMessage(B.publicKey, 'q', text.encode('3'), 60_000);
     second.catch(() => {});
-    const tooMany = await rejectsAsync(() => a!.requestMessage(B.publicKey, 'q', text.encode('4'), 60_000), MessagingError, 'too-many-requests');
+    const tooMany = await rejectsAsync(() => a!.services.messaging.requestMessage(B.publicKey, 'q', text.encode('4'), 60_000), MessagingError, 'too-many-requests');
     assert.equal((tooMany as MessagingError).status, 429);
 
-    b!.subscribeTopic('one');
-    b!.subscribeTopic('two');
-    const full = rejects(() => b!.subscribeTopic('three'), MessagingError, 'too-many-subscriptions');
+    b!.services.messaging.subscribeTopic('one');
+    b!.services.messaging.subscribeTopic('two');
+    const full = rejects(() => b!.services.messaging.subscribeTopic('three'), MessagingError, 'too-many-subscriptions');
     assert.equal((full as MessagingError).status, 507);
-    assert.deepEqual(b!.messaging.topics, ['one', 'two']);
-    const nobody = await rejectsAsync(() => a!.publishMessage('nobody-listens', text.encode('x')), MessagingError, 'no-peers');
+    assert.deepEqual(b!.services.messaging.messaging.topics, ['one', 'two']);
+    const nobody = await rejectsAsync(() => a!.services.messaging.publishMessage('nobody-listens', text.encode('x')), MessagingError, 'no-peers');
     assert.equal((nobody as MessagingError).status, 503);
-    await a!.publishMessage('one', text.encode('x'));
+    await a!.services.messaging.publishMessage('one', text.encode('x'));
 
-    const self = await rejectsAsync(() => a!.sendMessage(A.publicKey, 't', text.encode('x')), MessagingError, 'self');
+    const self = await rejectsAsync(() => a!.services.messaging.sendMessage(A.publicKey, 't', text.encode('x')), MessagingError, 'self');
     assert.equal((self as MessagingError).status, 400);
-    await rejectsAsync(() => a!.sendMessage(B.publicKey, 'has space', text.encode('x')), InvalidNameError, 'invalid-name');
+    await rejectsAsync(() => a!.services.messaging.sendMessage(B.publicKey, 'has space', text.encode('x')), InvalidNameError, 'invalid-name');
   } finally {
     await m.stop();
   }
@@ -343,7 +343,7 @@ test('messaging: the bounds: payload 413, open requests 429, held requests "busy
 test('messaging: a peer that is not connected is unreachable, said as a 502', async () => {
   const m = await mesh([A]);
   try {
-    const error = await rejectsAsync(() => m.nodes[0]!.sendMessage(fromHex('77'.repeat(32), 32), 't', text.encode('x')), PeerUnreachableError, 'unreachable');
+    const error = await rejectsAsync(() => m.nodes[0]!.services.messaging.sendMessage(fromHex('77'.repeat(32), 32), 't', text.encode('x')), PeerUnreachableError, 'unreachable');
     assert.equal((error as NetworkError).status, 502);
   } finally {
     await m.stop();
@@ -354,7 +354,7 @@ test('messaging: a subscriber full of live publish ids takes no new publish rath
   const m = await mesh([A, B], { seenPublishes: 3 });
   try {
     const [a, b] = m.nodes;
-    b!.subscribeTopic('news');
+    b!.services.messaging.subscribeTopic('news');
     const e = m.bus.join(E.publicKey);
     e.handle(appTopic('news'), async () => 'accept');
     const network = a!.chain.params.network;
@@ -389,13 +389,13 @@ test('messaging: one peer holds at most an eighth of the held requests; a peer a
   const m = await mesh([A, B, C], { heldRequests: 16 });
   try {
     const [a, b, c] = m.nodes;
-    for (let i = 0; i < 2; i++) a!.requestMessage(B.publicKey, 'q', text.encode(`a${i}`), 60_000).catch(() => {});
-    await until(m, 'B holds two of A\'s', () => b!.messaging.heldRequests === 2);
-    const third = await settle(m, a!.requestMessage(B.publicKey, 'q', text.encode('a2'), 60_000));
+    for (let i = 0; i < 2; i++) a!.services.messaging.requestMessage(B.publicKey, 'q', text.encode(`a${i}`), 60_000).catch(() => {});
+    await until(m, 'B holds two of A\'s', () => b!.services.messaging.messaging.heldRequests === 2);
+    const third = await settle(m, a!.services.messaging.requestMessage(B.publicKey, 'q', text.encode('a2'), 60_000));
     assert.equal((third.error as MessagingError).code, 'peer-busy');
     assert.match((third.error as Error).message, /as many as one peer may have/);
-    c!.requestMessage(B.publicKey, 'q', text.encode('c0'), 60_000).catch(() => {});
-    await until(m, 'B holds C\'s too', () => b!.messaging.heldRequests === 3);
+    c!.services.messaging.requestMessage(B.publicKey, 'q', text.encode('c0'), 60_000).catch(() => {});
+    await until(m, 'B holds C\'s too', () => b!.services.messaging.messaging.heldRequests === 3);
 
     const rogue = m.bus.join(D.publicKey);
     rogue.serveStream(MESSAGE_STREAM, (stream) => {
@@ -404,7 +404,7 @@ test('messaging: one peer holds at most an eighth of the held requests; a peer a
       })().catch(() => {});
     });
     rogue.serve(MESSAGING_RPC.request, async () => Uint8Array.of(0xff));
-    const calls: (() => Promise<unknown>)[] = [() => a!.sendMessage(D.publicKey, 't', text.encode('x')), () => a!.requestMessage(D.publicKey, 't', text.encode('x'), 1_000)];
+    const calls: (() => Promise<unknown>)[] = [() => a!.services.messaging.sendMessage(D.publicKey, 't', text.encode('x')), () => a!.services.messaging.requestMessage(D.publicKey, 't', text.encode('x'), 1_000)];
     for (const call of calls) {
       const { error } = await settle(m, call());
       assert.instanceOf(error, NetworkError);
@@ -420,7 +420,7 @@ test('messaging: bytes that do not decode fail a directed message or request, an
   const m = await mesh([A, B]);
   try {
     const [, b] = m.nodes;
-    b!.subscribeTopic('news');
+    b!.services.messaging.subscribeTopic('news');
     const c = m.bus.join(C.publicKey);
     for (const protocol of [MESSAGING_RPC.message, MESSAGING_RPC.request]) {
       await rejectsAsync(() => c.request(B.publicKey, protocol, Uint8Array.of(7, 7, 7)), RemoteError, 'remote-failed');
@@ -445,13 +445,13 @@ test('messaging: a batch arrives in order on one lane, acknowledged with its seq
   try {
     const [a, b] = m.nodes;
     const batch = Array.from({ length: 50 }, (_, i) => ({ topic: i % 2 === 0 ? 'even' : 'odd', payload: text.encode(`m${i}`) }));
-    const answer = await a!.sendMessages(B.publicKey, batch);
+    const answer = await a!.services.messaging.sendMessages(B.publicKey, batch);
     assert.deepEqual(answer, { to: toHex(B.publicKey), seqs: Array.from({ length: 50 }, (_, i) => i + 1) });
     assert.deepEqual(m.heard[1]!.map((e) => [e.topic, e.payload_hex]), batch.map((msg) => [msg.topic, toHex(msg.payload)]));
     // Single sends, many at once, share the lane and keep their order.
-    const singles = await Promise.all(Array.from({ length: 20 }, (_, i) => a!.sendMessage(B.publicKey, 'single', text.encode(`s${i}`))));
+    const singles = await Promise.all(Array.from({ length: 20 }, (_, i) => a!.services.messaging.sendMessage(B.publicKey, 'single', text.encode(`s${i}`))));
     assert.deepEqual(singles.map((s) => s.seq), Array.from({ length: 20 }, (_, i) => 51 + i));
-    assert.equal(a!.messaging.openLanes, 1);
+    assert.equal(a!.services.messaging.messaging.openLanes, 1);
     assert.equal(m.bus.members.get(toHex(A.publicKey))!.openStreams, 1, 'one stream carried all of them');
 
     // Checked before anything is sent: a bad topic, an oversized payload, an empty or oversized batch.
@@ -463,15 +463,15 @@ test('messaging: a batch arrives in order on one lane, acknowledged with its seq
       [Array.from({ length: MAX_BATCH_MESSAGES + 1 }, () => ({ topic: 'ok', payload: new Uint8Array(0) })), 'too-many-messages'],
     ];
     for (const [messages, expected] of bad) {
-      if (typeof expected === 'string') await rejectsAsync(() => a!.sendMessages(B.publicKey, messages), MessagingError, expected);
-      else await rejectsAsync(() => a!.sendMessages(B.publicKey, messages), expected, 'invalid-name');
+      if (typeof expected === 'string') await rejectsAsync(() => a!.services.messaging.sendMessages(B.publicKey, messages), MessagingError, expected);
+      else await rejectsAsync(() => a!.services.messaging.sendMessages(B.publicKey, messages), expected, 'invalid-name');
     }
-    assert.equal(b!.inboxSnapshot(0, null).last_seq, 70, 'none of the bad batches reached B');
+    assert.equal(b!.services.messaging.inboxSnapshot(0, null).last_seq, 70, 'none of the bad batches reached B');
 
     await m.clock.advance(2 * LANE_IDLE_MS);
-    await until(m, 'the idle lane closes on both sides', () => a!.messaging.openLanes === 0 && m.bus.members.get(toHex(A.publicKey))!.openStreams === 0);
-    assert.equal((await a!.sendMessage(B.publicKey, 'again', text.encode('x'))).seq, 71);
-    assert.equal(a!.messaging.openLanes, 1);
+    await until(m, 'the idle lane closes on both sides', () => a!.services.messaging.messaging.openLanes === 0 && m.bus.members.get(toHex(A.publicKey))!.openStreams === 0);
+    assert.equal((await a!.services.messaging.sendMessage(B.publicKey, 'again', text.encode('x'))).seq, 71);
+    assert.equal(a!.services.messaging.messaging.openLanes, 1);
   } finally {
     await m.stop();
   }
@@ -504,33 +504,33 @@ test('messaging: a lane that stops acknowledging or breaks fails what waits on i
     });
     const batch = Array.from({ length: 5 }, (_, i) => ({ topic: 't', payload: text.encode(`${i}`) }));
     const started = m.clock.now();
-    const silent = await settle(m, a!.sendMessages(D.publicKey, batch));
+    const silent = await settle(m, a!.services.messaging.sendMessages(D.publicKey, batch));
     assert.instanceOf(silent.error, BatchStoppedError);
     assert.deepEqual((silent.error as BatchStoppedError).seqs, [101, 102]);
     assert.instanceOf((silent.error as BatchStoppedError).cause, RequestTimeoutError);
     assert.equal(m.clock.now() - started, SEND_TIMEOUT_MS, 'it waited the send timeout, no longer');
 
-    const reset = await settle(m, a!.sendMessages(D.publicKey, batch));
+    const reset = await settle(m, a!.services.messaging.sendMessages(D.publicKey, batch));
     assert.deepEqual((reset.error as BatchStoppedError).seqs, [201, 202]);
     assert.instanceOf((reset.error as BatchStoppedError).cause, PeerUnreachableError);
     // A single message is told the cause itself.
-    const single = await settle(m, a!.sendMessage(D.publicKey, 't', text.encode('x')));
+    const single = await settle(m, a!.services.messaging.sendMessage(D.publicKey, 't', text.encode('x')));
     assert.instanceOf(single.error, PeerUnreachableError);
     // A refusal inside a batch: every message was answered, and the seqs say which were queued.
-    const refused = await settle(m, a!.sendMessages(D.publicKey, batch.slice(0, 3)));
+    const refused = await settle(m, a!.services.messaging.sendMessages(D.publicKey, batch.slice(0, 3)));
     assert.deepEqual((refused.error as BatchStoppedError).seqs, [401, null, 403]);
     assert.equal((refused.error as BatchStoppedError).queued, 2);
     assert.equal(((refused.error as BatchStoppedError).cause as MessagingError).code, 'refused');
 
     // Lane 4 is still good; then D stops answering (lane 5): what waits ahead is bounded (503,
     // nothing sent), and a node that stops fails what waits at once.
-    await a!.sendMessage(D.publicKey, 't', text.encode('ok'));
+    await a!.services.messaging.sendMessage(D.publicKey, 't', text.encode('ok'));
     const big = Array.from({ length: 64 }, () => ({ topic: 't', payload: new Uint8Array(MAX_PAYLOAD_BYTES) }));
     await m.clock.advance(2 * LANE_IDLE_MS);
-    const first = a!.sendMessages(D.publicKey, big);
+    const first = a!.services.messaging.sendMessages(D.publicKey, big);
     const outcome = settle(m, first);
     await until(m, 'the first batch is on lane 5', () => lanes === 5);
-    await rejectsAsync(() => a!.sendMessages(D.publicKey, big), PeerBusyError, 'busy');
+    await rejectsAsync(() => a!.services.messaging.sendMessages(D.publicKey, big), PeerBusyError, 'busy');
     const stopping = a!.stop();
     const stopped = await outcome;
     await stopping;
@@ -551,10 +551,10 @@ test('messaging: a peer that serves no lanes is sent the spec\'s RPC app.message
       got.push(new TextDecoder().decode(decode(appMessageCodec, data).payload));
       return encode(appAckCodec, { answer: 'Queued', seq: got.length });
     });
-    const answer = await a!.sendMessages(E.publicKey, ['a', 'b', 'c'].map((p) => ({ topic: 't', payload: text.encode(p) })));
+    const answer = await a!.services.messaging.sendMessages(E.publicKey, ['a', 'b', 'c'].map((p) => ({ topic: 't', payload: text.encode(p) })));
     assert.deepEqual(answer.seqs, [1, 2, 3]);
     assert.deepEqual(got, ['a', 'b', 'c']);
-    assert.equal(a!.messaging.openLanes, 0);
+    assert.equal(a!.services.messaging.messaging.openLanes, 0);
   } finally {
     await m.stop();
   }

@@ -12,7 +12,7 @@ import { fromHex, toHex } from '../encoding/hex.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import { devnet, NAME_COST } from '../ledger/params.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
-import type { MeshNode } from '../node/node.ts';
+import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
 import { MemoryStore } from '../store/kv.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
@@ -27,9 +27,9 @@ const PARAMS = devnet(100, { nameBlocks: NAME_BLOCKS });
 
 interface Mesh {
   readonly clock: ManualClock;
-  readonly a: MeshNode;
-  readonly b: MeshNode;
-  readonly c: MeshNode;
+  readonly a: FullNode;
+  readonly b: FullNode;
+  readonly c: FullNode;
   readonly stop: () => Promise<void>;
 }
 
@@ -71,44 +71,44 @@ test('names: a claim resolves on another node; a live name is refused to others;
   try {
     const { a, b, c, clock } = m;
     await clock.until('a has mined 3,000 credits', () => a.chain.state.account(A.publicKey).balance >= 3_000n * CREDIT, 60_000);
-    await mined(m, await a.transfer(B.publicKey, 2_000n * CREDIT), 'b is paid');
+    await mined(m, await a.services.ledger.transfer(B.publicKey, 2_000n * CREDIT), 'b is paid');
 
-    const claim = await a.claimName('alpha');
+    const claim = await a.services.names.claimName('alpha');
     assert.equal(claim.name, 'alpha');
     assert.match(claim.tx_id, /^[0-9a-f]{64}$/);
     await mined(m, claim.tx_id, 'the claim is mined');
-    const found = b.resolveName('alpha')!;
+    const found = b.services.names.resolveName('alpha')!;
     assert.equal(found.node_id, toHex(A.publicKey));
     const claimedAt = (await b.chain.txHeight(fromHex(claim.tx_id, 32)))!;
     assert.equal(found.expires_at_height, claimedAt + NAME_BLOCKS);
-    assert.deepEqual(c.resolveName('alpha'), found, 'any node resolves it');
-    assert.deepEqual(b.listNames(A.publicKey), [found]);
-    assert.deepEqual(a.listNames(null), [found], 'without an owner: this node\'s names');
+    assert.deepEqual(c.services.names.resolveName('alpha'), found, 'any node resolves it');
+    assert.deepEqual(b.services.names.listNames(A.publicKey), [found]);
+    assert.deepEqual(a.services.names.listNames(null), [found], 'without an owner: this node\'s names');
 
-    const taken = await rejectsAsync(() => b.claimName('alpha'), NameError, 'taken');
+    const taken = await rejectsAsync(() => b.services.names.claimName('alpha'), NameError, 'taken');
     assert.equal((taken as NameError).status, 409);
-    const poor = await rejectsAsync(() => c.claimName('gamma'), LedgerRuleError, 'insufficient-free-balance');
+    const poor = await rejectsAsync(() => c.services.names.claimName('gamma'), LedgerRuleError, 'insufficient-free-balance');
     assert.equal((poor as LedgerRuleError).status, 402);
 
     // The holder renews while it holds the name: the new term runs from the old expiry.
     const burnedBefore = a.chain.state.supply().burned;
-    await mined(m, (await a.claimName('alpha')).tx_id, 'the renewal is mined');
-    const renewed = b.resolveName('alpha')!;
+    await mined(m, (await a.services.names.claimName('alpha')).tx_id, 'the renewal is mined');
+    const renewed = b.services.names.resolveName('alpha')!;
     assert.equal(renewed.expires_at_height, found.expires_at_height + NAME_BLOCKS);
     assert.equal(a.chain.state.supply().burned - burnedBefore, NAME_COST, 'each claim burns 1,000 credits');
 
     // The name is live while a claim by another would fail in the next block.
     const expires = renewed.expires_at_height;
     await clock.until('two blocks before the lapse', () => b.chain.tip.height === expires - 2, 60_000);
-    assert.isDefined(b.resolveName('alpha'));
+    assert.isDefined(b.services.names.resolveName('alpha'));
     await clock.until('one block before the lapse', () => b.chain.tip.height === expires - 1, 60_000);
-    assert.isUndefined(b.resolveName('alpha'));
-    assert.deepEqual(b.listNames(A.publicKey), []);
-    const again = await b.claimName('alpha');
+    assert.isUndefined(b.services.names.resolveName('alpha'));
+    assert.deepEqual(b.services.names.listNames(A.publicKey), []);
+    const again = await b.services.names.claimName('alpha');
     await mined(m, again.tx_id, 'b\'s claim of the lapsed name is mined');
-    assert.equal(a.resolveName('alpha')!.node_id, toHex(B.publicKey));
-    assert.deepEqual(a.listNames(null), []);
-    assert.deepEqual(a.listNames(B.publicKey).map((r) => r.name), ['alpha']);
+    assert.equal(a.services.names.resolveName('alpha')!.node_id, toHex(B.publicKey));
+    assert.deepEqual(a.services.names.listNames(null), []);
+    assert.deepEqual(a.services.names.listNames(B.publicKey).map((r) => r.name), ['alpha']);
   } finally {
     await m.stop();
   }
@@ -119,15 +119,15 @@ test('names: a transfer or a message addressed to a name reaches its holder; an 
   try {
     const { a, b, clock } = m;
     await clock.until('a has mined 3,000 credits', () => a.chain.state.account(A.publicKey).balance >= 3_000n * CREDIT, 60_000);
-    await mined(m, await a.transfer(B.publicKey, 1_500n * CREDIT), 'b is paid');
-    await mined(m, (await b.claimName('beta')).tx_id, 'b claims beta');
+    await mined(m, await a.services.ledger.transfer(B.publicKey, 1_500n * CREDIT), 'b is paid');
+    await mined(m, (await b.services.names.claimName('beta')).tx_id, 'b claims beta');
     const before = b.chain.state.account(B.publicKey).balance;
-    await mined(m, await a.transfer('beta', 7n * CREDIT), 'the transfer to beta');
+    await mined(m, await a.services.ledger.transfer('beta', 7n * CREDIT), 'the transfer to beta');
     assert.equal(b.chain.state.account(B.publicKey).balance - before, 7n * CREDIT);
-    const ack = await a.sendMessage('beta', 'chat', new TextEncoder().encode('to a name'));
+    const ack = await a.services.messaging.sendMessage('beta', 'chat', new TextEncoder().encode('to a name'));
     assert.equal(ack.to, toHex(B.publicKey));
-    assert.equal(b.inboxSnapshot(0, null).messages[0]!.from, toHex(A.publicKey));
-    for (const call of [() => a.transfer('nobody', 1n), () => a.sendMessage('nobody', 'chat', new Uint8Array(0))]) {
+    assert.equal(b.services.messaging.inboxSnapshot(0, null).messages[0]!.from, toHex(A.publicKey));
+    for (const call of [() => a.services.ledger.transfer('nobody', 1n), () => a.services.messaging.sendMessage('nobody', 'chat', new Uint8Array(0))]) {
       const unknown = await rejectsAsync(call, NameError, 'unknown');
       assert.equal((unknown as NameError).status, 404);
     }

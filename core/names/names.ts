@@ -13,8 +13,9 @@ import { toHex } from '../encoding/hex.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import { NAME_MAX_LENGTH } from '../ledger/params.ts';
 import type { NameEntry } from '../ledger/state.ts';
-import type { OwnTransactions } from '../node/own-transactions.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
 import { NameError } from './errors.ts';
+import type { NameRecord, NamesService } from './service.ts';
 
 /** A name: 1 to 32 of a-z, 0-9 and hyphen (the ledger's rule). */
 export const NAME_RULE = `1 to ${NAME_MAX_LENGTH} characters of a-z, 0-9 and hyphen`;
@@ -25,23 +26,16 @@ export function isName(text: string): boolean {
   return NAME.test(text);
 }
 
-/** A live claim, as GET /names/:name answers it. */
-export interface NameRecord {
-  readonly name: string;
-  readonly node_id: string;
-  /** The first height at which anyone may claim the name (unless its holder renews it before). */
-  readonly expires_at_height: number;
-}
-
 /** Where a transfer, message or request goes: a NodeId, or a name to resolve. */
 export type Recipient = Uint8Array | string;
 
 export interface NamesOptions {
+  readonly key: { readonly publicKey: Uint8Array };
   readonly chain: Pick<Chain, 'state' | 'tip'>;
   readonly own: Pick<OwnTransactions, 'submit'>;
 }
 
-export class Names {
+export class Names implements NamesService {
   readonly #o: NamesOptions;
 
   constructor(options: NamesOptions) {
@@ -53,7 +47,7 @@ export class Names {
    * holds once a block takes it (the first claim in a block wins). Throws NameError 'taken' (409)
    * while another node holds it, LedgerRuleError 'insufficient-free-balance' (402) or 'bad-name'.
    */
-  async claim(name: string): Promise<{ name: string; tx_id: string }> {
+  async claimName(name: string): Promise<{ name: string; tx_id: string }> {
     try {
       const tx = await this.#o.own.submit({ kind: 'NameClaim', name });
       return { name, tx_id: toHex(tx.id) };
@@ -65,26 +59,18 @@ export class Names {
   }
 
   /** The live claim of `name`, or undefined (never claimed, or lapsed). */
-  resolve(name: string): NameRecord | undefined {
+  resolveName(name: string): NameRecord | undefined {
     const entry = this.#live(name);
     return entry === undefined ? undefined : record(name, entry);
   }
 
-  /** The live names of `owner`, by name. */
-  namesOf(owner: Uint8Array): NameRecord[] {
+  /** The live names of `owner` (this node when null), by name. */
+  listNames(owner: Uint8Array | null): NameRecord[] {
     const next = this.#nextHeight();
     return this.#o.chain.state
-      .namesOf(owner)
+      .namesOf(owner ?? this.#o.key.publicKey)
       .filter(([, entry]) => entry.expires > next)
       .map(([name, entry]) => record(name, entry));
-  }
-
-  /** The NodeId a transfer or message to `to` goes to; NameError 'unknown' (404) for a name nobody holds. */
-  recipient(to: Recipient): Uint8Array {
-    if (typeof to !== 'string') return to;
-    const entry = this.#live(to);
-    if (entry === undefined) throw new NameError('unknown', `no node holds the name ${JSON.stringify(to)} on this node's chain (never claimed, or lapsed)`);
-    return entry.owner;
   }
 
   #nextHeight(): number {
@@ -92,11 +78,31 @@ export class Names {
   }
 
   #live(name: string): NameEntry | undefined {
-    const entry = this.#o.chain.state.name(name);
-    return entry !== undefined && entry.expires > this.#nextHeight() ? entry : undefined;
+    return liveName(this.#o.chain, name);
   }
+}
+
+/**
+ * The NodeId a transfer or message to `to` goes to on `chain`: `to` itself, or the holder of the
+ * live claim of the name `to`. NameError 'unknown' (404) for a name nobody holds.
+ */
+export function recipientNode(chain: Pick<Chain, 'state' | 'tip'>, to: Recipient): Uint8Array {
+  if (typeof to !== 'string') return to;
+  const entry = liveName(chain, to);
+  if (entry === undefined) throw new NameError('unknown', `no node holds the name ${JSON.stringify(to)} on this node's chain (never claimed, or lapsed)`);
+  return entry.owner;
+}
+
+function liveName(chain: Pick<Chain, 'state' | 'tip'>, name: string): NameEntry | undefined {
+  const entry = chain.state.name(name);
+  return entry !== undefined && entry.expires > chain.tip.height + 1 ? entry : undefined;
 }
 
 function record(name: string, entry: NameEntry): NameRecord {
   return { name, node_id: toHex(entry.owner), expires_at_height: entry.expires };
+}
+
+/** Name claims and lookups. */
+export function namesService(): (components: NamesOptions) => Names {
+  return (components) => new Names(components);
 }

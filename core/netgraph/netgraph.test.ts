@@ -8,7 +8,7 @@ import { encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { TOPICS } from '../net/network.ts';
-import { PeerPings } from '../node/peer-pings.ts';
+import { PeerPings } from './peer-pings.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
 import { rejectsAsync } from '../../test/assert.ts';
 import { NewestBook } from './book.ts';

@@ -4,7 +4,7 @@
  * link samples, RTT, jitter and loss of one link signed by both of its ends and gossiped, so that
  * any node can check what two others measured between them.
  *
- * It rides on the node's pings (core/node/peer-pings.ts): it hears every outcome, a round trip or a
+ * It rides on the node's pings (core/netgraph/peer-pings.ts): it hears every outcome, a round trip or a
  * failure, and takes a link's figures (median RTT, jitter, loss) from the pings' own window of the
  * peer, the one GET /peers shows, so the two never disagree. Of each link, the end with the smaller
  * NodeId proposes a sample every `sampleEveryMs`, the other checks it against its own pings and
@@ -19,7 +19,7 @@ import { decode, encode, struct, uint53, variant } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
 import { TOPICS, type GossipMessage, type Network, type RpcRequest, type Verdict } from '../net/network.ts';
-import type { PingFigures, PingOutcome, PingWindows } from '../node/peer-pings.ts';
+import type { PingFigures, PingOutcome, PingWindows } from './peer-pings.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { NewestBook } from './book.ts';
 import { CoordinateError, LinkSampleError } from './errors.ts';
@@ -187,6 +187,11 @@ export class NetGraph {
     this.vivaldi = new VivaldiClient({ random: init.random });
     this.#links = new NewestBook(this.limits.maxLinks, this.limits.maxAgeMs);
     this.#coordinates = new NewestBook(this.limits.maxCoordinates, this.limits.maxAgeMs);
+  }
+
+  /** This node's id (hex). */
+  get nodeId(): string {
+    return this.#self;
   }
 
   start(): void {

@@ -6,7 +6,7 @@ import { key } from '../chain/testnet.test-util.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
-import { NodeProfiles } from '../node/profiles.ts';
+import { NodeProfiles } from './profiles.ts';
 import type { AtlasEntry } from '../signal/types.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
 import { ProfileError } from './errors.ts';

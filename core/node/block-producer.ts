@@ -9,6 +9,8 @@ import { buildBlock, nextSlot, type TxSource } from '../chain/miner.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { MeshError } from '../errors.ts';
 import type { Block } from '../ledger/block.ts';
+import type { Startable } from '../lifecycle.ts';
+import { TOPICS, type Network } from '../net/network.ts';
 import { systemClock, type Clock, type Timer } from '../time/clock.ts';
 
 export interface BlockProducerOptions {
@@ -89,4 +91,31 @@ export class BlockProducer {
       this.#schedule(interval);
     }
   }
+}
+
+export interface ProductionComponents {
+  readonly chain: Chain;
+  readonly mempool: TxSource;
+  readonly key: SigningKey;
+  readonly network: Network;
+  readonly clock: Clock;
+  readonly log: (line: string) => void;
+  /** Production waits while sync knows of a node ahead. */
+  readonly sync: { readonly behind: boolean };
+}
+
+/** Block production (`--mine`) as a service: it starts once sync has. */
+export function productionService(): (components: ProductionComponents) => Startable & { readonly producer: BlockProducer } {
+  return (c) => {
+    const producer = new BlockProducer({
+      chain: c.chain,
+      mempool: c.mempool,
+      key: c.key,
+      publish: (block) => c.network.publish(TOPICS.blocks, block.bytes),
+      behind: () => c.sync.behind,
+      clock: c.clock,
+      log: c.log,
+    });
+    return { producer, afterStart: () => producer.start(), stop: () => producer.stop() };
+  };
 }

@@ -16,15 +16,14 @@ import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { TOPICS, type GossipMessage } from '../net/network.ts';
 import { sleep } from '../time/clock.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
-import { MeshNode } from './node.ts';
-import { startNode } from './node.test-util.ts';
+import { startNode, type FullNode } from './node.test-util.ts';
 import { segmentCodec, Segments } from './segments.ts';
 import { Sync } from './sync.ts';
 import { heightCodec, syncRequestCodec, syncResponseCodec } from './wire.ts';
 
 const A = key(1);
 const B = key(2);
-const node = (bus: MemoryBus, clock: ManualClock, chain: Chain, k: SigningKey, mine = false, syncTimeoutMs = 500): Promise<MeshNode> =>
+const node = (bus: MemoryBus, clock: ManualClock, chain: Chain, k: SigningKey, mine = false, syncTimeoutMs = 500): Promise<FullNode> =>
   startNode(bus, chain, k, clock, { mine, syncTimeoutMs });
 
 /** A hostile member: announces `height` every 100 ms and answers sync requests as `answer` says. */

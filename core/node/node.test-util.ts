@@ -6,7 +6,11 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { seededRandom } from '../crypto/random.test-util.ts';
 import type { MemoryBus } from '../net/memory.test-util.ts';
 import type { ManualClock } from '../time/clock.test-util.ts';
-import { MeshNode, type MeshNodeOptions } from './node.ts';
+import { MeshNode } from './node.ts';
+import { fullNodeServices, type FullNodeInit, type FullNodeServices } from './services.ts';
+
+/** A node with every service, as `mesh node` runs it. */
+export type FullNode = MeshNode<FullNodeServices>;
 
 /** A fixed machine, for the atlas. */
 export const capacity = (): { cpuCores: number; memMb: number; runningJobs: number; tags: string[] } => ({
@@ -17,12 +21,12 @@ export const capacity = (): { cpuCores: number; memMb: number; runningJobs: numb
 });
 
 /**
- * Starts a node for `k` on `bus` over `chain`, on `clock`, with request ids repeatable per key.
- * Not mining and a 2 s sync timeout unless `options` say otherwise.
+ * Starts a full node for `k` on `bus` over `chain`, on `clock`, with request ids repeatable per
+ * key. Not mining, with the fixed capacity and a 2 s sync timeout unless `options` say otherwise.
  */
-export async function startNode(bus: MemoryBus, chain: Chain, k: SigningKey, clock: ManualClock, options: Partial<MeshNodeOptions> = {}): Promise<MeshNode> {
+export async function startNode(bus: MemoryBus, chain: Chain, k: SigningKey, clock: ManualClock, options: Partial<FullNodeInit> = {}): Promise<FullNode> {
   const random = seededRandom(new DataView(k.publicKey.buffer, k.publicKey.byteOffset).getUint32(0));
-  const n = new MeshNode({ chain, network: bus.join(k.publicKey), key: k, mine: false, capacity, syncTimeoutMs: 2_000, clock, random, ...options });
+  const n = await MeshNode.create({ chain, network: bus.join(k.publicKey), key: k, clock, random, services: fullNodeServices({ mine: false, capacity, syncTimeoutMs: 2_000, ...options }) });
   await n.start();
   return n;
 }

@@ -11,19 +11,20 @@ import { Segments } from './segments.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { TOPICS, type GossipMessage } from '../net/network.ts';
-import type { TxStreamEvent } from '../api/service.ts';
+import type { TxStreamEvent } from '../chain/tx-feed.ts';
 import { SignalError } from '../signal/errors.ts';
 import { ANY_SIGNAL } from '../signal/book.ts';
 import { MeshNode } from './node.ts';
+import { lightNodeServices } from './services.ts';
 import { ManualClock } from '../time/clock.test-util.ts';
-import { capacity, startNode } from './node.test-util.ts';
+import { startNode, type FullNode } from './node.test-util.ts';
 import { heightCodec, syncResponseCodec, syncRequestCodec } from './wire.ts';
 import { decode } from '../encoding/codec.ts';
 
 const A = key(1);
 const B = key(2);
 const M = key(9);
-const node = (bus: MemoryBus, clock: ManualClock, chain: Chain, k: SigningKey, mine = false): Promise<MeshNode> => startNode(bus, chain, k, clock, { mine });
+const node = (bus: MemoryBus, clock: ManualClock, chain: Chain, k: SigningKey, mine = false): Promise<FullNode> => startNode(bus, chain, k, clock, { mine });
 
 test('sync: a new node catches up more than one response (500 blocks) from a peer', async () => {
   const bus = new MemoryBus();
@@ -105,19 +106,46 @@ test('node: a transfer reaches the other node\'s stream, is mined, and shows in 
   const a = await node(bus, clock, chainA, A, true);
   const b = await node(bus, clock, chainB, B);
   const seen: TxStreamEvent[] = [];
-  b.followTransactions(null, (item) => void (item.kind === 'tx' && seen.push(item.event)));
+  b.services.ledger.followTransactions(null, (item) => void (item.kind === 'tx' && seen.push(item.event)));
   try {
-    const id = await a.transfer(B.publicKey, 7n * CREDIT);
+    const id = await a.services.ledger.transfer(B.publicKey, 7n * CREDIT);
     await clock.until('b streams the transfer', () => seen.some((e) => e.id === id), 0);
     const event = seen.find((e) => e.id === id)!;
     assert.deepEqual(event, { id, origin: toHex(A.publicKey), kind: 'Transfer', amount: (7n * CREDIT).toString() });
-    await clock.until('both confirm it', () => a.status().height >= 3 && chainB.state.account(B.publicKey).balance === 7n * CREDIT, 10_000);
-    assert.equal(b.status().balance, (7n * CREDIT).toString());
-    const listed = await b.transactions(B.publicKey, {});
+    await clock.until('both confirm it', () => a.services.ledger.status().height >= 3 && chainB.state.account(B.publicKey).balance === 7n * CREDIT, 10_000);
+    assert.equal(b.services.ledger.status().balance, (7n * CREDIT).toString());
+    const listed = await b.services.ledger.transactions(B.publicKey, {});
     assert.isTrue(listed.some((t) => t.tx_id === id && t.direction === 'in'));
   } finally {
     await a.stop();
     await b.stop();
+  }
+});
+
+test('node: /transactions/stream emits a gossiped transaction once the pool takes it, signature and rules both', async () => {
+  const bus = new MemoryBus();
+  const clock = new ManualClock();
+  const chainA = await openChain();
+  await mine(chainA, A, 2);
+  const a = await node(bus, clock, chainA, A);
+  const seen: TxStreamEvent[] = [];
+  a.services.ledger.followTransactions(null, (item) => void (item.kind === 'tx' && seen.push(item.event)));
+  const peer = bus.join(M.publicKey);
+  try {
+    // Signed by M, who holds nothing: the signature verifies, the ledger's rules refuse it.
+    const broke = await tx(M, { kind: 'Transfer', nonce: 1, to: B.publicKey, amount: CREDIT });
+    // Signed by A, who has mined two blocks' rewards: the pool takes it.
+    const paid = await tx(A, { kind: 'Transfer', nonce: 1, to: B.publicKey, amount: CREDIT });
+    await peer.publish(TOPICS.transactions, broke.bytes);
+    await peer.publish(TOPICS.transactions, paid.bytes);
+    await peer.publish(TOPICS.transactions, paid.bytes);
+    await clock.until('both judged', () => bus.verdicts.filter((v) => v.from === toHex(M.publicKey) && v.topic === TOPICS.transactions).length >= 2, 0);
+    assert.deepEqual(
+      seen.map((e) => e.id),
+      [toHex(paid.id)],
+    );
+  } finally {
+    await a.stop();
   }
 });
 
@@ -127,11 +155,11 @@ test('node: a capability-only signal reaches the peer, and the atlas shows the s
   const a = await node(bus, clock, await openChain(), A, true);
   const b = await node(bus, clock, await openChain(), B);
   try {
-    const sent = await a.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [{ name: 'chat', version: 1 }], burnTxId: null });
-    await clock.until('b keeps the signal', () => b.signals().some((s) => s.id === sent.id), 0);
+    const sent = await a.services.signals.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [{ name: 'chat', version: 1 }], burnTxId: null });
+    await clock.until('b keeps the signal', () => b.services.signals.signals().some((s) => s.id === sent.id), 0);
     // The first capacity broadcast goes out 2 s after start.
-    await clock.until('b maps a\'s capacity', () => b.atlas().some((e) => e.node_id === toHex(A.publicKey)), 5_000);
-    const entry = b.atlas().find((e) => e.node_id === toHex(A.publicKey))!;
+    await clock.until('b maps a\'s capacity', () => b.services.signals.atlas().some((e) => e.node_id === toHex(A.publicKey)), 5_000);
+    const entry = b.services.signals.atlas().find((e) => e.node_id === toHex(A.publicKey))!;
     assert.equal(entry.cpu_cores, 2);
     assert.deepEqual(entry.tags, ['linux'], 'self-tags while mining');
   } finally {
@@ -145,21 +173,21 @@ test('node: /signals/stream shows what GET /signals lists: broadcasts and signal
   const clock = new ManualClock();
   const C = key(3);
   const [a, b, c] = await Promise.all([node(bus, clock, await openChain(), A), node(bus, clock, await openChain(), B), node(bus, clock, await openChain(), C)]);
-  const streamed = new Map<MeshNode, string[]>([[a, []], [b, []], [c, []]]);
-  const unsubscribe = [a, b, c].map((n) => n.followSignals(null, ANY_SIGNAL, (kept) => streamed.get(n)!.push(kept.signal.id)));
+  const streamed = new Map<FullNode, string[]>([[a, []], [b, []], [c, []]]);
+  const unsubscribe = [a, b, c].map((n) => n.services.signals.followSignals(null, ANY_SIGNAL, (kept) => streamed.get(n)!.push(kept.signal.id)));
   try {
-    const direct = await a.sendSignal({ to: C.publicKey, payload: new Uint8Array(0), capabilities: [{ name: 'hello', version: 1 }], burnTxId: null });
+    const direct = await a.services.signals.sendSignal({ to: C.publicKey, payload: new Uint8Array(0), capabilities: [{ name: 'hello', version: 1 }], burnTxId: null });
     // Gossip need not keep a sender's order, and a signal below a nonce already kept is stale: the
     // next one goes out once b and c have the first.
     const accepted = (): number => bus.verdicts.filter((v) => v.topic === TOPICS.signals && v.verdict === 'accept').length;
     await clock.until('b and c have the first', () => accepted() >= 2, 0);
-    const broadcast = await a.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [{ name: 'all', version: 1 }], burnTxId: null });
+    const broadcast = await a.services.signals.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [{ name: 'all', version: 1 }], burnTxId: null });
     await clock.until('b and c have both', () => accepted() >= 4, 0);
     await clock.until('c streams the signal to it', () => streamed.get(c)!.includes(direct.id), 0);
     // b validated and relayed the signal to c, but it is neither listed nor streamed there.
     assert.isTrue(bus.verdicts.some((v) => v.topic === TOPICS.signals && v.to === toHex(B.publicKey) && v.verdict === 'accept'));
     for (const n of [a, b, c]) {
-      assert.deepEqual(streamed.get(n), n.signals().map((s) => s.id).filter((id) => id === direct.id || id === broadcast.id));
+      assert.deepEqual(streamed.get(n), n.services.signals.signals().map((s) => s.id).filter((id) => id === direct.id || id === broadcast.id));
     }
     assert.deepEqual(streamed.get(b), [broadcast.id]);
     assert.deepEqual(streamed.get(c), [direct.id, broadcast.id]);
@@ -181,15 +209,15 @@ test('node: a signal with a payload is sent on the sender\'s own confirmed burn,
   try {
     await clock.until('b syncs the burn', () => b.chain.tip.height === chainA.tip.height, 0);
     const payload = Uint8Array.of(1, 2, 3);
-    await rejectsAsync(() => a.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: null }), SignalError, 'burn-proof-required');
-    await rejectsAsync(() => b.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: claim.id }), SignalError, 'burn-not-sender');
-    const sent = await a.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: claim.id });
-    await clock.until('b keeps it', () => b.signals().some((s) => s.id === sent.id), 0);
-    const kept = b.signals().find((s) => s.id === sent.id)!;
+    await rejectsAsync(() => a.services.signals.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: null }), SignalError, 'burn-proof-required');
+    await rejectsAsync(() => b.services.signals.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: claim.id }), SignalError, 'burn-not-sender');
+    const sent = await a.services.signals.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: claim.id });
+    await clock.until('b keeps it', () => b.services.signals.signals().some((s) => s.id === sent.id), 0);
+    const kept = b.services.signals.signals().find((s) => s.id === sent.id)!;
     assert.equal(kept.payload_hex, '010203');
     assert.equal(kept.burn_proof?.tx_id, toHex(claim.id));
-    await rejectsAsync(() => a.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: claim.id }), SignalError, 'burn-used');
-    const next = await a.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [], burnTxId: null });
+    await rejectsAsync(() => a.services.signals.sendSignal({ to: 'broadcast', payload, capabilities: [], burnTxId: claim.id }), SignalError, 'burn-used');
+    const next = await a.services.signals.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [], burnTxId: null });
     assert.isAbove(next.nonce, sent.nonce, 'nonces rise per sender');
   } finally {
     await a.stop();
@@ -223,7 +251,7 @@ test('segments: a light node starts from a full node\'s state at a trusted check
     const forged = { block: snapshot.block, entries: snapshot.entries.slice(1) };
     await rejectsAsync(() => Chain.openFromSnapshot({ store: new MemoryStore(), params: chainA.params }, forged, checkpoint), ForkChoiceError, 'snapshot-root');
 
-    const b = new MeshNode({ chain: lightChain, network: light, key: B, mine: false, capacity, syncTimeoutMs: 2_000, clock });
+    const b = await MeshNode.create({ chain: lightChain, network: light, key: B, clock, services: lightNodeServices({ syncTimeoutMs: 2_000 }) });
     await b.start();
     try {
       await clock.until('light node syncs to the tip', () => lightChain.tip.height === chainA.tip.height, 0);
@@ -250,7 +278,7 @@ test('gossip: undecodable messages on every topic are rejected, and change nothi
     for (const v of bus.verdicts.filter((x) => x.from === toHex(M.publicKey))) assert.equal(v.verdict, 'reject', v.topic);
     assert.equal(a.chain.tip.height, 2);
     assert.equal(a.mempool.size, 0);
-    assert.deepEqual(a.signals(), []);
+    assert.deepEqual(a.services.signals.signals(), []);
   } finally {
     await a.stop();
   }

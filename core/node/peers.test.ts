@@ -22,8 +22,8 @@ test('peers: a node lists each connected peer with its direction, connection tim
   const c = await startNode(bus, await openChain(), C, clock);
   try {
     const since = Math.floor(clock.now() / 1000);
-    await clock.until('a has measured both peers three times', () => a.peers().every((p) => p.rtt_samples.length >= 3), 10_000);
-    const peers = Object.fromEntries(a.peers().map((p) => [p.node_id, p]));
+    await clock.until('a has measured both peers three times', () => a.services.pings.peers().every((p) => p.rtt_samples.length >= 3), 10_000);
+    const peers = Object.fromEntries(a.services.pings.peers().map((p) => [p.node_id, p]));
     assert.hasAllKeys(peers, [toHex(B.publicKey), toHex(C.publicKey)]);
     const ofB = peers[toHex(B.publicKey)]!;
     // b and c joined after a: they dialled it.
@@ -34,7 +34,7 @@ test('peers: a node lists each connected peer with its direction, connection tim
     assert.deepEqual(ofB.multiaddrs, [`/memory/${toHex(B.publicKey)}`]);
     assert.equal(peers[toHex(C.publicKey)]!.rtt_ms, 30);
     assert.isAtMost(peers[toHex(C.publicKey)]!.rtt_samples.length, 10);
-    assert.deepEqual(b.peers().find((p) => p.node_id === toHex(A.publicKey))!.direction, 'outbound');
+    assert.deepEqual(b.services.pings.peers().find((p) => p.node_id === toHex(A.publicKey))!.direction, 'outbound');
   } finally {
     for (const n of [a, b, c]) await n.stop();
   }
@@ -47,8 +47,8 @@ test('peers: GET /peers and GET /netgraph/rtt read one window of pings, and agre
   // Pings every 2 s, abandoned after 2 s.
   const a = await startNode(bus, await openChain(), A, clock, { pings: { intervalMs: 2_000 } });
   const b = await startNode(bus, await openChain(), B, clock);
-  const ofB = () => a.peers().find((p) => p.node_id === toHex(B.publicKey))!;
-  const failures = () => a.pings.figures(B.publicKey).outcomes - a.pings.figures(B.publicKey).samplesMs.length;
+  const ofB = () => a.services.pings.peers().find((p) => p.node_id === toHex(B.publicKey))!;
+  const failures = () => a.services.pings.figures(B.publicKey).outcomes - a.services.pings.figures(B.publicKey).samplesMs.length;
   try {
     await clock.until('four round trips of 8 ms', () => ofB()?.rtt_samples.length === 4, 20_000);
     bus.setLatency(A.publicKey, B.publicKey, 3_000);
@@ -60,7 +60,7 @@ test('peers: GET /peers and GET /netgraph/rtt read one window of pings, and agre
     const peer = ofB();
     assert.deepEqual(peer.rtt_samples, [8, 8, 8, 8, 30, 30, 30]);
     assert.equal(peer.rtt_ms, 8);
-    const rtt = a.netgraphRtt(B.publicKey);
+    const rtt = a.services.netgraph.rtt(B.publicKey);
     assert.deepInclude(rtt, { source: 'measured', rtt_ms: 8, samples: 7, loss: 2 / 9, jitter_ms: 22 / 6 });
   } finally {
     for (const n of [a, b]) await n.stop();

@@ -24,7 +24,7 @@ test('sync tells the network the heights its peers announce, which the peer list
     await clock.until('a lists b once b caught up', () => netA.peers().some((p) => toHex(p.node) === toHex(B.publicKey) && p.height === 3), 5_000);
     // The tip a peer announced, hash and all: what a light page checks against the chain it holds.
     assert.deepEqual(
-      b.sync.announcedTips().map((t) => [toHex(t.node), t.height, toHex(t.hash)]),
+      b.services.sync.sync.announcedTips().map((t) => [toHex(t.node), t.height, toHex(t.hash)]),
       [[toHex(A.publicKey), 3, toHex(chainA.tip.hash)]],
     );
   } finally {

@@ -245,7 +245,7 @@ async function render(): Promise<void> {
       ? 'Catching up: the balance is the one at the height shown and may change.'
       : '';
 
-  const rows = await node.transactions(self, { limit: HISTORY_ROWS });
+  const rows = await node.services.ledger.transactions(self, { limit: HISTORY_ROWS });
   const list = $('history-list');
   list.replaceChildren(
     ...rows.map((row) => {
@@ -317,7 +317,7 @@ async function send(event: SubmitEvent): Promise<void> {
   const button = $<HTMLButtonElement>('send-submit');
   button.disabled = true;
   try {
-    const id = await node.transfer(check.to, check.amount);
+    const id = await node.services.ledger.transfer(check.to, check.amount);
     const when = light.network.peers().length === 0 ? 'no host is reachable now: it goes out when one is' : 'it is pending until a block includes it';
     say('send-message', 'ok', `Sent ${credits(check.amount)} credits (transaction ${id.slice(0, 16)}…); ${when}.`);
     amountInput.value = '';
@@ -352,7 +352,7 @@ async function startNode(config: WalletConfig, key: WalletKey): Promise<void> {
   });
   $('send-card').hidden = false;
   await notePinned(config);
-  light.node.followBlocks(null, () => void render().catch(() => {}));
+  light.node.services.ledger.followBlocks(null, () => void render().catch(() => {}));
   await render();
   setInterval(() => void render().catch(() => {}), 1_000);
 }

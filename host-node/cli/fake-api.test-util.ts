@@ -36,7 +36,7 @@ export async function serveFakeApi(): Promise<FakeApi> {
       return typeof value === 'function' ? (value as () => unknown).bind(node) : value;
     },
   });
-  const server: HttpServer = await serveFetch(createNodeApi({ service: current, token: TOKEN }), '127.0.0.1', 0);
+  const server: HttpServer = await serveFetch(createNodeApi({ services: current.services, token: TOKEN }), '127.0.0.1', 0);
   const dir = await mkdtemp(join(tmpdir(), 'mesh-fake-api-'));
   await writeFile(join(dir, 'token'), `${TOKEN}\n`);
   return {

@@ -2,7 +2,7 @@
  * `mesh names`: node names from the command line, over the running node's /names routes
  * (docs/cli.md, docs/names.md): claim (or renew) a name, resolve one, list a node's names.
  */
-import type { NameRecord } from '../../core/names/names.ts';
+import type { NameRecord } from '../../core/names/service.ts';
 import { isName, NAME_RULE } from '../../core/names/names.ts';
 import { command, entry, EXIT, flag, option, type Parser, positional, UsageError } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';

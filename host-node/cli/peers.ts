@@ -1,5 +1,5 @@
 /** `mesh peers`: the running node's connected peers (GET /peers), as a table or as JSON. */
-import type { PeerView } from '../../core/api/service.ts';
+import type { PeerView } from '../../core/netgraph/peer-pings.ts';
 import { command, EXIT, flag } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { columns } from './jobs.ts';

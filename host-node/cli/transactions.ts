@@ -4,7 +4,7 @@
  * stream the node closes is opened again with `Last-Event-ID` (NodeClient.follow), and when the node
  * says events were lost meanwhile (`event: missed`, docs/node-api.md), the command says so on stderr.
  */
-import type { TxStreamEvent } from '../../core/api/service.ts';
+import type { TxStreamEvent } from '../../core/chain/tx-feed.ts';
 import { formatCredits, parseBalance } from '../../core/encoding/amount.ts';
 import { command, EXIT, flag, option } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';

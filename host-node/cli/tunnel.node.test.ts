@@ -22,7 +22,7 @@ let server: HttpServer;
 let common: string[];
 
 before(async () => {
-  server = await serveFetch(createNodeApi({ service: node, token: TOKEN }), '127.0.0.1', 0);
+  server = await serveFetch(createNodeApi({ services: node.services, token: TOKEN }), '127.0.0.1', 0);
   const dir = await mkdtemp(join(tmpdir(), 'mesh-tunnel-'));
   await writeFile(join(dir, 'token'), `${TOKEN}\n`);
   common = ['--node', server.url, '--token-file', join(dir, 'token'), '--data-dir', dir];

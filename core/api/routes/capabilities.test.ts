@@ -1,4 +1,4 @@
-// POST /capabilities/revoke and POST /trust on a real MeshNode in memory (memory bus, manual clock,
+// POST /capabilities/revoke and POST /trust on a real FullNode in memory (memory bus, manual clock,
 // memory chain): the revocation or trust change is pooled, mined, and then seen in the chain's
 // state, by checkToken as much as by the routes' own conflict answers. Runs on Node, Deno and Chromium.
 import { assert } from 'chai';
@@ -13,14 +13,14 @@ import { mine, openChain } from '../../chain/testnet.test-util.ts';
 import type { Chain } from '../../chain/chain.ts';
 import { toHex } from '../../encoding/hex.ts';
 import { MemoryBus } from '../../net/memory.test-util.ts';
-import type { MeshNode } from '../../node/node.ts';
+import type { FullNode } from '../../node/node.test-util.ts';
 import { startNode } from '../../node/node.test-util.ts';
 import { ManualClock } from '../../time/clock.test-util.ts';
 import { AUTH, BAD_IDS, JSON_POST, ok, post, problem, TOKEN } from '../api.test-util.ts';
 import { createNodeApi } from '../handler.ts';
 
 interface Live {
-  readonly node: MeshNode;
+  readonly node: FullNode;
   readonly chain: Chain;
   readonly api: (request: Request) => Promise<Response>;
   /** Mines one block with what the node pooled. */
@@ -31,7 +31,7 @@ interface Live {
 async function withNode(run: (live: Live) => Promise<void>): Promise<void> {
   const chain = await openChain();
   const node = await startNode(new MemoryBus(), chain, H, new ManualClock());
-  const api = createNodeApi({ service: node, token: TOKEN });
+  const api = createNodeApi({ services: node.services, token: TOKEN });
   try {
     await run({ node, chain, api, block: async () => void (await mine(chain, H, 1, node.mempool)) });
   } finally {

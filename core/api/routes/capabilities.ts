@@ -9,23 +9,10 @@
  */
 import { boolean, integer, object, optional, refine, string } from 'superstruct';
 import { fromHex } from '../../encoding/hex.ts';
-import { MAX_LINKS, decodeToken, type Token } from '../../capabilities/token.ts';
+import { MAX_LINKS, decodeToken } from '../../capabilities/token.ts';
+import type { CapabilitiesService } from '../../capabilities/service.ts';
 import type { Feature } from '../feature.ts';
 import { checkBody, NodeId } from '../input.ts';
-
-export interface CapabilitiesService {
-  /**
-   * Revokes the link of `token` this node issued (`link`, its index, when it issued several):
-   * signs and pools RevokeCapability. Throws GrantError 'not-issuer' (400), 'link-required' (400),
-   * 'already-revoked' (409).
-   */
-  revokeCapability(token: Token, link: number | undefined): Promise<{ token_id: string; tx_id: string }>;
-  /**
-   * Grants (`trusted`) or withdraws this node's admin trust in `subject`: signs and pools TrustGrant.
-   * Throws GrantError 'trust-self' (400), 'trust-unchanged' (409).
-   */
-  setTrust(subject: Uint8Array, trusted: boolean): Promise<{ tx_id: string }>;
-}
 
 /** POST /capabilities/revoke. The token is decoded after the body passes (400 `bad-grant` if it does not). */
 export const RevokeBody = object({

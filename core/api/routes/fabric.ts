@@ -5,24 +5,10 @@
  * GET /fabric/stats sums them with the atlas into FabricStats.
  */
 import { array, boolean, integer, min, nullable, number, object, string } from 'superstruct';
-import type { FabricStats } from '../../netgraph/fabric.ts';
-import type { ProfileJson, ProfileMeasurement } from '../../netgraph/profile.ts';
+import type { FabricService } from '../../netgraph/service.ts';
 import type { Feature } from '../feature.ts';
 import { checkBody, nodeIdParam } from '../input.ts';
 import { ApiProblem } from '../problem.ts';
-
-export interface FabricService {
-  /**
-   * Signs `measurement` as this node's profile, keeps and gossips it. Throws ProfileError: bounds,
-   * stale or future measured_at (400), not newer than the profile held (409).
-   */
-  publishProfile(measurement: ProfileMeasurement): Promise<ProfileJson>;
-  /** The verified, live profiles held (this node's among them), by node id. */
-  listProfiles(): ProfileJson[];
-  /** The profile held for `nodeId` (hex), or undefined. */
-  getProfile(nodeId: string): ProfileJson | undefined;
-  fabricStats(): FabricStats;
-}
 
 /** A profile's body is small: 16 GPUs of long names stay under 8 KiB. */
 export const MAX_PROFILE_BODY_BYTES = 16 * 1024;

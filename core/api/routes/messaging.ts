@@ -12,36 +12,18 @@ import { array as arrayCodec, bytes32, decode, encodeFrame, fixedBytes, option a
 import { FrameReader } from '../../net/frames.ts';
 import { DecodeError, InvalidEncodingError } from '../../errors.ts';
 import { isAppTopic } from '../../net/network.ts';
-import type { InboxEvent, InboxEventJson, InboxKind, InboxSnapshot } from '../../messaging/inbox.ts';
-import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../../messaging/messaging.ts';
+import type { InboxEvent, InboxEventJson, InboxKind } from '../../messaging/inbox.ts';
 import { BatchStoppedError, DEFAULT_REQUEST_TIMEOUT_MS, MAX_BATCH_MESSAGES, MAX_BATCH_PAYLOAD_BYTES, MAX_REQUEST_TIMEOUT_MS } from '../../messaging/messaging.ts';
 import { MAX_FRAME_BYTES, MAX_PAYLOAD_BYTES, MAX_TOPIC_BYTES } from '../../messaging/wire.ts';
 import { REPLY_TOKEN_BYTES } from '../../messaging/replies.ts';
-import type { Recipient } from '../../names/names.ts';
 import { fromHex, toHex } from '../../encoding/hex.ts';
 import type { EventFormat } from '../../web/sse.ts';
-import type { Unsubscribe } from '../../web/sse.ts';
+import type { OutgoingMessage } from '../../messaging/messaging.ts';
+import type { MessagingService } from '../../messaging/service.ts';
 import type { Feature } from '../feature.ts';
 import { ApiProblem, toProblem, type ApiProblemCode } from '../problem.ts';
 import { BYTES_TYPE, isBytesType } from '../body.ts';
 import { badQuery, boundHexField, checkBody, HexBytes, MAX_LISTED_ERRORS, RecipientField, recipientOf } from '../input.ts';
-
-export interface MessagingService {
-  /** Sends a directed message; resolves with the receiver's acknowledgement once it has queued it. */
-  sendMessage(to: Recipient, topic: string, payload: Uint8Array): Promise<SendAnswer>;
-  /** Sends messages in order; a failure part-way after sending is a BatchStoppedError. */
-  sendMessages(to: Recipient, messages: readonly OutgoingMessage[]): Promise<SendBatchAnswer>;
-  /** Sends a request and resolves with its reply; a timeout is NetworkError 'timeout' (504). */
-  requestMessage(to: Recipient, topic: string, payload: Uint8Array, timeoutMs: number): Promise<ReplyAnswer>;
-  /** Answers a request that reached this node (MessagingError 404, 409, 410 when it cannot). */
-  replyMessage(token: string, payload: Uint8Array): void;
-  subscribeTopic(topic: string): SubscribeAnswer;
-  publishMessage(topic: string, payload: Uint8Array): Promise<PublishAnswer>;
-  /** What the inbox holds after `after`, on `topic` when not null. */
-  inboxSnapshot(after: number, topic: string | null): InboxSnapshot;
-  /** Every entry from now on (on `topic` when not null); with `after`, what the ring holds after it first. */
-  followInbox(after: number | null, topic: string | null, listener: (event: InboxEvent) => void): Unsubscribe;
-}
 
 /** A body's bound on these routes: a payload of 64 KiB as hex, and room for the other fields. */
 export const MESSAGING_BODY_BYTES = 2 * MAX_PAYLOAD_BYTES + 4 * 1024;

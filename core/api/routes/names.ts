@@ -5,22 +5,11 @@
  * (this node's without `owner`).
  */
 import { object, refine, string } from 'superstruct';
-import { isName, NAME_RULE, type NameRecord } from '../../names/names.ts';
+import { isName, NAME_RULE } from '../../names/names.ts';
+import type { NamesService } from '../../names/service.ts';
 import type { Feature } from '../feature.ts';
 import { badQuery, checkBody, nodeIdParam } from '../input.ts';
 import { ApiProblem } from '../problem.ts';
-
-export interface NamesService {
-  /**
-   * Signs and pools a NameClaim of `name` for this node (a renewal when it holds the name). Throws
-   * NameError 'taken' (409), LedgerRuleError 'insufficient-free-balance' (402).
-   */
-  claimName(name: string): Promise<{ name: string; tx_id: string }>;
-  /** The live claim of `name`, or undefined. */
-  resolveName(name: string): NameRecord | undefined;
-  /** The live names of `owner` (this node when null), by name. */
-  listNames(owner: Uint8Array | null): NameRecord[];
-}
 
 export const ClaimBody = object({ name: refine(string(), 'name', (name) => isName(name) || `must be a name: ${NAME_RULE}`) });
 

@@ -9,26 +9,14 @@ import { array, object, optional, refine, size, string } from 'superstruct';
 import { fromHex } from '../../encoding/hex.ts';
 import { isProtocolName } from '../../net/network.ts';
 import { loopbackRule, parseLoopbackAddress } from '../../tunnel/address.ts';
-import { DEFAULT_TUNNEL_LIMITS } from '../../tunnel/service.ts';
-import type { TunnelRequest, TunnelView } from '../../tunnel/types.ts';
+import { DEFAULT_TUNNEL_LIMITS } from '../../tunnel/tunnels.ts';
+import type { TunnelRequest } from '../../tunnel/types.ts';
+import type { TunnelsService } from '../../tunnel/service.ts';
 import type { Feature } from '../feature.ts';
 import { badQuery, checkBody, NodeId } from '../input.ts';
 import { ApiProblem } from '../problem.ts';
 
 export type { TunnelView } from '../../tunnel/types.ts';
-
-export interface TunnelsService {
-  /**
-   * Opens a listener or a forward. TunnelError 'protocol-taken', 'too-many-tunnels', 'bind-failed'
-   * (409), 'self', 'bad-allow-list' (400), 'unavailable' (503: this host has no TCP sockets).
-   */
-  openTunnel(request: TunnelRequest): Promise<TunnelView>;
-  listTunnels(): TunnelView[];
-  /** One tunnel, or undefined. */
-  getTunnel(id: string): TunnelView | undefined;
-  /** Closes a tunnel and resets its connections; false when there is no such tunnel. */
-  closeTunnel(id: string): Promise<boolean>;
-}
 
 const Protocol = refine(string(), 'protocol', (name) => isProtocolName(name) || 'must be 1 to 64 of a-z 0-9 . _ - (starting with a letter or digit)');
 const Target = refine(string(), 'target', (text) => loopbackRule(text));

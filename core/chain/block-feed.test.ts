@@ -1,7 +1,7 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
-import { key, mine, openChain } from '../chain/testnet.test-util.ts';
-import type { Chain } from '../chain/chain.ts';
+import { key, mine, openChain } from './testnet.test-util.ts';
+import type { Chain } from './chain.ts';
 import type { BlockEvent } from '../ledger/block.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { Flow } from '../web/sse.ts';

@@ -67,6 +67,25 @@ export interface PingWindows {
   onOutcome(listener: (peer: Uint8Array, rttMs: PingOutcome) => void): () => void;
 }
 
+/** One connected peer, as GET /peers shows it. */
+export interface PeerView {
+  node_id: string;
+  /** Where the peer says it listens (libp2p identify); empty until it said. */
+  multiaddrs: string[];
+  /** The far end of the connection. */
+  remote_addr: string;
+  /** Who opened the connection: `outbound` this node, `inbound` the peer. */
+  direction: 'inbound' | 'outbound';
+  /** When the connection opened, unix seconds. */
+  connected_since: number;
+  /** The height the peer last announced, null before it announced one. */
+  height: number | null;
+  /** The median of rtt_samples, in ms; null while none of the last 10 pings was answered. */
+  rtt_ms: number | null;
+  /** The round trips among the last 10 ping outcomes (core/netgraph/peer-pings.ts), in ms, oldest first. */
+  rtt_samples: number[];
+}
+
 export class PeerPings implements PingWindows {
   readonly schedule: PingSchedule;
   readonly #network: Network;
@@ -111,6 +130,23 @@ export class PeerPings implements PingWindows {
   }
 
   /** What the window of `peer`'s pings says (an empty window for a peer never measured or gone). */
+  /** The connected peers, each with its round trips (GET /peers). */
+  peers(): PeerView[] {
+    return this.#network.peers().map((peer) => {
+      const rtt = this.figures(peer.node);
+      return {
+        node_id: toHex(peer.node),
+        multiaddrs: [...peer.multiaddrs],
+        remote_addr: peer.remoteAddr,
+        direction: peer.direction,
+        connected_since: Math.floor(peer.connectedSince / 1000),
+        height: peer.height,
+        rtt_ms: rtt.medianMs,
+        rtt_samples: [...rtt.samplesMs],
+      };
+    });
+  }
+
   figures(peer: Uint8Array): PingFigures {
     return pingFigures(this.#windows.get(toHex(peer)) ?? []);
   }

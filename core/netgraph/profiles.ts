@@ -7,9 +7,9 @@
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { GossipMessage, Network, Verdict } from '../net/network.ts';
-import { ProfileError } from '../netgraph/errors.ts';
-import { PROFILE_TTL_S, ProfileBook } from '../netgraph/profile-book.ts';
-import { openProfile, PROFILES_TOPIC, signProfile, type ProfileMeasurement, type SignedProfile } from '../netgraph/profile.ts';
+import { ProfileError } from './errors.ts';
+import { PROFILE_TTL_S, ProfileBook } from './profile-book.ts';
+import { openProfile, PROFILES_TOPIC, signProfile, type ProfileMeasurement, type SignedProfile } from './profile.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 
 /** How often a node gossips its own profile again: hourly, a small cost for late joiners to learn it. */

@@ -16,7 +16,7 @@
  * "from here on, these replace what you had". A page read while the chain changed is dropped and
  * read again.
  */
-import type { Chain } from '../chain/chain.ts';
+import type { Chain } from './chain.ts';
 import { blockEvent, type BlockEvent } from '../ledger/block.ts';
 import type { Flow, Unsubscribe } from '../web/sse.ts';
 

@@ -13,11 +13,32 @@
  * is no gap and no duplicate at the seam. When events after that position may have been lost (the
  * ring dropped them, or they were streamed before this node started), the follower is told so first.
  */
-import type { TxStreamEvent, TxFeedItem } from '../api/routes/chain.ts';
 import { formatAmount } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
-import type { Tx } from '../ledger/tx.ts';
+import { RecentSet } from '../collections/recent-set.ts';
+import { bytesKey } from '../encoding/bytes.ts';
+import { STREAM_KINDS, type Tx } from '../ledger/tx.ts';
 import type { Unsubscribe } from '../web/sse.ts';
+
+/** An event of /transactions/stream (node-api.md §6); amount is a decimal string of base units. */
+export interface TxStreamEvent {
+  id: string;
+  origin: string;
+  kind: string;
+  amount: string;
+}
+
+/**
+ * What /transactions/stream carries: a transaction event at its position in the node's feed (the
+ * frame's `id:`), or, first on a resumed stream that may have lost some, `missed`: the
+ * `Last-Event-ID` it resumed after and the position of the oldest event still held (null: none).
+ */
+export type TxFeedItem =
+  | { readonly kind: 'tx'; readonly seq: number; readonly event: TxStreamEvent }
+  | { readonly kind: 'missed'; readonly after: number; readonly first_held: number | null };
+
+// Transaction ids already put on the feed by `offer` (so each appears once).
+const OFFERED_MEMORY = 50_000;
 
 /** Transaction events the feed keeps for resuming (about 200 bytes each as JSON, so about 200 KiB). */
 export const TX_EVENTS_KEPT = 1_024;
@@ -47,6 +68,7 @@ export class TxFeed {
   readonly #now: () => number;
   readonly #ring: StreamedTx[] = [];
   readonly #listeners = new Set<(item: TxFeedItem) => void>();
+  readonly #offered = new RecentSet<string>(OFFERED_MEMORY);
   // Every event after this position is held (or was never streamed): at first the node's start,
   // since what a former life streamed is gone; then the position of the last event dropped.
   #horizon: number;
@@ -62,6 +84,18 @@ export class TxFeed {
   /** Events held now. */
   get size(): number {
     return this.#ring.length;
+  }
+
+  /**
+   * Streams `tx` unless its kind is not one the stream carries or it was offered already: a
+   * transaction reaches the node from its own API, from gossip and in blocks, and appears once.
+   */
+  offer(tx: Tx, amount: bigint): void {
+    if (!STREAM_KINDS.includes(tx.body.kind)) return;
+    const id = bytesKey(tx.id);
+    if (this.#offered.has(id)) return;
+    this.#offered.add(id);
+    this.push(tx, amount);
   }
 
   /** Gives `tx` the next position, keeps it (dropping the oldest past `keep`), and tells every follower. */

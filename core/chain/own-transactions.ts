@@ -7,8 +7,8 @@
  * @example
  * const tx = await own.submit({ kind: 'Bond', amount: 10n ** 18n });
  */
-import type { Chain } from '../chain/chain.ts';
-import type { Mempool } from '../chain/mempool.ts';
+import type { Chain } from './chain.ts';
+import type { Mempool } from './mempool.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import type { TxEffect } from '../ledger/apply.ts';
 import { signTx, type Tx, type TxBody } from '../ledger/tx.ts';

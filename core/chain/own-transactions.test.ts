@@ -1,11 +1,11 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
-import { Mempool } from '../chain/mempool.ts';
+import { Mempool } from './mempool.ts';
 import { key, mine, openChain } from '../chain/testnet.test-util.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import type { Tx } from '../ledger/tx.ts';
-import type { Chain } from '../chain/chain.ts';
+import type { Chain } from './chain.ts';
 import { OwnTransactions } from './own-transactions.ts';
 
 const A = key(1);

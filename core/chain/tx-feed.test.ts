@@ -1,10 +1,9 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
-import type { TxFeedItem } from '../api/routes/chain.ts';
 import { toHex } from '../encoding/hex.ts';
 import { ALICE, BOB, sign } from '../ledger/fixtures.test-util.ts';
 import type { Tx } from '../ledger/tx.ts';
-import { TxFeed } from './tx-feed.ts';
+import { TxFeed, type TxFeedItem } from './tx-feed.ts';
 
 const START = 1_700_000_000_000;
 

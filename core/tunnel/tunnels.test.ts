@@ -11,7 +11,7 @@ import { MemoryBus } from '../net/memory.test-util.ts';
 import type { Network } from '../net/network.ts';
 import { parseLoopbackAddress, type SocketAddress } from './address.ts';
 import { TunnelError } from './errors.ts';
-import { TunnelService, type TunnelLimits } from './service.ts';
+import { TunnelService, type TunnelLimits } from './tunnels.ts';
 import { MemorySockets } from './sockets.test-util.ts';
 import type { ForwardView, TunnelRequest } from './types.ts';
 

@@ -1,0 +1,174 @@
+/**
+ * The ledger as a service of the node: transactions gossiped in and out, the /transactions/stream
+ * feed, and what the API reads of the chain (GET /status, /history, /transactions, /beacon,
+ * POST /transfer, the block and transaction streams). Every node runs it, the light node too.
+ */
+import type { Chain, ChainEvent } from '../chain/chain.ts';
+import { followBlocks } from '../chain/block-feed.ts';
+import { MempoolError, type Mempool } from '../chain/mempool.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
+import type { History, TxListItem } from '../chain/readmodel.ts';
+import type { TxFeed, TxFeedItem } from '../chain/tx-feed.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { toHex } from '../encoding/hex.ts';
+import { DecodeError } from '../errors.ts';
+import { LedgerRuleError, type TxEffect } from '../ledger/apply.ts';
+import type { BlockEvent } from '../ledger/block.ts';
+import { ledgerStatus, type LedgerStatus } from '../ledger/status.ts';
+import { decodeTx, type Tx } from '../ledger/tx.ts';
+import { recipientNode, type Recipient } from '../names/names.ts';
+import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
+import type { Startable } from '../lifecycle.ts';
+import type { Flow, Unsubscribe } from '../web/sse.ts';
+
+/** GET /status: the ledger figures plus the node's identity and tip. */
+export interface NodeStatus extends LedgerStatus {
+  node_id: string;
+  height: number;
+  difficulty: 0;
+}
+
+/** GET /health, /status and /bootstrap. */
+export interface NodeInfoService {
+  /** 64-hex NodeId. */
+  readonly nodeId: string;
+  status(): NodeStatus;
+  /** Multiaddrs a newcomer can join through: this node's own dialable addresses, then its peers'. */
+  bootstrap(): string[];
+}
+
+/** The chain's routes: history, transactions, beacon, transfer and the two streams. */
+export interface ChainService {
+  history(node: Uint8Array): Promise<History>;
+  transactions(node: Uint8Array, options: { limit?: number; before?: number }): Promise<TxListItem[]>;
+  beacon(): { height: number; hash: string };
+  /**
+   * Signs a Transfer from this node to a node or a name's holder, pools and broadcasts it; resolves
+   * to its tx id (hex). Throws LedgerRuleError or MempoolError, answered as their tables say, and
+   * NameError 'unknown' (404) for a name nobody holds.
+   */
+  transfer(to: Recipient, amount: bigint): Promise<string>;
+  /**
+   * The main chain's blocks from height `from` on (null: from the next to come), the held ones read
+   * from the store no faster than `flow` has room for, then live; after a reorganisation, again from
+   * the fork on. `end` is called if the node cannot go on.
+   */
+  followBlocks(from: number | null, listener: (event: BlockEvent) => void, flow?: Flow, end?: () => void): Unsubscribe;
+  /**
+   * The transactions put on /transactions/stream from now on; with `after` (a Last-Event-ID), first
+   * those the node still holds after that position, told first when some may be lost (tx-feed.ts).
+   */
+  followTransactions(after: number | null, listener: (item: TxFeedItem) => void): Unsubscribe;
+}
+
+/** What the chain service works with: the node's base components. */
+export interface ChainComponents {
+  readonly nodeId: string;
+  readonly key: SigningKey;
+  readonly chain: Chain;
+  readonly mempool: Mempool;
+  readonly own: OwnTransactions;
+  readonly txFeed: TxFeed;
+  readonly network: Network;
+  readonly log: (line: string) => void;
+}
+
+export class LedgerFeature implements ChainService, NodeInfoService, Startable {
+  readonly nodeId: string;
+  readonly #c: ChainComponents;
+  #unsubscribe: (() => void) | null = null;
+
+  constructor(components: ChainComponents) {
+    this.#c = components;
+    this.nodeId = components.nodeId;
+  }
+
+  start(): void {
+    this.#c.network.handle(TOPICS.transactions, (m) => this.#onTransaction(m));
+    this.#unsubscribe = this.#c.chain.subscribe((event) => this.#onChain(event));
+  }
+
+  stop(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+  }
+
+  status(): NodeStatus {
+    const tip = this.#c.chain.tip;
+    return { node_id: this.nodeId, height: tip.height, difficulty: 0, ...ledgerStatus(this.#c.chain.state, this.#c.key.publicKey, tip.height) };
+  }
+
+  bootstrap(): string[] {
+    return this.#c.network.bootstrapAddresses();
+  }
+
+  history(node: Uint8Array): Promise<History> {
+    return this.#c.chain.history(node);
+  }
+
+  transactions(node: Uint8Array, options: { limit?: number; before?: number }): Promise<TxListItem[]> {
+    return this.#c.chain.transactions(node, options);
+  }
+
+  beacon(): { height: number; hash: string } {
+    return this.#c.chain.beacon();
+  }
+
+  async transfer(to: Recipient, amount: bigint): Promise<string> {
+    return toHex((await this.#c.own.submit({ kind: 'Transfer', to: recipientNode(this.#c.chain, to), amount })).id);
+  }
+
+  followBlocks(from: number | null, listener: (event: BlockEvent) => void, flow?: Flow, end?: () => void): Unsubscribe {
+    return followBlocks(this.#c.chain, from, listener, {
+      ...(flow === undefined ? {} : { flow }),
+      onError: (error) => {
+        this.#c.log(`blocks stream: ${String(error)}`);
+        end?.();
+      },
+    });
+  }
+
+  followTransactions(after: number | null, listener: (item: TxFeedItem) => void): Unsubscribe {
+    return this.#c.txFeed.follow(after, (item) => {
+      try {
+        listener(item);
+      } catch (error) {
+        this.#c.log(`listener: ${String(error)}`);
+      }
+    });
+  }
+
+  // A gossiped transaction is streamed once the pool takes it: its signature verified and the
+  // ledger's rules holding on this node's tip (docs/node-api.md "When /transactions/stream emits").
+  async #onTransaction(message: GossipMessage): Promise<Verdict> {
+    let tx: Tx;
+    try {
+      tx = decodeTx(message.data);
+    } catch (error) {
+      if (error instanceof DecodeError) return error.verdict;
+      throw error;
+    }
+    let effect: TxEffect;
+    try {
+      effect = await this.#c.mempool.add(tx);
+    } catch (error) {
+      // A ledger rule's verdict: valid signatures, but not applicable to this node's tip (yet, or any more).
+      if (error instanceof MempoolError || error instanceof LedgerRuleError) return error.verdict;
+      throw error;
+    }
+    this.#c.txFeed.offer(tx, effect.amount);
+    return 'accept';
+  }
+
+  #onChain(event: ChainEvent): void {
+    if (event.type !== 'connected') return;
+    this.#c.own.regossip();
+    // Transactions first seen in a block (an UptimeReward is never pooled) join the stream then.
+    event.block.txs.forEach((tx, i) => this.#c.txFeed.offer(tx, event.effects[i]?.amount ?? 0n));
+  }
+}
+
+/** The chain service (every node runs it). */
+export function ledgerService(): (components: ChainComponents) => LedgerFeature {
+  return (components) => new LedgerFeature(components);
+}

@@ -1,0 +1,96 @@
+/**
+ * The services a node is made of, in the order they start. A full node (`mesh node`) runs every
+ * feature; the browser's light node runs what its wallet uses. A new feature is one service
+ * folder and one line here.
+ */
+import { capabilitiesService, type Grants } from '../capabilities/grants.ts';
+import { channelsService, type ChannelDesk, type ChannelsConfig } from '../channels/channels.ts';
+import { jobsService, type JobMarket, type JobsConfig } from '../jobs/market.ts';
+import type { MessagingLimits } from '../messaging/messaging.ts';
+import { messagingService, type MessagingFeature } from '../messaging/service.ts';
+import { namesService, type Names } from '../names/names.ts';
+import type { NetGraph, NetgraphLimits } from '../netgraph/netgraph.ts';
+import type { PeerPings, PingSchedule } from '../netgraph/peer-pings.ts';
+import { netgraphService, pingsService, profilesService, type ProfilesFeature } from '../netgraph/service.ts';
+import type { Capacity } from '../signal/atlas.ts';
+import { capacityService, type CapacityBroadcast } from '../signal/capacity-service.ts';
+import { signalsService, type SignalsFeature } from '../signal/service.ts';
+import type { TunnelSockets } from '../tunnel/sockets.ts';
+import { tunnelsService, type TunnelsFeature } from '../tunnel/service.ts';
+import { productionService } from './block-producer.ts';
+import { ledgerService, type LedgerFeature } from './ledger-service.ts';
+import type { ServiceFactories } from './node.ts';
+import { syncService, type SyncFeature, type SyncInit } from './sync-service.ts';
+
+/** What a full node is set up with beyond its components. */
+export interface FullNodeInit extends SyncInit {
+  /** Produce blocks (`--mine`). */
+  readonly mine: boolean;
+  /**
+   * This machine's capacity, for the atlas (read again at every broadcast). Without it the node
+   * offers no compute and broadcasts no capacity.
+   */
+  readonly capacity?: () => Capacity;
+  readonly capacityIntervalMs?: number;
+  /** The compute market: where jobs are kept, what this node hosts (default: it hosts nothing). */
+  readonly jobs?: JobsConfig;
+  /** Payment channels: where they are kept (default: memory). */
+  readonly channels?: ChannelsConfig;
+  /** TCP for tunnels (docs/tunnel.md), from the host; without it the node refuses tunnels (503). */
+  readonly tunnel?: { readonly sockets: TunnelSockets };
+  /** App messaging's bounds (default MESSAGING_LIMITS and INBOX_LIMITS; smaller in tests). */
+  readonly messaging?: Partial<MessagingLimits>;
+  /** How often peers are pinged for GET /peers (default DEFAULT_PING_SCHEDULE: 10 s ± 25 %, 5 samples). */
+  readonly pings?: Partial<PingSchedule>;
+  /** The network graph's bounds and pace (default: netgraphLimitsFor the ping interval). */
+  readonly netgraph?: Partial<NetgraphLimits>;
+}
+
+export interface FullNodeServices {
+  readonly ledger: LedgerFeature;
+  readonly sync: SyncFeature;
+  readonly signals: SignalsFeature;
+  readonly pings: PeerPings;
+  readonly netgraph: NetGraph;
+  readonly profiles: ProfilesFeature;
+  readonly names: Names;
+  readonly messaging: MessagingFeature;
+  readonly capabilities: Grants;
+  readonly channels: ChannelDesk;
+  readonly jobs: JobMarket;
+  readonly tunnels: TunnelsFeature;
+  /** Present with `mine`. */
+  readonly producer?: ReturnType<ReturnType<typeof productionService>>;
+  /** Present with `capacity`. */
+  readonly capacity?: CapacityBroadcast;
+}
+
+/** Every feature: what `mesh node` runs. */
+export function fullNodeServices(init: FullNodeInit): ServiceFactories<FullNodeServices> {
+  return {
+    ledger: ledgerService(),
+    sync: syncService(init),
+    signals: signalsService(),
+    pings: pingsService(init.pings),
+    netgraph: netgraphService(init.netgraph),
+    profiles: profilesService(),
+    names: namesService(),
+    messaging: messagingService(init.messaging),
+    capabilities: capabilitiesService(),
+    channels: channelsService(init.channels),
+    jobs: jobsService(init.jobs),
+    tunnels: tunnelsService(init.tunnel),
+    ...(init.mine ? { producer: productionService() } : {}),
+    ...(init.capacity === undefined ? {} : { capacity: capacityService({ probe: init.capacity, ...(init.capacityIntervalMs === undefined ? {} : { intervalMs: init.capacityIntervalMs }) }) }),
+  };
+}
+
+export interface LightNodeServices {
+  readonly ledger: LedgerFeature;
+  readonly sync: SyncFeature;
+}
+
+/** What the wallet uses: the chain (balances, history, transfers, the block stream) and sync. */
+export function lightNodeServices(init: SyncInit = {}): ServiceFactories<LightNodeServices> {
+  return { ledger: ledgerService(), sync: syncService(init) };
+}

@@ -1,0 +1,152 @@
+/**
+ * Keeping up with the mesh, as a service of the node: blocks gossiped in, sync of missing blocks
+ * (sync.ts), state segments served to light nodes (segments.ts), and the tip announced to each new
+ * peer and on a timer. Every node runs it, the light node too.
+ */
+import { ForkChoiceError, type Chain } from '../chain/chain.ts';
+import type { Random } from '../crypto/random.ts';
+import { toHex } from '../encoding/hex.ts';
+import { decodeBlock, InvalidBlockError, type Block } from '../ledger/block.ts';
+import type { Startable } from '../lifecycle.ts';
+import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
+import type { Clock, Timer } from '../time/clock.ts';
+import { Segments } from './segments.ts';
+import { Sync } from './sync.ts';
+
+export interface SyncInit {
+  /** How often the tip is announced on mesh-heights besides on every new peer (default 15 s). */
+  readonly announceIntervalMs?: number;
+  readonly syncTimeoutMs?: number;
+  /** Bytes of state per light-node segment (default MAX_SEGMENT_BYTES; smaller in tests). */
+  readonly segmentBytes?: number;
+}
+
+export interface SyncComponents {
+  readonly chain: Chain;
+  readonly network: Network;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly log: (line: string) => void;
+}
+
+// Blocks whose parent is unknown make the node sync from the peer that sent them; this bounds how often.
+const SYNC_NUDGE_MS = 1_000;
+// A node announces its height to each peer that joins (node-api.md §6); again after 1 s and 3 s, in
+// case the first is lost.
+const JOIN_ANNOUNCE_DELAYS_MS = [1_000, 3_000];
+const ANNOUNCE_INTERVAL_MS = 15_000;
+
+export class SyncFeature implements Startable {
+  readonly sync: Sync;
+  /** Serves (and fetches) the state at checkpoints for light nodes. */
+  readonly segments: Segments;
+  readonly #c: SyncComponents;
+  readonly #announceIntervalMs: number;
+  readonly #timers = new Set<Timer>();
+  #unsubscribePeers: (() => void) | null = null;
+  #lastNudge = 0;
+
+  constructor(components: SyncComponents, init: SyncInit = {}) {
+    this.#c = components;
+    const ports = { clock: components.clock, random: components.random };
+    this.#announceIntervalMs = init.announceIntervalMs ?? ANNOUNCE_INTERVAL_MS;
+    this.sync = new Sync({
+      chain: components.chain,
+      network: components.network,
+      ...ports,
+      log: components.log,
+      ...(init.syncTimeoutMs === undefined ? {} : { timeoutMs: init.syncTimeoutMs }),
+    });
+    this.segments = new Segments(components.network, components.chain.params, components.chain, {
+      ...ports,
+      ...(init.segmentBytes === undefined ? {} : { segmentBytes: init.segmentBytes }),
+    });
+  }
+
+  /** True while another node is known to be ahead. */
+  get behind(): boolean {
+    return this.sync.behind;
+  }
+
+  /** Announces this node's tip to its peers. */
+  announce(): Promise<void> {
+    return this.sync.announce();
+  }
+
+  start(): void {
+    this.#c.network.handle(TOPICS.blocks, (m) => this.#onBlock(m));
+    this.segments.start();
+    this.#unsubscribePeers = this.#c.network.onPeerJoined(() => {
+      this.#announce();
+      for (const delay of JOIN_ANNOUNCE_DELAYS_MS) this.#later(delay, () => this.#announce());
+    });
+  }
+
+  // Sync begins once every other service listens to the chain: each block it connects reaches them.
+  async afterStart(): Promise<void> {
+    this.sync.start();
+    this.#timers.add(this.#c.clock.setInterval(() => this.#announce(), this.#announceIntervalMs));
+    await this.sync.announce().catch(() => {});
+  }
+
+  stop(): void {
+    for (const timer of this.#timers) timer.cancel();
+    this.#timers.clear();
+    this.#unsubscribePeers?.();
+    this.#unsubscribePeers = null;
+    this.sync.stop();
+  }
+
+  #announce(): void {
+    void this.sync.announce().catch(() => {});
+  }
+
+  #later(delayMs: number, fn: () => void): void {
+    const timer = this.#c.clock.setTimeout(() => {
+      this.#timers.delete(timer);
+      fn();
+    }, delayMs);
+    this.#timers.add(timer);
+  }
+
+  async #onBlock(message: GossipMessage): Promise<Verdict> {
+    const chain = this.#c.chain;
+    let block: Block;
+    try {
+      block = decodeBlock(chain.params.network, message.data);
+    } catch {
+      return 'reject';
+    }
+    try {
+      const outcome = await chain.addBlock(block, this.#c.clock.now());
+      // Only blocks this node fully validated (it moved its tip to them) are passed on. A block kept
+      // aside was checked for its signature only: a peer one block behind would validate it in
+      // full, and blame this node for relaying it if it were invalid. Peers that need a competing
+      // branch get it by sync once it grows longer.
+      return outcome === 'extended' || outcome === 'reorganized' ? 'accept' : 'ignore';
+    } catch (error) {
+      if (error instanceof InvalidBlockError) {
+        if (error.verdict !== 'reject') return error.verdict;
+        this.#c.log(`gossip: block ${block.header.height} from ${toHex(message.peer).slice(0, 16)}… is invalid: ${error.message}`);
+        return 'reject';
+      }
+      // A block on a parent this node lacks: it is behind (or forked), so it asks the peer that
+      // handed the block over. That peer validated the block before passing it on, so it holds the
+      // parent; the producer may be several hops away, and sync requests reach direct peers only.
+      if (error instanceof ForkChoiceError && error.behind) {
+        const now = this.#c.clock.now();
+        if (now - this.#lastNudge >= SYNC_NUDGE_MS) {
+          this.#lastNudge = now;
+          this.sync.requestFrom(message.peer);
+        }
+        return 'ignore';
+      }
+      throw error;
+    }
+  }
+}
+
+/** The sync service (every node runs it). */
+export function syncService(init: SyncInit = {}): (components: SyncComponents) => SyncFeature {
+  return (components) => new SyncFeature(components, init);
+}

@@ -1,0 +1,86 @@
+/**
+ * This node's capacity broadcast (node-api.md §2 "Capacity"): every CAPACITY_INTERVAL_MS, a signal
+ * with the machine's cores and memory, the jobs it runs, and the tags it earns. `docker` and `gpu`
+ * are claimed only while the container engine answers with them, and `mining` only on a node that
+ * produces blocks. A node without this service offers no compute (the browser's wallet).
+ */
+import type { Startable } from '../lifecycle.ts';
+import type { Clock, Timer } from '../time/clock.ts';
+import { CAPACITY_INTERVAL_MS, capacityCapabilities, type Capacity } from './atlas.ts';
+import type { SignalService } from './service.ts';
+
+export interface CapacityInit {
+  /** The machine's capacity, read again at every broadcast. */
+  readonly probe: () => Capacity;
+  readonly intervalMs?: number;
+}
+
+/** What the broadcast reads of the job market, when the node has one. */
+export interface EngineReport {
+  readonly engine: { readonly ready: boolean; readonly gpus: number };
+  readonly runningJobs: number;
+  /** Asks the engine again. */
+  checkEngine(): Promise<void>;
+}
+
+export interface CapacityComponents {
+  readonly signals: Pick<SignalService, 'sendSignal'>;
+  readonly clock: Clock;
+  readonly log: (line: string) => void;
+  readonly jobs?: EngineReport;
+  /** Present on a node that produces blocks. */
+  readonly producer?: unknown;
+}
+
+// The first broadcast goes out once peers had a moment to connect.
+const FIRST_BROADCAST_MS = 2_000;
+
+export class CapacityBroadcast implements Startable {
+  readonly #c: CapacityComponents;
+  readonly #probe: () => Capacity;
+  readonly #intervalMs: number;
+  readonly #timers: Timer[] = [];
+
+  constructor(components: CapacityComponents, init: CapacityInit) {
+    this.#c = components;
+    this.#probe = init.probe;
+    this.#intervalMs = init.intervalMs ?? CAPACITY_INTERVAL_MS;
+  }
+
+  afterStart(): void {
+    const clock = this.#c.clock;
+    this.#timers.push(clock.setInterval(() => void this.#broadcast(), this.#intervalMs));
+    this.#timers.push(clock.setTimeout(() => void this.#broadcast(), Math.min(FIRST_BROADCAST_MS, this.#intervalMs)));
+  }
+
+  stop(): void {
+    for (const timer of this.#timers) timer.cancel();
+    this.#timers.length = 0;
+  }
+
+  /** The machine's capacity with what the market knows: running jobs, and `docker`/`gpu` only when the engine answers with them. */
+  #capacity(): Capacity {
+    const machine = this.#probe();
+    const jobs = this.#c.jobs;
+    const engine = jobs?.engine ?? { ready: false, gpus: 0 };
+    const tags = machine.tags.filter((t) => t !== 'docker' && t !== 'gpu');
+    if (engine.ready) tags.push('docker');
+    if (engine.ready && engine.gpus > 0) tags.push('gpu');
+    return { ...machine, runningJobs: jobs?.runningJobs ?? 0, tags };
+  }
+
+  async #broadcast(): Promise<void> {
+    try {
+      await this.#c.jobs?.checkEngine();
+      const capabilities = capacityCapabilities(this.#capacity(), this.#c.producer !== undefined);
+      await this.#c.signals.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities, burnTxId: null });
+    } catch (error) {
+      this.#c.log(`atlas: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
+
+/** The capacity broadcast, for a node that offers compute. */
+export function capacityService(init: CapacityInit): (components: CapacityComponents) => CapacityBroadcast {
+  return (components) => new CapacityBroadcast(components, init);
+}
