@@ -207,7 +207,7 @@ export class FakeNode extends FakeJobs {
 
   /** This fake as each service the API mounts. */
   get services(): Required<ApiServices> {
-    return { ledger: this, pings: this, netgraph: this, signals: this, jobs: this, capabilities: this, channels: this, tunnels: this, messaging: this, names: this, profiles: this };
+    return { ledger: this, pings: this, netgraph: this, signals: this, jobs: this, placement: this, capabilities: this, channels: this, tunnels: this, messaging: this, names: this, profiles: this };
   }
 
   transfers: { to: string; amount: bigint }[] = [];

@@ -58,7 +58,7 @@ const MOUNTS: readonly Mount<keyof ApiServices>[] = [
   mount('ledger', chainRoutes),
   mount('signals', signalRoutes),
   mount('jobs', jobRoutes),
-  mount('jobs', placementRoutes),
+  mount('placement', placementRoutes),
   mount('capabilities', capabilityRoutes),
   mount('channels', channelRoutes),
   mount('tunnels', tunnelRoutes),

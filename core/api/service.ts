@@ -19,7 +19,8 @@ export interface ApiServices {
   readonly pings?: PeersService;
   readonly netgraph?: NetgraphService;
   readonly signals?: SignalService;
-  readonly jobs?: JobsService & PlacementService;
+  readonly jobs?: JobsService;
+  readonly placement?: PlacementService;
   readonly capabilities?: CapabilitiesService;
   readonly channels?: ChannelsService;
   readonly tunnels?: TunnelsService;

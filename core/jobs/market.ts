@@ -26,9 +26,6 @@ import { isLive, statusOf, type JobRecord } from './record.ts';
 import { decodeSpec } from './spec.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from './types.ts';
 import { fromHex } from '../encoding/hex.ts';
-import type { PlacementService } from '../placement/service.ts';
-import { PlacementCaller, type DeployRequest, type KillRequest } from '../placement/caller.ts';
-import { PlacementHost } from '../placement/host.ts';
 
 /** How a node takes part in the market: what it hosts, where it keeps its jobs. */
 export interface JobsConfig {
@@ -44,8 +41,6 @@ export interface JobsConfig {
   readonly heartbeatMs?: number;
   /** How often a following log reader asks the host for new lines (default 1 s). */
   readonly logPollMs?: number;
-  /** Keys whose capability tokens directed placement honours here besides this node's own (`--capability-root`). */
-  readonly capabilityRoots?: readonly Uint8Array[];
 }
 
 /** The node parts the market works with. */
@@ -60,23 +55,21 @@ export interface MarketParts {
   readonly log: (line: string) => void;
 }
 
-export class JobMarket implements JobsService, PlacementService {
-  readonly #book: JobBook;
-  readonly #host: JobHost;
-  readonly #payer: JobPayer;
-  readonly #placementHost: PlacementHost;
-  readonly #placementCaller: PlacementCaller;
+export class JobMarket implements JobsService {
+  /** The job book, and the two sides directed placement (core/placement/) places jobs through. */
+  readonly book: JobBook;
+  readonly host: JobHost;
+  readonly payer: JobPayer;
   readonly #clock: Clock;
   readonly #logPollMs: number;
   readonly #chain: Chain;
   #unsubscribe: (() => void) | null = null;
 
-  private constructor(book: JobBook, host: JobHost, payer: JobPayer, placement: [PlacementHost, PlacementCaller], chain: Chain, clock: Clock, logPollMs: number) {
-    this.#book = book;
-    [this.#placementHost, this.#placementCaller] = placement;
+  private constructor(book: JobBook, host: JobHost, payer: JobPayer, chain: Chain, clock: Clock, logPollMs: number) {
+    this.book = book;
     this.#chain = chain;
-    this.#host = host;
-    this.#payer = payer;
+    this.host = host;
+    this.payer = payer;
     this.#clock = clock;
     this.#logPollMs = logPollMs;
   }
@@ -94,30 +87,24 @@ export class JobMarket implements JobsService, PlacementService {
       heartbeatMs: config.heartbeatMs ?? HEARTBEAT_INTERVAL_SECS * 1000,
     });
     const payer = new JobPayer({ ...common, key: parts.key, atlas: parts.atlas, queueMs: config.queueMs ?? DEFAULT_QUEUE_MS });
-    // Directed placement (core/placement/) places jobs on a chosen host through the same two sides.
-    const placement: [PlacementHost, PlacementCaller] = [
-      new PlacementHost({ ...common, jobs: host, self: parts.key.publicKey, roots: config.capabilityRoots ?? [] }),
-      new PlacementCaller({ ...common, payer, self: parts.key.publicKey }),
-    ];
-    return new JobMarket(book, host, payer, placement, parts.chain, parts.clock, config.logPollMs ?? 1_000);
+    return new JobMarket(book, host, payer, parts.chain, parts.clock, config.logPollMs ?? 1_000);
   }
 
   async start(): Promise<void> {
     this.#unsubscribe = this.#chain.subscribe((event) => {
       if (event.type !== 'connected') return;
-      const expired = foldBlock(this.#book, event, this.#chain.state);
-      this.#host.onBlock(expired);
-      this.#payer.onBlock(expired);
+      const expired = foldBlock(this.book, event, this.#chain.state);
+      this.host.onBlock(expired);
+      this.payer.onBlock(expired);
     });
-    this.#payer.start();
-    this.#placementHost.start();
-    await this.#host.start();
+    this.payer.start();
+    await this.host.start();
   }
 
   async stop(): Promise<void> {
     this.#unsubscribe?.();
-    this.#payer.stop();
-    await this.#host.stop();
+    this.payer.stop();
+    await this.host.stop();
   }
 
   /**
@@ -125,83 +112,73 @@ export class JobMarket implements JobsService, PlacementService {
    * that takes offers (an image allowed) advertises it. Directed placement uses the engine either way.
    */
   get engine(): { ready: boolean; gpus: number } {
-    return this.#host.takesOffers ? this.#host.engine : { ready: false, gpus: 0 };
+    return this.host.takesOffers ? this.host.engine : { ready: false, gpus: 0 };
   }
 
   /** Asks the engine again (before each capacity broadcast). */
   checkEngine(): Promise<void> {
-    return this.#host.checkEngine();
+    return this.host.checkEngine();
   }
 
   get runningJobs(): number {
-    return this.#host.runningCount;
-  }
-
-  // ---- PlacementService ----
-
-  meshDeploy(request: DeployRequest): Promise<{ job_id: string }> {
-    return this.#placementCaller.deploy(request);
-  }
-
-  meshKill(request: KillRequest): Promise<void> {
-    return this.#placementCaller.kill(request);
+    return this.host.runningCount;
   }
 
   // ---- JobsService ----
 
   async bidJob(request: JobRequest): Promise<{ job_id: string }> {
-    return { job_id: await this.#payer.bid(request) };
+    return { job_id: await this.payer.bid(request) };
   }
 
   listJobs(): JobSummary[] {
-    return this.#book.all().map(summaryOf);
+    return this.book.all().map(summaryOf);
   }
 
   getJob(jobId: Uint8Array): JobView | undefined {
-    const record = this.#book.get(toHex(jobId));
+    const record = this.book.get(toHex(jobId));
     return record === undefined ? undefined : viewOf(record);
   }
 
   async settleJob(jobId: Uint8Array, cost: bigint, payerSig: Uint8Array): Promise<void> {
-    const record = this.#book.get(toHex(jobId));
+    const record = this.book.get(toHex(jobId));
     if (record === undefined) throw new JobError('unknown-job', `no job ${toHex(jobId)} on this node`);
     if (record.role !== 'host') throw new JobError('wrong-role', 'this node is the job\'s payer: settle on its host');
-    await this.#host.settle(record, cost, payerSig);
+    await this.host.settle(record, cost, payerSig);
   }
 
   async stopJob(ref: string): Promise<boolean> {
-    const hosted = this.#host.find(ref);
+    const hosted = this.host.find(ref);
     if (hosted !== undefined) {
-      await this.#host.stopJob(hosted);
+      await this.host.stopJob(hosted);
       return true;
     }
-    const paid = this.#book.get(ref) ?? this.#book.all().find((r) => r.role === 'payer' && r.containerId !== null && (r.containerId === ref || (ref.length >= 12 && r.containerId.startsWith(ref))));
+    const paid = this.book.get(ref) ?? this.book.all().find((r) => r.role === 'payer' && r.containerId !== null && (r.containerId === ref || (ref.length >= 12 && r.containerId.startsWith(ref))));
     if (paid === undefined || paid.role !== 'payer') return false;
-    await this.#payer.stopJob(paid);
+    await this.payer.stopJob(paid);
     return true;
   }
 
   async expireJob(jobId: Uint8Array): Promise<{ tx_id: string }> {
-    const record = this.#book.get(toHex(jobId));
+    const record = this.book.get(toHex(jobId));
     if (record === undefined) throw new JobError('unknown-job', `no job ${toHex(jobId)} on this node`);
     if (record.role !== 'payer') throw new JobError('wrong-role', 'only the payer expires its bid');
-    return { tx_id: await this.#payer.expire(record) };
+    return { tx_id: await this.payer.expire(record) };
   }
 
   async jobLogs(jobId: Uint8Array, after: number): Promise<{ lines: LogEvent[]; ended: boolean } | undefined> {
-    const record = this.#book.get(toHex(jobId));
+    const record = this.book.get(toHex(jobId));
     if (record === undefined) return undefined;
-    if (record.role === 'payer') return this.#payer.logs(record, after);
-    const buffer = this.#host.logs(record);
+    if (record.role === 'payer') return this.payer.logs(record, after);
+    const buffer = this.host.logs(record);
     if (buffer !== undefined) return { lines: buffer.after(after), ended: buffer.ended };
     return { lines: record.outputTail.filter((l) => l.seq > after), ended: !isLive(record.state) };
   }
 
   followJobLogs(jobId: Uint8Array, after: number, listener: (line: LogEvent) => void, end: () => void): Unsubscribe | undefined {
-    const record = this.#book.get(toHex(jobId));
+    const record = this.book.get(toHex(jobId));
     if (record === undefined) return undefined;
     if (record.role === 'host') {
-      const buffer = this.#host.logs(record);
+      const buffer = this.host.logs(record);
       if (buffer !== undefined) return buffer.follow(after, listener, end);
     }
     // The payer (or a host whose buffer is gone) reads in rounds: every line once, in order.
@@ -275,7 +252,7 @@ export interface JobsComponents {
   readonly signals: { atlas(): AtlasEntry[] };
 }
 
-/** The job market: bids, offers, hosting, heartbeats and settlement, and directed placement. */
+/** The job market: bids, offers, hosting, heartbeats and settlement. */
 export function jobsService(config: JobsConfig = {}): (components: JobsComponents) => Promise<JobMarket> {
   return (c) => JobMarket.open({ chain: c.chain, mempool: c.mempool, own: c.own, network: c.network, key: c.key, clock: c.clock, atlas: () => c.signals.atlas(), log: c.log }, config);
 }

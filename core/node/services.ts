@@ -11,6 +11,7 @@ import { messagingService, type MessagingFeature } from '../messaging/service.ts
 import { namesService, type Names } from '../names/names.ts';
 import type { NetGraph, NetgraphLimits } from '../netgraph/netgraph.ts';
 import type { PeerPings, PingSchedule } from '../netgraph/peer-pings.ts';
+import { placementService, type PlacementFeature, type PlacementInit } from '../placement/service.ts';
 import { netgraphService, pingsService, profilesService, type ProfilesFeature } from '../netgraph/service.ts';
 import type { Capacity } from '../signal/atlas.ts';
 import { capacityService, type CapacityBroadcast } from '../signal/capacity-service.ts';
@@ -34,6 +35,8 @@ export interface FullNodeInit extends SyncInit {
   readonly capacityIntervalMs?: number;
   /** The compute market: where jobs are kept, what this node hosts (default: it hosts nothing). */
   readonly jobs?: JobsConfig;
+  /** Directed placement: the capability roots it honours besides this node's key. */
+  readonly placement?: PlacementInit;
   /** Payment channels: where they are kept (default: memory). */
   readonly channels?: ChannelsConfig;
   /** TCP for tunnels (docs/tunnel.md), from the host; without it the node refuses tunnels (503). */
@@ -58,6 +61,7 @@ export interface FullNodeServices {
   readonly capabilities: Grants;
   readonly channels: ChannelDesk;
   readonly jobs: JobMarket;
+  readonly placement: PlacementFeature;
   readonly tunnels: TunnelsFeature;
   /** Present with `mine`. */
   readonly producer?: ReturnType<ReturnType<typeof productionService>>;
@@ -79,6 +83,7 @@ export function fullNodeServices(init: FullNodeInit): ServiceFactories<FullNodeS
     capabilities: capabilitiesService(),
     channels: channelsService(init.channels),
     jobs: jobsService(init.jobs),
+    placement: placementService(init.placement),
     tunnels: tunnelsService(init.tunnel),
     ...(init.mine ? { producer: productionService() } : {}),
     ...(init.capacity === undefined ? {} : { capacity: capacityService({ probe: init.capacity, ...(init.capacityIntervalMs === undefined ? {} : { intervalMs: init.capacityIntervalMs }) }) }),

@@ -104,7 +104,7 @@ test('placement: a caller the host trusts deploys a job off the allow-list; it r
   const m = await mesh();
   try {
     await trustCaller(m);
-    const { value, error } = await settle(m, m.caller.services.jobs.meshDeploy(deploy()), 'the deploy answers');
+    const { value, error } = await settle(m, m.caller.services.placement.meshDeploy(deploy()), 'the deploy answers');
     assert.isUndefined(error, String(error));
     const jobId = value!.job_id;
     const id = fromHex(jobId, 32);
@@ -118,11 +118,11 @@ test('placement: a caller the host trusts deploys a job off the allow-list; it r
     const rate = (20n * CREDIT) / 20n; // 600 s is 20 intervals
     assert.equal(paid, rate * BigInt(m.caller.services.jobs.getJob(id)!.heartbeats!.count));
     // A third node with no authority cannot kill it; the payer's own node can, and so can an admin.
-    const denied = await settle(m, m.third.services.jobs.meshKill({ nodeId: H.publicKey, jobId: id, grant: null }), 'the refusal');
+    const denied = await settle(m, m.third.services.placement.meshKill({ nodeId: H.publicKey, jobId: id, grant: null }), 'the refusal');
     assert.instanceOf(denied.error, PlacementError);
     assert.equal((denied.error as PlacementError).code, 'untrusted');
     assert.equal((denied.error as PlacementError).status, 502);
-    const killed = await settle(m, m.caller.services.jobs.meshKill({ nodeId: H.publicKey, jobId: id, grant: null }), 'the kill answers');
+    const killed = await settle(m, m.caller.services.placement.meshKill({ nodeId: H.publicKey, jobId: id, grant: null }), 'the kill answers');
     assert.isUndefined(killed.error, String(killed.error));
     await m.clock.until('the host reports it killed', () => m.caller.services.jobs.getJob(id)!.status.startsWith('failed'), 30_000);
     assert.equal(m.caller.services.jobs.getJob(id)!.status, 'failed: killed by directed placement (/mesh-kill)');
@@ -143,7 +143,7 @@ test('placement: a caller the host trusts deploys a job off the allow-list; it r
 test('placement: with no trust and no grant the host refuses as untrusted, and no credits are locked', async () => {
   const m = await mesh();
   try {
-    const { error } = await settle(m, m.caller.services.jobs.meshDeploy(deploy()), 'the refusal');
+    const { error } = await settle(m, m.caller.services.placement.meshDeploy(deploy()), 'the refusal');
     assert.instanceOf(error, PlacementError);
     assert.equal((error as PlacementError).code, 'untrusted');
     assert.match((error as Error).message, /no admin trust/);
@@ -165,17 +165,17 @@ test('placement: a token rooted at the host lets the caller deploy within it; wi
     const rooted = await signLink(H, network, { audience: P.publicKey, allows: { ...ALL, mem_mb: 128, images: ['localhost/busybox'] }, ...window, nonce: nonce(1) });
     const grant = encodeToken([rooted]);
     // Beyond the token's memory bound: refused before anything is paid.
-    const wide = await settle(m, m.caller.services.jobs.meshDeploy(deploy({ memMb: 256, grant })), 'the refusal');
+    const wide = await settle(m, m.caller.services.placement.meshDeploy(deploy({ memMb: 256, grant })), 'the refusal');
     assert.equal((wide.error as PlacementError).code, 'not-allowed');
     const foreign = encodeToken([await signLink(C, network, { audience: P.publicKey, allows: ALL, ...window, nonce: nonce(2) })]);
-    assert.equal(((await settle(m, m.caller.services.jobs.meshDeploy(deploy({ grant: foreign })), 'the refusal')).error as PlacementError).code, 'untrusted');
-    const ok = await settle(m, m.caller.services.jobs.meshDeploy(deploy({ grant })), 'the deploy');
+    assert.equal(((await settle(m, m.caller.services.placement.meshDeploy(deploy({ grant: foreign })), 'the refusal')).error as PlacementError).code, 'untrusted');
+    const ok = await settle(m, m.caller.services.placement.meshDeploy(deploy({ grant })), 'the deploy');
     assert.isUndefined(ok.error, String(ok.error));
     assert.lengthOf(m.executor.running, 1);
     // The host revokes its link; once mined, the same token fails.
     const tx = await m.host.own.submit({ kind: 'RevokeCapability', token_id: linkId(network, rooted) });
     await m.clock.until('the revocation is mined', () => m.host.chain.state.revoked(H.publicKey, linkId(network, rooted)) !== undefined && !m.host.mempool.has(tx.id), 30_000);
-    const revoked = await settle(m, m.caller.services.jobs.meshDeploy(deploy({ grant })), 'the refusal');
+    const revoked = await settle(m, m.caller.services.placement.meshDeploy(deploy({ grant })), 'the refusal');
     assert.equal((revoked.error as PlacementError).code, 'revoked');
     assert.equal((revoked.error as PlacementError).status, 502);
     assert.lengthOf(m.executor.running, 1);
@@ -188,15 +188,15 @@ test('placement: an unconnected host is a 504, dialled through a hint it is reac
   const m = await mesh({ linked: false });
   try {
     await trustCaller(m);
-    const lost = await settle(m, m.caller.services.jobs.meshDeploy(deploy()), 'the failure');
+    const lost = await settle(m, m.caller.services.placement.meshDeploy(deploy()), 'the failure');
     assert.instanceOf(lost.error, PlacementError);
     assert.equal((lost.error as PlacementError).code, 'timeout');
     assert.equal((lost.error as PlacementError).status, 504);
     assert.equal(m.caller.chain.state.account(P.publicKey).locked_bids, 0n);
-    await rejectsAsync(() => m.caller.services.jobs.meshDeploy(deploy({ nodeId: P.publicKey })), PlacementError, 'self', /this node/);
-    await rejectsAsync(() => m.caller.services.jobs.meshDeploy(deploy({ grant: 'not a token' })), CapabilityError, 'malformed');
-    await rejectsAsync(() => m.caller.services.jobs.meshDeploy(deploy({ hint: `/memory/${toHex(C.publicKey)}` })), InvalidAddressError, 'invalid-address');
-    const hinted = await settle(m, m.caller.services.jobs.meshDeploy(deploy({ hint: `/memory/${toHex(H.publicKey)}` })), 'the deploy through the hint');
+    await rejectsAsync(() => m.caller.services.placement.meshDeploy(deploy({ nodeId: P.publicKey })), PlacementError, 'self', /this node/);
+    await rejectsAsync(() => m.caller.services.placement.meshDeploy(deploy({ grant: 'not a token' })), CapabilityError, 'malformed');
+    await rejectsAsync(() => m.caller.services.placement.meshDeploy(deploy({ hint: `/memory/${toHex(C.publicKey)}` })), InvalidAddressError, 'invalid-address');
+    const hinted = await settle(m, m.caller.services.placement.meshDeploy(deploy({ hint: `/memory/${toHex(H.publicKey)}` })), 'the deploy through the hint');
     assert.isUndefined(hinted.error, String(hinted.error));
     assert.lengthOf(m.executor.running, 1);
   } finally {
@@ -208,12 +208,12 @@ test('placement: a host without room or without an engine refuses with no-room o
   const m = await mesh();
   try {
     await trustCaller(m);
-    const big = await settle(m, m.caller.services.jobs.meshDeploy(deploy({ memMb: 4096 })), 'the refusal');
+    const big = await settle(m, m.caller.services.placement.meshDeploy(deploy({ memMb: 4096 })), 'the refusal');
     assert.equal((big.error as PlacementError).code, 'no-room');
     assert.match((big.error as Error).message, /needs 4096 MiB, 2048 MiB free/);
     m.executor.ready = false;
     await m.host.services.jobs.checkEngine();
-    const down = await settle(m, m.caller.services.jobs.meshDeploy(deploy()), 'the refusal');
+    const down = await settle(m, m.caller.services.placement.meshDeploy(deploy()), 'the refusal');
     assert.equal((down.error as PlacementError).code, 'container-error');
     assert.equal(m.caller.chain.state.account(P.publicKey).locked_bids, 0n);
   } finally {
@@ -226,8 +226,8 @@ test('placement: two deploys of the same spec at once from one caller each get t
   try {
     await trustCaller(m);
     const [first, second] = await Promise.all([
-      settle(m, m.caller.services.jobs.meshDeploy(deploy()), 'the first deploy'),
-      settle(m, m.caller.services.jobs.meshDeploy(deploy()), 'the second deploy'),
+      settle(m, m.caller.services.placement.meshDeploy(deploy()), 'the first deploy'),
+      settle(m, m.caller.services.placement.meshDeploy(deploy()), 'the second deploy'),
     ]);
     assert.isUndefined(first.error, String(first.error));
     assert.isUndefined(second.error, String(second.error));
@@ -235,7 +235,7 @@ test('placement: two deploys of the same spec at once from one caller each get t
     assert.lengthOf(m.executor.running, 2);
     // The host's two cores are now taken: a third is refused for room, and locks nothing.
     const locked = m.caller.chain.state.account(P.publicKey).locked_bids;
-    const third = await settle(m, m.caller.services.jobs.meshDeploy(deploy()), 'the third deploy');
+    const third = await settle(m, m.caller.services.placement.meshDeploy(deploy()), 'the third deploy');
     assert.equal((third.error as PlacementError).code, 'no-room');
     await m.clock.until('the pool is mined', () => m.caller.mempool.size === 0, 30_000);
     assert.isTrue(m.caller.chain.state.account(P.publicKey).locked_bids <= locked, "the refused deploy locked nothing more");
@@ -249,7 +249,7 @@ test('placement: a kill by token is judged against the job itself: a token for o
   const m = await mesh();
   try {
     await trustCaller(m);
-    const { value } = await settle(m, m.caller.services.jobs.meshDeploy(deploy()), 'the deploy');
+    const { value } = await settle(m, m.caller.services.placement.meshDeploy(deploy()), 'the deploy');
     const id = fromHex(value!.job_id, 32);
     const network = m.caller.chain.params.network;
     const now = Math.floor(m.clock.now() / 1000);
@@ -258,15 +258,15 @@ test('placement: a kill by token is judged against the job itself: a token for o
     const elsewhere = encodeToken([await signLink(H, network, { audience: C.publicKey, allows: { ...killOnly, images: ['localhost/only-mine'] }, ...window, nonce: new Uint8Array(16).fill(3) })]);
     const small = encodeToken([await signLink(H, network, { audience: C.publicKey, allows: { ...killOnly, mem_mb: 32 }, ...window, nonce: new Uint8Array(16).fill(4) })]);
     for (const grant of [elsewhere, small]) {
-      const denied = await settle(m, m.third.services.jobs.meshKill({ nodeId: H.publicKey, jobId: id, grant }), 'the refusal');
+      const denied = await settle(m, m.third.services.placement.meshKill({ nodeId: H.publicKey, jobId: id, grant }), 'the refusal');
       assert.equal((denied.error as PlacementError).code, 'not-allowed');
     }
     assert.lengthOf(m.executor.running, 1, 'the job runs on');
     const fits = encodeToken([await signLink(H, network, { audience: C.publicKey, allows: { ...killOnly, images: ['localhost/busybox'], mem_mb: 64 }, ...window, nonce: new Uint8Array(16).fill(5) })]);
-    const killed = await settle(m, m.third.services.jobs.meshKill({ nodeId: H.publicKey, jobId: id, grant: fits }), 'the kill');
+    const killed = await settle(m, m.third.services.placement.meshKill({ nodeId: H.publicKey, jobId: id, grant: fits }), 'the kill');
     assert.isUndefined(killed.error, String(killed.error));
     await m.clock.until('the container is stopped', () => m.executor.running.length === 0, 30_000);
-    const unknown = await settle(m, m.third.services.jobs.meshKill({ nodeId: H.publicKey, jobId: new Uint8Array(32).fill(9), grant: fits }), 'the refusal');
+    const unknown = await settle(m, m.third.services.placement.meshKill({ nodeId: H.publicKey, jobId: new Uint8Array(32).fill(9), grant: fits }), 'the refusal');
     assert.equal((unknown.error as PlacementError).code, 'unknown-job');
   } finally {
     await m.stop();
@@ -324,7 +324,7 @@ test('placement: a node id off the curve is refused by the caller\'s node (400)'
   const m = await mesh();
   try {
     const offCurve = fromHex('ff'.repeat(31) + '7f', 32);
-    const bad = await settle(m, m.caller.services.jobs.meshDeploy(deploy({ nodeId: offCurve })), 'the refusal');
+    const bad = await settle(m, m.caller.services.placement.meshDeploy(deploy({ nodeId: offCurve })), 'the refusal');
     assert.equal((bad.error as PlacementError).code, 'bad-node-id');
     assert.equal((bad.error as PlacementError).status, 400);
   } finally {
