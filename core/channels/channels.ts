@@ -6,14 +6,9 @@
  * ChannelExpire of this node that left the pool unmined puts its channel back to open; after a
  * restart or a reorganisation, unfinished records are brought in line with the chain.
  */
-import type { Chain, ChainEvent } from '../chain/chain.ts';
+import type { ChainEvent } from '../chain/chain.ts';
 import { formatAmount } from '../encoding/amount.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import type { Mempool } from '../chain/mempool.ts';
-import type { OwnTransactions } from '../chain/own-transactions.ts';
-import type { SigningKey } from '../crypto/ed25519.ts';
-import type { Network } from '../net/network.ts';
-import type { Clock } from '../time/clock.ts';
 import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
 import { ChannelBook, isFinal, type ChannelRecord } from './book.ts';
 import { foldBlock, reconcile } from './chain-facts.ts';
@@ -22,7 +17,7 @@ import { ChannelHost, CLOSE_MARGIN_BLOCKS } from './host.ts';
 import { applyStep, factTransition } from './machine.ts';
 import { ChannelPayer } from './payer.ts';
 import type { ChannelsService } from './service.ts';
-import type { ChannelView, CloseAnswer, ExpireAnswer, OpenRequest, Receipt, ReceiptAnswer } from './types.ts';
+import type { ChannelParts, ChannelView, CloseAnswer, ExpireAnswer, OpenRequest, Receipt, ReceiptAnswer } from './types.ts';
 
 /** Where a node keeps its channels, and when its host side closes them. */
 export interface ChannelsConfig {
@@ -30,17 +25,6 @@ export interface ChannelsConfig {
   readonly store?: KeyValueStore;
   /** Blocks before the expiry height at which the host closes with its best receipt (default CLOSE_MARGIN_BLOCKS; 0: never by itself). */
   readonly closeMarginBlocks?: number;
-}
-
-/** The node parts the channels work with. */
-export interface ChannelParts {
-  readonly chain: Chain;
-  readonly mempool: Mempool;
-  readonly own: OwnTransactions;
-  readonly network: Network;
-  readonly key: SigningKey;
-  readonly clock: Clock;
-  readonly log: (line: string) => void;
 }
 
 export class ChannelDesk implements ChannelsService {

@@ -20,7 +20,7 @@ import type { OwnTransactions, OwnTxBody } from '../chain/own-transactions.ts';
 import type { Timer } from '../time/clock.ts';
 import { isFinal, newChannelRecord, type ChannelBook, type ChannelRecord, type PayerChannelRecord } from './book.ts';
 import { openTxOf } from './chain-facts.ts';
-import type { ChannelParts } from './channels.ts';
+import type { ChannelParts } from './types.ts';
 import { ChannelError, exceedsCapacity } from './errors.ts';
 import { applyStep, factTransition, payerTransition, type PayerChannelEvent } from './machine.ts';
 import type { ExpireAnswer, OpenRequest } from './types.ts';

@@ -4,6 +4,23 @@
  * answers of the routes that change one. Amounts are decimal strings of base units on the wire,
  * bigint inside.
  */
+import type { Chain } from '../chain/chain.ts';
+import type { Mempool } from '../chain/mempool.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import type { Network } from '../net/network.ts';
+import type { Clock } from '../time/clock.ts';
+
+/** The node parts the channels work with. */
+export interface ChannelParts {
+  readonly chain: Chain;
+  readonly mempool: Mempool;
+  readonly own: OwnTransactions;
+  readonly network: Network;
+  readonly key: SigningKey;
+  readonly clock: Clock;
+  readonly log: (line: string) => void;
+}
 
 /** Which side of the channel this node is on. */
 export type ChannelRole = 'payer' | 'host';

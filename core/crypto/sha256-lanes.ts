@@ -13,7 +13,6 @@
  * its state once done).
  */
 import { code, get, I32, i32, MODULE_HEADER, name, section, set, simd, tee, uleb, V128, v128Load } from '../encoding/wasm.ts';
-import type { Sha256Batch } from './sha256.ts';
 
 // Round constants and initial hash value (FIPS 180-4, 4.2.2 and 5.3.3).
 const K = [
@@ -177,6 +176,12 @@ function moduleBytes(): Uint8Array {
 // ---- the batch ---------------------------------------------------------------------------
 
 const PAGE = 65536;
+
+/**
+ * Hashes many messages in one call: message i is `data[ends[i - 1] ?? 0, ends[i])`, and its digest
+ * is written to `out[32 i, 32 i + 32)`. See `sha256Batch`.
+ */
+export type Sha256Batch = (data: Uint8Array, ends: ArrayLike<number>, out: Uint8Array) => void;
 
 /**
  * A `Sha256Batch` hashing four messages at a time with WebAssembly SIMD, or null where the

@@ -1,7 +1,7 @@
 import { createSHA256, createSHA512, type IHasher } from 'hash-wasm';
 import { bytesEqual, ensureBytes } from '../encoding/bytes.ts';
 import { MeshError } from '../errors.ts';
-import { createLanesBatch } from './sha256-lanes.ts';
+import { createLanesBatch, type Sha256Batch } from './sha256-lanes.ts';
 
 // One reused WebAssembly hasher per algorithm: creating a hasher costs far more than hashing an
 // id or a Merkle node, and JavaScript is single-threaded, so a shared instance is never re-entered.
@@ -17,11 +17,7 @@ const sha512Hasher: IHasher = await createSHA512();
  */
 export const WEBCRYPTO_MIN_BYTES = 2 * 1024;
 
-/**
- * Hashes many messages in one call: message i is `data[ends[i - 1] ?? 0, ends[i])`, and its digest
- * is written to `out[32 i, 32 i + 32)`. See `sha256Batch`.
- */
-export type Sha256Batch = (data: Uint8Array, ends: ArrayLike<number>, out: Uint8Array) => void;
+export type { Sha256Batch } from './sha256-lanes.ts';
 
 let nativeSha256: ((data: Uint8Array) => Uint8Array) | undefined;
 let nativeBatch: Sha256Batch | undefined;
