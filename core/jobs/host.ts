@@ -35,8 +35,6 @@ import {
   MAX_LOG_LINE_BYTES,
 } from './wire.ts';
 
-export type { JobHostOptions } from './host-side.ts';
-
 export class JobHost {
   readonly #o: JobHostOptions;
   readonly #side: HostSide;
