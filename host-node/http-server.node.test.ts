@@ -131,14 +131,14 @@ test('http-server: an SSE client receives events as they happen, and leaving uns
     // The head arrives before any event.
     assert.equal(stream.res.statusCode, 200);
     assert.equal(stream.res.headers['content-type'], 'text/event-stream');
-    await until(() => node.blockListeners.size === 1, 'the subscription');
+    await until(() => node.ledger.blockListeners.size === 1, 'the subscription');
     const frame = `id: 8\ndata: ${JSON.stringify(BLOCK)}\n\n`;
-    for (const listener of node.blockListeners) listener(BLOCK);
+    for (const listener of node.ledger.blockListeners) listener(BLOCK);
     await until(() => stream.text() === frame, 'the first event');
-    for (const listener of node.blockListeners) listener({ ...BLOCK, index: 9 });
+    for (const listener of node.ledger.blockListeners) listener({ ...BLOCK, index: 9 });
     await until(() => stream.text() === frame + `id: 9\ndata: ${JSON.stringify({ ...BLOCK, index: 9 })}\n\n`, 'the second event');
     stream.req.destroy();
-    await until(() => node.blockListeners.size === 0, 'the unsubscription after the client left');
+    await until(() => node.ledger.blockListeners.size === 0, 'the unsubscription after the client left');
   } finally {
     await server.close();
   }
@@ -195,7 +195,7 @@ test('http-server: a streamed body without Content-Length is refused with 413 on
     });
     assert.equal(status, 413);
     assert.ok(written < 64 * 1024, `the server answered after ${written} bytes`);
-    assert.deepEqual(node.transfers, []);
+    assert.deepEqual(node.ledger.transfers, []);
   } finally {
     await server.close();
   }
@@ -204,14 +204,14 @@ test('http-server: a streamed body without Content-Length is refused with 413 on
 test('http-server: close() ends open SSE streams and resolves', async () => {
   const { node, server } = await start();
   const streams = await Promise.all([openStream(`${server.url}/signals/stream`), openStream(`${server.url}/transactions/stream`)]);
-  await until(() => node.signalListeners.size === 1 && node.txListeners.size === 1, 'both subscriptions');
+  await until(() => node.signals.signalListeners.size === 1 && node.ledger.txListeners.size === 1, 'both subscriptions');
   const ended = streams.map(({ res }) => new Promise<void>((resolve) => res.once('end', resolve)));
   const started = Date.now();
   await server.close();
   await Promise.all(ended);
   assert.ok(Date.now() - started < 1500, `close took ${Date.now() - started} ms`);
-  assert.equal(node.signalListeners.size, 0);
-  assert.equal(node.txListeners.size, 0);
+  assert.equal(node.signals.signalListeners.size, 0);
+  assert.equal(node.ledger.txListeners.size, 0);
   await assert.rejects(fetch(`${server.url}/health`));
 });
 
@@ -270,7 +270,7 @@ test('http-server: the authority is the Host header\'s; a request target of //ho
     );
     assert.equal(cross.status, 403);
     assert.equal(cross.body.type, '/problems/cross-origin');
-    assert.deepEqual(node.transfers, []);
+    assert.deepEqual(node.ledger.transfers, []);
     // A target of //status names an authority, which is dropped, and the path /, which is no route.
     const doubled = problemOf(await rawExchange(server.url, `GET //status HTTP/1.1\r\nHost: ${origin.host}\r\nConnection: close\r\n\r\n`));
     assert.equal(doubled.status, 404);

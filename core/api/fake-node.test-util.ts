@@ -1,7 +1,8 @@
 /**
- * A NodeService in memory for tests of the HTTP API (handler.test.ts, routes/jobs.test.ts, routes/channels.test.ts,
- * host-node/http-server, the jobs commands): fixed answers, a record of what was asked, settable
- * failures, and listener sets to emit events through and to check that subscriptions end.
+ * The node's services in memory, one fake per feature, for tests of the HTTP API (handler.test.ts,
+ * routes/*.test.ts, host-node/http-server, the client commands): fixed answers, a record of what
+ * was asked, settable failures, and listener sets to emit events through and to check that
+ * subscriptions end. FakeNode holds one of each and gives them to the API as its services.
  */
 import type { DeployRequest, KillRequest } from '../placement/caller.ts';
 import type { Token } from '../capabilities/token.ts';
@@ -18,14 +19,15 @@ import type { NetgraphView, RttAnswer } from '../netgraph/netgraph.ts';
 import { FakeChannels } from './fake-channels.test-util.ts';
 import { formatAddress } from '../tunnel/address.ts';
 import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
-import type { InboxEvent, InboxSnapshot } from '../messaging/inbox.ts';
-import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
 import type { Recipient } from '../names/names.ts';
-import type { NameRecord } from '../names/service.ts';
 import { FakeMessaging } from './fake-messaging.test-util.ts';
 import type { JobsService } from '../jobs/service.ts';
-import type { NodeStatus } from '../node/ledger-service.ts';
-import type { SignalRequest } from '../signal/service.ts';
+import type { ChainService, NodeInfoService, NodeStatus } from '../node/ledger-service.ts';
+import type { SignalRequest, SignalService } from '../signal/service.ts';
+import type { CapabilitiesService } from '../capabilities/service.ts';
+import type { FabricService, NetgraphService, PeersService } from '../netgraph/service.ts';
+import type { PlacementService } from '../placement/service.ts';
+import type { TunnelsService } from '../tunnel/service.ts';
 import type { TxFeedItem } from '../chain/tx-feed.ts';
 import type { Unsubscribe } from '../web/sse.ts';
 import type { ApiServices } from './service.ts';
@@ -140,7 +142,7 @@ export interface LogFollower {
  * and every call the API made, in order, ids as hex, so a test sees what reached the service and
  * that a refused request reached nothing.
  */
-export class FakeJobs extends FakeChannels implements JobsService {
+export class FakeJobs implements JobsService {
   readonly jobCalls: { method: keyof JobsService; args: unknown[] }[] = [];
   readonly jobs = new Map<string, JobView>([[JOB_ID, JOB]]);
   lines: LogEvent[] = JOB_LINES;
@@ -201,31 +203,8 @@ export class FakeJobs extends FakeChannels implements JobsService {
   }
 }
 
-/** Every service the API mounts, in memory, recording what the API asked of it. */
-export class FakeNode extends FakeJobs {
-  readonly nodeId = SELF;
-
-  /** This fake as each service the API mounts. */
-  get services(): Required<ApiServices> {
-    return { ledger: this, pings: this, netgraph: this, signals: this, jobs: this, placement: this, capabilities: this, channels: this, tunnels: this, messaging: this, names: this, profiles: this };
-  }
-
-  transfers: { to: string; amount: bigint }[] = [];
-  signalsSent: SignalRequest[] = [];
-  historyAsked: string[] = [];
-  pageAsked: { node: string; limit?: number; before?: number }[] = [];
-  transferError: unknown = undefined;
-  signalError: unknown = undefined;
-  grantCalls: { method: 'revokeCapability' | 'setTrust'; args: unknown[] }[] = [];
-  readonly blockListeners = new Set<(event: BlockEvent) => void>();
-  readonly txListeners = new Set<(item: TxFeedItem) => void>();
-  readonly txFollows: (number | null)[] = [];
-  readonly signalListeners = new Set<(kept: KeptSignal) => void>();
-  /** Where each /blocks/stream asked to start, and what each signal route asked for. */
-  readonly blockFollows: (number | null)[] = [];
-  readonly signalFollows: { after: number | null; filter: SignalFilter }[] = [];
-  readonly signalLists: (SignalFilter | undefined)[] = [];
-  /** What /mesh-deploy and /mesh-kill passed on, ids as hex; `placementError` is thrown when set. */
+/** Placement in memory: what /mesh-deploy and /mesh-kill passed on, ids as hex; `placementError` is thrown when set. */
+export class FakePlacement implements PlacementService {
   placementCalls: { method: 'meshDeploy' | 'meshKill'; request: Record<string, unknown> }[] = [];
   placementError: unknown = undefined;
 
@@ -238,8 +217,10 @@ export class FakeNode extends FakeJobs {
     this.placementCalls.push({ method: 'meshKill', request: { ...request, nodeId: toHex(request.nodeId), jobId: toHex(request.jobId) } });
     return this.placementError === undefined ? Promise.resolve() : Promise.reject(this.placementError);
   }
+}
 
-  /** What POST /tunnel passed on; each opens a tunnel with the next id, 0000000000000001 first. `tunnelError` is thrown when set. */
+/** Tunnels in memory: what POST /tunnel passed on; each opens a tunnel with the next id, 0000000000000001 first. `tunnelError` is thrown when set. */
+export class FakeTunnels implements TunnelsService {
   tunnelCalls: TunnelRequest[] = [];
   tunnelError: unknown = undefined;
   readonly tunnels = new Map<string, TunnelView>();
@@ -264,6 +245,20 @@ export class FakeNode extends FakeJobs {
   closeTunnel(id: string): Promise<boolean> {
     return Promise.resolve(this.tunnels.delete(id));
   }
+}
+
+/** The ledger in memory: status, history, transfers and the block and transaction streams. */
+export class FakeLedger implements ChainService, NodeInfoService {
+  readonly nodeId = SELF;
+  transfers: { to: string; amount: bigint }[] = [];
+  historyAsked: string[] = [];
+  pageAsked: { node: string; limit?: number; before?: number }[] = [];
+  transferError: unknown = undefined;
+  readonly blockListeners = new Set<(event: BlockEvent) => void>();
+  readonly txListeners = new Set<(item: TxFeedItem) => void>();
+  readonly txFollows: (number | null)[] = [];
+  /** Where each /blocks/stream asked to start. */
+  readonly blockFollows: (number | null)[] = [];
 
   status(): NodeStatus {
     return STATUS;
@@ -297,12 +292,63 @@ export class FakeNode extends FakeJobs {
   bootstrap(): string[] {
     return ['/ip4/127.0.0.1/tcp/4001/p2p/12D3KooW'];
   }
+  transfer(to: Recipient, amount: bigint): Promise<string> {
+    if (this.transferError !== undefined) return Promise.reject(this.transferError);
+    this.transfers.push({ to: typeof to === 'string' ? to : toHex(to), amount });
+    return Promise.resolve(TX_ID);
+  }
+  followBlocks(from: number | null, listener: (event: BlockEvent) => void): Unsubscribe {
+    this.blockFollows.push(from);
+    return subscribe(this.blockListeners, listener);
+  }
+  followTransactions(after: number | null, listener: (item: TxFeedItem) => void): Unsubscribe {
+    this.txFollows.push(after);
+    return subscribe(this.txListeners, listener);
+  }
+}
+
+/** Signals and the atlas in memory: what each signal route asked for and sent. */
+export class FakeSignals implements SignalService {
+  signalsSent: SignalRequest[] = [];
+  signalError: unknown = undefined;
+  readonly signalListeners = new Set<(kept: KeptSignal) => void>();
+  readonly signalFollows: { after: number | null; filter: SignalFilter }[] = [];
+  readonly signalLists: (SignalFilter | undefined)[] = [];
+
   atlas(): AtlasEntry[] {
     return ATLAS;
   }
+  signals(filter?: SignalFilter): SignalObject[] {
+    this.signalLists.push(filter);
+    return [SIGNAL];
+  }
+  sendSignal(request: SignalRequest): Promise<{ id: string; nonce: number }> {
+    if (this.signalError !== undefined) return Promise.reject(this.signalError);
+    this.signalsSent.push(request);
+    return Promise.resolve({ id: SIGNAL_ID, nonce: 4 });
+  }
+  followSignals(after: number | null, filter: SignalFilter, listener: (kept: KeptSignal) => void): Unsubscribe {
+    this.signalFollows.push({ after, filter });
+    return subscribe(this.signalListeners, listener);
+  }
+}
+
+/** The measurement layer in memory: peers, the network graph (fixed), and profiles. */
+export class FakeMeasurement implements PeersService, NetgraphService, FabricService {
+  readonly nodeId = SELF;
   /** What POST /profiles passed on (after the core's bounds, checked for real); `profileError` is thrown when set. */
   readonly profiles = new Map<string, ProfileJson>();
   profileError: unknown = undefined;
+
+  peers(): PeerView[] {
+    return PEERS;
+  }
+  view(): NetgraphView {
+    return NETGRAPH;
+  }
+  rtt(to: Uint8Array): RttAnswer | undefined {
+    return [RTT_TO_BOB, RTT_TO_FAR].find((answer) => answer.to === toHex(to));
+  }
   publishProfile(measurement: ProfileMeasurement): Promise<ProfileJson> {
     if (this.profileError !== undefined) return Promise.reject(this.profileError);
     checkMeasurement(measurement);
@@ -319,42 +365,12 @@ export class FakeNode extends FakeJobs {
   fabricStats(): FabricStats {
     return { ...FABRIC_STATS, mesh: { ...FABRIC_STATS.mesh } };
   }
-  peers(): PeerView[] {
-    return PEERS;
-  }
-  view(): NetgraphView {
-    return NETGRAPH;
-  }
-  rtt(to: Uint8Array): RttAnswer | undefined {
-    return [RTT_TO_BOB, RTT_TO_FAR].find((answer) => answer.to === toHex(to));
-  }
-  signals(filter?: SignalFilter): SignalObject[] {
-    this.signalLists.push(filter);
-    return [SIGNAL];
-  }
-  transfer(to: Recipient, amount: bigint): Promise<string> {
-    if (this.transferError !== undefined) return Promise.reject(this.transferError);
-    this.transfers.push({ to: typeof to === 'string' ? to : toHex(to), amount });
-    return Promise.resolve(TX_ID);
-  }
-  sendSignal(request: SignalRequest): Promise<{ id: string; nonce: number }> {
-    if (this.signalError !== undefined) return Promise.reject(this.signalError);
-    this.signalsSent.push(request);
-    return Promise.resolve({ id: SIGNAL_ID, nonce: 4 });
-  }
-  followBlocks(from: number | null, listener: (event: BlockEvent) => void): Unsubscribe {
-    this.blockFollows.push(from);
-    return subscribe(this.blockListeners, listener);
-  }
-  followTransactions(after: number | null, listener: (item: TxFeedItem) => void): Unsubscribe {
-    this.txFollows.push(after);
-    return subscribe(this.txListeners, listener);
-  }
-  followSignals(after: number | null, filter: SignalFilter, listener: (kept: KeptSignal) => void): Unsubscribe {
-    this.signalFollows.push({ after, filter });
-    return subscribe(this.signalListeners, listener);
-  }
-  /** Records the call; the real logic is tested on a MeshNode (routes/capabilities.test.ts). */
+}
+
+/** Revocations and trust in memory: each call recorded; the real logic is tested on a node (routes/capabilities.test.ts). */
+export class FakeCapabilities implements CapabilitiesService {
+  grantCalls: { method: 'revokeCapability' | 'setTrust'; args: unknown[] }[] = [];
+
   revokeCapability(token: Token, link: number | undefined): Promise<{ token_id: string; tx_id: string }> {
     this.grantCalls.push({ method: 'revokeCapability', args: [token.length, link] });
     return Promise.resolve({ token_id: TX_ID, tx_id: TX_ID });
@@ -363,40 +379,26 @@ export class FakeNode extends FakeJobs {
     this.grantCalls.push({ method: 'setTrust', args: [toHex(subject), trusted] });
     return Promise.resolve({ tx_id: TX_ID });
   }
-  /** App messaging and names (fake-messaging.test-util.ts), which these methods hand on to. */
+}
+
+/** One fake per service, given to the API as the node's services. */
+export class FakeNode {
+  readonly nodeId = SELF;
+  readonly ledger = new FakeLedger();
+  readonly signals = new FakeSignals();
+  /** Peers, the network graph and profiles. */
+  readonly measurement = new FakeMeasurement();
+  readonly jobs = new FakeJobs();
+  readonly placement = new FakePlacement();
+  readonly capabilities = new FakeCapabilities();
+  readonly channels = new FakeChannels();
+  readonly tunnels = new FakeTunnels();
+  /** App messaging and names (fake-messaging.test-util.ts). */
   readonly messaging = new FakeMessaging();
-  sendMessage(to: Recipient, topic: string, payload: Uint8Array): Promise<SendAnswer> {
-    return this.messaging.sendMessage(to, topic, payload);
-  }
-  sendMessages(to: Recipient, messages: readonly OutgoingMessage[]): Promise<SendBatchAnswer> {
-    return this.messaging.sendMessages(to, messages);
-  }
-  requestMessage(to: Recipient, topic: string, payload: Uint8Array, timeoutMs: number): Promise<ReplyAnswer> {
-    return this.messaging.requestMessage(to, topic, payload, timeoutMs);
-  }
-  replyMessage(token: string, payload: Uint8Array): void {
-    this.messaging.replyMessage(token, payload);
-  }
-  subscribeTopic(topic: string): SubscribeAnswer {
-    return this.messaging.subscribeTopic(topic);
-  }
-  publishMessage(topic: string, payload: Uint8Array): Promise<PublishAnswer> {
-    return this.messaging.publishMessage(topic, payload);
-  }
-  inboxSnapshot(after: number, topic: string | null): InboxSnapshot {
-    return this.messaging.inboxSnapshot(after, topic);
-  }
-  followInbox(after: number | null, topic: string | null, listener: (event: InboxEvent) => void): Unsubscribe {
-    return this.messaging.followInbox(after, topic, listener);
-  }
-  claimName(name: string): Promise<{ name: string; tx_id: string }> {
-    return this.messaging.claimName(name);
-  }
-  resolveName(name: string): NameRecord | undefined {
-    return this.messaging.resolveName(name);
-  }
-  listNames(owner: Uint8Array | null): NameRecord[] {
-    return this.messaging.listNames(owner);
+
+  get services(): Required<ApiServices> {
+    const { ledger, signals, measurement, jobs, placement, capabilities, channels, tunnels, messaging } = this;
+    return { ledger, signals, pings: measurement, netgraph: measurement, profiles: measurement, jobs, placement, capabilities, channels, tunnels, messaging, names: messaging };
   }
 }
 

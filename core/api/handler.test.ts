@@ -40,7 +40,7 @@ test('api: GET /history/:node_id passes the decoded id', async () => {
   const body = await ok<History>(await api(request(`/history/${BOB}`)));
   assert.equal(body.node_id, BOB);
   assert.equal(body.window_blocks, 259_200);
-  assert.deepEqual(node.historyAsked, [BOB]);
+  assert.deepEqual(node.ledger.historyAsked, [BOB]);
 });
 
 test('api: a bad node id on /history and /transactions is 400', async () => {
@@ -52,8 +52,8 @@ test('api: a bad node id on /history and /transactions is 400', async () => {
       assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['node_id']);
     }
   }
-  assert.deepEqual(node.historyAsked, []);
-  assert.deepEqual(node.pageAsked, []);
+  assert.deepEqual(node.ledger.historyAsked, []);
+  assert.deepEqual(node.ledger.pageAsked, []);
   // Upper case is named as such.
   assert.match((await problem(await api(request(`/history/${'AB'.repeat(32)}`)), 400)).detail, /lowercase/);
 });
@@ -71,9 +71,9 @@ test('api: GET /transactions/:node_id pages with limit (default 100, clamped to 
     ['?before=0', { limit: 100, before: 0 }],
     ['?limit=20&before=1234', { limit: 20, before: 1234 }],
   ];
-  node.pageAsked = [];
+  node.ledger.pageAsked = [];
   for (const [query] of cases) await ok(await api(request(`/transactions/${BOB}${query}`)));
-  assert.deepEqual(node.pageAsked, cases.map(([, page]) => ({ node: BOB, ...page })));
+  assert.deepEqual(node.ledger.pageAsked, cases.map(([, page]) => ({ node: BOB, ...page })));
 });
 
 test('api: bad paging parameters are 400, unknown and repeated ones too', async () => {
@@ -85,7 +85,7 @@ test('api: bad paging parameters are 400, unknown and repeated ones too', async 
   const unknown = await problem(await api(request(`/transactions/${BOB}?limt=5`)), 400);
   assert.equal(unknown.type, '/problems/unknown-parameter');
   assert.equal((await problem(await api(request('/status?verbose=1')), 400)).type, '/problems/unknown-parameter');
-  assert.deepEqual(node.pageAsked, []);
+  assert.deepEqual(node.ledger.pageAsked, []);
 });
 
 test('api: unknown paths are 404, wrong methods 405 with Allow', async () => {
@@ -112,7 +112,7 @@ test('api: HEAD is GET without a body, and needs no token', async () => {
   assert.equal(response.body, null);
   const stream = await api(request('/blocks/stream', { method: 'HEAD' }));
   assert.equal(stream.headers.get('content-type'), 'text/event-stream');
-  assert.equal(node.blockListeners.size, 0, 'no subscription is left behind');
+  assert.equal(node.ledger.blockListeners.size, 0, 'no subscription is left behind');
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -152,7 +152,7 @@ test('api: a mutating request without the right bearer token is 401 with WWW-Aut
     await problem(await api(request('/status', { method })), 401);
     await problem(await api(request('/nowhere', { method })), 401);
   }
-  assert.deepEqual(node.transfers, []);
+  assert.deepEqual(node.ledger.transfers, []);
   // The scheme is case-insensitive.
   await ok(await api(post('/transfer', body, { authorization: `bearer ${TOKEN}`, 'content-type': 'application/json' })), 201);
 });
@@ -213,7 +213,7 @@ test('api: GET and SSE answers carry CORS headers for loopback origins only', as
   const stream = await api(request('/signals/stream', { headers: { origin: 'http://localhost:5173' } }));
   assert.equal(stream.headers.get('access-control-allow-origin'), 'http://localhost:5173');
   await stream.body?.cancel();
-  assert.equal(node.signalListeners.size, 0);
+  assert.equal(node.signals.signalListeners.size, 0);
 });
 
 test('api: a mutating request from another origin is 403 even with the token, and gets no CORS headers', async () => {
@@ -225,7 +225,7 @@ test('api: a mutating request from another origin is 403 even with the token, an
     // Before anything else: even without a token, and on an unknown path.
     await problem(await api(post('/nowhere', {}, { origin })), 403);
   }
-  assert.deepEqual(node.transfers, []);
+  assert.deepEqual(node.ledger.transfers, []);
   // The node's own origin (a page it serves) passes, and its answer grants nothing cross-origin.
   const same = await api(post('/transfer', { to: BOB, amount: '5' }, { ...JSON_POST, origin: BASE }));
   assert.isNull(same.headers.get('access-control-allow-origin'));
@@ -282,7 +282,7 @@ test('api: POST /transfer pools a transfer and answers 201 {tx_id}', async () =>
   assert.deepEqual(await ok(await api(post('/transfer', { to: BOB, amount: 42 })), 201), { tx_id: TX_ID });
   const headers = { ...AUTH, 'content-type': 'application/json; charset=utf-8' };
   await ok(await api(post('/transfer', { to: BOB, amount: '340282366920938463463374607431768211455' }, headers)), 201);
-  assert.deepEqual(node.transfers, [
+  assert.deepEqual(node.ledger.transfers, [
     { to: BOB, amount: 1_500_000_000_000_000_000n },
     { to: BOB, amount: 42n },
     { to: BOB, amount: 2n ** 128n - 1n },
@@ -327,7 +327,7 @@ test('api: POST /transfer refuses bad recipients and amounts with 400', async ()
   assert.deepEqual(zero.errors, [{ name: 'amount', detail: 'must be above 0' }]);
   const unknown = await problem(await api(post('/transfer', { to: BOB, amount: '5', memo: 'x' })), 400);
   assert.deepEqual(unknown.errors, [{ name: 'memo', detail: 'unknown field' }]);
-  assert.deepEqual(node.transfers, []);
+  assert.deepEqual(node.ledger.transfers, []);
 });
 
 test('api: POST /transfer maps the node\'s refusals: 402, 400, 409, 503, and 500 without detail', async () => {
@@ -340,7 +340,7 @@ test('api: POST /transfer maps the node\'s refusals: 402, 400, 409, 503, and 500
     [new MempoolError('sender-full', 'the pool holds 64 transactions from this sender'), 503, 'pool-full'],
   ];
   for (const [error, status, code] of cases) {
-    node.transferError = error;
+    node.ledger.transferError = error;
     const response = await api(post('/transfer', { to: BOB, amount: '5' }));
     if (status === 503) assert.match(response.headers.get('retry-after') ?? '', /^[0-9]+$/);
     const body = await problem(response, status);
@@ -348,7 +348,7 @@ test('api: POST /transfer maps the node\'s refusals: 402, 400, 409, 503, and 500
     assert.equal(body.rule, (error as LedgerRuleError).code);
   }
   assert.deepEqual(errors, []);
-  node.transferError = new Error('disk on fire at /var/secret/path');
+  node.ledger.transferError = new Error('disk on fire at /var/secret/path');
   const body = await problem(await api(post('/transfer', { to: BOB, amount: '5' })), 500);
   assert.notInclude(JSON.stringify(body), 'secret');
   assert.notInclude(JSON.stringify(body), 'stack');
@@ -397,7 +397,7 @@ test('api: bodies must be JSON (415), within the byte bound (413), and well-form
     assert.equal((await problem(await api(post('/transfer', text)), 400)).type, '/problems/invalid-body', text);
   }
   await problem(await api(request('/transfer', { method: 'POST', headers: JSON_POST, body: Uint8Array.of(0x7b, 0xff, 0x7d) })), 400);
-  assert.deepEqual(node.transfers, []);
+  assert.deepEqual(node.ledger.transfers, []);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -408,7 +408,7 @@ test('api: POST /signals/send answers 202 {id, nonce} and passes the decoded req
   assert.deepEqual(await ok(await api(post('/signals/send', { to: 'broadcast', capabilities: [{ name: 'cpu', version: 8 }] })), 202), { id: SIGNAL_ID, nonce: 4 });
   await ok(await api(post('/signals/send', { to: BOB, payload_hex: '00ff', burn_tx_id_hex: TX_ID, capabilities: [] })), 202);
   await ok(await api(post('/signals/send', { to: 'broadcast', payload_hex: '' })), 202);
-  const [first, second, third] = node.signalsSent;
+  const [first, second, third] = node.signals.signalsSent;
   assert.equal(first?.to, 'broadcast');
   assert.deepEqual(first?.payload, new Uint8Array(0));
   assert.deepEqual(first?.capabilities, [{ name: 'cpu', version: 8 }]);
@@ -459,7 +459,7 @@ test('api: POST /signals/send refuses malformed signals with 400 and oversized p
   await ok(await api(post('/signals/send', { to: 'broadcast', payload_hex: '00'.repeat(16 * 1024), burn_tx_id_hex: TX_ID })), 202);
   const over = await problem(await api(post('/signals/send', { to: 'broadcast', payload_hex: '00'.repeat(16 * 1024 + 1), burn_tx_id_hex: TX_ID })), 413);
   assert.equal(over.limit_bytes, 16 * 1024);
-  assert.equal(node.signalsSent.length, 3);
+  assert.equal(node.signals.signalsSent.length, 3);
 });
 
 test('api: POST /signals/send maps SignalError: burn-used 409, other rules 400', async () => {
@@ -471,7 +471,7 @@ test('api: POST /signals/send maps SignalError: burn-used 409, other rules 400',
     [new SignalError('burn-proof-required', 'a payload needs a burn'), 400],
   ];
   for (const [error, status] of cases) {
-    node.signalError = error;
+    node.signals.signalError = error;
     const body = await problem(await api(post('/signals/send', { to: 'broadcast', payload_hex: '01', burn_tx_id_hex: TX_ID })), status);
     assert.equal(body.rule, error.code);
   }
@@ -484,9 +484,9 @@ test('api: the three SSE streams frame each event as one data: line of JSON afte
   const { api, node } = setup();
   const tx: TxStreamEvent = { id: TX_ID, origin: BOB, kind: 'Transfer', amount: '10' };
   const streams: [string, () => void, string, () => number][] = [
-    ['/blocks/stream', () => [...node.blockListeners].forEach((l) => l(BLOCK)), `id: 8\ndata: ${JSON.stringify(BLOCK)}\n\n`, () => node.blockListeners.size],
-    ['/transactions/stream', () => [...node.txListeners].forEach((l) => l({ kind: 'tx', seq: 1_700_000_000_456, event: tx })), `id: 1700000000456\ndata: ${JSON.stringify(tx)}\n\n`, () => node.txListeners.size],
-    ['/signals/stream', () => [...node.signalListeners].forEach((l) => l({ seq: 1_700_000_000_123, signal: SIGNAL })), `id: 1700000000123\ndata: ${JSON.stringify(SIGNAL)}\n\n`, () => node.signalListeners.size],
+    ['/blocks/stream', () => [...node.ledger.blockListeners].forEach((l) => l(BLOCK)), `id: 8\ndata: ${JSON.stringify(BLOCK)}\n\n`, () => node.ledger.blockListeners.size],
+    ['/transactions/stream', () => [...node.ledger.txListeners].forEach((l) => l({ kind: 'tx', seq: 1_700_000_000_456, event: tx })), `id: 1700000000456\ndata: ${JSON.stringify(tx)}\n\n`, () => node.ledger.txListeners.size],
+    ['/signals/stream', () => [...node.signals.signalListeners].forEach((l) => l({ seq: 1_700_000_000_123, signal: SIGNAL })), `id: 1700000000123\ndata: ${JSON.stringify(SIGNAL)}\n\n`, () => node.signals.signalListeners.size],
   ];
   for (const [path, emit, frame, listeners] of streams) {
     const response = await api(request(path));
@@ -517,7 +517,7 @@ test('api: /blocks/stream starts at min_height, or after the Last-Event-ID a rec
     const response = await api(request(path, { headers }));
     assert.equal(response.status, 200, path);
     await response.body!.cancel();
-    assert.equal(node.blockFollows.at(-1), from, `${path} ${JSON.stringify(headers)}`);
+    assert.equal(node.ledger.blockFollows.at(-1), from, `${path} ${JSON.stringify(headers)}`);
   }
   for (const [path, headers, name] of [
     ['/blocks/stream?min_height=-1', {}, 'min_height'],
@@ -533,7 +533,7 @@ test('api: /blocks/stream starts at min_height, or after the Last-Event-ID a rec
     const body = await problem(await api(request(path, { headers })), 400);
     assert.equal((body.errors as { name: string }[])[0]!.name, name, path);
   }
-  assert.equal(node.blockFollows.length, 6, 'a refused stream asks the node nothing');
+  assert.equal(node.ledger.blockFollows.length, 6, 'a refused stream asks the node nothing');
 });
 
 test('api: the signal routes filter by sender and addressee; /signals/stream resumes after its Last-Event-ID', async () => {
@@ -541,11 +541,11 @@ test('api: the signal routes filter by sender and addressee; /signals/stream res
   const response = await api(request(`/signals/stream?from=${BOB}&to=broadcast`, { headers: { 'last-event-id': '1700000000123' } }));
   assert.equal(response.status, 200);
   await response.body!.cancel();
-  assert.deepEqual(node.signalFollows.at(-1), { after: 1_700_000_000_123, filter: { from: BOB, to: 'broadcast' } });
+  assert.deepEqual(node.signals.signalFollows.at(-1), { after: 1_700_000_000_123, filter: { from: BOB, to: 'broadcast' } });
   await (await api(request(`/signals/stream?to=${SELF}`))).body!.cancel();
-  assert.deepEqual(node.signalFollows.at(-1), { after: null, filter: { from: null, to: SELF } });
+  assert.deepEqual(node.signals.signalFollows.at(-1), { after: null, filter: { from: null, to: SELF } });
   assert.deepEqual(await ok(await api(request(`/signals?from=${BOB}`))), [SIGNAL]);
-  assert.deepEqual(node.signalLists.at(-1), { from: BOB, to: null });
+  assert.deepEqual(node.signals.signalLists.at(-1), { from: BOB, to: null });
   for (const [path, name] of [
     [`/signals/stream?from=${BOB.toUpperCase()}`, 'from'],
     ['/signals/stream?from=broadcast', 'from'],
@@ -558,7 +558,7 @@ test('api: the signal routes filter by sender and addressee; /signals/stream res
     assert.equal((body.errors as { name: string }[])[0]!.name, name, path);
   }
   await problem(await api(request('/signals/stream', { headers: { 'last-event-id': '-1' } })), 400);
-  assert.equal(node.signalFollows.length, 2);
+  assert.equal(node.signals.signalFollows.length, 2);
 });
 
 test('api: /transactions/stream resumes after its Last-Event-ID, says first when events were missed, refuses a bad id', async () => {
@@ -566,26 +566,26 @@ test('api: /transactions/stream resumes after its Last-Event-ID, says first when
   const tx: TxStreamEvent = { id: TX_ID, origin: BOB, kind: 'Transfer', amount: '10' };
   const response = await api(request('/transactions/stream', { headers: { 'last-event-id': '1700000000100' } }));
   assert.equal(response.status, 200);
-  assert.deepEqual(node.txFollows, [1_700_000_000_100]);
+  assert.deepEqual(node.ledger.txFollows, [1_700_000_000_100]);
   const reader = response.body!.getReader();
-  [...node.txListeners].forEach((l) => l({ kind: 'missed', after: 1_700_000_000_100, first_held: 1_700_000_000_200 }));
-  [...node.txListeners].forEach((l) => l({ kind: 'tx', seq: 1_700_000_000_200, event: tx }));
+  [...node.ledger.txListeners].forEach((l) => l({ kind: 'missed', after: 1_700_000_000_100, first_held: 1_700_000_000_200 }));
+  [...node.ledger.txListeners].forEach((l) => l({ kind: 'tx', seq: 1_700_000_000_200, event: tx }));
   // The notice is a typed event without an id, so an EventSource's lastEventId stays what it resumed after.
   assert.equal(
     await readUntil(reader, '\n\n', 2),
     `event: missed\ndata: {"after":1700000000100,"first_held":1700000000200}\n\nid: 1700000000200\ndata: ${JSON.stringify(tx)}\n\n`,
   );
   await reader.cancel();
-  assert.equal(node.txListeners.size, 0);
+  assert.equal(node.ledger.txListeners.size, 0);
   for (const [headers, after] of [[{}, null], [{ 'last-event-id': '' }, null], [{ 'last-event-id': '0' }, 0]] as const) {
     await (await api(request('/transactions/stream', { headers }))).body!.cancel();
-    assert.equal(node.txFollows.at(-1), after, JSON.stringify(headers));
+    assert.equal(node.ledger.txFollows.at(-1), after, JSON.stringify(headers));
   }
   for (const id of ['-1', 'abc', '1.5', '01', '9007199254740993']) {
     const body = await problem(await api(request('/transactions/stream', { headers: { 'last-event-id': id } })), 400);
     assert.equal((body.errors as { name: string }[])[0]!.name, 'Last-Event-ID', id);
   }
-  assert.equal(node.txFollows.length, 4, 'a refused stream asks the node nothing');
+  assert.equal(node.ledger.txFollows.length, 4, 'a refused stream asks the node nothing');
 });
 
 test('api: GET /peers lists the connected peers', async () => {
@@ -615,20 +615,20 @@ test('api: an idle SSE stream gets a keep-alive comment every keepAliveMs', asyn
   assert.equal(text, ': keep-alive\n\n: keep-alive\n\n');
   assert.isAtLeast(Date.now() - started, 30);
   // An event resets the idle time; the next comment follows it.
-  [...node.blockListeners].forEach((l) => l(BLOCK));
+  [...node.ledger.blockListeners].forEach((l) => l(BLOCK));
   const after = await readUntil(reader, '\n\n', 2);
   assert.equal(after, `id: 8\ndata: ${JSON.stringify(BLOCK)}\n\n: keep-alive\n\n`);
   await reader.cancel();
-  assert.equal(node.blockListeners.size, 0);
+  assert.equal(node.ledger.blockListeners.size, 0);
 });
 
 test('api: an SSE stream unsubscribes when its request is aborted', async () => {
   const { api, node } = setup();
   const abort = new AbortController();
   const response = await api(request('/transactions/stream', { signal: abort.signal }));
-  assert.equal(node.txListeners.size, 1);
+  assert.equal(node.ledger.txListeners.size, 1);
   abort.abort();
-  assert.equal(node.txListeners.size, 0);
+  assert.equal(node.ledger.txListeners.size, 0);
   const reader = response.body!.getReader();
   assert.isTrue((await reader.read()).done);
 });
@@ -636,8 +636,8 @@ test('api: an SSE stream unsubscribes when its request is aborted', async () => 
 test('api: a client that reads nothing is cut off after maxQueuedEvents, not buffered without bound', async () => {
   const { api, node } = setup({ maxQueuedEvents: 3 });
   const response = await api(request('/signals/stream'));
-  for (let i = 0; i < 10; i++) [...node.signalListeners].forEach((l) => l({ seq: i + 1, signal: { ...SIGNAL, nonce: i } }));
-  assert.equal(node.signalListeners.size, 0, 'unsubscribed at the overflow');
+  for (let i = 0; i < 10; i++) [...node.signals.signalListeners].forEach((l) => l({ seq: i + 1, signal: { ...SIGNAL, nonce: i } }));
+  assert.equal(node.signals.signalListeners.size, 0, 'unsubscribed at the overflow');
   const text = await new Response(response.body).text();
   const frames = text.split('\n\n').filter((f) => f !== '');
   assert.equal(frames.length, 4);
@@ -649,8 +649,8 @@ test('api: SSE routes take only their query parameters', async () => {
   const { api, node } = setup();
   await problem(await api(request('/blocks/stream?since=5')), 400);
   await problem(await api(request('/transactions/stream?min_height=5')), 400);
-  assert.equal(node.blockListeners.size, 0);
-  assert.equal(node.txListeners.size, 0);
+  assert.equal(node.ledger.blockListeners.size, 0);
+  assert.equal(node.ledger.txListeners.size, 0);
 });
 
 test('api: createNodeApi refuses an empty token and bad limits', () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeNode } from '../../core/api/fake-node.test-util.ts';
 import { createNodeApi } from '../../core/api/handler.ts';
+import type { ApiServices } from '../../core/api/service.ts';
 import { serveFetch, type HttpServer } from '../http-server.ts';
 import type { Command } from './command.ts';
 import { runCommand } from './run.ts';
@@ -29,14 +30,20 @@ export interface FakeApi {
 
 export async function serveFakeApi(): Promise<FakeApi> {
   let node = new FakeNode();
-  // The handler reads `node` at each request, so each run may put a fresh fake in its place.
-  const current = new Proxy({} as FakeNode, {
-    get: (_, name) => {
-      const value: unknown = Reflect.get(node, name, node);
-      return typeof value === 'function' ? (value as () => unknown).bind(node) : value;
-    },
-  });
-  const server: HttpServer = await serveFetch(createNodeApi({ services: current.services, token: TOKEN }), '127.0.0.1', 0);
+  // The routes read `node`'s services at each request, so each run may put a fresh fake in its place.
+  const live = (key: keyof ApiServices): object =>
+    new Proxy(
+      {},
+      {
+        get: (_, name) => {
+          const service = node.services[key];
+          const value: unknown = Reflect.get(service, name, service);
+          return typeof value === 'function' ? (value as () => unknown).bind(service) : value;
+        },
+      },
+    );
+  const services = Object.fromEntries(Object.keys(node.services).map((key) => [key, live(key as keyof ApiServices)])) as Required<ApiServices>;
+  const server: HttpServer = await serveFetch(createNodeApi({ services, token: TOKEN }), '127.0.0.1', 0);
   const dir = await mkdtemp(join(tmpdir(), 'mesh-fake-api-'));
   await writeFile(join(dir, 'token'), `${TOKEN}\n`);
   return {

@@ -27,7 +27,7 @@ async function mesh(args: string[], fresh: FakeNode = new FakeNode()): Promise<{
 
 function withJob(change: Partial<JobView>): FakeNode {
   const fake = new FakeNode();
-  fake.jobs.set(JOB_ID, { ...JOB, ...change });
+  fake.jobs.jobs.set(JOB_ID, { ...JOB, ...change });
   return fake;
 }
 
@@ -48,11 +48,11 @@ test('mesh jobs run bids in base units, the command after --, env pairs in order
     bid: 1_500_000_000_000_000_000n,
     billing: 'heartbeat',
   };
-  assert.deepEqual(node.jobCalls, [{ method: 'bidJob', args: [request] }]);
+  assert.deepEqual(node.jobs.jobCalls, [{ method: 'bidJob', args: [request] }]);
   const plain = await mesh([...RUN, '--json']);
   assert.equal(plain.code, 0, plain.err);
   assert.deepEqual(JSON.parse(plain.out), { job_id: JOB_ID });
-  assert.deepEqual(node.jobCalls, [{ method: 'bidJob', args: [{ ...request, cmd: null, env: [], gpus: 0, billing: 'settle' }] }]);
+  assert.deepEqual(node.jobs.jobCalls, [{ method: 'bidJob', args: [{ ...request, cmd: null, env: [], gpus: 0, billing: 'settle' }] }]);
 });
 
 test('mesh jobs run --follow prints the output on its streams, then the end: exit 0 only when settled with exit code 0', async () => {
@@ -73,18 +73,18 @@ test('mesh jobs run --follow prints the output on its streams, then the end: exi
 
 test('mesh jobs run --follow waits while the job runs, taking its output as it comes, until its end', async () => {
   const fake = withJob({ status: 'running', cost: null, exit_code: null });
-  fake.linesEnded = false;
+  fake.jobs.linesEnded = false;
   setTimeout(() => {
-    for (const follower of fake.logFollowers) {
+    for (const follower of fake.jobs.logFollowers) {
       follower.listener({ seq: 3, stream: 'stdout', text: 'later', at: 0 });
       follower.end();
     }
-    fake.jobs.set(JOB_ID, JOB);
+    fake.jobs.jobs.set(JOB_ID, JOB);
   }, 300);
   const run = await mesh([...RUN, '--follow'], fake);
   assert.equal(run.code, 0, run.err);
   assert.equal(run.out, 'hi\nlater\n');
-  assert.ok(fake.jobCalls.filter((c) => c.method === 'getJob').length >= 2, 'asked again until the job ended');
+  assert.ok(fake.jobs.jobCalls.filter((c) => c.method === 'getJob').length >= 2, 'asked again until the job ended');
 });
 
 test('mesh jobs run refuses a bad bid or spec with exit 2 before asking the node', async () => {
@@ -107,14 +107,14 @@ test('mesh jobs run refuses a bad bid or spec with exit 2 before asking the node
     assert.match(refused.err, /^mesh jobs run: /);
     assert.match(refused.err, message);
     assert.match(refused.err, /Usage: mesh jobs run <image> --cpu N --mem MB --duration S --bid CREDITS \[options\] \[-- <cmd>\.\.\.\]/);
-    assert.deepEqual(node.jobCalls, []);
+    assert.deepEqual(node.jobs.jobCalls, []);
   }
 });
 
 test("mesh jobs run: the node's refusal is one line and exit 1", async () => {
   const broke = new FakeNode();
   const { LedgerRuleError } = await import('../../core/ledger/apply.ts');
-  broke.jobError = new LedgerRuleError('insufficient-free-balance', 'bid of 1.5 exceeds the free balance of 0');
+  broke.jobs.jobError = new LedgerRuleError('insufficient-free-balance', 'bid of 1.5 exceeds the free balance of 0');
   const refused = await mesh(RUN, broke);
   assert.equal(refused.code, 1);
   assert.equal(refused.err, 'mesh jobs run: Insufficient free balance (402): bid of 1.5 exceeds the free balance of 0\n');
@@ -123,7 +123,7 @@ test("mesh jobs run: the node's refusal is one line and exit 1", async () => {
 test('mesh jobs ls shows id and host prefixes and amounts in credits; --json the answer as it is', async () => {
   const fake = new FakeNode();
   const other = 'aa'.repeat(32);
-  fake.jobs.set(other, { ...JOB, job_id: other, status: 'pending', role: 'payer', host: null, cost: null, bid: '2000000000000000000' });
+  fake.jobs.jobs.set(other, { ...JOB, job_id: other, status: 'pending', role: 'payer', host: null, cost: null, bid: '2000000000000000000' });
   const listed = await mesh(['ls'], fake);
   assert.equal(listed.code, 0, listed.err);
   assert.deepEqual(listed.out.split('\n'), [
@@ -135,7 +135,7 @@ test('mesh jobs ls shows id and host prefixes and amounts in credits; --json the
   const json = await mesh(['ls', '--json']);
   assert.equal(JSON.parse(json.out)[0].bid, '1500000000000000000');
   const none = new FakeNode();
-  none.jobs.clear();
+  none.jobs.jobs.clear();
   assert.deepEqual(await mesh(['ls'], none), { code: 0, out: '', err: 'no jobs\n' });
 });
 
@@ -177,7 +177,7 @@ test('mesh jobs stop answers 204 by job id, id prefix or container id; an unknow
     const stopped = await mesh(['stop', ref]);
     assert.equal(stopped.code, 0, stopped.err);
     assert.equal(stopped.err, `stopped ${ref === '0b0b' ? JOB_ID : ref}\n`);
-    assert.equal(node.jobCalls.at(-1)?.method, 'stopJob');
+    assert.equal(node.jobs.jobCalls.at(-1)?.method, 'stopJob');
   }
   const unknown = await mesh(['stop', 'mesh-job-ffffffffffffffff']);
   assert.equal(unknown.code, 1);
@@ -189,12 +189,12 @@ test('mesh jobs expire prints the JobExpire transaction id', async () => {
   const expired = await mesh(['expire', JOB_ID]);
   assert.equal(expired.code, 0, expired.err);
   assert.equal(expired.out, `${EXPIRE_TX_ID}\n`);
-  assert.deepEqual(node.jobCalls, [{ method: 'expireJob', args: [JOB_ID] }]);
+  assert.deepEqual(node.jobs.jobCalls, [{ method: 'expireJob', args: [JOB_ID] }]);
 });
 
 test('mesh jobs run --follow: a job that ran and failed is awaited until it has settled what it used', async () => {
   const fake = withJob({ status: 'failed: memory limit of 16 MiB hit (exit 137)', exit_code: 137, cost: null, started_at: 1_795_480_000 });
-  setTimeout(() => fake.jobs.set(JOB_ID, { ...fake.jobs.get(JOB_ID)!, cost: '27975000000000000' }), 1_500);
+  setTimeout(() => fake.jobs.jobs.set(JOB_ID, { ...fake.jobs.jobs.get(JOB_ID)!, cost: '27975000000000000' }), 1_500);
   const run = await mesh([...RUN, '--follow'], fake);
   assert.equal(run.code, 1);
   assert.match(run.err, /failed: memory limit of 16 MiB hit \(exit 137\), exit code 137, cost 0\.027975 of 1\.5 credits\n$/);

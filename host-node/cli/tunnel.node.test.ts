@@ -41,7 +41,7 @@ test('mesh tunnel listen, forward, ls and close: what each sends and prints', as
   assert.equal(listen.code, 0, listen.err);
   assert.equal(listen.out, '0000000000000001\n');
   assert.match(listen.err, /^tunnel 0000000000000001: web → 127\.0\.0\.1:8080 for 2 nodes\n$/);
-  const sent = node.tunnelCalls[0]!;
+  const sent = node.tunnels.tunnelCalls[0]!;
   assert.deepEqual(sent.kind === 'listen' ? [sent.protocol, sent.target, sent.allow.map(toHex)] : null, ['web', { host: '127.0.0.1', port: 8080 }, [A, B]]);
 
   const forward = await mesh(['forward', B, 'web']);
@@ -50,7 +50,7 @@ test('mesh tunnel listen, forward, ls and close: what each sends and prints', as
   assert.match(forward.err, /→ web on cdcdcdcdcdcdcdcd…/);
   const bound = await mesh(['forward', B, 'ssh', '--bind', '[::1]:2222', '--json']);
   assert.equal(JSON.parse(bound.out).address, '[::1]:2222');
-  assert.deepEqual(node.tunnelCalls.slice(1).map((r) => (r.kind === 'forward' ? r.bind : null)), [{ host: '127.0.0.1', port: 0 }, { host: '::1', port: 2222 }]);
+  assert.deepEqual(node.tunnels.tunnelCalls.slice(1).map((r) => (r.kind === 'forward' ? r.bind : null)), [{ host: '127.0.0.1', port: 0 }, { host: '::1', port: 2222 }]);
 
   const ls = await mesh(['ls']);
   assert.equal(ls.code, 0, ls.err);
@@ -69,7 +69,7 @@ test('mesh tunnel listen, forward, ls and close: what each sends and prints', as
 });
 
 test('mesh tunnel refuses bad input before asking the node (exit 2)', async () => {
-  const before = node.tunnelCalls.length;
+  const before = node.tunnels.tunnelCalls.length;
   const cases: [string[], RegExp][] = [
     [['listen', 'web', '127.0.0.1:8080'], /at least one --allow/],
     [['listen', 'Web', '127.0.0.1:8080', '--allow', A], /<protocol> must be 1 to 64/],
@@ -86,5 +86,5 @@ test('mesh tunnel refuses bad input before asking the node (exit 2)', async () =
     assert.equal(run.code, 2, args.join(' '));
     assert.match(run.err, message);
   }
-  assert.equal(node.tunnelCalls.length, before);
+  assert.equal(node.tunnels.tunnelCalls.length, before);
 });

@@ -15,7 +15,7 @@ test('channels: POST /channels/open answers 201 {channel_id, expiry_height}; exp
   const { api, node } = setup();
   assert.deepEqual(await ok(await api(post('/channels/open', OPEN)), 201), { channel_id: CHANNEL_ID, expiry_height: 1_447 });
   assert.deepEqual(await ok(await api(post('/channels/open', { ...OPEN, capacity: 42, expiry_height: 90 })), 201), { channel_id: CHANNEL_ID, expiry_height: 90 });
-  assert.deepEqual(node.channelCalls, [
+  assert.deepEqual(node.channels.channelCalls, [
     { method: 'openChannel', args: [{ host: HOST, capacity: 10n ** 19n, expiryHeight: null }] },
     { method: 'openChannel', args: [{ host: HOST, capacity: 42n, expiryHeight: 90 }] },
   ]);
@@ -42,7 +42,7 @@ test('channels: POST /channels/open refuses a bad host, capacity or expiry_heigh
     assert.equal(body.type, '/problems/invalid-body');
     assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), [field], JSON.stringify(change));
   }
-  assert.deepEqual(node.channelCalls, []);
+  assert.deepEqual(node.channels.channelCalls, []);
 });
 
 test("channels: the node's refusals are answered from their tables: 402, 400, 404, 409", async () => {
@@ -63,7 +63,7 @@ test("channels: the node's refusals are answered from their tables: 402, 400, 40
     [`/channels/${CHANNEL_ID}/expire`, {}],
   ];
   for (const [error, status, type] of cases) {
-    node.channelError = error;
+    node.channels.channelError = error;
     for (const [path, body] of routes) {
       const answer = await problem(await api(post(path, body)), status);
       assert.equal(answer.type, `/problems/${type}`, path);
@@ -83,7 +83,7 @@ test('channels: POST /channels/receipt answers the signed receipt and whether th
     delivery_error: null,
   });
   await ok(await api(post('/channels/receipt', { ...RECEIPT, cumulative: 0 })));
-  assert.deepEqual(node.channelCalls, [
+  assert.deepEqual(node.channels.channelCalls, [
     { method: 'signReceipt', args: [CHANNEL_ID, HOST, 2_500_000_000_000_000_000n] },
     { method: 'signReceipt', args: [CHANNEL_ID, HOST, 0n] },
   ]);
@@ -97,7 +97,7 @@ test('channels: POST /channels/receipt answers the signed receipt and whether th
     const body = await problem(await api(post('/channels/receipt', { ...RECEIPT, ...change })), 400);
     assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), [field]);
   }
-  assert.lengthOf(node.channelCalls, 2);
+  assert.lengthOf(node.channels.channelCalls, 2);
 });
 
 test('channels: POST /channels/:id/close takes a receipt, or no body or {} to close with the best held; 202 with the division', async () => {
@@ -114,7 +114,7 @@ test('channels: POST /channels/:id/close takes a receipt, or no body or {} to cl
   });
   await ok(await api(post(path, {})), 202);
   await ok(await api(request(path, { method: 'POST', headers: AUTH })), 202);
-  assert.deepEqual(node.channelCalls, [
+  assert.deepEqual(node.channels.channelCalls, [
     { method: 'closeChannel', args: [CHANNEL_ID, { cumulative: 3_000_000_000_000_000_000n, payerSig: CHANNEL_SIG }] },
     { method: 'closeChannel', args: [CHANNEL_ID, null] },
     { method: 'closeChannel', args: [CHANNEL_ID, null] },
@@ -126,7 +126,7 @@ test('channels: POST /channels/:id/close takes a receipt, or no body or {} to cl
   for (const body of [{ cumulative: '1', payer_sig: 'A5'.repeat(64) }, { cumulative: '1', payer_sig: 'a5' }, { cumulative: '1.5', payer_sig: CHANNEL_SIG }, { extra: 1 }, []]) {
     await problem(await api(post(path, body)), 400);
   }
-  assert.lengthOf(node.channelCalls, 3, 'no refused body reached the service');
+  assert.lengthOf(node.channels.channelCalls, 3, 'no refused body reached the service');
 });
 
 test('channels: POST /channels/:id/expire takes no body or {}; GET /channels and /channels/:id; bad ids are 400, unknown 404', async () => {
@@ -147,7 +147,7 @@ test('channels: POST /channels/:id/expire takes no body or {}; GET /channels and
   }
   await problem(await api(request('/channels?all=1')), 400);
   assert.deepEqual(
-    node.channelCalls.map((c) => c.method),
+    node.channels.channelCalls.map((c) => c.method),
     ['expireChannel', 'expireChannel', 'listChannels', 'getChannel', 'getChannel'],
   );
 });
@@ -162,5 +162,5 @@ test('channels: every channel route that changes something needs the token; DELE
   assert.equal(wrong.headers.get('allow'), 'POST, OPTIONS');
   await wrong.body?.cancel();
   await problem(await api(post('/channels/open', OPEN, { ...JSON_POST, origin: 'http://evil.example' })), 403);
-  assert.deepEqual(node.channelCalls, []);
+  assert.deepEqual(node.channels.channelCalls, []);
 });

@@ -58,13 +58,13 @@ test('fabric: POST /profiles without the token is 401, with another type 415, to
     const p = await problem(await api(post('/profiles', body)), 400);
     assert.equal(p.type, '/problems/invalid-body', what);
   }
-  assert.equal(node.profiles.size, 0);
+  assert.equal(node.measurement.profiles.size, 0);
 });
 
 test('fabric: the node\'s refusals are answered from ProfileError\'s table: stale 400, not newer 409', async () => {
   const { api, node } = setup();
-  node.profileError = new ProfileError('stale', 'measured_at is 2 days old');
+  node.measurement.profileError = new ProfileError('stale', 'measured_at is 2 days old');
   assert.equal((await problem(await api(post('/profiles', BODY)), 400)).rule, 'stale');
-  node.profileError = new ProfileError('not-newer', 'a later profile is held');
+  node.measurement.profileError = new ProfileError('not-newer', 'a later profile is held');
   assert.equal((await problem(await api(post('/profiles', BODY)), 409)).type, '/problems/profile-conflict');
 });

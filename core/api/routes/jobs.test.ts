@@ -39,7 +39,7 @@ test('jobs: POST /jobs/bid answers 201 {job_id} and passes the bid with its defa
     { image: BID.image, cmd: null, env: [], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 0, bid: 1_500_000_000_000_000_000n, billing: 'settle' },
     { image: full.image, cmd: full.cmd, env: [['GREETING', 'hello = world'], ['_X1', '']], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 2, bid: 42n, billing: 'heartbeat' },
   ];
-  assert.deepEqual(node.jobCalls, expected.map((request) => ({ method: 'bidJob' as const, args: [request] })));
+  assert.deepEqual(node.jobs.jobCalls, expected.map((request) => ({ method: 'bidJob' as const, args: [request] })));
 });
 
 test('jobs: image references follow the Docker grammar', async () => {
@@ -81,7 +81,7 @@ test('jobs: image references follow the Docker grammar', async () => {
     const body = await problem(await api(post('/jobs/bid', { ...BID, image })), 400);
     assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['image'], image);
   }
-  assert.equal(node.jobCalls.length, good.length, 'no bad image reached the service');
+  assert.equal(node.jobs.jobCalls.length, good.length, 'no bad image reached the service');
 });
 
 test('jobs: POST /jobs/bid refuses every bad field with one 400 naming them all, before the service', async () => {
@@ -135,7 +135,7 @@ test('jobs: POST /jobs/bid refuses every bad field with one 400 naming them all,
   }
   const many = await problem(await api(post('/jobs/bid', { ...BID, image: 'Bad', cpu_cores: 0, bid: '0' })), 400);
   assert.deepEqual((many.errors as { name: string }[]).map((e) => e.name), ['image', 'cpu_cores', 'bid']);
-  assert.deepEqual(node.jobCalls, []);
+  assert.deepEqual(node.jobs.jobCalls, []);
   // At the bounds.
   const edges = [
     { mem_mb: 4, cpu_cores: 1024, duration_secs: 2_592_000, gpus: 16, bid: '340282366920938463463374607431768211455' },
@@ -143,7 +143,7 @@ test('jobs: POST /jobs/bid refuses every bad field with one 400 naming them all,
     { cmd: ['x'.repeat(4096)] },
   ];
   for (const change of edges) await ok(await api(post('/jobs/bid', { ...BID, ...change })), 201);
-  assert.equal(node.jobCalls.length, edges.length);
+  assert.equal(node.jobs.jobCalls.length, edges.length);
 });
 
 // The largest bid the spec codec can write: every string at its byte bound (in characters of 2,
@@ -165,8 +165,8 @@ test('jobs: POST /jobs/bid takes the largest body the spec codec writes, at ever
   // Over HTTP, with room for its 2 MiB.
   const { api, node } = setup({ maxBodyBytes: 4 << 20 });
   await ok(await api(post('/jobs/bid', LARGEST)), 201);
-  assert.lengthOf(node.jobCalls, 1);
-  assert.deepEqual(decodeSpec(encodeSpec(specOf(node.jobCalls[0]!.args[0] as JobRequest))), spec);
+  assert.lengthOf(node.jobs.jobCalls, 1);
+  assert.deepEqual(decodeSpec(encodeSpec(specOf(node.jobs.jobCalls[0]!.args[0] as JobRequest))), spec);
 });
 
 test('jobs: POST /jobs/bid refuses one past any spec bound, a lone surrogate or NUL with 400 naming the field, before the service', async () => {
@@ -201,7 +201,7 @@ test('jobs: POST /jobs/bid refuses one past any spec bound, a lone surrogate or 
     const unchecked: JobRequest = { ...jobRequest(BID), image: body.image, cmd: body.cmd, env: body.env as [string, string][] };
     if (codecRefuses) assert.throws(() => encodeSpec(specOf(unchecked)), InvalidEncodingError, undefined, what);
   }
-  assert.deepEqual(node.jobCalls, []);
+  assert.deepEqual(node.jobs.jobCalls, []);
 });
 
 test("jobs: POST /jobs/bid maps the node's refusals: 402 for the free balance, 503 when no host took it", async () => {
@@ -211,7 +211,7 @@ test("jobs: POST /jobs/bid maps the node's refusals: 402 for the free balance, 5
     [new JobError('no-host', 'no host took the job: b2…: no gpu'), 503, 'no-host'],
   ];
   for (const [error, status, code] of cases) {
-    node.jobError = error;
+    node.jobs.jobError = error;
     const body = await problem(await api(post('/jobs/bid', BID)), status);
     assert.equal(body.type, `/problems/${code}`);
     assert.equal(body.rule, (error as JobError).code);
@@ -230,7 +230,7 @@ test('jobs: GET /jobs lists summaries; GET /jobs/:id the whole job; an unknown j
   assert.equal((await problem(await api(request(`/jobs/${other}`)), 404)).type, '/problems/unknown-job');
   assert.equal((await problem(await api(request(`/jobs/${other}/logs`)), 404)).type, '/problems/unknown-job');
   assert.equal((await problem(await api(request(`/jobs/${other}/logs?follow=1`)), 404)).type, '/problems/unknown-job');
-  assert.equal(node.logFollowers.size, 0);
+  assert.equal(node.jobs.logFollowers.size, 0);
   await problem(await api(request('/jobs?status=running')), 400);
 });
 
@@ -242,20 +242,20 @@ test('jobs: a malformed job id is 400 naming job_id on every route, before the s
       assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['job_id'], `${what} ${call.method} ${call.url}`);
     }
   }
-  assert.deepEqual(node.jobCalls, []);
+  assert.deepEqual(node.jobs.jobCalls, []);
 });
 
 test('jobs: GET /jobs/:id/logs answers {lines, ended} after `after`; bad parameters are 400', async () => {
   const { api, node } = setup();
   assert.deepEqual(await ok(await api(request(`/jobs/${JOB_ID}/logs`))), { lines: JOB_LINES, ended: true });
   assert.deepEqual(await ok(await api(request(`/jobs/${JOB_ID}/logs?after=1&follow=0`))), { lines: JOB_LINES.slice(1), ended: true });
-  assert.deepEqual(node.jobCalls.map((c) => c.args), [[JOB_ID, 0], [JOB_ID, 1]]);
-  node.jobCalls.length = 0;
+  assert.deepEqual(node.jobs.jobCalls.map((c) => c.args), [[JOB_ID, 0], [JOB_ID, 1]]);
+  node.jobs.jobCalls.length = 0;
   for (const query of ['after=-1', 'after=1.5', 'after=x', 'after=', 'after=01', 'after=99999999999999999999', 'follow=yes', 'follow=', 'since=3', 'after=1&after=2']) {
     assert.equal((await problem(await api(request(`/jobs/${JOB_ID}/logs?${query}`)), 400)).status, 400, query);
   }
   await problem(await api(request(`/jobs/${JOB_ID}/logs`, { headers: { 'last-event-id': 'abc' } })), 400);
-  assert.deepEqual(node.jobCalls, []);
+  assert.deepEqual(node.jobs.jobCalls, []);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -274,18 +274,18 @@ test('jobs: ?follow=1 streams each line with its seq as the event id, then an en
 
 test('jobs: a live stream carries lines as they come and ends when the output is complete', async () => {
   const { api, node } = setup();
-  node.linesEnded = false;
+  node.jobs.linesEnded = false;
   const response = await api(request(`/jobs/${JOB_ID}/logs?follow=1`));
   const reader = response.body!.getReader();
   assert.equal(await readUntil(reader, '\n\n', 2), JOB_LINES.map(frame).join(''));
-  const [follower] = node.logFollowers;
+  const [follower] = node.jobs.logFollowers;
   const third: LogEvent = { seq: 3, stream: 'stdout', text: 'more', at: 1_700_000_006_000 };
   follower!.listener(third);
   assert.equal(await readUntil(reader, '\n\n'), frame(third));
   follower!.end();
   assert.equal(await readUntil(reader, '\n\n'), END);
   assert.isTrue((await reader.read()).done);
-  assert.equal(node.logFollowers.size, 0, 'unsubscribed at the end');
+  assert.equal(node.jobs.logFollowers.size, 0, 'unsubscribed at the end');
 });
 
 test('jobs: a reconnect resumes after its Last-Event-ID; `after` wins over it; leaving unsubscribes', async () => {
@@ -294,12 +294,12 @@ test('jobs: a reconnect resumes after its Last-Event-ID; `after` wins over it; l
   assert.equal(await resumed.text(), frame(JOB_LINES[1]!) + END);
   const explicit = await api(request(`/jobs/${JOB_ID}/logs?follow=1&after=2`, { headers: { 'last-event-id': '1' } }));
   assert.equal(await explicit.text(), END);
-  assert.deepEqual(node.jobCalls.filter((c) => c.method === 'followJobLogs').map((c) => c.args), [[JOB_ID, 1], [JOB_ID, 2]]);
-  node.linesEnded = false;
+  assert.deepEqual(node.jobs.jobCalls.filter((c) => c.method === 'followJobLogs').map((c) => c.args), [[JOB_ID, 1], [JOB_ID, 2]]);
+  node.jobs.linesEnded = false;
   const live = await api(request(`/jobs/${JOB_ID}/logs?follow=1&after=2`));
-  assert.equal(node.logFollowers.size, 1);
+  assert.equal(node.jobs.logFollowers.size, 1);
   await live.body!.cancel();
-  assert.equal(node.logFollowers.size, 0);
+  assert.equal(node.jobs.logFollowers.size, 0);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -309,7 +309,7 @@ test('jobs: POST /jobs/:id/settle answers 202 {job_id, cost} (a cost of 0 too) a
   const { api, node } = setup();
   assert.deepEqual(await ok(await api(post(`/jobs/${JOB_ID}/settle`, { cost: '750000000000000000', payer_sig: SIG })), 202), { job_id: JOB_ID, cost: '750000000000000000' });
   assert.deepEqual(await ok(await api(post(`/jobs/${JOB_ID}/settle`, { cost: 0, payer_sig: SIG })), 202), { job_id: JOB_ID, cost: '0' });
-  assert.deepEqual(node.jobCalls.map((c) => c.args), [[JOB_ID, 750_000_000_000_000_000n, SIG], [JOB_ID, 0n, SIG]]);
+  assert.deepEqual(node.jobs.jobCalls.map((c) => c.args), [[JOB_ID, 750_000_000_000_000_000n, SIG], [JOB_ID, 0n, SIG]]);
 });
 
 test('jobs: POST /jobs/:id/settle refuses a bad signature format or cost with 400, before the service', async () => {
@@ -331,7 +331,7 @@ test('jobs: POST /jobs/:id/settle refuses a bad signature format or cost with 40
     const answer = await problem(await api(post(`/jobs/${JOB_ID}/settle`, body)), 400);
     assert.deepEqual((answer.errors as { name: string }[]).map((e) => e.name), [field], JSON.stringify(body));
   }
-  assert.deepEqual(node.jobCalls, []);
+  assert.deepEqual(node.jobs.jobCalls, []);
 });
 
 test("jobs: settle and expire map JobError: verify failure 400, unknown job 404, wrong state 409", async () => {
@@ -346,7 +346,7 @@ test("jobs: settle and expire map JobError: verify failure 400, unknown job 404,
     [new JobError('unknown-job', 'no such job'), 404, 'unknown-job', 'expire'],
   ];
   for (const [error, status, code, route] of cases) {
-    node.jobError = error;
+    node.jobs.jobError = error;
     const body = await problem(await api(post(`/jobs/${JOB_ID}/${route}`, route === 'settle' ? { cost: '1', payer_sig: SIG } : {})), status);
     assert.equal(body.type, `/problems/${code}`, error.code);
     assert.equal(body.rule, error.code);
@@ -359,11 +359,11 @@ test('jobs: POST /jobs/:id/expire takes no body or {} and answers 202 {tx_id}', 
   assert.deepEqual(await ok(await api(empty), 202), { tx_id: EXPIRE_TX_ID });
   assert.deepEqual(await ok(await api(post(`/jobs/${JOB_ID}/expire`, {})), 202), { tx_id: EXPIRE_TX_ID });
   assert.deepEqual(await ok(await api(post(`/jobs/${JOB_ID}/expire`, '')), 202), { tx_id: EXPIRE_TX_ID });
-  assert.equal(node.jobCalls.length, 3);
+  assert.equal(node.jobs.jobCalls.length, 3);
   await problem(await api(post(`/jobs/${JOB_ID}/expire`, { force: true })), 400);
   await problem(await api(post(`/jobs/${JOB_ID}/expire`, [])), 400);
   await problem(await api(post(`/jobs/${JOB_ID}/expire`, 'x', { ...AUTH, 'content-type': 'text/plain' })), 415);
-  assert.equal(node.jobCalls.length, 3);
+  assert.equal(node.jobs.jobCalls.length, 3);
 });
 
 test('jobs: DELETE /jobs/:id stops a job by job id, container id, id prefix or name: 204, or 404', async () => {
@@ -376,13 +376,13 @@ test('jobs: DELETE /jobs/:id stops a job by job id, container id, id prefix or n
   for (const ref of ['mesh-job-0b0b0b0b0b0b0b0b', CONTAINER_ID.slice(0, 11), 'ff'.repeat(32)]) {
     assert.equal((await problem(await api(del(`/jobs/${ref}`)), 404)).type, '/problems/unknown-job', ref);
   }
-  assert.deepEqual(node.jobCalls.map((c) => c.args[0]), [JOB_ID, CONTAINER_ID, CONTAINER_ID.slice(0, 12), 'mesh-job-0b0b0b0b0b0b0b0b', CONTAINER_ID.slice(0, 11), 'ff'.repeat(32)]);
-  node.jobCalls.length = 0;
+  assert.deepEqual(node.jobs.jobCalls.map((c) => c.args[0]), [JOB_ID, CONTAINER_ID, CONTAINER_ID.slice(0, 12), 'mesh-job-0b0b0b0b0b0b0b0b', CONTAINER_ID.slice(0, 11), 'ff'.repeat(32)]);
+  node.jobs.jobCalls.length = 0;
   for (const ref of ['a%20b', 'x'.repeat(129), 'mesh;rm', '-x', '.x', 'a%2Fb', '%00']) {
     const body = await problem(await api(del(`/jobs/${ref}`)), 400);
     assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['job_id'], ref);
   }
-  assert.deepEqual(node.jobCalls, []);
+  assert.deepEqual(node.jobs.jobCalls, []);
 });
 
 test('jobs: POST and DELETE need the bearer token (401), and reach nothing without it', async () => {
@@ -396,7 +396,7 @@ test('jobs: POST and DELETE need the bearer token (401), and reach nothing witho
     del(`/jobs/${JOB_ID}`, { authorization: 'Bearer wrong' }),
   ];
   for (const call of calls) assert.equal((await problem(await api(call), 401)).type, '/problems/unauthorized', `${call.method} ${call.url}`);
-  assert.deepEqual(node.jobCalls, []);
+  assert.deepEqual(node.jobs.jobCalls, []);
   // Reads need none; POST on a read is 405.
   await ok(await api(request('/jobs')));
   assert.equal((await api(post('/jobs', {}, JSON_POST))).headers.get('allow'), 'GET, HEAD, OPTIONS');

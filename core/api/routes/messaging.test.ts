@@ -490,6 +490,6 @@ test('names routes: claim answers 202; a name resolves or is 404; a bad name is 
 test('names routes: POST /transfer takes a name as its recipient', async () => {
   const { api, node } = setup();
   await ok(await api(post('/transfer', { to: 'peer-one', amount: '5' }, { ...AUTH, 'content-type': 'application/json' })), 201);
-  assert.deepEqual(node.transfers, [{ to: 'peer-one', amount: 5n }]);
+  assert.deepEqual(node.ledger.transfers, [{ to: 'peer-one', amount: 5n }]);
   for (const to of ['Peer-one', 'p'.repeat(33), '']) await problem(await api(post('/transfer', { to, amount: '5' })), 400);
 });

@@ -15,7 +15,7 @@ test('placement: POST /mesh-deploy answers 200 {job_id} and passes the deploy on
   const { api, node } = setup();
   assert.deepEqual(await ok(await api(post('/mesh-deploy', DEPLOY))), { job_id: JOB_ID });
   await ok(await api(post('/mesh-deploy', { ...DEPLOY, cmd: null, bid: 7, hint_multiaddr: '/ip4/10.0.0.2/tcp/8845/p2p/12D3KooW', grant: 'mcap1.AAAA' })));
-  assert.deepEqual(node.placementCalls, [
+  assert.deepEqual(node.placement.placementCalls, [
     { method: 'meshDeploy', request: { nodeId: HOST, image: DEPLOY.image, cmd: ['sleep', '60'], cpuCores: 1, memMb: 64, durationSecs: 60, bid: 2_000_000_000_000_000_000n, hint: null, grant: null } },
     { method: 'meshDeploy', request: { nodeId: HOST, image: DEPLOY.image, cmd: null, cpuCores: 1, memMb: 64, durationSecs: 60, bid: 7n, hint: '/ip4/10.0.0.2/tcp/8845/p2p/12D3KooW', grant: 'mcap1.AAAA' } },
   ]);
@@ -26,7 +26,7 @@ test('placement: POST /mesh-kill answers 204 with no body', async () => {
   const response = await api(post('/mesh-kill', { node_id: HOST, job_id: JOB_ID, grant: null }));
   assert.equal(response.status, 204);
   assert.equal(await response.text(), '');
-  assert.deepEqual(node.placementCalls, [{ method: 'meshKill', request: { nodeId: HOST, jobId: JOB_ID, grant: null } }]);
+  assert.deepEqual(node.placement.placementCalls, [{ method: 'meshKill', request: { nodeId: HOST, jobId: JOB_ID, grant: null } }]);
 });
 
 test('placement: bad node ids, job ids, hints, grants and terms are 400 and reach nothing', async () => {
@@ -48,23 +48,23 @@ test('placement: bad node ids, job ids, hints, grants and terms are 400 and reac
   ]) {
     await problem(await api(post('/mesh-deploy', body)), 400);
   }
-  assert.deepEqual(node.placementCalls, []);
+  assert.deepEqual(node.placement.placementCalls, []);
 });
 
 test('placement: the service\'s refusals are answered as the spec says: 400 malformed grant, 502 with the host\'s reason, 504 timeout', async () => {
   const { api, node } = setup();
-  node.placementError = new CapabilityError('malformed', 'the token does not decode');
+  node.placement.placementError = new CapabilityError('malformed', 'the token does not decode');
   assert.equal((await problem(await api(post('/mesh-deploy', DEPLOY)), 400)).type, '/problems/bad-grant');
-  node.placementError = new PlacementError('revoked', 'the host refused: link 1 was revoked');
+  node.placement.placementError = new PlacementError('revoked', 'the host refused: link 1 was revoked');
   const refused = await problem(await api(post('/mesh-deploy', DEPLOY)), 502);
   assert.equal(refused.rule, 'revoked');
   assert.match(refused.detail, /revoked/);
-  node.placementError = new PlacementError('container-error', 'the host refused: no container runtime');
+  node.placement.placementError = new PlacementError('container-error', 'the host refused: no container runtime');
   assert.equal((await problem(await api(post('/mesh-kill', { node_id: HOST, job_id: JOB_ID, grant: null })), 502)).rule, 'container-error');
-  node.placementError = new PlacementError('timeout', 'no answer');
+  node.placement.placementError = new PlacementError('timeout', 'no answer');
   assert.equal((await problem(await api(post('/mesh-deploy', DEPLOY)), 504)).rule, 'timeout');
-  node.placementError = new PlacementError('self', 'node_id is this node');
+  node.placement.placementError = new PlacementError('self', 'node_id is this node');
   await problem(await api(post('/mesh-deploy', DEPLOY)), 400);
-  node.placementError = new RequestTimeoutError(HOST, '/mesh/rpc/1/placement.deploy', 15_000);
+  node.placement.placementError = new RequestTimeoutError(HOST, '/mesh/rpc/1/placement.deploy', 15_000);
   await problem(await api(post('/mesh-kill', { node_id: HOST, job_id: JOB_ID, grant: null })), 504);
 });

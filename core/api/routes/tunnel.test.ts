@@ -20,7 +20,7 @@ test('tunnel: POST /tunnel opens a listener or a forward and answers 201 with it
   const forward = await ok<TunnelView>(await api(post('/tunnel', { forward: { protocol: 'ssh.v2', node: OTHER } })), 201);
   assert.deepInclude(forward, { kind: 'forward', protocol: 'ssh.v2', node: OTHER, address: '127.0.0.1:40000' });
   await ok(await api(post('/tunnel', { forward: { protocol: 'x', node: NODE, bind: '[::1]:2222' } })), 201);
-  const [l, f, g] = node.tunnelCalls;
+  const [l, f, g] = node.tunnels.tunnelCalls;
   assert.equal(l?.kind, 'listen');
   assert.deepEqual(l?.kind === 'listen' ? { target: l.target, allow: l.allow.map(toHex) } : null, { target: { host: '127.0.0.1', port: 8080 }, allow: [NODE, OTHER] });
   assert.deepEqual(f?.kind === 'forward' ? { node: toHex(f.node), bind: f.bind } : null, { node: OTHER, bind: { host: '127.0.0.1', port: 0 } }, 'bind defaults to 127.0.0.1:0');
@@ -59,7 +59,7 @@ test('tunnel: bad node ids, protocol names, addresses, ports and shapes are 400 
     const answer = await problem(await api(post('/tunnel', body)), 400);
     assert.equal(answer.type, '/problems/invalid-body', what);
   }
-  assert.deepEqual(node.tunnelCalls, []);
+  assert.deepEqual(node.tunnels.tunnelCalls, []);
   for (const id of ['1', 'g'.repeat(16), 'AB'.repeat(8), 'ab'.repeat(9)]) {
     assert.equal((await problem(await api(request(`/tunnel/${id}`)), 400)).type, '/problems/invalid-parameter', id);
     await problem(await api(request(`/tunnel/${id}`, { method: 'DELETE', headers: AUTH })), 400);
@@ -77,7 +77,7 @@ test('tunnel: the service\'s refusals: 409 for a taken protocol, a limit or a bo
     [new TunnelError('unavailable', 'no TCP here'), 503, 'tunnel-unavailable'],
   ];
   for (const [error, status, type] of cases) {
-    node.tunnelError = error;
+    node.tunnels.tunnelError = error;
     const answer = await problem(await api(post('/tunnel', FORWARD)), status);
     assert.equal(answer.type, `/problems/${type}`);
     assert.equal(answer.detail, (error as Error).message);
