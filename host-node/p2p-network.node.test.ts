@@ -60,13 +60,18 @@ test('Libp2pNetwork: a server with a lower limit than its requester answers the 
   try {
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered = 0;
+    let bothIn: () => void = () => {};
+    const full = new Promise<void>((resolve) => (bothIn = resolve));
     b.serve('gate', async ({ data }) => {
+      if (++entered === 2) bothIn();
       await gate;
       return data;
     });
     await a.libp2p.dial(b.libp2p.getMultiaddrs()[0]!);
     const within = [0, 1].map((i) => a.request(b.self, 'gate', Uint8Array.of(i)));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The third asks only once both are held in the handler: b's two streams are then taken.
+    await full;
     const busy = await a.request(b.self, 'gate', Uint8Array.of(9)).catch((error: unknown) => error);
     assert.instanceOf(busy, PeerBusyError, String(busy));
     release();

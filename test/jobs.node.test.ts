@@ -214,22 +214,41 @@ function containers(labels: Record<string, string>): Promise<Docker.ContainerInf
   return docker.listContainers({ all: true, filters: { label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) } });
 }
 
-/** Container events of the host's containers from now until stop(): what the engine created. */
-async function watchEngine(): Promise<{ actions: () => string[]; stop: () => void }> {
+/**
+ * Container events of the host's containers from now until stop(): what the engine created.
+ * flush() resolves once the engine has reported everything it did before the call: it creates a
+ * marker container under the host's label, waits for its event, and removes it (its events are
+ * not among the actions).
+ */
+async function watchEngine(): Promise<{ actions: () => string[]; flush: () => Promise<void>; stop: () => void }> {
   const controller = new AbortController();
   const stream = (await docker.getEvents({
     filters: { type: ['container'], label: [`mesh.node=${host.nodeId}`] },
     abortSignal: controller.signal,
   } as Docker.GetEventsOptions)) as NodeJS.ReadableStream;
-  const actions: string[] = [];
+  const events: { action: string; id: string }[] = [];
+  const markers = new Set<string>();
   let rest = '';
   stream.on('data', (chunk: Buffer) => {
     const lines = (rest + chunk.toString()).split('\n');
     rest = lines.pop() ?? '';
-    for (const line of lines) if (line.trim() !== '') actions.push((JSON.parse(line) as { Action: string }).Action);
+    for (const line of lines) {
+      if (line.trim() === '') continue;
+      const event = JSON.parse(line) as { Action: string; id?: string; Actor?: { ID?: string } };
+      events.push({ action: event.Action, id: event.Actor?.ID ?? event.id ?? '' });
+    }
   });
   stream.on('error', () => {});
-  return { actions: () => [...actions], stop: () => controller.abort() };
+  const flush = async (): Promise<void> => {
+    const marker = await docker.createContainer({ Image: TEST_IMAGE, Cmd: ['true'], Labels: { 'mesh.node': host.nodeId, 'mesh.test-marker': '1' } });
+    markers.add(marker.id);
+    try {
+      await waitFor('the engine reports the marker', async () => events.some((e) => e.id === marker.id), 15_000);
+    } finally {
+      await marker.remove({ force: true }).catch(() => {});
+    }
+  };
+  return { actions: () => events.filter((e) => !markers.has(e.id)).map((e) => e.action), flush, stop: () => controller.abort() };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -432,10 +451,13 @@ test('heartbeats: the host is paid every interval, and stops the cell once it ca
   const id = await bid({ cmd: ['sleep', '90'], duration_secs: 90, bid: amount.toString(), billing: 'heartbeat' });
   const hosted = await jobWhen(host, id, 'stopped', (v) => v.finished_at !== null, 30_000);
   await waitFor('three heartbeats on the host', async () => seen.at(-1) === base + 3n * step, 15_000);
-  // One more interval: no fourth heartbeat comes.
-  await new Promise((resolve) => setTimeout(resolve, 2 * HEARTBEAT_MS));
+  // No fourth heartbeat can come once the host's chain holds none of the bid: the host then marks
+  // the job paid in full. Its balance read after that is final.
+  await jobWhen(host, id, 'paid in full', (v) => v.cost !== null);
   polling = false;
   await poller;
+  const final = BigInt((await status(host)).balance);
+  if (final !== seen.at(-1)) seen.push(final);
 
   assert.deepEqual(seen, [base, base + step, base + 2n * step, base + 3n * step], 'the balance moved by rate − burn with each mined heartbeat');
   assert.equal(hosted.status, 'failed: the cell cannot cover the next heartbeat');
@@ -566,8 +588,8 @@ test('bad input on every route gets its 4xx, and starts no container', async () 
   assert.equal((await postJson(host, `/jobs/${ended}/settle`, { cost: '-1', payer_sig: sig })).status, 400);
   assert.equal((await postJson(host, '/jobs/xyz/settle', { cost: '1', payer_sig: sig })).status, 400);
 
-  // Nothing reached the engine or the market.
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  // Nothing reached the engine or the market: the engine has reported all it did before a marker of ours.
+  await engine.flush();
   engine.stop();
   // (Late events of earlier jobs' containers, a cleanup or a remove, may come: only new ones count.)
   assert.deepEqual(engine.actions().filter((a) => a === 'create' || a === 'start'), [], 'the engine created and started no container of the host');

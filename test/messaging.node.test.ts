@@ -12,7 +12,8 @@ import { SigningKey } from '../core/crypto/ed25519.ts';
 import { decode, encode } from '../core/encoding/codec.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
 import { laneExchange } from '../core/messaging/lane.test-util.ts';
-import { appMessageCodec, pubSubBodyCodec } from '../core/messaging/wire.ts';
+import { appMessageCodec, pubSubBodyCodec, signPubSub } from '../core/messaging/wire.ts';
+import { devnet } from '../core/ledger/params.ts';
 import { batchBytesCodec, inboxFramesOf, type InboxFrame } from '../core/api/routes/messaging.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { appTopic } from '../core/net/network.ts';
@@ -45,6 +46,7 @@ let b: MeshProcess;
 let c: MeshProcess;
 let d: MeshProcess;
 let x: Libp2pNetwork;
+const xKey = SigningKey.generate();
 const streams = new Map<MeshProcess, EventStream<InboxEvent>>();
 
 before(async () => {
@@ -52,7 +54,7 @@ before(async () => {
   [b, c, d] = (await Promise.all([0, 1, 2].map(() => startNode({ blockIntervalMs: BLOCK_MS, bootstrap: [tcpAddress(a)] })))) as [MeshProcess, MeshProcess, MeshProcess];
   for (const node of [a, b, c, d]) streams.set(node, await openStream<InboxEvent>(node, '/mesh/messages/stream'));
   // X joins B, C and D directly, so what it publishes reaches each of them first hand.
-  x = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [b, c, d].map(tcpAddress) });
+  x = await startP2PNetwork({ key: xKey, port: 0, listenHost: '127.0.0.1', bootstrap: [b, c, d].map(tcpAddress) });
   await waitFor('X is connected to B, C and D', async () => [b, c, d].every((n) => x.peers().some((p) => toHex(p.node) === n.nodeId)), 20_000);
   await waitFor('A sees B, C and D', async () => (await getJson<{ peers: string[] }>(a, '/bootstrap')).peers.length >= 4, 20_000);
 });
@@ -67,7 +69,6 @@ const mesh = (args: string[]): ReturnType<typeof runMesh> => runMesh(args);
 
 const stream = (node: MeshProcess): EventStream<InboxEvent> => streams.get(node)!;
 const heard = (node: MeshProcess, match: (e: InboxEvent) => boolean): InboxEvent[] => stream(node).events.filter(match);
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---------------------------------------------------------------------------------------------
 // Directed messages
@@ -171,7 +172,10 @@ test('three subscribers each get one copy of a publish; the same signed bytes pu
     captured.find((bytes) => Buffer.from(decode(pubSubBodyCodec, bytes.subarray(0, bytes.length - 64)).payload).toString() === 'headline'),
   10_000);
   await x.publish(appTopic('news'), signed);
-  await sleep(2_000);
+  // A fresh publish of X's own, sent after the replay on the same links, marks when the replay has been judged.
+  const marker = await signPubSub({ from: x.self, topic: 'news', payload: Buffer.from('after the replay'), nonce: crypto.getRandomValues(new Uint8Array(16)), at_ms: Date.now() }, xKey, devnet().network);
+  await x.publish(appTopic('news'), marker.bytes);
+  for (const node of [b, c, d]) await stream(node).next((e) => e.kind === 'publish' && e.payload_hex === hex('after the replay'));
   for (const node of [b, c, d]) assert.equal(heard(node, headline).length, 1, 'one copy, the replay dropped');
   // A publish nobody hears is refused: nothing was sent.
   const nobody = await postJson(a, '/mesh/publish', { topic: 'nobody-here', payload_hex: '' });

@@ -43,8 +43,9 @@ test('a peer that sends invalid blocks is disconnected and refused', async () =>
     for (let i = 0; i < 12; i++) await peer.publish(TOPICS.blocks, Uint8Array.of(0xde, 0xad, i));
     await waitFor('hung up', async () => !peer.peers().some((p) => toHex(p.node) === node.nodeId), 10_000);
     // The node refuses it for a while: a new dial fails or is closed at once by the node's gater.
-    await peer.libp2p.dial(multiaddr(tcpAddress(node))).catch(() => {});
-    await new Promise((r) => setTimeout(r, 1_000));
+    const again = await peer.libp2p.dial(multiaddr(tcpAddress(node))).catch(() => null);
+    // The dial fails, or the connection it made is closed by the node: either way it has ended.
+    if (again !== null) await waitFor('the node ended the new connection', async () => again.timeline.close !== undefined, 10_000);
     assert.ok(!peer.peers().some((p) => toHex(p.node) === node.nodeId), 'not connected again');
     assert.match(node.log(), /banning/);
   } finally {

@@ -32,14 +32,15 @@ export function socketsCompliance(name: string, sockets: TunnelSockets): void {
     try {
       const up = pattern(300_000, 1);
       const down = pattern(500_000, 2);
+      const reading = readAll(server);
       const [got, back] = await Promise.all([
-        readAll(server),
+        reading,
         readAll(client),
         writeAll(client, up).then(() => client.closeWrite()),
-        // The server keeps writing after the client's FIN has come.
+        // The server keeps writing after the client's FIN has come (its reading has ended).
         (async () => {
           await writeAll(server, down.subarray(0, 1000));
-          await new Promise((resolve) => setTimeout(resolve, 50));
+          await reading;
           await writeAll(server, down.subarray(1000));
           await server.closeWrite();
         })(),
