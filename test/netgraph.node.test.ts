@@ -15,6 +15,7 @@ import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { TOPICS } from '../core/net/network.ts';
 import { linkSigningBytes, type LinkSample } from '../core/netgraph/link-sample.ts';
 import { netgraphMessageCodec, type NetgraphView, type RttAnswer } from '../core/netgraph/netgraph.ts';
+import { REGION_RTT_MS } from '../core/netgraph/stats.ts';
 import { startP2PNetwork } from '../host-node/p2p.ts';
 import { getJson, runMesh, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
 
@@ -44,10 +45,16 @@ const pair = (p: MeshProcess, q: MeshProcess): [string, string] => (p.nodeId < q
 test('the three links get samples signed by both ends, and every node shows them all, with the others\' coordinates', async () => {
   const links = [pair(a, b), pair(a, c), pair(b, c)].map(([p, q]) => `${p}:${q}`).sort();
   for (const node of [a, b, c]) {
-    const shown = await waitFor(`${node.nodeId.slice(0, 8)} holds the three links`, async () => {
+    // Regions go by the least RTT of each link lately. On a loaded machine a round trip waits for
+    // both processes to be scheduled, so the first samples can all be far above loopback's delay:
+    // the view is judged once the node has held a sample of each link under REGION_RTT_MS.
+    const quickest = new Map<string, number>();
+    const shown = await waitFor(`${node.nodeId.slice(0, 8)} holds the three links, each once measured at loopback's speed`, async () => {
       const v = await view(node);
-      return v.links.length === 3 && v.coordinates.length === 2 ? v : false;
-    });
+      for (const l of v.links) quickest.set(`${l.a}:${l.b}`, Math.min(quickest.get(`${l.a}:${l.b}`) ?? Infinity, l.rtt_ms));
+      const measured = [...quickest.values()].filter((ms) => ms < REGION_RTT_MS).length === 3;
+      return v.links.length === 3 && v.coordinates.length === 2 && measured ? v : false;
+    }, 60_000);
     assert.deepEqual(shown.links.map((l) => `${l.a}:${l.b}`).sort(), links);
     for (const link of shown.links) {
       const sample: LinkSample = { a: fromHex(link.a), b: fromHex(link.b), rtt_ms: link.rtt_ms, jitter_ms: link.jitter_ms, loss: link.loss, measured_at: link.measured_at };
