@@ -84,6 +84,15 @@ test('a transfer posted to one node streams on another, and once mined shows on 
       assert.equal(list.direction, 'in');
       assert.equal(list.amount, amount);
     }
+    // Self-tags are advertised only while a node mines: A's entry carries them, B's and C's none.
+    const atlas = await waitFor('an atlas of three', async () => {
+      const entries = await getJson<{ node_id: string; tags: string[] }[]>(a, '/atlas');
+      return entries.length === 3 ? entries : undefined;
+    });
+    for (const entry of atlas) {
+      const mines = entry.node_id === a.nodeId;
+      assert.equal(entry.tags.includes('linux'), mines, `${mines ? 'the miner' : 'a node that does not mine'}: ${entry.tags.join()}`);
+    }
   } finally {
     await Promise.all([a, b, c].map((n) => stopNode(n)));
   }

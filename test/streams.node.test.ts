@@ -187,6 +187,25 @@ test('/transactions/stream gives each event its position as id; a client gone be
   }
 });
 
+test('/transactions/stream carries only the seven stream kinds: a ChannelOpen, pooled or mined, is not on it', async () => {
+  await waitFor('a holds credit to send', async () => BigInt((await getJson<{ balance: string }>(a, '/status')).balance) > 10n ** 18n);
+  const stream = await openStream<TxEvent>(b, '/transactions/stream');
+  try {
+    const opened = await postJson(a, '/channels/open', { host: c.nodeId, capacity: '1000' });
+    assert.equal(opened.status, 201, JSON.stringify(opened.body));
+    await waitFor('the ChannelOpen is in a block on b', async () =>
+      (await getJson<{ kind: string }[]>(b, `/transactions/${a.nodeId}`)).some((row) => row.kind === 'ChannelOpen'), 20_000);
+    // A transfer sent after the block reached b comes on the stream after anything that block put there.
+    const [marker] = await transfers(a, b, 1);
+    await stream.next((event) => event.id === marker);
+    const kinds = new Set(stream.events.map((event) => event.kind));
+    assert.ok([...kinds].every((kind) => ['Transfer', 'UptimeReward', 'JobBid', 'JobSettle', 'JobExpire', 'TrustGrant', 'Heartbeat'].includes(kind)), [...kinds].join());
+    assert.ok(!kinds.has('ChannelOpen'));
+  } finally {
+    stream.close();
+  }
+});
+
 test('mesh transactions --held prints what the node holds, then goes on; --count stops it', async () => {
   await waitFor('a holds credit to send', async () => BigInt((await getJson<{ balance: string }>(a, '/status')).balance) > 0n);
   await transfers(a, b, 3);

@@ -21,7 +21,7 @@
 import { bytesResponse } from '../web/bytes-response.ts';
 import { queryValues } from '../web/query.ts';
 import { type CorsPolicy, createService, type HeaderSet } from '../web/router.ts';
-import { EVENT_STREAM_HEADERS, eventStream } from '../web/sse.ts';
+import { EVENT_STREAM_HEADERS, eventStream, SSE_KEEP_ALIVE_MS } from '../web/sse.ts';
 import { isLoopbackOrigin, requireBearer, requireLocalHostName, requireSameOrigin } from './access.ts';
 import { readBytesBody, readJsonBody } from './body.ts';
 import type { ApiTools, Feature } from './feature.ts';
@@ -48,7 +48,7 @@ export interface NodeApiOptions {
   readonly service: NodeService;
   /** The API token (the content of `api.token`); non-empty. */
   readonly token: string;
-  /** Idle time before an SSE keep-alive comment. Default 15,000 ms (node-api.md §8). */
+  /** Idle time before an SSE keep-alive comment. Default SSE_KEEP_ALIVE_MS (node-api.md §8). */
   readonly keepAliveMs?: number;
   /** Largest request body. Default 64 KiB. */
   readonly maxBodyBytes?: number;
@@ -93,7 +93,7 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
   if (typeof options.token !== 'string') throw new TypeError('token must be a string');
   if (options.token.length === 0) throw new RangeError('token must not be empty');
   const token = encoder.encode(options.token);
-  const keepAliveMs = options.keepAliveMs ?? 15_000;
+  const keepAliveMs = options.keepAliveMs ?? SSE_KEEP_ALIVE_MS;
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
   const maxQueued = options.maxQueuedEvents ?? 1000;
   for (const [name, value] of [['keepAliveMs', keepAliveMs], ['maxBodyBytes', maxBodyBytes], ['maxQueuedEvents', maxQueued]] as const) {

@@ -75,6 +75,9 @@ export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-cache',
 };
 
+/** Idle time before a keep-alive comment on the node's streams (node-api.md §6 and §8). */
+export const SSE_KEEP_ALIVE_MS = 15_000;
+
 const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(': keep-alive\n\n');
 /** Frames of one burst joined into one chunk, at most about this many bytes. */
