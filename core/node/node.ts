@@ -582,7 +582,7 @@ export class MeshNode implements NodeService {
   async #onBlock(message: GossipMessage): Promise<Verdict> {
     let block: Block;
     try {
-      block = decodeBlock(this.chain.params.network, message.data);
+      block = decodeBlock(this.chain.params.network, message.data, this.chain.crypto.sha256);
     } catch {
       return 'reject';
     }
@@ -617,7 +617,7 @@ export class MeshNode implements NodeService {
   async #onTransaction(message: GossipMessage): Promise<Verdict> {
     let tx: Tx;
     try {
-      tx = decodeTx(message.data);
+      tx = decodeTx(message.data, this.chain.crypto.sha256);
     } catch (error) {
       if (error instanceof DecodeError) return error.verdict;
       throw error;
