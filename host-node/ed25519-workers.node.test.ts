@@ -2,7 +2,7 @@ import { assert } from 'chai';
 import { test } from 'node:test';
 import { rejectsAsync } from '../test/assert.ts';
 import { speccheckCases } from '../test/vectors/ed25519-speccheck.ts';
-import { ed25519Backends, SigningKey, useEd25519Backend, verifyBatch, type Ed25519Backend, type SignedMessage } from '../core/crypto/ed25519.ts';
+import { checkedEd25519Backend, defaultEd25519Backend, ed25519Backends, SigningKey, verifyBatch, type Ed25519Backend, type SignedMessage } from '../core/crypto/ed25519.ts';
 import { fromHex } from '../core/encoding/hex.ts';
 import { MeshError } from '../core/errors.ts';
 import { workerEd25519Backend } from './ed25519-workers.ts';
@@ -44,14 +44,12 @@ test('ed25519 workers: a batch on the worker threads gets the verdicts WebCrypto
   assert.deepEqual(halves.flat(), expected);
 });
 
-test('ed25519 workers: installed as the default after the core checked it; a backend with wrong verdicts is refused', async () => {
+test('ed25519 workers: handed out once the core checked them, the default untouched; a backend with wrong verdicts is refused', async () => {
   const yes: Ed25519Backend = { ...webcrypto, name: 'yes-man', verifyEquation: async () => true, verifyEquations: async (items) => items.map(() => true) };
-  await rejectsAsync(() => useEd25519Backend(yes), MeshError, 'ed25519-backend-wrong');
-  const { defaultBackend: before } = await import('../core/crypto/ed25519.ts');
-  assert.equal(before.name, 'webcrypto');
-  await useEd25519Backend(workerEd25519Backend(1));
-  const { defaultBackend: after } = await import('../core/crypto/ed25519.ts');
-  assert.equal(after.name, 'node-workers');
+  await rejectsAsync(() => checkedEd25519Backend(yes), MeshError, 'ed25519-backend-wrong');
+  const workers = await checkedEd25519Backend(workerEd25519Backend(1));
+  assert.equal(workers.name, 'node-workers');
+  assert.equal(defaultEd25519Backend.name, 'webcrypto');
   const items = await mixedBatch();
-  assert.deepEqual(await verifyBatch(items), await verifyBatch(items, webcrypto));
+  assert.deepEqual(await verifyBatch(items, workers), await verifyBatch(items, webcrypto));
 });

@@ -25,7 +25,7 @@ import { DataDirError, dataDirOption, openDataDir, removeApiAddress, writeApiAdd
 import { serveFetch } from './http-server.ts';
 import { LevelStore, StoreLockedError } from './leveldb-store.ts';
 import { stopSignal } from './cli/stop-signal.ts';
-import { installNativeCrypto } from './native-crypto.ts';
+import { nodeCrypto } from './native-crypto.ts';
 import { parseBootstrapAddress, startP2PNetwork } from './p2p.ts';
 import { nodeTunnelSockets } from './tunnel-sockets.ts';
 import { withWallet } from './wallet-site.ts';
@@ -168,7 +168,7 @@ export const nodeCommand = command({
 
 async function runNode(config: NodeConfig): Promise<number> {
   const stopped = stopSignal();
-  await installNativeCrypto();
+  const crypto = await nodeCrypto();
   const data = await starting(`cannot use the data directory ${config.dataDir}`, () => openDataDir(config.dataDir));
   // One chain per network, so a devnet never touches the main network's data.
   const chainPath = join(config.dataDir, 'chain', config.params.network);
@@ -182,7 +182,7 @@ async function runNode(config: NodeConfig): Promise<number> {
     for (const close of closers.reverse()) await close().catch((e: unknown) => log(`stop: ${String(e)}`));
   };
   try {
-    const chain = await Chain.open({ store, params: config.params });
+    const chain = await Chain.open({ store, params: config.params, crypto });
     const wsTls = config.wsTls;
     const tls = wsTls === null ? undefined : await starting('cannot read the WebSocket TLS files', async () => ({ cert: await readFile(wsTls.certFile, 'utf8'), key: await readFile(wsTls.keyFile, 'utf8') }));
     const network = await starting(`cannot listen for peers on port ${config.p2pPort}`, () =>

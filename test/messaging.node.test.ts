@@ -173,8 +173,8 @@ test('three subscribers each get one copy of a publish; the same signed bytes pu
   10_000);
   await x.publish(appTopic('news'), signed);
   // A fresh publish of X's own, sent after the replay on the same links, marks when the replay has been judged.
-  const after = await signPubSub({ from: x.self, topic: 'news', payload: Buffer.from('after the replay'), nonce: crypto.getRandomValues(new Uint8Array(16)), at_ms: Date.now() }, xKey, devnet().network);
-  await x.publish(appTopic('news'), after.bytes);
+  const marker = await signPubSub({ from: x.self, topic: 'news', payload: Buffer.from('after the replay'), nonce: crypto.getRandomValues(new Uint8Array(16)), at_ms: Date.now() }, xKey, devnet().network);
+  await x.publish(appTopic('news'), marker.bytes);
   for (const node of [b, c, d]) await stream(node).next((e) => e.kind === 'publish' && e.payload_hex === hex('after the replay'));
   for (const node of [b, c, d]) assert.equal(heard(node, headline).length, 1, 'one copy, the replay dropped');
   // A publish nobody hears is refused: nothing was sent.

@@ -1,10 +1,9 @@
 /**
  * `mesh bench capabilities`, on Node: a five-link token checked as a host checks it, next to its
- * five Ed25519 verifications alone, with the host's native SHA-256 installed as `mesh node` does;
+ * five Ed25519 verifications alone, with the crypto a node's placement host uses (the core's own);
  * writes bench/results/capabilities.json and the capabilities section of bench/RESULTS.md.
  */
 import { command } from '../../host-node/cli/command.ts';
-import { installNativeCrypto } from '../../host-node/native-crypto.ts';
 import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths, type RunOptions } from '../lib/results.ts';
@@ -15,7 +14,6 @@ import { CAPABILITIES_REPORT, type CapabilitiesReport } from './report.ts';
 export async function runCapabilitiesBench(options: RunOptions & { readonly paths?: ResultPaths }): Promise<number> {
   const log = printLine;
   const started = Date.now();
-  await installNativeCrypto();
   const source = await sourceState();
   log('mesh bench capabilities: Node only (the check is the same code on every runtime; a host is what runs it)\n');
   const result = await measureCapabilities({ quick: options.quick, log });

@@ -1,12 +1,11 @@
 /**
  * `mesh bench channels`, on Node: receipts per second a payer signs and a host verifies and
- * stores, next to raw Ed25519 (cases.ts), with the host's hasher installed as `mesh node` installs
- * it; writes bench/results/channels.json and the channels section of bench/RESULTS.md.
+ * stores, next to raw Ed25519 (cases.ts), with the crypto a node's channels use (the core's own);
+ * writes bench/results/channels.json and the channels section of bench/RESULTS.md.
  */
 import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { installNativeCrypto } from '../../host-node/native-crypto.ts';
 import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { watchOthers } from '../ledger/node.ts';
@@ -42,7 +41,6 @@ export function parseChannelsBenchArgs(args: readonly string[]): ChannelsBenchOp
 export async function runChannelsBenchWith(options: ChannelsBenchOptions, command: string): Promise<number> {
   const log = printLine;
   const started = Date.now();
-  await installNativeCrypto();
   const source = await sourceState();
   log('mesh bench channels: receipts signed by a payer and taken by a host, next to raw Ed25519 (Node only)');
   const othersSince = watchOthers();

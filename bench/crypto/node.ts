@@ -16,7 +16,7 @@ import {
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { installNativeSha256, nativeSha256 } from '../../host-node/native-crypto.ts';
+import { nativeSha256, nodeSha256 } from '../../host-node/native-crypto.ts';
 import { ED25519_PKCS8_PREFIX, type SignedMessage } from '../../core/crypto/ed25519.ts';
 import { fromHex } from '../../core/encoding/hex.ts';
 import { describeMachine, REPO_ROOT, runFile, sourceState } from '../lib/environment.ts';
@@ -126,7 +126,7 @@ export function nodeHost(log: (text: string) => void): { host: CryptoHost; close
         make: () => (data) => fromHex(hash('sha256', data)),
       },
     ],
-    installNativeCrypto: { name: 'installNativeSha256()', make: installNativeSha256 },
+    hostSha256: { name: 'nodeSha256()', make: nodeSha256 },
     nativeSign: {
       name: 'node:crypto sign()',
       make: (seed) => {

@@ -95,7 +95,7 @@ export function evaluateGoals(report: CryptoReport): Goal[] {
     const node = byName.get('node');
     const pick = (bytes: number): { c: CaseResult; r: CaseResult['rows'][number] } | undefined => {
       const cases = node?.cases.filter((c) => c.group === 'sha256' && c.bytes === bytes) ?? [];
-      // The figure that counts is the core as the Node host runs it: after installNativeCrypto.
+      // The figure that counts is the core as the Node host runs it: through nodeSha256().
       const c = cases.at(-1);
       const r = c?.rows.find((x) => x.role === 'core' && /^core sha256( |$)/.test(x.name));
       return c && r ? { c, r } : undefined;

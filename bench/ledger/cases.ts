@@ -1,17 +1,20 @@
 /**
  * The ledger benchmark's measurements, web-standard like the core they exercise (the Node entry,
- * node.ts, adds native hashing, the garbage collector and memory figures):
+ * node.ts, passes the host's native crypto, and adds the garbage collector and memory figures):
  *
  * 1. a full block: validating and applying it (`applyBlock`: header rules, every signature,
  *    every transaction, the state root, the undo record) next to its signature checks alone
  *    (`verifyBatch` over exactly the messages it carries), with the phases measured one by one;
  * 2. the state root: the time of `stateRoot()` after k changed entries, in states of growing size.
  */
+import { coreCrypto, type CryptoBackends } from '../../core/crypto/backends.ts';
 import { verifyBatch } from '../../core/crypto/ed25519.ts';
+import { countingSha256 } from '../../core/crypto/sha256.test-util.ts';
 import { ByteArena, bytesKey } from '../../core/encoding/bytes.ts';
 import { applyTx, signedMessages } from '../../core/ledger/apply.ts';
 import { decodeBlock } from '../../core/ledger/block.ts';
 import { ProducerSchedule } from '../../core/ledger/producer.ts';
+import { LedgerState } from '../../core/ledger/state.ts';
 import type { TxKind } from '../../core/ledger/tx.ts';
 import { applyBlock, checkContents, checkHeader, headerMessage } from '../../core/ledger/validate.ts';
 import { accountsState, fillerEntry, type BlockWorkload } from './fixture.ts';
@@ -78,8 +81,10 @@ export const DECODE_APPLY = 'decodeBlock + applyBlock';
 export interface LedgerCaseOptions {
   readonly quick: boolean;
   readonly log: (text: string) => void;
-  /** Runs `work` and says how many SHA-256 computations it made, where the host can count them. */
-  readonly countHashes?: (work: () => void) => number;
+  /** The backends the core is given (default: its own). */
+  readonly crypto?: CryptoBackends;
+  /** Whether to count the SHA-256 computations of the state root (through `countingSha256`). */
+  readonly countHashes?: boolean;
   /**
    * Starts watching the machine; the function returned says what share of all CPU time other
    * processes took since. Figures taken while others run are disturbed: the signature checks use
@@ -89,12 +94,18 @@ export interface LedgerCaseOptions {
 }
 
 /**
- * Measures one block workload: the goal's contenders (the signatures alone, applyBlock, and with
- * decoding) in interleaved rounds, then the phases in rounds of their own. The state is put back to
- * the parent's (trie included) before every sample of a contender that changes it.
+ * Measures one block workload with `options.crypto`: the goal's contenders (the signatures alone,
+ * applyBlock, and with decoding) in interleaved rounds, then the phases in rounds of their own, on a
+ * copy of the workload's state whose root that crypto hashes. The copy is put back to the parent's
+ * (trie included) before every sample of a contender that changes it; the workload's state is not
+ * touched.
  */
 export async function measureBlock(w: BlockWorkload, sha256: string, options: LedgerCaseOptions): Promise<BlockCase> {
-  const { state, block, parent, params } = w;
+  const { block, parent, params } = w;
+  const crypto = options.crypto ?? coreCrypto;
+  const counter = countingSha256(crypto.sha256);
+  const state = LedgerState.fromEntries(w.state.entries(), counter.hasher);
+  state.stateRoot();
   const network = params.network;
   const ctx = { network, height: block.header.height, producer: block.header.producer, nameBlocks: params.nameBlocks };
   const base = state.mark();
@@ -110,7 +121,7 @@ export async function measureBlock(w: BlockWorkload, sha256: string, options: Le
       name: SIGNATURES,
       role: 'baseline',
       phase: true,
-      op: () => verifyBatch(w.messages),
+      op: () => verifyBatch(w.messages, crypto.ed25519),
       note: `${w.messages.length.toLocaleString('en-US')} signatures: header, senders, co-signers, evidence; keys already imported`,
     },
     {
@@ -118,7 +129,7 @@ export async function measureBlock(w: BlockWorkload, sha256: string, options: Le
       role: 'core',
       phase: false,
       setup: reset,
-      op: () => applyBlock(state, block, parent, params),
+      op: () => applyBlock(state, block, parent, params, undefined, crypto),
       note: 'what the goal measures',
     },
     {
@@ -126,14 +137,14 @@ export async function measureBlock(w: BlockWorkload, sha256: string, options: Le
       role: 'core',
       phase: false,
       setup: reset,
-      op: () => applyBlock(state, decodeBlock(network, block.bytes), parent, params),
+      op: () => applyBlock(state, decodeBlock(network, block.bytes, crypto.sha256), parent, params, undefined, crypto),
       note: 'a block as it arrives',
     },
     {
       name: 'decodeBlock',
       role: 'core',
       phase: true,
-      op: () => decodeBlock(network, block.bytes),
+      op: () => decodeBlock(network, block.bytes, crypto.sha256),
       note: 'not part of applyBlock: tx ids, block hash',
     },
     {
@@ -141,7 +152,7 @@ export async function measureBlock(w: BlockWorkload, sha256: string, options: Le
       role: 'core',
       phase: true,
       op: () => {
-        checkContents(block);
+        checkContents(block, crypto.sha256);
         checkHeader(block, parent, params);
         const schedule = new ProducerSchedule(parent.hash, parent.timestampMs, params.blockIntervalMs, state.weights());
         return schedule.earliest(block.header.producer);
@@ -206,7 +217,7 @@ export async function measureBlock(w: BlockWorkload, sha256: string, options: Le
   const othersCpu = othersSince?.() ?? null;
   reset();
   applyAll();
-  const stateRootHashes = options.countHashes?.(() => state.stateRoot()) ?? null;
+  const stateRootHashes = options.countHashes ? counter.count(() => state.stateRoot()) : null;
   reset();
   const reference = measured.find((m) => m.name === SIGNATURES)!.medianNs;
   const rows = measured.map((m, i) => ({ ...m, ratio: m.medianNs / reference, phase: contenders[i]!.phase }));
@@ -272,7 +283,8 @@ export async function measureRoots(
   for (const size of sizes) {
     const before = (await options.memory?.settledBytes()) ?? 0;
     let started = performance.now();
-    const state = accountsState(size);
+    const counter = countingSha256((options.crypto ?? coreCrypto).sha256);
+    const state = accountsState(size, counter.hasher);
     const buildMs = performance.now() - started;
     started = performance.now();
     state.stateRoot();
@@ -310,7 +322,7 @@ export async function measureRoots(
         let hashes = 0;
         for (let i = 0; i < rounds; i++) {
           change(k);
-          hashes += options.countHashes(() => state.stateRoot());
+          hashes += counter.count(() => state.stateRoot());
         }
         hashesPerEntry = hashes / (rounds * k);
       }

@@ -18,6 +18,7 @@ import { signBlock, type Block } from '../../core/ledger/block.ts';
 import { blockSigningBytes, HEADER_VERSION, type Header, type SignedHeader } from '../../core/ledger/header.ts';
 import { emissionAt, EXPIRY_BLOCKS, MAINNET, MAX_TXS_PER_BLOCK, type ChainParams } from '../../core/ledger/params.ts';
 import { advanceSeed, scheduleAfter } from '../../core/ledger/producer.ts';
+import { coreSha256, type Sha256Hasher } from '../../core/crypto/sha256.ts';
 import { accountCodec, LedgerState, TABLE, type Account } from '../../core/ledger/state.ts';
 import {
   BILLING_HEARTBEAT,
@@ -80,12 +81,12 @@ export function fillerEntry(i: number, version = 0): [Uint8Array, Uint8Array] {
   return [accountKey(id), encode(accountCodec, account(BigInt(1 + (i % 1000) + version) * CREDIT))];
 }
 
-/** A state of `size` plain accounts, entered without a journal (as loaded from storage). */
-export function accountsState(size: number): LedgerState {
+/** A state of `size` plain accounts, entered without a journal (as loaded from storage), its root hashed by `sha`. */
+export function accountsState(size: number, sha: Sha256Hasher = coreSha256): LedgerState {
   function* entries(): Generator<[Uint8Array, Uint8Array]> {
     for (let i = 0; i < size; i++) yield fillerEntry(i);
   }
-  return LedgerState.fromEntries(entries());
+  return LedgerState.fromEntries(entries(), sha);
 }
 
 /** How many of each kind the benchmark block holds (Transfers fill the rest up to the maximum). */

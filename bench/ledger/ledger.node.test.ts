@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { verifyBatch } from '../../core/crypto/ed25519.ts';
-import { sha256 } from '../../core/crypto/sha256.ts';
+import { coreSha256, sha256 } from '../../core/crypto/sha256.ts';
+import { countingSha256 } from '../../core/crypto/sha256.test-util.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { TX_KINDS } from '../../core/ledger/tx.ts';
 import { applyBlock } from '../../core/ledger/validate.ts';
@@ -26,7 +27,7 @@ import {
   type RootCase,
 } from './cases.ts';
 import { accountsState, BLOCK_MIX, blockWorkload, fillerId } from './fixture.ts';
-import { countHashes, watchOthers } from './node.ts';
+import { watchOthers } from './node.ts';
 import { evaluateLedgerGoals, LEDGER_REPORT, renderLedgerSection, type LedgerReport } from './report.ts';
 import { beginMarker, endMarker, writeReport } from '../lib/results.ts';
 import { captureOutput } from '../../test/capture-output.ts';
@@ -58,7 +59,7 @@ test('the block case: every contender measured, ratios against the signatures, t
   const w = await blockWorkload(small);
   const root = toHex(w.state.stateRoot());
   const lines: string[] = [];
-  const c = await measureBlock(w, 'test', { quick: true, log: (l) => lines.push(l), countHashes });
+  const c = await measureBlock(w, 'test', { quick: true, log: (l) => lines.push(l), countHashes: true });
   assert.equal(toHex(w.state.stateRoot()), root, 'the state is the parent state again');
   assert.equal(w.state.mark(), 0, 'and its journal is empty');
   const row = (name: string): BlockCase['rows'][number] => c.rows.find((r) => r.name === name)!;
@@ -94,20 +95,22 @@ test('watchOthers: a share of the CPU time, not counting the work of this proces
   assert.ok(spins > 0 && Number.isFinite(share) && share >= 0 && share <= 1, `share ${share}`);
 });
 
-test('countHashes counts the SHA-256 computations of the work, and leaves the native hasher in place', () => {
-  assert.equal(countHashes(() => {}), 0);
+test('countingSha256 counts the SHA-256 computations of the work, each message of a batch, and hashes as its inner one', () => {
+  const { hasher, count } = countingSha256(coreSha256);
+  assert.equal(count(() => {}), 0);
   assert.equal(
-    countHashes(() => {
-      for (let i = 0; i < 3; i++) sha256(Uint8Array.of(i));
+    count(() => {
+      for (let i = 0; i < 3; i++) hasher.hash(Uint8Array.of(i));
+      hasher.batch(new Uint8Array(6), [2, 4, 6], new Uint8Array(96));
     }),
-    3,
+    6,
   );
-  assert.equal(toHex(sha256(new TextEncoder().encode('abc'))), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  assert.equal(toHex(hasher.hash(new TextEncoder().encode('abc'))), toHex(sha256(new TextEncoder().encode('abc'))));
 });
 
 test('the state-root case: one point per k, hashes per entry falling as changed entries share the trie', async () => {
   const lines: string[] = [];
-  const roots = await measureRoots([2_000], { quick: true, log: (l) => lines.push(l), countHashes });
+  const roots = await measureRoots([2_000], { quick: true, log: (l) => lines.push(l), countHashes: true });
   assert.equal(roots.length, 1);
   const [c] = roots as [RootCase];
   assert.equal(c.entries, 2_000);

@@ -1,15 +1,14 @@
 /**
  * `mesh bench ledger`, on Node: the full-block case with the core's own crypto and then with the
- * host's native one (installed as `mesh node` does; it cannot be removed again, so that order),
- * then the state root against the state's size, and writes bench/results/ledger.json and the
+ * host's native one (as `mesh node` gives it to its chain), then the state root against the state's size, and writes bench/results/ledger.json and the
  * ledger section of bench/RESULTS.md.
  */
 import { cpus } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { useNativeSha256 } from '../../core/crypto/sha256.ts';
-import { installNativeCrypto, installNativeSha256, nativeSha256 } from '../../host-node/native-crypto.ts';
+import { coreCrypto } from '../../core/crypto/backends.ts';
+import { nodeCrypto } from '../../host-node/native-crypto.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type RunOptions } from '../lib/results.ts';
 import {
@@ -22,34 +21,6 @@ import {
 } from './cases.ts';
 import { blockWorkload } from './fixture.ts';
 import { LEDGER_REPORT, type LedgerReport } from './report.ts';
-
-/** Counts SHA-256 computations by swapping in a counting native hasher for the duration of `work`. */
-export function countHashes(work: () => void): number {
-  let count = 0;
-  useNativeSha256(
-    (data) => {
-      count++;
-      return nativeSha256(data);
-    },
-    // The state root hashes its trie nodes in batches: each message counts.
-    (data, ends, out) => {
-      let start = 0;
-      for (let i = 0; i < ends.length; i++) {
-        out.set(nativeSha256(data.subarray(start, ends[i])), 32 * i);
-        start = ends[i]!;
-      }
-      count += ends.length;
-    },
-  );
-  // What useNativeSha256 hashed to check the hasher before taking it is not the work's.
-  count = 0;
-  try {
-    work();
-  } finally {
-    installNativeSha256();
-  }
-  return count;
-}
 
 /** Watches the CPU time of the whole machine against this process's own (its threads included). */
 export function watchOthers(): () => number {
@@ -103,15 +74,15 @@ export async function runLedgerBench(options: LedgerBenchOptions): Promise<numbe
   log('\n== a full block');
   const workload = await blockWorkload({ log });
   const blocks: BlockCase[] = [];
-  log('\n-- SHA-256 by the core (WebAssembly), before the host installs its own');
-  const wasm = await measureBlock(workload, 'wasm', cases);
-  log('\n-- SHA-256 by node:crypto, installed as the Node host does');
-  await installNativeCrypto();
-  blocks.push(await measureBlock(workload, 'native', { ...cases, countHashes }), wasm);
+  log('\n-- SHA-256 by the core (WebAssembly), and its own Ed25519');
+  const wasm = await measureBlock(workload, 'wasm', { ...cases, crypto: coreCrypto });
+  log('\n-- SHA-256 by node:crypto and Ed25519 batches on worker threads, as the Node host gives them');
+  const native = await nodeCrypto();
+  blocks.push(await measureBlock(workload, 'native', { ...cases, crypto: native, countHashes: true }), wasm);
 
   const sizes = options.quick ? ROOT_SIZES.filter((n) => n <= 100_000) : ROOT_SIZES;
   log(`\n== state root against state size (${sizes.map((n) => n.toLocaleString('en-US')).join(', ')} accounts)`);
-  const roots = await measureRoots(sizes, { ...cases, countHashes, memory: memoryProbe() });
+  const roots = await measureRoots(sizes, { ...cases, crypto: native, countHashes: true, memory: memoryProbe() });
 
   const report: LedgerReport = {
     command: options.command,

@@ -14,6 +14,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Chain, MAX_BLOCKS_PER_RESPONSE } from '../../core/chain/chain.ts';
+import { coreCrypto, type CryptoBackends } from '../../core/crypto/backends.ts';
 import { CREDIT } from '../../core/encoding/amount.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { signedMessages } from '../../core/ledger/apply.ts';
@@ -109,10 +110,10 @@ interface Beacon {
  * work): the least a catch-up must do.
  * The ranges are read and decoded first, untimed.
  */
-export async function checkSignaturesAlone(source: SourceChain): Promise<SignatureRun> {
+export async function checkSignaturesAlone(source: SourceChain, crypto: CryptoBackends = coreCrypto): Promise<SignatureRun> {
   const store = await LevelStore.open(chainPath(source.dataDir, source.params));
   try {
-    const chain = await Chain.open({ store, params: source.params });
+    const chain = await Chain.open({ store, params: source.params, crypto });
     const ranges: Block[][] = [];
     for (let height = 1; height <= chain.tip.height; height += MAX_BLOCKS_PER_RESPONSE) {
       ranges.push(await chain.blocksFrom(height, MAX_BLOCKS_PER_RESPONSE));
@@ -121,7 +122,7 @@ export async function checkSignaturesAlone(source: SourceChain): Promise<Signatu
     const [machine0, own0] = [machineBusyMs(), ownCpuMs()];
     const started = performance.now();
     for (const range of ranges) {
-      const invalid = await findInvalidSignatures(range, source.params);
+      const invalid = await findInvalidSignatures(range, source.params, false, crypto.ed25519);
       if (invalid) throw new Error(`block ${range[invalid.index]!.header.height}: ${invalid.error.message}`);
     }
     const totalMs = performance.now() - started;
@@ -137,12 +138,12 @@ export async function checkSignaturesAlone(source: SourceChain): Promise<Signatu
  * fresh LevelStore chain (synced batches, as a node opens it) with the current time as a received
  * block's bound, as sync does.
  */
-export async function applyLocally(source: SourceChain, scratchDir: string): Promise<LocalRun> {
+export async function applyLocally(source: SourceChain, scratchDir: string, crypto: CryptoBackends = coreCrypto): Promise<LocalRun> {
   const from = await LevelStore.open(chainPath(source.dataDir, source.params));
   const to = await LevelStore.open(join(scratchDir, 'chain'));
   try {
-    const sourceChain = await Chain.open({ store: from, params: source.params });
-    const chain = await Chain.open({ store: to, params: source.params });
+    const sourceChain = await Chain.open({ store: from, params: source.params, crypto });
+    const chain = await Chain.open({ store: to, params: source.params, crypto });
     const tip = sourceChain.tip.height;
     let readMs = 0;
     const [machine0, own0] = [machineBusyMs(), ownCpuMs()];
@@ -263,10 +264,10 @@ export interface ReplayRun {
 }
 
 /** Reads the block objects of the whole source chain both ways, in this process; the time of each. */
-async function readBlockObjects(source: SourceChain): Promise<{ headersMs: number; blocksMs: number }> {
+async function readBlockObjects(source: SourceChain, crypto: CryptoBackends): Promise<{ headersMs: number; blocksMs: number }> {
   const store = await LevelStore.open(chainPath(source.dataDir, source.params));
   try {
-    const chain = await Chain.open({ store, params: source.params });
+    const chain = await Chain.open({ store, params: source.params, crypto });
     const tip = chain.tip.height;
     let started = performance.now();
     let last = '';
@@ -319,8 +320,8 @@ async function timeStream(node: MeshProcess, path: string, tip: number): Promise
 }
 
 /** The serving node replays the whole chain on /blocks/stream; the same objects read in this process next to it. */
-export async function replayRun(serving: MeshProcess, source: SourceChain): Promise<ReplayRun> {
-  const { headersMs, blocksMs } = await readBlockObjects(source);
+export async function replayRun(serving: MeshProcess, source: SourceChain, crypto: CryptoBackends = coreCrypto): Promise<ReplayRun> {
+  const { headersMs, blocksMs } = await readBlockObjects(source, crypto);
   const { firstMs, totalMs } = await timeStream(serving, '/blocks/stream?min_height=1', source.info.blocks);
   return { streamMs: totalMs, firstEventMs: firstMs, headersMs, blocksMs };
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Chain } from '../../core/chain/chain.ts';
 import { buildBlock, nextSlot } from '../../core/chain/miner.ts';
+import { coreCrypto, type CryptoBackends } from '../../core/crypto/backends.ts';
 import { SigningKey } from '../../core/crypto/ed25519.ts';
 import { sha256 } from '../../core/crypto/sha256.ts';
 import { CREDIT } from '../../core/encoding/amount.ts';
@@ -66,8 +67,8 @@ export function benchKey(name: string): SigningKey {
   return SigningKey.fromSeed(sha256(new TextEncoder().encode(`mesh-bench-${name}`)));
 }
 
-/** The cached data directory for `spec`, built first if absent. */
-export async function sourceChain(spec: ChainSpec, log: (line: string) => void = () => {}): Promise<SourceChain> {
+/** The cached data directory for `spec`, built first if absent (with `crypto`, as a node would). */
+export async function sourceChain(spec: ChainSpec, log: (line: string) => void = () => {}, crypto: CryptoBackends = coreCrypto): Promise<SourceChain> {
   const params = devnet(spec.blockIntervalMs);
   const dir = join(
     spec.cacheDir ?? tmpdir(),
@@ -80,7 +81,7 @@ export async function sourceChain(spec: ChainSpec, log: (line: string) => void =
   await rm(building, { recursive: true, force: true });
   log(`building a chain of ${spec.blocks.toLocaleString('en-US')} blocks in ${dir} …`);
   const started = performance.now();
-  const info = await buildChain(building, params, spec, log);
+  const info = await buildChain(building, params, spec, log, crypto);
   const done = { ...info, generateSeconds: (performance.now() - started) / 1000 };
   await writeFile(join(building, META_FILE), `${JSON.stringify({ ...done, generateSeconds: null }, null, 2)}\n`);
   await rm(dir, { recursive: true, force: true });
@@ -89,7 +90,7 @@ export async function sourceChain(spec: ChainSpec, log: (line: string) => void =
   return { dataDir: dir, params, info: done };
 }
 
-async function buildChain(dir: string, params: ChainParams, spec: ChainSpec, log: (line: string) => void): Promise<Omit<ChainInfo, 'generateSeconds'>> {
+async function buildChain(dir: string, params: ChainParams, spec: ChainSpec, log: (line: string) => void, crypto: CryptoBackends): Promise<Omit<ChainInfo, 'generateSeconds'>> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const producer = benchKey('producer');
   await writeIdentityFile(join(dir, IDENTITY_FILE), producer);
@@ -98,7 +99,7 @@ async function buildChain(dir: string, params: ChainParams, spec: ChainSpec, log
   // Throwaway data: no fsync per block (the nodes that read it use the default, synced store).
   const store = await LevelStore.open(chainPath(dir, params), { sync: false });
   try {
-    const chain = await Chain.open({ store, params });
+    const chain = await Chain.open({ store, params, crypto });
     const accounts = [producer, ...Array.from({ length: ACCOUNTS - 1 }, (_, i) => benchKey(`account-${i + 1}`))];
     const balance = accounts.map(() => 0n);
     const nonce = accounts.map(() => 0);
@@ -118,7 +119,7 @@ async function buildChain(dir: string, params: ChainParams, spec: ChainSpec, log
         balance[from]! -= amount;
         balance[to]! += amount;
         const key = accounts[from]!;
-        planned.push(signTx({ kind: 'Transfer', sender: key.publicKey, nonce: ++nonce[from]!, to: accounts[to]!.publicKey, amount }, key, params.network));
+        planned.push(signTx({ kind: 'Transfer', sender: key.publicKey, nonce: ++nonce[from]!, to: accounts[to]!.publicKey, amount }, key, params.network, crypto.sha256));
       }
       const transfers = await Promise.all(planned);
       const block = await buildBlock(chain, { select: () => transfers }, producer, nextSlot(chain, producer.publicKey));

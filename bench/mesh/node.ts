@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { installNativeCrypto } from '../../host-node/native-crypto.ts';
+import { nodeCrypto } from '../../host-node/native-crypto.ts';
 import { stopAll, stopNode } from '../../test/mesh-process.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
@@ -72,8 +72,8 @@ const s = (ms: number | null): string => (ms === null ? '–' : `${(ms / 1000).t
 export async function runMeshBenchWith(options: MeshBenchOptions, command: string): Promise<number> {
   const log = printLine;
   const started = performance.now();
-  // The local replay runs in this process: with the hasher the node processes install.
-  await installNativeCrypto();
+  // The local replay runs in this process: with the crypto the node processes are given.
+  const crypto = await nodeCrypto();
   const source = await sourceState();
   const caseOptions: CaseOptions = {
     log,
@@ -86,6 +86,7 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
       const chain = await sourceChain(
         { blocks: options.blocks, transfersPerBlock: options.transfersPerBlock, blockIntervalMs: options.blockIntervalMs, cacheDir: options.cacheDir },
         log,
+        crypto,
       );
       log(`\n== catch-up: ${chain.info.blocks.toLocaleString('en-US')} blocks, ${chain.info.txs.toLocaleString('en-US')} transactions`);
       const serving = await startServingNode(chain, caseOptions);
@@ -95,10 +96,10 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
       const replay: ReplayRun[] = [];
       try {
         for (let run = 1; run <= options.runs; run++) {
-          const g = await checkSignaturesAlone(chain);
+          const g = await checkSignaturesAlone(chain, crypto);
           signatures.push(g);
           log(`  run ${run}: signatures alone ${s(g.totalMs)} (${g.signatures} checks; CPU ${s(g.cpuMs)}, other processes ${s(g.othersCpuMs)})`);
-          const l = await applyLocally(chain, await mkdtemp(join(tmpdir(), 'mesh-bench-local-')));
+          const l = await applyLocally(chain, await mkdtemp(join(tmpdir(), 'mesh-bench-local-')), crypto);
           local.push(l);
           log(
             `  run ${run}: local ${s(l.totalMs)} (read ${s(l.readMs)}, addBranch ${s(l.applyMs)}; CPU ${s(l.cpuMs)}, ` +
@@ -110,7 +111,7 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
             `  run ${run}: network ${s(n.syncMs)} after a start-up of ${s(n.startupMs)} (CPU: syncing node ` +
               `${s(n.syncingCpuMs)}, serving node ${s(n.servingCpuMs)}, other processes ${s(n.othersCpuMs)})`,
           );
-          const r = await replayRun(serving, chain);
+          const r = await replayRun(serving, chain, crypto);
           replay.push(r);
           log(`  run ${run}: /blocks/stream replay ${s(r.streamMs)} (first event ${s(r.firstEventMs)}; read here: headers ${s(r.headersMs)}, whole blocks ${s(r.blocksMs)})`);
         }

@@ -33,7 +33,7 @@ import { MemoryStore } from '../../core/store/kv.ts';
 import { systemClock } from '../../core/time/clock.ts';
 import { stopSignal } from '../../host-node/cli/stop-signal.ts';
 import { serveFetch } from '../../host-node/http-server.ts';
-import { installNativeCrypto } from '../../host-node/native-crypto.ts';
+import { nodeCrypto } from '../../host-node/native-crypto.ts';
 import { startP2PNetwork } from '../../host-node/p2p.ts';
 
 export const SINK_PROTOCOL = '/mesh-bench/sink/1';
@@ -45,9 +45,8 @@ const WRITE_BATCH = 64;
 
 const { values } = parseArgs({ options: { bootstrap: { type: 'string', multiple: true } } });
 const stopped = stopSignal();
-await installNativeCrypto();
 const key = SigningKey.generate();
-const chain = await Chain.open({ store: new MemoryStore(), params: devnet() });
+const chain = await Chain.open({ store: new MemoryStore(), params: devnet(), crypto: await nodeCrypto() });
 const network = await startP2PNetwork({ key, port: 0, listenHost: '127.0.0.1', bootstrap: values.bootstrap ?? [] });
 const node = await MeshNode.create({
   chain,

@@ -6,7 +6,7 @@
 import { tmpdir } from 'node:os';
 import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { installNativeCrypto } from '../../host-node/native-crypto.ts';
+import { nodeCrypto } from '../../host-node/native-crypto.ts';
 import { launchChromium } from '../../test/browser-page.ts';
 import { getJson, stopAll, stopNode } from '../../test/mesh-process.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
@@ -31,11 +31,10 @@ const BLOCK_INTERVAL_MS = 1_000;
 async function runWalletBench(values: OptionValues<typeof walletOptions>, commandText: string): Promise<number> {
   const log = printLine;
   const started = performance.now();
-  await installNativeCrypto();
   const { quick, write } = runFlags(values);
   const blocks = values.blocks ?? (quick ? 1_000 : 10_000);
   const runs = values.runs ?? (quick ? 1 : 3);
-  const chain = await sourceChain({ blocks, transfersPerBlock: TRANSFERS_PER_BLOCK, blockIntervalMs: BLOCK_INTERVAL_MS, cacheDir: values['cache-dir'] }, log);
+  const chain = await sourceChain({ blocks, transfersPerBlock: TRANSFERS_PER_BLOCK, blockIntervalMs: BLOCK_INTERVAL_MS, cacheDir: values['cache-dir'] }, log, await nodeCrypto());
   // An account of the generated chain: the page imports its backup and shows its balance.
   const account = benchKey('account-1');
   const browser = await launchChromium();

@@ -19,6 +19,7 @@ import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type ErrorTable, MeshError, RuledError } from '../errors.ts';
 import { RecentSet } from '../collections/recent-set.ts';
+import { coreCrypto, type CryptoBackends } from '../crypto/backends.ts';
 import { verify, verifyBatch } from '../crypto/ed25519.ts';
 import type { TxEffect } from '../ledger/apply.ts';
 import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
@@ -82,6 +83,8 @@ export interface ChainOptions {
   readonly mode?: 'full' | 'light';
   /** Blocks a light node keeps (default LIGHT_RETENTION_BLOCKS; smaller only in tests). */
   readonly retainBlocks?: number;
+  /** What hashes and verifies blocks and transactions, and the state (default: the core's own). */
+  readonly crypto?: CryptoBackends;
 }
 
 /** The state at a held block, with the block: what a light node starts from. */
@@ -135,6 +138,8 @@ function info(block: Block): TipInfo {
 
 export class Chain {
   readonly params: ChainParams;
+  /** The chain's hashing and signature backends: what decodes, signs and verifies for it. */
+  readonly crypto: CryptoBackends;
   readonly mode: 'full' | 'light';
   readonly genesis: Block;
   readonly #retain: number;
@@ -156,6 +161,7 @@ export class Chain {
 
   private constructor(options: ChainOptions, state: LedgerState, tip: Block, base: number) {
     this.params = options.params;
+    this.crypto = options.crypto ?? coreCrypto;
     this.mode = options.mode ?? 'full';
     this.#retain = options.retainBlocks ?? LIGHT_RETENTION_BLOCKS;
     this.genesis = genesisBlock(options.params);
@@ -168,6 +174,7 @@ export class Chain {
   /** Opens the chain in `store`, writing the network's genesis block on first use. */
   static async open(options: ChainOptions): Promise<Chain> {
     const { store, params } = options;
+    const { sha256 } = options.crypto ?? coreCrypto;
     const genesis = genesisBlock(params);
     const tipBytes = await store.get(META_TIP);
     if (tipBytes === undefined) {
@@ -177,7 +184,7 @@ export class Chain {
         { type: 'put', key: META_TIP, value: encode(tipCodec, { height: 0, hash: genesis.hash }) },
         { type: 'put', key: META_BASE, value: h8(0) },
       ]);
-      return new Chain(options, new LedgerState(), genesis, 0);
+      return new Chain(options, new LedgerState(sha256), genesis, 0);
     }
     const tip = decode(tipCodec, tipBytes);
     const base = decode(uint53, (await store.get(META_BASE)) ?? h8(0));
@@ -189,8 +196,8 @@ export class Chain {
     }
     const entries: [Uint8Array, Uint8Array][] = [];
     for await (const [k, v] of store.entries(prefixRange(Uint8Array.of(S)))) entries.push([k.subarray(1), v]);
-    const state = LedgerState.fromEntries(entries);
-    const tipBlock = decodeBlock(params.network, tipBlockBytes);
+    const state = LedgerState.fromEntries(entries, sha256);
+    const tipBlock = decodeBlock(params.network, tipBlockBytes, sha256);
     if (!bytesEqual(state.stateRoot(), tipBlock.header.state_root)) {
       throw new CorruptStoreError('state-root', 'the stored state does not match the tip block\'s state_root');
     }
@@ -205,20 +212,21 @@ export class Chain {
    */
   static async openFromSnapshot(options: ChainOptions, snapshot: Snapshot, trustedHash: Uint8Array): Promise<Chain> {
     const { store, params } = options;
+    const { sha256, ed25519 } = options.crypto ?? coreCrypto;
     if ((await store.get(META_TIP)) !== undefined) throw new ForkChoiceError('store-not-empty', 'a snapshot can only start an empty store');
     const block = snapshot.block;
     if (!bytesEqual(block.hash, trustedHash)) {
       throw new ForkChoiceError('snapshot-checkpoint', `the snapshot is at block ${toHex(block.hash).slice(0, 16)}…, not the trusted checkpoint`);
     }
-    checkContents(block);
+    checkContents(block, sha256);
     if (block.header.height === 0 && !bytesEqual(block.hash, genesisBlock(params).hash)) {
       throw new ForkChoiceError('snapshot-checkpoint', 'a snapshot at height 0 must be the genesis block');
     }
-    const state = LedgerState.fromEntries(snapshot.entries);
+    const state = LedgerState.fromEntries(snapshot.entries, sha256);
     if (!bytesEqual(state.stateRoot(), block.header.state_root)) {
       throw new ForkChoiceError('snapshot-root', `the snapshot does not hash to the state_root of block ${block.header.height}`);
     }
-    if (block.header.height > 0 && !(await verify(block.header.producer, blockSigningBytes(params.network, block.header), block.signature))) {
+    if (block.header.height > 0 && !(await verify(block.header.producer, blockSigningBytes(params.network, block.header), block.signature, ed25519))) {
       throw new ForkChoiceError('snapshot-signature', 'the snapshot block is not signed by its producer');
     }
     const ops = [
@@ -273,7 +281,7 @@ export class Chain {
     const side = this.#side.get(toHex(hash));
     if (side) return side;
     const bytes = await this.#store.get(bKey(hash));
-    return bytes === undefined ? undefined : decodeBlock(this.params.network, bytes);
+    return bytes === undefined ? undefined : decodeBlock(this.params.network, bytes, this.crypto.sha256);
   }
 
   /** The main-chain block at `height`, if held. */
@@ -373,7 +381,7 @@ export class Chain {
       if (height < this.#base || height > this.#tip.height) {
         throw new ForkChoiceError('not-held', `height ${height} is outside the held range ${this.#base}..${this.#tip.height}`);
       }
-      const state = LedgerState.fromEntries(this.#state.entries());
+      const state = LedgerState.fromEntries(this.#state.entries(), this.crypto.sha256);
       for (let h = this.#tip.height; h > height; h--) state.applyChanges((await this.#undo(h)).changes, 'undo');
       const block = (await this.blockAt(height))!;
       return { block, entries: state.entries() };
@@ -413,7 +421,7 @@ export class Chain {
     // A relayed copy may have been tampered with by someone other than its producer: a block whose
     // transactions do not match its header is refused without being remembered, so the genuine
     // block with the same header hash is still accepted when it arrives.
-    for (const block of blocks) if (!this.#checkedAhead.has(block)) checkContents(block);
+    for (const block of blocks) if (!this.#checkedAhead.has(block)) checkContents(block, this.crypto.sha256);
     for (let i = 1; i < blocks.length; i++) {
       if (!bytesEqual(blocks[i]!.header.prev_hash, blocks[i - 1]!.hash) || blocks[i]!.header.height !== blocks[i - 1]!.header.height + 1) {
         throw new ForkChoiceError('not-consecutive', `block ${i} of the branch does not follow block ${i - 1}`);
@@ -473,8 +481,8 @@ export class Chain {
    */
   async checkSignatures(blocks: readonly Block[]): Promise<void> {
     try {
-      for (const block of blocks) checkContents(block);
-      const invalid = await findInvalidSignatures(blocks, this.params);
+      for (const block of blocks) checkContents(block, this.crypto.sha256);
+      const invalid = await findInvalidSignatures(blocks, this.params, false, this.crypto.ed25519);
       // Only blocks whose signatures were all verified are marked: a range refused for its shape
       // (a duplicate transaction, say) vouches for none of its blocks.
       const good = invalid === null ? blocks.length : invalid.verified;
@@ -496,7 +504,7 @@ export class Chain {
   // equivocation detection, in order up to the first bad one.
   async #checkSigned(blocks: readonly Block[]): Promise<void> {
     const unchecked = blocks.filter((block) => !this.#checkedAhead.has(block));
-    const verdicts = await verifyBatch(unchecked.map((block) => headerMessage(block, this.params)));
+    const verdicts = await verifyBatch(unchecked.map((block) => headerMessage(block, this.params)), this.crypto.ed25519);
     const bad = new Set(unchecked.filter((_, i) => !verdicts[i]));
     for (const block of blocks) {
       const h = block.header;
@@ -560,7 +568,7 @@ export class Chain {
     // rule, as if checked first. Every header is known good already: `#add` checked the fresh
     // blocks', and a side block was checked, or was on the main chain, before it was kept aside.
     const unchecked = branch.filter((block) => !this.#checkedAhead.has(block));
-    const signatures = findInvalidSignatures(unchecked, this.params, true);
+    const signatures = findInvalidSignatures(unchecked, this.params, true, this.crypto.ed25519);
 
     const state = this.#state;
     const mark = state.mark();
@@ -659,7 +667,7 @@ export class Chain {
     for (let h = this.#base; h < newBase; h++) {
       const hash = await this.#store.get(hKey(h));
       const blockBytes = hash === undefined ? undefined : await this.#store.get(bKey(hash));
-      const txIds = blockBytes === undefined ? [] : decodeBlock(this.params.network, blockBytes).txs.map((t) => t.id);
+      const txIds = blockBytes === undefined ? [] : decodeBlock(this.params.network, blockBytes, this.crypto.sha256).txs.map((t) => t.id);
       if (hash !== undefined) batch.del(bKey(hash));
       batch.del(hKey(h));
       const undoBytes = await this.#store.get(uKey(h));

@@ -112,7 +112,7 @@ export class Mempool {
     const id = toHex(tx.id);
     if (this.#byId.has(id)) throw new MempoolError('duplicate', `transaction ${id} is already pooled`);
     if (tx.body.kind === 'UptimeReward') throw new MempoolError('reward-not-poolable', 'an UptimeReward is made by a block\'s producer, not pooled');
-    const verdicts = await verifyBatch(signedMessages(tx, this.#chain.params.network));
+    const verdicts = await verifyBatch(signedMessages(tx, this.#chain.params.network), this.#chain.crypto.ed25519);
     const bad = verdicts.indexOf(false);
     if (bad >= 0) {
       throw new MempoolError(bad === 0 ? 'bad-signature' : 'bad-cosignature', bad === 0 ? 'the sender\'s signature does not verify' : 'a co-signature or evidence signature does not verify');

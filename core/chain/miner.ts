@@ -31,7 +31,7 @@ export async function buildBlock(chain: Chain, source: TxSource | null, key: Sig
   const network = chain.params.network;
   const reward = emissionAt(height, state.supply().emitted);
   const txs: Tx[] = [];
-  if (reward > 0n) txs.push(await signTx({ kind: 'UptimeReward', sender: key.publicKey, nonce: height, amount: reward }, key, network));
+  if (reward > 0n) txs.push(await signTx({ kind: 'UptimeReward', sender: key.publicKey, nonce: height, amount: reward }, key, network, chain.crypto.sha256));
   // A block may have landed while the reward was signed; building on a stale tip would sign a
   // second block at an old height, which is equivocation.
   if (chain.tip !== tip) throw new MeshError('tip-moved', 'the tip moved while the block was being built; build again');
@@ -63,5 +63,5 @@ export async function buildBlock(chain: Chain, source: TxSource | null, key: Sig
     state.revert(mark);
     state.commit(mark);
   }
-  return signBlock(network, { height, prev_hash: tip.hash, timestamp_ms: timestampMs, producer: key.publicKey, state_root: root }, txs, key);
+  return signBlock(network, { height, prev_hash: tip.hash, timestamp_ms: timestampMs, producer: key.publicKey, state_root: root }, txs, key, chain.crypto.sha256);
 }

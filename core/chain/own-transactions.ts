@@ -22,7 +22,7 @@ export type OwnTxBody = TxBody extends infer B ? (B extends TxBody ? Omit<B, 'se
 
 export interface OwnTransactionsOptions {
   readonly key: SigningKey;
-  readonly chain: Pick<Chain, 'state' | 'params' | 'tip'>;
+  readonly chain: Pick<Chain, 'state' | 'params' | 'tip' | 'crypto'>;
   readonly mempool: Pick<Mempool, 'add' | 'queueOf' | 'has'>;
   /** Puts a pooled transaction on /transactions/stream with its amount. */
   readonly stream: (tx: Tx, amount: bigint) => void;
@@ -77,7 +77,7 @@ export class OwnTransactions {
     const { key, chain, mempool } = this.#options;
     const sender = key.publicKey;
     const nonce = chain.state.account(sender).nonce + 1 + mempool.queueOf(sender).length;
-    const tx = await signTx({ ...body, sender, nonce } as TxBody, key, chain.params.network);
+    const tx = await signTx({ ...body, sender, nonce } as TxBody, key, chain.params.network, chain.crypto.sha256);
     // What must be on record before the transaction can take effect (a job's book entry) is written first.
     await prepare?.(tx);
     const effect: TxEffect = await mempool.add(tx);

@@ -9,7 +9,7 @@ import { concatBytes } from '../encoding/bytes.ts';
 import { sha512 } from './sha256.ts';
 import {
   checkSignature,
-  defaultBackend,
+  defaultEd25519Backend,
   ed25519Backends,
   parsePublicKey,
   parseSignature,
@@ -189,7 +189,7 @@ test('ed25519: this runtime offers the expected backends', () => {
   assert.include(names, 'noble');
   // Node, Deno and current Chromium all implement Ed25519 in WebCrypto; it is preferred there.
   assert.deepEqual(names, ['webcrypto', 'noble']);
-  assert.equal(defaultBackend.name, 'webcrypto');
+  assert.equal(defaultEd25519Backend.name, 'webcrypto');
 });
 
 for (const backend of ed25519Backends) {

@@ -44,7 +44,7 @@ export interface SignedMessage {
 
 /** An implementation of the arithmetic part of Ed25519 (check 4 of the rule, and signing). */
 export interface Ed25519Backend {
-  /** 'webcrypto' and 'noble' here; a host may install its own (`useEd25519Backend`). */
+  /** 'webcrypto' and 'noble' here; a host may hand in its own (`checkedEd25519Backend`). */
   readonly name: string;
   /** Prepares signing under a 32-byte seed; the function it gives makes RFC 8032 signatures. */
   signer(seed: Uint8Array): Promise<(message: Uint8Array) => Promise<Uint8Array>>;
@@ -285,18 +285,17 @@ export const ed25519Backends: readonly Ed25519Backend[] = (await webcryptoWorks(
   : [nobleBackend];
 
 /**
- * The backend the core uses by default: WebCrypto where the runtime offers Ed25519, else noble, until
- * a host installs its own (`useEd25519Backend`).
+ * The backend of code given none: WebCrypto where the runtime offers Ed25519, else noble. A host
+ * hands its own to the components it constructs (the crypto port, crypto/backends.ts).
  */
-export let defaultBackend: Ed25519Backend = ed25519Backends[0]!;
+export const defaultEd25519Backend: Ed25519Backend = ed25519Backends[0]!;
 
 /**
- * Lets a host make its own backend the default (the Node host's verifies batches on worker threads).
- * The backend must first give the rule's verdicts on known signatures, one by one and in a batch
- * large enough for it to take its own path; a wrong one is refused with a MeshError and the
- * default stays as it was.
+ * A host's own backend (the Node host's verifies batches on worker threads), once it has given the
+ * rule's verdicts on known signatures, one by one and in a batch large enough for it to take its
+ * own path. A wrong one is refused with a MeshError.
  */
-export async function useEd25519Backend(backend: Ed25519Backend): Promise<void> {
+export async function checkedEd25519Backend(backend: Ed25519Backend): Promise<Ed25519Backend> {
   const publicKey = fromHex(PROBE.publicKey);
   const good = { publicKey, message: fromHex(PROBE.message), signature: fromHex(PROBE.signature) };
   const forged = { ...good, message: fromHex('73') };
@@ -306,10 +305,10 @@ export async function useEd25519Backend(backend: Ed25519Backend): Promise<void> 
   if (single[0] !== true || single[1] !== false || many.length !== batch.length || many.some((v, i) => v !== (i % 2 === 0))) {
     throw new MeshError('ed25519-backend-wrong', `the Ed25519 backend ${backend.name} gave a wrong verdict; not used`);
   }
-  defaultBackend = backend;
+  return backend;
 }
 
-// Signatures in the batch `useEd25519Backend` checks a backend with: more than a backend may keep
+// Signatures in the batch `checkedEd25519Backend` checks a backend with: more than a backend may keep
 // on the calling thread.
 const PROBE_BATCH = 256;
 
@@ -324,7 +323,7 @@ export async function checkSignature(
   publicKey: Uint8Array,
   message: Uint8Array,
   signature: Uint8Array,
-  backend: Ed25519Backend = defaultBackend,
+  backend: Ed25519Backend = defaultEd25519Backend,
 ): Promise<SignatureRejection | null> {
   ensureBytes(message, 'message');
   const problem = checkEncodings(publicKey, signature);
@@ -337,7 +336,7 @@ export async function verify(
   publicKey: Uint8Array,
   message: Uint8Array,
   signature: Uint8Array,
-  backend: Ed25519Backend = defaultBackend,
+  backend: Ed25519Backend = defaultEd25519Backend,
 ): Promise<boolean> {
   return (await checkSignature(publicKey, message, signature, backend)) === null;
 }
@@ -349,7 +348,7 @@ export async function verify(
  */
 export function verifyBatch(
   items: readonly SignedMessage[],
-  backend: Ed25519Backend = defaultBackend,
+  backend: Ed25519Backend = defaultEd25519Backend,
 ): Promise<boolean[]> {
   if (backend.verifyEquations !== undefined) {
     // The encodings here, the equations of the rest in one hand-over.
@@ -434,13 +433,13 @@ export class SigningKey {
   /** A new identity from 32 random bytes (`random` defaults to the platform's CSPRNG). */
   static generate(
     random: Random = systemRandom,
-    backend: Ed25519Backend = defaultBackend,
+    backend: Ed25519Backend = defaultEd25519Backend,
   ): SigningKey {
     return SigningKey.fromSeed(random.bytes(SEED_LENGTH), backend);
   }
 
   /** The identity of a 32-byte seed. Throws InvalidKeyError for any other length. */
-  static fromSeed(seed: Uint8Array, backend: Ed25519Backend = defaultBackend): SigningKey {
+  static fromSeed(seed: Uint8Array, backend: Ed25519Backend = defaultEd25519Backend): SigningKey {
     ensureBytes(seed, 'seed');
     if (seed.length !== SEED_LENGTH) {
       throw new InvalidKeyError('seed-length', `seed must be ${SEED_LENGTH} bytes, got ${seed.length}`);

@@ -5,7 +5,7 @@ import { rejects } from '../../test/assert.ts';
 import { MeshError, WrongTypeError } from '../errors.ts';
 import { toHex } from '../encoding/hex.ts';
 import { createSHA256 } from 'hash-wasm';
-import { createSha256, sha256, sha256Async, sha256Batch, sha256Each, sha512, useNativeSha256, WEBCRYPTO_MIN_BYTES, type Sha256Batch } from './sha256.ts';
+import { checkedSha256, coreSha256, createSha256, sha256, sha256Async, sha256Batch, sha256Each, sha512, WEBCRYPTO_MIN_BYTES, type Sha256Batch } from './sha256.ts';
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -125,35 +125,43 @@ test('sha512: FIPS 180-2 "abc"', () => {
   );
 });
 
-test('sha256: a wrong native hasher is refused, a right one is then used', async () => {
-  rejects(() => useNativeSha256((data) => new Uint8Array(32).fill(data.length & 0xff)), MeshError, 'native-sha256-wrong');
-  assert.equal(toHex(sha256(new Uint8Array(1000))), toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', new Uint8Array(1000)))));
-  // A correct "native" hasher (here a separate WebAssembly instance behind a counter) is adopted.
+test('sha256: a wrong native hasher is refused; a right one serves whoever is given it, and no one else', async () => {
+  rejects(() => checkedSha256('wrong', (data) => new Uint8Array(32).fill(data.length & 0xff)), MeshError, 'native-sha256-wrong');
+  // A correct "native" hasher (here a separate WebAssembly instance behind a counter).
   const reference = await createSHA256();
   let calls = 0;
   const counting = (data: Uint8Array): Uint8Array => {
     calls++;
     return reference.init().update(data).digest('binary');
   };
-  useNativeSha256(counting);
+  const native = checkedSha256('counting', counting);
+  assert.equal(native.name, 'counting');
   calls = 0;
   for (const size of [0, 32, 4096, WEBCRYPTO_MIN_BYTES * 4]) {
     const data = new Uint8Array(size).fill(1);
     const expected = toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', data)));
+    assert.equal(toHex(native.hash(data)), expected);
+    assert.equal(toHex(await sha256Async(data, native)), expected);
     assert.equal(toHex(sha256(data)), expected);
     assert.equal(toHex(await sha256Async(data)), expected);
   }
-  assert.equal(calls, 8, 'once installed, the native hasher serves every size, sync and async');
+  assert.equal(calls, 8, 'the native hasher serves every size, sync and async, where it is passed; the core\'s own elsewhere');
+  // Without a batch of its own, a batch of one goes to it, and a longer one to the core's lanes.
+  calls = 0;
+  assert.equal(toHex(sha256Each([text('abc')], native)), NIST[1]![2]);
+  assert.equal(toHex(sha256Each([text('abc'), new Uint8Array(0)], native)), NIST[1]![2] + NIST[0]![2]);
+  assert.equal(calls, 1);
+  assert.strictEqual(coreSha256.hash, sha256);
 });
 
-test('sha256: a native batch is checked before use, and then serves sha256Batch', async () => {
+test('sha256: a native batch is checked before use, and then serves the batches of whoever is given it', async () => {
   const reference = await createSHA256();
   const one = (data: Uint8Array): Uint8Array => reference.init().update(data).digest('binary');
   // Right for one message, but ignoring where each message starts: refused.
   const sloppy: Sha256Batch = (data, ends, out) => {
     for (let i = 0; i < ends.length; i++) out.set(one(data.subarray(0, ends[i])), 32 * i);
   };
-  rejects(() => useNativeSha256(one, sloppy), MeshError, 'native-sha256-wrong');
+  rejects(() => checkedSha256('sloppy', one, sloppy), MeshError, 'native-sha256-wrong');
   let batches = 0;
   const right: Sha256Batch = (data, ends, out) => {
     batches++;
@@ -163,15 +171,17 @@ test('sha256: a native batch is checked before use, and then serves sha256Batch'
       start = ends[i]!;
     }
   };
-  useNativeSha256(one, right);
+  const native = checkedSha256('right', one, right);
   batches = 0;
   const { data, ends } = laidOut([text('abc'), new Uint8Array(0), new Uint8Array(65)]);
   const out = new Uint8Array(96);
-  sha256Batch(data, ends, out);
-  assert.equal(batches, 1);
+  native.batch(data, ends, out);
+  sha256Batch(data, ends, new Uint8Array(96));
+  assert.equal(batches, 1, 'the core\'s own sha256Batch is not the native one');
   assert.equal(toHex(out.subarray(0, 32)), NIST[1]![2]);
   assert.equal(toHex(out.subarray(32, 64)), NIST[0]![2]);
   assert.equal(toHex(out.subarray(64)), toHex(sha256(new Uint8Array(65))));
+  assert.throws(() => native.batch(data, [4, 3], new Uint8Array(64)), RangeError);
 });
 
 test('sha256: wrong input types get a named error', () => {

@@ -7,7 +7,7 @@
  */
 import { ensureBytes } from '../encoding/bytes.ts';
 import { decode, encode, Reader, Writer } from '../encoding/codec.ts';
-import { sha256Batch } from '../crypto/sha256.ts';
+import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type ErrorTable, RuledError } from '../errors.ts';
 import { SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
@@ -81,7 +81,7 @@ export interface BlockEvent {
  * SHA-256(0x01 ‖ left ‖ right), an odd node at the end of a level moves up unchanged, and the
  * empty block's root is 32 zero bytes.
  */
-export function txRoot(ids: readonly Uint8Array[]): Uint8Array {
+export function txRoot(ids: readonly Uint8Array[], sha: Sha256Hasher = coreSha256): Uint8Array {
   if (ids.length === 0) return EMPTY_ROOT.slice();
   // Level by level in one array, each level hashed in one batch into the front of it: a node's
   // hash cost less than allocating it on its own.
@@ -98,7 +98,7 @@ export function txRoot(ids: readonly Uint8Array[]): Uint8Array {
       preimages.set(level.subarray(64 * p, 64 * p + 64), 65 * p + 1);
       ends.push(65 * (p + 1));
     }
-    sha256Batch(preimages, ends, level);
+    sha.batch(preimages, ends, level);
     // An odd node at the end moves up unchanged.
     if (count % 2 === 1) level.copyWithin(32 * pairs, 32 * (count - 1), 32 * count);
     count -= pairs;
@@ -106,16 +106,16 @@ export function txRoot(ids: readonly Uint8Array[]): Uint8Array {
   return level.slice(0, 32);
 }
 
-function assemble(network: string, header: Header, signature: Uint8Array, txs: readonly Tx[]): Block {
+function assemble(network: string, header: Header, signature: Uint8Array, txs: readonly Tx[], sha: Sha256Hasher): Block {
   const w = new Writer();
   headerCodec.write(w, header);
   w.bytes(signature);
   for (const tx of txs) w.bytes(tx.bytes);
-  return { header, signature, txs, hash: blockHash(network, header), bytes: w.finish() };
+  return { header, signature, txs, hash: blockHash(network, header, sha), bytes: w.finish() };
 }
 
-/** Decodes a block. Throws InvalidBlockError 'too-many-txs' before reading any transaction. */
-export function decodeBlock(network: string, bytes: Uint8Array): Block {
+/** Decodes a block (its hash and tx ids by `sha`). Throws InvalidBlockError 'too-many-txs' before reading any transaction. */
+export function decodeBlock(network: string, bytes: Uint8Array, sha: Sha256Hasher = coreSha256): Block {
   // The block's own copy, read in place: its transactions' bytes are views of it, one copy of a
   // block's bytes in all (not one more per transaction).
   const own = ensureBytes(bytes, 'bytes').slice();
@@ -138,14 +138,14 @@ export function decodeBlock(network: string, bytes: Uint8Array): Block {
   const signature = r.bytes(SIGNATURE_LENGTH, 'block signature');
   const txs: Tx[] = [];
   try {
-    for (let i = 0; i < header.tx_count; i++) txs.push(readTx(r));
+    for (let i = 0; i < header.tx_count; i++) txs.push(readTx(r, sha));
   } catch (error) {
     throw new InvalidBlockError('bad-tx-encoding', `transaction ${txs.length}: ${(error as Error).message}`);
   }
   if (r.remaining !== 0) throw new InvalidBlockError('trailing-bytes', `${r.remaining} bytes after the last transaction`);
   // The decoder takes canonical encodings only, so the bytes read are the block's encoding: copied,
   // not written again.
-  return { header, signature, txs, hash: blockHash(network, header), bytes: own };
+  return { header, signature, txs, hash: blockHash(network, header, sha), bytes: own };
 }
 
 /** Builds and signs a block over `txs` with the given header fields. */
@@ -154,6 +154,7 @@ export async function signBlock(
   fields: Omit<Header, 'version' | 'tx_count' | 'tx_root'>,
   txs: readonly Tx[],
   key: SigningKey,
+  sha: Sha256Hasher = coreSha256,
 ): Promise<Block> {
   if (txs.length > MAX_TXS_PER_BLOCK) {
     throw new InvalidBlockError('too-many-txs', `${txs.length} transactions, more than ${MAX_TXS_PER_BLOCK}`);
@@ -162,12 +163,12 @@ export async function signBlock(
     version: HEADER_VERSION,
     ...fields,
     tx_count: txs.length,
-    tx_root: txRoot(txs.map((t) => t.id)),
+    tx_root: txRoot(txs.map((t) => t.id), sha),
   };
   // Round-trip through the codec so a bad field fails here, not in a peer's decoder.
   decode(headerCodec, encode(headerCodec, header));
   const signature = await key.sign(blockSigningBytes(network, header));
-  return assemble(network, header, signature, txs);
+  return assemble(network, header, signature, txs, sha);
 }
 
 /** A network's genesis block: fixed by the code, so separately started nodes share it. */
@@ -182,7 +183,7 @@ export function genesisBlock(params: ChainParams): Block {
     tx_root: EMPTY_ROOT.slice(),
     state_root: EMPTY_ROOT.slice(),
   };
-  return assemble(params.network, header, new Uint8Array(SIGNATURE_LENGTH), []);
+  return assemble(params.network, header, new Uint8Array(SIGNATURE_LENGTH), [], coreSha256);
 }
 
 /** The spec's block object. */

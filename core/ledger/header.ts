@@ -8,7 +8,7 @@
  * reports seconds.
  */
 import { bytes32, bytes64, encode, struct, u8, u16, uint53, type Infer } from '../encoding/codec.ts';
-import { sha256 } from '../crypto/sha256.ts';
+import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
 import { domainBytes } from './domain.ts';
 
 export const HEADER_VERSION = 1;
@@ -37,6 +37,6 @@ export function blockSigningBytes(network: string, header: Header): Uint8Array {
 }
 
 /** The block's hash: SHA-256 of its signing bytes. */
-export function blockHash(network: string, header: Header): Uint8Array {
-  return sha256(blockSigningBytes(network, header));
+export function blockHash(network: string, header: Header, sha: Sha256Hasher = coreSha256): Uint8Array {
+  return sha.hash(blockSigningBytes(network, header));
 }

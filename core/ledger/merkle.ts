@@ -17,7 +17,7 @@
  * or, for leaf n, ~n (< 0). Changed nodes are rehashed level by level, each level in one
  * `sha256Batch` call.
  */
-import { sha256Batch } from '../crypto/sha256.ts';
+import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
 
 export const EMPTY_ROOT: Uint8Array = new Uint8Array(32);
 
@@ -102,13 +102,19 @@ export class MerkleTrie {
   #digests = new Uint8Array(0);
   #digestsView = viewOf(this.#digests);
   readonly #ends: number[] = [];
+  readonly #sha: Sha256Hasher;
+
+  /** An empty trie whose nodes `sha` hashes (its batch). */
+  constructor(sha: Sha256Hasher = coreSha256) {
+    this.#sha = sha;
+  }
 
   /**
    * A trie holding `leaves` (distinct paths), built in one pass after sorting: far cheaper than
    * inserting a large state one entry at a time when a node loads it.
    */
-  static fromLeaves(leaves: readonly TrieLeaf[]): MerkleTrie {
-    const trie = new MerkleTrie();
+  static fromLeaves(leaves: readonly TrieLeaf[], sha: Sha256Hasher = coreSha256): MerkleTrie {
+    const trie = new MerkleTrie(sha);
     if (leaves.length === 0) return trie;
     const sorted = leaves.map((l) => {
       if (l.path.length !== 32 || l.valueHash.length !== 32) throw new RangeError('trie paths and value hashes are 32 bytes');
@@ -299,7 +305,7 @@ export class MerkleTrie {
           if (level === 0) this.#leafPreimage(nodes[from + i]!, preimages, bytes * i);
           else this.#branchPreimage(nodes[from + i]!, preimages, bytes * i);
         }
-        sha256Batch(this.#preimages, ends, this.#digests);
+        this.#sha.batch(this.#preimages, ends, this.#digests);
         const hashes = level === 0 ? this.#leafHashesView : this.#branchHashesView;
         const clean = level === 0 ? this.#leafClean : this.#branchClean;
         for (let i = 0; i < count; i++) {

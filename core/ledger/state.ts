@@ -17,7 +17,7 @@ import {
   uint53,
   type Infer,
 } from '../encoding/codec.ts';
-import { sha256, sha256Each } from '../crypto/sha256.ts';
+import { coreSha256, sha256Each, type Sha256Hasher } from '../crypto/sha256.ts';
 import { bytesEqual, bytesKey, concatBytes, prefixedBytesKey } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MerkleTrie, type TrieLeaf } from './merkle.ts';
@@ -159,7 +159,8 @@ export function weightOf(account: Account): bigint {
 export class LedgerState {
   readonly #values = new Map<string, Held>();
   readonly #journal: JournalEntry[] = [];
-  #trie = new MerkleTrie();
+  readonly #sha: Sha256Hasher;
+  #trie: MerkleTrie;
   // Keys changed since the trie was last brought up to date, each with the value the trie holds for
   // it: a key written back to that very value (a block undone and redone) costs no hashing.
   readonly #dirty = new Map<string, Held | undefined>();
@@ -180,21 +181,27 @@ export class LedgerState {
   // them undone, what was undone, to redo.
   #concealed: { readonly mark: number; undone: Change[] | null } | null = null;
 
-  /** A state holding exactly `entries` (from storage or a verified snapshot). */
-  static fromEntries(entries: Iterable<readonly [Uint8Array, Uint8Array]>): LedgerState {
-    const state = new LedgerState();
+  /** An empty state whose root `sha` hashes. */
+  constructor(sha: Sha256Hasher = coreSha256) {
+    this.#sha = sha;
+    this.#trie = new MerkleTrie(sha);
+  }
+
+  /** A state holding exactly `entries` (from storage or a verified snapshot), its root hashed by `sha`. */
+  static fromEntries(entries: Iterable<readonly [Uint8Array, Uint8Array]>, sha: Sha256Hasher = coreSha256): LedgerState {
+    const state = new LedgerState(sha);
     for (const [k, v] of entries) state.#set(keyString(k), v.slice());
     state.#journal.length = 0;
     // One bulk build of the trie instead of an insertion per entry.
     const keys = [...state.#dirty.keys()];
     state.#dirty.clear();
-    const paths = sha256Each(keys.map(keyBytes));
-    const valueHashes = sha256Each(keys.map((s) => state.#values.get(s) as Uint8Array));
+    const paths = sha256Each(keys.map(keyBytes), sha);
+    const valueHashes = sha256Each(keys.map((s) => state.#values.get(s) as Uint8Array), sha);
     const leaves: TrieLeaf[] = keys.map((_, i) => ({
       path: paths.subarray(32 * i, 32 * i + 32),
       valueHash: valueHashes.subarray(32 * i, 32 * i + 32),
     }));
-    state.#trie = MerkleTrie.fromLeaves(leaves);
+    state.#trie = MerkleTrie.fromLeaves(leaves, sha);
     return state;
   }
 
@@ -409,7 +416,7 @@ export class LedgerState {
     });
     this.#dirty.clear();
     // The changed values hashed in one batch (the trie takes its nodes the same way).
-    const valueHashes = sha256Each(values);
+    const valueHashes = sha256Each(values, this.#sha);
     for (let i = 0; i < keys.length; i++) this.#trie.set(this.#path(keys[i]!), valueHashes.subarray(32 * i, 32 * i + 32));
     return this.#trie.root();
   }
@@ -418,7 +425,7 @@ export class LedgerState {
     const cached = this.#paths.get(s);
     if (cached !== undefined) return cached;
     if (this.#paths.size >= PATH_CACHE_MAX) this.#paths.clear();
-    const path = sha256(keyBytes(s));
+    const path = this.#sha.hash(keyBytes(s));
     this.#paths.set(s, path);
     return path;
   }

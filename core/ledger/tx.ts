@@ -24,7 +24,7 @@ import {
   variant,
   Reader,
 } from '../encoding/codec.ts';
-import { sha256 } from '../crypto/sha256.ts';
+import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
 import { concatBytes, type ByteArena } from '../encoding/bytes.ts';
 import { InvalidEncodingError } from '../errors.ts';
 import { SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
@@ -126,18 +126,18 @@ export function txSigningBytes(network: string, bodyBytes: Uint8Array, arena?: B
   return domainBytes('mesh/tx/1', network, bodyBytes, arena);
 }
 
-function build(body: TxBody, bodyBytes: Uint8Array, signature: Uint8Array): Tx {
-  return fromWire(body, concatBytes(bodyBytes, signature));
+function build(body: TxBody, bodyBytes: Uint8Array, signature: Uint8Array, sha: Sha256Hasher): Tx {
+  return fromWire(body, concatBytes(bodyBytes, signature), sha);
 }
 
 // A transaction over its wire bytes: the body and the signature are views into them, one copy in all.
-function fromWire(body: TxBody, bytes: Uint8Array): Tx {
+function fromWire(body: TxBody, bytes: Uint8Array, sha: Sha256Hasher): Tx {
   const sigAt = bytes.length - SIGNATURE_LENGTH;
-  return { body, signature: bytes.subarray(sigAt), bytes, id: sha256(bytes), bodyBytes: bytes.subarray(0, sigAt) };
+  return { body, signature: bytes.subarray(sigAt), bytes, id: sha.hash(bytes), bodyBytes: bytes.subarray(0, sigAt) };
 }
 
-/** Decodes a transaction from its wire form; throws InvalidEncodingError for anything non-canonical. */
-export function decodeTx(bytes: Uint8Array): Tx {
+/** Decodes a transaction from its wire form (its id hashed by `sha`); throws InvalidEncodingError for anything non-canonical. */
+export function decodeTx(bytes: Uint8Array, sha: Sha256Hasher = coreSha256): Tx {
   if (bytes.length > MAX_TX_BYTES) {
     throw new InvalidEncodingError('too-long', `transaction is ${bytes.length} bytes, more than ${MAX_TX_BYTES}`);
   }
@@ -145,7 +145,7 @@ export function decodeTx(bytes: Uint8Array): Tx {
     throw new InvalidEncodingError('truncated', `transaction is ${bytes.length} bytes, too short to hold a signature`);
   }
   const own = bytes.slice();
-  return fromWire(decode(txBodyCodec, own.subarray(0, own.length - SIGNATURE_LENGTH)), own);
+  return fromWire(decode(txBodyCodec, own.subarray(0, own.length - SIGNATURE_LENGTH)), own, sha);
 }
 
 /**
@@ -153,18 +153,18 @@ export function decodeTx(bytes: Uint8Array): Tx {
  * bytes are a view of the reader's, not a copy: read only bytes that are the caller's own and never
  * change (decodeBlock reads the block's own copy, which its transactions then share).
  */
-export function readTx(r: Reader): Tx {
+export function readTx(r: Reader, sha: Sha256Hasher = coreSha256): Tx {
   const start = r.offset;
   const body = txBodyCodec.read(r);
   const sigAt = r.take(SIGNATURE_LENGTH, 'tx signature');
-  return fromWire(body, r.view(start, sigAt + SIGNATURE_LENGTH));
+  return fromWire(body, r.view(start, sigAt + SIGNATURE_LENGTH), sha);
 }
 
 /** Signs `body` with `key` (whose public key must be `body.sender`) for `network`. */
-export async function signTx(body: TxBody, key: SigningKey, network: string): Promise<Tx> {
+export async function signTx(body: TxBody, key: SigningKey, network: string, sha: Sha256Hasher = coreSha256): Promise<Tx> {
   const bodyBytes = encode(txBodyCodec, body);
   const signature = await key.sign(txSigningBytes(network, bodyBytes));
-  return build(decode(txBodyCodec, bodyBytes), bodyBytes, signature);
+  return build(decode(txBodyCodec, bodyBytes), bodyBytes, signature, sha);
 }
 
 const settlementCodec = struct({ job_id: bytes32, host: bytes32, cost: u128 }, 'settlement v2');

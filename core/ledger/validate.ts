@@ -5,7 +5,9 @@
  */
 import { ByteArena, bytesEqual, bytesKey } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
-import { verifyBatch, type SignedMessage } from '../crypto/ed25519.ts';
+import { coreCrypto, type CryptoBackends } from '../crypto/backends.ts';
+import { defaultEd25519Backend, verifyBatch, type Ed25519Backend, type SignedMessage } from '../crypto/ed25519.ts';
+import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
 import { applyTx, LedgerRuleError, signedMessages, type TxEffect } from './apply.ts';
 import { type BlockRuleCode, InvalidBlockError, txRoot, type Block } from './block.ts';
 import { blockSigningBytes, HEADER_VERSION } from './header.ts';
@@ -34,12 +36,12 @@ function fail(code: BlockRuleCode, message: string): never {
  * The checks a relay could break without the producer's key: the transactions against the header
  * (tx_count, tx_root). A chain runs them as a block arrives, before it judges or keeps the block.
  */
-export function checkContents(block: Block): void {
+export function checkContents(block: Block, sha: Sha256Hasher = coreSha256): void {
   const h = block.header;
   if (block.txs.length > MAX_TXS_PER_BLOCK || h.tx_count !== block.txs.length) {
     fail('bad-tx-count', `header says ${h.tx_count} transactions, block has ${block.txs.length}`);
   }
-  if (!bytesEqual(h.tx_root, txRoot(block.txs.map((t) => t.id)))) fail('bad-tx-root', `block ${h.height}: tx_root does not match the transactions`);
+  if (!bytesEqual(h.tx_root, txRoot(block.txs.map((t) => t.id), sha))) fail('bad-tx-root', `block ${h.height}: tx_root does not match the transactions`);
 }
 
 /**
@@ -112,11 +114,13 @@ function badSignature(block: Block, owner: number): InvalidBlockError {
  * producers' signatures on the headers are known good already and are not checked again.
  * @returns null, or the first block (by position) that fails and why, with `verified`: how many
  * blocks before it had every signature verified (none when a block fails before any is checked).
+ * `backend` checks the equations.
  */
 export async function findInvalidSignatures(
   blocks: readonly Block[],
   params: ChainParams,
   headersVerified = false,
+  backend: Ed25519Backend = defaultEd25519Backend,
 ): Promise<{ readonly index: number; readonly error: InvalidBlockError; readonly verified: number } | null> {
   let txs = 0;
   for (let b = 0; b < blocks.length; b++) {
@@ -148,7 +152,7 @@ export async function findInvalidSignatures(
     const start = windowStart(windows.length);
     const end = Math.min(count, windowStart(windows.length + 1));
     if (start >= end) return;
-    const window = verifyBatch(messages.slice(start, end));
+    const window = verifyBatch(messages.slice(start, end), backend);
     // A window left unawaited (one before it failed) must not reject unhandled.
     window.catch(() => {});
     windows.push(window);
@@ -188,8 +192,8 @@ export async function findInvalidSignatures(
 }
 
 /** `findInvalidSignatures` for one block: throws its InvalidBlockError. */
-export async function verifyBlockSignatures(block: Block, params: ChainParams): Promise<void> {
-  const found = await findInvalidSignatures([block], params);
+export async function verifyBlockSignatures(block: Block, params: ChainParams, backend: Ed25519Backend = defaultEd25519Backend): Promise<void> {
+  const found = await findInvalidSignatures([block], params, false, backend);
   if (found) throw found.error;
 }
 
@@ -245,6 +249,7 @@ export function applyVerifiedBlock(
  * block; the block is concealed from every other caller of the state (`LedgerState.conceal`) while
  * their verdict is awaited and revealed once they pass, so no caller sees a block whose signatures
  * are not known good. A bad signature is reported before any broken rule, as if checked first.
+ * `crypto` checks the signatures and the tx_root (the state hashes its root with its own).
  */
 export async function applyBlock(
   state: LedgerState,
@@ -252,12 +257,13 @@ export async function applyBlock(
   parent: ParentInfo,
   params: ChainParams,
   nowMs?: number,
+  crypto: CryptoBackends = coreCrypto,
 ): Promise<Applied> {
-  const signatures = verifyBlockSignatures(block, params);
+  const signatures = verifyBlockSignatures(block, params, crypto.ed25519);
   const mark = state.mark();
   let outcome: { applied: Applied } | { error: unknown };
   try {
-    checkContents(block);
+    checkContents(block, crypto.sha256);
     outcome = { applied: applyVerifiedBlock(state, block, parent, params, nowMs) };
   } catch (error) {
     outcome = { error };

@@ -143,7 +143,7 @@ export class LedgerFeature implements ChainService, NodeInfoService, Startable {
   async #onTransaction(message: GossipMessage): Promise<Verdict> {
     let tx: Tx;
     try {
-      tx = decodeTx(message.data);
+      tx = decodeTx(message.data, this.#c.chain.crypto.sha256);
     } catch (error) {
       if (error instanceof DecodeError) return error.verdict;
       throw error;

@@ -183,7 +183,7 @@ export class Segments {
     let total = Infinity;
     while (entries.length < total) {
       const response = await this.#ask(peer, checkpoint, entries.length, timeoutMs);
-      const served = decodeBlock(this.#params.network, response.block);
+      const served = decodeBlock(this.#params.network, response.block, this.#chain?.crypto.sha256);
       if (!bytesEqual(served.hash, checkpoint)) throw new SegmentError('wrong-block', 'the peer served another block than the checkpoint');
       if (response.offset !== entries.length || (response.entries.length === 0 && response.total > entries.length)) {
         throw new SegmentError('bad-segment', `the peer served entries from ${response.offset}, not ${entries.length}`);

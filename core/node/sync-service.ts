@@ -113,7 +113,7 @@ export class SyncFeature implements Startable {
     const chain = this.#c.chain;
     let block: Block;
     try {
-      block = decodeBlock(chain.params.network, message.data);
+      block = decodeBlock(chain.params.network, message.data, chain.crypto.sha256);
     } catch {
       return 'reject';
     }

@@ -356,7 +356,7 @@ export class Sync {
 
     let blocks: Block[];
     try {
-      blocks = response.blocks.map((bytes) => decodeBlock(this.#chain.params.network, bytes));
+      blocks = response.blocks.map((bytes) => decodeBlock(this.#chain.params.network, bytes, this.#chain.crypto.sha256));
     } catch (error) {
       return this.#blame(message, `an undecodable block: ${String(error)}`);
     }
