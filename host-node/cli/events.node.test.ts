@@ -1,7 +1,7 @@
 /** Reading event streams: fields, comments, line ends of every kind, and frames split anywhere. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readEvents, type ServerEvent } from './events.ts';
+import { MAX_EVENT_CHARS, readEvents, type ServerEvent } from './events.ts';
 
 function body(chunks: readonly string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
@@ -35,4 +35,17 @@ test('events: ids carry over, data lines join, comments and retry are skipped, a
 
 test('events: a frame without data dispatches nothing; an id with NUL is ignored', async () => {
   assert.deepEqual(await events(['id: 5\n\nevent: x\n\nid: 6\0\ndata: d\n\n']), [{ id: '5', event: 'message', data: 'd' }]);
+});
+
+test('events: a line or event that outgrows the bound ends the stream with an error; a long comment is skipped', async () => {
+  const half = 'x'.repeat(MAX_EVENT_CHARS / 2);
+  // An event that fits, split into many chunks, then one whose data lines together do not.
+  await assert.rejects(events(['data: 1\n\n', `data: ${half}`, `${half}`, 'x\n\n']), /more than 1048576 characters/);
+  await assert.rejects(events([`data: ${half}\n`, `data: ${half}\n`, 'data: x\n\n']), /more than 1048576 characters/);
+  const seen: ServerEvent[] = [];
+  await assert.rejects(async () => {
+    for await (const event of readEvents(body(['id: 7\ndata: 1\n\ndata: ', half, half, 'x']))) seen.push(event);
+  });
+  assert.deepEqual(seen, [{ id: '7', event: 'message', data: '1' }], 'the events before the long one still come');
+  assert.deepEqual(await events([': ', half, half, half, '\n\ndata: after\n\n']), [{ id: '', event: 'message', data: 'after' }]);
 });
