@@ -4,7 +4,7 @@
  * V8's string limit) can still be read record by record (`readDataset`), and so that a re-import
  * that changes one record changes one line. Web-standard APIs only: runs on Node, Deno and in a page.
  */
-import { object, array, StructError, validate } from 'superstruct';
+import { object, array, type StructError, validate } from 'superstruct';
 import { concatBytes } from '../core/encoding/bytes.ts';
 import { MeshError } from '../core/errors.ts';
 import {
@@ -282,6 +282,7 @@ function recordJson(record: FactoryRecord, text: string, bytes: Uint8Array): Uin
 function trailingSpaceBytes(line: string, trimmed: string): number | undefined {
   const tail = line.slice(trimmed.length);
   // ASCII whitespace is one byte a character; any other needs encoding to count.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the range is all of ASCII, control characters too.
   return /^[\x00-\x7f]*$/.test(tail) ? tail.length : undefined;
 }
 

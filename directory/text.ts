@@ -18,6 +18,7 @@ const EXTRA_FOLDS: Record<string, string> = {
   ı: 'i',
 };
 const EXTRA_FOLD_PATTERN = /[ßæœøđðþłı]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the range is all of ASCII, control characters too.
 const ASCII = /^[\x00-\x7f]*$/;
 
 /**

@@ -226,7 +226,7 @@ test('logLines: a stream that is not multiplexed (a TTY) is all stdout', async (
 test('logLines: a line over MAX_LOG_LINE_BYTES is cut between characters, its rest the next line', async () => {
   assert.equal(MAX_LOG_LINE_BYTES, 16 * 1024);
   // 'é' is 2 bytes after an odd number of ASCII ones: one 'é' straddles the cap. '😀' is 4 bytes, a surrogate pair.
-  const line = 'a'.repeat(MAX_LOG_LINE_BYTES - 1) + 'é'.repeat(10) + '\n';
+  const line = `${'a'.repeat(MAX_LOG_LINE_BYTES - 1)}${'é'.repeat(10)}\n`;
   const got = await lines([frame(1, `${T1} ${line}`), frame(1, `${T2} ${'😀'.repeat(MAX_LOG_LINE_BYTES / 4 + 1)}x`)]);
   assert.deepEqual(got.map(([, text]) => text), [
     'a'.repeat(MAX_LOG_LINE_BYTES - 1),
@@ -283,7 +283,7 @@ test('readMemcgOomKills: the kills of a log in kmsg form, null where there is no
   try {
     const log = join(dir, 'kmsg');
     const filler = Array.from({ length: 2000 }, (_, i) => `6,${i},1,-;some kernel line number ${i}`);
-    await writeFile(log, [...filler, OOM_RECORD, ' SUBSYSTEM=memory', ...filler].join('\n') + '\n');
+    await writeFile(log, `${[...filler, OOM_RECORD, ' SUBSYSTEM=memory', ...filler].join('\n')}\n`);
     assert.deepEqual(await readMemcgOomKills(log), [`/libpod_parent/libpod-${ID}`]);
     assert.equal(await readMemcgOomKills(join(dir, 'missing')), null);
   } finally {

@@ -105,7 +105,7 @@ export interface DockerExecutorOptions {
 /** A Docker client for the address the options and the environment name, and whether it is on this machine. */
 function engineClient(options: DockerExecutorOptions): { docker: Docker; address: string; local: boolean } {
   const fromEnv = options.env ?? process.env;
-  const host = options.socketPath !== undefined ? `unix://${options.socketPath}` : (options.dockerHost ?? fromEnv['DOCKER_HOST'] ?? '');
+  const host = options.socketPath !== undefined ? `unix://${options.socketPath}` : (options.dockerHost ?? fromEnv.DOCKER_HOST ?? '');
   const address = host === '' ? `unix://${DEFAULT_DOCKER_SOCKET}` : host;
   if (address.startsWith('unix://')) {
     // Named in full: the modem would otherwise take host, port and TLS from a tcp:// DOCKER_HOST.

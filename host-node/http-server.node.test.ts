@@ -136,7 +136,7 @@ test('http-server: an SSE client receives events as they happen, and leaving uns
     for (const listener of node.ledger.blockListeners) listener(BLOCK);
     await until(() => stream.text() === frame, 'the first event');
     for (const listener of node.ledger.blockListeners) listener({ ...BLOCK, index: 9 });
-    await until(() => stream.text() === frame + `id: 9\ndata: ${JSON.stringify({ ...BLOCK, index: 9 })}\n\n`, 'the second event');
+    await until(() => stream.text() === `${frame}id: 9\ndata: ${JSON.stringify({ ...BLOCK, index: 9 })}\n\n`, 'the second event');
     stream.req.destroy();
     await until(() => node.ledger.blockListeners.size === 0, 'the unsubscription after the client left');
   } finally {

@@ -52,6 +52,7 @@ after(async () => {
   await stopAll();
 });
 
+// biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator, not a DOM node; the rendered text is the point.
 const text = (page: Page, selector: string): Promise<string> => page.locator(selector).innerText();
 // Page errors and anything the content security policy refuses end up in `log`, which tests expect empty.
 function watch(page: Page, log: string[]): void {

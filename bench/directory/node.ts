@@ -147,7 +147,10 @@ async function startServer(dataPath: string, submissions: string): Promise<Serve
   });
   for (;;) {
     const ok = await fetch(`${url}/api/v1/stats`)
-      .then(async (r) => (await r.arrayBuffer(), r.ok))
+      .then(async (r) => {
+        await r.arrayBuffer();
+        return r.ok;
+      })
       .catch(() => false);
     if (ok) break;
     await new Promise((r) => setTimeout(r, 20));

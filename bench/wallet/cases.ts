@@ -70,6 +70,7 @@ export async function coldPage(browser: Browser, host: MeshProcess, key: Signing
       { timeout: 120_000, polling: 10 },
     );
     const ms = performance.now() - started;
+    // biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator, not a DOM node; the rendered text is the point.
     return { ms, balance: await page.locator('#balance').innerText(), checkpointHeight: config.checkpoint.height, tipHeight };
   } finally {
     await context.close();

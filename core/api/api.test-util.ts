@@ -75,8 +75,8 @@ export async function problem(response: Response, status: number): Promise<Probl
 
 /** Ids (of nodes, jobs) that are not 64 lowercase hex characters. */
 export const BAD_IDS: [string, string][] = [
-  ['short', 'ab'.repeat(31) + 'a'],
-  ['long', 'ab'.repeat(32) + 'a'],
+  ['short', `${'ab'.repeat(31)}a`],
+  ['long', `${'ab'.repeat(32)}a`],
   ['non-hex', 'g'.repeat(64)],
   ['upper case', 'AB'.repeat(32)],
   ['percent-encoded', '%61'.repeat(64)],

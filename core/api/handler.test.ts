@@ -310,7 +310,7 @@ test('api: POST /transfer refuses bad recipients and amounts with 400', async ()
     { to: BOB },
     { amount: '5' },
     { to: BOB.slice(2), amount: '5' },
-    { to: BOB + '22', amount: '5' },
+    { to: `${BOB}22`, amount: '5' },
     { to: BOB.toUpperCase(), amount: '5' },
     { to: 'zz'.repeat(32), amount: '5' },
     { to: 7, amount: '5' },

@@ -151,7 +151,10 @@ test('mempool: a branch of many blocks re-checks the pool once, not once per blo
   // Count the pool's reads of the tip state while the branch connects.
   const state = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(chain), 'state')!.get!;
   let reads = 0;
-  Object.defineProperty(chain, 'state', { get: () => (reads++, state.call(chain)) });
+  Object.defineProperty(chain, 'state', { get: () => {
+      reads++;
+      return state.call(chain);
+    } });
   await chain.addBranch(await source.blocksFrom(start + 1, 100));
   await Promise.resolve();
   assert.isAtMost(reads, 10 * senders.length, `${reads} reads of the state for 100 blocks and ${senders.length} senders`);

@@ -47,7 +47,7 @@ async function mesh(clock: ManualClock, hostConfigs: { key: SigningKey; jobs: Jo
   const chain = await openChain();
   await mine(chain, P, 3);
   const hosts: FullNode[] = [];
-  const log = (globalThis as { process?: { env: Record<string, string> } }).process?.env['JOBS_LOG'] ? (line: string) => console.log(line) : undefined;
+  const log = (globalThis as { process?: { env: Record<string, string> } }).process?.env.JOBS_LOG ? (line: string) => console.log(line) : undefined;
   for (const { key: k, jobs } of hostConfigs) hosts.push(await startNode(bus, await copyChain(chain), k, clock, { jobs, capacityIntervalMs: 5_000, ...(log && { log }) }));
   const payer = await startNode(bus, chain, P, clock, { mine: true, jobs: { queueMs: 60_000, ...payerJobs }, capacityIntervalMs: 5_000, ...(log && { log }) });
   await clock.until('the payer sees every host in its atlas', () => hostConfigs.every((h) => payer.services.signals.atlas().some((e) => e.node_id === toHex(h.key.publicKey))), 20_000);

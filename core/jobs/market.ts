@@ -194,7 +194,7 @@ export class JobMarket implements JobsService {
           position = Math.max(position, line.seq);
           listener(line);
         }
-        if (page !== null && page.ended && page.lines.length === 0) break;
+        if (page?.ended && page.lines.length === 0) break;
         if (page === null || page.lines.length === 0) await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, this.#logPollMs));
       }
       if (!stopped) end();

@@ -13,7 +13,7 @@ test('image: references are read as engines read them', () => {
   assert.equal(normalizeImage('busybox:1.36'), 'docker.io/library/busybox:1.36');
   assert.equal(normalizeImage('me/tool'), 'docker.io/me/tool');
   assert.equal(normalizeImage('localhost/busybox:test'), 'localhost/busybox:test');
-  assert.equal(normalizeImage('ghcr.io/me/tool@sha256:' + 'a'.repeat(64)), 'ghcr.io/me/tool@sha256:' + 'a'.repeat(64));
+  assert.equal(normalizeImage(`ghcr.io/me/tool@sha256:${'a'.repeat(64)}`), `ghcr.io/me/tool@sha256:${'a'.repeat(64)}`);
   assert.equal(normalizeImage('registry:5000/tool'), 'registry:5000/tool');
 });
 

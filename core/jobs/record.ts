@@ -184,7 +184,7 @@ export function encodeRecord(record: JobRecord): string {
 
 export function decodeRecord(json: string): JobRecord {
   const stored = JSON.parse(json) as Record<string, unknown>;
-  if (stored['state'] !== undefined) return stored as unknown as JobRecord;
+  if (stored.state !== undefined) return stored as unknown as JobRecord;
   return fromFirstForm(stored as unknown as FirstForm);
 }
 

@@ -22,7 +22,7 @@ import {
   uint53,
   utf8,
   variant,
-  Reader,
+  type Reader,
 } from '../encoding/codec.ts';
 import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
 import { concatBytes, type ByteArena } from '../encoding/bytes.ts';

@@ -95,7 +95,7 @@ export type ProfileJson = Omit<ProfileBody, 'node_id'> & { node_id: string; sign
 const SIGNING_TAG = 'mesh/node-profile/1';
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 // Control characters (C0, DEL, C1) have no place in a model's name shown in tables.
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 function refuse(field: string, detail: string): never {

@@ -132,7 +132,7 @@ function finiteField(record: Record<string, unknown>, field: string, what: strin
 export function checkCoordinate(value: unknown, dimensionality?: number, what = 'coordinate'): Coordinate {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new CoordinateError('malformed', `${what} is not an object`);
   const record = value as Record<string, unknown>;
-  const vec = record['vec'];
+  const vec = record.vec;
   if (!Array.isArray(vec)) throw new CoordinateError('malformed', `${what}.vec is not an array`);
   if (dimensionality === undefined ? vec.length < 1 || vec.length > MAX_DIMENSIONS : vec.length !== dimensionality) {
     const wanted = dimensionality === undefined ? `1 to ${MAX_DIMENSIONS}` : String(dimensionality);

@@ -323,7 +323,7 @@ test('placement: trust withdrawn between the host holding room and the bid comin
 test('placement: a node id off the curve is refused by the caller\'s node (400)', async () => {
   const m = await mesh();
   try {
-    const offCurve = fromHex('ff'.repeat(31) + '7f', 32);
+    const offCurve = fromHex(`${'ff'.repeat(31)}7f`, 32);
     const bad = await settle(m, m.caller.services.placement.meshDeploy(deploy({ nodeId: offCurve })), 'the refusal');
     assert.equal((bad.error as PlacementError).code, 'bad-node-id');
     assert.equal((bad.error as PlacementError).status, 400);

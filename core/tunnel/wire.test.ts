@@ -23,7 +23,7 @@ test('tunnel wire: after an acceptance the forwarder reads the service\'s bytes,
 });
 
 test('tunnel wire: a refusal is read whole without the listener\'s FIN, cut anywhere', async () => {
-  const reason = 'ab'.repeat(32) + ' is not allowed on tunnel web';
+  const reason = `${'ab'.repeat(32)} is not allowed on tunnel web`;
   const frame = refusalFrame(ANSWER.notAllowed, reason);
   for (const cuts of [[frame.length], [1, frame.length], [2, 7, frame.length], [1, 2, 3, frame.length]]) {
     const { opener, server } = memoryStreamPair(NODE, NODE);

@@ -7,6 +7,7 @@ import { queryValues } from './query.ts';
 test('query: one value per name, in an object without a prototype', () => {
   const values = queryValues(new URLSearchParams('limit=5&__proto__=x'));
   assert.equal(values.limit, '5');
+  // biome-ignore lint/suspicious/noProto lint/complexity/useLiteralKeys: reads the own key `__proto__`, which the test is about.
   assert.equal(values['__proto__'], 'x');
   assert.isNull(Object.getPrototypeOf(values));
 });

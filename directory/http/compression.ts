@@ -53,7 +53,7 @@ export function plainRequest(request: Request, encoding: Encoding | undefined): 
     .split(',')
     .map((tag) => tag.trim())
     .filter((tag) => tag === '*' || tag.endsWith(suffix))
-    .map((tag) => (tag === '*' ? tag : tag.slice(0, -suffix.length) + '"'));
+    .map((tag) => (tag === '*' ? tag : `${tag.slice(0, -suffix.length)}"`));
   const headers = new Headers(request.headers);
   if (plain.length === 0) headers.delete('if-none-match');
   else headers.set('if-none-match', plain.join(', '));

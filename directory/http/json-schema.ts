@@ -11,6 +11,7 @@
 import type { Struct } from 'superstruct';
 import type { JsonSchema } from './params.ts';
 
+// biome-ignore lint/suspicious/noExplicitAny: Struct is invariant in both parameters, so only `any` admits every struct.
 type AnyStruct = Struct<any, any>;
 
 const EXTRA = new WeakMap<AnyStruct, JsonSchema>();

@@ -67,7 +67,7 @@ export const PROBLEMS = {
     about: 'This client has used its burst; wait the seconds in `Retry-After` before the next request.',
   },
   internal: {
-    ...WEB_PROBLEMS['internal'],
+    ...WEB_PROBLEMS.internal,
     about: 'The service failed in a way it did not expect. The request may be retried.',
   },
   'submissions-unavailable': {

@@ -131,7 +131,7 @@ export async function startReplay(options: ReplayOptions): Promise<ReplayServer>
     if (frs && Number(frs[2]) >= 1) {
       const rows = byCode.get(frs[1]!) ?? [];
       const page = rows.slice(Number(frs[2]) - 1, Number(frs[3]));
-      return { source: 'frs', page: `frs ${frs[1]} ${frs[2]}:${frs[3]}`, type: 'text/csv', body: [header, ...page].join('\n') + '\n' };
+      return { source: 'frs', page: `frs ${frs[1]} ${frs[2]}:${frs[3]}`, type: 'text/csv', body: `${[header, ...page].join('\n')}\n` };
     }
     const params = new URLSearchParams(form);
     const query = params.get('query') ?? '';

@@ -9,7 +9,7 @@ import { fromHex, toHex } from '../../core/encoding/hex.ts';
 import { freeBalance, lockedBond } from '../../core/ledger/state.ts';
 import { devnet, MAINNET, LIGHT_RETENTION_BLOCKS, type ChainParams } from '../../core/ledger/params.ts';
 import { CheckpointRefusedError } from '../../core/node/light-start.ts';
-import { MeshNode } from '../../core/node/node.ts';
+import type { MeshNode } from '../../core/node/node.ts';
 import { SegmentError } from '../../core/node/segments.ts';
 import { deleteChainStore, holdsChain, LightNode } from '../light-node.ts';
 import { KeyStore, type WalletKey } from './keystore.ts';

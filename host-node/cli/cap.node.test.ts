@@ -12,7 +12,7 @@ import { checkToken } from '../../core/capabilities/check.ts';
 import { CapabilityError } from '../../core/capabilities/errors.ts';
 import { A, B, C, H } from '../../core/capabilities/fixtures.test-util.ts';
 import { decodeToken, encodeToken, linkId, MAX_LINKS, type Token } from '../../core/capabilities/token.ts';
-import { SigningKey } from '../../core/crypto/ed25519.ts';
+import type { SigningKey } from '../../core/crypto/ed25519.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { devnet, MAINNET } from '../../core/ledger/params.ts';
 import { getJson, startNode, stopAll, waitFor, type MeshProcess } from '../../test/mesh-process.ts';

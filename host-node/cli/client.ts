@@ -179,6 +179,7 @@ export class NodeClient {
    * the last event seen (`lastEventId` at first), so the stream goes on where it stopped. Ends when
    * `handle` returns false or `signal` aborts; a node that cannot be reached is a NodeClientError.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing goes on; only false stops.
   async follow(path: string, handle: (event: ServerEvent) => boolean | void, options: { signal: AbortSignal; lastEventId?: string }): Promise<void> {
     const { signal } = options;
     let lastEventId = options.lastEventId;

@@ -10,7 +10,7 @@ import { serveFakeApi, type FakeApi } from './fake-api.test-util.ts';
 import { CLAIM_TX, INBOX_EVENT, inboxEvent, NAME, PEER, PUBLISH_ID } from '../../core/api/fake-messaging.test-util.ts';
 import { MessagingError } from '../../core/messaging/errors.ts';
 import { RequestTimeoutError } from '../../core/net/errors.ts';
-import { type Command } from './command.ts';
+import type { Command } from './command.ts';
 import { formatEvent, msgCommand, printable } from './msg.ts';
 import { namesCommand } from './names.ts';
 

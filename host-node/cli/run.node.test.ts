@@ -132,7 +132,7 @@ test('exit codes: 0 done, 1 failed in one line, 2 usage with the usage on stderr
 test('subcommands: loaded when chosen, listed with their summaries, help for each', async () => {
   const loaded: string[] = [];
   const said: string[] = [];
-  const leaf = (name: string) =>
+  const leaf = () =>
     command({
       options: { loud: flag('shout') },
       run: ({ options, path }) => {
@@ -142,8 +142,14 @@ test('subcommands: loaded when chosen, listed with their summaries, help for eac
     });
   const tool = command({
     commands: [
-      entry('one', 'the first', () => (loaded.push('one'), leaf('one'))),
-      entry('two', 'the second', async () => (loaded.push('two'), leaf('two'))),
+      entry('one', 'the first', () => {
+        loaded.push('one');
+        return leaf();
+      }),
+      entry('two', 'the second', async () => {
+        loaded.push('two');
+        return leaf();
+      }),
     ],
   });
   assert.equal((await run(tool, ['two', '--loud'])).code, EXIT.done);
@@ -165,8 +171,16 @@ test('a command with its own options and subcommands runs itself unless a subcom
   const ran: string[] = [];
   const both = command({
     options: { port: option({ value: 'N', description: 'a port', parse: port(), default: 1 }) },
-    commands: [entry('import', 'bring things in', () => command({ run: () => (ran.push('import'), EXIT.done) }))],
-    run: ({ options }) => (ran.push(`serve ${options.port}`), EXIT.done),
+    commands: [entry('import', 'bring things in', () => command({
+          run: () => {
+            ran.push('import');
+            return EXIT.done;
+          },
+        }))],
+    run: ({ options }) => {
+      ran.push(`serve ${options.port}`);
+      return EXIT.done;
+    },
   });
   await run(both, ['--port', '2']);
   await run(both, ['import']);

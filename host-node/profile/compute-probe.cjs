@@ -126,6 +126,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`${error && error.stack ? error.stack : String(error)}\n`);
+  process.stderr.write(`${error?.stack ? error.stack : String(error)}\n`);
   process.exitCode = 1;
 });

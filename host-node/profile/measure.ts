@@ -50,6 +50,7 @@ export const COMPUTE_SHELL = [
   'echo "MESH-FACT memory.current $(cat /sys/fs/cgroup/memory.current 2>/dev/null || cat /sys/fs/cgroup/memory/memory.usage_in_bytes 2>/dev/null)"',
   'echo "MESH-FACT MemTotal $(grep ^MemTotal: /proc/meminfo)"',
   'echo "MESH-FACT MemAvailable $(grep ^MemAvailable: /proc/meminfo)"',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, run by sh.
   'cs() { set -- $(cat /proc/uptime); echo "${1%.*}${1#*.}"; }',
   'start=$(cs); n=0; now=$start',
   'while [ $((now - start)) -lt 50 ] && [ $n -lt 64 ]; do dd if=/dev/zero of=/dev/null bs=67108864 count=4 2>/dev/null; n=$((n + 1)); now=$(cs); done',

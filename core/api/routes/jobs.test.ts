@@ -151,7 +151,7 @@ test('jobs: POST /jobs/bid refuses every bad field with one 400 naming them all,
 const LARGEST = {
   ...BID,
   image: `localhost/${'b'.repeat(SPEC_LIMITS.imageBytes - 'localhost/'.length)}`,
-  cmd: Array.from({ length: SPEC_LIMITS.cmdItems }, (_, i) => ['x'.repeat(4096), 'é'.repeat(2048), '€'.repeat(1365) + 'x', '😀'.repeat(1024)][i % 4]!),
+  cmd: Array.from({ length: SPEC_LIMITS.cmdItems }, (_, i) => ['x'.repeat(4096), 'é'.repeat(2048), `${'€'.repeat(1365)}x`, '😀'.repeat(1024)][i % 4]!),
   env: Array.from({ length: SPEC_LIMITS.envPairs }, (_, i) => [`V${i}_`.padEnd(SPEC_LIMITS.envKeyBytes, 'K'), '😀'.repeat(SPEC_LIMITS.envValueBytes / 4)]),
 };
 const utf8Bytes = (text: string): number => new TextEncoder().encode(text).length;
@@ -177,8 +177,8 @@ test('jobs: POST /jobs/bid refuses one past any spec bound, a lone surrogate or 
   const cases: [Record<string, unknown>, string, boolean][] = [
     [{ image: `localhost/${'b'.repeat(SPEC_LIMITS.imageBytes - 'localhost/'.length + 1)}` }, 'image', true],
     [{ cmd: [...LARGEST.cmd, 'x'] }, 'cmd', true],
-    [{ cmd: word('é'.repeat(2048) + 'x') }, 'cmd.9', true],
-    [{ cmd: word('😀'.repeat(1024) + 'x') }, 'cmd.9', true],
+    [{ cmd: word(`${'é'.repeat(2048)}x`) }, 'cmd.9', true],
+    [{ cmd: word(`${'😀'.repeat(1024)}x`) }, 'cmd.9', true],
     [{ cmd: word('\ud800') }, 'cmd.9', true],
     [{ cmd: word('a\udc00b') }, 'cmd.9', true],
     [{ cmd: word('\udc00\ud800') }, 'cmd.9', true],

@@ -204,7 +204,7 @@ test('a page the CSV reader cannot finish (an unclosed quote) fails the import a
 });
 
 test('a Query Service time-out (500 with its TimeoutException) stops the import at once instead of asking the same query again', async () => {
-  const replay = await startReplay({ ...SHAPE, misbehave: (source, page) => (page === '/sparql offset 0' ? 'query-timeout' : undefined) });
+  const replay = await startReplay({ ...SHAPE, misbehave: (_source, page) => (page === '/sparql offset 0' ? 'query-timeout' : undefined) });
   try {
     const out = join(dir, 'timeout', 'directory.json');
     const { code, stderr } = await run([...liveArgs(out, replay), '--source', 'wikidata']);
