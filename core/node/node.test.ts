@@ -15,7 +15,8 @@ import type { TxStreamEvent } from '../api/service.ts';
 import { SignalError } from '../signal/errors.ts';
 import { ANY_SIGNAL } from '../signal/book.ts';
 import { MeshNode } from './node.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { capacity, startNode } from './node.test-util.ts';
 import { heightCodec, syncResponseCodec, syncRequestCodec } from './wire.ts';
 import { decode } from '../encoding/codec.ts';
@@ -23,11 +24,11 @@ import { decode } from '../encoding/codec.ts';
 const A = key(1);
 const B = key(2);
 const M = key(9);
-const node = (bus: MemoryBus, clock: ManualClock, chain: Chain, k: SigningKey, mine = false): Promise<MeshNode> => startNode(bus, chain, k, clock, { mine });
+const node = (bus: MemoryBus, clock: Scheduler, chain: Chain, k: SigningKey, mine = false): Promise<MeshNode> => startNode(bus, chain, k, clock, { mine });
 
 test('sync: a new node catches up more than one response (500 blocks) from a peer', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 1_100);
   const a = await node(bus, clock, chainA, A);
@@ -46,8 +47,8 @@ test('sync: a new node catches up more than one response (500 blocks) from a pee
 });
 
 test('sync: a node on a shorter fork reorganises to the longer chain of its peer', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   const chainB = await openChain();
   await chainB.addBranch(await mine(chainA, A, 5));
@@ -66,8 +67,8 @@ test('sync: a node on a shorter fork reorganises to the longer chain of its peer
 });
 
 test('sync: a peer that answers with invalid blocks is penalised and nothing is adopted', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const honest = await openChain();
   const blocks = await mine(honest, A, 4);
   const b = await node(bus, clock, await openChain(), B);
@@ -96,8 +97,8 @@ test('sync: a peer that answers with invalid blocks is penalised and nothing is 
 });
 
 test('node: a transfer reaches the other node\'s stream, is mined, and shows in both balances', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 2);
   const chainB = await openChain();
@@ -122,8 +123,8 @@ test('node: a transfer reaches the other node\'s stream, is mined, and shows in 
 });
 
 test('node: a capability-only signal reaches the peer, and the atlas shows the sender\'s capacity', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const a = await node(bus, clock, await openChain(), A, true);
   const b = await node(bus, clock, await openChain(), B);
   try {
@@ -141,8 +142,8 @@ test('node: a capability-only signal reaches the peer, and the atlas shows the s
 });
 
 test('node: /signals/stream shows what GET /signals lists: broadcasts and signals to this node, not those passing through', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const C = key(3);
   const [a, b, c] = await Promise.all([node(bus, clock, await openChain(), A), node(bus, clock, await openChain(), B), node(bus, clock, await openChain(), C)]);
   const streamed = new Map<MeshNode, string[]>([[a, []], [b, []], [c, []]]);
@@ -170,12 +171,12 @@ test('node: /signals/stream shows what GET /signals lists: broadcasts and signal
 });
 
 test('node: a signal with a payload is sent on the sender\'s own confirmed burn, once; another node\'s burn is refused', async () => {
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 2);
   const claim = await tx(A, { kind: 'NameClaim', nonce: 1, name: 'alice' });
   await mine(chainA, A, 1, [claim]);
-  const clock = new ManualClock();
   const a = await node(bus, clock, chainA, A);
   const b = await node(bus, clock, await openChain(), B);
   try {
@@ -198,13 +199,13 @@ test('node: a signal with a payload is sent on the sender\'s own confirmed burn,
 });
 
 test('segments: a light node starts from a full node\'s state at a trusted checkpoint, in segments, then syncs', async () => {
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 3);
   const transfers = await Promise.all([1, 2, 3, 4, 5].map((n) => tx(A, { kind: 'Transfer', nonce: n, to: key(20 + n).publicKey, amount: BigInt(n) })));
   await mine(chainA, A, 1, transfers);
   await mine(chainA, A, 20);
-  const clock = new ManualClock();
   // Small segments, so the state comes in several pieces.
   const a = await startNode(bus, chainA, A, clock, { segmentBytes: 200 });
   const light = bus.join(B.publicKey);
@@ -237,10 +238,10 @@ test('segments: a light node starts from a full node\'s state at a trusted check
 });
 
 test('gossip: undecodable messages on every topic are rejected, and change nothing', async () => {
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 2);
-  const clock = new ManualClock();
   const a = await node(bus, clock, chainA, A);
   const hostile = bus.join(M.publicKey);
   try {

@@ -1,0 +1,14 @@
+/**
+ * The scheduler tests run on: it starts a day after the devnet genesis (2026-01-01), so blocks
+ * mined in a test are not from the future, and its settles wait for WebCrypto calls in flight.
+ */
+import { Scheduler } from './scheduler.ts';
+import { watchWebCrypto } from './webcrypto-watch.ts';
+
+const START_MS = Date.UTC(2026, 0, 2);
+
+export function testScheduler(startMs = START_MS): Scheduler {
+  const scheduler = new Scheduler(startMs);
+  watchWebCrypto(scheduler);
+  return scheduler;
+}
