@@ -5,13 +5,13 @@
  *
  * - Timers fall due in the order (time, order set). Advancing runs each instant's timers, then
  *   settles before moving on.
- * - Hand-overs (`nextTask`) are tasks at the current instant, run one per real macrotask in the
- *   order asked for: what a message between two nodes in memory takes instead of a real timer.
+ * - Hand-overs (`nextTask`) are tasks at the current instant, released after a real macrotask in
+ *   the order asked for: what a message between two nodes in memory takes instead of a timer.
  * - Work that finishes outside the JavaScript thread (WebCrypto, a hand-over's turn) is `track`ed;
  *   components with work queues are `watch`ed through their `idle()`.
  *
  * Settled means: every tracked piece of work has finished, every watched component is idle, and
- * the microtasks that followed have run (one real macrotask turn drains them all) without starting
+ * the microtasks that followed have run (one real macrotask, a `Turn`, drains them) without starting
  * any new tracked work. Tracked work and `idle()` must finish without the clock moving, or a settle
  * waits for ever: track a leaf (a WebCrypto call, a hand-over), not a request that may wait for its
  * deadline.
@@ -30,17 +30,14 @@ interface Scheduled {
   readonly every: number | null;
 }
 
-// One real macrotask turn: every microtask queued before it has run when it resolves. A message
-// task, unlike a nested timer, is neither clamped to 4 ms by browsers nor to 1 ms by Node.
-const turn = (): Promise<void> =>
-  new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = (): void => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(null);
-  });
+/** Resolves in a later real macrotask: every microtask queued before it has run by then. */
+export type Turn = () => Promise<void>;
+
+// Taken at load, before a test could replace the global. A timer task is a task on every runtime;
+// where a cheaper one is (MessagePort messages on Node and in browsers, not on Deno, which hands
+// them over among the microtasks), the host may pass it.
+const realSetTimeout = globalThis.setTimeout;
+const timerTurn: Turn = () => new Promise((resolve) => realSetTimeout(resolve, 0));
 
 const before = (a: Scheduled, b: Scheduled): boolean => a.at < b.at || (a.at === b.at && a.seq < b.seq);
 
@@ -56,9 +53,11 @@ export class Scheduler implements Clock {
   readonly #watched = new Set<Idle>();
   readonly #tasks: (() => void)[] = [];
   #draining = false;
+  readonly #turn: Turn;
 
-  constructor(startMs: number) {
+  constructor(startMs: number, options: { turn?: Turn } = {}) {
     this.#now = startMs;
+    this.#turn = options.turn ?? timerTurn;
   }
 
   now(): number {
@@ -100,8 +99,9 @@ export class Scheduler implements Clock {
   }
 
   /**
-   * Resolves in a later task at the current instant, after the tasks asked for before it: a
-   * hand-over, as a message takes between processes. Settles wait for it.
+   * Resolves in a later task at the current instant, in the order asked for (those asked for
+   * before a turn all resolve after it): a hand-over, as a message takes between processes.
+   * Settles wait for it.
    */
   nextTask(): Promise<void> {
     return new Promise((resolve) => {
@@ -115,7 +115,7 @@ export class Scheduler implements Clock {
     for (;;) {
       const started = this.#started;
       await Promise.all([...this.#tracked, ...[...this.#watched].map((c) => c.idle())].map((p) => p.then(undefined, () => {})));
-      await turn();
+      await this.#turn();
       if (this.#tracked.size === 0 && this.#started === started) return;
     }
   }
@@ -180,8 +180,8 @@ export class Scheduler implements Clock {
   async #drain(): Promise<void> {
     this.#draining = true;
     while (this.#tasks.length > 0) {
-      await turn();
-      this.#tasks.shift()!();
+      await this.#turn();
+      for (const go of this.#tasks.splice(0)) go();
     }
     this.#draining = false;
   }
