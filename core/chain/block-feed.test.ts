@@ -5,15 +5,16 @@ import type { Chain } from './chain.ts';
 import type { BlockEvent } from '../ledger/block.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { Flow } from '../web/sse.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { followBlocks, REPLAY_PAGE } from './block-feed.ts';
 
 const A = key(1);
 const B = key(2);
 
+// The follower needs no clock; the scheduler only tells when its work has finished.
+const scheduler = testScheduler();
 /** Lets the follower's store reads and page sends run. */
-const settle = async (): Promise<void> => {
-  for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 0));
-};
+const settle = (): Promise<void> => scheduler.settle();
 
 /** A client queue of `capacity` events that the test reads from by hand. */
 class TestQueue implements Flow {

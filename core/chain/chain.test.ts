@@ -15,6 +15,7 @@ import { Chain, ForkChoiceError, type ChainEvent } from './chain.ts';
 import { Mempool } from './mempool.ts';
 import { nextSlot } from './miner.ts';
 import { key, mine, nextBlock, openChain, params, SlowStore, tx } from './testnet.test-util.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 
 const A = key(1);
 const B = key(2);
@@ -336,13 +337,17 @@ test('chain: blockBytesFrom never claims a tip whose blocks the store does not h
   // The tip moves with the state, before the block's batch is written. A sync answer read in that
   // moment used to claim the new tip and send nothing for it, which made an honest peer look like
   // one that claims heights it cannot serve.
-  const store = new SlowStore();
+  const clock = testScheduler();
+  const store = new SlowStore(clock);
   const chain = await openChain({ store });
   await mine(chain, A, 3);
   store.delayMs = 50;
   const adding = chain.addBlock(await nextBlock(chain, A));
-  await new Promise((r) => setTimeout(r, 10));
-  const { blocks, tipHeight } = await chain.blockBytesFrom(1, 500, 1 << 20);
+  await clock.advance(10);
+  // The read waits for the block's batch, which the clock lets end.
+  const reading = chain.blockBytesFrom(1, 500, 1 << 20);
+  await clock.advance(40);
+  const { blocks, tipHeight } = await reading;
   assert.equal(blocks.length, tipHeight, 'every block up to the claimed tip is sent');
   assert.equal(await adding, 'extended');
   assert.equal((await chain.blockBytesFrom(4, 500, 1 << 20)).blocks.length, 1);
@@ -350,18 +355,20 @@ test('chain: blockBytesFrom never claims a tip whose blocks the store does not h
 
 test('chain: until the batch of a block is written, callers see the state before it; then the block, read meanwhile or not', async () => {
   for (const read of [false, true]) {
-    const store = new SlowStore();
+    const clock = testScheduler();
+    const store = new SlowStore(clock);
     const chain = await openChain({ store });
     await mine(chain, A, 3);
     const before = chain.state.account(A.publicKey).balance;
     store.delayMs = 50;
     const block = await nextBlock(chain, A);
     const adding = chain.addBlock(block);
-    await new Promise((r) => setTimeout(r, 10));
+    await clock.advance(10);
     if (read) {
       assert.equal(chain.state.account(A.publicKey).balance, before);
       assert.equal(chain.tip.height, 3);
     }
+    await clock.advance(40);
     assert.equal(await adding, 'extended');
     assert.equal(chain.state.account(A.publicKey).balance, before + 1_000n * CREDIT);
     assert.equal(toHex(chain.state.stateRoot()), toHex(block.header.state_root));

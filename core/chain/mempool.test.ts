@@ -5,6 +5,7 @@ import { LedgerRuleError } from '../ledger/apply.ts';
 import { toHex } from '../encoding/hex.ts';
 import { Mempool, MempoolError } from './mempool.ts';
 import { key, mine, nextBlock, openChain, SlowStore, tx } from './testnet.test-util.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 
 const A = key(1);
 const B = key(2);
@@ -166,7 +167,8 @@ test('mempool: while a block is being written, the pool and the state agree, and
   // The chain shows a block's state only once its batch is stored, and the pool hears of it then.
   // In between, the sender's next nonce follows its pooled transaction (POST /transfer must not
   // see nonce-gap or nonce-used while a block is written).
-  const store = new SlowStore();
+  const clock = testScheduler();
+  const store = new SlowStore(clock);
   const chain = await openChain({ store });
   await mine(chain, A, 2);
   const pool = new Mempool(chain);
@@ -174,12 +176,13 @@ test('mempool: while a block is being written, the pool and the state agree, and
   await pool.add(first);
   store.delayMs = 50;
   const writing = chain.addBlock(await nextBlock(chain, A, pool));
-  await new Promise((r) => setTimeout(r, 10));
+  await clock.advance(10);
   assert.equal(chain.tip.height, 2, 'the block is not shown before it is stored');
   assert.equal(chain.state.account(A.publicKey).nonce, 0, 'nor is its state');
   assert.deepEqual(pool.queueOf(A.publicKey).map((t) => toHex(t.id)), [toHex(first.id)]);
   const second = await transfer(A, 2);
   await pool.add(second);
+  await clock.advance(40);
   assert.equal(await writing, 'extended');
   assert.equal(chain.state.account(A.publicKey).nonce, 1);
   assert.deepEqual(pool.pending().map((t) => toHex(t.id)), [toHex(second.id)]);

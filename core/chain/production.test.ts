@@ -11,7 +11,7 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import type { Block } from '../ledger/block.ts';
 import type { Tx } from '../ledger/tx.ts';
 import { BlockProducer } from '../node/block-producer.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import type { Chain } from './chain.ts';
 import { buildBlock, nextSlot } from './miner.ts';
 import { key, mine, openChain, params, tx } from './testnet.test-util.ts';
@@ -29,7 +29,7 @@ interface SimNode {
  * after it is made. Returns the blocks made.
  */
 async function simulate(nodes: SimNode[], startMs: number, untilMs: number, latencyMs: number): Promise<Block[]> {
-  const clock = new ManualClock(startMs);
+  const clock = testScheduler(startMs);
   const made: Block[] = [];
   const producers = nodes
     .filter((node) => node.live)

@@ -6,6 +6,7 @@ import { keyOf, PARAMS } from '../ledger/fixtures.test-util.ts';
 import { signTx, type Tx, type TxBody } from '../ledger/tx.ts';
 import type { Block } from '../ledger/block.ts';
 import { MemoryStore } from '../store/kv.ts';
+import { sleep, type Clock } from '../time/clock.ts';
 import { Chain, type ChainOptions } from './chain.ts';
 import { buildBlock, nextSlot, type TxSource } from './miner.ts';
 
@@ -45,12 +46,21 @@ export function tx(signer: SigningKey, body: Record<string, unknown>): Promise<T
   return signTx({ sender: signer.publicKey, ...body } as TxBody, signer, PARAMS.network);
 }
 
-/** A memory store whose batches take `delayMs` (0 at first): the moment a block is being written. */
+/**
+ * A memory store whose batches take `delayMs` (0 at first) on `clock`: the moment a block is
+ * being written, as long as the test holds the clock there.
+ */
 export class SlowStore extends MemoryStore {
   delayMs = 0;
+  readonly #clock: Clock;
+
+  constructor(clock: Clock) {
+    super();
+    this.#clock = clock;
+  }
 
   override async batch(ops: Parameters<MemoryStore['batch']>[0]): Promise<void> {
-    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    if (this.delayMs > 0) await sleep(this.#clock, this.delayMs);
     return super.batch(ops);
   }
 }

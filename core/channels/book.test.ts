@@ -2,7 +2,11 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { MemoryStore, type BatchOp } from '../store/kv.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { ChannelBook, newChannelRecord, type ChannelRecord } from './book.ts';
+
+// The book needs no clock; the scheduler only tells when the writes started have gone as far as they can.
+const scheduler = testScheduler();
 
 /** A memory store that records its batches and holds each until the test lets it go. */
 class HeldStore extends MemoryStore {
@@ -19,7 +23,7 @@ class HeldStore extends MemoryStore {
   async release(): Promise<void> {
     while (this.#release.length > 0) {
       for (const go of this.#release.splice(0)) go();
-      await new Promise((r) => setTimeout(r, 0));
+      await scheduler.settle();
     }
   }
 }
@@ -43,13 +47,13 @@ test('channel book: changes made while a batch is written go into one next batch
   const a = record(1);
   const b = record(2);
   const first = book.save(a);
-  await new Promise((r) => setTimeout(r, 0));
+  await scheduler.settle();
   a.cumulative = '10';
   const second = book.save(a);
   a.cumulative = '20';
   const third = book.save(a);
   const other = book.save(b);
-  await new Promise((r) => setTimeout(r, 0));
+  await scheduler.settle();
   assert.lengthOf(store.batches, 1, 'the first change is being written, the rest wait');
   await store.release();
   await Promise.all([first, second, third, other]);

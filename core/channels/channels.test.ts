@@ -17,7 +17,8 @@ import { MemoryBus } from '../net/memory.test-util.ts';
 import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
 import { MemoryStore } from '../store/kv.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import type { ChannelsConfig } from './channels.ts';
 import { ChannelError } from './errors.ts';
 import { CLOSE_MARGIN_BLOCKS } from './host.ts';
@@ -30,7 +31,7 @@ const H = key(2); // the host
 const G = key(3); // a third node
 
 interface Pair {
-  readonly clock: ManualClock;
+  readonly clock: Scheduler;
   readonly bus: MemoryBus;
   payer: FullNode;
   host: FullNode;
@@ -40,8 +41,8 @@ interface Pair {
 
 /** A payer with 3,000 credits that produces blocks, and a host following its chain. */
 async function pair(hostChannels: ChannelsConfig = {}): Promise<Pair> {
-  const clock = new ManualClock();
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chain = await openChain();
   await mine(chain, P, 3);
   const hostChain = await copyChain(chain);
@@ -268,8 +269,8 @@ test('channels: a host restarted between the receipts and the close still closes
 
 test('channels: a payer restarted before its ChannelOpen is mined pools it again, and the channel opens', async () => {
   const store = new MemoryStore();
-  const clock = new ManualClock();
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chain = await openChain();
   await mine(chain, P, 3);
   let payer = await startNode(bus, chain, P, clock, { channels: { store } });

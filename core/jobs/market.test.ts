@@ -11,7 +11,8 @@ import { MemoryBus } from '../net/memory.test-util.ts';
 import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
 import { MemoryStore } from '../store/kv.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { JobError } from './errors.ts';
 import { ExecutorError } from './executor.ts';
 import { FakeExecutor } from './executor.test-util.ts';
@@ -34,7 +35,7 @@ function request(overrides: Partial<JobRequest> = {}): JobRequest {
 }
 
 interface Mesh {
-  readonly clock: ManualClock;
+  readonly clock: Scheduler;
   readonly bus: MemoryBus;
   readonly payer: FullNode;
   readonly hosts: FullNode[];
@@ -42,8 +43,8 @@ interface Mesh {
 }
 
 /** A payer with 3,000 credits that produces blocks, and hosts with the given job configurations. */
-async function mesh(clock: ManualClock, hostConfigs: { key: SigningKey; jobs: JobsConfig }[], payerJobs: JobsConfig = {}): Promise<Mesh> {
-  const bus = new MemoryBus();
+async function mesh(clock: Scheduler, hostConfigs: { key: SigningKey; jobs: JobsConfig }[], payerJobs: JobsConfig = {}): Promise<Mesh> {
+  const bus = new MemoryBus(clock);
   const chain = await openChain();
   await mine(chain, P, 3);
   const hosts: FullNode[] = [];
@@ -63,7 +64,7 @@ async function mesh(clock: ManualClock, hostConfigs: { key: SigningKey; jobs: Jo
 }
 
 test('jobs: a settle-billed job runs on the one host that takes it, and the co-signed settlement moves the cost less 1 %', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const executor = new FakeExecutor(clock);
   const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
   try {
@@ -108,7 +109,7 @@ test('jobs: a settle-billed job runs on the one host that takes it, and the co-s
 });
 
 test('jobs: while no host fits, the job waits and lists every reason of every host; past the queue time it fails', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const small = new FakeExecutor(clock);
   const down = new FakeExecutor(clock);
   down.ready = false;
@@ -134,7 +135,7 @@ test('jobs: while no host fits, the job waits and lists every reason of every ho
 });
 
 test('jobs: a heartbeat-billed job is reserved on its host first, billed every interval, and stopped when the cell cannot cover the next', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const executor = new FakeExecutor(clock);
   const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY, heartbeatMs: 30_000 } }]);
   try {
@@ -160,7 +161,7 @@ test('jobs: a heartbeat-billed job is reserved on its host first, billed every i
 });
 
 test('jobs: a heartbeat-billed bid with no host that fits is refused with every reason and locks nothing', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const m = await mesh(clock, [{ key: H, jobs: { executor: new FakeExecutor(clock), policy: POLICY } }]);
   try {
     await rejectsAsync(() => m.payer.services.jobs.bidJob(request({ billing: 'heartbeat', memMb: 4096 })), JobError, 'no-host', /needs 4096 MiB, 2048 MiB free/);
@@ -172,7 +173,7 @@ test('jobs: a heartbeat-billed bid with no host that fits is refused with every 
 });
 
 test('jobs: the memory limit, the duration and a stop each end the job with a failed status that says so, and it still settles', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const executor = new FakeExecutor(clock);
   const m = await mesh(clock, [{ key: H, jobs: { executor, policy: { ...POLICY, cpuCores: 4 } } }]);
   try {
@@ -197,7 +198,7 @@ test('jobs: the memory limit, the duration and a stop each end the job with a fa
 });
 
 test('jobs: a host restarted while its job runs takes it up again and settles it once', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const executor = new FakeExecutor(clock);
   const store = new MemoryStore();
   const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY, store } }]);
@@ -223,7 +224,7 @@ test('jobs: a host restarted while its job runs takes it up again and settles it
 });
 
 test('jobs: the manual settlement checks the job, the signature and the cost', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const executor = new FakeExecutor(clock);
   const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
   try {
@@ -246,7 +247,7 @@ test('jobs: the manual settlement checks the job, the signature and the cost', a
 });
 
 test('jobs: a launch failure on one host sends the job to the next', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const broken = new FakeExecutor(clock);
   broken.failRun = new ExecutorError('no-image', 'image localhost/busybox:test is not on this host and cannot be pulled');
   const good = new FakeExecutor(clock);
@@ -267,8 +268,8 @@ test('jobs: a launch failure on one host sends the job to the next', async () =>
 });
 
 test('jobs: the atlas shows docker only while the engine answers, gpu only when it gives GPUs, and the real running_jobs', async () => {
-  const clock = new ManualClock();
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const executor = new FakeExecutor(clock);
   const chain = await openChain();
   await mine(chain, P, 3);
@@ -294,8 +295,8 @@ test('jobs: the atlas shows docker only while the engine answers, gpu only when 
 });
 
 test('jobs: the payer expires an unsettled bid once 1,440 blocks have passed, and the bid is released', async () => {
-  const clock = new ManualClock();
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chain = await openChain();
   await mine(chain, P, 3);
   // Blocks are made here, not by the node, so the test can pass 1,440 of them at once.
@@ -318,7 +319,7 @@ test('jobs: the payer expires an unsettled bid once 1,440 blocks have passed, an
 });
 
 test('jobs: the payer signs no more than the job can have earned, and a report that beats the answer to the offer leaves nothing stuck', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   // G is a host in the atlas whose jobs protocol is replaced below by a liar's.
   const m = await mesh(clock, [{ key: G, jobs: {} }]);
   try {
@@ -359,7 +360,7 @@ test('jobs: the payer signs no more than the job can have earned, and a report t
 });
 
 test('jobs: a host that took a job but never starts it loses it to the next host', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const good = new FakeExecutor(clock);
   const m = await mesh(clock, [
     { key: G, jobs: {} },
@@ -390,7 +391,7 @@ test('jobs: a host that took a job but never starts it loses it to the next host
 });
 
 test('jobs: terms no host takes are refused at the bid: a heartbeat worth nothing, a run longer than the bid stays locked', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const m = await mesh(clock, [{ key: H, jobs: { executor: new FakeExecutor(clock), policy: POLICY } }]);
   try {
     await rejectsAsync(() => m.payer.services.jobs.bidJob(request({ billing: 'heartbeat', durationSecs: 600, bid: 19n })), JobError, 'bad-terms', /pays nothing per heartbeat/);
@@ -404,7 +405,7 @@ test('jobs: terms no host takes are refused at the bid: a heartbeat worth nothin
 });
 
 test('jobs: a host answers malformed offers without running anything: bytes that do not decode fail, a bad spec or bid is refused with its reason', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const executor = new FakeExecutor(clock);
   const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
   try {

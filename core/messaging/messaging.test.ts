@@ -14,7 +14,8 @@ import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { appTopic } from '../net/network.ts';
 import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { MessagingError } from './errors.ts';
 import type { InboxEvent } from './inbox.ts';
 import { laneExchange } from './lane.test-util.ts';
@@ -33,7 +34,7 @@ const hex = (s: string): string => toHex(text.encode(s));
 
 interface Mesh {
   readonly bus: MemoryBus;
-  readonly clock: ManualClock;
+  readonly clock: Scheduler;
   readonly nodes: FullNode[];
   /** What each node's inbox stream delivered, by node index. */
   readonly heard: InboxEvent[][];
@@ -42,7 +43,7 @@ interface Mesh {
 
 /** Nodes for `keys` on one bus and clock, all linked, each with its inbox followed from the start. */
 async function mesh(keys: readonly SigningKey[], limits: Partial<MessagingLimits> = {}): Promise<Mesh> {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const nodes: FullNode[] = [];
   const heard: InboxEvent[][] = [];

@@ -15,7 +15,8 @@ import { MemoryBus } from '../net/memory.test-util.ts';
 import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
 import { MemoryStore } from '../store/kv.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { NameError } from './errors.ts';
 import { isName } from './names.ts';
 
@@ -26,7 +27,7 @@ const NAME_BLOCKS = 20;
 const PARAMS = devnet(100, { nameBlocks: NAME_BLOCKS });
 
 interface Mesh {
-  readonly clock: ManualClock;
+  readonly clock: Scheduler;
   readonly a: FullNode;
   readonly b: FullNode;
   readonly c: FullNode;
@@ -34,7 +35,7 @@ interface Mesh {
 }
 
 async function mesh(): Promise<Mesh> {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const open = (): Promise<Chain> => Chain.open({ store: new MemoryStore(), params: PARAMS });
   const a = await startNode(bus, await open(), A, clock, { mine: true });

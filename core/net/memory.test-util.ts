@@ -29,10 +29,11 @@ import {
   type Verdict,
 } from './network.ts';
 import { systemClock, type Clock } from '../time/clock.ts';
+import { Scheduler } from '../time/scheduler.ts';
 import { boundsOf, failureMessage, handlerStops, runRequest, type Bounds } from './rpc.ts';
 
 export class MemoryBus {
-  /** Request deadlines run on it: a manual clock makes timeouts deterministic. */
+  /** Request deadlines run on it: a scheduler makes timeouts and hand-overs deterministic. */
   readonly clock: Clock;
   readonly limits: RpcLimits;
   readonly members = new Map<string, MemoryNetwork>();
@@ -86,6 +87,14 @@ export class MemoryBus {
   unlink(a: MemoryNetwork, b: MemoryNetwork): void {
     a.disconnected(b);
     b.disconnected(a);
+  }
+
+  /**
+   * Resolves in a later task, as a message between processes arrives: on a scheduler one of its
+   * hand-overs (in order, and waited for by its settles), else a real timer.
+   */
+  handOver(): Promise<void> {
+    return this.clock instanceof Scheduler ? this.clock.nextTask() : new Promise((resolve) => setTimeout(resolve, 0));
   }
 
   /** Delivers from `from` to each linked subscriber that has not had the message, once each. */
@@ -249,7 +258,7 @@ export class MemoryNetwork implements Network {
       lost.catch(() => {});
       try {
         // Handed over in a later task, as a stream would.
-        await Promise.race([new Promise((resolve) => setTimeout(resolve, 0)), lost]);
+        await Promise.race([this.#bus.handOver(), lost]);
         const handled = Promise.resolve()
           .then(() => served.handler({ peer: this.self, data: data.slice(), signal: AbortSignal.any([signal, call.cut.signal]) }))
           .then((answer) => ({ answer }), (error: unknown) => ({ error }));
@@ -284,7 +293,7 @@ export class MemoryNetwork implements Network {
     options.signal?.throwIfAborted();
     const target = this.#linked(peer);
     // Agreed on in a later task, as multistream-select would.
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await this.#bus.handOver();
     options.signal?.throwIfAborted();
     if (!this.links.has(target)) throw new PeerUnreachableError(`${toHex(peer)} is not connected`);
     const served = target.#streamServed.get(id);
@@ -345,13 +354,13 @@ export class MemoryNetwork implements Network {
     });
   }
 
-  /** A real turn, as a message would take, plus the latency set on the bus between the two (on its clock). */
+  /** A hand-over, as a message would take, plus the latency set on the bus between the two (on its clock). */
   async ping(peer: Uint8Array, options: { signal?: AbortSignal } = {}): Promise<number> {
     options.signal?.throwIfAborted();
     this.#linked(peer);
     const clock = this.#bus.clock;
     const start = clock.now();
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await this.#bus.handOver();
     const latency = this.#bus.latency(this.self, peer);
     if (latency > 0) await new Promise((resolve) => clock.setTimeout(() => resolve(undefined), latency));
     options.signal?.throwIfAborted();

@@ -9,7 +9,8 @@ import { fromHex, toHex } from '../encoding/hex.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { TOPICS } from '../net/network.ts';
 import { PeerPings } from './peer-pings.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { rejectsAsync } from '../../test/assert.ts';
 import { NewestBook } from './book.ts';
 import { LinkSampleError } from './errors.ts';
@@ -29,8 +30,8 @@ interface Member {
 }
 
 /** Nodes on one memory bus with the manual clock, each pinging its peers every second and running the netgraph. */
-function mesh(count: number, latencies: Record<string, number>, limits: Partial<NetgraphLimits> = {}): { clock: ManualClock; bus: MemoryBus; members: Member[]; stop: () => void } {
-  const clock = new ManualClock(1_700_000_000_000);
+function mesh(count: number, latencies: Record<string, number>, limits: Partial<NetgraphLimits> = {}): { clock: Scheduler; bus: MemoryBus; members: Member[]; stop: () => void } {
+  const clock = testScheduler(1_700_000_000_000);
   const bus = new MemoryBus(clock);
   const members = Array.from({ length: count }, (_, i) => {
     const k = key(i + 1);

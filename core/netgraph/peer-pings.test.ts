@@ -4,7 +4,7 @@ import { key } from '../chain/testnet.test-util.ts';
 import { seededRandom } from '../crypto/random.test-util.ts';
 import type { Random } from '../crypto/random.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { median } from '../collections/median.ts';
 import { toHex } from '../encoding/hex.ts';
 import { PeerPings, PING_INTERVAL_MS, pingFigures } from './peer-pings.ts';
@@ -24,7 +24,7 @@ test('peer pings: the median of the samples kept, the mean of the middle two for
 });
 
 test('peer pings: rounds come every 10 s ± 25 %, jittered, on the node\'s clock', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const a = bus.join(A.publicKey);
   bus.join(B.publicKey);
@@ -60,7 +60,7 @@ test('peer pings: the figures of a window of outcomes: median and jitter of its 
 });
 
 test('peer pings: each peer keeps its last 10 outcomes, round trips and failures, whose round trips and median GET /peers shows; a gone peer is forgotten', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const a = bus.join(A.publicKey);
   const b = bus.join(B.publicKey);
@@ -109,9 +109,9 @@ test('peer pings: each peer keeps its last 10 outcomes, round trips and failures
 });
 
 test('peer pings: a schedule out of range is refused', () => {
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const network = bus.join(A.publicKey);
-  const clock = new ManualClock();
   for (const schedule of [{ intervalMs: 0 }, { intervalMs: 1.5 }, { jitter: 1 }, { jitter: -0.1 }, { window: 0 }, { window: 2.5 }]) {
     assert.throws(() => new PeerPings({ network, clock, random: MIDDLE, schedule }), RangeError);
   }

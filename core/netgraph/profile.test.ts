@@ -8,7 +8,7 @@ import { toHex } from '../encoding/hex.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { NodeProfiles } from './profiles.ts';
 import type { AtlasEntry } from '../signal/types.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { ProfileError } from './errors.ts';
 import { fabricStats, knownNodes } from './fabric.ts';
 import { PROFILE_MAX_SKEW_S, PROFILE_TTL_S, ProfileBook } from './profile-book.ts';
@@ -184,7 +184,7 @@ test('fabric stats: profiles where nodes have them, the atlas\'s cores for the o
 });
 
 test('node profiles: a published profile reaches a peer that keeps it; a forged one is rejected, a stale one ignored, its own is gossiped again', async () => {
-  const clock = new ManualClock(T0 * 1000);
+  const clock = testScheduler(T0 * 1000);
   const bus = new MemoryBus(clock);
   const na = bus.join(A.publicKey);
   const nb = bus.join(B.publicKey);
@@ -227,7 +227,7 @@ test('node profiles: a published profile reaches a peer that keeps it; a forged 
 });
 
 test('node profiles: a node stops gossiping its own profile once it has expired, and says so', async () => {
-  const clock = new ManualClock(T0 * 1000);
+  const clock = testScheduler(T0 * 1000);
   const bus = new MemoryBus(clock);
   const na = bus.join(A.publicKey);
   bus.join(B.publicKey).handle(PROFILES_TOPIC, () => Promise.resolve('ignore'));

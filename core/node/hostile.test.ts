@@ -15,19 +15,20 @@ import { toHex } from '../encoding/hex.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { TOPICS, type GossipMessage } from '../net/network.ts';
 import { sleep } from '../time/clock.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
 import { startNode, type FullNode } from './node.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { segmentCodec, Segments } from './segments.ts';
 import { Sync } from './sync.ts';
 import { heightCodec, syncRequestCodec, syncResponseCodec } from './wire.ts';
 
 const A = key(1);
 const B = key(2);
-const node = (bus: MemoryBus, clock: ManualClock, chain: Chain, k: SigningKey, mine = false, syncTimeoutMs = 500): Promise<FullNode> =>
+const node = (bus: MemoryBus, clock: Scheduler, chain: Chain, k: SigningKey, mine = false, syncTimeoutMs = 500): Promise<FullNode> =>
   startNode(bus, chain, k, clock, { mine, syncTimeoutMs });
 
 /** A hostile member: announces `height` every 100 ms and answers sync requests as `answer` says. */
-function liar(bus: MemoryBus, clock: ManualClock, k: SigningKey, height: number, answer: 'never' | 'empty'): { net: MemoryNetwork; asked: () => number; stop: () => void } {
+function liar(bus: MemoryBus, clock: Scheduler, k: SigningKey, height: number, answer: 'never' | 'empty'): { net: MemoryNetwork; asked: () => number; stop: () => void } {
   const net = bus.join(k.publicKey);
   let asked = 0;
   net.handle(TOPICS.heights, async () => 'ignore');
@@ -48,8 +49,8 @@ function liar(bus: MemoryBus, clock: ManualClock, k: SigningKey, height: number,
 
 for (const answer of ['never', 'empty'] as const) {
   test(`sync: peers that announce a height they cannot serve (answer: ${answer}) do not stop a mining node`, async () => {
-    const bus = new MemoryBus();
-    const clock = new ManualClock();
+    const clock = testScheduler();
+    const bus = new MemoryBus(clock);
     const a = await node(bus, clock, await openChain(), A, true);
     // Several identities, so forgetting one liar is not enough.
     const liars = [key(20), key(21), key(22), key(23)].map((k) => liar(bus, clock, k, 1_000_000, answer));
@@ -65,8 +66,8 @@ for (const answer of ['never', 'empty'] as const) {
 }
 
 test('sync: more liars than timeouts allow for hold production back only briefly', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const a = await node(bus, clock, await openChain(), A, true);
   // Forty identities at 500 ms each would keep the node "behind" for 20 s if every claim counted.
   const liars = Array.from({ length: 40 }, (_, i) => liar(bus, clock, key(100 + i), 1_000_000, 'never'));
@@ -81,10 +82,10 @@ test('sync: more liars than timeouts allow for hold production back only briefly
 });
 
 test('sync: an honest peer ahead is still followed after liars were found out', async () => {
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainB = await openChain();
   await mine(chainB, B, 30);
-  const clock = new ManualClock();
   const a = await node(bus, clock, await openChain(), A);
   const liars = [key(20), key(21)].map((k) => liar(bus, clock, k, 1_000_000, 'never'));
   try {
@@ -102,11 +103,11 @@ test('sync: an honest peer ahead is still followed after liars were found out', 
 });
 
 test('sync: a relayed block on an unknown parent makes the node sync from the relay, not the far producer', async () => {
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainB = await openChain();
   const blocks = await mine(chainB, B, 5);
   // B serves sync but never announces (a bare Sync), so only the block can tell A that B is ahead.
-  const clock = new ManualClock();
   const syncB = new Sync({ chain: chainB, network: bus.join(B.publicKey), clock });
   syncB.start();
   const a = await node(bus, clock, await openChain(), A);
@@ -139,7 +140,7 @@ test('gossip: a block kept aside is not passed on, so no relay is blamed for a b
   );
   const verdict = async (chain: Chain, k: SigningKey, peer: SigningKey): Promise<string | undefined> => {
     const bus = new MemoryBus();
-    const n = await node(bus, new ManualClock(), chain, k);
+    const n = await node(bus, testScheduler(), chain, k);
     try {
       await bus.members.get(toHex(k.publicKey))!.receive({ topic: TOPICS.blocks, data: bad.bytes, origin: H.publicKey, peer: peer.publicKey }, new Set([toHex(k.publicKey)]));
       return bus.verdicts.find((v) => v.topic === TOPICS.blocks)?.verdict;
@@ -158,7 +159,7 @@ test('gossip: blocks kept aside are bounded in bytes, not only in number', async
   const chain = await openChain();
   await mine(chain, A, 2);
   const bus = new MemoryBus();
-  const a = await node(bus, new ManualClock(), chain, A);
+  const a = await node(bus, testScheduler(), chain, A);
   const txs: Tx[] = [];
   for (let i = 0; i < 1024; i++) txs.push(await signTx({ kind: 'Transfer', sender: H.publicKey, nonce: i + 1, to: A.publicKey, amount: 1n }, H, chain.params.network));
   const g = chain.genesis;
@@ -184,8 +185,8 @@ test('gossip: blocks kept aside are bounded in bytes, not only in number', async
 test('sync: a node catching up holds at most one answer waiting to be applied, however fast answers come', async () => {
   // Answers come faster than this node applies them. Were the next range asked for as soon as an
   // answer arrived, every range of a long chain would wait in memory, decoded, for its turn.
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainB = await openChain();
   await mine(chainB, B, 3_000);
   const chainA = await openChain();
@@ -218,11 +219,11 @@ test('sync: a node catching up holds at most one answer waiting to be applied, h
 
 test('sync: a peer that asks over and over is served a bounded number of bytes a second', async () => {
   // Each answer may carry 2 MiB of blocks read from the store; requests cost the asker a few bytes.
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainB = await openChain();
   await mine(chainB, B, 300);
   const budget = 64 * 1024;
-  const clock = new ManualClock();
   const syncB = new Sync({ chain: chainB, network: bus.join(B.publicKey), serveBytesPerSecond: budget, clock });
   syncB.start();
   const asker = bus.join(key(50).publicKey);
@@ -255,7 +256,7 @@ test('segments: requests and answers addressed to another node are not passed on
   const bus = new MemoryBus();
   const chain = await openChain();
   await mine(chain, A, 3);
-  const a = await node(bus, new ManualClock(), chain, A);
+  const a = await node(bus, testScheduler(), chain, A);
   const far = key(31);
   const hostile = key(32);
   try {
@@ -273,13 +274,13 @@ test('segments: requests and answers addressed to another node are not passed on
 });
 
 test('segments: a peer that asks over and over is served a bounded number of bytes a second', async () => {
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chain = await openChain();
   await mine(chain, A, 3);
   const transfers = await Promise.all(Array.from({ length: 40 }, (_, i) => tx(A, { kind: 'Transfer', nonce: i + 1, to: key(120 + i).publicKey, amount: 1n })));
   await mine(chain, A, 1, transfers);
   const budget = 2 * 1024;
-  const clock = new ManualClock();
   const server = new Segments(bus.join(A.publicKey), chain.params, chain, { serveBytesPerSecond: budget, clock });
   server.start();
   const asker = bus.join(key(51).publicKey);

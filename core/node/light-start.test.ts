@@ -9,7 +9,7 @@ import { toHex } from '../encoding/hex.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { TOPICS } from '../net/network.ts';
 import { MemoryStore } from '../store/kv.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { CheckpointRefusedError, openLightChain } from './light-start.ts';
 import { segmentCodec } from './segments.ts';
 import { startNode } from './node.test-util.ts';
@@ -19,8 +19,8 @@ const LIGHT = key(2);
 const M = key(9);
 
 test('openLightChain: starts from the state at a trusted checkpoint, then reopens what the store holds', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 12);
   const a = await startNode(bus, chainA, A, clock);
@@ -44,8 +44,8 @@ test('openLightChain: starts from the state at a trusted checkpoint, then reopen
 });
 
 test('openLightChain: a state that does not hash to the checkpoint\'s state_root is refused and its peer penalised', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 6);
   const truth = await chainA.snapshotAt(5);
@@ -77,8 +77,8 @@ function servingPeer(bus: MemoryBus, self: typeof M, snapshot: Awaited<ReturnTyp
 }
 
 test('openLightChain: a forging peer is penalised and a confused one skipped; the start goes on to the next peer', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 6);
   const truth = await chainA.snapshotAt(5);
@@ -99,8 +99,8 @@ test('openLightChain: a forging peer is penalised and a confused one skipped; th
 });
 
 test('openLightChain: with no peer a first start reports itself waiting, and starts when a peer appears', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 6);
   const checkpoint = (await chainA.hashAt(5))!;

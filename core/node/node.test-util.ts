@@ -5,7 +5,7 @@ import type { Chain } from '../chain/chain.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { seededRandom } from '../crypto/random.test-util.ts';
 import type { MemoryBus } from '../net/memory.test-util.ts';
-import type { ManualClock } from '../time/clock.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 import { MeshNode } from './node.ts';
 import { fullNodeServices, type FullNodeInit, type FullNodeServices } from './services.ts';
 
@@ -24,7 +24,7 @@ export const capacity = (): { cpuCores: number; memMb: number; runningJobs: numb
  * Starts a full node for `k` on `bus` over `chain`, on `clock`, with request ids repeatable per
  * key. Not mining, with the fixed capacity and a 2 s sync timeout unless `options` say otherwise.
  */
-export async function startNode(bus: MemoryBus, chain: Chain, k: SigningKey, clock: ManualClock, options: Partial<FullNodeInit> = {}): Promise<FullNode> {
+export async function startNode(bus: MemoryBus, chain: Chain, k: SigningKey, clock: Scheduler, options: Partial<FullNodeInit> = {}): Promise<FullNode> {
   const random = seededRandom(new DataView(k.publicKey.buffer, k.publicKey.byteOffset).getUint32(0));
   const n = await MeshNode.create({ chain, network: bus.join(k.publicKey), key: k, clock, random, services: fullNodeServices({ mine: false, capacity, syncTimeoutMs: 2_000, ...options }) });
   await n.start();

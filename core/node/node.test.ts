@@ -16,19 +16,20 @@ import { SignalError } from '../signal/errors.ts';
 import { ANY_SIGNAL } from '../signal/book.ts';
 import { MeshNode } from './node.ts';
 import { lightNodeServices } from './services.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
 import { startNode, type FullNode } from './node.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { heightCodec, syncResponseCodec, syncRequestCodec } from './wire.ts';
 import { decode } from '../encoding/codec.ts';
 
 const A = key(1);
 const B = key(2);
 const M = key(9);
-const node = (bus: MemoryBus, clock: ManualClock, chain: Chain, k: SigningKey, mine = false): Promise<FullNode> => startNode(bus, chain, k, clock, { mine });
+const node = (bus: MemoryBus, clock: Scheduler, chain: Chain, k: SigningKey, mine = false): Promise<FullNode> => startNode(bus, chain, k, clock, { mine });
 
 test('sync: a new node catches up more than one response (500 blocks) from a peer', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 1_100);
   const a = await node(bus, clock, chainA, A);
@@ -47,8 +48,8 @@ test('sync: a new node catches up more than one response (500 blocks) from a pee
 });
 
 test('sync: a node on a shorter fork reorganises to the longer chain of its peer', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   const chainB = await openChain();
   await chainB.addBranch(await mine(chainA, A, 5));
@@ -67,8 +68,8 @@ test('sync: a node on a shorter fork reorganises to the longer chain of its peer
 });
 
 test('sync: a peer that answers with invalid blocks is penalised and nothing is adopted', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const honest = await openChain();
   const blocks = await mine(honest, A, 4);
   const b = await node(bus, clock, await openChain(), B);
@@ -97,8 +98,8 @@ test('sync: a peer that answers with invalid blocks is penalised and nothing is 
 });
 
 test('node: a transfer reaches the other node\'s stream, is mined, and shows in both balances', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 2);
   const chainB = await openChain();
@@ -123,8 +124,8 @@ test('node: a transfer reaches the other node\'s stream, is mined, and shows in 
 });
 
 test('node: /transactions/stream emits a gossiped transaction once the pool takes it, signature and rules both', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 2);
   const a = await node(bus, clock, chainA, A);
@@ -150,8 +151,8 @@ test('node: /transactions/stream emits a gossiped transaction once the pool take
 });
 
 test('node: a capability-only signal reaches the peer, and the atlas shows the sender\'s capacity', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const a = await node(bus, clock, await openChain(), A, true);
   const b = await node(bus, clock, await openChain(), B);
   try {
@@ -169,8 +170,8 @@ test('node: a capability-only signal reaches the peer, and the atlas shows the s
 });
 
 test('node: /signals/stream shows what GET /signals lists: broadcasts and signals to this node, not those passing through', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const C = key(3);
   const [a, b, c] = await Promise.all([node(bus, clock, await openChain(), A), node(bus, clock, await openChain(), B), node(bus, clock, await openChain(), C)]);
   const streamed = new Map<FullNode, string[]>([[a, []], [b, []], [c, []]]);
@@ -198,12 +199,12 @@ test('node: /signals/stream shows what GET /signals lists: broadcasts and signal
 });
 
 test('node: a signal with a payload is sent on the sender\'s own confirmed burn, once; another node\'s burn is refused', async () => {
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 2);
   const claim = await tx(A, { kind: 'NameClaim', nonce: 1, name: 'alice' });
   await mine(chainA, A, 1, [claim]);
-  const clock = new ManualClock();
   const a = await node(bus, clock, chainA, A);
   const b = await node(bus, clock, await openChain(), B);
   try {
@@ -226,13 +227,13 @@ test('node: a signal with a payload is sent on the sender\'s own confirmed burn,
 });
 
 test('segments: a light node starts from a full node\'s state at a trusted checkpoint, in segments, then syncs', async () => {
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 3);
   const transfers = await Promise.all([1, 2, 3, 4, 5].map((n) => tx(A, { kind: 'Transfer', nonce: n, to: key(20 + n).publicKey, amount: BigInt(n) })));
   await mine(chainA, A, 1, transfers);
   await mine(chainA, A, 20);
-  const clock = new ManualClock();
   // Small segments, so the state comes in several pieces.
   const a = await startNode(bus, chainA, A, clock, { segmentBytes: 200 });
   const light = bus.join(B.publicKey);
@@ -265,10 +266,10 @@ test('segments: a light node starts from a full node\'s state at a trusted check
 });
 
 test('gossip: undecodable messages on every topic are rejected, and change nothing', async () => {
-  const bus = new MemoryBus();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 2);
-  const clock = new ManualClock();
   const a = await node(bus, clock, chainA, A);
   const hostile = bus.join(M.publicKey);
   try {

@@ -3,7 +3,7 @@ import { test } from '../../test/harness.ts';
 import { toHex } from '../encoding/hex.ts';
 import { key, mine, openChain } from '../chain/testnet.test-util.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { startNode } from './node.test-util.ts';
 
 const A = key(1);
@@ -11,7 +11,7 @@ const B = key(2);
 const C = key(3);
 
 test('peers: a node lists each connected peer with its direction, connection time, announced height and the median of its round trips', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const bus = new MemoryBus(clock);
   bus.setLatency(A.publicKey, B.publicKey, 8);
   bus.setLatency(A.publicKey, C.publicKey, 30);
@@ -41,7 +41,7 @@ test('peers: a node lists each connected peer with its direction, connection tim
 });
 
 test('peers: GET /peers and GET /netgraph/rtt read one window of pings, and agree on a link after round trips and failures', async () => {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const bus = new MemoryBus(clock);
   bus.setLatency(A.publicKey, B.publicKey, 8);
   // Pings every 2 s, abandoned after 2 s.

@@ -3,15 +3,15 @@ import { test } from '../../test/harness.ts';
 import { toHex } from '../encoding/hex.ts';
 import { key, mine, openChain } from '../chain/testnet.test-util.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { startNode } from './node.test-util.ts';
 
 const A = key(1);
 const B = key(2);
 
 test('sync tells the network the heights its peers announce, which the peer list shows', async () => {
-  const bus = new MemoryBus();
-  const clock = new ManualClock();
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
   const chainA = await openChain();
   await mine(chainA, A, 3);
   const a = await startNode(bus, chainA, A, clock);

@@ -9,7 +9,8 @@ import { burnOf } from '../ledger/params.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { FakeExecutor } from '../jobs/executor.test-util.ts';
 import type { JobsConfig } from '../jobs/market.ts';
 import { encodeToken, linkId, signLink } from '../capabilities/token.ts';
@@ -51,7 +52,7 @@ function deploy(overrides: Partial<DeployRequest> = {}): DeployRequest {
 interface Mesh {
   /** The memory network of a node, to speak the protocols by hand. */
   readonly network: (k: SigningKey) => MemoryNetwork;
-  readonly clock: ManualClock;
+  readonly clock: Scheduler;
   readonly executor: FakeExecutor;
   readonly caller: FullNode;
   readonly host: FullNode;
@@ -61,9 +62,9 @@ interface Mesh {
 
 /** A caller with credits that produces blocks, a host with a fake engine, and a third node; `linked: false` leaves caller and host unconnected. */
 async function mesh(options: { hostJobs?: JobsConfig; linked?: boolean } = {}): Promise<Mesh> {
-  const clock = new ManualClock();
+  const clock = testScheduler();
   const executor = new FakeExecutor(clock);
-  const bus = new MemoryBus();
+  const bus = new MemoryBus(clock);
   const chain = await openChain();
   await mine(chain, P, 3);
   const host = await startNode(bus, await copyChain(chain), H, clock, { jobs: { executor, policy: POLICY, heartbeatMs: 30_000, ...options.hostJobs } });

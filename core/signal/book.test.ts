@@ -11,7 +11,7 @@ import { key, mine, openChain, params, tx } from '../chain/testnet.test-util.ts'
 import { burnOf, NAME_COST } from '../ledger/params.ts';
 import { BILLING_HEARTBEAT, type Tx, type TxOf } from '../ledger/tx.ts';
 import { ANY_SIGNAL, burnProofFor, chainBurnLookup, SignalBook, type BurnLookup, type KeptSignal, type SignalBookOptions, type TxLocator } from './book.ts';
-import { ManualClock } from '../time/clock.test-util.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { heartbeatRate } from './burn.ts';
 import { SignalError, type SignalErrorCode } from './errors.ts';
 import { signSignal, type BurnProof, type SignalFields, type SignedSignal } from './signal.ts';
@@ -259,7 +259,7 @@ test('signal book: the last 100 kept signals are listed, newest last', async () 
 
 test('signal book: kept signals get rising positions from the clock; follow filters by sender and addressee and resumes after a position', async () => {
   const w = await world();
-  const clock = new ManualClock(1_000_000);
+  const clock = testScheduler(1_000_000);
   const b = book(w, { clock, keep: 4 });
   const all: KeptSignal[] = [];
   b.follow(null, ANY_SIGNAL, (kept) => all.push(kept));

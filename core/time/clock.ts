@@ -1,6 +1,6 @@
 /**
  * The clock port: the current time and timers that can be cancelled. The core reads time only
- * through a Clock it is given, so tests drive time themselves (ManualClock in clock.test-util.ts)
+ * through a Clock it is given, so tests drive time themselves (Scheduler in scheduler.ts)
  * and hosts pass `systemClock`.
  */
 

@@ -3,6 +3,7 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { END_FRAME, eventStream, type Flow, type Unsubscribe } from './sse.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 
 interface Line {
   seq: number;
@@ -100,8 +101,9 @@ test('sse: a paced subscriber sends what fits, waits while the client reads noth
   for (let seq = 1; seq <= 10; seq++) emit!({ seq, text: 'x' });
   assert.equal(flow!.room(), 0, 'a burst not yet handed over counts as unread');
   let drained = false;
+  const scheduler = testScheduler();
   void flow!.drained().then(() => (drained = true));
-  await new Promise((resolve) => setTimeout(resolve, 10));
+  await scheduler.settle();
   assert.isFalse(drained, 'nobody read');
   // Reading frees the room; half the bound free wakes the subscriber.
   const reader = body.getReader();

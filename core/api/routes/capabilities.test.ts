@@ -15,7 +15,7 @@ import { toHex } from '../../encoding/hex.ts';
 import { MemoryBus } from '../../net/memory.test-util.ts';
 import type { FullNode } from '../../node/node.test-util.ts';
 import { startNode } from '../../node/node.test-util.ts';
-import { ManualClock } from '../../time/clock.test-util.ts';
+import { testScheduler } from '../../time/scheduler.test-util.ts';
 import { AUTH, BAD_IDS, JSON_POST, ok, post, problem, TOKEN } from '../api.test-util.ts';
 import { createNodeApi } from '../handler.ts';
 
@@ -30,7 +30,7 @@ interface Live {
 /** H's node, not mining, over a fresh chain; `run` gets it and the API over it. */
 async function withNode(run: (live: Live) => Promise<void>): Promise<void> {
   const chain = await openChain();
-  const node = await startNode(new MemoryBus(), chain, H, new ManualClock());
+  const node = await startNode(new MemoryBus(), chain, H, testScheduler());
   const api = createNodeApi({ services: node.services, token: TOKEN });
   try {
     await run({ node, chain, api, block: async () => void (await mine(chain, H, 1, node.mempool)) });
