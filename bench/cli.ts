@@ -27,9 +27,8 @@ export function cryptoArgs(values: OptionValues<typeof cryptoOptions>): CryptoAr
   return { ...runFlags(values), runtimes: runtimes.length > 0 ? runtimes : [...RUNTIMES] };
 }
 
-
 export const cryptoCommand = command({
-  description: 'SHA-256 and Ed25519 through the core next to each runtime\'s own crypto, on Node, Deno and headless Chromium, plus openssl speed.',
+  description: "SHA-256 and Ed25519 through the core next to each runtime's own crypto, on Node, Deno and headless Chromium, plus openssl speed.",
   options: cryptoOptions,
   run: async (input) => {
     const { runCryptoBench } = await import('./crypto/node.ts');
@@ -43,7 +42,8 @@ function nodeOnly(text: string, name: string): string {
 }
 
 const ledgerCommand = command({
-  description: "A full block through applyBlock next to its signature checks alone, and the state root's cost against the state's size (Node only; --quick skips the state of a million accounts).",
+  description:
+    "A full block through applyBlock next to its signature checks alone, and the state root's cost against the state's size (Node only; --quick skips the state of a million accounts).",
   options: {
     ...runOptions,
     // Said plainly rather than as an unknown option: the other benchmark that takes it is crypto.
@@ -58,18 +58,58 @@ const ledgerCommand = command({
 /** `mesh bench`. */
 export const benchCommand = command({
   commands: [
-    entry('capabilities', 'a host checking a five-link capability token, next to its five signature checks alone', async () => (await import('./capabilities/node.ts')).capabilitiesBenchCommand),
-    entry('channels', 'receipts per second a payer signs and a host verifies and stores, next to raw Ed25519', async () => (await import('./channels/node.ts')).channelsBenchCommand),
-    entry('coords', 'measured RTT matrices (PlanetLab, Seattle) replayed through the network coordinates: prediction error next to the median RTT', async () => (await import('./coords/node.ts')).coordsBenchCommand),
-    entry('netgraph', "the measurement layer's bytes per node per minute at 3 and 10 real nodes, next to the same nodes without it", async () => (await import('./netgraph/node.ts')).netgraphBenchCommand),
+    entry(
+      'capabilities',
+      'a host checking a five-link capability token, next to its five signature checks alone',
+      async () => (await import('./capabilities/node.ts')).capabilitiesBenchCommand,
+    ),
+    entry(
+      'channels',
+      'receipts per second a payer signs and a host verifies and stores, next to raw Ed25519',
+      async () => (await import('./channels/node.ts')).channelsBenchCommand,
+    ),
+    entry(
+      'coords',
+      'measured RTT matrices (PlanetLab, Seattle) replayed through the network coordinates: prediction error next to the median RTT',
+      async () => (await import('./coords/node.ts')).coordsBenchCommand,
+    ),
+    entry(
+      'netgraph',
+      "the measurement layer's bytes per node per minute at 3 and 10 real nodes, next to the same nodes without it",
+      async () => (await import('./netgraph/node.ts')).netgraphBenchCommand,
+    ),
     entry('crypto', 'SHA-256 and Ed25519 on Node, Deno and Chromium, next to native baselines', () => cryptoCommand),
-    entry('directory', 'the directory over HTTP with generated records: start-up, memory, latency', async () => (await import('./directory/node.ts')).directoryBenchCommand),
-    entry('jobs', 'a payer and a host node on Podman: bid to running, exit to settled, a batch of jobs at once', async () => (await import('./jobs/node.ts')).jobsBenchCommand),
+    entry(
+      'directory',
+      'the directory over HTTP with generated records: start-up, memory, latency',
+      async () => (await import('./directory/node.ts')).directoryBenchCommand,
+    ),
+    entry(
+      'jobs',
+      'a payer and a host node on Podman: bid to running, exit to settled, a batch of jobs at once',
+      async () => (await import('./jobs/node.ts')).jobsBenchCommand,
+    ),
     entry('ledger', "a full block against its signature checks; the state root against the state's size", () => ledgerCommand),
-    entry('mesh', "real nodes on loopback: catching up by sync against local apply; transfer latency", async () => (await import('./mesh/node.ts')).meshBenchCommand),
-    entry('messaging', 'app messages between two nodes: latency to the stream; throughput next to a bare libp2p stream', async () => (await import('./messaging/node.ts')).messagingBenchCommand),
-    entry('tunnel', 'throughput through a tunnel next to a bare libp2p stream between the same two processes', async () => (await import('./tunnel/node.ts')).tunnelBenchCommand),
-    entry('wallet', 'a cold wallet page in Chromium to a verified balance, next to the same light start on Node; bundle size', async () => (await import('./wallet/node.ts')).walletBenchCommand),
+    entry(
+      'mesh',
+      'real nodes on loopback: catching up by sync against local apply; transfer latency',
+      async () => (await import('./mesh/node.ts')).meshBenchCommand,
+    ),
+    entry(
+      'messaging',
+      'app messages between two nodes: latency to the stream; throughput next to a bare libp2p stream',
+      async () => (await import('./messaging/node.ts')).messagingBenchCommand,
+    ),
+    entry(
+      'tunnel',
+      'throughput through a tunnel next to a bare libp2p stream between the same two processes',
+      async () => (await import('./tunnel/node.ts')).tunnelBenchCommand,
+    ),
+    entry(
+      'wallet',
+      'a cold wallet page in Chromium to a verified balance, next to the same light start on Node; bundle size',
+      async () => (await import('./wallet/node.ts')).walletBenchCommand,
+    ),
   ],
 });
 

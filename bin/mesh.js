@@ -4,8 +4,7 @@
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 18)) {
   console.error(
-    `mesh needs Node.js 22.18 or later (found ${process.versions.node}). ` +
-      'Inside the repository, `npx mesh` uses the Node 24 that `npm ci` installs.',
+    `mesh needs Node.js 22.18 or later (found ${process.versions.node}). Inside the repository, \`npx mesh\` uses the Node 24 that \`npm ci\` installs.`,
   );
   process.exit(1);
 }

@@ -22,7 +22,9 @@ const STARTING = ['beforeStart', 'start', 'afterStart'] as const;
 const STOPPING = ['beforeStop', 'stop'] as const;
 
 function isStartable(value: unknown): value is Startable {
-  return typeof value === 'object' && value !== null && [...STARTING, ...STOPPING].some((phase) => typeof (value as Record<string, unknown>)[phase] === 'function');
+  return (
+    typeof value === 'object' && value !== null && [...STARTING, ...STOPPING].some((phase) => typeof (value as Record<string, unknown>)[phase] === 'function')
+  );
 }
 
 /** Runs the start phases over `services` in order; a failing phase stops what had started, then throws. */

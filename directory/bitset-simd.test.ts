@@ -4,7 +4,7 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../test/harness.ts';
-import { and2Simd, and3Simd, isSharedStore, newBitsetStore, scratchBits, SIMD_BITSETS, storeBuffer } from './bitset-simd.ts';
+import { and2Simd, and3Simd, isSharedStore, newBitsetStore, SIMD_BITSETS, scratchBits, storeBuffer } from './bitset-simd.ts';
 import { andBits, andBits3, type Bitset } from './postings.ts';
 
 // Where the runtime shares memory between threads (Node, Deno; a browser page only when
@@ -60,9 +60,15 @@ test('bitset-simd: the store is a shared WebAssembly memory where the module run
 test('bitset-simd: and of two and of three sets in the memory equals the word loop, for every length and alignment', () => {
   fc.assert(
     fc.property(
-      fc.integer({ min: 0, max: 37 }).chain((words) =>
-        fc.tuple(fc.constant(words), fc.array(fc.array(word, { minLength: words, maxLength: words }), { minLength: 3, maxLength: 3 }), fc.integer({ min: 0, max: 5 })),
-      ),
+      fc
+        .integer({ min: 0, max: 37 })
+        .chain((words) =>
+          fc.tuple(
+            fc.constant(words),
+            fc.array(fc.array(word, { minLength: words, maxLength: words }), { minLength: 3, maxLength: 3 }),
+            fc.integer({ min: 0, max: 5 }),
+          ),
+        ),
       ([words, contents, skew]) => {
         const { sets, out } = inStore(contents, words, skew);
         const two = reference(sets.slice(0, 2));

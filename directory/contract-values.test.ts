@@ -9,7 +9,10 @@ import { CATEGORIES, CONTACT_KINDS } from './record.ts';
 const schemaOf = (name: string): unknown => paramSchema(SEARCH_PARAMS.find((p) => p.name === name)!);
 
 test('directory contract: the eight categories', () => {
-  assert.deepEqual([...CATEGORIES], ['cnc-machining', 'sheet-metal', 'injection-mould', 'pcba-smt', 'wire-harness', 'surface-finishing', 'assembly', 'inspection']);
+  assert.deepEqual(
+    [...CATEGORIES],
+    ['cnc-machining', 'sheet-metal', 'injection-mould', 'pcba-smt', 'wire-harness', 'surface-finishing', 'assembly', 'inspection'],
+  );
 });
 
 test('directory contract: the three contact kinds', () => {
@@ -17,7 +20,10 @@ test('directory contract: the three contact kinds', () => {
 });
 
 test('directory contract: the search parameters and their bounds (limit 1 to 100, default 20; offset from 0)', () => {
-  assert.deepEqual(SEARCH_PARAMS.map((p) => p.name), ['q', 'country', 'city', 'category', 'contact', 'limit', 'offset']);
+  assert.deepEqual(
+    SEARCH_PARAMS.map((p) => p.name),
+    ['q', 'country', 'city', 'category', 'contact', 'limit', 'offset'],
+  );
   assert.deepInclude(schemaOf('limit'), { type: 'integer', minimum: 1, maximum: 100, default: 20 });
   assert.deepInclude(schemaOf('offset'), { type: 'integer', minimum: 0, default: 0 });
   assert.deepInclude(schemaOf('country'), { pattern: '^[A-Z]{2}$' });

@@ -2,15 +2,7 @@ import { assert } from 'chai';
 import fc from 'fast-check';
 import { rejects, rejectsAsync } from '../test/assert.ts';
 import { test } from '../test/harness.ts';
-import {
-  canonicalRecord,
-  type Dataset,
-  datasetChunks,
-  InvalidDatasetError,
-  parseDataset,
-  readDataset,
-  serializeDataset,
-} from './dataset.ts';
+import { canonicalRecord, type Dataset, datasetChunks, InvalidDatasetError, parseDataset, readDataset, serializeDataset } from './dataset.ts';
 import type { FactoryRecord } from './record.ts';
 
 function record(id: string, name: string): FactoryRecord {

@@ -4,18 +4,18 @@
  * V8's string limit) can still be read record by record (`readDataset`), and so that a re-import
  * that changes one record changes one line. Web-standard APIs only: runs on Node, Deno and in a page.
  */
-import { object, array, type StructError, validate } from 'superstruct';
+import { array, object, type StructError, validate } from 'superstruct';
 import { concatBytes } from '../core/encoding/bytes.ts';
 import { MeshError } from '../core/errors.ts';
 import {
   type CategoryEvidence,
+  type FactoryRecord,
   FactoryRecordStruct,
+  IsoDateStruct,
   isFactoryRecord,
   isIsoDate,
-  IsoDateStruct,
-  SourceRefStruct,
-  type FactoryRecord,
   type SourceRef,
+  SourceRefStruct,
 } from './record.ts';
 
 /** A whole directory: its records sorted by id, with the dataset-level sources they came from. */
@@ -94,10 +94,7 @@ class Compactor {
       postal_code: r.postal_code,
       categories: r.categories.length === 0 ? EMPTY : r.categories,
       category_evidence: r.category_evidence.length === 0 ? EMPTY : r.category_evidence.map((e) => this.#sharedEvidence(e)),
-      contacts:
-        r.contacts.length === 0
-          ? EMPTY
-          : r.contacts.map((c) => ({ kind: this.#intern(c.kind), value: c.value, source: this.#intern(c.source) })),
+      contacts: r.contacts.length === 0 ? EMPTY : r.contacts.map((c) => ({ kind: this.#intern(c.kind), value: c.value, source: this.#intern(c.source) })),
       sources: r.sources.map((s) => ({
         key: this.#intern(s.key),
         name: this.#intern(s.name),
@@ -316,8 +313,7 @@ async function* lineRecords(batches: AsyncGenerator<Uint8Array[]>, decoder: Line
       count++;
       const record = checkRecord(value, `line ${lineNumber}`);
       const trimmed = trailingSpaceBytes(raw, line);
-      const jsonBytes =
-        trimmed === undefined ? encoder.encode(json) : bytes.subarray(0, bytes.length - trimmed - (expectMore ? 1 : 0));
+      const jsonBytes = trimmed === undefined ? encoder.encode(json) : bytes.subarray(0, bytes.length - trimmed - (expectMore ? 1 : 0));
       yield { record, json: recordJson(record, json, jsonBytes) };
     }
   }

@@ -4,8 +4,9 @@
  * once. Records normally arrive in id order, as every writer of the format writes them; if they
  * do not, the positions are renumbered in id order at the end.
  */
-import { InvalidDatasetError } from './dataset.ts';
+
 import { type BitsetStore, newBitsetStore, storeBuffer } from './bitset-simd.ts';
+import { InvalidDatasetError } from './dataset.ts';
 import { type Bitset, type Postings, PostingsBuilder, type PostingsTable, setBits } from './postings.ts';
 import type { FactoryRecord } from './record.ts';
 import { type RecordStore, RecordStoreBuilder } from './record-store.ts';

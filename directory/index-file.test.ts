@@ -1,13 +1,13 @@
 import { assert } from 'chai';
 import { concatBytes } from '../core/encoding/bytes.ts';
 import { test } from '../test/harness.ts';
+import { scratchBits, storeBuffer } from './bitset-simd.ts';
 import { type Dataset, serializeDataset } from './dataset.ts';
 import type { IndexCache } from './http/data-source.ts';
 import { indexFileChunks, readIndexFile } from './index-file.ts';
 import { createDirectory } from './router.ts';
 import { MemorySubmissionStore } from './submissions/store.ts';
 import { fixtureDataset, fixtureText } from './testing/fixtures.ts';
-import { scratchBits, storeBuffer } from './bitset-simd.ts';
 
 /** An IndexCache in memory that counts what is done with it. */
 function memoryCache(bytes?: Uint8Array): IndexCache & { bytes: Uint8Array | undefined; reads: number; writes: number } {
@@ -40,7 +40,12 @@ const PATHS = [
 async function answers(text: string | Uint8Array, cache?: IndexCache): Promise<{ bodies: string[]; etags: (string | null)[]; errors: unknown[] }> {
   const errors: unknown[] = [];
   const data = () => Promise.resolve(new Blob([text as BlobPart]).stream() as ReadableStream<Uint8Array>);
-  const directory = createDirectory({ data, submissions: new MemorySubmissionStore(), onError: (e) => errors.push(e), ...(cache ? { indexCache: cache } : {}) });
+  const directory = createDirectory({
+    data,
+    submissions: new MemorySubmissionStore(),
+    onError: (e) => errors.push(e),
+    ...(cache ? { indexCache: cache } : {}),
+  });
   const bodies: string[] = [];
   const etags: (string | null)[] = [];
   for (const path of PATHS) {
@@ -130,7 +135,12 @@ async function bodiesOf(directory: ReturnType<typeof createDirectory>): Promise<
 
 test("a thread's directory over another's shared index: the file's bytes and the bit sets used in place, the same answers", async () => {
   const cache = memoryCache();
-  const built = createDirectory({ data: () => Promise.resolve(new Blob([fixtureText()]).stream()), submissions: new MemorySubmissionStore(), indexCache: cache, index: { bitsetFrom: 2 } });
+  const built = createDirectory({
+    data: () => Promise.resolve(new Blob([fixtureText()]).stream()),
+    submissions: new MemorySubmissionStore(),
+    indexCache: cache,
+    index: { bitsetFrom: 2 },
+  });
   const expected = await bodiesOf(built);
   assert.isUndefined(built.sharedIndex(), 'an index built from the dataset reads no file in place');
 
@@ -146,7 +156,12 @@ test("a thread's directory over another's shared index: the file's bytes and the
   assert.strictEqual(second.sharedIndex()!.bitsets, shared.bitsets);
 
   const errors: unknown[] = [];
-  const wrong = createDirectory({ data: oneChunk(shared.file), submissions: new MemorySubmissionStore(), index: { bitsetFrom: 2, bitsets: new ArrayBuffer(8) }, onError: (e) => errors.push(e) });
+  const wrong = createDirectory({
+    data: oneChunk(shared.file),
+    submissions: new MemorySubmissionStore(),
+    index: { bitsetFrom: 2, bitsets: new ArrayBuffer(8) },
+    onError: (e) => errors.push(e),
+  });
   assert.equal((await wrong.fetch(new Request('http://directory.test/api/v1/stats'))).status, 503);
   assert.match(String(errors[0]), /bit sets given were made for another index/);
   // The store of an index with other bit sets (a lower bitsetFrom makes more of them), grown by a thread's scratch sets.
@@ -154,7 +169,12 @@ test("a thread's directory over another's shared index: the file's bytes and the
   await bodiesOf(other);
   const otherStore = other.sharedIndex()!.bitsets;
   scratchBits(otherStore, 1024);
-  const mismatched = createDirectory({ data: oneChunk(shared.file), submissions: new MemorySubmissionStore(), index: { bitsetFrom: 2, bitsets: otherStore }, onError: (e) => errors.push(e) });
+  const mismatched = createDirectory({
+    data: oneChunk(shared.file),
+    submissions: new MemorySubmissionStore(),
+    index: { bitsetFrom: 2, bitsets: otherStore },
+    onError: (e) => errors.push(e),
+  });
   assert.equal((await mismatched.fetch(new Request('http://directory.test/api/v1/stats'))).status, 503);
   assert.match(String(errors.at(-1)), /bit sets given were made for another index/);
 });

@@ -12,7 +12,7 @@
  * from the start of the file. Typed arrays are read in place: the file's bytes are the index's
  * memory, with nothing parsed but the header. Web-standard APIs only.
  */
-import { InvalidDatasetError, type DatasetHeader } from './dataset.ts';
+import { type DatasetHeader, InvalidDatasetError } from './dataset.ts';
 import { type IndexParts, TABLES } from './index-builder.ts';
 import { PostingsTable } from './postings.ts';
 import { RecordStore } from './record-store.ts';
@@ -162,7 +162,14 @@ export function readIndexFile(bytes: Uint8Array): IndexFile {
     const width = s.kind === 'u8' ? 1 : 4;
     if (!Number.isSafeInteger(s.offset) || s.offset % 8 !== 0 || s.offset + s.length * width > bytes.length) throw bad(`section ${s.name} does not fit`);
     const at = bytes.byteOffset + s.offset;
-    sections.set(s.name, s.kind === 'u8' ? new Uint8Array(bytes.buffer, at, s.length) : s.kind === 'i32' ? new Int32Array(bytes.buffer, at, s.length) : new Uint32Array(bytes.buffer, at, s.length));
+    sections.set(
+      s.name,
+      s.kind === 'u8'
+        ? new Uint8Array(bytes.buffer, at, s.length)
+        : s.kind === 'i32'
+          ? new Int32Array(bytes.buffer, at, s.length)
+          : new Uint32Array(bytes.buffer, at, s.length),
+    );
   }
   const section = <T>(name: string, type: new (...args: never[]) => T): T => {
     const array = sections.get(name);
@@ -182,7 +189,11 @@ export function readIndexFile(bytes: Uint8Array): IndexFile {
     const tables = Object.fromEntries(
       TABLES.map((name) => [
         name,
-        new PostingsTable({ keys: header.keys[name] ?? [], offsets: section(`${name}.offsets`, Uint32Array), positions: section(`${name}.positions`, Int32Array) }),
+        new PostingsTable({
+          keys: header.keys[name] ?? [],
+          offsets: section(`${name}.offsets`, Uint32Array),
+          positions: section(`${name}.positions`, Int32Array),
+        }),
       ]),
     ) as Record<(typeof TABLES)[number], PostingsTable>;
     return {

@@ -17,22 +17,15 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import {
-  type CallToolResult,
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { SearchQuery } from './search.ts';
+import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { HttpProblem, problemBody } from '../core/web/problem.ts';
+import { NOTICE } from './http/attribution.ts';
 import type { LoadedData } from './http/data-source.ts';
 import { structSchema } from './http/json-schema.ts';
 import { paramsSchema, validateParams } from './http/params.ts';
-import { HttpProblem, problemBody } from '../core/web/problem.ts';
 import { factoryById, registryStats, searchFactories } from './http/reads.ts';
 import { FACTORY_ID_PARAM, FactoryResultStruct, SEARCH_PARAMS, SearchResultStruct, StatsStruct } from './http/schemas.ts';
-import { NOTICE } from './http/attribution.ts';
+import type { SearchQuery } from './search.ts';
 
 export interface McpContext {
   /** The loaded dataset; throws the 503 problem when unavailable. */
@@ -73,8 +66,7 @@ export const TOOLS: readonly Tool[] = [
   },
 ];
 
-const INSTRUCTIONS =
-  `${NOTICE} The tools only read the directory: none sends messages, verifies companies, quotes prices or places orders.`;
+const INSTRUCTIONS = `${NOTICE} The tools only read the directory: none sends messages, verifies companies, quotes prices or places orders.`;
 
 function result(body: object): CallToolResult {
   return { structuredContent: body as Record<string, unknown>, content: [{ type: 'text', text: JSON.stringify(body) }] };

@@ -1,9 +1,10 @@
 // The directory's service code must run on Node, Deno and in a browser bundle: no Node built-in
 // anywhere in its dependency graph, no Buffer or process in its sources. Only the Node adapter,
 // the Node file store and the import command are Node's own.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { test } from 'node:test';
 import { build, type Metafile } from 'esbuild';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -32,7 +33,10 @@ async function bundleInputs(): Promise<Metafile['inputs']> {
 
 test('the directory service bundles for the browser with no Node built-in, and its sources name none', async () => {
   const inputs = Object.keys(await bundleInputs());
-  assert.deepEqual(inputs.filter((i) => i.startsWith('node:') || /^(fs|path|crypto|os|buffer|http|stream)$/.test(i)), []);
+  assert.deepEqual(
+    inputs.filter((i) => i.startsWith('node:') || /^(fs|path|crypto|os|buffer|http|stream)$/.test(i)),
+    [],
+  );
   const ours = inputs.filter((i) => i.startsWith('directory/'));
   for (const file of ['directory/http/params.ts', 'directory/submissions/routes.ts', 'directory/search.ts']) assert.ok(ours.includes(file), file);
   const offenders: string[] = [];

@@ -22,9 +22,7 @@ import {
 const RUNS = { numRuns: 200 };
 const UNIVERSE = 2000;
 // Sorted unique positions, short and long (long ones exercise galloping and the bit set).
-const list = fc
-  .uniqueArray(fc.integer({ min: 0, max: UNIVERSE - 1 }), { maxLength: 400 })
-  .map((values) => Int32Array.from(values.sort((a, b) => a - b)));
+const list = fc.uniqueArray(fc.integer({ min: 0, max: UNIVERSE - 1 }), { maxLength: 400 }).map((values) => Int32Array.from(values.sort((a, b) => a - b)));
 
 const sortedSet = (values: Iterable<number>): number[] => [...new Set(values)].sort((a, b) => a - b);
 
@@ -32,7 +30,10 @@ test('intersect and intersectAll agree with sets', () => {
   fc.assert(
     fc.property(list, list, list, (a, b, c) => {
       const setB = new Set(b);
-      assert.deepEqual([...intersect(a, b)], [...a].filter((x) => setB.has(x)));
+      assert.deepEqual(
+        [...intersect(a, b)],
+        [...a].filter((x) => setB.has(x)),
+      );
       const setC = new Set(c);
       const expected = [...a].filter((x) => setB.has(x) && setC.has(x));
       assert.deepEqual([...intersectAll([a, b, c])], expected);
@@ -58,8 +59,14 @@ test('bit sets: AND with its count, back to a list, and windows, as with lists',
       assert.deepEqual(out, toBitset(both, UNIVERSE));
       assert.deepEqual([...listOf(out, both.length)], [...both]);
       // Three at once: with a third set, and in place over one of them.
-      const third = toBitset(b.filter((_, i) => i % 2 === 0), UNIVERSE);
-      const all = intersect(both, b.filter((_, i) => i % 2 === 0));
+      const third = toBitset(
+        b.filter((_, i) => i % 2 === 0),
+        UNIVERSE,
+      );
+      const all = intersect(
+        both,
+        b.filter((_, i) => i % 2 === 0),
+      );
       const inPlace = toBitset(a, UNIVERSE);
       assert.equal(andBits3(inPlace, toBitset(b, UNIVERSE), third, inPlace), all.length);
       assert.deepEqual(inPlace, toBitset(all, UNIVERSE));
@@ -114,7 +121,15 @@ test('differenceWindow pages through a minus b', () => {
 
 test('PostingsBuilder keeps each position once per key, in order', () => {
   const builder = new PostingsBuilder();
-  for (const [key, position] of [['a', 0], ['a', 0], ['b', 1], ['a', 2], ['a', 2], ['b', 5]] as const) builder.add(key, position);
+  for (const [key, position] of [
+    ['a', 0],
+    ['a', 0],
+    ['b', 1],
+    ['a', 2],
+    ['a', 2],
+    ['b', 5],
+  ] as const)
+    builder.add(key, position);
   const built = builder.build();
   assert.deepEqual([...built.get('a')!], [0, 2]);
   assert.deepEqual([...built.get('b')!], [1, 5]);
@@ -131,7 +146,7 @@ test('PostingsCache reuses the buffer of a dropped list once settled, never duri
   assert.deepEqual([...a], [1, 2, 3], 'a list dropped in this query still reads as it was');
   cache.settle();
   const e = cache.get('e', () => Int32Array.from([10, 11]));
-  assert.ok(e.buffer === a.buffer || e.buffer === b.buffer, 'a dropped list\'s buffer, reused');
+  assert.ok(e.buffer === a.buffer || e.buffer === b.buffer, "a dropped list's buffer, reused");
   assert.deepEqual([...e], [10, 11]);
   assert.deepEqual([...cache.get('d', () => Int32Array.from([0]))], [9], 'd is held as made');
 });

@@ -103,11 +103,7 @@ function keepMembers(list: Postings, bits: Bitset, alloc: Alloc): Postings {
  * a bit set (`bitsOf`, kept for the long lists: a country, a category, a common word) is applied
  * by testing each remaining position's bit, so its length costs nothing.
  */
-export function intersectAll(
-  lists: readonly Postings[],
-  bitsOf?: (list: Postings) => Bitset | undefined,
-  alloc: Alloc = fresh,
-): Postings {
+export function intersectAll(lists: readonly Postings[], bitsOf?: (list: Postings) => Bitset | undefined, alloc: Alloc = fresh): Postings {
   if (lists.length === 0) throw new RangeError('intersectAll needs at least one list');
   const sorted = [...lists].sort((a, b) => a.length - b.length);
   let result = sorted[0]!;

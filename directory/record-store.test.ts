@@ -14,7 +14,18 @@ const recordArb = fc.record({
     fc.oneof(fc.string(), fc.constantFrom('address', 'url', 'value', 'country')),
     fc.oneof(
       fc.jsonValue(),
-      fc.constantFrom('https://www.wikidata.org/wiki/Q42', 'https://x.example/?id=110001023280', 'Q42', 'a/b=c-d', '"quoted"', 'back\\slash', '-', '/', '=', ''),
+      fc.constantFrom(
+        'https://www.wikidata.org/wiki/Q42',
+        'https://x.example/?id=110001023280',
+        'Q42',
+        'a/b=c-d',
+        '"quoted"',
+        'back\\slash',
+        '-',
+        '/',
+        '=',
+        '',
+      ),
     ),
   ),
 });
@@ -55,7 +66,14 @@ test('RecordStore shares what records repeat and keeps only their own values apa
       id: `epa-${String(110000000000 + i)}`,
       name: `FACILITY ${i}`,
       country: 'US',
-      sources: [{ key: 'epa-frs', name: 'US EPA Facility Registry Service', url: `https://frs.example/detail?p_registry_id=${110000000000 + i}`, licence: 'Public domain' }],
+      sources: [
+        {
+          key: 'epa-frs',
+          name: 'US EPA Facility Registry Service',
+          url: `https://frs.example/detail?p_registry_id=${110000000000 + i}`,
+          licence: 'Public domain',
+        },
+      ],
     });
   const builder = new RecordStoreBuilder();
   let text = 0;
@@ -74,7 +92,10 @@ test('RecordStore refuses a record that does not begin with its id, and reorders
   assert.throws(() => builder.append(encoder.encode('{"name":"x","id":"wd-Q1"}')), /begin with its id/);
   for (const id of ['wd-Q3', 'wd-Q1', 'wd-Q2']) builder.append(encoder.encode(`{"id":"${id}","name":"n"}`));
   const store = builder.finish().permute(Int32Array.from([1, 2, 0]));
-  assert.deepEqual([0, 1, 2].map((i) => store.id(i)), ['wd-Q1', 'wd-Q2', 'wd-Q3']);
+  assert.deepEqual(
+    [0, 1, 2].map((i) => store.id(i)),
+    ['wd-Q1', 'wd-Q2', 'wd-Q3'],
+  );
   assert.instanceOf(store, RecordStore);
   assert.equal(store.json(2), '{"id":"wd-Q3","name":"n"}');
 });

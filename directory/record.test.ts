@@ -7,11 +7,11 @@ import {
   CONTACT_KINDS,
   EVIDENCE_STRENGTHS,
   FACTORY_ID_PATTERN,
+  type FactoryRecord,
   FactoryRecordStruct,
   isFactoryId,
   isFactoryRecord,
   isIsoDate,
-  type FactoryRecord,
 } from './record.ts';
 
 test('ids: the three formats of the spec, nothing else', () => {
@@ -55,9 +55,7 @@ const good: FactoryRecord = {
   address: null,
   postal_code: null,
   categories: ['cnc-machining'],
-  category_evidence: [
-    { category: 'cnc-machining', source: 'wikidata', property: 'P452', value: 'Q1', label: 'machining', strength: 'medium' },
-  ],
+  category_evidence: [{ category: 'cnc-machining', source: 'wikidata', property: 'P452', value: 'Q1', label: 'machining', strength: 'medium' }],
   contacts: [{ kind: 'website', value: 'https://fixture.example/', source: 'wikidata' }],
   sources: [{ key: 'wikidata', name: 'Wikidata', url: 'https://www.wikidata.org/wiki/Q900000001', licence: 'CC0 1.0', retrieved: '2025-01-01' }],
   verification: 'unverified',
@@ -134,8 +132,9 @@ const validRecord: fc.Arbitrary<FactoryRecord> = fc.record({
 });
 
 /** A record with one value somewhere replaced, removed or added. */
-const mutated = fc.tuple(validRecord, fc.nat(), fc.nat(), fc.anything({ maxDepth: 1 }), fc.constantFrom('set', 'delete', 'add')).map(
-  ([record, a, b, value, how]) => {
+const mutated = fc
+  .tuple(validRecord, fc.nat(), fc.nat(), fc.anything({ maxDepth: 1 }), fc.constantFrom('set', 'delete', 'add'))
+  .map(([record, a, b, value, how]) => {
     const copy = JSON.parse(JSON.stringify(record)) as Record<string, unknown>;
     const keys = Object.keys(copy);
     let target: Record<string, unknown> = copy;
@@ -150,8 +149,7 @@ const mutated = fc.tuple(validRecord, fc.nat(), fc.nat(), fc.anything({ maxDepth
     else if (how === 'add') target[`extra${a % 3}`] = value;
     else target[key] = value;
     return copy;
-  },
-);
+  });
 
 test('isFactoryRecord accepts the valid records and only what FactoryRecordStruct accepts', () => {
   fc.assert(

@@ -13,24 +13,24 @@
  */
 import { bytesResponse } from '../core/web/bytes-response.ts';
 import { type Call, type ClientInfo, type CorsPolicy, createService, type Route } from '../core/web/router.ts';
-import type { IndexOptions } from './index-builder.ts';
-import type { SearchQuery } from './search.ts';
+import type { BitsetStore } from './bitset-simd.ts';
 import { checkDeclaredLength, readBody } from './http/body.ts';
-import { type Clock, DataLoader, type DataSource, type IndexCache, type LoadedData, type RetryOptions, type Sha256Factory } from './http/data-source.ts';
 import { chooseEncoding, encodeResponse, plainRequest } from './http/compression.ts';
+import { type Clock, DataLoader, type DataSource, type IndexCache, type LoadedData, type RetryOptions, type Sha256Factory } from './http/data-source.ts';
 import { EXPORT_CACHE_CONTROL, exportStream, ndjsonStream, notModified } from './http/export.ts';
+import { type FixedBody, fixedBody, fixedResponse } from './http/fixed-body.ts';
 import { API_VERSION, openApiDocument } from './http/openapi.ts';
 import { type ParamDef, parseQuery, validateParams } from './http/params.ts';
 import { importHint, isProblemCode, PROBLEMS, ProblemError, unavailable } from './http/problem.ts';
 import { clientKeyOf, type RateLimitOptions, type TakeResult, TokenBucketLimiter } from './http/rate-limit.ts';
-import { type FixedBody, fixedBody, fixedResponse } from './http/fixed-body.ts';
 import { factoryByIdJson, registryStatsJson, searchFactoriesJson } from './http/reads.ts';
 import { FACTORY_ID_PARAM, SEARCH_PARAMS, SUBMISSION_FIELDS } from './http/schemas.ts';
+import type { IndexOptions } from './index-builder.ts';
 import { handleMcp } from './mcp.ts';
+import type { SearchQuery } from './search.ts';
 import { formPage, PAGE_HEADERS, problemPage } from './submissions/pages.ts';
 import { createSubmission, type SubmissionRoutesContext, submissionStatus } from './submissions/routes.ts';
 import type { SubmissionStore } from './submissions/store.ts';
-import type { BitsetStore } from './bitset-simd.ts';
 
 /** Bounds on what one request may carry, and the rate limit. */
 export interface DirectoryLimits {
@@ -136,9 +136,10 @@ const READ_CACHE_CONTROL = 'public, max-age=60';
 const NO_PARAMS: readonly ParamDef[] = [];
 const ID_PARAMS: readonly ParamDef[] = [FACTORY_ID_PARAM];
 // The form's pre-fill: kind and record_id from the query, both optional.
-const PREFILL_PARAMS: readonly ParamDef[] = SUBMISSION_FIELDS.filter((def) => def.name === 'kind' || def.name === 'record_id').map(
-  (def) => ({ ...def, required: false }),
-);
+const PREFILL_PARAMS: readonly ParamDef[] = SUBMISSION_FIELDS.filter((def) => def.name === 'kind' || def.name === 'record_id').map((def) => ({
+  ...def,
+  required: false,
+}));
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const NDJSON_TYPE = 'application/x-ndjson; charset=utf-8';
@@ -303,9 +304,14 @@ export function createDirectory(options: DirectoryOptions): Directory {
       if (closed) throw unavailable('the directory is shutting down', 1);
       const take = (meter.take = limiter.take(clientKeyOf(clientAddress(request, client, options.trustProxy === true))));
       if (!take.ok) {
-        throw new ProblemError('rate-limited', `too many requests; retry in ${take.retryAfterSeconds} s`, {}, {
-          'retry-after': String(take.retryAfterSeconds),
-        });
+        throw new ProblemError(
+          'rate-limited',
+          `too many requests; retry in ${take.retryAfterSeconds} s`,
+          {},
+          {
+            'retry-after': String(take.retryAfterSeconds),
+          },
+        );
       }
     },
     onError,

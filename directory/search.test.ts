@@ -1,11 +1,11 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
 import { concatBytes } from '../core/encoding/bytes.ts';
-import { test } from '../test/harness.ts';
 import { rejects, rejectsAsync } from '../test/assert.ts';
+import { test } from '../test/harness.ts';
 import { type Dataset, InvalidDatasetError, serializeDataset } from './dataset.ts';
-import { CATEGORIES, CONTACT_KINDS, type Category, type ContactKind, type FactoryRecord } from './record.ts';
 import { indexFileChunks, readIndexFile } from './index-file.ts';
+import { CATEGORIES, type Category, CONTACT_KINDS, type ContactKind, type FactoryRecord } from './record.ts';
 import { DirectoryIndex, type SearchQuery } from './search.ts';
 import { foldPhrase, words } from './text.ts';
 
@@ -136,9 +136,15 @@ test('search: totals, next_offset and pages; q without words is no constraint', 
   const all = fixture.search(q({ limit: 4 }));
   assert.equal(all.total, 9);
   assert.equal(all.next_offset, 4);
-  assert.deepEqual(all.factories.map((f) => f.id), ['wd-Q1', 'wd-Q2', 'wd-Q3', 'wd-Q4']);
+  assert.deepEqual(
+    all.factories.map((f) => f.id),
+    ['wd-Q1', 'wd-Q2', 'wd-Q3', 'wd-Q4'],
+  );
   const last = fixture.search(q({ limit: 4, offset: 8 }));
-  assert.deepEqual(last.factories.map((f) => f.id), ['wd-Q9']);
+  assert.deepEqual(
+    last.factories.map((f) => f.id),
+    ['wd-Q9'],
+  );
   assert.isNull(last.next_offset);
   const exact = fixture.search(q({ limit: 3, offset: 6 }));
   assert.equal(exact.factories.length, 3);
@@ -198,12 +204,17 @@ const specArb: fc.Arbitrary<Spec> = fc.record({
 });
 
 // Filters appear one time in four, so that most queries still match something.
-const sometimes = <T,>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
+const sometimes = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
   fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: arb, weight: 1 });
 
 const queryArb: fc.Arbitrary<Omit<SearchQuery, 'limit' | 'offset'>> = fc.record({
   q: fc.oneof(
-    { arbitrary: fc.array(fc.constantFrom(...VOCABULARY, 'ste', 'mul', 'pl', 'pla', 'services', 'berlin', 'sao'), { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')), weight: 5 },
+    {
+      arbitrary: fc
+        .array(fc.constantFrom(...VOCABULARY, 'ste', 'mul', 'pl', 'pla', 'services', 'berlin', 'sao'), { minLength: 1, maxLength: 3 })
+        .map((w) => w.join(' ')),
+      weight: 5,
+    },
     { arbitrary: fc.constant(''), weight: 1 },
   ),
   country: sometimes(fc.constantFrom(...COUNTRIES)),
@@ -273,27 +284,24 @@ test('search agrees with a scan of every record: same matches, same order', () =
 
 test('paging is stable: pages of any size, concatenated, never repeat or skip a record', () => {
   fc.assert(
-    fc.property(
-      fc.array(specArb, { minLength: 1, maxLength: 60 }),
-      queryArb,
-      fc.integer({ min: 1, max: 25 }),
-      fc.boolean(),
-      (specs, query, limit, dense) => {
-        const index = new DirectoryIndex(datasetOf(specs), { denseFrom: dense ? 0 : undefined });
-        const whole = index.search({ ...query, limit: 100, offset: 0 });
-        const seen: string[] = [];
-        for (let offset = 0; ; ) {
-          const page = index.search({ ...query, limit, offset });
-          assert.equal(page.total, whole.total);
-          seen.push(...page.factories.map((f) => f.id));
-          if (page.next_offset === null) break;
-          assert.equal(page.next_offset, offset + limit);
-          offset = page.next_offset;
-        }
-        assert.deepEqual(seen, whole.factories.map((f) => f.id));
-        assert.equal(new Set(seen).size, seen.length);
-      },
-    ),
+    fc.property(fc.array(specArb, { minLength: 1, maxLength: 60 }), queryArb, fc.integer({ min: 1, max: 25 }), fc.boolean(), (specs, query, limit, dense) => {
+      const index = new DirectoryIndex(datasetOf(specs), { denseFrom: dense ? 0 : undefined });
+      const whole = index.search({ ...query, limit: 100, offset: 0 });
+      const seen: string[] = [];
+      for (let offset = 0; ; ) {
+        const page = index.search({ ...query, limit, offset });
+        assert.equal(page.total, whole.total);
+        seen.push(...page.factories.map((f) => f.id));
+        if (page.next_offset === null) break;
+        assert.equal(page.next_offset, offset + limit);
+        offset = page.next_offset;
+      }
+      assert.deepEqual(
+        seen,
+        whole.factories.map((f) => f.id),
+      );
+      assert.equal(new Set(seen).size, seen.length);
+    }),
     { numRuns: 200 },
   );
 });
@@ -336,6 +344,8 @@ test('a repeated id is refused however the records are ordered', async () => {
   rejects(() => new DirectoryIndex(twice), InvalidDatasetError, 'duplicate-id', /wd-Q3/);
   const adjacent = { ...dataset, records: [dataset.records[0]!, dataset.records[0]!] };
   rejects(() => new DirectoryIndex(adjacent), InvalidDatasetError, 'duplicate-id', /wd-Q1/);
-  const text = serializeDataset({ ...dataset, records: dataset.records }).replace('"wd-Q2"', '"wd-Q1"').replace(/wd-Q2/g, 'wd-Q1');
+  const text = serializeDataset({ ...dataset, records: dataset.records })
+    .replace('"wd-Q2"', '"wd-Q1"')
+    .replace(/wd-Q2/g, 'wd-Q1');
   await rejectsAsync(() => DirectoryIndex.load(streamOf(text)), InvalidDatasetError, 'duplicate-id');
 });

@@ -4,7 +4,7 @@
  * byte order as they are; a batch is one read-write transaction, so it applies whole or not at all.
  */
 import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
-import { checkBatch, type BatchOp, type KeyValueStore, type Range } from '../core/store/kv.ts';
+import { type BatchOp, checkBatch, type KeyValueStore, type Range } from '../core/store/kv.ts';
 
 const OBJECT_STORE = 'kv';
 

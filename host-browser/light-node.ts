@@ -14,7 +14,7 @@ import type { ChainParams } from '../core/ledger/params.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { openLightChain } from '../core/node/light-start.ts';
 import { MeshNode } from '../core/node/node.ts';
-import { lightNodeServices, type LightNodeServices } from '../core/node/services.ts';
+import { type LightNodeServices, lightNodeServices } from '../core/node/services.ts';
 import { IndexedDbStore } from './indexeddb-store.ts';
 import { startBrowserNetwork } from './network.ts';
 

@@ -10,9 +10,9 @@
 import { bootstrap as bootstrapDiscovery } from '@libp2p/bootstrap';
 import { circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
+import { isPrivate } from '@libp2p/utils';
 import { webRTC } from '@libp2p/webrtc';
 import { webSockets } from '@libp2p/websockets';
-import { isPrivate } from '@libp2p/utils';
 import type { Multiaddr } from '@multiformats/multiaddr';
 import { WebSockets } from '@multiformats/multiaddr-matcher';
 import type { SigningKey } from '../core/crypto/ed25519.ts';

@@ -1,10 +1,11 @@
 // Temporary files left by killed writes (Node: files, processes).
-import { assert } from 'chai';
+
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { assert } from 'chai';
 import { test } from '../test/harness.ts';
 import { removeStaleTemporaries, writeAtomically } from './atomic-file.ts';
 

@@ -1,7 +1,7 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import os from 'node:os';
-import { HIGHMEM_MB, MANYCORE_CORES, probeCapacity, thisMachine, type MachineFacts } from './capacity.ts';
+import { test } from 'node:test';
+import { HIGHMEM_MB, MANYCORE_CORES, type MachineFacts, probeCapacity, thisMachine } from './capacity.ts';
 
 const GiB = 1024 ** 3;
 
@@ -43,4 +43,3 @@ test('capacity: manycore from 16 cores, highmem from 32 GiB', () => {
   assert.deepEqual(probeCapacity(machine({ cores: 16, totalMemBytes: 32 * GiB })).tags, ['linux', 'x86_64', 'manycore', 'highmem']);
   assert.equal(probeCapacity(machine({ totalMemBytes: 32 * GiB - 1 })).memMb, 32_767);
 });
-

@@ -1,5 +1,5 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { connectionCounts, forgetThread, setServingThreads, threadBalance } from './connection-balance.ts';
 
 test('a thread over its share sends clients away until it holds at most one over the average, counting those on their way back', () => {

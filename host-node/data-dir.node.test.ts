@@ -1,8 +1,8 @@
-import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, test } from 'node:test';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { toHex } from '../core/encoding/hex.ts';
 import { DataDirError, openDataDir, readApiAddress, readIdentityFile, readNodeId, removeApiAddress, writeApiAddress, writeIdentityFile } from './data-dir.ts';
@@ -138,7 +138,7 @@ test('writeIdentityFile refuses an existing file unless forced; readIdentityFile
   await assert.rejects(readIdentityFile(join(dir, 'missing.json')), { name: 'DataDirError', code: 'identity-missing' });
 });
 
-test('removeApiAddress removes this node\'s own record and leaves one another node wrote', async () => {
+test("removeApiAddress removes this node's own record and leaves one another node wrote", async () => {
   const dir = freshDir();
   await mkdir(dir, { recursive: true });
   await writeApiAddress(dir, 'http://127.0.0.1:8844');

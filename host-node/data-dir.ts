@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { IdentityFileError, identityFileText, MAX_IDENTITY_BYTES, parseIdentityFile } from '../core/crypto/identity-file.ts';
 import { isId } from '../core/encoding/hex.ts';
+import { messageOf } from '../core/errors.ts';
 import { writeAtomically } from './atomic-file.ts';
 import { option } from './cli/command.ts';
-import { messageOf } from '../core/errors.ts';
 
 /** What a started node needs from its data directory. */
 export interface DataDir {
@@ -149,10 +149,7 @@ async function loadIdentity(path: string, warn: (line: string) => void): Promise
  * Throws DataDirError, changing nothing, when the token is empty or unreadable or the identity invalid.
  * `warn` receives warning lines (default: stderr).
  */
-export async function openDataDir(
-  dir: string,
-  options: { warn?: (line: string) => void } = {},
-): Promise<DataDir> {
+export async function openDataDir(dir: string, options: { warn?: (line: string) => void } = {}): Promise<DataDir> {
   const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const token = await loadToken(join(dir, TOKEN_FILE), warn);

@@ -3,25 +3,26 @@
  * what it makes of an engine's info, where it finds the engine, the log stream's frames and lines,
  * and the kernel log's OOM records.
  */
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JOB_LABELS, type ContainerSpec, type EngineInfo, type LogLine } from '../core/jobs/executor.ts';
+import { test } from 'node:test';
+import { type ContainerSpec, type EngineInfo, JOB_LABELS, type LogLine } from '../core/jobs/executor.ts';
 import {
+  containerOptions,
   DEFAULT_DOCKER_SOCKET,
   DockerExecutor,
+  type EngineFacts,
+  engineInfoOf,
   JOB_USER,
   LOG_FILE_MAX_BYTES,
   LOG_FILES,
+  logLines,
   MAX_LOG_LINE_BYTES,
   PIDS_LIMIT,
   TMP_MOUNT_OPTIONS,
-  containerOptions,
-  engineInfoOf,
-  logLines,
-  type EngineFacts,
 } from './docker-executor.ts';
 import { memcgOfOomKill, readMemcgOomKills } from './kernel-oom-log.ts';
 
@@ -29,7 +30,10 @@ const SPEC: ContainerSpec = {
   name: 'mesh-job-0123456789abcdef',
   image: 'python:3.12-slim',
   cmd: ['python', '-c', 'print(1)'],
-  env: [['SEED', '7'], ['EMPTY', '']],
+  env: [
+    ['SEED', '7'],
+    ['EMPTY', ''],
+  ],
   cpuCores: 1.5,
   memMb: 512,
   gpus: 0,
@@ -67,7 +71,7 @@ test('containerOptions: the sandbox, the spec, and nothing mounted', () => {
   assert.equal(LOG_FILE_MAX_BYTES * LOG_FILES, 20 * 1024 * 1024);
 });
 
-test('containerOptions: each VOLUME of the image gets a tmpfs like /tmp, not a volume on the host\'s disk', () => {
+test("containerOptions: each VOLUME of the image gets a tmpfs like /tmp, not a volume on the host's disk", () => {
   const options = containerOptions(SPEC, RUNC, ['/data', '/var/lib/db', '/tmp']);
   assert.deepEqual(options.HostConfig?.Tmpfs, { '/tmp': TMP_MOUNT_OPTIONS, '/data': TMP_MOUNT_OPTIONS, '/var/lib/db': TMP_MOUNT_OPTIONS });
   assert.equal(options.HostConfig?.Binds, undefined);
@@ -84,7 +88,7 @@ test('containerOptions: GPUs are asked for as `--gpus 2` does, gVisor where the 
   assert.equal(options.HostConfig?.Runtime, 'runsc');
   assert.deepEqual(options.HostConfig?.DeviceRequests, [{ Driver: '', Count: 2, Capabilities: [['gpu']] }]);
   const plain = containerOptions(SPEC, RUNC);
-  assert.equal(plain.HostConfig?.Runtime, undefined, 'the default runtime is the engine\'s, not named');
+  assert.equal(plain.HostConfig?.Runtime, undefined, "the default runtime is the engine's, not named");
   assert.equal(plain.HostConfig?.DeviceRequests, undefined);
 });
 
@@ -99,18 +103,66 @@ test('engineInfoOf: Podman runs its default runtime only, whatever it lists', ()
   const facts: EngineFacts = { version: PODMAN_VERSION, info: { Runtimes: PODMAN_RUNTIMES, DefaultRuntime: 'runc' } };
   const plain = { engine: 'podman 4.3.1', runtime: 'runc', sandboxed: false, gpus: 0 };
   // Listed at /usr/bin/runsc whether installed or not; and even when it is, its Docker API ignores HostConfig.Runtime.
-  assert.deepEqual(engineInfoOf(facts, true, (path) => path !== '/usr/bin/runsc', () => 0), plain);
-  assert.deepEqual(engineInfoOf(facts, true, () => true, () => 0), plain);
+  assert.deepEqual(
+    engineInfoOf(
+      facts,
+      true,
+      (path) => path !== '/usr/bin/runsc',
+      () => 0,
+    ),
+    plain,
+  );
+  assert.deepEqual(
+    engineInfoOf(
+      facts,
+      true,
+      () => true,
+      () => 0,
+    ),
+    plain,
+  );
   const gvisorByDefault: EngineFacts = { version: PODMAN_VERSION, info: { Runtimes: PODMAN_RUNTIMES, DefaultRuntime: 'runsc' } };
-  assert.deepEqual(engineInfoOf(gvisorByDefault, true, () => true, () => 0), { ...plain, runtime: 'runsc', sandboxed: true });
+  assert.deepEqual(
+    engineInfoOf(
+      gvisorByDefault,
+      true,
+      () => true,
+      () => 0,
+    ),
+    { ...plain, runtime: 'runsc', sandboxed: true },
+  );
 });
 
-test('engineInfoOf: Docker\'s runsc counts where its binary is (on this machine) or the engine is remote', () => {
+test("engineInfoOf: Docker's runsc counts where its binary is (on this machine) or the engine is remote", () => {
   const version = { Version: '27.3.1', Components: [{ Name: 'Engine' }] };
   const facts: EngineFacts = { version, info: { Runtimes: { runc: { path: 'runc' }, runsc: { path: '/usr/local/bin/runsc' } }, DefaultRuntime: 'runc' } };
-  assert.equal(engineInfoOf(facts, true, () => false, () => 0).sandboxed, false);
-  assert.deepEqual(engineInfoOf(facts, true, () => true, () => 0), { engine: 'docker 27.3.1', runtime: 'runsc', sandboxed: true, gpus: 0 });
-  assert.equal(engineInfoOf(facts, false, () => false, () => 0).sandboxed, true);
+  assert.equal(
+    engineInfoOf(
+      facts,
+      true,
+      () => false,
+      () => 0,
+    ).sandboxed,
+    false,
+  );
+  assert.deepEqual(
+    engineInfoOf(
+      facts,
+      true,
+      () => true,
+      () => 0,
+    ),
+    { engine: 'docker 27.3.1', runtime: 'runsc', sandboxed: true, gpus: 0 },
+  );
+  assert.equal(
+    engineInfoOf(
+      facts,
+      false,
+      () => false,
+      () => 0,
+    ).sandboxed,
+    true,
+  );
 });
 
 test('engineInfoOf: Docker, its default runtime, GPUs from CDI devices or the nvidia runtime', () => {
@@ -128,11 +180,28 @@ test('engineInfoOf: Docker, its default runtime, GPUs from CDI devices or the nv
   assert.deepEqual(cdi, { engine: 'docker 27.3.1', runtime: 'runsc', sandboxed: true, gpus: 2 }, 'a bare runtime name is not a path to check');
 
   const nvidia = { Runtimes: { runc: { path: 'runc' }, nvidia: { path: 'nvidia-container-runtime' } }, DefaultRuntime: 'runc' };
-  assert.equal(engineInfoOf({ version, info: nvidia }, true, () => true, () => 4).gpus, 4);
-  assert.equal(engineInfoOf({ version, info: nvidia }, false, () => true, () => 4).gpus, 0, 'a remote engine\'s devices are not ours to count');
+  assert.equal(
+    engineInfoOf(
+      { version, info: nvidia },
+      true,
+      () => true,
+      () => 4,
+    ).gpus,
+    4,
+  );
+  assert.equal(
+    engineInfoOf(
+      { version, info: nvidia },
+      false,
+      () => true,
+      () => 4,
+    ).gpus,
+    0,
+    "a remote engine's devices are not ours to count",
+  );
 });
 
-test('DockerExecutor: the engine is the socket option, else DOCKER_HOST, else Docker\'s socket', () => {
+test("DockerExecutor: the engine is the socket option, else DOCKER_HOST, else Docker's socket", () => {
   assert.equal(new DockerExecutor({ env: {} }).address, `unix://${DEFAULT_DOCKER_SOCKET}`);
   assert.equal(new DockerExecutor({ env: { DOCKER_HOST: '' } }).address, `unix://${DEFAULT_DOCKER_SOCKET}`);
   assert.equal(new DockerExecutor({ env: { DOCKER_HOST: 'unix:///run/podman/podman.sock' } }).address, 'unix:///run/podman/podman.sock');
@@ -177,12 +246,7 @@ const T2 = '2026-11-24T00:20:49Z';
 const T3 = '2026-11-24T01:20:50.5+01:00';
 
 test('logLines: frames split anywhere, typed lines, stamps stripped into atMs', async () => {
-  const whole = concat([
-    frame(1, `${T1} out one\n`),
-    frame(2, `${T1} err one\n`),
-    frame(1, `${T2} two lines\nin one message\n`),
-    frame(2, `${T3} \n`),
-  ]);
+  const whole = concat([frame(1, `${T1} out one\n`), frame(2, `${T1} err one\n`), frame(1, `${T2} two lines\nin one message\n`), frame(2, `${T3} \n`)]);
   const expected: [string, string, number][] = [
     ['stdout', 'out one', Date.parse(T1)],
     ['stderr', 'err one', Date.parse(T1)],
@@ -220,7 +284,13 @@ test('logLines: a line in pieces is joined under its first stamp; a last partial
 
 test('logLines: a stream that is not multiplexed (a TTY) is all stdout', async () => {
   const got = await lines([encoder.encode(`${T1} hello\n`), encoder.encode(`${T2} world\n`)]);
-  assert.deepEqual(got.map(([stream, text]) => [stream, text]), [['stdout', 'hello'], ['stdout', 'world']]);
+  assert.deepEqual(
+    got.map(([stream, text]) => [stream, text]),
+    [
+      ['stdout', 'hello'],
+      ['stdout', 'world'],
+    ],
+  );
 });
 
 test('logLines: a line over MAX_LOG_LINE_BYTES is cut between characters, its rest the next line', async () => {
@@ -228,14 +298,15 @@ test('logLines: a line over MAX_LOG_LINE_BYTES is cut between characters, its re
   // 'é' is 2 bytes after an odd number of ASCII ones: one 'é' straddles the cap. '😀' is 4 bytes, a surrogate pair.
   const line = `${'a'.repeat(MAX_LOG_LINE_BYTES - 1)}${'é'.repeat(10)}\n`;
   const got = await lines([frame(1, `${T1} ${line}`), frame(1, `${T2} ${'😀'.repeat(MAX_LOG_LINE_BYTES / 4 + 1)}x`)]);
-  assert.deepEqual(got.map(([, text]) => text), [
-    'a'.repeat(MAX_LOG_LINE_BYTES - 1),
-    'é'.repeat(10),
-    '😀'.repeat(MAX_LOG_LINE_BYTES / 4),
-    '😀x',
-  ]);
+  assert.deepEqual(
+    got.map(([, text]) => text),
+    ['a'.repeat(MAX_LOG_LINE_BYTES - 1), 'é'.repeat(10), '😀'.repeat(MAX_LOG_LINE_BYTES / 4), '😀x'],
+  );
   // The rest of a cut line carries the stamp of the message it came in.
-  assert.deepEqual(got.map(([, , at]) => at), [Date.parse(T1), Date.parse(T1), Date.parse(T2), Date.parse(T2)]);
+  assert.deepEqual(
+    got.map(([, , at]) => at),
+    [Date.parse(T1), Date.parse(T1), Date.parse(T2), Date.parse(T2)],
+  );
 });
 
 test('logLines: 8 MiB without a newline, in engine-sized messages, take linear time and come as lines within the cap', async () => {
@@ -252,8 +323,14 @@ test('logLines: 8 MiB without a newline, in engine-sized messages, take linear t
   assert.ok(ms < 2000, `${ms} ms`);
   const sizes = got.map((l) => encoder.encode(l.text).length);
   assert.ok(Math.max(...sizes) <= MAX_LOG_LINE_BYTES, String(Math.max(...sizes)));
-  assert.ok(sizes.slice(0, -1).every((n) => n > MAX_LOG_LINE_BYTES - 4), 'every line but the last is filled');
-  assert.equal(sizes.reduce((a, b) => a + b, 0), messages.length * piece.length);
+  assert.ok(
+    sizes.slice(0, -1).every((n) => n > MAX_LOG_LINE_BYTES - 4),
+    'every line but the last is filled',
+  );
+  assert.equal(
+    sizes.reduce((a, b) => a + b, 0),
+    messages.length * piece.length,
+  );
   assert.equal(got.map((l) => l.text).join(''), new TextDecoder().decode(piece).repeat(messages.length), 'no character broken');
 });
 
@@ -270,10 +347,12 @@ const OOM_RECORD =
 
 test('memcgOfOomKill: the cgroup of a memory-cgroup OOM kill, nothing for other records', () => {
   assert.equal(memcgOfOomKill(OOM_RECORD), `/libpod_parent/libpod-${ID}`);
-  const v2 = '3,1,2,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/system.slice/docker-abc.scope,task_memcg=/system.slice/docker-abc.scope,task=x,pid=1,uid=0';
+  const v2 =
+    '3,1,2,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/system.slice/docker-abc.scope,task_memcg=/system.slice/docker-abc.scope,task=x,pid=1,uid=0';
   assert.equal(memcgOfOomKill(v2), '/system.slice/docker-abc.scope');
   // The machine out of memory, not a container's limit.
-  const global = '3,1,2,-;oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/libpod_parent/libpod-x,task=x,pid=1,uid=0';
+  const global =
+    '3,1,2,-;oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/libpod_parent/libpod-x,task=x,pid=1,uid=0';
   assert.equal(memcgOfOomKill(global), null);
   assert.equal(memcgOfOomKill(`6,420,10193528507,-;Memory cgroup out of memory: Killed process 11172 (sh)`), null);
 });

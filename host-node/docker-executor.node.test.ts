@@ -2,15 +2,16 @@
  * DockerExecutor against a real engine: Podman's Docker-compatible service (test/podman.ts), the
  * busybox test image, and the sandbox seen from inside the container.
  */
-import { after, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { createServer, request } from 'node:http';
-import { join } from 'node:path';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
 import Docker from 'dockerode';
-import { ExecutorError, JOB_LABELS, type ContainerSpec, type ContainerState, type LogLine } from '../core/jobs/executor.ts';
+import { type ContainerSpec, type ContainerState, ExecutorError, JOB_LABELS, type LogLine } from '../core/jobs/executor.ts';
 import { rejectsAsync } from '../test/assert.ts';
 import { startPodman, TEST_IMAGE, TEST_IMAGE_COMMAND, VOLUME_TEST_IMAGE, VOLUME_TEST_PATH } from '../test/podman.ts';
 import { DockerExecutor, LOG_FILE_MAX_BYTES, PIDS_LIMIT, WAIT_ATTEMPTS } from './docker-executor.ts';
@@ -105,7 +106,10 @@ test('logs: follow delivers lines as they come and ends when the container exits
   const id = await executor.run(spec(['sh', '-c', 'echo first; sleep 1; echo second']));
   const seen: { text: string; at: number }[] = [];
   for await (const line of executor.logs(id, { follow: true })) seen.push({ text: line.text, at: Date.now() });
-  assert.deepEqual(seen.map((s) => s.text), ['first', 'second']);
+  assert.deepEqual(
+    seen.map((s) => s.text),
+    ['first', 'second'],
+  );
   assert.ok(seen[1]!.at - seen[0]!.at >= 500, 'the first line came before the second was written');
   assert.equal((await executor.inspect(id))?.running, false);
 });
@@ -190,7 +194,10 @@ test('a job stopped by stop() is not OOM-killed, to this executor or a recreated
   assert.ok(running?.startedAtMs !== null);
 
   const listed = await executor.list({ [JOB_LABELS.node]: runId, [JOB_LABELS.job]: s.labels[JOB_LABELS.job]! });
-  assert.deepEqual(listed.map((c) => [c.id, c.name, c.running]), [[id, s.name, true]]);
+  assert.deepEqual(
+    listed.map((c) => [c.id, c.name, c.running]),
+    [[id, s.name, true]],
+  );
   // The spec's labels, beside any the image brings.
   for (const [key, value] of Object.entries(s.labels)) assert.equal(listed[0]?.labels[key], value);
 
@@ -204,7 +211,10 @@ test('a job stopped by stop() is not OOM-killed, to this executor or a recreated
   await executor.stop(id); // stopping a stopped container is no error
 
   const exited = await executor.list({ [JOB_LABELS.job]: s.labels[JOB_LABELS.job]!, [JOB_LABELS.node]: runId });
-  assert.deepEqual(exited.map((c) => [c.id, c.status, c.running]), [[id, 'exited', false]]);
+  assert.deepEqual(
+    exited.map((c) => [c.id, c.status, c.running]),
+    [[id, 'exited', false]],
+  );
   assert.deepEqual(await executor.list({ [JOB_LABELS.node]: runId, [JOB_LABELS.job]: 'no-such-job' }), []);
 
   await executor.remove(id);
@@ -256,24 +266,32 @@ test('run: a missing image that cannot be pulled is no-image, fast, and leaves n
   assert.deepEqual(await executor.list({ [JOB_LABELS.job]: s.labels[JOB_LABELS.job]!, [JOB_LABELS.node]: runId }), []);
 });
 
-test('run: a container that cannot start is start-failed with the engine\'s words, and is removed', async () => {
+test("run: a container that cannot start is start-failed with the engine's words, and is removed", async () => {
   const s = spec(['/no/such/program']);
   await rejectsAsync(() => executor.run(s), ExecutorError, 'start-failed', /could not start .*no such file/);
   assert.deepEqual(await executor.list({ [JOB_LABELS.job]: s.labels[JOB_LABELS.job]!, [JOB_LABELS.node]: runId }), []);
 
   const first = spec(['sleep', '30']);
   const id = await executor.run(first);
-  await rejectsAsync(() => executor.run({ ...first, labels: { ...first.labels, [JOB_LABELS.job]: 'twin' } }), ExecutorError, 'start-failed', /could not create/);
+  await rejectsAsync(
+    () => executor.run({ ...first, labels: { ...first.labels, [JOB_LABELS.job]: 'twin' } }),
+    ExecutorError,
+    'start-failed',
+    /could not create/,
+  );
   await executor.remove(id);
 });
 
-test('run: a null command runs the image\'s own command', async () => {
+test("run: a null command runs the image's own command", async () => {
   const { state, lines } = await runToEnd(spec(null));
   assert.equal(state.exitCode, 0);
-  assert.deepEqual(lines.map((l) => l.text), [TEST_IMAGE_COMMAND.slice(1).join(' ')]);
+  assert.deepEqual(
+    lines.map((l) => l.text),
+    [TEST_IMAGE_COMMAND.slice(1).join(' ')],
+  );
 });
 
-test('an image\'s VOLUME is a small tmpfs: not the host\'s disk, bounded, and nothing left after remove', async () => {
+test("an image's VOLUME is a small tmpfs: not the host's disk, bounded, and nothing left after remove", async () => {
   const volumes = async (): Promise<Set<string>> => new Set(((await docker.listVolumes()).Volumes ?? []).map((v) => v.Name));
   const before = await volumes();
   const script = [
@@ -288,15 +306,22 @@ test('an image\'s VOLUME is a small tmpfs: not the host\'s disk, bounded, and no
   assert.match(seen.get('mount') ?? '', /^tmpfs rw,nosuid,nodev,noexec,.*size=16384k/, output);
   if (!state.oomKilled) {
     assert.match(output, /No space left on device/);
-    assert.equal(seen.get('kib'), String(16 * 1024), 'the write stopped at the tmpfs\'s 16 MiB');
+    assert.equal(seen.get('kib'), String(16 * 1024), "the write stopped at the tmpfs's 16 MiB");
   }
   const mounts = (await docker.getContainer(id).inspect()).Mounts;
-  assert.deepEqual(mounts.filter((m) => m.Type === 'volume'), []);
+  assert.deepEqual(
+    mounts.filter((m) => m.Type === 'volume'),
+    [],
+  );
   await executor.remove(id);
-  assert.deepEqual([...(await volumes())].filter((name) => !before.has(name)), [], 'no volume was made or left');
+  assert.deepEqual(
+    [...(await volumes())].filter((name) => !before.has(name)),
+    [],
+    'no volume was made or left',
+  );
 });
 
-test('the engine keeps at most LOG_FILE_MAX_BYTES of a job\'s output on its disk', async () => {
+test("the engine keeps at most LOG_FILE_MAX_BYTES of a job's output on its disk", async () => {
   const id = await executor.run(spec(['yes', 'a line of output '.repeat(4)], { cpuCores: 0.5 }));
   const { LogPath: logPath } = await docker.getContainer(id).inspect();
   const sizes: number[] = [];
@@ -310,7 +335,10 @@ test('the engine keeps at most LOG_FILE_MAX_BYTES of a job\'s output on its disk
   }
   assert.ok(Math.max(...sizes) <= LOG_FILE_MAX_BYTES, `the log file grew to ${Math.max(...sizes)} bytes`);
   // The output went past the cap: the engine dropped what came before.
-  assert.ok(sizes.some((size, i) => i > 0 && size < sizes[i - 1]!), `the log never shrank: ${sizes.join(' ')}`);
+  assert.ok(
+    sizes.some((size, i) => i > 0 && size < sizes[i - 1]!),
+    `the log never shrank: ${sizes.join(' ')}`,
+  );
 });
 
 let proxies = 0;

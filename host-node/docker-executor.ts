@@ -24,21 +24,22 @@
  *
  * A verdict, once reached for an exited container, is kept until remove().
  */
-import Docker from 'dockerode';
-import type { ContainerCreateOptions, ContainerInspectInfo, DockerOptions, HostConfig, ImageInspectInfo } from 'dockerode';
+
 import { existsSync, readdirSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { MAX_LOG_LINE_BYTES } from '../core/jobs/wire.ts';
+import type { ContainerCreateOptions, ContainerInspectInfo, DockerOptions, HostConfig, ImageInspectInfo } from 'dockerode';
+import Docker from 'dockerode';
 import {
-  ExecutorError,
   type ContainerSpec,
   type ContainerState,
   type EngineInfo,
   type Executor,
+  ExecutorError,
   type ExecutorErrorCode,
   type LogLine,
   type LogOptions,
 } from '../core/jobs/executor.ts';
+import { MAX_LOG_LINE_BYTES } from '../core/jobs/wire.ts';
 import { KERNEL_LOG, readMemcgOomKills } from './kernel-oom-log.ts';
 
 /** Docker's socket when neither an option nor DOCKER_HOST names another. */
@@ -306,10 +307,7 @@ export class DockerExecutor implements Executor {
     // @types/dockerode leaves out the options these take.
     const ask = (method: 'ping' | 'version' | 'info') => this.#docker[method].bind(this.#docker) as unknown as EngineProbe;
     await probe('its ping', this.#engineTimeoutMs, ask('ping'));
-    const [version, info] = await Promise.all([
-      probe('/version', ENGINE_INFO_TIMEOUT_MS, ask('version')),
-      probe('/info', ENGINE_INFO_TIMEOUT_MS, ask('info')),
-    ]);
+    const [version, info] = await Promise.all([probe('/version', ENGINE_INFO_TIMEOUT_MS, ask('version')), probe('/info', ENGINE_INFO_TIMEOUT_MS, ask('info'))]);
     this.#engine = engineInfoOf({ version, info } as EngineFacts, this.#local);
     return this.#engine;
   }
@@ -445,10 +443,7 @@ export class DockerExecutor implements Executor {
     const known = this.#verdicts.get(key);
     if (known !== undefined) return known;
     const kills = this.#kernelLog === null ? null : await readMemcgOomKills(this.#kernelLog);
-    const verdict =
-      kills !== null
-        ? kills.some((memcg) => memcg.includes(raw.Id))
-        : this.#seenRunning.has(raw.Id) && !this.#stopped.has(raw.Id);
+    const verdict = kills !== null ? kills.some((memcg) => memcg.includes(raw.Id)) : this.#seenRunning.has(raw.Id) && !this.#stopped.has(raw.Id);
     this.#verdicts.set(key, verdict);
     return verdict;
   }

@@ -3,9 +3,9 @@
  * job, a few at a time, until none is left, and checks each with node:crypto (OpenSSL, as WebCrypto
  * on Node). Only the group equation: the core checked the encodings before the job was made.
  */
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
-import { jobView, type JobMessage } from './ed25519-job.ts';
+import { type JobMessage, jobView } from './ed25519-job.ts';
 
 // SubjectPublicKeyInfo of an Ed25519 key (RFC 8410): this header, then the 32 key bytes.
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');

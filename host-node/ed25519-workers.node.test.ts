@@ -1,10 +1,18 @@
-import { assert } from 'chai';
 import { test } from 'node:test';
-import { rejectsAsync } from '../test/assert.ts';
-import { speccheckCases } from '../test/vectors/ed25519-speccheck.ts';
-import { checkedEd25519Backend, defaultEd25519Backend, ed25519Backends, SigningKey, verifyBatch, type Ed25519Backend, type SignedMessage } from '../core/crypto/ed25519.ts';
+import { assert } from 'chai';
+import {
+  checkedEd25519Backend,
+  defaultEd25519Backend,
+  type Ed25519Backend,
+  ed25519Backends,
+  type SignedMessage,
+  SigningKey,
+  verifyBatch,
+} from '../core/crypto/ed25519.ts';
 import { fromHex } from '../core/encoding/hex.ts';
 import { MeshError } from '../core/errors.ts';
+import { rejectsAsync } from '../test/assert.ts';
+import { speccheckCases } from '../test/vectors/ed25519-speccheck.ts';
 import { workerEd25519Backend } from './ed25519-workers.ts';
 
 const webcrypto = ed25519Backends[0]!;

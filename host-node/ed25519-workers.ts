@@ -12,8 +12,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { ed25519Backends, type Ed25519Backend, type SignedMessage } from '../core/crypto/ed25519.ts';
-import { jobView, makeJob, type JobMessage } from './ed25519-job.ts';
+import { type Ed25519Backend, ed25519Backends, type SignedMessage } from '../core/crypto/ed25519.ts';
+import { type JobMessage, jobView, makeJob } from './ed25519-job.ts';
 
 // Below this many signatures a batch stays with WebCrypto: handing it over costs a thread wake-up
 // or two, about a verification's time.

@@ -1,12 +1,13 @@
 // The node API served on node:http, over a real socket: a route, SSE delivery and unsubscription,
 // the body bound on a streamed upload, and close() ending open event streams.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
+import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
+import { test } from 'node:test';
+import { INBOX_EVENT } from '../core/api/fake-messaging.test-util.ts';
 import { BLOCK, BOB, FakeNode } from '../core/api/fake-node.test-util.ts';
 import { createNodeApi } from '../core/api/handler.ts';
-import { INBOX_EVENT } from '../core/api/fake-messaging.test-util.ts';
 import { bytesResponse } from '../core/web/bytes-response.ts';
 import { type HttpServer, serveFetch } from './http-server.ts';
 
@@ -69,12 +70,16 @@ test('http-server: answers a route over a real socket', async () => {
 
 test('http-server: a held body goes out whole with its length; a head Node refuses cuts that connection, not the server', async () => {
   const big = new Uint8Array(3 * 1024 * 1024).map((_, i) => 0x41 + (i % 26));
-  const server = await serveFetch(async (request) => {
-    const url = new URL(request.url);
-    if (url.pathname === '/big') return bytesResponse(big, { status: 201, headers: { 'content-type': 'application/octet-stream' } });
-    // A header value that fetch's Headers takes and node:http refuses to write.
-    return bytesResponse('x', { headers: { 'x-echo': decodeURIComponent(url.searchParams.get('v') ?? '') } });
-  }, '127.0.0.1', 0);
+  const server = await serveFetch(
+    async (request) => {
+      const url = new URL(request.url);
+      if (url.pathname === '/big') return bytesResponse(big, { status: 201, headers: { 'content-type': 'application/octet-stream' } });
+      // A header value that fetch's Headers takes and node:http refuses to write.
+      return bytesResponse('x', { headers: { 'x-echo': decodeURIComponent(url.searchParams.get('v') ?? '') } });
+    },
+    '127.0.0.1',
+    0,
+  );
   try {
     const answer = await fetch(`${server.url}/big`);
     assert.equal(answer.status, 201);
@@ -89,20 +94,24 @@ test('http-server: a held body goes out whole with its length; a head Node refus
   }
 });
 
-test('http-server: the request signal (and a clone\'s) is aborted when the client leaves mid-answer, never after a complete answer; a clone reads the body too', async () => {
+test("http-server: the request signal (and a clone's) is aborted when the client leaves mid-answer, never after a complete answer; a clone reads the body too", async () => {
   const signals: AbortSignal[] = [];
   let cloned: AbortSignal | undefined;
   let release = (): void => {};
   const held = new Promise<void>((resolve) => (release = resolve));
-  const server = await serveFetch(async (request) => {
-    signals.push(request.signal);
-    if (request.method === 'POST') return bytesResponse(`${await request.clone().text()}|${await request.text()}`);
-    if (new URL(request.url).pathname === '/slow') {
-      cloned = request.clone().signal;
-      await held;
-    }
-    return bytesResponse('done');
-  }, '127.0.0.1', 0);
+  const server = await serveFetch(
+    async (request) => {
+      signals.push(request.signal);
+      if (request.method === 'POST') return bytesResponse(`${await request.clone().text()}|${await request.text()}`);
+      if (new URL(request.url).pathname === '/slow') {
+        cloned = request.clone().signal;
+        await held;
+      }
+      return bytesResponse('done');
+    },
+    '127.0.0.1',
+    0,
+  );
   try {
     assert.equal(await (await fetch(`${server.url}/fast`)).text(), 'done');
     assert.equal(await (await fetch(`${server.url}/echo`, { method: 'POST', body: 'abc' })).text(), 'abc|abc');
@@ -148,7 +157,9 @@ test('http-server: a stream of binary frames goes out as it happens too, its hea
   const { node, server } = await start();
   try {
     const answer = await new Promise<IncomingMessage>((resolve, reject) => {
-      httpRequest(`${server.url}/mesh/messages/stream`, { headers: { accept: 'application/octet-stream' } }, resolve).once('error', reject).end();
+      httpRequest(`${server.url}/mesh/messages/stream`, { headers: { accept: 'application/octet-stream' } }, resolve)
+        .once('error', reject)
+        .end();
     });
     assert.equal(answer.statusCode, 200);
     assert.equal(answer.headers['content-type'], 'application/octet-stream');
@@ -251,12 +262,14 @@ function problemOf(answer: string): { status: number; contentType: string | unde
   return { status, contentType, body: JSON.parse(body) as { type: string; status: number; title: string; detail: string } };
 }
 
-test('http-server: the authority is the Host header\'s; a request target of //host/… or http://host/… cannot replace it', async () => {
+test("http-server: the authority is the Host header's; a request target of //host/… or http://host/… cannot replace it", async () => {
   const { node, server } = await start();
   try {
     const origin = new URL(server.url);
     // A DNS-rebinding page on evil.example asking for //127.0.0.1/status must not pass as addressed to 127.0.0.1.
-    const rebound = problemOf(await rawExchange(server.url, `GET //127.0.0.1:${origin.port}/status HTTP/1.1\r\nHost: evil.example:${origin.port}\r\nConnection: close\r\n\r\n`));
+    const rebound = problemOf(
+      await rawExchange(server.url, `GET //127.0.0.1:${origin.port}/status HTTP/1.1\r\nHost: evil.example:${origin.port}\r\nConnection: close\r\n\r\n`),
+    );
     assert.equal(rebound.status, 403);
     assert.equal(rebound.body.type, '/problems/host-not-allowed');
     // A page on localhost:3000 posting to //localhost:3000/transfer must not pass as same-origin.
@@ -275,7 +288,10 @@ test('http-server: the authority is the Host header\'s; a request target of //ho
     const doubled = problemOf(await rawExchange(server.url, `GET //status HTTP/1.1\r\nHost: ${origin.host}\r\nConnection: close\r\n\r\n`));
     assert.equal(doubled.status, 404);
     // An absolute-form target naming another authority than Host is refused, whichever is honest.
-    for (const [target, host] of [[`http://127.0.0.1:${origin.port}/status`, `evil.example:${origin.port}`], ['http://evil.example/status', origin.host]]) {
+    for (const [target, host] of [
+      [`http://127.0.0.1:${origin.port}/status`, `evil.example:${origin.port}`],
+      ['http://evil.example/status', origin.host],
+    ]) {
       const conflicting = problemOf(await rawExchange(server.url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
       assert.equal(conflicting.status, 400, target);
       assert.equal(conflicting.body.type, '/problems/bad-request');

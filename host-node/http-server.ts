@@ -24,7 +24,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { heldBytes, holdBodies } from '../core/web/bytes-response.ts';
-import { type HttpProblem, problemResponse, WEB_PROBLEMS, type WebProblemCode, WebProblem } from '../core/web/problem.ts';
+import { type HttpProblem, problemResponse, WEB_PROBLEMS, WebProblem, type WebProblemCode } from '../core/web/problem.ts';
 import type { ClientInfo } from '../core/web/router.ts';
 import type { ConnectionBalance } from './connection-balance.ts';
 
@@ -293,7 +293,7 @@ function lastResort(problem: HttpProblem): Response {
 
 // Requests node:http cannot parse, by its error code; anything else is a plain 400.
 const CLIENT_ERRORS: Readonly<Record<string, [WebProblemCode, string]>> = {
-  HPE_HEADER_OVERFLOW: ['headers-too-large', 'the request headers are over node:http\'s bound'],
+  HPE_HEADER_OVERFLOW: ['headers-too-large', "the request headers are over node:http's bound"],
   ERR_HTTP_REQUEST_TIMEOUT: ['request-timeout', 'the request did not arrive in time'],
 };
 

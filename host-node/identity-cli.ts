@@ -6,8 +6,8 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { toHex } from '../core/encoding/hex.ts';
 import { command, entry, flag, option } from './cli/command.ts';
-import { fileExists } from './file-exists.ts';
 import { DataDirError, dataDirOption, IDENTITY_FILE, readIdentityFile, writeIdentityFile } from './data-dir.ts';
+import { fileExists } from './file-exists.ts';
 
 interface IdentityArgs {
   file: string;

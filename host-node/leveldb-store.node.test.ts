@@ -1,9 +1,9 @@
-import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { kvCompliance } from '../test/kv-compliance.ts';
 import { LevelStore, StoreLockedError } from './leveldb-store.ts';
@@ -34,7 +34,10 @@ test('LevelStore: values come back as plain Uint8Array, not Buffer', async () =>
 test('LevelStore: reopening keeps the data; close is idempotent', async () => {
   const path = join(freshPath(), 'nested', 'chain');
   const store = await LevelStore.open(path);
-  await store.batch([{ type: 'put', key: b(1), value: b(1) }, { type: 'put', key: b(2), value: b(2) }]);
+  await store.batch([
+    { type: 'put', key: b(1), value: b(1) },
+    { type: 'put', key: b(2), value: b(2) },
+  ]);
   await store.batch([{ type: 'del', key: b(1) }]);
   await store.close();
   await store.close();
@@ -102,7 +105,10 @@ test('LevelStore: after SIGKILL mid-write, every acknowledged batch is there and
 
     // Batches are awaited one at a time, so at most the one in flight at the kill may be extra.
     assert.ok(last === lastAcked || last === lastAcked + 1, `last ${last}, acknowledged ${lastAcked}`);
-    assert.deepEqual([...perBatch.keys()].sort((x, y) => x - y), Array.from({ length: last + 1 }, (_, i) => i));
+    assert.deepEqual(
+      [...perBatch.keys()].sort((x, y) => x - y),
+      Array.from({ length: last + 1 }, (_, i) => i),
+    );
     for (const [n, count] of perBatch) assert.equal(count, KEYS_PER_BATCH, `batch ${n} is partial`);
   }
 });

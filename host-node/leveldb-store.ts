@@ -5,7 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
-import { checkBatch, type BatchOp, type KeyValueStore, type Range } from '../core/store/kv.ts';
+import { type BatchOp, checkBatch, type KeyValueStore, type Range } from '../core/store/kv.ts';
 
 /** The store's directory is held by another process (or another open store in this one). */
 export class StoreLockedError extends Error {

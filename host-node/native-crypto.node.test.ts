@@ -1,9 +1,9 @@
+import { createHash } from 'node:crypto';
 import { assert } from 'chai';
 import fc from 'fast-check';
-import { createHash } from 'node:crypto';
-import { test } from '../test/harness.ts';
 import { sha256 } from '../core/crypto/sha256.ts';
 import { toHex } from '../core/encoding/hex.ts';
+import { test } from '../test/harness.ts';
 import { nativeSha256, nodeSha256 } from './native-crypto.ts';
 
 const reference = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');

@@ -8,23 +8,22 @@ import { join } from 'node:path';
 import { multiaddr } from '@multiformats/multiaddr';
 import { createNodeApi } from '../core/api/handler.ts';
 import { Chain } from '../core/chain/chain.ts';
-import { fromHex } from '../core/encoding/hex.ts';
 import { systemRandom } from '../core/crypto/random.ts';
-import { devnet, MAINNET, type ChainParams } from '../core/ledger/params.ts';
-import { MeshNode } from '../core/node/node.ts';
-import { fullNodeServices, type FullNodeServices } from '../core/node/services.ts';
+import { fromHex } from '../core/encoding/hex.ts';
+import type { HostPolicy } from '../core/jobs/policy.ts';
+import { type ChainParams, devnet, HEARTBEAT_INTERVAL_SECS, MAINNET } from '../core/ledger/params.ts';
 import { PING_INTERVAL_MS } from '../core/netgraph/peer-pings.ts';
+import { MeshNode } from '../core/node/node.ts';
+import { type FullNodeServices, fullNodeServices } from '../core/node/services.ts';
 import { systemClock } from '../core/time/clock.ts';
 import { probeCapacity } from './capacity.ts';
-import { DockerExecutor } from './docker-executor.ts';
-import type { HostPolicy } from '../core/jobs/policy.ts';
-import { HEARTBEAT_INTERVAL_SECS } from '../core/ledger/params.ts';
-import { command, flag, list, option, type OptionValues, UsageError } from './cli/command.ts';
+import { command, flag, list, type OptionValues, option, UsageError } from './cli/command.ts';
+import { stopSignal } from './cli/stop-signal.ts';
 import { integer, nodeIdText, port } from './cli/values.ts';
 import { DataDirError, dataDirOption, openDataDir, removeApiAddress, writeApiAddress } from './data-dir.ts';
+import { DockerExecutor } from './docker-executor.ts';
 import { serveFetch } from './http-server.ts';
 import { LevelStore, StoreLockedError } from './leveldb-store.ts';
-import { stopSignal } from './cli/stop-signal.ts';
 import { nodeCrypto } from './native-crypto.ts';
 import { parseBootstrapAddress, startP2PNetwork } from './p2p.ts';
 import { nodeTunnelSockets } from './tunnel-sockets.ts';
@@ -79,16 +78,36 @@ const nodeOptions = {
   mine: flag('produce blocks'),
   devnet: flag('use the separate local development chain'),
   'block-interval-ms': option({ value: 'N', description: 'block interval on the devnet', parse: integer(0), shown: '1000' }),
-  'allow-image': list({ value: 'PREFIX', description: 'run jobs of this image (localhost/busybox: any tag of it), of every image under a path ending in / (docker.io/library/), or of any (*); none by default: the node runs no jobs' }),
+  'allow-image': list({
+    value: 'PREFIX',
+    description:
+      'run jobs of this image (localhost/busybox: any tag of it), of every image under a path ending in / (docker.io/library/), or of any (*); none by default: the node runs no jobs',
+  }),
   'job-cores': option({ value: 'N', description: "cores offered to jobs (default: the machine's)", parse: integer(1) }),
   'job-mem-mb': option({ value: 'MB', description: "memory offered to jobs, in MiB (default: the machine's)", parse: integer(4) }),
   'job-queue-secs': option({ value: 'S', description: 'how long a job this node bids for waits for a host', parse: integer(1), default: 600 }),
-  'capability-root': list({ value: 'NODE_ID', description: 'honour capability tokens rooted at this key for directed placement, besides this node\'s own', parse: nodeIdText }),
-  'ping-interval-ms': option({ value: 'N', description: 'mean time between pings to each peer, jittered by ±25 % (GET /peers)', parse: integer(100), default: PING_INTERVAL_MS }),
+  'capability-root': list({
+    value: 'NODE_ID',
+    description: "honour capability tokens rooted at this key for directed placement, besides this node's own",
+    parse: nodeIdText,
+  }),
+  'ping-interval-ms': option({
+    value: 'N',
+    description: 'mean time between pings to each peer, jittered by ±25 % (GET /peers)',
+    parse: integer(100),
+    default: PING_INTERVAL_MS,
+  }),
   'heartbeat-interval-ms': option({ value: 'N', description: 'time between heartbeats on the devnet', parse: integer(100), shown: '30000' }),
-  'ws-tls-cert': option({ value: 'FILE', description: 'PEM certificate (chain) for secure WebSockets: the WebSocket port becomes /tls/ws, which pages on HTTPS can dial' }),
+  'ws-tls-cert': option({
+    value: 'FILE',
+    description: 'PEM certificate (chain) for secure WebSockets: the WebSocket port becomes /tls/ws, which pages on HTTPS can dial',
+  }),
   'ws-tls-key': option({ value: 'FILE', description: 'PEM private key of --ws-tls-cert' }),
-  announce: list({ value: 'MULTIADDR', description: 'an address to announce instead of the listen addresses (/dns4/node.example.org/tcp/443/tls/ws); peers and the wallet page dial it', parse: announceAddress }),
+  announce: list({
+    value: 'MULTIADDR',
+    description: 'an address to announce instead of the listen addresses (/dns4/node.example.org/tcp/443/tls/ws); peers and the wallet page dial it',
+    parse: announceAddress,
+  }),
 };
 
 function announceAddress(text: string, name: string): string {
@@ -150,7 +169,8 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
 function hosting(config: NodeConfig, node: MeshNode<FullNodeServices>): string {
   const { allowImages, cpuCores, memMb } = config.hostPolicy;
   const engine = node.services.jobs.engine.ready ? 'engine ready' : 'no container engine answers (DOCKER_HOST or /var/run/docker.sock)';
-  const roots = config.capabilityRoots.length === 0 ? '' : `; tokens rooted at ${config.capabilityRoots.length} more key${config.capabilityRoots.length === 1 ? '' : 's'}`;
+  const roots =
+    config.capabilityRoots.length === 0 ? '' : `; tokens rooted at ${config.capabilityRoots.length} more key${config.capabilityRoots.length === 1 ? '' : 's'}`;
   if (allowImages.length === 0) return `hosts directed jobs only (no --allow-image)${roots}`;
   return `hosts ${allowImages.join(', ')} on ${cpuCores} cores, ${memMb} MiB; ${engine}${roots}`;
 }
@@ -184,9 +204,22 @@ async function runNode(config: NodeConfig): Promise<number> {
   try {
     const chain = await Chain.open({ store, params: config.params, crypto });
     const wsTls = config.wsTls;
-    const tls = wsTls === null ? undefined : await starting('cannot read the WebSocket TLS files', async () => ({ cert: await readFile(wsTls.certFile, 'utf8'), key: await readFile(wsTls.keyFile, 'utf8') }));
+    const tls =
+      wsTls === null
+        ? undefined
+        : await starting('cannot read the WebSocket TLS files', async () => ({
+            cert: await readFile(wsTls.certFile, 'utf8'),
+            key: await readFile(wsTls.keyFile, 'utf8'),
+          }));
     const network = await starting(`cannot listen for peers on port ${config.p2pPort}`, () =>
-      startP2PNetwork({ key: data.identity, port: config.p2pPort, bootstrap: config.bootstrap, announce: config.announce, log, ...(tls === undefined ? {} : { wsTls: tls }) }),
+      startP2PNetwork({
+        key: data.identity,
+        port: config.p2pPort,
+        bootstrap: config.bootstrap,
+        announce: config.announce,
+        log,
+        ...(tls === undefined ? {} : { wsTls: tls }),
+      }),
     );
     closers.push(() => network.stop());
     const node = await MeshNode.create({

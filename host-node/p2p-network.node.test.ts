@@ -4,11 +4,11 @@
 import { lpStream } from '@libp2p/utils';
 import { assert } from 'chai';
 import { SigningKey } from '../core/crypto/ed25519.ts';
-import { PeerBusyError, RemoteError } from '../core/net/errors.ts';
-import { rpcProtocolId, TOPICS, type RpcLimits } from '../core/net/network.ts';
 import { toHex } from '../core/encoding/hex.ts';
-import { test } from '../test/harness.ts';
+import { PeerBusyError, RemoteError } from '../core/net/errors.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
+import { type RpcLimits, rpcProtocolId, TOPICS } from '../core/net/network.ts';
+import { test } from '../test/harness.ts';
 import { networkCompliance } from '../test/network-compliance.ts';
 import { startP2PNetwork } from './p2p.ts';
 
@@ -16,7 +16,8 @@ const connected = (from: Libp2pNetwork, to: Libp2pNetwork): boolean => from.libp
 
 networkCompliance('Libp2pNetwork', async (count, links, limits) => {
   const networks: Libp2pNetwork[] = [];
-  for (let i = 0; i < count; i++) networks.push(await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [], ...(limits ? { rpc: limits } : {}) }));
+  for (let i = 0; i < count; i++)
+    networks.push(await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [], ...(limits ? { rpc: limits } : {}) }));
   const pairs = links ?? networks.flatMap((_, i) => networks.slice(i + 1).map((__, j) => [i, i + 1 + j] as const));
   for (const [a, b] of pairs) {
     const from = networks[a]!;
@@ -34,7 +35,8 @@ networkCompliance('Libp2pNetwork', async (count, links, limits) => {
   };
 });
 
-const start = (rpc: Partial<RpcLimits>): Promise<Libp2pNetwork> => startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [], rpc });
+const start = (rpc: Partial<RpcLimits>): Promise<Libp2pNetwork> =>
+  startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [], rpc });
 
 test('Libp2pNetwork: a requester that never sends its request frame is cut off at the read deadline', async () => {
   const [a, b] = [await start({}), await start({ readMs: 200 })];
@@ -46,7 +48,12 @@ test('Libp2pNetwork: a requester that never sends its request frame is cut off a
     });
     const stream = await a.libp2p.dialProtocol(b.libp2p.getMultiaddrs()[0]!, rpcProtocolId('echo'));
     const started = Date.now();
-    const ended = await lpStream(stream).read().then(() => 'answered', (error: unknown) => (error as Error).name);
+    const ended = await lpStream(stream)
+      .read()
+      .then(
+        () => 'answered',
+        (error: unknown) => (error as Error).name,
+      );
     assert.notEqual(ended, 'answered');
     assert.isBelow(Date.now() - started, 5_000);
     assert.isFalse(called);
@@ -75,7 +82,10 @@ test('Libp2pNetwork: a server with a lower limit than its requester answers the 
     const busy = await a.request(b.self, 'gate', Uint8Array.of(9)).catch((error: unknown) => error);
     assert.instanceOf(busy, PeerBusyError, String(busy));
     release();
-    assert.deepEqual((await Promise.all(within)).map((answer) => answer[0]), [0, 1]);
+    assert.deepEqual(
+      (await Promise.all(within)).map((answer) => answer[0]),
+      [0, 1],
+    );
   } finally {
     await Promise.all([a.stop(), b.stop()]);
   }
@@ -85,7 +95,10 @@ test('Libp2pNetwork: an answer outside the protocol (unknown status, empty frame
   const [a, b] = [await start({}), await start({})];
   try {
     await a.libp2p.dial(b.libp2p.getMultiaddrs()[0]!);
-    for (const [name, frame] of [['unknown-status', Uint8Array.of(9, 1, 2)], ['empty-frame', new Uint8Array(0)]] as const) {
+    for (const [name, frame] of [
+      ['unknown-status', Uint8Array.of(9, 1, 2)],
+      ['empty-frame', new Uint8Array(0)],
+    ] as const) {
       await b.libp2p.handle(rpcProtocolId(name), async (stream) => {
         const lp = lpStream(stream);
         await lp.read();
@@ -110,7 +123,10 @@ test('Libp2pNetwork: gossip published when a peer joins reaches that peer, on ev
     const [a, b] = [await start({}), await start({})];
     try {
       const heard: string[] = [];
-      for (const [self, other] of [[a, b], [b, a]] as const) {
+      for (const [self, other] of [
+        [a, b],
+        [b, a],
+      ] as const) {
         self.handle(TOPICS.heights, async (m) => {
           heard.push(`${toHex(m.origin)}→${toHex(self.self)}`);
           return 'ignore';

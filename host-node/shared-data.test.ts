@@ -1,17 +1,17 @@
 // The shared-data loader on Node and Deno, with a local upstream on 127.0.0.1 (run on Deno by `npm run test:deno`).
 import { rmSync } from 'node:fs';
-import { mkdtemp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assert } from 'chai';
 import { sha256 } from '../core/crypto/sha256.ts';
-import { toHex } from '../core/encoding/hex.ts';
 import type { SharedFiles } from '../core/data/shared-data.ts';
+import { toHex } from '../core/encoding/hex.ts';
+import { rejectsAsync } from '../test/assert.ts';
 import { test } from '../test/harness.ts';
 import { sharedDataSuite } from '../test/shared-data-suite.ts';
 import { loadSharedData, SharedDataError } from './shared-data.ts';
-import { rejectsAsync } from '../test/assert.ts';
 
 // Answers /echo/<text> with the text, /stall with a first byte and then nothing, /endless with bytes
 // until the client goes, anything else with 404; closes each connection so no socket outlives a test.

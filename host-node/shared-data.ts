@@ -11,8 +11,8 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeAtomically } from './atomic-file.ts';
 import { loadPinned, SHARED_FILES, type SharedDataPlaces, type SharedFiles } from '../core/data/shared-data.ts';
+import { writeAtomically } from './atomic-file.ts';
 
 export { SHARED_FILES, SharedDataError, type SharedFile, type SharedFiles } from '../core/data/shared-data.ts';
 

@@ -4,7 +4,7 @@
  * direction only), paused while what they delivered is unread (so a slow peer stream slows the
  * TCP sender, not memory), and reset with an RST (`resetAndDestroy`) when the tunnel resets them.
  */
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { ChunkQueue, closedSignal, type Duplex } from '../core/net/duplex.ts';
 import { StreamResetError } from '../core/net/errors.ts';
 import { formatAddress, type SocketAddress } from '../core/tunnel/address.ts';

@@ -1,7 +1,8 @@
 // The wallet's paths on the node's HTTP port, in-process: the page, its config, and problem
 // details for what it does not serve; every other path goes to the API untouched.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { key, mine, openChain } from '../core/chain/testnet.test-util.ts';
 import { toHex } from '../core/encoding/hex.ts';
 import { CHECKPOINT_DEPTH, CHECKPOINT_EVERY, checkpointHeight, withWallet } from './wallet-site.ts';
@@ -27,14 +28,26 @@ test('withWallet: the page, its config, 405 and 404 as problem details, and the 
   const handler = withWallet(async (request) => new Response(`api ${new URL(request.url).pathname}`), {
     chain,
     peerId: PEER,
-    addresses: () => ['/ip4/127.0.0.1/tcp/8845', '/ip4/127.0.0.1/tcp/8846/ws', '/ip4/10.0.0.2/tcp/8846/ws', `/ip4/127.0.0.1/tcp/8846/ws/p2p/${PEER}/p2p-circuit`],
+    addresses: () => [
+      '/ip4/127.0.0.1/tcp/8845',
+      '/ip4/127.0.0.1/tcp/8846/ws',
+      '/ip4/10.0.0.2/tcp/8846/ws',
+      `/ip4/127.0.0.1/tcp/8846/ws/p2p/${PEER}/p2p-circuit`,
+    ],
   });
   const get = (path: string, init?: RequestInit): Promise<Response> => handler(new Request(`http://10.0.0.2:8844${path}`, init), client);
 
   const page = await get('/wallet');
   assert.equal(page.status, 200);
   const csp = page.headers.get('content-security-policy')!;
-  for (const rule of ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval';", "connect-src 'self' ws: wss:", "frame-ancestors 'none'", "base-uri 'none'"]) assert.ok(csp.includes(rule), `${rule} in ${csp}`);
+  for (const rule of [
+    "default-src 'self'",
+    "script-src 'self' 'wasm-unsafe-eval';",
+    "connect-src 'self' ws: wss:",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ])
+    assert.ok(csp.includes(rule), `${rule} in ${csp}`);
   assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
   assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
   assert.match(page.headers.get('content-type')!, /^text\/html/);
@@ -60,7 +73,7 @@ test('withWallet: the page, its config, 405 and 404 as problem details, and the 
   assert.equal((await post.json()).type, '/problems/method-not-allowed');
 
   const missing = await get('/wallet/../../etc/passwd');
-  assert.equal(missing.status, 200, 'the URL parser resolves dot segments before routing: this is /etc/passwd, the API\'s to answer');
+  assert.equal(missing.status, 200, "the URL parser resolves dot segments before routing: this is /etc/passwd, the API's to answer");
   assert.equal(await missing.text(), 'api /etc/passwd');
   const unknown = await get('/wallet/other.js');
   assert.equal(unknown.status, 404);

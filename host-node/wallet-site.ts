@@ -7,11 +7,11 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import type { Chain } from '../core/chain/chain.ts';
 import { requireLocalHostName } from '../core/api/access.ts';
 import { ApiProblem } from '../core/api/problem.ts';
+import type { Chain } from '../core/chain/chain.ts';
 import { toHex } from '../core/encoding/hex.ts';
-import { WebProblem, problemResponse } from '../core/web/problem.ts';
+import { problemResponse, WebProblem } from '../core/web/problem.ts';
 import type { ClientInfo } from '../core/web/router.ts';
 import type { FetchHandler } from './http-server.ts';
 
@@ -38,7 +38,15 @@ export interface WalletSiteOptions {
 }
 
 /** How the page's bundle is built: one minified ES module for browsers (the benchmark builds its baseline the same way). */
-export const WALLET_BUILD = { bundle: true, format: 'esm', platform: 'browser', target: 'es2023', minify: true, write: false, logLevel: 'silent' } as const satisfies esbuild.BuildOptions;
+export const WALLET_BUILD = {
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2023',
+  minify: true,
+  write: false,
+  logLevel: 'silent',
+} as const satisfies esbuild.BuildOptions;
 
 /** The page's bundle, built once. */
 let bundle: Promise<string> | null = null;
@@ -55,7 +63,8 @@ export function walletBundle(): Promise<string> {
 
 // WebSocket addresses the page can dial: the host the page was loaded from first, then the others.
 function hostAddresses(options: WalletSiteOptions, requestHost: string): string[] {
-  const ws = options.addresses()
+  const ws = options
+    .addresses()
     .filter((a) => a.includes('/ws') && !a.includes('/p2p-circuit'))
     .map((a) => (a.includes('/p2p/') ? a : `${a}/p2p/${options.peerId}`));
   const same = ws.filter((a) => a.includes(`/${requestHost}/`));

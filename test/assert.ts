@@ -19,12 +19,7 @@ export function rejects(fn: () => unknown, cls: ErrorClass, code: string, messag
 }
 
 /** `rejects` for a function that returns a promise. */
-export async function rejectsAsync(
-  fn: () => Promise<unknown>,
-  cls: ErrorClass,
-  code: string,
-  message?: RegExp,
-): Promise<MeshError> {
+export async function rejectsAsync(fn: () => Promise<unknown>, cls: ErrorClass, code: string, message?: RegExp): Promise<MeshError> {
   let error: unknown;
   try {
     await fn();

@@ -3,12 +3,20 @@
  * playwright-core, with a page bundle made by esbuild as the wallet's own bundle is.
  */
 import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.ts';
 
 /** `entry` bundled for the browser as one ES module (the text of the script). */
 export async function bundleForPage(entry: string): Promise<string> {
-  const result = await esbuild.build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', target: 'es2023', write: false, logLevel: 'silent' });
+  const result = await esbuild.build({
+    entryPoints: [entry],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2023',
+    write: false,
+    logLevel: 'silent',
+  });
   return result.outputFiles[0]!.text;
 }
 

@@ -4,9 +4,10 @@
  * R is started with `--capability-root <A>`, P with none. Neither has a container engine: the token
  * check comes before the engine is asked, so where the root is honoured the deploy gets past it.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { getJson, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
+import { after, before, test } from 'node:test';
+import { getJson, type MeshProcess, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor } from './mesh-process.ts';
 
 const CREDIT = 10n ** 18n;
 const BLOCK_MS = 250;
@@ -29,12 +30,21 @@ after(async () => {
   await stopAll();
 });
 
-test('a token rooted at a --capability-root key passes the host\'s check; on a host without the option it is untrusted', async () => {
+test("a token rooted at a --capability-root key passes the host's check; on a host without the option it is untrusted", async () => {
   const issued = await runMesh(['cap', 'issue', '--devnet', '--data-dir', a.dataDir, '--to', a.nodeId, '--allow', 'deploy', '--expires', '1h']);
   assert.equal(issued.code, 0, issued.err);
   const grant = issued.out.trim();
   const deploy = (host: MeshProcess): ReturnType<typeof postJson> =>
-    postJson(a, '/mesh-deploy', { node_id: host.nodeId, image: 'localhost/busybox', cmd: ['true'], cpu_cores: 1, mem_mb: 64, duration_secs: 60, bid: CREDIT.toString(), grant });
+    postJson(a, '/mesh-deploy', {
+      node_id: host.nodeId,
+      image: 'localhost/busybox',
+      cmd: ['true'],
+      cpu_cores: 1,
+      mem_mb: 64,
+      duration_secs: 60,
+      bid: CREDIT.toString(),
+      grant,
+    });
 
   const refused = await deploy(plain);
   assert.equal(refused.status, 502, JSON.stringify(refused.body));

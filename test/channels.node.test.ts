@@ -9,14 +9,15 @@
  * One payer+host pair serves every test, in order; balances are checked exactly against every
  * close so far (the payer is the only producer and the host earns only from closes).
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { after, before, test } from 'node:test';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
 import { channelReceiptBytes } from '../core/ledger/tx.ts';
-import { getJson, postJson, startNode, stopAll, stopNode, tcpAddress, waitFor, type MeshProcess, type StartOptions } from './mesh-process.ts';
+import { getJson, type MeshProcess, postJson, type StartOptions, startNode, stopAll, stopNode, tcpAddress, waitFor } from './mesh-process.ts';
 
 const CREDIT = 10n ** 18n;
 const BLOCK_MS = 250;
@@ -71,7 +72,7 @@ const credits = (n: number): bigint => (BigInt(Math.round(n * 100)) * CREDIT) / 
 
 async function caughtUp(): Promise<void> {
   const { height } = await status(payer);
-  await waitFor('the host at the payer\'s height', async () => (await status(host)).height >= height, 30_000);
+  await waitFor("the host at the payer's height", async () => (await status(host)).height >= height, 30_000);
 }
 
 /** The channel as `node` sees it once `done` holds for it. */
@@ -88,7 +89,11 @@ function channelWhen(node: MeshProcess, id: string, what: string, done: (c: Chan
 
 /** POST /channels/open on the payer; resolves once both sides see the channel open. */
 async function open(capacity: bigint, expiryHeight?: number): Promise<string> {
-  const answer = await postJson(payer, '/channels/open', { host: host.nodeId, capacity: capacity.toString(), ...(expiryHeight !== undefined && { expiry_height: expiryHeight }) });
+  const answer = await postJson(payer, '/channels/open', {
+    host: host.nodeId,
+    capacity: capacity.toString(),
+    ...(expiryHeight !== undefined && { expiry_height: expiryHeight }),
+  });
   assert.equal(answer.status, 201, JSON.stringify(answer.body));
   const id = answer.body.channel_id as string;
   assert.match(id, /^[0-9a-f]{64}$/);
@@ -101,7 +106,10 @@ async function open(capacity: bigint, expiryHeight?: number): Promise<string> {
 async function pay(id: string, cumulative: bigint): Promise<string> {
   const answer = await postJson(payer, '/channels/receipt', { channel_id: id, host: host.nodeId, cumulative: cumulative.toString() });
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
-  assert.deepEqual({ ...answer.body, payer_sig: '' }, { channel_id: id, cumulative: cumulative.toString(), payer_sig: '', delivered: true, delivery_error: null });
+  assert.deepEqual(
+    { ...answer.body, payer_sig: '' },
+    { channel_id: id, cumulative: cumulative.toString(), payer_sig: '', delivered: true, delivery_error: null },
+  );
   return answer.body.payer_sig as string;
 }
 
@@ -262,6 +270,9 @@ test('the host killed with -9 between the receipts and the close still closes wi
   assert.equal(close.body.cumulative, (3n * CREDIT).toString());
   await closedWith(id, 3n * CREDIT, close.body.tx_id);
   const list = await getJson<Channel[]>(host, '/channels');
-  assert.ok(list.every((c) => c.role === 'host' && c.payer === payer.nodeId && c.host === host.nodeId), 'the host lists every channel, as host');
+  assert.ok(
+    list.every((c) => c.role === 'host' && c.payer === payer.nodeId && c.host === host.nodeId),
+    'the host lists every channel, as host',
+  );
   assert.equal(list.length, 6);
 });

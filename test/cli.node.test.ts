@@ -1,11 +1,11 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const mesh = new URL('../bin/mesh.js', import.meta.url).pathname;
@@ -38,7 +38,18 @@ test('mesh node --help prints its options; a bad option is a usage error', async
   for (const option of ['--data-dir', '--host', '--port', '--p2p-port', '--bootstrap', '--mine', '--devnet', '--block-interval-ms', '--announce']) {
     assert.ok(stdout.includes(option), option);
   }
-  for (const bad of [['--frob'], ['--port', '70000'], ['--block-interval-ms', '50'], ['--devnet', '--block-interval-ms', '5'], ['--bootstrap', '/ip4/127.0.0.1/tcp/1'], ['--p2p-port', '65535'], ['--host', ''], ['--data-dir', ''], ['--announce', 'not-a-multiaddr'], ['--announce', '/ip4/127.0.0.1/tcp/1/p2p/12D3KooWLRPJAA5o6X4SyBCe9GYuBQm4FUkRHJuPAmjFCjQbAjTf']]) {
+  for (const bad of [
+    ['--frob'],
+    ['--port', '70000'],
+    ['--block-interval-ms', '50'],
+    ['--devnet', '--block-interval-ms', '5'],
+    ['--bootstrap', '/ip4/127.0.0.1/tcp/1'],
+    ['--p2p-port', '65535'],
+    ['--host', ''],
+    ['--data-dir', ''],
+    ['--announce', 'not-a-multiaddr'],
+    ['--announce', '/ip4/127.0.0.1/tcp/1/p2p/12D3KooWLRPJAA5o6X4SyBCe9GYuBQm4FUkRHJuPAmjFCjQbAjTf'],
+  ]) {
     const refused = await runMesh(['node', ...bad]);
     assert.equal(refused.code, 2, bad.join(' '));
     assert.match(refused.stderr, /^mesh node: /, bad.join(' '));

@@ -5,19 +5,20 @@
  * penalised until B hangs up on it; `mesh profile --image` measures inside a job container on the
  * Podman test engine (test/podman.ts), with the job sandbox's limits.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { after, before, test } from 'node:test';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { concatBytes } from '../core/encoding/bytes.ts';
 import { encode } from '../core/encoding/codec.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import type { FabricStats } from '../core/netgraph/fabric.ts';
-import { openProfile, profileBodyCodec, PROFILES_TOPIC, type ProfileJson } from '../core/netgraph/profile.ts';
+import { openProfile, PROFILES_TOPIC, type ProfileJson, profileBodyCodec } from '../core/netgraph/profile.ts';
 import { startP2PNetwork } from '../host-node/p2p.ts';
-import { getJson, runMesh, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
-import { PODMAN_DIR, startPodman, TEST_IMAGE, type PodmanService } from './podman.ts';
+import { getJson, type MeshProcess, runMesh, startNode, stopAll, tcpAddress, waitFor } from './mesh-process.ts';
+import { PODMAN_DIR, type PodmanService, startPodman, TEST_IMAGE } from './podman.ts';
 
 const DEVNET = 'mesh-devnet';
 
@@ -31,8 +32,12 @@ before(async () => {
   b = await startNode({ bootstrap: [tcpAddress(a)] });
   x = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [tcpAddress(b)] });
   await waitFor('X is connected to B', async () => x.peers().some((p) => toHex(p.node) === b.nodeId), 20_000);
-  await waitFor('A and B are connected', async () => (await getJson<{ peers: { node_id: string }[] }>(a, '/peers')).peers.some((p) => p.node_id === b.nodeId), 20_000);
-  await waitFor('B and X subscribed to each other\'s profiles', async () => x.subscribers(PROFILES_TOPIC) > 0, 20_000);
+  await waitFor(
+    'A and B are connected',
+    async () => (await getJson<{ peers: { node_id: string }[] }>(a, '/peers')).peers.some((p) => p.node_id === b.nodeId),
+    20_000,
+  );
+  await waitFor("B and X subscribed to each other's profiles", async () => x.subscribers(PROFILES_TOPIC) > 0, 20_000);
 });
 
 after(async () => {
@@ -51,7 +56,7 @@ const profilesOf = async (node: MeshProcess): Promise<ProfileJson[]> => (await g
 
 let published: ProfileJson;
 
-test('mesh profile on A measures on the host and publishes; B holds A\'s signed profile and counts it in /fabric/stats', async () => {
+test("mesh profile on A measures on the host and publishes; B holds A's signed profile and counts it in /fabric/stats", async () => {
   const run = await runMesh(['profile', '--data-dir', a.dataDir, '--json']);
   assert.equal(run.code, 0, run.err);
   const answer = JSON.parse(run.out) as { profile: ProfileJson; measured_in: { where: string }; published: boolean };
@@ -63,7 +68,7 @@ test('mesh profile on A measures on the host and publishes; B holds A\'s signed 
   assert.ok(published.storage.write_mbps !== null && published.storage.write_mbps > 0);
   assert.deepEqual(await getJson(a, `/profiles/${a.nodeId}`), published);
 
-  const held = await waitFor('B holds A\'s profile', async () => (await profilesOf(b)).find((p) => p.node_id === a.nodeId), 20_000);
+  const held = await waitFor("B holds A's profile", async () => (await profilesOf(b)).find((p) => p.node_id === a.nodeId), 20_000);
   assert.deepEqual(held, published);
   // The signature is A's over the profile on this network: anyone can check it.
   assert.equal((await openProfile(wireOf(held), DEVNET)).nodeId, a.nodeId);
@@ -89,8 +94,8 @@ test('mesh profile on A measures on the host and publishes; B holds A\'s signed 
   assert.match(missing.err, /no live profile/);
 });
 
-test('a profile forged by a peer (A\'s body, changed, under A\'s old signature) is refused; the peer is penalised until B hangs up', async () => {
-  assert.ok(published !== undefined, 'the first test published A\'s profile');
+test("a profile forged by a peer (A's body, changed, under A's old signature) is refused; the peer is penalised until B hangs up", async () => {
+  assert.ok(published !== undefined, "the first test published A's profile");
   const wire = wireOf(published);
   for (let i = 1; i <= 12 && x.peers().some((p) => toHex(p.node) === b.nodeId); i++) {
     const forged = wire.slice();
@@ -100,7 +105,11 @@ test('a profile forged by a peer (A\'s body, changed, under A\'s old signature) 
   }
   await waitFor('B logged the refusal', async () => /profiles: refused a profile from .*not signed by its node/.test(b.log()), 10_000);
   await waitFor('B hung up on X', async () => !x.peers().some((p) => toHex(p.node) === b.nodeId), 20_000);
-  assert.deepEqual((await profilesOf(b)).find((p) => p.node_id === a.nodeId), published, 'B still holds the genuine profile');
+  assert.deepEqual(
+    (await profilesOf(b)).find((p) => p.node_id === a.nodeId),
+    published,
+    'B still holds the genuine profile',
+  );
 });
 
 test('mesh profile --image measures compute in a job container with the job limits, and publishes', async () => {
@@ -120,15 +129,25 @@ test('mesh profile --image measures compute in a job container with the job limi
   assert.equal(run.code, 0, run.err);
   const answer = JSON.parse(run.out) as { profile: ProfileJson; measured_in: Record<string, unknown> };
   assert.deepEqual(
-    { where: answer.measured_in.where, image: answer.measured_in.image, probe: answer.measured_in.probe, cpu_cores: answer.measured_in.cpu_cores, mem_mb: answer.measured_in.mem_mb },
+    {
+      where: answer.measured_in.where,
+      image: answer.measured_in.image,
+      probe: answer.measured_in.probe,
+      cpu_cores: answer.measured_in.cpu_cores,
+      mem_mb: answer.measured_in.mem_mb,
+    },
     { where: 'container', image: TEST_IMAGE, probe: 'shell', cpu_cores: 1, mem_mb: 256 },
   );
   const profile = answer.profile;
-  assert.equal(profile.cpu.threads, 1, 'the container\'s CPU limit');
+  assert.equal(profile.cpu.threads, 1, "the container's CPU limit");
   assert.equal(profile.cpu.gflops_fp32, null, 'busybox has no Node: no fp32 figure, rather than a made-up one');
   assert.ok(profile.cpu.mem_bw_gbps !== null && profile.cpu.mem_bw_gbps > 0, JSON.stringify(profile.cpu));
   assert.ok(profile.memory.total_mb <= 256, `the container's memory limit, got ${profile.memory.total_mb}`);
   assert.equal(profile.runtime.docker, true);
   assert.ok(profile.measured_at > published.measured_at);
-  await waitFor('B holds the newer profile', async () => (await profilesOf(b)).find((p) => p.node_id === a.nodeId && p.measured_at === profile.measured_at), 20_000);
+  await waitFor(
+    'B holds the newer profile',
+    async () => (await profilesOf(b)).find((p) => p.node_id === a.nodeId && p.measured_at === profile.measured_at),
+    20_000,
+  );
 });

@@ -4,15 +4,16 @@
  * `mesh jobs` command. One payer+host pair serves every test, in order: the balances each test reads
  * are exact, so each test waits until the jobs it started have settled.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { PODMAN_DIR, startPodman, TEST_IMAGE, type PodmanService } from './podman.ts';
-import { getJson, postJson, startNode, stopAll, stopNode, tcpAddress, waitFor, type MeshProcess, type StartOptions } from './mesh-process.ts';
+import { getJson, type MeshProcess, postJson, type StartOptions, startNode, stopAll, stopNode, tcpAddress, waitFor } from './mesh-process.ts';
+import { PODMAN_DIR, type PodmanService, startPodman, TEST_IMAGE } from './podman.ts';
 
 const CREDIT = 10n ** 18n;
 const BLOCK_MS = 250;
@@ -41,11 +42,20 @@ before(async () => {
   };
   host = await startNode(hostOptions);
   assert.match(await hostLine(), /jobs: podman \d/, 'the host reached the engine');
-  await waitFor('the payer sees the host in its atlas', async () => (await getJson<{ node_id: string }[]>(payer, '/atlas')).some((e) => e.node_id === host.nodeId), 20_000);
+  await waitFor(
+    'the payer sees the host in its atlas',
+    async () => (await getJson<{ node_id: string }[]>(payer, '/atlas')).some((e) => e.node_id === host.nodeId),
+    20_000,
+  );
 });
 
 after(async () => {
-  if (host !== undefined) for (const c of await containers({ 'mesh.node': host.nodeId })) await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+  if (host !== undefined)
+    for (const c of await containers({ 'mesh.node': host.nodeId }))
+      await docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => {});
   await stopAll();
   await podman?.stop();
 });
@@ -273,17 +283,31 @@ test('a whole job: bid, run, logs live and kept, settlement, and every balance e
   ];
   assert.deepEqual(frames.at(-1), { event: 'end', data: '{}' }, 'the stream ends with event: end');
   const lines = frames.slice(0, -1);
-  assert.deepEqual(lines.map((f) => f.id), ['1', '2', '3'], 'each line carries its position as the event id');
+  assert.deepEqual(
+    lines.map((f) => f.id),
+    ['1', '2', '3'],
+    'each line carries its position as the event id',
+  );
   const events = lines.map((f) => JSON.parse(f.data!) as LogEvent);
-  assert.deepEqual(events.map(({ seq, stream, text }) => ({ seq, stream, text })), expected);
+  assert.deepEqual(
+    events.map(({ seq, stream, text }) => ({ seq, stream, text })),
+    expected,
+  );
   for (const e of events) assert.ok(Number.isInteger(e.at) && Math.abs(e.at - Date.now()) < 60_000, `at is unix ms: ${e.at}`);
 
   const { paid, hosted } = await settledOnBoth(id);
   engine.stop();
-  assert.deepEqual(engine.actions().filter((a) => a === 'create'), ['create'], 'one container was created for the job');
+  assert.deepEqual(
+    engine.actions().filter((a) => a === 'create'),
+    ['create'],
+    'one container was created for the job',
+  );
 
   // GET /jobs/:id: the spec's fields, and ours, on both sides.
-  for (const [view, role] of [[paid, 'payer'], [hosted, 'host']] as const) {
+  for (const [view, role] of [
+    [paid, 'payer'],
+    [hosted, 'host'],
+  ] as const) {
     assert.equal(view.job_id, id);
     assert.equal(view.status, 'settled');
     assert.equal(view.role, role);
@@ -294,7 +318,11 @@ test('a whole job: bid, run, logs live and kept, settlement, and every balance e
     assert.equal(view.bid, amount.toString());
     assert.equal(view.exit_code, 0);
     assert.ok(view.started_at !== null && view.finished_at !== null && view.finished_at >= view.started_at);
-    assert.deepEqual(view.output_tail.map(({ seq, stream, text }) => ({ seq, stream, text })), expected, `${role}'s output tail`);
+    assert.deepEqual(
+      view.output_tail.map(({ seq, stream, text }) => ({ seq, stream, text })),
+      expected,
+      `${role}'s output tail`,
+    );
   }
   assert.equal(hosted.container_id, paid.container_id);
   const cost = BigInt(paid.cost!);
@@ -313,9 +341,15 @@ test('a whole job: bid, run, logs live and kept, settlement, and every balance e
   for (const node of [payer, host]) {
     const logs = await getJson<{ lines: LogEvent[]; ended: boolean }>(node, `/jobs/${id}/logs`);
     assert.equal(logs.ended, true);
-    assert.deepEqual(logs.lines.map(({ seq, stream, text }) => ({ seq, stream, text })), expected);
+    assert.deepEqual(
+      logs.lines.map(({ seq, stream, text }) => ({ seq, stream, text })),
+      expected,
+    );
     const later = await getJson<{ lines: LogEvent[] }>(node, `/jobs/${id}/logs?after=2`);
-    assert.deepEqual(later.lines.map((l) => l.text), ['out 2']);
+    assert.deepEqual(
+      later.lines.map((l) => l.text),
+      ['out 2'],
+    );
   }
 
   // The balances, exact: the host earned the cost less the 1 % burn, the payer paid the cost.
@@ -356,7 +390,10 @@ test('the limits, seen from inside the container', async () => {
   const engineFiles = new Set(['/etc/hosts', '/etc/hostname', '/etc/resolv.conf', '/etc/passwd', '/etc/group', '/run/.containerenv']);
   const virtual = new Set(['overlay', 'proc', 'sysfs', 'tmpfs', 'devpts', 'mqueue', 'shm', 'cgroup', 'cgroup2']);
   const mounts = paid.output_tail.filter((l) => l.text.startsWith('mount=')).map((l) => l.text.slice('mount='.length).split(' '));
-  assert.ok(mounts.some(([, point]) => point === '/'), 'the mounts were read');
+  assert.ok(
+    mounts.some(([, point]) => point === '/'),
+    'the mounts were read',
+  );
   for (const [source, point] of mounts) assert.ok(virtual.has(source!) || engineFiles.has(point!), `a host mount: ${source} on ${point}`);
 });
 
@@ -487,7 +524,11 @@ test('crash: kill -9 of the host while a job runs; restarted, it takes the conta
   const balanceBefore = BigInt((await status(host)).balance);
   // 15 s: long enough to outlast the restart of the host on a loaded machine.
   const ticks = Array.from({ length: 15 }, (_, i) => `tick ${i + 1}`);
-  const id = await bid({ cmd: ['sh', '-c', `for i in ${ticks.map((_, i) => i + 1).join(' ')}; do echo tick $i; sleep 1; done`], duration_secs: 30, bid: (3n * CREDIT).toString() });
+  const id = await bid({
+    cmd: ['sh', '-c', `for i in ${ticks.map((_, i) => i + 1).join(' ')}; do echo tick $i; sleep 1; done`],
+    duration_secs: 30,
+    bid: (3n * CREDIT).toString(),
+  });
   const running = await jobWhen(host, id, 'running', (v) => v.status === 'running');
   await jobWhen(payer, id, 'running', (v) => v.status === 'running');
   const containerId = running.container_id!;
@@ -508,12 +549,20 @@ test('crash: kill -9 of the host while a job runs; restarted, it takes the conta
   assert.equal(resumed.container_id, containerId);
   assert.equal((await docker.getContainer(containerId).inspect()).State.Running, true);
   await waitFor('the orphan removed', async () => (await containers({ 'mesh.node': host.nodeId })).every((c) => c.Id !== stray.id), 10_000);
-  assert.deepEqual((await containers({ 'mesh.node': host.nodeId })).map((c) => c.Id), [containerId], 'no container but the job\'s');
+  assert.deepEqual(
+    (await containers({ 'mesh.node': host.nodeId })).map((c) => c.Id),
+    [containerId],
+    "no container but the job's",
+  );
 
   const { paid, hosted } = await settledOnBoth(id);
   assert.equal(paid.status, 'settled');
   assert.equal(hosted.exit_code, 0);
-  assert.deepEqual(paid.output_tail.map((l) => l.text), ticks, 'its whole output, read again after the restart');
+  assert.deepEqual(
+    paid.output_tail.map((l) => l.text),
+    ticks,
+    'its whole output, read again after the restart',
+  );
   assert.deepEqual(await containers({ 'mesh.job': id }), []);
 
   // A few more blocks: still one settlement.
@@ -592,23 +641,42 @@ test('bad input on every route gets its 4xx, and starts no container', async () 
   await engine.flush();
   engine.stop();
   // (Late events of earlier jobs' containers, a cleanup or a remove, may come: only new ones count.)
-  assert.deepEqual(engine.actions().filter((a) => a === 'create' || a === 'start'), [], 'the engine created and started no container of the host');
+  assert.deepEqual(
+    engine.actions().filter((a) => a === 'create' || a === 'start'),
+    [],
+    'the engine created and started no container of the host',
+  );
   assert.equal((await containers({ 'mesh.node': host.nodeId })).length, countBefore);
   assert.equal((await getJson<Summary[]>(payer, '/jobs')).length, jobsBefore, 'no job was bid');
   assert.equal((await job(host, ended)).cost, firstJob.cost, 'the settled job is untouched');
 });
 
-test('mesh jobs run --follow prints the job\'s stdout and exits 0; mesh jobs ls lists it', async () => {
+test("mesh jobs run --follow prints the job's stdout and exits 0; mesh jobs ls lists it", async () => {
   const mesh = (args: string[]) =>
     run(process.execPath, [join(import.meta.dirname, '..', 'bin', 'mesh.js'), 'jobs', ...args], { timeout: 60_000 }).catch(
       (error: { code: number; stdout: string; stderr: string }) => ({ ...error, failed: true }),
     );
   const ran = await mesh([
-    'run', TEST_IMAGE, '--data-dir', payer.dataDir, '--cpu', '1', '--mem', '32', '--duration', '20', '--bid', '0.5', '--follow',
-    '--', 'sh', '-c', 'echo cli-out-1; sleep 0.3; echo cli-err >&2; sleep 0.3; echo cli-out-2',
+    'run',
+    TEST_IMAGE,
+    '--data-dir',
+    payer.dataDir,
+    '--cpu',
+    '1',
+    '--mem',
+    '32',
+    '--duration',
+    '20',
+    '--bid',
+    '0.5',
+    '--follow',
+    '--',
+    'sh',
+    '-c',
+    'echo cli-out-1; sleep 0.3; echo cli-err >&2; sleep 0.3; echo cli-out-2',
   ]);
   assert.ok(!('failed' in ran), `exit ${(ran as { code?: number }).code}: ${ran.stderr}`);
-  assert.equal(ran.stdout, 'cli-out-1\ncli-out-2\n', 'the job\'s stdout, and nothing else, on stdout');
+  assert.equal(ran.stdout, 'cli-out-1\ncli-out-2\n', "the job's stdout, and nothing else, on stdout");
   assert.match(ran.stderr, /^cli-err$/m);
   assert.match(ran.stderr, /settled, exit code 0, cost [0-9.]+ of 0\.5 credits/);
   const id = /^job ([0-9a-f]{64}), bid 0\.5 credits$/m.exec(ran.stderr)?.[1];

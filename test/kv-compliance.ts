@@ -3,8 +3,8 @@
  * IndexedDB in their hosts). `open` gives a fresh, empty store each call.
  */
 import { assert } from 'chai';
+import { type KeyValueStore, prefixRange } from '../core/store/kv.ts';
 import { test } from './harness.ts';
-import { prefixRange, type KeyValueStore } from '../core/store/kv.ts';
 
 const b = (...xs: number[]): Uint8Array => Uint8Array.from(xs);
 const hex = (x: Uint8Array): string => [...x].map((v) => v.toString(16).padStart(2, '0')).join('');
@@ -78,7 +78,11 @@ export function kvCompliance(name: string, open: () => Promise<KeyValueStore>): 
     const seen: string[] = [];
     for await (const [k] of store.entries()) {
       seen.push(hex(k));
-      if (k[0] === 1) await store.batch([{ type: 'del', key: b(1) }, { type: 'put', key: b(0), value: b(0) }]);
+      if (k[0] === 1)
+        await store.batch([
+          { type: 'del', key: b(1) },
+          { type: 'put', key: b(0), value: b(0) },
+        ]);
     }
     assert.deepEqual(seen, ['01', '02', '03']);
     assert.deepEqual(await collect(store), ['00=00', '02=02', '03=03']);

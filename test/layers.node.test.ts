@@ -135,8 +135,17 @@ test('layers: no circle of imports among the source files', async () => {
 });
 
 test('layers: the reader finds imports and circles it is shown', () => {
-  const text = "import { a } from './a.ts';\nexport { b } from \"../b.ts\";\n// import { c } from './c.ts';\nconst d = await import('./d.ts');\nimport './e.ts';";
-  assert.deepEqual([...text.replace(COMMENTS, '$1').matchAll(IMPORT)].map((m) => m[1]), ['./a.ts', '../b.ts', './d.ts', './e.ts']);
-  const graph = new Map([['x', ['y']], ['y', ['z']], ['z', ['x']], ['w', ['x']]]);
+  const text =
+    "import { a } from './a.ts';\nexport { b } from \"../b.ts\";\n// import { c } from './c.ts';\nconst d = await import('./d.ts');\nimport './e.ts';";
+  assert.deepEqual(
+    [...text.replace(COMMENTS, '$1').matchAll(IMPORT)].map((m) => m[1]),
+    ['./a.ts', '../b.ts', './d.ts', './e.ts'],
+  );
+  const graph = new Map([
+    ['x', ['y']],
+    ['y', ['z']],
+    ['z', ['x']],
+    ['w', ['x']],
+  ]);
   assert.deepEqual(circles(graph), [['x', 'y', 'z']]);
 });

@@ -1,11 +1,12 @@
 /**
  * The HTTP API of a real `mesh node` process: answers, bad inputs, authentication, CORS, SSE.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { getJson, openStream, postJson, startNode, stopAll, waitFor, type MeshProcess } from './mesh-process.ts';
+import { after, before, test } from 'node:test';
+import { getJson, type MeshProcess, openStream, postJson, startNode, stopAll, waitFor } from './mesh-process.ts';
 
 let node: MeshProcess;
 before(async () => {
@@ -31,7 +32,7 @@ test('api.token is created with mode 0600', async () => {
   assert.match(node.token, /^[0-9a-f]{64}$/);
 });
 
-test('GET routes answer with the spec\'s fields', async () => {
+test("GET routes answer with the spec's fields", async () => {
   const health = await fetch(`${node.url}/health`);
   assert.equal(health.status, 200);
   assert.equal(await health.text(), 'ok');
@@ -45,7 +46,13 @@ test('GET routes answer with the spec\'s fields', async () => {
   assert.equal(history.window_blocks, 259_200);
   const rows = await getJson<{ kind: string; direction: string }[]>(node, `/transactions/${node.nodeId}?limit=2`);
   assert.equal(rows.length, 2);
-  assert.deepEqual(rows.map((r) => [r.kind, r.direction]), [['UptimeReward', 'in'], ['UptimeReward', 'in']]);
+  assert.deepEqual(
+    rows.map((r) => [r.kind, r.direction]),
+    [
+      ['UptimeReward', 'in'],
+      ['UptimeReward', 'in'],
+    ],
+  );
   const beacon = await getJson<{ height: number; hash: string }>(node, '/beacon');
   assert.match(beacon.hash, /^[0-9a-f]{64}$/);
   const { peers } = await getJson<{ peers: string[] }>(node, '/bootstrap');
@@ -55,7 +62,15 @@ test('GET routes answer with the spec\'s fields', async () => {
 });
 
 test('bad ids and bad queries get 400', async () => {
-  for (const path of ['/history/xyz', `/history/${'a'.repeat(63)}`, `/history/${'g'.repeat(64)}`, '/transactions/00', `/transactions/${OTHER}?limit=0`, `/transactions/${OTHER}?limit=abc`, `/transactions/${OTHER}?before=-1`]) {
+  for (const path of [
+    '/history/xyz',
+    `/history/${'a'.repeat(63)}`,
+    `/history/${'g'.repeat(64)}`,
+    '/transactions/00',
+    `/transactions/${OTHER}?limit=0`,
+    `/transactions/${OTHER}?limit=abc`,
+    `/transactions/${OTHER}?before=-1`,
+  ]) {
     await problem(await fetch(node.url + path), 400);
   }
   await problem(await fetch(`${node.url}/no/such/route`), 404);
@@ -66,12 +81,25 @@ test('POST /transfer: token, amount, balance and body rules', async () => {
   const noToken = await fetch(`${node.url}/transfer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   await problem(noToken, 401);
   assert.match(noToken.headers.get('www-authenticate') ?? '', /^Bearer/);
-  const wrong = await fetch(`${node.url}/transfer`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${'0'.repeat(64)}` }, body });
+  const wrong = await fetch(`${node.url}/transfer`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${'0'.repeat(64)}` },
+    body,
+  });
   await problem(wrong, 401);
   const short = await fetch(`${node.url}/transfer`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer x' }, body });
   await problem(short, 401);
 
-  for (const bad of [{ to: OTHER, amount: '0' }, { to: OTHER, amount: 0 }, { to: 'ZZ', amount: '1' }, { to: 'z'.repeat(33), amount: '1' }, { to: OTHER, amount: '1.5' }, { to: OTHER, amount: '-1' }, { to: OTHER, amount: '01' }, { to: OTHER }]) {
+  for (const bad of [
+    { to: OTHER, amount: '0' },
+    { to: OTHER, amount: 0 },
+    { to: 'ZZ', amount: '1' },
+    { to: 'z'.repeat(33), amount: '1' },
+    { to: OTHER, amount: '1.5' },
+    { to: OTHER, amount: '-1' },
+    { to: OTHER, amount: '01' },
+    { to: OTHER },
+  ]) {
     const r = await postJson(node, '/transfer', bad);
     assert.equal(r.status, 400, JSON.stringify(bad));
   }

@@ -3,7 +3,7 @@
  * read the printed NodeId, HTTP address and multiaddrs, call the HTTP API, read SSE streams, and stop
  * (SIGTERM, or SIGKILL to test crash safety). Every process a test starts is stopped by `stopAll`.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -2,10 +2,11 @@
  * A real mesh on loopback: `mesh node --devnet` processes with a short block interval, joined
  * through libp2p, driven and observed through their HTTP APIs.
  */
-import { after, test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
 import { CREDIT } from '../core/encoding/amount.ts';
-import { getJson, openStream, postJson, startNode, stopAll, stopNode, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
+import { getJson, type MeshProcess, openStream, postJson, startNode, stopAll, stopNode, tcpAddress, waitFor } from './mesh-process.ts';
 
 after(stopAll);
 
@@ -44,8 +45,14 @@ test('three mining nodes bootstrap from one another and converge on one tip', as
     assert.ok(tip.height >= 10);
     // Each node's libp2p peer id is its NodeId: the bootstrap list names it.
     const { peers } = await getJson<{ peers: string[] }>(a, '/bootstrap');
-    assert.ok(peers.some((p) => p === tcpAddress(a)), 'own address first');
-    assert.ok(peers.some((p) => p.endsWith(tcpAddress(b).split('/p2p/')[1]!)), 'a connected peer');
+    assert.ok(
+      peers.some((p) => p === tcpAddress(a)),
+      'own address first',
+    );
+    assert.ok(
+      peers.some((p) => p.endsWith(tcpAddress(b).split('/p2p/')[1]!)),
+      'a connected peer',
+    );
     // The capacity broadcasts make an atlas of all three, with self-tags since they all mine.
     const atlas = await waitFor('an atlas of three', async () => {
       const entries = await getJson<{ node_id: string; cpu_cores: number; tags: string[] }[]>(a, '/atlas');

@@ -5,20 +5,21 @@
  * publishes. Through the HTTP API, and through `mesh msg`, `mesh names` and `mesh send` as a user
  * types them.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { after, before, test } from 'node:test';
+import { batchBytesCodec, type InboxFrame, inboxFramesOf } from '../core/api/routes/messaging.ts';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { decode, encode } from '../core/encoding/codec.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
+import { devnet } from '../core/ledger/params.ts';
 import { laneExchange } from '../core/messaging/lane.test-util.ts';
 import { appMessageCodec, pubSubBodyCodec, signPubSub } from '../core/messaging/wire.ts';
-import { devnet } from '../core/ledger/params.ts';
-import { batchBytesCodec, inboxFramesOf, type InboxFrame } from '../core/api/routes/messaging.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { appTopic } from '../core/net/network.ts';
 import { startP2PNetwork } from '../host-node/p2p.ts';
-import { getJson, openStream, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor, type EventStream, type MeshProcess } from './mesh-process.ts';
+import { type EventStream, getJson, type MeshProcess, openStream, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor } from './mesh-process.ts';
 
 const CREDIT = 10n ** 18n;
 const BLOCK_MS = 250;
@@ -51,7 +52,11 @@ const streams = new Map<MeshProcess, EventStream<InboxEvent>>();
 
 before(async () => {
   a = await startNode({ mine: true, blockIntervalMs: BLOCK_MS });
-  [b, c, d] = (await Promise.all([0, 1, 2].map(() => startNode({ blockIntervalMs: BLOCK_MS, bootstrap: [tcpAddress(a)] })))) as [MeshProcess, MeshProcess, MeshProcess];
+  [b, c, d] = (await Promise.all([0, 1, 2].map(() => startNode({ blockIntervalMs: BLOCK_MS, bootstrap: [tcpAddress(a)] })))) as [
+    MeshProcess,
+    MeshProcess,
+    MeshProcess,
+  ];
   for (const node of [a, b, c, d]) streams.set(node, await openStream<InboxEvent>(node, '/mesh/messages/stream'));
   // X joins B, C and D directly, so what it publishes reaches each of them first hand.
   x = await startP2PNetwork({ key: xKey, port: 0, listenHost: '127.0.0.1', bootstrap: [b, c, d].map(tcpAddress) });
@@ -73,7 +78,7 @@ const heard = (node: MeshProcess, match: (e: InboxEvent) => boolean): InboxEvent
 // ---------------------------------------------------------------------------------------------
 // Directed messages
 
-test('a message from A reaches B\'s stream with from set to A, once B has queued it', async () => {
+test("a message from A reaches B's stream with from set to A, once B has queued it", async () => {
   const sent = await postJson(a, '/mesh/send', { to: b.nodeId, topic: 'chat', payload_hex: hex('hello B') });
   assert.equal(sent.status, 200, JSON.stringify(sent.body));
   assert.equal(sent.body.to, b.nodeId);
@@ -83,18 +88,24 @@ test('a message from A reaches B\'s stream with from set to A, once B has queued
   assert.deepEqual(snapshot.messages[0], event);
 });
 
-test('a batch of 500 from A arrives on B\'s stream whole and in order, from A, with the seqs its answer gave', async () => {
+test("a batch of 500 from A arrives on B's stream whole and in order, from A, with the seqs its answer gave", async () => {
   const messages = Array.from({ length: 500 }, (_, i) => ({ topic: 'batch', payload_hex: hex(`b${i}`) }));
   const sent = await postJson(a, '/mesh/send-batch', { to: b.nodeId, messages });
   assert.equal(sent.status, 200, JSON.stringify(sent.body));
   const seqs = sent.body.seqs as number[];
-  assert.deepEqual(seqs, Array.from({ length: 500 }, (_, i) => seqs[0]! + i));
+  assert.deepEqual(
+    seqs,
+    Array.from({ length: 500 }, (_, i) => seqs[0]! + i),
+  );
   await stream(b).next((e) => e.payload_hex === hex('b499'));
   const arrived = heard(b, (e) => e.topic === 'batch');
-  assert.deepEqual(arrived.map((e) => [e.seq, e.from, e.payload_hex]), messages.map((m, i) => [seqs[i], a.nodeId, m.payload_hex]));
+  assert.deepEqual(
+    arrived.map((e) => [e.seq, e.from, e.payload_hex]),
+    messages.map((m, i) => [seqs[i], a.nodeId, m.payload_hex]),
+  );
 });
 
-test('a batch as bytes from A arrives on B\'s stream as bytes whole and in order, and on its JSON stream the same', async () => {
+test("a batch as bytes from A arrives on B's stream as bytes whole and in order, and on its JSON stream the same", async () => {
   const reading = await fetch(`${b.url}/mesh/messages/stream`, { headers: { accept: 'application/octet-stream' } });
   assert.equal(reading.headers.get('content-type'), 'application/octet-stream');
   const messages = Array.from({ length: 300 }, (_, i) => ({ topic: i % 2 === 0 ? 'bytes/even' : 'bytes/odd', payload: new Uint8Array(i).fill(i & 0xff) }));
@@ -111,9 +122,15 @@ test('a batch as bytes from A arrives on B\'s stream as bytes whole and in order
     if (frame.topic.startsWith('bytes/')) frames.push(frame);
     if (frames.length === messages.length) break;
   }
-  assert.deepEqual(frames.map((f) => [f.seq, f.kind, f.from, f.topic, toHex(f.payload)]), messages.map((m, i) => [sent.seqs[i], 'message', a.nodeId, m.topic, toHex(m.payload)]));
+  assert.deepEqual(
+    frames.map((f) => [f.seq, f.kind, f.from, f.topic, toHex(f.payload)]),
+    messages.map((m, i) => [sent.seqs[i], 'message', a.nodeId, m.topic, toHex(m.payload)]),
+  );
   await stream(b).next((e) => e.seq === sent.seqs.at(-1));
-  assert.deepEqual(heard(b, (e) => e.topic.startsWith('bytes/')).map((e) => [e.seq, e.payload_hex]), frames.map((f) => [f.seq, toHex(f.payload)]));
+  assert.deepEqual(
+    heard(b, (e) => e.topic.startsWith('bytes/')).map((e) => [e.seq, e.payload_hex]),
+    frames.map((f) => [f.seq, toHex(f.payload)]),
+  );
 });
 
 test('a message whose from_node names another node is dropped by the receiver: refused, never on its stream', async () => {
@@ -123,7 +140,10 @@ test('a message whose from_node names another node is dropped by the receiver: r
   assert.deepEqual(refused, { answer: 'Refused', reason: 'forged-sender', detail: 'from_node is not the peer that sent the message' });
   assert.equal(queued!.answer, 'Queued');
   await stream(b).next((e) => e.payload_hex === hex('honest'));
-  assert.deepEqual(heard(b, (e) => e.payload_hex === hex('forged')), []);
+  assert.deepEqual(
+    heard(b, (e) => e.payload_hex === hex('forged')),
+    [],
+  );
   assert.match(b.log(), /claiming to be from .*; dropped/);
 });
 
@@ -155,10 +175,14 @@ test('three subscribers each get one copy of a publish; the same signed bytes pu
     captured.push(message.data);
     return 'accept';
   });
-  await waitFor('the subscriptions reach A', async () => {
-    const probe = await postJson(a, '/mesh/publish', { topic: 'news', payload_hex: hex('probe') });
-    return probe.status === 202 && probe.body.peers >= 3;
-  }, 20_000);
+  await waitFor(
+    'the subscriptions reach A',
+    async () => {
+      const probe = await postJson(a, '/mesh/publish', { topic: 'news', payload_hex: hex('probe') });
+      return probe.status === 202 && probe.body.peers >= 3;
+    },
+    20_000,
+  );
   const published = await postJson(a, '/mesh/publish', { topic: 'news', payload_hex: hex('headline') });
   assert.equal(published.status, 202, JSON.stringify(published.body));
   assert.match(published.body.id, /^[0-9a-f]{64}$/);
@@ -168,12 +192,18 @@ test('three subscribers each get one copy of a publish; the same signed bytes pu
     assert.deepEqual([event.from, event.topic], [a.nodeId, 'news']);
   }
   // X publishes the very bytes A signed, to B, C and D.
-  const signed = await waitFor('X captured the headline', async () =>
-    captured.find((bytes) => Buffer.from(decode(pubSubBodyCodec, bytes.subarray(0, bytes.length - 64)).payload).toString() === 'headline'),
-  10_000);
+  const signed = await waitFor(
+    'X captured the headline',
+    async () => captured.find((bytes) => Buffer.from(decode(pubSubBodyCodec, bytes.subarray(0, bytes.length - 64)).payload).toString() === 'headline'),
+    10_000,
+  );
   await x.publish(appTopic('news'), signed);
   // A fresh publish of X's own, sent after the replay on the same links, marks when the replay has been judged.
-  const marker = await signPubSub({ from: x.self, topic: 'news', payload: Buffer.from('after the replay'), nonce: crypto.getRandomValues(new Uint8Array(16)), at_ms: Date.now() }, xKey, devnet().network);
+  const marker = await signPubSub(
+    { from: x.self, topic: 'news', payload: Buffer.from('after the replay'), nonce: crypto.getRandomValues(new Uint8Array(16)), at_ms: Date.now() },
+    xKey,
+    devnet().network,
+  );
   await x.publish(appTopic('news'), marker.bytes);
   for (const node of [b, c, d]) await stream(node).next((e) => e.kind === 'publish' && e.payload_hex === hex('after the replay'));
   for (const node of [b, c, d]) assert.equal(heard(node, headline).length, 1, 'one copy, the replay dropped');
@@ -186,7 +216,7 @@ test('three subscribers each get one copy of a publish; the same signed bytes pu
 // ---------------------------------------------------------------------------------------------
 // Request and reply
 
-test('a request is answered through the reply token its receiver\'s stream showed', async () => {
+test("a request is answered through the reply token its receiver's stream showed", async () => {
   const asked = postJson(a, '/mesh/request', { to: b.nodeId, topic: 'rpc/echo', payload_hex: hex('ping'), timeout_ms: 10_000 });
   const request = await stream(b).next((e) => e.kind === 'request' && e.payload_hex === hex('ping'));
   assert.equal(request.from, a.nodeId);
@@ -204,7 +234,11 @@ test('a request times out with 504; the late reply is refused with 410 and never
   assert.equal(answer.status, 504, JSON.stringify(answer.body));
   assert.match(answer.body.detail, /may still have processed the request/);
   const request = await stream(b).next((e) => e.kind === 'request' && e.topic === 'rpc/slow');
-  await waitFor('B let the request go', async () => (await postJson(b, '/mesh/reply', { reply_token: request.reply_token, payload_hex: hex('late') })).status === 410, 5_000);
+  await waitFor(
+    'B let the request go',
+    async () => (await postJson(b, '/mesh/reply', { reply_token: request.reply_token, payload_hex: hex('late') })).status === 410,
+    5_000,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -241,13 +275,19 @@ test('thousands of messages to a stream nobody reads: the ring drops the oldest 
   peak = Math.max(peak, await rssMb(f));
   // Only the ring's tail: the whole of it as JSON is 17 MB more on F's small heap, while it is written.
   const snapshot = await getJson<Snapshot>(f, `/mesh/messages?after=${total - 9}`);
-  assert.deepEqual(snapshot.messages.map((e) => e.seq), Array.from({ length: 10 }, (_, i) => total - 8 + i), 'the newest are the ones held');
+  assert.deepEqual(
+    snapshot.messages.map((e) => e.seq),
+    Array.from({ length: 10 }, (_, i) => total - 8 + i),
+    'the newest are the ones held',
+  );
   // Every entry not held was dropped and counted: 1,023 entries of 8 KiB fill the 8 MiB before the 1,024th would.
   assert.equal(snapshot.last_seq, total + 1);
   const held = snapshot.last_seq - snapshot.dropped;
   assert.equal(held, Math.floor(snapshot.capacity.bytes / (8 * 1024 + 'flood'.length)));
   assert.equal(f.child.exitCode, null, 'F is alive');
-  t.diagnostic(`F's RSS: ${baseline.toFixed(0)} MiB before, ${peak.toFixed(0)} MiB at most while ${total} messages of 8 KiB (${(total * 8) / 1024} MiB) arrived`);
+  t.diagnostic(
+    `F's RSS: ${baseline.toFixed(0)} MiB before, ${peak.toFixed(0)} MiB at most while ${total} messages of 8 KiB (${(total * 8) / 1024} MiB) arrived`,
+  );
   assert.ok(peak - baseline < 100, `RSS grew from ${baseline.toFixed(0)} to ${peak.toFixed(0)} MiB`);
   await unread.body?.cancel().catch(() => {});
 });
@@ -261,7 +301,7 @@ interface NameRecord {
   expires_at_height: number;
 }
 
-test('names: A claims, B resolves; B\'s claim of the live name is 409; A renews; a transfer to the name arrives; no credits is 402', async () => {
+test("names: A claims, B resolves; B's claim of the live name is 409; A renews; a transfer to the name arrives; no credits is 402", async () => {
   await waitFor('A has credits', async () => BigInt((await getJson<{ free: string }>(a, '/status')).free) > 3_000n * CREDIT, 30_000);
   const funded = await postJson(a, '/transfer', { to: b.nodeId, amount: (1_500n * CREDIT).toString() });
   assert.equal(funded.status, 201);
@@ -293,7 +333,11 @@ test('names: A claims, B resolves; B\'s claim of the live name is 409; A renews;
   const before = BigInt((await getJson<{ balance: string }>(a, '/status')).balance);
   const paid = await postJson(b, '/transfer', { to: 'alpha', amount: (3n * CREDIT).toString() });
   assert.equal(paid.status, 201, JSON.stringify(paid.body));
-  await waitFor('the transfer to alpha in a block', async () => (await getJson<{ tx_id: string }[]>(a, `/transactions/${a.nodeId}`)).some((t) => t.tx_id === paid.body.tx_id), 30_000);
+  await waitFor(
+    'the transfer to alpha in a block',
+    async () => (await getJson<{ tx_id: string }[]>(a, `/transactions/${a.nodeId}`)).some((t) => t.tx_id === paid.body.tx_id),
+    30_000,
+  );
   assert.ok(BigInt((await getJson<{ balance: string }>(a, '/status')).balance) > before);
   const toName = await postJson(b, '/mesh/send', { to: 'alpha', topic: 'chat', payload_hex: hex('to a name') });
   assert.equal(toName.status, 200);
@@ -319,7 +363,10 @@ test('mesh msg send, listen, request and reply, and mesh names, against real nod
   assert.equal(answer.out, 'answer\n');
   const lines = await listening;
   assert.equal(lines.code, 0, lines.err);
-  assert.equal(lines.out, `${stream(c).events.find((e) => e.payload_hex === hex('hello from the CLI'))!.seq} message ${a.nodeId} cli - "hello from the CLI"\n${request.seq} request ${a.nodeId} cli ${request.reply_token} "question"\n`);
+  assert.equal(
+    lines.out,
+    `${stream(c).events.find((e) => e.payload_hex === hex('hello from the CLI'))!.seq} message ${a.nodeId} cli - "hello from the CLI"\n${request.seq} request ${a.nodeId} cli ${request.reply_token} "question"\n`,
+  );
   const late = await mesh(['msg', 'reply', request.reply_token!, 'again', '--data-dir', c.dataDir]);
   assert.equal(late.code, 1);
   assert.match(late.err, /Request already answered \(409\)/);
@@ -331,7 +378,7 @@ test('mesh msg send, listen, request and reply, and mesh names, against real nod
   assert.match(listed.out, new RegExp(`^alpha  ${a.nodeId}  until \\d+\\n$`));
   const claimed = await mesh(['names', 'claim', 'beta-node', '--data-dir', a.dataDir]);
   assert.equal(claimed.code, 0, claimed.err);
-  await waitFor('beta-node is A\'s', async () => (await mesh(['names', 'resolve', 'beta-node', '--data-dir', b.dataDir])).out === `${a.nodeId}\n`, 30_000, 500);
+  await waitFor("beta-node is A's", async () => (await mesh(['names', 'resolve', 'beta-node', '--data-dir', b.dataDir])).out === `${a.nodeId}\n`, 30_000, 500);
   const sentToName = await mesh(['send', 'beta-node', '0.5', '--data-dir', b.dataDir]);
   assert.equal(sentToName.code, 0, sentToName.err);
   assert.match(sentToName.err, /sent 0.5 credits to beta-node/);

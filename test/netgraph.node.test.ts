@@ -5,19 +5,20 @@
  * sample forged with one signature by an in-process libp2p peer is refused and never shown while
  * a sound one from the same peer is, the commands, and the 400s of bad input.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
 import { SigningKey, verify } from '../core/crypto/ed25519.ts';
 import { compareBytes } from '../core/encoding/bytes.ts';
 import { encode } from '../core/encoding/codec.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { TOPICS } from '../core/net/network.ts';
-import { linkSigningBytes, type LinkSample } from '../core/netgraph/link-sample.ts';
-import { netgraphMessageCodec, type NetgraphView, type RttAnswer } from '../core/netgraph/netgraph.ts';
+import { type LinkSample, linkSigningBytes } from '../core/netgraph/link-sample.ts';
+import { type NetgraphView, netgraphMessageCodec, type RttAnswer } from '../core/netgraph/netgraph.ts';
 import { REGION_RTT_MS } from '../core/netgraph/stats.ts';
 import { startP2PNetwork } from '../host-node/p2p.ts';
-import { getJson, runMesh, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
+import { getJson, type MeshProcess, runMesh, startNode, stopAll, tcpAddress, waitFor } from './mesh-process.ts';
 
 const PINGS = ['--ping-interval-ms', '300'];
 /** The devnet's network name, signed into every sample. */
@@ -42,29 +43,46 @@ after(async () => {
 const view = (node: MeshProcess): Promise<NetgraphView> => getJson<NetgraphView>(node, '/netgraph');
 const pair = (p: MeshProcess, q: MeshProcess): [string, string] => (p.nodeId < q.nodeId ? [p.nodeId, q.nodeId] : [q.nodeId, p.nodeId]);
 
-test('the three links get samples signed by both ends, and every node shows them all, with the others\' coordinates', async () => {
+test("the three links get samples signed by both ends, and every node shows them all, with the others' coordinates", async () => {
   const links = [pair(a, b), pair(a, c), pair(b, c)].map(([p, q]) => `${p}:${q}`).sort();
   for (const node of [a, b, c]) {
     // Regions go by the least RTT of each link lately. On a loaded machine a round trip waits for
     // both processes to be scheduled, so the first samples can all be far above loopback's delay:
     // the view is judged once the node has held a sample of each link under REGION_RTT_MS.
     const quickest = new Map<string, number>();
-    const shown = await waitFor(`${node.nodeId.slice(0, 8)} holds the three links, each once measured at loopback's speed`, async () => {
-      const v = await view(node);
-      for (const l of v.links) quickest.set(`${l.a}:${l.b}`, Math.min(quickest.get(`${l.a}:${l.b}`) ?? Infinity, l.rtt_ms));
-      const measured = [...quickest.values()].filter((ms) => ms < REGION_RTT_MS).length === 3;
-      return v.links.length === 3 && v.coordinates.length === 2 && measured ? v : false;
-    }, 60_000);
+    const shown = await waitFor(
+      `${node.nodeId.slice(0, 8)} holds the three links, each once measured at loopback's speed`,
+      async () => {
+        const v = await view(node);
+        for (const l of v.links) quickest.set(`${l.a}:${l.b}`, Math.min(quickest.get(`${l.a}:${l.b}`) ?? Infinity, l.rtt_ms));
+        const measured = [...quickest.values()].filter((ms) => ms < REGION_RTT_MS).length === 3;
+        return v.links.length === 3 && v.coordinates.length === 2 && measured ? v : false;
+      },
+      60_000,
+    );
     assert.deepEqual(shown.links.map((l) => `${l.a}:${l.b}`).sort(), links);
     for (const link of shown.links) {
-      const sample: LinkSample = { a: fromHex(link.a), b: fromHex(link.b), rtt_ms: link.rtt_ms, jitter_ms: link.jitter_ms, loss: link.loss, measured_at: link.measured_at };
+      const sample: LinkSample = {
+        a: fromHex(link.a),
+        b: fromHex(link.b),
+        rtt_ms: link.rtt_ms,
+        jitter_ms: link.jitter_ms,
+        loss: link.loss,
+        measured_at: link.measured_at,
+      };
       const signed = linkSigningBytes(sample, DEVNET);
       assert.ok(await verify(sample.a, signed, fromHex(link.sig_a)), 'a signed it');
       assert.ok(await verify(sample.b, signed, fromHex(link.sig_b)), 'b signed it');
       assert.ok(link.rtt_ms > 0 && link.rtt_ms < 1_000, `a loopback RTT: ${link.rtt_ms}`);
       assert.ok(Math.abs(link.measured_at - Date.now()) < 60_000);
     }
-    assert.deepEqual(shown.coordinates.map((co) => co.node_id).sort(), [a, b, c].filter((n) => n !== node).map((n) => n.nodeId).sort());
+    assert.deepEqual(
+      shown.coordinates.map((co) => co.node_id).sort(),
+      [a, b, c]
+        .filter((n) => n !== node)
+        .map((n) => n.nodeId)
+        .sort(),
+    );
     assert.equal(shown.coordinate.vec.length, 8);
     assert.ok(shown.mesh.median_rtt_ms !== null && shown.mesh.median_rtt_ms > 0);
     assert.equal(shown.mesh.reachable_frac, 1);
@@ -106,7 +124,7 @@ test('a sample forged with one signature by a peer is refused and never shown; a
   const forged: LinkSample = { a: fa, b: fb, rtt_ms: 0.5, jitter_ms: 0.1, loss: 0, measured_at: now };
   const xSig = await sign(forged, xKey);
   // One signature: a's end carries x's signature again (a never signed it).
-  await x.publish(TOPICS.netgraph, encode(netgraphMessageCodec, { kind: 'link', ...forged, sig_a: xSig, sig_b: xSig}));
+  await x.publish(TOPICS.netgraph, encode(netgraphMessageCodec, { kind: 'link', ...forged, sig_a: xSig, sig_b: xSig }));
   // The sound sample: x and y both sign x–y.
   const [sa, sb] = order(x.self, y.publicKey);
   const sound: LinkSample = { a: sa, b: sb, rtt_ms: 0.7, jitter_ms: 0.1, loss: 0, measured_at: now };

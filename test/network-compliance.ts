@@ -4,9 +4,9 @@
  * (host-node/p2p-network.node.test.ts). `open` starts fresh networks for each test.
  */
 import { assert } from 'chai';
-import { test } from './harness.ts';
-import { MeshError } from '../core/errors.ts';
 import { toHex } from '../core/encoding/hex.ts';
+import { MeshError } from '../core/errors.ts';
+import { type Duplex, readAll } from '../core/net/duplex.ts';
 import {
   InvalidAddressError,
   InvalidNameError,
@@ -19,8 +19,17 @@ import {
   RequestTimeoutError,
   StreamResetError,
 } from '../core/net/errors.ts';
-import { readAll, type Duplex } from '../core/net/duplex.ts';
-import { appTopic, rpcProtocolId, streamProtocolId, type GossipMessage, type Network, type PeerStream, type RpcLimits, type Verdict } from '../core/net/network.ts';
+import {
+  appTopic,
+  type GossipMessage,
+  type Network,
+  type PeerStream,
+  type RpcLimits,
+  rpcProtocolId,
+  streamProtocolId,
+  type Verdict,
+} from '../core/net/network.ts';
+import { test } from './harness.ts';
 
 export interface NetworkFixture {
   readonly networks: readonly Network[];
@@ -127,7 +136,11 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       const atA = listen(a!, 'mesh-blocks');
       const atB = listen(b!, 'mesh-blocks');
       const atC = listen(c!, 'mesh-blocks');
-      await eventually('b and c hear a', () => a!.publish('mesh-blocks', text.encode('one')), () => atB.length > 0 && atC.length > 0);
+      await eventually(
+        'b and c hear a',
+        () => a!.publish('mesh-blocks', text.encode('one')),
+        () => atB.length > 0 && atC.length > 0,
+      );
       for (const m of [atB[0]!, atC[0]!]) {
         assert.equal(m.topic, 'mesh-blocks');
         assert.equal(words.decode(m.data), 'one');
@@ -140,42 +153,88 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
 
   test(`${name}: accepted gossip is forwarded; ignored and rejected gossip is not`, async () => {
     // a — b — c in a line: c hears a only through b.
-    await withNetworks(3, [[0, 1], [1, 2]], async ([a, b, c]) => {
-      listen(a!, 'mesh-blocks');
-      const atB = listen(b!, 'mesh-blocks', (data) => (words.decode(data).startsWith('ignore') ? 'ignore' : words.decode(data).startsWith('reject') ? 'reject' : 'accept'));
-      const atC = listen(c!, 'mesh-blocks');
-      await eventually('c hears a through b', () => a!.publish('mesh-blocks', text.encode('accept 0')), () => atC.length > 0);
-      assert.equal(toHex(atC[0]!.origin), toHex(a!.self));
-      assert.equal(toHex(atC[0]!.peer), toHex(b!.self));
-      await a!.publish('mesh-blocks', text.encode('ignore 1'));
-      await a!.publish('mesh-blocks', text.encode('reject 2'));
-      await eventually('b hears both', async () => {}, () => said(atB).includes('reject 2'));
-      await eventually('c hears the next accepted one', () => a!.publish('mesh-blocks', text.encode('accept 3')), () => said(atC).includes('accept 3'));
-      assert.isFalse(said(atC).some((s) => s.startsWith('ignore') || s.startsWith('reject')), said(atC).join(', '));
-    });
+    await withNetworks(
+      3,
+      [
+        [0, 1],
+        [1, 2],
+      ],
+      async ([a, b, c]) => {
+        listen(a!, 'mesh-blocks');
+        const atB = listen(b!, 'mesh-blocks', (data) =>
+          words.decode(data).startsWith('ignore') ? 'ignore' : words.decode(data).startsWith('reject') ? 'reject' : 'accept',
+        );
+        const atC = listen(c!, 'mesh-blocks');
+        await eventually(
+          'c hears a through b',
+          () => a!.publish('mesh-blocks', text.encode('accept 0')),
+          () => atC.length > 0,
+        );
+        assert.equal(toHex(atC[0]!.origin), toHex(a!.self));
+        assert.equal(toHex(atC[0]!.peer), toHex(b!.self));
+        await a!.publish('mesh-blocks', text.encode('ignore 1'));
+        await a!.publish('mesh-blocks', text.encode('reject 2'));
+        await eventually(
+          'b hears both',
+          async () => {},
+          () => said(atB).includes('reject 2'),
+        );
+        await eventually(
+          'c hears the next accepted one',
+          () => a!.publish('mesh-blocks', text.encode('accept 3')),
+          () => said(atC).includes('accept 3'),
+        );
+        assert.isFalse(
+          said(atC).some((s) => s.startsWith('ignore') || s.startsWith('reject')),
+          said(atC).join(', '),
+        );
+      },
+    );
   });
 
   test(`${name}: app topics are built and checked; any topic can be joined and left`, async () => {
     assert.equal(appTopic('chat/room-1'), 'mesh-app/chat/room-1');
     for (const bad of ['', 'a b', 'x'.repeat(129), 'é', 'tab\t']) {
-      const error = await networkFailure(Promise.resolve().then(() => appTopic(bad)), InvalidNameError, 'invalid-name', 400);
+      const error = await networkFailure(
+        Promise.resolve().then(() => appTopic(bad)),
+        InvalidNameError,
+        'invalid-name',
+        400,
+      );
       assert.instanceOf(error, MeshError);
     }
     assert.equal(rpcProtocolId('app-message'), '/mesh/rpc/1/app-message');
-    await networkFailure(Promise.resolve().then(() => rpcProtocolId('Bad/Name')), InvalidNameError, 'invalid-name', 400);
+    await networkFailure(
+      Promise.resolve().then(() => rpcProtocolId('Bad/Name')),
+      InvalidNameError,
+      'invalid-name',
+      400,
+    );
 
     await withNetworks(2, undefined, async ([a, b]) => {
       const chat = appTopic('chat');
       const news = appTopic('news');
       const chatAtB = listen(b!, chat);
       const newsAtB = listen(b!, news);
-      await eventually('b hears chat', () => a!.publish(chat, text.encode('hello')), () => chatAtB.length > 0);
-      await eventually('b hears news', () => a!.publish(news, text.encode('headline')), () => newsAtB.length > 0);
+      await eventually(
+        'b hears chat',
+        () => a!.publish(chat, text.encode('hello')),
+        () => chatAtB.length > 0,
+      );
+      await eventually(
+        'b hears news',
+        () => a!.publish(news, text.encode('headline')),
+        () => newsAtB.length > 0,
+      );
       b!.unsubscribe(chat);
       const before = chatAtB.length;
       for (let i = 0; i < 3; i++) await a!.publish(chat, text.encode(`after ${i}`));
       const newsBefore = newsAtB.length;
-      await eventually('b still hears news', () => a!.publish(news, text.encode('more')), () => newsAtB.length > newsBefore + 1);
+      await eventually(
+        'b still hears news',
+        () => a!.publish(news, text.encode('more')),
+        () => newsAtB.length > newsBefore + 1,
+      );
       assert.equal(chatAtB.length, before, 'nothing on a topic left');
     });
   });
@@ -186,12 +245,24 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       assert.equal(a!.subscribers(topic), 0);
       listen(b!, topic);
       listen(c!, topic);
-      await eventually('a sees two subscribers', async () => {}, () => a!.subscribers(topic) === 2);
+      await eventually(
+        'a sees two subscribers',
+        async () => {},
+        () => a!.subscribers(topic) === 2,
+      );
       // A node's own subscription does not count: b sees only c.
-      await eventually('b sees c', async () => {}, () => b!.subscribers(topic) === 1);
+      await eventually(
+        'b sees c',
+        async () => {},
+        () => b!.subscribers(topic) === 1,
+      );
       assert.equal(a!.subscribers(appTopic('nobody-here')), 0);
       c!.unsubscribe(topic);
-      await eventually('a sees one subscriber left', async () => {}, () => a!.subscribers(topic) === 1);
+      await eventually(
+        'a sees one subscriber left',
+        async () => {},
+        () => a!.subscribers(topic) === 1,
+      );
     });
   });
 
@@ -221,7 +292,11 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       assert.deepEqual([...(await a!.request(b!.self, 'once', Uint8Array.of(1)))], [7]);
       stop();
       let error: unknown;
-      await eventually('b no longer serves it', async () => (error = await failure(a!.request(b!.self, 'once', Uint8Array.of(1)))), () => error instanceof ProtocolNotServedError);
+      await eventually(
+        'b no longer serves it',
+        async () => (error = await failure(a!.request(b!.self, 'once', Uint8Array.of(1)))),
+        () => error instanceof ProtocolNotServedError,
+      );
       await networkFailure(Promise.reject(error), ProtocolNotServedError, 'unsupported-protocol', 502);
     });
   });
@@ -256,7 +331,12 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       const timeout = await networkFailure(a!.request(b!.self, 'slow', Uint8Array.of(1), { timeoutMs: 200 }), RequestTimeoutError, 'timeout', 504);
       assert.isBelow(Date.now() - started, 2_000);
       assert.match(timeout.message, /may still have processed/);
-      await eventually('the handler hears the requester left', async () => {}, () => signals[0]?.aborted === true, 5_000);
+      await eventually(
+        'the handler hears the requester left',
+        async () => {},
+        () => signals[0]?.aborted === true,
+        5_000,
+      );
 
       const controller = new AbortController();
       const reason = new Error('the user went away');
@@ -282,7 +362,10 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       // Within them, and after the refusals, requests go through.
       assert.equal((await a!.request(b!.self, 'small-in', new Uint8Array(1_000))).length, 1_000);
       assert.equal((await a!.request(b!.self, 'small-out', Uint8Array.of(2))).length, 2_000);
-      assert.equal((await a!.request(b!.self, 'big', new Uint8Array(2_000_000), { maxRequestBytes: 2_000_000, maxResponseBytes: 2_000_000 })).length, 2_000_000);
+      assert.equal(
+        (await a!.request(b!.self, 'big', new Uint8Array(2_000_000), { maxRequestBytes: 2_000_000, maxResponseBytes: 2_000_000 })).length,
+        2_000_000,
+      );
     });
   });
 
@@ -306,17 +389,28 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
   });
 
   test(`${name}: the peer list shows connected peers with their announced heights until they disconnect`, async () => {
-    await withNetworks(3, [[0, 1], [0, 2]], async ([a, b, c], fixture) => {
-      const listed = (): Record<string, number | null> => Object.fromEntries(a!.peers().map((p) => [toHex(p.node), p.height]));
-      assert.deepEqual(listed(), { [toHex(b!.self)]: null, [toHex(c!.self)]: null });
-      a!.reportHeight(b!.self, 7);
-      a!.reportHeight(b!.self, 9);
-      a!.reportHeight(new Uint8Array(32).fill(3), 99);
-      assert.deepEqual(listed(), { [toHex(b!.self)]: 9, [toHex(c!.self)]: null });
-      await fixture.disconnect(0, 1);
-      await eventually('b is gone', async () => {}, () => !(toHex(b!.self) in listed()));
-      assert.deepEqual(listed(), { [toHex(c!.self)]: null });
-    });
+    await withNetworks(
+      3,
+      [
+        [0, 1],
+        [0, 2],
+      ],
+      async ([a, b, c], fixture) => {
+        const listed = (): Record<string, number | null> => Object.fromEntries(a!.peers().map((p) => [toHex(p.node), p.height]));
+        assert.deepEqual(listed(), { [toHex(b!.self)]: null, [toHex(c!.self)]: null });
+        a!.reportHeight(b!.self, 7);
+        a!.reportHeight(b!.self, 9);
+        a!.reportHeight(new Uint8Array(32).fill(3), 99);
+        assert.deepEqual(listed(), { [toHex(b!.self)]: 9, [toHex(c!.self)]: null });
+        await fixture.disconnect(0, 1);
+        await eventually(
+          'b is gone',
+          async () => {},
+          () => !(toHex(b!.self) in listed()),
+        );
+        assert.deepEqual(listed(), { [toHex(c!.self)]: null });
+      },
+    );
   });
 
   test(`${name}: the peer list says who dialled whom, since when, and where the peer listens`, async () => {
@@ -334,8 +428,16 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       }
       // Where b listens, as b says (identify), is one of the addresses a newcomer may join b through.
       const own = b!.bootstrapAddresses();
-      await eventually('a knows where b listens', async () => {}, () => a!.peers()[0]!.multiaddrs.length > 0);
-      for (const address of a!.peers()[0]!.multiaddrs) assert.isTrue(own.some((o) => o.startsWith(address)), `${address} is one of ${own.join(', ')}`);
+      await eventually(
+        'a knows where b listens',
+        async () => {},
+        () => a!.peers()[0]!.multiaddrs.length > 0,
+      );
+      for (const address of a!.peers()[0]!.multiaddrs)
+        assert.isTrue(
+          own.some((o) => o.startsWith(address)),
+          `${address} is one of ${own.join(', ')}`,
+        );
     });
   });
 
@@ -351,18 +453,36 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
   });
 
   test(`${name}: a gossip handler that throws ignores the message: not forwarded, nothing unhandled`, async () => {
-    await withNetworks(3, [[0, 1], [1, 2]], async ([a, b, c]) => {
-      listen(a!, 'mesh-blocks');
-      b!.handle('mesh-blocks', async (m) => {
-        if (words.decode(m.data).startsWith('throw')) throw new Error('handler bug');
-        return 'accept';
-      });
-      const atC = listen(c!, 'mesh-blocks');
-      await eventually('c hears a through b', () => a!.publish('mesh-blocks', text.encode('accept 0')), () => atC.length > 0);
-      await a!.publish('mesh-blocks', text.encode('throw 1'));
-      await eventually('c hears the next accepted one', () => a!.publish('mesh-blocks', text.encode('accept 2')), () => said(atC).includes('accept 2'));
-      assert.isFalse(said(atC).some((s) => s.startsWith('throw')), said(atC).join(', '));
-    });
+    await withNetworks(
+      3,
+      [
+        [0, 1],
+        [1, 2],
+      ],
+      async ([a, b, c]) => {
+        listen(a!, 'mesh-blocks');
+        b!.handle('mesh-blocks', async (m) => {
+          if (words.decode(m.data).startsWith('throw')) throw new Error('handler bug');
+          return 'accept';
+        });
+        const atC = listen(c!, 'mesh-blocks');
+        await eventually(
+          'c hears a through b',
+          () => a!.publish('mesh-blocks', text.encode('accept 0')),
+          () => atC.length > 0,
+        );
+        await a!.publish('mesh-blocks', text.encode('throw 1'));
+        await eventually(
+          'c hears the next accepted one',
+          () => a!.publish('mesh-blocks', text.encode('accept 2')),
+          () => said(atC).includes('accept 2'),
+        );
+        assert.isFalse(
+          said(atC).some((s) => s.startsWith('throw')),
+          said(atC).join(', '),
+        );
+      },
+    );
   });
 
   test(`${name}: a bad protocol name rejects the request's promise, never throws`, async () => {
@@ -391,13 +511,20 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
           return data;
         });
         const within = Array.from({ length: limit }, (_, i) => a!.request(b!.self, 'gate', Uint8Array.of(i)));
-        await eventually('every request within the limit reached the handler', async () => {}, () => arrived === limit);
+        await eventually(
+          'every request within the limit reached the handler',
+          async () => {},
+          () => arrived === limit,
+        );
         for (let i = 0; i < 2; i++) {
           const busy = await networkFailure(a!.request(b!.self, 'gate', Uint8Array.of(9)), PeerBusyError, 'busy', 503);
           assert.equal(busy.problem, 'peer-busy');
         }
         release();
-        assert.deepEqual((await Promise.all(within)).map((answer) => answer[0]), [0, 1, 2, 3]);
+        assert.deepEqual(
+          (await Promise.all(within)).map((answer) => answer[0]),
+          [0, 1, 2, 3],
+        );
         // Room again once they are answered.
         assert.deepEqual([...(await a!.request(b!.self, 'gate', Uint8Array.of(5)))], [5]);
       },
@@ -433,7 +560,10 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
         peers.push(toHex(stream.peer));
         void (async () => {
           const got = await readAll(stream);
-          await writeAll(stream, got.map((v) => 255 - v));
+          await writeAll(
+            stream,
+            got.map((v) => 255 - v),
+          );
           await stream.closeWrite();
         })();
       });
@@ -445,7 +575,10 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       await stream.closeWrite();
       const back = await reading;
       assert.equal(back.length, sent.length);
-      assert.isTrue(back.every((v, i) => v === 255 - sent[i]!), 'every byte came back as sent');
+      assert.isTrue(
+        back.every((v, i) => v === 255 - sent[i]!),
+        'every byte came back as sent',
+      );
       await stream.closed;
       assert.deepEqual(peers, [toHex(a!.self)]);
     });
@@ -457,9 +590,13 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       const stream = await a!.openStream(b!.self, STREAM);
       await stream.write(text.encode('question'));
       await stream.closeWrite();
-      await eventually('b is handed the stream', async () => {}, () => accepted.length === 1);
+      await eventually(
+        'b is handed the stream',
+        async () => {},
+        () => accepted.length === 1,
+      );
       const server = accepted[0]!;
-      assert.equal(words.decode(await readAll(server)), 'question', 'b reads to the end of a\'s writing');
+      assert.equal(words.decode(await readAll(server)), 'question', "b reads to the end of a's writing");
       await failure(stream.write(text.encode('more')));
       // b can still answer, in several writes, long after a stopped writing.
       await sleep(50);
@@ -476,7 +613,10 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       // holds the stream: its negotiation reads them and puts the answer back after libp2p said the
       // reading ended. The answer must still be read (a tunnel's refusal is such an answer).
       b!.serveStream(STREAM, (stream) => {
-        stream.write(text.encode('refused: not allowed')).then(() => stream.closeWrite()).catch(() => stream.reset());
+        stream
+          .write(text.encode('refused: not allowed'))
+          .then(() => stream.closeWrite())
+          .catch(() => stream.reset());
       });
       for (let i = 0; i < 20; i++) {
         const stream = await a!.openStream(b!.self, STREAM);
@@ -493,7 +633,11 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       for (const resetter of ['opener', 'server'] as const) {
         const opener = await a!.openStream(b!.self, STREAM);
         await opener.write(text.encode('hello'));
-        await eventually('b is handed the stream', async () => {}, () => accepted.length > 0);
+        await eventually(
+          'b is handed the stream',
+          async () => {},
+          () => accepted.length > 0,
+        );
         const server = accepted.shift()!;
         const [first] = await iterateOnce(server);
         assert.equal(words.decode(first!), 'hello');
@@ -518,7 +662,15 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       assert.equal((await readAll(open)).length, 0);
       stop();
       let error: unknown;
-      await eventually('b no longer serves it', async () => (error = await a!.openStream(b!.self, STREAM).then((s) => s.reset(), (e: unknown) => e)), () => error instanceof ProtocolNotServedError);
+      await eventually(
+        'b no longer serves it',
+        async () =>
+          (error = await a!.openStream(b!.self, STREAM).then(
+            (s) => s.reset(),
+            (e: unknown) => e,
+          )),
+        () => error instanceof ProtocolNotServedError,
+      );
       c!.serveStream(STREAM, () => {});
       await networkFailure(a!.openStream(c!.self, STREAM, { signal: AbortSignal.timeout(5_000) }), PeerUnreachableError, 'unreachable', 502);
       for (const bad of ['/mesh/rpc/1/echo', '/mesh/test/1/Bad', '/other/test/1/x', 'bytes']) {
@@ -536,7 +688,11 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
       const stream = await a!.openStream(b!.self, STREAM);
       const sent = pattern(4 * 1024 * 1024, 7);
       const writing = writeAll(stream, sent).then(() => stream.closeWrite());
-      await eventually('b is handed the stream', async () => {}, () => accepted.length === 1);
+      await eventually(
+        'b is handed the stream',
+        async () => {},
+        () => accepted.length === 1,
+      );
       const got: number[] = [];
       let total = 0;
       for await (const chunk of accepted[0]!) {
@@ -561,9 +717,18 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
         const accepted = acceptStreams(b!, STREAM);
         const stream = await a!.openStream(b!.self, STREAM);
         await stream.write(text.encode('hi'));
-        await eventually('b is handed the stream', async () => {}, () => accepted.length === 1);
+        await eventually(
+          'b is handed the stream',
+          async () => {},
+          () => accepted.length === 1,
+        );
         const server = accepted[0]!;
-        const reads = [stream, server].map((s) => readAll(s).then(() => 'ended', (error: unknown) => error));
+        const reads = [stream, server].map((s) =>
+          readAll(s).then(
+            () => 'ended',
+            (error: unknown) => error,
+          ),
+        );
         await cut(fixture);
         for (const s of [stream, server]) {
           assert.instanceOf(await failure(s.closed), StreamResetError);
@@ -575,8 +740,18 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
   }
 
   const midRequest = [
-    { what: 'a disconnect', cut: (fixture: NetworkFixture) => fixture.disconnect(0, 1), heard: 'the handler hears the requester left', reason: /requester went away/ },
-    { what: 'the serving node stopping', cut: (fixture: NetworkFixture) => fixture.stop(1), heard: 'the handler hears the node stopped', reason: /node stopped/ },
+    {
+      what: 'a disconnect',
+      cut: (fixture: NetworkFixture) => fixture.disconnect(0, 1),
+      heard: 'the handler hears the requester left',
+      reason: /requester went away/,
+    },
+    {
+      what: 'the serving node stopping',
+      cut: (fixture: NetworkFixture) => fixture.stop(1),
+      heard: 'the handler hears the node stopped',
+      reason: /node stopped/,
+    },
   ];
   for (const { what, cut, heard, reason } of midRequest) {
     test(`${name}: ${what} mid-request fails it as unreachable; ${heard}`, async () => {
@@ -588,10 +763,19 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
         });
         // Judged from the start: it may fail while the fixture is still cutting.
         const failed = networkFailure(a!.request(b!.self, 'hold', Uint8Array.of(1), { timeoutMs: 10_000 }), PeerUnreachableError, 'unreachable', 502);
-        await eventually('the handler runs', async () => {}, () => signals.length > 0);
+        await eventually(
+          'the handler runs',
+          async () => {},
+          () => signals.length > 0,
+        );
         await cut(fixture);
         await failed;
-        await eventually(heard, async () => {}, () => signals[0]!.aborted, 5_000);
+        await eventually(
+          heard,
+          async () => {},
+          () => signals[0]!.aborted,
+          5_000,
+        );
         assert.match((signals[0]!.reason as Error).message, reason);
       });
     });

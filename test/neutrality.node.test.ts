@@ -1,8 +1,9 @@
 // core/ must run unchanged in browsers, Deno and Node: no Node built-ins, no Buffer, no process.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { test } from 'node:test';
 import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -32,15 +33,16 @@ test('core bundles for the browser with no Node built-in anywhere in its depende
     logLevel: 'silent',
   });
   const inputs = Object.keys(result.metafile.inputs);
-  assert.deepEqual(inputs.filter((i) => i.startsWith('node:') || /^(fs|path|crypto|os|buffer)$/.test(i)), []);
+  assert.deepEqual(
+    inputs.filter((i) => i.startsWith('node:') || /^(fs|path|crypto|os|buffer)$/.test(i)),
+    [],
+  );
 });
 
 test('core sources never name Buffer, process, Deno or a node: module', async () => {
   const offenders: string[] = [];
   for (const file of await coreSources()) {
-    const text = (await readFile(file, 'utf8'))
-      .replace(/\/\*[\s\S]*?\*\//g, '')
-      .replace(/\/\/.*$/gm, '');
+    const text = (await readFile(file, 'utf8')).replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
     for (const pattern of [/\bBuffer\b/, /\bprocess\b/, /\bDeno\b/, /['"]node:/, /\brequire\(/]) {
       if (pattern.test(text)) offenders.push(`${file.slice(root.length)}: ${pattern}`);
     }

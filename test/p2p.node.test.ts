@@ -3,14 +3,15 @@
  * libp2p identity, gossip reaches the node, and a peer sending invalid data is penalised (hung up
  * on and refused for a while).
  */
-import { after, test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { multiaddr } from '@multiformats/multiaddr';
 import { SigningKey } from '../core/crypto/ed25519.ts';
+import { decode } from '../core/encoding/codec.ts';
 import { toHex } from '../core/encoding/hex.ts';
 import { TOPICS } from '../core/net/network.ts';
-import { decode } from '../core/encoding/codec.ts';
 import { heightCodec } from '../core/node/wire.ts';
-import { multiaddr } from '@multiformats/multiaddr';
 import { startP2PNetwork } from '../host-node/p2p.ts';
 import { startNode, stopAll, stopNode, tcpAddress, waitFor } from './mesh-process.ts';
 

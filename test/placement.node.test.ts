@@ -4,14 +4,15 @@
  * third node that A pays. Through the HTTP API, and through `mesh trust`, `mesh cap`, `mesh deploy`
  * and `mesh kill` as a user types them.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { after, before, test } from 'node:test';
 import Docker from 'dockerode';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { toHex } from '../core/encoding/hex.ts';
-import { PODMAN_DIR, startPodman, TEST_IMAGE, type PodmanService } from './podman.ts';
-import { getJson, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
+import { getJson, type MeshProcess, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor } from './mesh-process.ts';
+import { PODMAN_DIR, type PodmanService, startPodman, TEST_IMAGE } from './podman.ts';
 
 const CREDIT = 10n ** 18n;
 const BLOCK_MS = 250;
@@ -43,7 +44,12 @@ before(async () => {
 });
 
 after(async () => {
-  if (h !== undefined) for (const c of await docker.listContainers({ all: true, filters: { label: [`mesh.node=${h.nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+  if (h !== undefined)
+    for (const c of await docker.listContainers({ all: true, filters: { label: [`mesh.node=${h.nodeId}`] } }))
+      await docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => {});
   await stopAll();
   await podman?.stop();
 });
@@ -68,7 +74,16 @@ interface View {
 const mesh = (args: string[]): ReturnType<typeof runMesh> => runMesh(args, 180_000);
 
 function deployBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { node_id: h.nodeId, image: TEST_IMAGE, cmd: ['sleep', '600'], cpu_cores: 1, mem_mb: 64, duration_secs: 600, bid: (20n * CREDIT).toString(), ...extra };
+  return {
+    node_id: h.nodeId,
+    image: TEST_IMAGE,
+    cmd: ['sleep', '600'],
+    cpu_cores: 1,
+    mem_mb: 64,
+    duration_secs: 600,
+    bid: (20n * CREDIT).toString(),
+    ...extra,
+  };
 }
 
 async function runningContainers(): Promise<string[]> {
@@ -126,7 +141,12 @@ test('a deploy from a caller the host trusts runs in a container, is billed by h
 });
 
 test('bad node ids and malformed grants are 400; a host nobody can reach is 504', async () => {
-  for (const body of [deployBody({ node_id: 'abc' }), deployBody({ node_id: h.nodeId.toUpperCase() }), deployBody({ grant: 'not a token' }), deployBody({ node_id: a.nodeId })]) {
+  for (const body of [
+    deployBody({ node_id: 'abc' }),
+    deployBody({ node_id: h.nodeId.toUpperCase() }),
+    deployBody({ grant: 'not a token' }),
+    deployBody({ node_id: a.nodeId }),
+  ]) {
     const answer = await postJson(a, '/mesh-deploy', body);
     assert.equal(answer.status, 400, JSON.stringify(answer.body));
   }
@@ -162,7 +182,23 @@ test('a three-link token (H, then A, then B) lets B deploy on H; the root lets A
   );
   await waitFor('no container is left', async () => (await runningContainers()).length === 0, 20_000);
 
-  const issued = await mesh(['cap', 'issue', '--devnet', '--data-dir', h.dataDir, '--to', a.nodeId, '--allow', 'deploy,kill', '--mem-mb', '256', '--image', 'localhost/busybox', '--expires', '1h']);
+  const issued = await mesh([
+    'cap',
+    'issue',
+    '--devnet',
+    '--data-dir',
+    h.dataDir,
+    '--to',
+    a.nodeId,
+    '--allow',
+    'deploy,kill',
+    '--mem-mb',
+    '256',
+    '--image',
+    'localhost/busybox',
+    '--expires',
+    '1h',
+  ]);
   assert.equal(issued.code, 0, issued.err);
   const root = issued.out.trim();
   const delegated = await mesh(['cap', 'delegate', root, '--devnet', '--data-dir', a.dataDir, '--to', b.nodeId, '--allow', 'deploy', '--mem-mb', '128']);
@@ -172,7 +208,26 @@ test('a three-link token (H, then A, then B) lets B deploy on H; the root lets A
   assert.equal(inspected.code, 0, inspected.err);
 
   const deploy = (mem: string): Promise<{ code: number; out: string; err: string }> =>
-    mesh(['deploy', h.nodeId, TEST_IMAGE, '--cpu', '1', '--mem', mem, '--duration', '600', '--bid', '5', '--grant', token, '--data-dir', b.dataDir, '--', 'sleep', '600']);
+    mesh([
+      'deploy',
+      h.nodeId,
+      TEST_IMAGE,
+      '--cpu',
+      '1',
+      '--mem',
+      mem,
+      '--duration',
+      '600',
+      '--bid',
+      '5',
+      '--grant',
+      token,
+      '--data-dir',
+      b.dataDir,
+      '--',
+      'sleep',
+      '600',
+    ]);
   const wide = await deploy('256');
   assert.equal(wide.code, 1);
   assert.match(wide.err, /not-allowed|mem_mb 256 is above/);

@@ -23,9 +23,7 @@ export const TEST_IMAGE = 'localhost/busybox:test';
 export const VOLUME_TEST_IMAGE = 'localhost/busybox:volume';
 export const VOLUME_TEST_PATH = '/data';
 /** The commands the test image has, all links to busybox. */
-export const BUSYBOX_TOOLS = [
-  'sh', 'echo', 'sleep', 'cat', 'ls', 'head', 'dd', 'yes', 'grep', 'wc', 'id', 'mount', 'true', 'false', 'printf', 'tail',
-] as const;
+export const BUSYBOX_TOOLS = ['sh', 'echo', 'sleep', 'cat', 'ls', 'head', 'dd', 'yes', 'grep', 'wc', 'id', 'mount', 'true', 'false', 'printf', 'tail'] as const;
 
 /** What the test image runs when a container names no command. */
 export const TEST_IMAGE_COMMAND = ['echo', 'the image command'] as const;
@@ -161,7 +159,6 @@ async function lockIsStale(): Promise<boolean> {
     return info !== null && Date.now() - info.mtimeMs > STALE_LOCK_MS;
   }
 }
-
 
 /** Whether the service answers its ping. */
 function answers(): Promise<boolean> {

@@ -4,11 +4,11 @@
  * local server, a corrupted download refused and not cached, and the error when neither works.
  */
 import { assert } from 'chai';
+import { sha256 } from '../core/crypto/sha256.ts';
+import { SHARED_FILES, SharedDataError, type SharedFiles } from '../core/data/shared-data.ts';
+import { toHex } from '../core/encoding/hex.ts';
 import { rejectsAsync } from './assert.ts';
 import { test } from './harness.ts';
-import { SHARED_FILES, SharedDataError, type SharedFiles } from '../core/data/shared-data.ts';
-import { sha256 } from '../core/crypto/sha256.ts';
-import { toHex } from '../core/encoding/hex.ts';
 
 export interface SharedDataOptions {
   readonly root?: string;

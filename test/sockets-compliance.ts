@@ -3,12 +3,12 @@
  * every runtime (core/tunnel/sockets.test.ts), node:net on Node (host-node/tunnel-sockets.node.test.ts).
  */
 import { assert } from 'chai';
-import { test } from './harness.ts';
-import { readAll, type Duplex } from '../core/net/duplex.ts';
+import { type Duplex, readAll } from '../core/net/duplex.ts';
 import { StreamResetError } from '../core/net/errors.ts';
-import { TunnelError } from '../core/tunnel/errors.ts';
 import type { SocketAddress } from '../core/tunnel/address.ts';
+import { TunnelError } from '../core/tunnel/errors.ts';
 import type { SocketListener, TunnelSockets } from '../core/tunnel/sockets.ts';
+import { test } from './harness.ts';
 import { eventually, failure, pattern, writeAll } from './network-compliance.ts';
 
 const text = new TextEncoder();
@@ -23,7 +23,12 @@ export function socketsCompliance(name: string, sockets: TunnelSockets): void {
     const listener = await sockets.listen(LOOPBACK, (connection) => void accepted.push(connection));
     assert.isAbove(listener.address.port, 0);
     const client = await sockets.connect(listener.address, { signal: signal() });
-    await eventually('the connection is accepted', async () => {}, () => accepted.length === 1, 5_000);
+    await eventually(
+      'the connection is accepted',
+      async () => {},
+      () => accepted.length === 1,
+      5_000,
+    );
     return { listener, accepted, client, server: accepted[0]! };
   };
 

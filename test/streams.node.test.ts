@@ -5,15 +5,16 @@
  * client was away, the filtered signal streams, GET /peers with measured round trips (pinged every
  * 300 ms here, --ping-interval-ms), the commands that show them, and the 400s of bad filters.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { BlockEvent } from '../core/ledger/block.ts';
+import { after, before, test } from 'node:test';
 import { formatCredits } from '../core/encoding/amount.ts';
+import type { BlockEvent } from '../core/ledger/block.ts';
 import type { PeerView } from '../core/netgraph/peer-pings.ts';
 import type { SignalObject } from '../core/signal/types.ts';
-import { getJson, openStream, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
+import { getJson, type MeshProcess, openStream, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor } from './mesh-process.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const PINGS = ['--ping-interval-ms', '300'];
@@ -66,7 +67,10 @@ test('/blocks/stream replays from min_height, goes on live, and a client killed 
   // The first client: the CLI, following from height 2, killed halfway through what was held.
   const half = Math.floor((tip - 1) / 2);
   const first = await killedAfter<BlockEvent>(b, ['blocks', '--follow', '--json', '--from-height', '2'], (printed) => printed.length >= half);
-  assert.deepEqual(first.map((block) => block.index), range(2, half + 1));
+  assert.deepEqual(
+    first.map((block) => block.index),
+    range(2, half + 1),
+  );
   const last = first.at(-1)!.index;
 
   // Blocks go on while no client follows; the second client resumes as an EventSource does: the
@@ -80,7 +84,11 @@ test('/blocks/stream replays from min_height, goes on live, and a client killed 
     const heights = all.map((block) => block.index);
     assert.deepEqual(heights, range(2, heights.at(-1)!), 'every height once, in order, across the kill');
     for (let i = 1; i < all.length; i++) assert.equal(all[i]!.prev_hash, all[i - 1]!.hash, `block ${all[i]!.index} follows ${all[i - 1]!.index}`);
-    assert.deepEqual(second.ids, second.events.map((block) => String(block.index)), 'each event\'s id is its height');
+    assert.deepEqual(
+      second.ids,
+      second.events.map((block) => String(block.index)),
+      "each event's id is its height",
+    );
     // The same chain as the producer's.
     const producer = await openStream<BlockEvent>(a, `/blocks/stream?min_height=${heights.at(-1)}`);
     try {
@@ -150,11 +158,17 @@ test('/transactions/stream gives each event its position as id; a client gone be
       assert.ok(from >= 0);
       assert.deepEqual(ids, reference.ids.slice(from, from + ids.length), 'the same positions as the client that stayed: no gap, no duplicate at the resume');
       assert.deepEqual(resumed, reference.events.slice(from, from + resumed.length));
-      assert.ok(ids.every((id, i) => Number.isSafeInteger(Number(id)) && (i === 0 || Number(id) > Number(ids[i - 1]))), `rising positions: ${ids.join(' ')}`);
+      assert.ok(
+        ids.every((id, i) => Number.isSafeInteger(Number(id)) && (i === 0 || Number(id) > Number(ids[i - 1]))),
+        `rising positions: ${ids.join(' ')}`,
+      );
       const txIds = resumed.map((event) => event.id);
       for (const id of [...sentBefore, ...sentAway, ...sentAfter]) assert.equal(txIds.filter((seen) => seen === id).length, 1, `transfer ${id} once`);
       assert.equal(new Set(txIds).size, txIds.length, 'no transaction twice');
-      assert.ok(second.types.every((type) => type === 'message'), 'nothing was missed');
+      assert.ok(
+        second.types.every((type) => type === 'message'),
+        'nothing was missed',
+      );
       assert.ok(Number(second.ids[0]) > Number(last));
 
       // An id older than anything held (0 is before the node started): a `missed` event first, without an id, then all that is held.
@@ -168,7 +182,10 @@ test('/transactions/stream gives each event its position as id; a client gone be
         assert.equal(String(notice.first_held), behind.ids[1]);
         assert.ok(behind.types.slice(1).every((type) => type === 'message'));
         const held = behind.events.slice(1).map((event) => (event as TxEvent).id);
-        assert.ok([...sentBefore, ...sentAway, ...sentAfter].every((id) => held.includes(id)), 'the ring still holds every transfer');
+        assert.ok(
+          [...sentBefore, ...sentAway, ...sentAfter].every((id) => held.includes(id)),
+          'the ring still holds every transfer',
+        );
       } finally {
         behind.close();
       }
@@ -193,13 +210,19 @@ test('/transactions/stream carries only the seven stream kinds: a ChannelOpen, p
   try {
     const opened = await postJson(a, '/channels/open', { host: c.nodeId, capacity: '1000' });
     assert.equal(opened.status, 201, JSON.stringify(opened.body));
-    await waitFor('the ChannelOpen is in a block on b', async () =>
-      (await getJson<{ kind: string }[]>(b, `/transactions/${a.nodeId}`)).some((row) => row.kind === 'ChannelOpen'), 20_000);
+    await waitFor(
+      'the ChannelOpen is in a block on b',
+      async () => (await getJson<{ kind: string }[]>(b, `/transactions/${a.nodeId}`)).some((row) => row.kind === 'ChannelOpen'),
+      20_000,
+    );
     // A transfer sent after the block reached b comes on the stream after anything that block put there.
     const [marker] = await transfers(a, b, 1);
     await stream.next((event) => event.id === marker);
     const kinds = new Set(stream.events.map((event) => event.kind));
-    assert.ok([...kinds].every((kind) => ['Transfer', 'UptimeReward', 'JobBid', 'JobSettle', 'JobExpire', 'TrustGrant', 'Heartbeat'].includes(kind)), [...kinds].join());
+    assert.ok(
+      [...kinds].every((kind) => ['Transfer', 'UptimeReward', 'JobBid', 'JobSettle', 'JobExpire', 'TrustGrant', 'Heartbeat'].includes(kind)),
+      [...kinds].join(),
+    );
     assert.ok(!kinds.has('ChannelOpen'));
   } finally {
     stream.close();
@@ -215,7 +238,13 @@ test('mesh transactions --held prints what the node holds, then goes on; --count
     const json = await runMesh(['transactions', '--held', '--count', '4', '--json', '--data-dir', b.dataDir]);
     assert.equal(json.code, 0, json.err);
     assert.equal(json.err, '', 'the missed notice of position 0 is expected, not reported');
-    assert.deepEqual(json.out.trimEnd().split('\n').map((line) => JSON.parse(line) as TxEvent), held.events.slice(1, 5));
+    assert.deepEqual(
+      json.out
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as TxEvent),
+      held.events.slice(1, 5),
+    );
     const first = held.events[1]!;
     const human = await runMesh(['transactions', '--held', '--count', '1', '--data-dir', b.dataDir]);
     assert.equal(human.code, 0, human.err);
@@ -223,9 +252,15 @@ test('mesh transactions --held prints what the node holds, then goes on; --count
     // Live only: the next ones (each block's reward at least), then it stops at the count.
     const live = await runMesh(['transactions', '--count', '2', '--json', '--data-dir', b.dataDir]);
     assert.equal(live.code, 0, live.err);
-    const printed = live.out.trimEnd().split('\n').map((line) => JSON.parse(line) as TxEvent);
+    const printed = live.out
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as TxEvent);
     assert.equal(printed.length, 2);
-    assert.ok(printed.every((tx) => !held.events.slice(0, 5).some((old) => old.id === tx.id)), 'nothing held before it started');
+    assert.ok(
+      printed.every((tx) => !held.events.slice(0, 5).some((old) => old.id === tx.id)),
+      'nothing held before it started',
+    );
   } finally {
     held.close();
   }
@@ -260,25 +295,36 @@ test('the signal streams and GET /signals return only the signals that pass from
     await everything.next((s) => s.id === cToA);
     await toA.next((s) => s.id === bToA);
     // Between other nodes: relayed, never kept or streamed here (docs/signals.md).
-    await waitFor('b keeps c\'s signal to it', async () => (await getJson<SignalObject[]>(b, `/signals?from=${c.nodeId}&to=${b.nodeId}`)).some((s) => s.id === cToB));
+    await waitFor("b keeps c's signal to it", async () =>
+      (await getJson<SignalObject[]>(b, `/signals?from=${c.nodeId}&to=${b.nodeId}`)).some((s) => s.id === cToB),
+    );
     assert.ok(!everything.events.some((s) => s.id === cToB));
 
     assert.ok(fromB.events.length > 0 && fromB.events.every((s) => s.from === b.nodeId));
     assert.ok([bToA, bBroadcast].every((id) => fromB.events.some((s) => s.id === id)));
     assert.deepEqual(toA.events.map((s) => s.id).sort(), [bToA, cToA].sort());
-    assert.deepEqual(fromCToA.events.map((s) => s.id), [cToA]);
+    assert.deepEqual(
+      fromCToA.events.map((s) => s.id),
+      [cToA],
+    );
     assert.ok(broadcasts.events.every((s) => s.to === 'broadcast'));
     assert.ok(broadcasts.events.some((s) => s.id === bBroadcast));
     assert.deepEqual((await getJson<SignalObject[]>(a, `/signals?to=${a.nodeId}`)).map((s) => s.id).sort(), [bToA, cToA].sort());
 
     // Ids are positions, rising; a resume after one gives what followed it, and only that.
     const ids = everything.ids.map(Number);
-    assert.ok(ids.every((id, i) => Number.isSafeInteger(id) && (i === 0 || id > ids[i - 1]!)), everything.ids.join(' '));
+    assert.ok(
+      ids.every((id, i) => Number.isSafeInteger(id) && (i === 0 || id > ids[i - 1]!)),
+      everything.ids.join(' '),
+    );
     const at = everything.events.findIndex((s) => s.id === bToA);
     const resumed = await openStream<SignalObject>(a, '/signals/stream', { 'last-event-id': everything.ids[at]! });
     try {
       await resumed.next((s) => s.id === everything.events.at(-1)!.id);
-      assert.deepEqual(resumed.events.map((s) => s.id), everything.events.slice(at + 1).map((s) => s.id));
+      assert.deepEqual(
+        resumed.events.map((s) => s.id),
+        everything.events.slice(at + 1).map((s) => s.id),
+      );
     } finally {
       resumed.close();
     }
@@ -289,13 +335,27 @@ test('the signal streams and GET /signals return only the signals that pass from
 
 test('/peers on a three-node devnet lists both peers of each node, who dialled, their heights and measured round trips; mesh peers shows them', async () => {
   const views = new Map<MeshProcess, PeerView[]>();
-  await waitFor('each node has measured both peers at least 3 times', async () => {
-    for (const node of [a, b, c]) views.set(node, (await getJson<{ peers: PeerView[] }>(node, '/peers')).peers);
-    return [...views.values()].every((peers) => peers.length === 2 && peers.every((p) => p.rtt_samples.length >= 3 && p.height !== null));
-  }, 20_000);
+  await waitFor(
+    'each node has measured both peers at least 3 times',
+    async () => {
+      for (const node of [a, b, c]) views.set(node, (await getJson<{ peers: PeerView[] }>(node, '/peers')).peers);
+      return [...views.values()].every((peers) => peers.length === 2 && peers.every((p) => p.rtt_samples.length >= 3 && p.height !== null));
+    },
+    20_000,
+  );
   const of = (node: MeshProcess, peer: MeshProcess): PeerView => views.get(node)!.find((p) => p.node_id === peer.nodeId)!;
-  for (const [node, others] of [[a, [b, c]], [b, [a, c]], [c, [a, b]]] as const) {
-    assert.deepEqual(views.get(node)!.map((p) => p.node_id).sort(), others.map((o) => o.nodeId).sort());
+  for (const [node, others] of [
+    [a, [b, c]],
+    [b, [a, c]],
+    [c, [a, b]],
+  ] as const) {
+    assert.deepEqual(
+      views
+        .get(node)!
+        .map((p) => p.node_id)
+        .sort(),
+      others.map((o) => o.nodeId).sort(),
+    );
   }
   // b and c bootstrapped from a, c also from b: they dialled.
   assert.equal(of(a, b).direction, 'inbound');
@@ -305,12 +365,18 @@ test('/peers on a three-node devnet lists both peers of each node, who dialled, 
   for (const peers of views.values()) {
     for (const peer of peers) {
       assert.ok(peer.rtt_samples.length <= 10);
-      assert.ok(peer.rtt_samples.every((rtt) => rtt >= 0 && rtt < 1_000), `loopback round trips: ${peer.rtt_samples.join(', ')}`);
+      assert.ok(
+        peer.rtt_samples.every((rtt) => rtt >= 0 && rtt < 1_000),
+        `loopback round trips: ${peer.rtt_samples.join(', ')}`,
+      );
       const sorted = [...peer.rtt_samples].sort((x, y) => x - y);
       const mid = sorted.length >> 1;
       assert.equal(peer.rtt_ms, sorted.length % 2 ? sorted[mid] : (sorted[mid - 1]! + sorted[mid]!) / 2, 'the median of the samples');
       assert.ok(peer.connected_since <= now && peer.connected_since > now - 600);
-      assert.ok(peer.multiaddrs.some((m) => m.startsWith('/ip4/127.0.0.1/tcp/')), peer.multiaddrs.join(', '));
+      assert.ok(
+        peer.multiaddrs.some((m) => m.startsWith('/ip4/127.0.0.1/tcp/')),
+        peer.multiaddrs.join(', '),
+      );
       assert.match(peer.remote_addr, /^\/ip4\/127\.0\.0\.1\/tcp\/\d+/);
     }
   }
@@ -318,8 +384,17 @@ test('/peers on a three-node devnet lists both peers of each node, who dialled, 
   assert.equal(table.code, 0, table.err);
   const rows = table.out.trimEnd().split('\n');
   assert.match(rows[0]!, /^NODE +DIR +HEIGHT +RTT MS +SAMPLES +SINCE +ADDRESS$/);
-  assert.deepEqual(rows.slice(1).map((row) => row.split(/\s+/)[0]).sort(), [b.nodeId, c.nodeId].sort());
-  assert.ok(rows.slice(1).every((row) => / in +\d+ +\d/.test(row)), table.out);
+  assert.deepEqual(
+    rows
+      .slice(1)
+      .map((row) => row.split(/\s+/)[0])
+      .sort(),
+    [b.nodeId, c.nodeId].sort(),
+  );
+  assert.ok(
+    rows.slice(1).every((row) => / in +\d+ +\d/.test(row)),
+    table.out,
+  );
   const json = await runMesh(['peers', '--json', '--data-dir', a.dataDir]);
   assert.equal((JSON.parse(json.out) as { peers: PeerView[] }).peers.length, 2);
 });
@@ -327,20 +402,37 @@ test('/peers on a three-node devnet lists both peers of each node, who dialled, 
 test('mesh signals lists and follows the signals that pass --from and --to', async () => {
   const listed = await runMesh(['signals', '--from', b.nodeId, '--json', '--data-dir', a.dataDir]);
   assert.equal(listed.code, 0, listed.err);
-  const signals = listed.out.trimEnd().split('\n').map((line) => JSON.parse(line) as SignalObject);
+  const signals = listed.out
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as SignalObject);
   assert.ok(signals.length > 0 && signals.every((s) => s.from === b.nodeId));
   const readable = await runMesh(['signals', '--to', a.nodeId, '--data-dir', a.dataDir]);
   assert.equal(readable.code, 0, readable.err);
-  assert.ok(readable.out.trimEnd().split('\n').every((line) => line.includes(`→ ${a.nodeId.slice(0, 16)}`)), readable.out);
+  assert.ok(
+    readable.out
+      .trimEnd()
+      .split('\n')
+      .every((line) => line.includes(`→ ${a.nodeId.slice(0, 16)}`)),
+    readable.out,
+  );
   assert.equal((await runMesh(['signals', '--to', 'nobody', '--data-dir', a.dataDir])).code, 2);
   // Following: what is kept first, then what comes, filtered the same way.
   const kept = await getJson<SignalObject[]>(a, `/signals?from=${c.nodeId}`);
   let later = '';
-  const following = killedAfter<SignalObject>(a, ['signals', '--follow', '--json', '--from', c.nodeId], (printed) => later !== '' && printed.some((s) => s.id === later));
+  const following = killedAfter<SignalObject>(
+    a,
+    ['signals', '--follow', '--json', '--from', c.nodeId],
+    (printed) => later !== '' && printed.some((s) => s.id === later),
+  );
   later = await sendSignal(c, 'broadcast', 'later');
   const followed = await following;
   assert.ok(followed.every((s) => s.from === c.nodeId));
-  assert.deepEqual(followed.slice(0, kept.length).map((s) => s.id), kept.map((s) => s.id), 'what was kept first');
+  assert.deepEqual(
+    followed.slice(0, kept.length).map((s) => s.id),
+    kept.map((s) => s.id),
+    'what was kept first',
+  );
 });
 
 test('bad filters and resume ids get 400, naming the parameter', async () => {

@@ -3,16 +3,17 @@
  * services on this machine to A; A and C forward to it, and only A is allowed. One set of nodes
  * serves every test, in order.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer as createHttpServer, request as httpRequest, type Server as HttpServer } from 'node:http';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createHttpServer, type Server as HttpServer, request as httpRequest } from 'node:http';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
-import { getJson, postJson, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
+import { getJson, type MeshProcess, postJson, startNode, stopAll, tcpAddress, waitFor } from './mesh-process.ts';
 
 const run = promisify(execFile);
 const MESH = join(import.meta.dirname, '..', 'bin', 'mesh.js');
@@ -48,8 +49,15 @@ before(async () => {
   a = await startNode({});
   b = await startNode({ bootstrap: [tcpAddress(a)] });
   c = await startNode({ bootstrap: [tcpAddress(b)] });
-  for (const [from, to] of [[a, b], [c, b]] as const) {
-    await waitFor(`${from === a ? 'A' : 'C'} is connected to B`, async () => (await getJson<{ peers: string[] }>(from, '/bootstrap')).peers.some((m) => m.includes(peerIdOf(to))), 20_000);
+  for (const [from, to] of [
+    [a, b],
+    [c, b],
+  ] as const) {
+    await waitFor(
+      `${from === a ? 'A' : 'C'} is connected to B`,
+      async () => (await getJson<{ peers: string[] }>(from, '/bootstrap')).peers.some((m) => m.includes(peerIdOf(to))),
+      20_000,
+    );
   }
   // The web service behind B: answers a POST with the SHA-256 of what it read and a large body.
   web = createHttpServer((req, res) => {
@@ -66,7 +74,10 @@ before(async () => {
     rawSockets.push(socket);
   });
   await Promise.all([new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve)), new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve))]);
-  for (const [protocol, server] of [['web', web], ['raw', raw]] as const) {
+  for (const [protocol, server] of [
+    ['web', web],
+    ['raw', raw],
+  ] as const) {
     const target = `127.0.0.1:${(server.address() as AddressInfo).port}`;
     const opened = await postJson(b, '/tunnel', { listen: { protocol, target, allow: [a.nodeId] } });
     assert.equal(opened.status, 201, JSON.stringify(opened.body));
@@ -129,18 +140,21 @@ async function textOf(socket: Socket): Promise<{ text: () => string; ended: Prom
   return { text: () => text, ended: endOf(socket) };
 }
 
-test('an HTTP service behind B answers through A\'s forwarded port: 1 MiB up and 1.5 MiB down, intact', async () => {
+test("an HTTP service behind B answers through A's forwarded port: 1 MiB up and 1.5 MiB down, intact", async () => {
   const tunnel = await forward(a, 'web');
   assert.match(tunnel.address!, /^127\.0\.0\.1:\d+$/);
   const body = pattern(1024 * 1024, 1);
   for (let i = 0; i < 2; i++) {
     const response = await new Promise<{ status: number; hash: string; data: Buffer }>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port: portOf(tunnel), method: 'POST', path: '/upload', agent: false, headers: { 'content-length': body.length } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode!, hash: String(res.headers['x-request-sha256']), data: Buffer.concat(chunks) }));
-        res.on('error', reject);
-      });
+      const req = httpRequest(
+        { host: '127.0.0.1', port: portOf(tunnel), method: 'POST', path: '/upload', agent: false, headers: { 'content-length': body.length } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, hash: String(res.headers['x-request-sha256']), data: Buffer.concat(chunks) }));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -149,14 +163,18 @@ test('an HTTP service behind B answers through A\'s forwarded port: 1 MiB up and
     assert.equal(response.data.length, RESPONSE.length);
     assert.equal(sha256(response.data), sha256(RESPONSE), 'the response came back intact');
   }
-  const listed = await waitFor('A counts two connections carried', async () => {
-    const found = (await getJson<Tunnel[]>(a, '/tunnel')).find((t) => t.id === tunnel.id);
-    return found !== undefined && found.accepted === 2 && found.connections === 0 && found;
-  }, 10_000);
+  const listed = await waitFor(
+    'A counts two connections carried',
+    async () => {
+      const found = (await getJson<Tunnel[]>(a, '/tunnel')).find((t) => t.id === tunnel.id);
+      return found !== undefined && found.accepted === 2 && found.connections === 0 && found;
+    },
+    10_000,
+  );
   assert.equal(listed.refused, 0);
 });
 
-test('a node that is not allowed is refused: its client\'s connection closes at once, nothing reaches the service', async () => {
+test("a node that is not allowed is refused: its client's connection closes at once, nothing reaches the service", async () => {
   const before = webConnections;
   const tunnel = await forward(c, 'web');
   const conn = await client(tunnel);
@@ -166,7 +184,7 @@ test('a node that is not allowed is refused: its client\'s connection closes at 
   assert.equal(webConnections, before, 'the service saw no connection');
   const cId = c.nodeId;
   await waitFor('B logs the refusal', async () => b.log().includes(`${cId} is not allowed on tunnel web`), 10_000);
-  await waitFor('C logs B\'s reason', async () => c.log().includes(`refused the connection: ${cId} is not allowed on tunnel web`), 10_000);
+  await waitFor("C logs B's reason", async () => c.log().includes(`refused the connection: ${cId} is not allowed on tunnel web`), 10_000);
   const listed = (await getJson<Tunnel[]>(c, '/tunnel')).find((t) => t.id === tunnel.id)!;
   assert.equal(listed.refused, 1);
   assert.equal(listed.accepted, 0);
@@ -223,7 +241,7 @@ test('a reset on either end closes the other at once', async () => {
   }
 });
 
-test('DELETE /tunnel/:id closes the tunnel\'s connections and its port', async () => {
+test("DELETE /tunnel/:id closes the tunnel's connections and its port", async () => {
   const tunnel = await forward(a, 'raw');
   const taken = nextRawSocket();
   const conn = await client(tunnel);

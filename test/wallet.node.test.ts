@@ -2,10 +2,11 @@
 // a key, is paid, pays back, survives a reload, refuses bad input without signing, shows offline
 // when its host stops and reconnects when it returns. Screenshots of each step go to
 // test-results/wallet/ (desktop and phone width).
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { SigningKey } from '../core/crypto/ed25519.ts';
@@ -13,10 +14,10 @@ import { decode, encode } from '../core/encoding/codec.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
 import { devnet } from '../core/ledger/params.ts';
 import { TOPICS } from '../core/net/network.ts';
-import { segmentCodec, Segments } from '../core/node/segments.ts';
+import { Segments, segmentCodec } from '../core/node/segments.ts';
 import { startP2PNetwork } from '../host-node/p2p.ts';
 import { launchChromium } from './browser-page.ts';
-import { getJson, postJson, startNode, stopAll, stopNode, tcpAddress, waitFor, type MeshProcess } from './mesh-process.ts';
+import { getJson, type MeshProcess, postJson, startNode, stopAll, stopNode, tcpAddress, waitFor } from './mesh-process.ts';
 
 const SHOTS = fileURLToPath(new URL('../test-results/wallet/', import.meta.url));
 const DESKTOP = { width: 1280, height: 860 };
@@ -36,7 +37,9 @@ async function freePortPair(): Promise<number> {
       });
     });
     const next = await new Promise<boolean>((resolve) => {
-      const server = createServer().once('error', () => resolve(false)).listen(port + 1, '127.0.0.1', () => server.close(() => resolve(true)));
+      const server = createServer()
+        .once('error', () => resolve(false))
+        .listen(port + 1, '127.0.0.1', () => server.close(() => resolve(true)));
     });
     if (next && port < 65_000) return port;
   }
@@ -144,7 +147,7 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   assert.match(await send(page, host.nodeId, '1.5'), /Sent 1.5 credits/);
   // What the form may spend next: 5 less the 1.5 pending (or, once a block has it, the new balance).
   assert.equal(await text(page, '#free'), '3.5');
-  await waitFor('the node has the page\'s transfer', async () =>
+  await waitFor("the node has the page's transfer", async () =>
     (await getJson<{ counterparty?: string; direction: string; amount: string }[]>(host, `/transactions/${host.nodeId}`)).find(
       (r) => r.counterparty === walletId && r.direction === 'in' && r.amount === '1500000000000000000',
     ),
@@ -176,7 +179,10 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   // A checkpoint pinned by URL on a browser that already holds a chain: the page says plainly it is ignored.
   await page.goto(`${host.url}/wallet?checkpoint=${'ab'.repeat(32)}&checkpoint_height=1`);
   await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
-  assert.match(await text(page, '#pin-note'), /already holds a chain and goes on with it, so the pinned checkpoint is ignored: block 1 of the held chain is another block\./);
+  assert.match(
+    await text(page, '#pin-note'),
+    /already holds a chain and goes on with it, so the pinned checkpoint is ignored: block 1 of the held chain is another block\./,
+  );
   assert.equal(await page.isVisible('#pin-card'), false);
   await shoot(page, '7c-pin-ignored');
 
@@ -240,10 +246,9 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   assert.equal(await text(second, '#history-empty'), 'No transactions in the blocks this browser holds.');
   await shoot(second, '7b-imported-pinned-checkpoint');
   await other.close();
-
 });
 
-test('a peer that serves a state not matching the checkpoint\'s state_root is refused, and the page says so', async () => {
+test("a peer that serves a state not matching the checkpoint's state_root is refused, and the page says so", async () => {
   // A hostile peer: it takes the true state at the checkpoint from the host, then serves it with one value changed.
   const params = devnet(250);
   const hostile = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [tcpAddress(host)] });
@@ -262,7 +267,15 @@ test('a peer that serves a state not matching the checkpoint\'s state_root is re
       if (request.kind !== 'request' || toHex(request.target) !== toHex(hostile.self)) return 'ignore';
       assert.ok(truth.entries.length > 0);
       const entries = truth.entries.map(([key, value], i) => ({ key, value: i === 0 ? Uint8Array.of(...value.slice(0, -1), value.at(-1)! ^ 1) : value }));
-      const response = { kind: 'response' as const, requester: message.origin, request_id: request.request_id, block: truth.block.bytes, total: entries.length, offset: 0, entries };
+      const response = {
+        kind: 'response' as const,
+        requester: message.origin,
+        request_id: request.request_id,
+        block: truth.block.bytes,
+        total: entries.length,
+        offset: 0,
+        entries,
+      };
       await hostile.publish(TOPICS.segments, encode(segmentCodec, response));
       return 'ignore';
     });
@@ -347,11 +360,12 @@ test('mesh node --announce: /wallet/config.json hands out the announced address'
   await stopNode(announced);
 });
 
-test('a held chain that does not connect to the host\'s (the host was reset to a new devnet): the page says so, and a reset keeps the key', async () => {
+test("a held chain that does not connect to the host's (the host was reset to a new devnet): the page says so, and a reset keeps the key", async () => {
   const p2p = await freePortPair();
   const http = await freePortPair();
   const fresh = (): Promise<MeshProcess> => startNode({ mine: true, p2pPort: p2p, blockIntervalMs: 100, httpPort: http });
-  const past115 = (node: MeshProcess) => waitFor('115 blocks', async () => ((await getJson<{ height: number }>(node, '/beacon')).height >= 115 ? true : undefined));
+  const past115 = (node: MeshProcess) =>
+    waitFor('115 blocks', async () => ((await getJson<{ height: number }>(node, '/beacon')).height >= 115 ? true : undefined));
   let reset = await fresh();
   await past115(reset);
   const context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });

@@ -14,6 +14,7 @@ import { decodeToken } from '../../core/capabilities/token.ts';
 import { verifyBatch } from '../../core/crypto/ed25519.ts';
 import { beginMarker, endMarker, writeReport } from '../lib/results.ts';
 import {
+  type CapabilityCase,
   CHECK_WARM,
   DECODE_CHECK_COLD,
   DECODE_CHECK_WARM,
@@ -24,9 +25,8 @@ import {
   revocationState,
   VERIFY_COLD,
   VERIFY_WARM,
-  type CapabilityCase,
 } from './cases.ts';
-import { CAPABILITIES_REPORT, evaluateCapabilitiesGoals, renderCapabilitiesSection, type CapabilitiesReport } from './report.ts';
+import { CAPABILITIES_REPORT, type CapabilitiesReport, evaluateCapabilitiesGoals, renderCapabilitiesSection } from './report.ts';
 
 test('the benchmark token: five links a host accepts, the baseline its five signatures exactly, fresh keys every time', async () => {
   const w = await makeWorkload();
@@ -58,7 +58,15 @@ test('the capabilities case: every contender measured, ratios against the verifi
 });
 
 function fakeReport(checkNs: number, coldNs: number): CapabilitiesReport {
-  const row = (name: string, medianNs: number, base: number, role: 'core' | 'baseline') => ({ name, role, medianNs, opsPerSec: 1e9 / medianNs, samplesNs: [medianNs], iterations: 1, ratio: medianNs / base });
+  const row = (name: string, medianNs: number, base: number, role: 'core' | 'baseline') => ({
+    name,
+    role,
+    medianNs,
+    opsPerSec: 1e9 / medianNs,
+    samplesNs: [medianNs],
+    iterations: 1,
+    ratio: medianNs / base,
+  });
   return {
     command: 'npx mesh bench capabilities',
     date: '2026-11-24T08:00:00.000Z',
@@ -85,7 +93,10 @@ function fakeReport(checkNs: number, coldNs: number): CapabilitiesReport {
 test('capabilities goal: the warm check under 1 ms, the cold one reported beside it; n/a when unmeasured', () => {
   const [met] = evaluateCapabilitiesGoals(fakeReport(560e3, 870e3));
   assert.equal(met!.met, true);
-  assert.match(met!.detail, /^checkToken 560 µs against 400 µs for the five verifications alone \(1\.40×\); from the token's text 570 µs; with keys the host has never seen \(not the goal's case: the verifications alone take most of it\) 870 µs from the text against 700 µs \(1\.24×\)$/);
+  assert.match(
+    met!.detail,
+    /^checkToken 560 µs against 400 µs for the five verifications alone \(1\.40×\); from the token's text 570 µs; with keys the host has never seen \(not the goal's case: the verifications alone take most of it\) 870 µs from the text against 700 µs \(1\.24×\)$/,
+  );
   assert.equal(evaluateCapabilitiesGoals(fakeReport(560e3, 1.2e6))[0]!.met, true);
   assert.equal(evaluateCapabilitiesGoals(fakeReport(1.1e6, 900e3))[0]!.met, false);
   assert.equal(evaluateCapabilitiesGoals({ ...fakeReport(1, 1), result: null })[0]!.met, null);

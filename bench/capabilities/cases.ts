@@ -7,7 +7,7 @@
  * the core's key cache on both sides; cold: a token of keys never seen before for every sample,
  * as a host meets a new delegate.
  */
-import { checkToken, type CheckContext, type Use } from '../../core/capabilities/check.ts';
+import { type CheckContext, checkToken, type Use } from '../../core/capabilities/check.ts';
 import {
   type Allowance,
   decodeToken,
@@ -21,7 +21,7 @@ import {
 import { type SignedMessage, SigningKey, verifyBatch } from '../../core/crypto/ed25519.ts';
 import { LedgerState } from '../../core/ledger/state.ts';
 import { seededRandom } from '../lib/random.ts';
-import { compare, DEFAULT_MEASURE, formatDuration, type MeasureOptions, type Measurement } from '../lib/timing.ts';
+import { compare, DEFAULT_MEASURE, formatDuration, type Measurement, type MeasureOptions } from '../lib/timing.ts';
 
 export const LINKS = 5;
 export const NETWORK = 'mesh-devnet';
@@ -124,7 +124,9 @@ export async function measureCapabilities(options: CaseOptions): Promise<Capabil
   // A check that fails here would time an error path: make sure it passes first.
   await checkToken(decodeToken(warm.text), use, warmCtx);
   const measure = options.measure ?? (options.quick ? { samples: 5, minSampleMs: 10, warmupMs: 30 } : { ...DEFAULT_MEASURE, samples: 25 });
-  log(`== a ${LINKS}-link token (${tokenBytes(warm.token).length} bytes, ${warm.text.length} characters), ${state.size.toLocaleString('en-US')} revocations on chain`);
+  log(
+    `== a ${LINKS}-link token (${tokenBytes(warm.token).length} bytes, ${warm.text.length} characters), ${state.size.toLocaleString('en-US')} revocations on chain`,
+  );
   const warmRows = await compare(
     [
       { name: VERIFY_WARM, role: 'baseline', op: () => verifyBatch(warm.messages), note: 'the same five keys, already imported' },

@@ -4,9 +4,9 @@
  * writes bench/results/capabilities.json and the capabilities section of bench/RESULTS.md.
  */
 import { command } from '../../host-node/cli/command.ts';
-import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths, type RunOptions } from '../lib/results.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { measureCapabilities } from './cases.ts';
 import { CAPABILITIES_REPORT, type CapabilitiesReport } from './report.ts';
 

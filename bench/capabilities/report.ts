@@ -3,11 +3,11 @@
  * of bench/RESULTS.md. Pure functions of the results; node.ts writes the files.
  */
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
 import { formatDuration } from '../lib/timing.ts';
-import { CHECK_WARM, DECODE_CHECK_COLD, DECODE_CHECK_WARM, VERIFY_COLD, VERIFY_WARM, type CapabilityCase } from './cases.ts';
+import { type CapabilityCase, CHECK_WARM, DECODE_CHECK_COLD, DECODE_CHECK_WARM, VERIFY_COLD, VERIFY_WARM } from './cases.ts';
 
 export interface CapabilitiesReport extends RunInfo {
   readonly node: { readonly version: string; readonly v8: string; readonly openssl: string };

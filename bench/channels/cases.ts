@@ -19,26 +19,26 @@
  * Each figure is the median per receipt over the samples; delivery over the network is not timed
  * (the route awaits it, but that is the network's time, not the channel's).
  */
-import { createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject, sign as nodeSign, verify as nodeVerify } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Chain } from '../../core/chain/chain.ts';
 import { mine, openChain } from '../../core/chain/testnet.test-util.ts';
-import { ED25519_PKCS8_PREFIX, verify, type SigningKey } from '../../core/crypto/ed25519.ts';
+import { ED25519_PKCS8_PREFIX, type SigningKey, verify } from '../../core/crypto/ed25519.ts';
 import { CREDIT } from '../../core/encoding/amount.ts';
 import { concatBytes } from '../../core/encoding/bytes.ts';
 import { fromHex } from '../../core/encoding/hex.ts';
 import { keyOf } from '../../core/ledger/fixtures.test-util.ts';
 import { channelReceiptBytes } from '../../core/ledger/tx.ts';
 import { MemoryBus } from '../../core/net/memory.test-util.ts';
-import { MeshNode } from '../../core/node/node.ts';
 import { capacity, type FullNode } from '../../core/node/node.test-util.ts';
+import { MeshNode } from '../../core/node/node.ts';
 import { fullNodeServices } from '../../core/node/services.ts';
 import type { KeyValueStore } from '../../core/store/kv.ts';
 import { systemClock } from '../../core/time/clock.ts';
 import { LevelStore } from '../../host-node/leveldb-store.ts';
-import { median, type Measurement } from '../lib/timing.ts';
+import { type Measurement, median } from '../lib/timing.ts';
 
 /** Channels the host takes receipts of at once. */
 export const CONCURRENT = 64;
@@ -150,12 +150,20 @@ async function setUp(log: (line: string) => void): Promise<Setup> {
   await follow(3, null);
   const bus = new MemoryBus();
   const node = (key: SigningKey, own: Chain, store: KeyValueStore): Promise<FullNode> =>
-    MeshNode.create({ chain: own, network: bus.join(key.publicKey), key, clock: systemClock, services: fullNodeServices({ mine: false, capacity, channels: { store } }) });
+    MeshNode.create({
+      chain: own,
+      network: bus.join(key.publicKey),
+      key,
+      clock: systemClock,
+      services: fullNodeServices({ mine: false, capacity, channels: { store } }),
+    });
   const payer = await node(P, chain, payerStore);
-  const hosts = await Promise.all([
-    { key: H, ...counting(hostStore) },
-    { key: G, ...counting(unsyncedStore) },
-  ].map(async ({ key, store, writes }, i): Promise<Host> => ({ key, node: await node(key, chains[i]!, store), channels: [], writes })));
+  const hosts = await Promise.all(
+    [
+      { key: H, ...counting(hostStore) },
+      { key: G, ...counting(unsyncedStore) },
+    ].map(async ({ key, store, writes }, i): Promise<Host> => ({ key, node: await node(key, chains[i]!, store), channels: [], writes })),
+  );
   const close = async (): Promise<void> => {
     for (const n of [payer, ...hosts.map((h) => h.node)]) await n.stop();
     await Promise.all(stores.map((s) => s.close()));
@@ -173,7 +181,8 @@ async function setUp(log: (line: string) => void): Promise<Setup> {
       }
     }
     await follow(1, payer);
-    for (const host of hosts) for (const id of host.channels) if (host.node.services.channels.getChannel(id)?.status !== 'open') throw new Error('a channel did not open on its host');
+    for (const host of hosts)
+      for (const id of host.channels) if (host.node.services.channels.getChannel(id)?.status !== 'open') throw new Error('a channel did not open on its host');
   } catch (error) {
     await close();
     throw error;
@@ -208,7 +217,15 @@ async function rounds(contenders: readonly Contender[], samples: number): Promis
   }
   return contenders.map((c, i) => {
     const medianNs = median(times[i]!);
-    return { name: c.name, role: c.versus === null ? 'baseline' : 'core', medianNs, opsPerSec: 1e9 / medianNs, samplesNs: times[i]!, iterations: c.ops, ...(c.note && { note: c.note }) };
+    return {
+      name: c.name,
+      role: c.versus === null ? 'baseline' : 'core',
+      medianNs,
+      opsPerSec: 1e9 / medianNs,
+      samplesNs: times[i]!,
+      iterations: c.ops,
+      ...(c.note && { note: c.note }),
+    };
   });
 }
 
@@ -269,14 +286,60 @@ export async function measureChannels(options: { samples: number; opsPerSample: 
     const nth = (list: readonly Signed[], k: number): Signed => list[k % list.length]!;
     const contenders: Contender[] = [
       { name: RAW_SIGN, versus: null, ops: opsPerSample, run: (n) => loop(n, () => P.sign(messages[at.rawSigned++ % messages.length]!)) },
-      { name: 'Ed25519 sign alone (node:crypto)', versus: RAW_SIGN, ops: opsPerSample, note: "for scale: not the node's backend", run: (n) => loop(n, async () => nodeSign(null, messages[at.rawSigned++ % messages.length]!, raw.privateKey)) },
-      { name: PAYER_SIGN, versus: RAW_SIGN, ops: opsPerSample, note: 'checks, signature, the highest recorded (written every 100 ms)', run: (n) => loop(n, () => payer.services.channels.payer.sign(one, H.publicKey, ++at.signed)) },
-      { name: RAW_VERIFY, versus: null, ops: opsPerSample, run: (n) => loop(n, async () => { const r = nth(sequential, at.verified++); assertTrue(await verify(P.publicKey, r.message, r.signature)); }) },
-      { name: 'Ed25519 verify alone (node:crypto)', versus: RAW_VERIFY, ops: opsPerSample, note: "for scale: not the node's backend", run: (n) => loop(n, async () => { const r = nth(sequential, at.nodeVerified++); assertTrue(nodeVerify(null, r.message, raw.publicKey, r.signature)); }) },
-      { name: 'LevelDB: a synced write of one record alone', versus: RAW_VERIFY, ops: opsPerSample, note: 'what each stored receipt waits for, one at a time', run: (n) => loop(n, () => setup.probeStore.batch([{ type: 'put', key: Uint8Array.of(0x43, at.written++ % 256), value: record }])) },
+      {
+        name: 'Ed25519 sign alone (node:crypto)',
+        versus: RAW_SIGN,
+        ops: opsPerSample,
+        note: "for scale: not the node's backend",
+        run: (n) => loop(n, async () => nodeSign(null, messages[at.rawSigned++ % messages.length]!, raw.privateKey)),
+      },
+      {
+        name: PAYER_SIGN,
+        versus: RAW_SIGN,
+        ops: opsPerSample,
+        note: 'checks, signature, the highest recorded (written every 100 ms)',
+        run: (n) => loop(n, () => payer.services.channels.payer.sign(one, H.publicKey, ++at.signed)),
+      },
+      {
+        name: RAW_VERIFY,
+        versus: null,
+        ops: opsPerSample,
+        run: (n) =>
+          loop(n, async () => {
+            const r = nth(sequential, at.verified++);
+            assertTrue(await verify(P.publicKey, r.message, r.signature));
+          }),
+      },
+      {
+        name: 'Ed25519 verify alone (node:crypto)',
+        versus: RAW_VERIFY,
+        ops: opsPerSample,
+        note: "for scale: not the node's backend",
+        run: (n) =>
+          loop(n, async () => {
+            const r = nth(sequential, at.nodeVerified++);
+            assertTrue(nodeVerify(null, r.message, raw.publicKey, r.signature));
+          }),
+      },
+      {
+        name: 'LevelDB: a synced write of one record alone',
+        versus: RAW_VERIFY,
+        ops: opsPerSample,
+        note: 'what each stored receipt waits for, one at a time',
+        run: (n) => loop(n, () => setup.probeStore.batch([{ type: 'put', key: Uint8Array.of(0x43, at.written++ % 256), value: record }])),
+      },
       synced.contenders[0]!,
       unsynced.contenders[0]!,
-      { name: RAW_VERIFY_MANY, versus: null, ops: manyOps, run: (n) => workers(n, async (slot, k) => { const r = nth(parallel[slot]!, k); assertTrue(await verify(P.publicKey, r.message, r.signature)); }) },
+      {
+        name: RAW_VERIFY_MANY,
+        versus: null,
+        ops: manyOps,
+        run: (n) =>
+          workers(n, async (slot, k) => {
+            const r = nth(parallel[slot]!, k);
+            assertTrue(await verify(P.publicKey, r.message, r.signature));
+          }),
+      },
       synced.contenders[1]!,
       unsynced.contenders[1]!,
     ];
@@ -326,4 +389,3 @@ function assertTrue(ok: boolean): void {
 export function rowOf(rows: readonly Row[], name: string): Row | undefined {
   return rows.find((r) => r.name === name);
 }
-

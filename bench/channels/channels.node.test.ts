@@ -10,9 +10,9 @@ import { test } from 'node:test';
 import { captureOutput } from '../../test/capture-output.ts';
 import { runBench } from '../cli.ts';
 import { beginMarker, endMarker, resultPaths, writeReport } from '../lib/results.ts';
-import { CONCURRENT, HOST_ACCEPT, HOST_ACCEPT_MANY, PAYER_SIGN, RAW_SIGN, RAW_VERIFY, RAW_VERIFY_MANY, UNSYNCED, type Row } from './cases.ts';
+import { CONCURRENT, HOST_ACCEPT, HOST_ACCEPT_MANY, PAYER_SIGN, RAW_SIGN, RAW_VERIFY, RAW_VERIFY_MANY, type Row, UNSYNCED } from './cases.ts';
 import { parseChannelsBenchArgs } from './node.ts';
-import { CHANNELS_REPORT, evaluateChannelsGoals, renderChannelsSection, type ChannelsReport } from './report.ts';
+import { CHANNELS_REPORT, type ChannelsReport, evaluateChannelsGoals, renderChannelsSection } from './report.ts';
 
 test('options: defaults, --quick defaults, and refusals', () => {
   const full = parseChannelsBenchArgs([]);
@@ -27,7 +27,16 @@ test('options: defaults, --quick defaults, and refusals', () => {
 });
 
 function row(name: string, medianUs: number, versus: string | null, baseUs = medianUs): Row {
-  return { name, role: versus === null ? 'baseline' : 'core', medianNs: medianUs * 1000, opsPerSec: 1e6 / medianUs, samplesNs: [medianUs * 1000], iterations: 100, versus, share: baseUs / medianUs };
+  return {
+    name,
+    role: versus === null ? 'baseline' : 'core',
+    medianNs: medianUs * 1000,
+    opsPerSec: 1e6 / medianUs,
+    samplesNs: [medianUs * 1000],
+    iterations: 100,
+    versus,
+    share: baseUs / medianUs,
+  };
 }
 
 function fakeReport(payerUs: number, writesPerReceipt: number | null): ChannelsReport {
@@ -57,15 +66,24 @@ function fakeReport(payerUs: number, writesPerReceipt: number | null): ChannelsR
   };
 }
 
-test('channels goals: the payer against half of raw signing, the host\'s writes against one per 10 receipts; n/a when unmeasured', () => {
+test("channels goals: the payer against half of raw signing, the host's writes against one per 10 receipts; n/a when unmeasured", () => {
   const met = evaluateChannelsGoals(fakeReport(100, 0.04));
-  assert.deepEqual(met.map((g) => g.met), [true, true]);
+  assert.deepEqual(
+    met.map((g) => g.met),
+    [true, true],
+  );
   assert.equal(met[0]!.detail, '10,000/s (100 µs a receipt) against 16,667/s (60.0 µs): 60 %');
   assert.match(met[1]!.detail, /^0\.040 writes per receipt \(one per 25 receipts\); the host took 12,500\/s$/);
   const missed = evaluateChannelsGoals(fakeReport(130, 0.2));
-  assert.deepEqual(missed.map((g) => g.met), [false, false]);
+  assert.deepEqual(
+    missed.map((g) => g.met),
+    [false, false],
+  );
   const none = evaluateChannelsGoals({ ...fakeReport(100, null), channels: null });
-  assert.deepEqual(none.map((g) => g.met), [null, null]);
+  assert.deepEqual(
+    none.map((g) => g.met),
+    [null, null],
+  );
 });
 
 test('channels report: the section and the JSON are written, other sections kept byte for byte', async () => {

@@ -3,15 +3,15 @@
  * stores, next to raw Ed25519 (cases.ts), with the crypto a node's channels use (the core's own);
  * writes bench/results/channels.json and the channels section of bench/RESULTS.md.
  */
-import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
+import { command, type OptionValues, option } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
-import { describeMachine, sourceState } from '../lib/environment.ts';
 import { watchOthers } from '../ledger/node.ts';
+import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { measureChannels } from './cases.ts';
-import { CHANNELS_REPORT, formatRows, type ChannelsReport } from './report.ts';
+import { CHANNELS_REPORT, type ChannelsReport, formatRows } from './report.ts';
 
 const channelsOptions = {
   ...runOptions,
@@ -64,7 +64,8 @@ export async function runChannelsBenchWith(options: ChannelsBenchOptions, comman
 }
 
 export const channelsBenchCommand = command({
-  description: 'Receipts per second: a payer node signing and a host node verifying and storing them (its LevelDB), next to raw Ed25519 sign and verify (Node only).',
+  description:
+    'Receipts per second: a payer node signing and a host node verifying and storing them (its LevelDB), next to raw Ed25519 sign and verify (Node only).',
   options: channelsOptions,
   run: (input) => runChannelsBenchWith(channelsBenchOptions(input.options), commandLine(input)),
 });

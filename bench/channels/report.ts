@@ -3,11 +3,11 @@
  * bench/RESULTS.md. Pure functions of the results; node.ts writes the files.
  */
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable, textTable } from '../lib/table.ts';
 import { formatDuration } from '../lib/timing.ts';
-import { CONCURRENT, HOST_ACCEPT, HOST_ACCEPT_MANY, PAYER_SIGN, RAW_SIGN, RAW_VERIFY, rowOf, UNSYNCED, type ChannelsCase, type Row } from './cases.ts';
+import { type ChannelsCase, CONCURRENT, HOST_ACCEPT, HOST_ACCEPT_MANY, PAYER_SIGN, RAW_SIGN, RAW_VERIFY, type Row, rowOf, UNSYNCED } from './cases.ts';
 
 export interface ChannelsReport extends RunInfo {
   readonly node: { readonly version: string; readonly v8: string; readonly openssl: string };
@@ -45,7 +45,12 @@ export function evaluateChannelsGoals(report: ChannelsReport): Goal[] {
     `per ${Math.round(1 / WRITES_PER_RECEIPT_GOAL)} receipts (each receipt is still written before it is acknowledged)`;
   const host = c && rowOf(c.rows, HOST_ACCEPT_MANY);
   return [
-    shareGoal(report, `one payer node signs receipts (the route's core path) at ${percent(SHARE_GOAL)} or more of the rate of raw Ed25519 signing`, PAYER_SIGN, RAW_SIGN),
+    shareGoal(
+      report,
+      `one payer node signs receipts (the route's core path) at ${percent(SHARE_GOAL)} or more of the rate of raw Ed25519 signing`,
+      PAYER_SIGN,
+      RAW_SIGN,
+    ),
     !c || c.writesPerReceipt === null || !host
       ? unmeasured(writesTitle)
       : {

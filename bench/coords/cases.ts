@@ -312,7 +312,9 @@ export async function measureCoords(options: CoordsOptions): Promise<CoordsCase>
     const m = parseMatrix(new TextDecoder().decode(await options.load(d.file)), d.unitMs);
     const baseline = medianBaseline(m);
     log(`== ${d.name}: ${m.hosts} hosts, ${m.measured.toLocaleString('en-US')} measured entries (${m.unmeasured} unmeasured)`);
-    log(`  baseline, every entry predicted by the median ${baseline.predictionMs.toFixed(1)} ms: median error ${percent(baseline.median)}, p90 ${percent(baseline.p90)}`);
+    log(
+      `  baseline, every entry predicted by the median ${baseline.predictionMs.toFixed(1)} ms: median error ${percent(baseline.median)}, p90 ${percent(baseline.p90)}`,
+    );
     const variants: VariantResult[] = [];
     for (const v of options.variants ?? VARIANTS) {
       const runs = options.seeds.map((seed) =>
@@ -323,7 +325,19 @@ export async function measureCoords(options: CoordsOptions): Promise<CoordsCase>
       }
       variants.push({ label: v.label, dimensionality: v.config.dimensionality ?? SERF_CONFIG.dimensionality, runs });
     }
-    datasets.push({ name: d.name, file: d.file, about: d.about, hosts: m.hosts, measured: m.measured, unmeasured: m.unmeasured, asymmetry: asymmetry(m), baseline, symmetric: symmetricReference(m), triangles: triangleViolations(m, PAPER_MEDIAN_ERROR), variants });
+    datasets.push({
+      name: d.name,
+      file: d.file,
+      about: d.about,
+      hosts: m.hosts,
+      measured: m.measured,
+      unmeasured: m.unmeasured,
+      asymmetry: asymmetry(m),
+      baseline,
+      symmetric: symmetricReference(m),
+      triangles: triangleViolations(m, PAPER_MEDIAN_ERROR),
+      variants,
+    });
   }
   const checkpoints = [...new Set([...options.checkpoints.filter((r) => r <= options.rounds), options.rounds])].sort((a, b) => a - b);
   return { rounds: options.rounds, peersPerRound: options.peersPerRound, checkpoints, seeds: options.seeds, datasets };

@@ -12,9 +12,20 @@ import { test } from 'node:test';
 import { captureOutput } from '../../test/capture-output.ts';
 import { runBench } from '../cli.ts';
 import { beginMarker, endMarker, resultPaths, writeReport } from '../lib/results.ts';
-import { asymmetry, type Checkpoint, type CoordsCase, measureCoords, medianBaseline, parseMatrix, replay, SERF_VARIANT, symmetricReference, triangleViolations } from './cases.ts';
+import {
+  asymmetry,
+  type Checkpoint,
+  type CoordsCase,
+  measureCoords,
+  medianBaseline,
+  parseMatrix,
+  replay,
+  SERF_VARIANT,
+  symmetricReference,
+  triangleViolations,
+} from './cases.ts';
 import { parseCoordsBenchArgs } from './node.ts';
-import { COORDS_REPORT, evaluateCoordsGoals, renderCoordsSection, type CoordsReport } from './report.ts';
+import { COORDS_REPORT, type CoordsReport, evaluateCoordsGoals, renderCoordsSection } from './report.ts';
 
 test('options: defaults, --quick defaults, and refusals', () => {
   const full = parseCoordsBenchArgs([]);
@@ -27,7 +38,7 @@ test('options: defaults, --quick defaults, and refusals', () => {
   assert.throws(() => parseCoordsBenchArgs(['--runtime', 'deno']), RangeError);
 });
 
-test('matrices: whitespace-separated rows in the file\'s unit; zero, negative and over 10 s unmeasured; anything else refused', () => {
+test("matrices: whitespace-separated rows in the file's unit; zero, negative and over 10 s unmeasured; anything else refused", () => {
   const m = parseMatrix('0\t0.05 0.2\n 0.05 0   -1\n\n20 0.3 0 \n', 1000);
   assert.equal(m.hosts, 3);
   assert.deepEqual([...m.rttMs], [0, 50, 200, 50, 0, 0, 0, 300, 0]);
@@ -68,7 +79,9 @@ test('triangles: the inequality checked on the geometric means; beyond the slack
 
 // Eight hosts on a line 10 ms apart, one entry unmeasured each way.
 function lineText(): string {
-  const rows = Array.from({ length: 8 }, (_, i) => Array.from({ length: 8 }, (_, j) => ((i === 0 && j === 7) || (i === 7 && j === 0) ? 0 : Math.abs(i - j) * 10)));
+  const rows = Array.from({ length: 8 }, (_, i) =>
+    Array.from({ length: 8 }, (_, j) => ((i === 0 && j === 7) || (i === 7 && j === 0) ? 0 : Math.abs(i - j) * 10)),
+  );
   return rows.map((r) => r.join(' ')).join('\n');
 }
 
@@ -76,7 +89,11 @@ test('a replay repeats for a seed, reports its checkpoints, and learns a line fa
   const m = parseMatrix(lineText(), 1);
   const options = { rounds: 60, peersPerRound: 3, checkpoints: [5, 20, 500], seed: 4 };
   const run = replay(m, {}, options);
-  assert.deepEqual(run.map((c) => c.round), [5, 20, 60], 'a checkpoint past the last round is dropped; the last round is always one');
+  assert.deepEqual(
+    run.map((c) => c.round),
+    [5, 20, 60],
+    'a checkpoint past the last round is dropped; the last round is always one',
+  );
   assert.deepEqual(replay(m, {}, options), run);
   assert.notDeepEqual(replay(m, {}, { ...options, seed: 5 }), run);
   assert.ok(run.at(-1)!.median < medianBaseline(m).median / 4, `${run.at(-1)!.median} against ${medianBaseline(m).median}`);
@@ -84,9 +101,18 @@ test('a replay repeats for a seed, reports its checkpoints, and learns a line fa
 
 function fakeCase(planetLab: number, seattle: number): CoordsCase {
   const runs = (final: number): Checkpoint[][] => [
-    [{ round: 10, median: 0.3, p90: 1 }, { round: 200, median: final, p90: 0.4 }],
-    [{ round: 10, median: 0.32, p90: 1.1 }, { round: 200, median: final + 0.01, p90: 0.42 }],
-    [{ round: 10, median: 0.28, p90: 0.9 }, { round: 200, median: final - 0.005, p90: 0.38 }],
+    [
+      { round: 10, median: 0.3, p90: 1 },
+      { round: 200, median: final, p90: 0.4 },
+    ],
+    [
+      { round: 10, median: 0.32, p90: 1.1 },
+      { round: 200, median: final + 0.01, p90: 0.42 },
+    ],
+    [
+      { round: 10, median: 0.28, p90: 0.9 },
+      { round: 200, median: final - 0.005, p90: 0.38 },
+    ],
   ];
   const dataset = (name: string, final: number) => ({
     name,
@@ -121,14 +147,20 @@ function fakeReport(result: CoordsCase | null): CoordsReport {
 
 test('coords goals: the median over the runs against 11 % on each matrix, next to the baseline; n/a when unmeasured', () => {
   const goals = evaluateCoordsGoals(fakeReport(fakeCase(0.085, 0.57)));
-  assert.deepEqual(goals.map((g) => g.met), [true, false]);
+  assert.deepEqual(
+    goals.map((g) => g.met),
+    [true, false],
+  );
   assert.match(goals[0]!.title, /^PlanetLab: .* below 11\.0 %, the Vivaldi paper's figure/);
   assert.equal(
     goals[0]!.detail,
     '8.5 % (3 runs: 8.0 % to 9.5 %), 90th percentile 40.0 %, after 200 rounds of 4 peers each; the baseline (every pair predicted by the median RTT, 135 ms) 45.8 %, 90th percentile 327.0 %; 2-D + height 10.5 %',
   );
-  assert.equal(evaluateCoordsGoals(fakeReport(fakeCase(0.11, 0.1)))[0]!.met, false, 'the paper\'s figure itself is not better than it');
-  assert.deepEqual(evaluateCoordsGoals(fakeReport(null)).map((g) => g.met), [null, null]);
+  assert.equal(evaluateCoordsGoals(fakeReport(fakeCase(0.11, 0.1)))[0]!.met, false, "the paper's figure itself is not better than it");
+  assert.deepEqual(
+    evaluateCoordsGoals(fakeReport(null)).map((g) => g.met),
+    [null, null],
+  );
 });
 
 test('coords report: the section and the JSON are written, other sections kept byte for byte', async () => {
@@ -149,7 +181,10 @@ test('coords report: the section and the JSON are written, other sections kept b
     assert.match(section, /\| ▸ Vivaldi, Serf's defaults \(8-D \+ height\) \| 30\.0 % \| \*\*8\.5 %\*\* \(8\.0 %–9\.5 %\) \| 40\.0 % \|/);
     assert.match(section, /\| · baseline: every pair predicted by the median RTT, 135 ms \| 45\.8 % \| \*\*45\.8 %\*\* \| 327\.0 % \|/);
     assert.match(section, /differ by a median 44\.0 % of the entry: a distance, the same both ways, cannot follow that/);
-    assert.match(section, /Of its 19,488,280 triangles of hosts .*, 17\.6 % break the triangle inequality, and 2\.5 % by so much that any distance errs by more than 11\.0 % on at least one of their sides\./);
+    assert.match(
+      section,
+      /Of its 19,488,280 triangles of hosts .*, 17\.6 % break the triangle inequality, and 2\.5 % by so much that any distance errs by more than 11\.0 % on at least one of their sides\./,
+    );
     const saved = JSON.parse(await readFile(json, 'utf8')) as CoordsReport & { goals: unknown[] };
     assert.equal(saved.result!.datasets.length, 2);
     assert.equal(saved.goals.length, 2);
@@ -175,8 +210,22 @@ test('measureCoords replays every dataset through every variant once per seed', 
     ],
   });
   assert.deepEqual(c.checkpoints, [4, 8]);
-  assert.deepEqual(c.datasets.map((d) => [d.name, d.hosts, d.measured, d.variants.length]), [['Line', 8, 54, 2], ['Pair', 2, 2, 2]]);
-  for (const d of c.datasets) for (const v of d.variants) assert.deepEqual(v.runs.map((r) => r.map((x) => x.round)), [[4, 8], [4, 8]]);
+  assert.deepEqual(
+    c.datasets.map((d) => [d.name, d.hosts, d.measured, d.variants.length]),
+    [
+      ['Line', 8, 54, 2],
+      ['Pair', 2, 2, 2],
+    ],
+  );
+  for (const d of c.datasets)
+    for (const v of d.variants)
+      assert.deepEqual(
+        v.runs.map((r) => r.map((x) => x.round)),
+        [
+          [4, 8],
+          [4, 8],
+        ],
+      );
   assert.match(lines[0]!, /^== Line: 8 hosts, 54 measured entries \(2 unmeasured\)$/);
 });
 

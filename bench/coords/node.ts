@@ -4,12 +4,12 @@
  * bench/results/coords.json and the coords section of bench/RESULTS.md.
  */
 import { loadSharedData } from '#shared-data';
-import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
+import { command, type OptionValues, option } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { type Dataset, measureCoords } from './cases.ts';
 import { COORDS_REPORT, type CoordsReport } from './report.ts';
 

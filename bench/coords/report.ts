@@ -3,7 +3,7 @@
  * of bench/RESULTS.md. Pure functions of the results; node.ts writes the files.
  */
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
 import { median } from '../lib/timing.ts';
@@ -13,7 +13,6 @@ export interface CoordsReport extends RunInfo {
   readonly node: { readonly version: string; readonly v8: string };
   readonly result: CoordsCase | null;
 }
-
 
 const percent = (x: number): string => `${(x * 100).toFixed(1)} %`;
 
@@ -79,7 +78,7 @@ function datasetTable(c: CoordsCase, d: DatasetResult): string {
   ]);
   if (d.asymmetry > ASYMMETRIC) {
     rows.push([
-      '· reference, not a predictor: each entry by the geometric mean of its pair\'s two measured directions',
+      "· reference, not a predictor: each entry by the geometric mean of its pair's two measured directions",
       ...early.map(() => ''),
       percent(d.symmetric.median),
       percent(d.symmetric.p90),
@@ -98,7 +97,7 @@ export function renderCoordsSection(report: CoordsReport, goals: readonly Goal[]
     'Real RTT matrices (NetLatency-Data, MIT, read from `../shared/data/netlatency/`) replayed through `core/netgraph/vivaldi.ts` ' +
       'as the mesh would run it: every host starts at the origin, and in each round measures ' +
       (c ? `${c.peersPerRound} peers` : 'a few peers') +
-      ' drawn at random among those the matrix has a figure for, observing each with that peer\'s current coordinate. ' +
+      " drawn at random among those the matrix has a figure for, observing each with that peer's current coordinate. " +
       'After each listed round, every measured entry (i, j) is predicted from the two coordinates; the figure is the ' +
       '**relative error** |predicted − measured| ÷ measured over all of them. Entries of 0 ' +
       '(the diagonal, failed probes) are unmeasured: never sampled, never scored. The baseline predicts every entry by the ' +

@@ -3,7 +3,7 @@
  * runs the shared cases with WebCrypto as the baseline. Progress goes to the console; the result
  * is the promise `globalThis.meshBench`.
  */
-import { runCryptoSuite, type RuntimeResult } from './cases.ts';
+import { type RuntimeResult, runCryptoSuite } from './cases.ts';
 
 declare global {
   var meshBench: Promise<RuntimeResult> | undefined;

@@ -4,27 +4,12 @@
  * implementations. Web-standard only; a runtime's extra baselines (node:crypto on Node) arrive
  * through `CryptoHost`, so Node, Deno and Chromium all run this same file.
  */
-import { sha256, sha256Async, WEBCRYPTO_MIN_BYTES, type Sha256Hasher } from '../../core/crypto/sha256.ts';
+
+import { ED25519_PKCS8_PREFIX, type Ed25519Backend, ed25519Backends, type SignedMessage, SigningKey, verify, verifyBatch } from '../../core/crypto/ed25519.ts';
+import { type Sha256Hasher, sha256, sha256Async, WEBCRYPTO_MIN_BYTES } from '../../core/crypto/sha256.ts';
 import { concatBytes } from '../../core/encoding/bytes.ts';
-import {
-  ED25519_PKCS8_PREFIX,
-  ed25519Backends,
-  SigningKey,
-  verify,
-  verifyBatch,
-  type Ed25519Backend,
-  type SignedMessage,
-} from '../../core/crypto/ed25519.ts';
-import {
-  compare,
-  DEFAULT_MEASURE,
-  formatDuration,
-  formatRate,
-  type Contender,
-  type MeasureOptions,
-  type Measurement,
-} from '../lib/timing.ts';
 import { textTable } from '../lib/table.ts';
+import { type Contender, compare, DEFAULT_MEASURE, formatDuration, formatRate, type Measurement, type MeasureOptions } from '../lib/timing.ts';
 
 export type RuntimeName = 'node' | 'deno' | 'chromium';
 
@@ -61,17 +46,15 @@ export interface CryptoHost {
   /** Native signing with a key prepared once. */
   readonly nativeSign?: NativeImpl<(seed: Uint8Array, publicKey: Uint8Array) => (message: Uint8Array) => unknown>;
   /** Native verification with a key prepared once. */
-  readonly nativeVerify?: NativeImpl<
-    (publicKey: Uint8Array) => (message: Uint8Array, signature: Uint8Array) => unknown
-  >;
+  readonly nativeVerify?: NativeImpl<(publicKey: Uint8Array) => (message: Uint8Array, signature: Uint8Array) => unknown>;
   /**
    * Native ways to verify a block, importing every key. Those with `reference` are candidates
    * for the block's reference baseline (the fastest of them is used); the first of them should
    * be what the goals compare against.
    */
-  readonly nativeBlockVerify?: readonly (NativeImpl<
-    () => (items: readonly SignedMessage[]) => Promise<boolean[]> | boolean[]
-  > & { readonly reference?: boolean })[];
+  readonly nativeBlockVerify?: readonly (NativeImpl<() => (items: readonly SignedMessage[]) => Promise<boolean[]> | boolean[]> & {
+    readonly reference?: boolean;
+  })[];
 }
 
 export interface SuiteOptions {
@@ -231,10 +214,7 @@ export async function makeBlock(count = BLOCK_SIGNATURES): Promise<SignedMessage
     Array.from({ length: count }, async () => {
       const pair = (await crypto.subtle.generateKey(ED25519, true, ['sign', 'verify'])) as CryptoKeyPair;
       const message = randomBytes(MESSAGE_BYTES);
-      const [publicKey, signature] = await Promise.all([
-        crypto.subtle.exportKey('raw', pair.publicKey),
-        crypto.subtle.sign(ED25519, pair.privateKey, message),
-      ]);
+      const [publicKey, signature] = await Promise.all([crypto.subtle.exportKey('raw', pair.publicKey), crypto.subtle.sign(ED25519, pair.privateKey, message)]);
       return { publicKey: new Uint8Array(publicKey), message, signature: new Uint8Array(signature) };
     }),
   );
@@ -270,19 +250,8 @@ export async function makeKeys(count: number): Promise<SignedMessage[]> {
 export function webcryptoBlockVerify(items: readonly SignedMessage[]): Promise<boolean[]> {
   return Promise.all(
     items.map(async (item) => {
-      const key = await crypto.subtle.importKey(
-        'raw',
-        item.publicKey as Uint8Array<ArrayBuffer>,
-        ED25519,
-        false,
-        ['verify'],
-      );
-      return crypto.subtle.verify(
-        ED25519,
-        key,
-        item.signature as Uint8Array<ArrayBuffer>,
-        item.message as Uint8Array<ArrayBuffer>,
-      );
+      const key = await crypto.subtle.importKey('raw', item.publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify']);
+      return crypto.subtle.verify(ED25519, key, item.signature as Uint8Array<ArrayBuffer>, item.message as Uint8Array<ArrayBuffer>);
     }),
   );
 }
@@ -318,10 +287,7 @@ export async function runCryptoSuite(host: CryptoHost, options: SuiteOptions): P
       host.log(formatCase(c));
     },
   };
-  host.log(
-    `\n== ${host.runtime} ${host.version} — backends: ${ed25519Backends.map((b) => b.name).join(', ')}` +
-      `${options.quick ? ' (quick)' : ''}`,
-  );
+  host.log(`\n== ${host.runtime} ${host.version} — backends: ${ed25519Backends.map((b) => b.name).join(', ')}` + `${options.quick ? ' (quick)' : ''}`);
   const shaData = new Map(SHA_SIZES.map((n) => [n, randomBytes(n)] as const));
   await measureSha256(suite, shaData);
   const sweep = await measureSweep(suite);
@@ -410,9 +376,7 @@ async function measureSha256Installed(suite: Suite, shaData: ReadonlyMap<number,
 /** The sweep behind WEBCRYPTO_MIN_BYTES and the choice of native hashing for every size. */
 async function measureSweep(suite: Suite): Promise<{ cases: CaseResult[]; crossovers: Crossover[] }> {
   const { host } = suite;
-  const sweepMeasure: MeasureOptions = suite.quick
-    ? { samples: 3, minSampleMs: 5, warmupMs: 10 }
-    : { samples: 5, minSampleMs: 15, warmupMs: 30 };
+  const sweepMeasure: MeasureOptions = suite.quick ? { samples: 3, minSampleMs: 5, warmupMs: 10 } : { samples: 5, minSampleMs: 15, warmupMs: 30 };
   const natives = host.sweepNativeSha256 ?? [];
   const reference = natives[0]?.name ?? 'WebCrypto subtle.digest';
   const cases: CaseResult[] = [];
@@ -447,15 +411,7 @@ function sweepCrossovers(host: CryptoHost, cases: readonly CaseResult[]): Crosso
   // The async path's choice happens only where no native hasher is installed, and the constant
   // is tuned for browsers (Node installs a native hasher; Deno runs no host that hashes bulk data).
   const crossovers: Crossover[] = [
-    crossover(
-      'WEBCRYPTO_MIN_BYTES',
-      WEBCRYPTO_MIN_BYTES,
-      points('WebCrypto subtle.digest'),
-      'wasm',
-      'WebCrypto',
-      0.1,
-      host.runtime === 'chromium',
-    ),
+    crossover('WEBCRYPTO_MIN_BYTES', WEBCRYPTO_MIN_BYTES, points('WebCrypto subtle.digest'), 'wasm', 'WebCrypto', 0.1, host.runtime === 'chromium'),
   ];
   // An installed native hasher serves every size, so it must beat wasm from the smallest one.
   for (const native of host.sweepNativeSha256 ?? []) {
@@ -485,9 +441,7 @@ async function keyMaterial(): Promise<KeyMaterial> {
   const signature = await signers[0]!.key.sign(message);
   const pkcs8 = concatBytes(ED25519_PKCS8_PREFIX, seed) as Uint8Array<ArrayBuffer>;
   const webSignKey = await crypto.subtle.importKey('pkcs8', pkcs8, ED25519, false, ['sign']);
-  const webVerifyKey = await crypto.subtle.importKey('raw', publicKey as Uint8Array<ArrayBuffer>, ED25519, false, [
-    'verify',
-  ]);
+  const webVerifyKey = await crypto.subtle.importKey('raw', publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify']);
   return { seed, message, signers, publicKey, signature, webSignKey, webVerifyKey };
 }
 
@@ -656,11 +610,7 @@ function coreBlockContenders(suite: Suite, f: BlockFixtures, turn: Turns): Conte
  * Raw WebCrypto (every key imported, and keys imported beforehand) and the host's native ways,
  * with the names of the host's candidates for the reference baseline.
  */
-async function baselineBlockContenders(
-  host: CryptoHost,
-  f: BlockFixtures,
-  turn: Turns,
-): Promise<{ contenders: Contender[]; references: string[] }> {
+async function baselineBlockContenders(host: CryptoHost, f: BlockFixtures, turn: Turns): Promise<{ contenders: Contender[]; references: string[] }> {
   const contenders: Contender[] = [
     {
       name: 'WebCrypto import+verify, concurrent',
@@ -671,9 +621,7 @@ async function baselineBlockContenders(
     },
   ];
   const preImported = await Promise.all(
-    f.warm.map((item) =>
-      crypto.subtle.importKey('raw', item.publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify']),
-    ),
+    f.warm.map((item) => crypto.subtle.importKey('raw', item.publicKey as Uint8Array<ArrayBuffer>, ED25519, false, ['verify'])),
   );
   contenders.push({
     name: 'WebCrypto verify, keys pre-imported',
@@ -681,12 +629,7 @@ async function baselineBlockContenders(
     op: () =>
       Promise.all(
         f.warm.map((item, i) =>
-          crypto.subtle.verify(
-            ED25519,
-            preImported[i]!,
-            item.signature as Uint8Array<ArrayBuffer>,
-            item.message as Uint8Array<ArrayBuffer>,
-          ),
+          crypto.subtle.verify(ED25519, preImported[i]!, item.signature as Uint8Array<ArrayBuffer>, item.message as Uint8Array<ArrayBuffer>),
         ),
       ),
     note: 'compare with warm',
@@ -727,9 +670,7 @@ async function measureBlockVerify(suite: Suite): Promise<void> {
   const measured = await compare(contenders, blockMeasure(suite));
   // The fastest of the host's reference candidates (raw WebCrypto where the host has none).
   const candidates = references.length > 0 ? references : ['WebCrypto import+verify, concurrent'];
-  const reference = measured
-    .filter((m) => candidates.includes(m.name))
-    .reduce((best, m) => (m.medianNs < best.medianNs ? m : best)).name;
+  const reference = measured.filter((m) => candidates.includes(m.name)).reduce((best, m) => (m.medianNs < best.medianNs ? m : best)).name;
   suite.record({
     group: 'verify-block',
     title: `Ed25519 verify of a block: ${BLOCK_SIGNATURES.toLocaleString('en')} signatures, as many keys`,

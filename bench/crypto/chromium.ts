@@ -9,8 +9,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
-import type { RuntimeResult } from './cases.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../test/chromium.ts';
+import type { RuntimeResult } from './cases.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -60,10 +60,7 @@ export async function runChromium(quick: boolean, log: (text: string) => void): 
     const failed = new Promise<never>((_, reject) => page.on('pageerror', reject));
     const { port } = server.address() as AddressInfo;
     await page.goto(`http://127.0.0.1:${port}/${quick ? '?quick' : ''}`);
-    await Promise.race([
-      page.waitForFunction(() => globalThis.meshBench !== undefined, undefined, { timeout: 60_000 }),
-      failed,
-    ]);
+    await Promise.race([page.waitForFunction(() => globalThis.meshBench !== undefined, undefined, { timeout: 60_000 }), failed]);
     const result = await Promise.race([page.evaluate(() => globalThis.meshBench!), failed]);
     // The user agent's version is reduced to 156.0.0.0; the browser object knows the build.
     return { ...result, version: browser.version(), details: { ...result.details, browser: browser.version() } };

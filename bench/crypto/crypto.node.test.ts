@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseCommand } from '../../host-node/cli/run.ts';
-import { cryptoArgs, type CryptoArgs, cryptoCommand } from '../cli.ts';
+import { type CryptoArgs, cryptoArgs, cryptoCommand } from '../cli.ts';
 import { beginMarker, endMarker, writeReport } from '../lib/results.ts';
-import { crossover, type CaseResult, type Row, type RuntimeResult } from './cases.ts';
+import { type CaseResult, crossover, type Row, type RuntimeResult } from './cases.ts';
 import { parseEd25519Speed, parseHashSpeed } from './openssl.ts';
-import { CRYPTO_REPORT, evaluateGoals, type CryptoReport } from './report.ts';
+import { CRYPTO_REPORT, type CryptoReport, evaluateGoals } from './report.ts';
 
 test('crossover: finds where the large side wins for good and checks the constant', () => {
   const sweep = [64, 128, 256, 512, 1024].map((bytes) => ({ bytes, smallNs: bytes, largeNs: 300 }));
@@ -24,18 +24,21 @@ test('crossover: finds where the large side wins for good and checks the constan
   const wrong = crossover('WEBCRYPTO_MIN_BYTES', 64, sweep, 'wasm', 'native');
   assert.equal(wrong.agrees, false);
   assert.match(wrong.remark, /at 64 B it picks native/);
-  const never = crossover('WEBCRYPTO_MIN_BYTES', 128, sweep.map((p) => ({ ...p, largeNs: 1e9 })), 'wasm', 'web');
+  const never = crossover(
+    'WEBCRYPTO_MIN_BYTES',
+    128,
+    sweep.map((p) => ({ ...p, largeNs: 1e9 })),
+    'wasm',
+    'web',
+  );
   assert.equal(never.firstLargeWins, null);
   assert.equal(never.agrees, false);
 });
 
 test('openssl output is read from the algorithm rows', () => {
-  const sha = [
-    'version: 3.0.19',
-    "The 'numbers' are in 1000s of bytes per second processed.",
-    'type             32 bytes',
-    'sha256          283933.39k',
-  ].join('\n');
+  const sha = ['version: 3.0.19', "The 'numbers' are in 1000s of bytes per second processed.", 'type             32 bytes', 'sha256          283933.39k'].join(
+    '\n',
+  );
   assert.equal(parseHashSpeed(sha), 283933390);
   assert.equal(parseHashSpeed('nothing here'), null);
   const ed = [

@@ -5,23 +5,16 @@
  * bench/RESULTS.md.
  */
 import { spawn } from 'node:child_process';
-import {
-  createPrivateKey,
-  createPublicKey,
-  hash,
-  sign as nodeSign,
-  verify as nodeVerify,
-  type KeyObject,
-} from 'node:crypto';
+import { createPrivateKey, createPublicKey, hash, type KeyObject, sign as nodeSign, verify as nodeVerify } from 'node:crypto';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { nativeSha256, nodeSha256 } from '../../host-node/native-crypto.ts';
 import { ED25519_PKCS8_PREFIX, type SignedMessage } from '../../core/crypto/ed25519.ts';
 import { fromHex } from '../../core/encoding/hex.ts';
+import { nativeSha256, nodeSha256 } from '../../host-node/native-crypto.ts';
 import { describeMachine, REPO_ROOT, runFile, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type RunOptions } from '../lib/results.ts';
-import { runCryptoSuite, type CryptoHost, type RuntimeName, type RuntimeResult } from './cases.ts';
+import { type CryptoHost, type RuntimeName, type RuntimeResult, runCryptoSuite } from './cases.ts';
 import { runOpensslSpeed } from './openssl.ts';
 import { CRYPTO_REPORT, type CryptoReport } from './report.ts';
 
@@ -72,10 +65,7 @@ class WorkerPair {
 
   async verify(items: readonly SignedMessage[]): Promise<boolean[]> {
     const half = Math.ceil(items.length / 2);
-    const [a, b] = await Promise.all([
-      this.#ask(this.#workers[0]!, items.slice(0, half)),
-      this.#ask(this.#workers[1]!, items.slice(half)),
-    ]);
+    const [a, b] = await Promise.all([this.#ask(this.#workers[0]!, items.slice(0, half)), this.#ask(this.#workers[1]!, items.slice(half))]);
     return [...a, ...b];
   }
 
@@ -151,9 +141,7 @@ export function nodeHost(log: (text: string) => void): { host: CryptoHost; close
             items.map(
               (item) =>
                 new Promise<boolean>((resolve, reject) => {
-                  nodeVerify(null, item.message, publicKeyObject(item.publicKey), item.signature, (error, ok) =>
-                    error ? reject(error) : resolve(ok),
-                  );
+                  nodeVerify(null, item.message, publicKeyObject(item.publicKey), item.signature, (error, ok) => (error ? reject(error) : resolve(ok)));
                 }),
             ),
           ),

@@ -95,10 +95,7 @@ export async function runOpensslSpeed(options: { quick: boolean; run: RunFile; c
   }
   const lines = [
     `  ${version}`,
-    ...sha256.map(
-      (s) =>
-        `  sha256 ${String(s.bytes).padStart(8)} B: ${(s.bytesPerSec / 1e6).toFixed(0).padStart(5)} MB/s, ${formatNs(s.nsPerOp)} per hash`,
-    ),
+    ...sha256.map((s) => `  sha256 ${String(s.bytes).padStart(8)} B: ${(s.bytesPerSec / 1e6).toFixed(0).padStart(5)} MB/s, ${formatNs(s.nsPerOp)} per hash`),
   ];
   if (ed25519) {
     lines.push(

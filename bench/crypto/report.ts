@@ -3,11 +3,11 @@
  * bench/RESULTS.md. Pure functions of the results; lib/results.ts writes the files.
  */
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
 import { formatDuration, formatRate } from '../lib/timing.ts';
-import { formatBytes, throughput, type CaseResult, type RuntimeName, type RuntimeResult } from './cases.ts';
+import { type CaseResult, formatBytes, type RuntimeName, type RuntimeResult, throughput } from './cases.ts';
 import type { OpensslResult } from './openssl.ts';
 
 export interface CryptoReport extends RunInfo {
@@ -112,10 +112,7 @@ export function evaluateGoals(report: CryptoReport): Goal[] {
           .filter((x) => x.role === 'baseline' && x.name !== p.c.reference && x.name.startsWith('node:crypto'))
           .map((x) => `; against ${x.name} (${ms(x.medianNs)}) ${(p.r.medianNs / x.medianNs).toFixed(2)}×`)
           .join('');
-        return (
-          `${label}: ${p.r.name} ${ms(p.r.medianNs)} vs ${p.c.reference} ${ms(reference?.medianNs ?? NaN)} ` +
-          `(${p.r.ratio.toFixed(2)}×)${others}`
-        );
+        return `${label}: ${p.r.name} ${ms(p.r.medianNs)} vs ${p.c.reference} ${ms(reference?.medianNs ?? NaN)} ` + `(${p.r.ratio.toFixed(2)}×)${others}`;
       };
       goals.push({
         title,
@@ -143,11 +140,7 @@ function runtimeTable(runtime: RuntimeResult): string {
       ]);
     });
   }
-  return markdownTable(
-    ['case', 'implementation', 'median', 'ops/s', 'throughput', 'ratio', 'note'],
-    rows,
-    [false, false, true, true, true, true, false],
-  );
+  return markdownTable(['case', 'implementation', 'median', 'ops/s', 'throughput', 'ratio', 'note'], rows, [false, false, true, true, true, true, false]);
 }
 
 /** What the core adds to the same work on a block: cold against raw WebCrypto, warm against pre-imported keys. */
@@ -181,9 +174,7 @@ function sweepTable(runtime: RuntimeResult): string {
     sweep.map((c) => [formatBytes(c.bytes ?? 0), ...c.rows.map((r) => formatDuration(r.medianNs))]),
     [false, ...names.map(() => true)],
   );
-  const lines = runtime.crossovers.map(
-    (x) => `- ${x.agrees ? '' : x.actual ? '**Disagrees:** ' : '*What-if:* '}${x.remark}`,
-  );
+  const lines = runtime.crossovers.map((x) => `- ${x.agrees ? '' : x.actual ? '**Disagrees:** ' : '*What-if:* '}${x.remark}`);
   return `SHA-256 crossover sweep (median time per hash):\n\n${table}\n\n${lines.join('\n')}`;
 }
 
@@ -216,9 +207,7 @@ function opensslSection(openssl: OpensslResult): string {
   }
   const table = markdownTable(['measurement', 'rate', 'per op', '1,024 verifies'], rows, [false, true, true, true]);
   const notes = openssl.notes.map((n) => `\n- ${n}`).join('');
-  const multi = openssl.ed25519AllCores
-    ? `, and \`openssl speed -seconds 2 -multi ${openssl.ed25519AllCores.cores} ed25519\` for all cores at once`
-    : '';
+  const multi = openssl.ed25519AllCores ? `, and \`openssl speed -seconds 2 -multi ${openssl.ed25519AllCores.cores} ed25519\` for all cores at once` : '';
   return (
     `### OpenSSL speed\n\n\`${openssl.version}\`: \`openssl speed -seconds 1 -bytes N -evp sha256\` and ` +
     `\`openssl speed -seconds 1 ed25519\`, the native limit of one core${multi}. (Node links its own OpenSSL, ` +
@@ -246,7 +235,7 @@ export function renderCryptoSection(report: CryptoReport, goals: readonly Goal[]
       'after a warm-up; 9 samples, 21 for the blocks and 3 for noble blocks); the contenders of one case are sampled in ' +
       'interleaved rounds. **ratio** = median time ÷ median time of the baseline named in the case, ' +
       "the runtime's native implementation, measured in the same rounds: below 1 is faster. " +
-      '▸ goes through the core\'s API, · is a baseline. *cold*: every sample verifies a block of ' +
+      "▸ goes through the core's API, · is a baseline. *cold*: every sample verifies a block of " +
       '1,024 keys the core has never seen, so its key cache cannot help; *warm*: the same block again.',
   );
   parts.push('### Goals');

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { createReadStream, rmSync } from 'node:fs';
-import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -13,9 +13,9 @@ import { validate } from 'superstruct';
 import { parseDataset, readDataset } from '../../directory/dataset.ts';
 import { FactoryRecordStruct, isFactoryId } from '../../directory/record.ts';
 import { DirectoryIndex } from '../../directory/search.ts';
-import { parseDirectoryBenchArgs, runDirectoryBench } from './node.ts';
-import { writeGeneratedDataset } from './generate.ts';
 import { percentile } from '../lib/timing.ts';
+import { writeGeneratedDataset } from './generate.ts';
+import { parseDirectoryBenchArgs, runDirectoryBench } from './node.ts';
 import { type DirectoryReport, evaluateDirectoryGoals, renderDirectorySection } from './report.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'mesh-directory-bench-test-'));
@@ -48,7 +48,10 @@ test('generator: valid records in id order, the real mix of sources, determinist
   const withCategory = dataset.records.filter((r) => r.categories.length > 0).length;
   assert.ok(withCategory > 300 && withCategory < 2700, `some records have categories (${withCategory})`);
   assert.ok(dataset.records.some((r) => r.contacts.some((x) => x.kind === 'observed-email')));
-  assert.ok(dataset.records.some((r) => /[\u4e00-\u9fff]/.test(r.name)), 'some Chinese names');
+  assert.ok(
+    dataset.records.some((r) => /[\u4e00-\u9fff]/.test(r.name)),
+    'some Chinese names',
+  );
   const streamed = await readDataset(Readable.toWeb(createReadStream(a)) as ReadableStream<Uint8Array>);
   assert.equal(new DirectoryIndex(streamed).search({ q: 'precision', limit: 5, offset: 0 }).factories.length, 5);
 });

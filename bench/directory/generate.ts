@@ -16,13 +16,13 @@ import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { datasetHeaderLine, datasetRecordLine } from '../../directory/dataset.ts';
+import { frsFacilityUrl } from '../../directory/import/epa-frs.ts';
+import { assignCategories, evidenceFromText, NaicsMap, sortEvidence } from '../../directory/import/evidence.ts';
+import { exhibitorSourceKey } from '../../directory/import/exhibitors.ts';
+import type { CategoryEvidence, Contact, FactoryRecord, SourceRef } from '../../directory/record.ts';
 import { command, EXIT, option } from '../../host-node/cli/command.ts';
 import { runCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { assignCategories, evidenceFromText, NaicsMap, sortEvidence } from '../../directory/import/evidence.ts';
-import { frsFacilityUrl } from '../../directory/import/epa-frs.ts';
-import { exhibitorSourceKey } from '../../directory/import/exhibitors.ts';
-import type { CategoryEvidence, Contact, FactoryRecord, SourceRef } from '../../directory/record.ts';
 import { seededRandom } from '../lib/random.ts';
 
 /** Bumped whenever the output for a given (records, seed) changes, so cached files are rebuilt. */
@@ -63,11 +63,55 @@ function syllableWords(rng: Rng, count: number): string[] {
 }
 
 const TRADE_WORDS = [
-  'Precision', 'Metal', 'Industries', 'Manufacturing', 'Engineering', 'Products', 'Tool', 'Plastics', 'Machine',
-  'Components', 'Technologies', 'Systems', 'Fabrication', 'Electronics', 'Machining', 'Works', 'Group', 'International',
-  'Castings', 'Coatings', 'Finishing', 'Plating', 'Stamping', 'Molding', 'Moulding', 'Wire', 'Cable', 'Assembly',
-  'Instruments', 'Automation', 'Devices', 'Solutions', 'Chemical', 'Ink', 'Steel', 'Aluminum', 'Forge', 'Mold', 'Testing',
-  'Inspection', 'Harness', 'Circuits', 'Polymers', 'Hydraulics', 'Springs', 'Fasteners', 'Optics', 'Gears', 'Valves',
+  'Precision',
+  'Metal',
+  'Industries',
+  'Manufacturing',
+  'Engineering',
+  'Products',
+  'Tool',
+  'Plastics',
+  'Machine',
+  'Components',
+  'Technologies',
+  'Systems',
+  'Fabrication',
+  'Electronics',
+  'Machining',
+  'Works',
+  'Group',
+  'International',
+  'Castings',
+  'Coatings',
+  'Finishing',
+  'Plating',
+  'Stamping',
+  'Molding',
+  'Moulding',
+  'Wire',
+  'Cable',
+  'Assembly',
+  'Instruments',
+  'Automation',
+  'Devices',
+  'Solutions',
+  'Chemical',
+  'Ink',
+  'Steel',
+  'Aluminum',
+  'Forge',
+  'Mold',
+  'Testing',
+  'Inspection',
+  'Harness',
+  'Circuits',
+  'Polymers',
+  'Hydraulics',
+  'Springs',
+  'Fasteners',
+  'Optics',
+  'Gears',
+  'Valves',
 ];
 const ACCENTED = ['Präzision', 'Müller', 'Société', 'Técnica', 'Fräser', 'Öberg', 'Ørsted', 'Ćelik', 'Łódź', 'Señor', 'Straße', 'Crème'];
 const US_STATES = 'AL AZ CA CO CT FL GA IL IN IA KS KY LA MD MA MI MN MO NE NJ NY NC OH OK OR PA SC TN TX UT VA WA WI'.split(' ');
@@ -90,13 +134,38 @@ const EXHIBITOR_COUNTRIES = ['CN', 'CN', 'CN', 'CN', 'CN', 'CN', 'TW', 'HK', 'VN
 const CJK_PLACES = ['深圳', '东莞', '宁波', '苏州', '佛山', '厦门', '青岛', '无锡'];
 const CJK_TRADES = ['精密', '五金', '塑胶', '电子', '模具', '机械', '表面处理', '线束'];
 const INDUSTRY_LABELS = [
-  'machining', 'electroplating', 'injection moulding', 'sheet metal', 'electronics manufacturing services',
-  'wire harness', 'contract manufacturing', 'inspection', 'metalworking', 'plastic products', 'printed circuit board',
-  'powder coating', 'automotive industry', 'chemical industry',
+  'machining',
+  'electroplating',
+  'injection moulding',
+  'sheet metal',
+  'electronics manufacturing services',
+  'wire harness',
+  'contract manufacturing',
+  'inspection',
+  'metalworking',
+  'plastic products',
+  'printed circuit board',
+  'powder coating',
+  'automotive industry',
+  'chemical industry',
 ];
 const EXHIBITOR_CATEGORIES = [
-  'CNC machining', 'Sheet metal', 'Injection moulding', 'PCBA', 'SMT', 'Wire harness', 'Anodizing', 'Plating',
-  'Box build', 'Quality inspection', 'Laser cutting', 'Stamping', 'Mould making', 'Hardware', 'Fasteners', 'Die casting',
+  'CNC machining',
+  'Sheet metal',
+  'Injection moulding',
+  'PCBA',
+  'SMT',
+  'Wire harness',
+  'Anodizing',
+  'Plating',
+  'Box build',
+  'Quality inspection',
+  'Laser cutting',
+  'Stamping',
+  'Mould making',
+  'Hardware',
+  'Fasteners',
+  'Die casting',
 ];
 const FAIRS = ['Fixture Canton Fair 2025', 'Fixture Hardware Expo 2025', 'Fixture Electronics Show 2024', 'Fixture Plastics Fair 2025'];
 
@@ -292,7 +361,13 @@ export async function* generateRecords(records: number, seed: number): AsyncGene
 /** The dataset-level sources of a generated dataset. */
 export function generatedSources(): SourceRef[] {
   return [
-    { key: 'epa-frs', name: 'US EPA Facility Registry Service', url: 'https://www.epa.gov/frs', licence: 'Public domain (US federal government work)', retrieved: RETRIEVED },
+    {
+      key: 'epa-frs',
+      name: 'US EPA Facility Registry Service',
+      url: 'https://www.epa.gov/frs',
+      licence: 'Public domain (US federal government work)',
+      retrieved: RETRIEVED,
+    },
     ...FAIRS.map((fair) => ({
       key: exhibitorSourceKey(fair),
       name: fair,

@@ -6,21 +6,21 @@
  * directory section of bench/RESULTS.md.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { promisify } from 'node:util';
 import { mkdtemp, readFile, rename, rm, stat } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
+import { promisify } from 'node:util';
+import { indexPathOf } from '../../directory/adapter/index-cache.ts';
+import { command, type OptionValues, option } from '../../host-node/cli/command.ts';
 import { parseCommand, runCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { describeMachine, REPO_ROOT } from '../lib/environment.ts';
 import { goalMark } from '../lib/goals.ts';
 import { otherProcessesMeter, processCpuMs as processCpuMsOf } from '../lib/processes.ts';
-import { indexPathOf } from '../../directory/adapter/index-cache.ts';
-import { compareEngine, ENGINES, type EngineResult, type LibraryCase } from './library.ts';
 import { writeReport } from '../lib/results.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { GENERATOR_VERSION, generatedBrands, writeGeneratedDataset } from './generate.ts';
+import { compareEngine, ENGINES, type EngineResult, type LibraryCase } from './library.ts';
 import {
   type CaseGroup,
   type CaseResult,
@@ -100,7 +100,14 @@ async function measureStart(dataPath: string, submissions: string, what: string)
   try {
     const memory = await memoryOf(server.child.pid!);
     say(`${what}: serving after ${(server.startupMs / 1000).toFixed(1)} s, ${memory.rssMb.toFixed(0)} MB resident (peak ${memory.peakMb.toFixed(0)} MB)`);
-    return { ms: server.startupMs, threads: server.threads, threadsMs: server.threadsMs, rssMb: memory.rssMb, peakRssMb: memory.peakMb, otherShare: server.otherShare };
+    return {
+      ms: server.startupMs,
+      threads: server.threads,
+      threadsMs: server.threadsMs,
+      rssMb: memory.rssMb,
+      peakRssMb: memory.peakMb,
+      otherShare: server.otherShare,
+    };
   } finally {
     await server.stop();
   }
@@ -317,7 +324,12 @@ export function runDirectoryBench(args: string[]): Promise<number> {
 const RUNS = 5;
 
 /** Runs every case (at concurrency 1 and 32 when `withC1`, else 32 only); says each figure as it comes. */
-async function runCases(server: Server, specs: readonly CaseSpec[], perCase: { c1Seconds: number; c32Seconds: number }, withC1: boolean): Promise<CaseResult[]> {
+async function runCases(
+  server: Server,
+  specs: readonly CaseSpec[],
+  perCase: { c1Seconds: number; c32Seconds: number },
+  withC1: boolean,
+): Promise<CaseResult[]> {
   const results: CaseResult[] = [];
   for (const spec of specs) {
     const url = `${server.url}${spec.path}`;
@@ -367,7 +379,9 @@ async function runDirectoryBenchWith(options: DirectoryBenchOptions, commandText
         peakRssMb: startupMemory.peakMb,
         otherShare: server.otherShare,
       };
-      say(`start from the index file: serving after ${(warm.ms / 1000).toFixed(1)} s, ${warm.rssMb.toFixed(0)} MB resident (peak ${warm.peakRssMb.toFixed(0)} MB)`);
+      say(
+        `start from the index file: serving after ${(warm.ms / 1000).toFixed(1)} s, ${warm.rssMb.toFixed(0)} MB resident (peak ${warm.peakRssMb.toFixed(0)} MB)`,
+      );
       const rare = await rareWord(server.url, options.seed);
       const perCase = options.quick ? { c1Seconds: 1, c32Seconds: 1 } : { c1Seconds: 2, c32Seconds: 3 };
       const specs = cases(rare, options.seed);

@@ -3,8 +3,8 @@
  * the Markdown section of bench/RESULTS.md. Pure functions of the results; measuring is in
  * node.ts.
  */
-import { measuredLine, type Machine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal, type GoalMarks } from '../lib/goals.ts';
+import { type Machine, measuredLine, type RunInfo } from '../lib/environment.ts';
+import { type Goal, type GoalMarks, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
 import { formatDuration } from '../lib/timing.ts';
@@ -194,7 +194,7 @@ export function evaluateDirectoryGoals(report: DirectoryReport): Goal[] {
     // growth is a bounded batch, a small fraction of it (a quarter at the most, to allow for GC).
     goals.push({
       title: 'the export streams in constant memory',
-      met: growth < Math.max(64, (e.bytes / 1e6) / 4),
+      met: growth < Math.max(64, e.bytes / 1e6 / 4),
       detail: `${(e.bytes / 1e6).toFixed(0)} MB sent in ${e.seconds.toFixed(1)} s; resident memory ${e.rssBeforeMb.toFixed(0)} MB before, peak ${e.rssPeakMb.toFixed(0)} MB during (+${growth.toFixed(0)} MB)`,
     });
   }
@@ -222,15 +222,16 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
       'loopback by a client in another process on the same machine, so the client takes CPU from the server. ' +
       'The client is wrk (one thread, a kept-alive connection per request in flight), which costs a few ' +
       'microseconds of CPU a request: a client in Node (node:http about 100 µs a request, fetch about 250 µs) took ' +
-      'as much of the two cores as the server, and its own queue showed up as the server\'s latency. ' +
+      "as much of the two cores as the server, and its own queue showed up as the server's latency. " +
       'Each request reads the whole answer (20 records a page). Each case runs for a set time (2 s at concurrency 1, ' +
       '3 s at 32; 1 s each with --quick). Before the first case, every case that repeats ' +
-      'itself runs for 3 s (1 s with --quick) at concurrency 32, not counted: the figures are the server\'s steady state. ' +
-      'A prefix\'s union of words is kept for the next ' +
+      "itself runs for 3 s (1 s with --quick) at concurrency 32, not counted: the figures are the server's steady state. " +
+      "A prefix's union of words is kept for the next " +
       'query (256 at most), so "prefix while typing" repeats a warm prefix and "each one new" takes 600 prefixes ' +
       'in turn, none of them kept. *Concurrency 32*: 32 requests always in flight; ' +
-      serverThreads(report) + ', so these queue. **ratio** = median ÷ the median of `/api/v1/stats` at ' +
-      'the same concurrency (the router\'s own floor: a request that does no search).',
+      serverThreads(report) +
+      ', so these queue. **ratio** = median ÷ the median of `/api/v1/stats` at ' +
+      "the same concurrency (the router's own floor: a request that does no search).",
   );
   parts.push('### Goals');
   parts.push(goalList(goals, DIRECTORY_MARKS));
@@ -239,7 +240,7 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
   parts.push(
     'Two starts of the server on the same dataset file: the first without its index file (it parses, checks and ' +
       'indexes every record, then writes `<dataset>.index`, as a server does whose dataset came without one), the ' +
-      "second from that file (as every start after `mesh directory import`, which writes it): one read of the file, " +
+      'second from that file (as every start after `mesh directory import`, which writes it): one read of the file, ' +
       'and the dataset hashed to check that the index is its own. The dataset file is in the page cache (a warm disk).',
   );
   parts.push(
@@ -304,11 +305,17 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
     }
   }
   parts.push(
-    markdownTable(
-      ['kind', 'request', 'matches', 'concurrency', 'median', 'p99', 'max', 'req/s', 'ratio'],
-      rows,
-      [false, false, true, true, true, true, true, true, true],
-    ),
+    markdownTable(['kind', 'request', 'matches', 'concurrency', 'median', 'p99', 'max', 'req/s', 'ratio'], rows, [
+      false,
+      false,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]),
   );
   if (report.export) {
     const e = report.export;
@@ -328,14 +335,14 @@ export function renderDirectorySection(report: DirectoryReport, goals: readonly 
 /** The comparison with MiniSearch: build, memory, and each query's median and p99, side by side. */
 function librarySection(report: DirectoryReport, engines: readonly EngineResult[]): string[] {
   const own = engines.find((e) => e.engine === 'directory');
-  const parts = ['### The directory\'s index and MiniSearch'];
+  const parts = ["### The directory's index and MiniSearch"];
   parts.push(
     `Both built from the same dataset file (${report.dataset.records.toLocaleString('en')} records) in a process of their ` +
       'own, with the server stopped, and given the same queries in that process, one at a time (no HTTP): the same ' +
-      'words (the directory\'s folding and word rules as MiniSearch\'s tokenizer), every word required and the last ' +
-      'completed from three letters, the same filters (MiniSearch\'s `filter` on stored fields), the same page (a slice ' +
+      "words (the directory's folding and word rules as MiniSearch's tokenizer), every word required and the last " +
+      "completed from three letters, the same filters (MiniSearch's `filter` on stored fields), the same page (a slice " +
       'of its results). MiniSearch ranks by BM25, the directory by its tiers, so the order within a page differs; the ' +
-      'number of records found (**total**) is the same. The directory\'s build here is the full indexing of a first ' +
+      "number of records found (**total**) is the same. The directory's build here is the full indexing of a first " +
       'start; a start from its index file is in the table above. Resident memory after a build also holds what the ' +
       'build freed and the allocator kept; the index itself is its heap and array buffers. **ratio** = MiniSearch ÷ the directory.',
   );

@@ -22,17 +22,8 @@ import type { EngineInfo } from '../../core/jobs/executor.ts';
 import type { JobSummary, JobView } from '../../core/jobs/types.ts';
 import { burnOf } from '../../core/ledger/params.ts';
 import { containerOptions, DockerExecutor } from '../../host-node/docker-executor.ts';
-import { PODMAN_DIR, startPodman, TEST_IMAGE, type PodmanService } from '../../test/podman.ts';
-import {
-  getJson,
-  openStream,
-  postJson,
-  stopNode,
-  tcpAddress,
-  waitFor,
-  type EventStream,
-  type MeshProcess,
-} from '../../test/mesh-process.ts';
+import { type EventStream, getJson, type MeshProcess, openStream, postJson, stopNode, tcpAddress, waitFor } from '../../test/mesh-process.ts';
+import { PODMAN_DIR, type PodmanService, startPodman, TEST_IMAGE } from '../../test/podman.ts';
 import { machineBusyMs, otherProcessesShare, ownCpuMs, processCpuMs, since, startWithEnv } from '../lib/processes.ts';
 import { seededRandom } from '../lib/random.ts';
 import { median } from '../lib/timing.ts';
@@ -197,18 +188,26 @@ export async function startSetup(options: { blockIntervalMs: number; concurrent:
         bootstrap: [tcpAddress(payer)],
         blockIntervalMs,
         extraArgs: [
-          '--allow-image', 'localhost/busybox',
+          '--allow-image',
+          'localhost/busybox',
           // Room for the whole batch at once: every job takes a core and its memory while it runs.
-          '--job-cores', String(Math.max(20, concurrent * JOB_CORES)),
-          '--job-mem-mb', String(Math.max(2048, concurrent * JOB_MEM_MB)),
+          '--job-cores',
+          String(Math.max(20, concurrent * JOB_CORES)),
+          '--job-mem-mb',
+          String(Math.max(2048, concurrent * JOB_MEM_MB)),
         ],
       },
       { DOCKER_HOST: podman.dockerHost, CONTAINERS_CONF: join(PODMAN_DIR, 'containers.conf') },
     );
     // The host broadcasts its capacity 2 s after it starts, then every 60 s: the first may miss the mesh.
-    await waitFor('the host in the payer\'s atlas', async () => (await getJson<{ node_id: string }[]>(payer, '/atlas')).some((e) => e.node_id === host.nodeId), 90_000, 100);
+    await waitFor(
+      "the host in the payer's atlas",
+      async () => (await getJson<{ node_id: string }[]>(payer, '/atlas')).some((e) => e.node_id === host.nodeId),
+      90_000,
+      100,
+    );
     const needed = JOB_BID * BigInt(concurrent + 2);
-    await waitFor('the payer\'s balance', async () => BigInt((await getJson<Status>(payer, '/status')).balance) >= needed, 60_000, 100);
+    await waitFor("the payer's balance", async () => BigInt((await getJson<Status>(payer, '/status')).balance) >= needed, 60_000, 100);
     const blocks = await openStream<BlockEvent>(payer, '/blocks/stream');
     const txs = await openStream<TxEvent>(payer, '/transactions/stream');
     log(`  payer ${payer.nodeId.slice(0, 16)}… (mining), host ${host.nodeId.slice(0, 16)}… on ${engine.engine}, runtime ${engine.runtime}`);
@@ -508,7 +507,8 @@ export async function jobBatch(setup: Setup, count: number, idleMs = IDLE_MS): P
     for (const row of rows) if (STATUS_RANK[row.status] === undefined) throw new Error(`job ${row.job_id} on the payer: ${row.status}`);
     if (allRunning === null && rows.length === count && rows.every((r) => STATUS_RANK[r.status]! >= 1)) allRunning = at;
     if (rows.length === count && rows.every((r) => r.status === 'settled')) break;
-    if (wallNow() > sent + JOB_TIMEOUT_MS) throw new Error(`the batch: ${rows.filter((r) => r.status === 'settled').length} of ${count} settled after ${JOB_TIMEOUT_MS / 1000} s`);
+    if (wallNow() > sent + JOB_TIMEOUT_MS)
+      throw new Error(`the batch: ${rows.filter((r) => r.status === 'settled').length} of ${count} settled after ${JOB_TIMEOUT_MS / 1000} s`);
     await sleep(BATCH_POLL_MS);
   }
   const allSettled = wallNow();
@@ -517,8 +517,12 @@ export async function jobBatch(setup: Setup, count: number, idleMs = IDLE_MS): P
   const settles = await newSettles(setup, count);
   const top = Math.max(...settles.map((s) => s.height));
   const after = {
-    payer: await waitFor('the payer at the last settlement', async () => ((await getJson<Status>(payer, '/status')).height >= top ? getJson<Status>(payer, '/status') : false)),
-    host: await waitFor('the host at the last settlement', async () => ((await getJson<Status>(host, '/status')).height >= top ? getJson<Status>(host, '/status') : false)),
+    payer: await waitFor('the payer at the last settlement', async () =>
+      (await getJson<Status>(payer, '/status')).height >= top ? getJson<Status>(payer, '/status') : false,
+    ),
+    host: await waitFor('the host at the last settlement', async () =>
+      (await getJson<Status>(host, '/status')).height >= top ? getJson<Status>(host, '/status') : false,
+    ),
   };
   const costs = rows.map((r) => BigInt(r.cost ?? '0'));
   const sum = (values: bigint[]): bigint => values.reduce((a, b) => a + b, 0n);

@@ -13,9 +13,9 @@ import { CREDIT } from '../../core/encoding/amount.ts';
 import { captureOutput } from '../../test/capture-output.ts';
 import { runBench } from '../cli.ts';
 import { beginMarker, endMarker, resultPaths, writeReport } from '../lib/results.ts';
-import { balancesExact, blocksToSettle, type Balances, type BareSample, type JobBatch, type JobSample } from './cases.ts';
+import { type Balances, type BareSample, balancesExact, blocksToSettle, type JobBatch, type JobSample } from './cases.ts';
 import { parseJobsBenchArgs } from './node.ts';
-import { evaluateJobsGoals, JOBS_REPORT, renderJobsSection, shellWords, type JobsReport } from './report.ts';
+import { evaluateJobsGoals, JOBS_REPORT, type JobsReport, renderJobsSection, shellWords } from './report.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'mesh-jobs-bench-test-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -127,7 +127,7 @@ function fakeReport(bares: BareSample[], jobs: JobSample[], withBatch: JobBatch 
   };
 }
 
-test('jobs goals: the market\'s part of bid → running against a block + 1 s, blocks to settle against 2, exact balances; n/a when unmeasured', () => {
+test("jobs goals: the market's part of bid → running against a block + 1 s, blocks to settle against 2, exact balances; n/a when unmeasured", () => {
   const report = fakeReport([bare(300), bare(320), bare(310)], [job(), job({ hostRunningMs: 500 }), job({ settleHeight: 13 })]);
   const goals = evaluateJobsGoals(report);
   assert.deepEqual(
@@ -135,11 +135,17 @@ test('jobs goals: the market\'s part of bid → running against a block + 1 s, b
     [true, true, true],
   );
   // Medians: jobs 400 ms, bare 310 ms.
-  assert.match(goals[0]!.detail, /^bid → running on the host 400 ms vs bare 310 ms: \+90\.0 ms, 1\.29×; to the engine's StartedAt 390 ms vs 300 ms \(medians of 3 runs\)$/);
+  assert.match(
+    goals[0]!.detail,
+    /^bid → running on the host 400 ms vs bare 310 ms: \+90\.0 ms, 1\.29×; to the engine's StartedAt 390 ms vs 300 ms \(medians of 3 runs\)$/,
+  );
   assert.match(goals[0]!.title, /within one block interval \+ 1 s \(2000 ms on the devnet of 1000 ms blocks\)/);
   // Blocks 2, 2, 3; exit → block 1700 ms each.
   assert.match(goals[1]!.detail, /^median 2 blocks, worst 3 \(1 of 3 runs over 2\); exit → the JobSettle's block median 1700 ms, 1\.70× the block interval$/);
-  assert.match(goals[2]!.detail, /^all 2 settled 4\.00 s after the first bid \(2 bare containers at once: all exited in 2\.00 s, 2\.00×\); the host's CPU 100 ms per job;/);
+  assert.match(
+    goals[2]!.detail,
+    /^all 2 settled 4\.00 s after the first bid \(2 bare containers at once: all exited in 2\.00 s, 2\.00×\); the host's CPU 100 ms per job;/,
+  );
 
   const missed = evaluateJobsGoals(
     fakeReport([bare(300)], [job({ hostRunningMs: 2_400, settleHeight: 14 })], batch({ balances: { ...balances(), hostDelta: '989' } })),

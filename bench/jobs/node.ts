@@ -5,7 +5,7 @@
  * balances checked to the base unit. Writes bench/results/jobs.json and the jobs section of
  * bench/RESULTS.md.
  */
-import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
+import { command, type OptionValues, option } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
 import { stopAll } from '../../test/mesh-process.ts';
@@ -15,12 +15,12 @@ import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import {
   bareBatch,
-  jobBatch,
   JOB_BID,
   JOB_CMD,
   JOB_CORES,
   JOB_DURATION_SECS,
   JOB_MEM_MB,
+  jobBatch,
   POLL_MS,
   quietShare,
   sequentialRuns,
@@ -31,8 +31,18 @@ import { JOBS_REPORT, type JobsReport } from './report.ts';
 
 const jobsOptions = {
   ...runOptions,
-  runs: option({ value: 'N', description: 'jobs and bare containers timed one at a time, of each; 0 skips them', parse: integer(0, 200), shown: '9; 3 with --quick' }),
-  concurrent: option({ value: 'N', description: 'jobs bid at once on one host (and bare containers started at once); 0 skips the batch', parse: integer(0, 200), shown: '20; 4 with --quick' }),
+  runs: option({
+    value: 'N',
+    description: 'jobs and bare containers timed one at a time, of each; 0 skips them',
+    parse: integer(0, 200),
+    shown: '9; 3 with --quick',
+  }),
+  concurrent: option({
+    value: 'N',
+    description: 'jobs bid at once on one host (and bare containers started at once); 0 skips the batch',
+    parse: integer(0, 200),
+    shown: '20; 4 with --quick',
+  }),
   'block-interval-ms': option({ value: 'N', description: "the devnet's block interval", parse: integer(100, 60_000), default: 1_000 }),
 };
 
@@ -82,9 +92,13 @@ export async function runJobsBenchWith(options: JobsBenchOptions, command: strin
     if (options.concurrent > 0) {
       log(`\n== ${options.concurrent} at once`);
       const bare = await bareBatch(setup, options.concurrent);
-      log(`  ${options.concurrent} bare containers: all started in ${(bare.allStartedMs / 1000).toFixed(2)} s, all exited in ${(bare.allExitedMs / 1000).toFixed(2)} s`);
+      log(
+        `  ${options.concurrent} bare containers: all started in ${(bare.allStartedMs / 1000).toFixed(2)} s, all exited in ${(bare.allExitedMs / 1000).toFixed(2)} s`,
+      );
       const jobs = await jobBatch(setup, options.concurrent, options.quick ? 2_000 : 5_000);
-      log(`  ${options.concurrent} jobs: all running in ${(jobs.allRunningMs / 1000).toFixed(2)} s, all settled in ${(jobs.allSettledMs / 1000).toFixed(2)} s after the first bid`);
+      log(
+        `  ${options.concurrent} jobs: all running in ${(jobs.allRunningMs / 1000).toFixed(2)} s, all settled in ${(jobs.allSettledMs / 1000).toFixed(2)} s after the first bid`,
+      );
       batch = { bare, jobs };
     }
   } catch (error) {

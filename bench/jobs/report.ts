@@ -4,12 +4,12 @@
  */
 import { formatCredits } from '../../core/encoding/amount.ts';
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
 import { median } from '../lib/timing.ts';
 import { BUSY_SHARE } from '../mesh/report.ts';
-import { balancesExact, BATCH_POLL_MS, blocksToSettle, type BareBatch, type JobBatch, type JobSample, type SequentialRuns } from './cases.ts';
+import { BATCH_POLL_MS, type BareBatch, balancesExact, blocksToSettle, type JobBatch, type JobSample, type SequentialRuns } from './cases.ts';
 
 export interface JobsReport extends RunInfo {
   readonly node: { readonly version: string };
@@ -17,7 +17,14 @@ export interface JobsReport extends RunInfo {
   readonly engine: { readonly engine: string; readonly runtime: string; readonly sandboxed: boolean };
   readonly blockIntervalMs: number;
   /** What every job and bare container ran, and each bid. */
-  readonly job: { readonly image: string; readonly cmd: readonly string[]; readonly cpuCores: number; readonly memMb: number; readonly bid: string; readonly durationSecs: number };
+  readonly job: {
+    readonly image: string;
+    readonly cmd: readonly string[];
+    readonly cpuCores: number;
+    readonly memMb: number;
+    readonly bid: string;
+    readonly durationSecs: number;
+  };
   readonly pollMs: number;
   /** The share of the machine other processes kept busy in a quiet moment before the runs. */
   readonly othersShare: number | null;
@@ -112,7 +119,7 @@ export function evaluateJobsGoals(report: JobsReport): Goal[] {
     const title =
       `Bid → running: the median time from POST /jobs/bid on the payer to the container running on the host within ` +
       `one block interval + ${RUNNING_SLACK_MS / 1000} s (${interval + RUNNING_SLACK_MS} ms on the devnet of ${interval} ms blocks) ` +
-      'of a bare container\'s create + start through the same engine';
+      "of a bare container's create + start through the same engine";
     if (runs === null || runs.jobs.length === 0 || runs.bare.length === 0) {
       goals.push(unmeasured(title));
     } else {
@@ -146,7 +153,7 @@ export function evaluateJobsGoals(report: JobsReport): Goal[] {
     const count = report.batch?.jobs.count;
     const title =
       `${count ?? 'N'} jobs at once on one host all settle with exact balances (the host's balance grows by Σ (cost − burn), ` +
-      'the payer\'s by the blocks\' rewards − Σ cost, the burned total by Σ burn, and the payer\'s locked bids return to 0)';
+      "the payer's by the blocks' rewards − Σ cost, the burned total by Σ burn, and the payer's locked bids return to 0)";
     const batch = report.batch;
     if (batch === null) {
       goals.push(unmeasured(title));
@@ -194,16 +201,22 @@ function runningSection(report: JobsReport, runs: SequentialRuns): string {
   const bareStart = summary(runs.bare.map((b) => b.startMs));
   const bareEngine = known(runs.bare.map((b) => b.engineStartedMs));
   const jobEngine = known(runs.jobs.map((j) => j.engineStartedMs));
-  const rows: string[][] = [
-    ['**bare**: create + start returned', ...bareStart, '1 (ref)'],
-  ];
-  if (bareEngine.length > 0) rows.push(['  bare: create sent → the engine\'s StartedAt', ...summary(bareEngine), '1 (ref)']);
-  rows.push(['job: POST /jobs/bid answered (JobBid signed and pooled)', ...summary(runs.jobs.map((j) => j.postMs)), (median(runs.jobs.map((j) => j.postMs)) / f.bareMs).toFixed(2)]);
+  const rows: string[][] = [['**bare**: create + start returned', ...bareStart, '1 (ref)']];
+  if (bareEngine.length > 0) rows.push(["  bare: create sent → the engine's StartedAt", ...summary(bareEngine), '1 (ref)']);
+  rows.push([
+    'job: POST /jobs/bid answered (JobBid signed and pooled)',
+    ...summary(runs.jobs.map((j) => j.postMs)),
+    (median(runs.jobs.map((j) => j.postMs)) / f.bareMs).toFixed(2),
+  ]);
   rows.push(['**job: bid → running on the host**', ...summary(runs.jobs.map((j) => j.hostRunningMs)), f.ratio.toFixed(2)]);
   if (jobEngine.length > 0 && f.bareEngineMs !== null) {
-    rows.push(['  job: bid → the engine\'s StartedAt', ...summary(jobEngine), (median(jobEngine) / f.bareEngineMs).toFixed(2)]);
+    rows.push(["  job: bid → the engine's StartedAt", ...summary(jobEngine), (median(jobEngine) / f.bareEngineMs).toFixed(2)]);
   }
-  rows.push(['job: bid → running on the payer (the host\'s report)', ...summary(runs.jobs.map((j) => j.payerRunningMs)), (median(runs.jobs.map((j) => j.payerRunningMs)) / f.bareMs).toFixed(2)]);
+  rows.push([
+    "job: bid → running on the payer (the host's report)",
+    ...summary(runs.jobs.map((j) => j.payerRunningMs)),
+    (median(runs.jobs.map((j) => j.payerRunningMs)) / f.bareMs).toFixed(2),
+  ]);
   const table = markdownTable(['measurement', 'median', 'min', 'max', 'ratio'], rows, [false, true, true, true, true]);
   const overhead =
     `The market's own part, bid to running less the bare start: ${signed(f.differenceMs)} (median against median), ` +
@@ -216,30 +229,42 @@ function settleSection(report: JobsReport, runs: SequentialRuns): string {
   const parts = known(runs.jobs.map(sinceExit));
   const f = settleFigures(runs);
   const intro =
-    'The same jobs. The exit is the engine\'s FinishedAt of the container, read by the benchmark (wait, then inspect, ' +
-    'as the host does; its wait runs alongside the host\'s) before the host removes the container; blocks are counted on the payer\'s `/blocks/stream` (the payer ' +
+    "The same jobs. The exit is the engine's FinishedAt of the container, read by the benchmark (wait, then inspect, " +
+    "as the host does; its wait runs alongside the host's) before the host removes the container; blocks are counted on the payer's `/blocks/stream` (the payer " +
     'makes every block): the first block made after the exit counts 1, and the count ends at the block holding the ' +
     'JobSettle, found by its id in GET /transactions/<host>. Along the way: the host and the payer showing ' +
     `awaiting_settlement (polled every ${report.pollMs} ms), and the JobSettle reaching the payer's ` +
     '`/transactions/stream` (in its pool, gossiped by the host once the payer co-signed). The bare row is the ' +
-    'engine\'s own delay in telling of an exit: FinishedAt to wait() returning for the bare containers, whose wait is ' +
-    'the only call asking the engine about them (a job\'s container also has the host\'s wait and its log stream ' +
+    "engine's own delay in telling of an exit: FinishedAt to wait() returning for the bare containers, whose wait is " +
+    "the only call asking the engine about them (a job's container also has the host's wait and its log stream " +
     'open). ' +
     `**ratio** = median ÷ the block interval (${interval} ms).`;
   const rows: string[][] = [];
   const notice = known(runs.bare.map((b) => b.exitNoticeMs));
-  if (notice.length > 0) rows.push(['bare: exit → the engine\'s wait() returns', ...summary(notice), (median(notice) / interval).toFixed(2)]);
+  if (notice.length > 0) rows.push(["bare: exit → the engine's wait() returns", ...summary(notice), (median(notice) / interval).toFixed(2)]);
   const row = (label: string, values: number[]): void => {
     if (values.length > 0) rows.push([label, ...summary(values), (median(values) / interval).toFixed(2)]);
   };
-  row('job: exit → awaiting_settlement on the host', parts.map((p) => p.host));
-  row('job: exit → awaiting_settlement on the payer', parts.map((p) => p.payer));
-  row('job: exit → the JobSettle on the payer\'s stream', known(parts.map((p) => p.pooled)));
-  row('**job: exit → the block holding the JobSettle**', parts.map((p) => p.block));
+  row(
+    'job: exit → awaiting_settlement on the host',
+    parts.map((p) => p.host),
+  );
+  row(
+    'job: exit → awaiting_settlement on the payer',
+    parts.map((p) => p.payer),
+  );
+  row("job: exit → the JobSettle on the payer's stream", known(parts.map((p) => p.pooled)));
+  row(
+    '**job: exit → the block holding the JobSettle**',
+    parts.map((p) => p.block),
+  );
   const table = markdownTable(['measurement', 'median', 'min', 'max', 'ratio'], rows, [false, true, true, true, true]);
   const counts = new Map<number, number>();
   for (const b of f?.blocks ?? []) counts.set(b, (counts.get(b) ?? 0) + 1);
-  const spread = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([b, c]) => `${b} block${b === 1 ? '' : 's'}: ${c} run${c === 1 ? '' : 's'}`).join(', ');
+  const spread = [...counts.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([b, c]) => `${b} block${b === 1 ? '' : 's'}: ${c} run${c === 1 ? '' : 's'}`)
+    .join(', ');
   const gap =
     runs.blockGapMs === null
       ? ''
@@ -247,7 +272,8 @@ function settleSection(report: JobsReport, runs: SequentialRuns): string {
         `${msText(interval)}: the payer has no bond, so it signs as an unranked producer, at its parent's time + the ` +
         'interval + a stagger of up to one more interval (docs/ledger.md "Block production"), 1.5 intervals apart on average.';
   const missing = runs.jobs.length - parts.length;
-  const missingLine = missing === 0 ? '' : ` ${missing} of ${runs.jobs.length} jobs are left out: the host removed the container before its FinishedAt was read.`;
+  const missingLine =
+    missing === 0 ? '' : ` ${missing} of ${runs.jobs.length} jobs are left out: the host removed the container before its FinishedAt was read.`;
   return `### Exit to settlement\n\n${intro}\n\n${table}\n\nBlocks from the exit to the JobSettle's block: ${spread}.${gap}${missingLine}`;
 }
 
@@ -265,10 +291,10 @@ function batchSection(report: JobsReport, batch: NonNullable<JobsReport['batch']
     `${BATCH_POLL_MS} ms (the host is not asked: its CPU time is measured) until every job is settled; next to ${n} ` +
     'bare containers created and started at once through the same engine and awaited together. CPU time is user + ' +
     'system from /proc for the host and payer processes and the Podman service process (not conmon, runc or the ' +
-    'containers themselves), and from the kernel\'s counters for the whole machine less the benchmark\'s own process. ' +
-    'The Podman service serves every test process on the machine (test/podman.ts): its figure, and the machine\'s, ' +
+    "containers themselves), and from the kernel's counters for the whole machine less the benchmark's own process. " +
+    "The Podman service serves every test process on the machine (test/podman.ts): its figure, and the machine's, " +
     'count the work of others that ran alongside. ' +
-    'The host\'s idle rate was measured over the seconds just before the bids.';
+    "The host's idle rate was measured over the seconds just before the bids.";
   const wallRows = [
     [`**${n} bare containers at once**: all started`, seconds(bare.allStartedMs), ''],
     ['  all exited (wait() returned)', seconds(bare.allExitedMs), '1 (ref)'],
@@ -285,17 +311,37 @@ function batchSection(report: JobsReport, batch: NonNullable<JobsReport['batch']
     ['the payer node, during the jobs', total(jobs.payerCpuMs), per(jobs.payerCpuMs), 'mining, bidding, co-signing'],
     ['the Podman service, during the jobs', total(jobs.engineCpuMs), per(jobs.engineCpuMs), ''],
     ['the Podman service, during the bare containers', total(bare.engineCpuMs), per(bare.engineCpuMs), ''],
-    ['the machine, during the jobs', total(jobs.machineCpuMs), per(jobs.machineCpuMs), `both nodes, the engine, conmon, runc, the containers; ${seconds(jobs.allSettledMs)}`],
-    ['the machine, during the bare containers', total(bare.machineCpuMs), per(bare.machineCpuMs), `the engine, conmon, runc, the containers; ${seconds(bare.allExitedMs)}`],
+    [
+      'the machine, during the jobs',
+      total(jobs.machineCpuMs),
+      per(jobs.machineCpuMs),
+      `both nodes, the engine, conmon, runc, the containers; ${seconds(jobs.allSettledMs)}`,
+    ],
+    [
+      'the machine, during the bare containers',
+      total(bare.machineCpuMs),
+      per(bare.machineCpuMs),
+      `the engine, conmon, runc, the containers; ${seconds(bare.allExitedMs)}`,
+    ],
   ];
   const cpu = markdownTable(['CPU time', 'total', `per job or container`, 'note'], cpuRows, [false, true, true, false]);
   const b = jobs.balances;
   const mark = (ok: boolean): string => (ok ? 'exact' : '**differs**');
   const balanceRows = [
-    ['the host\'s balance', signedCredits(b.hostDelta), `Σ (cost − burn) = ${credits(b.hostExpected)}`, mark(b.hostDelta === b.hostExpected)],
-    ['the payer\'s balance', signedCredits(b.payerDelta), `rewards of the blocks − Σ cost = ${signedCredits(b.payerExpected)}`, mark(b.payerDelta === b.payerExpected)],
-    ['burned in all', signedCredits(b.burnedDelta), `Σ burn (1 % of each cost, rounded down) = ${credits(b.burnedExpected)}`, mark(b.burnedDelta === b.burnedExpected)],
-    ['the payer\'s locked_bids after', credits(b.lockedBids), '0', mark(b.lockedBids === '0')],
+    ["the host's balance", signedCredits(b.hostDelta), `Σ (cost − burn) = ${credits(b.hostExpected)}`, mark(b.hostDelta === b.hostExpected)],
+    [
+      "the payer's balance",
+      signedCredits(b.payerDelta),
+      `rewards of the blocks − Σ cost = ${signedCredits(b.payerExpected)}`,
+      mark(b.payerDelta === b.payerExpected),
+    ],
+    [
+      'burned in all',
+      signedCredits(b.burnedDelta),
+      `Σ burn (1 % of each cost, rounded down) = ${credits(b.burnedExpected)}`,
+      mark(b.burnedDelta === b.burnedExpected),
+    ],
+    ["the payer's locked_bids after", credits(b.lockedBids), '0', mark(b.lockedBids === '0')],
   ];
   const balances = markdownTable(['credits', 'change', 'expected', ''], balanceRows, [false, true, true, false]);
   const costs = b.costs.map((c) => BigInt(c));
@@ -311,7 +357,13 @@ function batchSection(report: JobsReport, batch: NonNullable<JobsReport['batch']
 /** The body of the jobs section (without markers). */
 export function renderJobsSection(report: JobsReport, goals: readonly Goal[] = evaluateJobsGoals(report)): string {
   const parts: string[] = ['## Jobs'];
-  parts.push(measuredLine(report, `Node ${report.node.version}, ${report.engine.engine} (runtime ${report.engine.runtime}${report.engine.sandboxed ? ', sandboxed' : ''})`, 'runs'));
+  parts.push(
+    measuredLine(
+      report,
+      `Node ${report.node.version}, ${report.engine.engine} (runtime ${report.engine.runtime}${report.engine.sandboxed ? ', sandboxed' : ''})`,
+      'runs',
+    ),
+  );
   const job = report.job;
   parts.push(
     `Two \`mesh node --devnet\` processes on loopback, block interval ${report.blockIntervalMs} ms: a payer that mines every ` +
@@ -319,7 +371,7 @@ export function renderJobsSection(report: JobsReport, goals: readonly Goal[] = e
       `service of the container tests. Every job and every bare container runs \`${job.image}\` with ` +
       `\`${shellWords(job.cmd)}\` (a line of output, then a second's sleep) on ${job.cpuCores} core${job.cpuCores === 1 ? '' : 's'} and ${job.memMb} MiB; ` +
       `each bid is ${formatCredits(BigInt(job.bid))} credits for at most ${job.durationSecs} s, settled by the host with the ` +
-      'payer\'s co-signature.' +
+      "payer's co-signature." +
       (report.engine.sandboxed ? '' : ` The engine has no gVisor here: jobs run under ${report.engine.runtime}, with the rest of the executor's sandbox.`),
   );
   parts.push(othersLine(report));

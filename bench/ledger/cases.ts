@@ -7,7 +7,7 @@
  *    (`verifyBatch` over exactly the messages it carries), with the phases measured one by one;
  * 2. the state root: the time of `stateRoot()` after k changed entries, in states of growing size.
  */
-import { coreCrypto, type CryptoBackends } from '../../core/crypto/backends.ts';
+import { type CryptoBackends, coreCrypto } from '../../core/crypto/backends.ts';
 import { verifyBatch } from '../../core/crypto/ed25519.ts';
 import { countingSha256 } from '../../core/crypto/sha256.test-util.ts';
 import { ByteArena, bytesKey } from '../../core/encoding/bytes.ts';
@@ -17,9 +17,9 @@ import { ProducerSchedule } from '../../core/ledger/producer.ts';
 import { LedgerState } from '../../core/ledger/state.ts';
 import type { TxKind } from '../../core/ledger/tx.ts';
 import { applyBlock, checkContents, checkHeader, headerMessage } from '../../core/ledger/validate.ts';
-import { accountsState, fillerEntry, type BlockWorkload } from './fixture.ts';
 import { seededRandom } from '../lib/random.ts';
-import { compare, formatDuration, median, type Contender, type Measurement } from '../lib/timing.ts';
+import { type Contender, compare, formatDuration, type Measurement, median } from '../lib/timing.ts';
+import { accountsState, type BlockWorkload, fillerEntry } from './fixture.ts';
 
 /** What the block case measured, for one SHA-256 implementation. */
 export interface BlockCase {
@@ -275,10 +275,7 @@ export const ROOT_CHANGES = [1, 100, 3_000] as const;
  * For each size, builds a state of that many accounts, then times `stateRoot()` after changing
  * k random entries (fresh ones for every sample, never timed), for every k of ROOT_CHANGES.
  */
-export async function measureRoots(
-  sizes: readonly number[],
-  options: LedgerCaseOptions & { readonly memory?: MemoryProbe },
-): Promise<RootCase[]> {
+export async function measureRoots(sizes: readonly number[], options: LedgerCaseOptions & { readonly memory?: MemoryProbe }): Promise<RootCase[]> {
   const out: RootCase[] = [];
   for (const size of sizes) {
     const before = (await options.memory?.settledBytes()) ?? 0;

@@ -9,30 +9,19 @@
  *
  * Web-standard only, like the core it exercises.
  */
-import { SigningKey, type SignedMessage } from '../../core/crypto/ed25519.ts';
-import { sha256 } from '../../core/crypto/sha256.ts';
+import { type SignedMessage, SigningKey } from '../../core/crypto/ed25519.ts';
+import { coreSha256, type Sha256Hasher, sha256 } from '../../core/crypto/sha256.ts';
 import { CREDIT } from '../../core/encoding/amount.ts';
 import { encode } from '../../core/encoding/codec.ts';
 import { applyTx, signedMessages } from '../../core/ledger/apply.ts';
-import { signBlock, type Block } from '../../core/ledger/block.ts';
+import { type Block, signBlock } from '../../core/ledger/block.ts';
 import { blockSigningBytes, HEADER_VERSION, type Header, type SignedHeader } from '../../core/ledger/header.ts';
-import { emissionAt, EXPIRY_BLOCKS, MAINNET, MAX_TXS_PER_BLOCK, type ChainParams } from '../../core/ledger/params.ts';
+import { type ChainParams, EXPIRY_BLOCKS, emissionAt, MAINNET, MAX_TXS_PER_BLOCK } from '../../core/ledger/params.ts';
 import { advanceSeed, scheduleAfter } from '../../core/ledger/producer.ts';
-import { coreSha256, type Sha256Hasher } from '../../core/crypto/sha256.ts';
-import { accountCodec, LedgerState, TABLE, type Account } from '../../core/ledger/state.ts';
-import {
-  BILLING_HEARTBEAT,
-  BILLING_SETTLE,
-  channelReceiptBytes,
-  settlementBytes,
-  signTx,
-  type Tx,
-  type TxBody,
-  type TxKind,
-} from '../../core/ledger/tx.ts';
+import { type Account, accountCodec, LedgerState, TABLE } from '../../core/ledger/state.ts';
+import { BILLING_HEARTBEAT, BILLING_SETTLE, channelReceiptBytes, settlementBytes, signTx, type Tx, type TxBody, type TxKind } from '../../core/ledger/tx.ts';
 import { headerMessage, type ParentInfo } from '../../core/ledger/validate.ts';
 import { seededRandom } from '../lib/random.ts';
-
 
 // An integer finaliser (murmur3 fmix32): spreads consecutive inputs over all 32 bits.
 function mix32(x: number): number {
@@ -313,12 +302,7 @@ export async function blockWorkload(options: BlockWorkloadOptions = {}): Promise
   for (let i = 0; i < transfers; i++) {
     // Most go to another participant; some to the silent majority of accounts, some to new ones.
     const r = random();
-    const to =
-      r < 0.6
-        ? pick(keys).publicKey
-        : r < 0.9 && fillerCount > 0
-          ? fillerId(Math.floor(random() * fillerCount))
-          : sha256(numberBytes(i, 0x74));
+    const to = r < 0.6 ? pick(keys).publicKey : r < 0.9 && fillerCount > 0 ? fillerId(Math.floor(random() * fillerCount)) : sha256(numberBytes(i, 0x74));
     add(pick(keys), { kind: 'Transfer', to, amount: amount(1_000) });
   }
 

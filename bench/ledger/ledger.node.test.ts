@@ -10,27 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { verifyBatch } from '../../core/crypto/ed25519.ts';
-import { coreSha256, sha256 } from '../../core/crypto/sha256.ts';
 import { countingSha256 } from '../../core/crypto/sha256.test-util.ts';
+import { coreSha256, sha256 } from '../../core/crypto/sha256.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { TX_KINDS } from '../../core/ledger/tx.ts';
 import { applyBlock } from '../../core/ledger/validate.ts';
+import { captureOutput } from '../../test/capture-output.ts';
 import { runBench } from '../cli.ts';
-import {
-  APPLY_BLOCK,
-  DECODE_APPLY,
-  measureBlock,
-  measureRoots,
-  ROOT_CHANGES,
-  SIGNATURES,
-  type BlockCase,
-  type RootCase,
-} from './cases.ts';
+import { beginMarker, endMarker, writeReport } from '../lib/results.ts';
+import { APPLY_BLOCK, type BlockCase, DECODE_APPLY, measureBlock, measureRoots, ROOT_CHANGES, type RootCase, SIGNATURES } from './cases.ts';
 import { accountsState, BLOCK_MIX, blockWorkload, fillerId } from './fixture.ts';
 import { watchOthers } from './node.ts';
-import { evaluateLedgerGoals, LEDGER_REPORT, renderLedgerSection, type LedgerReport } from './report.ts';
-import { beginMarker, endMarker, writeReport } from '../lib/results.ts';
-import { captureOutput } from '../../test/capture-output.ts';
+import { evaluateLedgerGoals, LEDGER_REPORT, type LedgerReport, renderLedgerSection } from './report.ts';
 
 const small = { accounts: 600, participants: 400 };
 
@@ -67,7 +58,9 @@ test('the block case: every contender measured, ratios against the signatures, t
   assert.equal(c.ratio, row(APPLY_BLOCK).medianNs / row(SIGNATURES).medianNs);
   assert.equal(c.ratioWithDecode, row(DECODE_APPLY).medianNs / row(SIGNATURES).medianNs);
   for (const r of c.rows) assert.equal(r.samplesNs.length, 5, r.name);
-  const paired = row(APPLY_BLOCK).samplesNs.map((ns, i) => ns / row(SIGNATURES).samplesNs[i]!).sort((a, b) => a - b);
+  const paired = row(APPLY_BLOCK)
+    .samplesNs.map((ns, i) => ns / row(SIGNATURES).samplesNs[i]!)
+    .sort((a, b) => a - b);
   assert.equal(c.pairedRatio, paired[2]);
   assert.equal(c.signatures, w.messages.length);
   assert.ok(c.stateRootHashes! > 2 * c.changedEntries, 'a key and a value hash per changed entry, and the trie above');
@@ -97,7 +90,10 @@ test('watchOthers: a share of the CPU time, not counting the work of this proces
 
 test('countingSha256 counts the SHA-256 computations of the work, each message of a batch, and hashes as its inner one', () => {
   const { hasher, count } = countingSha256(coreSha256);
-  assert.equal(count(() => {}), 0);
+  assert.equal(
+    count(() => {}),
+    0,
+  );
   assert.equal(
     count(() => {
       for (let i = 0; i < 3; i++) hasher.hash(Uint8Array.of(i));
@@ -147,12 +143,7 @@ function fakeBlockCase(sha: string, signaturesNs: number, applyNs: number): Bloc
     blockBytes: 177_537,
     stateEntries: 10_356,
     changedEntries: 1_974,
-    rows: [
-      row(SIGNATURES, signaturesNs, true),
-      row(APPLY_BLOCK, applyNs, false),
-      row(DECODE_APPLY, applyNs + 3e6, false),
-      row('state root', 8e6, true),
-    ],
+    rows: [row(SIGNATURES, signaturesNs, true), row(APPLY_BLOCK, applyNs, false), row(DECODE_APPLY, applyNs + 3e6, false), row('state root', 8e6, true)],
     ratio: applyNs / signaturesNs,
     pairedRatio: applyNs / signaturesNs,
     ratioWithDecode: (applyNs + 3e6) / signaturesNs,

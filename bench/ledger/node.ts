@@ -11,14 +11,7 @@ import { coreCrypto } from '../../core/crypto/backends.ts';
 import { nodeCrypto } from '../../host-node/native-crypto.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type RunOptions } from '../lib/results.ts';
-import {
-  measureBlock,
-  measureRoots,
-  ROOT_SIZES,
-  type BlockCase,
-  type LedgerCaseOptions,
-  type MemoryProbe,
-} from './cases.ts';
+import { type BlockCase, type LedgerCaseOptions, type MemoryProbe, measureBlock, measureRoots, ROOT_SIZES } from './cases.ts';
 import { blockWorkload } from './fixture.ts';
 import { LEDGER_REPORT, type LedgerReport } from './report.ts';
 

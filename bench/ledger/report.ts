@@ -2,23 +2,24 @@
  * The ledger benchmark's report: the two goals judged on a run's figures and the Markdown section
  * of bench/RESULTS.md. Pure functions of the results; node.ts writes the files.
  */
+
+import { measuredLine, type RunInfo } from '../lib/environment.ts';
+import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
+import type { ReportKind } from '../lib/results.ts';
+import { markdownTable } from '../lib/table.ts';
+import { formatDuration } from '../lib/timing.ts';
 import {
   APPLY_BLOCK,
+  type BlockCase,
   DECODE_APPLY,
   formatMemory,
   GOAL_SAMPLES,
   PHASE_SAMPLES,
   percent,
   ROOT_CHANGES,
-  SIGNATURES,
-  type BlockCase,
   type RootCase,
+  SIGNATURES,
 } from './cases.ts';
-import { measuredLine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
-import type { ReportKind } from '../lib/results.ts';
-import { markdownTable } from '../lib/table.ts';
-import { formatDuration } from '../lib/timing.ts';
 
 export interface LedgerReport extends RunInfo {
   readonly node: { readonly version: string; readonly v8: string; readonly openssl: string };
@@ -115,9 +116,7 @@ function blockSection(blocks: readonly BlockCase[]): string {
     `${(main.blockBytes / 1000).toFixed(0)} kB on the wire, applied to a state of ${main.stateEntries.toLocaleString('en-US')} ` +
     `entries (10,000 accounts, 2,000 of them funded participants with open bids, channels and bonds); it changes ` +
     `${main.changedEntries.toLocaleString('en-US')} entries` +
-    (main.stateRootHashes === null
-      ? '.'
-      : `, and its state root takes ${main.stateRootHashes.toLocaleString('en-US')} SHA-256 computations.`);
+    (main.stateRootHashes === null ? '.' : `, and its state root takes ${main.stateRootHashes.toLocaleString('en-US')} SHA-256 computations.`);
   const header = ['measurement'];
   for (const c of blocks) header.push(`${c.sha256} crypto`, 'ratio');
   header.push('note');
@@ -136,9 +135,7 @@ function blockSection(blocks: readonly BlockCase[]): string {
   const signatures = main.rows.find((r) => r.name === SIGNATURES)!;
   const apply = main.rows.find((r) => r.name === APPLY_BLOCK)!;
   const sum = signatures.medianNs + phases.reduce((t, r) => t + r.medianNs, 0);
-  const load = blocks
-    .filter((c) => c.othersCpu !== null)
-    .map((c) => `${percent(c.othersCpu!)} while the ${c.sha256} crypto was measured`);
+  const load = blocks.filter((c) => c.othersCpu !== null).map((c) => `${percent(c.othersCpu!)} while the ${c.sha256} crypto was measured`);
   const rest =
     `The phases of applyBlock, each timed alone, add up to ${formatDuration(sum)} with the signatures ` +
     `against ${formatDuration(apply.medianNs)} for the whole; ${DECODE_APPLY} is what a node does with a block ` +
@@ -163,14 +160,17 @@ function rootSection(roots: readonly RootCase[]): string {
         `${p.hashesPerEntry === null ? '' : `<br>${p.hashesPerEntry.toFixed(1)} hashes/entry`}`,
     ),
   ]);
-  const table = markdownTable(header, rows, header.map((_, i) => i > 0));
+  const table = markdownTable(
+    header,
+    rows,
+    header.map((_, i) => i > 0),
+  );
   const base = roots[0];
   const growth = base
     ? roots.slice(1).map((c) => {
         const parts = c.points.map((p, i) => {
           const b = base.points[i]!;
-          const hashes =
-            p.hashesPerEntry !== null && b.hashesPerEntry !== null ? `, hashes/entry ${times(p.hashesPerEntry / b.hashesPerEntry)}` : '';
+          const hashes = p.hashesPerEntry !== null && b.hashesPerEntry !== null ? `, hashes/entry ${times(p.hashesPerEntry / b.hashesPerEntry)}` : '';
           return `k = ${p.changed.toLocaleString('en-US')}: time ${times(p.medianNs / b.medianNs)}${hashes}`;
         });
         const depth = Math.log2(c.size) / Math.log2(base.size);
@@ -192,14 +192,14 @@ export function renderLedgerSection(report: LedgerReport, goals: readonly Goal[]
   const parts: string[] = ['## Ledger'];
   parts.push(measuredLine(report, `Node ${report.node.version} (V8 ${report.node.v8}, OpenSSL ${report.node.openssl})`));
   parts.push(
-    'On Node only: the ledger is the same code on every runtime, and the figure that matters is a host\'s. ' +
+    "On Node only: the ledger is the same code on every runtime, and the figure that matters is a host's. " +
       '"native" is the crypto the Node host installs (`host-node/native-crypto.ts`, as `mesh node` runs): SHA-256 by ' +
       'node:crypto, and a batch of Ed25519 signatures checked by node:crypto on worker threads, one per core; "wasm" is ' +
-      'the core\'s own: its WebAssembly SHA-256, and Ed25519 through WebCrypto. Both sides of a ratio use the same ' +
-      'Ed25519 backend, with the block\'s keys already in its key cache. Each figure is the median of repeated samples ' +
+      "the core's own: its WebAssembly SHA-256, and Ed25519 through WebCrypto. Both sides of a ratio use the same " +
+      "Ed25519 backend, with the block's keys already in its key cache. Each figure is the median of repeated samples " +
       `taken in interleaved rounds: ${GOAL_SAMPLES} of the signature checks alone, applyBlock and applyBlock with decoding, ` +
       `side by side; then ${PHASE_SAMPLES} of each phase, in rounds of their own, so that the garbage their setups leave is not collected ` +
-      'inside the goal\'s samples. **ratio** = median ÷ the median of the signature checks alone.',
+      "inside the goal's samples. **ratio** = median ÷ the median of the signature checks alone.",
   );
   parts.push('### Goals');
   parts.push(goalList(goals));

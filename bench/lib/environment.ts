@@ -13,17 +13,11 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 
 /** Runs a program and gives its output; rejects when it cannot start or exits non-zero. */
-export type RunFile = (
-  file: string,
-  args: readonly string[],
-  options: { timeout: number },
-) => Promise<{ stdout: string; stderr: string }>;
+export type RunFile = (file: string, args: readonly string[], options: { timeout: number }) => Promise<{ stdout: string; stderr: string }>;
 
 export const runFile: RunFile = (file, args, options) =>
   new Promise((resolve, reject) => {
-    execFile(file, [...args], { timeout: options.timeout, encoding: 'utf8' }, (error, stdout, stderr) =>
-      error ? reject(error) : resolve({ stdout, stderr }),
-    );
+    execFile(file, [...args], { timeout: options.timeout, encoding: 'utf8' }, (error, stdout, stderr) => (error ? reject(error) : resolve({ stdout, stderr })));
   });
 
 export interface Machine {
@@ -94,9 +88,7 @@ export function measuredLine(report: RunInfo, runtimes: string, few = 'samples')
     `${(report.elapsedMs / 1000).toFixed(0)} s in all.` +
     (report.source
       ? ` Code measured: commit ${report.source.commit}` +
-        (report.source.modified.length > 0
-          ? ` with uncommitted changes to ${report.source.modified.map((f) => `\`${f}\``).join(', ')}.`
-          : '.')
+        (report.source.modified.length > 0 ? ` with uncommitted changes to ${report.source.modified.map((f) => `\`${f}\``).join(', ')}.` : '.')
       : '')
   );
 }

@@ -56,10 +56,7 @@ test('replaceSection: creates, appends, replaces between markers and keeps the r
   assert.ok(appended.endsWith(`${beginMarker('crypto')}\ntwo\n${endMarker('crypto')}\n`));
 
   const replaced = replaceSection(`${appended}\ntrailing text\n`, 'crypto', 'three');
-  assert.equal(
-    replaced,
-    `# Results\n\nintro\n\n${other}\n\n${beginMarker('crypto')}\nthree\n${endMarker('crypto')}\n\ntrailing text\n`,
-  );
+  assert.equal(replaced, `# Results\n\nintro\n\n${other}\n\n${beginMarker('crypto')}\nthree\n${endMarker('crypto')}\n\ntrailing text\n`);
   assert.throws(() => replaceSection(`${beginMarker('crypto')}\nno end`, 'crypto', 'x'), /unpaired/);
 });
 

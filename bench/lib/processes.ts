@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
-import { startNode, type MeshProcess, type StartOptions } from '../../test/mesh-process.ts';
+import { type MeshProcess, type StartOptions, startNode } from '../../test/mesh-process.ts';
 
 /** CPU time (user + system) of process `pid` in ms, from /proc; null when unreadable. */
 export async function processCpuMs(pid: number | undefined): Promise<number | null> {

@@ -5,7 +5,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { printGoals, type Goal } from './goals.ts';
+import { type Goal, printGoals } from './goals.ts';
 
 const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 
@@ -109,11 +109,7 @@ export interface ReportKind<R> {
  * Writes `report` with its goals as JSON and its section of the Markdown (bench/results/<name>.json
  * and bench/RESULTS.md unless `paths` says otherwise). Returns the goals.
  */
-export async function writeReport<R extends object>(
-  kind: ReportKind<R>,
-  report: R,
-  paths: ResultPaths = resultPaths(kind.name),
-): Promise<Goal[]> {
+export async function writeReport<R extends object>(kind: ReportKind<R>, report: R, paths: ResultPaths = resultPaths(kind.name)): Promise<Goal[]> {
   const goals = kind.evaluate(report);
   await writeResults(kind.name, { ...report, goals }, kind.render(report, goals), paths);
   return goals;
@@ -132,9 +128,7 @@ export async function publishReport<R extends object>(
     await writeReport(kind, report, paths);
     log(`\nwrote ${paths.json} and the ${kind.name} section of ${paths.markdown}`);
   } else {
-    log(
-      `\nquick run: bench/RESULTS.md and bench/results/${kind.name}.json left as they were (add --write to update them)`,
-    );
+    log(`\nquick run: bench/RESULTS.md and bench/results/${kind.name}.json left as they were (add --write to update them)`);
   }
 }
 

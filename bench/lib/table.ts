@@ -17,6 +17,11 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
 export function textTable(rows: readonly (readonly string[])[], right: readonly boolean[]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   return rows
-    .map((row) => row.map((cell, i) => (right[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd())
+    .map((row) =>
+      row
+        .map((cell, i) => (right[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n');
 }

@@ -124,10 +124,7 @@ async function prepare(contender: Contender, options: MeasureOptions): Promise<P
  * Measures the contenders side by side: each is warmed up and sized, then samples are taken in
  * rounds, one sample of each contender per round, the starting contender rotating each round.
  */
-export async function compare(
-  contenders: readonly Contender[],
-  options: MeasureOptions = DEFAULT_MEASURE,
-): Promise<Measurement[]> {
+export async function compare(contenders: readonly Contender[], options: MeasureOptions = DEFAULT_MEASURE): Promise<Measurement[]> {
   const prepared: Prepared[] = [];
   for (const contender of contenders) prepared.push(await prepare(contender, options));
   for (let round = 0; prepared.some((p) => p.samplesNs.length < p.samplesWanted); round++) {

@@ -13,29 +13,19 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { REPLAY_PAGE } from '../../core/chain/block-feed.ts';
 import { Chain, MAX_BLOCKS_PER_RESPONSE } from '../../core/chain/chain.ts';
-import { coreCrypto, type CryptoBackends } from '../../core/crypto/backends.ts';
+import { type CryptoBackends, coreCrypto } from '../../core/crypto/backends.ts';
 import { CREDIT } from '../../core/encoding/amount.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { signedMessages } from '../../core/ledger/apply.ts';
-import { blockEvent, type Block } from '../../core/ledger/block.ts';
-import { REPLAY_PAGE } from '../../core/chain/block-feed.ts';
+import { type Block, blockEvent } from '../../core/ledger/block.ts';
 import { findInvalidSignatures } from '../../core/ledger/validate.ts';
 import { LevelStore } from '../../host-node/leveldb-store.ts';
-import {
-  getJson,
-  openStream,
-  postJson,
-  stopNode,
-  tcpAddress,
-  tempDataDir,
-  waitFor,
-  type EventStream,
-  type MeshProcess,
-} from '../../test/mesh-process.ts';
-import { chainPath, copyDataDir, type SourceChain } from './chain.ts';
+import { type EventStream, getJson, type MeshProcess, openStream, postJson, stopNode, tcpAddress, tempDataDir, waitFor } from '../../test/mesh-process.ts';
 import { machineBusyMs, ownCpuMs, processCpuMs, since, startWithEnv } from '../lib/processes.ts';
 import { seededRandom } from '../lib/random.ts';
+import { chainPath, copyDataDir, type SourceChain } from './chain.ts';
 
 /** One local replay of the chain: read from the source store, added to a fresh one. */
 export interface LocalRun {
@@ -150,8 +140,7 @@ export async function applyLocally(source: SourceChain, scratchDir: string, cryp
     const started = performance.now();
     // As sync does: while one range is added, the next one's signatures are checked and the one
     // after it is read (travels, in sync).
-    const read = (height: number): Promise<Block[]> =>
-      height <= tip ? sourceChain.blocksFrom(height, MAX_BLOCKS_PER_RESPONSE) : Promise.resolve([]);
+    const read = (height: number): Promise<Block[]> => (height <= tip ? sourceChain.blocksFrom(height, MAX_BLOCKS_PER_RESPONSE) : Promise.resolve([]));
     let reading = read(1);
     let adding: Promise<unknown> = Promise.resolve();
     for (let height = 1; height <= tip; height += MAX_BLOCKS_PER_RESPONSE) {
@@ -199,7 +188,10 @@ async function waitForTip(node: MeshProcess, source: SourceChain): Promise<void>
   for (;;) {
     const beacon = await getJson<Beacon>(node, '/beacon');
     if (beacon.hash === source.info.tipHash) return;
-    if (performance.now() > deadline) throw new Error(`the fresh node is at height ${beacon.height}, not ${source.info.blocks}, after ${Math.round(Math.max(120_000, source.info.blocks * 30) / 1000)} s`);
+    if (performance.now() > deadline)
+      throw new Error(
+        `the fresh node is at height ${beacon.height}, not ${source.info.blocks}, after ${Math.round(Math.max(120_000, source.info.blocks * 30) / 1000)} s`,
+      );
     const close = source.info.blocks - beacon.height <= MAX_BLOCKS_PER_RESPONSE;
     await new Promise((resolve) => setTimeout(resolve, close ? 5 : 100));
   }
@@ -215,10 +207,7 @@ export function firstRangeAt(log: string, sinceWall: number): number | null {
 /** A fresh node bootstrapping from `serving` until its /beacon shows the serving node's tip. */
 export async function catchUpOverNetwork(serving: MeshProcess, source: SourceChain, options: CaseOptions): Promise<NetworkRun> {
   const spawned = performance.now();
-  const node = await startWithEnv(
-    { bootstrap: [tcpAddress(serving)], blockIntervalMs: source.params.blockIntervalMs },
-    options.nodeEnv,
-  );
+  const node = await startWithEnv({ bootstrap: [tcpAddress(serving)], blockIntervalMs: source.params.blockIntervalMs }, options.nodeEnv);
   const ready = performance.now();
   const readyWall = Date.now();
   const [servingCpu0, syncingCpu0] = [await processCpuMs(serving.child.pid), await processCpuMs(node.child.pid)];
@@ -236,10 +225,7 @@ export async function catchUpOverNetwork(serving: MeshProcess, source: SourceCha
       syncMs: done - ready,
       servingCpuMs,
       syncingCpuMs,
-      othersCpuMs:
-        servingCpuMs === null || syncingCpuMs === null
-          ? null
-          : Math.max(0, machine1 - machine0 - (own1 - own0) - servingCpuMs - syncingCpuMs),
+      othersCpuMs: servingCpuMs === null || syncingCpuMs === null ? null : Math.max(0, machine1 - machine0 - (own1 - own0) - servingCpuMs - syncingCpuMs),
       firstRangeMs: firstRangeAt(node.log(), readyWall),
     };
   } catch (error) {

@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Chain } from '../../core/chain/chain.ts';
 import { buildBlock, nextSlot } from '../../core/chain/miner.ts';
-import { coreCrypto, type CryptoBackends } from '../../core/crypto/backends.ts';
+import { type CryptoBackends, coreCrypto } from '../../core/crypto/backends.ts';
 import { SigningKey } from '../../core/crypto/ed25519.ts';
 import { sha256 } from '../../core/crypto/sha256.ts';
 import { CREDIT } from '../../core/encoding/amount.ts';
 import { toHex } from '../../core/encoding/hex.ts';
-import { devnet, type ChainParams } from '../../core/ledger/params.ts';
+import { type ChainParams, devnet } from '../../core/ledger/params.ts';
 import { signTx, type Tx } from '../../core/ledger/tx.ts';
 import { IDENTITY_FILE, openDataDir, writeIdentityFile } from '../../host-node/data-dir.ts';
 import { LevelStore } from '../../host-node/leveldb-store.ts';
@@ -70,10 +70,7 @@ export function benchKey(name: string): SigningKey {
 /** The cached data directory for `spec`, built first if absent (with `crypto`, as a node would). */
 export async function sourceChain(spec: ChainSpec, log: (line: string) => void = () => {}, crypto: CryptoBackends = coreCrypto): Promise<SourceChain> {
   const params = devnet(spec.blockIntervalMs);
-  const dir = join(
-    spec.cacheDir ?? tmpdir(),
-    `mesh-bench-chain-v${CHAIN_VERSION}-${spec.blocks}b-${spec.transfersPerBlock}t-${spec.blockIntervalMs}ms`,
-  );
+  const dir = join(spec.cacheDir ?? tmpdir(), `mesh-bench-chain-v${CHAIN_VERSION}-${spec.blocks}b-${spec.transfersPerBlock}t-${spec.blockIntervalMs}ms`);
   const meta = await readFile(join(dir, META_FILE), 'utf8').catch(() => null);
   if (meta !== null) return { dataDir: dir, params, info: { ...(JSON.parse(meta) as ChainInfo), generateSeconds: null } };
   // Built aside and renamed into place: an interrupted build never looks like a finished one.
@@ -90,7 +87,13 @@ export async function sourceChain(spec: ChainSpec, log: (line: string) => void =
   return { dataDir: dir, params, info: done };
 }
 
-async function buildChain(dir: string, params: ChainParams, spec: ChainSpec, log: (line: string) => void, crypto: CryptoBackends): Promise<Omit<ChainInfo, 'generateSeconds'>> {
+async function buildChain(
+  dir: string,
+  params: ChainParams,
+  spec: ChainSpec,
+  log: (line: string) => void,
+  crypto: CryptoBackends,
+): Promise<Omit<ChainInfo, 'generateSeconds'>> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const producer = benchKey('producer');
   await writeIdentityFile(join(dir, IDENTITY_FILE), producer);
@@ -119,7 +122,9 @@ async function buildChain(dir: string, params: ChainParams, spec: ChainSpec, log
         balance[from]! -= amount;
         balance[to]! += amount;
         const key = accounts[from]!;
-        planned.push(signTx({ kind: 'Transfer', sender: key.publicKey, nonce: ++nonce[from]!, to: accounts[to]!.publicKey, amount }, key, params.network, crypto.sha256));
+        planned.push(
+          signTx({ kind: 'Transfer', sender: key.publicKey, nonce: ++nonce[from]!, to: accounts[to]!.publicKey, amount }, key, params.network, crypto.sha256),
+        );
       }
       const transfers = await Promise.all(planned);
       const block = await buildBlock(chain, { select: () => transfers }, producer, nextSlot(chain, producer.publicKey));

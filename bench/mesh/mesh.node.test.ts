@@ -13,14 +13,14 @@ import { Chain } from '../../core/chain/chain.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { readIdentityFile } from '../../host-node/data-dir.ts';
 import { LevelStore } from '../../host-node/leveldb-store.ts';
-import { runBench } from '../cli.ts';
-import { parseMeshBenchArgs } from './node.ts';
-import { applyLocally, checkSignaturesAlone, firstRangeAt, type LocalRun, type NetworkRun, type SignatureRun } from './cases.ts';
-import { processCpuMs } from '../lib/processes.ts';
-import { ACCOUNTS, chainPath, sourceChain } from './chain.ts';
-import { evaluateMeshGoals, MESH_REPORT, renderMeshSection, type MeshReport } from './report.ts';
-import { beginMarker, endMarker, resultPaths, writeReport } from '../lib/results.ts';
 import { captureOutput } from '../../test/capture-output.ts';
+import { runBench } from '../cli.ts';
+import { processCpuMs } from '../lib/processes.ts';
+import { beginMarker, endMarker, resultPaths, writeReport } from '../lib/results.ts';
+import { applyLocally, checkSignaturesAlone, firstRangeAt, type LocalRun, type NetworkRun, type SignatureRun } from './cases.ts';
+import { ACCOUNTS, chainPath, sourceChain } from './chain.ts';
+import { parseMeshBenchArgs } from './node.ts';
+import { evaluateMeshGoals, MESH_REPORT, type MeshReport, renderMeshSection } from './report.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'mesh-mesh-bench-test-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -43,9 +43,18 @@ test('the generated chain: the blocks and transfers it claims, on the devnet wit
     assert.equal(chain.tip.height, 30);
     assert.equal(toHex(chain.tip.hash), source.info.tipHash);
     const blocks = await chain.blocksFrom(1, 30);
-    assert.equal(blocks.reduce((n, b) => n + b.txs.length, 0), source.info.txs);
-    assert.equal(blocks.reduce((n, b) => n + b.bytes.length, 0), source.info.blockBytes);
-    assert.ok(blocks.every((b) => toHex(b.header.producer) === toHex(identity.publicKey)), 'produced by the data directory\'s identity');
+    assert.equal(
+      blocks.reduce((n, b) => n + b.txs.length, 0),
+      source.info.txs,
+    );
+    assert.equal(
+      blocks.reduce((n, b) => n + b.bytes.length, 0),
+      source.info.blockBytes,
+    );
+    assert.ok(
+      blocks.every((b) => toHex(b.header.producer) === toHex(identity.publicKey)),
+      "produced by the data directory's identity",
+    );
     const kinds = new Set(blocks.flatMap((b) => b.txs.slice(1).map((t) => t.body.kind)));
     assert.deepEqual([...kinds], ['Transfer']);
     const senders = new Set(blocks.flatMap((b) => b.txs.slice(1).map((t) => toHex(t.body.sender))));
@@ -81,7 +90,10 @@ test('options: defaults, --quick defaults, and refusals', () => {
     { blocks: 10_000, runs: 3, transfers: 200, perBlock: 20, interval: 1_000, write: true },
   );
   const quick = parseMeshBenchArgs(['--quick']);
-  assert.deepEqual({ blocks: quick.blocks, runs: quick.runs, transfers: quick.transfers, write: quick.write }, { blocks: 1_000, runs: 1, transfers: 20, write: false });
+  assert.deepEqual(
+    { blocks: quick.blocks, runs: quick.runs, transfers: quick.transfers, write: quick.write },
+    { blocks: 1_000, runs: 1, transfers: 20, write: false },
+  );
   assert.equal(parseMeshBenchArgs(['--quick', '--write']).write, true);
   assert.equal(parseMeshBenchArgs(['--blocks', '0']).blocks, 0);
   assert.throws(() => parseMeshBenchArgs(['--runs', '0']), /--runs takes an integer from 1/);
@@ -124,7 +136,16 @@ function fakeReport(signatures: SignatureRun[], locals: LocalRun[], networks: Ne
     machine: { cpu: 'Test CPU', cores: 2, os: 'linux 6' },
     node: { version: '24.0.0' },
     catchUp: {
-      chain: { blocks: 10_000, txs: 209_980, transfersPerBlock: 20, accounts: 8, blockIntervalMs: 1_000, blockBytes: 33_900_000, tipHash: 'ab'.repeat(32), generateSeconds: null },
+      chain: {
+        blocks: 10_000,
+        txs: 209_980,
+        transfersPerBlock: 20,
+        accounts: 8,
+        blockIntervalMs: 1_000,
+        blockBytes: 33_900_000,
+        tipHash: 'ab'.repeat(32),
+        generateSeconds: null,
+      },
       signatures,
       local: locals,
       network: networks,
@@ -165,9 +186,15 @@ test('mesh goals: the catch-up ratio on the medians against 1.5× the signatures
   );
   // Medians: signatures 22 s, local 25 s (1.14×), network 32 s (1.45×); from spawn 32.5 s (1.48×);
   // per run 1.45×, 1.48×, 2.40×.
-  assert.match(met[0]!.detail, /network 32\.0 s after the node's start-up \(313 blocks\/s, 6,562 tx\/s\) vs signatures alone 22\.0 s \(9,545 tx\/s\): 1\.45× \(median of the per-run ratios 1\.48×\)/);
+  assert.match(
+    met[0]!.detail,
+    /network 32\.0 s after the node's start-up \(313 blocks\/s, 6,562 tx\/s\) vs signatures alone 22\.0 s \(9,545 tx\/s\): 1\.45× \(median of the per-run ratios 1\.48×\)/,
+  );
   assert.match(met[0]!.detail, /start-up of 0\.50 s included, 1\.48×; the local replay 25\.0 s \(8,399 tx\/s\), 1\.14× \(medians of 3 runs\)$/);
-  assert.match(met[1]!.detail, /^median 5\.50 ms, p90 1300\.0 ms, max 1300\.0 ms over 4 transfers; the POST's own round trip on the sending node median 3\.00 ms$/);
+  assert.match(
+    met[1]!.detail,
+    /^median 5\.50 ms, p90 1300\.0 ms, max 1300\.0 ms over 4 transfers; the POST's own round trip on the sending node median 3\.00 ms$/,
+  );
   const missed = evaluateMeshGoals(fakeReport([signaturesAlone(10_000)], [local(10_000)], [network(25_000)], [150, 120, 90]));
   assert.deepEqual(
     missed.map((g) => g.met),

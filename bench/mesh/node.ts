@@ -9,25 +9,47 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
+import { command, type OptionValues, option } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
 import { nodeCrypto } from '../../host-node/native-crypto.ts';
 import { stopAll, stopNode } from '../../test/mesh-process.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
-import { sourceChain } from './chain.ts';
-import { applyLocally, catchUpOverNetwork, checkSignaturesAlone, replayRun, startServingNode, transferLatency, type CaseOptions, type LocalRun, type NetworkRun, type ReplayRun, type SignatureRun } from './cases.ts';
-import { MESH_REPORT, type MeshReport } from './report.ts';
 import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
+import {
+  applyLocally,
+  type CaseOptions,
+  catchUpOverNetwork,
+  checkSignaturesAlone,
+  type LocalRun,
+  type NetworkRun,
+  type ReplayRun,
+  replayRun,
+  type SignatureRun,
+  startServingNode,
+  transferLatency,
+} from './cases.ts';
+import { sourceChain } from './chain.ts';
+import { MESH_REPORT, type MeshReport } from './report.ts';
 
 const meshOptions = {
   ...runOptions,
-  blocks: option({ value: 'N', description: 'blocks in the generated chain; 0 skips the catch-up', parse: integer(0, 1_000_000), shown: '10000; 1000 with --quick' }),
+  blocks: option({
+    value: 'N',
+    description: 'blocks in the generated chain; 0 skips the catch-up',
+    parse: integer(0, 1_000_000),
+    shown: '10000; 1000 with --quick',
+  }),
   runs: option({ value: 'N', description: 'catch-up runs, local and network each', parse: integer(1, 50), shown: '3; 1 with --quick' }),
   transfers: option({ value: 'N', description: 'measured transfers; 0 skips the latency case', parse: integer(0, 100_000), shown: '200; 20 with --quick' }),
   'transfers-per-block': option({ value: 'N', description: 'transfers in each generated block', parse: integer(0, 1_000), default: 20 }),
-  'block-interval-ms': option({ value: 'N', description: "the devnet's block interval, for the chain and every node", parse: integer(10, 600_000), default: 1_000 }),
+  'block-interval-ms': option({
+    value: 'N',
+    description: "the devnet's block interval, for the chain and every node",
+    parse: integer(10, 600_000),
+    default: 1_000,
+  }),
   'cache-dir': option({ value: 'DIR', description: 'where generated chains are kept between runs', default: tmpdir(), shown: 'the temp directory' }),
   'cpu-prof': option({ value: 'DIR', description: 'run the node processes with --cpu-prof, writing their profiles to DIR' }),
 };
@@ -102,8 +124,7 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
           const l = await applyLocally(chain, await mkdtemp(join(tmpdir(), 'mesh-bench-local-')), crypto);
           local.push(l);
           log(
-            `  run ${run}: local ${s(l.totalMs)} (read ${s(l.readMs)}, addBranch ${s(l.applyMs)}; CPU ${s(l.cpuMs)}, ` +
-              `other processes ${s(l.othersCpuMs)})`,
+            `  run ${run}: local ${s(l.totalMs)} (read ${s(l.readMs)}, addBranch ${s(l.applyMs)}; CPU ${s(l.cpuMs)}, ` + `other processes ${s(l.othersCpuMs)})`,
           );
           const n = await catchUpOverNetwork(serving, chain, caseOptions);
           network.push(n);
@@ -113,7 +134,9 @@ export async function runMeshBenchWith(options: MeshBenchOptions, command: strin
           );
           const r = await replayRun(serving, chain, crypto);
           replay.push(r);
-          log(`  run ${run}: /blocks/stream replay ${s(r.streamMs)} (first event ${s(r.firstEventMs)}; read here: headers ${s(r.headersMs)}, whole blocks ${s(r.blocksMs)})`);
+          log(
+            `  run ${run}: /blocks/stream replay ${s(r.streamMs)} (first event ${s(r.firstEventMs)}; read here: headers ${s(r.headersMs)}, whole blocks ${s(r.blocksMs)})`,
+          );
         }
       } finally {
         await stopNode(serving);

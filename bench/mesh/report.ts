@@ -3,13 +3,13 @@
  * bench/RESULTS.md. Pure functions of the results; node.ts measures and writes.
  */
 import { VERIFY_WINDOW, WINDOWS_AHEAD } from '../../core/ledger/validate.ts';
-import type { ChainInfo } from './chain.ts';
-import type { LatencyRun, LocalRun, NetworkRun, ReplayRun, SignatureRun } from './cases.ts';
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
 import { median, percentile } from '../lib/timing.ts';
+import type { LatencyRun, LocalRun, NetworkRun, ReplayRun, SignatureRun } from './cases.ts';
+import type { ChainInfo } from './chain.ts';
 
 export interface MeshReport extends RunInfo {
   readonly node: { readonly version: string };
@@ -122,9 +122,7 @@ export function evaluateMeshGoals(report: MeshReport): Goal[] {
     }
   }
   {
-    const title =
-      `Transfer latency: median time from POST /transfer on one node to the event on its peer's ` +
-      `/transactions/stream under ${LATENCY_GOAL_MS} ms`;
+    const title = `Transfer latency: median time from POST /transfer on one node to the event on its peer's /transactions/stream under ${LATENCY_GOAL_MS} ms`;
     const latency = report.latency;
     if (!latency || latency.samples.length === 0) {
       goals.push(unmeasured(title));
@@ -170,13 +168,41 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
   const perSignatures = (ms: number): string => (ms / f.signaturesMs).toFixed(2);
   const signatures = catchUp.signatures[0]?.signatures ?? 0;
   const rows = [
-    [`**signatures alone**: ${thousands(signatures)} checks`, seconds(f.signaturesMs), rate(n, f.signaturesMs), rate(c.txs, f.signaturesMs), '1 (ref)', runs(catchUp.signatures.map((r) => r.totalMs))],
-    ['**local**: read + addBranch in one process', seconds(f.localMs), rate(n, f.localMs), rate(c.txs, f.localMs), perSignatures(f.localMs), runs(catchUp.local.map((r) => r.totalMs))],
+    [
+      `**signatures alone**: ${thousands(signatures)} checks`,
+      seconds(f.signaturesMs),
+      rate(n, f.signaturesMs),
+      rate(c.txs, f.signaturesMs),
+      '1 (ref)',
+      runs(catchUp.signatures.map((r) => r.totalMs)),
+    ],
+    [
+      '**local**: read + addBranch in one process',
+      seconds(f.localMs),
+      rate(n, f.localMs),
+      rate(c.txs, f.localMs),
+      perSignatures(f.localMs),
+      runs(catchUp.local.map((r) => r.totalMs)),
+    ],
     ['  of which waiting for the reads (blocksFrom)', seconds(f.readMs), '', '', perSignatures(f.readMs), runs(catchUp.local.map((r) => r.readMs))],
     ['  of which the rest: checks and addBranch', seconds(f.applyMs), '', '', perSignatures(f.applyMs), runs(catchUp.local.map((r) => r.applyMs))],
-    ['**network**: after the fresh node\'s start-up', seconds(f.syncMs), rate(n, f.syncMs), rate(c.txs, f.syncMs), f.ratio.toFixed(2), runs(catchUp.network.map((r) => r.syncMs))],
-    ['network, from the process\'s spawn', seconds(f.totalMs), rate(n, f.totalMs), rate(c.txs, f.totalMs), f.ratioWithStartup.toFixed(2), runs(catchUp.network.map((r) => r.totalMs))],
-    ['  the fresh node\'s start-up', seconds(f.startupMs), '', '', '', runs(catchUp.network.map((r) => r.startupMs))],
+    [
+      "**network**: after the fresh node's start-up",
+      seconds(f.syncMs),
+      rate(n, f.syncMs),
+      rate(c.txs, f.syncMs),
+      f.ratio.toFixed(2),
+      runs(catchUp.network.map((r) => r.syncMs)),
+    ],
+    [
+      "network, from the process's spawn",
+      seconds(f.totalMs),
+      rate(n, f.totalMs),
+      rate(c.txs, f.totalMs),
+      f.ratioWithStartup.toFixed(2),
+      runs(catchUp.network.map((r) => r.totalMs)),
+    ],
+    ["  the fresh node's start-up", seconds(f.startupMs), '', '', '', runs(catchUp.network.map((r) => r.startupMs))],
   ];
   const first = catchUp.network.map((r) => r.firstRangeMs);
   if (first.every((v) => v !== null)) {
@@ -222,9 +248,9 @@ function catchUpSection(report: MeshReport, catchUp: NonNullable<MeshReport['cat
 function replaySection(chain: ChainInfo, replay: readonly ReplayRun[]): string {
   const intro =
     `The node serving the catch-up's chain (${thousands(chain.blocks)} blocks) sends all of it on ` +
-    '`GET /blocks/stream?min_height=1`, timed from the request to the tip\'s event as the benchmark reads the ' +
+    "`GET /blocks/stream?min_height=1`, timed from the request to the tip's event as the benchmark reads the " +
     'frames (each height checked to follow the one before). The stream reads the block objects from its store in ' +
-    'pages of 100, headers only, no faster than the client\'s queue takes them (docs/node-api.md). Next to it, in ' +
+    "pages of 100, headers only, no faster than the client's queue takes them (docs/node-api.md). Next to it, in " +
     "the benchmark's process on the source store: the same pages of `blockEventsFrom` (what the stream reads), " +
     'and `blocksFrom` in ranges of 500 with every block decoded (what reading whole blocks would cost). ' +
     `${replay.length} runs, one after each network run; **ratio** = median ÷ the median of the header pages.`;
@@ -235,10 +261,19 @@ function replaySection(chain: ChainInfo, replay: readonly ReplayRun[]): string {
     return [what, seconds(m), rate(chain.blocks, m), (m / headers).toFixed(2), runs(values)];
   };
   const rows = [
-    row('**/blocks/stream** on the serving node, to the tip\'s event', replay.map((r) => r.streamMs)),
+    row(
+      "**/blocks/stream** on the serving node, to the tip's event",
+      replay.map((r) => r.streamMs),
+    ),
     ['  to the first event', seconds(median(replay.map((r) => r.firstEventMs))), '', '', runs(replay.map((r) => r.firstEventMs))],
-    row('**header pages** (blockEventsFrom) in one process (baseline)', replay.map((r) => r.headersMs)),
-    row('whole blocks decoded (blocksFrom + blockEvent)', replay.map((r) => r.blocksMs)),
+    row(
+      '**header pages** (blockEventsFrom) in one process (baseline)',
+      replay.map((r) => r.headersMs),
+    ),
+    row(
+      'whole blocks decoded (blocksFrom + blockEvent)',
+      replay.map((r) => r.blocksMs),
+    ),
   ];
   rows[2]![3] = '1 (ref)';
   const table = markdownTable(['measurement', 'median', 'blocks/s', 'ratio', 'runs'], rows, [false, true, true, true, false]);
@@ -255,10 +290,16 @@ function latencySection(latency: LatencyRun): string {
     `${latency.warmup} uncounted ones; A's height went from ${latency.heights[0]} to ${latency.heights[1]} meanwhile, ` +
     `so some transfers met a block being made. Each transfer is timed from the ` +
     `moment its POST is sent to the moment its event reaches the benchmark on B's \`/transactions/stream\` (SSE), ` +
-    'matched by its amount so that an event arriving before the POST\'s answer is timed too; the baseline is the same ' +
-    'POST\'s own round trip on A (signing, the mempool and the gossip publish happen before A answers).';
+    "matched by its amount so that an event arriving before the POST's answer is timed too; the baseline is the same " +
+    "POST's own round trip on A (signing, the mempool and the gossip publish happen before A answers).";
   const rows = [
-    ['POST /transfer on A → event on B\'s /transactions/stream', msText(gossip.medianMs), msText(gossip.p90Ms), msText(gossip.maxMs), (gossip.medianMs / post.medianMs).toFixed(2)],
+    [
+      "POST /transfer on A → event on B's /transactions/stream",
+      msText(gossip.medianMs),
+      msText(gossip.p90Ms),
+      msText(gossip.maxMs),
+      (gossip.medianMs / post.medianMs).toFixed(2),
+    ],
     ['POST /transfer on A, its round trip (baseline)', msText(post.medianMs), msText(post.p90Ms), msText(post.maxMs), '1 (ref)'],
   ];
   const table = markdownTable(['measurement', 'median', 'p90', 'max', 'ratio'], rows, [false, true, true, true, true]);
@@ -289,7 +330,8 @@ export function renderMeshSection(report: MeshReport, goals: readonly Goal[] = e
   );
   parts.push('### Goals');
   parts.push(goalList(goals));
-  if (report.catchUp && report.catchUp.signatures.length > 0 && report.catchUp.local.length > 0 && report.catchUp.network.length > 0) parts.push(catchUpSection(report, report.catchUp));
+  if (report.catchUp && report.catchUp.signatures.length > 0 && report.catchUp.local.length > 0 && report.catchUp.network.length > 0)
+    parts.push(catchUpSection(report, report.catchUp));
   const replay = report.catchUp?.replay ?? [];
   if (report.catchUp && replay.length > 0) parts.push(replaySection(report.catchUp.chain, replay));
   if (report.latency && report.latency.samples.length > 0) parts.push(latencySection(report.latency));

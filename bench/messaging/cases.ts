@@ -15,11 +15,11 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { postJson, stopNode, waitFor, type MeshProcess } from '../../test/mesh-process.ts';
-import { processCpuMs, since } from '../lib/processes.ts';
 import { batchBytesCodec, inboxFramesOf } from '../../core/api/routes/messaging.ts';
 import { encode } from '../../core/encoding/codec.ts';
 import { toHex } from '../../core/encoding/hex.ts';
+import { type MeshProcess, postJson, stopNode, waitFor } from '../../test/mesh-process.ts';
+import { processCpuMs, since } from '../lib/processes.ts';
 
 const PEER = fileURLToPath(new URL('./peer.ts', import.meta.url));
 const wallNow = (): number => performance.timeOrigin + performance.now();
@@ -137,8 +137,6 @@ function counterOf(payload: Uint8Array): number {
   return payload.length < 8 ? -1 : Number(new DataView(payload.buffer, payload.byteOffset).getBigUint64(0));
 }
 
-
-
 /** One message's latency. */
 export interface LatencySample {
   /** POST on A sent to the event's arrival on B's stream. */
@@ -240,9 +238,17 @@ async function throughApi(pair: Pair, o: ThroughputOptions & { readonly count: n
         form === 'single'
           ? await postJson(pair.a, '/mesh/send', { to: pair.b.nodeId, topic, payload_hex: toHex(payloadOf(o.size, first)) })
           : form === 'json'
-            ? await postJson(pair.a, '/mesh/send-batch', { to: pair.b.nodeId, messages: Array.from({ length: count }, (_, i) => ({ topic, payload_hex: toHex(payloadOf(o.size, first + i)) })) })
-            : await postBatchBytes(pair.a, pair.b.nodeId, Array.from({ length: count }, (_, i) => ({ topic, payload: payloadOf(o.size, first + i) })));
-      if (answer.status !== 200) throw new Error(`POST ${form === 'single' ? '/mesh/send' : `/mesh/send-batch (${form})`}: ${answer.status} ${JSON.stringify(answer.body)}`);
+            ? await postJson(pair.a, '/mesh/send-batch', {
+                to: pair.b.nodeId,
+                messages: Array.from({ length: count }, (_, i) => ({ topic, payload_hex: toHex(payloadOf(o.size, first + i)) })),
+              })
+            : await postBatchBytes(
+                pair.a,
+                pair.b.nodeId,
+                Array.from({ length: count }, (_, i) => ({ topic, payload: payloadOf(o.size, first + i) })),
+              );
+      if (answer.status !== 200)
+        throw new Error(`POST ${form === 'single' ? '/mesh/send' : `/mesh/send-batch (${form})`}: ${answer.status} ${JSON.stringify(answer.body)}`);
     }
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
@@ -276,14 +282,19 @@ export async function throughput(pair: Pair, o: ThroughputOptions, rounds: numbe
         parts.batchedCpuMs = { a: since(cpu0[0]!, cpu1[0]!), b: since(cpu0[1]!, cpu1[1]!) };
       },
       async (): Promise<void> => void (parts.batchedJsonMs = await throughApi(pair, o, `json-${round}`, 'json', BATCHES_IN_FLIGHT)),
-      async (): Promise<void> => void (parts.singleMs = await throughApi(pair, { ...o, count: singleCount(o.count) }, `single-${round}`, 'single', o.concurrency)),
-      async (): Promise<void> => void (parts.laneMs = (await bench<{ ms: number }>(pair, '/bench/lane', { count: o.count, size: o.size, batch: o.batch, in_flight: BATCHES_IN_FLIGHT })).ms),
+      async (): Promise<void> =>
+        void (parts.singleMs = await throughApi(pair, { ...o, count: singleCount(o.count) }, `single-${round}`, 'single', o.concurrency)),
+      async (): Promise<void> =>
+        void (parts.laneMs = (
+          await bench<{ ms: number }>(pair, '/bench/lane', { count: o.count, size: o.size, batch: o.batch, in_flight: BATCHES_IN_FLIGHT })
+        ).ms),
       async (): Promise<void> => {
         const raw = await bench<{ ms: number; received: number }>(pair, '/bench/raw', { count: o.count, size: o.size });
         if (raw.received !== o.count) throw new Error(`the sink counted ${raw.received} frames of ${o.count}`);
         parts.bareMs = raw.ms;
       },
-      async (): Promise<void> => void (parts.rpcMs = (await bench<{ ms: number }>(pair, '/bench/rpc', { count: singleCount(o.count), size: o.size, concurrency: o.concurrency })).ms),
+      async (): Promise<void> =>
+        void (parts.rpcMs = (await bench<{ ms: number }>(pair, '/bench/rpc', { count: singleCount(o.count), size: o.size, concurrency: o.concurrency })).ms),
     ];
     for (let i = 0; i < steps.length; i++) await steps[(i + round) % steps.length]!();
     const r = parts as ThroughputRound;
@@ -291,7 +302,9 @@ export async function throughput(pair: Pair, o: ThroughputOptions, rounds: numbe
     const rate = (ms: number, count = o.count): string => `${Math.round((count / ms) * 1000)}/s`;
     const few = singleCount(o.count);
     const cpu = (ms: number | null): string => (ms === null ? '–' : `${Math.round((ms / o.count) * 1000)} µs`);
-    log(`  round ${round + 1}: batched ${rate(r.batchedMs)} (CPU a message: A ${cpu(r.batchedCpuMs.a)}, B ${cpu(r.batchedCpuMs.b)}), batched as JSON ${rate(r.batchedJsonMs)}, bare stream ${rate(r.bareMs)} (${Math.round((r.bareMs / r.batchedMs) * 100)} %), one per POST ${rate(r.singleMs, few)}, lane without HTTP ${rate(r.laneMs)}, network-port requests ${rate(r.rpcMs, few)}`);
+    log(
+      `  round ${round + 1}: batched ${rate(r.batchedMs)} (CPU a message: A ${cpu(r.batchedCpuMs.a)}, B ${cpu(r.batchedCpuMs.b)}), batched as JSON ${rate(r.batchedJsonMs)}, bare stream ${rate(r.bareMs)} (${Math.round((r.bareMs / r.batchedMs) * 100)} %), one per POST ${rate(r.singleMs, few)}, lane without HTTP ${rate(r.laneMs)}, network-port requests ${rate(r.rpcMs, few)}`,
+    );
   }
   return out;
 }

@@ -14,7 +14,7 @@ import { runBench } from '../cli.ts';
 import { beginMarker, endMarker, resultPaths, writeReport } from '../lib/results.ts';
 import type { ThroughputRound } from './cases.ts';
 import { parseMessagingBenchArgs } from './node.ts';
-import { evaluateMessagingGoals, MESSAGING_REPORT, renderMessagingSection, type MessagingReport } from './report.ts';
+import { evaluateMessagingGoals, MESSAGING_REPORT, type MessagingReport, renderMessagingSection } from './report.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'mesh-messaging-bench-test-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -26,7 +26,10 @@ test('options: defaults, --quick defaults, and refusals', () => {
     { messages: 1_000, count: 20_000, rounds: 3, concurrency: 32, batch: 1024, size: 1024, write: true },
   );
   const quick = parseMessagingBenchArgs(['--quick']);
-  assert.deepEqual({ messages: quick.messages, count: quick.count, rounds: quick.rounds, write: quick.write }, { messages: 100, count: 2_000, rounds: 1, write: false });
+  assert.deepEqual(
+    { messages: quick.messages, count: quick.count, rounds: quick.rounds, write: quick.write },
+    { messages: 100, count: 2_000, rounds: 1, write: false },
+  );
   assert.equal(parseMessagingBenchArgs(['--quick', '--write']).write, true);
   assert.equal(parseMessagingBenchArgs(['--messages', '0', '--count', '0']).count, 0);
   assert.throws(() => parseMessagingBenchArgs(['--size', '4']), /--size takes an integer from 8 to 65536/);
@@ -54,20 +57,32 @@ function fakeReport(events: number[], rounds: ThroughputRound[]): MessagingRepor
   };
 }
 
-test('goals: median under 10 ms, p99 under 50 ms, messages at least half the bare stream\'s rate; n/a when unmeasured', () => {
+test("goals: median under 10 ms, p99 under 50 ms, messages at least half the bare stream's rate; n/a when unmeasured", () => {
   // 100 samples: 98 of 4 ms, then 40 and 60 ms: p99 is the 99th, 40 ms.
   const events = [...Array.from({ length: 98 }, () => 4), 40, 60];
   const good = evaluateMessagingGoals(fakeReport(events, [round(1_000, 1_500), round(1_100, 1_800), round(900, 1_600)]));
-  assert.deepEqual(good.map((g) => g.met), [true, true, true]);
+  assert.deepEqual(
+    good.map((g) => g.met),
+    [true, true, true],
+  );
   assert.equal(good[0]!.detail, 'median 4.00 ms over 100 messages of 1024 bytes');
   assert.equal(good[1]!.detail, 'p99 40.0 ms, worst 60.0 ms');
   // Medians: messages 1000/s, bare 625/s (as rates: 1000, 909, 1111 → 1000; bare 667, 556, 625 → 625);
   // the share is the median of each round's: 1.5, 1.64, 1.78 → 163.6 %, not 1000/625.
-  assert.match(good[2]!.detail, /^1000 messages\/s against the bare stream's 625\/s: 163\.6 % \(medians of 3 rounds of 1000 messages, the share taken in each round; 256 a POST, 4 POSTs at a time\)$/);
+  assert.match(
+    good[2]!.detail,
+    /^1000 messages\/s against the bare stream's 625\/s: 163\.6 % \(medians of 3 rounds of 1000 messages, the share taken in each round; 256 a POST, 4 POSTs at a time\)$/,
+  );
   const bad = evaluateMessagingGoals(fakeReport([12, 12, 70], [round(10_000, 100)]));
-  assert.deepEqual(bad.map((g) => g.met), [false, false, false]);
+  assert.deepEqual(
+    bad.map((g) => g.met),
+    [false, false, false],
+  );
   assert.match(bad[2]!.detail, /^100 messages\/s against the bare stream's 10000\/s: 1\.0 %/);
-  assert.deepEqual(evaluateMessagingGoals(fakeReport([], [])).map((g) => g.met), [null, null, null]);
+  assert.deepEqual(
+    evaluateMessagingGoals(fakeReport([], [])).map((g) => g.met),
+    [null, null, null],
+  );
 });
 
 test('report: the section and the JSON are written, other sections kept byte for byte', async () => {
@@ -101,7 +116,10 @@ test('mesh bench messaging --quick: a small run on real node processes end to en
   const { result: code, output: said } = await captureOutput(process.stdout, () => runBench(['messaging', '--quick', '--messages', '20', '--count', '100']));
   assert.equal(code, 0, said);
   assert.match(said, /POST on A → event on B: median [\d.]+ ms, p99 [\d.]+ ms/);
-  assert.match(said, /round 1: batched \d+\/s \(CPU a message: A \d+ µs, B \d+ µs\), batched as JSON \d+\/s, bare stream \d+\/s \(\d+ %\), one per POST \d+\/s, lane without HTTP \d+\/s, network-port requests \d+\/s/);
+  assert.match(
+    said,
+    /round 1: batched \d+\/s \(CPU a message: A \d+ µs, B \d+ µs\), batched as JSON \d+\/s, bare stream \d+\/s \(\d+ %\), one per POST \d+\/s, lane without HTTP \d+\/s, network-port requests \d+\/s/,
+  );
   assert.match(said, /quick run: bench\/RESULTS\.md and bench\/results\/messaging\.json left as they were/);
   assert.deepEqual(await Promise.all([markdown, json].map((p) => readFile(p, 'utf8').catch(() => null))), before);
 });

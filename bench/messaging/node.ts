@@ -5,22 +5,33 @@
  * and to the network port's requests alone. Writes bench/results/messaging.json and the messaging
  * section of bench/RESULTS.md.
  */
-import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
+
+import { MAX_BATCH_MESSAGES } from '../../core/messaging/messaging.ts';
+import { command, type OptionValues, option } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { otherProcessesShare } from '../lib/processes.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
-import { median, percentile } from '../lib/timing.ts';
 import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
-import { MAX_BATCH_MESSAGES } from '../../core/messaging/messaging.ts';
+import { median, percentile } from '../lib/timing.ts';
 import { latency, startPair, stopPair, throughput } from './cases.ts';
-import { MESSAGING_REPORT, throughputFigures, type MessagingReport } from './report.ts';
+import { MESSAGING_REPORT, type MessagingReport, throughputFigures } from './report.ts';
 
 const messagingOptions = {
   ...runOptions,
-  messages: option({ value: 'N', description: 'messages timed one at a time for the latency; 0 skips it', parse: integer(0, 100_000), shown: '1000; 100 with --quick' }),
-  count: option({ value: 'N', description: 'messages in each throughput round; 0 skips the throughput', parse: integer(0, 1_000_000), shown: '20000; 2000 with --quick' }),
+  messages: option({
+    value: 'N',
+    description: 'messages timed one at a time for the latency; 0 skips it',
+    parse: integer(0, 100_000),
+    shown: '1000; 100 with --quick',
+  }),
+  count: option({
+    value: 'N',
+    description: 'messages in each throughput round; 0 skips the throughput',
+    parse: integer(0, 1_000_000),
+    shown: '20000; 2000 with --quick',
+  }),
   rounds: option({ value: 'N', description: 'throughput rounds', parse: integer(1, 50), shown: '3; 1 with --quick' }),
   concurrency: option({ value: 'N', description: 'single POSTs (and network-port requests) in flight at a time', parse: integer(1, 256), default: 32 }),
   batch: option({ value: 'N', description: 'messages in one POST /mesh/send-batch', parse: integer(1, MAX_BATCH_MESSAGES), default: MAX_BATCH_MESSAGES }),
@@ -85,7 +96,9 @@ export async function runMessagingBenchWith(options: MessagingBenchOptions, comm
       log(`\n== throughput: ${o.count} messages of ${o.size} bytes, ${options.rounds} round${options.rounds === 1 ? '' : 's'}`);
       throughputPart = { ...o, rounds: await throughput(pair, o, options.rounds, log) };
       const f = throughputFigures(throughputPart);
-      log(`  medians: batched ${Math.round(f.batched)}/s, bare stream ${Math.round(f.bare)}/s (${(f.share * 100).toFixed(1)} %), one per POST ${Math.round(f.single)}/s`);
+      log(
+        `  medians: batched ${Math.round(f.batched)}/s, bare stream ${Math.round(f.bare)}/s (${(f.share * 100).toFixed(1)} %), one per POST ${Math.round(f.single)}/s`,
+      );
     }
   } catch (error) {
     log(`A's log:\n${pair.a.log()}\nB's log:\n${pair.b.log()}`);

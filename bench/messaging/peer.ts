@@ -117,7 +117,10 @@ async function laneMessages(to: Uint8Array, count: number, size: number, batch: 
     while (next < count) {
       const first = next;
       next = Math.min(count, next + batch);
-      await node.services.messaging.messaging.sendMany(to, Array.from({ length: next - first }, () => ({ topic, payload })));
+      await node.services.messaging.messaging.sendMany(
+        to,
+        Array.from({ length: next - first }, () => ({ topic, payload })),
+      );
     }
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
@@ -127,16 +130,20 @@ async function laneMessages(to: Uint8Array, count: number, size: number, batch: 
 const token = toHex(systemRandom.bytes(16));
 const api = createNodeApi({ services: node.services, token });
 const json = (value: unknown): Response => new Response(JSON.stringify(value), { headers: { 'content-type': 'application/json' } });
-const server = await serveFetch(async (request) => {
-  const url = new URL(request.url);
-  if (request.method !== 'POST' || !url.pathname.startsWith('/bench/')) return api(request);
-  const body = (await request.json()) as { to: string; count: number; size: number; concurrency?: number; batch?: number; in_flight?: number };
-  const to = fromHex(body.to, 32);
-  if (url.pathname === '/bench/raw') return json(await rawStream(to, body.count, body.size));
-  if (url.pathname === '/bench/rpc') return json(await rpcRequests(to, body.count, body.size, body.concurrency ?? 1));
-  if (url.pathname === '/bench/lane') return json(await laneMessages(to, body.count, body.size, body.batch ?? 1, body.in_flight ?? 1));
-  return api(request);
-}, '127.0.0.1', 0);
+const server = await serveFetch(
+  async (request) => {
+    const url = new URL(request.url);
+    if (request.method !== 'POST' || !url.pathname.startsWith('/bench/')) return api(request);
+    const body = (await request.json()) as { to: string; count: number; size: number; concurrency?: number; batch?: number; in_flight?: number };
+    const to = fromHex(body.to, 32);
+    if (url.pathname === '/bench/raw') return json(await rawStream(to, body.count, body.size));
+    if (url.pathname === '/bench/rpc') return json(await rpcRequests(to, body.count, body.size, body.concurrency ?? 1));
+    if (url.pathname === '/bench/lane') return json(await laneMessages(to, body.count, body.size, body.batch ?? 1, body.in_flight ?? 1));
+    return api(request);
+  },
+  '127.0.0.1',
+  0,
+);
 
 process.stdout.write([`bench-node ${node.nodeId}`, `token ${token}`, `http ${server.url}`, ...network.addresses().map((a) => `p2p ${a}`), ''].join('\n'));
 await stopped;

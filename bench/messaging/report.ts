@@ -3,12 +3,12 @@
  * of bench/RESULTS.md. Pure functions of the results; node.ts measures and writes.
  */
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
 import { median, percentile } from '../lib/timing.ts';
 import { BUSY_SHARE } from '../mesh/report.ts';
-import { BATCHES_IN_FLIGHT, singleCount, type LatencySample, type ThroughputOptions, type ThroughputRound } from './cases.ts';
+import { BATCHES_IN_FLIGHT, type LatencySample, singleCount, type ThroughputOptions, type ThroughputRound } from './cases.ts';
 
 export interface MessagingReport extends RunInfo {
   readonly node: { readonly version: string };
@@ -44,7 +44,15 @@ export function throughputFigures(t: NonNullable<MessagingReport['throughput']>)
   // The share is taken in each round, the two measured side by side, then its median: a busy
   // moment that slows one round's both ways does not count against one of them alone.
   const share = median(t.rounds.map((r) => r.bareMs / r.batchedMs));
-  return { batched: rate((r) => r.batchedMs), batchedJson: rate((r) => r.batchedJsonMs), single: rate((r) => r.singleMs, few), lane: rate((r) => r.laneMs), bare: rate((r) => r.bareMs), rpc: rate((r) => r.rpcMs, few), share };
+  return {
+    batched: rate((r) => r.batchedMs),
+    batchedJson: rate((r) => r.batchedJsonMs),
+    single: rate((r) => r.singleMs, few),
+    lane: rate((r) => r.laneMs),
+    bare: rate((r) => r.bareMs),
+    rpc: rate((r) => r.rpcMs, few),
+    share,
+  };
 }
 
 export function evaluateMessagingGoals(report: MessagingReport): Goal[] {
@@ -58,7 +66,11 @@ export function evaluateMessagingGoals(report: MessagingReport): Goal[] {
   } else {
     const m = median(events);
     const p99 = percentile(events, 99);
-    goals.push({ title: medianTitle, met: m < LATENCY_MEDIAN_GOAL_MS, detail: `median ${msText(m)} over ${events.length} messages of ${report.latency!.size} bytes` });
+    goals.push({
+      title: medianTitle,
+      met: m < LATENCY_MEDIAN_GOAL_MS,
+      detail: `median ${msText(m)} over ${events.length} messages of ${report.latency!.size} bytes`,
+    });
     goals.push({ title: p99Title, met: p99 < LATENCY_P99_GOAL_MS, detail: `p99 ${msText(p99)}, worst ${msText(Math.max(...events))}` });
   }
   const t = report.throughput;
@@ -80,14 +92,21 @@ export function evaluateMessagingGoals(report: MessagingReport): Goal[] {
 function latencySection(l: NonNullable<MessagingReport['latency']>): string {
   const rows = (['eventMs', 'postMs'] as const).map((key) => {
     const values = l.samples.map((s) => s[key]);
-    const label = key === 'eventMs' ? '**POST on A → the event on B\'s stream**' : 'POST on A → its answer (B\'s acknowledgement)';
-    return [label, msText(median(values)), msText(percentile(values, 90)), msText(percentile(values, 99)), msText(Math.min(...values)), msText(Math.max(...values))];
+    const label = key === 'eventMs' ? "**POST on A → the event on B's stream**" : "POST on A → its answer (B's acknowledgement)";
+    return [
+      label,
+      msText(median(values)),
+      msText(percentile(values, 90)),
+      msText(percentile(values, 99)),
+      msText(Math.min(...values)),
+      msText(Math.max(...values)),
+    ];
   });
   return (
     `### Latency\n\n${l.samples.length} messages of ${l.size} bytes, one at a time, after ${l.warmup} uncounted ones: POST /mesh/send on A ` +
-    'timed from the request being sent to the message\'s event arriving on B\'s `/mesh/messages/stream` (read by the benchmark as it ' +
-    'comes), and to the POST\'s answer. The path: HTTP into A, the AppMessage on A\'s lane to B (one libp2p stream kept open, noise and yamux), B\'s check of the sender and its inbox, ' +
-    'the SSE event out of B, and B\'s AppAck back.\n\n' +
+    "timed from the request being sent to the message's event arriving on B's `/mesh/messages/stream` (read by the benchmark as it " +
+    "comes), and to the POST's answer. The path: HTTP into A, the AppMessage on A's lane to B (one libp2p stream kept open, noise and yamux), B's check of the sender and its inbox, " +
+    "the SSE event out of B, and B's AppAck back.\n\n" +
     markdownTable(['measurement', 'median', 'p90', 'p99', 'min', 'max'], rows, [false, true, true, true, true, true])
   );
 }
@@ -104,8 +123,8 @@ function throughputSection(t: NonNullable<MessagingReport['throughput']>): strin
     [
       row(`**messages: POST /mesh/send-batch on A as bytes (${t.batch} a POST) → B's stream**`, f.batched),
       row(`messages: POST /mesh/send-batch on A as JSON (${t.batch} a POST) → B's stream`, f.batchedJson),
-      row('messages: POST /mesh/send on A (one a POST) → B\'s stream', f.single),
-      row('messages from inside A (its lane to B, no HTTP into A), to B\'s acknowledgement', f.lane),
+      row("messages: POST /mesh/send on A (one a POST) → B's stream", f.single),
+      row("messages from inside A (its lane to B, no HTTP into A), to B's acknowledgement", f.lane),
       row('requests on the network port, one stream each (no HTTP, no inbox)', f.rpc),
       row('one bare libp2p stream, length-prefixed frames (ref)', f.bare),
     ],
@@ -118,11 +137,11 @@ function throughputSection(t: NonNullable<MessagingReport['throughput']>): strin
     `(POST /mesh/send, ${t.concurrency} at a time), each until the last is on B's stream (read as bytes: Accept: application/octet-stream); from inside A's process, its messaging sending ` +
     `the same batches on its lane to B (no HTTP, JSON or hex on A's side), until the last acknowledgement; as many requests on the network port's ` +
     `\`bench.rpc\` (${t.concurrency} at a time, each its own libp2p stream, answered empty); and one bare libp2p stream from A to a sink on B, ` +
-    'written in batches of 64 frames, timed from the dial to the sink\'s count. MB/s counts payload bytes. ' +
+    "written in batches of 64 frames, timed from the dial to the sink's count. MB/s counts payload bytes. " +
     `Medians of the rounds. CPU per message while the batched API carried them as bytes: A ${cpu((r) => r.batchedCpuMs.a)}, B ${cpu((r) => r.batchedCpuMs.b)}.\n\n${table}\n\n` +
     'Messages travel on a lane: one libp2p stream from A to B kept open, AppMessage frames written back to back and AppAck frames ' +
     'coming back in order. A message through the API also costs its share of an HTTP request into A (as bytes: a decode; as JSON: ' +
-    'a parse, a check per field and hex), B\'s check and inbox, and a frame out of B\'s stream; the bare stream carries frames back to back with nothing to do at either end.'
+    "a parse, a check per field and hex), B's check and inbox, and a frame out of B's stream; the bare stream carries frames back to back with nothing to do at either end."
   );
 }
 
@@ -130,9 +149,9 @@ export function renderMessagingSection(report: MessagingReport, goals: readonly 
   const parts = ['## App messaging'];
   parts.push(measuredLine(report, `Node ${report.node.version}`, 'messages'));
   parts.push(
-    'Two node processes on loopback (bench/messaging/peer.ts: the node `mesh node --devnet` runs — MeshNode on the Node host\'s libp2p, ' +
-      'its HTTP API on node:http — over a chain in memory, which messaging never touches, with the baselines\' protocols added), ' +
-      'A bootstrapped from B. The benchmark process sends through A\'s HTTP API and reads B\'s event stream.',
+    "Two node processes on loopback (bench/messaging/peer.ts: the node `mesh node --devnet` runs — MeshNode on the Node host's libp2p, " +
+      "its HTTP API on node:http — over a chain in memory, which messaging never touches, with the baselines' protocols added), " +
+      "A bootstrapped from B. The benchmark process sends through A's HTTP API and reads B's event stream.",
   );
   const share = report.othersShare;
   parts.push(

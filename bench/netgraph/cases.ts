@@ -8,9 +8,9 @@
  * upkeep).
  */
 import { execFile } from 'node:child_process';
-import { getJson, startNode, stopNode, tcpAddress, waitFor, type MeshProcess } from '../../test/mesh-process.ts';
 import type { NetgraphView } from '../../core/netgraph/netgraph.ts';
 import type { PeerView } from '../../core/netgraph/peer-pings.ts';
+import { getJson, type MeshProcess, startNode, stopNode, tcpAddress, waitFor } from '../../test/mesh-process.ts';
 
 /** One socket's counters, as `ss -tinp` shows them. */
 export interface SocketBytes {
@@ -97,7 +97,11 @@ export async function measureTraffic(options: TrafficOptions): Promise<TrafficRu
       const bootstrap = [...new Set([tcpAddress(started[0]!), tcpAddress(started[i - 1]!)])];
       started.push(await startNode({ blockIntervalMs: options.blockIntervalMs, bootstrap, extraArgs }));
     }
-    await waitFor('every node has a peer', async () => (await Promise.all(started.map((n) => getJson<{ peers: PeerView[] }>(n, '/peers')))).every((p) => p.peers.length > 0), 60_000);
+    await waitFor(
+      'every node has a peer',
+      async () => (await Promise.all(started.map((n) => getJson<{ peers: PeerView[] }>(n, '/peers')))).every((p) => p.peers.length > 0),
+      60_000,
+    );
     await sleep(options.warmupMs);
     const before = await readSockets();
     await sleep(options.windowMs);
@@ -118,7 +122,9 @@ export async function measureTraffic(options: TrafficOptions): Promise<TrafficRu
       links: views.map((v) => v.links.length),
       coordinates: views.map((v) => v.coordinates.length),
     };
-    options.log(`  ${options.nodes} nodes, pings every ${options.pingIntervalMs} ms: ${Math.round(mean(run.bytesPerMinute))} B per node per minute (${Math.round(mean(peers) * 10) / 10} peers, ${Math.round(mean(run.links) * 10) / 10} links held)`);
+    options.log(
+      `  ${options.nodes} nodes, pings every ${options.pingIntervalMs} ms: ${Math.round(mean(run.bytesPerMinute))} B per node per minute (${Math.round(mean(peers) * 10) / 10} peers, ${Math.round(mean(run.links) * 10) / 10} links held)`,
+    );
     return run;
   } finally {
     await Promise.all(started.map((n) => stopNode(n)));

@@ -1,7 +1,7 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { bytesBetween, parseSs } from './cases.ts';
-import { renderNetgraphSection, evaluateNetgraphGoals, type NetgraphReport } from './report.ts';
+import { evaluateNetgraphGoals, type NetgraphReport, renderNetgraphSection } from './report.ts';
 
 const SS = [
   '0      0       127.0.0.1:42231 127.0.0.1:57442 users:(("MainThread",pid=25983,fd=40))',
@@ -26,11 +26,25 @@ test('bench netgraph: bytes between two readings per process; a socket opened in
     { pid: 1, key: 'y', sent: 5, received: 6 },
     { pid: 2, key: 'z', sent: 1, received: 2 },
   ];
-  assert.deepEqual([...bytesBetween(before, after)], [[1, { sent: 65, received: 26 }], [2, { sent: 1, received: 2 }]]);
+  assert.deepEqual(
+    [...bytesBetween(before, after)],
+    [
+      [1, { sent: 65, received: 26 }],
+      [2, { sent: 1, received: 2 }],
+    ],
+  );
 });
 
 test('bench netgraph: the report gives the cost as the difference of the two runs at each size', () => {
-  const run = (nodes: number, pingIntervalMs: number, bytes: number) => ({ nodes, pingIntervalMs, windowMs: 60_000, bytesPerMinute: [bytes, bytes], peers: [2, 2], links: [3, 3], coordinates: [2, 2] });
+  const run = (nodes: number, pingIntervalMs: number, bytes: number) => ({
+    nodes,
+    pingIntervalMs,
+    windowMs: 60_000,
+    bytesPerMinute: [bytes, bytes],
+    peers: [2, 2],
+    links: [3, 3],
+    coordinates: [2, 2],
+  });
   const report: NetgraphReport = {
     command: 'npx mesh bench netgraph',
     date: '2026-11-27T15:00:00.000Z',

@@ -3,14 +3,15 @@
  * real nodes on loopback, next to the same nodes without it (cases.ts); writes
  * bench/results/netgraph.json and the netgraph section of bench/RESULTS.md.
  */
-import { command, list, option, type OptionValues } from '../../host-node/cli/command.ts';
+
+import { PING_INTERVAL_MS } from '../../core/netgraph/peer-pings.ts';
+import { command, list, type OptionValues, option } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { PING_INTERVAL_MS } from '../../core/netgraph/peer-pings.ts';
 import { stopAll } from '../../test/mesh-process.ts';
-import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { measureTraffic } from './cases.ts';
 import { NETGRAPH_REPORT, type NetgraphReport, type SizeResult } from './report.ts';
 

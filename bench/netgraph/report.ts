@@ -3,7 +3,7 @@
  * to the same nodes' traffic without it, and the Markdown section of bench/RESULTS.md.
  */
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
 import { mean, type TrafficRun } from './cases.ts';
@@ -30,20 +30,23 @@ export function costPerNode(size: SizeResult): number {
 }
 
 export function evaluateNetgraphGoals(report: NetgraphReport): Goal[] {
-  const title = "The measurement's cost: bytes per node per minute spent on pings, link samples and coordinates, at 3 and at 10 nodes (a figure to report; no bound is set)";
+  const title =
+    "The measurement's cost: bytes per node per minute spent on pings, link samples and coordinates, at 3 and at 10 nodes (a figure to report; no bound is set)";
   const wanted = [3, 10].map((n) => report.sizes.find((s) => s.nodes === n));
   if (wanted.some((s) => s === undefined)) return [unmeasured(title, `measured at ${report.sizes.map((s) => s.nodes).join(' and ') || 'no'} nodes only`)];
   return [
     {
       title,
       met: true,
-      detail: wanted.map((s) => `${s!.nodes} nodes: ${kb(costPerNode(s!))} per node per minute, next to ${kb(mean(s!.off.bytesPerMinute))} for everything else`).join('; '),
+      detail: wanted
+        .map((s) => `${s!.nodes} nodes: ${kb(costPerNode(s!))} per node per minute, next to ${kb(mean(s!.off.bytesPerMinute))} for everything else`)
+        .join('; '),
     },
   ];
 }
 
 export function renderNetgraphSection(report: NetgraphReport, goals: readonly Goal[] = evaluateNetgraphGoals(report)): string {
-  const parts = ['## Network graph: the measurement\'s cost'];
+  const parts = ["## Network graph: the measurement's cost"];
   parts.push(measuredLine(report, `Node ${report.node.version}`, 'seconds'));
   parts.push(
     'Real `mesh node --devnet` processes on loopback (the first mining, a block every ' +
@@ -59,10 +62,30 @@ export function renderNetgraphSection(report: NetgraphReport, goals: readonly Go
   parts.push(goalList(goals));
   const rows = report.sizes.flatMap((s) => [
     [`**${s.nodes} nodes: the measurement's cost**`, `**${kb(costPerNode(s))}**`, '', '', ''],
-    [`▸ with pings every ${s.measuring.pingIntervalMs / 1000} s`, kb(mean(s.measuring.bytesPerMinute)), (Math.round(mean(s.measuring.peers) * 10) / 10).toString(), (Math.round(mean(s.measuring.links) * 10) / 10).toString(), (Math.round(mean(s.measuring.coordinates) * 10) / 10).toString()],
-    ['· baseline: pings a day apart', kb(mean(s.off.bytesPerMinute)), (Math.round(mean(s.off.peers) * 10) / 10).toString(), (Math.round(mean(s.off.links) * 10) / 10).toString(), (Math.round(mean(s.off.coordinates) * 10) / 10).toString()],
+    [
+      `▸ with pings every ${s.measuring.pingIntervalMs / 1000} s`,
+      kb(mean(s.measuring.bytesPerMinute)),
+      (Math.round(mean(s.measuring.peers) * 10) / 10).toString(),
+      (Math.round(mean(s.measuring.links) * 10) / 10).toString(),
+      (Math.round(mean(s.measuring.coordinates) * 10) / 10).toString(),
+    ],
+    [
+      '· baseline: pings a day apart',
+      kb(mean(s.off.bytesPerMinute)),
+      (Math.round(mean(s.off.peers) * 10) / 10).toString(),
+      (Math.round(mean(s.off.links) * 10) / 10).toString(),
+      (Math.round(mean(s.off.coordinates) * 10) / 10).toString(),
+    ],
   ]);
-  parts.push(markdownTable(['run', 'TCP bytes per node per minute (mean)', 'peers per node', 'link samples held', 'coordinates held'], rows, [false, true, true, true, true]));
+  parts.push(
+    markdownTable(['run', 'TCP bytes per node per minute (mean)', 'peers per node', 'link samples held', 'coordinates held'], rows, [
+      false,
+      true,
+      true,
+      true,
+      true,
+    ]),
+  );
   parts.push(`Window ${report.sizes[0] ? report.sizes[0].measuring.windowMs / 1000 : '–'} s per run.`);
   return parts.join('\n\n');
 }

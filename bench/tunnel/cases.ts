@@ -12,9 +12,9 @@
  * Up: the sender sends, the receiver counts until the FIN and answers the count (timed to the
  * answer). Down: the receiver asks for the count and counts what arrives until the FIN.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { processCpuMs, since } from '../lib/processes.ts';
@@ -199,7 +199,12 @@ export async function measure(setup: Setup, kind: Case, direction: Direction, to
   const before = await Promise.all(pids.map(processCpuMs));
   let result: { bytes: number; ms: number };
   if (kind === 'libp2p' || kind === 'port') result = await setup.a.call('exchange', { node: setup.b.nodeId, bytes: total, direction, via: kind });
-  else result = await tcpExchange(kind === 'tunnel' ? setup.forwards[direction] : direction === 'up' ? setup.services.sink : setup.services.source, total, direction);
+  else
+    result = await tcpExchange(
+      kind === 'tunnel' ? setup.forwards[direction] : direction === 'up' ? setup.services.sink : setup.services.source,
+      total,
+      direction,
+    );
   if (result.bytes !== total) throw new Error(`${kind} ${direction}: ${result.bytes} bytes arrived of ${total}`);
   const after = await Promise.all(pids.map(processCpuMs));
   const [a, b] = [since(before[0]!, after[0]!), since(before[1]!, after[1]!)];

@@ -4,14 +4,14 @@
  * processes in one run. Writes bench/results/tunnel.json and the tunnel section of bench/RESULTS.md.
  */
 import { resolve } from 'node:path';
-import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
+import { command, type OptionValues, option } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { integer } from '../../host-node/cli/values.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { otherProcessesShare } from '../lib/processes.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
-import { measureRounds, startSetup, stopSetup, type Sample } from './cases.ts';
+import { measureRounds, type Sample, startSetup, stopSetup } from './cases.ts';
 import { TUNNEL_REPORT, type TunnelReport } from './report.ts';
 
 const tunnelOptions = {

@@ -9,14 +9,14 @@
  * {ready: {node_id, addr}}.
  */
 import { createInterface } from 'node:readline';
-import type { Stream } from '@libp2p/interface';
 import { publicKeyFromRaw } from '@libp2p/crypto/keys';
+import type { Stream } from '@libp2p/interface';
 import { peerIdFromPublicKey } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
 import { SigningKey } from '../../core/crypto/ed25519.ts';
 import { fromHex, toHex } from '../../core/encoding/hex.ts';
 import { readAll } from '../../core/net/duplex.ts';
-import { streamProtocolId, type PeerStream } from '../../core/net/network.ts';
+import { type PeerStream, streamProtocolId } from '../../core/net/network.ts';
 import { parseLoopbackAddress } from '../../core/tunnel/address.ts';
 import { TunnelService } from '../../core/tunnel/tunnels.ts';
 import { startP2PNetwork } from '../../host-node/p2p.ts';
@@ -135,8 +135,14 @@ async function main(): Promise<void> {
   const ops: Record<string, (request: Record<string, unknown>) => Promise<unknown>> = {
     dial: async ({ addr }) => void (await network.libp2p.dial(multiaddr(String(addr)))),
     listen: ({ protocol, target, allow }) =>
-      tunnels.open({ kind: 'listen', protocol: String(protocol), target: parseLoopbackAddress(String(target), 'target'), allow: (allow as string[]).map((id) => fromHex(id, 32)) }),
-    forward: ({ protocol, node }) => tunnels.open({ kind: 'forward', protocol: String(protocol), node: fromHex(String(node), 32), bind: { host: '127.0.0.1', port: 0 } }),
+      tunnels.open({
+        kind: 'listen',
+        protocol: String(protocol),
+        target: parseLoopbackAddress(String(target), 'target'),
+        allow: (allow as string[]).map((id) => fromHex(id, 32)),
+      }),
+    forward: ({ protocol, node }) =>
+      tunnels.open({ kind: 'forward', protocol: String(protocol), node: fromHex(String(node), 32), bind: { host: '127.0.0.1', port: 0 } }),
     tunnels: async () => tunnels.list(),
     exchange: ({ node, bytes, direction, via }) => exchange(String(node), Number(bytes), direction as Direction, via as Via),
     cpu: async () => processCpuMs(process.pid),

@@ -3,12 +3,12 @@
  * bench/RESULTS.md. Pure functions of the results; node.ts measures and writes.
  */
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
 import { median } from '../lib/timing.ts';
 import { BUSY_SHARE } from '../mesh/report.ts';
-import { CASES, DIRECTIONS, mbps, type Case, type Sample } from './cases.ts';
+import { CASES, type Case, DIRECTIONS, mbps, type Sample } from './cases.ts';
 import type { Direction } from './peer.ts';
 
 export interface TunnelReport extends RunInfo {
@@ -71,7 +71,13 @@ export function evaluateTunnelGoals(report: TunnelReport): Goal[] {
   const detail = shares
     .map(({ direction, figures }) => `${WAYS[direction]} ${rate(figures!.tunnel.medianMbps)} vs ${rate(figures!.bare.medianMbps)}: ${percent(figures!.share)}`)
     .join('; ');
-  return [{ title: GOAL_TITLE, met: shares.every((s) => s.figures!.share >= TUNNEL_SHARE_GOAL), detail: `${detail} (medians of ${report.runs} runs of ${report.bytes / (1024 * 1024)} MiB)` }];
+  return [
+    {
+      title: GOAL_TITLE,
+      met: shares.every((s) => s.figures!.share >= TUNNEL_SHARE_GOAL),
+      detail: `${detail} (medians of ${report.runs} runs of ${report.bytes / (1024 * 1024)} MiB)`,
+    },
+  ];
 }
 
 const LABELS: Record<Case, string> = {

@@ -24,7 +24,10 @@ const MIB = 1024 * 1024;
 
 test('options: defaults, --quick defaults, and refusals', () => {
   const full = parseTunnelBenchArgs([]);
-  assert.deepEqual({ runs: full.runs, mib: full.mib, write: full.write, quick: full.quick, prof: full.cpuProfDir }, { runs: 7, mib: 64, write: true, quick: false, prof: null });
+  assert.deepEqual(
+    { runs: full.runs, mib: full.mib, write: full.write, quick: full.quick, prof: full.cpuProfDir },
+    { runs: 7, mib: 64, write: true, quick: false, prof: null },
+  );
   const quick = parseTunnelBenchArgs(['--quick']);
   assert.deepEqual({ runs: quick.runs, mib: quick.mib, write: quick.write }, { runs: 2, mib: 8, write: false });
   assert.equal(parseTunnelBenchArgs(['--quick', '--write']).write, true);
@@ -69,7 +72,7 @@ const FIGURES = {
   'tcp down': [100, 100, 100],
 };
 
-test('tunnel goal: the tunnel\'s median over the bare stream\'s, each way; missed when either way is under half; n/a when unmeasured', () => {
+test("tunnel goal: the tunnel's median over the bare stream's, each way; missed when either way is under half; n/a when unmeasured", () => {
   const [goal] = evaluateTunnelGoals(fakeReport(samples(FIGURES)));
   assert.equal(goal!.met, true);
   // Up: 64 MiB in 900 ms is 75 MB/s, in 500 ms 134 MB/s: 56%. Down: 96 MB/s vs 168 MB/s: 57%.

@@ -7,8 +7,9 @@
  *   memory store) from the same checkpoint;
  * - the page's bundle, gzipped, next to libp2p's own minimal browser node bundled the same way.
  */
-import { gzipSync } from 'node:zlib';
+
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
 import type { Browser } from 'playwright-core';
 import { SigningKey } from '../../core/crypto/ed25519.ts';
@@ -22,7 +23,7 @@ import { lightNodeServices } from '../../core/node/services.ts';
 import { MemoryStore } from '../../core/store/kv.ts';
 import { startP2PNetwork } from '../../host-node/p2p.ts';
 import { WALLET_BUILD, walletBundle } from '../../host-node/wallet-site.ts';
-import { getJson, tcpAddress, type MeshProcess } from '../../test/mesh-process.ts';
+import { getJson, type MeshProcess, tcpAddress } from '../../test/mesh-process.ts';
 
 const MINIMAL = fileURLToPath(new URL('./libp2p-minimal.ts', import.meta.url));
 
@@ -89,7 +90,12 @@ export async function nodeLightStart(host: MeshProcess, params: ChainParams, key
     try {
       while (toHex(chain.tip.hash) !== tipHash) await new Promise((resolve) => setTimeout(resolve, 2));
       const ms = performance.now() - started;
-      return { ms, balance: formatCredits(chain.state.account(key.publicKey).balance), checkpointHeight: config.checkpoint.height, tipHeight: chain.tip.height };
+      return {
+        ms,
+        balance: formatCredits(chain.state.account(key.publicKey).balance),
+        checkpointHeight: config.checkpoint.height,
+        tipHeight: chain.tip.height,
+      };
     } finally {
       await node.stop();
     }

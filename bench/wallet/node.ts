@@ -4,7 +4,7 @@
  * bench/results/wallet.json and the wallet section of bench/RESULTS.md.
  */
 import { tmpdir } from 'node:os';
-import { command, option, type OptionValues } from '../../host-node/cli/command.ts';
+import { command, type OptionValues, option } from '../../host-node/cli/command.ts';
 import { integer } from '../../host-node/cli/values.ts';
 import { nodeCrypto } from '../../host-node/native-crypto.ts';
 import { launchChromium } from '../../test/browser-page.ts';
@@ -12,8 +12,8 @@ import { getJson, stopAll, stopNode } from '../../test/mesh-process.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport } from '../lib/results.ts';
 import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
-import { benchKey, sourceChain } from '../mesh/chain.ts';
 import { startServingNode } from '../mesh/cases.ts';
+import { benchKey, sourceChain } from '../mesh/chain.ts';
 import { bundleSizes, coldPage, nodeLightStart, type StartRun } from './cases.ts';
 import { WALLET_REPORT, type WalletReport } from './report.ts';
 
@@ -34,7 +34,11 @@ async function runWalletBench(values: OptionValues<typeof walletOptions>, comman
   const { quick, write } = runFlags(values);
   const blocks = values.blocks ?? (quick ? 1_000 : 10_000);
   const runs = values.runs ?? (quick ? 1 : 3);
-  const chain = await sourceChain({ blocks, transfersPerBlock: TRANSFERS_PER_BLOCK, blockIntervalMs: BLOCK_INTERVAL_MS, cacheDir: values['cache-dir'] }, log, await nodeCrypto());
+  const chain = await sourceChain(
+    { blocks, transfersPerBlock: TRANSFERS_PER_BLOCK, blockIntervalMs: BLOCK_INTERVAL_MS, cacheDir: values['cache-dir'] },
+    log,
+    await nodeCrypto(),
+  );
   // An account of the generated chain: the page imports its backup and shows its balance.
   const account = benchKey('account-1');
   const browser = await launchChromium();
@@ -53,7 +57,9 @@ async function runWalletBench(values: OptionValues<typeof walletOptions>, comman
         page.push(p);
         const n = await nodeLightStart(host, chain.params, account, tip.hash);
         nodeBaseline.push(n);
-        log(`  run ${run}: cold page ${(p.ms / 1000).toFixed(2)} s (balance ${p.balance}), Node ${(n.ms / 1000).toFixed(2)} s (balance ${n.balance}); checkpoint ${p.checkpointHeight} → tip ${p.tipHeight}`);
+        log(
+          `  run ${run}: cold page ${(p.ms / 1000).toFixed(2)} s (balance ${p.balance}), Node ${(n.ms / 1000).toFixed(2)} s (balance ${n.balance}); checkpoint ${p.checkpointHeight} → tip ${p.tipHeight}`,
+        );
         if (p.balance !== n.balance) throw new Error(`the page shows ${p.balance} credits, the Node light start ${n.balance}`);
       }
     } finally {

@@ -3,7 +3,7 @@
  * bench/RESULTS.md. Pure functions of the results; node.ts writes the files.
  */
 import { measuredLine, type RunInfo } from '../lib/environment.ts';
-import { goalList, unmeasured, type Goal } from '../lib/goals.ts';
+import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
 import type { BundleSizes, StartRun } from './cases.ts';

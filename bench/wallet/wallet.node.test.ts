@@ -7,9 +7,12 @@ import { test } from 'node:test';
 import { bundleSizes } from './cases.ts';
 import { evaluateWalletGoals, median, renderWalletSection, type WalletReport } from './report.ts';
 
-test('bundleSizes: the wallet and libp2p\'s minimal browser node, raw and gzipped', async () => {
+test("bundleSizes: the wallet and libp2p's minimal browser node, raw and gzipped", async () => {
   const sizes = await bundleSizes();
-  for (const [raw, gzipped] of [[sizes.walletBytes, sizes.walletGzipBytes], [sizes.minimalBytes, sizes.minimalGzipBytes]] as const) {
+  for (const [raw, gzipped] of [
+    [sizes.walletBytes, sizes.walletGzipBytes],
+    [sizes.minimalBytes, sizes.minimalGzipBytes],
+  ] as const) {
     assert.ok(gzipped > 0 && gzipped < raw, `${gzipped} of ${raw}`);
   }
   // The wallet holds libp2p and the core: more than libp2p alone.

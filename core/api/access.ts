@@ -24,15 +24,25 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 export function requireBearer(request: Request, expected: Uint8Array): void {
   const header = request.headers.get('authorization');
   if (header === null) {
-    throw new ApiProblem('unauthorized', 'this request needs Authorization: Bearer <token> (the api.token file of the node\'s data directory)', {}, {
-      'www-authenticate': 'Bearer',
-    });
+    throw new ApiProblem(
+      'unauthorized',
+      "this request needs Authorization: Bearer <token> (the api.token file of the node's data directory)",
+      {},
+      {
+        'www-authenticate': 'Bearer',
+      },
+    );
   }
   const token = BEARER.exec(header)?.[1];
   if (token === undefined || !constantTimeEqual(encoder.encode(token), expected)) {
-    throw new ApiProblem('unauthorized', 'the bearer token is not this node\'s API token', {}, {
-      'www-authenticate': 'Bearer error="invalid_token"',
-    });
+    throw new ApiProblem(
+      'unauthorized',
+      "the bearer token is not this node's API token",
+      {},
+      {
+        'www-authenticate': 'Bearer error="invalid_token"',
+      },
+    );
   }
 }
 
@@ -62,7 +72,10 @@ export function isLoopbackOrigin(origin: string): boolean {
 export function requireSameOrigin(request: Request, url: URL): void {
   const origin = request.headers.get('origin');
   if (origin !== null && origin !== url.origin) {
-    throw new ApiProblem('cross-origin', `requests that change state are not accepted from ${JSON.stringify(origin)}; they must come from ${url.origin} or from a client that is not a web page`);
+    throw new ApiProblem(
+      'cross-origin',
+      `requests that change state are not accepted from ${JSON.stringify(origin)}; they must come from ${url.origin} or from a client that is not a web page`,
+    );
   }
 }
 

@@ -102,4 +102,3 @@ export async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>,
   }
   return text;
 }
-

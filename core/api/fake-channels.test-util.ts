@@ -4,9 +4,10 @@
  * and every call the API made, in order, ids as hex, so a test sees what reached the service and
  * that a refused request reached nothing.
  */
+
+import type { ChannelsService } from '../channels/service.ts';
 import type { ChannelView, CloseAnswer, ExpireAnswer, OpenRequest, Receipt, ReceiptAnswer } from '../channels/types.ts';
 import { toHex } from '../encoding/hex.ts';
-import type { ChannelsService } from '../channels/service.ts';
 
 export const CHANNEL_ID = 'c4'.repeat(32);
 export const CHANNEL_HOST = 'b2'.repeat(32);

@@ -4,14 +4,14 @@
  * of every call (bytes as hex, names as they came), a settable failure, and the inbox's followers
  * to emit events through and to check that streams end.
  */
-import { InboxEvent, type InboxEntry, type InboxSnapshot } from '../messaging/inbox.ts';
-import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
-import type { Recipient } from '../names/names.ts';
-import type { NameRecord } from '../names/service.ts';
+
 import { toHex } from '../encoding/hex.ts';
-import type { Unsubscribe } from '../web/sse.ts';
+import { type InboxEntry, InboxEvent, type InboxSnapshot } from '../messaging/inbox.ts';
+import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../messaging/messaging.ts';
 import type { MessagingService } from '../messaging/service.ts';
-import type { NamesService } from '../names/service.ts';
+import type { Recipient } from '../names/names.ts';
+import type { NameRecord, NamesService } from '../names/service.ts';
+import type { Unsubscribe } from '../web/sse.ts';
 
 export const PEER = 'c3'.repeat(32);
 export const PUBLISH_ID = 'f0'.repeat(32);
@@ -54,7 +54,11 @@ export class FakeMessaging implements MessagingService, NamesService {
     return { to: typeof to === 'string' ? PEER : toHex(to), topic, seq: 9 };
   }
   async sendMessages(to: Recipient, messages: readonly OutgoingMessage[]): Promise<SendBatchAnswer> {
-    this.#call('sendMessages', shown(to), messages.map((m) => ({ topic: m.topic, payload_hex: toHex(m.payload) })));
+    this.#call(
+      'sendMessages',
+      shown(to),
+      messages.map((m) => ({ topic: m.topic, payload_hex: toHex(m.payload) })),
+    );
     return { to: typeof to === 'string' ? PEER : toHex(to), seqs: messages.map((_, i) => 10 + i) };
   }
   async requestMessage(to: Recipient, topic: string, payload: Uint8Array, timeoutMs: number): Promise<ReplyAnswer> {

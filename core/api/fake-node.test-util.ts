@@ -4,32 +4,33 @@
  * was asked, settable failures, and listener sets to emit events through and to check that
  * subscriptions end. FakeNode holds one of each and gives them to the API as its services.
  */
-import type { DeployRequest, KillRequest } from '../placement/caller.ts';
+
+import type { CapabilitiesService } from '../capabilities/service.ts';
 import type { Token } from '../capabilities/token.ts';
 import type { History, TxListItem } from '../chain/readmodel.ts';
+import type { TxFeedItem } from '../chain/tx-feed.ts';
 import { toHex } from '../encoding/hex.ts';
+import type { JobsService } from '../jobs/service.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import type { BlockEvent } from '../ledger/block.ts';
-import type { AtlasEntry, SignalObject } from '../signal/types.ts';
-import { checkMeasurement, type ProfileJson, type ProfileMeasurement } from '../netgraph/profile.ts';
-import type { FabricStats } from '../netgraph/fabric.ts';
-import type { KeptSignal, SignalFilter } from '../signal/book.ts';
-import type { PeerView } from '../netgraph/peer-pings.ts';
-import type { NetgraphView, RttAnswer } from '../netgraph/netgraph.ts';
-import { FakeChannels } from './fake-channels.test-util.ts';
-import { formatAddress } from '../tunnel/address.ts';
-import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
 import type { Recipient } from '../names/names.ts';
-import { FakeMessaging } from './fake-messaging.test-util.ts';
-import type { JobsService } from '../jobs/service.ts';
-import type { ChainService, NodeInfoService, NodeStatus } from '../node/ledger-service.ts';
-import type { SignalRequest, SignalService } from '../signal/service.ts';
-import type { CapabilitiesService } from '../capabilities/service.ts';
+import type { FabricStats } from '../netgraph/fabric.ts';
+import type { NetgraphView, RttAnswer } from '../netgraph/netgraph.ts';
+import type { PeerView } from '../netgraph/peer-pings.ts';
+import { checkMeasurement, type ProfileJson, type ProfileMeasurement } from '../netgraph/profile.ts';
 import type { FabricService, NetgraphService, PeersService } from '../netgraph/service.ts';
+import type { ChainService, NodeInfoService, NodeStatus } from '../node/ledger-service.ts';
+import type { DeployRequest, KillRequest } from '../placement/caller.ts';
 import type { PlacementService } from '../placement/service.ts';
+import type { KeptSignal, SignalFilter } from '../signal/book.ts';
+import type { SignalRequest, SignalService } from '../signal/service.ts';
+import type { AtlasEntry, SignalObject } from '../signal/types.ts';
+import { formatAddress } from '../tunnel/address.ts';
 import type { TunnelsService } from '../tunnel/service.ts';
-import type { TxFeedItem } from '../chain/tx-feed.ts';
+import type { TunnelRequest, TunnelView } from '../tunnel/types.ts';
 import type { Unsubscribe } from '../web/sse.ts';
+import { FakeChannels } from './fake-channels.test-util.ts';
+import { FakeMessaging } from './fake-messaging.test-util.ts';
 import type { ApiServices } from './service.ts';
 
 export const SELF = '1a'.repeat(32);
@@ -166,7 +167,16 @@ export class FakeJobs implements JobsService {
   }
   listJobs(): JobSummary[] {
     this.#call('listJobs');
-    return [...this.jobs.values()].map(({ job_id, status, payer, host, role, container_id, cost, bid }) => ({ job_id, status, payer, host, role, container_id, cost, bid }));
+    return [...this.jobs.values()].map(({ job_id, status, payer, host, role, container_id, cost, bid }) => ({
+      job_id,
+      status,
+      payer,
+      host,
+      role,
+      container_id,
+      cost,
+      bid,
+    }));
   }
   getJob(jobId: Uint8Array): JobView | undefined {
     this.#call('getJob', jobId);
@@ -228,7 +238,14 @@ export class FakeTunnels implements TunnelsService {
   openTunnel(request: TunnelRequest): Promise<TunnelView> {
     if (this.tunnelError !== undefined) return Promise.reject(this.tunnelError);
     this.tunnelCalls.push(request);
-    const common = { id: (this.tunnels.size + 1).toString(16).padStart(16, '0'), protocol: request.protocol, connections: 0, accepted: 0, refused: 0, created_at: 1_700_000_000 };
+    const common = {
+      id: (this.tunnels.size + 1).toString(16).padStart(16, '0'),
+      protocol: request.protocol,
+      connections: 0,
+      accepted: 0,
+      refused: 0,
+      created_at: 1_700_000_000,
+    };
     const view: TunnelView =
       request.kind === 'listen'
         ? { ...common, kind: 'listen', target: formatAddress(request.target), allow: request.allow.map(toHex) }
@@ -398,7 +415,20 @@ export class FakeNode {
 
   get services(): Required<ApiServices> {
     const { ledger, signals, measurement, jobs, placement, capabilities, channels, tunnels, messaging } = this;
-    return { ledger, signals, pings: measurement, netgraph: measurement, profiles: measurement, jobs, placement, capabilities, channels, tunnels, messaging, names: messaging };
+    return {
+      ledger,
+      signals,
+      pings: measurement,
+      netgraph: measurement,
+      profiles: measurement,
+      jobs,
+      placement,
+      capabilities,
+      channels,
+      tunnels,
+      messaging,
+      names: messaging,
+    };
   }
 }
 

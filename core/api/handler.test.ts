@@ -4,15 +4,15 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { MempoolError } from '../chain/mempool.ts';
 import type { History, TxListItem } from '../chain/readmodel.ts';
+import type { TxStreamEvent } from '../chain/tx-feed.ts';
 import { toHex } from '../encoding/hex.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import { SignalError } from '../signal/errors.ts';
 import type { SignalObject } from '../signal/types.ts';
 import { constantTimeEqual, isLoopbackOrigin } from './access.ts';
-import { ATLAS, BLOCK, BOB, FakeNode, FAR, NETGRAPH, PEERS, RTT_TO_BOB, RTT_TO_FAR, SELF, SIGNAL, SIGNAL_ID, STATUS, TX_ID } from './fake-node.test-util.ts';
 import { AUTH, BAD_IDS, BASE, JSON_POST, ok, post, problem, readUntil, request, setup, TOKEN } from './api.test-util.ts';
+import { ATLAS, BLOCK, BOB, FAR, FakeNode, NETGRAPH, PEERS, RTT_TO_BOB, RTT_TO_FAR, SELF, SIGNAL, SIGNAL_ID, STATUS, TX_ID } from './fake-node.test-util.ts';
 import { createNodeApi } from './handler.ts';
-import type { TxStreamEvent } from '../chain/tx-feed.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Reads
@@ -26,7 +26,7 @@ test('api: GET /health answers text/plain ok', async () => {
   assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
 });
 
-test('api: GET /status, /beacon, /bootstrap, /atlas and /signals answer the node\'s objects', async () => {
+test("api: GET /status, /beacon, /bootstrap, /atlas and /signals answer the node's objects", async () => {
   const { api } = setup();
   assert.deepEqual(await ok(await api(request('/status'))), STATUS);
   assert.deepEqual(await ok(await api(request('/beacon'))), { height: 7, hash: 'ee'.repeat(32) });
@@ -49,7 +49,10 @@ test('api: a bad node id on /history and /transactions is 400', async () => {
     for (const [what, id] of BAD_IDS) {
       const body = await problem(await api(request(`/${route}/${id}`)), 400);
       assert.equal(body.type, '/problems/invalid-parameter', `${route} ${what}`);
-      assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['node_id']);
+      assert.deepEqual(
+        (body.errors as { name: string }[]).map((e) => e.name),
+        ['node_id'],
+      );
     }
   }
   assert.deepEqual(node.ledger.historyAsked, []);
@@ -73,12 +76,29 @@ test('api: GET /transactions/:node_id pages with limit (default 100, clamped to 
   ];
   node.ledger.pageAsked = [];
   for (const [query] of cases) await ok(await api(request(`/transactions/${BOB}${query}`)));
-  assert.deepEqual(node.ledger.pageAsked, cases.map(([, page]) => ({ node: BOB, ...page })));
+  assert.deepEqual(
+    node.ledger.pageAsked,
+    cases.map(([, page]) => ({ node: BOB, ...page })),
+  );
 });
 
 test('api: bad paging parameters are 400, unknown and repeated ones too', async () => {
   const { api, node } = setup();
-  for (const query of ['limit=0', 'limit=-1', 'limit=1.5', 'limit=abc', 'limit=', 'limit=01', 'limit=1e2', 'before=-1', 'before=1.5', 'before=x', 'before=', 'before=99999999999999999999', 'limit=5&limit=6']) {
+  for (const query of [
+    'limit=0',
+    'limit=-1',
+    'limit=1.5',
+    'limit=abc',
+    'limit=',
+    'limit=01',
+    'limit=1e2',
+    'before=-1',
+    'before=1.5',
+    'before=x',
+    'before=',
+    'before=99999999999999999999',
+    'limit=5&limit=6',
+  ]) {
     const body = await problem(await api(request(`/transactions/${BOB}?${query}`)), 400);
     assert.equal(body.type, '/problems/invalid-parameter', query);
   }
@@ -164,7 +184,15 @@ test('api: reads need no token', async () => {
 });
 
 test('api: isLoopbackOrigin takes loopback origins only, never look-alikes', () => {
-  for (const origin of ['http://localhost', 'http://localhost:5173', 'https://localhost:8443', 'http://127.0.0.1', 'http://127.0.0.1:1', 'http://[::1]:8080', 'https://[::1]']) {
+  for (const origin of [
+    'http://localhost',
+    'http://localhost:5173',
+    'https://localhost:8443',
+    'http://127.0.0.1',
+    'http://127.0.0.1:1',
+    'http://[::1]:8080',
+    'https://[::1]',
+  ]) {
     assert.isTrue(isLoopbackOrigin(origin), origin);
   }
   for (const origin of [
@@ -249,14 +277,19 @@ test('api: preflight grants GET to loopback origins on GET routes and nothing el
   assert.equal(granted.headers.get('access-control-allow-origin'), 'http://localhost:5173');
   assert.equal(granted.headers.get('access-control-allow-methods'), 'GET');
   assert.include(granted.headers.get('vary') ?? '', 'Origin');
-  const streamGranted = await api(request('/blocks/stream', { method: 'OPTIONS', headers: { origin: 'http://[::1]:3000', 'access-control-request-method': 'GET' } }));
+  const streamGranted = await api(
+    request('/blocks/stream', { method: 'OPTIONS', headers: { origin: 'http://[::1]:3000', 'access-control-request-method': 'GET' } }),
+  );
   assert.equal(streamGranted.headers.get('access-control-allow-origin'), 'http://[::1]:3000');
 
   const refusals: [string, Record<string, string>][] = [
     ['/status', { origin: 'https://evil.example', 'access-control-request-method': 'GET' }],
     ['/status', { origin: 'http://localhost.evil.com', 'access-control-request-method': 'GET' }],
     ['/status', { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' }],
-    ['/transfer', { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' }],
+    [
+      '/transfer',
+      { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    ],
     ['/signals/send', { origin: 'http://127.0.0.1:9000', 'access-control-request-method': 'POST' }],
     ['/transfer', { origin: 'https://evil.example', 'access-control-request-method': 'POST' }],
   ];
@@ -330,7 +363,7 @@ test('api: POST /transfer refuses bad recipients and amounts with 400', async ()
   assert.deepEqual(node.ledger.transfers, []);
 });
 
-test('api: POST /transfer maps the node\'s refusals: 402, 400, 409, 503, and 500 without detail', async () => {
+test("api: POST /transfer maps the node's refusals: 402, 400, 409, 503, and 500 without detail", async () => {
   const { api, node, errors } = setup();
   const cases: [unknown, number, string][] = [
     [new LedgerRuleError('insufficient-free-balance', 'transfer of 5 exceeds the free balance of 1'), 402, 'insufficient-balance'],
@@ -405,7 +438,10 @@ test('api: bodies must be JSON (415), within the byte bound (413), and well-form
 
 test('api: POST /signals/send answers 202 {id, nonce} and passes the decoded request', async () => {
   const { api, node } = setup();
-  assert.deepEqual(await ok(await api(post('/signals/send', { to: 'broadcast', capabilities: [{ name: 'cpu', version: 8 }] })), 202), { id: SIGNAL_ID, nonce: 4 });
+  assert.deepEqual(await ok(await api(post('/signals/send', { to: 'broadcast', capabilities: [{ name: 'cpu', version: 8 }] })), 202), {
+    id: SIGNAL_ID,
+    nonce: 4,
+  });
   await ok(await api(post('/signals/send', { to: BOB, payload_hex: '00ff', burn_tx_id_hex: TX_ID, capabilities: [] })), 202);
   await ok(await api(post('/signals/send', { to: 'broadcast', payload_hex: '' })), 202);
   const [first, second, third] = node.signals.signalsSent;
@@ -413,7 +449,10 @@ test('api: POST /signals/send answers 202 {id, nonce} and passes the decoded req
   assert.deepEqual(first?.payload, new Uint8Array(0));
   assert.deepEqual(first?.capabilities, [{ name: 'cpu', version: 8 }]);
   assert.isNull(first?.burnTxId);
-  assert.deepEqual(second?.to, Uint8Array.from({ length: 32 }, () => 0xb2));
+  assert.deepEqual(
+    second?.to,
+    Uint8Array.from({ length: 32 }, () => 0xb2),
+  );
   assert.deepEqual(second?.payload, Uint8Array.of(0, 255));
   assert.equal(toHex(second!.burnTxId!), TX_ID);
   assert.deepEqual(third?.capabilities, []);
@@ -445,7 +484,13 @@ test('api: POST /signals/send refuses malformed signals with 400 and oversized p
     { to: 'broadcast', capabilities: [{ name: 'cpu', version: '1' }] },
     { to: 'broadcast', capabilities: [{ name: 'cpu' }] },
     { to: 'broadcast', capabilities: [{ name: 'cpu', version: 1, extra: 1 }] },
-    { to: 'broadcast', capabilities: [{ name: 'cpu', version: 1 }, { name: 'cpu', version: 2 }] },
+    {
+      to: 'broadcast',
+      capabilities: [
+        { name: 'cpu', version: 1 },
+        { name: 'cpu', version: 2 },
+      ],
+    },
     { to: 'broadcast', capabilities: { name: 'cpu', version: 1 } },
     { to: 'broadcast', nonce: 5 },
   ];
@@ -484,9 +529,24 @@ test('api: the three SSE streams frame each event as one data: line of JSON afte
   const { api, node } = setup();
   const tx: TxStreamEvent = { id: TX_ID, origin: BOB, kind: 'Transfer', amount: '10' };
   const streams: [string, () => void, string, () => number][] = [
-    ['/blocks/stream', () => [...node.ledger.blockListeners].forEach((l) => l(BLOCK)), `id: 8\ndata: ${JSON.stringify(BLOCK)}\n\n`, () => node.ledger.blockListeners.size],
-    ['/transactions/stream', () => [...node.ledger.txListeners].forEach((l) => l({ kind: 'tx', seq: 1_700_000_000_456, event: tx })), `id: 1700000000456\ndata: ${JSON.stringify(tx)}\n\n`, () => node.ledger.txListeners.size],
-    ['/signals/stream', () => [...node.signals.signalListeners].forEach((l) => l({ seq: 1_700_000_000_123, signal: SIGNAL })), `id: 1700000000123\ndata: ${JSON.stringify(SIGNAL)}\n\n`, () => node.signals.signalListeners.size],
+    [
+      '/blocks/stream',
+      () => [...node.ledger.blockListeners].forEach((l) => l(BLOCK)),
+      `id: 8\ndata: ${JSON.stringify(BLOCK)}\n\n`,
+      () => node.ledger.blockListeners.size,
+    ],
+    [
+      '/transactions/stream',
+      () => [...node.ledger.txListeners].forEach((l) => l({ kind: 'tx', seq: 1_700_000_000_456, event: tx })),
+      `id: 1700000000456\ndata: ${JSON.stringify(tx)}\n\n`,
+      () => node.ledger.txListeners.size,
+    ],
+    [
+      '/signals/stream',
+      () => [...node.signals.signalListeners].forEach((l) => l({ seq: 1_700_000_000_123, signal: SIGNAL })),
+      `id: 1700000000123\ndata: ${JSON.stringify(SIGNAL)}\n\n`,
+      () => node.signals.signalListeners.size,
+    ],
   ];
   for (const [path, emit, frame, listeners] of streams) {
     const response = await api(request(path));
@@ -577,7 +637,11 @@ test('api: /transactions/stream resumes after its Last-Event-ID, says first when
   );
   await reader.cancel();
   assert.equal(node.ledger.txListeners.size, 0);
-  for (const [headers, after] of [[{}, null], [{ 'last-event-id': '' }, null], [{ 'last-event-id': '0' }, 0]] as const) {
+  for (const [headers, after] of [
+    [{}, null],
+    [{ 'last-event-id': '' }, null],
+    [{ 'last-event-id': '0' }, 0],
+  ] as const) {
     await (await api(request('/transactions/stream', { headers }))).body!.cancel();
     assert.equal(node.ledger.txFollows.at(-1), after, JSON.stringify(headers));
   }
@@ -601,7 +665,14 @@ test('api: GET /netgraph shows the graph, GET /netgraph/rtt the measured or pred
   assert.deepEqual(await ok(await api(request(`/netgraph/rtt?to=${FAR}`))), RTT_TO_FAR);
   const unknown = await problem(await api(request(`/netgraph/rtt?to=${'5d'.repeat(32)}`)), 404);
   assert.equal(unknown.type, '/problems/unknown-rtt');
-  for (const path of ['/netgraph/rtt', `/netgraph/rtt?to=${BOB.slice(2)}`, '/netgraph/rtt?to=xyz', `/netgraph/rtt?to=${SELF}`, `/netgraph/rtt?to=${BOB}&x=1`, '/netgraph?x=1']) {
+  for (const path of [
+    '/netgraph/rtt',
+    `/netgraph/rtt?to=${BOB.slice(2)}`,
+    '/netgraph/rtt?to=xyz',
+    `/netgraph/rtt?to=${SELF}`,
+    `/netgraph/rtt?to=${BOB}&x=1`,
+    '/netgraph?x=1',
+  ]) {
     await problem(await api(request(path)), 400);
   }
 });
@@ -641,7 +712,10 @@ test('api: a client that reads nothing is cut off after maxQueuedEvents, not buf
   const text = await new Response(response.body).text();
   const frames = text.split('\n\n').filter((f) => f !== '');
   assert.equal(frames.length, 4);
-  assert.deepEqual(frames.slice(0, 3).map((f) => (JSON.parse(f.split('data: ')[1]!) as SignalObject).nonce), [0, 1, 2]);
+  assert.deepEqual(
+    frames.slice(0, 3).map((f) => (JSON.parse(f.split('data: ')[1]!) as SignalObject).nonce),
+    [0, 1, 2],
+  );
   assert.match(frames[3]!, /^: closed/);
 });
 

@@ -34,10 +34,10 @@ import { fabricRoutes } from './routes/fabric.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { messagingRoutes } from './routes/messaging.ts';
 import { nameRoutes } from './routes/names.ts';
-import { placementRoutes } from './routes/placement.ts';
-import { nodeRoutes } from './routes/node.ts';
 import { netgraphRoutes } from './routes/netgraph.ts';
+import { nodeRoutes } from './routes/node.ts';
 import { peerRoutes } from './routes/peers.ts';
+import { placementRoutes } from './routes/placement.ts';
 import { signalRoutes } from './routes/signals.ts';
 import { tunnelRoutes } from './routes/tunnel.ts';
 import type { ApiServices } from './service.ts';
@@ -120,7 +120,11 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
   const keepAliveMs = options.keepAliveMs ?? SSE_KEEP_ALIVE_MS;
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
   const maxQueued = options.maxQueuedEvents ?? 1000;
-  for (const [name, value] of [['keepAliveMs', keepAliveMs], ['maxBodyBytes', maxBodyBytes], ['maxQueuedEvents', maxQueued]] as const) {
+  for (const [name, value] of [
+    ['keepAliveMs', keepAliveMs],
+    ['maxBodyBytes', maxBodyBytes],
+    ['maxQueuedEvents', maxQueued],
+  ] as const) {
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
   }
 
@@ -140,7 +144,16 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
     readBytes: (request, { maxBytes }) => readBytesBody(request, maxBytes),
     stream: (call, subscribe, { allowed, id, data, type, maxQueuedBytes, format } = {}) => {
       query(call.url, allowed);
-      const body = eventStream(subscribe, { keepAliveMs, maxQueued, signal: call.request.signal, ...(id && { id }), ...(data && { data }), ...(type && { type }), ...(maxQueuedBytes && { maxQueuedBytes }), ...(format && { format }) });
+      const body = eventStream(subscribe, {
+        keepAliveMs,
+        maxQueued,
+        signal: call.request.signal,
+        ...(id && { id }),
+        ...(data && { data }),
+        ...(type && { type }),
+        ...(maxQueuedBytes && { maxQueuedBytes }),
+        ...(format && { format }),
+      });
       return new Response(body, { headers: format === undefined ? EVENT_STREAM_HEADERS : { ...EVENT_STREAM_HEADERS, 'content-type': format.contentType } });
     },
   };

@@ -5,21 +5,21 @@
  *
  * Hex is strict lowercase, as everywhere in the core (encoding/hex.ts): one spelling per id.
  */
-import { array, enums, integer, nullable, number, object, optional, refine, string, type Struct, tuple, union, validate } from 'superstruct';
-import { InvalidAmountError, WrongTypeError } from '../errors.ts';
+import { array, enums, integer, nullable, number, object, optional, refine, type Struct, string, tuple, union, validate } from 'superstruct';
+import type { OpenRequest, Receipt } from '../channels/types.ts';
 import { parseAmount } from '../encoding/amount.ts';
 import { fromHex } from '../encoding/hex.ts';
+import { InvalidAmountError, WrongTypeError } from '../errors.ts';
 import { IMAGE_REFERENCE_RULE, isImageReference } from '../jobs/image.ts';
 import { SPEC_LIMITS } from '../jobs/spec.ts';
-import type { OpenRequest, Receipt } from '../channels/types.ts';
 import type { JobRequest } from '../jobs/types.ts';
-import { MAX_GRANT_CHARS } from '../placement/wire.ts';
-import type { DeployRequest, KillRequest } from '../placement/caller.ts';
 import { isName, NAME_RULE, type Recipient } from '../names/names.ts';
+import type { DeployRequest, KillRequest } from '../placement/caller.ts';
+import { MAX_GRANT_CHARS } from '../placement/wire.ts';
+import type { SignalFilter } from '../signal/book.ts';
+import type { SignalRequest } from '../signal/service.ts';
 import { MAX_CAPABILITIES, MAX_CAPABILITY_NAME_BYTES, MAX_PAYLOAD_BYTES } from '../signal/signal.ts';
 import { ApiProblem } from './problem.ts';
-import type { SignalRequest } from '../signal/service.ts';
-import type { SignalFilter } from '../signal/book.ts';
 
 const HEX_ID = /^[0-9a-f]{64}$/;
 const HEX_BYTES = /^(?:[0-9a-f]{2})*$/;
@@ -157,7 +157,11 @@ export function signalFilterParams(query: Readonly<Record<string, string>>): Sig
 export const NodeId = refine(string(), 'node id', idRule);
 
 /** A body's recipient: a node id, or a name (the node resolves it on its chain; docs/names.md). */
-export const RecipientField = refine(string(), 'recipient', (to) => isName(to) || idRule(to) === true || `must be a node id (64 lowercase hex characters) or a name (${NAME_RULE})`);
+export const RecipientField = refine(
+  string(),
+  'recipient',
+  (to) => isName(to) || idRule(to) === true || `must be a node id (64 lowercase hex characters) or a name (${NAME_RULE})`,
+);
 
 /** A valid recipient as the node takes it: a name stays text, a node id becomes its bytes. */
 export function recipientOf(to: string): Recipient {
@@ -255,7 +259,7 @@ function specText(what: string, maxBytes: number): Struct<string, null> {
 }
 
 const Cmd = refine(array(specText('argument', SPEC_LIMITS.cmdItemBytes)), 'cmd', (args) => {
-  if (args.length === 0) return 'must hold at least one word (leave cmd out for the image\'s own command)';
+  if (args.length === 0) return "must hold at least one word (leave cmd out for the image's own command)";
   return args.length <= SPEC_LIMITS.cmdItems || `at most ${SPEC_LIMITS.cmdItems} words, got ${args.length}`;
 });
 
@@ -283,7 +287,11 @@ export const JobBidBody = object({
   gpus: optional(bounded(...JOB_LIMITS.gpus)),
 });
 
-const Grant = refine(string(), 'grant', (grant) => (grant.length >= 1 && grant.length <= MAX_GRANT_CHARS) || `must be a capability token's text form, 1 to ${MAX_GRANT_CHARS} characters`);
+const Grant = refine(
+  string(),
+  'grant',
+  (grant) => (grant.length >= 1 && grant.length <= MAX_GRANT_CHARS) || `must be a capability token's text form, 1 to ${MAX_GRANT_CHARS} characters`,
+);
 
 /** POST /mesh-deploy: a heartbeat-billed job for one host, with a dial hint and a grant. */
 export const MeshDeployBody = object({
@@ -294,7 +302,9 @@ export const MeshDeployBody = object({
   mem_mb: bounded(...JOB_LIMITS.memMb),
   duration_secs: bounded(...JOB_LIMITS.durationSecs),
   bid: Amount,
-  hint_multiaddr: optional(nullable(refine(string(), 'multiaddr', (ma) => (/^\/\S{1,1023}$/.test(ma)) || 'must be a multiaddr: /…, at most 1,024 characters, no spaces'))),
+  hint_multiaddr: optional(
+    nullable(refine(string(), 'multiaddr', (ma) => /^\/\S{1,1023}$/.test(ma) || 'must be a multiaddr: /…, at most 1,024 characters, no spaces')),
+  ),
   grant: optional(nullable(Grant)),
 });
 
@@ -302,7 +312,11 @@ export const MeshDeployBody = object({
 export const MeshKillBody = object({ node_id: NodeId, job_id: NodeId, grant: optional(nullable(Grant)) });
 
 /** A payer's Ed25519 signature, 128 lowercase hex. */
-const Signature = refine(string(), 'signature', (sig) => /^[0-9a-f]{128}$/.test(sig) || `must be 128 lowercase hex characters (an Ed25519 signature), got ${sig.length} characters`);
+const Signature = refine(
+  string(),
+  'signature',
+  (sig) => /^[0-9a-f]{128}$/.test(sig) || `must be 128 lowercase hex characters (an Ed25519 signature), got ${sig.length} characters`,
+);
 
 /** POST /jobs/:id/settle: a cost (0 allowed) and the payer's signature. */
 export const SettleBody = object({ cost: amountOf(false), payer_sig: Signature });
@@ -397,9 +411,13 @@ export function channelCloseRequest(value: unknown): Receipt | null {
   if (body.cumulative === undefined && body.payer_sig === undefined) return null;
   if (body.cumulative === undefined || body.payer_sig === undefined) {
     const name = body.cumulative === undefined ? 'cumulative' : 'payer_sig';
-    throw new ApiProblem('invalid-body', `${name}: required with ${name === 'cumulative' ? 'payer_sig' : 'cumulative'} (a receipt is both; leave both out to close with the best receipt held)`, {
-      errors: [{ name, detail: 'required when the other half of the receipt is given' }],
-    });
+    throw new ApiProblem(
+      'invalid-body',
+      `${name}: required with ${name === 'cumulative' ? 'payer_sig' : 'cumulative'} (a receipt is both; leave both out to close with the best receipt held)`,
+      {
+        errors: [{ name, detail: 'required when the other half of the receipt is given' }],
+      },
+    );
   }
   return { cumulative: parseAmount(body.cumulative), payerSig: fromHex(body.payer_sig, 64) };
 }

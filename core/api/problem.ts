@@ -4,7 +4,7 @@
  * turns the node's own refusals into one, from the table of their error class.
  */
 import { RuledError } from '../errors.ts';
-import { problemClass, type ProblemKind, WEB_PROBLEMS } from '../web/problem.ts';
+import { type ProblemKind, problemClass, WEB_PROBLEMS } from '../web/problem.ts';
 
 // Seconds a client should wait before offering a transaction to a full pool again (a block's time).
 const RETRY_AFTER_SECONDS = '10';

@@ -1,15 +1,16 @@
 // Property tests of capability tokens: any token decodes back to itself from its text, a random
 // chain in which every link narrows its parent passes the chain checks, and widening any single
 // field of any one link is refused as 'widened' at that link. Runs on Node, Deno and Chromium.
-import { entryWithin } from '../jobs/policy.ts';
+
 import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
+import { entryWithin } from '../jobs/policy.ts';
 import { checkChain, checkToken } from './check.ts';
 import { CapabilityError } from './errors.ts';
-import { context, H, KEYS, NETWORK, nonce, NOW } from './fixtures.test-util.ts';
+import { context, H, KEYS, NETWORK, NOW, nonce } from './fixtures.test-util.ts';
 import { type Allowance, decodeToken, encodeToken, type Link, MAX_LINKS, signLink } from './token.ts';
 
 const COMMAND_POOL = ['deploy', 'kill', 'exec', 'x'];
@@ -89,7 +90,8 @@ function widenings(parent: Allowance, base: Allowance): { field: string; child: 
   if (extraCommand !== undefined) out.push({ field: 'commands', child: { ...base, commands: [...base.commands, extraCommand] } });
   for (const name of ['cpu_cores', 'mem_mb', 'duration_secs'] as const) {
     const bound = parent[name];
-    if (bound !== null) out.push({ field: `${name} dropped`, child: { ...base, [name]: null } }, { field: `${name} + 1`, child: { ...base, [name]: bound + 1 } });
+    if (bound !== null)
+      out.push({ field: `${name} dropped`, child: { ...base, [name]: null } }, { field: `${name} + 1`, child: { ...base, [name]: bound + 1 } });
   }
   if (parent.bid !== null) out.push({ field: 'bid dropped', child: { ...base, bid: null } }, { field: 'bid + 1', child: { ...base, bid: parent.bid + 1n } });
   if (parent.images !== null) {
@@ -110,7 +112,9 @@ async function signChain(allows: readonly Allowance[]): Promise<Link[]> {
   const keys: SigningKey[] = [H, ...KEYS];
   const out: Link[] = [];
   for (let i = 0; i < allows.length; i++) {
-    out.push(await signLink(keys[i]!, NETWORK, { audience: keys[i + 1]!.publicKey, allows: allows[i]!, not_before: NOW - 60, expiry: NOW + 60, nonce: nonce() }));
+    out.push(
+      await signLink(keys[i]!, NETWORK, { audience: keys[i + 1]!.publicKey, allows: allows[i]!, not_before: NOW - 60, expiry: NOW + 60, nonce: nonce() }),
+    );
   }
   return out;
 }
@@ -133,40 +137,34 @@ test('capabilities property: any token round-trips through its text form', async
 
 test('capabilities property: a random narrowing chain passes; widening one field of one link is refused at that link', async () => {
   await fc.assert(
-    fc.asyncProperty(
-      allowanceArb,
-      fc.array(drawArb, { minLength: 1, maxLength: MAX_LINKS - 1 }),
-      fc.nat(),
-      fc.nat(),
-      async (root, draws, at, which) => {
-        const allows: Allowance[] = [root];
-        for (const d of draws) allows.push(narrow(allows[allows.length - 1]!, d));
-        const token = await signChain(allows);
-        await checkChain(token, NETWORK);
-        const holder = KEYS[token.length - 1]!;
-        // The whole check passes too, unless the use itself is beyond the last link.
-        try {
-          await checkToken(token, { command: 'kill', host: H.publicKey }, context(holder));
-        } catch (error) {
-          assert.instanceOf(error, CapabilityError);
-          assert.equal((error as CapabilityError).code, 'not-allowed');
-        }
-        const i = 1 + (at % (allows.length - 1));
-        const options = widenings(allows[i - 1]!, allows[i]!);
-        fc.pre(options.length > 0);
-        const { field, child } = options[which % options.length]!;
-        const widened = await signChain(allows.map((a, j) => (j === i ? child : a)));
-        let error: unknown;
-        try {
-          await checkToken(widened, { command: 'kill', host: H.publicKey }, context(holder));
-        } catch (e) {
-          error = e;
-        }
-        assert.instanceOf(error, CapabilityError, field);
-        assert.equal((error as CapabilityError).code, 'widened', `${field}: ${(error as Error).message}`);
-        assert.match((error as Error).message, new RegExp(`^link ${i} widens link ${i - 1}`), field);
-      },
-    ),
+    fc.asyncProperty(allowanceArb, fc.array(drawArb, { minLength: 1, maxLength: MAX_LINKS - 1 }), fc.nat(), fc.nat(), async (root, draws, at, which) => {
+      const allows: Allowance[] = [root];
+      for (const d of draws) allows.push(narrow(allows[allows.length - 1]!, d));
+      const token = await signChain(allows);
+      await checkChain(token, NETWORK);
+      const holder = KEYS[token.length - 1]!;
+      // The whole check passes too, unless the use itself is beyond the last link.
+      try {
+        await checkToken(token, { command: 'kill', host: H.publicKey }, context(holder));
+      } catch (error) {
+        assert.instanceOf(error, CapabilityError);
+        assert.equal((error as CapabilityError).code, 'not-allowed');
+      }
+      const i = 1 + (at % (allows.length - 1));
+      const options = widenings(allows[i - 1]!, allows[i]!);
+      fc.pre(options.length > 0);
+      const { field, child } = options[which % options.length]!;
+      const widened = await signChain(allows.map((a, j) => (j === i ? child : a)));
+      let error: unknown;
+      try {
+        await checkToken(widened, { command: 'kill', host: H.publicKey }, context(holder));
+      } catch (e) {
+        error = e;
+      }
+      assert.instanceOf(error, CapabilityError, field);
+      assert.equal((error as CapabilityError).code, 'widened', `${field}: ${(error as Error).message}`);
+      assert.match((error as Error).message, new RegExp(`^link ${i} widens link ${i - 1}`), field);
+    }),
     { numRuns: 60 },
   );
 });

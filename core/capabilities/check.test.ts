@@ -4,7 +4,7 @@ import { assert } from 'chai';
 import { rejectsAsync } from '../../test/assert.ts';
 import { test } from '../../test/harness.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
-import { checkChain, checkToken, chainWindow, refusal, widening } from './check.ts';
+import { chainWindow, checkChain, checkToken, refusal, widening } from './check.ts';
 import { CapabilityError } from './errors.ts';
 import { A, ALL, B, BOUNDED, C, chain, context, DEPLOY, H, KEYS, link, NETWORK, NOW, replaced, WINDOW, X } from './fixtures.test-util.ts';
 import { type Allowance, CLOCK_SKEW_SECS, linkId, MAX_LINKS, type Token } from './token.ts';
@@ -25,10 +25,27 @@ test('capabilities: a three-link chain H → A → B lets B deploy and kill on H
 test('capabilities: a link that raises a bound, or grants a command its parent lacks, is widened', async () => {
   const killOnly = { ...BOUNDED, commands: ['kill'] };
   await refused(await chain([H, A, B], [killOnly, BOUNDED]), 'widened', context(B), DEPLOY, /link 1 widens link 0: it grants the command "deploy"/);
-  for (const [field, value] of [['cpu_cores', 5], ['mem_mb', 1025], ['duration_secs', 3601], ['bid', 10n ** 18n + 1n]] as const) {
-    await refused(await chain([H, A, B], [BOUNDED, { ...BOUNDED, [field]: value }]), 'widened', context(B), DEPLOY, new RegExp(`its ${field} ≤ ${value} is above`));
+  for (const [field, value] of [
+    ['cpu_cores', 5],
+    ['mem_mb', 1025],
+    ['duration_secs', 3601],
+    ['bid', 10n ** 18n + 1n],
+  ] as const) {
+    await refused(
+      await chain([H, A, B], [BOUNDED, { ...BOUNDED, [field]: value }]),
+      'widened',
+      context(B),
+      DEPLOY,
+      new RegExp(`its ${field} ≤ ${value} is above`),
+    );
   }
-  await refused(await chain([H, A, B], [BOUNDED, { ...BOUNDED, images: ['docker.io/'] }]), 'widened', context(B), DEPLOY, /image entry "docker.io\/" is not within/);
+  await refused(
+    await chain([H, A, B], [BOUNDED, { ...BOUNDED, images: ['docker.io/'] }]),
+    'widened',
+    context(B),
+    DEPLOY,
+    /image entry "docker.io\/" is not within/,
+  );
   await refused(await chain([H, A, B], [BOUNDED, { ...BOUNDED, nodes: [H.publicKey, C.publicKey] }]), 'widened', context(B), DEPLOY, /names the host/);
   // Narrower in every field is fine, down to nothing at all.
   const narrower: Allowance = { commands: ['kill'], cpu_cores: 1, mem_mb: 64, duration_secs: 1, bid: 1n, images: ['localhost/busybox'], nodes: [H.publicKey] };

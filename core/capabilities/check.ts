@@ -8,23 +8,14 @@
  * await checkToken(decodeToken(grant), { command: 'deploy', host: self, cpuCores: 1, memMb: 64, durationSecs: 60, bid, image },
  *   { network, roots: [self, ...configuredRoots], presenter: peer, nowSecs, revoked: (i, id) => state.revoked(i, id) !== undefined });
  */
-import { entryWithin, imageAllowed } from '../jobs/policy.ts';
+
 import { type SignedMessage, verifyBatch } from '../crypto/ed25519.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
+import { entryWithin, imageAllowed } from '../jobs/policy.ts';
 import { CapabilityError } from './errors.ts';
-import {
-  type Allowance,
-  CLOCK_SKEW_SECS,
-  COMMANDS,
-  type Link,
-  linkIdOf,
-  linkSigningBytes,
-  MAX_LINKS,
-  type Token,
-  unsignedLinkBytes,
-} from './token.ts';
+import { type Allowance, CLOCK_SKEW_SECS, COMMANDS, type Link, linkIdOf, linkSigningBytes, MAX_LINKS, type Token, unsignedLinkBytes } from './token.ts';
 
 /** What the presenter asks the enforcing host to do. */
 export interface Use {
@@ -90,7 +81,7 @@ export function widening(parent: Allowance, child: Allowance): string | null {
     if (own > bound) return `its ${name} ≤ ${own} is above its parent's ${bound}`;
   }
   if (parent.images !== null) {
-    if (child.images === null) return "it allows any image where its parent allows only some";
+    if (child.images === null) return 'it allows any image where its parent allows only some';
     const loose = child.images.find((entry) => !parent.images!.some((outer) => entryWithin(entry, outer)));
     if (loose !== undefined) return `its image entry ${JSON.stringify(loose)} is not within any of its parent's`;
   }
@@ -155,10 +146,15 @@ async function checkLinks(links: readonly Prepared[], network: string): Promise<
       throw new CapabilityError('misaligned', `link ${i} is issued by ${short(child.issuer)}, not by ${short(parent.audience)}, the audience of link ${i - 1}`);
     }
   }
-  const messages: SignedMessage[] = links.map(({ link, bytes }) => ({ publicKey: link.issuer, message: linkSigningBytes(network, bytes), signature: link.sig }));
+  const messages: SignedMessage[] = links.map(({ link, bytes }) => ({
+    publicKey: link.issuer,
+    message: linkSigningBytes(network, bytes),
+    signature: link.sig,
+  }));
   const verdicts = await verifyBatch(messages);
   const forged = verdicts.indexOf(false);
-  if (forged >= 0) throw new CapabilityError('bad-signature', `the signature of link ${forged} does not verify under its issuer ${short(links[forged]!.link.issuer)}`);
+  if (forged >= 0)
+    throw new CapabilityError('bad-signature', `the signature of link ${forged} does not verify under its issuer ${short(links[forged]!.link.issuer)}`);
   for (let i = 1; i < links.length; i++) {
     const why = widening(links[i - 1]!.link.allows, links[i]!.link.allows);
     if (why !== null) throw new CapabilityError('widened', `link ${i} widens link ${i - 1}: ${why}`);
@@ -189,7 +185,10 @@ export async function checkToken(token: Token, use: Use, ctx: CheckContext): Pro
   await checkLinks(links, ctx.network);
   const { notBefore, expiry } = chainWindow(token);
   if (ctx.nowSecs < notBefore - CLOCK_SKEW_SECS) {
-    throw new CapabilityError('not-yet-valid', `the token is valid from ${notBefore}, ${notBefore - ctx.nowSecs} s from now (${CLOCK_SKEW_SECS} s of clock skew allowed)`);
+    throw new CapabilityError(
+      'not-yet-valid',
+      `the token is valid from ${notBefore}, ${notBefore - ctx.nowSecs} s from now (${CLOCK_SKEW_SECS} s of clock skew allowed)`,
+    );
   }
   if (ctx.nowSecs > expiry + CLOCK_SKEW_SECS) {
     throw new CapabilityError('expired', `the token expired at ${expiry}, ${ctx.nowSecs - expiry} s ago (${CLOCK_SKEW_SECS} s of clock skew allowed)`);

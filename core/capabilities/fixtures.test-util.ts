@@ -45,7 +45,12 @@ export function nonce(): Uint8Array {
 }
 
 /** A link from `issuer` to `audience`. */
-export function link(issuer: SigningKey, audience: SigningKey, allows: Allowance = ALL, window: { not_before: number; expiry: number } = WINDOW): Promise<Link> {
+export function link(
+  issuer: SigningKey,
+  audience: SigningKey,
+  allows: Allowance = ALL,
+  window: { not_before: number; expiry: number } = WINDOW,
+): Promise<Link> {
   return signLink(issuer, NETWORK, { audience: audience.publicKey, allows, ...window, nonce: nonce() });
 }
 
@@ -57,7 +62,15 @@ export async function chain(keys: readonly SigningKey[], allows: readonly Allowa
 }
 
 /** A deploy on H within BOUNDED. */
-export const DEPLOY: Use = { command: 'deploy', host: H.publicKey, cpuCores: 2, memMb: 512, durationSecs: 60, bid: 10n ** 17n, image: 'localhost/busybox:test' };
+export const DEPLOY: Use = {
+  command: 'deploy',
+  host: H.publicKey,
+  cpuCores: 2,
+  memMb: 512,
+  durationSecs: 60,
+  bid: 10n ** 17n,
+  image: 'localhost/busybox:test',
+};
 
 /** H checking a token that `presenter` holds, nothing revoked, at NOW. */
 export function context(presenter: SigningKey, change: Partial<CheckContext> = {}): CheckContext {

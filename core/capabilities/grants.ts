@@ -6,10 +6,10 @@
  */
 import type { Chain } from '../chain/chain.ts';
 import type { Mempool } from '../chain/mempool.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
 import { type SignedMessage, type SigningKey, verifyBatch } from '../crypto/ed25519.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
-import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { TxBody } from '../ledger/tx.ts';
 import { GrantError } from './errors.ts';
 import type { CapabilitiesService } from './service.ts';

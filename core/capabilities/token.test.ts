@@ -14,6 +14,7 @@ import { A, ALL, B, BOUNDED, chain, H, KEYS, link, NETWORK, nonce, WINDOW } from
 import {
   decodeToken,
   encodeToken,
+  type Link,
   linkCodec,
   linkId,
   MAX_LINK_BYTES,
@@ -23,7 +24,6 @@ import {
   TOKEN_PREFIX,
   tokenBytes,
   unsignedLinkBytes,
-  type Link,
 } from './token.ts';
 
 const malformed = (text: string, message?: RegExp): unknown => rejects(() => decodeToken(text), CapabilityError, 'malformed', message);
@@ -142,7 +142,8 @@ test(`token: decode refuses more than ${MAX_LINKS} links as too-deep; the format
   };
   const keys = [H, ...KEYS.slice(0, MAX_LINKS)];
   const largest: Link[] = [];
-  for (let i = 0; i < MAX_LINKS; i++) largest.push(await signLink(keys[i]!, NETWORK, { audience: keys[i + 1]!.publicKey, allows: widest, ...WINDOW, nonce: nonce() }));
+  for (let i = 0; i < MAX_LINKS; i++)
+    largest.push(await signLink(keys[i]!, NETWORK, { audience: keys[i + 1]!.publicKey, allows: widest, ...WINDOW, nonce: nonce() }));
   assert.equal(tokenBytes(largest).length, MAX_TOKEN_BYTES);
   assert.equal(encode(linkCodec, largest[0] as never).length, MAX_LINK_BYTES);
   assert.deepEqual(decodeToken(encodeToken(largest)), largest);
@@ -156,16 +157,30 @@ test(`token: decode refuses more than ${MAX_LINKS} links as too-deep; the format
     { cpu_cores: 65_536 },
     { bid: 2n ** 128n },
   ]) {
-    await rejectsAsync(() => signLink(H, NETWORK, { audience: A.publicKey, allows: { ...widest, ...change }, ...WINDOW, nonce: nonce() }), CapabilityError, 'malformed');
+    await rejectsAsync(
+      () => signLink(H, NETWORK, { audience: A.publicKey, allows: { ...widest, ...change }, ...WINDOW, nonce: nonce() }),
+      CapabilityError,
+      'malformed',
+    );
   }
-  await rejectsAsync(() => signLink(H, NETWORK, { audience: A.publicKey, allows: ALL, ...WINDOW, nonce: new Uint8Array(15) }), CapabilityError, 'malformed', /nonce/);
+  await rejectsAsync(
+    () => signLink(H, NETWORK, { audience: A.publicKey, allows: ALL, ...WINDOW, nonce: new Uint8Array(15) }),
+    CapabilityError,
+    'malformed',
+    /nonce/,
+  );
 });
 
 test('token: signLink puts sets in their one order and drops repeats, so equal allowances encode equally', async () => {
   const n = nonce();
   const messy = await signLink(H, NETWORK, {
     audience: A.publicKey,
-    allows: { ...BOUNDED, commands: ['kill', 'deploy', 'kill'], images: ['localhost/b', 'localhost/', 'localhost/b'], nodes: [B.publicKey, H.publicKey, B.publicKey] },
+    allows: {
+      ...BOUNDED,
+      commands: ['kill', 'deploy', 'kill'],
+      images: ['localhost/b', 'localhost/', 'localhost/b'],
+      nodes: [B.publicKey, H.publicKey, B.publicKey],
+    },
     ...WINDOW,
     nonce: n,
   });

@@ -12,23 +12,7 @@
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { compareBytes } from '../encoding/bytes.ts';
-import {
-  array,
-  bytes32,
-  bytes64,
-  type Codec,
-  decode,
-  encode,
-  fixedBytes,
-  option,
-  sortedSet,
-  struct,
-  u16,
-  u32,
-  u128,
-  uint53,
-  utf8,
-} from '../encoding/codec.ts';
+import { array, bytes32, bytes64, type Codec, decode, encode, fixedBytes, option, sortedSet, struct, u16, u32, u128, uint53, utf8 } from '../encoding/codec.ts';
 import { MeshError } from '../errors.ts';
 import { domainBytes } from '../ledger/domain.ts';
 import { fromBase64Url, toBase64Url } from './base64url.ts';
@@ -263,8 +247,14 @@ export function decodeToken(text: string): Token {
 
 // The largest link: every set full of its longest entries, every option present.
 const MAX_ALLOWANCE_BYTES =
-  4 + LINK_LIMITS.commands * (4 + LINK_LIMITS.commandBytes) + (1 + 2) + (1 + 4) + (1 + 4) + (1 + 16) +
-  (1 + 4 + LINK_LIMITS.images * (4 + LINK_LIMITS.imageBytes)) + (1 + 4 + LINK_LIMITS.nodes * 32);
+  4 +
+  LINK_LIMITS.commands * (4 + LINK_LIMITS.commandBytes) +
+  (1 + 2) +
+  (1 + 4) +
+  (1 + 4) +
+  (1 + 16) +
+  (1 + 4 + LINK_LIMITS.images * (4 + LINK_LIMITS.imageBytes)) +
+  (1 + 4 + LINK_LIMITS.nodes * 32);
 /** The most bytes one link can take. */
 export const MAX_LINK_BYTES = 32 + 32 + MAX_ALLOWANCE_BYTES + 8 + 8 + LINK_LIMITS.nonceBytes + 64;
 /** The most bytes a token can take, and the most base64url characters after its prefix. */

@@ -1,12 +1,12 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
-import { key, mine, openChain } from './testnet.test-util.ts';
-import type { Chain } from './chain.ts';
-import type { BlockEvent } from '../ledger/block.ts';
 import { toHex } from '../encoding/hex.ts';
-import type { Flow } from '../web/sse.ts';
+import type { BlockEvent } from '../ledger/block.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
+import type { Flow } from '../web/sse.ts';
 import { followBlocks, REPLAY_PAGE } from './block-feed.ts';
+import type { Chain } from './chain.ts';
+import { key, mine, openChain } from './testnet.test-util.ts';
 
 const A = key(1);
 const B = key(2);
@@ -63,10 +63,15 @@ test('block feed: replays the held blocks from a height in pages the client has 
   await mine(chain, A, 2 * REPLAY_PAGE + 30);
   const queue = new TestQueue(60);
   const got: BlockEvent[] = [];
-  const stop = followBlocks(chain, 3, (event) => {
-    got.push(event);
-    queue.unread++;
-  }, { flow: queue });
+  const stop = followBlocks(
+    chain,
+    3,
+    (event) => {
+      got.push(event);
+      queue.unread++;
+    },
+    { flow: queue },
+  );
   try {
     await settle();
     assert.deepEqual(heights(got), range(3, 62), 'as many as fit, and then it waits for the client');
@@ -152,10 +157,15 @@ test('block feed: a reorganisation while the client is behind takes the feed bac
   const { a, heavier } = await fork();
   const queue = new TestQueue(14);
   const got: BlockEvent[] = [];
-  const stop = followBlocks(a, 1, (e) => {
-    got.push(e);
-    queue.unread++;
-  }, { flow: queue });
+  const stop = followBlocks(
+    a,
+    1,
+    (e) => {
+      got.push(e);
+      queue.unread++;
+    },
+    { flow: queue },
+  );
   try {
     await settle();
     assert.deepEqual(heights(got), range(1, 8), 'all of it fit');

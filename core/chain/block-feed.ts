@@ -16,9 +16,10 @@
  * "from here on, these replace what you had". A page read while the chain changed is dropped and
  * read again.
  */
-import type { Chain } from './chain.ts';
-import { blockEvent, type BlockEvent } from '../ledger/block.ts';
+
+import { type BlockEvent, blockEvent } from '../ledger/block.ts';
 import type { Flow, Unsubscribe } from '../web/sse.ts';
+import type { Chain } from './chain.ts';
 
 /** Blocks read from the store at a time. */
 export const REPLAY_PAGE = 100;

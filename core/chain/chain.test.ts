@@ -1,21 +1,21 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
-import { toHex } from '../encoding/hex.ts';
+import { test } from '../../test/harness.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { concatBytes } from '../encoding/bytes.ts';
 import { encode } from '../encoding/codec.ts';
+import { toHex } from '../encoding/hex.ts';
 import { decodeBlock, InvalidBlockError, signBlock } from '../ledger/block.ts';
 import { headerCodec } from '../ledger/header.ts';
-import { decodeTx } from '../ledger/tx.ts';
-import { LedgerState } from '../ledger/state.ts';
 import { devnet } from '../ledger/params.ts';
-import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
-import { Chain, ForkChoiceError, type ChainEvent } from './chain.ts';
+import { LedgerState } from '../ledger/state.ts';
+import { decodeTx } from '../ledger/tx.ts';
+import { type KeyValueStore, MemoryStore } from '../store/kv.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
+import { Chain, type ChainEvent, ForkChoiceError } from './chain.ts';
 import { Mempool } from './mempool.ts';
 import { nextSlot } from './miner.ts';
 import { key, mine, nextBlock, openChain, params, SlowStore, tx } from './testnet.test-util.ts';
-import { testScheduler } from '../time/scheduler.test-util.ts';
 
 const A = key(1);
 const B = key(2);
@@ -97,7 +97,13 @@ test('fork choice: a fork with an invalid block aborts and leaves chain, state a
   const parent = other.tip;
   const bad = await signBlock(
     params.network,
-    { height: parent.height + 1, prev_hash: parent.hash, timestamp_ms: nextSlot(other, B.publicKey), producer: B.publicKey, state_root: new Uint8Array(32).fill(7) },
+    {
+      height: parent.height + 1,
+      prev_hash: parent.hash,
+      timestamp_ms: nextSlot(other, B.publicKey),
+      producer: B.publicKey,
+      state_root: new Uint8Array(32).fill(7),
+    },
     [],
     B,
   );
@@ -207,10 +213,14 @@ test('light node: keeps the last blocks only, and cannot rewind below them', asy
   assert.equal((await light.blocksFrom(0, 500)).length, 5);
   const history = await light.history(A.publicKey);
   assert.isTrue(history.window_partial, 'a pruned node reports a partial window');
-  await rejectsAsync(async () => {
-    // A competing branch forking below the base cannot be adopted.
-    await light.addBranch(await mine(await openChain(), B, 13));
-  }, ForkChoiceError, 'too-deep');
+  await rejectsAsync(
+    async () => {
+      // A competing branch forking below the base cannot be adopted.
+      await light.addBranch(await mine(await openChain(), B, 13));
+    },
+    ForkChoiceError,
+    'too-deep',
+  );
 });
 
 test('light node: starts from a snapshot checked against the checkpoint state_root', async () => {
@@ -272,8 +282,14 @@ test('light node: a branch longer than the retention window leaves only the reta
   assert.equal(await light.addBranch(await full.blocksFrom(1, 500)), 'extended');
   assert.equal(light.base, 6);
   assert.isUndefined(await light.blockAt(5));
-  assert.deepEqual((await light.blocksFrom(0, 500)).map((b) => b.header.height), [6, 7, 8]);
-  assert.deepEqual((await light.transactions(A.publicKey)).map((t) => t.height), [8, 7, 6]);
+  assert.deepEqual(
+    (await light.blocksFrom(0, 500)).map((b) => b.header.height),
+    [6, 7, 8],
+  );
+  assert.deepEqual(
+    (await light.transactions(A.publicKey)).map((t) => t.height),
+    [8, 7, 6],
+  );
 });
 
 test('read models: itemized transactions newest first with limit and before cursor', async () => {
@@ -281,21 +297,47 @@ test('read models: itemized transactions newest first with limit and before curs
   await mine(chain, A, 1);
   for (let n = 1; n <= 4; n++) await mine(chain, A, 1, [await tx(A, { kind: 'Transfer', nonce: n, to: B.publicKey, amount: BigInt(n) })]);
   const all = await chain.transactions(B.publicKey, { limit: 100 });
-  assert.deepEqual(all.map((t) => t.amount), ['4', '3', '2', '1']);
+  assert.deepEqual(
+    all.map((t) => t.amount),
+    ['4', '3', '2', '1'],
+  );
   assert.isTrue(all.every((t) => t.direction === 'in' && t.kind === 'Transfer' && t.counterparty === toHex(A.publicKey)));
   const page = await chain.transactions(B.publicKey, { limit: 2 });
-  assert.deepEqual(page.map((t) => t.amount), ['4', '3']);
+  assert.deepEqual(
+    page.map((t) => t.amount),
+    ['4', '3'],
+  );
   const older = await chain.transactions(B.publicKey, { limit: 2, before: page[1]!.height });
-  assert.deepEqual(older.map((t) => t.amount), ['2', '1']);
+  assert.deepEqual(
+    older.map((t) => t.amount),
+    ['2', '1'],
+  );
   const mine_ = await chain.transactions(A.publicKey, { limit: 3 });
-  assert.deepEqual(mine_.map((t) => [t.kind, t.direction]), [['Transfer', 'out'], ['UptimeReward', 'in'], ['Transfer', 'out']]);
+  assert.deepEqual(
+    mine_.map((t) => [t.kind, t.direction]),
+    [
+      ['Transfer', 'out'],
+      ['UptimeReward', 'in'],
+      ['Transfer', 'out'],
+    ],
+  );
   assert.deepEqual(await chain.transactions(C.publicKey, { limit: 5 }), []);
 });
 
 test('read models: history counts settled jobs and heartbeats, post-burn earned, gross spent', async () => {
   const chain = await openChain();
   await mine(chain, A, 1);
-  const bid = await tx(A, { kind: 'JobBid', nonce: 1, spec_hash: new Uint8Array(32), bid: 1_000n, duration_secs: 60, cpu_cores: 1, mem_mb: 64, billing: 1, host: B.publicKey });
+  const bid = await tx(A, {
+    kind: 'JobBid',
+    nonce: 1,
+    spec_hash: new Uint8Array(32),
+    bid: 1_000n,
+    duration_secs: 60,
+    cpu_cores: 1,
+    mem_mb: 64,
+    billing: 1,
+    host: B.publicKey,
+  });
   await mine(chain, A, 1, [bid]);
   const beat = await tx(B, { kind: 'Heartbeat', nonce: 1, job_id: bid.id, cell: A.publicKey, epoch: 1 });
   await mine(chain, A, 1, [beat]);
@@ -398,9 +440,18 @@ test('sync: a range whose signatures were checked ahead is added; a stripped cop
 });
 
 /** A block after `parent`, signed by C, that fails a check of its shape: the same transaction twice. */
-async function duplicateTxBlock(parent: { hash: Uint8Array; header: { height: number; timestamp_ms: number } }): Promise<Awaited<ReturnType<typeof signBlock>>> {
+async function duplicateTxBlock(parent: {
+  hash: Uint8Array;
+  header: { height: number; timestamp_ms: number };
+}): Promise<Awaited<ReturnType<typeof signBlock>>> {
   const t = await tx(C, { kind: 'Transfer', nonce: 1, to: B.publicKey, amount: 1n });
-  const header = { height: parent.header.height + 1, prev_hash: parent.hash, timestamp_ms: parent.header.timestamp_ms + 1, producer: C.publicKey, state_root: new Uint8Array(32) };
+  const header = {
+    height: parent.header.height + 1,
+    prev_hash: parent.hash,
+    timestamp_ms: parent.header.timestamp_ms + 1,
+    producer: C.publicKey,
+    state_root: new Uint8Array(32),
+  };
   return signBlock(params.network, header, [t, t], C);
 }
 

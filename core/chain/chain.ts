@@ -14,21 +14,22 @@
  *   'M' 'tip' → height(8) hash     'M' 'base' → lowest held height (light nodes prune below it)
  *   'T' 'Y' 'I' 'W' → read models (readmodel.ts)
  */
-import { array, bytes32, decode, encode, option, Reader, struct, uint53, varBytes } from '../encoding/codec.ts';
+
+import { RecentSet } from '../collections/recent-set.ts';
+import { type CryptoBackends, coreCrypto } from '../crypto/backends.ts';
+import { verify, verifyBatch } from '../crypto/ed25519.ts';
 import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
+import { array, bytes32, decode, encode, option, Reader, struct, uint53, varBytes } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type ErrorTable, MeshError, RuledError } from '../errors.ts';
-import { RecentSet } from '../collections/recent-set.ts';
-import { coreCrypto, type CryptoBackends } from '../crypto/backends.ts';
-import { verify, verifyBatch } from '../crypto/ed25519.ts';
 import type { TxEffect } from '../ledger/apply.ts';
-import { blockEvent, decodeBlock, genesisBlock, InvalidBlockError, type Block, type BlockEvent } from '../ledger/block.ts';
+import { type Block, type BlockEvent, blockEvent, decodeBlock, genesisBlock, InvalidBlockError } from '../ledger/block.ts';
 import { blockSigningBytes, headerCodec, type SignedHeader } from '../ledger/header.ts';
-import { LIGHT_RETENTION_BLOCKS, type ChainParams } from '../ledger/params.ts';
-import { LedgerState, type Change } from '../ledger/state.ts';
-import { applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type Applied, type ParentInfo } from '../ledger/validate.ts';
-import { prefixRange, type KeyValueStore } from '../store/kv.ts';
-import { history, indexBlock, listTransactions, PendingBatch, txHeight, unindexBlock, type History, type TxListItem } from './readmodel.ts';
+import { type ChainParams, LIGHT_RETENTION_BLOCKS } from '../ledger/params.ts';
+import { type Change, LedgerState } from '../ledger/state.ts';
+import { type Applied, applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type ParentInfo } from '../ledger/validate.ts';
+import { type KeyValueStore, prefixRange } from '../store/kv.ts';
+import { type History, history, indexBlock, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlock } from './readmodel.ts';
 
 // A block that builds on what this node does not hold (or no longer holds): it is behind or on
 // another branch, which is no fault of the sender, and the sender holds the parent it built on.
@@ -199,7 +200,7 @@ export class Chain {
     const state = LedgerState.fromEntries(entries, sha256);
     const tipBlock = decodeBlock(params.network, tipBlockBytes, sha256);
     if (!bytesEqual(state.stateRoot(), tipBlock.header.state_root)) {
-      throw new CorruptStoreError('state-root', 'the stored state does not match the tip block\'s state_root');
+      throw new CorruptStoreError('state-root', "the stored state does not match the tip block's state_root");
     }
     return new Chain(options, state, tipBlock, base);
   }
@@ -504,7 +505,10 @@ export class Chain {
   // equivocation detection, in order up to the first bad one.
   async #checkSigned(blocks: readonly Block[]): Promise<void> {
     const unchecked = blocks.filter((block) => !this.#checkedAhead.has(block));
-    const verdicts = await verifyBatch(unchecked.map((block) => headerMessage(block, this.params)), this.crypto.ed25519);
+    const verdicts = await verifyBatch(
+      unchecked.map((block) => headerMessage(block, this.params)),
+      this.crypto.ed25519,
+    );
     const bad = new Set(unchecked.filter((_, i) => !verdicts[i]));
     for (const block of blocks) {
       const h = block.header;
@@ -519,7 +523,13 @@ export class Chain {
         this.#signedAt.set(key, { header: h, signature: block.signature, hash });
         if (this.#signedAt.size > MAX_SIDE_BLOCKS) this.#signedAt.delete(this.#signedAt.keys().next().value!);
       } else if (seen.hash !== hash) {
-        this.#emit({ type: 'equivocation', evidence: [{ header: seen.header, signature: seen.signature }, { header: h, signature: block.signature }] });
+        this.#emit({
+          type: 'equivocation',
+          evidence: [
+            { header: seen.header, signature: seen.signature },
+            { header: h, signature: block.signature },
+          ],
+        });
       }
     }
   }
@@ -613,14 +623,25 @@ export class Chain {
       // taken the batch. So /status and /beacon never show a block that a crash could still take back.
       const batch = new PendingBatch(this.#store);
       for (const { height, undo, block } of rewind) {
-        await unindexBlock(batch, this.#store, height, undo.nodes, block.txs.map((t) => t.id));
+        await unindexBlock(
+          batch,
+          this.#store,
+          height,
+          undo.nodes,
+          block.txs.map((t) => t.id),
+        );
         batch.del(hKey(height));
         batch.del(uKey(height));
       }
       for (let i = 0; i < branch.length; i++) {
         const block = branch[i]!;
         const height = block.header.height;
-        const nodes = await indexBlock(batch, height, block.txs.map((t) => t.id), applied[i]!.effects);
+        const nodes = await indexBlock(
+          batch,
+          height,
+          block.txs.map((t) => t.id),
+          applied[i]!.effects,
+        );
         batch.put(bKey(block.hash), block.bytes);
         batch.put(hKey(height), block.hash);
         batch.put(

@@ -4,8 +4,8 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import type { CryptoBackends } from '../crypto/backends.ts';
 import { defaultEd25519Backend, type Ed25519Backend } from '../crypto/ed25519.ts';
-import { coreSha256 } from '../crypto/sha256.ts';
 import { countingSha256 } from '../crypto/sha256.test-util.ts';
+import { coreSha256 } from '../crypto/sha256.ts';
 import { toHex } from '../encoding/hex.ts';
 import { decodeBlock } from '../ledger/block.ts';
 import { Mempool } from './mempool.ts';
@@ -38,12 +38,12 @@ test('crypto port: a chain decodes, verifies and applies with the backends it is
   assert.isAbove(hashed(), before, 'the block hash and its tx ids');
   const hashedBefore = hashed();
   assert.equal(await chain.addBlock(received), 'extended');
-  assert.isAbove(verified(), 0, 'the block\'s signatures');
+  assert.isAbove(verified(), 0, "the block's signatures");
   assert.isAbove(hashed(), hashedBefore, 'its tx_root and the state root');
   assert.equal(toHex(chain.tip.hash), toHex(block!.hash));
 });
 
-test('crypto port: the mempool verifies with its chain\'s backend; blocks built on the chain hash with its SHA-256', async () => {
+test("crypto port: the mempool verifies with its chain's backend; blocks built on the chain hash with its SHA-256", async () => {
   const producer = key(1);
   const { crypto, hashed, verified } = counted();
   const chain = await openChain({ crypto });

@@ -1,11 +1,11 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
-import { LedgerRuleError } from '../ledger/apply.ts';
+import { test } from '../../test/harness.ts';
 import { toHex } from '../encoding/hex.ts';
+import { LedgerRuleError } from '../ledger/apply.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
 import { Mempool, MempoolError } from './mempool.ts';
 import { key, mine, nextBlock, openChain, SlowStore, tx } from './testnet.test-util.ts';
-import { testScheduler } from '../time/scheduler.test-util.ts';
 
 const A = key(1);
 const B = key(2);
@@ -56,12 +56,18 @@ test('mempool: orders each sender by nonce and checks the sequence as a whole', 
   await rejectsAsync(() => pool.add(second), LedgerRuleError, 'nonce-gap');
   await pool.add(first);
   await pool.add(second);
-  assert.deepEqual(pool.select(10).map((t) => t.body.nonce), [1, 2]);
+  assert.deepEqual(
+    pool.select(10).map((t) => t.body.nonce),
+    [1, 2],
+  );
   // A second transaction with a pooled nonce replaces the first.
   const replacement = await transfer(A, 2, 6n);
   await pool.add(replacement);
   assert.isFalse(pool.has(second.id));
-  assert.deepEqual(pool.select(10).map((t) => toHex(t.id)), [toHex(first.id), toHex(replacement.id)]);
+  assert.deepEqual(
+    pool.select(10).map((t) => toHex(t.id)),
+    [toHex(first.id), toHex(replacement.id)],
+  );
   // The third spend exceeds what is left after the first two: refused against the sequence.
   const all = 1_000n * 10n ** 18n;
   await rejectsAsync(() => transfer(A, 3, all).then((t) => pool.add(t)), LedgerRuleError, 'insufficient-free-balance');
@@ -100,7 +106,7 @@ test('mempool: drops what a block included and what it made invalid', async () =
   assert.equal(chain.state.account(C.publicKey).balance, 6n);
 });
 
-test('mempool: a transaction that another account\'s block made invalid leaves the pool and frees its nonce', async () => {
+test("mempool: a transaction that another account's block made invalid leaves the pool and frees its nonce", async () => {
   const chain = await openChain();
   await mine(chain, A, 1);
   await mine(chain, B, 1);
@@ -115,7 +121,7 @@ test('mempool: a transaction that another account\'s block made invalid leaves t
   assert.isTrue(pool.has(other.id));
 });
 
-test('mempool: a reorganisation returns a sender\'s transactions from several blocks, in nonce order', async () => {
+test("mempool: a reorganisation returns a sender's transactions from several blocks, in nonce order", async () => {
   const local = await openChain();
   await mine(local, A, 1);
   const other = await openChain();
@@ -129,7 +135,10 @@ test('mempool: a reorganisation returns a sender\'s transactions from several bl
   await local.addBranch(await mine(other, B, 3));
   assert.isTrue(pool.has(first.id));
   assert.isTrue(pool.has(second.id));
-  assert.deepEqual(pool.select(10).map((t) => t.body.nonce), [1, 2]);
+  assert.deepEqual(
+    pool.select(10).map((t) => t.body.nonce),
+    [1, 2],
+  );
 });
 
 test('mempool: a branch of many blocks re-checks the pool once, not once per block', async () => {
@@ -152,10 +161,12 @@ test('mempool: a branch of many blocks re-checks the pool once, not once per blo
   // Count the pool's reads of the tip state while the branch connects.
   const state = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(chain), 'state')!.get!;
   let reads = 0;
-  Object.defineProperty(chain, 'state', { get: () => {
+  Object.defineProperty(chain, 'state', {
+    get: () => {
       reads++;
       return state.call(chain);
-    } });
+    },
+  });
   await chain.addBranch(await source.blocksFrom(start + 1, 100));
   await Promise.resolve();
   assert.isAtMost(reads, 10 * senders.length, `${reads} reads of the state for 100 blocks and ${senders.length} senders`);
@@ -163,7 +174,7 @@ test('mempool: a branch of many blocks re-checks the pool once, not once per blo
   assert.equal(pool.select(1_000).length, 100);
 });
 
-test('mempool: while a block is being written, the pool and the state agree, and a sender\'s next transaction is taken', async () => {
+test("mempool: while a block is being written, the pool and the state agree, and a sender's next transaction is taken", async () => {
   // The chain shows a block's state only once its batch is stored, and the pool hears of it then.
   // In between, the sender's next nonce follows its pooled transaction (POST /transfer must not
   // see nonce-gap or nonce-used while a block is written).
@@ -179,11 +190,17 @@ test('mempool: while a block is being written, the pool and the state agree, and
   await clock.advance(10);
   assert.equal(chain.tip.height, 2, 'the block is not shown before it is stored');
   assert.equal(chain.state.account(A.publicKey).nonce, 0, 'nor is its state');
-  assert.deepEqual(pool.queueOf(A.publicKey).map((t) => toHex(t.id)), [toHex(first.id)]);
+  assert.deepEqual(
+    pool.queueOf(A.publicKey).map((t) => toHex(t.id)),
+    [toHex(first.id)],
+  );
   const second = await transfer(A, 2);
   await pool.add(second);
   await clock.advance(40);
   assert.equal(await writing, 'extended');
   assert.equal(chain.state.account(A.publicKey).nonce, 1);
-  assert.deepEqual(pool.pending().map((t) => toHex(t.id)), [toHex(second.id)]);
+  assert.deepEqual(
+    pool.pending().map((t) => toHex(t.id)),
+    [toHex(second.id)],
+  );
 });

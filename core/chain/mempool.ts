@@ -111,11 +111,14 @@ export class Mempool {
     this.#recheck();
     const id = toHex(tx.id);
     if (this.#byId.has(id)) throw new MempoolError('duplicate', `transaction ${id} is already pooled`);
-    if (tx.body.kind === 'UptimeReward') throw new MempoolError('reward-not-poolable', 'an UptimeReward is made by a block\'s producer, not pooled');
+    if (tx.body.kind === 'UptimeReward') throw new MempoolError('reward-not-poolable', "an UptimeReward is made by a block's producer, not pooled");
     const verdicts = await verifyBatch(signedMessages(tx, this.#chain.params.network), this.#chain.crypto.ed25519);
     const bad = verdicts.indexOf(false);
     if (bad >= 0) {
-      throw new MempoolError(bad === 0 ? 'bad-signature' : 'bad-cosignature', bad === 0 ? 'the sender\'s signature does not verify' : 'a co-signature or evidence signature does not verify');
+      throw new MempoolError(
+        bad === 0 ? 'bad-signature' : 'bad-cosignature',
+        bad === 0 ? "the sender's signature does not verify" : 'a co-signature or evidence signature does not verify',
+      );
     }
     // The chain may have moved while the signatures were checked: everything below is synchronous.
     this.#recheck();
@@ -136,7 +139,7 @@ export class Mempool {
     if (effects.length < candidate.length) {
       // Report the new transaction's own failure, with the rule it broke.
       this.#simulate(candidate.slice(0, candidate.indexOf(tx) + 1));
-      throw new MempoolError('invalid-after-pool', 'the transaction would not apply after the sender\'s pooled ones');
+      throw new MempoolError('invalid-after-pool', "the transaction would not apply after the sender's pooled ones");
     }
     if (replaced !== undefined) this.#byId.delete(toHex(replaced.id));
     this.#bySender.set(sender, candidate);
@@ -249,7 +252,10 @@ export class Mempool {
       const sender = toHex(tx.body.sender);
       const queue = [...(this.#bySender.get(sender) ?? []).filter((q) => q.body.nonce !== tx.body.nonce), tx];
       for (const dropped of (this.#bySender.get(sender) ?? []).filter((q) => q.body.nonce === tx.body.nonce)) this.#byId.delete(toHex(dropped.id));
-      this.#bySender.set(sender, queue.sort((a, b) => a.body.nonce - b.body.nonce));
+      this.#bySender.set(
+        sender,
+        queue.sort((a, b) => a.body.nonce - b.body.nonce),
+      );
       this.#byId.set(toHex(tx.id), tx);
     }
   }

@@ -3,8 +3,8 @@
  */
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { MeshError } from '../errors.ts';
-import { LedgerRuleError, applyTx } from '../ledger/apply.ts';
-import { signBlock, type Block } from '../ledger/block.ts';
+import { applyTx, LedgerRuleError } from '../ledger/apply.ts';
+import { type Block, signBlock } from '../ledger/block.ts';
 import { emissionAt, MAX_TXS_PER_BLOCK } from '../ledger/params.ts';
 import { advanceSeed, scheduleAfter } from '../ledger/producer.ts';
 import { signTx, type Tx } from '../ledger/tx.ts';
@@ -63,5 +63,11 @@ export async function buildBlock(chain: Chain, source: TxSource | null, key: Sig
     state.revert(mark);
     state.commit(mark);
   }
-  return signBlock(network, { height, prev_hash: tip.hash, timestamp_ms: timestampMs, producer: key.publicKey, state_root: root }, txs, key, chain.crypto.sha256);
+  return signBlock(
+    network,
+    { height, prev_hash: tip.hash, timestamp_ms: timestampMs, producer: key.publicKey, state_root: root },
+    txs,
+    key,
+    chain.crypto.sha256,
+  );
 }

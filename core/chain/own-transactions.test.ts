@@ -1,11 +1,11 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
-import { Mempool } from './mempool.ts';
+import { test } from '../../test/harness.ts';
 import { key, mine, openChain } from '../chain/testnet.test-util.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import type { Tx } from '../ledger/tx.ts';
 import type { Chain } from './chain.ts';
+import { Mempool } from './mempool.ts';
 import { OwnTransactions } from './own-transactions.ts';
 
 const A = key(1);
@@ -41,8 +41,17 @@ test('own transactions: any kind is signed by the node with the next nonce, pool
   assert.deepEqual([bond.body.nonce, transfer.body.nonce], [1, 2]);
   assert.deepEqual(bond.body.sender, A.publicKey);
   assert.isTrue(pool.has(bond.id) && pool.has(transfer.id));
-  assert.deepEqual(streamed.map(([tx, amount]) => [tx.id, amount]), [[bond.id, 10n * CREDIT], [transfer.id, 5n * CREDIT]]);
-  assert.deepEqual(published.map((tx) => tx.id), [bond.id, transfer.id]);
+  assert.deepEqual(
+    streamed.map(([tx, amount]) => [tx.id, amount]),
+    [
+      [bond.id, 10n * CREDIT],
+      [transfer.id, 5n * CREDIT],
+    ],
+  );
+  assert.deepEqual(
+    published.map((tx) => tx.id),
+    [bond.id, transfer.id],
+  );
 });
 
 test('own transactions: one that breaks a rule is neither pooled nor sent, and takes no nonce', async () => {
@@ -74,7 +83,10 @@ test('own transactions: one still pooled two blocks after it was sent is gossipe
   assert.lengthOf(published, 1, 'one block later');
   await mine(chain, B, 1);
   own.regossip();
-  assert.deepEqual(published.map((tx) => tx.id), [transfer.id, transfer.id]);
+  assert.deepEqual(
+    published.map((tx) => tx.id),
+    [transfer.id, transfer.id],
+  );
   await mine(chain, A, 1, [transfer]);
   await mine(chain, B, 2);
   own.regossip();

@@ -7,12 +7,13 @@
  * @example
  * const tx = await own.submit({ kind: 'Bond', amount: 10n ** 18n });
  */
-import type { Chain } from './chain.ts';
-import type { Mempool } from './mempool.ts';
+
 import type { SigningKey } from '../crypto/ed25519.ts';
+import { toHex } from '../encoding/hex.ts';
 import type { TxEffect } from '../ledger/apply.ts';
 import { signTx, type Tx, type TxBody } from '../ledger/tx.ts';
-import { toHex } from '../encoding/hex.ts';
+import type { Chain } from './chain.ts';
+import type { Mempool } from './mempool.ts';
 
 /** Blocks a pooled transaction of this node waits before it is gossiped again. */
 export const REGOSSIP_BLOCKS = 2;

@@ -5,9 +5,9 @@
  */
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
-import { toHex } from '../encoding/hex.ts';
-import { CREDIT } from '../encoding/amount.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
+import { CREDIT } from '../encoding/amount.ts';
+import { toHex } from '../encoding/hex.ts';
 import type { Block } from '../ledger/block.ts';
 import type { Tx } from '../ledger/tx.ts';
 import { BlockProducer } from '../node/block-producer.ts';
@@ -91,7 +91,14 @@ function tips(nodes: SimNode[]): Set<string> {
 }
 
 test('production: producers without weight on a new network converge on one tip', async () => {
-  const nodes = await nodesFrom([], [['a', key(1)], ['b', key(2)], ['c', key(3)]]);
+  const nodes = await nodesFrom(
+    [],
+    [
+      ['a', key(1)],
+      ['b', key(2)],
+      ['c', key(3)],
+    ],
+  );
   const start = params.genesisTimestampMs;
   await simulate(nodes, start, start + 3_000, 20);
   assert.isAtLeast(Math.min(...nodes.map((n) => n.chain.tip.height)), 15, 'the chain grew');
@@ -107,27 +114,53 @@ async function weightedPrefix(): Promise<Block[]> {
   const bids: Tx[] = [];
   const hosts = [B, C, D];
   for (let i = 0; i < 3; i++) {
-    bids.push(await tx(A, { kind: 'JobBid', nonce: i + 1, spec_hash: new Uint8Array(32), bid: 200n * CREDIT, duration_secs: 30, cpu_cores: 1, mem_mb: 64, billing: 1, host: hosts[i]!.publicKey }));
+    bids.push(
+      await tx(A, {
+        kind: 'JobBid',
+        nonce: i + 1,
+        spec_hash: new Uint8Array(32),
+        bid: 200n * CREDIT,
+        duration_secs: 30,
+        cpu_cores: 1,
+        mem_mb: 64,
+        billing: 1,
+        host: hosts[i]!.publicKey,
+      }),
+    );
   }
   await mine(chain, A, 1, bids);
   const beats = await Promise.all(hosts.map((h, i) => tx(h, { kind: 'Heartbeat', nonce: 1, job_id: bids[i]!.id, cell: A.publicKey, epoch: 1 })));
   await mine(chain, A, 1, beats);
   const bonds = await Promise.all([B, C, D].map((h, i) => tx(h, { kind: 'HostBond', nonce: 2, amount: BigInt(50 + 40 * i) * CREDIT })));
   await mine(chain, A, 1, bonds);
-  assert.sameMembers(chain.state.weights().map(([, w]) => Number(w / CREDIT)), [50, 90, 130]);
+  assert.sameMembers(
+    chain.state.weights().map(([, w]) => Number(w / CREDIT)),
+    [50, 90, 130],
+  );
   return chain.blocksFrom(1, 500);
 }
 
 test('production: weighted producers make every block while online; a producer without weight never out-produces them', async () => {
   const prefix = await weightedPrefix();
-  const nodes = await nodesFrom(prefix, [['a', key(1)], ['b', key(2)], ['c', key(3)], ['d', key(4)]]);
+  const nodes = await nodesFrom(prefix, [
+    ['a', key(1)],
+    ['b', key(2)],
+    ['c', key(3)],
+    ['d', key(4)],
+  ]);
   const start = prefix[prefix.length - 1]!.header.timestamp_ms;
   const made = await simulate(nodes, start, start + 4_000, 20);
   const weighted = new Set([2, 3, 4].map((n) => toHex(key(n).publicKey)));
   const onChain = (await nodes[1]!.chain.blocksFrom(prefix.length + 1, 500)).map((b) => toHex(b.header.producer));
   assert.isAtLeast(onChain.length, 25);
-  assert.isTrue(onChain.every((p) => weighted.has(p)), 'only weighted producers on the chain');
-  assert.isTrue(made.every((b) => weighted.has(toHex(b.header.producer))), 'the unweighted node never even reached its slot');
+  assert.isTrue(
+    onChain.every((p) => weighted.has(p)),
+    'only weighted producers on the chain',
+  );
+  assert.isTrue(
+    made.every((b) => weighted.has(toHex(b.header.producer))),
+    'the unweighted node never even reached its slot',
+  );
   assert.isAtLeast(new Set(onChain).size, 2, 'the rank rotates between producers');
   await settle(nodes);
   assert.equal(tips(nodes).size, 1);
@@ -135,7 +168,12 @@ test('production: weighted producers make every block while online; a producer w
 
 test('production: the chain keeps growing when the first-ranked producer is stopped', async () => {
   const prefix = await weightedPrefix();
-  const nodes = await nodesFrom(prefix, [['a', key(1)], ['b', key(2)], ['c', key(3)], ['d', key(4)]]);
+  const nodes = await nodesFrom(prefix, [
+    ['a', key(1)],
+    ['b', key(2)],
+    ['c', key(3)],
+    ['d', key(4)],
+  ]);
   // Stop whoever ranks first for the next block (the heaviest is most often first).
   const first = nodes.find((n) => nextSlot(n.chain, n.key.publicKey) === n.chain.tip.timestampMs + params.blockIntervalMs)!;
   first.live = false;

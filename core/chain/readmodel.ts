@@ -11,25 +11,15 @@
  *   'W' node bucket(4)             → sums         earned/spent per bucket of 1,440 blocks (window)
  *   'X' tx id                      → height       where a held transaction was confirmed (burn proofs)
  */
-import {
-  bytes32,
-  decode,
-  encode,
-  option,
-  struct,
-  u8,
-  u32,
-  u128,
-  uint53,
-  type Infer,
-} from '../encoding/codec.ts';
-import { bytesKey, concatBytes } from '../encoding/bytes.ts';
+
 import { formatAmount } from '../encoding/amount.ts';
+import { bytesKey, concatBytes } from '../encoding/bytes.ts';
+import { bytes32, decode, encode, type Infer, option, struct, u8, u32, u128, uint53 } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
-import { prefixRange, type BatchOp, type KeyValueStore } from '../store/kv.ts';
 import type { Direction, Interaction, TxEffect } from '../ledger/apply.ts';
 import { HISTORY_WINDOW_BLOCKS } from '../ledger/params.ts';
 import { TX_KINDS, type TxKind } from '../ledger/tx.ts';
+import { type BatchOp, type KeyValueStore, prefixRange } from '../store/kv.ts';
 
 const T = 0x54;
 const Y = 0x59;
@@ -196,12 +186,7 @@ async function adjust(batch: PendingBatch, node: Uint8Array, height: number, ent
 }
 
 /** Indexes a connected block; returns the nodes involved (kept in the undo record for removal). */
-export async function indexBlock(
-  batch: PendingBatch,
-  height: number,
-  txIds: readonly Uint8Array[],
-  effects: readonly TxEffect[],
-): Promise<Uint8Array[]> {
+export async function indexBlock(batch: PendingBatch, height: number, txIds: readonly Uint8Array[], effects: readonly TxEffect[]): Promise<Uint8Array[]> {
   // Each node's entries of the block, in the order met.
   const byNode = new Map<string, { node: Uint8Array; entries: Entry[] }>();
   const at = h8(height);
@@ -269,11 +254,7 @@ export interface TxListItem {
 }
 
 /** A node's confirmed transactions, newest first, below height `before` when given. */
-export async function listTransactions(
-  store: KeyValueStore,
-  node: Uint8Array,
-  options: { limit: number; before?: number },
-): Promise<TxListItem[]> {
+export async function listTransactions(store: KeyValueStore, node: Uint8Array, options: { limit: number; before?: number }): Promise<TxListItem[]> {
   const prefix = concatBytes(Uint8Array.of(T), node);
   const range = prefixRange(prefix, { reverse: true, limit: options.limit });
   const lt = options.before === undefined ? range.lt : concatBytes(prefix, h8(options.before));

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { Block } from '../ledger/block.ts';
-import { MemoryStore, type BatchOp } from '../store/kv.ts';
+import { type BatchOp, MemoryStore } from '../store/kv.ts';
 import { Chain } from './chain.ts';
 import { key, mine, openChain, params, tx } from './testnet.test-util.ts';
 

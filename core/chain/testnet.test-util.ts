@@ -2,11 +2,11 @@
  * Test helpers for chains: deterministic keys, and mining blocks on a chain at the producer's slot.
  */
 import type { SigningKey } from '../crypto/ed25519.ts';
+import type { Block } from '../ledger/block.ts';
 import { keyOf, PARAMS } from '../ledger/fixtures.test-util.ts';
 import { signTx, type Tx, type TxBody } from '../ledger/tx.ts';
-import type { Block } from '../ledger/block.ts';
 import { MemoryStore } from '../store/kv.ts';
-import { sleep, type Clock } from '../time/clock.ts';
+import { type Clock, sleep } from '../time/clock.ts';
 import { Chain, type ChainOptions } from './chain.ts';
 import { buildBlock, nextSlot, type TxSource } from './miner.ts';
 

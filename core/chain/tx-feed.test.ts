@@ -27,7 +27,10 @@ test('TxFeed: positions are max(previous + 1, now in ms); each event is the stre
   feed.push(b!, 2n);
   now += 50;
   feed.push(c!, 3n);
-  assert.deepEqual(seen.map((item) => item.kind === 'tx' && item.seq), [START, START + 1, START + 50]);
+  assert.deepEqual(
+    seen.map((item) => item.kind === 'tx' && item.seq),
+    [START, START + 1, START + 50],
+  );
   const first = seen[0]!;
   assert.equal(first.kind, 'tx');
   if (first.kind === 'tx') assert.deepEqual(first.event, { id: toHex(a!.id), origin: toHex(ALICE.publicKey), kind: 'Transfer', amount: '1' });
@@ -75,6 +78,10 @@ test('TxFeed: keeps the last `keep` events; a follower behind them, or with an i
   assert.deepEqual(atEdge.items, [`${START + 2}:3`, `${START + 3}:4`, `${START + 4}:5`], 'the last event dropped was seen: nothing missed');
   const future = recorder();
   feed.follow(START + 99, future.listener);
-  assert.deepEqual(future.items, [`missed ${START + 99}/${START + 2}`, `${START + 2}:3`, `${START + 3}:4`, `${START + 4}:5`], 'an id this node never issued: everything held');
+  assert.deepEqual(
+    future.items,
+    [`missed ${START + 99}/${START + 2}`, `${START + 2}:3`, `${START + 3}:4`, `${START + 4}:5`],
+    'an id this node never issued: everything held',
+  );
   assert.throws(() => new TxFeed(() => START, 0), RangeError);
 });

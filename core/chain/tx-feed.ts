@@ -13,10 +13,11 @@
  * is no gap and no duplicate at the seam. When events after that position may have been lost (the
  * ring dropped them, or they were streamed before this node started), the follower is told so first.
  */
-import { formatAmount } from '../encoding/amount.ts';
-import { toHex } from '../encoding/hex.ts';
+
 import { RecentSet } from '../collections/recent-set.ts';
+import { formatAmount } from '../encoding/amount.ts';
 import { bytesKey } from '../encoding/bytes.ts';
+import { toHex } from '../encoding/hex.ts';
 import { STREAM_KINDS, type Tx } from '../ledger/tx.ts';
 import type { Unsubscribe } from '../web/sse.ts';
 

@@ -1,9 +1,9 @@
 // The channel book: what is written, in what order, and what a reopened store holds.
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
-import { MemoryStore, type BatchOp } from '../store/kv.ts';
+import { type BatchOp, MemoryStore } from '../store/kv.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
-import { ChannelBook, newChannelRecord, type ChannelRecord } from './book.ts';
+import { ChannelBook, type ChannelRecord, newChannelRecord } from './book.ts';
 
 // The book needs no clock; the scheduler only tells when the writes started have gone as far as they can.
 const scheduler = testScheduler();

@@ -6,7 +6,7 @@
  * one channel). Records are this node's own bookkeeping, never hashed or signed, so they are JSON.
  */
 import { fromHex } from '../encoding/hex.ts';
-import { prefixRange, type BatchOp, type KeyValueStore } from '../store/kv.ts';
+import { type BatchOp, type KeyValueStore, prefixRange } from '../store/kv.ts';
 import type { ChannelRole, ChannelStatus } from './types.ts';
 
 /** What both sides keep about a channel. Amounts are decimal strings of base units. */
@@ -147,8 +147,9 @@ export class ChannelBook {
     if (this.#next === null) {
       const next = this.#current.then(() => {
         this.#next = null;
-        const ops = [...this.#pending].map(([id, record]): BatchOp =>
-          record === null ? { type: 'del', key: keyOf(id) } : { type: 'put', key: keyOf(id), value: encoder.encode(JSON.stringify(record)) },
+        const ops = [...this.#pending].map(
+          ([id, record]): BatchOp =>
+            record === null ? { type: 'del', key: keyOf(id) } : { type: 'put', key: keyOf(id), value: encoder.encode(JSON.stringify(record)) },
         );
         this.#pending.clear();
         return this.#store.batch(ops);

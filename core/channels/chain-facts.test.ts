@@ -2,13 +2,13 @@
 // the records written by hand as a crash could have left them.
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
-import { key, mine, openChain, tx } from '../chain/testnet.test-util.ts';
 import { Mempool } from '../chain/mempool.ts';
+import { key, mine, openChain, tx } from '../chain/testnet.test-util.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
 import { burnOf } from '../ledger/params.ts';
 import { channelReceiptBytes } from '../ledger/tx.ts';
-import { newChannelRecord, type ChannelRecord } from './book.ts';
+import { type ChannelRecord, newChannelRecord } from './book.ts';
 import { reconcile } from './chain-facts.ts';
 
 const P = key(1);
@@ -16,7 +16,16 @@ const H = key(2);
 
 function recordOf(id: Uint8Array, role: 'payer' | 'host', status: ChannelRecord['status'], extra: Partial<ChannelRecord> = {}): ChannelRecord {
   return Object.assign(
-    newChannelRecord({ channelId: toHex(id), role, payer: toHex(P.publicKey), host: toHex(H.publicKey), capacity: String(10n * CREDIT), expiryHeight: 100, status, createdMs: 0 }),
+    newChannelRecord({
+      channelId: toHex(id),
+      role,
+      payer: toHex(P.publicKey),
+      host: toHex(H.publicKey),
+      capacity: String(10n * CREDIT),
+      expiryHeight: 100,
+      status,
+      createdMs: 0,
+    }),
     extra,
   );
 }

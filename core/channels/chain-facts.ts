@@ -10,8 +10,8 @@ import { bytesEqual } from '../encoding/bytes.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { burnOf } from '../ledger/params.ts';
 import { decodeTx, type Tx } from '../ledger/tx.ts';
-import { isFinal, newChannelRecord, type ChannelBook, type ChannelRecord, type PayerChannelRecord } from './book.ts';
-import { applyStep, factTransition, type ChannelFact } from './machine.ts';
+import { type ChannelBook, type ChannelRecord, isFinal, newChannelRecord, type PayerChannelRecord } from './book.ts';
+import { applyStep, type ChannelFact, factTransition } from './machine.ts';
 
 /** Blocks read at a time when the end of a channel is looked for. */
 const SCAN_BLOCKS = 200;
@@ -123,4 +123,3 @@ async function findEnd(chain: Chain, id: Uint8Array, from: number): Promise<{ tx
 export function openTxOf(record: PayerChannelRecord): Tx | null {
   return record.openTx === null ? null : decodeTx(fromHex(record.openTx));
 }
-

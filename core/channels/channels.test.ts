@@ -1,8 +1,8 @@
 // Payment channels between two MeshNodes on the memory network and a manual clock: a payer that
 // produces the blocks and a host that follows them. Web APIs only: runs on Node, Deno and Chromium.
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
 import type { Chain } from '../chain/chain.ts';
 import { copyChain, key, mine, openChain } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
@@ -10,15 +10,15 @@ import { CREDIT } from '../encoding/amount.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
-import { RemoteError } from '../net/errors.ts';
 import { burnOf } from '../ledger/params.ts';
 import { channelReceiptBytes } from '../ledger/tx.ts';
+import { RemoteError } from '../net/errors.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
 import { MemoryStore } from '../store/kv.ts';
-import type { Scheduler } from '../time/scheduler.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 import type { ChannelsConfig } from './channels.ts';
 import { ChannelError } from './errors.ts';
 import { CLOSE_MARGIN_BLOCKS } from './host.ts';
@@ -84,11 +84,21 @@ test('channels: receipts 1 to 5, then the host closes with the highest: it gets 
     const channelId = fromHex(id, 32);
     assert.equal(payer.chain.state.account(P.publicKey).locked_channels, credits(10));
     const view = host.services.channels.getChannel(channelId)!;
-    assert.deepInclude(view, { role: 'host', payer: toHex(P.publicKey), host: toHex(H.publicKey), capacity: String(credits(10)), cumulative: '0', payer_sig: null });
+    assert.deepInclude(view, {
+      role: 'host',
+      payer: toHex(P.publicKey),
+      host: toHex(H.publicKey),
+      capacity: String(credits(10)),
+      cumulative: '0',
+      payer_sig: null,
+    });
     assert.equal(view.expiry_height, payer.services.channels.getChannel(channelId)!.expiry_height);
     for (let n = 1; n <= 5; n++) {
       const answer = await payer.services.channels.signReceipt(channelId, H.publicKey, credits(n));
-      assert.deepEqual({ delivered: answer.delivered, error: answer.delivery_error, cumulative: answer.cumulative }, { delivered: true, error: null, cumulative: String(credits(n)) });
+      assert.deepEqual(
+        { delivered: answer.delivered, error: answer.delivery_error, cumulative: answer.cumulative },
+        { delivered: true, error: null, cumulative: String(credits(n)) },
+      );
       assert.equal(host.services.channels.getChannel(channelId)!.cumulative, String(credits(n)), 'the host keeps each receipt');
     }
     assert.deepInclude(payer.services.channels.getChannel(channelId)!, { cumulative: String(credits(5)), delivered: String(credits(5)) });
@@ -96,7 +106,14 @@ test('channels: receipts 1 to 5, then the host closes with the highest: it gets 
     const burn = burnOf(credits(5));
     assert.deepEqual(
       { ...close, tx_id: '' },
-      { channel_id: id, tx_id: '', cumulative: String(credits(5)), to_host: String(credits(5) - burn), burned: String(burn), returned_to_payer: String(credits(5)) },
+      {
+        channel_id: id,
+        tx_id: '',
+        cumulative: String(credits(5)),
+        to_host: String(credits(5) - burn),
+        burned: String(burn),
+        returned_to_payer: String(credits(5)),
+      },
     );
     assert.equal(statusOf(host, id), 'closing');
     await p.clock.until('closed on both sides', () => statusOf(payer, id) === 'closed' && statusOf(host, id) === 'closed', 10_000);
@@ -108,7 +125,12 @@ test('channels: receipts 1 to 5, then the host closes with the highest: it gets 
     for (const node of [payer, host]) {
       const closed = node.services.channels.getChannel(channelId)!;
       assert.equal(closed.end_tx, close.tx_id);
-      assert.deepEqual(closed.settlement, { cumulative: close.cumulative, to_host: close.to_host, burned: close.burned, returned_to_payer: close.returned_to_payer });
+      assert.deepEqual(closed.settlement, {
+        cumulative: close.cumulative,
+        to_host: close.to_host,
+        burned: close.burned,
+        returned_to_payer: close.returned_to_payer,
+      });
     }
     await rejectsAsync(() => host.services.channels.closeChannel(channelId, null), ChannelError, 'ended', /is closed/);
     await rejectsAsync(() => payer.services.channels.signReceipt(channelId, H.publicKey, credits(6)), ChannelError, 'ended');
@@ -131,16 +153,34 @@ test('channels: an older receipt replayed does not win, a receipt signed by anyo
     assert.deepEqual(answer, { answer: 'Kept', best: credits(4) });
     const network = payer.chain.params.network;
     const sign = (signer: SigningKey, cumulative: bigint): Promise<Uint8Array> => signer.sign(channelReceiptBytes(network, channelId, H.publicKey, cumulative));
-    await rejectsAsync(async () => host.services.channels.closeChannel(channelId, { cumulative: credits(9), payerSig: await sign(H, credits(9)) }), ChannelError, 'bad-signature', /channel's payer/);
-    await rejectsAsync(async () => host.services.channels.closeChannel(channelId, { cumulative: credits(9), payerSig: await sign(G, credits(9)) }), ChannelError, 'bad-signature');
-    await rejectsAsync(async () => host.services.channels.closeChannel(channelId, { cumulative: credits(9), payerSig: await sign(P, credits(8)) }), ChannelError, 'bad-signature');
+    await rejectsAsync(
+      async () => host.services.channels.closeChannel(channelId, { cumulative: credits(9), payerSig: await sign(H, credits(9)) }),
+      ChannelError,
+      'bad-signature',
+      /channel's payer/,
+    );
+    await rejectsAsync(
+      async () => host.services.channels.closeChannel(channelId, { cumulative: credits(9), payerSig: await sign(G, credits(9)) }),
+      ChannelError,
+      'bad-signature',
+    );
+    await rejectsAsync(
+      async () => host.services.channels.closeChannel(channelId, { cumulative: credits(9), payerSig: await sign(P, credits(8)) }),
+      ChannelError,
+      'bad-signature',
+    );
     await rejectsAsync(
       async () => host.services.channels.closeChannel(channelId, { cumulative: credits(12.5), payerSig: await sign(P, credits(12.5)) }),
       ChannelError,
       'exceeds-capacity',
       /above the capacity of 10 credits by 2\.5 credits/,
     );
-    await rejectsAsync(() => payer.services.channels.signReceipt(channelId, H.publicKey, credits(11)), ChannelError, 'exceeds-capacity', /^cumulative 11 credits is above the capacity of 10 credits by 1 credits$/);
+    await rejectsAsync(
+      () => payer.services.channels.signReceipt(channelId, H.publicKey, credits(11)),
+      ChannelError,
+      'exceeds-capacity',
+      /^cumulative 11 credits is above the capacity of 10 credits by 1 credits$/,
+    );
     assert.equal(host.services.channels.getChannel(channelId)!.cumulative, String(credits(4)), 'none of them was kept');
     // The older receipt handed to the close route: the host closes with the better one it holds.
     const close = await host.services.channels.closeChannel(channelId, { cumulative: credits(2), payerSig: fromHex(two.payer_sig, 64) });
@@ -173,11 +213,30 @@ test('channels: what each side refuses: wrong role, unknown channel, another hos
     const again = await payer.services.channels.signReceipt(channelId, H.publicKey, credits(3));
     assert.isTrue(again.delivered, 'the same receipt may be asked for again');
     await rejectsAsync(() => payer.services.channels.signReceipt(channelId, H.publicKey, credits(2)), ChannelError, 'below-signed', /cumulative total/);
-    await rejectsAsync(() => payer.services.channels.openChannel({ host: P.publicKey, capacity: 1n, expiryHeight: null }), ChannelError, 'bad-host', /this node/);
-    await rejectsAsync(() => payer.services.channels.openChannel({ host: new Uint8Array(32).fill(0xff), capacity: 1n, expiryHeight: null }), ChannelError, 'bad-host', /not a node id/);
+    await rejectsAsync(
+      () => payer.services.channels.openChannel({ host: P.publicKey, capacity: 1n, expiryHeight: null }),
+      ChannelError,
+      'bad-host',
+      /this node/,
+    );
+    await rejectsAsync(
+      () => payer.services.channels.openChannel({ host: new Uint8Array(32).fill(0xff), capacity: 1n, expiryHeight: null }),
+      ChannelError,
+      'bad-host',
+      /not a node id/,
+    );
     const tip = payer.chain.tip.height;
-    await rejectsAsync(() => payer.services.channels.openChannel({ host: H.publicKey, capacity: 1n, expiryHeight: tip + 1 }), ChannelError, 'bad-expiry', new RegExp(`not above the next block's height ${tip + 1}`));
-    await rejectsAsync(() => payer.services.channels.openChannel({ host: H.publicKey, capacity: 10n ** 30n, expiryHeight: null }), LedgerRuleError, 'insufficient-free-balance');
+    await rejectsAsync(
+      () => payer.services.channels.openChannel({ host: H.publicKey, capacity: 1n, expiryHeight: tip + 1 }),
+      ChannelError,
+      'bad-expiry',
+      new RegExp(`not above the next block's height ${tip + 1}`),
+    );
+    await rejectsAsync(
+      () => payer.services.channels.openChannel({ host: H.publicKey, capacity: 10n ** 30n, expiryHeight: null }),
+      LedgerRuleError,
+      'insufficient-free-balance',
+    );
     const { expiry_height } = await payer.services.channels.openChannel({ host: G.publicKey, capacity: 1n, expiryHeight: null });
     assert.closeTo(expiry_height, payer.chain.tip.height + DEFAULT_EXPIRY_BLOCKS, 1, 'the default expiry');
   } finally {
@@ -209,7 +268,12 @@ test('channels: a close after the expiry height is refused, and the payer expire
     const channelId = fromHex(id, 32);
     await payer.services.channels.signReceipt(channelId, H.publicKey, credits(2));
     const balance = (): bigint => payer.chain.state.account(P.publicKey).balance - payer.chain.state.supply().emitted;
-    await rejectsAsync(() => payer.services.channels.expireChannel(channelId), ChannelError, 'not-expired', new RegExp(`from height ${expiry + 1}, \\d+ blocks from now`));
+    await rejectsAsync(
+      () => payer.services.channels.expireChannel(channelId),
+      ChannelError,
+      'not-expired',
+      new RegExp(`from height ${expiry + 1}, \\d+ blocks from now`),
+    );
     await p.clock.until('the host is at the expiry height', () => host.chain.tip.height >= expiry, 20_000);
     await rejectsAsync(() => host.services.channels.closeChannel(channelId, null), ChannelError, 'past-expiry', new RegExp(`closed up to height ${expiry}`));
     const expired = await payer.services.channels.expireChannel(channelId);
@@ -294,7 +358,11 @@ test('channels: a receipt that arrives while the host makes its close is refused
     const { payer, host, clock } = p;
     const { channel_id: id } = await payer.services.channels.openChannel({ host: H.publicKey, capacity: 10n * CREDIT, expiryHeight: null });
     const cid = fromHex(id, 32);
-    await clock.until('open on both', () => payer.services.channels.getChannel(cid)?.status === 'open' && host.services.channels.getChannel(cid)?.status === 'open', 10_000);
+    await clock.until(
+      'open on both',
+      () => payer.services.channels.getChannel(cid)?.status === 'open' && host.services.channels.getChannel(cid)?.status === 'open',
+      10_000,
+    );
     assert.isTrue((await payer.services.channels.signReceipt(cid, H.publicKey, 1n * CREDIT)).delivered);
     // The host's own transactions queue ahead of its close, so the close takes a while to be made.
     for (let i = 0; i < 20; i++) void host.own.submit({ kind: 'RevokeCapability', token_id: new Uint8Array(32).fill(i + 1) });
@@ -320,15 +388,25 @@ test('channels: the receipt handler takes bad bytes from a peer without harm: un
     const id = await openChannel(p, credits(10));
     const channelId = fromHex(id, 32);
     const peer = p.bus.join(G.publicKey);
-    const send = async (to: SigningKey, bytes: Uint8Array): Promise<unknown> => decode(receiptAnswerCodec, await peer.request(to.publicKey, CHANNEL_RPC.receipt, bytes));
+    const send = async (to: SigningKey, bytes: Uint8Array): Promise<unknown> =>
+      decode(receiptAnswerCodec, await peer.request(to.publicKey, CHANNEL_RPC.receipt, bytes));
     await rejectsAsync(() => peer.request(H.publicKey, CHANNEL_RPC.receipt, Uint8Array.of(1, 2, 3)), RemoteError, 'remote-failed');
     const good = await payer.services.channels.signReceipt(channelId, H.publicKey, credits(1));
     // To the payer, which pays this channel rather than hosts it; for a channel no block holds; signed by the host itself.
-    assert.deepInclude(await send(P, encode(receiptCodec, { channel_id: channelId, cumulative: credits(1), payer_sig: fromHex(good.payer_sig, 64) })), { answer: 'Refused', code: 'wrong-role' });
-    assert.deepInclude(await send(H, encode(receiptCodec, { channel_id: new Uint8Array(32).fill(7), cumulative: credits(1), payer_sig: fromHex(good.payer_sig, 64) })), { answer: 'Refused', code: 'not-on-chain' });
+    assert.deepInclude(await send(P, encode(receiptCodec, { channel_id: channelId, cumulative: credits(1), payer_sig: fromHex(good.payer_sig, 64) })), {
+      answer: 'Refused',
+      code: 'wrong-role',
+    });
+    assert.deepInclude(
+      await send(H, encode(receiptCodec, { channel_id: new Uint8Array(32).fill(7), cumulative: credits(1), payer_sig: fromHex(good.payer_sig, 64) })),
+      { answer: 'Refused', code: 'not-on-chain' },
+    );
     const forged = await H.sign(channelReceiptBytes(payer.chain.params.network, channelId, H.publicKey, credits(9)));
-    assert.deepInclude(await send(H, encode(receiptCodec, { channel_id: channelId, cumulative: credits(9), payer_sig: forged })), { answer: 'Refused', code: 'bad-signature' });
-    assert.equal(host.services.channels.getChannel(channelId)!.cumulative, String(credits(1)), 'only the payer\'s receipt is kept');
+    assert.deepInclude(await send(H, encode(receiptCodec, { channel_id: channelId, cumulative: credits(9), payer_sig: forged })), {
+      answer: 'Refused',
+      code: 'bad-signature',
+    });
+    assert.equal(host.services.channels.getChannel(channelId)!.cumulative, String(credits(1)), "only the payer's receipt is kept");
   } finally {
     await p.stop();
   }

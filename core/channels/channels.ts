@@ -9,8 +9,8 @@
 import type { ChainEvent } from '../chain/chain.ts';
 import { formatAmount } from '../encoding/amount.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
-import { ChannelBook, isFinal, type ChannelRecord } from './book.ts';
+import { type KeyValueStore, MemoryStore } from '../store/kv.ts';
+import { ChannelBook, type ChannelRecord, isFinal } from './book.ts';
 import { foldBlock, reconcile } from './chain-facts.ts';
 import { ChannelError } from './errors.ts';
 import { ChannelHost, CLOSE_MARGIN_BLOCKS } from './host.ts';
@@ -131,7 +131,9 @@ export class ChannelDesk implements ChannelsService {
     for (const record of this.book.records()) {
       if (record.status !== 'closing' || record.endTx === null || this.host.isClosing(record.channelId) || this.payer.isExpiring(record.channelId)) continue;
       if (mempool.has(fromHex(record.endTx, 32)) || chain.state.channel(fromHex(record.channelId, 32)) === undefined) continue;
-      this.#parts.log(`channels: the ${record.role === 'host' ? 'ChannelClose' : 'ChannelExpire'} of ${record.channelId.slice(0, 16)}… left the pool unmined; the channel is open again`);
+      this.#parts.log(
+        `channels: the ${record.role === 'host' ? 'ChannelClose' : 'ChannelExpire'} of ${record.channelId.slice(0, 16)}… left the pool unmined; the channel is open again`,
+      );
       applyStep(record, factTransition(record, { kind: 'end-dropped' }));
       void this.book.save(record);
     }

@@ -3,7 +3,7 @@
  * answers it with (core/api/problem.ts holds the problem codes; docs/channels.md lists them).
  */
 import { formatCredits } from '../encoding/amount.ts';
-import { RuledError, type ErrorTable } from '../errors.ts';
+import { type ErrorTable, RuledError } from '../errors.ts';
 
 const CONFLICT = { status: 409, problem: 'channel-conflict' } as const;
 const BAD = { status: 400, problem: 'invalid-body' } as const;

@@ -15,12 +15,12 @@ import { burnOf } from '../ledger/params.ts';
 import type { Channel } from '../ledger/state.ts';
 import { channelReceiptBytes } from '../ledger/tx.ts';
 import type { RpcRequest } from '../net/network.ts';
-import { isFinal, newChannelRecord, type ChannelRecord } from './book.ts';
+import { type ChannelRecord, isFinal, newChannelRecord } from './book.ts';
 import { ChannelError, exceedsCapacity } from './errors.ts';
 import { applyStep, hostTransition } from './machine.ts';
-import { submitEnding, type ChannelSideOptions } from './payer.ts';
+import { type ChannelSideOptions, submitEnding } from './payer.ts';
 import type { CloseAnswer, Receipt } from './types.ts';
-import { CHANNEL_RPC, MAX_RECEIPT_MESSAGE_BYTES, MAX_REASON_BYTES, receiptAnswerCodec, receiptCodec } from './wire.ts';
+import { CHANNEL_RPC, MAX_REASON_BYTES, MAX_RECEIPT_MESSAGE_BYTES, receiptAnswerCodec, receiptCodec } from './wire.ts';
 
 /**
  * The host closes a channel it holds a receipt for once the chain's tip is this many blocks from
@@ -79,7 +79,10 @@ export class ChannelHost {
     }
     const bytes = channelReceiptBytes(chain.params.network, channelId, this.#self, receipt.cumulative);
     if (!(await verify(channel.payer, bytes, receipt.payerSig))) {
-      throw new ChannelError('bad-signature', `payer_sig is not the signature of the channel's payer ${toHex(channel.payer)} over the receipt for ${formatAmount(receipt.cumulative)} to this host`);
+      throw new ChannelError(
+        'bad-signature',
+        `payer_sig is not the signature of the channel's payer ${toHex(channel.payer)} over the receipt for ${formatAmount(receipt.cumulative)} to this host`,
+      );
     }
     closing();
     // Compared after the check, with nothing awaited in between: a lower receipt never replaces a higher one.
@@ -102,7 +105,8 @@ export class ChannelHost {
   async close(channelId: Uint8Array, receipt: Receipt | null): Promise<CloseAnswer> {
     const id = toHex(channelId);
     const known = this.#o.book.get(id);
-    if (known === undefined && this.#o.chain.state.channel(channelId) === undefined) throw new ChannelError('unknown-channel', `no channel ${id} on this node or on the chain`);
+    if (known === undefined && this.#o.chain.state.channel(channelId) === undefined)
+      throw new ChannelError('unknown-channel', `no channel ${id} on this node or on the chain`);
     if (known?.role === 'payer') throw new ChannelError('wrong-role', `this node is the payer of channel ${id}: its host closes it`);
     if (this.#closing.has(id)) throw new ChannelError('ended', `a ChannelClose of channel ${id} is being made`);
     this.#closing.add(id);
@@ -130,12 +134,19 @@ export class ChannelHost {
     }
     const channel = chain.state.channel(channelId);
     if (channel === undefined) {
-      throw new ChannelError('not-on-chain', `channel ${id} is not open on the chain${known === undefined ? ': if it was just opened, its ChannelOpen is not in a block yet' : ''}`);
+      throw new ChannelError(
+        'not-on-chain',
+        `channel ${id} is not open on the chain${known === undefined ? ': if it was just opened, its ChannelOpen is not in a block yet' : ''}`,
+      );
     }
-    if (!bytesEqual(channel.host, this.#self)) throw new ChannelError('not-host', `this node is not the host of channel ${id} (its host is ${toHex(channel.host)})`);
+    if (!bytesEqual(channel.host, this.#self))
+      throw new ChannelError('not-host', `this node is not the host of channel ${id} (its host is ${toHex(channel.host)})`);
     // A close goes into block tip + 1 at the earliest, which may be at most expiry_height.
     if (chain.tip.height >= channel.expiry_height) {
-      throw new ChannelError('past-expiry', `channel ${id} could be closed up to height ${channel.expiry_height}; the chain is at ${chain.tip.height}: only its payer may expire it now`);
+      throw new ChannelError(
+        'past-expiry',
+        `channel ${id} could be closed up to height ${channel.expiry_height}; the chain is at ${chain.tip.height}: only its payer may expire it now`,
+      );
     }
     const record =
       known ??
@@ -156,7 +167,13 @@ export class ChannelHost {
   /** Signs and pools the ChannelClose of `record`'s best receipt; the record says `closing` before it is pooled. */
   async #submitClose(record: ChannelRecord): Promise<CloseAnswer> {
     const cumulative = BigInt(record.cumulative);
-    const body = { kind: 'ChannelClose', channel_id: fromHex(record.channelId, 32), payer: fromHex(record.payer, 32), cumulative, payer_sig: fromHex(record.payerSig!, 64) } as const;
+    const body = {
+      kind: 'ChannelClose',
+      channel_id: fromHex(record.channelId, 32),
+      payer: fromHex(record.payer, 32),
+      cumulative,
+      payer_sig: fromHex(record.payerSig!, 64),
+    } as const;
     const txId = toHex((await submitEnding(this.#o.own, this.#o.book, record, body)).id);
     const burned = burnOf(cumulative);
     return {
@@ -178,7 +195,11 @@ export class ChannelHost {
       if (tip < record.expiryHeight - this.#o.closeMarginBlocks || tip >= record.expiryHeight) continue;
       this.#closing.add(record.channelId);
       void this.#submitClose(record)
-        .then((answer) => log(`channels: closing ${record.channelId.slice(0, 16)}… before its expiry at ${record.expiryHeight} with ${answer.cumulative} (${answer.tx_id.slice(0, 16)}…)`))
+        .then((answer) =>
+          log(
+            `channels: closing ${record.channelId.slice(0, 16)}… before its expiry at ${record.expiryHeight} with ${answer.cumulative} (${answer.tx_id.slice(0, 16)}…)`,
+          ),
+        )
         .catch((error: unknown) => log(`channels: the close of ${record.channelId.slice(0, 16)}… failed: ${String(error)}`))
         .finally(() => this.#closing.delete(record.channelId));
     }

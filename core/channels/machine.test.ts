@@ -3,18 +3,27 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
-import { newChannelRecord, type ChannelRecord, type HostChannelRecord, type PayerChannelRecord } from './book.ts';
-import { applyStep, hostTransition, payerTransition, type ChannelFact, type HostChannelEvent, type PayerChannelEvent } from './machine.ts';
+import { type ChannelRecord, type HostChannelRecord, newChannelRecord, type PayerChannelRecord } from './book.ts';
+import { applyStep, type ChannelFact, type HostChannelEvent, hostTransition, type PayerChannelEvent, payerTransition } from './machine.ts';
 import type { ChannelStatus } from './types.ts';
 
 function start(role: 'payer' | 'host', status: ChannelStatus = 'opening'): ChannelRecord {
-  return newChannelRecord({ channelId: 'ab'.repeat(32), role, payer: 'aa'.repeat(32), host: 'bb'.repeat(32), capacity: '100', expiryHeight: 50, status, createdMs: 0 });
+  return newChannelRecord({
+    channelId: 'ab'.repeat(32),
+    role,
+    payer: 'aa'.repeat(32),
+    host: 'bb'.repeat(32),
+    capacity: '100',
+    expiryHeight: 50,
+    status,
+    createdMs: 0,
+  });
 }
 const payer = (status?: ChannelStatus): PayerChannelRecord => start('payer', status) as PayerChannelRecord;
 const host = (status?: ChannelStatus): HostChannelRecord => start('host', status) as HostChannelRecord;
 const SIG = 'cd'.repeat(64);
 
-test('channel machine, payer: a receipt signed before the open is mined waits; once open it is delivered, and the host\'s answer is kept', () => {
+test("channel machine, payer: a receipt signed before the open is mined waits; once open it is delivered, and the host's answer is kept", () => {
   let r = payer();
   const early = payerTransition(r, { kind: 'signed', cumulative: 5n, payerSig: SIG });
   assert.deepEqual([early.record.cumulative, early.effects], ['5', []]);
@@ -61,12 +70,19 @@ const payerEventArb: fc.Arbitrary<PayerChannelEvent> = fc.oneof(
   cumulativeArb.map((cumulative) => ({ kind: 'signed', cumulative, payerSig: SIG }) as const),
   cumulativeArb.map((best) => ({ kind: 'delivered', best }) as const),
 );
-const hostEventArb: fc.Arbitrary<HostChannelEvent> = fc.oneof(factArb, cumulativeArb.map((cumulative) => ({ kind: 'receipt', cumulative, payerSig: SIG }) as const));
+const hostEventArb: fc.Arbitrary<HostChannelEvent> = fc.oneof(
+  factArb,
+  cumulativeArb.map((cumulative) => ({ kind: 'receipt', cumulative, payerSig: SIG }) as const),
+);
 
 function holds(before: ChannelRecord, after: ChannelRecord): void {
   if (before.status === 'closed' || before.status === 'expired') {
     const { status, endTx, settled, cumulative, payerSig } = after;
-    assert.deepEqual({ status, endTx, settled, cumulative, payerSig }, { status: before.status, endTx: before.endTx, settled: before.settled, cumulative: before.cumulative, payerSig: before.payerSig }, 'nothing moves a final channel');
+    assert.deepEqual(
+      { status, endTx, settled, cumulative, payerSig },
+      { status: before.status, endTx: before.endTx, settled: before.settled, cumulative: before.cumulative, payerSig: before.payerSig },
+      'nothing moves a final channel',
+    );
   }
   if (before.payerSig !== null) assert.isAtLeast(Number(after.cumulative), Number(before.cumulative), 'a receipt is never lowered');
 }

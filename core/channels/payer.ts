@@ -5,6 +5,8 @@
  * (and again, on later blocks, while the host has not said it holds it), and expires the channel
  * once its expiry height has passed.
  */
+
+import type { OwnTransactions, OwnTxBody } from '../chain/own-transactions.ts';
 import { parsePublicKey } from '../crypto/ed25519.ts';
 import { formatCredits } from '../encoding/amount.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
@@ -16,14 +18,12 @@ import { EXPIRY_BLOCKS } from '../ledger/params.ts';
 import { freeBalance } from '../ledger/state.ts';
 import { channelReceiptBytes, type Tx } from '../ledger/tx.ts';
 import { TOPICS } from '../net/network.ts';
-import type { OwnTransactions, OwnTxBody } from '../chain/own-transactions.ts';
 import type { Timer } from '../time/clock.ts';
-import { isFinal, newChannelRecord, type ChannelBook, type ChannelRecord, type PayerChannelRecord } from './book.ts';
+import { type ChannelBook, type ChannelRecord, isFinal, newChannelRecord, type PayerChannelRecord } from './book.ts';
 import { openTxOf } from './chain-facts.ts';
-import type { ChannelParts } from './types.ts';
 import { ChannelError, exceedsCapacity } from './errors.ts';
-import { applyStep, factTransition, payerTransition, type PayerChannelEvent } from './machine.ts';
-import type { ExpireAnswer, OpenRequest } from './types.ts';
+import { applyStep, factTransition, type PayerChannelEvent, payerTransition } from './machine.ts';
+import type { ChannelParts, ExpireAnswer, OpenRequest } from './types.ts';
 import { CHANNEL_RPC, MAX_RECEIPT_MESSAGE_BYTES, receiptAnswerCodec, receiptCodec } from './wire.ts';
 
 /** A channel's life when POST /channels/open names no expiry_height: the bid expiry's 1,440 blocks. */
@@ -78,7 +78,11 @@ export class ChannelPayer {
     this.#writeTimer = null;
     const records = [...this.#unwritten.values()];
     this.#unwritten.clear();
-    await Promise.all(records.map((r) => this.#o.book.save(r).catch((error: unknown) => this.#o.log(`channels: ${r.channelId.slice(0, 16)}… is not written: ${String(error)}`))));
+    await Promise.all(
+      records.map((r) =>
+        this.#o.book.save(r).catch((error: unknown) => this.#o.log(`channels: ${r.channelId.slice(0, 16)}… is not written: ${String(error)}`)),
+      ),
+    );
   }
 
   /**
@@ -165,7 +169,10 @@ export class ChannelPayer {
     const id = toHex(channelId);
     const record = this.#o.book.get(id);
     if (record === undefined || record.role !== 'payer') {
-      throw new ChannelError('unknown-channel', record === undefined ? `this node opened no channel ${id}` : `this node hosts channel ${id}: only its payer signs receipts`);
+      throw new ChannelError(
+        'unknown-channel',
+        record === undefined ? `this node opened no channel ${id}` : `this node hosts channel ${id}: only its payer signs receipts`,
+      );
     }
     if (toHex(host) !== record.host) throw new ChannelError('wrong-host', `host ${toHex(host)} is not the channel's host ${record.host}`);
     if (isFinal(record) || record.status === 'closing') {
@@ -198,8 +205,15 @@ export class ChannelPayer {
     this.#sending.add(record.channelId);
     this.#lastTry.set(record.channelId, clock.now());
     try {
-      const request = encode(receiptCodec, { channel_id: fromHex(record.channelId, 32), cumulative: BigInt(cumulative), payer_sig: fromHex(record.payerSig, 64) });
-      const bytes = await network.request(fromHex(record.host, 32), CHANNEL_RPC.receipt, request, { timeoutMs: DELIVERY_TIMEOUT_MS, maxResponseBytes: MAX_RECEIPT_MESSAGE_BYTES });
+      const request = encode(receiptCodec, {
+        channel_id: fromHex(record.channelId, 32),
+        cumulative: BigInt(cumulative),
+        payer_sig: fromHex(record.payerSig, 64),
+      });
+      const bytes = await network.request(fromHex(record.host, 32), CHANNEL_RPC.receipt, request, {
+        timeoutMs: DELIVERY_TIMEOUT_MS,
+        maxResponseBytes: MAX_RECEIPT_MESSAGE_BYTES,
+      });
       const answer = decode(receiptAnswerCodec, bytes);
       if (answer.answer === 'Refused') {
         if (answer.code !== 'not-on-chain') this.#refused.set(record.channelId, cumulative);
@@ -220,13 +234,17 @@ export class ChannelPayer {
     const { chain, own, book } = this.#o;
     const channelId = fromHex(record.channelId, 32);
     if (chain.state.channel(channelId) === undefined) {
-      if (record.status === 'opening') throw new ChannelError('not-on-chain', `channel ${record.channelId} cannot be expired: its ChannelOpen is not in a block yet`);
+      if (record.status === 'opening')
+        throw new ChannelError('not-on-chain', `channel ${record.channelId} cannot be expired: its ChannelOpen is not in a block yet`);
       throw new ChannelError('ended', `channel ${record.channelId} is not open on the chain any more: its host closed it`);
     }
     // The ChannelExpire goes into block tip + 1 at the earliest, which must be above expiry_height.
     const from = record.expiryHeight + 1;
     if (chain.tip.height + 1 < from) {
-      throw new ChannelError('not-expired', `the channel may be expired from height ${from}, ${from - chain.tip.height - 1} blocks from now (the chain is at ${chain.tip.height})`);
+      throw new ChannelError(
+        'not-expired',
+        `the channel may be expired from height ${from}, ${from - chain.tip.height - 1} blocks from now (the chain is at ${chain.tip.height})`,
+      );
     }
     if (this.#expiring.has(record.channelId)) throw new ChannelError('ended', `a ChannelExpire of channel ${record.channelId} is being made`);
     this.#expiring.add(record.channelId);

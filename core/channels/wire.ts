@@ -6,7 +6,7 @@
  *   receipt is good for its host only). Answer: kept, with the best cumulative the host now holds
  *   for the channel; or refused, with the reason's code (core/channels/errors.ts) and text.
  */
-import { bytes32, bytes64, struct, u128, utf8, variant, type Infer } from '../encoding/codec.ts';
+import { bytes32, bytes64, type Infer, struct, u128, utf8, variant } from '../encoding/codec.ts';
 
 export const CHANNEL_RPC = { receipt: 'channels.receipt' } as const;
 

@@ -21,7 +21,7 @@ test('WindowedMin: the least value of the span, for as long as the span and less
   assert.throws(() => new WindowedMin(1_000, 0), RangeError);
 });
 
-test('WindowedMin: many values a slot, rising: the least of the span\'s oldest slot', () => {
+test("WindowedMin: many values a slot, rising: the least of the span's oldest slot", () => {
   const least = new WindowedMin(1_000, 10);
   // 10,000 rising values over 5 spans: the slots of the last span count, the oldest of them least.
   for (let t = 0; t < 5_000; t += 0.5) least.add(t, t);

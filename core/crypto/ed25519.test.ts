@@ -1,24 +1,24 @@
+import * as noble from '@noble/ed25519';
 import { assert } from 'chai';
 import fc from 'fast-check';
-import * as noble from '@noble/ed25519';
-import { test } from '../../test/harness.ts';
 import { rejects, rejectsAsync } from '../../test/assert.ts';
-import { InvalidKeyError, InvalidSignatureError, WrongTypeError } from '../errors.ts';
-import { fromHex, toHex } from '../encoding/hex.ts';
+import { test } from '../../test/harness.ts';
+import { speccheckCases as speccheck } from '../../test/vectors/ed25519-speccheck.ts';
 import { concatBytes } from '../encoding/bytes.ts';
-import { sha512 } from './sha256.ts';
+import { fromHex, toHex } from '../encoding/hex.ts';
+import { InvalidKeyError, InvalidSignatureError, WrongTypeError } from '../errors.ts';
 import {
   checkSignature,
   defaultEd25519Backend,
   ed25519Backends,
   parsePublicKey,
   parseSignature,
+  type SignatureRejection,
   SigningKey,
   verify,
   verifyBatch,
-  type SignatureRejection,
 } from './ed25519.ts';
-import { speccheckCases as speccheck } from '../../test/vectors/ed25519-speccheck.ts';
+import { sha512 } from './sha256.ts';
 
 const P = 2n ** 255n - 19n;
 const L = 2n ** 252n + 27742317777372353535851937790883648493n;
@@ -33,8 +33,7 @@ const fromLe = (bytes: Uint8Array): bigint => {
   for (let i = bytes.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]!);
   return v;
 };
-const challenge = (r: Uint8Array, a: Uint8Array, m: Uint8Array): bigint =>
-  fromLe(sha512(concatBytes(r, a, m))) % L;
+const challenge = (r: Uint8Array, a: Uint8Array, m: Uint8Array): bigint => fromLe(sha512(concatBytes(r, a, m))) % L;
 
 // RFC 8032 §7.1, tests 1, 2, 3 and SHA(abc).
 const RFC8032 = [
@@ -42,30 +41,25 @@ const RFC8032 = [
     seed: '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60',
     publicKey: 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
     message: '',
-    signature:
-      'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b',
+    signature: 'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b',
   },
   {
     seed: '4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb',
     publicKey: '3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c',
     message: '72',
-    signature:
-      '92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00',
+    signature: '92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00',
   },
   {
     seed: 'c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7',
     publicKey: 'fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025',
     message: 'af82',
-    signature:
-      '6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a',
+    signature: '6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a',
   },
   {
     seed: '833fe62409237b9d62ec77587520911e9a759cec1d19755b7da901b96dca3d42',
     publicKey: 'ec172b93ad5e563bf4932c70e1245034c35467ef2efd4d64ebf819683467e2bf',
-    message:
-      'ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f',
-    signature:
-      'dc2a4459e7369633a52b1bf277839a00201009a3efbf3ecb69bea2186c26b58909351fc9ac90b3ecfdfbc7c66431e0303dca179c138ac17ad9bef1177331a704',
+    message: 'ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f',
+    signature: 'dc2a4459e7369633a52b1bf277839a00201009a3efbf3ecb69bea2186c26b58909351fc9ac90b3ecfdfbc7c66431e0303dca179c138ac17ad9bef1177331a704',
   },
 ];
 
@@ -103,8 +97,7 @@ function constructedCases(): EdgeCase[] {
   const mixedA = B.multiply(a).add(T8).toBytes();
   const mixedR = B.multiply(r).add(T8).toBytes();
   const sig = (rBytes: Uint8Array, s: bigint): Uint8Array => concatBytes(rBytes, le(s));
-  const signWith = (aBytes: Uint8Array, rBytes: Uint8Array, m: Uint8Array): Uint8Array =>
-    sig(rBytes, (r + challenge(rBytes, aBytes, m) * a) % L);
+  const signWith = (aBytes: Uint8Array, rBytes: Uint8Array, m: Uint8Array): Uint8Array => sig(rBytes, (r + challenge(rBytes, aBytes, m) * a) % L);
   // A message whose challenge k satisfies `want(k)`, found by counting.
   const grind = (aBytes: Uint8Array, rBytes: Uint8Array, want: (k: bigint) => boolean): Uint8Array => {
     for (let i = 0; ; i++) {
@@ -195,15 +188,14 @@ test('ed25519: this runtime offers the expected backends', () => {
 for (const backend of ed25519Backends) {
   test(`ed25519 [${backend.name}]: every edge case gets the rule's verdict, one by one and in a batch`, async () => {
     const cases = allCases();
-    const verdicts = await Promise.all(
-      cases.map((c) => checkSignature(c.publicKey, c.message, c.signature, backend)),
-    );
-    const mismatches = cases
-      .map((c, i) => ({ name: c.name, expected: c.expect, got: verdicts[i] }))
-      .filter((x) => x.expected !== x.got);
+    const verdicts = await Promise.all(cases.map((c) => checkSignature(c.publicKey, c.message, c.signature, backend)));
+    const mismatches = cases.map((c, i) => ({ name: c.name, expected: c.expect, got: verdicts[i] })).filter((x) => x.expected !== x.got);
     assert.deepEqual(mismatches, []);
     const batch = await verifyBatch(cases, backend);
-    assert.deepEqual(batch, cases.map((c) => c.expect === null));
+    assert.deepEqual(
+      batch,
+      cases.map((c) => c.expect === null),
+    );
   });
 
   test(`ed25519 [${backend.name}]: RFC 8032 §7.1 vectors sign and verify`, async () => {
@@ -220,7 +212,7 @@ for (const backend of ed25519Backends) {
   });
 }
 
-test('ed25519: the rule is needed — noble\'s own cofactored verify accepts what the rule rejects', async () => {
+test("ed25519: the rule is needed — noble's own cofactored verify accepts what the rule rejects", async () => {
   const cases = allCases().filter((c) => c.name.startsWith('mixed-order A, k ≢') || c.name.startsWith('mixed-order R'));
   assert.lengthOf(cases, 2);
   for (const c of cases) {
@@ -229,12 +221,10 @@ test('ed25519: the rule is needed — noble\'s own cofactored verify accepts wha
   }
 });
 
-test('ed25519: every backend makes the same signatures and accepts the others\'', async () => {
+test("ed25519: every backend makes the same signatures and accepts the others'", async () => {
   await fc.assert(
     fc.asyncProperty(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ maxLength: 300 }), async (seed, message) => {
-      const signatures = await Promise.all(
-        ed25519Backends.map((b) => SigningKey.fromSeed(seed, b).sign(message)),
-      );
+      const signatures = await Promise.all(ed25519Backends.map((b) => SigningKey.fromSeed(seed, b).sign(message)));
       for (const s of signatures) assert.equal(toHex(s), toHex(signatures[0]!));
       const publicKey = SigningKey.fromSeed(seed).publicKey;
       for (const b of ed25519Backends) assert.isTrue(await verify(publicKey, message, signatures[0]!, b));
@@ -270,7 +260,10 @@ test('ed25519: a batch of 1,024 gives each item its own verdict', async () => {
   const bad = new Set([0, 7, 511, 1023]);
   for (const i of bad) items[i] = { ...items[i]!, message: new TextEncoder().encode('forged') };
   const verdicts = await verifyBatch(items);
-  assert.deepEqual(verdicts, items.map((_, i) => !bad.has(i)));
+  assert.deepEqual(
+    verdicts,
+    items.map((_, i) => !bad.has(i)),
+  );
 });
 
 test('ed25519: verdicts stay right while the key cache fills, turns over and evicts', async () => {
@@ -320,11 +313,7 @@ test('ed25519: wrong types and seed lengths get named errors, not bare TypeError
   rejects(() => SigningKey.fromSeed('00' as unknown as Uint8Array), WrongTypeError, 'not-bytes');
   rejects(() => parsePublicKey([1, 2] as unknown as Uint8Array), WrongTypeError, 'not-bytes');
   const key = SigningKey.generate();
-  await rejectsAsync(
-    () => verify(key.publicKey, 'hello' as unknown as Uint8Array, new Uint8Array(64)),
-    WrongTypeError,
-    'not-bytes',
-  );
+  await rejectsAsync(() => verify(key.publicKey, 'hello' as unknown as Uint8Array, new Uint8Array(64)), WrongTypeError, 'not-bytes');
   await rejectsAsync(() => key.sign([1] as unknown as Uint8Array), WrongTypeError, 'not-bytes');
 });
 

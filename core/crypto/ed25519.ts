@@ -14,10 +14,10 @@
  * the same answer on every input, and nodes on different runtimes cannot fork over a signature.
  */
 import * as noble from '@noble/ed25519';
-import { InvalidKeyError, InvalidSignatureError, MeshError } from '../errors.ts';
 import { bytesEqual, bytesKey, concatBytes, ensureBytes } from '../encoding/bytes.ts';
 import { fromHex } from '../encoding/hex.ts';
-import { systemRandom, type Random } from './random.ts';
+import { InvalidKeyError, InvalidSignatureError, MeshError } from '../errors.ts';
+import { type Random, systemRandom } from './random.ts';
 import { sha512 } from './sha256.ts';
 
 export const PUBLIC_KEY_LENGTH = 32;
@@ -212,15 +212,8 @@ const webcryptoBackend: Ed25519Backend = {
   name: 'webcrypto',
   async signer(seed) {
     // Imported once per identity: importing costs about as much as signing.
-    const key = await crypto.subtle.importKey(
-      'pkcs8',
-      concatBytes(ED25519_PKCS8_PREFIX, seed) as Uint8Array<ArrayBuffer>,
-      ED25519,
-      false,
-      ['sign'],
-    );
-    return async (message) =>
-      new Uint8Array(await crypto.subtle.sign(ED25519, key, message as Uint8Array<ArrayBuffer>));
+    const key = await crypto.subtle.importKey('pkcs8', concatBytes(ED25519_PKCS8_PREFIX, seed) as Uint8Array<ArrayBuffer>, ED25519, false, ['sign']);
+    return async (message) => new Uint8Array(await crypto.subtle.sign(ED25519, key, message as Uint8Array<ArrayBuffer>));
   },
   verifyEquation(publicKey, message, signature) {
     const verifyWith = (key: CryptoKey): Promise<boolean> =>
@@ -253,36 +246,21 @@ const webcryptoBackend: Ed25519Backend = {
 const PROBE = {
   publicKey: '3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c',
   message: '72',
-  signature:
-    '92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da' +
-    '085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00',
+  signature: '92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da' + '085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00',
 };
 
 async function webcryptoWorks(): Promise<boolean> {
   if (!globalThis.crypto?.subtle) return false;
   try {
-    const key = await crypto.subtle.importKey(
-      'raw',
-      fromHex(PROBE.publicKey) as Uint8Array<ArrayBuffer>,
-      ED25519,
-      false,
-      ['verify'],
-    );
-    return await crypto.subtle.verify(
-      ED25519,
-      key,
-      fromHex(PROBE.signature) as Uint8Array<ArrayBuffer>,
-      fromHex(PROBE.message) as Uint8Array<ArrayBuffer>,
-    );
+    const key = await crypto.subtle.importKey('raw', fromHex(PROBE.publicKey) as Uint8Array<ArrayBuffer>, ED25519, false, ['verify']);
+    return await crypto.subtle.verify(ED25519, key, fromHex(PROBE.signature) as Uint8Array<ArrayBuffer>, fromHex(PROBE.message) as Uint8Array<ArrayBuffer>);
   } catch {
     return false;
   }
 }
 
 /** Every backend this runtime can select, the preferred (fastest) first. */
-export const ed25519Backends: readonly Ed25519Backend[] = (await webcryptoWorks())
-  ? [webcryptoBackend, nobleBackend]
-  : [nobleBackend];
+export const ed25519Backends: readonly Ed25519Backend[] = (await webcryptoWorks()) ? [webcryptoBackend, nobleBackend] : [nobleBackend];
 
 /**
  * The backend of code given none: WebCrypto where the runtime offers Ed25519, else noble. A host
@@ -346,10 +324,7 @@ export async function verify(
  * then every equation is issued concurrently, so a native backend spreads them over the cores.
  * @returns one verdict per item, in order.
  */
-export function verifyBatch(
-  items: readonly SignedMessage[],
-  backend: Ed25519Backend = defaultEd25519Backend,
-): Promise<boolean[]> {
+export function verifyBatch(items: readonly SignedMessage[], backend: Ed25519Backend = defaultEd25519Backend): Promise<boolean[]> {
   if (backend.verifyEquations !== undefined) {
     // The encodings here, the equations of the rest in one hand-over.
     const verdicts = new Array<boolean>(items.length).fill(false);
@@ -431,10 +406,7 @@ export class SigningKey {
   }
 
   /** A new identity from 32 random bytes (`random` defaults to the platform's CSPRNG). */
-  static generate(
-    random: Random = systemRandom,
-    backend: Ed25519Backend = defaultEd25519Backend,
-  ): SigningKey {
+  static generate(random: Random = systemRandom, backend: Ed25519Backend = defaultEd25519Backend): SigningKey {
     return SigningKey.fromSeed(random.bytes(SEED_LENGTH), backend);
   }
 

@@ -3,8 +3,9 @@
  * lowercase 64-hex values. `mesh identity backup` writes it and the wallet page exports it, so a
  * key moves between the two.
  */
-import { MeshError } from '../errors.ts';
+
 import { fromHex, toHex } from '../encoding/hex.ts';
+import { MeshError } from '../errors.ts';
 import { SigningKey } from './ed25519.ts';
 
 const IDENTITY_TYPE = 'mesh-identity';

@@ -2,8 +2,8 @@ import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
 import { toHex } from '../encoding/hex.ts';
-import { createLanesBatch } from './sha256-lanes.ts';
 import { sha256 } from './sha256.ts';
+import { createLanesBatch } from './sha256-lanes.ts';
 
 // Every runtime the project runs on has WebAssembly SIMD; null would mean a silent slow path.
 const batch = (await createLanesBatch())!;
@@ -33,7 +33,10 @@ test('sha256 lanes: the runtime has WebAssembly SIMD', () => {
 test('sha256 lanes: equal hashing one by one, for no, one and many messages, lanes of unequal lengths side by side', () => {
   fc.assert(
     fc.property(fc.array(messageArb, { maxLength: 19 }), (messages) => {
-      assert.deepEqual(hashAll(messages), messages.map((m) => toHex(sha256(m))));
+      assert.deepEqual(
+        hashAll(messages),
+        messages.map((m) => toHex(sha256(m))),
+      );
     }),
     { numRuns: 150 },
   );
@@ -41,10 +44,19 @@ test('sha256 lanes: equal hashing one by one, for no, one and many messages, lan
 
 test('sha256 lanes: every padding edge, a large message among small ones, then small ones again', () => {
   const edges = EDGES.map((n) => new Uint8Array(n).fill(n & 0xff));
-  assert.deepEqual(hashAll(edges), edges.map((m) => toHex(sha256(m))));
+  assert.deepEqual(
+    hashAll(edges),
+    edges.map((m) => toHex(sha256(m))),
+  );
   // Grows the module's memory, and leaves its bytes behind for the next, shorter batch to pad over.
   const large = [Uint8Array.of(1), new Uint8Array(300_000).fill(0xab), Uint8Array.of(2, 3)];
-  assert.deepEqual(hashAll(large), large.map((m) => toHex(sha256(m))));
+  assert.deepEqual(
+    hashAll(large),
+    large.map((m) => toHex(sha256(m))),
+  );
   const after = [new Uint8Array(10), new Uint8Array(70)];
-  assert.deepEqual(hashAll(after), after.map((m) => toHex(sha256(m))));
+  assert.deepEqual(
+    hashAll(after),
+    after.map((m) => toHex(sha256(m))),
+  );
 });

@@ -16,13 +16,11 @@ import { code, get, I32, i32, MODULE_HEADER, name, section, set, simd, tee, uleb
 
 // Round constants and initial hash value (FIPS 180-4, 4.2.2 and 5.3.3).
 const K = [
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
-  0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
-  0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-  0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
-  0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-  0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74,
+  0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d,
+  0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e,
+  0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5,
+  0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ];
 const IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
@@ -30,8 +28,7 @@ const IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b0568
 
 const i32Load = (offset: number): number[] => [0x28, 2, ...uleb(offset)];
 const [I32_ADD, I32_SHL, I32_LT_U, I32_LE_U, I32_GT_U, SELECT] = [0x6a, 0x74, 0x49, 0x4d, 0x4b, 0x1b];
-const v128Const = (lanes: readonly number[]): number[] =>
-  simd(0x0c, ...lanes.flatMap((w) => [w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24]));
+const v128Const = (lanes: readonly number[]): number[] => simd(0x0c, ...lanes.flatMap((w) => [w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24]));
 const splat = (word: number): number[] => v128Const([word, word, word, word]);
 const load32Zero = (offset: number): number[] => simd(0x5c, 2, ...uleb(offset));
 const load32Lane = (offset: number, lane: number): number[] => simd(0x56, 2, ...uleb(offset), lane);
@@ -149,11 +146,32 @@ function layoutBody(): number[] {
   c.push(...get(TAIL), ...i32(5), I32_SUB, ...get(PADDED), ...get(LENGTH), I32_ADD, ...i32(1), I32_ADD, I32_SUB, ...memoryFill);
   // TAIL − 5 … TAIL − 1: bits 39…0 of length × 8 (store8 keeps the low byte).
   const lengthByte = (at: number, shift: number, left: boolean): number[] => [
-    ...get(TAIL), ...i32(at), I32_SUB, ...get(LENGTH), ...i32(shift), left ? I32_SHL : I32_SHR_U, ...store8(0),
+    ...get(TAIL),
+    ...i32(at),
+    I32_SUB,
+    ...get(LENGTH),
+    ...i32(shift),
+    left ? I32_SHL : I32_SHR_U,
+    ...store8(0),
   ];
   c.push(...lengthByte(5, 29, false), ...lengthByte(4, 21, false), ...lengthByte(3, 13, false), ...lengthByte(2, 5, false), ...lengthByte(1, 3, true));
   // Descriptor of message i: group i / 4, lane i % 4.
-  c.push(...get(DESCS), ...get(I), ...i32(2), I32_SHR_U, ...i32(32), I32_MUL, I32_ADD, ...get(I), ...i32(3), I32_AND, ...i32(2), I32_SHL, I32_ADD, ...set(DESC));
+  c.push(
+    ...get(DESCS),
+    ...get(I),
+    ...i32(2),
+    I32_SHR_U,
+    ...i32(32),
+    I32_MUL,
+    I32_ADD,
+    ...get(I),
+    ...i32(3),
+    I32_AND,
+    ...i32(2),
+    I32_SHL,
+    I32_ADD,
+    ...set(DESC),
+  );
   c.push(...get(DESC), ...get(PADDED), ...store(0), ...get(DESC), ...get(BLOCKS), ...store(16));
   c.push(...get(TAIL), ...set(PADDED), ...get(END), ...set(START));
   c.push(...get(I), ...i32(1), I32_ADD, ...tee(I), ...get(COUNT), I32_LT_U, 0x0d, 0, 0x0b); // br_if loop; end

@@ -1,11 +1,22 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
-import { test } from '../../test/harness.ts';
-import { rejects } from '../../test/assert.ts';
-import { MeshError, WrongTypeError } from '../errors.ts';
-import { toHex } from '../encoding/hex.ts';
 import { createSHA256 } from 'hash-wasm';
-import { checkedSha256, coreSha256, createSha256, sha256, sha256Async, sha256Batch, sha256Each, sha512, WEBCRYPTO_MIN_BYTES, type Sha256Batch } from './sha256.ts';
+import { rejects } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
+import { toHex } from '../encoding/hex.ts';
+import { MeshError, WrongTypeError } from '../errors.ts';
+import {
+  checkedSha256,
+  coreSha256,
+  createSha256,
+  type Sha256Batch,
+  sha256,
+  sha256Async,
+  sha256Batch,
+  sha256Each,
+  sha512,
+  WEBCRYPTO_MIN_BYTES,
+} from './sha256.ts';
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -13,16 +24,10 @@ const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 const NIST: [string, Uint8Array, string][] = [
   ['empty', new Uint8Array(0), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'],
   ['abc', text('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],
-  [
-    '448 bits',
-    text('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq'),
-    '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1',
-  ],
+  ['448 bits', text('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq'), '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1'],
   [
     '896 bits',
-    text(
-      'abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu',
-    ),
+    text('abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu'),
     'cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1',
   ],
   ['one million a', text('a'.repeat(1_000_000)), 'cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0'],
@@ -74,9 +79,15 @@ function laidOut(messages: readonly Uint8Array[]): { data: Uint8Array; ends: num
   return { data, ends };
 }
 
-const messagesArb = fc.array(fc.oneof(fc.uint8Array({ maxLength: 200 }), fc.constantFrom(65, 66, 64, 55, 56).map((n) => new Uint8Array(n).fill(n))), {
-  maxLength: 20,
-});
+const messagesArb = fc.array(
+  fc.oneof(
+    fc.uint8Array({ maxLength: 200 }),
+    fc.constantFrom(65, 66, 64, 55, 56).map((n) => new Uint8Array(n).fill(n)),
+  ),
+  {
+    maxLength: 20,
+  },
+);
 
 test('sha256Batch: equals hashing one by one, for no, one and many messages of any lengths', () => {
   fc.assert(
@@ -145,7 +156,7 @@ test('sha256: a wrong native hasher is refused; a right one serves whoever is gi
     assert.equal(toHex(sha256(data)), expected);
     assert.equal(toHex(await sha256Async(data)), expected);
   }
-  assert.equal(calls, 8, 'the native hasher serves every size, sync and async, where it is passed; the core\'s own elsewhere');
+  assert.equal(calls, 8, "the native hasher serves every size, sync and async, where it is passed; the core's own elsewhere");
   // Without a batch of its own, a batch of one goes to it, and a longer one to the core's lanes.
   calls = 0;
   assert.equal(toHex(sha256Each([text('abc')], native)), NIST[1]![2]);
@@ -177,7 +188,7 @@ test('sha256: a native batch is checked before use, and then serves the batches 
   const out = new Uint8Array(96);
   native.batch(data, ends, out);
   sha256Batch(data, ends, new Uint8Array(96));
-  assert.equal(batches, 1, 'the core\'s own sha256Batch is not the native one');
+  assert.equal(batches, 1, "the core's own sha256Batch is not the native one");
   assert.equal(toHex(out.subarray(0, 32)), NIST[1]![2]);
   assert.equal(toHex(out.subarray(32, 64)), NIST[0]![2]);
   assert.equal(toHex(out.subarray(64)), toHex(sha256(new Uint8Array(65))));

@@ -103,8 +103,7 @@ export async function loadPinned(name: string, files: SharedFiles, places: Share
   } catch (error) {
     throw new SharedDataError(
       'unavailable',
-      `shared data ${name} is not in ${places.shared} and could not be downloaded from ${file.upstream} ` +
-        `into ${places.cache}: ${reason(error)}`,
+      `shared data ${name} is not in ${places.shared} and could not be downloaded from ${file.upstream} ` + `into ${places.cache}: ${reason(error)}`,
     );
   }
   await places.writeCache(name, check(name, file, downloaded, file.upstream));

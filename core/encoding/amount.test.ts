@@ -1,7 +1,7 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
-import { test } from '../../test/harness.ts';
 import { rejects } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
 import { InvalidAmountError, WrongTypeError } from '../errors.ts';
 import {
   assertI128,
@@ -190,11 +190,7 @@ test('formatCredits shows credits for people', () => {
 });
 
 test('property: parseAmount(formatAmount(x)) === x for every u128', () => {
-  const u128 = fc.oneof(
-    fc.bigInt({ min: 0n, max: U128_MAX }),
-    fc.bigInt({ min: 0n, max: 2n ** 64n }),
-    fc.constantFrom(0n, 1n, U128_MAX, U128_MAX - 1n),
-  );
+  const u128 = fc.oneof(fc.bigInt({ min: 0n, max: U128_MAX }), fc.bigInt({ min: 0n, max: 2n ** 64n }), fc.constantFrom(0n, 1n, U128_MAX, U128_MAX - 1n));
   fc.assert(
     fc.property(u128, (x) => {
       const text = formatAmount(x);

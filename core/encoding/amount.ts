@@ -22,10 +22,7 @@ const I128_DIGITS = 39;
 function checkString(text: string, what: string, maxDigits: number): void {
   if (text.length === 0) throw new InvalidAmountError('empty', `${what} is an empty string`);
   if (text.length > maxDigits) {
-    throw new InvalidAmountError(
-      'out-of-range',
-      `${what} has ${text.length} characters, more than the ${maxDigits} digits of the largest value`,
-    );
+    throw new InvalidAmountError('out-of-range', `${what} has ${text.length} characters, more than the ${maxDigits} digits of the largest value`);
   }
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -40,10 +37,7 @@ function checkString(text: string, what: string, maxDigits: number): void {
     if ((ch === '+' || ch === '-') && i === 0) {
       throw new InvalidAmountError('sign', `${what} ${JSON.stringify(text)} has a sign; write the digits only`);
     }
-    throw new InvalidAmountError(
-      'not-decimal',
-      `${what} has ${JSON.stringify(ch)} at position ${i}, not a decimal digit`,
-    );
+    throw new InvalidAmountError('not-decimal', `${what} has ${JSON.stringify(ch)} at position ${i}, not a decimal digit`);
   }
   if (text.length > 1 && text.charCodeAt(0) === 48) {
     throw new InvalidAmountError('leading-zero', `${what} ${JSON.stringify(text)} has a leading zero`);
@@ -61,10 +55,7 @@ function fromNumber(value: number, what: string, allowNegative: boolean): bigint
     throw new InvalidAmountError('sign', `${what} ${value} is negative`);
   }
   if (!Number.isSafeInteger(value)) {
-    throw new InvalidAmountError(
-      'unsafe-integer',
-      `${what} ${value} is beyond 2^53 - 1 and may have lost digits; send it as a decimal string`,
-    );
+    throw new InvalidAmountError('unsafe-integer', `${what} ${value} is beyond 2^53 - 1 and may have lost digits; send it as a decimal string`);
   }
   return BigInt(value);
 }
@@ -187,11 +178,17 @@ export function parseCredits(text: string, what = 'credits'): bigint {
       throw new InvalidAmountError('fraction', `${what} ${JSON.stringify(text)} needs digits on both sides of its point`);
     }
     if (fraction.length > 18) {
-      throw new InvalidAmountError('fraction-digits', `${what} ${JSON.stringify(text)} has more than 18 decimal places (the smallest amount is 0.000000000000000001)`);
+      throw new InvalidAmountError(
+        'fraction-digits',
+        `${what} ${JSON.stringify(text)} has more than 18 decimal places (the smallest amount is 0.000000000000000001)`,
+      );
     }
     const stray = /[^0-9]/.exec(fraction);
     if (stray !== null) {
-      throw new InvalidAmountError(/[eE]/.test(stray[0]) ? 'exponent' : 'not-decimal', `${what} ${JSON.stringify(text)} has ${JSON.stringify(stray[0])} after its point`);
+      throw new InvalidAmountError(
+        /[eE]/.test(stray[0]) ? 'exponent' : 'not-decimal',
+        `${what} ${JSON.stringify(text)} has ${JSON.stringify(stray[0])} after its point`,
+      );
     }
   }
   checkString(whole, what, CREDIT_WHOLE_DIGITS);

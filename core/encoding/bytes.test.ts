@@ -93,7 +93,10 @@ test('property: concatBytes keeps every part in order', () => {
   fc.assert(
     fc.property(fc.array(fc.uint8Array({ maxLength: 8 }), { maxLength: 5 }), (parts) => {
       const joined = concatBytes(...parts);
-      assert.deepEqual([...joined], parts.flatMap((p) => [...p]));
+      assert.deepEqual(
+        [...joined],
+        parts.flatMap((p) => [...p]),
+      );
     }),
     RUNS,
   );
@@ -120,7 +123,10 @@ test('ByteArena hands out zeroed views that never overlap, across chunks, and la
       const taken = sizes.map((n, i) => {
         const view = arena.take(n);
         assert.strictEqual(view.length, n);
-        assert.isTrue(view.every((b) => b === 0), 'zeroed');
+        assert.isTrue(
+          view.every((b) => b === 0),
+          'zeroed',
+        );
         view.fill((i % 255) + 1);
         if (n > ByteArena.CHUNK / 4) assert.strictEqual(view.buffer.byteLength, n, 'a large one is an array of its own');
         else assert.isAtMost(view.byteOffset + n, ByteArena.CHUNK, 'within its chunk');

@@ -1,7 +1,7 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
-import { test } from '../../test/harness.ts';
 import { rejects } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
 import { InvalidEncodingError, MeshError, WrongTypeError } from '../errors.ts';
 import { bytesEqual, compareBytes } from './bytes.ts';
 import {
@@ -15,17 +15,17 @@ import {
   encodeFrame,
   f64,
   fixedBytes,
-  i128,
   type Infer,
+  i128,
   option,
   Reader,
   sortedSet,
   struct,
-  u128,
+  u8,
   u16,
   u32,
   u64,
-  u8,
+  u128,
   uint53,
   utf8,
   varBytes,
@@ -392,24 +392,14 @@ test('encode errors name the field path', () => {
     'out-of-range',
     /^tx\.Transfer\.amount: /,
   );
-  rejects(
-    () => encode(transfer, { to: new Uint8Array(31), amount: 1n, memo: null }),
-    InvalidEncodingError,
-    'wrong-length',
-    /^transfer\.to: /,
-  );
+  rejects(() => encode(transfer, { to: new Uint8Array(31), amount: 1n, memo: null }), InvalidEncodingError, 'wrong-length', /^transfer\.to: /);
   rejects(
     () => encode(array(tx, 4), [sampleBond, { type: 'Tags', tags: ['b', 'a'], at: 1 }]),
     InvalidEncodingError,
     'not-sorted',
     /^array<tx>\[1\]\.Tags\.tags\[1\]: /,
   );
-  rejects(
-    () => encode(transfer, { to: new Uint8Array(32), amount: 1n, memo: 'x'.repeat(9) }),
-    InvalidEncodingError,
-    'too-long',
-    /^transfer\.memo: /,
-  );
+  rejects(() => encode(transfer, { to: new Uint8Array(32), amount: 1n, memo: 'x'.repeat(9) }), InvalidEncodingError, 'too-long', /^transfer\.memo: /);
   rejects(
     () => encode(transfer, { to: new Uint8Array(32), amount: '1', memo: null } as unknown as Infer<typeof transfer>),
     WrongTypeError,
@@ -545,7 +535,13 @@ const subjects: Subject<unknown>[] = [
   { codec: nested, arb: nestedArb },
   { codec: option(utf8(6)), arb: fc.option(text(6), { nil: null }) },
   // Every finite double but -0, which decodes as 0.
-  { codec: array(f64, 4), arb: fc.array(fc.double({ noNaN: true, noDefaultInfinity: true }).filter((v) => !Object.is(v, -0)), { maxLength: 4 }) },
+  {
+    codec: array(f64, 4),
+    arb: fc.array(
+      fc.double({ noNaN: true, noDefaultInfinity: true }).filter((v) => !Object.is(v, -0)),
+      { maxLength: 4 },
+    ),
+  },
   { codec: sortedSet(u16, 4), arb: fc.uniqueArray(fc.integer({ min: 0, max: 65535 }), { maxLength: 4 }).map((a) => a.sort((x, y) => x - y)) },
 ] as Subject<unknown>[];
 
@@ -636,18 +632,7 @@ test('property: decode(encode(v)) deep-equals v for composite codecs', () => {
 });
 
 test('property: random byte strings decode only to values that re-encode identically', () => {
-  const small: Codec<unknown>[] = [
-    bool,
-    f64,
-    uint53,
-    option(u8),
-    option(utf8(4)),
-    array(bool, 3),
-    sortedSet(u8, 3),
-    sortedSet(option(u8), 3),
-    utf8(6),
-    tx,
-  ];
+  const small: Codec<unknown>[] = [bool, f64, uint53, option(u8), option(utf8(4)), array(bool, 3), sortedSet(u8, 3), sortedSet(option(u8), 3), utf8(6), tx];
   for (const codec of [...small, ...subjects.map((s) => s.codec)]) {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 24 }), (bytes) => checkCanonical(codec, bytes)),
@@ -655,7 +640,10 @@ test('property: random byte strings decode only to values that re-encode identic
     );
   }
   // Any eight bytes: a finite double's one encoding, or refused (NaN, infinities, -0).
-  fc.assert(fc.property(fc.uint8Array({ minLength: 8, maxLength: 8 }), (bytes) => checkCanonical(f64, bytes)), { numRuns: 300 });
+  fc.assert(
+    fc.property(fc.uint8Array({ minLength: 8, maxLength: 8 }), (bytes) => checkCanonical(f64, bytes)),
+    { numRuns: 300 },
+  );
   // Random bytes behind a plausible length prefix reach the UTF-8 decoder and the sort check.
   fc.assert(
     fc.property(fc.uint8Array({ maxLength: 8 }), (body) => {

@@ -15,8 +15,8 @@
  * decode(transfer, bytes); // deep-equals the input
  */
 import { type ENCODING_CODES, InvalidEncodingError, MeshError, type TYPE_CODES, WrongTypeError } from '../errors.ts';
-import { compareBytes, describe, ensureBytes } from './bytes.ts';
 import { I128_MAX, I128_MIN, U128_MAX } from './amount.ts';
+import { compareBytes, describe, ensureBytes } from './bytes.ts';
 
 /** Writes and reads one kind of value. `minBytes` is the least any encoding of it takes. */
 export interface Codec<T> {
@@ -170,10 +170,7 @@ export class Reader {
   take(n: number, what: string): number {
     const at = this.#pos;
     if (n > this.#bytes.length - at) {
-      throw invalid(
-        'truncated',
-        `${what} needs ${n} bytes at offset ${at} but only ${this.#bytes.length - at} remain`,
-      );
+      throw invalid('truncated', `${what} needs ${n} bytes at offset ${at} but only ${this.#bytes.length - at} remain`);
     }
     this.#pos = at + n;
     return at;
@@ -262,10 +259,7 @@ export function decode<T>(codec: Codec<T>, bytes: Uint8Array): T {
     throw withRoot(error, codec.name);
   }
   if (r.remaining !== 0) {
-    throw invalid(
-      'trailing-bytes',
-      `${codec.name}: ${r.remaining} trailing bytes after the value, at offset ${r.offset}`,
-    );
+    throw invalid('trailing-bytes', `${codec.name}: ${r.remaining} trailing bytes after the value, at offset ${r.offset}`);
   }
   return value;
 }
@@ -480,10 +474,7 @@ function readLength(r: Reader, name: string, max: number, unit: number): number 
   const n = r.u32(`${name} length`);
   if (n > max) throw invalid('too-long', `${name} at offset ${at} declares ${n}, more than the limit of ${max}`);
   if (unit > 0 && n * unit > r.remaining) {
-    throw invalid(
-      'truncated',
-      `${name} at offset ${at} declares ${n} (at least ${n * unit} bytes) but only ${r.remaining} bytes remain`,
-    );
+    throw invalid('truncated', `${name} at offset ${at} declares ${n} (at least ${n * unit} bytes) but only ${r.remaining} bytes remain`);
   }
   return n;
 }
@@ -760,10 +751,7 @@ function readFields(r: Reader, { keys, codecs }: Layout, out: Record<string, unk
  *
  * @example const point = struct({ x: u32, y: u32 }, 'point'); // Codec<{ x: number; y: number }>
  */
-export function struct<const F extends Fields>(
-  fields: F,
-  name = 'struct',
-): StructCodec<Simplify<{ -readonly [K in keyof F]: Infer<F[K]> }>> {
+export function struct<const F extends Fields>(fields: F, name = 'struct'): StructCodec<Simplify<{ -readonly [K in keyof F]: Infer<F[K]> }>> {
   const l = layout(fields, name);
   return {
     name,
@@ -798,11 +786,7 @@ export type VariantValue<K extends string, C extends Cases> = {
  * }, 'tx');
  * encode(tx, { type: 'Bond', amount: 10n });
  */
-export function variant<const K extends string, const C extends Cases>(
-  tagField: K,
-  cases: C,
-  name = 'variant',
-): Codec<VariantValue<K, C>> {
+export function variant<const K extends string, const C extends Cases>(tagField: K, cases: C, name = 'variant'): Codec<VariantValue<K, C>> {
   interface Case {
     readonly name: string;
     readonly tag: number;

@@ -1,7 +1,7 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
-import { test } from '../../test/harness.ts';
 import { rejects } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
 import { InvalidHexError, WrongTypeError } from '../errors.ts';
 import { fromHex, isId, parseId, toHex } from './hex.ts';
 

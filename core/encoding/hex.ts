@@ -48,10 +48,7 @@ export function fromHex(text: string, byteLength?: number, what = 'hex'): Uint8A
     throw new WrongTypeError('not-string', `${what} must be a string, got ${describe(text)}`);
   }
   if (byteLength !== undefined && text.length !== byteLength * 2) {
-    throw new InvalidHexError(
-      'wrong-length',
-      `${what} must be ${byteLength * 2} hex characters, got ${text.length}`,
-    );
+    throw new InvalidHexError('wrong-length', `${what} must be ${byteLength * 2} hex characters, got ${text.length}`);
   }
   if (text.length % 2 !== 0) {
     throw new InvalidHexError('odd-length', `${what} has an odd number of hex characters (${text.length})`);
@@ -64,10 +61,7 @@ export function fromHex(text: string, byteLength?: number, what = 'hex'): Uint8A
       const at = hi < 0 ? 2 * i : 2 * i + 1;
       const ch = text[at]!;
       const hint = /[A-F]/.test(ch) ? ' (hex must be lowercase)' : '';
-      throw new InvalidHexError(
-        'bad-character',
-        `${what} has ${JSON.stringify(ch)} at position ${at}, not a lowercase hex digit${hint}`,
-      );
+      throw new InvalidHexError('bad-character', `${what} has ${JSON.stringify(ch)} at position ${at}, not a lowercase hex digit${hint}`);
     }
     out[i] = (hi << 4) | lo;
   }

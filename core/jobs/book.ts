@@ -5,7 +5,7 @@
  * record.ts.
  */
 import { fromHex } from '../encoding/hex.ts';
-import { prefixRange, type KeyValueStore } from '../store/kv.ts';
+import { type KeyValueStore, prefixRange } from '../store/kv.ts';
 import { decodeRecord, encodeRecord, type JobRecord } from './record.ts';
 
 const PREFIX = 0x4a; // 'J' + job id

@@ -2,7 +2,7 @@
  * Why the jobs feature refused a request, each code with the HTTP status and problem the API
  * answers it with (core/api/problem.ts holds the problem codes; docs/node-api.md lists them).
  */
-import { RuledError, type ErrorTable } from '../errors.ts';
+import { type ErrorTable, RuledError } from '../errors.ts';
 
 export const JOB_ERRORS = {
   /** No job (or container) of that id on this node. */

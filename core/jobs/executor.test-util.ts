@@ -5,7 +5,7 @@
  * drives: it prints lines, ends containers, and says what stop() was asked.
  */
 import type { Clock } from '../time/clock.ts';
-import { ExecutorError, type ContainerSpec, type ContainerState, type EngineInfo, type Executor, type LogLine, type LogOptions } from './executor.ts';
+import { type ContainerSpec, type ContainerState, type EngineInfo, type Executor, ExecutorError, type LogLine, type LogOptions } from './executor.ts';
 
 interface FakeContainer {
   readonly spec: ContainerSpec;
@@ -39,7 +39,17 @@ export class FakeExecutor implements Executor {
     const now = this.#clock.now();
     this.containers.set(id, {
       spec,
-      state: { id, name: spec.name, labels: spec.labels, status: 'running', running: true, exitCode: null, oomKilled: false, startedAtMs: now, finishedAtMs: null },
+      state: {
+        id,
+        name: spec.name,
+        labels: spec.labels,
+        status: 'running',
+        running: true,
+        exitCode: null,
+        oomKilled: false,
+        startedAtMs: now,
+        finishedAtMs: null,
+      },
       lines: [],
       changed: new Set(),
     });

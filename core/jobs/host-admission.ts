@@ -11,9 +11,9 @@ import { freeBalance } from '../ledger/state.ts';
 import { decodeTx, type Tx } from '../ledger/tx.ts';
 import type { RpcRequest } from '../net/network.ts';
 import type { HostSide } from './host-side.ts';
-import { refusalsOf, type InUse } from './policy.ts';
-import { isLive, newHostRecord, statusOf, type HostJobRecord } from './record.ts';
-import { bidMismatch, billingName, decodeSpec, specHash, specProblem, termsProblems, type JobSpec } from './spec.ts';
+import { type InUse, refusalsOf } from './policy.ts';
+import { type HostJobRecord, isLive, newHostRecord, statusOf } from './record.ts';
+import { bidMismatch, billingName, decodeSpec, type JobSpec, specHash, specProblem, termsProblems } from './spec.ts';
 import { MAX_REASON_BYTES, offerAnswerCodec, offerCodec } from './wire.ts';
 
 /** How long a reservation (asked before a heartbeat-billed bid names this host) holds capacity. */
@@ -59,7 +59,10 @@ export class HostAdmission {
   reserveDirected(payer: string, specBytes: Uint8Array, spec: JobSpec, bid: bigint, recheck: () => Promise<string | null>): string[] {
     const { policy, chain, clock } = this.#side.o;
     this.#dropStaleReservations();
-    const reasons = [...refusalsOf(spec, policy, this.#inUse(), this.#engine(), { authorised: true }), ...termsProblems(spec, bid, chain.params.blockIntervalMs)];
+    const reasons = [
+      ...refusalsOf(spec, policy, this.#inUse(), this.#engine(), { authorised: true }),
+      ...termsProblems(spec, bid, chain.params.blockIntervalMs),
+    ];
     if (reasons.length > 0) return reasons;
     const hash = toHex(specHash(chain.params.network, specBytes));
     this.#directed.push({ payer, hash, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, until: clock.now() + RESERVATION_MS, directedBid: bid, recheck });
@@ -68,7 +71,8 @@ export class HostAdmission {
 
   async onOffer({ peer, data }: RpcRequest): Promise<Uint8Array> {
     const { chain, policy, book } = this.#side.o;
-    const refuse = (...reasons: string[]): Uint8Array => encode(offerAnswerCodec, { answer: 'Refused', reasons: reasons.slice(0, 16).map((r) => clip(r, MAX_REASON_BYTES)) });
+    const refuse = (...reasons: string[]): Uint8Array =>
+      encode(offerAnswerCodec, { answer: 'Refused', reasons: reasons.slice(0, 16).map((r) => clip(r, MAX_REASON_BYTES)) });
     const taken = (): Uint8Array => encode(offerAnswerCodec, { answer: 'Taken' });
     const offer = decode(offerCodec, data);
     let spec: JobSpec;
@@ -92,14 +96,14 @@ export class HostAdmission {
     if (tx.body.kind !== 'JobBid') return refuse('the offer carries no JobBid');
     const bid = tx.body;
     if (toHex(bid.sender) !== payer) return refuse('the bid is not signed by the peer offering it');
-    if (toHex(bid.spec_hash) !== hash) return refuse('the spec does not match the bid\'s spec_hash');
+    if (toHex(bid.spec_hash) !== hash) return refuse("the spec does not match the bid's spec_hash");
     const mismatch = bidMismatch(spec, bid);
     if (mismatch !== null) return refuse(mismatch);
     if (bid.host !== null && toHex(bid.host) !== this.#side.selfHex) return refuse('the bid names another host');
     const jobId = toHex(tx.id);
     const known = book.get(jobId);
     if (known !== undefined) {
-      if (known.role !== 'host') return refuse('this node is the job\'s payer');
+      if (known.role !== 'host') return refuse("this node is the job's payer");
       // Asked again (its answer was lost): the same answer, as long as the job is still here.
       if (isLive(known.state)) return taken();
       return refuse(`the job has ended here: ${statusOf(known.state)}`);
@@ -154,7 +158,8 @@ export class HostAdmission {
       cores += r.cpuCores;
       mem += r.memMb;
     }
-    if (cores > policy.cpuCores * RESERVABLE_SHARE || mem > policy.memMb * RESERVABLE_SHARE) reasons.push('reservations hold as much of this host as they may; try again later');
+    if (cores > policy.cpuCores * RESERVABLE_SHARE || mem > policy.memMb * RESERVABLE_SHARE)
+      reasons.push('reservations hold as much of this host as they may; try again later');
     if (reasons.length > 0) return refuse(...reasons);
     this.#reservations.set(payer, { payer, hash, cpuCores: spec.cpu_cores, memMb: spec.mem_mb, until: clock.now() + RESERVATION_MS });
     return taken();

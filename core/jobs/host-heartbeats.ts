@@ -6,7 +6,7 @@
  */
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
-import { shortId, type HostSide } from './host-side.ts';
+import { type HostSide, shortId } from './host-side.ts';
 
 export class HostHeartbeats {
   readonly #side: HostSide;

@@ -24,7 +24,7 @@
  * | awaiting_settlement | lock-checked (spent)           | settled                        |                                |
  */
 import { fromHex, toHex } from '../encoding/hex.ts';
-import { isFinal, isLive, onChain, reasonOf, RUNNING, type ChainEvent, type HostJobRecord, type ReportTag, type Step, type StopCause } from './record.ts';
+import { type ChainEvent, type HostJobRecord, isFinal, isLive, onChain, type ReportTag, RUNNING, reasonOf, type Step, type StopCause } from './record.ts';
 import { decodeSpec, type JobSpec } from './spec.ts';
 import type { LogEvent } from './types.ts';
 
@@ -143,7 +143,9 @@ export function hostTransition(record: HostJobRecord, event: HostEvent): Step<Ho
         askedCost: event.askedCost.toString(),
         state: reason === null ? { kind: 'awaiting_settlement' } : { kind: 'failed', reason },
       };
-      const effects: HostEffect[] = [{ kind: 'log', line: `jobs: ${short(record)} ended: exit ${event.exitCode ?? '?'}${reason === null ? '' : `, ${reason}`}` }];
+      const effects: HostEffect[] = [
+        { kind: 'log', line: `jobs: ${short(record)} ended: exit ${event.exitCode ?? '?'}${reason === null ? '' : `, ${reason}`}` },
+      ];
       if (record.containerId !== null) effects.push({ kind: 'remove', containerId: record.containerId });
       effects.push({ kind: 'report' });
       return { record: onChain(ended, { kind: 'lock-checked', open: event.lockOpen }), effects };
@@ -151,7 +153,10 @@ export function hostTransition(record: HostJobRecord, event: HostEvent): Step<Ho
     case 'beat':
       if (state.kind !== 'running' || record.stopCause !== null) return same;
       // Written before it is sent: a crash in between loses one interval's pay, never bills one twice.
-      return { record: { ...record, lastBeatMs: event.atMs }, effects: [{ kind: 'heartbeat', epoch: event.epoch, last: event.last, previousBeatMs: record.lastBeatMs }] };
+      return {
+        record: { ...record, lastBeatMs: event.atMs },
+        effects: [{ kind: 'heartbeat', epoch: event.epoch, last: event.last, previousBeatMs: record.lastBeatMs }],
+      };
     case 'beat-refused':
       return { record: { ...record, lastBeatMs: event.lastBeatMs }, effects: [] };
     case 'answered': {
@@ -180,7 +185,9 @@ export function hostTransition(record: HostJobRecord, event: HostEvent): Step<Ho
     case 'adopted': {
       if (!isLive(state)) return same;
       const next: HostJobRecord =
-        state.kind === 'pending' ? { ...record, containerId: event.containerId, state: RUNNING, startedMs: event.startedMs } : { ...record, containerId: event.containerId };
+        state.kind === 'pending'
+          ? { ...record, containerId: event.containerId, state: RUNNING, startedMs: event.startedMs }
+          : { ...record, containerId: event.containerId };
       if (!event.running) return { record: next, effects: [] };
       const effects: HostEffect[] = [{ kind: 'watch' }, { kind: 'report' }];
       // A stop asked for before the host went down is carried out now.

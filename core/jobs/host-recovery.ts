@@ -4,7 +4,7 @@
  * billed, exited ones are recorded and settled, a container created but never started starts
  * afresh, a job whose container is gone ends, and containers it has no job for are removed.
  */
-import { JOB_LABELS, type ContainerState } from './executor.ts';
+import { type ContainerState, JOB_LABELS } from './executor.ts';
 import type { HostReporting } from './host-reporting.ts';
 import type { HostSettlement } from './host-settlement.ts';
 import type { HostSide } from './host-side.ts';

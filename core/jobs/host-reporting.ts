@@ -8,9 +8,9 @@ import { fromHex } from '../encoding/hex.ts';
 import { clip } from '../encoding/text.ts';
 import { MeshError } from '../errors.ts';
 import { sleep } from '../time/clock.ts';
-import { shortId, type HostSide } from './host-side.ts';
-import { reasonOf, type HostJobRecord } from './record.ts';
-import { JOB_RPC, MAX_REASON_BYTES, reportAnswerCodec, reportCodec, type ReportState } from './wire.ts';
+import { type HostSide, shortId } from './host-side.ts';
+import { type HostJobRecord, reasonOf } from './record.ts';
+import { JOB_RPC, MAX_REASON_BYTES, type ReportState, reportAnswerCodec, reportCodec } from './wire.ts';
 
 /** First and longest wait between reports the payer has not answered. */
 const REPORT_RETRY_MS = [1_000, 30_000] as const;

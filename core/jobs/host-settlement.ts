@@ -7,8 +7,8 @@ import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
 import { settlementBytes } from '../ledger/tx.ts';
 import { JobError } from './errors.ts';
-import { shortId, type HostSide } from './host-side.ts';
-import { statusOf, type HostJobRecord } from './record.ts';
+import { type HostSide, shortId } from './host-side.ts';
+import { type HostJobRecord, statusOf } from './record.ts';
 import { decodeSpec } from './spec.ts';
 
 export class HostSettlement {

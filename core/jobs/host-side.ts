@@ -5,8 +5,8 @@
  */
 import type { Chain } from '../chain/chain.ts';
 import type { Mempool } from '../chain/mempool.ts';
-import type { Network } from '../net/network.ts';
 import type { OwnTransactions } from '../chain/own-transactions.ts';
+import type { Network } from '../net/network.ts';
 import type { Clock } from '../time/clock.ts';
 import type { JobBook } from './book.ts';
 import type { Executor } from './executor.ts';

@@ -6,7 +6,7 @@
 import { fromHex } from '../encoding/hex.ts';
 import { clip } from '../encoding/text.ts';
 import { sleep, type Timer } from '../time/clock.ts';
-import { ExecutorError, type ContainerState } from './executor.ts';
+import { type ContainerState, ExecutorError } from './executor.ts';
 import type { HostHeartbeats } from './host-heartbeats.ts';
 import type { HostSettlement } from './host-settlement.ts';
 import type { HostSide } from './host-side.ts';

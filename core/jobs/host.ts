@@ -14,7 +14,7 @@ import type { RpcRequest } from '../net/network.ts';
 import { JOB_LABELS } from './executor.ts';
 import { HostAdmission } from './host-admission.ts';
 import { HostHeartbeats } from './host-heartbeats.ts';
-import { hostEnded, hostTransition, type HostEffect, type HostEvent } from './host-machine.ts';
+import { type HostEffect, type HostEvent, hostEnded, hostTransition } from './host-machine.ts';
 import { recoverJobs } from './host-recovery.ts';
 import { HostReporting } from './host-reporting.ts';
 import { HostSettlement } from './host-settlement.ts';
@@ -23,16 +23,16 @@ import { containerName, HostSupervision } from './host-supervision.ts';
 import type { LogBuffer } from './log-buffer.ts';
 import type { HostJobRecord } from './record.ts';
 import type { JobSpec } from './spec.ts';
-import { outputTail, type LogEvent } from './types.ts';
+import { type LogEvent, outputTail } from './types.ts';
 import {
   JOB_RPC,
   logsAnswerCodec,
   logsRequestCodec,
-  stopAnswerCodec,
-  stopRequestCodec,
+  MAX_LOG_LINE_BYTES,
   MAX_LOG_LINES_PER_ANSWER,
   MAX_LOGS_ANSWER_BYTES,
-  MAX_LOG_LINE_BYTES,
+  stopAnswerCodec,
+  stopRequestCodec,
 } from './wire.ts';
 
 export class JobHost {
@@ -68,10 +68,14 @@ export class JobHost {
     this.#heartbeats = new HostHeartbeats(this.#side);
     this.#reporting = new HostReporting(this.#side);
     this.#supervision = new HostSupervision(this.#side, this.#heartbeats, this.#settlement);
-    this.#admission = new HostAdmission(this.#side, () => this.#engine, async (record) => {
-      await this.#o.book.save(record);
-      void this.#supervision.start(record.jobId);
-    });
+    this.#admission = new HostAdmission(
+      this.#side,
+      () => this.#engine,
+      async (record) => {
+        await this.#o.book.save(record);
+        void this.#supervision.start(record.jobId);
+      },
+    );
   }
 
   /** Whether the engine answered at the last check (the atlas' `docker` tag), and its GPUs. */
@@ -96,7 +100,13 @@ export class JobHost {
     network.serve(JOB_RPC.logs, (request) => this.#onLogs(request), { maxResponseBytes: MAX_LOGS_ANSWER_BYTES });
     network.serve(JOB_RPC.stop, (request) => this.#onStop(request));
     await this.checkEngine();
-    await recoverJobs({ side: this.#side, engineReady: this.#engine.ready, supervision: this.#supervision, reporting: this.#reporting, settlement: this.#settlement });
+    await recoverJobs({
+      side: this.#side,
+      engineReady: this.#engine.ready,
+      supervision: this.#supervision,
+      reporting: this.#reporting,
+      settlement: this.#settlement,
+    });
   }
 
   async stop(): Promise<void> {
@@ -199,7 +209,9 @@ export class JobHost {
       case 'report':
         return this.#reporting.report(jobId);
       case 'kill':
-        return executor!.stop(effect.containerId, { graceSecs: effect.graceSecs }).catch((error: unknown) => log(`jobs: stopping ${effect.containerId.slice(0, 12)}: ${String(error)}`));
+        return executor!
+          .stop(effect.containerId, { graceSecs: effect.graceSecs })
+          .catch((error: unknown) => log(`jobs: stopping ${effect.containerId.slice(0, 12)}: ${String(error)}`));
       case 'remove':
         return executor!.remove(effect.containerId).catch((error: unknown) => log(`jobs: removing ${effect.containerId.slice(0, 12)}: ${String(error)}`));
       case 'stop':

@@ -5,9 +5,19 @@ import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
 import { toHex } from '../encoding/hex.ts';
-import { hostTransition, type HostEvent } from './host-machine.ts';
-import { payerTransition, type PayerEvent } from './payer-machine.ts';
-import { decodeRecord, encodeRecord, isFinal, newHostRecord, newPayerRecord, statusOf, type HostJobRecord, type JobRecord, type PayerJobRecord } from './record.ts';
+import { type HostEvent, hostTransition } from './host-machine.ts';
+import { type PayerEvent, payerTransition } from './payer-machine.ts';
+import {
+  decodeRecord,
+  encodeRecord,
+  type HostJobRecord,
+  isFinal,
+  type JobRecord,
+  newHostRecord,
+  newPayerRecord,
+  type PayerJobRecord,
+  statusOf,
+} from './record.ts';
 import { encodeSpec, specOf } from './spec.ts';
 import type { Billing } from './types.ts';
 
@@ -22,7 +32,18 @@ function specHex(billing: Billing): string {
 }
 
 function payerRecord(billing: Billing = 'settle'): PayerJobRecord {
-  return newPayerRecord({ jobId: JOB, payer: PAYER, billing, spec: specHex(billing), bidTx: null, bid: '600', createdAt: 0, host: null, placeBy: 60_000, firstOfferMs: null });
+  return newPayerRecord({
+    jobId: JOB,
+    payer: PAYER,
+    billing,
+    spec: specHex(billing),
+    bidTx: null,
+    bid: '600',
+    createdAt: 0,
+    host: null,
+    placeBy: 60_000,
+    firstOfferMs: null,
+  });
 }
 
 function hostRecord(billing: Billing = 'settle'): HostJobRecord {
@@ -38,24 +59,44 @@ test('job machine, payer: an offered host takes the job, reports it running and 
   const taken = payerTransition(r, { kind: 'taken', host: HOST });
   r = taken.record;
   assert.equal(r.host, HOST);
-  assert.deepEqual(taken.effects.map((e) => e.kind), ['log', 'start-wait']);
-  const running = payerTransition(r, { kind: 'report', host: HOST, state: { state: 'Running', container_id: 'c1', started_ms: 1_000 }, atMs: 20, lockOpen: true });
+  assert.deepEqual(
+    taken.effects.map((e) => e.kind),
+    ['log', 'start-wait'],
+  );
+  const running = payerTransition(r, {
+    kind: 'report',
+    host: HOST,
+    state: { state: 'Running', container_id: 'c1', started_ms: 1_000 },
+    atMs: 20,
+    lockOpen: true,
+  });
   r = running.record;
   assert.equal(statusOf(r.state), 'running');
   assert.deepEqual(running.effects, [{ kind: 'answer', placedHere: true }]);
   const end = payerTransition(r, { kind: 'report', host: HOST, state: ended, atMs: 30, lockOpen: true });
   r = end.record;
   assert.equal(statusOf(r.state), 'awaiting_settlement');
-  assert.deepEqual(end.effects.map((e) => e.kind), ['fetch-tail', 'weigh-cost', 'answer']);
-  assert.deepEqual(payerTransition(r, { kind: 'cost-asked', cost: 40n, most: 39n }).effects.map((e) => e.kind), ['log'], 'more than it earned: not signed');
+  assert.deepEqual(
+    end.effects.map((e) => e.kind),
+    ['fetch-tail', 'weigh-cost', 'answer'],
+  );
+  assert.deepEqual(
+    payerTransition(r, { kind: 'cost-asked', cost: 40n, most: 39n }).effects.map((e) => e.kind),
+    ['log'],
+    'more than it earned: not signed',
+  );
   assert.deepEqual(payerTransition(r, { kind: 'cost-asked', cost: 40n, most: 40n }).effects, [{ kind: 'sign', cost: 40n }]);
   r = payerTransition(r, { kind: 'signed', cost: 40n, payerSig: new Uint8Array(64) }).record;
-  assert.deepEqual(payerTransition(r, { kind: 'cost-asked', cost: 41n, most: 100n }).effects.map((e) => e.kind), ['log'], 'one cost per job');
+  assert.deepEqual(
+    payerTransition(r, { kind: 'cost-asked', cost: 41n, most: 100n }).effects.map((e) => e.kind),
+    ['log'],
+    'one cost per job',
+  );
   r = payerTransition(r, { kind: 'settle-mined', cost: 40n }).record;
   assert.deepEqual([statusOf(r.state), r.cost], ['settled', '40']);
 });
 
-test('job machine, payer: a host that is not the job\'s is told so; a host that could not start it sends a settle-billed job back to the queue', () => {
+test("job machine, payer: a host that is not the job's is told so; a host that could not start it sends a settle-billed job back to the queue", () => {
   let r = payerTransition(payerRecord(), { kind: 'offered', host: HOST, atMs: 0 }).record;
   r = payerTransition(r, { kind: 'taken', host: HOST }).record;
   assert.deepEqual(payerTransition(r, { kind: 'report', host: OTHER, state: ended, atMs: 0, lockOpen: true }).effects, [{ kind: 'answer', placedHere: false }]);
@@ -63,7 +104,10 @@ test('job machine, payer: a host that is not the job\'s is told so; a host that 
   assert.deepEqual([notStarted.record.host, statusOf(notStarted.record.state)], [null, 'pending']);
   assert.deepEqual(notStarted.record.refusals, [{ host: HOST, reason: 'no image', at: 5 }]);
   assert.deepEqual(notStarted.effects, [{ kind: 'place' }, { kind: 'answer', placedHere: true }]);
-  const heartbeat = payerTransition({ ...r, billing: 'heartbeat' }, { kind: 'report', host: HOST, state: { state: 'NotStarted', reason: 'no image' }, atMs: 0, lockOpen: true });
+  const heartbeat = payerTransition(
+    { ...r, billing: 'heartbeat' },
+    { kind: 'report', host: HOST, state: { state: 'NotStarted', reason: 'no image' }, atMs: 0, lockOpen: true },
+  );
   assert.equal(statusOf(heartbeat.record.state), 'failed: no image', 'a heartbeat-billed bid names its host: it fails');
 });
 
@@ -77,11 +121,14 @@ test('job machine, payer: a cancel before a host takes it fails the job; a host 
   assert.deepEqual(overdue.effects, [{ kind: 'place' }]);
 });
 
-test('job machine, host: started, beaten, asked to stop and exited, it reports each step; the payer\'s signature settles it once', () => {
+test("job machine, host: started, beaten, asked to stop and exited, it reports each step; the payer's signature settles it once", () => {
   let r = hostRecord('heartbeat');
   const started = hostTransition(r, { kind: 'started', containerId: 'c1', atMs: 1_000 });
   r = started.record;
-  assert.deepEqual(started.effects.map((e) => e.kind), ['log', 'watch', 'report']);
+  assert.deepEqual(
+    started.effects.map((e) => e.kind),
+    ['log', 'watch', 'report'],
+  );
   const beat = hostTransition(r, { kind: 'beat', atMs: 31_000, epoch: 1, last: false });
   r = beat.record;
   assert.deepEqual(beat.effects, [{ kind: 'heartbeat', epoch: 1, last: false, previousBeatMs: null }]);
@@ -93,7 +140,10 @@ test('job machine, host: started, beaten, asked to stop and exited, it reports e
   const exit = hostTransition(r, { kind: 'exited', finishedMs: 40_000, exitCode: 143, oomKilled: false, outputTail: null, askedCost: 9n, lockOpen: true });
   r = exit.record;
   assert.equal(statusOf(r.state), 'failed: stopped by the payer');
-  assert.deepEqual(exit.effects.map((e) => e.kind), ['log', 'remove', 'report']);
+  assert.deepEqual(
+    exit.effects.map((e) => e.kind),
+    ['log', 'remove', 'report'],
+  );
   const answered = hostTransition(r, { kind: 'answered', tag: 'Ended', placedHere: true, payerSig: new Uint8Array(64) });
   assert.deepEqual(answered.effects, [{ kind: 'settle', cost: 9n, payerSig: new Uint8Array(64) }]);
   r = hostTransition(answered.record, { kind: 'settle-signed', cost: 9n, payerSig: new Uint8Array(64) }).record;
@@ -156,13 +206,13 @@ const hostEventArb: fc.Arbitrary<HostEvent> = fc.oneof(
   fc.constant({ kind: 'started', containerId: 'c1', atMs: 1 } as const),
   reasonArb.map((reason) => ({ kind: 'start-failed', reason }) as const),
   fc.constantFrom('duration', 'payer', 'dry', 'elsewhere').map((cause) => ({ kind: 'stop', cause }) as const),
-  fc.record({ oomKilled: fc.boolean(), askedCost: fc.bigInt({ min: 0n, max: 100n }), lockOpen: fc.boolean() }).map(
-    (e) => ({ kind: 'exited', finishedMs: 9, exitCode: 0, outputTail: null, ...e }) as const,
-  ),
+  fc
+    .record({ oomKilled: fc.boolean(), askedCost: fc.bigInt({ min: 0n, max: 100n }), lockOpen: fc.boolean() })
+    .map((e) => ({ kind: 'exited', finishedMs: 9, exitCode: 0, outputTail: null, ...e }) as const),
   fc.boolean().map((last) => ({ kind: 'beat', atMs: 7, epoch: 1, last }) as const),
-  fc.record({ placedHere: fc.boolean(), signed: fc.boolean() }).map(
-    ({ placedHere, signed }) => ({ kind: 'answered', tag: 'Ended', placedHere, payerSig: signed ? new Uint8Array(64) : null }) as const,
-  ),
+  fc
+    .record({ placedHere: fc.boolean(), signed: fc.boolean() })
+    .map(({ placedHere, signed }) => ({ kind: 'answered', tag: 'Ended', placedHere, payerSig: signed ? new Uint8Array(64) : null }) as const),
   fc.bigInt({ min: 0n, max: 100n }).map((cost) => ({ kind: 'settle-signed', cost, payerSig: new Uint8Array(64) }) as const),
   fc.constant({ kind: 'settle-sent', txId: 'ee'.repeat(32) } as const),
   fc.constant({ kind: 'bid-expired' } as const),
@@ -198,8 +248,18 @@ test('job machine, host (property): no sequence of events leaves a final state, 
       let record = hostRecord(billing);
       for (const event of events) {
         const { record: next, effects } = hostTransition(record, event);
-        if (record.cost !== null) assert.notInclude(effects.map((e) => e.kind), 'submit-settle', 'a paid job is not settled again');
-        if (record.state.kind !== 'running' || record.stopCause !== null) assert.notInclude(effects.map((e) => e.kind), 'heartbeat', 'billed only while it runs unstopped');
+        if (record.cost !== null)
+          assert.notInclude(
+            effects.map((e) => e.kind),
+            'submit-settle',
+            'a paid job is not settled again',
+          );
+        if (record.state.kind !== 'running' || record.stopCause !== null)
+          assert.notInclude(
+            effects.map((e) => e.kind),
+            'heartbeat',
+            'billed only while it runs unstopped',
+          );
         record = next;
       }
       holdsOver(hostRecord(billing), events, hostTransition);
@@ -215,16 +275,47 @@ test('job record: the stored form reads back as it was, and records written in t
   assert.deepEqual(decodeRecord(encodeRecord(payer)), payer);
   // Exactly as the code before the state machine wrote them.
   const first = {
-    jobId: JOB, role: 'host', payer: PAYER, host: HOST, unanswered: [], status: 'failed: killed at its duration of 60 s', billing: 'settle',
-    spec: specHex('settle'), bidTx: 'ff', bid: '600', createdAt: 7, placeBy: 0, containerId: 'c1', startedMs: 1_000, finishedMs: 61_000, exitCode: 137,
-    reason: 'killed at its duration of 60 s', askedCost: '600', cost: null, payerSig: null, settleTx: null, refusals: [], heartbeats: { count: 0, paid: '0' },
-    lastBeatMs: null, stopCause: 'duration', reportedState: 'Ended', outputTail: [{ seq: 1, stream: 'stdout', text: 'hi', at: 2 }],
+    jobId: JOB,
+    role: 'host',
+    payer: PAYER,
+    host: HOST,
+    unanswered: [],
+    status: 'failed: killed at its duration of 60 s',
+    billing: 'settle',
+    spec: specHex('settle'),
+    bidTx: 'ff',
+    bid: '600',
+    createdAt: 7,
+    placeBy: 0,
+    containerId: 'c1',
+    startedMs: 1_000,
+    finishedMs: 61_000,
+    exitCode: 137,
+    reason: 'killed at its duration of 60 s',
+    askedCost: '600',
+    cost: null,
+    payerSig: null,
+    settleTx: null,
+    refusals: [],
+    heartbeats: { count: 0, paid: '0' },
+    lastBeatMs: null,
+    stopCause: 'duration',
+    reportedState: 'Ended',
+    outputTail: [{ seq: 1, stream: 'stdout', text: 'hi', at: 2 }],
   };
   const host = decodeRecord(JSON.stringify(first));
   assert.equal(host.role, 'host');
-  assert.deepInclude(host, { state: { kind: 'failed', reason: 'killed at its duration of 60 s' }, containerId: 'c1', askedCost: '600', stopCause: 'duration', reportedState: 'Ended' });
+  assert.deepInclude(host, {
+    state: { kind: 'failed', reason: 'killed at its duration of 60 s' },
+    containerId: 'c1',
+    askedCost: '600',
+    stopCause: 'duration',
+    reportedState: 'Ended',
+  });
   assert.deepEqual(decodeRecord(encodeRecord(host)), host);
-  const waiting = decodeRecord(JSON.stringify({ ...first, role: 'payer', host: null, unanswered: [HOST], status: 'pending', reason: null, placeBy: 9, firstOfferMs: 3 }));
+  const waiting = decodeRecord(
+    JSON.stringify({ ...first, role: 'payer', host: null, unanswered: [HOST], status: 'pending', reason: null, placeBy: 9, firstOfferMs: 3 }),
+  );
   assert.deepInclude(waiting, { role: 'payer', state: { kind: 'pending' }, unanswered: [HOST], passedOver: [], firstOfferMs: 3, placeBy: 9 });
   for (const status of ['running', 'awaiting_settlement', 'settled', 'expired'] as const) {
     assert.equal(statusOf(decodeRecord(JSON.stringify({ ...first, status, reason: null })).state), status);

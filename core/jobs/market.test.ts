@@ -1,28 +1,27 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
 import { copyChain, key, mine, openChain } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
+import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { burnOf } from '../ledger/params.ts';
-import { settlementBytes } from '../ledger/tx.ts';
+import { decodeTx, settlementBytes, signTx } from '../ledger/tx.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
 import { MemoryStore } from '../store/kv.ts';
-import type { Scheduler } from '../time/scheduler.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 import { JobError } from './errors.ts';
-import { ExecutorError } from './executor.ts';
 import { FakeExecutor } from './executor.test-util.ts';
+import { ExecutorError } from './executor.ts';
 import type { JobsConfig } from './market.ts';
-import type { JobRequest } from './types.ts';
-import { decode, encode } from '../encoding/codec.ts';
-import { decodeTx, signTx } from '../ledger/tx.ts';
-import { encodeSpec, specHash, specOf } from './spec.ts';
 import { START_WAIT_MS } from './payer-machine.ts';
-import { JOB_RPC, offerAnswerCodec, offerCodec, reportAnswerCodec, reportCodec, type ReportState } from './wire.ts';
+import { encodeSpec, specHash, specOf } from './spec.ts';
+import type { JobRequest } from './types.ts';
+import { JOB_RPC, offerAnswerCodec, offerCodec, type ReportState, reportAnswerCodec, reportCodec } from './wire.ts';
 
 const P = key(1); // the payer, which also produces the blocks
 const H = key(2); // a host
@@ -31,7 +30,18 @@ const G = key(3); // a second host
 const POLICY = { allowImages: ['localhost/busybox'], cpuCores: 2, memMb: 2048 };
 
 function request(overrides: Partial<JobRequest> = {}): JobRequest {
-  return { image: 'localhost/busybox:test', cmd: ['echo', 'hi'], env: [], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 0, bid: 10n * CREDIT, billing: 'settle', ...overrides };
+  return {
+    image: 'localhost/busybox:test',
+    cmd: ['echo', 'hi'],
+    env: [],
+    cpuCores: 1,
+    memMb: 64,
+    durationSecs: 60,
+    gpus: 0,
+    bid: 10n * CREDIT,
+    billing: 'settle',
+    ...overrides,
+  };
 }
 
 interface Mesh {
@@ -49,9 +59,14 @@ async function mesh(clock: Scheduler, hostConfigs: { key: SigningKey; jobs: Jobs
   await mine(chain, P, 3);
   const hosts: FullNode[] = [];
   const log = (globalThis as { process?: { env: Record<string, string> } }).process?.env.JOBS_LOG ? (line: string) => console.log(line) : undefined;
-  for (const { key: k, jobs } of hostConfigs) hosts.push(await startNode(bus, await copyChain(chain), k, clock, { jobs, capacityIntervalMs: 5_000, ...(log && { log }) }));
+  for (const { key: k, jobs } of hostConfigs)
+    hosts.push(await startNode(bus, await copyChain(chain), k, clock, { jobs, capacityIntervalMs: 5_000, ...(log && { log }) }));
   const payer = await startNode(bus, chain, P, clock, { mine: true, jobs: { queueMs: 60_000, ...payerJobs }, capacityIntervalMs: 5_000, ...(log && { log }) });
-  await clock.until('the payer sees every host in its atlas', () => hostConfigs.every((h) => payer.services.signals.atlas().some((e) => e.node_id === toHex(h.key.publicKey))), 20_000);
+  await clock.until(
+    'the payer sees every host in its atlas',
+    () => hostConfigs.every((h) => payer.services.signals.atlas().some((e) => e.node_id === toHex(h.key.publicKey))),
+    20_000,
+  );
   return {
     clock,
     bus,
@@ -164,7 +179,12 @@ test('jobs: a heartbeat-billed bid with no host that fits is refused with every 
   const clock = testScheduler();
   const m = await mesh(clock, [{ key: H, jobs: { executor: new FakeExecutor(clock), policy: POLICY } }]);
   try {
-    await rejectsAsync(() => m.payer.services.jobs.bidJob(request({ billing: 'heartbeat', memMb: 4096 })), JobError, 'no-host', /needs 4096 MiB, 2048 MiB free/);
+    await rejectsAsync(
+      () => m.payer.services.jobs.bidJob(request({ billing: 'heartbeat', memMb: 4096 })),
+      JobError,
+      'no-host',
+      /needs 4096 MiB, 2048 MiB free/,
+    );
     assert.equal(m.payer.chain.state.account(P.publicKey).locked_bids, 0n);
     assert.lengthOf(m.payer.services.jobs.listJobs(), 0);
   } finally {
@@ -207,14 +227,27 @@ test('jobs: a host restarted while its job runs takes it up again and settles it
     const id = fromHex((await payer.services.jobs.bidJob(request())).job_id, 32);
     await clock.until('it runs', () => payer.services.jobs.getJob(id)!.status === 'running', 30_000);
     // An orphan: a container of this host that no job knows.
-    await executor.run({ name: 'stray', image: 'x', cmd: null, env: [], cpuCores: 1, memMb: 4, gpus: 0, labels: { 'mesh.job': 'a'.repeat(64), 'mesh.node': toHex(H.publicKey), 'mesh.network': payer.chain.params.network } });
+    await executor.run({
+      name: 'stray',
+      image: 'x',
+      cmd: null,
+      env: [],
+      cpuCores: 1,
+      memMb: 4,
+      gpus: 0,
+      labels: { 'mesh.job': 'a'.repeat(64), 'mesh.node': toHex(H.publicKey), 'mesh.network': payer.chain.params.network },
+    });
     const host = m.hosts[0]!;
     await host.stop();
     const restarted = await startNode(m.bus, host.chain, H, clock, { jobs: { executor, policy: POLICY, store }, capacityIntervalMs: 5_000 });
     m.hosts[0] = restarted;
     assert.lengthOf(executor.running, 1, 'the orphan is removed, the job goes on');
     executor.exit(executor.running[0]!.id, 0);
-    await clock.until('settled', () => payer.services.jobs.getJob(id)!.status === 'settled' && restarted.services.jobs.getJob(id)!.status === 'settled', 30_000);
+    await clock.until(
+      'settled',
+      () => payer.services.jobs.getJob(id)!.status === 'settled' && restarted.services.jobs.getJob(id)!.status === 'settled',
+      30_000,
+    );
     const settles = restarted.chain.state.account(H.publicKey).balance;
     const cost = BigInt(payer.services.jobs.getJob(id)!.cost!);
     assert.equal(settles, cost - burnOf(cost), 'paid once');
@@ -333,7 +366,10 @@ test('jobs: the payer signs no more than the job can have earned, and a report t
     // 1. Taken, then at once "ended after its whole duration, pay me the bid".
     rogue.serve(JOB_RPC.offer, async ({ data }) => {
       const jobId = decodeTx(decode(offerCodec, data).bid_tx!).id;
-      clock.setTimeout(() => void report(jobId, { state: 'Ended', container_id: 'x', started_ms: 0, finished_ms: 60_000, exit_code: 0, reason: null, cost: 10n * CREDIT }), 1_000);
+      clock.setTimeout(
+        () => void report(jobId, { state: 'Ended', container_id: 'x', started_ms: 0, finished_ms: 60_000, exit_code: 0, reason: null, cost: 10n * CREDIT }),
+        1_000,
+      );
       return encode(offerAnswerCodec, { answer: 'Taken' });
     });
     const greedy = fromHex((await payer.services.jobs.bidJob(request())).job_id, 32);
@@ -394,7 +430,12 @@ test('jobs: terms no host takes are refused at the bid: a heartbeat worth nothin
   const clock = testScheduler();
   const m = await mesh(clock, [{ key: H, jobs: { executor: new FakeExecutor(clock), policy: POLICY } }]);
   try {
-    await rejectsAsync(() => m.payer.services.jobs.bidJob(request({ billing: 'heartbeat', durationSecs: 600, bid: 19n })), JobError, 'bad-terms', /pays nothing per heartbeat/);
+    await rejectsAsync(
+      () => m.payer.services.jobs.bidJob(request({ billing: 'heartbeat', durationSecs: 600, bid: 19n })),
+      JobError,
+      'bad-terms',
+      /pays nothing per heartbeat/,
+    );
     // 1,440 blocks of 100 ms, less the margin, is 138 s on the test chain.
     await rejectsAsync(() => m.payer.services.jobs.bidJob(request({ durationSecs: 139 })), JobError, 'bad-terms', /longer than a bid stays locked/);
     assert.lengthOf(m.payer.services.jobs.listJobs(), 0);
@@ -425,7 +466,18 @@ test('jobs: a host answers malformed offers without running anything: bytes that
     assert.match((await offer(encode(offerCodec, { spec, bid_tx: Uint8Array.of(7) })))[0]!, /the bid does not decode/);
     // A bid signed by someone else than the peer offering it.
     const foreign = await signTx(
-      { kind: 'JobBid', sender: G.publicKey, nonce: 1, spec_hash: specHash(m.payer.chain.params.network, spec), bid: 1n, duration_secs: 60, cpu_cores: 1, mem_mb: 64, billing: 0, host: null },
+      {
+        kind: 'JobBid',
+        sender: G.publicKey,
+        nonce: 1,
+        spec_hash: specHash(m.payer.chain.params.network, spec),
+        bid: 1n,
+        duration_secs: 60,
+        cpu_cores: 1,
+        mem_mb: 64,
+        billing: 0,
+        host: null,
+      },
       G,
       m.payer.chain.params.network,
     );

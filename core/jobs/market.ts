@@ -3,16 +3,16 @@
  * /jobs routes ask for it (JobsService). A node is the payer of the jobs it bids for and the host of
  * the jobs it takes; the ledger never lets it be both for one job.
  */
-import type { JobsService } from './service.ts';
+
 import type { Chain } from '../chain/chain.ts';
 import type { Mempool } from '../chain/mempool.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
-import { toHex } from '../encoding/hex.ts';
+import { fromHex, toHex } from '../encoding/hex.ts';
 import { HEARTBEAT_INTERVAL_SECS } from '../ledger/params.ts';
 import type { Network } from '../net/network.ts';
-import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { AtlasEntry } from '../signal/types.ts';
-import { MemoryStore, type KeyValueStore } from '../store/kv.ts';
+import { type KeyValueStore, MemoryStore } from '../store/kv.ts';
 import type { Clock } from '../time/clock.ts';
 import type { Unsubscribe } from '../web/sse.ts';
 import { JobBook } from './book.ts';
@@ -20,12 +20,12 @@ import { foldBlock } from './chain-facts.ts';
 import { JobError } from './errors.ts';
 import type { Executor } from './executor.ts';
 import { JobHost } from './host.ts';
-import { JobPayer, DEFAULT_QUEUE_MS } from './payer.ts';
+import { DEFAULT_QUEUE_MS, JobPayer } from './payer.ts';
 import type { HostPolicy } from './policy.ts';
-import { isLive, statusOf, type JobRecord } from './record.ts';
+import { isLive, type JobRecord, statusOf } from './record.ts';
+import type { JobsService } from './service.ts';
 import { decodeSpec } from './spec.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from './types.ts';
-import { fromHex } from '../encoding/hex.ts';
 
 /** How a node takes part in the market: what it hosts, where it keeps its jobs. */
 export interface JobsConfig {
@@ -142,7 +142,7 @@ export class JobMarket implements JobsService {
   async settleJob(jobId: Uint8Array, cost: bigint, payerSig: Uint8Array): Promise<void> {
     const record = this.book.get(toHex(jobId));
     if (record === undefined) throw new JobError('unknown-job', `no job ${toHex(jobId)} on this node`);
-    if (record.role !== 'host') throw new JobError('wrong-role', 'this node is the job\'s payer: settle on its host');
+    if (record.role !== 'host') throw new JobError('wrong-role', "this node is the job's payer: settle on its host");
     await this.host.settle(record, cost, payerSig);
   }
 
@@ -152,7 +152,11 @@ export class JobMarket implements JobsService {
       await this.host.stopJob(hosted);
       return true;
     }
-    const paid = this.book.get(ref) ?? this.book.all().find((r) => r.role === 'payer' && r.containerId !== null && (r.containerId === ref || (ref.length >= 12 && r.containerId.startsWith(ref))));
+    const paid =
+      this.book.get(ref) ??
+      this.book
+        .all()
+        .find((r) => r.role === 'payer' && r.containerId !== null && (r.containerId === ref || (ref.length >= 12 && r.containerId.startsWith(ref))));
     if (paid === undefined || paid.role !== 'payer') return false;
     await this.payer.stopJob(paid);
     return true;
@@ -254,5 +258,9 @@ export interface JobsComponents {
 
 /** The job market: bids, offers, hosting, heartbeats and settlement. */
 export function jobsService(config: JobsConfig = {}): (components: JobsComponents) => Promise<JobMarket> {
-  return (c) => JobMarket.open({ chain: c.chain, mempool: c.mempool, own: c.own, network: c.network, key: c.key, clock: c.clock, atlas: () => c.signals.atlas(), log: c.log }, config);
+  return (c) =>
+    JobMarket.open(
+      { chain: c.chain, mempool: c.mempool, own: c.own, network: c.network, key: c.key, clock: c.clock, atlas: () => c.signals.atlas(), log: c.log },
+      config,
+    );
 }

@@ -24,7 +24,7 @@
  * | awaiting_settlement | lock-checked (spent)              | settled                 |                                  |
  */
 import { toHex } from '../encoding/hex.ts';
-import { isFinal, onChain, RUNNING, type ChainEvent, type PayerJobRecord, type Step } from './record.ts';
+import { type ChainEvent, isFinal, onChain, type PayerJobRecord, RUNNING, type Step } from './record.ts';
 import type { LogEvent } from './types.ts';
 import type { ReportState } from './wire.ts';
 
@@ -124,7 +124,8 @@ export function payerTransition(record: PayerJobRecord, event: PayerEvent): Paye
       return { record: { ...record, outputTail: event.lines }, effects: [] };
     case 'cost-asked':
       // The payer signs one cost per job, no more than the job can have earned, for the host that has it.
-      if (event.cost <= event.most && (record.askedCost === null || record.askedCost === event.cost.toString())) return { record, effects: [{ kind: 'sign', cost: event.cost }] };
+      if (event.cost <= event.most && (record.askedCost === null || record.askedCost === event.cost.toString()))
+        return { record, effects: [{ kind: 'sign', cost: event.cost }] };
       return {
         record,
         effects: [

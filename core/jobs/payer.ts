@@ -12,37 +12,37 @@
  * written to the job book before the next message goes out.
  */
 import type { Chain } from '../chain/chain.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
+import { LedgerRuleError } from '../ledger/apply.ts';
 import { EXPIRY_BLOCKS } from '../ledger/params.ts';
 import { freeBalance } from '../ledger/state.ts';
 import { settlementBytes, type Tx } from '../ledger/tx.ts';
-import { LedgerRuleError } from '../ledger/apply.ts';
 import type { Network, RpcRequest } from '../net/network.ts';
-import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { AtlasEntry } from '../signal/types.ts';
-import { sleep, type Clock } from '../time/clock.ts';
+import { type Clock, sleep } from '../time/clock.ts';
 import type { JobBook } from './book.ts';
 import { JobError } from './errors.ts';
-import { payerTransition, START_WAIT_MS, type PayerEffect, type PayerEvent } from './payer-machine.ts';
-import { newPayerRecord, statusOf, type PayerJobRecord } from './record.ts';
-import { billingCode, decodeSpec, encodeSpec, specHash, specOf, termsProblems, type JobSpec } from './spec.ts';
-import { OUTPUT_TAIL_LINES, outputTail, type JobRequest, type LogEvent } from './types.ts';
+import { type PayerEffect, type PayerEvent, payerTransition, START_WAIT_MS } from './payer-machine.ts';
+import { newPayerRecord, type PayerJobRecord, statusOf } from './record.ts';
+import { billingCode, decodeSpec, encodeSpec, type JobSpec, specHash, specOf, termsProblems } from './spec.ts';
+import { type JobRequest, type LogEvent, OUTPUT_TAIL_LINES, outputTail } from './types.ts';
 import {
   JOB_RPC,
   logsAnswerCodec,
   logsRequestCodec,
+  MAX_LOGS_ANSWER_BYTES,
   offerAnswerCodec,
   offerCodec,
+  type Report,
+  type ReportAnswer,
   reportAnswerCodec,
   reportCodec,
   stopAnswerCodec,
   stopRequestCodec,
-  MAX_LOGS_ANSWER_BYTES,
-  type Report,
-  type ReportAnswer,
 } from './wire.ts';
 
 /** Default time a job waits for a host before it fails (a node option). */

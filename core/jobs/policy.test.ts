@@ -1,12 +1,22 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { isImageReference, normalizeImage } from './image.ts';
+import { LogBuffer } from './log-buffer.ts';
 import { entryWithin, imageAllowed, refusalsOf } from './policy.ts';
 import { bidMismatch, decodeSpec, encodeSpec, specHash, specOf, specProblem } from './spec.ts';
-import { LogBuffer } from './log-buffer.ts';
 import type { JobRequest } from './types.ts';
 
-const REQUEST: JobRequest = { image: 'localhost/busybox:test', cmd: null, env: [['A', 'b']], cpuCores: 2, memMb: 64, durationSecs: 60, gpus: 0, bid: 5n, billing: 'settle' };
+const REQUEST: JobRequest = {
+  image: 'localhost/busybox:test',
+  cmd: null,
+  env: [['A', 'b']],
+  cpuCores: 2,
+  memMb: 64,
+  durationSecs: 60,
+  gpus: 0,
+  bid: 5n,
+  billing: 'settle',
+};
 
 test('image: references are read as engines read them', () => {
   assert.equal(normalizeImage('busybox'), 'docker.io/library/busybox');
@@ -17,12 +27,23 @@ test('image: references are read as engines read them', () => {
   assert.equal(normalizeImage('registry:5000/tool'), 'registry:5000/tool');
 });
 
-test('image: a reference is Docker\'s grammar within the spec\'s 255 bytes', () => {
+test("image: a reference is Docker's grammar within the spec's 255 bytes", () => {
   const digest = `@sha256:${'3f'.repeat(32)}`;
   for (const good of ['busybox', 'localhost/busybox:test', 'localhost:5000/a/b/c', `ghcr.io/me/tool:v1${digest}`, `localhost/${'b'.repeat(245)}`]) {
     assert.isTrue(isImageReference(good), good);
   }
-  for (const bad of ['', 'Busybox', 'busybox:', 'a//b', 'localhost/busybox:x/evil', 'busybox@sha256:abc', 'bad image', 'a\0b', '\ud800', `localhost/${'b'.repeat(246)}`]) {
+  for (const bad of [
+    '',
+    'Busybox',
+    'busybox:',
+    'a//b',
+    'localhost/busybox:x/evil',
+    'busybox@sha256:abc',
+    'bad image',
+    'a\0b',
+    '\ud800',
+    `localhost/${'b'.repeat(246)}`,
+  ]) {
     assert.isFalse(isImageReference(bad), bad);
   }
 });
@@ -81,8 +102,13 @@ test('policy: every reason a spec does not fit is given, not only the first', ()
     'needs 4096 MiB, 2048 MiB free',
     'needs 1 GPUs, 0 here',
   ]);
-  assert.deepEqual(refusalsOf(specOf(REQUEST), { allowImages: [], cpuCores: 4, memMb: 2048 }, { cpuCores: 0, memMb: 0 }, { ready: true, gpus: 0 }), ['this node runs no jobs (no image allowed)']);
-  assert.deepEqual(refusalsOf(specOf(REQUEST), { allowImages: ['localhost/busybox'], cpuCores: 4, memMb: 2048 }, { cpuCores: 2, memMb: 1984 }, { ready: true, gpus: 0 }), []);
+  assert.deepEqual(refusalsOf(specOf(REQUEST), { allowImages: [], cpuCores: 4, memMb: 2048 }, { cpuCores: 0, memMb: 0 }, { ready: true, gpus: 0 }), [
+    'this node runs no jobs (no image allowed)',
+  ]);
+  assert.deepEqual(
+    refusalsOf(specOf(REQUEST), { allowImages: ['localhost/busybox'], cpuCores: 4, memMb: 2048 }, { cpuCores: 2, memMb: 1984 }, { ready: true, gpus: 0 }),
+    [],
+  );
 });
 
 test('spec: one encoding and hash per spec, per network; a bid for other limits does not match', () => {
@@ -92,7 +118,18 @@ test('spec: one encoding and hash per spec, per network; a bid for other limits 
   assert.deepEqual(specHash('mesh-devnet', bytes), specHash('mesh-devnet', encodeSpec(specOf({ ...REQUEST }))));
   assert.notDeepEqual(specHash('mesh-devnet', bytes), specHash('mesh', bytes));
   assert.notDeepEqual(specHash('mesh', bytes), specHash('mesh', encodeSpec(specOf({ ...REQUEST, cmd: ['true'] }))));
-  const bid = { kind: 'JobBid', sender: new Uint8Array(32), nonce: 1, spec_hash: new Uint8Array(32), bid: 5n, duration_secs: 60, cpu_cores: 2, mem_mb: 64, billing: 0, host: null } as const;
+  const bid = {
+    kind: 'JobBid',
+    sender: new Uint8Array(32),
+    nonce: 1,
+    spec_hash: new Uint8Array(32),
+    bid: 5n,
+    duration_secs: 60,
+    cpu_cores: 2,
+    mem_mb: 64,
+    billing: 0,
+    host: null,
+  } as const;
   assert.isNull(bidMismatch(spec, bid));
   assert.match(bidMismatch(spec, { ...bid, mem_mb: 128 })!, /64 MiB, the bid for 128/);
   assert.match(bidMismatch(spec, { ...bid, billing: 1 })!, /billed differently/);
@@ -102,16 +139,26 @@ test('log buffer: lines numbered from 1, read after a position, followed until t
   const buffer = new LogBuffer();
   buffer.push('stdout', 'one', 1);
   buffer.push('stderr', 'two', 2);
-  assert.deepEqual(buffer.after(1).map((l) => [l.seq, l.stream, l.text]), [[2, 'stderr', 'two']]);
+  assert.deepEqual(
+    buffer.after(1).map((l) => [l.seq, l.stream, l.text]),
+    [[2, 'stderr', 'two']],
+  );
   const seen: number[] = [];
   let ended = false;
-  buffer.follow(0, (l) => seen.push(l.seq), () => (ended = true));
+  buffer.follow(
+    0,
+    (l) => seen.push(l.seq),
+    () => (ended = true),
+  );
   buffer.push('stdout', 'three', 3);
   buffer.end();
   buffer.push('stdout', 'late', 4);
   assert.deepEqual(seen, [1, 2, 3]);
   assert.isTrue(ended);
-  assert.deepEqual(buffer.tail(1).map((l) => l.text), ['three']);
+  assert.deepEqual(
+    buffer.tail(1).map((l) => l.text),
+    ['three'],
+  );
 });
 
 test('spec: a spec from a peer with a NUL or an environment name that is not a name is not run', () => {

@@ -63,7 +63,13 @@ export function entryWithin(entry: string, parent: string): boolean {
  * Every reason `spec` does not fit `policy` with `inUse` taken, or none. An `authorised` job
  * (directed placement by an admin or a capability token) is not held to the image allow-list.
  */
-export function refusalsOf(spec: JobSpec, policy: HostPolicy, inUse: InUse, engine: { ready: boolean; gpus: number }, options: { authorised?: boolean } = {}): string[] {
+export function refusalsOf(
+  spec: JobSpec,
+  policy: HostPolicy,
+  inUse: InUse,
+  engine: { ready: boolean; gpus: number },
+  options: { authorised?: boolean } = {},
+): string[] {
   const reasons: string[] = [];
   if (!engine.ready) reasons.push('no container runtime');
   // A spec from the network was never checked by this node's API: its image is, here.

@@ -256,7 +256,15 @@ function fromFirstForm(old: FirstForm): JobRecord {
     outputTail: old.outputTail,
   };
   if (old.role === 'payer') {
-    return { ...common, role: 'payer', host: old.host, unanswered: old.unanswered, passedOver: old.passedOver ?? [], firstOfferMs: old.firstOfferMs ?? null, placeBy: old.placeBy };
+    return {
+      ...common,
+      role: 'payer',
+      host: old.host,
+      unanswered: old.unanswered,
+      passedOver: old.passedOver ?? [],
+      firstOfferMs: old.firstOfferMs ?? null,
+      placeBy: old.placeBy,
+    };
   }
   return {
     ...common,

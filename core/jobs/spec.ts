@@ -5,11 +5,11 @@
  * one hash (docs/jobs.md "The spec").
  */
 import { sha256 } from '../crypto/sha256.ts';
-import { array, decode, encode, option, struct, u8, u16, u32, utf8, type Infer } from '../encoding/codec.ts';
+import { array, decode, encode, type Infer, option, struct, u8, u16, u32, utf8 } from '../encoding/codec.ts';
 import { domainBytes } from '../ledger/domain.ts';
+import { EXPIRY_BLOCKS, HEARTBEAT_INTERVAL_SECS } from '../ledger/params.ts';
 import { BILLING_HEARTBEAT, BILLING_SETTLE, type TxOf } from '../ledger/tx.ts';
 import type { Billing, JobRequest } from './types.ts';
-import { EXPIRY_BLOCKS, HEARTBEAT_INTERVAL_SECS } from '../ledger/params.ts';
 
 /** Bounds of a spec (the API's validation states the same, docs/jobs.md). */
 export const SPEC_LIMITS = {

@@ -10,7 +10,7 @@
  * - `jobs.logs`, payer → host: output lines after a position.
  * - `jobs.stop`, payer → host: stop the job's container.
  */
-import { array, bool, bytes32, bytes64, option, struct, u8, u16, u128, uint53, utf8, varBytes, variant, type Infer } from '../encoding/codec.ts';
+import { array, bool, bytes32, bytes64, type Infer, option, struct, u8, u16, u128, uint53, utf8, varBytes, variant } from '../encoding/codec.ts';
 import { MAX_TX_BYTES } from '../ledger/tx.ts';
 
 export const JOB_RPC = {
@@ -49,7 +49,14 @@ export const reportCodec = struct(
         Ended: [
           1,
           struct(
-            { container_id: utf8(MAX_CONTAINER_ID_BYTES), started_ms: uint53, finished_ms: uint53, exit_code: option(uint53), reason: option(utf8(MAX_REASON_BYTES)), cost: u128 },
+            {
+              container_id: utf8(MAX_CONTAINER_ID_BYTES),
+              started_ms: uint53,
+              finished_ms: uint53,
+              exit_code: option(uint53),
+              reason: option(utf8(MAX_REASON_BYTES)),
+              cost: u128,
+            },
             'ended',
           ),
         ],
@@ -81,7 +88,6 @@ export const logsAnswerCodec = struct(
 
 export const stopRequestCodec = struct({ job_id: bytes32 }, 'stop request');
 export const stopAnswerCodec = struct({ stopped: bool }, 'stop answer');
-
 
 export type Offer = Infer<typeof offerCodec>;
 export type OfferAnswer = Infer<typeof offerAnswerCodec>;

@@ -2,21 +2,22 @@
 // TestLedger checks the /status invariant and supply conservation after every accepted transaction,
 // and that every refused one leaves the state exactly as it was.
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejects, rejectsAsync } from '../../test/assert.ts';
-import { verifyBatch, type SigningKey } from '../crypto/ed25519.ts';
+import { test } from '../../test/harness.ts';
+import { type SigningKey, verifyBatch } from '../crypto/ed25519.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { InvalidEncodingError } from '../errors.ts';
 import { applyTx, signedMessages, type TxEffect } from './apply.ts';
+import { ALICE, BOB, buildBlock, CAROL, credits, DAVE, type Fields, NETWORK, PARAMS, rejectBlock, rewardTx, sign, TestLedger } from './fixtures.test-util.ts';
 import { blockSigningBytes, HEADER_VERSION, type Header, type SignedHeader } from './header.ts';
 import { EMPTY_ROOT } from './merkle.ts';
 import {
   burnOf,
-  emissionAt,
   EVIDENCE_MAX_AGE_BLOCKS,
   EXPIRY_BLOCKS,
+  emissionAt,
   HALVING_BLOCKS,
   INITIAL_EMISSION,
   NAME_BLOCKS,
@@ -26,21 +27,6 @@ import {
 } from './params.ts';
 import { LedgerState } from './state.ts';
 import { BILLING_HEARTBEAT, BILLING_SETTLE, channelReceiptBytes, decodeTx, settlementBytes, type Tx } from './tx.ts';
-import {
-  ALICE,
-  BOB,
-  buildBlock,
-  CAROL,
-  credits,
-  DAVE,
-  type Fields,
-  NETWORK,
-  PARAMS,
-  rejectBlock,
-  rewardTx,
-  sign,
-  TestLedger,
-} from './fixtures.test-util.ts';
 
 const NOBODY = new Uint8Array(32).fill(0xab);
 
@@ -74,9 +60,7 @@ async function settle(
   cost: bigint,
   signed: { job?: Uint8Array; host?: Uint8Array; cost?: bigint; payer?: Uint8Array } = {},
 ): Promise<Fields<'JobSettle'>> {
-  const payerSig = await payer.sign(
-    settlementBytes(NETWORK, signed.job ?? jobId, signed.host ?? host.publicKey, signed.cost ?? cost),
-  );
+  const payerSig = await payer.sign(settlementBytes(NETWORK, signed.job ?? jobId, signed.host ?? host.publicKey, signed.cost ?? cost));
   return { kind: 'JobSettle', job_id: jobId, payer: signed.payer ?? payer.publicKey, cost, payer_sig: payerSig };
 }
 
@@ -538,11 +522,7 @@ test('apply: a ChannelOpen locks its capacity under the id of its transaction', 
   await l.refuse(ALICE, { kind: 'ChannelOpen', host: BOB.publicKey, capacity: 0n, expiry_height: expiry }, 'capacity-zero');
   await l.refuse(ALICE, { kind: 'ChannelOpen', host: ALICE.publicKey, capacity: 1n, expiry_height: expiry }, 'host-is-payer');
   await l.refuse(ALICE, { kind: 'ChannelOpen', host: BOB.publicKey, capacity: 1n, expiry_height: l.height }, 'expiry-passed');
-  await l.refuse(
-    ALICE,
-    { kind: 'ChannelOpen', host: BOB.publicKey, capacity: credits(1_000) + 1n, expiry_height: expiry },
-    'insufficient-free-balance',
-  );
+  await l.refuse(ALICE, { kind: 'ChannelOpen', host: BOB.publicKey, capacity: credits(1_000) + 1n, expiry_height: expiry }, 'insufficient-free-balance');
   const id = await openChannel(l, credits(300), expiry);
   assert.equal(l.account(ALICE).locked_channels, credits(300));
   assert.equal(l.free(ALICE), credits(700));
@@ -580,7 +560,7 @@ test('apply: a ChannelClose by another than the host, for another payer or above
   assert.equal(l.account(ALICE).balance, credits(700));
 });
 
-test('apply: the channel receipt is the payer\'s signature over (channel id, host, cumulative)', async () => {
+test("apply: the channel receipt is the payer's signature over (channel id, host, cumulative)", async () => {
   const l = await funded(ALICE);
   const id = await openChannel(l, credits(300), l.height + 10);
   assert.deepEqual(await verdicts(await l.tx(BOB, await close(BOB, ALICE, id, credits(5)))), [true, true]);

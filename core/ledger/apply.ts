@@ -7,33 +7,25 @@
  * batch with the rest of the block (`signedMessages`). On a broken rule it throws LedgerRuleError
  * before writing anything, so a rejected transaction leaves the state untouched.
  */
-import { bytesEqual, type ByteArena } from '../encoding/bytes.ts';
+
+import type { SignedMessage } from '../crypto/ed25519.ts';
+import { type ByteArena, bytesEqual } from '../encoding/bytes.ts';
 import { encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type ErrorTable, RuledError } from '../errors.ts';
-import type { SignedMessage } from '../crypto/ed25519.ts';
+import { blockSigningBytes, headerCodec } from './header.ts';
 import {
   burnOf,
-  emissionAt,
   EVIDENCE_MAX_AGE_BLOCKS,
   EXPIRY_BLOCKS,
+  emissionAt,
   HEARTBEAT_INTERVAL_SECS,
   NAME_COST,
   NAME_MAX_LENGTH,
   UNBOND_DELAY_BLOCKS,
 } from './params.ts';
-import { freeBalance, lockedBond, type Account, type LedgerState } from './state.ts';
-import {
-  BILLING_HEARTBEAT,
-  BILLING_SETTLE,
-  channelReceiptBytes,
-  settlementBytes,
-  txSigningBytes,
-  type Tx,
-  type TxKind,
-  type TxOf,
-} from './tx.ts';
-import { blockSigningBytes, headerCodec } from './header.ts';
+import { type Account, freeBalance, type LedgerState, lockedBond } from './state.ts';
+import { BILLING_HEARTBEAT, BILLING_SETTLE, channelReceiptBytes, settlementBytes, type Tx, type TxKind, type TxOf, txSigningBytes } from './tx.ts';
 
 // A transaction that breaks a rule is not its relay's fault: it is signed, and may apply to another
 // tip (or no longer does here). The API answers it as a refusal naming the rule.
@@ -146,9 +138,7 @@ function short(id: Uint8Array): string {
  */
 export function signedMessages(tx: Tx, network: string, arena?: ByteArena): SignedMessage[] {
   const b = tx.body;
-  const out: SignedMessage[] = [
-    { publicKey: b.sender, message: txSigningBytes(network, tx.bodyBytes, arena), signature: tx.signature },
-  ];
+  const out: SignedMessage[] = [{ publicKey: b.sender, message: txSigningBytes(network, tx.bodyBytes, arena), signature: tx.signature }];
   if (b.kind === 'JobSettle') {
     out.push({ publicKey: b.payer, message: settlementBytes(network, b.job_id, b.sender, b.cost, arena), signature: b.payer_sig });
   } else if (b.kind === 'ChannelClose') {
@@ -217,13 +207,7 @@ function one(node: Uint8Array, direction: Direction, counterparty: Uint8Array | 
 }
 
 // A payment for work: the host earns it less the burn, the payer spends it gross.
-function paid(
-  host: Uint8Array,
-  payer: Uint8Array,
-  gross: bigint,
-  burn: bigint,
-  roles: readonly [Interaction, Interaction] | null,
-): Involvement[] {
+function paid(host: Uint8Array, payer: Uint8Array, gross: bigint, burn: bigint, roles: readonly [Interaction, Interaction] | null): Involvement[] {
   return [
     { node: host, direction: 'in', counterparty: payer, earned: gross - burn, spent: 0n, interaction: roles?.[0] ?? null },
     { node: payer, direction: 'out', counterparty: host, earned: 0n, spent: gross, interaction: roles?.[1] ?? null },
@@ -243,10 +227,7 @@ export function applyTx(state: LedgerState, tx: Tx, ctx: ApplyContext): TxEffect
   const sender = state.account(b.sender);
   if (b.kind === 'UptimeReward') return applyReward(state, b, sender, ctx);
   if (b.nonce !== sender.nonce + 1) {
-    fail(
-      b.nonce <= sender.nonce ? 'nonce-used' : 'nonce-gap',
-      `nonce ${b.nonce} of ${short(b.sender)}… is not the next one (${sender.nonce + 1})`,
-    );
+    fail(b.nonce <= sender.nonce ? 'nonce-used' : 'nonce-gap', `nonce ${b.nonce} of ${short(b.sender)}… is not the next one (${sender.nonce + 1})`);
   }
   const mark = state.mark();
   try {
@@ -320,7 +301,7 @@ const APPLY: Appliers = {
   JobSettle(state, b) {
     const job = state.job(b.job_id);
     if (job === undefined) fail('unknown-job', `no open job ${short(b.job_id)}…`);
-    if (!bytesEqual(job.payer, b.payer)) fail('wrong-payer', 'the co-signing payer is not the job\'s payer');
+    if (!bytesEqual(job.payer, b.payer)) fail('wrong-payer', "the co-signing payer is not the job's payer");
     if (bytesEqual(b.sender, job.payer)) fail('host-is-payer', 'the payer cannot settle its own job as host');
     if (job.host !== null && !bytesEqual(job.host, b.sender)) fail('wrong-host', 'the job is placed with another host');
     if (b.cost > job.locked) fail('cost-exceeds-bid', `cost ${b.cost} exceeds the locked bid of ${job.locked}`);
@@ -365,11 +346,11 @@ const APPLY: Appliers = {
   },
 
   Heartbeat(state, b, ctx) {
-    if (bytesEqual(b.cell, b.sender)) fail('cell-is-host', 'a heartbeat\'s cell must differ from its host');
+    if (bytesEqual(b.cell, b.sender)) fail('cell-is-host', "a heartbeat's cell must differ from its host");
     const job = state.job(b.job_id);
     if (job === undefined) fail('unknown-job', `no open job ${short(b.job_id)}…`);
     if (job.billing !== BILLING_HEARTBEAT) fail('not-heartbeat-billed', 'the job is billed by settlement, not heartbeats');
-    if (!bytesEqual(job.payer, b.cell)) fail('wrong-cell', 'the heartbeat\'s cell is not the job\'s payer');
+    if (!bytesEqual(job.payer, b.cell)) fail('wrong-cell', "the heartbeat's cell is not the job's payer");
     if (job.host === null || !bytesEqual(job.host, b.sender)) fail('wrong-host', 'the job is placed with another host');
     // At most one heartbeat per job per block (and none in the bid's own block): a host cannot
     // drain a bid faster than the chain moves.
@@ -381,7 +362,7 @@ const APPLY: Appliers = {
       fail('epoch-not-increasing', `epoch ${b.epoch} is not above the last one (${last}) for this cell and host`);
     }
     const amount = job.rate;
-    if (amount === 0n) fail('heartbeat-zero', 'the job\'s rate per heartbeat is 0');
+    if (amount === 0n) fail('heartbeat-zero', "the job's rate per heartbeat is 0");
     // The bid's lock is what the payer authorised: no host can bill beyond it.
     if (job.locked < amount) fail('cell-cannot-cover', `the cell's remaining bid ${job.locked} cannot cover ${amount}`);
     const cell = state.account(b.cell);
@@ -418,12 +399,12 @@ const APPLY: Appliers = {
   ChannelClose(state, b, ctx) {
     const channel = state.channel(b.channel_id);
     if (channel === undefined) fail('unknown-channel', `no open channel ${short(b.channel_id)}…`);
-    if (!bytesEqual(channel.host, b.sender)) fail('not-host', 'only the channel\'s host may close it');
+    if (!bytesEqual(channel.host, b.sender)) fail('not-host', "only the channel's host may close it");
     // Close up to the expiry height, expire after it: the two never race for the same height.
     if (ctx.height > channel.expiry_height) {
       fail('channel-expired', `the channel expired at height ${channel.expiry_height}; only its payer may reclaim it now`);
     }
-    if (!bytesEqual(channel.payer, b.payer)) fail('wrong-payer', 'the receipt is not signed by the channel\'s payer');
+    if (!bytesEqual(channel.payer, b.payer)) fail('wrong-payer', "the receipt is not signed by the channel's payer");
     if (b.cumulative > channel.capacity) {
       fail('cumulative-exceeds-capacity', `cumulative ${b.cumulative} exceeds the capacity of ${channel.capacity}`);
     }
@@ -441,7 +422,7 @@ const APPLY: Appliers = {
   ChannelExpire(state, b, ctx) {
     const channel = state.channel(b.channel_id);
     if (channel === undefined) fail('unknown-channel', `no open channel ${short(b.channel_id)}…`);
-    if (!bytesEqual(channel.payer, b.sender)) fail('not-payer', 'only the channel\'s payer may expire it');
+    if (!bytesEqual(channel.payer, b.sender)) fail('not-payer', "only the channel's payer may expire it");
     if (ctx.height <= channel.expiry_height) {
       fail('not-expired', `the channel may be expired after height ${channel.expiry_height}, not at ${ctx.height}`);
     }
@@ -526,9 +507,7 @@ const APPLY: Appliers = {
       kind: 'SlashEquivocation',
       amount: slashed,
       burned: slashed,
-      involved: bytesEqual(b.sender, x.producer)
-        ? [one(b.sender, 'self')]
-        : [one(x.producer, 'out', b.sender), one(b.sender, 'self', x.producer)],
+      involved: bytesEqual(b.sender, x.producer) ? [one(b.sender, 'self')] : [one(x.producer, 'out', b.sender), one(b.sender, 'self', x.producer)],
     };
   },
 };

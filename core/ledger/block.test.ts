@@ -1,18 +1,11 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejects, rejectsAsync } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { concatBytes } from '../encoding/bytes.ts';
 import { encode, uint53 } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import { blockEvent, decodeBlock, InvalidBlockError, signBlock, txRoot, type Block } from './block.ts';
-import { HEADER_VERSION, headerCodec, type Header } from './header.ts';
-import { EMPTY_ROOT } from './merkle.ts';
-import { devnet, MAX_RANKED_PRODUCERS, MAX_TXS_PER_BLOCK, NAME_BLOCKS } from './params.ts';
-import { scheduleAfter, ProducerSchedule, rankProducers } from './producer.ts';
-import { LedgerState } from './state.ts';
-import { BILLING_SETTLE, settlementBytes, type Tx } from './tx.ts';
-import { applyBlock, checkContents, checkHeader, findInvalidSignatures, type ParentInfo } from './validate.ts';
+import { type Block, blockEvent, decodeBlock, InvalidBlockError, signBlock, txRoot } from './block.ts';
 import {
   ALICE,
   BOB,
@@ -22,14 +15,21 @@ import {
   GENESIS,
   keyOf,
   NETWORK,
-  parentOf,
   PARAMS,
+  parentOf,
   rejectBlock,
   rewardTx,
   sign as signTxFrom,
   snapshot,
   TestLedger,
 } from './fixtures.test-util.ts';
+import { HEADER_VERSION, type Header, headerCodec } from './header.ts';
+import { EMPTY_ROOT } from './merkle.ts';
+import { devnet, MAX_RANKED_PRODUCERS, MAX_TXS_PER_BLOCK, NAME_BLOCKS } from './params.ts';
+import { ProducerSchedule, rankProducers, scheduleAfter } from './producer.ts';
+import { LedgerState } from './state.ts';
+import { BILLING_SETTLE, settlementBytes, type Tx } from './tx.ts';
+import { applyBlock, checkContents, checkHeader, findInvalidSignatures, type ParentInfo } from './validate.ts';
 
 const INTERVAL = PARAMS.blockIntervalMs;
 
@@ -74,8 +74,7 @@ test('block: encode and decode round-trip every field and transaction', async ()
 test('block: a header declaring 1,025 transactions is refused before any transaction is read', async () => {
   const { block } = await firstBlock();
   const garbage = new Uint8Array(500).fill(0xff);
-  const declare = (count: number): Uint8Array =>
-    concatBytes(encode(headerCodec, { ...block.header, tx_count: count }), block.signature, garbage);
+  const declare = (count: number): Uint8Array => concatBytes(encode(headerCodec, { ...block.header, tx_count: count }), block.signature, garbage);
   rejects(() => decodeBlock(NETWORK, declare(MAX_TXS_PER_BLOCK + 1)), InvalidBlockError, 'too-many-txs');
   rejects(() => decodeBlock(NETWORK, declare(0xffff)), InvalidBlockError, 'too-many-txs');
   const headerOnly = encode(headerCodec, { ...block.header, tx_count: MAX_TXS_PER_BLOCK + 1 });
@@ -87,11 +86,7 @@ test('block: a header declaring 1,025 transactions is refused before any transac
 test('block: an oversized block is refused by signBlock and before signatures by applyBlock', async () => {
   const { state, block, txs } = await firstBlock();
   const many = Array.from({ length: MAX_TXS_PER_BLOCK + 1 }, () => txs[1]!);
-  await rejectsAsync(
-    () => signBlock(NETWORK, { ...block.header }, many, ALICE),
-    InvalidBlockError,
-    'too-many-txs',
-  );
+  await rejectsAsync(() => signBlock(NETWORK, { ...block.header }, many, ALICE), InvalidBlockError, 'too-many-txs');
   // The signature is wrong too, but the count is what is reported: it is checked first.
   const forged = { ...withHeader(block, { tx_count: MAX_TXS_PER_BLOCK + 1 }, many), signature: new Uint8Array(64) };
   await rejectBlock(state, forged, GENESIS, 'too-many-txs');
@@ -272,8 +267,10 @@ test('block: findInvalidSignatures names the first block with a bad signature, w
   };
   const good = (b: number): Tx[] => transfers.slice(90 * b, 90 * b + 90);
   // Transaction `i` of block `at` carries another transaction's signature.
-  const forged = (at: number, i: number) => (b: number): Tx[] =>
-    good(b).map((tx, j) => (b === at && j === i ? { ...tx, signature: transfers[0]!.signature } : tx));
+  const forged =
+    (at: number, i: number) =>
+    (b: number): Tx[] =>
+      good(b).map((tx, j) => (b === at && j === i ? { ...tx, signature: transfers[0]!.signature } : tx));
 
   assert.isNull(await findInvalidSignatures(await range(good), PARAMS));
   for (const i of [5, 60]) {
@@ -298,7 +295,7 @@ test('block: findInvalidSignatures names the first block with a bad signature, w
   assert.deepEqual([malformed?.index, malformed?.verified, malformed?.error.code], [2, 0, 'duplicate-tx']);
 });
 
-test('block: findInvalidSignatures maps a bad signature on either side of a full window\'s end', async () => {
+test("block: findInvalidSignatures maps a bad signature on either side of a full window's end", async () => {
   // Nine blocks of 1,000 copies of one signed transfer (each given its own id, so none repeats):
   // 9,000 messages with the headers taken as verified, in windows of 128, 8,192 and 680.
   const transfer = await signTxFrom(ALICE, { kind: 'Transfer', to: BOB.publicKey, amount: 1n }, 1);
@@ -330,7 +327,11 @@ test('producer: ranking is deterministic per parent, ranks only weighted produce
   const weights = ids(5).map((id, i) => [id, BigInt(i * 10)] as const);
   const ranked = rankProducers(hashOf(1), weights);
   assert.deepEqual(rankProducers(hashOf(1), weights), ranked);
-  assert.sameMembers(ranked, weights.slice(1).map(([id]) => id), 'zero weight is never ranked');
+  assert.sameMembers(
+    ranked,
+    weights.slice(1).map(([id]) => id),
+    'zero weight is never ranked',
+  );
   const orders = new Set(Array.from({ length: 20 }, (_, n) => rankProducers(hashOf(n), weights).join()));
   assert.isAbove(orders.size, 1, 'the order changes with the parent');
 
@@ -404,7 +405,7 @@ async function weightedLedger(): Promise<TestLedger> {
   return l;
 }
 
-test('producer: a block signed before the producer\'s slot is refused; at its slot it is accepted', async () => {
+test("producer: a block signed before the producer's slot is refused; at its slot it is accepted", async () => {
   const l = await weightedLedger();
   const parent = l.parent();
   const rank0 = parent.timestampMs + INTERVAL;

@@ -5,16 +5,17 @@
  * tx_count). A header that declares more than MAX_TXS_PER_BLOCK is refused before any transaction
  * is decoded, let alone any signature checked.
  */
+
+import { SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
+import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
 import { ensureBytes } from '../encoding/bytes.ts';
 import { decode, encode, Reader, Writer } from '../encoding/codec.ts';
-import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type ErrorTable, RuledError } from '../errors.ts';
-import { SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
-import { blockHash, blockSigningBytes, HEADER_VERSION, headerCodec, type Header } from './header.ts';
-import { MAX_TXS_PER_BLOCK, type ChainParams } from './params.ts';
-import { readTx, type Tx } from './tx.ts';
+import { blockHash, blockSigningBytes, HEADER_VERSION, type Header, headerCodec } from './header.ts';
 import { EMPTY_ROOT } from './merkle.ts';
+import { type ChainParams, MAX_TXS_PER_BLOCK } from './params.ts';
+import { readTx, type Tx } from './tx.ts';
 
 // A block that breaks a rule is invalid whoever relays it, and for good (chain.ts remembers it).
 const INVALID = { verdict: 'reject' } as const;
@@ -163,7 +164,10 @@ export async function signBlock(
     version: HEADER_VERSION,
     ...fields,
     tx_count: txs.length,
-    tx_root: txRoot(txs.map((t) => t.id), sha),
+    tx_root: txRoot(
+      txs.map((t) => t.id),
+      sha,
+    ),
   };
   // Round-trip through the codec so a bad field fails here, not in a peer's decoder.
   decode(headerCodec, encode(headerCodec, header));

@@ -9,25 +9,15 @@ import { SigningKey } from '../crypto/ed25519.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { decode, encode, u128, uint53 } from '../encoding/codec.ts';
-import type { MeshError } from '../errors.ts';
 import { toHex } from '../encoding/hex.ts';
-import { applyTx, LedgerRuleError, type ApplyContext, type TxEffect } from './apply.ts';
-import { InvalidBlockError, signBlock, type Block } from './block.ts';
-import { devnet, emissionAt, type ChainParams } from './params.ts';
+import type { MeshError } from '../errors.ts';
+import { type ApplyContext, applyTx, LedgerRuleError, type TxEffect } from './apply.ts';
+import { type Block, InvalidBlockError, signBlock } from './block.ts';
+import { type ChainParams, devnet, emissionAt } from './params.ts';
 import { advanceSeed, scheduleAfter } from './producer.ts';
-import {
-  accountCodec,
-  channelCodec,
-  freeBalance,
-  jobCodec,
-  LedgerState,
-  lockedBond,
-  TABLE,
-  weightOf,
-  type Account,
-} from './state.ts';
+import { type Account, accountCodec, channelCodec, freeBalance, jobCodec, LedgerState, lockedBond, TABLE, weightOf } from './state.ts';
 import { signTx, type Tx, type TxBody, type TxKind, type TxOf } from './tx.ts';
-import { applyBlock, type Applied, type ParentInfo } from './validate.ts';
+import { type Applied, applyBlock, type ParentInfo } from './validate.ts';
 
 /** A devnet with 100 ms blocks: every test signs for it. */
 export const PARAMS: ChainParams = devnet(100);
@@ -122,7 +112,10 @@ export function assertInvariants(state: LedgerState, height: number): void {
     if (weight === 0n) assert.isFalse(weights.has(id), `no zero weight entry for ${id}`);
   }
   for (const id of weights.keys()) assert.isTrue(accounts.has(id), `weight without an account: ${id}`);
-  assert.deepEqual(state.weights(), [...weights.entries()].sort((x, y) => (x[0] < y[0] ? -1 : 1)));
+  assert.deepEqual(
+    state.weights(),
+    [...weights.entries()].sort((x, y) => (x[0] < y[0] ? -1 : 1)),
+  );
   const supply = state.supply();
   assert.equal(sum, supply.emitted - supply.burned, 'sum of balances = emitted − burned');
 }
@@ -210,13 +203,7 @@ export class TestLedger {
 }
 
 /** Asserts that applyBlock refuses `block` with rule `code` and leaves `state` exactly as it was. */
-export async function rejectBlock(
-  state: LedgerState,
-  block: Block,
-  parent: ParentInfo,
-  code: string,
-  nowMs?: number,
-): Promise<MeshError> {
+export async function rejectBlock(state: LedgerState, block: Block, parent: ParentInfo, code: string, nowMs?: number): Promise<MeshError> {
   const before = snapshot(state);
   const error = await rejectsAsync(() => applyBlock(state, block, parent, PARAMS, nowMs), InvalidBlockError, code);
   assert.deepEqual(snapshot(state), before, 'a rejected block left the state changed');
@@ -238,13 +225,7 @@ export interface BuildOptions {
  * A signed block by `producer` over `txs` on `state` (the parent's state, left unchanged): its
  * state_root is computed on a scratch copy, its timestamp is the producer's earliest slot.
  */
-export async function buildBlock(
-  state: LedgerState,
-  parent: ParentInfo,
-  producer: SigningKey,
-  txs: readonly Tx[],
-  options: BuildOptions = {},
-): Promise<Block> {
+export async function buildBlock(state: LedgerState, parent: ParentInfo, producer: SigningKey, txs: readonly Tx[], options: BuildOptions = {}): Promise<Block> {
   const height = parent.height + 1;
   let stateRoot = options.stateRoot;
   if (stateRoot === undefined) {

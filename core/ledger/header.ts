@@ -7,8 +7,9 @@
  * bytes. Timestamps are milliseconds so devnets can run sub-second intervals; the spec's block object
  * reports seconds.
  */
-import { bytes32, bytes64, encode, struct, u8, u16, uint53, type Infer } from '../encoding/codec.ts';
+
 import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
+import { bytes32, bytes64, encode, type Infer, struct, u8, u16, uint53 } from '../encoding/codec.ts';
 import { domainBytes } from './domain.ts';
 
 export const HEADER_VERSION = 1;

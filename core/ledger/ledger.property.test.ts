@@ -8,12 +8,12 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
-import { applyTx, LedgerRuleError, type ApplyContext } from './apply.ts';
-import { EMPTY_ROOT } from './merkle.ts';
-import { LedgerState, type Change } from './state.ts';
-import { BILLING_HEARTBEAT, BILLING_SETTLE, channelReceiptBytes, settlementBytes, type Tx, type TxKind } from './tx.ts';
-import { EXPIRY_BLOCKS, NAME_BLOCKS } from './params.ts';
+import { type ApplyContext, applyTx, LedgerRuleError } from './apply.ts';
 import { ALICE, assertInvariants, BOB, CAROL, DAVE, type Fields, NETWORK, rewardTx, sign } from './fixtures.test-util.ts';
+import { EMPTY_ROOT } from './merkle.ts';
+import { EXPIRY_BLOCKS, NAME_BLOCKS } from './params.ts';
+import { type Change, LedgerState } from './state.ts';
+import { BILLING_HEARTBEAT, BILLING_SETTLE, channelReceiptBytes, settlementBytes, type Tx, type TxKind } from './tx.ts';
 
 const KEYS = [ALICE, BOB, CAROL, DAVE];
 const BY_ID = new Map(KEYS.map((k) => [toHex(k.publicKey), k]));
@@ -156,10 +156,7 @@ class World {
         return [this.#party(this.state.job(id)?.payer, op), { kind: 'JobExpire', job_id: id }];
       }
       case 'ChannelOpen':
-        return [
-          from,
-          { kind: 'ChannelOpen', host: other.publicKey, capacity: op.amount, expiry_height: Math.max(0, this.height + op.pick - 5) },
-        ];
+        return [from, { kind: 'ChannelOpen', host: other.publicKey, capacity: op.amount, expiry_height: Math.max(0, this.height + op.pick - 5) }];
       case 'ChannelClose': {
         const id = this.#channel(op);
         const channel = this.state.channel(id);

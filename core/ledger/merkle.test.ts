@@ -58,9 +58,7 @@ const pathArb = fc.oneof(
 const valueArb = fc.nat(1_000).map((n) => sha256(Uint8Array.of(n >> 8, n & 0xff)));
 
 /** Distinct paths with values. */
-const setArb = fc
-  .uniqueArray(fc.tuple(pathArb, valueArb), { maxLength: 40, selector: ([p]) => toHex(p) })
-  .map((list) => list as Entry[]);
+const setArb = fc.uniqueArray(fc.tuple(pathArb, valueArb), { maxLength: 40, selector: ([p]) => toHex(p) }).map((list) => list as Entry[]);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -86,7 +84,15 @@ test('merkle: two leaves branch at their first differing bit, zero-bit side on t
   const vb = sha256(Uint8Array.of(2));
   const leaf = (p: Uint8Array, v: Uint8Array): Uint8Array => sha256(concatBytes(Uint8Array.of(0), p, v));
   const expected = sha256(concatBytes(Uint8Array.of(1, 201), leaf(a, va), leaf(b, vb)));
-  assert.equal(rootOf(trieOf([[b, vb], [a, va]])), toHex(expected));
+  assert.equal(
+    rootOf(
+      trieOf([
+        [b, vb],
+        [a, va],
+      ]),
+    ),
+    toHex(expected),
+  );
 });
 
 test('merkle: the root matches the reference and ignores insertion order', () => {
@@ -143,17 +149,22 @@ test('merkle: any history of sets, updates and deletes gives the root of its fin
 
 test('merkle: updating a value changes the root, and restoring it restores the root', () => {
   fc.assert(
-    fc.property(setArb.filter((s) => s.length > 0), fc.nat(), valueArb, (set, pick, value) => {
-      const trie = trieOf(set);
-      const before = rootOf(trie);
-      const [path, old] = set[pick % set.length]!;
-      trie.set(path, value);
-      if (toHex(value) === toHex(old)) assert.equal(rootOf(trie), before);
-      else assert.notEqual(rootOf(trie), before);
-      assert.equal(trie.size, set.length, 'an update adds no leaf');
-      trie.set(path, old);
-      assert.equal(rootOf(trie), before);
-    }),
+    fc.property(
+      setArb.filter((s) => s.length > 0),
+      fc.nat(),
+      valueArb,
+      (set, pick, value) => {
+        const trie = trieOf(set);
+        const before = rootOf(trie);
+        const [path, old] = set[pick % set.length]!;
+        trie.set(path, value);
+        if (toHex(value) === toHex(old)) assert.equal(rootOf(trie), before);
+        else assert.notEqual(rootOf(trie), before);
+        assert.equal(trie.size, set.length, 'an update adds no leaf');
+        trie.set(path, old);
+        assert.equal(rootOf(trie), before);
+      },
+    ),
     RUNS,
   );
 });
@@ -220,5 +231,12 @@ test('merkle: a trie built in one pass from leaves equals the reference, and the
 test('merkle: one-pass building refuses repeated paths', () => {
   const path = new Uint8Array(32).fill(3);
   const valueHash = new Uint8Array(32);
-  assert.throws(() => MerkleTrie.fromLeaves([{ path, valueHash }, { path, valueHash }]), RangeError);
+  assert.throws(
+    () =>
+      MerkleTrie.fromLeaves([
+        { path, valueHash },
+        { path, valueHash },
+      ]),
+    RangeError,
+  );
 });

@@ -6,8 +6,8 @@ import { test } from '../../test/harness.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import {
   burnOf,
-  emissionAt,
   EXPIRY_BLOCKS,
+  emissionAt,
   HALVING_BLOCKS,
   HEARTBEAT_INTERVAL_SECS,
   HISTORY_WINDOW_BLOCKS,

@@ -58,12 +58,7 @@ export class ProducerSchedule {
   /** The ranked producers, best first (hex ids). */
   readonly ranked: readonly string[];
 
-  constructor(
-    seed: Uint8Array,
-    parentTimestampMs: number,
-    intervalMs: number,
-    weights: readonly (readonly [string, bigint])[],
-  ) {
+  constructor(seed: Uint8Array, parentTimestampMs: number, intervalMs: number, weights: readonly (readonly [string, bigint])[]) {
     this.#seed = seed;
     this.#parentTimestampMs = parentTimestampMs;
     this.#intervalMs = intervalMs;

@@ -2,9 +2,9 @@ import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
 import { toHex } from '../encoding/hex.ts';
-import { EMPTY_ROOT } from './merkle.ts';
 import { ALICE, BOB, CAROL, snapshot } from './fixtures.test-util.ts';
-import { freeBalance, LedgerState, lockedBond, TABLE, weightOf, type Account } from './state.ts';
+import { EMPTY_ROOT } from './merkle.ts';
+import { type Account, freeBalance, LedgerState, lockedBond, TABLE, weightOf } from './state.ts';
 
 const RUNS = { numRuns: 100 };
 
@@ -15,10 +15,7 @@ const v = (n: number): Uint8Array => Uint8Array.of(0xee, n);
 const ZERO: Account = new LedgerState().account(new Uint8Array(32));
 
 type Op = { put: number; value: number } | { del: number };
-const opArb: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ put: fc.nat(7), value: fc.nat(3) }),
-  fc.record({ del: fc.nat(7) }),
-);
+const opArb: fc.Arbitrary<Op> = fc.oneof(fc.record({ put: fc.nat(7), value: fc.nat(3) }), fc.record({ del: fc.nat(7) }));
 const opsArb = fc.array(opArb, { maxLength: 25 });
 
 function run(state: LedgerState, ops: readonly Op[]): void {
@@ -65,11 +62,7 @@ test('state: changesSince lists net changes, one per key, in key order', () => {
   state.put(k(1), v(7)); // changed and written back with equal bytes: no change
   state.put(k(1), v(1));
   state.delete(k(6)); // absent: nothing
-  const changes = state.changesSince(mark).map((c) => [
-    toHex(c.key),
-    c.before && toHex(c.before),
-    c.after && toHex(c.after),
-  ]);
+  const changes = state.changesSince(mark).map((c) => [toHex(c.key), c.before && toHex(c.before), c.after && toHex(c.after)]);
   assert.deepEqual(changes, [
     [toHex(k(2)), toHex(v(2)), undefined],
     [toHex(k(3)), toHex(v(3)), toHex(v(8))],
@@ -200,7 +193,10 @@ test('state: the names of a holder follow the name table through claims, transfe
 test('state: typed tables read back what was written and default sensibly', () => {
   const state = new LedgerState();
   const [a, b, c] = [ALICE.publicKey, BOB.publicKey, CAROL.publicKey];
-  assert.isTrue(Object.values(state.account(a)).every((x) => x === 0 || x === 0n), 'a fresh account is all zeros');
+  assert.isTrue(
+    Object.values(state.account(a)).every((x) => x === 0 || x === 0n),
+    'a fresh account is all zeros',
+  );
   assert.deepEqual(state.supply(), { emitted: 0n, burned: 0n });
   assert.isUndefined(state.job(c));
   assert.isUndefined(state.channel(c));
@@ -267,7 +263,7 @@ test('state: a value is held as a copy, so bytes the caller changes and puts bac
   state.put(k, value);
   state.stateRoot();
   value[0] = 2;
-  assert.equal(state.get(k)![0], 1, 'the held bytes did not change with the caller\'s');
+  assert.equal(state.get(k)![0], 1, "the held bytes did not change with the caller's");
   state.put(k, value);
   assert.equal(toHex(state.stateRoot()), toHex(LedgerState.fromEntries(state.entries()).stateRoot()));
   assert.equal(state.get(k)![0], 2);

@@ -5,20 +5,10 @@
  * Keys are a one-byte prefix naming the table, then the entry's identifiers; values are canonical
  * encodings. Layout: docs/ledger.md "State".
  */
-import {
-  bytes32,
-  decode,
-  encode,
-  i128,
-  option,
-  struct,
-  u8,
-  u128,
-  uint53,
-  type Infer,
-} from '../encoding/codec.ts';
-import { coreSha256, sha256Each, type Sha256Hasher } from '../crypto/sha256.ts';
+
+import { coreSha256, type Sha256Hasher, sha256Each } from '../crypto/sha256.ts';
 import { bytesEqual, bytesKey, concatBytes, prefixedBytesKey } from '../encoding/bytes.ts';
+import { bytes32, decode, encode, type Infer, i128, option, struct, u8, u128, uint53 } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MerkleTrie, type TrieLeaf } from './merkle.ts';
 
@@ -52,10 +42,7 @@ export const jobCodec = struct(
 );
 export type Job = Infer<typeof jobCodec>;
 
-export const channelCodec = struct(
-  { payer: bytes32, host: bytes32, capacity: u128, expiry_height: uint53, open_height: uint53 },
-  'channel',
-);
+export const channelCodec = struct({ payer: bytes32, host: bytes32, capacity: u128, expiry_height: uint53, open_height: uint53 }, 'channel');
 export type Channel = Infer<typeof channelCodec>;
 
 export const nameCodec = struct({ owner: bytes32, expires: uint53 }, 'name');
@@ -196,7 +183,10 @@ export class LedgerState {
     const keys = [...state.#dirty.keys()];
     state.#dirty.clear();
     const paths = sha256Each(keys.map(keyBytes), sha);
-    const valueHashes = sha256Each(keys.map((s) => state.#values.get(s) as Uint8Array), sha);
+    const valueHashes = sha256Each(
+      keys.map((s) => state.#values.get(s) as Uint8Array),
+      sha,
+    );
     const leaves: TrieLeaf[] = keys.map((_, i) => ({
       path: paths.subarray(32 * i, 32 * i + 32),
       valueHash: valueHashes.subarray(32 * i, 32 * i + 32),

@@ -1,14 +1,23 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { ALICE, BOB, credits, TestLedger } from './fixtures.test-util.ts';
-import { ledgerStatus } from './status.ts';
 import { UNBOND_DELAY_BLOCKS } from './params.ts';
+import { ledgerStatus } from './status.ts';
 
 test('status: every /status figure comes from the state, and the locks add up to the balance', async () => {
   const l = new TestLedger();
   await l.fund(ALICE);
   await l.fund(ALICE);
-  await l.submit(ALICE, { kind: 'JobBid', spec_hash: new Uint8Array(32), bid: credits(100), duration_secs: 60, cpu_cores: 1, mem_mb: 64, billing: 0, host: null });
+  await l.submit(ALICE, {
+    kind: 'JobBid',
+    spec_hash: new Uint8Array(32),
+    bid: credits(100),
+    duration_secs: 60,
+    cpu_cores: 1,
+    mem_mb: 64,
+    billing: 0,
+    host: null,
+  });
   await l.submit(ALICE, { kind: 'ChannelOpen', host: BOB.publicKey, capacity: credits(200), expiry_height: l.height + 50 });
   await l.submit(ALICE, { kind: 'HostBond', amount: credits(300) });
   await l.submit(ALICE, { kind: 'HostUnbond', amount: credits(50) });

@@ -3,7 +3,7 @@
  * amounts as decimal strings, as the API sends them.
  */
 import { formatAmount, formatBalance } from '../encoding/amount.ts';
-import { freeBalance, lockedBond, weightOf, type LedgerState } from './state.ts';
+import { freeBalance, type LedgerState, lockedBond, weightOf } from './state.ts';
 
 export interface LedgerStatus {
   balance: string;

@@ -1,25 +1,16 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejects } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
 import { verifyBatch } from '../crypto/ed25519.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { InvalidEncodingError } from '../errors.ts';
 import { signedMessages } from './apply.ts';
+import { ALICE, BOB, credits, type Fields, NETWORK, sign } from './fixtures.test-util.ts';
 import { blockSigningBytes, HEADER_VERSION, type SignedHeader } from './header.ts';
 import { MAINNET } from './params.ts';
-import {
-  BILLING_HEARTBEAT,
-  channelReceiptBytes,
-  decodeTx,
-  MAX_TX_BYTES,
-  settlementBytes,
-  STREAM_KINDS,
-  TX_KINDS,
-  type Tx,
-} from './tx.ts';
-import { ALICE, BOB, credits, type Fields, NETWORK, sign } from './fixtures.test-util.ts';
+import { BILLING_HEARTBEAT, channelReceiptBytes, decodeTx, MAX_TX_BYTES, STREAM_KINDS, settlementBytes, TX_KINDS, type Tx } from './tx.ts';
 
 const ID = sha256(Uint8Array.of(1));
 const SIG = new Uint8Array(64).fill(7);

@@ -6,6 +6,10 @@
  * naming the network, so a transaction signed for the devnet is void on the main network).
  * tx_id = SHA-256 of the wire form. Payload design: docs/ledger.md.
  */
+
+import { SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
+import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
+import { type ByteArena, concatBytes } from '../encoding/bytes.ts';
 import {
   bool,
   bytes32,
@@ -14,6 +18,7 @@ import {
   encode,
   type Infer,
   option,
+  type Reader,
   struct,
   u8,
   u16,
@@ -22,16 +27,12 @@ import {
   uint53,
   utf8,
   variant,
-  type Reader,
 } from '../encoding/codec.ts';
-import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
-import { concatBytes, type ByteArena } from '../encoding/bytes.ts';
 import { InvalidEncodingError } from '../errors.ts';
-import { SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
-import { NAME_MAX_LENGTH } from './params.ts';
+import { domainBytes } from './domain.ts';
 
 import { signedHeaderCodec } from './header.ts';
-import { domainBytes } from './domain.ts';
+import { NAME_MAX_LENGTH } from './params.ts';
 
 const common = { sender: bytes32, nonce: uint53 } as const;
 
@@ -66,10 +67,7 @@ export const txBodyCodec = variant(
     TrustGrant: [6, struct({ ...common, subject: bytes32, trusted: bool }, 'TrustGrant')],
     Heartbeat: [7, struct({ ...common, job_id: bytes32, cell: bytes32, epoch: uint53 }, 'Heartbeat')],
     ChannelOpen: [8, struct({ ...common, host: bytes32, capacity: u128, expiry_height: uint53 }, 'ChannelOpen')],
-    ChannelClose: [
-      9,
-      struct({ ...common, channel_id: bytes32, payer: bytes32, cumulative: u128, payer_sig: bytes64 }, 'ChannelClose'),
-    ],
+    ChannelClose: [9, struct({ ...common, channel_id: bytes32, payer: bytes32, cumulative: u128, payer_sig: bytes64 }, 'ChannelClose')],
     ChannelExpire: [10, struct({ ...common, channel_id: bytes32 }, 'ChannelExpire')],
     NameClaim: [11, struct({ ...common, name: utf8(NAME_MAX_LENGTH) }, 'NameClaim')],
     RevokeCapability: [12, struct({ ...common, token_id: bytes32 }, 'RevokeCapability')],
@@ -176,13 +174,6 @@ export function settlementBytes(network: string, jobId: Uint8Array, host: Uint8A
 }
 
 /** The receipt bytes a channel's payer signs: channel id, host id, cumulative amount. */
-export function channelReceiptBytes(
-  network: string,
-  channelId: Uint8Array,
-  host: Uint8Array,
-  cumulative: bigint,
-  arena?: ByteArena,
-): Uint8Array {
+export function channelReceiptBytes(network: string, channelId: Uint8Array, host: Uint8Array, cumulative: bigint, arena?: ByteArena): Uint8Array {
   return domainBytes('mesh/channel-receipt/1', network, encode(receiptCodec, { channel_id: channelId, host, cumulative }), arena);
 }
-

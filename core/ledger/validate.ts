@@ -3,15 +3,16 @@
  * batch, then each transaction through the state machine, then the state root. On any failure the
  * state is returned to exactly where it was and InvalidBlockError names the rule.
  */
+
+import { type CryptoBackends, coreCrypto } from '../crypto/backends.ts';
+import { defaultEd25519Backend, type Ed25519Backend, type SignedMessage, verifyBatch } from '../crypto/ed25519.ts';
+import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
 import { ByteArena, bytesEqual, bytesKey } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
-import { coreCrypto, type CryptoBackends } from '../crypto/backends.ts';
-import { defaultEd25519Backend, verifyBatch, type Ed25519Backend, type SignedMessage } from '../crypto/ed25519.ts';
-import { coreSha256, type Sha256Hasher } from '../crypto/sha256.ts';
 import { applyTx, LedgerRuleError, signedMessages, type TxEffect } from './apply.ts';
-import { type BlockRuleCode, InvalidBlockError, txRoot, type Block } from './block.ts';
+import { type Block, type BlockRuleCode, InvalidBlockError, txRoot } from './block.ts';
 import { blockSigningBytes, HEADER_VERSION } from './header.ts';
-import { MAX_TXS_PER_BLOCK, type ChainParams } from './params.ts';
+import { type ChainParams, MAX_TXS_PER_BLOCK } from './params.ts';
 import { advanceSeed, scheduleAfter } from './producer.ts';
 import type { Change, LedgerState } from './state.ts';
 
@@ -41,7 +42,16 @@ export function checkContents(block: Block, sha: Sha256Hasher = coreSha256): voi
   if (block.txs.length > MAX_TXS_PER_BLOCK || h.tx_count !== block.txs.length) {
     fail('bad-tx-count', `header says ${h.tx_count} transactions, block has ${block.txs.length}`);
   }
-  if (!bytesEqual(h.tx_root, txRoot(block.txs.map((t) => t.id), sha))) fail('bad-tx-root', `block ${h.height}: tx_root does not match the transactions`);
+  if (
+    !bytesEqual(
+      h.tx_root,
+      txRoot(
+        block.txs.map((t) => t.id),
+        sha,
+      ),
+    )
+  )
+    fail('bad-tx-root', `block ${h.height}: tx_root does not match the transactions`);
 }
 
 /**
@@ -204,13 +214,7 @@ export async function verifyBlockSignatures(block: Block, params: ChainParams, b
  * Synchronous, so no reader ever sees a half-applied block. Throws InvalidBlockError with state
  * untouched; on success `state` is the block's state and the returned changes are its undo record.
  */
-export function applyVerifiedBlock(
-  state: LedgerState,
-  block: Block,
-  parent: ParentInfo,
-  params: ChainParams,
-  nowMs?: number,
-): Applied {
+export function applyVerifiedBlock(state: LedgerState, block: Block, parent: ParentInfo, params: ChainParams, nowMs?: number): Applied {
   checkHeader(block, parent, params, nowMs);
   const h = block.header;
   const schedule = scheduleAfter(state, parent, params.blockIntervalMs);

@@ -3,7 +3,7 @@
  * it with (docs/messaging.md "Limits and errors"; the problem codes are in core/api/problem.ts).
  * Failures to reach a peer are the network's own (NETWORK_ERRORS: 502, 503, 504).
  */
-import { RuledError, type ErrorTable } from '../errors.ts';
+import { type ErrorTable, RuledError } from '../errors.ts';
 
 export const MESSAGING_ERRORS = {
   /** `to` is this node: messages and requests go to another node. */

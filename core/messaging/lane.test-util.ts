@@ -7,7 +7,7 @@ import { decode } from '../encoding/codec.ts';
 import { FrameReader, framesOf } from '../net/frames.ts';
 import type { Network } from '../net/network.ts';
 import { MESSAGE_STREAM } from './lanes.ts';
-import { appAckCodec, MAX_FRAME_BYTES, type AppAck } from './wire.ts';
+import { type AppAck, appAckCodec, MAX_FRAME_BYTES } from './wire.ts';
 
 export async function laneExchange(network: Network, peer: Uint8Array, messages: readonly Uint8Array[]): Promise<AppAck[]> {
   const stream = await network.openStream(peer, MESSAGE_STREAM);

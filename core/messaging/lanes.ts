@@ -18,10 +18,10 @@ import { toHex } from '../encoding/hex.ts';
 import { DecodeError, messageOf } from '../errors.ts';
 import { PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError, RequestTimeoutError, StreamResetError } from '../net/errors.ts';
 import { FrameReader, framesOf } from '../net/frames.ts';
-import { streamProtocolId, type Network, type PeerStream, type RpcRequest } from '../net/network.ts';
+import { type Network, type PeerStream, type RpcRequest, streamProtocolId } from '../net/network.ts';
 import { withDeadline } from '../net/rpc.ts';
 import type { Clock, Timer } from '../time/clock.ts';
-import { answerOf, appAckCodec, MAX_FRAME_BYTES, MESSAGING_RPC, type AppAck } from './wire.ts';
+import { type AppAck, answerOf, appAckCodec, MAX_FRAME_BYTES, MESSAGING_RPC } from './wire.ts';
 
 /** The lanes' stream protocol. */
 export const MESSAGE_STREAM = streamProtocolId('app', 'messages');
@@ -215,7 +215,11 @@ export class MessageLanes {
       const left = started + timeoutMs - this.#o.clock.now();
       if (left <= 0) return { acks, error: new RequestTimeoutError(toHex(peer), MESSAGING_RPC.message, timeoutMs) };
       try {
-        const answer = await this.#o.network.request(peer, MESSAGING_RPC.message, message, { timeoutMs: left, maxRequestBytes: MAX_FRAME_BYTES, maxResponseBytes: MAX_FRAME_BYTES });
+        const answer = await this.#o.network.request(peer, MESSAGING_RPC.message, message, {
+          timeoutMs: left,
+          maxRequestBytes: MAX_FRAME_BYTES,
+          maxResponseBytes: MAX_FRAME_BYTES,
+        });
         acks.push(answerOf(appAckCodec, peer, answer));
       } catch (error) {
         return { acks, error: error instanceof Error ? error : new Error(String(error)) };
@@ -260,7 +264,12 @@ export class MessageLanes {
       }
       this.#fail(lane, new PeerUnreachableError(`${name} closed the message lane`));
     } catch (error) {
-      this.#fail(lane, error instanceof RemoteError || error instanceof RequestTimeoutError ? error : new PeerUnreachableError(`the message lane to ${name} broke: ${messageOf(error)}`));
+      this.#fail(
+        lane,
+        error instanceof RemoteError || error instanceof RequestTimeoutError
+          ? error
+          : new PeerUnreachableError(`the message lane to ${name} broke: ${messageOf(error)}`),
+      );
     }
   }
 
@@ -339,5 +348,3 @@ export class MessageLanes {
     }
   }
 }
-
-

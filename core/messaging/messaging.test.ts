@@ -2,8 +2,8 @@
 // sender checked against the connection, pub/sub with signatures and duplicate suppression, request
 // and reply with their tokens, and the bounds. Runs on Node, Deno and Chromium.
 import { assert } from 'chai';
+import { rejects, rejectsAsync } from '../../test/assert.ts';
 import { test } from '../../test/harness.ts';
-import { rejectsAsync, rejects } from '../../test/assert.ts';
 import { key, openChain } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { decode, encode } from '../encoding/codec.ts';
@@ -14,15 +14,15 @@ import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { appTopic } from '../net/network.ts';
 import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
-import type { Scheduler } from '../time/scheduler.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 import { MessagingError } from './errors.ts';
 import type { InboxEvent } from './inbox.ts';
 import { laneExchange } from './lane.test-util.ts';
 import { LANE_IDLE_MS, LANES_PER_PEER, MESSAGE_STREAM, SERVED_LANE_IDLE_MS } from './lanes.ts';
 import type { MessagingLimits, OutgoingMessage } from './messaging.ts';
 import { BatchStoppedError, MAX_BATCH_MESSAGES, PUBLISH_MAX_AGE_MS, SEND_TIMEOUT_MS } from './messaging.ts';
-import { appAckCodec, appMessageCodec, MAX_FRAME_BYTES, appReplyCodec, appRequestCodec, MAX_PAYLOAD_BYTES, MESSAGING_RPC, signPubSub } from './wire.ts';
+import { appAckCodec, appMessageCodec, appReplyCodec, appRequestCodec, MAX_FRAME_BYTES, MAX_PAYLOAD_BYTES, MESSAGING_RPC, signPubSub } from './wire.ts';
 
 const A = key(1);
 const B = key(2);
@@ -85,7 +85,7 @@ function network(m: Mesh, k: SigningKey): MemoryNetwork {
   return m.bus.members.get(toHex(k.publicKey))!;
 }
 
-test('messaging: a directed message reaches the receiver\'s stream from its authenticated sender, acknowledged with its seq', async () => {
+test("messaging: a directed message reaches the receiver's stream from its authenticated sender, acknowledged with its seq", async () => {
   const m = await mesh([A, B]);
   try {
     const [a, b] = m.nodes;
@@ -98,7 +98,10 @@ test('messaging: a directed message reaches the receiver\'s stream from its auth
     assert.deepEqual(b!.services.messaging.inboxSnapshot(0, null).messages, [event!]);
     // An empty payload is a message too; a topic filter sees only its topic.
     await a!.services.messaging.sendMessage(B.publicKey, 'other', new Uint8Array(0));
-    assert.deepEqual(b!.services.messaging.inboxSnapshot(0, 'other').messages.map((e) => [e.seq, e.payload_hex]), [[2, '']]);
+    assert.deepEqual(
+      b!.services.messaging.inboxSnapshot(0, 'other').messages.map((e) => [e.seq, e.payload_hex]),
+      [[2, '']],
+    );
     assert.deepEqual(m.heard[0], [], 'the sender hears nothing of its own message');
   } finally {
     await m.stop();
@@ -120,7 +123,10 @@ test('messaging: a message or request whose from_node names another node is refu
     assert.deepInclude(reply, { answer: 'Refused', reason: 'forged-sender' });
     assert.deepEqual(m.heard[1], []);
     assert.deepEqual(m.nodes[1]!.services.messaging.inboxSnapshot(0, null).messages, []);
-    assert.deepEqual(network(m, B).penalties.map((p) => p.node), [toHex(C.publicKey), toHex(C.publicKey), toHex(C.publicKey)]);
+    assert.deepEqual(
+      network(m, B).penalties.map((p) => p.node),
+      [toHex(C.publicKey), toHex(C.publicKey), toHex(C.publicKey)],
+    );
     // The same message with C's own id is taken, from C.
     const honest = encode(appMessageCodec, { from_node: C.publicKey, topic: 'chat', payload: text.encode('from C') });
     // A topic outside the rule is refused too, and a refusal does not hold back the frames after it.
@@ -129,7 +135,10 @@ test('messaging: a message or request whose from_node names another node is refu
     assert.deepEqual(acks[0], { answer: 'Queued', seq: 1 });
     assert.deepInclude(acks[1], { answer: 'Refused', reason: 'bad-topic' });
     assert.deepEqual(acks[2], { answer: 'Queued', seq: 2 });
-    assert.deepEqual(m.heard[1]!.map((e) => e.from), [toHex(C.publicKey), toHex(C.publicKey)]);
+    assert.deepEqual(
+      m.heard[1]!.map((e) => e.from),
+      [toHex(C.publicKey), toHex(C.publicKey)],
+    );
   } finally {
     await m.stop();
   }
@@ -162,7 +171,10 @@ test('messaging: three subscribers each get one copy of a publish; a replayed, t
     // Two identical publishes are two messages (each has its nonce).
     await a!.services.messaging.publishMessage('news', text.encode('headline'));
     await until(m, 'each subscriber hears the second', () => [1, 2, 3].every((i) => m.heard[i]!.length === 2));
-    assert.deepEqual(m.heard[1]!.map((ev) => ev.payload_hex), [hex('headline'), hex('headline')]);
+    assert.deepEqual(
+      m.heard[1]!.map((ev) => ev.payload_hex),
+      [hex('headline'), hex('headline')],
+    );
 
     // E publishes A's signed bytes again: a duplicate, ignored without blame.
     const replay = captured[0]!;
@@ -172,7 +184,10 @@ test('messaging: three subscribers each get one copy of a publish; a replayed, t
     await m.clock.settle();
     const verdicts = m.bus.verdicts.slice(before);
     assert.isNotEmpty(verdicts);
-    assert.isTrue(verdicts.every((v) => v.verdict === 'ignore'), JSON.stringify(verdicts));
+    assert.isTrue(
+      verdicts.every((v) => v.verdict === 'ignore'),
+      JSON.stringify(verdicts),
+    );
     for (const i of [1, 2, 3]) assert.lengthOf(m.heard[i]!, 2, 'the replay reached no inbox');
 
     // A byte changed in the signed body breaks the signature: rejected, the relay blamed.
@@ -184,17 +199,29 @@ test('messaging: three subscribers each get one copy of a publish; a replayed, t
     assert.isTrue(m.bus.verdicts.slice(mark).every((v) => v.verdict === 'reject' && v.from === toHex(E.publicKey)));
     // A publish signed long ago (by its author's clock) is not taken, even if never seen.
     const judged = m.bus.verdicts.length;
-    const stale = await signPubSub({ from: E.publicKey, topic: 'news', payload: text.encode('old'), nonce: new Uint8Array(16), at_ms: m.clock.now() - PUBLISH_MAX_AGE_MS - 1 }, E, a!.chain.params.network);
+    const stale = await signPubSub(
+      { from: E.publicKey, topic: 'news', payload: text.encode('old'), nonce: new Uint8Array(16), at_ms: m.clock.now() - PUBLISH_MAX_AGE_MS - 1 },
+      E,
+      a!.chain.params.network,
+    );
     await e.publish(appTopic('news'), stale.bytes);
     // Signed for another topic and carried on this one: rejected.
-    const moved = await signPubSub({ from: E.publicKey, topic: 'sports', payload: text.encode('x'), nonce: new Uint8Array(16).fill(1), at_ms: m.clock.now() }, E, a!.chain.params.network);
+    const moved = await signPubSub(
+      { from: E.publicKey, topic: 'sports', payload: text.encode('x'), nonce: new Uint8Array(16).fill(1), at_ms: m.clock.now() },
+      E,
+      a!.chain.params.network,
+    );
     await e.publish(appTopic('news'), moved.bytes);
     await until(m, 'both are judged', () => m.bus.verdicts.length >= judged + 6);
     for (const i of [1, 2, 3]) assert.lengthOf(m.heard[i]!, 2);
     // A fresh publish of E's own is taken, from E.
-    const fresh = await signPubSub({ from: E.publicKey, topic: 'news', payload: text.encode('new'), nonce: new Uint8Array(16).fill(2), at_ms: m.clock.now() }, E, a!.chain.params.network);
+    const fresh = await signPubSub(
+      { from: E.publicKey, topic: 'news', payload: text.encode('new'), nonce: new Uint8Array(16).fill(2), at_ms: m.clock.now() },
+      E,
+      a!.chain.params.network,
+    );
     await e.publish(appTopic('news'), fresh.bytes);
-    await until(m, 'each subscriber takes E\'s publish', () => [1, 2, 3].every((i) => m.heard[i]!.length === 3));
+    await until(m, "each subscriber takes E's publish", () => [1, 2, 3].every((i) => m.heard[i]!.length === 3));
     for (const i of [1, 2, 3]) assert.equal(m.heard[i]![2]!.from, toHex(E.publicKey));
   } finally {
     await m.stop();
@@ -218,7 +245,11 @@ test('messaging: a request is answered through its reply token; a second reply a
     assert.equal(b!.services.messaging.messaging.heldRequests, 0);
     rejects(() => b!.services.messaging.replyMessage(request!.reply_token!, text.encode('again')), MessagingError, 'already-replied');
     rejects(() => b!.services.messaging.replyMessage('00'.repeat(16), text.encode('?')), MessagingError, 'unknown-reply-token');
-    const error413 = rejects(() => b!.services.messaging.replyMessage('00'.repeat(16), new Uint8Array(MAX_PAYLOAD_BYTES + 1)), MessagingError, 'payload-too-large');
+    const error413 = rejects(
+      () => b!.services.messaging.replyMessage('00'.repeat(16), new Uint8Array(MAX_PAYLOAD_BYTES + 1)),
+      MessagingError,
+      'payload-too-large',
+    );
     assert.equal((error413 as MessagingError).status, 413);
   } finally {
     await m.stop();
@@ -275,16 +306,25 @@ test('messaging: the inbox is a bounded ring: the oldest go first, counted, in c
     for (let i = 1; i <= 20; i++) await a!.services.messaging.sendMessage(B.publicKey, 'flood', text.encode(`message ${i}`));
     assert.lengthOf(m.heard[1]!, 20, 'the stream heard every one');
     const snapshot = b!.services.messaging.inboxSnapshot(0, null);
-    assert.deepEqual(snapshot.messages.map((e) => e.seq), [13, 14, 15, 16, 17, 18, 19, 20]);
+    assert.deepEqual(
+      snapshot.messages.map((e) => e.seq),
+      [13, 14, 15, 16, 17, 18, 19, 20],
+    );
     assert.equal(snapshot.dropped, 12);
     assert.equal(snapshot.last_seq, 20);
     assert.deepEqual(snapshot.capacity, { messages: 8, bytes: 4_096 });
     assert.equal(b!.services.messaging.messaging.inbox.size, 8);
-    assert.deepEqual(b!.services.messaging.inboxSnapshot(17, null).messages.map((e) => e.seq), [18, 19, 20]);
+    assert.deepEqual(
+      b!.services.messaging.inboxSnapshot(17, null).messages.map((e) => e.seq),
+      [18, 19, 20],
+    );
     // Large payloads: the byte bound holds the ring to what fits.
     for (let i = 0; i < 5; i++) await a!.services.messaging.sendMessage(B.publicKey, 'big', new Uint8Array(1_500));
     assert.isAtMost(b!.services.messaging.messaging.inbox.bytes, 4_096);
-    assert.deepEqual(b!.services.messaging.inboxSnapshot(0, null).messages.map((e) => e.seq), [24, 25]);
+    assert.deepEqual(
+      b!.services.messaging.inboxSnapshot(0, null).messages.map((e) => e.seq),
+      [24, 25],
+    );
     assert.equal(b!.services.messaging.inboxSnapshot(0, null).dropped, 23);
     // A follower that starts after a seq gets what the ring still holds after it, then what comes.
     const resumed: number[] = [];
@@ -303,7 +343,11 @@ test('messaging: the bounds: payload 413, open requests 429, held requests "busy
   try {
     const [a, b] = m.nodes;
     const big = new Uint8Array(MAX_PAYLOAD_BYTES + 1);
-    for (const call of [() => a!.services.messaging.sendMessage(B.publicKey, 't', big), () => a!.services.messaging.requestMessage(B.publicKey, 't', big, 1_000), () => a!.services.messaging.publishMessage('t', big)]) {
+    for (const call of [
+      () => a!.services.messaging.sendMessage(B.publicKey, 't', big),
+      () => a!.services.messaging.requestMessage(B.publicKey, 't', big, 1_000),
+      () => a!.services.messaging.publishMessage('t', big),
+    ]) {
       const error = await rejectsAsync(call, MessagingError, 'payload-too-large');
       assert.equal((error as MessagingError).status, 413);
     }
@@ -321,7 +365,11 @@ test('messaging: the bounds: payload 413, open requests 429, held requests "busy
     // A has one open (the first); one more makes two, the third is refused at once.
     const second = a!.services.messaging.requestMessage(B.publicKey, 'q', text.encode('3'), 60_000);
     second.catch(() => {});
-    const tooMany = await rejectsAsync(() => a!.services.messaging.requestMessage(B.publicKey, 'q', text.encode('4'), 60_000), MessagingError, 'too-many-requests');
+    const tooMany = await rejectsAsync(
+      () => a!.services.messaging.requestMessage(B.publicKey, 'q', text.encode('4'), 60_000),
+      MessagingError,
+      'too-many-requests',
+    );
     assert.equal((tooMany as MessagingError).status, 429);
 
     b!.services.messaging.subscribeTopic('one');
@@ -344,7 +392,11 @@ test('messaging: the bounds: payload 413, open requests 429, held requests "busy
 test('messaging: a peer that is not connected is unreachable, said as a 502', async () => {
   const m = await mesh([A]);
   try {
-    const error = await rejectsAsync(() => m.nodes[0]!.services.messaging.sendMessage(fromHex('77'.repeat(32), 32), 't', text.encode('x')), PeerUnreachableError, 'unreachable');
+    const error = await rejectsAsync(
+      () => m.nodes[0]!.services.messaging.sendMessage(fromHex('77'.repeat(32), 32), 't', text.encode('x')),
+      PeerUnreachableError,
+      'unreachable',
+    );
     assert.equal((error as NetworkError).status, 502);
   } finally {
     await m.stop();
@@ -360,7 +412,11 @@ test('messaging: a subscriber full of live publish ids takes no new publish rath
     e.handle(appTopic('news'), async () => 'accept');
     const network = a!.chain.params.network;
     const publish = async (n: number): Promise<Uint8Array> => {
-      const signed = await signPubSub({ from: E.publicKey, topic: 'news', payload: text.encode(`p${n}`), nonce: new Uint8Array(16).fill(n), at_ms: m.clock.now() }, E, network);
+      const signed = await signPubSub(
+        { from: E.publicKey, topic: 'news', payload: text.encode(`p${n}`), nonce: new Uint8Array(16).fill(n), at_ms: m.clock.now() },
+        E,
+        network,
+      );
       await e.publish(appTopic('news'), signed.bytes);
       return signed.bytes;
     };
@@ -391,12 +447,12 @@ test('messaging: one peer holds at most an eighth of the held requests; a peer a
   try {
     const [a, b, c] = m.nodes;
     for (let i = 0; i < 2; i++) a!.services.messaging.requestMessage(B.publicKey, 'q', text.encode(`a${i}`), 60_000).catch(() => {});
-    await until(m, 'B holds two of A\'s', () => b!.services.messaging.messaging.heldRequests === 2);
+    await until(m, "B holds two of A's", () => b!.services.messaging.messaging.heldRequests === 2);
     const third = await settle(m, a!.services.messaging.requestMessage(B.publicKey, 'q', text.encode('a2'), 60_000));
     assert.equal((third.error as MessagingError).code, 'peer-busy');
     assert.match((third.error as Error).message, /as many as one peer may have/);
     c!.services.messaging.requestMessage(B.publicKey, 'q', text.encode('c0'), 60_000).catch(() => {});
-    await until(m, 'B holds C\'s too', () => b!.services.messaging.messaging.heldRequests === 3);
+    await until(m, "B holds C's too", () => b!.services.messaging.messaging.heldRequests === 3);
 
     const rogue = m.bus.join(D.publicKey);
     rogue.serveStream(MESSAGE_STREAM, (stream) => {
@@ -405,7 +461,10 @@ test('messaging: one peer holds at most an eighth of the held requests; a peer a
       })().catch(() => {});
     });
     rogue.serve(MESSAGING_RPC.request, async () => Uint8Array.of(0xff));
-    const calls: (() => Promise<unknown>)[] = [() => a!.services.messaging.sendMessage(D.publicKey, 't', text.encode('x')), () => a!.services.messaging.requestMessage(D.publicKey, 't', text.encode('x'), 1_000)];
+    const calls: (() => Promise<unknown>)[] = [
+      () => a!.services.messaging.sendMessage(D.publicKey, 't', text.encode('x')),
+      () => a!.services.messaging.requestMessage(D.publicKey, 't', text.encode('x'), 1_000),
+    ];
     for (const call of calls) {
       const { error } = await settle(m, call());
       assert.instanceOf(error, NetworkError);
@@ -428,13 +487,19 @@ test('messaging: bytes that do not decode fail a directed message or request, an
     }
     // On a lane, a frame that is not a message resets the lane and counts against the peer.
     await rejectsAsync(() => laneExchange(c, B.publicKey, [Uint8Array.of(7, 7, 7)]), StreamResetError, 'stream-reset');
-    assert.deepEqual(network(m, B).penalties.map((p) => p.node), [toHex(C.publicKey)]);
+    assert.deepEqual(
+      network(m, B).penalties.map((p) => p.node),
+      [toHex(C.publicKey)],
+    );
     c.handle(appTopic('news'), async () => 'accept');
     await until(m, 'B and C meet on the topic', () => c.subscribers(appTopic('news')) > 0);
     for (const junk of [Uint8Array.of(1), new Uint8Array(300).fill(0xab)]) await c.publish(appTopic('news'), junk);
     await m.clock.settle();
     const toB = m.bus.verdicts.filter((v) => v.to === toHex(B.publicKey) && v.topic === appTopic('news'));
-    assert.deepEqual(toB.map((v) => v.verdict), ['reject', 'reject']);
+    assert.deepEqual(
+      toB.map((v) => v.verdict),
+      ['reject', 'reject'],
+    );
     assert.deepEqual(m.heard[1], []);
   } finally {
     await m.stop();
@@ -448,16 +513,28 @@ test('messaging: a batch arrives in order on one lane, acknowledged with its seq
     const batch = Array.from({ length: 50 }, (_, i) => ({ topic: i % 2 === 0 ? 'even' : 'odd', payload: text.encode(`m${i}`) }));
     const answer = await a!.services.messaging.sendMessages(B.publicKey, batch);
     assert.deepEqual(answer, { to: toHex(B.publicKey), seqs: Array.from({ length: 50 }, (_, i) => i + 1) });
-    assert.deepEqual(m.heard[1]!.map((e) => [e.topic, e.payload_hex]), batch.map((msg) => [msg.topic, toHex(msg.payload)]));
+    assert.deepEqual(
+      m.heard[1]!.map((e) => [e.topic, e.payload_hex]),
+      batch.map((msg) => [msg.topic, toHex(msg.payload)]),
+    );
     // Single sends, many at once, share the lane and keep their order.
     const singles = await Promise.all(Array.from({ length: 20 }, (_, i) => a!.services.messaging.sendMessage(B.publicKey, 'single', text.encode(`s${i}`))));
-    assert.deepEqual(singles.map((s) => s.seq), Array.from({ length: 20 }, (_, i) => 51 + i));
+    assert.deepEqual(
+      singles.map((s) => s.seq),
+      Array.from({ length: 20 }, (_, i) => 51 + i),
+    );
     assert.equal(a!.services.messaging.messaging.openLanes, 1);
     assert.equal(m.bus.members.get(toHex(A.publicKey))!.openStreams, 1, 'one stream carried all of them');
 
     // Checked before anything is sent: a bad topic, an oversized payload, an empty or oversized batch.
     const bad: [OutgoingMessage[], string | typeof InvalidNameError][] = [
-      [[{ topic: 'ok', payload: new Uint8Array(0) }, { topic: 'two words', payload: new Uint8Array(0) }], InvalidNameError],
+      [
+        [
+          { topic: 'ok', payload: new Uint8Array(0) },
+          { topic: 'two words', payload: new Uint8Array(0) },
+        ],
+        InvalidNameError,
+      ],
       [[{ topic: 'ok', payload: new Uint8Array(MAX_PAYLOAD_BYTES + 1) }], 'payload-too-large'],
       [Array.from({ length: 65 }, () => ({ topic: 'ok', payload: new Uint8Array(MAX_PAYLOAD_BYTES) })), 'payload-too-large'],
       [[], 'too-many-messages'],
@@ -470,7 +547,11 @@ test('messaging: a batch arrives in order on one lane, acknowledged with its seq
     assert.equal(b!.services.messaging.inboxSnapshot(0, null).last_seq, 70, 'none of the bad batches reached B');
 
     await m.clock.advance(2 * LANE_IDLE_MS);
-    await until(m, 'the idle lane closes on both sides', () => a!.services.messaging.messaging.openLanes === 0 && m.bus.members.get(toHex(A.publicKey))!.openStreams === 0);
+    await until(
+      m,
+      'the idle lane closes on both sides',
+      () => a!.services.messaging.messaging.openLanes === 0 && m.bus.members.get(toHex(A.publicKey))!.openStreams === 0,
+    );
     assert.equal((await a!.services.messaging.sendMessage(B.publicKey, 'again', text.encode('x'))).seq, 71);
     assert.equal(a!.services.messaging.messaging.openLanes, 1);
   } finally {
@@ -497,7 +578,10 @@ test('messaging: a lane that stops acknowledging or breaks fails what waits on i
             seen++;
             if (lane === 5 || (lane === 1 && seen > 2)) continue;
             if (lane === 3 || (lane === 2 && seen > 2)) return stream.reset(new Error('D gives up'));
-            const ack = lane === 4 && seen === 2 ? { answer: 'Refused' as const, reason: 'bad-topic', detail: 'no' } : { answer: 'Queued' as const, seq: 100 * lane + seen };
+            const ack =
+              lane === 4 && seen === 2
+                ? { answer: 'Refused' as const, reason: 'bad-topic', detail: 'no' }
+                : { answer: 'Queued' as const, seq: 100 * lane + seen };
             await stream.write(framesOf([encode(appAckCodec, ack)]));
           }
         }
@@ -542,7 +626,7 @@ test('messaging: a lane that stops acknowledging or breaks fails what waits on i
   }
 });
 
-test('messaging: a peer that serves no lanes is sent the spec\'s RPC app.message, one message at a time, in order', async () => {
+test("messaging: a peer that serves no lanes is sent the spec's RPC app.message, one message at a time, in order", async () => {
   const m = await mesh([A]);
   try {
     const [a] = m.nodes;
@@ -552,7 +636,10 @@ test('messaging: a peer that serves no lanes is sent the spec\'s RPC app.message
       got.push(new TextDecoder().decode(decode(appMessageCodec, data).payload));
       return encode(appAckCodec, { answer: 'Queued', seq: got.length });
     });
-    const answer = await a!.services.messaging.sendMessages(E.publicKey, ['a', 'b', 'c'].map((p) => ({ topic: 't', payload: text.encode(p) })));
+    const answer = await a!.services.messaging.sendMessages(
+      E.publicKey,
+      ['a', 'b', 'c'].map((p) => ({ topic: 't', payload: text.encode(p) })),
+    );
     assert.deepEqual(answer.seqs, [1, 2, 3]);
     assert.deepEqual(got, ['a', 'b', 'c']);
     assert.equal(a!.services.messaging.messaging.openLanes, 0);
@@ -571,7 +658,10 @@ test('messaging: a served lane refuses an oversized frame, a fifth lane from one
     const oversized = await c.openStream(B.publicKey, MESSAGE_STREAM);
     await oversized.write(huge);
     await rejectsAsync(() => oversized.closed, StreamResetError, 'stream-reset');
-    assert.deepEqual(network(m, B).penalties.map((p) => p.node), [toHex(C.publicKey)]);
+    assert.deepEqual(
+      network(m, B).penalties.map((p) => p.node),
+      [toHex(C.publicKey)],
+    );
     // Four lanes from one peer are served; a fifth is reset.
     const open = await Promise.all(Array.from({ length: LANES_PER_PEER }, () => c.openStream(B.publicKey, MESSAGE_STREAM, { maxStreams: 10 })));
     const fifth = await c.openStream(B.publicKey, MESSAGE_STREAM, { maxStreams: 10 });

@@ -11,15 +11,15 @@
 import type { SigningKey } from '../crypto/ed25519.ts';
 import type { Random } from '../crypto/random.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
-import { clip } from '../encoding/text.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
+import { clip } from '../encoding/text.ts';
 import { DecodeError } from '../errors.ts';
 import { RequestTimeoutError } from '../net/errors.ts';
-import { appTopic, isAppTopic, type GossipMessage, type Network, type RpcRequest, type Verdict } from '../net/network.ts';
+import { appTopic, type GossipMessage, isAppTopic, type Network, type RpcRequest, type Verdict } from '../net/network.ts';
 import type { Clock } from '../time/clock.ts';
 import { MessagingError } from './errors.ts';
-import { Inbox, INBOX_LIMITS, type InboxLimits } from './inbox.ts';
+import { INBOX_LIMITS, Inbox, type InboxLimits } from './inbox.ts';
 import { MessageLanes } from './lanes.ts';
 import { HeldRequests } from './replies.ts';
 import {
@@ -34,8 +34,8 @@ import {
   MESSAGING_RPC,
   NONCE_BYTES,
   openPubSub,
-  signPubSub,
   type Refusal,
+  signPubSub,
 } from './wire.ts';
 
 /** What one node allows at once (docs/messaging.md "Limits and errors"). */
@@ -54,7 +54,12 @@ export interface MessagingLimits extends InboxLimits {
   readonly seenPublishes: number;
 }
 
-export const MESSAGING_LIMITS: Omit<MessagingLimits, keyof InboxLimits> = Object.freeze({ openRequests: 256, heldRequests: 256, subscriptions: 64, seenPublishes: 200_000 });
+export const MESSAGING_LIMITS: Omit<MessagingLimits, keyof InboxLimits> = Object.freeze({
+  openRequests: 256,
+  heldRequests: 256,
+  subscriptions: 64,
+  seenPublishes: 200_000,
+});
 
 /** How long a directed message (or a batch) waits for the receiver's acknowledgement. */
 export const SEND_TIMEOUT_MS = 10_000;
@@ -228,13 +233,15 @@ export class Messaging {
    * the peer. Once sent, a batch not queued whole is a BatchStoppedError, saying which were.
    */
   async sendMany(to: Uint8Array, messages: readonly OutgoingMessage[]): Promise<SendBatchAnswer> {
-    if (messages.length === 0 || messages.length > MAX_BATCH_MESSAGES) throw new MessagingError('too-many-messages', `a batch holds 1 to ${MAX_BATCH_MESSAGES} messages, got ${messages.length}`);
+    if (messages.length === 0 || messages.length > MAX_BATCH_MESSAGES)
+      throw new MessagingError('too-many-messages', `a batch holds 1 to ${MAX_BATCH_MESSAGES} messages, got ${messages.length}`);
     let bytes = 0;
     for (const { topic, payload } of messages) {
       this.#checkOutgoing(to, topic, payload);
       bytes += payload.length;
     }
-    if (bytes > MAX_BATCH_PAYLOAD_BYTES) throw new MessagingError('payload-too-large', `a batch's payloads are at most ${MAX_BATCH_PAYLOAD_BYTES} bytes in all, got ${bytes}`);
+    if (bytes > MAX_BATCH_PAYLOAD_BYTES)
+      throw new MessagingError('payload-too-large', `a batch's payloads are at most ${MAX_BATCH_PAYLOAD_BYTES} bytes in all, got ${bytes}`);
     const encoded = messages.map(({ topic, payload }) => encode(appMessageCodec, { from_node: this.#self, topic, payload }));
     const { acks, error } = await this.#lanes.send(to, encoded, SEND_TIMEOUT_MS);
     const seqs = acks.map((ack) => (ack.answer === 'Queued' ? ack.seq : null));
@@ -266,7 +273,10 @@ export class Messaging {
       throw new RangeError(`a request's timeout is 1 to ${MAX_REQUEST_TIMEOUT_MS} ms, got ${timeoutMs}`);
     }
     if (this.#open >= this.limits.openRequests) {
-      throw new MessagingError('too-many-requests', `${this.#open} requests of this node wait for their replies, as many as it allows; retry when one is answered`);
+      throw new MessagingError(
+        'too-many-requests',
+        `${this.#open} requests of this node wait for their replies, as many as it allows; retry when one is answered`,
+      );
     }
     this.#open++;
     const started = this.#o.clock.now();
@@ -290,14 +300,22 @@ export class Messaging {
     const refusal = this.#refuseIncoming(peer, request.from_node, request.topic);
     if (refusal !== null) return encode(appReplyCodec, { answer: 'Refused', ...refusal });
     if (this.#held.size >= this.limits.heldRequests) {
-      return encode(appReplyCodec, { answer: 'Refused', reason: REASON.busy, detail: `${this.#held.size} requests wait for this node's replies, as many as it holds` });
+      return encode(appReplyCodec, {
+        answer: 'Refused',
+        reason: REASON.busy,
+        detail: `${this.#held.size} requests wait for this node's replies, as many as it holds`,
+      });
     }
     // A few peers cannot take every slot from the rest.
     const from = toHex(peer);
     const perPeer = Math.max(1, Math.floor(this.limits.heldRequests / HELD_PER_PEER_SHARE));
     const mine = this.#heldBy.get(from) ?? 0;
     if (mine >= perPeer) {
-      return encode(appReplyCodec, { answer: 'Refused', reason: REASON.busy, detail: `${mine} requests of this peer wait for this node's replies, as many as one peer may have` });
+      return encode(appReplyCodec, {
+        answer: 'Refused',
+        reason: REASON.busy,
+        detail: `${mine} requests of this peer wait for this node's replies, as many as one peer may have`,
+      });
     }
     this.#heldBy.set(from, mine + 1);
     const timeoutMs = Math.min(Math.max(request.timeout_ms, 1), MAX_REQUEST_TIMEOUT_MS);
@@ -331,7 +349,10 @@ export class Messaging {
     const gossip = appTopic(topic);
     if (this.#subscribed.has(topic)) return { topic, subscribed: false, subscriptions: this.#subscribed.size };
     if (this.#subscribed.size >= this.limits.subscriptions) {
-      throw new MessagingError('too-many-subscriptions', `the node is subscribed to ${this.#subscribed.size} topics, as many as it allows (subscriptions last for the node's life)`);
+      throw new MessagingError(
+        'too-many-subscriptions',
+        `the node is subscribed to ${this.#subscribed.size} topics, as many as it allows (subscriptions last for the node's life)`,
+      );
     }
     this.#subscribed.add(topic);
     this.#o.network.handle(gossip, (message) => this.#onPublish(topic, message));
@@ -382,7 +403,9 @@ export class Messaging {
       const cutoff = now - PUBLISH_MAX_AGE_MS;
       for (const [kept, at] of this.#seen) if (at < cutoff) this.#seen.delete(kept);
       if (this.#seen.size >= this.limits.seenPublishes) {
-        this.#o.log(`messaging: ${this.#seen.size} publishes taken in the last ${PUBLISH_MAX_AGE_MS / 60_000} minutes; new ones are ignored until older ones age out`);
+        this.#o.log(
+          `messaging: ${this.#seen.size} publishes taken in the last ${PUBLISH_MAX_AGE_MS / 60_000} minutes; new ones are ignored until older ones age out`,
+        );
         return false;
       }
     }
@@ -393,7 +416,8 @@ export class Messaging {
   // ---- checks ----
 
   #checkPayload(payload: Uint8Array): void {
-    if (payload.length > MAX_PAYLOAD_BYTES) throw new MessagingError('payload-too-large', `a payload is at most ${MAX_PAYLOAD_BYTES} bytes, got ${payload.length}`);
+    if (payload.length > MAX_PAYLOAD_BYTES)
+      throw new MessagingError('payload-too-large', `a payload is at most ${MAX_PAYLOAD_BYTES} bytes, got ${payload.length}`);
   }
 
   #checkOutgoing(to: Uint8Array, topic: string, payload: Uint8Array): void {

@@ -52,7 +52,8 @@ export class HeldRequests {
   hold(timeoutMs: number, signal: AbortSignal, announce: (token: string) => void): Promise<Outcome> {
     const token = toHex(this.#random.bytes(REPLY_TOKEN_BYTES));
     const outcome = new Promise<Outcome>((settle) => {
-      const onAbort = (): void => this.#lapse(token, `the requester went away or the node stopped (${String((signal.reason as Error)?.message ?? signal.reason)})`);
+      const onAbort = (): void =>
+        this.#lapse(token, `the requester went away or the node stopped (${String((signal.reason as Error)?.message ?? signal.reason)})`);
       const timer = this.#clock.setTimeout(() => this.#lapse(token, `no reply within ${timeoutMs} ms`), timeoutMs);
       this.#held.set(token, { timer, settle, signal, onAbort });
       signal.addEventListener('abort', onAbort, { once: true });
@@ -73,7 +74,8 @@ export class HeldRequests {
       held.settle({ payload });
       return;
     }
-    if (this.#replied.has(token)) throw new MessagingError('already-replied', `the request of reply token ${token} was answered already; this reply was not sent`);
+    if (this.#replied.has(token))
+      throw new MessagingError('already-replied', `the request of reply token ${token} was answered already; this reply was not sent`);
     if (this.#lapsed.has(token)) {
       throw new MessagingError('reply-too-late', `the request of reply token ${token} ran out of time or its requester went away; this reply was not sent`);
     }

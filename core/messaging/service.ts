@@ -6,12 +6,21 @@ import type { Chain } from '../chain/chain.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import type { Random } from '../crypto/random.ts';
 import type { Startable } from '../lifecycle.ts';
-import { recipientNode, type Recipient } from '../names/names.ts';
+import { type Recipient, recipientNode } from '../names/names.ts';
 import type { Network } from '../net/network.ts';
 import type { Clock } from '../time/clock.ts';
 import type { Unsubscribe } from '../web/sse.ts';
 import type { InboxEvent, InboxSnapshot } from './inbox.ts';
-import { Messaging, type MessagingLimits, type OutgoingMessage, type PublishAnswer, type ReplyAnswer, type SendAnswer, type SendBatchAnswer, type SubscribeAnswer } from './messaging.ts';
+import {
+  Messaging,
+  type MessagingLimits,
+  type OutgoingMessage,
+  type PublishAnswer,
+  type ReplyAnswer,
+  type SendAnswer,
+  type SendBatchAnswer,
+  type SubscribeAnswer,
+} from './messaging.ts';
 
 export interface MessagingService {
   /** Sends a directed message; resolves with the receiver's acknowledgement once it has queued it. */

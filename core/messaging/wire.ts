@@ -13,14 +13,15 @@
  *   with a random nonce (identical publishes stay distinct) and the author's time (a copy replayed
  *   long after is refused even once its id is forgotten).
  */
+
+import { SIGNATURE_LENGTH, type SigningKey, verify } from '../crypto/ed25519.ts';
 import { sha256 } from '../crypto/sha256.ts';
-import { SIGNATURE_LENGTH, verify, type SigningKey } from '../crypto/ed25519.ts';
 import { concatBytes } from '../encoding/bytes.ts';
-import { bytes32, decode, encode, fixedBytes, struct, u32, uint53, utf8, varBytes, variant, type Codec, type Infer } from '../encoding/codec.ts';
+import { bytes32, type Codec, decode, encode, fixedBytes, type Infer, struct, u32, uint53, utf8, varBytes, variant } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError, InvalidEncodingError } from '../errors.ts';
-import { RemoteError } from '../net/errors.ts';
 import { domainBytes } from '../ledger/domain.ts';
+import { RemoteError } from '../net/errors.ts';
 
 export const MESSAGING_RPC = {
   /** The spec's wire form of a directed message; lanes (lanes.ts) carry the same request and answer pipelined. */
@@ -41,10 +42,7 @@ export const MAX_FRAME_BYTES = MAX_PAYLOAD_BYTES + 1024;
 
 const refused = struct({ reason: utf8(MAX_REASON_CODE_BYTES), detail: utf8(MAX_DETAIL_BYTES) }, 'refused');
 
-export const appMessageCodec = struct(
-  { from_node: bytes32, topic: utf8(MAX_TOPIC_BYTES), payload: varBytes(MAX_PAYLOAD_BYTES) },
-  'AppMessage',
-);
+export const appMessageCodec = struct({ from_node: bytes32, topic: utf8(MAX_TOPIC_BYTES), payload: varBytes(MAX_PAYLOAD_BYTES) }, 'AppMessage');
 
 export const appAckCodec = variant(
   'answer',
@@ -108,7 +106,8 @@ export function answerOf<T>(codec: Codec<T>, peer: Uint8Array, bytes: Uint8Array
   try {
     return decode(codec, bytes);
   } catch (error) {
-    if (error instanceof DecodeError) throw new RemoteError('bad-response', `${toHex(peer).slice(0, 16)}… answered something that is not a messaging answer: ${error.message}`);
+    if (error instanceof DecodeError)
+      throw new RemoteError('bad-response', `${toHex(peer).slice(0, 16)}… answered something that is not a messaging answer: ${error.message}`);
     throw error;
   }
 }

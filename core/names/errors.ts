@@ -3,7 +3,7 @@
  * answers it with (docs/names.md). A claim's other refusals are the ledger's (LEDGER_RULES: 402
  * for a free balance below the price).
  */
-import { RuledError, type ErrorTable } from '../errors.ts';
+import { type ErrorTable, RuledError } from '../errors.ts';
 
 export const NAME_ERRORS = {
   /** Another node holds the name, and its claim has not lapsed. */

@@ -3,10 +3,10 @@
 // claim, resolve on another node, refusal of a live name, renewal, lapse and a new holder, names
 // as the `to` of transfers and messages. Runs on Node, Deno and Chromium.
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
-import { key } from '../chain/testnet.test-util.ts';
+import { test } from '../../test/harness.ts';
 import { Chain } from '../chain/chain.ts';
+import { key } from '../chain/testnet.test-util.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
@@ -15,8 +15,8 @@ import { MemoryBus } from '../net/memory.test-util.ts';
 import type { FullNode } from '../node/node.test-util.ts';
 import { startNode } from '../node/node.test-util.ts';
 import { MemoryStore } from '../store/kv.ts';
-import type { Scheduler } from '../time/scheduler.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 import { NameError } from './errors.ts';
 import { isName } from './names.ts';
 
@@ -84,7 +84,7 @@ test('names: a claim resolves on another node; a live name is refused to others;
     assert.equal(found.expires_at_height, claimedAt + NAME_BLOCKS);
     assert.deepEqual(c.services.names.resolveName('alpha'), found, 'any node resolves it');
     assert.deepEqual(b.services.names.listNames(A.publicKey), [found]);
-    assert.deepEqual(a.services.names.listNames(null), [found], 'without an owner: this node\'s names');
+    assert.deepEqual(a.services.names.listNames(null), [found], "without an owner: this node's names");
 
     const taken = await rejectsAsync(() => b.services.names.claimName('alpha'), NameError, 'taken');
     assert.equal((taken as NameError).status, 409);
@@ -106,10 +106,13 @@ test('names: a claim resolves on another node; a live name is refused to others;
     assert.isUndefined(b.services.names.resolveName('alpha'));
     assert.deepEqual(b.services.names.listNames(A.publicKey), []);
     const again = await b.services.names.claimName('alpha');
-    await mined(m, again.tx_id, 'b\'s claim of the lapsed name is mined');
+    await mined(m, again.tx_id, "b's claim of the lapsed name is mined");
     assert.equal(a.services.names.resolveName('alpha')!.node_id, toHex(B.publicKey));
     assert.deepEqual(a.services.names.listNames(null), []);
-    assert.deepEqual(a.services.names.listNames(B.publicKey).map((r) => r.name), ['alpha']);
+    assert.deepEqual(
+      a.services.names.listNames(B.publicKey).map((r) => r.name),
+      ['alpha'],
+    );
   } finally {
     await m.stop();
   }

@@ -9,11 +9,11 @@
  * rule, so a name that resolves here is the one the next block honours.
  */
 import type { Chain } from '../chain/chain.ts';
+import type { OwnTransactions } from '../chain/own-transactions.ts';
 import { toHex } from '../encoding/hex.ts';
 import { LedgerRuleError } from '../ledger/apply.ts';
 import { NAME_MAX_LENGTH } from '../ledger/params.ts';
 import type { NameEntry } from '../ledger/state.ts';
-import type { OwnTransactions } from '../chain/own-transactions.ts';
 import { NameError } from './errors.ts';
 import type { NameRecord, NamesService } from './service.ts';
 

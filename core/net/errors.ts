@@ -3,7 +3,7 @@
  * status an API answering for such a request gives (docs/network.md, "Errors"), so no layer above
  * has to compare messages.
  */
-import { RuledError, type ErrorTable } from '../errors.ts';
+import { type ErrorTable, RuledError } from '../errors.ts';
 
 const PEER_REFUSED = { status: 502, problem: 'peer-refused' } as const;
 

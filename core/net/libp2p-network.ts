@@ -14,38 +14,38 @@
 import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
 import { publicKeyFromRaw } from '@libp2p/crypto/keys';
-import { gossipsub, TopicValidatorResult, type GossipSub } from '@libp2p/gossipsub';
+import { type GossipSub, gossipsub, TopicValidatorResult } from '@libp2p/gossipsub';
 import { identify } from '@libp2p/identify';
 import type { Connection, Libp2p, PeerId, Stream } from '@libp2p/interface';
 import { peerIdFromPublicKey, peerIdFromString } from '@libp2p/peer-id';
-import { ping, type Ping } from '@libp2p/ping';
+import { type Ping, ping } from '@libp2p/ping';
 import { lpStream } from '@libp2p/utils';
-import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
+import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p';
 import { toHex } from '../encoding/hex.ts';
+import { messageOf } from '../errors.ts';
+import { type Clock, systemClock, type Timer } from '../time/clock.ts';
 import { InvalidAddressError, MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
 import { Libp2pPeerStream } from './libp2p-stream.ts';
 import {
-  TOPICS,
-  DEFAULT_STREAM_LIMIT,
   checkStreamProtocolId,
-  rpcLimitsOf,
-  rpcProtocolId,
+  DEFAULT_STREAM_LIMIT,
   type GossipMessage,
   type Network,
   type PeerInfo,
   type PeerStream,
-  type StreamHandler,
-  type StreamOptions,
   type RequestOptions,
   type RpcHandler,
   type RpcLimits,
+  rpcLimitsOf,
+  rpcProtocolId,
   type ServeOptions,
+  type StreamHandler,
+  type StreamOptions,
+  TOPICS,
   type Verdict,
 } from './network.ts';
-import { systemClock, type Clock, type Timer } from '../time/clock.ts';
-import { boundsOf, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest, type Bounds, type Call } from './rpc.ts';
-import { messageOf } from '../errors.ts';
+import { type Bounds, boundsOf, type Call, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest } from './rpc.ts';
 
 /**
  * What a host gives: its key, listen addresses, transports, peer discovery, extra services (a
@@ -380,7 +380,10 @@ export class Libp2pNetwork implements Network {
     switch (frame[0]) {
       case ANSWER.ok:
         if (body.length > bounds.maxResponseBytes) {
-          throw new MessageTooLargeError('response-too-large', `an answer of ${body.length} bytes from ${name} on ${id} is over this call's bound of ${bounds.maxResponseBytes}`);
+          throw new MessageTooLargeError(
+            'response-too-large',
+            `an answer of ${body.length} bytes from ${name} on ${id} is over this call's bound of ${bounds.maxResponseBytes}`,
+          );
         }
         return body.slice();
       case ANSWER.failed:

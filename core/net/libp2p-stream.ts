@@ -6,10 +6,10 @@
  * once half of it is read.
  */
 import type { Stream } from '@libp2p/interface';
+import { messageOf } from '../errors.ts';
 import { ChunkQueue, closedSignal, DEFAULT_HIGH_WATER_BYTES, resetByPeer } from './duplex.ts';
 import { StreamResetError } from './errors.ts';
 import type { PeerStream } from './network.ts';
-import { messageOf } from '../errors.ts';
 
 // A paused stream grants no more window, but the sender may still use what it was granted: up to
 // yamux's largest window (16 MiB). libp2p's read buffer must hold that rather than reset the stream.

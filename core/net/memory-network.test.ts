@@ -1,5 +1,5 @@
-import { SigningKey } from '../crypto/ed25519.ts';
 import { networkCompliance } from '../../test/network-compliance.ts';
+import { SigningKey } from '../crypto/ed25519.ts';
 import { MemoryBus } from './memory.test-util.ts';
 
 networkCompliance('MemoryNetwork', async (count, links, limits) => {

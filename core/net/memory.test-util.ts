@@ -8,29 +8,29 @@
  * are reset when their link is cut.
  */
 import { toHex } from '../encoding/hex.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
+import { Scheduler } from '../time/scheduler.ts';
 import { InvalidAddressError, MessageTooLargeError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
-import { memoryStreamPair, type MemoryStreamPair } from './memory-stream.test-util.ts';
+import { type MemoryStreamPair, memoryStreamPair } from './memory-stream.test-util.ts';
 import {
-  TOPICS,
-  DEFAULT_STREAM_LIMIT,
   checkStreamProtocolId,
-  rpcLimitsOf,
-  rpcProtocolId,
+  DEFAULT_STREAM_LIMIT,
   type GossipMessage,
   type Network,
   type PeerInfo,
   type PeerStream,
   type RequestOptions,
-  type StreamHandler,
-  type StreamOptions,
   type RpcHandler,
   type RpcLimits,
+  rpcLimitsOf,
+  rpcProtocolId,
   type ServeOptions,
+  type StreamHandler,
+  type StreamOptions,
+  TOPICS,
   type Verdict,
 } from './network.ts';
-import { systemClock, type Clock } from '../time/clock.ts';
-import { Scheduler } from '../time/scheduler.ts';
-import { boundsOf, failureMessage, handlerStops, runRequest, type Bounds } from './rpc.ts';
+import { type Bounds, boundsOf, failureMessage, handlerStops, runRequest } from './rpc.ts';
 
 export class MemoryBus {
   /** Request deadlines run on it: a scheduler makes timeouts and hand-overs deterministic. */
@@ -253,7 +253,11 @@ export class MemoryNetwork implements Network {
       const deadline = clock.setTimeout(() => call.cut.abort(handlerStops.deadline(limits.handlerMs)), limits.handlerMs);
       // A cut link ends the request as a reset stream would.
       const lost = new Promise<never>((_, reject) => {
-        call.cut.signal.addEventListener('abort', () => reject(new PeerUnreachableError(`the stream to ${name} on ${id} ended before its answer: ${(call.cut.signal.reason as Error).message}`)), { once: true });
+        call.cut.signal.addEventListener(
+          'abort',
+          () => reject(new PeerUnreachableError(`the stream to ${name} on ${id} ended before its answer: ${(call.cut.signal.reason as Error).message}`)),
+          { once: true },
+        );
       });
       lost.catch(() => {});
       try {
@@ -261,12 +265,18 @@ export class MemoryNetwork implements Network {
         await Promise.race([this.#bus.handOver(), lost]);
         const handled = Promise.resolve()
           .then(() => served.handler({ peer: this.self, data: data.slice(), signal: AbortSignal.any([signal, call.cut.signal]) }))
-          .then((answer) => ({ answer }), (error: unknown) => ({ error }));
+          .then(
+            (answer) => ({ answer }),
+            (error: unknown) => ({ error }),
+          );
         const outcome = await Promise.race([handled, lost]);
         if ('error' in outcome) throw new RemoteError('remote-failed', `${name} failed on ${id}: ${failureMessage(outcome.error)}`);
         const bound = Math.min(served.bounds.maxResponseBytes, bounds.maxResponseBytes);
         if (outcome.answer.length > bound) {
-          throw new MessageTooLargeError('response-too-large', `an answer of ${outcome.answer.length} bytes from ${name} on ${id} is over the bound of ${bound}`);
+          throw new MessageTooLargeError(
+            'response-too-large',
+            `an answer of ${outcome.answer.length} bytes from ${name} on ${id} is over the bound of ${bound}`,
+          );
         }
         return outcome.answer.slice();
       } finally {
@@ -299,7 +309,8 @@ export class MemoryNetwork implements Network {
     const served = target.#streamServed.get(id);
     if (served === undefined) throw new ProtocolNotServedError(toHex(peer), id);
     const limit = options.maxStreams ?? DEFAULT_STREAM_LIMIT;
-    if (this.#countStreams(target, id, true) >= limit) throw new PeerBusyError(`${limit} streams to ${toHex(peer)} on ${id} are already open, as many as this node opens`);
+    if (this.#countStreams(target, id, true) >= limit)
+      throw new PeerBusyError(`${limit} streams to ${toHex(peer)} on ${id} are already open, as many as this node opens`);
     const pair = memoryStreamPair(this.self, target.self);
     const mine: OpenStream = { peer: target, id, outbound: true, pair };
     const theirs: OpenStream = { peer: this, id, outbound: false, pair };
@@ -350,7 +361,14 @@ export class MemoryNetwork implements Network {
     return [...this.links].map((peer) => {
       const connection = this.#connections.get(peer)!;
       const address = `/memory/${toHex(peer.self)}`;
-      return { node: peer.self, height: this.#heights.get(peer) ?? null, multiaddrs: [address], remoteAddr: address, direction: connection.direction, connectedSince: connection.since };
+      return {
+        node: peer.self,
+        height: this.#heights.get(peer) ?? null,
+        multiaddrs: [address],
+        remoteAddr: address,
+        direction: connection.direction,
+        connectedSince: connection.since,
+      };
     });
   }
 

@@ -69,7 +69,8 @@ const STREAM_PROTOCOL = /^\/mesh\/([a-z][a-z0-9-]{0,15})\/1\/([a-z0-9][a-z0-9._-
  * `a-z 0-9 -`, starting with a letter, and not `rpc` (the RPC protocols' family).
  */
 export function streamProtocolId(family: string, name: string): string {
-  if (typeof family !== 'string' || !STREAM_FAMILY.test(family) || family === 'rpc') throw new InvalidNameError(`stream family ${JSON.stringify(family)} is not 1 to 16 of a-z 0-9 - (starting with a letter)`);
+  if (typeof family !== 'string' || !STREAM_FAMILY.test(family) || family === 'rpc')
+    throw new InvalidNameError(`stream family ${JSON.stringify(family)} is not 1 to 16 of a-z 0-9 - (starting with a letter)`);
   if (typeof name !== 'string' || !PROTOCOL_NAME.test(name)) {
     throw new InvalidNameError(`stream protocol name ${JSON.stringify(name)} is not 1 to 64 of a-z 0-9 . _ - (starting with a letter or digit)`);
   }
@@ -79,7 +80,8 @@ export function streamProtocolId(family: string, name: string): string {
 /** `id` if it is a protocol id `streamProtocolId` makes; InvalidNameError otherwise. */
 export function checkStreamProtocolId(id: string): string {
   const family = typeof id === 'string' ? STREAM_PROTOCOL.exec(id)?.[1] : undefined;
-  if (family === undefined || family === 'rpc') throw new InvalidNameError(`${JSON.stringify(id)} is not a stream protocol id (/mesh/<family>/1/<name>, not an RPC one)`);
+  if (family === undefined || family === 'rpc')
+    throw new InvalidNameError(`${JSON.stringify(id)} is not a stream protocol id (/mesh/<family>/1/<name>, not an RPC one)`);
   return id;
 }
 

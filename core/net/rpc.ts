@@ -6,7 +6,7 @@ import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
 import type { Clock } from '../time/clock.ts';
 import { MessageTooLargeError, RequestTimeoutError } from './errors.ts';
-import { DEFAULT_RPC_MAX_BYTES, DEFAULT_RPC_TIMEOUT_MS, rpcProtocolId, type RequestOptions, type ServeOptions } from './network.ts';
+import { DEFAULT_RPC_MAX_BYTES, DEFAULT_RPC_TIMEOUT_MS, type RequestOptions, rpcProtocolId, type ServeOptions } from './network.ts';
 
 /** The reasons a serving handler's signal aborts with. */
 export const handlerStops = {
@@ -71,7 +71,13 @@ export async function runRequest(
  * Runs `run` with a signal that aborts at the request's deadline (as RequestTimeoutError) or with
  * the caller's signal (as its reason), and settles as soon as either happens.
  */
-export async function withDeadline<T>(clock: Clock, peer: string, protocol: string, options: RequestOptions, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withDeadline<T>(
+  clock: Clock,
+  peer: string,
+  protocol: string,
+  options: RequestOptions,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   options.signal?.throwIfAborted();
   const timeoutMs = options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
   const controller = new AbortController();

@@ -4,7 +4,7 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { appTopic, rpcProtocolId, TOPICS } from './network.ts';
 
-test('topics: the gossip topic names of the contract, and the netgraph\'s', () => {
+test("topics: the gossip topic names of the contract, and the netgraph's", () => {
   assert.deepEqual(
     { ...TOPICS },
     {

@@ -5,10 +5,10 @@
  * (`mesh/netgraph/link-sample`, the network's name, the sample's canonical encoding), so anyone can
  * check a sample without asking either node, and a sample signed by one side only is refused.
  */
-import { SIGNATURE_LENGTH, verify, type SigningKey } from '../crypto/ed25519.ts';
+import { SIGNATURE_LENGTH, type SigningKey, verify } from '../crypto/ed25519.ts';
 import { compareBytes } from '../encoding/bytes.ts';
-import { toHex } from '../encoding/hex.ts';
 import { bytes32, bytes64, encode, f64, struct, uint53 } from '../encoding/codec.ts';
+import { toHex } from '../encoding/hex.ts';
 import { domainBytes } from '../ledger/domain.ts';
 import { LinkSampleError } from './errors.ts';
 import { MAX_RTT_MS } from './vivaldi.ts';
@@ -61,18 +61,23 @@ export const SAMPLE_MAX_AGE_MS = 10 * 60_000;
  * within [now − SAMPLE_MAX_AGE_MS, now + FUTURE_SLACK_MS]. Throws LinkSampleError.
  */
 export function checkLinkSample(sample: LinkSample, now: number): LinkSample {
-  if (compareBytes(sample.a, sample.b) >= 0) throw new LinkSampleError('bad-parties', 'a link sample names its ends smaller NodeId first, and two different nodes');
+  if (compareBytes(sample.a, sample.b) >= 0)
+    throw new LinkSampleError('bad-parties', 'a link sample names its ends smaller NodeId first, and two different nodes');
   if (!(sample.rtt_ms > 0 && sample.rtt_ms <= MAX_RTT_MS)) throw new LinkSampleError('out-of-range', `rtt_ms ${sample.rtt_ms} is not in (0, ${MAX_RTT_MS}]`);
-  if (!(sample.jitter_ms >= 0 && sample.jitter_ms <= MAX_RTT_MS)) throw new LinkSampleError('out-of-range', `jitter_ms ${sample.jitter_ms} is not in [0, ${MAX_RTT_MS}]`);
+  if (!(sample.jitter_ms >= 0 && sample.jitter_ms <= MAX_RTT_MS))
+    throw new LinkSampleError('out-of-range', `jitter_ms ${sample.jitter_ms} is not in [0, ${MAX_RTT_MS}]`);
   if (!(sample.loss >= 0 && sample.loss <= 1)) throw new LinkSampleError('out-of-range', `loss ${sample.loss} is not in [0, 1]`);
-  if (sample.measured_at > now + FUTURE_SLACK_MS) throw new LinkSampleError('bad-time', `measured_at is ${sample.measured_at - now} ms ahead of this node's clock`);
-  if (sample.measured_at < now - SAMPLE_MAX_AGE_MS) throw new LinkSampleError('bad-time', `measured_at is ${now - sample.measured_at} ms old, more than the ${SAMPLE_MAX_AGE_MS} ms a sample is kept`);
+  if (sample.measured_at > now + FUTURE_SLACK_MS)
+    throw new LinkSampleError('bad-time', `measured_at is ${sample.measured_at - now} ms ahead of this node's clock`);
+  if (sample.measured_at < now - SAMPLE_MAX_AGE_MS)
+    throw new LinkSampleError('bad-time', `measured_at is ${now - sample.measured_at} ms old, more than the ${SAMPLE_MAX_AGE_MS} ms a sample is kept`);
   return sample;
 }
 
 /** One end's signature of `sample`: the key must be a or b. */
 export async function signLinkSample(sample: LinkSample, key: SigningKey, network: string): Promise<Uint8Array> {
-  if (compareBytes(key.publicKey, sample.a) !== 0 && compareBytes(key.publicKey, sample.b) !== 0) throw new LinkSampleError('not-a-party', 'only an end of the link signs its sample');
+  if (compareBytes(key.publicKey, sample.a) !== 0 && compareBytes(key.publicKey, sample.b) !== 0)
+    throw new LinkSampleError('not-a-party', 'only an end of the link signs its sample');
   return key.sign(linkSigningBytes(sample, network));
 }
 
@@ -85,7 +90,8 @@ export async function verifyLinkSample(signed: SignedLinkSample, network: string
   checkLinkSample(sample, now);
   const bytes = linkSigningBytes(sample, network);
   const [okA, okB] = await Promise.all([verify(sample.a, bytes, sig_a), verify(sample.b, bytes, sig_b)]);
-  if (!okA || !okB) throw new LinkSampleError('bad-signature', `the signature of ${okA ? 'b' : 'a'} does not verify: a link sample is signed by both of its ends`);
+  if (!okA || !okB)
+    throw new LinkSampleError('bad-signature', `the signature of ${okA ? 'b' : 'a'} does not verify: a link sample is signed by both of its ends`);
   return signed;
 }
 

@@ -1,21 +1,21 @@
 import { assert } from 'chai';
+import { rejectsAsync } from '../../test/assert.ts';
 import { test } from '../../test/harness.ts';
 import { key } from '../chain/testnet.test-util.ts';
-import { verify, type SigningKey } from '../crypto/ed25519.ts';
+import { type SigningKey, verify } from '../crypto/ed25519.ts';
 import { seededRandom } from '../crypto/random.test-util.ts';
 import { compareBytes } from '../encoding/bytes.ts';
 import { encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { TOPICS } from '../net/network.ts';
-import { PeerPings } from './peer-pings.ts';
-import type { Scheduler } from '../time/scheduler.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
-import { rejectsAsync } from '../../test/assert.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 import { NewestBook } from './book.ts';
 import { LinkSampleError } from './errors.ts';
-import { linkSigningBytes, proposalCodec, signLinkSample, type LinkSample } from './link-sample.ts';
-import { COUNTERSIGN_PROTOCOL, NetGraph, netgraphLimitsFor, netgraphMessageCodec, type NetgraphLimits } from './netgraph.ts';
+import { type LinkSample, linkSigningBytes, proposalCodec, signLinkSample } from './link-sample.ts';
+import { COUNTERSIGN_PROTOCOL, NetGraph, type NetgraphLimits, netgraphLimitsFor, netgraphMessageCodec } from './netgraph.ts';
+import { PeerPings } from './peer-pings.ts';
 import { meshStats } from './stats.ts';
 import { estimateRttMs } from './vivaldi.ts';
 
@@ -30,14 +30,26 @@ interface Member {
 }
 
 /** Nodes on one memory bus with the manual clock, each pinging its peers every second and running the netgraph. */
-function mesh(count: number, latencies: Record<string, number>, limits: Partial<NetgraphLimits> = {}): { clock: Scheduler; bus: MemoryBus; members: Member[]; stop: () => void } {
+function mesh(
+  count: number,
+  latencies: Record<string, number>,
+  limits: Partial<NetgraphLimits> = {},
+): { clock: Scheduler; bus: MemoryBus; members: Member[]; stop: () => void } {
   const clock = testScheduler(1_700_000_000_000);
   const bus = new MemoryBus(clock);
   const members = Array.from({ length: count }, (_, i) => {
     const k = key(i + 1);
     const net = bus.join(k.publicKey);
     const pings = new PeerPings({ network: net, clock, random: seededRandom(100 + i), schedule: { intervalMs: PING_MS } });
-    const graph = new NetGraph({ network: net, pings, key: k, networkName: NETWORK, clock, random: seededRandom(i + 1), limits: netgraphLimitsFor(PING_MS, limits) });
+    const graph = new NetGraph({
+      network: net,
+      pings,
+      key: k,
+      networkName: NETWORK,
+      clock,
+      random: seededRandom(i + 1),
+      limits: netgraphLimitsFor(PING_MS, limits),
+    });
     return { key: k, net, graph, pings };
   });
   for (const [pair, ms] of Object.entries(latencies)) {
@@ -76,7 +88,10 @@ test('netgraph: coordinates converge between four nodes with set latencies, and 
     for (const m of members) assert.isBelow(m.graph.vivaldi.coordinate.error, 0.5);
     // Node 0 holds the others' gossiped coordinates, and answers for each of them with what it measured.
     const view = members[0]!.graph.view();
-    assert.sameMembers(view.coordinates.map((c) => c.node_id), members.slice(1).map((m) => toHex(m.key.publicKey)));
+    assert.sameMembers(
+      view.coordinates.map((c) => c.node_id),
+      members.slice(1).map((m) => toHex(m.key.publicKey)),
+    );
     const rtt = members[0]!.graph.rtt(members[2]!.key.publicKey);
     assert.include(rtt, { source: 'measured', rtt_ms: 60, jitter_ms: 0, loss: 0 });
     assert.deepEqual(view.mesh, { median_rtt_ms: 61, reachable_frac: 1, regions: 2 });
@@ -112,7 +127,14 @@ test('netgraph: each link gets one sample, signed by both ends, gossiped to ever
     for (const m of members) {
       for (const link of m.graph.view().links) {
         assert.isBelow(compareBytes(fromHex(link.a), fromHex(link.b)), 0);
-        const sample: LinkSample = { a: fromHex(link.a), b: fromHex(link.b), rtt_ms: link.rtt_ms, jitter_ms: link.jitter_ms, loss: link.loss, measured_at: link.measured_at };
+        const sample: LinkSample = {
+          a: fromHex(link.a),
+          b: fromHex(link.b),
+          rtt_ms: link.rtt_ms,
+          jitter_ms: link.jitter_ms,
+          loss: link.loss,
+          measured_at: link.measured_at,
+        };
         const bytes = linkSigningBytes(sample, NETWORK);
         assert.isTrue(await verify(sample.a, bytes, fromHex(link.sig_a)));
         assert.isTrue(await verify(sample.b, bytes, fromHex(link.sig_b)));
@@ -167,13 +189,20 @@ test('netgraph: gossip refuses a sample signed by one side, a bad signature, a t
     cases.push(['rtt NaN', nan]);
     const coordinate = { vec: [0, 0, 0], height: 0.001, error: 1, adjustment: 0 };
     cases.push(['a 3-D coordinate', encode(netgraphMessageCodec, { kind: 'coordinate', coordinate, issued_at: now })]);
-    cases.push(['a coordinate from tomorrow', encode(netgraphMessageCodec, { kind: 'coordinate', coordinate: { ...coordinate, vec: new Array(8).fill(0) }, issued_at: now + 86_400_000 })]);
+    cases.push([
+      'a coordinate from tomorrow',
+      encode(netgraphMessageCodec, { kind: 'coordinate', coordinate: { ...coordinate, vec: new Array(8).fill(0) }, issued_at: now + 86_400_000 }),
+    ]);
     for (const [what, data] of cases) {
       const before = bus.verdicts.length;
       await evil.publish(TOPICS.netgraph, data);
       const verdicts = () => bus.verdicts.slice(before).filter((v) => v.topic === TOPICS.netgraph && v.from === toHex(mallory.publicKey));
       await clock.until(`both nodes judged: ${what}`, () => verdicts().length === 2, 0);
-      assert.deepEqual(verdicts().map((v) => v.verdict), ['reject', 'reject'], what);
+      assert.deepEqual(
+        verdicts().map((v) => v.verdict),
+        ['reject', 'reject'],
+        what,
+      );
     }
     assert.deepEqual(x.graph.view().links, []);
     assert.deepEqual(x.graph.view().coordinates, []);
@@ -212,7 +241,10 @@ test('netgraph: the countersigner refuses a proposal it is no party to or that i
     assert.match(await ask(sample, key(30)), /signature/);
     assert.match(await ask({ ...sample, a: key(30).publicKey }), /proposer/);
     assert.match(await ask({ ...sample, loss: 2 }), /loss/);
-    assert.deepEqual(b.net.penalties.map((p) => p.node), new Array(3).fill(toHex(proposer.publicKey)));
+    assert.deepEqual(
+      b.net.penalties.map((p) => p.node),
+      new Array(3).fill(toHex(proposer.publicKey)),
+    );
     await rejectsAsync(() => signLinkSample(sample, key(30), NETWORK), LinkSampleError, 'not-a-party');
   } finally {
     stop();
@@ -226,8 +258,15 @@ test('netgraph: the book keeps the newest record per key, at most its capacity, 
   assert.isTrue(book.put('y', 'y1', 200, 200));
   assert.isTrue(book.put('z', 'z1', 150, 200));
   assert.isTrue(book.put('w', 'w1', 300, 300));
-  assert.deepEqual(book.list(300).map(([k]) => k), ['w', 'y', 'z'], 'the oldest went past the capacity');
-  assert.deepEqual(book.list(1_250).map(([k]) => k), ['w']);
+  assert.deepEqual(
+    book.list(300).map(([k]) => k),
+    ['w', 'y', 'z'],
+    'the oldest went past the capacity',
+  );
+  assert.deepEqual(
+    book.list(1_250).map(([k]) => k),
+    ['w'],
+  );
   assert.isUndefined(book.get('y', 1_250));
   assert.isFalse(book.put('v', 'v1', 0, 1_500), 'too old to take');
   assert.equal(book.size, 0);
@@ -239,16 +278,33 @@ test('netgraph: mesh figures: median over the samples, the share reachable, regi
     self: 'a',
     known: new Set(['a', 'b', 'c', 'd', 'e', 'f']),
     reachable: new Set(['b', 'c']),
-    measured: [['a', 'b', 5], ['b', 'c', 45], ['c', 'd', 100]] as const,
+    measured: [
+      ['a', 'b', 5],
+      ['b', 'c', 45],
+      ['c', 'd', 100],
+    ] as const,
     // b–c's newest sample, 45 ms, came in a spell of delay: it measured 25 ms lately, and that counts.
-    leastMeasured: [['a', 'b', 5], ['b', 'c', 45], ['c', 'd', 100], ['b', 'c', 25]] as const,
+    leastMeasured: [
+      ['a', 'b', 5],
+      ['b', 'c', 45],
+      ['c', 'd', 100],
+      ['b', 'c', 25],
+    ] as const,
     // d and e are 25 ms apart by their coordinates; c and d's measurement wins over theirs (20 ms).
-    coordinates: new Map([['c', c(0)], ['d', c(20)], ['e', c(45)]]),
+    coordinates: new Map([
+      ['c', c(0)],
+      ['d', c(20)],
+      ['e', c(45)],
+    ]),
   };
   // Regions: {a, b, c} by measurements, {d, e} by coordinates, {f} alone.
   assert.deepEqual(meshStats(picture), { median_rtt_ms: 45, reachable_frac: 0.4, regions: 3 });
   assert.equal(meshStats({ ...picture, leastMeasured: picture.measured }).regions, 4, 'on the newest samples alone, b and c are apart');
-  assert.deepEqual(meshStats({ self: 'a', known: new Set(), reachable: new Set(), measured: [], leastMeasured: [], coordinates: new Map() }), { median_rtt_ms: null, reachable_frac: null, regions: 1 });
+  assert.deepEqual(meshStats({ self: 'a', known: new Set(), reachable: new Set(), measured: [], leastMeasured: [], coordinates: new Map() }), {
+    median_rtt_ms: null,
+    reachable_frac: null,
+    regions: 1,
+  });
 });
 
 test('netgraph: regions go by the least RTT lately: a spell of delay at one node does not split them, a lasting one does, its own pings join them back at once', async () => {
@@ -267,7 +323,11 @@ test('netgraph: regions go by the least RTT lately: a spell of delay at one node
     delay(80, 80);
     await clock.advance(40 * PING_MS);
     const ofNode0 = members[1]!.graph.view().links.filter((l) => l.a === toHex(n0) || l.b === toHex(n0));
-    assert.deepEqual(ofNode0.map((l) => l.rtt_ms), [80, 80], 'the delayed samples reached node 1');
+    assert.deepEqual(
+      ofNode0.map((l) => l.rtt_ms),
+      [80, 80],
+      'the delayed samples reached node 1',
+    );
     assert.equal(members[2]!.graph.rtt(n0)?.rtt_ms, 80);
     assert.deepEqual(regions(), [1, 1, 1], 'what the links measured within the expiry keeps them together');
     // The delay lasts past the expiry (and the one slot more the least may be held): node 0 is somewhere else now.
@@ -276,7 +336,14 @@ test('netgraph: regions go by the least RTT lately: a spell of delay at one node
     // Back to 4 and 8 ms: a round of pings joins node 0 again on its own and its peers' counts, before any new sample.
     delay(4, 8);
     await clock.advance(2 * PING_MS);
-    assert.deepEqual(members[1]!.graph.view().links.filter((l) => l.a === toHex(n0) || l.b === toHex(n0)).map((l) => l.rtt_ms), [80, 80], 'the samples still say 80 ms');
+    assert.deepEqual(
+      members[1]!.graph
+        .view()
+        .links.filter((l) => l.a === toHex(n0) || l.b === toHex(n0))
+        .map((l) => l.rtt_ms),
+      [80, 80],
+      'the samples still say 80 ms',
+    );
     assert.deepEqual(regions(), [1, 1, 1]);
   } finally {
     stop();

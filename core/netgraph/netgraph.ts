@@ -12,32 +12,32 @@
  * `mesh-netgraph`. Every node gossips its own coordinate there too, every `coordinateEveryMs`.
  */
 import { WindowedMin } from '../collections/windowed-min.ts';
-import { verify, type SigningKey } from '../crypto/ed25519.ts';
+import { type SigningKey, verify } from '../crypto/ed25519.ts';
 import type { Random } from '../crypto/random.ts';
-import { compareBytes, bytesEqual } from '../encoding/bytes.ts';
+import { bytesEqual, compareBytes } from '../encoding/bytes.ts';
 import { decode, encode, struct, uint53, variant } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
-import { TOPICS, type GossipMessage, type Network, type RpcRequest, type Verdict } from '../net/network.ts';
-import type { PingFigures, PingOutcome, PingWindows } from './peer-pings.ts';
+import { type GossipMessage, type Network, type RpcRequest, TOPICS, type Verdict } from '../net/network.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { NewestBook } from './book.ts';
 import { CoordinateError, LinkSampleError } from './errors.ts';
 import {
   checkLinkSample,
   FUTURE_SLACK_MS,
+  type LinkSample,
   linkKey,
   linkSigningBytes,
-  verifyLinkSample,
   proposalCodec,
   SAMPLE_MAX_AGE_MS,
+  type SignedLinkSample,
   signedLinkSampleCodec,
   signLinkSample,
-  type LinkSample,
-  type SignedLinkSample,
+  verifyLinkSample,
 } from './link-sample.ts';
-import { meshStats, type MeshStats } from './stats.ts';
-import { checkCoordinate, coordinateCodec, estimateRttMs, VivaldiClient, type Coordinate } from './vivaldi.ts';
+import type { PingFigures, PingOutcome, PingWindows } from './peer-pings.ts';
+import { type MeshStats, meshStats } from './stats.ts';
+import { type Coordinate, checkCoordinate, coordinateCodec, estimateRttMs, VivaldiClient } from './vivaldi.ts';
 
 /** The RPC protocol over which a link's other end countersigns a sample. */
 export const COUNTERSIGN_PROTOCOL = 'netgraph.countersign';
@@ -246,13 +246,29 @@ export class NetGraph {
     const figures = this.#figures(peer);
     const proposals = this.#proposals.get(key) ?? { lastProposal: -Infinity, proposing: false };
     this.#proposals.set(key, proposals);
-    if (proposals.proposing || figures === null || figures.samplesMs.length < this.limits.minSamples || now - proposals.lastProposal < this.limits.sampleEveryMs) return;
+    if (
+      proposals.proposing ||
+      figures === null ||
+      figures.samplesMs.length < this.limits.minSamples ||
+      now - proposals.lastProposal < this.limits.sampleEveryMs
+    )
+      return;
     proposals.proposing = true;
     proposals.lastProposal = now;
     try {
-      const sample: LinkSample = { a: this.#key.publicKey, b: peer, rtt_ms: figures.medianMs, jitter_ms: figures.jitterMs, loss: figures.loss, measured_at: now };
+      const sample: LinkSample = {
+        a: this.#key.publicKey,
+        b: peer,
+        rtt_ms: figures.medianMs,
+        jitter_ms: figures.jitterMs,
+        loss: figures.loss,
+        measured_at: now,
+      };
       const sig_a = await signLinkSample(sample, this.#key, this.#networkName);
-      const sig_b = await this.#network.request(peer, COUNTERSIGN_PROTOCOL, encode(proposalCodec, { ...sample, sig: sig_a }), { timeoutMs: 5_000, maxResponseBytes: 64 });
+      const sig_b = await this.#network.request(peer, COUNTERSIGN_PROTOCOL, encode(proposalCodec, { ...sample, sig: sig_a }), {
+        timeoutMs: 5_000,
+        maxResponseBytes: 64,
+      });
       const signed = await verifyLinkSample({ sample, sig_a, sig_b }, this.#networkName, this.#clock.now());
       if (this.#stopped) return;
       this.#keep(signed, this.#clock.now());
@@ -284,14 +300,16 @@ export class NetGraph {
       this.#network.penalise(request.peer, 'a link sample proposal out of range');
       throw error;
     }
-    if (Math.abs(sample.measured_at - this.#clock.now()) > FUTURE_SLACK_MS) throw new LinkSampleError('bad-time', 'a proposed sample is measured within the last 30 s');
+    if (Math.abs(sample.measured_at - this.#clock.now()) > FUTURE_SLACK_MS)
+      throw new LinkSampleError('bad-time', 'a proposed sample is measured within the last 30 s');
     if (!(await verify(sample.a, linkSigningBytes(sample, this.#networkName), sig))) {
       this.#network.penalise(request.peer, 'a link sample proposal with a bad signature');
       throw new LinkSampleError('bad-signature', "the proposer's signature does not verify");
     }
     const mine = this.#figures(request.peer);
     if (mine === null) throw new LinkSampleError('implausible', 'this node has not measured the link yet');
-    if (!plausibleRtt(sample.rtt_ms, mine.medianMs)) throw new LinkSampleError('implausible', `rtt_ms ${sample.rtt_ms} is far from this node's own ${mine.medianMs}`);
+    if (!plausibleRtt(sample.rtt_ms, mine.medianMs))
+      throw new LinkSampleError('implausible', `rtt_ms ${sample.rtt_ms} is far from this node's own ${mine.medianMs}`);
     return signLinkSample(sample, this.#key, this.#networkName);
   }
 
@@ -307,7 +325,11 @@ export class NetGraph {
 
   async #gossipCoordinate(): Promise<void> {
     this.#prune();
-    const message = encode(netgraphMessageCodec, { kind: 'coordinate', coordinate: { ...this.vivaldi.coordinate, vec: [...this.vivaldi.coordinate.vec] }, issued_at: this.#clock.now() });
+    const message = encode(netgraphMessageCodec, {
+      kind: 'coordinate',
+      coordinate: { ...this.vivaldi.coordinate, vec: [...this.vivaldi.coordinate.vec] },
+      issued_at: this.#clock.now(),
+    });
     await this.#network.publish(TOPICS.netgraph, message).catch((e: unknown) => this.#log(`netgraph: gossip: ${String(e)}`));
   }
 
@@ -344,16 +366,25 @@ export class NetGraph {
       node_id: this.#self,
       coordinate: viewOf(own),
       error: own.error,
-      links: this.#links.list(now).map(([, { value: { signed: { sample, sig_a, sig_b } } }]) => ({
-        a: toHex(sample.a),
-        b: toHex(sample.b),
-        rtt_ms: sample.rtt_ms,
-        jitter_ms: sample.jitter_ms,
-        loss: sample.loss,
-        measured_at: sample.measured_at,
-        sig_a: toHex(sig_a),
-        sig_b: toHex(sig_b),
-      })),
+      links: this.#links.list(now).map(
+        ([
+          ,
+          {
+            value: {
+              signed: { sample, sig_a, sig_b },
+            },
+          },
+        ]) => ({
+          a: toHex(sample.a),
+          b: toHex(sample.b),
+          rtt_ms: sample.rtt_ms,
+          jitter_ms: sample.jitter_ms,
+          loss: sample.loss,
+          measured_at: sample.measured_at,
+          sig_a: toHex(sig_a),
+          sig_b: toHex(sig_b),
+        }),
+      ),
       coordinates: this.#coordinates.list(now).map(([node, { value, at }]) => ({ node_id: node, coordinate: viewOf(value), updated_at: at })),
       mesh: this.stats(),
     };
@@ -364,9 +395,19 @@ export class NetGraph {
     const now = this.#clock.now();
     const key = toHex(to);
     const mine = this.#figures(to);
-    if (mine !== null) return { to: key, rtt_ms: mine.medianMs, source: 'measured', jitter_ms: mine.jitterMs, loss: mine.loss, measured_at: now, samples: mine.samplesMs.length };
+    if (mine !== null)
+      return {
+        to: key,
+        rtt_ms: mine.medianMs,
+        source: 'measured',
+        jitter_ms: mine.jitterMs,
+        loss: mine.loss,
+        measured_at: now,
+        samples: mine.samplesMs.length,
+      };
     const link = this.#links.get(linkKey(this.#key.publicKey, to), now)?.value.signed.sample;
-    if (link !== undefined) return { to: key, rtt_ms: link.rtt_ms, source: 'measured', jitter_ms: link.jitter_ms, loss: link.loss, measured_at: link.measured_at, samples: 0 };
+    if (link !== undefined)
+      return { to: key, rtt_ms: link.rtt_ms, source: 'measured', jitter_ms: link.jitter_ms, loss: link.loss, measured_at: link.measured_at, samples: 0 };
     const theirs = this.#coordinates.get(key, now);
     if (theirs === undefined) return undefined;
     const own = this.vivaldi.coordinate;
@@ -396,6 +437,13 @@ export class NetGraph {
       const { samplesMs } = this.#pings.figures(peer);
       if (samplesMs.length > 0) leastMeasured.push([this.#self, toHex(peer), Math.min(...samplesMs)]);
     }
-    return meshStats({ self: this.#self, known, reachable, measured: links.map((s) => [toHex(s.a), toHex(s.b), s.rtt_ms] as const), leastMeasured, coordinates });
+    return meshStats({
+      self: this.#self,
+      known,
+      reachable,
+      measured: links.map((s) => [toHex(s.a), toHex(s.b), s.rtt_ms] as const),
+      leastMeasured,
+      coordinates,
+    });
   }
 }

@@ -1,12 +1,12 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { key } from '../chain/testnet.test-util.ts';
+import { median } from '../collections/median.ts';
 import { seededRandom } from '../crypto/random.test-util.ts';
 import type { Random } from '../crypto/random.ts';
+import { toHex } from '../encoding/hex.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
-import { median } from '../collections/median.ts';
-import { toHex } from '../encoding/hex.ts';
 import { PeerPings, PING_INTERVAL_MS, pingFigures } from './peer-pings.ts';
 
 const A = key(1);
@@ -23,7 +23,7 @@ test('peer pings: the median of the samples kept, the mean of the middle two for
   assert.equal(median([40, 10, 30, 20]), 25);
 });
 
-test('peer pings: rounds come every 10 s ± 25 %, jittered, on the node\'s clock', async () => {
+test("peer pings: rounds come every 10 s ± 25 %, jittered, on the node's clock", async () => {
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const a = bus.join(A.publicKey);
@@ -91,7 +91,10 @@ test('peer pings: each peer keeps its last 10 outcomes, round trips and failures
     await clock.advance(2 * PING_INTERVAL_MS + 6_000);
     assert.deepEqual(pings.figures(B.publicKey), pingFigures([41, 100, 8, 15, 60, 25, 33, 70, null, null]));
     assert.include(pings.figures(B.publicKey), { medianMs: 37, loss: 0.2, outcomes: 10 });
-    assert.deepEqual(heard.slice(-2).map(([, rtt]) => rtt), [null, null]);
+    assert.deepEqual(
+      heard.slice(-2).map(([, rtt]) => rtt),
+      [null, null],
+    );
     assert.equal(logs.length, 1, logs.join('\n'));
     assert.match(logs[0]!, /timed out/);
     bus.setLatency(A.publicKey, B.publicKey, 7);

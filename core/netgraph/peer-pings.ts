@@ -11,8 +11,8 @@
  * network graph's loss, jitter and coordinates).
  */
 import { median } from '../collections/median.ts';
-import { toHex } from '../encoding/hex.ts';
 import type { Random } from '../crypto/random.ts';
+import { toHex } from '../encoding/hex.ts';
 import type { Network } from '../net/network.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 
@@ -105,9 +105,11 @@ export class PeerPings implements PingWindows {
 
   constructor(options: { network: Network; clock: Clock; random: Random; schedule?: Partial<PingSchedule>; log?: (line: string) => void }) {
     const schedule = { ...DEFAULT_PING_SCHEDULE, ...options.schedule };
-    if (!Number.isInteger(schedule.intervalMs) || schedule.intervalMs < 1) throw new RangeError(`the ping interval must be a positive integer of ms, got ${schedule.intervalMs}`);
+    if (!Number.isInteger(schedule.intervalMs) || schedule.intervalMs < 1)
+      throw new RangeError(`the ping interval must be a positive integer of ms, got ${schedule.intervalMs}`);
     if (!(schedule.jitter >= 0 && schedule.jitter < 1)) throw new RangeError(`the ping jitter must be at least 0 and below 1, got ${schedule.jitter}`);
-    if (!Number.isInteger(schedule.window) || schedule.window < 1) throw new RangeError(`the ping window must be a positive integer of outcomes, got ${schedule.window}`);
+    if (!Number.isInteger(schedule.window) || schedule.window < 1)
+      throw new RangeError(`the ping window must be a positive integer of outcomes, got ${schedule.window}`);
     this.schedule = { ...schedule, timeoutMs: Math.min(schedule.timeoutMs, schedule.intervalMs) };
     this.#network = options.network;
     this.#clock = options.clock;

@@ -6,13 +6,22 @@ import { key } from '../chain/testnet.test-util.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
-import { NodeProfiles } from './profiles.ts';
 import type { AtlasEntry } from '../signal/types.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import { ProfileError } from './errors.ts';
 import { fabricStats, knownNodes } from './fabric.ts';
+import {
+  checkMeasurement,
+  openProfile,
+  PROFILE_LIMITS,
+  PROFILES_TOPIC,
+  type ProfileMeasurement,
+  profileBodyCodec,
+  profileJson,
+  signProfile,
+} from './profile.ts';
 import { PROFILE_MAX_SKEW_S, PROFILE_TTL_S, ProfileBook } from './profile-book.ts';
-import { checkMeasurement, openProfile, PROFILE_LIMITS, PROFILES_TOPIC, profileBodyCodec, profileJson, signProfile, type ProfileMeasurement } from './profile.ts';
+import { NodeProfiles } from './profiles.ts';
 
 const NETWORK = 'mesh-test';
 const A = key(1);
@@ -56,7 +65,11 @@ test('profile: signed, it opens to the same body, and its JSON form has the spec
   assert.match(json.signature, /^[0-9a-f]{128}$/);
   assert.deepEqual(json.gpus, measurement().gpus);
   // A nullable figure and an LLM figure survive the trip too.
-  const other = await signProfile(measurement({ cpu: { cores: 2, threads: 2, gflops_fp32: null, mem_bw_gbps: null }, llm: { ref_model: 'llama-3-8b-q4', tokens_per_sec: 42.5 } }), B, NETWORK);
+  const other = await signProfile(
+    measurement({ cpu: { cores: 2, threads: 2, gflops_fp32: null, mem_bw_gbps: null }, llm: { ref_model: 'llama-3-8b-q4', tokens_per_sec: 42.5 } }),
+    B,
+    NETWORK,
+  );
   assert.deepEqual((await openProfile(other.bytes, NETWORK)).body, other.body);
 });
 
@@ -102,7 +115,12 @@ test('profile: bounds refuse negative, non-finite, too large and inconsistent fi
     assert.equal(error.verdict, 'reject', what);
   }
   // The limits themselves are allowed.
-  checkMeasurement(measurement({ gpus: Array.from({ length: PROFILE_LIMITS.gpus }, () => ({ ...gpu, vram_mb: PROFILE_LIMITS.vramMb })), cpu: { cores: PROFILE_LIMITS.cores, threads: 1, gflops_fp32: 0, mem_bw_gbps: PROFILE_LIMITS.memBwGbps } }));
+  checkMeasurement(
+    measurement({
+      gpus: Array.from({ length: PROFILE_LIMITS.gpus }, () => ({ ...gpu, vram_mb: PROFILE_LIMITS.vramMb })),
+      cpu: { cores: PROFILE_LIMITS.cores, threads: 1, gflops_fp32: 0, mem_bw_gbps: PROFILE_LIMITS.memBwGbps },
+    }),
+  );
 });
 
 test('profile book: the newest per node within the time window; expired profiles go; the least recently updated goes past the bound', async () => {
@@ -120,22 +138,31 @@ test('profile book: the newest per node within the time window; expired profiles
   book.offer(future, T0 + 1); // within the skew now
   const stale = await signProfile(measurement({ measured_at: T0 - PROFILE_TTL_S }), C, NETWORK);
   assert.equal((await refusal(() => book.offer(stale, T0), 'stale')).verdict, 'ignore');
-  assert.deepEqual(book.list(T0 + 10).map((p) => p.nodeId), [a2.nodeId, future.nodeId].sort());
+  assert.deepEqual(
+    book.list(T0 + 10).map((p) => p.nodeId),
+    [a2.nodeId, future.nodeId].sort(),
+  );
 
   // A third node: A was updated first, so A goes.
   const c = await signProfile(measurement({ measured_at: T0 + 20 }), C, NETWORK);
   book.offer(c, T0 + 20);
-  assert.sameMembers(book.list(T0 + 20).map((p) => p.nodeId), [future.nodeId, c.nodeId]);
+  assert.sameMembers(
+    book.list(T0 + 20).map((p) => p.nodeId),
+    [future.nodeId, c.nodeId],
+  );
   assert.isUndefined(book.get(a2.nodeId, T0 + 20));
 
   // A day after its measurement a profile is gone for good.
-  assert.deepEqual(book.list(c.body.measured_at + PROFILE_TTL_S).map((p) => p.nodeId), [future.nodeId]);
+  assert.deepEqual(
+    book.list(c.body.measured_at + PROFILE_TTL_S).map((p) => p.nodeId),
+    [future.nodeId],
+  );
   assert.equal(book.size, 1);
   assert.isUndefined(book.get(future.nodeId, future.body.measured_at + PROFILE_TTL_S));
   assert.equal(book.size, 0);
 });
 
-test('fabric stats: profiles where nodes have them, the atlas\'s cores for the others, sums and perf_score', async () => {
+test("fabric stats: profiles where nodes have them, the atlas's cores for the others, sums and perf_score", async () => {
   const self = toHex(A.publicKey);
   const b = toHex(B.publicKey);
   const atlasOnly = 'ee'.repeat(32);
@@ -178,7 +205,15 @@ test('fabric stats: profiles where nodes have them, the atlas\'s cores for the o
   const alone = knownNodes(self, [], []);
   const nowhere = { median_rtt_ms: null, reachable_frac: null, regions: 1 };
   assert.deepEqual(fabricStats(alone, [], [], nowhere), {
-    nodes: 1, cpu_cores: 0, cpu_gflops: 0, gpus: 0, gpu_vram_mb: 0, gpu_tflops: 0, tokens_per_sec: 0, storage_free_gb: 0, perf_score: 0,
+    nodes: 1,
+    cpu_cores: 0,
+    cpu_gflops: 0,
+    gpus: 0,
+    gpu_vram_mb: 0,
+    gpu_tflops: 0,
+    tokens_per_sec: 0,
+    storage_free_gb: 0,
+    perf_score: 0,
     mesh: nowhere,
   });
 });
@@ -198,7 +233,10 @@ test('node profiles: a published profile reaches a peer that keeps it; a forged 
     const published = await a.publish(measurement());
     await clock.advance(0);
     assert.deepEqual(b.get(published.nodeId)?.bytes, published.bytes);
-    assert.deepEqual(a.list().map((p) => p.nodeId), [published.nodeId]);
+    assert.deepEqual(
+      a.list().map((p) => p.nodeId),
+      [published.nodeId],
+    );
     await refusal(() => a.publish(measurement()), 'not-newer');
 
     // C sends A's body under its own signature, and a profile with a bound broken: rejected, not kept.

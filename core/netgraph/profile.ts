@@ -8,9 +8,9 @@
  * stands on its own (GET /profiles serves it as received; anyone can check it) and is valid on one
  * network only. A figure the measurement could not take is null, never a made-up 0.
  */
-import { SIGNATURE_LENGTH, verify, type SigningKey } from '../crypto/ed25519.ts';
+import { SIGNATURE_LENGTH, type SigningKey, verify } from '../crypto/ed25519.ts';
 import { concatBytes } from '../encoding/bytes.ts';
-import { array, bool, bytes32, decode, encode, f64, option, struct, u32, uint53, utf8, type Infer } from '../encoding/codec.ts';
+import { array, bool, bytes32, decode, encode, f64, type Infer, option, struct, u32, uint53, utf8 } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
 import { domainBytes } from '../ledger/domain.ts';
@@ -137,7 +137,8 @@ export function checkMeasurement(m: ProfileMeasurement): void {
   measured('cpu.mem_bw_gbps', m.cpu.mem_bw_gbps, L.memBwGbps);
   m.gpus.forEach((gpu, i) => {
     label(`gpus[${i}].model`, gpu.model, false);
-    if (!(GPU_BACKENDS as readonly string[]).includes(gpu.backend)) refuse(`gpus[${i}].backend`, `must be one of ${GPU_BACKENDS.join(', ')}, got ${JSON.stringify(gpu.backend)}`);
+    if (!(GPU_BACKENDS as readonly string[]).includes(gpu.backend))
+      refuse(`gpus[${i}].backend`, `must be one of ${GPU_BACKENDS.join(', ')}, got ${JSON.stringify(gpu.backend)}`);
     integer(`gpus[${i}].vram_mb`, gpu.vram_mb, 0, L.vramMb);
     measured(`gpus[${i}].fp16_tflops`, gpu.fp16_tflops, L.tflops);
   });

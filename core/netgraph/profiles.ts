@@ -7,10 +7,10 @@
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { GossipMessage, Network, Verdict } from '../net/network.ts';
-import { ProfileError } from './errors.ts';
-import { PROFILE_TTL_S, ProfileBook } from './profile-book.ts';
-import { openProfile, PROFILES_TOPIC, signProfile, type ProfileMeasurement, type SignedProfile } from './profile.ts';
 import type { Clock, Timer } from '../time/clock.ts';
+import { ProfileError } from './errors.ts';
+import { openProfile, PROFILES_TOPIC, type ProfileMeasurement, type SignedProfile, signProfile } from './profile.ts';
+import { PROFILE_TTL_S, ProfileBook } from './profile-book.ts';
 
 /** How often a node gossips its own profile again: hourly, a small cost for late joiners to learn it. */
 export const PROFILE_REGOSSIP_MS = 60 * 60_000;
@@ -113,7 +113,7 @@ export class NodeProfiles {
     if (own === null) {
       // Expired: stale measurements are not spread; the app measures again.
       this.#own = null;
-      this.#options.log('profiles: this node\'s profile expired; run `mesh profile` to measure again');
+      this.#options.log("profiles: this node's profile expired; run `mesh profile` to measure again");
       return;
     }
     await this.#options.network.publish(PROFILES_TOPIC, own.bytes).catch((e: unknown) => this.#options.log(`profiles: gossip: ${String(e)}`));

@@ -10,10 +10,10 @@ import type { Startable } from '../lifecycle.ts';
 import type { Network } from '../net/network.ts';
 import type { AtlasEntry } from '../signal/types.ts';
 import type { Clock } from '../time/clock.ts';
-import { fabricStats, knownNodes, type FabricStats } from './fabric.ts';
-import { NetGraph, netgraphLimitsFor, type NetgraphLimits, type NetgraphView, type RttAnswer } from './netgraph.ts';
+import { type FabricStats, fabricStats, knownNodes } from './fabric.ts';
+import { NetGraph, type NetgraphLimits, type NetgraphView, netgraphLimitsFor, type RttAnswer } from './netgraph.ts';
 import { PeerPings, type PeerView, type PingSchedule } from './peer-pings.ts';
-import { profileJson, type ProfileJson, type ProfileMeasurement } from './profile.ts';
+import { type ProfileJson, type ProfileMeasurement, profileJson } from './profile.ts';
 import { NodeProfiles } from './profiles.ts';
 
 /** GET /peers. */
@@ -93,7 +93,13 @@ export class ProfilesFeature implements FabricService, Startable {
 
   constructor(components: ProfilesComponents) {
     this.#c = components;
-    this.profiles = new NodeProfiles({ network: components.network, key: components.key, networkName: components.chain.params.network, clock: components.clock, log: components.log });
+    this.profiles = new NodeProfiles({
+      network: components.network,
+      key: components.key,
+      networkName: components.chain.params.network,
+      clock: components.clock,
+      log: components.log,
+    });
   }
 
   start(): void {

@@ -9,7 +9,7 @@
  * split it from its neighbours.
  */
 import { median } from '../collections/median.ts';
-import { estimateRttMs, type Coordinate } from './vivaldi.ts';
+import { type Coordinate, estimateRttMs } from './vivaldi.ts';
 
 /** Two nodes closer than this (measured, or else predicted) are in one region. */
 export const REGION_RTT_MS = 30;

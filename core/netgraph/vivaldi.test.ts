@@ -14,17 +14,17 @@
  * is why the seed is 6.
  */
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejects } from '../../test/assert.ts';
-import type { Random } from '../crypto/random.ts';
+import { test } from '../../test/harness.ts';
 import { seededRandom } from '../crypto/random.test-util.ts';
+import type { Random } from '../crypto/random.ts';
 import { encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { InvalidEncodingError } from '../errors.ts';
 import { COORDINATE_ERRORS, CoordinateError } from './errors.ts';
 import {
-  checkCoordinate,
   type Coordinate,
+  checkCoordinate,
   coordinateCodec,
   decodeCoordinate,
   encodeCoordinate,
@@ -60,7 +60,7 @@ function grid(n: number, spacingMs: number): Truth {
 // The nodes up to n/2 on one side, the rest on the other: lan within a side, lan + wan across.
 function split(n: number, lanMs: number, wanMs: number): Truth {
   const half = Math.floor(n / 2);
-  return square(n, (i, j) => (i <= half) !== (j <= half) ? lanMs + wanMs : lanMs);
+  return square(n, (i, j) => (i <= half !== j <= half ? lanMs + wanMs : lanMs));
 }
 
 // Nodes 1..n-1 on a circle; node 0 at its centre but twice the radius from every other node, so
@@ -171,7 +171,12 @@ test('Serf drift: gravity pulls a square of 500 ms sides back toward the origin'
   const random = seededRandom(SEED);
   const side = 0.5;
   const nodes = clients(4, random, { dimensionality: 2 });
-  const corners = [[0, 0], [0, side], [side, side], [side, side]];
+  const corners = [
+    [0, 0],
+    [0, side],
+    [side, side],
+    [side, side],
+  ];
   nodes.forEach((n, i) => n.setCoordinate({ ...originCoordinate(n.config), vec: corners[i]! }));
   // Nodes 0 and 2 across the diagonal; every other pair one side apart.
   const truth = square(4, (i, j) => (i % 2 === 0 && j % 2 === 0 ? Math.SQRT2 : 1) * side * 1000);
@@ -201,7 +206,16 @@ test('Serf random: 25 nodes, RTTs of 100 ± 10 ms (normal), 1,000 cycles: averag
 
 test('a new client sits at the origin with the least height and the largest error, Serf defaults', () => {
   const client = new VivaldiClient({ random: seededRandom(1) });
-  assert.deepEqual(client.config, { dimensionality: 8, errorMax: 1.5, ce: 0.25, cc: 0.25, adjustmentWindowSize: 20, heightMin: 10e-6, latencyFilterSize: 3, gravityRho: 150 });
+  assert.deepEqual(client.config, {
+    dimensionality: 8,
+    errorMax: 1.5,
+    ce: 0.25,
+    cc: 0.25,
+    adjustmentWindowSize: 20,
+    heightMin: 10e-6,
+    latencyFilterSize: 3,
+    gravityRho: 150,
+  });
   assert.deepEqual(client.coordinate, { vec: [0, 0, 0, 0, 0, 0, 0, 0], height: 10e-6, error: 1.5, adjustment: 0 });
   assert.isTrue(Object.isFrozen(client.coordinate) && Object.isFrozen(client.coordinate.vec));
 });
@@ -343,7 +357,18 @@ test('a coordinate that goes bad is reset to the origin and counted', () => {
 });
 
 test('a configuration outside what the algorithm works with is refused', () => {
-  for (const bad of [{ dimensionality: 0 }, { dimensionality: 2.5 }, { dimensionality: 65 }, { errorMax: 0 }, { ce: 0 }, { cc: 1.5 }, { adjustmentWindowSize: -1 }, { heightMin: -1 }, { latencyFilterSize: 0 }, { gravityRho: Number.NaN }]) {
+  for (const bad of [
+    { dimensionality: 0 },
+    { dimensionality: 2.5 },
+    { dimensionality: 65 },
+    { errorMax: 0 },
+    { ce: 0 },
+    { cc: 1.5 },
+    { adjustmentWindowSize: -1 },
+    { heightMin: -1 },
+    { latencyFilterSize: 0 },
+    { gravityRho: Number.NaN },
+  ]) {
     rejects(() => new VivaldiClient({ random: seededRandom(1), config: bad }), CoordinateError, 'bad-config');
   }
   assert.equal(vivaldiConfig({ dimensionality: 2 }).dimensionality, 2);

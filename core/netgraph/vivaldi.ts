@@ -434,10 +434,7 @@ export class VivaldiClient {
  * component an f64), height, error, adjustment (f64 each, big-endian IEEE 754; NaN, infinities
  * and -0 have no encoding). 92 bytes at 8 dimensions.
  */
-export const coordinateCodec = struct(
-  { vec: array(f64, MAX_DIMENSIONS), height: f64, error: f64, adjustment: f64 },
-  'coordinate',
-);
+export const coordinateCodec = struct({ vec: array(f64, MAX_DIMENSIONS), height: f64, error: f64, adjustment: f64 }, 'coordinate');
 
 /** The coordinate's canonical bytes; refuses what `checkCoordinate` refuses. */
 export function encodeCoordinate(coordinate: Coordinate): Uint8Array {

@@ -10,8 +10,8 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { MeshError } from '../errors.ts';
 import type { Block } from '../ledger/block.ts';
 import type { Startable } from '../lifecycle.ts';
-import { TOPICS, type Network } from '../net/network.ts';
-import { systemClock, type Clock, type Timer } from '../time/clock.ts';
+import { type Network, TOPICS } from '../net/network.ts';
+import { type Clock, systemClock, type Timer } from '../time/clock.ts';
 
 export interface BlockProducerOptions {
   readonly chain: Chain;

@@ -9,16 +9,16 @@ import type { Chain } from '../chain/chain.ts';
 import { key, mine, openChain, tx } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { decode, encode } from '../encoding/codec.ts';
+import { toHex } from '../encoding/hex.ts';
 import { signBlock } from '../ledger/block.ts';
 import { signTx, type Tx } from '../ledger/tx.ts';
-import { toHex } from '../encoding/hex.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
-import { TOPICS, type GossipMessage } from '../net/network.ts';
+import { type GossipMessage, TOPICS } from '../net/network.ts';
 import { sleep } from '../time/clock.ts';
-import { startNode, type FullNode } from './node.test-util.ts';
-import type { Scheduler } from '../time/scheduler.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
-import { segmentCodec, Segments } from './segments.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import { type FullNode, startNode } from './node.test-util.ts';
+import { Segments, segmentCodec } from './segments.ts';
 import { Sync } from './sync.ts';
 import { heightCodec, syncRequestCodec, syncResponseCodec } from './wire.ts';
 
@@ -28,7 +28,13 @@ const node = (bus: MemoryBus, clock: Scheduler, chain: Chain, k: SigningKey, min
   startNode(bus, chain, k, clock, { mine, syncTimeoutMs });
 
 /** A hostile member: announces `height` every 100 ms and answers sync requests as `answer` says. */
-function liar(bus: MemoryBus, clock: Scheduler, k: SigningKey, height: number, answer: 'never' | 'empty'): { net: MemoryNetwork; asked: () => number; stop: () => void } {
+function liar(
+  bus: MemoryBus,
+  clock: Scheduler,
+  k: SigningKey,
+  height: number,
+  answer: 'never' | 'empty',
+): { net: MemoryNetwork; asked: () => number; stop: () => void } {
   const net = bus.join(k.publicKey);
   let asked = 0;
   net.handle(TOPICS.heights, async () => 'ignore');
@@ -37,7 +43,10 @@ function liar(bus: MemoryBus, clock: Scheduler, k: SigningKey, height: number, a
     if (toHex(request.target) !== toHex(k.publicKey)) return 'ignore';
     asked++;
     if (answer === 'empty') {
-      await net.publish(TOPICS.syncResponse, encode(syncResponseCodec, { requester: m.origin, request_id: request.request_id, tip_height: height, blocks: [] }));
+      await net.publish(
+        TOPICS.syncResponse,
+        encode(syncResponseCodec, { requester: m.origin, request_id: request.request_id, tip_height: height, blocks: [] }),
+      );
     }
     return 'ignore';
   });
@@ -142,7 +151,9 @@ test('gossip: a block kept aside is not passed on, so no relay is blamed for a b
     const bus = new MemoryBus();
     const n = await node(bus, testScheduler(), chain, k);
     try {
-      await bus.members.get(toHex(k.publicKey))!.receive({ topic: TOPICS.blocks, data: bad.bytes, origin: H.publicKey, peer: peer.publicKey }, new Set([toHex(k.publicKey)]));
+      await bus.members
+        .get(toHex(k.publicKey))!
+        .receive({ topic: TOPICS.blocks, data: bad.bytes, origin: H.publicKey, peer: peer.publicKey }, new Set([toHex(k.publicKey)]));
       return bus.verdicts.find((v) => v.topic === TOPICS.blocks)?.verdict;
     } finally {
       await n.stop();
@@ -161,15 +172,23 @@ test('gossip: blocks kept aside are bounded in bytes, not only in number', async
   const bus = new MemoryBus();
   const a = await node(bus, testScheduler(), chain, A);
   const txs: Tx[] = [];
-  for (let i = 0; i < 1024; i++) txs.push(await signTx({ kind: 'Transfer', sender: H.publicKey, nonce: i + 1, to: A.publicKey, amount: 1n }, H, chain.params.network));
+  for (let i = 0; i < 1024; i++)
+    txs.push(await signTx({ kind: 'Transfer', sender: H.publicKey, nonce: i + 1, to: A.publicKey, amount: 1n }, H, chain.params.network));
   const g = chain.genesis;
   const sent: Uint8Array[] = [];
   let bytes = 0;
   try {
     // 36 MiB of blocks at height 1, each a different block (its timestamp differs).
     for (let i = 0; bytes < 36 * 1024 * 1024; i++) {
-      const block = await signBlock(chain.params.network, { height: 1, prev_hash: g.hash, timestamp_ms: g.header.timestamp_ms + 1_000 + i, producer: H.publicKey, state_root: new Uint8Array(32) }, txs, H);
-      await bus.members.get(toHex(A.publicKey))!.receive({ topic: TOPICS.blocks, data: block.bytes, origin: H.publicKey, peer: H.publicKey }, new Set([toHex(A.publicKey), toHex(H.publicKey)]));
+      const block = await signBlock(
+        chain.params.network,
+        { height: 1, prev_hash: g.hash, timestamp_ms: g.header.timestamp_ms + 1_000 + i, producer: H.publicKey, state_root: new Uint8Array(32) },
+        txs,
+        H,
+      );
+      await bus.members
+        .get(toHex(A.publicKey))!
+        .receive({ topic: TOPICS.blocks, data: block.bytes, origin: H.publicKey, peer: H.publicKey }, new Set([toHex(A.publicKey), toHex(H.publicKey)]));
       sent.push(block.hash);
       bytes += block.bytes.length;
     }
@@ -245,7 +264,7 @@ test('sync: a peer that asks over and over is served a bounded number of bytes a
     const seconds = (clock.now() - started) / 1000;
     assert.isAtMost(answered, budget * (1 + seconds) + largest, `${answered} bytes answered in ${seconds.toFixed(1)} s`);
     // A bucket that starts full serves a whole second's budget before it holds anything back.
-    assert.isAtLeast(answered, budget, 'the first second\'s budget is served');
+    assert.isAtLeast(answered, budget, "the first second's budget is served");
   } finally {
     syncB.stop();
   }
@@ -262,7 +281,15 @@ test('segments: requests and answers addressed to another node are not passed on
   try {
     const netA = bus.members.get(toHex(A.publicKey))!;
     const request = encode(segmentCodec, { kind: 'request', target: far.publicKey, request_id: new Uint8Array(8), checkpoint: chain.tip.hash, offset: 0 });
-    const answer = encode(segmentCodec, { kind: 'response', requester: far.publicKey, request_id: new Uint8Array(8), block: chain.tip.block.bytes, total: 0, offset: 0, entries: [] });
+    const answer = encode(segmentCodec, {
+      kind: 'response',
+      requester: far.publicKey,
+      request_id: new Uint8Array(8),
+      block: chain.tip.block.bytes,
+      total: 0,
+      offset: 0,
+      entries: [],
+    });
     for (const data of [request, answer]) {
       await netA.receive({ topic: TOPICS.segments, data, origin: hostile.publicKey, peer: hostile.publicKey }, new Set([toHex(A.publicKey)]));
     }
@@ -299,6 +326,6 @@ test('segments: a peer that asks over and over is served a bounded number of byt
   }
   await clock.advance(100);
   const seconds = (clock.now() - started) / 1000;
-  assert.isAtLeast(answered, budget, 'the first second\'s budget is served');
+  assert.isAtLeast(answered, budget, "the first second's budget is served");
   assert.isAtMost(answered, budget * (1 + seconds) + largest, `${answered} bytes answered in ${seconds.toFixed(1)} s`);
 });

@@ -3,9 +3,10 @@
  * feed, and what the API reads of the chain (GET /status, /history, /transactions, /beacon,
  * POST /transfer, the block and transaction streams). Every node runs it, the light node too.
  */
-import type { Chain, ChainEvent } from '../chain/chain.ts';
+
 import { followBlocks } from '../chain/block-feed.ts';
-import { MempoolError, type Mempool } from '../chain/mempool.ts';
+import type { Chain, ChainEvent } from '../chain/chain.ts';
+import { type Mempool, MempoolError } from '../chain/mempool.ts';
 import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { History, TxListItem } from '../chain/readmodel.ts';
 import type { TxFeed, TxFeedItem } from '../chain/tx-feed.ts';
@@ -14,11 +15,11 @@ import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
 import { LedgerRuleError, type TxEffect } from '../ledger/apply.ts';
 import type { BlockEvent } from '../ledger/block.ts';
-import { ledgerStatus, type LedgerStatus } from '../ledger/status.ts';
+import { type LedgerStatus, ledgerStatus } from '../ledger/status.ts';
 import { decodeTx, type Tx } from '../ledger/tx.ts';
-import { recipientNode, type Recipient } from '../names/names.ts';
-import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
 import type { Startable } from '../lifecycle.ts';
+import { type Recipient, recipientNode } from '../names/names.ts';
+import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
 import type { Flow, Unsubscribe } from '../web/sse.ts';
 
 /** GET /status: the ledger figures plus the node's identity and tip. */

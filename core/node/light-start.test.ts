@@ -1,6 +1,6 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
 import type { Chain } from '../chain/chain.ts';
 import { key, mine, openChain } from '../chain/testnet.test-util.ts';
 import { CREDIT } from '../encoding/amount.ts';
@@ -11,8 +11,8 @@ import { TOPICS } from '../net/network.ts';
 import { MemoryStore } from '../store/kv.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import { CheckpointRefusedError, openLightChain } from './light-start.ts';
-import { segmentCodec } from './segments.ts';
 import { startNode } from './node.test-util.ts';
+import { segmentCodec } from './segments.ts';
 
 const A = key(1);
 const LIGHT = key(2);
@@ -43,7 +43,7 @@ test('openLightChain: starts from the state at a trusted checkpoint, then reopen
   }
 });
 
-test('openLightChain: a state that does not hash to the checkpoint\'s state_root is refused and its peer penalised', async () => {
+test("openLightChain: a state that does not hash to the checkpoint's state_root is refused and its peer penalised", async () => {
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const chainA = await openChain();
@@ -54,7 +54,11 @@ test('openLightChain: a state that does not hash to the checkpoint\'s state_root
   const penalised: string[] = [];
   light.penalise = (node) => void penalised.push(toHex(node));
   const store = new MemoryStore();
-  await rejectsAsync(() => openLightChain({ network: light, store, params: chainA.params, checkpoint: truth.block.hash, clock }), CheckpointRefusedError, 'snapshot-root');
+  await rejectsAsync(
+    () => openLightChain({ network: light, store, params: chainA.params, checkpoint: truth.block.hash, clock }),
+    CheckpointRefusedError,
+    'snapshot-root',
+  );
   assert.deepEqual(penalised, [toHex(M.publicKey)]);
   assert.equal(store.size, 0, 'nothing of the refused state is kept');
 });
@@ -69,7 +73,15 @@ function servingPeer(bus: MemoryBus, self: typeof M, snapshot: Awaited<ReturnTyp
     const request = decode(segmentCodec, message.data);
     if (request.kind !== 'request' || toHex(request.target) !== toHex(self.publicKey)) return 'ignore';
     const entries = snapshot.entries.map(([k, v], i) => ({ key: k, value: change(v, i) }));
-    const response = { kind: 'response' as const, requester: message.origin, request_id: request.request_id, block: snapshot.block.bytes, total: entries.length, offset: 0, entries };
+    const response = {
+      kind: 'response' as const,
+      requester: message.origin,
+      request_id: request.request_id,
+      block: snapshot.block.bytes,
+      total: entries.length,
+      offset: 0,
+      entries,
+    };
     await net.publish(TOPICS.segments, encode(segmentCodec, response));
     return 'ignore';
   });
@@ -105,7 +117,14 @@ test('openLightChain: with no peer a first start reports itself waiting, and sta
   await mine(chainA, A, 6);
   const checkpoint = (await chainA.hashAt(5))!;
   const waits: boolean[] = [];
-  const started = openLightChain({ network: bus.join(LIGHT.publicKey), store: new MemoryStore(), params: chainA.params, checkpoint, clock, onWaiting: (w) => void waits.push(w) });
+  const started = openLightChain({
+    network: bus.join(LIGHT.publicKey),
+    store: new MemoryStore(),
+    params: chainA.params,
+    checkpoint,
+    clock,
+    onWaiting: (w) => void waits.push(w),
+  });
   await clock.settle();
   await clock.advance(2_000);
   assert.deepEqual(waits, []);

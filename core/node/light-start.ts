@@ -8,9 +8,9 @@ import { Chain, ForkChoiceError } from '../chain/chain.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
 import type { ChainParams } from '../ledger/params.ts';
-import { TOPICS, type Network } from '../net/network.ts';
+import { type Network, TOPICS } from '../net/network.ts';
 import type { KeyValueStore } from '../store/kv.ts';
-import { systemClock, type Clock } from '../time/clock.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
 import { SegmentError, Segments } from './segments.ts';
 
 /** The state a peer served for the checkpoint did not match the checkpoint block: refused. */

@@ -7,7 +7,7 @@ import { seededRandom } from '../crypto/random.test-util.ts';
 import type { MemoryBus } from '../net/memory.test-util.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import { MeshNode } from './node.ts';
-import { fullNodeServices, type FullNodeInit, type FullNodeServices } from './services.ts';
+import { type FullNodeInit, type FullNodeServices, fullNodeServices } from './services.ts';
 
 /** A node with every service, as `mesh node` runs it. */
 export type FullNode = MeshNode<FullNodeServices>;
@@ -26,7 +26,14 @@ export const capacity = (): { cpuCores: number; memMb: number; runningJobs: numb
  */
 export async function startNode(bus: MemoryBus, chain: Chain, k: SigningKey, clock: Scheduler, options: Partial<FullNodeInit> = {}): Promise<FullNode> {
   const random = seededRandom(new DataView(k.publicKey.buffer, k.publicKey.byteOffset).getUint32(0));
-  const n = await MeshNode.create({ chain, network: bus.join(k.publicKey), key: k, clock, random, services: fullNodeServices({ mine: false, capacity, syncTimeoutMs: 2_000, ...options }) });
+  const n = await MeshNode.create({
+    chain,
+    network: bus.join(k.publicKey),
+    key: k,
+    clock,
+    random,
+    services: fullNodeServices({ mine: false, capacity, syncTimeoutMs: 2_000, ...options }),
+  });
   await n.start();
   return n;
 }

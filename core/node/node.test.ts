@@ -1,26 +1,25 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
-import { toHex } from '../encoding/hex.ts';
-import { encode } from '../encoding/codec.ts';
-import { CREDIT } from '../encoding/amount.ts';
-import { key, mine, openChain, tx } from '../chain/testnet.test-util.ts';
-import { Chain, ForkChoiceError } from '../chain/chain.ts';
-import { MemoryStore } from '../store/kv.ts';
 import { rejectsAsync } from '../../test/assert.ts';
-import { Segments } from './segments.ts';
-import type { SigningKey } from '../crypto/ed25519.ts';
-import { MemoryBus } from '../net/memory.test-util.ts';
-import { TOPICS, type GossipMessage } from '../net/network.ts';
+import { test } from '../../test/harness.ts';
+import { Chain, ForkChoiceError } from '../chain/chain.ts';
+import { key, mine, openChain, tx } from '../chain/testnet.test-util.ts';
 import type { TxStreamEvent } from '../chain/tx-feed.ts';
-import { SignalError } from '../signal/errors.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { CREDIT } from '../encoding/amount.ts';
+import { decode, encode } from '../encoding/codec.ts';
+import { toHex } from '../encoding/hex.ts';
+import { MemoryBus } from '../net/memory.test-util.ts';
+import { type GossipMessage, TOPICS } from '../net/network.ts';
 import { ANY_SIGNAL } from '../signal/book.ts';
-import { MeshNode } from './node.ts';
-import { lightNodeServices } from './services.ts';
-import { startNode, type FullNode } from './node.test-util.ts';
-import type { Scheduler } from '../time/scheduler.ts';
+import { SignalError } from '../signal/errors.ts';
+import { MemoryStore } from '../store/kv.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
-import { heightCodec, syncResponseCodec, syncRequestCodec } from './wire.ts';
-import { decode } from '../encoding/codec.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import { type FullNode, startNode } from './node.test-util.ts';
+import { MeshNode } from './node.ts';
+import { Segments } from './segments.ts';
+import { lightNodeServices } from './services.ts';
+import { heightCodec, syncRequestCodec, syncResponseCodec } from './wire.ts';
 
 const A = key(1);
 const B = key(2);
@@ -82,7 +81,10 @@ test('sync: a peer that answers with invalid blocks is penalised and nothing is 
       bytes[bytes.length - 1]! ^= 1;
       return bytes;
     });
-    await hostile.publish(TOPICS.syncResponse, encode(syncResponseCodec, { requester: m.origin, request_id: request.request_id, tip_height: 4, blocks: forged }));
+    await hostile.publish(
+      TOPICS.syncResponse,
+      encode(syncResponseCodec, { requester: m.origin, request_id: request.request_id, tip_height: 4, blocks: forged }),
+    );
     return 'ignore';
   });
   hostile.handle(TOPICS.heights, async () => 'ignore');
@@ -97,7 +99,7 @@ test('sync: a peer that answers with invalid blocks is penalised and nothing is 
   }
 });
 
-test('node: a transfer reaches the other node\'s stream, is mined, and shows in both balances', async () => {
+test("node: a transfer reaches the other node's stream, is mined, and shows in both balances", async () => {
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const chainA = await openChain();
@@ -150,16 +152,21 @@ test('node: /transactions/stream emits a gossiped transaction once the pool take
   }
 });
 
-test('node: a capability-only signal reaches the peer, and the atlas shows the sender\'s capacity', async () => {
+test("node: a capability-only signal reaches the peer, and the atlas shows the sender's capacity", async () => {
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const a = await node(bus, clock, await openChain(), A, true);
   const b = await node(bus, clock, await openChain(), B);
   try {
-    const sent = await a.services.signals.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [{ name: 'chat', version: 1 }], burnTxId: null });
+    const sent = await a.services.signals.sendSignal({
+      to: 'broadcast',
+      payload: new Uint8Array(0),
+      capabilities: [{ name: 'chat', version: 1 }],
+      burnTxId: null,
+    });
     await clock.until('b keeps the signal', () => b.services.signals.signals().some((s) => s.id === sent.id), 0);
     // The first capacity broadcast goes out 2 s after start.
-    await clock.until('b maps a\'s capacity', () => b.services.signals.atlas().some((e) => e.node_id === toHex(A.publicKey)), 5_000);
+    await clock.until("b maps a's capacity", () => b.services.signals.atlas().some((e) => e.node_id === toHex(A.publicKey)), 5_000);
     const entry = b.services.signals.atlas().find((e) => e.node_id === toHex(A.publicKey))!;
     assert.equal(entry.cpu_cores, 2);
     assert.deepEqual(entry.tags, ['linux'], 'self-tags while mining');
@@ -174,21 +181,41 @@ test('node: /signals/stream shows what GET /signals lists: broadcasts and signal
   const bus = new MemoryBus(clock);
   const C = key(3);
   const [a, b, c] = await Promise.all([node(bus, clock, await openChain(), A), node(bus, clock, await openChain(), B), node(bus, clock, await openChain(), C)]);
-  const streamed = new Map<FullNode, string[]>([[a, []], [b, []], [c, []]]);
+  const streamed = new Map<FullNode, string[]>([
+    [a, []],
+    [b, []],
+    [c, []],
+  ]);
   const unsubscribe = [a, b, c].map((n) => n.services.signals.followSignals(null, ANY_SIGNAL, (kept) => streamed.get(n)!.push(kept.signal.id)));
   try {
-    const direct = await a.services.signals.sendSignal({ to: C.publicKey, payload: new Uint8Array(0), capabilities: [{ name: 'hello', version: 1 }], burnTxId: null });
+    const direct = await a.services.signals.sendSignal({
+      to: C.publicKey,
+      payload: new Uint8Array(0),
+      capabilities: [{ name: 'hello', version: 1 }],
+      burnTxId: null,
+    });
     // Gossip need not keep a sender's order, and a signal below a nonce already kept is stale: the
     // next one goes out once b and c have the first.
     const accepted = (): number => bus.verdicts.filter((v) => v.topic === TOPICS.signals && v.verdict === 'accept').length;
     await clock.until('b and c have the first', () => accepted() >= 2, 0);
-    const broadcast = await a.services.signals.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [{ name: 'all', version: 1 }], burnTxId: null });
+    const broadcast = await a.services.signals.sendSignal({
+      to: 'broadcast',
+      payload: new Uint8Array(0),
+      capabilities: [{ name: 'all', version: 1 }],
+      burnTxId: null,
+    });
     await clock.until('b and c have both', () => accepted() >= 4, 0);
     await clock.until('c streams the signal to it', () => streamed.get(c)!.includes(direct.id), 0);
     // b validated and relayed the signal to c, but it is neither listed nor streamed there.
     assert.isTrue(bus.verdicts.some((v) => v.topic === TOPICS.signals && v.to === toHex(B.publicKey) && v.verdict === 'accept'));
     for (const n of [a, b, c]) {
-      assert.deepEqual(streamed.get(n), n.services.signals.signals().map((s) => s.id).filter((id) => id === direct.id || id === broadcast.id));
+      assert.deepEqual(
+        streamed.get(n),
+        n.services.signals
+          .signals()
+          .map((s) => s.id)
+          .filter((id) => id === direct.id || id === broadcast.id),
+      );
     }
     assert.deepEqual(streamed.get(b), [broadcast.id]);
     assert.deepEqual(streamed.get(c), [direct.id, broadcast.id]);
@@ -198,7 +225,7 @@ test('node: /signals/stream shows what GET /signals lists: broadcasts and signal
   }
 });
 
-test('node: a signal with a payload is sent on the sender\'s own confirmed burn, once; another node\'s burn is refused', async () => {
+test("node: a signal with a payload is sent on the sender's own confirmed burn, once; another node's burn is refused", async () => {
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const chainA = await openChain();
@@ -226,7 +253,7 @@ test('node: a signal with a payload is sent on the sender\'s own confirmed burn,
   }
 });
 
-test('segments: a light node starts from a full node\'s state at a trusted checkpoint, in segments, then syncs', async () => {
+test("segments: a light node starts from a full node's state at a trusted checkpoint, in segments, then syncs", async () => {
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const chainA = await openChain();

@@ -15,11 +15,11 @@ import { Mempool } from '../chain/mempool.ts';
 import { OwnTransactions } from '../chain/own-transactions.ts';
 import { TxFeed } from '../chain/tx-feed.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
-import { systemRandom, type Random } from '../crypto/random.ts';
+import { type Random, systemRandom } from '../crypto/random.ts';
 import { toHex } from '../encoding/hex.ts';
 import { startAll, stopAll } from '../lifecycle.ts';
-import { TOPICS, type Network } from '../net/network.ts';
-import { systemClock, type Clock } from '../time/clock.ts';
+import { type Network, TOPICS } from '../net/network.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
 
 /** What every service may use. */
 export interface NodeComponents {

@@ -1,7 +1,7 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
-import { toHex } from '../encoding/hex.ts';
 import { key, mine, openChain } from '../chain/testnet.test-util.ts';
+import { toHex } from '../encoding/hex.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import { startNode } from './node.test-util.ts';

@@ -9,15 +9,15 @@
  * it sorts the snapshot's entries by key so that every segment of one checkpoint cuts the same list.
  */
 import type { Chain, Snapshot } from '../chain/chain.ts';
-import { systemRandom, type Random } from '../crypto/random.ts';
+import { type Random, systemRandom } from '../crypto/random.ts';
 import { bytesEqual, compareBytes } from '../encoding/bytes.ts';
-import { array, bytes32, decode, encode, fixedBytes, struct, uint53, variant, varBytes, type Infer } from '../encoding/codec.ts';
+import { array, bytes32, decode, encode, fixedBytes, type Infer, struct, uint53, varBytes, variant } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
-import { decodeBlock, type Block } from '../ledger/block.ts';
+import { type Block, decodeBlock } from '../ledger/block.ts';
 import type { ChainParams } from '../ledger/params.ts';
-import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
-import { systemClock, type Clock } from '../time/clock.ts';
+import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
 import { ServeBudget } from './serve-budget.ts';
 
 /** Bytes of state entries in one segment (gossip frames are 4 MiB). */

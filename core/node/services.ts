@@ -4,24 +4,24 @@
  * folder and one line here.
  */
 import { capabilitiesService, type Grants } from '../capabilities/grants.ts';
-import { channelsService, type ChannelDesk, type ChannelsConfig } from '../channels/channels.ts';
-import { jobsService, type JobMarket, type JobsConfig } from '../jobs/market.ts';
+import { type ChannelDesk, type ChannelsConfig, channelsService } from '../channels/channels.ts';
+import { type JobMarket, type JobsConfig, jobsService } from '../jobs/market.ts';
 import type { MessagingLimits } from '../messaging/messaging.ts';
-import { messagingService, type MessagingFeature } from '../messaging/service.ts';
-import { namesService, type Names } from '../names/names.ts';
+import { type MessagingFeature, messagingService } from '../messaging/service.ts';
+import { type Names, namesService } from '../names/names.ts';
 import type { NetGraph, NetgraphLimits } from '../netgraph/netgraph.ts';
 import type { PeerPings, PingSchedule } from '../netgraph/peer-pings.ts';
-import { placementService, type PlacementFeature, type PlacementInit } from '../placement/service.ts';
-import { netgraphService, pingsService, profilesService, type ProfilesFeature } from '../netgraph/service.ts';
+import { netgraphService, type ProfilesFeature, pingsService, profilesService } from '../netgraph/service.ts';
+import { type PlacementFeature, type PlacementInit, placementService } from '../placement/service.ts';
 import type { Capacity } from '../signal/atlas.ts';
-import { capacityService, type CapacityBroadcast } from '../signal/capacity-service.ts';
-import { signalsService, type SignalsFeature } from '../signal/service.ts';
+import { type CapacityBroadcast, capacityService } from '../signal/capacity-service.ts';
+import { type SignalsFeature, signalsService } from '../signal/service.ts';
+import { type TunnelsFeature, tunnelsService } from '../tunnel/service.ts';
 import type { TunnelSockets } from '../tunnel/sockets.ts';
-import { tunnelsService, type TunnelsFeature } from '../tunnel/service.ts';
 import { productionService } from './block-producer.ts';
-import { ledgerService, type LedgerFeature } from './ledger-service.ts';
+import { type LedgerFeature, ledgerService } from './ledger-service.ts';
 import type { ServiceFactories } from './node.ts';
-import { syncService, type SyncFeature, type SyncInit } from './sync-service.ts';
+import { type SyncFeature, type SyncInit, syncService } from './sync-service.ts';
 
 /** What a full node is set up with beyond its components. */
 export interface FullNodeInit extends SyncInit {
@@ -86,7 +86,9 @@ export function fullNodeServices(init: FullNodeInit): ServiceFactories<FullNodeS
     placement: placementService(init.placement),
     tunnels: tunnelsService(init.tunnel),
     ...(init.mine ? { producer: productionService() } : {}),
-    ...(init.capacity === undefined ? {} : { capacity: capacityService({ probe: init.capacity, ...(init.capacityIntervalMs === undefined ? {} : { intervalMs: init.capacityIntervalMs }) }) }),
+    ...(init.capacity === undefined
+      ? {}
+      : { capacity: capacityService({ probe: init.capacity, ...(init.capacityIntervalMs === undefined ? {} : { intervalMs: init.capacityIntervalMs }) }) }),
   };
 }
 

@@ -3,12 +3,12 @@
  * (sync.ts), state segments served to light nodes (segments.ts), and the tip announced to each new
  * peer and on a timer. Every node runs it, the light node too.
  */
-import { ForkChoiceError, type Chain } from '../chain/chain.ts';
+import { type Chain, ForkChoiceError } from '../chain/chain.ts';
 import type { Random } from '../crypto/random.ts';
 import { toHex } from '../encoding/hex.ts';
-import { decodeBlock, InvalidBlockError, type Block } from '../ledger/block.ts';
+import { type Block, decodeBlock, InvalidBlockError } from '../ledger/block.ts';
 import type { Startable } from '../lifecycle.ts';
-import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
+import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { Segments } from './segments.ts';
 import { Sync } from './sync.ts';

@@ -12,23 +12,16 @@
  * a while, and a claim that sync makes no progress on holds block production back only briefly
  * (docs/network.md, "Sync").
  */
-import { ForkChoiceError, MAX_BLOCKS_PER_RESPONSE, type Chain } from '../chain/chain.ts';
+import { type Chain, ForkChoiceError, MAX_BLOCKS_PER_RESPONSE } from '../chain/chain.ts';
+import { type Random, systemRandom } from '../crypto/random.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
-import { decodeBlock, InvalidBlockError, type Block } from '../ledger/block.ts';
-import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
-import { systemRandom, type Random } from '../crypto/random.ts';
-import { systemClock, type Clock, type Timer } from '../time/clock.ts';
+import { type Block, decodeBlock, InvalidBlockError } from '../ledger/block.ts';
+import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
+import { type Clock, systemClock, type Timer } from '../time/clock.ts';
 import { ServeBudget } from './serve-budget.ts';
-import {
-  heightCodec,
-  MAX_LOCATOR,
-  MAX_RESPONSE_BYTES,
-  syncRequestCodec,
-  syncResponseCodec,
-  type SyncResponse,
-} from './wire.ts';
+import { heightCodec, MAX_LOCATOR, MAX_RESPONSE_BYTES, type SyncResponse, syncRequestCodec, syncResponseCodec } from './wire.ts';
 
 export interface SyncOptions {
   readonly chain: Chain;
@@ -388,7 +381,10 @@ export class Sync {
       if (response.tip_height > last.header.height) {
         // The locator goes on past the last hash, so that the target answers from there although
         // this node has not applied the range yet, and finds the fork point if it reorganised.
-        this.#send(message.origin, this.#locator().then((hashes) => [last.hash, ...hashes].slice(0, MAX_LOCATOR)));
+        this.#send(
+          message.origin,
+          this.#locator().then((hashes) => [last.hash, ...hashes].slice(0, MAX_LOCATOR)),
+        );
       } else {
         done();
       }
@@ -419,7 +415,7 @@ export class Sync {
         // The chain moved under the request (a reorganisation here, or there), or the blocks do not
         // link: ask someone afresh.
         this.#log(`sync: ${error.message}`);
-        return unserved('blocks that do not link to this node\'s chain');
+        return unserved("blocks that do not link to this node's chain");
       }
       throw error;
     } finally {

@@ -2,8 +2,9 @@
  * Payloads of the chain's gossip topics (node-api.md §6 leaves them open; docs/network.md tabulates
  * them). Blocks and transactions travel in their canonical encodings; the rest are small structs.
  */
-import { array, bytes32, fixedBytes, struct, u16, uint53, varBytes, type Infer } from '../encoding/codec.ts';
+
 import { MAX_BLOCKS_PER_RESPONSE } from '../chain/chain.ts';
+import { array, bytes32, fixedBytes, type Infer, struct, u16, uint53, varBytes } from '../encoding/codec.ts';
 
 /** mesh-heights: a node's tip, announced to new peers and periodically. */
 export const heightCodec = struct({ height: uint53, hash: bytes32 }, 'height announcement');
@@ -43,4 +44,3 @@ export const syncResponseCodec = struct(
 export type HeightAnnouncement = Infer<typeof heightCodec>;
 export type SyncRequest = Infer<typeof syncRequestCodec>;
 export type SyncResponse = Infer<typeof syncResponseCodec>;
-

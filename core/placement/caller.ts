@@ -8,21 +8,22 @@
  * heartbeat-billed JobBid naming that host and offer it (`jobs.offer`), and it answers once the
  * host reports the container running, or its failure.
  */
-import { parsePublicKey } from '../crypto/ed25519.ts';
-import { DecodeError, InvalidKeyError } from '../errors.ts';
+
 import { decodeToken } from '../capabilities/token.ts';
+import { parsePublicKey } from '../crypto/ed25519.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
+import { DecodeError, InvalidKeyError } from '../errors.ts';
 import type { JobBook } from '../jobs/book.ts';
-import { statusOf } from '../jobs/record.ts';
 import type { JobPayer } from '../jobs/payer.ts';
+import { statusOf } from '../jobs/record.ts';
 import type { JobRequest } from '../jobs/types.ts';
 import { NetworkError } from '../net/errors.ts';
 import type { Network } from '../net/network.ts';
-import { sleep, type Clock } from '../time/clock.ts';
+import { type Clock, sleep } from '../time/clock.ts';
 import { PlacementError, reasonCode } from './errors.ts';
-import { deployRequestCodec, killRequestCodec, PLACEMENT_RPC, placementAnswerCodec, type PlacementAnswer } from './wire.ts';
+import { deployRequestCodec, killRequestCodec, PLACEMENT_RPC, type PlacementAnswer, placementAnswerCodec } from './wire.ts';
 
 /** A directed deploy as POST /mesh-deploy takes it, validated. */
 export interface DeployRequest {
@@ -147,7 +148,10 @@ export class PlacementCaller {
       if (state.kind === 'failed') throw new PlacementError('container-error', `job ${jobId} ${statusOf(state)}`);
       if (state.kind !== 'pending') return jobId;
       if (clock.now() >= until) {
-        throw new PlacementError('timeout', `the host took job ${jobId} but has not reported it running within ${DEPLOY_START_MS / 1000} s; it may still start (GET /jobs/${jobId})`);
+        throw new PlacementError(
+          'timeout',
+          `the host took job ${jobId} but has not reported it running within ${DEPLOY_START_MS / 1000} s; it may still start (GET /jobs/${jobId})`,
+        );
       }
       await sleep(clock, STATUS_POLL_MS);
     }

@@ -3,7 +3,7 @@
  * (node-api.md §7: 400 bad node_id or grant, 502 host rejected, 504 mesh timeout). A host's
  * refusal carries its reason code, which the problem shows as `rule` (docs/placement.md "Errors").
  */
-import { RuledError, type ErrorTable } from '../errors.ts';
+import { type ErrorTable, RuledError } from '../errors.ts';
 
 const REJECTED = { status: 502, problem: 'peer-refused' } as const;
 

@@ -1,30 +1,29 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
+import { CapabilityError } from '../capabilities/errors.ts';
+import type { Allowance } from '../capabilities/token.ts';
+import { encodeToken, linkId, signLink } from '../capabilities/token.ts';
 import { copyChain, key, mine, openChain } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
+import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import { burnOf } from '../ledger/params.ts';
-import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
-import type { FullNode } from '../node/node.test-util.ts';
-import { startNode } from '../node/node.test-util.ts';
-import type { Scheduler } from '../time/scheduler.ts';
-import { testScheduler } from '../time/scheduler.test-util.ts';
 import { FakeExecutor } from '../jobs/executor.test-util.ts';
 import type { JobsConfig } from '../jobs/market.ts';
-import { encodeToken, linkId, signLink } from '../capabilities/token.ts';
-import type { Allowance } from '../capabilities/token.ts';
-import { CapabilityError } from '../capabilities/errors.ts';
-import type { DeployRequest } from './caller.ts';
-import { decode, encode } from '../encoding/codec.ts';
 import { billingCode, encodeSpec, specHash, specOf } from '../jobs/spec.ts';
 import type { JobRequest } from '../jobs/types.ts';
 import { JOB_RPC, offerAnswerCodec, offerCodec } from '../jobs/wire.ts';
-import { deployRequestCodec, killRequestCodec, PLACEMENT_RPC, placementAnswerCodec, type PlacementAnswer } from './wire.ts';
+import { burnOf } from '../ledger/params.ts';
+import { InvalidAddressError, RemoteError } from '../net/errors.ts';
+import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
+import type { FullNode } from '../node/node.test-util.ts';
+import { startNode } from '../node/node.test-util.ts';
+import { testScheduler } from '../time/scheduler.test-util.ts';
+import type { Scheduler } from '../time/scheduler.ts';
+import type { DeployRequest } from './caller.ts';
 import { PlacementError, reasonCode } from './errors.ts';
-import { RemoteError } from '../net/errors.ts';
-import { InvalidAddressError } from '../net/errors.ts';
+import { deployRequestCodec, killRequestCodec, PLACEMENT_RPC, type PlacementAnswer, placementAnswerCodec } from './wire.ts';
 
 const P = key(1); // the caller, which pays and produces the blocks
 const H = key(2); // the target host
@@ -163,19 +162,31 @@ test('placement: a token rooted at the host lets the caller deploy within it; wi
     const now = Math.floor(m.clock.now() / 1000);
     const window = { not_before: now - 10, expiry: now + 3600 };
     const nonce = (n: number): Uint8Array => new Uint8Array(16).fill(n);
-    const rooted = await signLink(H, network, { audience: P.publicKey, allows: { ...ALL, mem_mb: 128, images: ['localhost/busybox'] }, ...window, nonce: nonce(1) });
+    const rooted = await signLink(H, network, {
+      audience: P.publicKey,
+      allows: { ...ALL, mem_mb: 128, images: ['localhost/busybox'] },
+      ...window,
+      nonce: nonce(1),
+    });
     const grant = encodeToken([rooted]);
     // Beyond the token's memory bound: refused before anything is paid.
     const wide = await settle(m, m.caller.services.placement.meshDeploy(deploy({ memMb: 256, grant })), 'the refusal');
     assert.equal((wide.error as PlacementError).code, 'not-allowed');
     const foreign = encodeToken([await signLink(C, network, { audience: P.publicKey, allows: ALL, ...window, nonce: nonce(2) })]);
-    assert.equal(((await settle(m, m.caller.services.placement.meshDeploy(deploy({ grant: foreign })), 'the refusal')).error as PlacementError).code, 'untrusted');
+    assert.equal(
+      ((await settle(m, m.caller.services.placement.meshDeploy(deploy({ grant: foreign })), 'the refusal')).error as PlacementError).code,
+      'untrusted',
+    );
     const ok = await settle(m, m.caller.services.placement.meshDeploy(deploy({ grant })), 'the deploy');
     assert.isUndefined(ok.error, String(ok.error));
     assert.lengthOf(m.executor.running, 1);
     // The host revokes its link; once mined, the same token fails.
     const tx = await m.host.own.submit({ kind: 'RevokeCapability', token_id: linkId(network, rooted) });
-    await m.clock.until('the revocation is mined', () => m.host.chain.state.revoked(H.publicKey, linkId(network, rooted)) !== undefined && !m.host.mempool.has(tx.id), 30_000);
+    await m.clock.until(
+      'the revocation is mined',
+      () => m.host.chain.state.revoked(H.publicKey, linkId(network, rooted)) !== undefined && !m.host.mempool.has(tx.id),
+      30_000,
+    );
     const revoked = await settle(m, m.caller.services.placement.meshDeploy(deploy({ grant })), 'the refusal');
     assert.equal((revoked.error as PlacementError).code, 'revoked');
     assert.equal((revoked.error as PlacementError).status, 502);
@@ -239,7 +250,7 @@ test('placement: two deploys of the same spec at once from one caller each get t
     const third = await settle(m, m.caller.services.placement.meshDeploy(deploy()), 'the third deploy');
     assert.equal((third.error as PlacementError).code, 'no-room');
     await m.clock.until('the pool is mined', () => m.caller.mempool.size === 0, 30_000);
-    assert.isTrue(m.caller.chain.state.account(P.publicKey).locked_bids <= locked, "the refused deploy locked nothing more");
+    assert.isTrue(m.caller.chain.state.account(P.publicKey).locked_bids <= locked, 'the refused deploy locked nothing more');
     assert.lengthOf(m.caller.services.jobs.listJobs(), 2, 'the refused deploy signed no bid');
   } finally {
     await m.stop();
@@ -256,18 +267,38 @@ test('placement: a kill by token is judged against the job itself: a token for o
     const now = Math.floor(m.clock.now() / 1000);
     const window = { not_before: now - 10, expiry: now + 3600 };
     const killOnly = { ...ALL, commands: ['kill'] };
-    const elsewhere = encodeToken([await signLink(H, network, { audience: C.publicKey, allows: { ...killOnly, images: ['localhost/only-mine'] }, ...window, nonce: new Uint8Array(16).fill(3) })]);
-    const small = encodeToken([await signLink(H, network, { audience: C.publicKey, allows: { ...killOnly, mem_mb: 32 }, ...window, nonce: new Uint8Array(16).fill(4) })]);
+    const elsewhere = encodeToken([
+      await signLink(H, network, {
+        audience: C.publicKey,
+        allows: { ...killOnly, images: ['localhost/only-mine'] },
+        ...window,
+        nonce: new Uint8Array(16).fill(3),
+      }),
+    ]);
+    const small = encodeToken([
+      await signLink(H, network, { audience: C.publicKey, allows: { ...killOnly, mem_mb: 32 }, ...window, nonce: new Uint8Array(16).fill(4) }),
+    ]);
     for (const grant of [elsewhere, small]) {
       const denied = await settle(m, m.third.services.placement.meshKill({ nodeId: H.publicKey, jobId: id, grant }), 'the refusal');
       assert.equal((denied.error as PlacementError).code, 'not-allowed');
     }
     assert.lengthOf(m.executor.running, 1, 'the job runs on');
-    const fits = encodeToken([await signLink(H, network, { audience: C.publicKey, allows: { ...killOnly, images: ['localhost/busybox'], mem_mb: 64 }, ...window, nonce: new Uint8Array(16).fill(5) })]);
+    const fits = encodeToken([
+      await signLink(H, network, {
+        audience: C.publicKey,
+        allows: { ...killOnly, images: ['localhost/busybox'], mem_mb: 64 },
+        ...window,
+        nonce: new Uint8Array(16).fill(5),
+      }),
+    ]);
     const killed = await settle(m, m.third.services.placement.meshKill({ nodeId: H.publicKey, jobId: id, grant: fits }), 'the kill');
     assert.isUndefined(killed.error, String(killed.error));
     await m.clock.until('the container is stopped', () => m.executor.running.length === 0, 30_000);
-    const unknown = await settle(m, m.third.services.placement.meshKill({ nodeId: H.publicKey, jobId: new Uint8Array(32).fill(9), grant: fits }), 'the refusal');
+    const unknown = await settle(
+      m,
+      m.third.services.placement.meshKill({ nodeId: H.publicKey, jobId: new Uint8Array(32).fill(9), grant: fits }),
+      'the refusal',
+    );
     assert.equal((unknown.error as PlacementError).code, 'unknown-job');
   } finally {
     await m.stop();
@@ -279,12 +310,29 @@ test('placement: a directed spec asking for GPUs or carrying an environment is r
   try {
     await trustCaller(m);
     const send = async (overrides: Partial<JobRequest>): Promise<PlacementAnswer> => {
-      const spec = encodeSpec(specOf({ image: 'localhost/busybox:test', cmd: null, env: [], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 0, bid: CREDIT, billing: 'heartbeat', ...overrides }));
+      const spec = encodeSpec(
+        specOf({
+          image: 'localhost/busybox:test',
+          cmd: null,
+          env: [],
+          cpuCores: 1,
+          memMb: 64,
+          durationSecs: 60,
+          gpus: 0,
+          bid: CREDIT,
+          billing: 'heartbeat',
+          ...overrides,
+        }),
+      );
       const bytes = await m.network(P).request(H.publicKey, PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec, bid: CREDIT, grant: null }));
       return decode(placementAnswerCodec, bytes);
     };
     assert.deepInclude(await send({ gpus: 1 }), { answer: 'Refused', reason: 'bad-request', detail: 'a directed job asks for no GPUs' });
-    assert.deepInclude(await send({ env: [['LD_PRELOAD', '/x']] }), { answer: 'Refused', reason: 'bad-request', detail: 'a directed job carries no environment' });
+    assert.deepInclude(await send({ env: [['LD_PRELOAD', '/x']] }), {
+      answer: 'Refused',
+      reason: 'bad-request',
+      detail: 'a directed job carries no environment',
+    });
     assert.deepInclude(await send({ billing: 'settle' }), { answer: 'Refused', reason: 'bad-request' });
     assert.deepEqual(await send({}), { answer: 'Done' });
   } finally {
@@ -296,12 +344,29 @@ test('placement: trust withdrawn between the host holding room and the bid comin
   const m = await mesh();
   try {
     await trustCaller(m);
-    const request: JobRequest = { image: 'localhost/busybox:test', cmd: ['sleep', '60'], env: [], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 0, bid: CREDIT, billing: 'heartbeat' };
+    const request: JobRequest = {
+      image: 'localhost/busybox:test',
+      cmd: ['sleep', '60'],
+      env: [],
+      cpuCores: 1,
+      memMb: 64,
+      durationSecs: 60,
+      gpus: 0,
+      bid: CREDIT,
+      billing: 'heartbeat',
+    };
     const spec = encodeSpec(specOf(request));
-    const held = decode(placementAnswerCodec, await m.network(P).request(H.publicKey, PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec, bid: CREDIT, grant: null })));
+    const held = decode(
+      placementAnswerCodec,
+      await m.network(P).request(H.publicKey, PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec, bid: CREDIT, grant: null })),
+    );
     assert.deepEqual(held, { answer: 'Done' });
     const withdrawal = await m.host.own.submit({ kind: 'TrustGrant', subject: P.publicKey, trusted: false });
-    await m.clock.until('the withdrawal is mined', () => m.host.chain.state.trust(H.publicKey, P.publicKey) === undefined && !m.host.mempool.has(withdrawal.id), 30_000);
+    await m.clock.until(
+      'the withdrawal is mined',
+      () => m.host.chain.state.trust(H.publicKey, P.publicKey) === undefined && !m.host.mempool.has(withdrawal.id),
+      30_000,
+    );
     const bid = await m.caller.own.submit({
       kind: 'JobBid',
       spec_hash: specHash(m.caller.chain.params.network, spec),
@@ -321,7 +386,7 @@ test('placement: trust withdrawn between the host holding room and the bid comin
   }
 });
 
-test('placement: a node id off the curve is refused by the caller\'s node (400)', async () => {
+test("placement: a node id off the curve is refused by the caller's node (400)", async () => {
   const m = await mesh();
   try {
     const offCurve = fromHex(`${'ff'.repeat(31)}7f`, 32);
@@ -333,18 +398,30 @@ test('placement: a node id off the curve is refused by the caller\'s node (400)'
   }
 });
 
-test('placement: the host\'s handlers take bad bytes from a peer without harm: undecodable requests fail, a bad spec or grant is refused with its reason', async () => {
+test("placement: the host's handlers take bad bytes from a peer without harm: undecodable requests fail, a bad spec or grant is refused with its reason", async () => {
   const m = await mesh();
   try {
     const net = m.network(C);
-    const ask = async (protocol: string, data: Uint8Array): Promise<PlacementAnswer> => decode(placementAnswerCodec, await net.request(H.publicKey, protocol, data));
+    const ask = async (protocol: string, data: Uint8Array): Promise<PlacementAnswer> =>
+      decode(placementAnswerCodec, await net.request(H.publicKey, protocol, data));
     for (const protocol of [PLACEMENT_RPC.deploy, PLACEMENT_RPC.kill]) {
       await rejectsAsync(() => net.request(H.publicKey, protocol, Uint8Array.of(1, 2, 3)), RemoteError, 'remote-failed', /placement/);
     }
-    assert.deepInclude(await ask(PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec: Uint8Array.of(9, 9), bid: CREDIT, grant: null })), { answer: 'Refused', reason: 'bad-request' });
-    const spec = encodeSpec(specOf({ image: 'localhost/busybox:test', cmd: null, env: [], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 0, bid: CREDIT, billing: 'heartbeat' }));
-    assert.deepInclude(await ask(PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec, bid: CREDIT, grant: 'mcap1.@@' })), { answer: 'Refused', reason: 'malformed' });
-    assert.deepInclude(await ask(PLACEMENT_RPC.kill, encode(killRequestCodec, { job_id: new Uint8Array(32), grant: null })), { answer: 'Refused', reason: 'unknown-job' });
+    assert.deepInclude(await ask(PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec: Uint8Array.of(9, 9), bid: CREDIT, grant: null })), {
+      answer: 'Refused',
+      reason: 'bad-request',
+    });
+    const spec = encodeSpec(
+      specOf({ image: 'localhost/busybox:test', cmd: null, env: [], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 0, bid: CREDIT, billing: 'heartbeat' }),
+    );
+    assert.deepInclude(await ask(PLACEMENT_RPC.deploy, encode(deployRequestCodec, { spec, bid: CREDIT, grant: 'mcap1.@@' })), {
+      answer: 'Refused',
+      reason: 'malformed',
+    });
+    assert.deepInclude(await ask(PLACEMENT_RPC.kill, encode(killRequestCodec, { job_id: new Uint8Array(32), grant: null })), {
+      answer: 'Refused',
+      reason: 'unknown-job',
+    });
     assert.lengthOf(m.executor.containers, 0);
     // The host serves on.
     await trustCaller(m, C);

@@ -10,7 +10,7 @@ import type { JobPayer } from '../jobs/payer.ts';
 import type { Startable } from '../lifecycle.ts';
 import type { Network } from '../net/network.ts';
 import type { Clock } from '../time/clock.ts';
-import { PlacementCaller, type DeployRequest, type KillRequest } from './caller.ts';
+import { type DeployRequest, type KillRequest, PlacementCaller } from './caller.ts';
 import { PlacementHost } from './host.ts';
 
 export interface PlacementService {

@@ -7,7 +7,7 @@
  *   bid, or refused with a reason code and a detail. The bid itself follows on `jobs.offer`.
  * - `placement.kill`: a job id and the grant. Answer: stopped, or refused.
  */
-import { bytes32, option, struct, u128, utf8, varBytes, variant, type Infer } from '../encoding/codec.ts';
+import { bytes32, type Infer, option, struct, u128, utf8, varBytes, variant } from '../encoding/codec.ts';
 import { MAX_REASON_BYTES } from '../jobs/wire.ts';
 
 export const PLACEMENT_RPC = {
@@ -20,10 +20,7 @@ export const MAX_GRANT_CHARS = 96 * 1024;
 const SPEC_MAX_BYTES = 1_200_000;
 const MAX_REASON_CODE_BYTES = 32;
 
-export const deployRequestCodec = struct(
-  { spec: varBytes(SPEC_MAX_BYTES), bid: u128, grant: option(utf8(MAX_GRANT_CHARS)) },
-  'placement deploy request',
-);
+export const deployRequestCodec = struct({ spec: varBytes(SPEC_MAX_BYTES), bid: u128, grant: option(utf8(MAX_GRANT_CHARS)) }, 'placement deploy request');
 
 export const killRequestCodec = struct({ job_id: bytes32, grant: option(utf8(MAX_GRANT_CHARS)) }, 'placement kill request');
 

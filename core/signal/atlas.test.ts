@@ -2,7 +2,7 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { toHex } from '../encoding/hex.ts';
 import { ALICE, BOB, CAROL, NETWORK } from '../ledger/fixtures.test-util.ts';
-import { Atlas, ATLAS_EXPIRY_MS, CAPACITY_INTERVAL_MS, capacityCapabilities } from './atlas.ts';
+import { ATLAS_EXPIRY_MS, Atlas, CAPACITY_INTERVAL_MS, capacityCapabilities } from './atlas.ts';
 import { signalObject, signSignal } from './signal.ts';
 import type { SignalObject } from './types.ts';
 
@@ -56,8 +56,15 @@ test('atlas: a signed capacity signal becomes an entry with its tags stripped of
 test('atlas: a signal without all of cpu, mem_mb and jobs is not a capacity signal', () => {
   const atlas = new Atlas();
   const partial = [
-    [{ name: 'cpu', version: 4 }, { name: 'mem_mb', version: 1024 }],
-    [{ name: 'cpu', version: 4 }, { name: 'jobs', version: 0 }, { name: 'tag:linux', version: 1 }],
+    [
+      { name: 'cpu', version: 4 },
+      { name: 'mem_mb', version: 1024 },
+    ],
+    [
+      { name: 'cpu', version: 4 },
+      { name: 'jobs', version: 0 },
+      { name: 'tag:linux', version: 1 },
+    ],
     [{ name: 'chat', version: 1 }],
     [],
   ];
@@ -96,10 +103,20 @@ test('atlas: entries are sorted by node id and dropped after five silent interva
   atlas.observe(capacitySignal(alice, 1, caps), T0 + 1_000);
   atlas.observe(capacitySignal(bob, 1, caps), T0 + 2_000);
   const ids = [alice, bob, carol].sort();
-  assert.deepEqual(atlas.entries(T0 + 2_000).map((e) => e.node_id), ids);
+  assert.deepEqual(
+    atlas.entries(T0 + 2_000).map((e) => e.node_id),
+    ids,
+  );
   assert.equal(ATLAS_EXPIRY_MS, 5 * 60_000);
-  assert.deepEqual(atlas.entries(T0 + ATLAS_EXPIRY_MS).map((e) => e.node_id), ids, 'exactly five intervals old is kept');
-  assert.deepEqual(atlas.entries(T0 + ATLAS_EXPIRY_MS + 1).map((e) => e.node_id), [alice, bob].sort());
+  assert.deepEqual(
+    atlas.entries(T0 + ATLAS_EXPIRY_MS).map((e) => e.node_id),
+    ids,
+    'exactly five intervals old is kept',
+  );
+  assert.deepEqual(
+    atlas.entries(T0 + ATLAS_EXPIRY_MS + 1).map((e) => e.node_id),
+    [alice, bob].sort(),
+  );
   assert.equal(atlas.size, 2, 'an expired entry is gone, not hidden');
   // Heard again, it comes back.
   atlas.observe(capacitySignal(carol, 2, caps), T0 + ATLAS_EXPIRY_MS + 5);
@@ -113,7 +130,10 @@ test('atlas: the map is bounded, dropping the node heard from least recently', (
   atlas.observe(capacitySignal(bob, 1, caps), T0 + 1);
   atlas.observe(capacitySignal(alice, 2, caps), T0 + 2);
   atlas.observe(capacitySignal(carol, 1, caps), T0 + 3);
-  assert.deepEqual(atlas.entries(T0 + 3).map((e) => e.node_id), [alice, carol].sort());
+  assert.deepEqual(
+    atlas.entries(T0 + 3).map((e) => e.node_id),
+    [alice, carol].sort(),
+  );
   // Entries handed out are copies.
   atlas.entries(T0 + 3)[0]!.tags.push('forged');
   assert.deepEqual(atlas.entries(T0 + 3)[0]!.tags, []);

@@ -1,20 +1,20 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejectsAsync } from '../../test/assert.ts';
-import { sha256 } from '../crypto/sha256.ts';
-import type { SigningKey } from '../crypto/ed25519.ts';
-import { bytesEqual } from '../encoding/bytes.ts';
-import { CREDIT } from '../encoding/amount.ts';
-import { toHex } from '../encoding/hex.ts';
+import { test } from '../../test/harness.ts';
 import type { Chain } from '../chain/chain.ts';
 import { key, mine, openChain, params, tx } from '../chain/testnet.test-util.ts';
+import type { SigningKey } from '../crypto/ed25519.ts';
+import { sha256 } from '../crypto/sha256.ts';
+import { CREDIT } from '../encoding/amount.ts';
+import { bytesEqual } from '../encoding/bytes.ts';
+import { toHex } from '../encoding/hex.ts';
 import { burnOf, NAME_COST } from '../ledger/params.ts';
 import { BILLING_HEARTBEAT, type Tx, type TxOf } from '../ledger/tx.ts';
-import { ANY_SIGNAL, burnProofFor, chainBurnLookup, SignalBook, type BurnLookup, type KeptSignal, type SignalBookOptions, type TxLocator } from './book.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
+import { ANY_SIGNAL, type BurnLookup, burnProofFor, chainBurnLookup, type KeptSignal, SignalBook, type SignalBookOptions, type TxLocator } from './book.ts';
 import { heartbeatRate } from './burn.ts';
 import { SignalError, type SignalErrorCode } from './errors.ts';
-import { signSignal, type BurnProof, type SignalFields, type SignedSignal } from './signal.ts';
+import { type BurnProof, type SignalFields, type SignedSignal, signSignal } from './signal.ts';
 
 const A = key(1);
 const B = key(2);
@@ -98,7 +98,11 @@ test('signal book: a valid signal is accepted and kept when broadcast or address
   await b.accept(toMe);
   const passing = await b.accept(toOther);
   assert.equal(passing.to, toHex(B.publicKey), 'a signal for another node is valid and returned');
-  assert.deepEqual(b.list().map((s) => s.id), [toHex(broadcast.id), toHex(toMe.id)], 'but only ours are kept');
+  assert.deepEqual(
+    b.list().map((s) => s.id),
+    [toHex(broadcast.id), toHex(toMe.id)],
+    'but only ours are kept',
+  );
   assert.deepEqual(heard, [toHex(broadcast.id), toHex(toMe.id)]);
   assert.equal(b.lastNonce(A.publicKey), 2, 'its nonce still counts');
   stop();
@@ -120,7 +124,7 @@ test('signal book: a bad signature is rejected before anything else, and consume
   await b.accept(good);
 });
 
-test('signal book: a nonce must rise above the sender\'s last accepted one (else ignored)', async () => {
+test("signal book: a nonce must rise above the sender's last accepted one (else ignored)", async () => {
   const w = await world();
   const b = book(w);
   await b.accept(await signal(A, 10));
@@ -133,7 +137,7 @@ test('signal book: a nonce must rise above the sender\'s last accepted one (else
   assert.equal(b.lastNonce(A.publicKey), 11);
 });
 
-test('signal book: a payload needs a burn proof; a proof of the sender\'s confirmed burn is accepted once', async () => {
+test("signal book: a payload needs a burn proof; a proof of the sender's confirmed burn is accepted once", async () => {
   const w = await world();
   const b = book(w);
   await refused(b, await signal(A, 1, { payload: PAYLOAD }), 'burn-proof-required', 'reject');
@@ -209,12 +213,12 @@ test('signal book: a proof from another branch is ignored as a possible fork', a
   await refused(b, await signal(A, 1, { payload: PAYLOAD, burn_proof: proof }), 'burn-fork', 'ignore');
 });
 
-test('signal book: a heartbeat burns the cell\'s credits at the bid\'s rate', async () => {
+test("signal book: a heartbeat burns the cell's credits at the bid's rate", async () => {
   const w = await world();
   const proof = await burnProofFor(w.beat.id, A.publicKey, w.locateTx, w.lookupBurn);
   assert.equal(proof.block_height, 5);
   const rate = heartbeatRate(w.job.body as TxOf<'JobBid'>);
-  assert.equal(rate, 60n * CREDIT / 2n);
+  assert.equal(rate, (60n * CREDIT) / 2n);
   assert.equal(proof.amount, burnOf(rate));
   await rejectsAsync(() => burnProofFor(w.beat.id, B.publicKey, w.locateTx, w.lookupBurn), SignalError, 'burn-not-sender');
   await book(w).accept(await signal(A, 1, { payload: PAYLOAD, burn_proof: proof }));
@@ -249,12 +253,18 @@ test('signal book: the last 100 kept signals are listed, newest last', async () 
   }
   const listed = b.list();
   assert.equal(listed.length, 100);
-  assert.deepEqual(listed.map((s) => s.id), ids.slice(5));
+  assert.deepEqual(
+    listed.map((s) => s.id),
+    ids.slice(5),
+  );
   listed.pop();
   assert.equal(b.list().length, 100, 'list returns a copy');
   const small = book(w, { keep: 3 });
   for (let n = 1; n <= 5; n++) await small.accept(await signal(A, n));
-  assert.deepEqual(small.list().map((s) => s.nonce), [3, 4, 5]);
+  assert.deepEqual(
+    small.list().map((s) => s.nonce),
+    [3, 4, 5],
+  );
 });
 
 test('signal book: kept signals get rising positions from the clock; follow filters by sender and addressee and resumes after a position', async () => {
@@ -278,11 +288,17 @@ test('signal book: kept signals get rising positions from the clock; follow filt
   await b.accept(s4);
   const id = (s: SignedSignal): string => toHex(s.id);
   // Two in the same millisecond still rise by one; a later one takes the clock's time.
-  assert.deepEqual(all.map((k) => k.seq), [1_000_000, 1_000_001, 1_000_002, 1_000_005]);
+  assert.deepEqual(
+    all.map((k) => k.seq),
+    [1_000_000, 1_000_001, 1_000_002, 1_000_005],
+  );
   assert.deepEqual(fromA, [id(s1), id(s3)]);
   assert.deepEqual(toC, [id(s2), id(s3)]);
   assert.deepEqual(fromBToC, [id(s2)]);
-  assert.deepEqual(b.list({ from: null, to: 'broadcast' }).map((s) => s.id), [id(s1), id(s4)]);
+  assert.deepEqual(
+    b.list({ from: null, to: 'broadcast' }).map((s) => s.id),
+    [id(s1), id(s4)],
+  );
   // A follower that resumes gets what is still kept after its position, then what comes.
   const resumed: number[] = [];
   b.follow(1_000_001, { from: toHex(A.publicKey), to: null }, (kept) => resumed.push(kept.seq));

@@ -7,11 +7,11 @@ import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { Block } from '../ledger/block.ts';
 import type { Tx } from '../ledger/tx.ts';
-import { burnOfTx, heartbeatRate, type Burn } from './burn.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
+import { type Burn, burnOfTx, heartbeatRate } from './burn.ts';
 import { SignalError } from './errors.ts';
-import { signalObject, verifySignalSignature, type BurnProof, type SignedSignal } from './signal.ts';
+import { type BurnProof, type SignedSignal, signalObject, verifySignalSignature } from './signal.ts';
 import type { SignalObject } from './types.ts';
-import { systemClock, type Clock } from '../time/clock.ts';
 
 /**
  * Finds a transaction in this node's main chain: the block at `height` and, when that block holds
@@ -102,12 +102,7 @@ async function resolveBurn(tx: Tx, locateTx: TxLocator | undefined, lookupBurn: 
  * cannot locate the transaction in its main chain, 'not-a-burn' when it burns nothing, and
  * 'burn-not-sender' when someone else paid its burn.
  */
-export async function burnProofFor(
-  txId: Uint8Array,
-  sender: Uint8Array,
-  locateTx: TxLocator,
-  lookupBurn: BurnLookup,
-): Promise<BurnProof> {
+export async function burnProofFor(txId: Uint8Array, sender: Uint8Array, locateTx: TxLocator, lookupBurn: BurnLookup): Promise<BurnProof> {
   const id = toHex(txId);
   const height = await locateTx(txId);
   const found = height === undefined ? undefined : await lookupBurn(txId, height);

@@ -3,10 +3,10 @@ import { test } from '../../test/harness.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { TxEffect } from '../ledger/apply.ts';
-import { ALICE, BOB, credits, NETWORK, TestLedger, type Fields } from '../ledger/fixtures.test-util.ts';
+import { ALICE, BOB, credits, type Fields, NETWORK, TestLedger } from '../ledger/fixtures.test-util.ts';
 import { NAME_COST } from '../ledger/params.ts';
 import { BILLING_HEARTBEAT, BILLING_SETTLE, channelReceiptBytes, settlementBytes, type Tx } from '../ledger/tx.ts';
-import { burnOfTx, heartbeatRate, type Burn } from './burn.ts';
+import { type Burn, burnOfTx, heartbeatRate } from './burn.ts';
 
 const SPEC = sha256(Uint8Array.of(9));
 
@@ -80,7 +80,7 @@ test('burns: burnOfTx names exactly the burns the ledger applies, and who paid t
   assert.deepEqual(hexBurn(burnOfTx(claim!.tx)), { burner: toHex(ALICE.publicKey), burned: NAME_COST });
 });
 
-test('burns: a heartbeat pays its bid\'s rate, and names no burn without it', async () => {
+test("burns: a heartbeat pays its bid's rate, and names no burn without it", async () => {
   const { applied } = await scenario();
   const beat = applied.find((a) => a.tx.body.kind === 'Heartbeat')!;
   assert.equal(beat.effect.amount, beat.rate, 'heartbeatRate is the amount the ledger charged');

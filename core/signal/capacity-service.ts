@@ -6,7 +6,7 @@
  */
 import type { Startable } from '../lifecycle.ts';
 import type { Clock, Timer } from '../time/clock.ts';
-import { CAPACITY_INTERVAL_MS, capacityCapabilities, type Capacity } from './atlas.ts';
+import { CAPACITY_INTERVAL_MS, type Capacity, capacityCapabilities } from './atlas.ts';
 import type { SignalService } from './service.ts';
 
 export interface CapacityInit {

@@ -6,11 +6,11 @@
 import type { Chain } from '../chain/chain.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import type { Startable } from '../lifecycle.ts';
-import { TOPICS, type GossipMessage, type Network, type Verdict } from '../net/network.ts';
+import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
 import type { Clock } from '../time/clock.ts';
 import type { Unsubscribe } from '../web/sse.ts';
 import { Atlas } from './atlas.ts';
-import { chainBurnLookup, SignalBook, type KeptSignal, type SignalFilter } from './book.ts';
+import { chainBurnLookup, type KeptSignal, SignalBook, type SignalFilter } from './book.ts';
 import { SignalError } from './errors.ts';
 import { decodeSignal, signSignal } from './signal.ts';
 import type { AtlasEntry, SignalObject } from './types.ts';

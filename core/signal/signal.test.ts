@@ -1,6 +1,6 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejects, rejectsAsync } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
@@ -11,12 +11,12 @@ import {
   MAX_CAPABILITIES,
   MAX_PAYLOAD_BYTES,
   MAX_SIGNAL_BYTES,
+  type SignalFields,
+  type SignedSignal,
   signalObject,
   signalSigningBytes,
   signSignal,
   verifySignalSignature,
-  type SignalFields,
-  type SignedSignal,
 } from './signal.ts';
 
 const TX_ID = sha256(Uint8Array.of(1));
@@ -145,7 +145,15 @@ test('signal: signing refuses fields beyond the bounds with bad-encoding', async
   await refuse({ capabilities: [{ name: 'x'.repeat(65), version: 1 }] });
   await refuse({ capabilities: [{ name: 'é'.repeat(33), version: 1 }] }, /UTF-8 bytes/);
   await refuse({ capabilities: [{ name: '', version: 1 }] }, /empty/);
-  await refuse({ capabilities: [{ name: 'cpu', version: 1 }, { name: 'cpu', version: 2 }] }, /twice/);
+  await refuse(
+    {
+      capabilities: [
+        { name: 'cpu', version: 1 },
+        { name: 'cpu', version: 2 },
+      ],
+    },
+    /twice/,
+  );
   await refuse({ capabilities: [{ name: 'cpu', version: 2 ** 32 }] });
   await refuse({ capabilities: [{ name: 'cpu', version: -1 }] });
   await refuse({ payload: new Uint8Array(MAX_PAYLOAD_BYTES + 1) });
@@ -173,7 +181,17 @@ test('signal: signing refuses fields beyond the bounds with bad-encoding', async
 
 test('signal: decoding refuses a duplicate capability name, which signing never writes', async () => {
   // Re-sign hand-made bodies: valid signatures, so only the structure rule can refuse them.
-  const one = await signSignal({ ...plain, capabilities: [{ name: 'aaa', version: 1 }, { name: 'aab', version: 1 }] }, ALICE, NETWORK);
+  const one = await signSignal(
+    {
+      ...plain,
+      capabilities: [
+        { name: 'aaa', version: 1 },
+        { name: 'aab', version: 1 },
+      ],
+    },
+    ALICE,
+    NETWORK,
+  );
   const body = one.bodyBytes.slice();
   const secondName = body.indexOf(0x62, 50); // the 'b' of 'aab'
   body[secondName] = 0x61; // now 'aaa' twice
@@ -184,7 +202,9 @@ test('signal: decoding refuses a duplicate capability name, which signing never 
 test('signal: every error code carries its gossip verdict', () => {
   assert.equal(new SignalError('stale-nonce', 'x').verdict, 'ignore');
   assert.equal(new SignalError('bad-signature', 'x').verdict, 'reject');
-  const ignored = Object.entries(SIGNAL_ERRORS).filter(([, rule]) => rule.verdict === 'ignore').map(([k]) => k);
+  const ignored = Object.entries(SIGNAL_ERRORS)
+    .filter(([, rule]) => rule.verdict === 'ignore')
+    .map(([k]) => k);
   assert.deepEqual(ignored.sort(), ['burn-fork', 'burn-not-found', 'burn-used', 'stale-nonce']);
   const error = new SignalError('burn-used', 'spent');
   assert.equal(error.name, 'SignalError');

@@ -7,13 +7,14 @@
  * (option) ‖ nonce, and the signature is the sender's Ed25519 signature over
  * `"mesh/signal/1" 0x00 network 0x00 ‖ body`. id = SHA-256 of the wire form. docs/signals.md.
  */
-import { array, bytes32, decode, encode, option, struct, u8, u32, u128, uint53, utf8, varBytes, type Infer } from '../encoding/codec.ts';
-import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
+
+import { checkSignature, SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
+import { sha256 } from '../crypto/sha256.ts';
 import { formatAmount } from '../encoding/amount.ts';
+import { bytesEqual, concatBytes } from '../encoding/bytes.ts';
+import { array, bytes32, decode, encode, type Infer, option, struct, u8, u32, u128, uint53, utf8, varBytes } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
-import { sha256 } from '../crypto/sha256.ts';
-import { checkSignature, SIGNATURE_LENGTH, type SigningKey } from '../crypto/ed25519.ts';
 import { domainBytes } from '../ledger/domain.ts';
 import { SignalError } from './errors.ts';
 import type { SignalObject } from './types.ts';
@@ -76,8 +77,7 @@ export interface SignedSignal {
 }
 
 // The largest body: every field at its bound.
-const MAX_BODY_BYTES =
-  1 + 32 + (1 + 32) + 4 + MAX_CAPABILITIES * (4 + MAX_CAPABILITY_NAME_BYTES + 4) + 4 + MAX_PAYLOAD_BYTES + (1 + 32 + 16 + 8 + 32) + 8;
+const MAX_BODY_BYTES = 1 + 32 + (1 + 32) + 4 + MAX_CAPABILITIES * (4 + MAX_CAPABILITY_NAME_BYTES + 4) + 4 + MAX_PAYLOAD_BYTES + (1 + 32 + 16 + 8 + 32) + 8;
 /** The largest signal's wire size: gossip may drop anything longer unread. */
 export const MAX_SIGNAL_BYTES: number = MAX_BODY_BYTES + SIGNATURE_LENGTH;
 
@@ -125,7 +125,7 @@ function asSignalError(error: unknown): unknown {
 export async function signSignal(fields: SignalFields, key: SigningKey, network: string): Promise<SignedSignal> {
   const from = fields.from ?? key.publicKey;
   if (!(from instanceof Uint8Array) || !bytesEqual(from, key.publicKey)) {
-    throw new SignalError('bad-encoding', 'a signal\'s from must be the signing key\'s public key');
+    throw new SignalError('bad-encoding', "a signal's from must be the signing key's public key");
   }
   let bodyBytes: Uint8Array;
   try {

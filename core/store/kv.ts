@@ -5,9 +5,7 @@
  */
 import { compareBytes } from '../encoding/bytes.ts';
 
-export type BatchOp =
-  | { readonly type: 'put'; readonly key: Uint8Array; readonly value: Uint8Array }
-  | { readonly type: 'del'; readonly key: Uint8Array };
+export type BatchOp = { readonly type: 'put'; readonly key: Uint8Array; readonly value: Uint8Array } | { readonly type: 'del'; readonly key: Uint8Array };
 
 /** A key range: `gte` inclusive, `lt` exclusive; `reverse` walks from the top; `limit` caps entries. */
 export interface Range {

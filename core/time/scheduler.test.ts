@@ -1,8 +1,8 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { sleep } from './clock.ts';
-import { Scheduler } from './scheduler.ts';
 import { testScheduler } from './scheduler.test-util.ts';
+import { Scheduler } from './scheduler.ts';
 
 test('scheduler: time moves only when advanced, and timers fire in time order, then in the order set', async () => {
   const clock = testScheduler(1_000);
@@ -101,7 +101,9 @@ test('scheduler: until gives up once its span of clock time is spent, or at once
   void Promise.resolve().then(() => (done = true));
   await still.until('work that needs no timer', () => done, 0);
   assert.equal(still.now(), 0);
-  error = await testScheduler(0).until('nothing to wait for', () => false, 10).catch((e: unknown) => e);
+  error = await testScheduler(0)
+    .until('nothing to wait for', () => false, 10)
+    .catch((e: unknown) => e);
   assert.instanceOf(error, Error);
 });
 
@@ -135,7 +137,17 @@ test('scheduler: the same inputs give the same order of events, hand-overs inclu
   };
   const first = await run();
   assert.lengthOf(first, 27);
-  assert.deepEqual(first.slice(0, 9), ['a tick 10', 'b tick 10', 'c tick 10', 'a handed over', 'b handed over', 'c handed over', 'a answered', 'b answered', 'c answered']);
+  assert.deepEqual(first.slice(0, 9), [
+    'a tick 10',
+    'b tick 10',
+    'c tick 10',
+    'a handed over',
+    'b handed over',
+    'c handed over',
+    'a answered',
+    'b answered',
+    'c answered',
+  ]);
   assert.deepEqual(await run(), first);
 });
 

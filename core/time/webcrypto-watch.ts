@@ -7,7 +7,20 @@ interface Tracker {
   track(work: Promise<unknown>): unknown;
 }
 
-const METHODS = ['digest', 'sign', 'verify', 'importKey', 'exportKey', 'generateKey', 'deriveBits', 'deriveKey', 'encrypt', 'decrypt', 'wrapKey', 'unwrapKey'] as const;
+const METHODS = [
+  'digest',
+  'sign',
+  'verify',
+  'importKey',
+  'exportKey',
+  'generateKey',
+  'deriveBits',
+  'deriveKey',
+  'encrypt',
+  'decrypt',
+  'wrapKey',
+  'unwrapKey',
+] as const;
 
 // Weak, so the schedulers of finished tests are not kept alive by the wrapper.
 const trackers = new Set<WeakRef<Tracker>>();

@@ -2,7 +2,7 @@
  * Why the tunnel feature refused a request, each code with the HTTP status and problem the API
  * answers it with (core/api/problem.ts holds the problem codes; docs/tunnel.md lists them).
  */
-import { RuledError, type ErrorTable } from '../errors.ts';
+import { type ErrorTable, RuledError } from '../errors.ts';
 
 const CONFLICT = { status: 409, problem: 'tunnel-conflict' } as const;
 

@@ -5,14 +5,14 @@ import { test } from '../../test/harness.ts';
 import { eventually, failure, pattern, writeAll } from '../../test/network-compliance.ts';
 import { SigningKey } from '../crypto/ed25519.ts';
 import { toHex } from '../encoding/hex.ts';
-import { readAll, type Duplex } from '../net/duplex.ts';
+import { type Duplex, readAll } from '../net/duplex.ts';
 import { InvalidNameError, StreamResetError } from '../net/errors.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import type { Network } from '../net/network.ts';
 import { parseLoopbackAddress, type SocketAddress } from './address.ts';
 import { TunnelError } from './errors.ts';
-import { TunnelService, type TunnelLimits } from './tunnels.ts';
 import { MemorySockets } from './sockets.test-util.ts';
+import { type TunnelLimits, TunnelService } from './tunnels.ts';
 import type { ForwardView, TunnelRequest } from './types.ts';
 
 const SERVICE: SocketAddress = { host: '127.0.0.1', port: 8080 };
@@ -40,10 +40,13 @@ async function setup(limits: Partial<TunnelLimits> = {}): Promise<Setup> {
   const nets = [0, 1, 2].map(() => bus.join(SigningKey.generate().publicKey));
   const sockets = new MemorySockets();
   const logs: string[] = [];
-  const [a, b, c] = ['a', 'b', 'c'].map((name, i) => new TunnelService({ network: nets[i]!, sockets, limits, log: (line) => logs.push(`${name}: ${line}`) })) as [TunnelService, TunnelService, TunnelService];
+  const [a, b, c] = ['a', 'b', 'c'].map(
+    (name, i) => new TunnelService({ network: nets[i]!, sockets, limits, log: (line) => logs.push(`${name}: ${line}`) }),
+  ) as [TunnelService, TunnelService, TunnelService];
   const served: Duplex[] = [];
   await sockets.listen(SERVICE, (connection) => void served.push(connection));
-  const forward = (from: TunnelService): Promise<ForwardView> => from.open({ kind: 'forward', protocol: 'web', node: nets[1]!.self, bind: ANY_PORT }) as Promise<ForwardView>;
+  const forward = (from: TunnelService): Promise<ForwardView> =>
+    from.open({ kind: 'forward', protocol: 'web', node: nets[1]!.self, bind: ANY_PORT }) as Promise<ForwardView>;
   return {
     a,
     b,
@@ -93,7 +96,10 @@ test('tunnel: a forward reaches the service behind an allowing listener, 1 MiB e
     const got = await readAll(server);
     await writing;
     assert.equal(got.length, sent.length);
-    assert.isTrue(got.every((v, i) => v === sent[i]), 'the request arrived intact');
+    assert.isTrue(
+      got.every((v, i) => v === sent[i]),
+      'the request arrived intact',
+    );
     // The client's FIN ended one direction; the answer still goes the other way.
     const answer = pattern(1024 * 1024 + 5, 9);
     const answering = writeAll(server, answer).then(() => server.closeWrite());
@@ -118,8 +124,14 @@ test('tunnel: a node the listener does not allow is refused: its client is reset
     assert.lengthOf(s.served, 0);
     await wait('both sides count the refusal', () => s.b.list()[0]!.refused === 1 && s.c.list()[0]!.refused === 1);
     const c = toHex(s.nets[2]!.self);
-    assert.isTrue(s.logs.some((l) => l.startsWith('b: ') && l.includes('refused') && l.includes(`${c} is not allowed on tunnel web`)), s.logs.join('\n'));
-    assert.isTrue(s.logs.some((l) => l.startsWith('c: ') && l.includes('refused the connection') && l.includes('is not allowed')), s.logs.join('\n'));
+    assert.isTrue(
+      s.logs.some((l) => l.startsWith('b: ') && l.includes('refused') && l.includes(`${c} is not allowed on tunnel web`)),
+      s.logs.join('\n'),
+    );
+    assert.isTrue(
+      s.logs.some((l) => l.startsWith('c: ') && l.includes('refused the connection') && l.includes('is not allowed')),
+      s.logs.join('\n'),
+    );
     // The listener does not linger on the refused stream.
     await wait('the listener let go of it', () => s.b.list()[0]!.connections === 0);
   });
@@ -220,7 +232,10 @@ test('tunnel: what a node refuses to open: a taken protocol, too many tunnels, i
       assert.instanceOf(await failure(s.a.open(listen('Bad/Name'))), InvalidNameError);
       await s.a.open(listen('two'));
       await refusal(listen('three'), 'too-many-tunnels', 409);
-      assert.deepEqual(s.a.list().map((t) => t.protocol), ['one', 'two']);
+      assert.deepEqual(
+        s.a.list().map((t) => t.protocol),
+        ['one', 'two'],
+      );
     },
     { tunnels: 2 },
   );
@@ -245,7 +260,21 @@ test('tunnel: loopback addresses only', () => {
   assert.deepEqual(parseLoopbackAddress('[::1]:22', 'target'), { host: '::1', port: 22 });
   assert.deepEqual(parseLoopbackAddress('localhost:0', 'bind', { anyPort: true }), { host: 'localhost', port: 0 });
   assert.deepEqual(parseLoopbackAddress('127.1.2.3:65535', 'target'), { host: '127.1.2.3', port: 65535 });
-  for (const bad of ['10.0.0.1:80', '0.0.0.0:80', '[::]:80', '[::2]:80', 'example.com:80', '127.0.0.1', '127.0.0.1:0', '127.0.0.1:65536', '127.0.0.1:08', '127.0.0.256:80', '::1:80', ':80', '127.0.0.1:80:1']) {
+  for (const bad of [
+    '10.0.0.1:80',
+    '0.0.0.0:80',
+    '[::]:80',
+    '[::2]:80',
+    'example.com:80',
+    '127.0.0.1',
+    '127.0.0.1:0',
+    '127.0.0.1:65536',
+    '127.0.0.1:08',
+    '127.0.0.256:80',
+    '::1:80',
+    ':80',
+    '127.0.0.1:80:1',
+  ]) {
     const error = (() => {
       try {
         return parseLoopbackAddress(bad, 'target');

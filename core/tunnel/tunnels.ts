@@ -10,19 +10,20 @@
  * decides on again after a restart, as with Kubo. Both sides are bounded: the tunnels a node
  * keeps, the connections each carries at once, the nodes a listener allows.
  */
+
+import { type Random, systemRandom } from '../crypto/random.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
-import { systemRandom, type Random } from '../crypto/random.ts';
+import { messageOf } from '../errors.ts';
 import type { Duplex } from '../net/duplex.ts';
 import type { Network, PeerStream } from '../net/network.ts';
-import { systemClock, type Clock } from '../time/clock.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
 import { formatAddress, type SocketAddress } from './address.ts';
 import { TunnelError } from './errors.ts';
 import type { SocketListener, TunnelSockets } from './sockets.ts';
 import { splice } from './splice.ts';
 import type { TunnelRequest, TunnelView } from './types.ts';
-import { afterAnswer, ANSWER, refusalFrame, TunnelRefusedError, tunnelProtocolId } from './wire.ts';
-import { messageOf } from '../errors.ts';
+import { ANSWER, afterAnswer, refusalFrame, TunnelRefusedError, tunnelProtocolId } from './wire.ts';
 
 export interface TunnelLimits {
   /** Tunnels one node keeps open, listeners and forwards together (default 64). */
@@ -85,7 +86,14 @@ class Tunnel {
   }
 
   view(): TunnelView {
-    const common = { id: this.id, protocol: this.request.protocol, connections: this.live.size, accepted: this.accepted, refused: this.refused, created_at: Math.floor(this.createdAt / 1000) };
+    const common = {
+      id: this.id,
+      protocol: this.request.protocol,
+      connections: this.live.size,
+      accepted: this.accepted,
+      refused: this.refused,
+      created_at: Math.floor(this.createdAt / 1000),
+    };
     const r = this.request;
     if (r.kind === 'listen') return { ...common, kind: 'listen', target: formatAddress(r.target), allow: this.allow };
     return { ...common, kind: 'forward', node: toHex(r.node), address: formatAddress(this.listener?.address ?? r.bind) };

@@ -5,13 +5,13 @@ import { test } from '../../test/harness.ts';
 import { failure } from '../../test/network-compliance.ts';
 import { readAll } from '../net/duplex.ts';
 import { memoryStreamPair } from '../net/memory-stream.test-util.ts';
-import { afterAnswer, ANSWER, MAX_REASON_BYTES, refusalFrame, TunnelRefusedError } from './wire.ts';
+import { ANSWER, afterAnswer, MAX_REASON_BYTES, refusalFrame, TunnelRefusedError } from './wire.ts';
 
 const NODE = new Uint8Array(32);
 const text = new TextEncoder();
 const words = new TextDecoder();
 
-test('tunnel wire: after an acceptance the forwarder reads the service\'s bytes, the answer byte taken off', async () => {
+test("tunnel wire: after an acceptance the forwarder reads the service's bytes, the answer byte taken off", async () => {
   const { opener, server } = memoryStreamPair(NODE, NODE);
   let accepted = 0;
   const reading = readAll(afterAnswer(opener, () => accepted++));
@@ -22,7 +22,7 @@ test('tunnel wire: after an acceptance the forwarder reads the service\'s bytes,
   assert.equal(accepted, 1);
 });
 
-test('tunnel wire: a refusal is read whole without the listener\'s FIN, cut anywhere', async () => {
+test("tunnel wire: a refusal is read whole without the listener's FIN, cut anywhere", async () => {
   const reason = `${'ab'.repeat(32)} is not allowed on tunnel web`;
   const frame = refusalFrame(ANSWER.notAllowed, reason);
   for (const cuts of [[frame.length], [1, frame.length], [2, 7, frame.length], [1, 2, 3, frame.length]]) {

@@ -5,8 +5,9 @@
  * such class extends `HttpProblem`, which carries its code, status and title, and `problemResponse`
  * turns any of them into the answer in one place.
  */
-import { bytesResponse } from './bytes-response.ts';
+
 import { MeshError } from '../errors.ts';
+import { bytesResponse } from './bytes-response.ts';
 
 /** One kind of problem: its status and title, fixed headers, and for a service that documents it, what it means. */
 export interface ProblemKind {

@@ -1,6 +1,6 @@
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { rejects } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
 import { WebProblem } from './problem.ts';
 import { queryValues } from './query.ts';
 
@@ -23,7 +23,12 @@ test('query: repeated names are refused, all named, with the problem the service
 
 test('query: names a route does not take are refused when it says what it takes', () => {
   assert.deepEqual({ ...queryValues(new URLSearchParams('limit=1'), { allowed: ['limit'] }) }, { limit: '1' });
-  const error = rejects(() => queryValues(new URLSearchParams('limt=1&x=2'), { allowed: ['limit'] }), WebProblem, 'unknown-parameter', /"limt", "x"; this operation takes limit/) as WebProblem;
+  const error = rejects(
+    () => queryValues(new URLSearchParams('limt=1&x=2'), { allowed: ['limit'] }),
+    WebProblem,
+    'unknown-parameter',
+    /"limt", "x"; this operation takes limit/,
+  ) as WebProblem;
   assert.equal(error.status, 400);
   rejects(() => queryValues(new URLSearchParams('x=1'), { allowed: [] }), WebProblem, 'unknown-parameter', /takes no parameters/);
 });

@@ -2,7 +2,7 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { MeshError } from '../errors.ts';
 import { WebProblem } from './problem.ts';
-import { createService, type CorsPolicy, type Route } from './router.ts';
+import { type CorsPolicy, createService, type Route } from './router.ts';
 
 class Refusal extends MeshError {}
 
@@ -77,7 +77,7 @@ test('router: HEAD is GET without the body; OPTIONS answers Allow and what the p
   assert.equal((await fetch('/nope', { method: 'OPTIONS' })).status, 404);
 });
 
-test('router: the policy\'s read headers go on GET and HEAD answers; nosniff on every answer', async () => {
+test("router: the policy's read headers go on GET and HEAD answers; nosniff on every answer", async () => {
   const { fetch } = service();
   const read = await fetch('/items');
   assert.equal(read.headers.get('access-control-allow-origin'), 'http://ok.example');
@@ -89,7 +89,7 @@ test('router: the policy\'s read headers go on GET and HEAD answers; nosniff on 
   assert.isNull((await fetch('/nope')).headers.get('access-control-allow-origin'));
 });
 
-test('router: the guard refuses before the path is looked up, with the service\'s arguments', async () => {
+test("router: the guard refuses before the path is looked up, with the service's arguments", async () => {
   const seen: string[] = [];
   const { fetch } = service((_request, url, who) => {
     seen.push(who);
@@ -100,7 +100,7 @@ test('router: the guard refuses before the path is looked up, with the service\'
   assert.deepEqual(seen, ['someone', 'someone']);
 });
 
-test('router: a service\'s own errors become its problems; anything else a 500 that says nothing', async () => {
+test("router: a service's own errors become its problems; anything else a 500 that says nothing", async () => {
   const { fetch, failures } = service();
   const refused = await fetch('/refuse');
   assert.equal(refused.status, 400);

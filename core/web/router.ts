@@ -116,8 +116,7 @@ export function createService<A extends unknown[] = []>(options: ServiceOptions<
   const byPath = new Map<string, Route>();
   for (const route of options.routes) {
     byPath.set(route.path, route);
-    const call = (handler: RouteHandler) => (request: IRequest, url: URL) =>
-      handler({ request: request as unknown as Request, url, params: request.params });
+    const call = (handler: RouteHandler) => (request: IRequest, url: URL) => handler({ request: request as unknown as Request, url, params: request.params });
     if (route.get) router.get(route.path, call(route.get)).head(route.path, call(route.get));
     if (route.post) router.post(route.path, call(route.post));
     if (route.delete) router.delete(route.path, call(route.delete));

@@ -2,8 +2,8 @@
 // Web APIs only: runs on Node, Deno and Chromium.
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
-import { END_FRAME, eventStream, type Flow, type Unsubscribe } from './sse.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
+import { END_FRAME, eventStream, type Flow, type Unsubscribe } from './sse.ts';
 
 interface Line {
   seq: number;
@@ -54,32 +54,47 @@ test('sse: end after the client went away does nothing; an id that is not one li
   finish!();
 
   let emit: ((line: Line) => void) | undefined;
-  const broken = eventStream<Line>((listener) => {
-    emit = listener;
-    return () => {};
-  }, { ...OPTIONS, id: (line) => `${line.seq}\ndata: forged` });
+  const broken = eventStream<Line>(
+    (listener) => {
+      emit = listener;
+      return () => {};
+    },
+    { ...OPTIONS, id: (line) => `${line.seq}\ndata: forged` },
+  );
   emit!({ seq: 1, text: 'x' });
   // A reader sees the stream's own error (a Response body reader may wrap it).
-  const failure = await broken.getReader().read().then(() => undefined, (error: unknown) => error);
+  const failure = await broken
+    .getReader()
+    .read()
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
   assert.instanceOf(failure, RangeError);
 });
 
 test('sse: streams without ids frame events as before', async () => {
-  const body = eventStream<Line>((listener, end) => {
-    listener({ seq: 1, text: 'a' });
-    end();
-    return () => {};
-  }, { keepAliveMs: 60_000, maxQueued: 10 });
+  const body = eventStream<Line>(
+    (listener, end) => {
+      listener({ seq: 1, text: 'a' });
+      end();
+      return () => {};
+    },
+    { keepAliveMs: 60_000, maxQueued: 10 },
+  );
   assert.equal(await new Response(body).text(), `data: {"seq":1,"text":"a"}\n\n${END_FRAME}`);
 });
 
 test('sse: a stream bounded in bytes closes once its unread frames pass the bound, however few they are', async () => {
   let emit: ((line: Line) => void) | undefined;
   let unsubscribed = 0;
-  const body = eventStream<Line>((listener) => {
-    emit = listener;
-    return () => unsubscribed++;
-  }, { ...OPTIONS, maxQueued: 1_000, maxQueuedBytes: 2_500 });
+  const body = eventStream<Line>(
+    (listener) => {
+      emit = listener;
+      return () => unsubscribed++;
+    },
+    { ...OPTIONS, maxQueued: 1_000, maxQueuedBytes: 2_500 },
+  );
   // Frames of about a kilobyte: the third takes the queue past 2,500 bytes, the fourth finds it so and closes the stream.
   for (let seq = 1; seq <= 5; seq++) emit!({ seq, text: 'x'.repeat(1_000) });
   const text = await new Response(body).text();
@@ -117,7 +132,11 @@ test('sse: a paced subscriber sends what fits, waits while the client reads noth
   assert.isAtLeast(flow!.room(), 5);
   emit!({ seq: 11, text: 'y' });
   while (!text.includes('id: 11\n')) text += decoder.decode((await reader.read()).value);
-  assert.deepEqual([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1])), Array.from({ length: 11 }, (_, i) => i + 1), 'nothing lost, nothing closed');
+  assert.deepEqual(
+    [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1])),
+    Array.from({ length: 11 }, (_, i) => i + 1),
+    'nothing lost, nothing closed',
+  );
   // Once the stream has ended, the flow has no room and a wait ends at once.
   await reader.cancel();
   assert.equal(flow!.room(), 0);

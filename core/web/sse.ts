@@ -16,7 +16,7 @@
  * bytes may offer them as length-prefixed binary frames to clients that ask for them.
  */
 import { concatBytes } from '../encoding/bytes.ts';
-import { systemClock, type Clock, type Timer } from '../time/clock.ts';
+import { type Clock, systemClock, type Timer } from '../time/clock.ts';
 
 /** Ends a subscription. */
 export type Unsubscribe = () => void;
@@ -89,11 +89,16 @@ export const END_FRAME = 'event: end\ndata: {}\n\n';
  * SSE frames: `id: …` and `event: …` (when `id` and `type` give them) and `data: <the event, or
  * data(event), as JSON>`; keep-alive and overflow as comments.
  */
-export function sseFormat<T>(id?: (event: T) => string | number | undefined, data?: (event: T) => unknown, type?: (event: T) => string | undefined): EventFormat<T> {
+export function sseFormat<T>(
+  id?: (event: T) => string | number | undefined,
+  data?: (event: T) => unknown,
+  type?: (event: T) => string | undefined,
+): EventFormat<T> {
   const field = (name: string, value: string | number | undefined): string => (value === undefined ? '' : `${name}: ${oneLine(value)}\n`);
   return {
     contentType: EVENT_STREAM_HEADERS['content-type']!,
-    frame: (event) => encoder.encode(`${field('id', id?.(event))}${field('event', type?.(event))}data: ${JSON.stringify(data === undefined ? event : data(event))}\n\n`),
+    frame: (event) =>
+      encoder.encode(`${field('id', id?.(event))}${field('event', type?.(event))}data: ${JSON.stringify(data === undefined ? event : data(event))}\n\n`),
     keepAlive: KEEP_ALIVE,
     overflow: (bound) => encoder.encode(`: closed: more than ${bound} unread\n\n`),
     end: encoder.encode(END_FRAME),
@@ -199,33 +204,37 @@ export function eventStream<T>(subscribe: Subscribe<T>, options: EventStreamOpti
           controller.enqueue(format.end);
           controller.close();
         };
-        unsubscribe = subscribe((event) => {
-          if (ended) return;
-          // The burst not yet handed over counts as unread too.
-          if (controller.desiredSize === null || free() <= 0) {
-            flush();
-            stop();
-            const last = format.overflow(bound);
-            if (last.length > 0) controller.enqueue(last);
-            controller.close();
-            return;
-          }
-          let frame: Uint8Array;
-          try {
-            frame = format.frame(event);
-          } catch (error) {
-            // An event that cannot be written (a bigint, a cycle) ends this stream, not the emitter.
-            stop();
-            controller.error(error);
-            return;
-          }
-          burst.push(frame);
-          burstBytes += frame.length;
-          // A long burst (a replay of the whole ring) goes out in chunks of a bounded size.
-          if (burstBytes >= MAX_CHUNK_BYTES) flush();
-          else if (burst.length === 1) queueMicrotask(flush);
-          sentAt = clock.now();
-        }, end, flow);
+        unsubscribe = subscribe(
+          (event) => {
+            if (ended) return;
+            // The burst not yet handed over counts as unread too.
+            if (controller.desiredSize === null || free() <= 0) {
+              flush();
+              stop();
+              const last = format.overflow(bound);
+              if (last.length > 0) controller.enqueue(last);
+              controller.close();
+              return;
+            }
+            let frame: Uint8Array;
+            try {
+              frame = format.frame(event);
+            } catch (error) {
+              // An event that cannot be written (a bigint, a cycle) ends this stream, not the emitter.
+              stop();
+              controller.error(error);
+              return;
+            }
+            burst.push(frame);
+            burstBytes += frame.length;
+            // A long burst (a replay of the whole ring) goes out in chunks of a bounded size.
+            if (burstBytes >= MAX_CHUNK_BYTES) flush();
+            else if (burst.length === 1) queueMicrotask(flush);
+            sentAt = clock.now();
+          },
+          end,
+          flow,
+        );
         // The stream may have ended inside `subscribe` (events delivered at once overflowed it, or it had no more).
         if (ended) unsubscribe();
         else keepAlive();
@@ -239,6 +248,8 @@ export function eventStream<T>(subscribe: Subscribe<T>, options: EventStreamOpti
       },
     },
     // Counted in events (a chunk counts the frames it holds), or in bytes.
-    byBytes ? new ByteLengthQueuingStrategy({ highWaterMark: options.maxQueuedBytes! }) : { highWaterMark: options.maxQueued, size: (chunk) => eventsIn.get(chunk!) ?? 1 },
+    byBytes
+      ? new ByteLengthQueuingStrategy({ highWaterMark: options.maxQueuedBytes! })
+      : { highWaterMark: options.maxQueued, size: (chunk) => eventsIn.get(chunk!) ?? 1 },
   );
 }

@@ -5,12 +5,13 @@
  *
  * Only the few `Deno` members used here are typed (below), so the file also type-checks under tsc.
  */
+
+import { type Command, command, EXIT } from '../../host-node/cli/command.ts';
 import type { DataSource, IndexCache } from '../http/data-source.ts';
 import { importHint } from '../http/problem.ts';
 import { type ClientInfo, createDirectory } from '../router.ts';
 import { KvSubmissionStore } from '../submissions/kv-store.ts';
-import { type Command, command, EXIT } from '../../host-node/cli/command.ts';
-import { origin, SERVE_DESCRIPTION, SERVE_NOTES, serveConfig, type ServeOptionDefinitions, type ServeOptions, serveOptions } from './options.ts';
+import { origin, SERVE_DESCRIPTION, SERVE_NOTES, type ServeOptionDefinitions, type ServeOptions, serveConfig, serveOptions } from './options.ts';
 
 interface DenoHttpServer {
   readonly finished: Promise<void>;
@@ -85,7 +86,9 @@ export function denoIndexCache(datasetPath: string): IndexCache {
         }
         await deno().rename(temporary, path);
       } catch (error) {
-        await deno().remove(temporary).catch(() => {});
+        await deno()
+          .remove(temporary)
+          .catch(() => {});
         throw error;
       }
     },

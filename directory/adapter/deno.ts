@@ -5,8 +5,9 @@
  * `--data` it serves `~/.mesh/directory/directory.json`, which `mesh directory import` writes.
  * See deno-serve.ts.
  */
-import { defaultDatasetPath } from './dataset-path.ts';
+
 import { runCommand } from '../../host-node/cli/run.ts';
+import { defaultDatasetPath } from './dataset-path.ts';
 import { denoDirectoryCommand } from './deno-serve.ts';
 
 const deno = (globalThis as unknown as { Deno: { args: string[]; exit(code: number): never } }).Deno;

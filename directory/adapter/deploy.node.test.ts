@@ -2,7 +2,7 @@
 // network (loopback here), the one environment variable it reads, Deno KV; no file read or write.
 // The dataset comes over HTTP from a server on 127.0.0.1 serving the dataset built from the
 // shared data. (Node drives the test: it starts both processes.)
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { buildSharedDataset } from '../testing/shared-dataset.ts';
 

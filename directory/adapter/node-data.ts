@@ -32,4 +32,3 @@ export function nodeSha256(): Sha256Hasher {
     digest: () => new Uint8Array(hash.digest()),
   };
 }
-

@@ -1,29 +1,30 @@
 // Node only: the service suite behind node:http on a real socket, and the `mesh directory` command.
-import { after, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
 import { once } from 'node:events';
 import { existsSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { buildSharedDataset } from '../testing/shared-dataset.ts';
+import { type FetchHandler, serveFetch } from '../../host-node/http-server.ts';
+import { serializeDataset } from '../dataset.ts';
 import { importHint } from '../http/problem.ts';
+import { readIndexFile } from '../index-file.ts';
 import { createDirectory } from '../router.ts';
 import { MemorySubmissionStore } from '../submissions/store.ts';
-import { serializeDataset } from '../dataset.ts';
-import { readIndexFile } from '../index-file.ts';
 import { fixtureDataset, fixtureText, textSource } from '../testing/fixtures.ts';
 import { serviceSuite, socketTarget } from '../testing/service-suite.ts';
-import { type FetchHandler, serveFetch } from '../../host-node/http-server.ts';
-import { fileDataSource, nodeSha256 } from './node-data.ts';
+import { buildSharedDataset } from '../testing/shared-dataset.ts';
 import { DIRECTORY_OLD_SPACE_MB, DIRECTORY_SEMI_SPACE_MB } from './heap-size.ts';
+import { fileDataSource, nodeSha256 } from './node-data.ts';
 
 serviceSuite('node:http', socketTarget(serveFetch));
 
@@ -96,10 +97,7 @@ test('node adapter: a client that goes away cancels the body and aborts the requ
       const reader = response.body!.getReader();
       await reader.read();
       abort.abort();
-      await Promise.race([
-        cancel,
-        new Promise((_, reject) => setTimeout(() => reject(new Error('the body was not cancelled')), 5000)),
-      ]);
+      await Promise.race([cancel, new Promise((_, reject) => setTimeout(() => reject(new Error('the body was not cancelled')), 5000))]);
       for (let i = 0; i < 50 && !signal?.aborted; i++) await new Promise((resolve) => setTimeout(resolve, 10));
       assert.equal(signal?.aborted, true, 'the request of the client that left is aborted');
       assert.equal(finished[0]!.aborted, false, 'a request answered in full is not');
@@ -107,7 +105,7 @@ test('node adapter: a client that goes away cancels the body and aborts the requ
   );
 });
 
-test('node:crypto hashes the dataset to the same ETag as the core\'s hasher', async () => {
+test("node:crypto hashes the dataset to the same ETag as the core's hasher", async () => {
   const etags: string[] = [];
   for (const sha256 of [undefined, nodeSha256]) {
     const directory = createDirectory({ data: textSource(fixtureText()), submissions: new MemorySubmissionStore(), ...(sha256 ? { sha256 } : {}) });
@@ -154,7 +152,13 @@ test('node adapter: a receipt points at the Host the client addressed, whatever 
     const answer = await new Promise<{ status: number; location: string | undefined; text: string }>((resolve, reject) => {
       const req = httpRequest(
         // Origin-form with a leading `//`: a URL resolver would read evil.example as the authority.
-        { host: hostname, port, method: 'POST', path: '//evil.example/api/v1/submissions', headers: { 'content-type': 'application/json', 'content-length': body.length } },
+        {
+          host: hostname,
+          port,
+          method: 'POST',
+          path: '//evil.example/api/v1/submissions',
+          headers: { 'content-type': 'application/json', 'content-length': body.length },
+        },
         (res) => {
           let text = '';
           res.setEncoding('utf8');
@@ -184,7 +188,9 @@ test('node adapter: an answer sent before the body was read closes the connectio
       assert.equal(refused.headers.get('connection'), 'close');
       assert.equal(((await refused.json()) as { type: string }).type, '/problems/too-large');
       const burst = await Promise.allSettled(Array.from({ length: 20 }, async () => (await fetch(`${url}/api/v1/stats`)).status));
-      const failed = burst.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason?.cause ?? (r as PromiseRejectedResult).reason));
+      const failed = burst
+        .filter((r) => r.status === 'rejected')
+        .map((r) => String((r as PromiseRejectedResult).reason?.cause ?? (r as PromiseRejectedResult).reason));
       assert.deepEqual(failed, [], `round ${round}`);
       for (const r of burst) assert.equal((r as PromiseFulfilledResult<number>).value, 200);
     }
@@ -286,7 +292,7 @@ test(
       const args = await commandLineOf(own.child.pid!);
       assert.ok(args.includes(`--max-semi-space-size=${DIRECTORY_SEMI_SPACE_MB}`), args.join(' '));
       assert.ok(args.includes(`--max-old-space-size=${DIRECTORY_OLD_SPACE_MB}`), args.join(' '));
-      assert.equal((await (await fetch(`${own.url}/api/v1/stats`)).json() as { total: number }).total > 0, true);
+      assert.equal(((await (await fetch(`${own.url}/api/v1/stats`)).json()) as { total: number }).total > 0, true);
       assert.equal(await own.stop(), 0, 'SIGTERM reaches the restarted process');
       const given = await serve(['--submissions', join(dir, 'subs')], { HOME: home, NODE_OPTIONS: '--max-semi-space-size=4' });
       const givenArgs = await commandLineOf(given.child.pid!);
@@ -334,7 +340,10 @@ test('mesh directory writes the index beside the dataset, starts from it, and in
     server = await serve(args);
     assert.equal(((await (await fetch(`${server.url}/api/v1/stats`)).json()) as { total: number }).total, 3);
     assert.equal(await server.stop(), 0);
-    assert.ok(server.stderr.some((line) => /index file/.test(line)), 'the broken index is reported');
+    assert.ok(
+      server.stderr.some((line) => /index file/.test(line)),
+      'the broken index is reported',
+    );
     assert.equal(readIndexFile(await readFile(index)).parts.size, 3, 'and written again');
   }));
 
@@ -367,7 +376,14 @@ test('mesh directory answers 503 for a missing dataset file and recovers once it
     const body = (await missing.json()) as { factories: unknown; detail: string };
     assert.equal(body.factories, null);
     assert.ok(!body.detail.includes(data), 'no file path in a public answer');
-    assert.ok(server.lines.some((line) => line.endsWith(`run \`npx mesh directory import --out ${data}\` (it fetches one from the public sources, US EPA FRS and Wikidata, into the file this directory serves), or start the directory with --data FILE.`)), 'the start line names the file served');
+    assert.ok(
+      server.lines.some((line) =>
+        line.endsWith(
+          `run \`npx mesh directory import --out ${data}\` (it fetches one from the public sources, US EPA FRS and Wikidata, into the file this directory serves), or start the directory with --data FILE.`,
+        ),
+      ),
+      'the start line names the file served',
+    );
     await writeFile(data, fixtureText());
     let status = 503;
     for (let i = 0; i < 60 && status === 503; i++) {
@@ -462,14 +478,21 @@ test('mesh directory keeps submissions across a restart, in private files, and t
   }));
 
 /** One request on a connection of its own (the kernel spreads new connections over the serving threads). */
-function fresh(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+function fresh(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method: init.method ?? 'GET', headers: { 'accept-encoding': 'identity', ...init.headers }, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
-      response.on('error', reject);
-    });
+    const request = httpRequest(
+      url,
+      { method: init.method ?? 'GET', headers: { 'accept-encoding': 'identity', ...init.headers }, agent: false },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(init.body);
   });
@@ -478,7 +501,10 @@ function fresh(url: string, init: { method?: string; headers?: Record<string, st
 /** Waits until the server has printed a line matching `pattern`. */
 async function printed(server: Served, pattern: RegExp): Promise<void> {
   for (let i = 0; i < 100 && !server.lines.some((line) => pattern.test(line)); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.ok(server.lines.some((line) => pattern.test(line)), server.lines.join('\n'));
+  assert.ok(
+    server.lines.some((line) => pattern.test(line)),
+    server.lines.join('\n'),
+  );
 }
 
 test('mesh directory --threads 2: both threads answer alike, and share one rate limit and the submissions', () =>
@@ -488,7 +514,10 @@ test('mesh directory --threads 2: both threads answer alike, and share one rate 
     await printed(open, /^serving on 2 threads$/);
     const search = `${open.url}/api/v1/factories?q=steel&limit=5`;
     const answers = await Promise.all(Array.from({ length: 24 }, () => fresh(search)));
-    assert.ok(answers.every((a) => a.status === 200 && a.body.equals(answers[0]!.body)), 'the same page from every connection');
+    assert.ok(
+      answers.every((a) => a.status === 200 && a.body.equals(answers[0]!.body)),
+      'the same page from every connection',
+    );
     const exports = await Promise.all(Array.from({ length: 8 }, () => fresh(`${open.url}/directory.json`)));
     assert.ok(exports.every((e) => e.status === 200 && e.headers.etag === exports[0]!.headers.etag && e.body.equals(exports[0]!.body)));
     const { total } = JSON.parse((await fresh(`${open.url}/api/v1/stats`)).body.toString()) as { total: number };
@@ -541,7 +570,10 @@ test('mesh directory --threads 2 over a dataset without an index file serves it 
     await mkdir(`${data}.index`);
     const alone = await serve(['--data', data, '--submissions', join(dir, 'subs'), '--threads', '2']);
     for (let i = 0; i < 100 && !alone.stderr.some((line) => line.includes('serving on 1 thread')); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.ok(alone.stderr.some((line) => /serving on 1 thread, not 2: .*could not be written/.test(line)), alone.stderr.join('\n'));
+    assert.ok(
+      alone.stderr.some((line) => /serving on 1 thread, not 2: .*could not be written/.test(line)),
+      alone.stderr.join('\n'),
+    );
     const stats = await fresh(`${alone.url}/api/v1/stats`);
     assert.equal(stats.status, 200);
     assert.equal(await alone.stop(), 0);
@@ -550,7 +582,8 @@ test('mesh directory --threads 2 over a dataset without an index file serves it 
 test('mesh directory refuses bad options with exit 2 and prints its options on --help', async () => {
   const run = promisify(execFile);
   const help = await run(process.execPath, [mesh, 'directory', '--help']);
-  for (const option of ['--host', '--port', '--data', '--submissions', '--rate-limit', '--burst', '--trust-proxy', '--threads']) assert.ok(help.stdout.includes(option), option);
+  for (const option of ['--host', '--port', '--data', '--submissions', '--rate-limit', '--burst', '--trust-proxy', '--threads'])
+    assert.ok(help.stdout.includes(option), option);
   for (const args of [['--port', '70000'], ['--burst', '0'], ['--rate-limit', 'fast'], ['--threads', '0'], ['--colour']]) {
     await assert.rejects(run(process.execPath, [mesh, 'directory', ...args]), (error: { code: number; stderr: string }) => {
       assert.equal(error.code, 2);
@@ -561,22 +594,22 @@ test('mesh directory refuses bad options with exit 2 and prints its options on -
 });
 
 test('MCP over a real socket with the SDK client against the dataset built from the shared data', async () => {
-    const directory = createDirectory({ data: fileDataSource(defaultDataset), submissions: new MemorySubmissionStore() });
-    const server = await serveFetch(directory.fetch, '127.0.0.1', 0);
-    const client = new Client({ name: 'directory-test', version: '1.0.0' });
-    try {
-      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', server.url)));
-      const stats = await client.callTool({ name: 'registry_stats', arguments: {} });
-      const total = (stats.structuredContent as { total: number }).total;
-      assert.ok(total > 0);
-      const page = await client.callTool({ name: 'search_factories', arguments: { limit: 3 } });
-      const structured = page.structuredContent as { total: number; factories: { id: string }[] };
-      assert.equal(structured.total, total);
-      const one = await client.callTool({ name: 'get_factory', arguments: { id: structured.factories[0]!.id } });
-      assert.equal((one.structuredContent as { factory: { id: string } }).factory.id, structured.factories[0]!.id);
-    } finally {
-      await client.close();
-      await directory.close();
-      await server.close();
-    }
-  });
+  const directory = createDirectory({ data: fileDataSource(defaultDataset), submissions: new MemorySubmissionStore() });
+  const server = await serveFetch(directory.fetch, '127.0.0.1', 0);
+  const client = new Client({ name: 'directory-test', version: '1.0.0' });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', server.url)));
+    const stats = await client.callTool({ name: 'registry_stats', arguments: {} });
+    const total = (stats.structuredContent as { total: number }).total;
+    assert.ok(total > 0);
+    const page = await client.callTool({ name: 'search_factories', arguments: { limit: 3 } });
+    const structured = page.structuredContent as { total: number; factories: { id: string }[] };
+    assert.equal(structured.total, total);
+    const one = await client.callTool({ name: 'get_factory', arguments: { id: structured.factories[0]!.id } });
+    assert.equal((one.structuredContent as { factory: { id: string } }).factory.id, structured.factories[0]!.id);
+  } finally {
+    await client.close();
+    await directory.close();
+    await server.close();
+  }
+});

@@ -6,22 +6,22 @@
 import { stat } from 'node:fs/promises';
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type HttpServer, serveFetch } from '../../host-node/http-server.ts';
-import { importHint } from '../http/problem.ts';
+import { command, entry, option } from '../../host-node/cli/command.ts';
+import { stopSignal } from '../../host-node/cli/stop-signal.ts';
+import { integer } from '../../host-node/cli/values.ts';
 import { connectionCounts, threadBalance } from '../../host-node/connection-balance.ts';
+import { type HttpServer, serveFetch } from '../../host-node/http-server.ts';
+import { isSharedStore } from '../bitset-simd.ts';
+import { importHint } from '../http/problem.ts';
 import { bucketMemory } from '../http/rate-limit.ts';
 import { createDirectory, type Directory } from '../router.ts';
-import { isSharedStore } from '../bitset-simd.ts';
+import { FileSubmissionStore } from '../submissions/file-store.ts';
 import { defaultDatasetPath } from './dataset-path.ts';
+import { restartWithDirectoryHeapSizes } from './heap-size.ts';
 import { fileIndexCache, indexPathOf } from './index-cache.ts';
 import { fileDataSource, nodeSha256, reportOnStderr } from './node-data.ts';
-import { restartWithDirectoryHeapSizes } from './heap-size.ts';
-import { FileSubmissionStore } from '../submissions/file-store.ts';
-import { command, entry, option } from '../../host-node/cli/command.ts';
-import { integer } from '../../host-node/cli/values.ts';
+import { origin, SERVE_DESCRIPTION, SERVE_NOTES, type ServeOptions, serveConfig, serveOptions } from './options.ts';
 import { type ServingThreads, startThreads, threadsCanShareAPort } from './threads.ts';
-import { stopSignal } from '../../host-node/cli/stop-signal.ts';
-import { origin, SERVE_DESCRIPTION, SERVE_NOTES, serveConfig, type ServeOptions, serveOptions } from './options.ts';
 
 /** Where submissions go when `--submissions` is not given. */
 export const DEFAULT_SUBMISSIONS_DIR = join(homedir(), '.mesh', 'directory', 'submissions');
@@ -114,21 +114,29 @@ async function runDirectory(asked: ServeOptions & { threads: number }): Promise<
     if (stopping) return undefined;
     if (!(index?.file.buffer instanceof SharedArrayBuffer && isSharedStore(index.bitsets))) {
       // Said, not silent: the user asked for more threads.
-      onError(new Error(`serving on 1 thread, not ${options.threads}: the index was built from the dataset and its file ${indexPathOf(dataPath)} could not be written and read back, so there is no copy of it to share`));
+      onError(
+        new Error(
+          `serving on 1 thread, not ${options.threads}: the index was built from the dataset and its file ${indexPathOf(dataPath)} could not be written and read back, so there is no copy of it to share`,
+        ),
+      );
       return undefined;
     }
     const { port } = new URL(server.url);
-    const threads = await startThreads(options.threads - 1, {
-      host: options.host,
-      port: Number(port),
-      index,
-      rateLimitMemory,
-      rateLimit: options.rateLimit,
-      burst: options.burst,
-      trustProxy: options.trustProxy,
-      submissions,
-      connections,
-    }, onError);
+    const threads = await startThreads(
+      options.threads - 1,
+      {
+        host: options.host,
+        port: Number(port),
+        index,
+        rateLimitMemory,
+        rateLimit: options.rateLimit,
+        burst: options.burst,
+        trustProxy: options.trustProxy,
+        submissions,
+        connections,
+      },
+      onError,
+    );
     process.stdout.write(`serving on ${threads.count + 1} threads\n`);
     return threads;
   }

@@ -2,7 +2,7 @@
  * The command-line options of the directory server, shared by the Node command
  * (`mesh directory`) and the Deno entry (`deno task directory`), so both take the same flags.
  */
-import { flag, type FlagOption, option, type Options, type OptionValues, type ValueOption } from '../../host-node/cli/command.ts';
+import { type FlagOption, flag, type Options, type OptionValues, option, type ValueOption } from '../../host-node/cli/command.ts';
 import { decimal, integer, port } from '../../host-node/cli/values.ts';
 
 export interface ServeOptions {
@@ -46,9 +46,16 @@ export function serveOptions(submissionsDefault: string): ServeOptionDefinitions
     port: option({ value: 'N', description: 'port, 0 for a free one', parse: port(), default: DEFAULT_PORT }),
     data: option({ value: 'FILE', description: 'dataset file', shown: '~/.mesh/directory/directory.json, written by mesh directory import' }),
     submissions: option({ value: 'PATH', description: 'where submissions are kept for review', shown: submissionsDefault }),
-    'rate-limit': option({ value: 'N', description: 'requests per second per client, after the burst; 0 for no limit', parse: decimal(0, 1_000_000), default: 20 }),
+    'rate-limit': option({
+      value: 'N',
+      description: 'requests per second per client, after the burst; 0 for no limit',
+      parse: decimal(0, 1_000_000),
+      default: 20,
+    }),
     burst: option({ value: 'N', description: 'requests a client may make at once', parse: integer(1, 1_000_000), default: 120 }),
-    'trust-proxy': flag('behind exactly one reverse proxy that appends the client address to X-Forwarded-For: rate-limit by that last address (without this flag the header is ignored: any client can send it)'),
+    'trust-proxy': flag(
+      'behind exactly one reverse proxy that appends the client address to X-Forwarded-For: rate-limit by that last address (without this flag the header is ignored: any client can send it)',
+    ),
   };
 }
 

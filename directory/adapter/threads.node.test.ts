@@ -1,6 +1,7 @@
 // Node only: the directory's worker threads (threads.ts).
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { connectionCounts } from '../../host-node/connection-balance.ts';
 import { bucketMemory, TokenBucketLimiter } from '../http/rate-limit.ts';
 import { startThreads, threadsCanShareAPort } from './threads.ts';

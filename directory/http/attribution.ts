@@ -23,7 +23,7 @@ export const USE_RULES: readonly string[] = [
   'Respect removals: drop records that no longer appear here.',
   'Refresh exported records; do not serve stale copies as current.',
   'A contact address found here, role mailboxes included, is no authorization for unsolicited bulk messages.',
-  'The rights of the original sources remain applicable to exported data (see each source\'s licence).',
+  "The rights of the original sources remain applicable to exported data (see each source's licence).",
 ];
 
 /** The attribution of a loaded dataset. */

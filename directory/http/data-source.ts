@@ -10,8 +10,8 @@ import { createSha256 } from '../../core/crypto/sha256.ts';
 import { concatBytes } from '../../core/encoding/bytes.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import type { Dataset, DatasetHeader } from '../dataset.ts';
-import { indexFileChunks, indexFileLengths, INDEX_FILE_FIXED_BYTES, readIndexFile } from '../index-file.ts';
 import type { IndexOptions } from '../index-builder.ts';
+import { INDEX_FILE_FIXED_BYTES, indexFileChunks, indexFileLengths, readIndexFile } from '../index-file.ts';
 import { DirectoryIndex } from '../search.ts';
 import { type Attribution, attributionOf } from './attribution.ts';
 
@@ -75,9 +75,7 @@ export interface LoadedData {
   readonly indexFile?: Uint8Array;
 }
 
-export type DataState =
-  | { readonly ok: true; readonly data: LoadedData }
-  | { readonly ok: false; readonly retryAfterSeconds: number };
+export type DataState = { readonly ok: true; readonly data: LoadedData } | { readonly ok: false; readonly retryAfterSeconds: number };
 
 export interface RetryOptions {
   /** Wait after the first failure (ms); doubles with each further failure. */

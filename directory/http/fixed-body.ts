@@ -3,9 +3,10 @@
  * kept as bytes with a strong ETag, so a request for them costs a copy, and a client that holds
  * the current one gets 304 without a body.
  */
-import { bytesResponse } from '../../core/web/bytes-response.ts';
+
 import { sha256 } from '../../core/crypto/sha256.ts';
 import { toHex } from '../../core/encoding/hex.ts';
+import { bytesResponse } from '../../core/web/bytes-response.ts';
 import { notModified } from './export.ts';
 
 /** A body's bytes (shared: never changed) and its ETag. */

@@ -1,11 +1,12 @@
 // /openapi.json as served passes Redocly's recommended rules with no error and no warning (Node: a
 // child process, the Redocly CLI).
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createDirectory } from '../router.ts';
@@ -28,7 +29,10 @@ test('/openapi.json passes redocly lint (recommended rules) with no errors and n
       assert.fail(`redocly lint failed:\n${error.stdout}\n${error.stderr}`);
     });
     const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
-    assert.deepEqual(report.problems.map((p) => `${p.ruleId}: ${p.message}`), []);
+    assert.deepEqual(
+      report.problems.map((p) => `${p.ruleId}: ${p.message}`),
+      [],
+    );
     assert.deepEqual(report.totals, { ...report.totals, errors: 0, warnings: 0 });
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -7,8 +7,7 @@ type Node = Record<string, unknown>;
 test('every response the OpenAPI document declares, a 503 too, names the RateLimit headers the service sends', () => {
   const document = openApiDocument() as Node;
   const components = (document.components as Node).responses as Record<string, Node>;
-  const resolve = (response: Node): Node =>
-    typeof response.$ref === 'string' ? components[response.$ref.replace('#/components/responses/', '')]! : response;
+  const resolve = (response: Node): Node => (typeof response.$ref === 'string' ? components[response.$ref.replace('#/components/responses/', '')]! : response);
   let checked = 0;
   for (const [path, item] of Object.entries(document.paths as Record<string, Node>)) {
     for (const [method, operation] of Object.entries(item)) {

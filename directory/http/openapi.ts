@@ -220,7 +220,7 @@ export function openApiDocument(): JsonSchema {
           summary: 'Ask to join, or to correct or remove a record',
           description:
             'Stored privately for review: it publishes nothing and never appears in search, export or statistics. ' +
-            'The receipt\'s token is shown once; keep it to read the status.',
+            "The receipt's token is shown once; keep it to read the status.",
           requestBody: {
             required: true,
             content: {
@@ -244,7 +244,7 @@ export function openApiDocument(): JsonSchema {
         get: {
           operationId: 'getSubmission',
           summary: 'Status of a submission',
-          description: 'Needs the receipt\'s token. A missing or wrong token and an unknown id get the same 401.',
+          description: "Needs the receipt's token. A missing or wrong token and an unknown id get the same 401.",
           security: [{ submissionToken: [] }, {}],
           parameters: [openApiParameter(SUBMISSION_ID_PARAM, 'path'), openApiParameter(SUBMISSION_TOKEN_PARAM, 'query')],
           responses: {
@@ -277,7 +277,7 @@ export function openApiDocument(): JsonSchema {
       responses: {
         BadRequest: problem('Invalid, unknown or repeated parameter (the errors member names each).'),
         NotFound: problem('No such record or path.'),
-        TooLarge: problem('Request too large: a body (or query string) over the route\'s bound.'),
+        TooLarge: problem("Request too large: a body (or query string) over the route's bound."),
         RateLimited: problem('Rate limited: respect Retry-After.', { 'Retry-After': RETRY_AFTER }),
         Unavailable: {
           description: 'Registry unavailable. factories is null: this is never an empty directory.',

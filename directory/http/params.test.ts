@@ -1,16 +1,16 @@
 import { assert } from 'chai';
 import fc from 'fast-check';
-import { test } from '../../test/harness.ts';
-import { rejects } from '../../test/assert.ts';
 import { WebProblem } from '../../core/web/problem.ts';
+import { rejects } from '../../test/assert.ts';
+import { test } from '../../test/harness.ts';
 import {
   integerParam,
   type JsonSchema,
   openApiParameter,
   type ParamDef,
   paramSchema,
-  paramsSchema,
   paramStruct,
+  paramsSchema,
   parseQuery,
   stringParam,
   validateParams,
@@ -43,13 +43,21 @@ function interesting(def: ParamDef): fc.Arbitrary<unknown> {
     fc.string({ unit: 'binary', minLength: 195, maxLength: 205 }),
     fc.string({ unit: 'binary', maxLength: 4 }),
     fc.string({ unit: fc.constantFrom('A', 'Z', 'a', '1', '-', 'Q', 'e', 'p', 'c', 'n', 'w', 'd', '@', '.'), maxLength: 24 }),
-    fc.constantFrom(...(def.type === 'string' && def.enum ? def.enum : ['']), 'US', 'us', 'epa-110000000001', 'wd-Q1', 'cn-0123456789abcdef0123', 'a@b.example'),
+    fc.constantFrom(
+      ...(def.type === 'string' && def.enum ? def.enum : ['']),
+      'US',
+      'us',
+      'epa-110000000001',
+      'wd-Q1',
+      'cn-0123456789abcdef0123',
+      'a@b.example',
+    ),
     fc.integer({ min: -5, max: 200 }),
     fc.constantFrom(...near, 1.5, -0, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2, null, true),
   );
 }
 
-test('every JSON value: the server\'s validator and the published schema agree', () => {
+test("every JSON value: the server's validator and the published schema agree", () => {
   for (const def of ALL) {
     const struct = paramStruct(def, 'json');
     const schema = paramSchema(def);
@@ -66,12 +74,15 @@ test('every query string value: accepted exactly when its decimal reading is in 
   for (const def of ALL) {
     const schema = paramSchema(def);
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 30 }), fc.integer({ min: -5, max: 200 }).map(String), fc.constantFrom('1.0', '1e2', ' 5', '+5', '0x10', '007')), (text) => {
-        const [error, value] = validateParamsSafe(def, text);
-        const expected = def.type === 'integer' ? (/^-?[0-9]{1,16}$/.test(text) ? schemaAccepts(schema, Number(text)) : false) : schemaAccepts(schema, text);
-        assert.equal(error === undefined, expected, `${def.name} = ${JSON.stringify(text)}`);
-        if (error === undefined && def.type === 'integer') assert.equal(value, Number(text));
-      }),
+      fc.property(
+        fc.oneof(fc.string({ maxLength: 30 }), fc.integer({ min: -5, max: 200 }).map(String), fc.constantFrom('1.0', '1e2', ' 5', '+5', '0x10', '007')),
+        (text) => {
+          const [error, value] = validateParamsSafe(def, text);
+          const expected = def.type === 'integer' ? (/^-?[0-9]{1,16}$/.test(text) ? schemaAccepts(schema, Number(text)) : false) : schemaAccepts(schema, text);
+          assert.equal(error === undefined, expected, `${def.name} = ${JSON.stringify(text)}`);
+          if (error === undefined && def.type === 'integer') assert.equal(value, Number(text));
+        },
+      ),
       RUNS,
     );
   }

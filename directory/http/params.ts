@@ -8,7 +8,7 @@
  * const query = parseQuery([limit], new URLSearchParams('limit=5')); // { limit: 5 }
  * paramSchema(limit); // { type: 'integer', minimum: 1, maximum: 100, default: 20, description: … }
  */
-import { coerce, enums, integer, max, min, pattern, refine, string, type Struct } from 'superstruct';
+import { coerce, enums, integer, max, min, pattern, refine, type Struct, string } from 'superstruct';
 import { queryValues } from '../../core/web/query.ts';
 import { type FieldError, ProblemError } from './problem.ts';
 
@@ -84,8 +84,7 @@ export function describeRule(def: ParamDef): string {
       : `must be an integer from ${def.minimum} to ${def.maximum}`;
   }
   if (def.enum) return `must be one of ${def.enum.join(', ')}`;
-  const length =
-    def.minLength > 0 ? `have ${def.minLength} to ${def.maxLength} characters` : `have at most ${def.maxLength} characters`;
+  const length = def.minLength > 0 ? `have ${def.minLength} to ${def.maxLength} characters` : `have at most ${def.maxLength} characters`;
   if (!def.pattern) return `must ${length}`;
   // A fixed-length pattern says the length itself.
   return def.minLength === def.maxLength ? `must match ${def.pattern.source}` : `must match ${def.pattern.source} and ${length}`;

@@ -3,7 +3,7 @@
  * the kit's included, each with what it means, which the service documents at `/problems/<code>`
  * (see `problemPage`). A handler throws a `ProblemError`; the kit turns it into the response.
  */
-import { problemClass, type ProblemKind, WEB_PROBLEMS } from '../../core/web/problem.ts';
+import { type ProblemKind, problemClass, WEB_PROBLEMS } from '../../core/web/problem.ts';
 
 export type { FieldError } from '../../core/web/problem.ts';
 
@@ -15,7 +15,8 @@ export const PROBLEMS = {
   },
   'invalid-parameter': {
     ...WEB_PROBLEMS['invalid-parameter'],
-    about: 'A query or path parameter breaks its rule (pattern, enumeration or range). The `errors` member names each parameter; `/openapi.json` states every rule.',
+    about:
+      'A query or path parameter breaks its rule (pattern, enumeration or range). The `errors` member names each parameter; `/openapi.json` states every rule.',
   },
   'unknown-parameter': {
     ...WEB_PROBLEMS['unknown-parameter'],
@@ -33,7 +34,8 @@ export const PROBLEMS = {
   unauthorized: {
     status: 401,
     title: 'Unauthorized',
-    about: 'Reading a submission needs the token from its receipt, as `Authorization: Bearer <token>` or `?token=`. The same answer is given for an unknown submission, so it reveals nothing.',
+    about:
+      'Reading a submission needs the token from its receipt, as `Authorization: Bearer <token>` or `?token=`. The same answer is given for an unknown submission, so it reveals nothing.',
   },
   'not-found': {
     ...WEB_PROBLEMS['not-found'],
@@ -46,7 +48,8 @@ export const PROBLEMS = {
   'too-large': {
     status: 413,
     title: 'Request too large',
-    about: 'The body (or, on a read, the query string) is over the bound of the route. Bodies are refused from their declared length before anything is parsed.',
+    about:
+      'The body (or, on a read, the query string) is over the bound of the route. Bodies are refused from their declared length before anything is parsed.',
   },
   'unsupported-media-type': {
     status: 415,
@@ -59,7 +62,7 @@ export const PROBLEMS = {
   },
   'headers-too-large': {
     ...WEB_PROBLEMS['headers-too-large'],
-    about: 'The request headers are over the server\'s bound. Send fewer or shorter headers.',
+    about: "The request headers are over the server's bound. Send fewer or shorter headers.",
   },
   'rate-limited': {
     status: 429,

@@ -95,7 +95,7 @@ test('limiters given the same memory share their buckets, as the threads of one 
   assert.throws(() => bucketMemory(0), RangeError);
 });
 
-test('the lock of a thread that died inside a take is released for it, and no other thread\'s', () => {
+test("the lock of a thread that died inside a take is released for it, and no other thread's", () => {
   const clock = new ManualClock();
   const memory = bucketMemory(100);
   const main = new TokenBucketLimiter({ perSecond: 1, burst: 4, memory }, clock);

@@ -30,9 +30,7 @@ export interface RateLimitOptions {
 }
 
 /** A take's outcome, with the tokens (fractional) the client has left after it. */
-export type TakeResult =
-  | { readonly ok: true; readonly tokens: number }
-  | { readonly ok: false; readonly tokens: number; readonly retryAfterSeconds: number };
+export type TakeResult = { readonly ok: true; readonly tokens: number } | { readonly ok: false; readonly tokens: number; readonly retryAfterSeconds: number };
 
 const DEFAULT_MAX_CLIENTS = 100_000;
 // The table: a lock word (Int32: 0, or 1 + the thread holding it) and padding, then per slot three float64: key, tokens, time of the last take.
@@ -196,7 +194,10 @@ export function clientKeyOf(address: string | undefined): string {
 }
 
 function expandIpv6(address: string): string[] {
-  const bare = address.replace(/%.*$/, '').replace(/^\[|\]$/g, '').toLowerCase();
+  const bare = address
+    .replace(/%.*$/, '')
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase();
   const [head = '', tail] = bare.split('::', 2);
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];

@@ -4,14 +4,7 @@
  * every response against them.
  */
 import { array, enums, integer, literal, nullable, object, optional, record, string, type } from 'superstruct';
-import {
-  CATEGORIES,
-  CONTACT_KINDS,
-  FACTORY_ID_PATTERN,
-  FactoryRecordStruct,
-  IsoDateStruct,
-  SourceRefStruct,
-} from '../record.ts';
+import { CATEGORIES, CONTACT_KINDS, FACTORY_ID_PATTERN, FactoryRecordStruct, IsoDateStruct, SourceRefStruct } from '../record.ts';
 import { annotate } from './json-schema.ts';
 import { integerParam, type ParamDef, stringParam } from './params.ts';
 
@@ -28,15 +21,16 @@ export const SEARCH_PARAMS: readonly ParamDef[] = [
   stringParam('category', 'Records assigned this category (see category_evidence for why).', { enum: CATEGORIES, minLength: 1, maxLength: 40 }),
   stringParam('contact', 'Records with at least one contact of this kind.', { enum: CONTACT_KINDS, minLength: 1, maxLength: 40 }),
   integerParam('limit', 'Records per page.', { minimum: 1, maximum: 100, default: 20 }),
-  integerParam('offset', 'Records to skip: the previous page\'s next_offset.', { minimum: 0, default: 0 }),
+  integerParam('offset', "Records to skip: the previous page's next_offset.", { minimum: 0, default: 0 }),
 ];
 
 /** The path parameter of GET /api/v1/factories/{id} and the argument of get_factory. */
-export const FACTORY_ID_PARAM: ParamDef = stringParam(
-  'id',
-  'Record id: cn- and 20 lowercase hex digits, wd-Q and a positive integer, or epa- and 12 digits.',
-  { pattern: FACTORY_ID_PATTERN, minLength: 4, maxLength: 40, required: true },
-);
+export const FACTORY_ID_PARAM: ParamDef = stringParam('id', 'Record id: cn- and 20 lowercase hex digits, wd-Q and a positive integer, or epa- and 12 digits.', {
+  pattern: FACTORY_ID_PATTERN,
+  minLength: 4,
+  maxLength: 40,
+  required: true,
+});
 
 /** Submission kinds: join the directory, correct a record, remove a record. */
 export const SUBMISSION_KINDS = ['join', 'correction', 'removal'] as const;

@@ -1,5 +1,5 @@
 // `mesh directory import` on real files, and the dataset tests build from the shared data (Node: files, processes).
-import { assert } from 'chai';
+
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, rmSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, utimes, writeFile } from 'node:fs/promises';
@@ -7,14 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { assert } from 'chai';
 import { loadSharedData } from '#shared-data';
+import { captureOutput } from '../../test/capture-output.ts';
 import { test } from '../../test/harness.ts';
 import { parseDataset, readDataset } from '../dataset.ts';
 import { readIndexFile } from '../index-file.ts';
-import { runImport } from './cli.ts';
 import { buildSharedDataset, SHARED_FRS_EXTRACT } from '../testing/shared-dataset.ts';
+import { runImport } from './cli.ts';
 import { frsFacilityUrl } from './epa-frs.ts';
-import { captureOutput } from '../../test/capture-output.ts';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
 
@@ -39,7 +40,12 @@ test('the test dataset is exactly what the import command builds from the shared
   assert.match(stderr, /1755 rows, 998 records, 0 skipped/);
   assert.equal(await readFile(out, 'utf8'), await readFile(DEFAULT, 'utf8'));
   // directory/data/directory.json, as the project once shipped it.
-  assert.equal(createHash('sha256').update(await readFile(DEFAULT)).digest('hex'), 'ed2686b262635f37df56c339a40d93f788e003fab55f7e4d9a62f954741711f3');
+  assert.equal(
+    createHash('sha256')
+      .update(await readFile(DEFAULT))
+      .digest('hex'),
+    'ed2686b262635f37df56c339a40d93f788e003fab55f7e4d9a62f954741711f3',
+  );
 });
 
 test('the test dataset: 998 real FRS facilities, each with its FRS page, none with an invented category', async () => {
@@ -48,7 +54,10 @@ test('the test dataset: 998 real FRS facilities, each with its FRS page, none wi
   assert.equal(dataset.generated, '2026-11-21');
   for (const r of dataset.records) {
     assert.match(r.id, /^epa-\d{12}$/);
-    assert.deepEqual(r.sources.map((s) => s.url), [frsFacilityUrl(r.id.slice(4))]);
+    assert.deepEqual(
+      r.sources.map((s) => s.url),
+      [frsFacilityUrl(r.id.slice(4))],
+    );
     assert.deepEqual(r.categories, []);
     assert.deepEqual(r.category_evidence, [], 'printing ink (NAICS 32591) is in no category');
     assert.equal(r.verification, 'source-listed');
@@ -84,7 +93,12 @@ test('importing the same file again changes nothing; a new source merges in besi
   assert.match(more.stderr, /merge\.json\.index: the prebuilt index/);
   const index = readIndexFile(await readFile(`${out}.index`));
   assert.equal(index.parts.size, 998 + 5);
-  assert.equal(index.datasetSha256, createHash('sha256').update(await readFile(out)).digest('hex'));
+  assert.equal(
+    index.datasetSha256,
+    createHash('sha256')
+      .update(await readFile(out))
+      .digest('hex'),
+  );
 });
 
 test('re-importing a list that no longer names a record removes it, and says so', async () => {
@@ -93,7 +107,13 @@ test('re-importing a list that no longer names a record removes it, and says so'
   const first = await run(['--out', out, '--exhibitors', here('fixtures/exhibitors-sample.csv')]);
   assert.match(first.stderr, /5 records \(5 added, 0 updated, 0 removed; 2 sources\)/);
   const shorter = join(dir, 'exhibitors-shorter.csv');
-  await writeFile(shorter, sample.split('\n').filter((line) => !line.includes('Fixture Mould Works')).join('\n'));
+  await writeFile(
+    shorter,
+    sample
+      .split('\n')
+      .filter((line) => !line.includes('Fixture Mould Works'))
+      .join('\n'),
+  );
   const second = await run(['--out', out, '--exhibitors', shorter]);
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.stderr, /4 records \(0 added, 0 updated, 1 removed; 2 sources\)/);
@@ -119,7 +139,16 @@ test('usage errors exit 2; an input that cannot be read exits 1 and leaves the o
   assert.equal((await run(['--out', join(dir, 'x.json'), '--epa', FRS_CSV, '--retrieved', '2026-13-01'])).code, 2);
   assert.equal((await run(['--out', join(dir, 'x.json'), '--bogus'])).code, 2);
   // The live import's own flags, refused before any request is made.
-  for (const [flag, value] of [['--naics', '1'], ['--naics', '3327100'], ['--naics', '33a'], ['--page-size', '0'], ['--page-size', '10001'], ['--attempts', '0'], ['--source', 'opencorporates'], ['--generated', '2026-02-30']]) {
+  for (const [flag, value] of [
+    ['--naics', '1'],
+    ['--naics', '3327100'],
+    ['--naics', '33a'],
+    ['--page-size', '0'],
+    ['--page-size', '10001'],
+    ['--attempts', '0'],
+    ['--source', 'opencorporates'],
+    ['--generated', '2026-02-30'],
+  ]) {
     const refused = await run(['--out', join(dir, 'never.json'), flag!, value!]);
     assert.equal(refused.code, 2, `${flag} ${value}: ${refused.stderr}`);
     assert.include(refused.stderr, flag!.slice(2), `${flag} ${value}`);

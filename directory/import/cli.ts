@@ -5,23 +5,23 @@
  */
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { command, flag, type Input as CommandInput, list, option, UsageError } from '../../host-node/cli/command.ts';
-import { runCommand } from '../../host-node/cli/run.ts';
 import { removeStaleTemporaries } from '../../host-node/atomic-file.ts';
+import { type Input as CommandInput, command, flag, list, option, UsageError } from '../../host-node/cli/command.ts';
+import { runCommand } from '../../host-node/cli/run.ts';
 import { integer, oneOf } from '../../host-node/cli/values.ts';
 import { defaultDatasetPath } from '../adapter/dataset-path.ts';
 import { indexPathOf } from '../adapter/index-cache.ts';
 import { isIsoDate } from '../record.ts';
+import { writeMerged } from './dataset-file.ts';
 import { decodeFrsExport, importEpaFrs } from './epa-frs.ts';
 import { NaicsMap } from './evidence.ts';
 import { importExhibitors } from './exhibitors.ts';
-import { writeMerged } from './dataset-file.ts';
-import type { ImportResult } from './source.ts';
-import { importWikidata } from './wikidata.ts';
 import { ENVIROFACTS_BASE } from './live/frs-pages.ts';
-import { LIVE_SOURCES, liveImport, type LiveSource, stagingDir } from './live/live-import.ts';
+import { LIVE_SOURCES, type LiveSource, liveImport, stagingDir } from './live/live-import.ts';
 import { userAgent } from './live/polite-fetch.ts';
 import { WIKIDATA_SPARQL_ENDPOINT } from './live/wikidata-pages.ts';
+import type { ImportResult } from './source.ts';
+import { importWikidata } from './wikidata.ts';
 
 export const DEFAULT_NAICS_MAP = new URL('../data/naics-category-map.json', import.meta.url);
 /**
@@ -71,11 +71,15 @@ function naicsCode(text: string, name: string): string {
 }
 
 const importOptions = {
-  out: option({ value: 'FILE', description: 'the dataset file to write (written whole, through a temporary file)', shown: '~/.mesh/directory/directory.json, what mesh directory serves' }),
+  out: option({
+    value: 'FILE',
+    description: 'the dataset file to write (written whole, through a temporary file)',
+    shown: '~/.mesh/directory/directory.json, what mesh directory serves',
+  }),
   source: list({ value: 'NAME', description: 'without input files: a public source to fetch, epa-frs or wikidata (default both)', parse: oneOf(LIVE_SOURCES) }),
   naics: list({
     value: 'CODE',
-    description: "a NAICS code to fetch from the FRS (default: every code of the NAICS map); the FRS records of codes not given stay as they are",
+    description: 'a NAICS code to fetch from the FRS (default: every code of the NAICS map); the FRS records of codes not given stay as they are',
     parse: naicsCode,
   }),
   'frs-url': option({ value: 'URL', description: 'the Envirofacts Data Service base', default: ENVIROFACTS_BASE }),
@@ -178,10 +182,7 @@ async function runImportWith(parsed: ImportArgs): Promise<number> {
       } else {
         result = importExhibitors(await readFile(input.path, 'utf8'));
       }
-      say(
-        `${input.path} (${input.kind}): ${result.rows} rows, ${result.records.length} records, ` +
-          `${result.problems.length} skipped or refused`,
-      );
+      say(`${input.path} (${input.kind}): ${result.rows} rows, ${result.records.length} records, ` + `${result.problems.length} skipped or refused`);
       for (const p of result.problems.slice(0, SHOWN_PROBLEMS)) say(`  ${input.path}:${p.line}: ${p.message}`);
       if (result.problems.length > SHOWN_PROBLEMS) say(`  … and ${result.problems.length - SHOWN_PROBLEMS} more`);
       // Nothing read and a complaint: the file is not what its flag says; writing would hide that.

@@ -8,8 +8,8 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { writeAtomically } from '../../host-node/atomic-file.ts';
 import { fileExists } from '../../host-node/file-exists.ts';
-import { datasetChunks, readDataset, type Dataset } from '../dataset.ts';
 import { indexPathOf, writeIndexFile } from '../adapter/index-cache.ts';
+import { type Dataset, datasetChunks, readDataset } from '../dataset.ts';
 import { datasetChanges, mergeDataset } from './merge.ts';
 import type { ImportResult } from './source.ts';
 

@@ -1,10 +1,10 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
+import { serializeDataset } from '../dataset.ts';
 import { decodeFrsExport, frsFacilityUrl, importEpaFrs, parseFrsDate } from './epa-frs.ts';
 import { NaicsMap } from './evidence.ts';
 import { readEpaFrsSample, readFixture } from './fixtures/read.ts';
 import { mergeDataset } from './merge.ts';
-import { serializeDataset } from '../dataset.ts';
 
 // The sample: eight real FRS rows (five facilities, three spanning two rows each, one with
 // `1265 EAST "D" AVENUE` unquoted) and made-up facilities 1199999999xx for evidence and bad rows.
@@ -45,10 +45,7 @@ test('epa: rows of one facility merge into one record per REGISTRY_ID', () => {
       retrieved: RETRIEVED,
     },
   ]);
-  assert.equal(
-    frsFacilityUrl('110000852220'),
-    'https://frs-public.epa.gov/ords/frs_public2/fii_query_detail.disp_program_facility?p_registry_id=110000852220',
-  );
+  assert.equal(frsFacilityUrl('110000852220'), 'https://frs-public.epa.gov/ords/frs_public2/fii_query_detail.disp_program_facility?p_registry_id=110000852220');
 });
 
 test('epa: malformed rows are reported with their line and contribute nothing', () => {
@@ -57,7 +54,7 @@ test('epa: malformed rows are reported with their line and contribute nothing', 
     [14, 15, 16, 17],
   );
   assert.match(result.problems[0]!.message, /REGISTRY_ID "11999999990X"/);
-  assert.match(result.problems[1]!.message, /CREATE_DATE "2000-02-30"/, "an ISO date that is no day");
+  assert.match(result.problems[1]!.message, /CREATE_DATE "2000-02-30"/, 'an ISO date that is no day');
   assert.match(result.problems[2]!.message, /CREATE_DATE "31-FEB-01"/);
   assert.match(result.problems[3]!.message, /column|length/i);
   assert.isUndefined(byId.get('epa-119999999904'), 'the facility whose only row is bad is absent');
@@ -106,7 +103,10 @@ test('epa: NAICS codes give evidence through the map; strong assigns, weak alone
   ]);
   // 32619 has two US industries (326191, 326199): a 5-digit code only stands for its 6-digit
   // code ending in 0, so it finds nothing.
-  assert.notInclude(plating.category_evidence.map((e) => e.value), '32619');
+  assert.notInclude(
+    plating.category_evidence.map((e) => e.value),
+    '32619',
+  );
   const shop = byId.get('epa-119999999902')!;
   assert.deepEqual(shop.categories, ['cnc-machining'], '33271 stands for 332710 Machine Shops');
   assert.equal(shop.category_evidence[0]!.value, '33271');
@@ -121,7 +121,10 @@ test('epa: NAICS codes give evidence through the map; strong assigns, weak alone
 test('epa: Latin-1 bytes decode; supplemental location joins the address; territories', () => {
   // The fixture is ASCII (test servers may re-encode text files); build a Latin-1 row from it.
   const [header, ...rows] = text.split('\r\n');
-  const row = rows.find((r) => r.includes('119999999901'))!.replace('MUELLER', 'MÜLLER').replace('SAO FIXTURE', 'SÃO FIXTURE');
+  const row = rows
+    .find((r) => r.includes('119999999901'))!
+    .replace('MUELLER', 'MÜLLER')
+    .replace('SAO FIXTURE', 'SÃO FIXTURE');
   const bytes = Uint8Array.from(`${header}\r\n${row}\r\n`, (ch) => ch.charCodeAt(0));
   assert.include([...bytes], 0xdc, 'Ü is one Latin-1 byte');
   const [plating] = importEpaFrs(decodeFrsExport(bytes), { retrieved: RETRIEVED, naicsMap }).records;

@@ -11,7 +11,7 @@
  * work, in the public domain.
  */
 import type { CategoryEvidence, FactoryRecord, SourceRef } from '../record.ts';
-import { readCsv, type CsvRow } from './csv.ts';
+import { type CsvRow, readCsv } from './csv.ts';
 import type { NaicsMap } from './evidence.ts';
 import { mergeRecordLists } from './merge.ts';
 import { earlierDate, type ImportProblem, type ImportResult, laterDate } from './source.ts';
@@ -132,7 +132,11 @@ function readRow(row: CsvRow, retrieved: string): Facility | string {
     if (date === null) return `${column} ${JSON.stringify(text)} is not a date like 31-DEC-15 or 2015-12-31`;
     dates[column] = date;
   }
-  const updated = [dates.UPDATE_DATE, dates.LAST_REPORTED_DATE].filter((d) => d != null).sort().at(-1) ?? null;
+  const updated =
+    [dates.UPDATE_DATE, dates.LAST_REPORTED_DATE]
+      .filter((d) => d != null)
+      .sort()
+      .at(-1) ?? null;
   const address = [orNull(v.LOCATION_ADDRESS), orNull(v.SUPPLEMENTAL_LOCATION)].filter((p) => p !== null).join(', ');
   return {
     registryId,

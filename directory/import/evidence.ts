@@ -8,13 +8,7 @@
  * evidence). Details and reasons: docs/directory-data.md.
  */
 import { array, enums, object, pattern, string, validate } from 'superstruct';
-import {
-  CATEGORIES,
-  EVIDENCE_STRENGTHS,
-  type Category,
-  type CategoryEvidence,
-  type EvidenceStrength,
-} from '../record.ts';
+import { CATEGORIES, type Category, type CategoryEvidence, EVIDENCE_STRENGTHS, type EvidenceStrength } from '../record.ts';
 import { foldPhrase } from '../text.ts';
 import { compareStrings, sortedUnique } from './source.ts';
 
@@ -96,7 +90,8 @@ export const TEXT_RULES: readonly TextRule[] = [
   { category: 'injection-mould', pattern: /\b(plastic (moulding|molding|parts|products)|mould making|mold making)\b/, strength: 'weak' },
   {
     category: 'pcba-smt',
-    pattern: /\b(pcba|smt|surface mount|pcbs? assembly|printed circuit (boards? )?assembly|electronics manufacturing services?|electronic manufacturing services?)\b/,
+    pattern:
+      /\b(pcba|smt|surface mount|pcbs? assembly|printed circuit (boards? )?assembly|electronics manufacturing services?|electronic manufacturing services?)\b/,
     strength: 'medium',
   },
   { category: 'pcba-smt', pattern: /\b(pcbs?|printed circuit boards?)\b/, strength: 'weak' },
@@ -122,10 +117,7 @@ const STRENGTH_ORDER: Record<EvidenceStrength, number> = { strong: 0, medium: 1,
  * Evidence from free text (an industry label, a listed category): at most one entry per category,
  * the strongest rule that matched. A text that is a category slug ("sheet-metal") is medium.
  */
-export function evidenceFromText(
-  text: string,
-  origin: { source: string; property: string; value: string },
-): CategoryEvidence[] {
+export function evidenceFromText(text: string, origin: { source: string; property: string; value: string }): CategoryEvidence[] {
   const phrase = foldPhrase(text);
   const found = new Map<Category, EvidenceStrength>();
   const slug = CATEGORIES.find((c) => foldPhrase(c) === phrase);

@@ -39,9 +39,7 @@ test('exhibitors: rows become unverified records with observed emails and listed
     { category: 'sheet-metal', source: key, property: 'exhibitor-category', value: 'Laser cutting', label: 'Laser cutting', strength: 'weak' },
     { category: 'sheet-metal', source: key, property: 'exhibitor-category', value: 'Sheet metal', label: 'Sheet metal', strength: 'medium' },
   ]);
-  assert.deepEqual(sheet.sources, [
-    { key, name: 'Fixture Fair 2025', url: FAIR, licence: 'not stated by the source', retrieved: '2025-05-20' },
-  ]);
+  assert.deepEqual(sheet.sources, [{ key, name: 'Fixture Fair 2025', url: FAIR, licence: 'not stated by the source', retrieved: '2025-05-20' }]);
   assert.equal(sheet.first_seen, '2025-05-20');
   const mould = result.records.find((r) => r.name === 'Fixture Mould Works')!;
   assert.deepEqual(
@@ -92,9 +90,22 @@ test('exhibitors: a list without the required columns is refused; re-importing c
 
 test('exhibitors: a country code of the right shape that is not ISO 3166-1 is a row problem at its line', () => {
   const row = (name: string, country: string): string => `Fair 2025,https://fair.example/,2025-05-20,${name},${country}`;
-  const text = ['event,event_url,retrieved,name,country', row('Good Co', 'de'), row('Nowhere Co', 'XX'), row('Kingdom Co', 'UK'), row('Island Co', 'AX'), ''].join('\n');
+  const text = [
+    'event,event_url,retrieved,name,country',
+    row('Good Co', 'de'),
+    row('Nowhere Co', 'XX'),
+    row('Kingdom Co', 'UK'),
+    row('Island Co', 'AX'),
+    '',
+  ].join('\n');
   const imported = importExhibitors(text);
-  assert.sameMembers(imported.records.map((r) => `${r.name}/${r.country}`), ['Good Co/DE', 'Island Co/AX']);
-  assert.deepEqual(imported.problems.map((p) => p.line), [3, 4]);
+  assert.sameMembers(
+    imported.records.map((r) => `${r.name}/${r.country}`),
+    ['Good Co/DE', 'Island Co/AX'],
+  );
+  assert.deepEqual(
+    imported.problems.map((p) => p.line),
+    [3, 4],
+  );
   assert.match(imported.problems[0]!.message, /country "XX" is not an ISO 3166-1 alpha-2 code/);
 });

@@ -20,10 +20,10 @@
  */
 import { sha256 } from '../../core/crypto/sha256.ts';
 import { toHex } from '../../core/encoding/hex.ts';
-import { isIsoDate, type Contact, type FactoryRecord, type SourceRef } from '../record.ts';
+import { type Contact, type FactoryRecord, isIsoDate, type SourceRef } from '../record.ts';
 import { foldPhrase } from '../text.ts';
 import { isIsoCountry } from './countries.ts';
-import { readCsv, type CsvRow } from './csv.ts';
+import { type CsvRow, readCsv } from './csv.ts';
 import { evidenceFromText } from './evidence.ts';
 import { mergeRecordLists, mergeSources } from './merge.ts';
 import { type ImportProblem, type ImportResult, isHttpUrl } from './source.ts';
@@ -76,9 +76,7 @@ function readRow(row: CsvRow): { record: FactoryRecord; source: SourceRef } | st
     if (!EMAIL.test(email)) return `email ${JSON.stringify(email)} is not an address`;
     contacts.push({ kind: 'observed-email', value: email.toLowerCase(), source: key });
   }
-  const evidence = splitList(v.categories ?? '').flatMap((text) =>
-    evidenceFromText(text, { source: key, property: 'exhibitor-category', value: text }),
-  );
+  const evidence = splitList(v.categories ?? '').flatMap((text) => evidenceFromText(text, { source: key, property: 'exhibitor-category', value: text }));
   const source: SourceRef = {
     key,
     name: event,

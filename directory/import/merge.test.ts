@@ -1,8 +1,8 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
+import { serializeDataset } from '../dataset.ts';
 import type { CategoryEvidence, FactoryRecord, SourceRef } from '../record.ts';
 import { assignCategories, evidenceFromText, NaicsMap } from './evidence.ts';
-import { serializeDataset } from '../dataset.ts';
 import { datasetChanges, mergeDataset, mergeRecords, normalizeRecord } from './merge.ts';
 
 const source = (key: string, retrieved: string): SourceRef => ({
@@ -69,7 +69,9 @@ test('text evidence: folded words, strongest rule per category, slugs count', ()
 });
 
 test('NAICS map: parsed and validated; a 5-digit code finds its 6-digit code ending in 0', () => {
-  const map = NaicsMap.parse(JSON.stringify({ _note: 'x', mappings: [{ naics: '332710', title: 'Machine Shops', category: 'cnc-machining', strength: 'strong' }] }));
+  const map = NaicsMap.parse(
+    JSON.stringify({ _note: 'x', mappings: [{ naics: '332710', title: 'Machine Shops', category: 'cnc-machining', strength: 'strong' }] }),
+  );
   assert.equal(map.lookup('332710')[0]!.category, 'cnc-machining');
   assert.equal(map.lookup('33271')[0]!.naics, '332710');
   assert.deepEqual(map.lookup('3327'), []);
@@ -100,10 +102,19 @@ test('merge: the newer import of a source replaces what it said; other sources s
   });
   const merged = mergeRecords(older, newer);
   assert.equal(merged.name, 'New name');
-  assert.deepEqual(merged.category_evidence.map((e) => `${e.category}/${e.source}`), ['sheet-metal/exhibitor:x', 'assembly/wikidata']);
+  assert.deepEqual(
+    merged.category_evidence.map((e) => `${e.category}/${e.source}`),
+    ['sheet-metal/exhibitor:x', 'assembly/wikidata'],
+  );
   assert.deepEqual(merged.categories, ['assembly'], 'the withdrawn medium evidence no longer assigns sheet-metal');
-  assert.deepEqual(merged.contacts.map((c) => c.value), ['https://new.example/', 'a@x.example']);
-  assert.deepEqual(merged.sources.map((s) => `${s.key}@${s.retrieved}`), ['exhibitor:x@2024-02-01', 'wikidata@2025-01-01']);
+  assert.deepEqual(
+    merged.contacts.map((c) => c.value),
+    ['https://new.example/', 'a@x.example'],
+  );
+  assert.deepEqual(
+    merged.sources.map((s) => `${s.key}@${s.retrieved}`),
+    ['exhibitor:x@2024-02-01', 'wikidata@2025-01-01'],
+  );
   assert.equal(merged.first_seen, '2024-01-01');
   assert.equal(merged.updated, '2025-01-01');
 });
@@ -121,8 +132,14 @@ test('normalize: evidence, contacts and sources sorted, duplicates dropped, cate
     }),
   );
   assert.deepEqual(r.categories, ['assembly']);
-  assert.deepEqual(r.category_evidence.map((e) => e.category), ['sheet-metal', 'assembly']);
-  assert.deepEqual(r.contacts.map((c) => c.kind), ['website', 'observed-email']);
+  assert.deepEqual(
+    r.category_evidence.map((e) => e.category),
+    ['sheet-metal', 'assembly'],
+  );
+  assert.deepEqual(
+    r.contacts.map((c) => c.kind),
+    ['website', 'observed-email'],
+  );
 });
 
 test('merge dataset: dated by its sources, never by the clock', () => {
@@ -130,8 +147,14 @@ test('merge dataset: dated by its sources, never by the clock', () => {
   const b = { sources: [source('epa-frs', '2025-01-01')], records: [record({ id: 'wd-Q1' })], rows: 1, problems: [] };
   const dataset = mergeDataset(null, [a, b]);
   assert.equal(dataset.generated, '2025-03-01');
-  assert.deepEqual(dataset.records.map((r) => r.id), ['wd-Q1', 'wd-Q2']);
-  assert.deepEqual(dataset.sources.map((s) => s.key), ['epa-frs', 'wikidata']);
+  assert.deepEqual(
+    dataset.records.map((r) => r.id),
+    ['wd-Q1', 'wd-Q2'],
+  );
+  assert.deepEqual(
+    dataset.sources.map((s) => s.key),
+    ['epa-frs', 'wikidata'],
+  );
   assert.equal(mergeDataset(null, [a], '2025-12-31').generated, '2025-12-31');
   assert.throws(() => mergeDataset(null, []), /no date/);
 });
@@ -139,8 +162,12 @@ test('merge dataset: dated by its sources, never by the clock', () => {
 test('merge dataset: a re-import replaces its source; unlisted records lose it, and go when no other source lists them', () => {
   const wd = source('wikidata', '2025-01-01');
   const fair = source('exhibitor:x', '2025-01-01');
-  const listing = (sources: SourceRef[], records: FactoryRecord[]): { sources: SourceRef[]; records: FactoryRecord[]; rows: number; problems: [] } =>
-    ({ sources, records, rows: records.length, problems: [] });
+  const listing = (sources: SourceRef[], records: FactoryRecord[]): { sources: SourceRef[]; records: FactoryRecord[]; rows: number; problems: [] } => ({
+    sources,
+    records,
+    rows: records.length,
+    problems: [],
+  });
   const shared = record({
     id: 'wd-Q1',
     sources: [wd, fair],
@@ -150,20 +177,34 @@ test('merge dataset: a re-import replaces its source; unlisted records lose it, 
       { kind: 'observed-email', value: 'a@q1.example', source: 'exhibitor:x' },
     ],
   });
-  const base = mergeDataset(null, [
-    listing([wd, fair], [shared, record({ id: 'wd-Q2' }), record({ id: 'wd-Q3' }), record({ id: 'wd-Q4', sources: [fair] })]),
-  ]);
+  const base = mergeDataset(null, [listing([wd, fair], [shared, record({ id: 'wd-Q2' }), record({ id: 'wd-Q3' }), record({ id: 'wd-Q4', sources: [fair] })])]);
   assert.deepEqual(datasetChanges(null, base), { added: 4, updated: 0, removed: 0 });
 
   const newer = source('wikidata', '2025-02-01');
-  const update = listing([newer], [record({ id: 'wd-Q3', name: 'Renamed', sources: [newer], first_seen: '2025-02-01', updated: '2025-02-01' }), record({ id: 'wd-Q5', sources: [newer] })]);
+  const update = listing(
+    [newer],
+    [record({ id: 'wd-Q3', name: 'Renamed', sources: [newer], first_seen: '2025-02-01', updated: '2025-02-01' }), record({ id: 'wd-Q5', sources: [newer] })],
+  );
   const next = mergeDataset(base, [update]);
-  assert.deepEqual(next.records.map((r) => r.id), ['wd-Q1', 'wd-Q3', 'wd-Q4', 'wd-Q5'], 'wd-Q2 was listed by wikidata alone');
+  assert.deepEqual(
+    next.records.map((r) => r.id),
+    ['wd-Q1', 'wd-Q3', 'wd-Q4', 'wd-Q5'],
+    'wd-Q2 was listed by wikidata alone',
+  );
   const q1 = next.records[0]!;
-  assert.deepEqual(q1.sources.map((s) => s.key), ['exhibitor:x']);
-  assert.deepEqual(q1.category_evidence.map((e) => `${e.category}/${e.source}`), ['assembly/exhibitor:x']);
+  assert.deepEqual(
+    q1.sources.map((s) => s.key),
+    ['exhibitor:x'],
+  );
+  assert.deepEqual(
+    q1.category_evidence.map((e) => `${e.category}/${e.source}`),
+    ['assembly/exhibitor:x'],
+  );
   assert.deepEqual(q1.categories, ['assembly'], 'the withdrawn evidence no longer assigns sheet-metal');
-  assert.deepEqual(q1.contacts.map((c) => c.value), ['a@q1.example']);
+  assert.deepEqual(
+    q1.contacts.map((c) => c.value),
+    ['a@q1.example'],
+  );
   assert.deepEqual([next.records[1]!.name, next.records[1]!.first_seen], ['Renamed', '2025-01-01']);
   assert.deepEqual(next.records[2], base.records[3], 'a record of another source alone is untouched');
   assert.equal(next.generated, '2025-02-01');
@@ -172,22 +213,36 @@ test('merge dataset: a re-import replaces its source; unlisted records lose it, 
   const again = mergeDataset(next, [update]);
   assert.equal(serializeDataset(again), serializeDataset(next), 'the same import twice changes nothing');
   assert.deepEqual(datasetChanges(next, again), { added: 0, updated: 0, removed: 0 });
-  assert.equal(serializeDataset(mergeDataset(next, [listing([], [])], next.generated)), serializeDataset(next), 'an import that read nothing withdraws nothing');
+  assert.equal(
+    serializeDataset(mergeDataset(next, [listing([], [])], next.generated)),
+    serializeDataset(next),
+    'an import that read nothing withdraws nothing',
+  );
 });
 
 test('merge dataset: files of one source given together make its new contribution together', () => {
   const wd = source('wikidata', '2025-01-01');
-  const part = (id: string): { sources: SourceRef[]; records: FactoryRecord[]; rows: number; problems: [] } =>
-    ({ sources: [wd], records: [record({ id })], rows: 1, problems: [] });
+  const part = (id: string): { sources: SourceRef[]; records: FactoryRecord[]; rows: number; problems: [] } => ({
+    sources: [wd],
+    records: [record({ id })],
+    rows: 1,
+    problems: [],
+  });
   const base = mergeDataset(null, [part('wd-Q1')]);
   const next = mergeDataset(base, [part('wd-Q2'), part('wd-Q3')]);
-  assert.deepEqual(next.records.map((r) => r.id), ['wd-Q2', 'wd-Q3']);
+  assert.deepEqual(
+    next.records.map((r) => r.id),
+    ['wd-Q2', 'wd-Q3'],
+  );
 });
 
 test('merge dataset: an import scoped to some NAICS codes replaces what its source said for those codes alone', () => {
   const frs = source('epa-frs', '2025-01-01');
   const fair = source('exhibitor:x', '2025-01-01');
-  const naics = (category: CategoryEvidence['category'], code: string): CategoryEvidence => ({ ...evidence(category, 'epa-frs', 'strong', code), property: 'NAICS_CODE' });
+  const naics = (category: CategoryEvidence['category'], code: string): CategoryEvidence => ({
+    ...evidence(category, 'epa-frs', 'strong', code),
+    property: 'NAICS_CODE',
+  });
   const machining = naics('cnc-machining', '332710');
   const sheet = naics('sheet-metal', '332322');
   const base = mergeDataset(null, [
@@ -208,7 +263,10 @@ test('merge dataset: an import scoped to some NAICS codes replaces what its sour
   const newer = source('epa-frs', '2025-02-01');
   const scoped = {
     sources: [newer],
-    records: [record({ id: 'epa-A', name: 'Renamed', sources: [newer], category_evidence: [machining] }), record({ id: 'epa-C', sources: [newer], category_evidence: [machining] })],
+    records: [
+      record({ id: 'epa-A', name: 'Renamed', sources: [newer], category_evidence: [machining] }),
+      record({ id: 'epa-C', sources: [newer], category_evidence: [machining] }),
+    ],
     rows: 2,
     problems: [],
     scope: { property: 'NAICS_CODE', values: ['332710'] },
@@ -219,12 +277,26 @@ test('merge dataset: an import scoped to some NAICS codes replaces what its sour
   assert.equal(byId.get('epa-A')!.name, 'Renamed');
   assert.deepEqual(byId.get('epa-B'), base.records[1], 'a record of another code is untouched');
   assert.deepEqual(byId.get('epa-C')!.categories, ['cnc-machining', 'sheet-metal'], 'listed again, it keeps its other code');
-  assert.deepEqual(byId.get('epa-E')!.sources.map((s) => s.key), ['exhibitor:x']);
-  assert.deepEqual(byId.get('epa-F')!.category_evidence.map((e) => e.value), ['332322'], 'unlisted: loses the code, keeps the source for the other');
-  assert.deepEqual(byId.get('epa-F')!.sources.map((s) => s.key), ['epa-frs']);
+  assert.deepEqual(
+    byId.get('epa-E')!.sources.map((s) => s.key),
+    ['exhibitor:x'],
+  );
+  assert.deepEqual(
+    byId.get('epa-F')!.category_evidence.map((e) => e.value),
+    ['332322'],
+    'unlisted: loses the code, keeps the source for the other',
+  );
+  assert.deepEqual(
+    byId.get('epa-F')!.sources.map((s) => s.key),
+    ['epa-frs'],
+  );
   assert.deepEqual(datasetChanges(base, next), { added: 0, updated: 4, removed: 1 });
   assert.equal(serializeDataset(mergeDataset(next, [scoped])), serializeDataset(next), 'the same scoped import twice changes nothing');
 
   const whole = mergeDataset(base, [{ ...scoped, scope: undefined }]);
-  assert.deepEqual(whole.records.map((r) => r.id), ['epa-A', 'epa-C', 'epa-E'], 'without a scope the import is the whole source');
+  assert.deepEqual(
+    whole.records.map((r) => r.id),
+    ['epa-A', 'epa-C', 'epa-E'],
+    'without a scope the import is the whole source',
+  );
 });

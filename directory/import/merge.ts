@@ -18,7 +18,7 @@
  * source too when no other evidence of the source is left; a record it lists keeps the source's
  * other evidence. Everything the source said for other values stays as it was.
  */
-import { datasetRecordLine, type Dataset } from '../dataset.ts';
+import { type Dataset, datasetRecordLine } from '../dataset.ts';
 import { type CategoryEvidence, CONTACT_KINDS, type Contact, type FactoryRecord, type SourceRef } from '../record.ts';
 import { assignCategories, sortEvidence } from './evidence.ts';
 import { byId, compareStrings, earlierDate, type ImportResult, laterDate, sortedUnique } from './source.ts';
@@ -26,10 +26,7 @@ import { byId, compareStrings, earlierDate, type ImportResult, laterDate, sorted
 function sortContacts(contacts: readonly Contact[]): Contact[] {
   return sortedUnique(
     contacts,
-    (a, b) =>
-      CONTACT_KINDS.indexOf(a.kind) - CONTACT_KINDS.indexOf(b.kind) ||
-      compareStrings(a.value, b.value) ||
-      compareStrings(a.source, b.source),
+    (a, b) => CONTACT_KINDS.indexOf(a.kind) - CONTACT_KINDS.indexOf(b.kind) || compareStrings(a.value, b.value) || compareStrings(a.source, b.source),
     (c) => `${c.kind}\u0000${c.value}`,
   );
 }
@@ -123,7 +120,10 @@ function scopesOf(imports: readonly ImportResult[]): Map<string, { property: str
  * contacts of the scoped sources it keeps (for a record listed again, which mergeRecords would
  * otherwise drop).
  */
-function withdrawScoped(r: FactoryRecord, scopes: ReadonlyMap<string, { property: string; values: Set<string> }>): { rest: FactoryRecord; kept: FactoryRecord } {
+function withdrawScoped(
+  r: FactoryRecord,
+  scopes: ReadonlyMap<string, { property: string; values: Set<string> }>,
+): { rest: FactoryRecord; kept: FactoryRecord } {
   const inScope = (e: CategoryEvidence): boolean => {
     const scope = scopes.get(e.source);
     return scope !== undefined && e.property === scope.property && scope.values.has(e.value);
@@ -133,7 +133,11 @@ function withdrawScoped(r: FactoryRecord, scopes: ReadonlyMap<string, { property
     [...scopes.keys()].filter((key) => r.category_evidence.some((e) => e.source === key && inScope(e)) && !evidence.some((e) => e.source === key)),
   );
   const rest = withdrawSources({ ...r, category_evidence: evidence }, gone);
-  const kept = { ...rest, category_evidence: rest.category_evidence.filter((e) => scopes.has(e.source)), contacts: rest.contacts.filter((c) => scopes.has(c.source)) };
+  const kept = {
+    ...rest,
+    category_evidence: rest.category_evidence.filter((e) => scopes.has(e.source)),
+    contacts: rest.contacts.filter((c) => scopes.has(c.source)),
+  };
   return { rest, kept };
 }
 
@@ -144,11 +148,7 @@ function withdrawScoped(r: FactoryRecord, scopes: ReadonlyMap<string, { property
  * imports replace only their scope. Its date is the latest retrieval date among its sources, or
  * `generated` when given: never the clock, so the same inputs give the same file.
  */
-export function mergeDataset(
-  base: Dataset | null,
-  imports: readonly ImportResult[],
-  generated?: string,
-): Dataset {
+export function mergeDataset(base: Dataset | null, imports: readonly ImportResult[], generated?: string): Dataset {
   const sources = mergeSources(base?.sources ?? [], ...imports.map((i) => i.sources));
   const scopes = scopesOf(imports);
   const replaced = new Set(imports.flatMap((i) => i.sources.map((s) => s.key)).filter((key) => !scopes.has(key)));

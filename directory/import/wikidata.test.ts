@@ -27,9 +27,7 @@ test('wikidata: rows of one item merge into one wd-Q record with every industry 
   assert.equal(r.verification, 'unverified');
   assert.equal(r.updated, '2025-03-04', "the item's modification date");
   assert.equal(r.first_seen, '2025-03-04');
-  assert.deepEqual(result.sources, [
-    { key: 'wikidata', name: 'Wikidata', url: 'https://query.wikidata.org/', licence: 'CC0 1.0', retrieved: RETRIEVED },
-  ]);
+  assert.deepEqual(result.sources, [{ key: 'wikidata', name: 'Wikidata', url: 'https://query.wikidata.org/', licence: 'CC0 1.0', retrieved: RETRIEVED }]);
 });
 
 test('wikidata: industries become P452 evidence through their labels', () => {
@@ -90,8 +88,17 @@ test('wikidata: a country code of two letters that names no ISO 3166-1 country i
     itemLabel: { type: 'literal', value: `Works ${qid}` },
     countryCode: { type: 'literal', value: code },
   });
-  const text = JSON.stringify({ head: { vars: ['item', 'itemLabel', 'countryCode'] }, results: { bindings: [binding('Q11', 'SE'), binding('Q12', 'XK'), binding('Q13', 'zz')] } });
+  const text = JSON.stringify({
+    head: { vars: ['item', 'itemLabel', 'countryCode'] },
+    results: { bindings: [binding('Q11', 'SE'), binding('Q12', 'XK'), binding('Q13', 'zz')] },
+  });
   const imported = importWikidata(text, { retrieved: RETRIEVED });
-  assert.deepEqual(imported.records.map((r) => [r.id, r.country]), [['wd-Q11', 'SE']]);
-  assert.deepEqual(imported.problems.map((p) => p.message.match(/countryCode "([A-Z]+)"/)?.[1]), ['XK', 'ZZ']);
+  assert.deepEqual(
+    imported.records.map((r) => [r.id, r.country]),
+    [['wd-Q11', 'SE']],
+  );
+  assert.deepEqual(
+    imported.problems.map((p) => p.message.match(/countryCode "([A-Z]+)"/)?.[1]),
+    ['XK', 'ZZ'],
+  );
 });

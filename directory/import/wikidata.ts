@@ -163,14 +163,16 @@ export function importWikidata(json: string, options: { retrieved: string }): Im
     const contacts: Contact[] = [];
     for (const row of rows) {
       if (row.industry !== null && row.industry.label !== '') {
-        evidence.push(
-          ...evidenceFromText(row.industry.label, { source: WIKIDATA_SOURCE_KEY, property: 'P452', value: row.industry.qid }),
-        );
+        evidence.push(...evidenceFromText(row.industry.label, { source: WIKIDATA_SOURCE_KEY, property: 'P452', value: row.industry.qid }));
       }
       if (row.website !== null) contacts.push({ kind: 'website', value: row.website, source: WIKIDATA_SOURCE_KEY });
     }
     // The item's last edit dates it; without one, the day the query ran.
-    const date = rows.map((r) => r.modified ?? '').sort().at(-1) || retrieved;
+    const date =
+      rows
+        .map((r) => r.modified ?? '')
+        .sort()
+        .at(-1) || retrieved;
     records.push({
       id: `wd-${qid}`,
       name: rows[0]!.name,

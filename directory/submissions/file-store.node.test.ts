@@ -1,8 +1,8 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { test } from 'node:test';
 import { FileSubmissionStore } from './file-store.ts';
 import { durableStoreSuite, storeSuite } from './store-suite.ts';
 import { newSubmissionId } from './token.ts';
@@ -52,7 +52,17 @@ test('FileSubmissionStore: an existing folder is made private; ids never become 
     assert.equal((await stat(dir)).mode & 0o777, 0o700);
     assert.equal(await store.get('../../etc/passwd'), undefined);
     await assert.rejects(
-      store.put({ id: '../x', token_sha256: '', kind: 'join', record_id: null, company: 'x', email: 'x@x.example', message: '', status: 'received', received: '' }),
+      store.put({
+        id: '../x',
+        token_sha256: '',
+        kind: 'join',
+        record_id: null,
+        company: 'x',
+        email: 'x@x.example',
+        message: '',
+        status: 'received',
+        received: '',
+      }),
       RangeError,
     );
   } finally {

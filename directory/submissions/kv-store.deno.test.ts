@@ -2,9 +2,11 @@
 import { KvSubmissionStore } from './kv-store.ts';
 import { durableStoreSuite, storeSuite } from './store-suite.ts';
 
-const deno = (globalThis as unknown as {
-  Deno: { makeTempDir(): Promise<string>; remove(path: string, options: { recursive: boolean }): Promise<void> };
-}).Deno;
+const deno = (
+  globalThis as unknown as {
+    Deno: { makeTempDir(): Promise<string>; remove(path: string, options: { recursive: boolean }): Promise<void> };
+  }
+).Deno;
 
 async function tempKv(): Promise<{ path: string; store: KvSubmissionStore; cleanup: () => Promise<void> }> {
   const dir = await deno.makeTempDir();

@@ -3,8 +3,9 @@
  * JavaScript, with every interpolated value escaped. Pages carry a strict Content-Security-Policy
  * (no scripts at all) and are never cached, since a receipt shows a secret token.
  */
-import { KIND_RULES, SUBMISSION_KINDS, type SubmissionKind } from '../http/schemas.ts';
+
 import type { FieldError } from '../http/problem.ts';
+import { KIND_RULES, SUBMISSION_KINDS, type SubmissionKind } from '../http/schemas.ts';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -49,9 +50,7 @@ const KIND_LABELS: Record<SubmissionKind, string> = {
 /** GET /submit, and the form again with its errors after a refused post. */
 export function formPage(values: FormValues = {}, errors: readonly FieldError[] = []): string {
   const v = (name: keyof FormValues): string => escapeHtml(values[name] ?? '');
-  const options = SUBMISSION_KINDS.map(
-    (kind) => `<option value="${kind}"${values.kind === kind ? ' selected' : ''}>${KIND_LABELS[kind]}</option>`,
-  ).join('');
+  const options = SUBMISSION_KINDS.map((kind) => `<option value="${kind}"${values.kind === kind ? ' selected' : ''}>${KIND_LABELS[kind]}</option>`).join('');
   const needsId = SUBMISSION_KINDS.filter((k) => KIND_RULES[k].record_id === 'required').join(' or ');
   const errorList =
     errors.length === 0

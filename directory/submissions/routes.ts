@@ -7,18 +7,13 @@
  * wrong token and an unknown id get the same 401, so the answer never tells whether a submission
  * exists; a string that cannot be a submission id gets 404.
  */
-import type { Clock, LoadedData } from '../http/data-source.ts';
+
+import { HttpProblem } from '../../core/web/problem.ts';
 import { checkDeclaredLength, readBody } from '../http/body.ts';
+import type { Clock, LoadedData } from '../http/data-source.ts';
 import { parseQuery, validateParams } from '../http/params.ts';
 import { type FieldError, ProblemError } from '../http/problem.ts';
-import { HttpProblem } from '../../core/web/problem.ts';
-import {
-  KIND_RULES,
-  SUBMISSION_FIELDS,
-  SUBMISSION_ID_PATTERN,
-  SUBMISSION_TOKEN_PARAM,
-  type SubmissionKind,
-} from '../http/schemas.ts';
+import { KIND_RULES, SUBMISSION_FIELDS, SUBMISSION_ID_PATTERN, SUBMISSION_TOKEN_PARAM, type SubmissionKind } from '../http/schemas.ts';
 import { type FormValues, formPage, PAGE_HEADERS, receiptPage, statusPage, wantsHtml } from './pages.ts';
 import type { StoredSubmission, SubmissionStore } from './store.ts';
 import { hashToken, newSubmissionId, newToken, tokenMatches } from './token.ts';
@@ -64,7 +59,10 @@ async function readFields(request: Request, limit: number): Promise<Record<strin
   checkDeclaredLength(request, limit);
   const type = mediaType(request);
   if (type !== 'application/x-www-form-urlencoded' && type !== 'application/json') {
-    throw new ProblemError('unsupported-media-type', `send application/x-www-form-urlencoded or application/json, not ${JSON.stringify(type || 'no content type')}`);
+    throw new ProblemError(
+      'unsupported-media-type',
+      `send application/x-www-form-urlencoded or application/json, not ${JSON.stringify(type || 'no content type')}`,
+    );
   }
   const bytes = await readBody(request, limit);
   let text: string;
@@ -167,7 +165,12 @@ export async function createSubmission(request: Request, ctx: SubmissionRoutesCo
     await ctx.store.put(stored);
   } catch (error) {
     ctx.onError(error);
-    throw new ProblemError('submissions-unavailable', 'the submission could not be stored; nothing was kept', {}, { 'retry-after': String(STORE_RETRY_SECONDS) });
+    throw new ProblemError(
+      'submissions-unavailable',
+      'the submission could not be stored; nothing was kept',
+      {},
+      { 'retry-after': String(STORE_RETRY_SECONDS) },
+    );
   }
   const receipt = { id, token, status_url: statusUrl(request, id), status: 'received' as const };
   const headers = { location: receipt.status_url, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };

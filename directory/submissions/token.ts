@@ -14,7 +14,10 @@ export function newSubmissionId(): string {
 /** 43 base64url characters from 32 random bytes. */
 export function newToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 /** SHA-256 of the token's UTF-8 bytes, lowercase hex. */

@@ -4,8 +4,8 @@
  * one word to need several pages. It is test data, never shipped.
  */
 import { type Dataset, parseDataset, serializeDataset } from '../dataset.ts';
-import type { Category, ContactKind, FactoryRecord, SourceRef } from '../record.ts';
 import type { Clock, DataSource } from '../http/data-source.ts';
+import type { Category, ContactKind, FactoryRecord, SourceRef } from '../record.ts';
 
 const FRS: SourceRef = {
   key: 'epa-frs',
@@ -75,7 +75,14 @@ const FIXED: Spec[] = [
   { id: 'epa-110000000002', name: 'Acme Steel Fabricators', country: 'US', city: 'Dayton', categories: ['sheet-metal'] },
   { id: 'wd-Q4321', name: 'Société Mécanique de Besançon', country: 'FR', city: 'Besançon', categories: ['cnc-machining'], contacts: ['email'] },
   { id: 'wd-Q98765', name: 'Müller Präzisionstechnik', country: 'DE', city: 'München', categories: ['cnc-machining', 'inspection'], contacts: ['website'] },
-  { id: 'cn-0123456789abcdef0123', name: 'Shenzhen Harness Works', country: 'CN', city: 'Shenzhen', categories: ['wire-harness'], contacts: ['observed-email'] },
+  {
+    id: 'cn-0123456789abcdef0123',
+    name: 'Shenzhen Harness Works',
+    country: 'CN',
+    city: 'Shenzhen',
+    categories: ['wire-harness'],
+    contacts: ['observed-email'],
+  },
   { id: 'cn-fedcba98765432100000', name: 'Ningbo Mould Co', country: 'CN', city: 'Ningbo', categories: ['injection-mould'] },
 ];
 

@@ -75,8 +75,16 @@ function wikidataBindings(items: number): Record<string, { type: string; value: 
 /** FRS_NAICS's columns, then the program facility's: its join keys qualified, as the service names them. */
 const NAICS_COLUMNS = ['pgm_sys_acrnm', 'pgm_sys_id', 'naics_code', 'primary_indicator', 'code_description'];
 const FACILITY_COLUMNS = [
-  'registry_id', 'primary_name', 'location_address', 'supplemental_location', 'city_name', 'county_name', 'state_code', 'postal_code',
-  'create_date', 'update_date',
+  'registry_id',
+  'primary_name',
+  'location_address',
+  'supplemental_location',
+  'city_name',
+  'county_name',
+  'state_code',
+  'postal_code',
+  'create_date',
+  'update_date',
 ];
 const FRS_HEADER = [...NAICS_COLUMNS, 'frs.frs_program_facility.pgm_sys_acrnm', 'frs.frs_program_facility.pgm_sys_id', ...FACILITY_COLUMNS];
 
@@ -142,11 +150,21 @@ export async function startReplay(options: ReplayOptions): Promise<ReplayServer>
       const industries = INDUSTRIES.map(([qid]) => ({ industry: { type: 'uri', value: `http://www.wikidata.org/entity/${qid}` } }));
       return { source: 'wikidata', page: '/sparql industries', type: 'application/sparql-results+json', body: sparqlJson(['industry'], industries) };
     }
-    const values = /VALUES \?industry \{([^}]*)\}/.exec(query)?.[1]?.trim().split(/\s+/).map((v) => v.replace(/^wd:/, '')) ?? [];
+    const values =
+      /VALUES \?industry \{([^}]*)\}/
+        .exec(query)?.[1]
+        ?.trim()
+        .split(/\s+/)
+        .map((v) => v.replace(/^wd:/, '')) ?? [];
     const limit = /\nLIMIT (\d+)\n/.exec(query)?.[1];
     const offset = /\nOFFSET (\d+)$/.exec(query)?.[1];
     // The page query as documented: the industries asked for, paged in a total order.
-    if (values.length === 0 || limit === undefined || offset === undefined || !query.includes('ORDER BY ?item ?industry ?country ?countryCode ?city ?website ?modified')) {
+    if (
+      values.length === 0 ||
+      limit === undefined ||
+      offset === undefined ||
+      !query.includes('ORDER BY ?item ?industry ?country ?countryCode ?city ?website ?modified')
+    ) {
       return undefined;
     }
     const asked = new Set(values);
@@ -172,7 +190,9 @@ export async function startReplay(options: ReplayOptions): Promise<ReplayServer>
       response.writeHead(500, { 'content-type': 'text/plain' }).end('Internal Server Error');
     } else if (misbehaviour === 'query-timeout') {
       // The Query Service's answer to a query over its 60 s limit.
-      response.writeHead(500, { 'content-type': 'text/plain' }).end('SPARQL-QUERY: queryStr=…\njava.util.concurrent.TimeoutException\n\tat java.util.concurrent.FutureTask.get(FutureTask.java:205)\n');
+      response
+        .writeHead(500, { 'content-type': 'text/plain' })
+        .end('SPARQL-QUERY: queryStr=…\njava.util.concurrent.TimeoutException\n\tat java.util.concurrent.FutureTask.get(FutureTask.java:205)\n');
     } else if (misbehaviour === 'unclosed-quote') {
       // An answer that stops inside a quoted field of its middle row, ended as if whole.
       const lines = found.body.split('\n');

@@ -4,14 +4,13 @@
  * every filter's bad values, paging, the export's ETag, the 503 path, rate limiting, CORS,
  * submissions and the MCP tools through the SDK's own client.
  */
-import { assert } from 'chai';
-import type { Infer, Struct } from 'superstruct';
+
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { assert } from 'chai';
+import type { Infer, Struct } from 'superstruct';
 import { test } from '../../test/harness.ts';
 import { readDataset } from '../dataset.ts';
-import type { FactoryRecord } from '../record.ts';
-import { type ClientInfo, createDirectory, type DirectoryOptions } from '../router.ts';
 import {
   ExportStruct,
   FactoryResultStruct,
@@ -22,7 +21,9 @@ import {
   SubmissionStatusStruct,
   UnavailableStruct,
 } from '../http/schemas.ts';
+import type { FactoryRecord } from '../record.ts';
 import { FactoryRecordStruct } from '../record.ts';
+import { type ClientInfo, createDirectory, type DirectoryOptions } from '../router.ts';
 import { MemorySubmissionStore, type SubmissionStore } from '../submissions/store.ts';
 import { brokenSource, fixtureText, ManualClock, textSource } from './fixtures.ts';
 
@@ -129,25 +130,36 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
       await store.close();
     }
   }
-  const t = (name: string, fn: (s: Started) => Promise<void>, options?: Partial<DirectoryOptions>): void =>
-    test(`${label}: ${name}`, () => run(fn, options));
+  const t = (name: string, fn: (s: Started) => Promise<void>, options?: Partial<DirectoryOptions>): void => test(`${label}: ${name}`, () => run(fn, options));
 
   t('search answers total, next_offset and factories, with attribution', async ({ get }) => {
     const body = check(SearchResultStruct, await ok(await get('/api/v1/factories?q=acme')), 'search');
     assert.equal(body.total, 2);
     assert.isNull(body.next_offset);
-    assert.deepEqual(body.factories.map((f) => f.id), ['epa-110000000001', 'epa-110000000002']);
+    assert.deepEqual(
+      body.factories.map((f) => f.id),
+      ['epa-110000000001', 'epa-110000000002'],
+    );
     assert.include(body.attribution.notice, 'not proof');
     assert.lengthOf(body.attribution.use_rules, 4);
     assert.equal(body.attribution.dataset_date, '2025-06-02');
-    assert.deepEqual(body.attribution.sources.map((s) => s.key), ['epa-frs', 'wikidata', 'exhibitor:test-fair-2025']);
+    assert.deepEqual(
+      body.attribution.sources.map((s) => s.key),
+      ['epa-frs', 'wikidata', 'exhibitor:test-fair-2025'],
+    );
   });
 
   t('free text tolerates case and accents and ranks the exact name first', async ({ get }) => {
     const accents = check(SearchResultStruct, await ok(await get('/api/v1/factories?q=SOCIETE%20mecanique')), 'search');
-    assert.deepEqual(accents.factories.map((f) => f.id), ['wd-Q4321']);
+    assert.deepEqual(
+      accents.factories.map((f) => f.id),
+      ['wd-Q4321'],
+    );
     const city = check(SearchResultStruct, await ok(await get('/api/v1/factories?q=munchen')), 'search');
-    assert.deepEqual(city.factories.map((f) => f.id), ['wd-Q98765']);
+    assert.deepEqual(
+      city.factories.map((f) => f.id),
+      ['wd-Q98765'],
+    );
     const exact = check(SearchResultStruct, await ok(await get('/api/v1/factories?q=acme%20steel&limit=100')), 'search');
     assert.equal(exact.factories[0]!.name, 'Acme Steel');
   });
@@ -162,7 +174,10 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     const usOnly = check(SearchResultStruct, await ok(await get('/api/v1/factories?country=US&limit=100')), 'search');
     assert.isBelow(both.total, usOnly.total);
     const contact = check(SearchResultStruct, await ok(await get('/api/v1/factories?contact=observed-email&city=shenzhen')), 'search');
-    assert.deepEqual(contact.factories.map((f) => f.id), ['cn-0123456789abcdef0123']);
+    assert.deepEqual(
+      contact.factories.map((f) => f.id),
+      ['cn-0123456789abcdef0123'],
+    );
     const none = check(SearchResultStruct, await ok(await get('/api/v1/factories?country=FR&category=wire-harness')), 'search');
     assert.equal(none.total, 0);
     assert.deepEqual(none.factories, []);
@@ -191,7 +206,11 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     for (const [query, name, code] of cases) {
       const body = await problem(await get(`/api/v1/factories?${query}`), 400, code);
       const errors = body.errors as { name: string }[];
-      assert.deepEqual(errors.map((e) => e.name), [name], query);
+      assert.deepEqual(
+        errors.map((e) => e.name),
+        [name],
+        query,
+      );
       assert.include(body.detail as string, name, query);
     }
   });
@@ -202,12 +221,19 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     const seen: string[] = [];
     let offset: number | null = 0;
     while (offset !== null) {
-      const page: Infer<typeof SearchResultStruct> = check(SearchResultStruct, await ok(await get(`/api/v1/factories?q=steel&limit=20&offset=${offset}`)), 'page');
+      const page: Infer<typeof SearchResultStruct> = check(
+        SearchResultStruct,
+        await ok(await get(`/api/v1/factories?q=steel&limit=20&offset=${offset}`)),
+        'page',
+      );
       assert.equal(page.total, all.total);
       seen.push(...page.factories.map((f) => f.id));
       offset = page.next_offset;
     }
-    assert.deepEqual(seen, all.factories.map((f) => f.id));
+    assert.deepEqual(
+      seen,
+      all.factories.map((f) => f.id),
+    );
     assert.equal(new Set(seen).size, seen.length);
     const past = check(SearchResultStruct, await ok(await get('/api/v1/factories?q=steel&offset=1000')), 'past the end');
     assert.deepEqual([past.total, past.next_offset, past.factories.length], [47, null, 0]);
@@ -221,7 +247,10 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     }
     for (const id of ['epa-11000000001', 'wd-Q0', 'wd-Q012', 'cn-0123456789ABCDEF0123', 'abc', 'epa-11000000000x']) {
       const body = await problem(await get(`/api/v1/factories/${id}`), 400, 'invalid-parameter');
-      assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['id']);
+      assert.deepEqual(
+        (body.errors as { name: string }[]).map((e) => e.name),
+        ['id'],
+      );
     }
     for (const id of ['epa-999999999999', 'wd-Q1', 'cn-ffffffffffffffffffff']) {
       await problem(await get(`/api/v1/factories/${id}`), 404, 'not-found');
@@ -251,7 +280,10 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     const body = check(ExportStruct, JSON.parse(text), 'export');
     assert.equal(body.total, 51);
     assert.lengthOf(body.records, 51);
-    assert.deepEqual(body.records.map((r) => r.id), [...body.records.map((r) => r.id)].sort());
+    assert.deepEqual(
+      body.records.map((r) => r.id),
+      [...body.records.map((r) => r.id)].sort(),
+    );
     assert.lengthOf(body.attribution.use_rules, 4);
     // The export is itself a dataset file.
     const again = await readDataset(new Blob([text]).stream());
@@ -316,7 +348,10 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
       paths: Record<string, { get?: { parameters?: { name: string; in: string; schema: Record<string, unknown> }[] } }>;
     };
     const params = doc.paths['/api/v1/factories']!.get!.parameters!;
-    assert.sameMembers(params.map((p) => p.name), ['q', 'country', 'city', 'category', 'contact', 'limit', 'offset']);
+    assert.sameMembers(
+      params.map((p) => p.name),
+      ['q', 'country', 'city', 'category', 'contact', 'limit', 'offset'],
+    );
     for (const { name, schema } of params) {
       for (const bad of badValues(schema)) {
         const response = await get(`/api/v1/factories?${new URLSearchParams({ [name]: bad })}`);
@@ -349,26 +384,30 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
   });
 
   const source = brokenSource(fixtureText());
-  t('503 with factories: null while the data source fails, recovering once it is repaired', async ({ clock, get }) => {
-    for (const path of ['/api/v1/factories?q=steel', '/api/v1/factories/wd-Q4321', '/api/v1/stats', '/directory.json', '/directory.ndjson']) {
-      const response = await get(path);
-      const text = await response.text();
-      assert.equal(response.status, 503, `${path}: ${text}`);
-      const body = check(UnavailableStruct, JSON.parse(text), path);
-      assert.isNull(body.factories);
-      assert.match(response.headers.get('retry-after') ?? '', /^[1-9][0-9]*$/);
-    }
-    // Bad parameters are still 400: the request is wrong whether or not the data is there.
-    await problem(await get('/api/v1/factories?country=us'), 400);
-    const attempts = source.attempts;
-    source.repair();
-    // Within the back-off nothing is retried.
-    assert.equal((await get('/api/v1/stats')).status, 503);
-    assert.equal(source.attempts, attempts);
-    clock.advance(20_000);
-    const stats = check(StatsStruct, await ok(await get('/api/v1/stats')), 'stats');
-    assert.equal(stats.total, 51);
-  }, { data: source });
+  t(
+    '503 with factories: null while the data source fails, recovering once it is repaired',
+    async ({ clock, get }) => {
+      for (const path of ['/api/v1/factories?q=steel', '/api/v1/factories/wd-Q4321', '/api/v1/stats', '/directory.json', '/directory.ndjson']) {
+        const response = await get(path);
+        const text = await response.text();
+        assert.equal(response.status, 503, `${path}: ${text}`);
+        const body = check(UnavailableStruct, JSON.parse(text), path);
+        assert.isNull(body.factories);
+        assert.match(response.headers.get('retry-after') ?? '', /^[1-9][0-9]*$/);
+      }
+      // Bad parameters are still 400: the request is wrong whether or not the data is there.
+      await problem(await get('/api/v1/factories?country=us'), 400);
+      const attempts = source.attempts;
+      source.repair();
+      // Within the back-off nothing is retried.
+      assert.equal((await get('/api/v1/stats')).status, 503);
+      assert.equal(source.attempts, attempts);
+      clock.advance(20_000);
+      const stats = check(StatsStruct, await ok(await get('/api/v1/stats')), 'stats');
+      assert.equal(stats.total, 51);
+    },
+    { data: source },
+  );
 
   t('413 for bodies over the bound, declared or streamed, and for an overlong query string', async ({ get }) => {
     const big = `kind=join&company=Acme&email=a%40b.example&message=${'x'.repeat(17 * 1024)}`;
@@ -394,42 +433,53 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     await problem(await get(`/api/v1/factories?q=${'x'.repeat(2100)}`), 413, 'too-large');
   });
 
-  t('429 with Retry-After once a client has used its burst', async ({ clock, get }) => {
-    for (let i = 0; i < 3; i++) assert.equal((await get('/api/v1/stats')).status, 200);
-    const limited = await get('/api/v1/stats');
-    const body = await problem(limited, 429, 'rate-limited');
-    assert.equal(limited.headers.get('retry-after'), '2');
-    assert.include(body.detail as string, 'retry');
-    // Beside Retry-After, the IETF draft's fields: the bucket of 3 refilling in 6 s, none left, one in 2 s.
-    assert.equal(limited.headers.get('ratelimit-policy'), '"burst";q=3;w=6');
-    assert.equal(limited.headers.get('ratelimit'), '"burst";r=0;t=2');
-    clock.advance(2000);
-    const again = await get('/api/v1/stats');
-    assert.equal(again.status, 200);
-    assert.equal(again.headers.get('ratelimit-policy'), '"burst";q=3;w=6');
-    assert.equal(again.headers.get('ratelimit'), '"burst";r=0;t=6');
-    clock.advance(6000);
-    assert.equal((await get('/openapi.json')).headers.get('ratelimit'), '"burst";r=2;t=2');
-  }, { limits: { rateLimit: { perSecond: 0.5, burst: 3 } } });
+  t(
+    '429 with Retry-After once a client has used its burst',
+    async ({ clock, get }) => {
+      for (let i = 0; i < 3; i++) assert.equal((await get('/api/v1/stats')).status, 200);
+      const limited = await get('/api/v1/stats');
+      const body = await problem(limited, 429, 'rate-limited');
+      assert.equal(limited.headers.get('retry-after'), '2');
+      assert.include(body.detail as string, 'retry');
+      // Beside Retry-After, the IETF draft's fields: the bucket of 3 refilling in 6 s, none left, one in 2 s.
+      assert.equal(limited.headers.get('ratelimit-policy'), '"burst";q=3;w=6');
+      assert.equal(limited.headers.get('ratelimit'), '"burst";r=0;t=2');
+      clock.advance(2000);
+      const again = await get('/api/v1/stats');
+      assert.equal(again.status, 200);
+      assert.equal(again.headers.get('ratelimit-policy'), '"burst";q=3;w=6');
+      assert.equal(again.headers.get('ratelimit'), '"burst";r=0;t=6');
+      clock.advance(6000);
+      assert.equal((await get('/openapi.json')).headers.get('ratelimit'), '"burst";r=2;t=2');
+    },
+    { limits: { rateLimit: { perSecond: 0.5, burst: 3 } } },
+  );
 
-  t('X-Forwarded-For changes nothing unless the proxy is trusted', async ({ get }) => {
-    const spoofed = async (i: number): Promise<number> =>
-      (await get('/api/v1/stats', { headers: { 'x-forwarded-for': `198.51.100.${i}` } })).status;
-    const statuses = [];
-    for (let i = 1; i <= 4; i++) statuses.push(await spoofed(i));
-    assert.deepEqual(statuses, [200, 200, 200, 429], 'a header anyone can send opens no new bucket');
-  }, { limits: { rateLimit: { perSecond: 0.5, burst: 3 } } });
+  t(
+    'X-Forwarded-For changes nothing unless the proxy is trusted',
+    async ({ get }) => {
+      const spoofed = async (i: number): Promise<number> => (await get('/api/v1/stats', { headers: { 'x-forwarded-for': `198.51.100.${i}` } })).status;
+      const statuses = [];
+      for (let i = 1; i <= 4; i++) statuses.push(await spoofed(i));
+      assert.deepEqual(statuses, [200, 200, 200, 429], 'a header anyone can send opens no new bucket');
+    },
+    { limits: { rateLimit: { perSecond: 0.5, burst: 3 } } },
+  );
 
-  t('behind a trusted proxy, the last X-Forwarded-For address is the client', async ({ get }) => {
-    const from = async (header: string): Promise<number> => (await get('/api/v1/stats', { headers: { 'x-forwarded-for': header } })).status;
-    for (let i = 0; i < 3; i++) assert.equal(await from('203.0.113.7'), 200);
-    assert.equal(await from('203.0.113.7'), 429);
-    assert.equal(await from('203.0.113.7, 203.0.113.8'), 200, 'the address the proxy appended counts, not what the client wrote before it');
-    assert.equal(await from('203.0.113.8, 203.0.113.7'), 429);
-    assert.equal(await from('203.0.113.8, 203.0.113.7:51234'), 429, 'a port the proxy added is not part of the client');
-    for (let i = 0; i < 3; i++) assert.equal(await from(`[2001:db8::1]:${50000 + i}`), 200);
-    assert.equal(await from('2001:db8::2'), 429, 'a bracketed IPv6 address with a port, keyed by its /64');
-  }, { trustProxy: true, limits: { rateLimit: { perSecond: 0.5, burst: 3 } } });
+  t(
+    'behind a trusted proxy, the last X-Forwarded-For address is the client',
+    async ({ get }) => {
+      const from = async (header: string): Promise<number> => (await get('/api/v1/stats', { headers: { 'x-forwarded-for': header } })).status;
+      for (let i = 0; i < 3; i++) assert.equal(await from('203.0.113.7'), 200);
+      assert.equal(await from('203.0.113.7'), 429);
+      assert.equal(await from('203.0.113.7, 203.0.113.8'), 200, 'the address the proxy appended counts, not what the client wrote before it');
+      assert.equal(await from('203.0.113.8, 203.0.113.7'), 429);
+      assert.equal(await from('203.0.113.8, 203.0.113.7:51234'), 429, 'a port the proxy added is not part of the client');
+      for (let i = 0; i < 3; i++) assert.equal(await from(`[2001:db8::1]:${50000 + i}`), 200);
+      assert.equal(await from('2001:db8::2'), 429, 'a bracketed IPv6 address with a port, keyed by its /64');
+    },
+    { trustProxy: true, limits: { rateLimit: { perSecond: 0.5, burst: 3 } } },
+  );
 
   t('JSON and the exports are compressed as Accept-Encoding asks, each encoding with its own ETag', async ({ get }) => {
     const plain = await get('/directory.json', { headers: { 'accept-encoding': 'identity' } });
@@ -452,7 +502,16 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
         assert.equal(response.headers.get('content-encoding'), encoding, `${path} ${accept}`);
         assert.include(response.headers.get('vary') ?? '', 'Accept-Encoding');
         const text = await decodedText(response);
-        assert.doesNotThrow(() => (path.endsWith('.ndjson') ? text.trim().split('\n').map((line) => JSON.parse(line)) : JSON.parse(text)), path);
+        assert.doesNotThrow(
+          () =>
+            path.endsWith('.ndjson')
+              ? text
+                  .trim()
+                  .split('\n')
+                  .map((line) => JSON.parse(line))
+              : JSON.parse(text),
+          path,
+        );
         if (path === '/directory.json' && encoding === null) assert.equal(response.headers.get('etag'), plainTag);
         if (path === '/directory.json' && encoding !== null) {
           assert.equal(text, plainText, 'the same bytes once decoded');
@@ -487,7 +546,10 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     const lines = text.slice(0, -1).split('\n');
     const exported = check(ExportStruct, await (await get('/directory.json', { headers: { 'accept-encoding': 'identity' } })).json(), 'export');
     assert.lengthOf(lines, exported.total);
-    assert.deepEqual(lines.map((line) => check(FactoryRecordStruct, JSON.parse(line), 'record')), exported.records);
+    assert.deepEqual(
+      lines.map((line) => check(FactoryRecordStruct, JSON.parse(line), 'record')),
+      exported.records,
+    );
     assert.equal((await get('/directory.ndjson', { headers: { 'accept-encoding': 'identity', 'if-none-match': etag } })).status, 304);
   });
 
@@ -553,7 +615,13 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
   });
 
   t('a submission gets a receipt; its status needs the token; failures reveal nothing', async ({ get, store }) => {
-    const response = await postJson(get, { kind: 'correction', record_id: 'wd-Q4321', company: 'Société Mécanique', email: 'contact@smb.example', message: 'New address' });
+    const response = await postJson(get, {
+      kind: 'correction',
+      record_id: 'wd-Q4321',
+      company: 'Société Mécanique',
+      email: 'contact@smb.example',
+      message: 'New address',
+    });
     const receipt = check(ReceiptStruct, JSON.parse(await response.text()), 'receipt');
     assert.equal(response.status, 201);
     assert.equal(response.headers.get('location'), receipt.status_url);
@@ -568,7 +636,10 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     // The query is checked even when the token comes in the header.
     const bearer = { headers: { authorization: `Bearer ${receipt.token}` } };
     const junk = await problem(await get(`${path}?junk=1`, bearer), 400, 'unknown-parameter');
-    assert.deepEqual((junk.errors as { name: string }[]).map((e) => e.name), ['junk']);
+    assert.deepEqual(
+      (junk.errors as { name: string }[]).map((e) => e.name),
+      ['junk'],
+    );
     await problem(await get(`${path}?token=${encodeURIComponent(receipt.token)}&junk=1`), 400, 'unknown-parameter');
 
     const missing = await get(path);
@@ -605,14 +676,21 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     ];
     for (const [fields, name] of cases) {
       const body = await problem(await postJson(get, fields), 400, 'invalid-body');
-      assert.include((body.errors as { name: string }[]).map((e) => e.name), name, JSON.stringify(fields));
+      assert.include(
+        (body.errors as { name: string }[]).map((e) => e.name),
+        name,
+        JSON.stringify(fields),
+      );
     }
     const blank = await get('/api/v1/submissions', {
       method: 'POST',
       body: 'kind=join&company=+++&email=a%40b.example',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
-    assert.deepEqual(((await problem(blank, 400, 'invalid-body')).errors as { name: string }[]).map((e) => e.name), ['company']);
+    assert.deepEqual(
+      ((await problem(blank, 400, 'invalid-body')).errors as { name: string }[]).map((e) => e.name),
+      ['company'],
+    );
     await problem(await get('/api/v1/submissions', { method: 'POST', body: '{', headers: { 'content-type': 'application/json' } }), 400, 'invalid-body');
     await problem(await get('/api/v1/submissions', { method: 'POST', body: 'kind=join', headers: { 'content-type': 'text/plain' } }), 415);
     const repeated = await get('/api/v1/submissions', {
@@ -641,7 +719,11 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
   t('__proto__ is refused like any unknown parameter or field', async ({ get }) => {
     for (const path of ['/api/v1/factories?__proto__=x', '/api/v1/factories?q=steel&__proto__=x', '/api/v1/stats?__proto__=x', '/submit?__proto__=x']) {
       const body = await problem(await get(path), 400, 'unknown-parameter');
-      assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['__proto__'], path);
+      assert.deepEqual(
+        (body.errors as { name: string }[]).map((e) => e.name),
+        ['__proto__'],
+        path,
+      );
     }
     const bodies: [string, string][] = [
       ['application/json', '{"kind":"join","company":"Proto Ltd","email":"a@proto.example","__proto__":{"message":"x"}}'],
@@ -649,7 +731,11 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     ];
     for (const [type, text] of bodies) {
       const body = await problem(await get('/api/v1/submissions', { method: 'POST', body: text, headers: { 'content-type': type } }), 400, 'invalid-body');
-      assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['__proto__'], type);
+      assert.deepEqual(
+        (body.errors as { name: string }[]).map((e) => e.name),
+        ['__proto__'],
+        type,
+      );
     }
   });
 
@@ -731,7 +817,10 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', target.url), { fetch: target.fetch }));
     try {
       const { tools } = await client.listTools();
-      assert.sameMembers(tools.map((tool) => tool.name), ['search_factories', 'get_factory', 'registry_stats']);
+      assert.sameMembers(
+        tools.map((tool) => tool.name),
+        ['search_factories', 'get_factory', 'registry_stats'],
+      );
       for (const tool of tools) {
         assert.isTrue(tool.annotations?.readOnlyHint, tool.name);
         assert.equal(tool.inputSchema.type, 'object');
@@ -771,19 +860,23 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     }
   });
 
-  t('MCP answers a tool error with factories: null while the registry is unavailable', async ({ target }) => {
-    const client = new Client({ name: 'directory-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', target.url), { fetch: target.fetch }));
-    try {
-      const result = await client.callTool({ name: 'search_factories', arguments: { q: 'steel' } });
-      assert.isTrue(result.isError);
-      const body = JSON.parse((result.content as { text: string }[])[0]!.text) as Record<string, unknown>;
-      assert.equal(body.status, 503);
-      assert.isNull(body.factories);
-    } finally {
-      await client.close();
-    }
-  }, { data: brokenSource(fixtureText()) });
+  t(
+    'MCP answers a tool error with factories: null while the registry is unavailable',
+    async ({ target }) => {
+      const client = new Client({ name: 'directory-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', target.url), { fetch: target.fetch }));
+      try {
+        const result = await client.callTool({ name: 'search_factories', arguments: { q: 'steel' } });
+        assert.isTrue(result.isError);
+        const body = JSON.parse((result.content as { text: string }[])[0]!.text) as Record<string, unknown>;
+        assert.equal(body.status, 503);
+        assert.isNull(body.factories);
+      } finally {
+        await client.close();
+      }
+    },
+    { data: brokenSource(fixtureText()) },
+  );
 }
 
 function postJson(get: Started['get'], fields: Record<string, unknown>): Promise<Response> {

@@ -6,8 +6,8 @@
 import qrcode from 'qrcode-generator';
 import { formatCredits } from '../../core/encoding/amount.ts';
 import { fromHex, toHex } from '../../core/encoding/hex.ts';
+import { type ChainParams, devnet, LIGHT_RETENTION_BLOCKS, MAINNET } from '../../core/ledger/params.ts';
 import { freeBalance, lockedBond } from '../../core/ledger/state.ts';
-import { devnet, MAINNET, LIGHT_RETENTION_BLOCKS, type ChainParams } from '../../core/ledger/params.ts';
 import { CheckpointRefusedError } from '../../core/node/light-start.ts';
 import type { MeshNode } from '../../core/node/node.ts';
 import { SegmentError } from '../../core/node/segments.ts';
@@ -211,7 +211,7 @@ async function render(): Promise<void> {
     setStatus('error', 'On another chain');
     showError(
       `This browser holds a chain that does not connect to its hosts' chain${hostApart ? ` (the host's block ${hostCheckpoint!.height} is not the one held here)` : ''}: the hosts were reset, or this browser followed a fork. ` +
-        'Reset the chain store to start again from the host\'s checkpoint; your key stays in this browser.',
+        "Reset the chain store to start again from the host's checkpoint; your key stays in this browser.",
       { reset: true },
     );
   }
@@ -268,7 +268,9 @@ async function render(): Promise<void> {
   $('history-empty').textContent = base > 0 ? 'No transactions in the blocks this browser holds.' : 'No transactions yet.';
   const notes = [
     rows.length === HISTORY_ROWS ? `Showing the latest ${HISTORY_ROWS} transactions.` : '',
-    base > 0 ? `This browser keeps the last ${LIGHT_RETENTION_BLOCKS.toLocaleString('en')} blocks; it holds blocks from ${base} on, so older history is not shown here.` : '',
+    base > 0
+      ? `This browser keeps the last ${LIGHT_RETENTION_BLOCKS.toLocaleString('en')} blocks; it holds blocks from ${base} on, so older history is not shown here.`
+      : '',
   ];
   $('history-note').textContent = notes.filter((n) => n !== '').join(' ');
   const sends = node.mempool.pending().flatMap((tx) => (tx.body.kind === 'Transfer' && toHex(tx.body.sender) === selfHex ? [tx.body] : []));
@@ -376,7 +378,10 @@ function startFailed(error: unknown, config: WalletConfig): void {
     showError(`The light node could not start: ${messageOf(error)}`, { retry: true });
   } else if (error instanceof SegmentError && (error.code === 'timeout' || error.code === 'no-peer')) {
     setStatus('error', 'No answer from the hosts');
-    showError(`No host sent the state at block ${config.checkpoint.height} in time (${messageOf(error)}). Check that the host is running and holds that block, then retry.`, { retry: true });
+    showError(
+      `No host sent the state at block ${config.checkpoint.height} in time (${messageOf(error)}). Check that the host is running and holds that block, then retry.`,
+      { retry: true },
+    );
   } else {
     setStatus('error', 'Stopped');
     showError(`The light node could not start: ${messageOf(error)}`, { retry: true });

@@ -1,8 +1,8 @@
 // The send form's check: what it refuses, with which message, and what it lets through.
 import { assert } from 'chai';
-import { test } from '../../test/harness.ts';
 import { CREDIT } from '../../core/encoding/amount.ts';
 import { toHex } from '../../core/encoding/hex.ts';
+import { test } from '../../test/harness.ts';
 import { checkSend, type SendContext } from './send-check.ts';
 
 const self = new Uint8Array(32).fill(1);
@@ -10,7 +10,7 @@ const other = new Uint8Array(32).fill(2);
 const context: SendContext = { self, free: 5n * CREDIT, resolveName: (name) => (name === 'alice' ? other : undefined) };
 
 test('checkSend: a NodeId or a held name, and credits within the free balance, pass', () => {
-  assert.deepEqual(checkSend(toHex(other).toUpperCase(), '1.5', context), { ok: true, to: other, amount: 15n * CREDIT / 10n });
+  assert.deepEqual(checkSend(toHex(other).toUpperCase(), '1.5', context), { ok: true, to: other, amount: (15n * CREDIT) / 10n });
   assert.deepEqual(checkSend(' alice ', '5', context), { ok: true, to: other, amount: 5n * CREDIT });
 });
 

@@ -2,7 +2,7 @@
  * The send form's check, before anything is signed: the recipient is a NodeId or a name the chain
  * knows, the amount is credits above zero, and it fits the free balance.
  */
-import { parseCredits, formatCredits } from '../../core/encoding/amount.ts';
+import { formatCredits, parseCredits } from '../../core/encoding/amount.ts';
 import { fromHex, toHex } from '../../core/encoding/hex.ts';
 import { isName } from '../../core/names/names.ts';
 
@@ -32,7 +32,7 @@ export function checkSend(toText: string, amountText: string, context: SendConte
   } else {
     return { ok: false, field: 'to', message: 'That is neither a NodeId (64 hex characters) nor a name (a-z, 0-9 and hyphen).' };
   }
-  if (toHex(to) === toHex(context.self)) return { ok: false, field: 'to', message: 'That is this wallet\'s own NodeId.' };
+  if (toHex(to) === toHex(context.self)) return { ok: false, field: 'to', message: "That is this wallet's own NodeId." };
   let amount: bigint;
   try {
     amount = parseCredits(amountText.trim(), 'the amount');

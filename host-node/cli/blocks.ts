@@ -4,8 +4,8 @@
  * chain reorganised: the blocks from it on replace those printed before (docs/node-api.md).
  */
 import type { BlockEvent } from '../../core/ledger/block.ts';
-import { command, EXIT, flag, type Io, option } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { command, EXIT, flag, type Io, option } from './command.ts';
 import { untilInterrupted } from './stop-signal.ts';
 import { integer } from './values.ts';
 
@@ -37,7 +37,12 @@ export const blocksCommand = command({
 });
 
 /** Prints blocks from `from` until one at `until` (null: never), `count` were printed, or `signal` aborts. */
-async function printBlocks(client: NodeClient, io: Io, options: { from: number; until: number | null; count: number | undefined; json: boolean }, signal: AbortSignal): Promise<void> {
+async function printBlocks(
+  client: NodeClient,
+  io: Io,
+  options: { from: number; until: number | null; count: number | undefined; json: boolean },
+  signal: AbortSignal,
+): Promise<void> {
   if (options.until !== null && options.from > options.until) return;
   let printed = 0;
   let last = -1;

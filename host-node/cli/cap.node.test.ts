@@ -3,11 +3,12 @@
  * (identity files on disk, no node), revoke and trust against a real `mesh node --devnet --mine`
  * process, whose chain then records them.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before, test } from 'node:test';
 import { checkToken } from '../../core/capabilities/check.ts';
 import { CapabilityError } from '../../core/capabilities/errors.ts';
 import { A, B, C, H } from '../../core/capabilities/fixtures.test-util.ts';
@@ -15,7 +16,7 @@ import { decodeToken, encodeToken, linkId, MAX_LINKS, type Token } from '../../c
 import type { SigningKey } from '../../core/crypto/ed25519.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { devnet, MAINNET } from '../../core/ledger/params.ts';
-import { getJson, startNode, stopAll, waitFor, type MeshProcess } from '../../test/mesh-process.ts';
+import { getJson, type MeshProcess, startNode, stopAll, waitFor } from '../../test/mesh-process.ts';
 import { IDENTITY_FILE, writeIdentityFile } from '../data-dir.ts';
 import { capCommand } from './cap.ts';
 import type { Command } from './command.ts';
@@ -29,7 +30,11 @@ const dirs = new Map<SigningKey, string>();
 
 before(async () => {
   root = await mkdtemp(join(tmpdir(), 'mesh-cap-'));
-  for (const [name, key] of [['h', H], ['a', A], ['b', B]] as const) {
+  for (const [name, key] of [
+    ['h', H],
+    ['a', A],
+    ['b', B],
+  ] as const) {
     const dir = join(root, name);
     await mkdir(dir);
     await writeIdentityFile(join(dir, IDENTITY_FILE), key);
@@ -71,9 +76,30 @@ function check(token: Token, holder: SigningKey, network: string, use: Partial<P
   return checkToken(token, { ...deploy, ...use }, { network, roots: [H.publicKey], presenter: holder.publicKey, nowSecs: now(), revoked: () => false });
 }
 
-test('mesh cap issue signs a root link with the data directory\'s key, each option a bound, for the main network or --devnet', async () => {
+test("mesh cap issue signs a root link with the data directory's key, each option a bound, for the main network or --devnet", async () => {
   const before = now();
-  const token = await issue(H, ['--to', id(A), '--allow', 'deploy,kill', '--cpu', '4', '--mem-mb', '1024', '--duration-secs', '3600', '--max-bid', '1.5', '--image', 'localhost/', '--image', 'docker.io/library/', '--node', id(H), '--expires', '2h']);
+  const token = await issue(H, [
+    '--to',
+    id(A),
+    '--allow',
+    'deploy,kill',
+    '--cpu',
+    '4',
+    '--mem-mb',
+    '1024',
+    '--duration-secs',
+    '3600',
+    '--max-bid',
+    '1.5',
+    '--image',
+    'localhost/',
+    '--image',
+    'docker.io/library/',
+    '--node',
+    id(H),
+    '--expires',
+    '2h',
+  ]);
   assert.equal(token.length, 1);
   const [link] = token as [Token[number]];
   assert.deepEqual(link.issuer, H.publicKey);
@@ -131,7 +157,7 @@ test('mesh cap issue refuses bad values with exit 2, and a data directory withou
   assert.match(r.err, /has no identity \(no identity\.json\); start mesh node there once/);
 });
 
-test('mesh cap delegate appends a narrowing link signed by the holder; options left out keep the parent\'s bounds', async () => {
+test("mesh cap delegate appends a narrowing link signed by the holder; options left out keep the parent's bounds", async () => {
   const token = await issue(H, ['--to', id(A), '--allow', 'deploy,kill', '--cpu', '4', '--max-bid', '2', '--image', 'localhost/', '--expires', '2h']);
   const r = await cap(['delegate', encodeToken(token), '--to', id(B), '--cpu', '2', '--image', 'localhost/busybox', '--expires', '1h', ...dataDir(A)]);
   assert.equal(r.code, 0, r.err);
@@ -186,12 +212,22 @@ test('mesh cap inspect shows every link, the effect and the verdict, as text or 
   const human = await cap(['inspect', text]);
   assert.equal(human.code, 0, human.err);
   assert.match(human.out, /^link 0 \(root\)\n {2}issuer {4}[0-9a-f]{64}\n/);
-  assert.match(human.out, new RegExp(`link 1\\n {2}issuer {4}${id(A)}\\n {2}audience {2}${id(B)}\\n {2}commands {2}deploy\\n {2}cpu ≤ 4 cores, memory any, duration any, bid ≤ 1.5 credits\\n`));
+  assert.match(
+    human.out,
+    new RegExp(
+      `link 1\\n {2}issuer {4}${id(A)}\\n {2}audience {2}${id(B)}\\n {2}commands {2}deploy\\n {2}cpu ≤ 4 cores, memory any, duration any, bid ≤ 1.5 credits\\n`,
+    ),
+  );
   assert.ok(human.out.includes(`link id   ${toHex(linkId(MAINNET.network, token[1]!))}`));
   assert.match(human.out, /effective\n {2}holder {4}[0-9a-f]{64}\n {2}commands {2}deploy\n/);
   assert.match(human.out, /chain {5}holds together on mesh: aligned, signed, each link narrowing its parent\n$/);
   const json = await cap(['inspect', text, '--json']);
-  const parsed = JSON.parse(json.out) as { links: { link_id: string; allows: { bid: string } }[]; effective: { allows: { commands: string[] }; expiry: number }; valid: boolean; problem: null };
+  const parsed = JSON.parse(json.out) as {
+    links: { link_id: string; allows: { bid: string } }[];
+    effective: { allows: { commands: string[] }; expiry: number };
+    valid: boolean;
+    problem: null;
+  };
   assert.equal(parsed.links.length, 2);
   assert.equal(parsed.links[0]!.link_id, toHex(linkId(MAINNET.network, token[0]!)));
   assert.equal(parsed.links[0]!.allows.bid, '1500000000000000000');
@@ -240,12 +276,19 @@ test('mesh cap revoke: the running node revokes the link it issued; once mined, 
   const none = await cap(['revoke', other, ...nodeKeyDir, '--json']);
   assert.equal(none.code, 1);
   assert.match(none.err, /Invalid request body \(400\): no link of the token was issued by this node/);
-  const json = await cap(['revoke', (await cap(['issue', '--to', id(A), '--allow', 'kill', '--devnet', ...nodeKeyDir])).out.trim(), '--link', '0', '--json', ...nodeKeyDir]);
+  const json = await cap([
+    'revoke',
+    (await cap(['issue', '--to', id(A), '--allow', 'kill', '--devnet', ...nodeKeyDir])).out.trim(),
+    '--link',
+    '0',
+    '--json',
+    ...nodeKeyDir,
+  ]);
   assert.equal(json.code, 0, json.err);
   assert.deepEqual(Object.keys(JSON.parse(json.out) as object), ['token_id', 'tx_id']);
 });
 
-test('mesh trust grants and withdraws the running node\'s admin trust; asking for what is already so is a conflict', async () => {
+test("mesh trust grants and withdraws the running node's admin trust; asking for what is already so is a conflict", async () => {
   const n = await devnetNode();
   const trust = (args: string[]): Promise<Run> => run(trustCommand, 'mesh trust', [...args, '--data-dir', n.dataDir]);
   const granted = await trust([id(C)]);

@@ -20,15 +20,15 @@ import {
   signLink,
   type Token,
 } from '../../core/capabilities/token.ts';
-import { systemRandom } from '../../core/crypto/random.ts';
 import type { SigningKey } from '../../core/crypto/ed25519.ts';
+import { systemRandom } from '../../core/crypto/random.ts';
 import { formatAmount, formatCredits } from '../../core/encoding/amount.ts';
 import { bytesEqual } from '../../core/encoding/bytes.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { devnet, MAINNET } from '../../core/ledger/params.ts';
 import { DataDirError, dataDirOption, IDENTITY_FILE, readIdentityFile } from '../data-dir.ts';
 import { clientOptions, NodeClient } from './client.ts';
-import { command, entry, EXIT, flag, type Io, list, option, type OptionValues, type Parser, positional, UsageError } from './command.ts';
+import { command, EXIT, entry, flag, type Io, list, type OptionValues, option, type Parser, positional, UsageError } from './command.ts';
 import { credits, integer, nodeId } from './values.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -59,7 +59,8 @@ const UNIT_SECS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 8
 const moment: Parser<number> = (text, name) => {
   if (/^[0-9]+$/.test(text) && Number.isSafeInteger(Number(text))) return Number(text);
   const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms) || ms < 0) throw new UsageError(`${name} takes unix seconds or an ISO 8601 date-time (2026-12-01T12:00:00Z), got ${JSON.stringify(text)}`);
+  if (Number.isNaN(ms) || ms < 0)
+    throw new UsageError(`${name} takes unix seconds or an ISO 8601 date-time (2026-12-01T12:00:00Z), got ${JSON.stringify(text)}`);
   return Math.floor(ms / 1000);
 };
 
@@ -101,9 +102,17 @@ const devnetFlag = flag('sign and check for the local development chain (as mesh
 const narrowing = {
   cpu: option({ value: 'N', description: `at most N CPU cores per job (${JOB_LIMITS.cpuCores.join(' to ')})`, parse: range(JOB_LIMITS.cpuCores) }),
   'mem-mb': option({ value: 'MB', description: `at most MB MiB of memory per job (${JOB_LIMITS.memMb.join(' to ')})`, parse: range(JOB_LIMITS.memMb) }),
-  'duration-secs': option({ value: 'S', description: `at most S seconds of running per job (${JOB_LIMITS.durationSecs.join(' to ')})`, parse: range(JOB_LIMITS.durationSecs) }),
+  'duration-secs': option({
+    value: 'S',
+    description: `at most S seconds of running per job (${JOB_LIMITS.durationSecs.join(' to ')})`,
+    parse: range(JOB_LIMITS.durationSecs),
+  }),
   'max-bid': option({ value: 'CREDITS', description: 'at most this bid per job, in credits as a decimal', parse: credits }),
-  image: list({ value: 'IMAGE', description: `only images this entry allows, read as --allow-image reads it: a repository with any tag, a path ending in /, or * (at most ${LINK_LIMITS.images})`, parse: imagePrefix }),
+  image: list({
+    value: 'IMAGE',
+    description: `only images this entry allows, read as --allow-image reads it: a repository with any tag, a path ending in /, or * (at most ${LINK_LIMITS.images})`,
+    parse: imagePrefix,
+  }),
   node: list({ value: 'NODE-ID', description: `only on this host (at most ${LINK_LIMITS.nodes})`, parse: nodeId }),
   'not-before': option({ value: 'WHEN', description: 'valid from this moment: unix seconds or an ISO 8601 date-time (default: now)', parse: moment }),
 };
@@ -152,11 +161,18 @@ const nowSecs = (): number => Math.floor(Date.now() / 1000);
 function windowOf(values: NarrowingValues, end: Until | undefined, fallbackExpiry: (notBefore: number) => number): { not_before: number; expiry: number } {
   const notBefore = values['not-before'] ?? nowSecs();
   const expiry = end === undefined ? fallbackExpiry(notBefore) : 'after' in end ? notBefore + end.after : end.at;
-  if (expiry < notBefore) throw new UsageError(`--expires ${new Date(expiry * 1000).toISOString()} is before the link becomes valid (${new Date(notBefore * 1000).toISOString()})`);
+  if (expiry < notBefore)
+    throw new UsageError(`--expires ${new Date(expiry * 1000).toISOString()} is before the link becomes valid (${new Date(notBefore * 1000).toISOString()})`);
   return { not_before: notBefore, expiry };
 }
 
-async function signWith(key: SigningKey, network: string, audience: Uint8Array, allows: Allowance, window: { not_before: number; expiry: number }): Promise<Link> {
+async function signWith(
+  key: SigningKey,
+  network: string,
+  audience: Uint8Array,
+  allows: Allowance,
+  window: { not_before: number; expiry: number },
+): Promise<Link> {
   return signLink(key, network, { audience, allows, ...window, nonce: systemRandom.bytes(LINK_LIMITS.nonceBytes) });
 }
 
@@ -200,8 +216,12 @@ export async function describeToken(token: Token, network: string): Promise<{ te
     lines.push(`  valid     ${time(l.not_before)} to ${time(l.expiry)}`, `  link id   ${toHex(linkId(network, l))}`);
   });
   lines.push('effective', `  holder    ${short(last.audience)}`, ...formatAllowance(last.allows).map((line) => `  ${line}`));
-  lines.push(`  valid     ${time(notBefore)} to ${time(expiry)}${notBefore > expiry ? ' (never: the links\' windows do not meet)' : ''}`);
-  lines.push(problem === null ? `chain     holds together on ${network}: aligned, signed, each link narrowing its parent` : `chain     INVALID on ${network}: ${problem}`);
+  lines.push(`  valid     ${time(notBefore)} to ${time(expiry)}${notBefore > expiry ? " (never: the links' windows do not meet)" : ''}`);
+  lines.push(
+    problem === null
+      ? `chain     holds together on ${network}: aligned, signed, each link narrowing its parent`
+      : `chain     INVALID on ${network}: ${problem}`,
+  );
   const json = {
     network,
     links: token.map((l, i) => ({
@@ -223,7 +243,9 @@ export async function describeToken(token: Token, network: string): Promise<{ te
 
 /** One line to stderr about a new link: who may do what, until when. */
 function said(io: Io, link: Link, network: string): void {
-  io.err(`signed link ${toHex(linkId(network, link))} on ${network}: ${toHex(link.audience)} may ${link.allows.commands.join(', ')} until ${time(link.expiry)}\n`);
+  io.err(
+    `signed link ${toHex(linkId(network, link))} on ${network}: ${toHex(link.audience)} may ${link.allows.commands.join(', ')} until ${time(link.expiry)}\n`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -259,7 +281,11 @@ const delegateCommand = command({
     to: option({ value: 'NODE-ID', description: 'the node that receives it', parse: nodeId, required: true }),
     allow: option({ value: 'COMMANDS', description: "what it may do, among what the token allows (default: the token's)", parse: commandList }),
     ...narrowing,
-    expires: option({ value: 'WHEN', description: "a duration after it becomes valid (90s, 30m, 1h, 7d, 2w) or a moment (default: when the token expires)", parse: until }),
+    expires: option({
+      value: 'WHEN',
+      description: 'a duration after it becomes valid (90s, 30m, 1h, 7d, 2w) or a moment (default: when the token expires)',
+      parse: until,
+    }),
     'data-dir': dataDirOption,
     devnet: devnetFlag,
   },
@@ -277,7 +303,9 @@ const delegateCommand = command({
     }
     const last = token[token.length - 1]!;
     if (!bytesEqual(last.audience, key.publicKey)) {
-      throw new Error(`the token is held by ${toHex(last.audience)}, not by this data directory's key ${toHex(key.publicKey)}: only its holder can delegate it`);
+      throw new Error(
+        `the token is held by ${toHex(last.audience)}, not by this data directory's key ${toHex(key.publicKey)}: only its holder can delegate it`,
+      );
     }
     if (token.length >= MAX_LINKS) throw new Error(`the token has ${token.length} links already, the most a token may have`);
     const allows = allowanceOf(options, options.allow, last.allows);
@@ -308,7 +336,11 @@ const revokeCommand = command({
     'Asks the running node to revoke the link of the token it issued (POST /capabilities/revoke): a RevokeCapability on chain, after which no host accepts the token or any token through that link. Prints the transaction id.',
   options: {
     ...clientOptions,
-    link: option({ value: 'N', description: `which link (its index, from 0, as mesh cap inspect shows it) when the node issued several`, parse: integer(0, MAX_LINKS - 1) }),
+    link: option({
+      value: 'N',
+      description: `which link (its index, from 0, as mesh cap inspect shows it) when the node issued several`,
+      parse: integer(0, MAX_LINKS - 1),
+    }),
     json: flag("print the node's answer as JSON"),
   },
   positionals: { token: positional('token', 'the token (mcap1.…)', tokenArg) },

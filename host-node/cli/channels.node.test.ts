@@ -3,9 +3,10 @@
  * follows): each command finds its node through the data directory as a user's would, and what it
  * sends, prints and exits with is checked against what the nodes then show.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { getJson, startNode, stopAll, tcpAddress, waitFor, type MeshProcess } from '../../test/mesh-process.ts';
+import { after, before, test } from 'node:test';
+import { getJson, type MeshProcess, startNode, stopAll, tcpAddress, waitFor } from '../../test/mesh-process.ts';
 import { channelCommand } from './channels.ts';
 import { runCommand } from './run.ts';
 
@@ -26,7 +27,10 @@ after(() => stopAll());
 async function mesh(node: MeshProcess, args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runCommand(channelCommand, [...args, '--data-dir', node.dataDir], 'mesh channel', { out: (t) => void (out += t), err: (t) => void (err += t) });
+  const code = await runCommand(channelCommand, [...args, '--data-dir', node.dataDir], 'mesh channel', {
+    out: (t) => void (out += t),
+    err: (t) => void (err += t),
+  });
   return { code, out, err };
 }
 
@@ -54,7 +58,10 @@ test('mesh channel open, ls, pay on the payer, then close on the host with a rec
   const id = opened.out.trim();
   assert.match(id, /^[0-9a-f]{64}$/);
   const { height } = await getJson<{ height: number }>(payer, '/status');
-  assert.match(opened.err, new RegExp(`^channel of 2\\.5 credits to ${host.nodeId.slice(0, 16)}…, the host may close it up to height (${height + 1440}|${height + 1439})\\n$`));
+  assert.match(
+    opened.err,
+    new RegExp(`^channel of 2\\.5 credits to ${host.nodeId.slice(0, 16)}…, the host may close it up to height (${height + 1440}|${height + 1439})\\n$`),
+  );
   await when(host, id, 'open');
 
   const listed = await mesh(payer, ['ls']);
@@ -63,7 +70,10 @@ test('mesh channel open, ls, pay on the payer, then close on the host with a rec
   assert.match(head!, /^CHANNEL +ROLE +STATUS +CAPACITY +PAID +EXPIRY +WITH$/);
   assert.match(row!, new RegExp(`^${id.slice(0, 16)} +payer +open +2\\.5 +0 +\\d+ +${host.nodeId.slice(0, 16)}$`));
   const json = JSON.parse((await mesh(host, ['ls', '--json'])).out) as Channel[];
-  assert.deepEqual(json.map((c) => [c.channel_id, c.capacity]), [[id, (25n * CREDIT / 10n).toString()]]);
+  assert.deepEqual(
+    json.map((c) => [c.channel_id, c.capacity]),
+    [[id, ((25n * CREDIT) / 10n).toString()]],
+  );
 
   const first = await mesh(payer, ['pay', id.slice(0, 10), '0.5']);
   assert.equal(first.code, 0, first.err);
@@ -72,7 +82,7 @@ test('mesh channel open, ls, pay on the payer, then close on the host with a rec
   assert.match(first.out, new RegExp(`^channel +${id}\\ncumulative +0\\.5\\n`));
   assert.equal(first.err, 'the host holds it\n');
   const second = await mesh(payer, ['pay', id, '1.25', '--json']);
-  assert.equal(JSON.parse(second.out).cumulative, (125n * CREDIT / 100n).toString());
+  assert.equal(JSON.parse(second.out).cumulative, ((125n * CREDIT) / 100n).toString());
   const lower = await mesh(payer, ['pay', id, '1']);
   assert.equal(lower.code, 1);
   assert.match(lower.err, /^mesh channel pay: Channel not in a state that allows this \(409\): a receipt for 1\.25 credits is signed already/);
@@ -83,7 +93,7 @@ test('mesh channel open, ls, pay on the payer, then close on the host with a rec
   assert.match(closed.out, /^[0-9a-f]{64}\n$/);
   assert.equal(closed.err, 'closing: 1.25 credits to the host (1.2375 after the burn of 0.0125), 1.25 back to the payer\n');
   const done = await when(payer, id, 'closed');
-  assert.equal(done.settlement!.cumulative, (125n * CREDIT / 100n).toString());
+  assert.equal(done.settlement!.cumulative, ((125n * CREDIT) / 100n).toString());
   assert.match((await mesh(payer, ['ls'])).out, new RegExp(`^${id.slice(0, 16)} +payer +closed +2\\.5 +1\\.25 `, 'm'));
   const twice = await mesh(host, ['close', id]);
   assert.equal(twice.code, 1);

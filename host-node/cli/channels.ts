@@ -4,11 +4,12 @@
  * a receipt or the best one it holds), expire (on the payer, after the expiry height) and ls.
  * Amounts are typed and shown in credits, never base units.
  */
+
+import type { ChannelView, CloseAnswer, ExpireAnswer, ReceiptAnswer } from '../../core/channels/types.ts';
 import { formatAmount, formatCredits, parseAmount } from '../../core/encoding/amount.ts';
 import { toHex } from '../../core/encoding/hex.ts';
-import type { ChannelView, CloseAnswer, ExpireAnswer, ReceiptAnswer } from '../../core/channels/types.ts';
-import { command, entry, EXIT, flag, option, type Parser, positional, UsageError } from './command.ts';
 import { clientOptions, NodeClient, NodeClientError } from './client.ts';
+import { command, EXIT, entry, flag, option, type Parser, positional, UsageError } from './command.ts';
 import { columns } from './jobs.ts';
 import { credits, integer, nodeId } from './values.ts';
 
@@ -25,7 +26,8 @@ const cumulative: Parser<bigint> = (text, name) => (text === '0' ? 0n : credits(
 
 /** A payer's signature: 128 lowercase hex characters. */
 const signature: Parser<string> = (text, name) => {
-  if (!/^[0-9a-f]{128}$/.test(text)) throw new UsageError(`${name} must be 128 lowercase hex characters (the payer's signature), got ${text.length} characters`);
+  if (!/^[0-9a-f]{128}$/.test(text))
+    throw new UsageError(`${name} must be 128 lowercase hex characters (the payer's signature), got ${text.length} characters`);
   return text;
 };
 
@@ -55,7 +57,11 @@ function formatDivision(answer: CloseAnswer): string {
 async function channelOf(client: NodeClient, ref: string): Promise<ChannelView> {
   const found = (await client.get<ChannelView[]>('/channels')).filter((c) => c.channel_id.startsWith(ref));
   if (found.length === 1) return found[0]!;
-  throw new NodeClientError(found.length === 0 ? `this node is party to no channel whose id starts with ${ref}` : `${found.length} channels have ids starting with ${ref}: give more of the id`);
+  throw new NodeClientError(
+    found.length === 0
+      ? `this node is party to no channel whose id starts with ${ref}`
+      : `${found.length} channels have ids starting with ${ref}: give more of the id`,
+  );
 }
 
 const channelArg = { channel: positional('channel-id', 'the channel id, or its first characters as mesh channel ls shows them', channelRef) };
@@ -64,7 +70,11 @@ const openCommand = command({
   description: 'Opens a payment channel to a host: a ChannelOpen that locks the capacity until the host closes it or it expires. Prints the channel id.',
   options: {
     ...clientOptions,
-    'expiry-height': option({ value: 'N', description: 'the last height at which the host may close it (default: 1,440 blocks above the tip)', parse: integer(1) }),
+    'expiry-height': option({
+      value: 'N',
+      description: 'the last height at which the host may close it (default: 1,440 blocks above the tip)',
+      parse: integer(1),
+    }),
     json,
   },
   positionals: {
@@ -73,12 +83,18 @@ const openCommand = command({
   },
   run: async ({ options, args }, io) => {
     const client = await NodeClient.find(options);
-    const body = { host: toHex(args.host), capacity: formatAmount(args.capacity), ...(options['expiry-height'] !== undefined && { expiry_height: options['expiry-height'] }) };
+    const body = {
+      host: toHex(args.host),
+      capacity: formatAmount(args.capacity),
+      ...(options['expiry-height'] !== undefined && { expiry_height: options['expiry-height'] }),
+    };
     const answer = await client.post<{ channel_id: string; expiry_height: number }>('/channels/open', body);
     if (options.json) io.out(`${JSON.stringify(answer)}\n`);
     else {
       io.out(`${answer.channel_id}\n`);
-      io.err(`channel of ${formatCredits(args.capacity)} credits to ${toHex(args.host).slice(0, 16)}…, the host may close it up to height ${answer.expiry_height}\n`);
+      io.err(
+        `channel of ${formatCredits(args.capacity)} credits to ${toHex(args.host).slice(0, 16)}…, the host may close it up to height ${answer.expiry_height}\n`,
+      );
     }
     return EXIT.done;
   },
@@ -86,19 +102,30 @@ const openCommand = command({
 
 const payCommand = command({
   description:
-    "Signs a receipt for the cumulative total paid on a channel (no transaction) and hands it to the host. Prints the receipt; the host closes with it (mesh channel close), or with a higher one.",
+    'Signs a receipt for the cumulative total paid on a channel (no transaction) and hands it to the host. Prints the receipt; the host closes with it (mesh channel close), or with a higher one.',
   options: { ...clientOptions, json },
-  positionals: { ...channelArg, cumulative: positional('cumulative-credits', 'the total paid so far on the channel, in credits (not an increment)', cumulative) },
+  positionals: {
+    ...channelArg,
+    cumulative: positional('cumulative-credits', 'the total paid so far on the channel, in credits (not an increment)', cumulative),
+  },
   run: async ({ options, args }, io) => {
     const client = await NodeClient.find(options);
     const channel = await channelOf(client, args.channel);
-    const answer = await client.post<ReceiptAnswer>('/channels/receipt', { channel_id: channel.channel_id, host: channel.host, cumulative: formatAmount(args.cumulative) });
+    const answer = await client.post<ReceiptAnswer>('/channels/receipt', {
+      channel_id: channel.channel_id,
+      host: channel.host,
+      cumulative: formatAmount(args.cumulative),
+    });
     if (options.json) {
       io.out(`${JSON.stringify(answer, null, 2)}\n`);
       return EXIT.done;
     }
     io.out(`channel     ${answer.channel_id}\ncumulative  ${inCredits(answer.cumulative)}\npayer_sig   ${answer.payer_sig}\n`);
-    io.err(answer.delivered ? 'the host holds it\n' : `not delivered: ${answer.delivery_error}; the node hands it over once it can, or give the host the receipt above\n`);
+    io.err(
+      answer.delivered
+        ? 'the host holds it\n'
+        : `not delivered: ${answer.delivery_error}; the node hands it over once it can, or give the host the receipt above\n`,
+    );
     return EXIT.done;
   },
 });
@@ -129,7 +156,8 @@ const closeCommand = command({
 });
 
 const expireCommand = command({
-  description: 'On the payer: takes back the whole capacity of a channel its host did not close by the expiry height (ChannelExpire); prints its transaction id.',
+  description:
+    'On the payer: takes back the whole capacity of a channel its host did not close by the expiry height (ChannelExpire); prints its transaction id.',
   options: { ...clientOptions, json },
   positionals: channelArg,
   run: async ({ options, args }, io) => {
@@ -146,7 +174,8 @@ const expireCommand = command({
 });
 
 const lsCommand = command({
-  description: 'Lists the channels this node opened or hosts, newest first: id prefixes, amounts in credits (PAID: the highest receipt, or what the close paid).',
+  description:
+    'Lists the channels this node opened or hosts, newest first: id prefixes, amounts in credits (PAID: the highest receipt, or what the close paid).',
   options: { ...clientOptions, json },
   run: async ({ options }, io) => {
     const channels = await (await NodeClient.find(options)).get<ChannelView[]>('/channels');

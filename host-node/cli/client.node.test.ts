@@ -2,16 +2,17 @@
  * `mesh status` and `mesh send` as real processes against a real devnet node: how they find the
  * node (its api.json and api.token), what they print, and each way they fail.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { getJson, type MeshProcess, startNode, stopAll, stopNode, tempDataDir, waitFor } from '../../test/mesh-process.ts';
 import { openDataDir, readApiAddress, writeApiAddress } from '../data-dir.ts';
 import { NodeClient } from './client.ts';
-import { getJson, startNode, stopAll, stopNode, tempDataDir, waitFor, type MeshProcess } from '../../test/mesh-process.ts';
 
 const MESH = new URL('../../bin/mesh.js', import.meta.url).pathname;
 const OTHER = 'cd'.repeat(32);
@@ -95,7 +96,7 @@ test('mesh send refuses a bad node id, name or amount with exit 2, before asking
   }
 });
 
-test('mesh send to a name nobody holds is the node\'s 404, in one line', async () => {
+test("mesh send to a name nobody holds is the node's 404, in one line", async () => {
   const unknown = await mesh(['send', 'nobody-holds-this', '1', '--data-dir', node.dataDir]);
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /^mesh send: Unknown name \(404\): no node holds the name "nobody-holds-this"/);
@@ -110,7 +111,10 @@ test("the node's refusal is one clear line and exit 1: more than the balance is 
 test('the token goes to another machine only when given with --token-file, and never over plain http://', async () => {
   const remote = await mesh(['send', OTHER, '1', '--node', 'https://192.0.2.1:1', '--data-dir', node.dataDir]);
   assert.equal(remote.code, 2, remote.stderr);
-  assert.match(remote.stderr, /^mesh send: --node https:\/\/192\.0\.2\.1:1 is not the address the node of .+ recorded: give its API token with --token-file FILE/);
+  assert.match(
+    remote.stderr,
+    /^mesh send: --node https:\/\/192\.0\.2\.1:1 is not the address the node of .+ recorded: give its API token with --token-file FILE/,
+  );
   const tokenFile = join(await tempDataDir(), 'token');
   await writeFile(tokenFile, 'their-token');
   const plain = await mesh(['send', OTHER, '1', '--node', 'http://192.0.2.1:1', '--token-file', tokenFile, '--data-dir', node.dataDir]);
@@ -146,7 +150,7 @@ test("the data directory's token goes only to a server that says it is that dire
     const client = await NodeClient.find({ 'data-dir': dir, node: url, 'token-file': tokenFile });
     await client.post('/transfer', {});
     assert.deepEqual(seen.at(-1), { method: 'POST', authorization: 'Bearer their-token' });
-    assert.equal(seen.length, 3, 'the data directory\'s token was never sent');
+    assert.equal(seen.length, 3, "the data directory's token was never sent");
   } finally {
     await new Promise((resolve) => impostor.close(resolve));
   }

@@ -11,12 +11,12 @@
  * receives it. Any other node's token is given with `--token-file FILE`.
  */
 import { readFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { API_FILE, dataDirOption, readApiAddress, readNodeId, TOKEN_FILE } from '../data-dir.ts';
+import { processAlive } from '../process-alive.ts';
 import { option, UsageError } from './command.ts';
 import { readEvents, type ServerEvent } from './events.ts';
-import { processAlive } from '../process-alive.ts';
 
 /** Seconds a request may take before the command gives up on the node. */
 const TIMEOUT_MS = 15_000;
@@ -96,11 +96,16 @@ export class NodeClient {
       if (tokenFile !== undefined) return new NodeClient(url, { kind: 'file', path: resolve(tokenFile) });
       const recorded = isLoopback(url) ? null : await readApiAddress(dataDir).catch(() => null);
       if (isLoopback(url) || recorded?.url === url) return new NodeClient(url, { kind: 'data-dir', dir: dataDir });
-      return new NodeClient(url, { kind: 'none', why: `--node ${url} is not the address the node of ${dataDir} recorded: give its API token with --token-file FILE` });
+      return new NodeClient(url, {
+        kind: 'none',
+        why: `--node ${url} is not the address the node of ${dataDir} recorded: give its API token with --token-file FILE`,
+      });
     }
     const record = await readApiAddress(dataDir);
     if (record === null) {
-      throw new NodeClientError(`no node running with data directory ${dataDir} (no ${API_FILE}; start one with mesh node --data-dir ${dataDir}, or pass --node URL)`);
+      throw new NodeClientError(
+        `no node running with data directory ${dataDir} (no ${API_FILE}; start one with mesh node --data-dir ${dataDir}, or pass --node URL)`,
+      );
     }
     if (!processAlive(record.pid)) {
       throw new NodeClientError(`no node running at ${record.url} (its process ${record.pid} has ended; ${join(dataDir, API_FILE)} is left from it)`);
@@ -141,7 +146,9 @@ export class NodeClient {
     });
     const { node_id: theirs } = await this.get<{ node_id?: unknown }>('/status');
     if (theirs !== mine) {
-      throw new NodeClientError(`no node of this data directory is running at ${this.url} (it answers as node ${String(theirs)}, not ${mine} of ${source.dir})`);
+      throw new NodeClientError(
+        `no node of this data directory is running at ${this.url} (it answers as node ${String(theirs)}, not ${mine} of ${source.dir})`,
+      );
     }
     return readToken(join(source.dir, TOKEN_FILE), 'pass --data-dir of the node');
   }
@@ -237,4 +244,3 @@ function problemLine(status: number, text: string): string {
   const detail = typeof problem.detail === 'string' && problem.detail !== '' ? `: ${problem.detail}` : '';
   return `${title} (${status})${detail}`;
 }
-

@@ -1,6 +1,7 @@
 /** Reading event streams: fields, comments, line ends of every kind, and frames split anywhere. */
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { MAX_EVENT_CHARS, readEvents, type ServerEvent } from './events.ts';
 
 function body(chunks: readonly string[]): ReadableStream<Uint8Array> {

@@ -4,14 +4,15 @@
  * `mesh msg`, `mesh names`): the client options that reach it, and a runner that captures what a
  * command line prints and exits with.
  */
-import { Readable } from 'node:stream';
+
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { FakeNode } from '../../core/api/fake-node.test-util.ts';
 import { createNodeApi } from '../../core/api/handler.ts';
 import type { ApiServices } from '../../core/api/service.ts';
-import { serveFetch, type HttpServer } from '../http-server.ts';
+import { type HttpServer, serveFetch } from '../http-server.ts';
 import type { Command } from './command.ts';
 import { runCommand } from './run.ts';
 

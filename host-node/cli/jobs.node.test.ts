@@ -2,11 +2,12 @@
  * `mesh jobs` in-process against the node's real HTTP API (createNodeApi served by serveFetch) over
  * the fake compute market: what each command sends, prints and exits with.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
 import { BOB, CONTAINER_ID, EXPIRE_TX_ID, FakeNode, JOB, JOB_ID } from '../../core/api/fake-node.test-util.ts';
-import { serveFakeApi, type FakeApi } from './fake-api.test-util.ts';
 import type { JobRequest, JobView } from '../../core/jobs/types.ts';
+import { type FakeApi, serveFakeApi } from './fake-api.test-util.ts';
 import { jobsCommand } from './jobs.ts';
 
 let api: FakeApi;
@@ -40,7 +41,10 @@ test('mesh jobs run bids in base units, the command after --, env pairs in order
   const request: JobRequest = {
     image: 'localhost/busybox:test',
     cmd: ['sh', '-c', 'echo "$A" --cpu'],
-    env: [['A', '1'], ['B', 'x=y']],
+    env: [
+      ['A', '1'],
+      ['B', 'x=y'],
+    ],
     cpuCores: 2,
     memMb: 64,
     durationSecs: 60,
@@ -165,7 +169,10 @@ test('an unknown job is exit 1 with the problem line; a bad id is exit 2', async
 });
 
 test('mesh jobs logs prints the output on its streams; -f follows it to its end', async () => {
-  for (const args of [['logs', JOB_ID], ['logs', '0b', '-f']]) {
+  for (const args of [
+    ['logs', JOB_ID],
+    ['logs', '0b', '-f'],
+  ]) {
     const logs = await mesh(args);
     assert.equal(logs.code, 0, logs.err);
     assert.deepEqual([logs.out, logs.err], ['hi\n', 'warning: none\n'], args.join(' '));

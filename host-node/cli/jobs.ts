@@ -7,8 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { JOB_LIMITS } from '../../core/api/input.ts';
 import { formatAmount, formatCredits, parseAmount } from '../../core/encoding/amount.ts';
 import type { JobStatus, JobSummary, JobView, LogEvent } from '../../core/jobs/types.ts';
-import { command, entry, EXIT, flag, type Io, list, option, type Parser, positional, UsageError } from './command.ts';
 import { clientOptions, NodeClient, NodeClientError } from './client.ts';
+import { command, EXIT, entry, flag, type Io, list, option, type Parser, positional, UsageError } from './command.ts';
 import { credits, integer } from './values.ts';
 
 /** How often `run --follow` asks for the job's status. */
@@ -41,7 +41,8 @@ const jobRef: Parser<string> = (text, name) => {
 
 /** What DELETE /jobs/:id takes: a job id (or its start), a container id or a container name. */
 const stopRef: Parser<string> = (text, name) => {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(text)) throw new UsageError(`${name} must be a job id, a container id or a container name, got ${JSON.stringify(text)}`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(text))
+    throw new UsageError(`${name} must be a job id, a container id or a container name, got ${JSON.stringify(text)}`);
   return text;
 };
 
@@ -181,13 +182,18 @@ async function awaitEnd(client: NodeClient, jobId: string, io: Io): Promise<JobV
 export const jobSizeOptions = {
   cpu: option({ value: 'N', description: `CPU cores (${JOB_LIMITS.cpuCores.join(' to ')})`, parse: range(JOB_LIMITS.cpuCores), required: true }),
   mem: option({ value: 'MB', description: `memory in MiB (${JOB_LIMITS.memMb.join(' to ')})`, parse: range(JOB_LIMITS.memMb), required: true }),
-  duration: option({ value: 'S', description: `the most seconds it may run (${JOB_LIMITS.durationSecs.join(' to ')})`, parse: range(JOB_LIMITS.durationSecs), required: true }),
+  duration: option({
+    value: 'S',
+    description: `the most seconds it may run (${JOB_LIMITS.durationSecs.join(' to ')})`,
+    parse: range(JOB_LIMITS.durationSecs),
+    required: true,
+  }),
   bid: option({ value: 'CREDITS', description: 'the most it may cost, in credits as a decimal (locked until it ends)', parse: credits, required: true }),
 };
 
 const runCommand = command({
   description:
-    'Bids for a container job and prints its id. With --follow, streams its output (the job\'s stdout to stdout, its stderr to stderr) and waits until it is settled, failed or expired.',
+    "Bids for a container job and prints its id. With --follow, streams its output (the job's stdout to stdout, its stderr to stderr) and waits until it is settled, failed or expired.",
   options: {
     ...clientOptions,
     ...jobSizeOptions,

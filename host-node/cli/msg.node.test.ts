@@ -3,14 +3,15 @@
  * serveFetch) over the fake messaging and names: what each command sends, prints and exits with.
  * test/messaging.node.test.ts runs them against real devnet nodes.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { FakeNode } from '../../core/api/fake-node.test-util.ts';
-import { serveFakeApi, type FakeApi } from './fake-api.test-util.ts';
+import { after, before, test } from 'node:test';
 import { CLAIM_TX, INBOX_EVENT, inboxEvent, NAME, PEER, PUBLISH_ID } from '../../core/api/fake-messaging.test-util.ts';
+import { FakeNode } from '../../core/api/fake-node.test-util.ts';
 import { MessagingError } from '../../core/messaging/errors.ts';
 import { RequestTimeoutError } from '../../core/net/errors.ts';
 import type { Command } from './command.ts';
+import { type FakeApi, serveFakeApi } from './fake-api.test-util.ts';
 import { formatEvent, msgCommand, printable } from './msg.ts';
 import { namesCommand } from './names.ts';
 
@@ -24,7 +25,13 @@ before(async () => {
 after(() => api.close());
 
 /** Runs `mesh <cmd> …args` on a fresh fake (or `fresh`); its exit code and output. */
-async function mesh(cmd: Command, path: string, args: string[], fresh: FakeNode = new FakeNode(), input?: string): Promise<{ code: number; out: string; err: string }> {
+async function mesh(
+  cmd: Command,
+  path: string,
+  args: string[],
+  fresh: FakeNode = new FakeNode(),
+  input?: string,
+): Promise<{ code: number; out: string; err: string }> {
   node = fresh;
   return api.run(cmd, path, [...args, ...api.common], fresh, input);
 }
@@ -50,19 +57,32 @@ test('mesh msg send - sends every line of standard input as a message, in order 
   assert.equal(sent.code, 0, sent.err);
   assert.equal(sent.err, `queued 300 messages on ${PEER}\n`);
   const calls = node.messaging.calls;
-  assert.deepEqual(calls.map((c) => c.method), ['sendMessages'], 'one batch: 300 short lines fit');
+  assert.deepEqual(
+    calls.map((c) => c.method),
+    ['sendMessages'],
+    'one batch: 300 short lines fit',
+  );
   const sentLines = (calls[0]!.args[1] as { topic: string; payload_hex: string }[]).map((m) => Buffer.from(m.payload_hex, 'hex').toString());
   assert.deepEqual(sentLines, lines);
-  assert.deepEqual(sent.out.trim().split('\n').map(Number), Array.from({ length: 300 }, (_, i) => 10 + i));
+  assert.deepEqual(
+    sent.out.trim().split('\n').map(Number),
+    Array.from({ length: 300 }, (_, i) => 10 + i),
+  );
   // With --hex, each line is hex; a line that is not stops there, after what came before was queued.
   const hex = await msg(['send', PEER, 'chat', '-', '--hex'], undefined, '00ff\r\nzz\n0102\n');
   assert.equal(hex.code, 1, hex.err);
   assert.match(hex.err, /^mesh msg send: line 2: with --hex, a line must be hex of whole bytes, got "zz" \(the first 1 lines were queued\)\n$/);
-  assert.deepEqual(node.messaging.calls.map((c) => c.args[1]), [[{ topic: 'chat', payload_hex: '00ff' }]]);
+  assert.deepEqual(
+    node.messaging.calls.map((c) => c.args[1]),
+    [[{ topic: 'chat', payload_hex: '00ff' }]],
+  );
   // Over 1 MiB of lines is more than one batch; an empty input sends nothing.
   const big = await msg(['send', PEER, 'chat', '-'], undefined, `${'x'.repeat(60_000)}\n`.repeat(40));
   assert.equal(big.code, 0, big.err);
-  assert.deepEqual(node.messaging.calls.map((c) => (c.args[1] as unknown[]).length), [17, 17, 6]);
+  assert.deepEqual(
+    node.messaging.calls.map((c) => (c.args[1] as unknown[]).length),
+    [17, 17, 6],
+  );
   const none = await msg(['send', PEER, 'chat', '-'], undefined, '');
   assert.equal(none.code, 0, none.err);
   assert.deepEqual(node.messaging.calls, []);
@@ -155,7 +175,8 @@ test('mesh msg listen prints one line per message, or JSON lines, filtered by to
 test('payloads are shown as text only when they are UTF-8 without control characters', () => {
   assert.equal(printable(Buffer.from('héllo "x"').toString('hex')), 'héllo "x"');
   assert.equal(printable(''), '');
-  for (const bytes of ['line\nbreak', 'tab\there', '\u0000', '\u007f']) assert.equal(printable(Buffer.from(bytes).toString('hex')), null, JSON.stringify(bytes));
+  for (const bytes of ['line\nbreak', 'tab\there', '\u0000', '\u007f'])
+    assert.equal(printable(Buffer.from(bytes).toString('hex')), null, JSON.stringify(bytes));
   assert.equal(printable('c328'), null, 'not UTF-8');
 });
 
@@ -175,7 +196,12 @@ test('mesh names claim, resolve and ls; a bad name is exit 2, an unknown one exi
   assert.deepEqual(node.messaging.calls, [{ method: 'listNames', args: [PEER] }]);
   const none = await names(['ls', '--owner', '0a'.repeat(32)]);
   assert.equal(none.err, 'no names\n');
-  for (const args of [['claim', 'Alice'], ['claim', 'n'.repeat(33)], ['resolve', 'a_b'], ['ls', '--owner', 'peer-one']]) {
+  for (const args of [
+    ['claim', 'Alice'],
+    ['claim', 'n'.repeat(33)],
+    ['resolve', 'a_b'],
+    ['ls', '--owner', 'peer-one'],
+  ]) {
     const fresh = new FakeNode();
     const refused = await names(args, fresh);
     assert.equal(refused.code, 2, args.join(' '));

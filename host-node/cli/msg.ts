@@ -8,16 +8,16 @@
  * listen's lines; otherwise as hex, `0x…` in listen's lines.
  */
 import { createInterface } from 'node:readline';
-import { isAppTopic } from '../../core/net/network.ts';
+import { batchBytesCodec } from '../../core/api/routes/messaging.ts';
+import { encode } from '../../core/encoding/codec.ts';
 import { fromHex, toHex } from '../../core/encoding/hex.ts';
 import type { InboxEventJson } from '../../core/messaging/inbox.ts';
 import type { OutgoingMessage, PublishAnswer, ReplyAnswer, SendAnswer, SendBatchAnswer, SubscribeAnswer } from '../../core/messaging/messaging.ts';
-import { batchBytesCodec } from '../../core/api/routes/messaging.ts';
-import { encode } from '../../core/encoding/codec.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_BATCH_MESSAGES, MAX_REQUEST_TIMEOUT_MS } from '../../core/messaging/messaging.ts';
 import { MAX_PAYLOAD_BYTES } from '../../core/messaging/wire.ts';
-import { command, entry, EXIT, flag, type Io, option, type Parser, positional, UsageError } from './command.ts';
+import { isAppTopic } from '../../core/net/network.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { command, EXIT, entry, flag, type Io, option, type Parser, positional, UsageError } from './command.ts';
 import { untilInterrupted } from './stop-signal.ts';
 import { integer, recipient } from './values.ts';
 
@@ -101,7 +101,9 @@ async function sendLines(client: NodeClient, io: Io, args: { to: string; topic: 
     } catch (error) {
       await flush();
       // Bad data rather than a bad command line: exit 1, without the usage.
-      throw new Error(`line ${line}: ${(error as Error).message.replace('<payload> with --hex', 'with --hex, a line')} (the first ${queued} lines were queued)`);
+      throw new Error(
+        `line ${line}: ${(error as Error).message.replace('<payload> with --hex', 'with --hex, a line')} (the first ${queued} lines were queued)`,
+      );
     }
     if (payload.length / 2 > MAX_PAYLOAD_BYTES) {
       await flush();
@@ -137,7 +139,12 @@ const requestCommand = command({
   description: `Sends a request and waits for its reply, which it prints: as text when printable, else as hex (--hex: always hex). A timeout (exit 1) does not prove the receiver did nothing.`,
   options: {
     ...clientOptions,
-    'timeout-ms': option({ value: 'N', description: `how long to wait for the reply, 1 to ${MAX_REQUEST_TIMEOUT_MS}`, parse: integer(1, MAX_REQUEST_TIMEOUT_MS), default: DEFAULT_REQUEST_TIMEOUT_MS }),
+    'timeout-ms': option({
+      value: 'N',
+      description: `how long to wait for the reply, 1 to ${MAX_REQUEST_TIMEOUT_MS}`,
+      parse: integer(1, MAX_REQUEST_TIMEOUT_MS),
+      default: DEFAULT_REQUEST_TIMEOUT_MS,
+    }),
     hex: flag('the payload is hex, and the reply is printed as hex'),
     json,
   },
@@ -157,10 +164,11 @@ const requestCommand = command({
 });
 
 const replyCommand = command({
-  description: 'Answers a request that reached this node, by the reply token listen showed with it. A reply after the request gave up, a second reply, or an unknown token is refused (exit 1) and never sent.',
+  description:
+    'Answers a request that reached this node, by the reply token listen showed with it. A reply after the request gave up, a second reply, or an unknown token is refused (exit 1) and never sent.',
   options: { ...clientOptions, hex: hexFlag },
   positionals: {
-    token: positional('reply-token', 'the request\'s reply token, 32 lowercase hex characters', (text, name) => {
+    token: positional('reply-token', "the request's reply token, 32 lowercase hex characters", (text, name) => {
       if (!/^[0-9a-f]{32}$/.test(text)) throw new UsageError(`${name} must be a reply token (32 lowercase hex characters), got ${JSON.stringify(text)}`);
       return text;
     }),
@@ -181,7 +189,10 @@ const subscribeCommand = command({
   run: async ({ options, args }, io) => {
     const answer = await (await NodeClient.find(options)).post<SubscribeAnswer>('/mesh/subscribe', { topic: args.topic });
     if (options.json) io.out(`${JSON.stringify(answer)}\n`);
-    else io.err(`${answer.subscribed ? 'subscribed to' : 'already subscribed to'} ${answer.topic} (${answer.subscriptions} topic${answer.subscriptions === 1 ? '' : 's'})\n`);
+    else
+      io.err(
+        `${answer.subscribed ? 'subscribed to' : 'already subscribed to'} ${answer.topic} (${answer.subscriptions} topic${answer.subscriptions === 1 ? '' : 's'})\n`,
+      );
     return EXIT.done;
   },
 });
@@ -207,7 +218,12 @@ const publishCommand = command({
  * printed or `signal` aborts. A stream the node closed (a slow reader) is followed again after
  * the last seq printed.
  */
-async function listen(client: NodeClient, io: Io, options: { topic: string | undefined; json: boolean; after: number | undefined; count: number | undefined }, signal: AbortSignal): Promise<void> {
+async function listen(
+  client: NodeClient,
+  io: Io,
+  options: { topic: string | undefined; json: boolean; after: number | undefined; count: number | undefined },
+  signal: AbortSignal,
+): Promise<void> {
   let printed = 0;
   const path = `/mesh/messages/stream${options.topic === undefined ? '' : `?${new URLSearchParams({ topic: options.topic })}`}`;
   await client.follow(

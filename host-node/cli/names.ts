@@ -2,11 +2,12 @@
  * `mesh names`: node names from the command line, over the running node's /names routes
  * (docs/cli.md, docs/names.md): claim (or renew) a name, resolve one, list a node's names.
  */
-import type { NameRecord } from '../../core/names/service.ts';
-import { isName, NAME_RULE } from '../../core/names/names.ts';
-import { command, entry, EXIT, flag, option, type Parser, positional, UsageError } from './command.ts';
-import { clientOptions, NodeClient } from './client.ts';
+
 import { toHex } from '../../core/encoding/hex.ts';
+import { isName, NAME_RULE } from '../../core/names/names.ts';
+import type { NameRecord } from '../../core/names/service.ts';
+import { clientOptions, NodeClient } from './client.ts';
+import { command, EXIT, entry, flag, option, type Parser, positional, UsageError } from './command.ts';
 import { nodeId } from './values.ts';
 
 const name: Parser<string> = (text, what) => {
@@ -24,7 +25,7 @@ export function formatNames(records: readonly NameRecord[]): string {
 
 const claimCommand = command({
   description:
-    'Claims a name for this node, or renews it while the node holds it: 1,000 credits burned, held for 210,000 blocks (a renewal adds them to the current term). Prints the NameClaim\'s id; the claim holds once a block takes it (the first claim in a block wins): check with mesh names resolve.',
+    "Claims a name for this node, or renews it while the node holds it: 1,000 credits burned, held for 210,000 blocks (a renewal adds them to the current term). Prints the NameClaim's id; the claim holds once a block takes it (the first claim in a block wins): check with mesh names resolve.",
   options: { ...clientOptions, json },
   positionals: { name: nameArg },
   run: async ({ options, args }, io) => {
@@ -66,7 +67,7 @@ const lsCommand = command({
 });
 
 export const namesCommand = command({
-  description: 'Node names on the chain: claim or renew one, resolve one, list a node\'s.',
+  description: "Node names on the chain: claim or renew one, resolve one, list a node's.",
   commands: [
     entry('claim', 'claim or renew a name for this node (1,000 credits burned)', () => claimCommand),
     entry('resolve', 'print the node id that holds a name', () => resolveCommand),

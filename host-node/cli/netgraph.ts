@@ -4,10 +4,11 @@
  * coordinates of other nodes; `mesh netgraph rtt <node-id>` the RTT to one node, measured or
  * predicted (GET /netgraph/rtt).
  */
-import type { CoordinateView, NetgraphView, RttAnswer } from '../../core/netgraph/netgraph.ts';
+
 import { toHex } from '../../core/encoding/hex.ts';
-import { command, entry, EXIT, flag, positional } from './command.ts';
+import type { CoordinateView, NetgraphView, RttAnswer } from '../../core/netgraph/netgraph.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { command, EXIT, entry, flag, positional } from './command.ts';
 import { columns } from './jobs.ts';
 import { nodeId } from './values.ts';
 
@@ -29,7 +30,13 @@ export function formatNetgraph(view: NetgraphView): string {
     `mesh        median RTT ${mesh.median_rtt_ms === null ? '-' : `${ms(mesh.median_rtt_ms)} ms`}, reachable ${mesh.reachable_frac === null ? '-' : `${Math.round(100 * mesh.reachable_frac)} %`}, regions ${mesh.regions}`,
     '',
   ];
-  const links = view.links.length === 0 ? 'no link samples\n' : columns([['A', 'B', 'RTT MS', 'JITTER MS', 'LOSS', 'MEASURED'], ...view.links.map((l) => [short(l.a), short(l.b), ms(l.rtt_ms), ms(l.jitter_ms), `${Math.round(100 * l.loss)} %`, time(l.measured_at)])]);
+  const links =
+    view.links.length === 0
+      ? 'no link samples\n'
+      : columns([
+          ['A', 'B', 'RTT MS', 'JITTER MS', 'LOSS', 'MEASURED'],
+          ...view.links.map((l) => [short(l.a), short(l.b), ms(l.rtt_ms), ms(l.jitter_ms), `${Math.round(100 * l.loss)} %`, time(l.measured_at)]),
+        ]);
   const coordinates =
     view.coordinates.length === 0
       ? 'no coordinates of other nodes\n'
@@ -45,7 +52,8 @@ export function formatRtt(answer: RttAnswer): string {
 }
 
 const rttCommand = command({
-  description: 'Prints the RTT from the running node to another: measured by its pings or a link sample when it has one, else predicted from the two network coordinates (exit 1 when it knows neither).',
+  description:
+    'Prints the RTT from the running node to another: measured by its pings or a link sample when it has one, else predicted from the two network coordinates (exit 1 when it knows neither).',
   options: { ...clientOptions, json },
   positionals: { node: positional('node-id', 'the other node (64 lowercase hex)', nodeId) },
   run: async ({ options, args }, io) => {

@@ -1,7 +1,7 @@
 /** `mesh peers`: the running node's connected peers (GET /peers), as a table or as JSON. */
 import type { PeerView } from '../../core/netgraph/peer-pings.ts';
-import { command, EXIT, flag } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { command, EXIT, flag } from './command.ts';
 import { columns } from './jobs.ts';
 
 /** A round trip for people: whole ms from 10 ms, else one decimal. */

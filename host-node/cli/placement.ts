@@ -5,8 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { formatAmount, formatCredits } from '../../core/encoding/amount.ts';
-import { command, EXIT, flag, option, positional, UsageError } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { command, EXIT, flag, option, positional, UsageError } from './command.ts';
 import { jobSizeOptions } from './jobs.ts';
 import { hexId, nodeIdText } from './values.ts';
 
@@ -41,17 +41,21 @@ export const deployCommand = command({
   rest: { name: 'cmd', description: "the command to run in it, after the options (default: the image's own)" },
   run: async ({ options, args, rest }, io) => {
     const client = await NodeClient.find(options);
-    const answer = await client.post<{ job_id: string }>('/mesh-deploy', {
-      node_id: args.node,
-      image: args.image,
-      cmd: rest.length > 0 ? rest : null,
-      cpu_cores: options.cpu,
-      mem_mb: options.mem,
-      duration_secs: options.duration,
-      bid: formatAmount(options.bid),
-      hint_multiaddr: options.hint ?? null,
-      grant: await grantOf(options),
-    }, { timeoutMs: DEPLOY_WAIT_MS });
+    const answer = await client.post<{ job_id: string }>(
+      '/mesh-deploy',
+      {
+        node_id: args.node,
+        image: args.image,
+        cmd: rest.length > 0 ? rest : null,
+        cpu_cores: options.cpu,
+        mem_mb: options.mem,
+        duration_secs: options.duration,
+        bid: formatAmount(options.bid),
+        hint_multiaddr: options.hint ?? null,
+        grant: await grantOf(options),
+      },
+      { timeoutMs: DEPLOY_WAIT_MS },
+    );
     if (options.json) io.out(`${JSON.stringify(answer)}\n`);
     else {
       io.err(`running on ${args.node.slice(0, 16)}…, up to ${formatCredits(options.bid)} credits\n`);
@@ -62,7 +66,8 @@ export const deployCommand = command({
 });
 
 export const killCommand = command({
-  description: "Stops a job on a chosen host (directed placement). The job's payer may always; anyone else needs admin trust on the host or a token that allows kill.",
+  description:
+    "Stops a job on a chosen host (directed placement). The job's payer may always; anyone else needs admin trust on the host or a token that allows kill.",
   options: { ...clientOptions, ...grantOptions },
   positionals: { node: nodeArg, job: positional('job-id', 'the job id, 64 lowercase hex', hexId('a job id')) },
   run: async ({ options, args }, io) => {

@@ -8,10 +8,10 @@ import os from 'node:os';
 import { resolve } from 'node:path';
 import type { FabricStats } from '../../core/netgraph/fabric.ts';
 import type { ProfileJson, ProfileMeasurement } from '../../core/netgraph/profile.ts';
-import { measureProfile, type MeasuredIn } from '../profile/measure.ts';
-import { columns } from './jobs.ts';
-import { command, entry, EXIT, flag, option, positional } from './command.ts';
+import { type MeasuredIn, measureProfile } from '../profile/measure.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { command, EXIT, entry, flag, option, positional } from './command.ts';
+import { columns } from './jobs.ts';
 import { decimal, integer, nodeIdText } from './values.ts';
 
 const figure = (value: number | null, unit: string): string => (value === null ? 'not measured' : `${value} ${unit}`);
@@ -33,7 +33,10 @@ export function formatProfile(profile: ProfileMeasurement & { node_id?: string }
     ...profile.gpus.map((g, i): [string, string] => [`gpu ${i}`, `${g.model} (${g.backend}), ${g.vram_mb} MiB, ${figure(g.fp16_tflops, 'fp16 TFLOPS')}`]),
     ['gpus', profile.gpus.length === 0 ? 'none' : String(profile.gpus.length)],
     ['llm', profile.llm === null ? 'not measured' : `${profile.llm.ref_model}: ${profile.llm.tokens_per_sec} tokens/s`],
-    ['runtime', `${profile.runtime.os}/${profile.runtime.arch}; docker ${profile.runtime.docker ? 'yes' : 'no'}, gvisor ${profile.runtime.gvisor ? 'yes' : 'no'}, wasm ${profile.runtime.wasm ? 'yes' : 'no'}`],
+    [
+      'runtime',
+      `${profile.runtime.os}/${profile.runtime.arch}; docker ${profile.runtime.docker ? 'yes' : 'no'}, gvisor ${profile.runtime.gvisor ? 'yes' : 'no'}, wasm ${profile.runtime.wasm ? 'yes' : 'no'}`,
+    ],
   );
   return rows.map(([name, value]) => `${name.padEnd(13)}${value}\n`).join('');
 }
@@ -47,10 +50,13 @@ export function formatMeasuredIn(where: MeasuredIn): string {
 
 const measureCommand = command({
   description:
-    'Measures this machine and has the running node sign and gossip the profile (POST /profiles): CPU cores and threads, an fp32 GFLOPS estimate and memory bandwidth, memory, storage of the data directory\'s filesystem with its read and write speed, GPUs (nvidia-smi), runtime flags. With --image and a reachable container engine, compute is measured inside a job container with the limits every job gets; otherwise in a child process on the host, and the output says which. The node measures nothing itself.',
+    "Measures this machine and has the running node sign and gossip the profile (POST /profiles): CPU cores and threads, an fp32 GFLOPS estimate and memory bandwidth, memory, storage of the data directory's filesystem with its read and write speed, GPUs (nvidia-smi), runtime flags. With --image and a reachable container engine, compute is measured inside a job container with the limits every job gets; otherwise in a child process on the host, and the output says which. The node measures nothing itself.",
   options: {
     ...clientOptions,
-    image: option({ value: 'IMAGE', description: 'measure compute in a job container of this image (one with node measures everything; a shell-only one, all but GFLOPS)' }),
+    image: option({
+      value: 'IMAGE',
+      description: 'measure compute in a job container of this image (one with node measures everything; a shell-only one, all but GFLOPS)',
+    }),
     'cpu-cores': option({ value: 'N', description: "the container's CPU limit (default: this machine's threads)", parse: decimal(0.1, 4096) }),
     'mem-mb': option({ value: 'MIB', description: "the container's memory limit", default: 512, parse: integer(64, 1_000_000) }),
     'dry-run': flag('measure and print, without publishing'),
@@ -112,10 +118,7 @@ const showCommand = command({
 export const profileCommand = command({
   description: measureCommand.description!,
   options: measureCommand.options,
-  commands: [
-    entry('ls', 'list the profiles the node holds', () => listCommand),
-    entry('show', "show one node's profile", () => showCommand),
-  ],
+  commands: [entry('ls', 'list the profiles the node holds', () => listCommand), entry('show', "show one node's profile", () => showCommand)],
   run: (input, io) => measureCommand.run!(input, io),
 });
 

@@ -1,7 +1,8 @@
 /** The CLI kit: parsing against a definition, the help made from it, exit codes, and the value parsers. */
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { command, entry, EXIT, flag, list, option, positional, usage, UsageError } from './command.ts';
+import { test } from 'node:test';
+import { command, EXIT, entry, flag, list, option, positional, UsageError, usage } from './command.ts';
 import { parseCommand, runCommand } from './run.ts';
 import { credits, decimal, integer, nodeId, oneOf, port } from './values.ts';
 
@@ -26,7 +27,14 @@ test('options: defaults, required values, repeatable ones in order, flags, inlin
   assert.deepEqual(input.args, { what: 'THING' });
   assert.deepEqual(
     input.given.map((g) => [g.name, g.text]),
-    [['out', 'a.json'], ['tag', 'x'], ['force', undefined], ['from', 'one'], ['tag', 'y'], ['from', 'two']],
+    [
+      ['out', 'a.json'],
+      ['tag', 'x'],
+      ['force', undefined],
+      ['from', 'one'],
+      ['tag', 'y'],
+      ['from', 'two'],
+    ],
   );
   assert.equal(parseCommand(copy, ['t', '--out', 'a', '--port', '0', '--level=9']).options.level, 9);
   assert.equal(parseCommand(copy, ['t', '--out', 'a', '--force']).options.force, true);
@@ -51,7 +59,11 @@ test('options: every refusal is a UsageError (a RangeError) that names the probl
     [['', '--out', 'a'], /^<what> is empty$/],
   ];
   for (const [args, message] of refusals) {
-    assert.throws(() => parseCommand(copy, args), (error: unknown) => error instanceof UsageError && error instanceof RangeError && message.test(error.message), args.join(' '));
+    assert.throws(
+      () => parseCommand(copy, args),
+      (error: unknown) => error instanceof UsageError && error instanceof RangeError && message.test(error.message),
+      args.join(' '),
+    );
   }
 });
 
@@ -74,7 +86,10 @@ test('words after -- go to a command that takes them as they are, options and da
   assert.deepEqual([input.args, input.options, input.rest], [{ image: 'busybox' }, { cpu: 2 }, ['sh', '-c', 'echo --cpu -1', '--']]);
   assert.deepEqual(parseCommand(exec, ['busybox']).rest, []);
   assert.throws(() => parseCommand(exec, ['--', 'sh']), /^UsageError: missing <image>$/);
-  assert.match(usage('mesh exec', exec), /^Usage: mesh exec <image> \[options\] \[-- <cmd>\.\.\.\]\n[\s\S]*Arguments:\n  <image> +what to run\n  -- <cmd>\.\.\. +the command\n/);
+  assert.match(
+    usage('mesh exec', exec),
+    /^Usage: mesh exec <image> \[options\] \[-- <cmd>\.\.\.\]\n[\s\S]*Arguments:\n  <image> +what to run\n  -- <cmd>\.\.\. +the command\n/,
+  );
   // A command without `rest` keeps taking words after -- as its positionals.
   assert.deepEqual(parseCommand(copy, ['--out', 'a', '--', '-x']).args, { what: '-X' });
 });
@@ -171,12 +186,16 @@ test('a command with its own options and subcommands runs itself unless a subcom
   const ran: string[] = [];
   const both = command({
     options: { port: option({ value: 'N', description: 'a port', parse: port(), default: 1 }) },
-    commands: [entry('import', 'bring things in', () => command({
+    commands: [
+      entry('import', 'bring things in', () =>
+        command({
           run: () => {
             ran.push('import');
             return EXIT.done;
           },
-        }))],
+        }),
+      ),
+    ],
     run: ({ options }) => {
       ran.push(`serve ${options.port}`);
       return EXIT.done;
@@ -201,7 +220,8 @@ test('value parsers accept their values and name the option when refusing', () =
   assert.equal(oneOf(['node', 'deno'])('deno', '--runtime'), 'deno');
   assert.throws(() => oneOf(['node', 'deno'])('bun', '--runtime'), /--runtime takes one of node, deno, got "bun"/);
   assert.deepEqual(nodeId('ab'.repeat(32), '<node-id>'), new Uint8Array(32).fill(0xab));
-  for (const bad of ['AB'.repeat(32), 'ab'.repeat(31), 'zz'.repeat(32)]) assert.throws(() => nodeId(bad, '<node-id>'), /<node-id> must be a node id, 64 lowercase hex/);
+  for (const bad of ['AB'.repeat(32), 'ab'.repeat(31), 'zz'.repeat(32)])
+    assert.throws(() => nodeId(bad, '<node-id>'), /<node-id> must be a node id, 64 lowercase hex/);
   assert.equal(credits('0.000000000000000001', '<credits>'), 1n);
   assert.throws(() => credits('0', '<credits>'), /<credits> must be more than 0/);
   for (const bad of ['1e3', '-1', '1.0000000000000000001', 'one']) assert.throws(() => credits(bad, '<credits>'), UsageError, bad);

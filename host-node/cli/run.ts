@@ -4,7 +4,7 @@
  * said in one line; 2 usage, the problem and the usage on stderr).
  */
 import { parseArgs } from 'node:util';
-import { type Command, EXIT, type Input, type Io, type Options, type Positionals, usage, UsageError } from './command.ts';
+import { type Command, EXIT, type Input, type Io, type Options, type Positionals, UsageError, usage } from './command.ts';
 
 /** Standard output and error of this process. */
 export const processIo: Io = {

@@ -1,7 +1,7 @@
 /** `mesh send <node-id|name> <credits>`: a transfer from the running node's account (POST /transfer). */
 import { formatAmount, formatCredits } from '../../core/encoding/amount.ts';
-import { command, EXIT, positional } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { command, EXIT, positional } from './command.ts';
 import { credits, recipient } from './values.ts';
 
 export const sendCommand = command({

@@ -3,8 +3,8 @@
  * GET /signals, or followed on /signals/stream; `--from` and `--to` filter them on the node.
  */
 import type { SignalObject } from '../../core/signal/types.ts';
-import { command, EXIT, flag, option, type Parser } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { command, EXIT, flag, option, type Parser } from './command.ts';
 import { untilInterrupted } from './stop-signal.ts';
 import { nodeIdText } from './values.ts';
 
@@ -20,7 +20,7 @@ export function formatSignal(signal: SignalObject): string {
 
 export const signalsCommand = command({
   description:
-    "Prints the signals the running node keeps (broadcasts and those addressed to it; the last 100), oldest first: id, sender → addressee, nonce, capabilities, payload size and burn. With --follow, goes on with each new one until interrupted.",
+    'Prints the signals the running node keeps (broadcasts and those addressed to it; the last 100), oldest first: id, sender → addressee, nonce, capabilities, payload size and burn. With --follow, goes on with each new one until interrupted.',
   options: {
     ...clientOptions,
     from: option({ value: 'NODE_ID', description: 'only those this node sent', parse: nodeIdText }),
@@ -37,8 +37,10 @@ export const signalsCommand = command({
     const print = (signal: SignalObject): void => io.out(options.json ? `${JSON.stringify(signal)}\n` : formatSignal(signal));
     if (!options.follow) (await client.get<SignalObject[]>(`/signals${suffix}`)).forEach(print);
     // Position 0 replays every signal still kept, then the stream goes on: no gap between the two.
-    else await untilInterrupted((signal) => client.follow(`/signals/stream${suffix}`, (event) => print(JSON.parse(event.data) as SignalObject), { signal, lastEventId: '0' }));
+    else
+      await untilInterrupted((signal) =>
+        client.follow(`/signals/stream${suffix}`, (event) => print(JSON.parse(event.data) as SignalObject), { signal, lastEventId: '0' }),
+      );
     return EXIT.done;
   },
 });
-

@@ -1,8 +1,8 @@
 /** `mesh status`: the running node's status, readable, or as the node sent it with `--json`. */
 import { formatCredits, parseBalance } from '../../core/encoding/amount.ts';
 import type { NodeStatus } from '../../core/node/ledger-service.ts';
-import { command, EXIT, flag } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { command, EXIT, flag } from './command.ts';
 
 /** The status as lines for people: amounts in credits. */
 export function formatStatus(status: NodeStatus): string {

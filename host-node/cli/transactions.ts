@@ -6,8 +6,8 @@
  */
 import type { TxStreamEvent } from '../../core/chain/tx-feed.ts';
 import { formatCredits, parseBalance } from '../../core/encoding/amount.ts';
-import { command, EXIT, flag, option } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
+import { command, EXIT, flag, option } from './command.ts';
 import { untilInterrupted } from './stop-signal.ts';
 import { integer } from './values.ts';
 
@@ -18,7 +18,7 @@ export function formatTransaction(tx: TxStreamEvent): string {
 
 export const transactionsCommand = command({
   description:
-    "Prints the transactions the running node streams, as they pass its checks or first appear in a block, one a line: id, kind, sender and amount in credits, until interrupted. With --held, first those the node still holds (its last 1,024).",
+    'Prints the transactions the running node streams, as they pass its checks or first appear in a block, one a line: id, kind, sender and amount in credits, until interrupted. With --held, first those the node still holds (its last 1,024).',
   options: {
     ...clientOptions,
     held: flag('first the transactions the node still holds, then on'),
@@ -36,7 +36,10 @@ export const transactionsCommand = command({
         (event) => {
           if (event.event === 'missed') {
             const { after, first_held: first } = JSON.parse(event.data) as { after: number; first_held: number | null };
-            if (!expectMissed) io.err(`some transactions after position ${after} are no longer held by the node (the oldest held is ${first ?? 'none'}); GET /transactions/<node-id> lists the confirmed ones\n`);
+            if (!expectMissed)
+              io.err(
+                `some transactions after position ${after} are no longer held by the node (the oldest held is ${first ?? 'none'}); GET /transactions/<node-id> lists the confirmed ones\n`,
+              );
             expectMissed = false;
             return true;
           }

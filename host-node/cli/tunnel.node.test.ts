@@ -2,15 +2,16 @@
  * `mesh tunnel` in-process against the node's real HTTP API (createNodeApi served by serveFetch)
  * over the fake node: what each command sends, prints and exits with.
  */
-import { after, before, test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before, test } from 'node:test';
 import { FakeNode } from '../../core/api/fake-node.test-util.ts';
 import { createNodeApi } from '../../core/api/handler.ts';
 import { toHex } from '../../core/encoding/hex.ts';
-import { serveFetch, type HttpServer } from '../http-server.ts';
+import { type HttpServer, serveFetch } from '../http-server.ts';
 import { runCommand } from './run.ts';
 import { tunnelCommand } from './tunnel.ts';
 
@@ -50,7 +51,13 @@ test('mesh tunnel listen, forward, ls and close: what each sends and prints', as
   assert.match(forward.err, /→ web on cdcdcdcdcdcdcdcd…/);
   const bound = await mesh(['forward', B, 'ssh', '--bind', '[::1]:2222', '--json']);
   assert.equal(JSON.parse(bound.out).address, '[::1]:2222');
-  assert.deepEqual(node.tunnels.tunnelCalls.slice(1).map((r) => (r.kind === 'forward' ? r.bind : null)), [{ host: '127.0.0.1', port: 0 }, { host: '::1', port: 2222 }]);
+  assert.deepEqual(
+    node.tunnels.tunnelCalls.slice(1).map((r) => (r.kind === 'forward' ? r.bind : null)),
+    [
+      { host: '127.0.0.1', port: 0 },
+      { host: '::1', port: 2222 },
+    ],
+  );
 
   const ls = await mesh(['ls']);
   assert.equal(ls.code, 0, ls.err);

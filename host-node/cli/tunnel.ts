@@ -7,10 +7,10 @@
 import { isProtocolName } from '../../core/net/network.ts';
 import { loopbackRule } from '../../core/tunnel/address.ts';
 import type { ForwardView, ListenView, TunnelView } from '../../core/tunnel/types.ts';
-import { command, entry, EXIT, flag, list, option, type Parser, positional, UsageError } from './command.ts';
 import { clientOptions, NodeClient } from './client.ts';
-import { nodeIdText } from './values.ts';
+import { command, EXIT, entry, flag, list, option, type Parser, positional, UsageError } from './command.ts';
 import { columns } from './jobs.ts';
+import { nodeIdText } from './values.ts';
 
 const json = flag("print the node's answer as JSON");
 
@@ -18,7 +18,6 @@ const protocol: Parser<string> = (text, name) => {
   if (!isProtocolName(text)) throw new UsageError(`${name} must be 1 to 64 of a-z 0-9 . _ - (starting with a letter or digit), got ${JSON.stringify(text)}`);
   return text;
 };
-
 
 const address =
   (anyPort: boolean): Parser<string> =>
@@ -29,7 +28,8 @@ const address =
   };
 
 const tunnelId: Parser<string> = (text, name) => {
-  if (!/^[0-9a-f]{16}$/.test(text)) throw new UsageError(`${name} must be a tunnel id as mesh tunnel ls shows it (16 lowercase hex characters), got ${JSON.stringify(text)}`);
+  if (!/^[0-9a-f]{16}$/.test(text))
+    throw new UsageError(`${name} must be a tunnel id as mesh tunnel ls shows it (16 lowercase hex characters), got ${JSON.stringify(text)}`);
   return text;
 };
 
@@ -39,7 +39,8 @@ const short = (hex: string): string => `${hex.slice(0, 16)}…`;
 export function formatTunnels(tunnels: readonly TunnelView[]): string {
   const head = ['ID', 'KIND', 'PROTOCOL', 'LOCAL', 'PEERS', 'OPEN', 'CARRIED', 'REFUSED'];
   const rows = tunnels.map((t) => {
-    const [local, peers] = t.kind === 'listen' ? [`→ ${t.target}`, t.allow.length === 1 ? short(t.allow[0]!) : `${t.allow.length} nodes`] : [t.address, short(t.node)];
+    const [local, peers] =
+      t.kind === 'listen' ? [`→ ${t.target}`, t.allow.length === 1 ? short(t.allow[0]!) : `${t.allow.length} nodes`] : [t.address, short(t.node)];
     return [t.id, t.kind, t.protocol, local, peers, String(t.connections), String(t.accepted), String(t.refused)];
   });
   return columns([head, ...rows]);
@@ -71,10 +72,16 @@ const listenCommand = command({
 });
 
 const forwardCommand = command({
-  description: "Opens a port on this machine that reaches a node's listener: each connection to it is carried to the service that node exposes under <protocol>. Prints the port's address.",
+  description:
+    "Opens a port on this machine that reaches a node's listener: each connection to it is carried to the service that node exposes under <protocol>. Prints the port's address.",
   options: {
     ...clientOptions,
-    bind: option({ value: 'ADDR', description: 'where to listen, host:port on the loopback interface; port 0 picks a free one', parse: address(true), default: '127.0.0.1:0' }),
+    bind: option({
+      value: 'ADDR',
+      description: 'where to listen, host:port on the loopback interface; port 0 picks a free one',
+      parse: address(true),
+      default: '127.0.0.1:0',
+    }),
     json,
   },
   positionals: {
@@ -117,7 +124,8 @@ const closeCommand = command({
 });
 
 export const tunnelCommand = command({
-  description: 'TCP tunnels between nodes over authenticated libp2p streams: listen exposes a local service to chosen nodes, forward reaches one from a local port. Tunnels last as long as the node.',
+  description:
+    'TCP tunnels between nodes over authenticated libp2p streams: listen exposes a local service to chosen nodes, forward reaches one from a local port. Tunnels last as long as the node.',
   commands: [
     entry('listen', 'expose a local service to chosen nodes under a protocol name', () => listenCommand),
     entry('forward', "open a local port that reaches a node's listener", () => forwardCommand),

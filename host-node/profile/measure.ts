@@ -65,7 +65,14 @@ export interface ComputeFigures {
 
 /** Where compute was measured, said in the command's output. */
 export type MeasuredIn =
-  | { readonly where: 'container'; readonly engine: string; readonly image: string; readonly cpu_cores: number; readonly mem_mb: number; readonly probe: 'node' | 'shell' }
+  | {
+      readonly where: 'container';
+      readonly engine: string;
+      readonly image: string;
+      readonly cpu_cores: number;
+      readonly mem_mb: number;
+      readonly probe: 'node' | 'shell';
+    }
   | { readonly where: 'host'; readonly why: string };
 
 const number = (text: string | undefined): number | null => {
@@ -113,7 +120,11 @@ async function computeOnHost(): Promise<ComputeFigures> {
 }
 
 /** The compute figures from a job container of `image` with the job sandbox and these limits. */
-async function computeInContainer(executor: DockerExecutor, image: string, limits: { cpuCores: number; memMb: number }): Promise<ComputeFigures & { probe: 'node' | 'shell' }> {
+async function computeInContainer(
+  executor: DockerExecutor,
+  image: string,
+  limits: { cpuCores: number; memMb: number },
+): Promise<ComputeFigures & { probe: 'node' | 'shell' }> {
   const probe = await readFile(PROBE_FILE, 'utf8');
   const id = await executor.run({
     name: `mesh-profile-${randomBytes(8).toString('hex')}`,
@@ -133,7 +144,8 @@ async function computeInContainer(executor: DockerExecutor, image: string, limit
       if (line.stream === 'stdout') out += `${line.text}\n`;
       else err += `${line.text}\n`;
     }
-    if (state.exitCode !== 0) throw new Error(`the measurement container exited with ${state.exitCode}${state.oomKilled ? ' (out of memory)' : ''}: ${err.trim().slice(0, 400)}`);
+    if (state.exitCode !== 0)
+      throw new Error(`the measurement container exited with ${state.exitCode}${state.oomKilled ? ' (out of memory)' : ''}: ${err.trim().slice(0, 400)}`);
     return parseCompute(out);
   } finally {
     await executor.remove(id).catch(() => {});

@@ -2,15 +2,15 @@
 // memory chain): the revocation or trust change is pooled, mined, and then seen in the chain's
 // state, by checkToken as much as by the routes' own conflict answers. Runs on Node, Deno and Chromium.
 import { assert } from 'chai';
-import { test } from '../../../test/harness.ts';
 import { rejectsAsync } from '../../../test/assert.ts';
+import { test } from '../../../test/harness.ts';
+import { toBase64Url } from '../../capabilities/base64url.ts';
 import { checkToken } from '../../capabilities/check.ts';
 import { CapabilityError } from '../../capabilities/errors.ts';
 import { A, B, BOUNDED, C, chain, context, DEPLOY, H, KEYS, link } from '../../capabilities/fixtures.test-util.ts';
-import { encodeToken, linkId, MAX_LINKS, tokenBytes, TOKEN_PREFIX, type Token } from '../../capabilities/token.ts';
-import { toBase64Url } from '../../capabilities/base64url.ts';
-import { mine, openChain } from '../../chain/testnet.test-util.ts';
+import { encodeToken, linkId, MAX_LINKS, TOKEN_PREFIX, type Token, tokenBytes } from '../../capabilities/token.ts';
 import type { Chain } from '../../chain/chain.ts';
+import { mine, openChain } from '../../chain/testnet.test-util.ts';
 import { toHex } from '../../encoding/hex.ts';
 import { MemoryBus } from '../../net/memory.test-util.ts';
 import type { FullNode } from '../../node/node.test-util.ts';
@@ -56,7 +56,10 @@ test('capabilities API: POST /capabilities/revoke pools RevokeCapability of the 
     assert.equal(answer.token_id, id);
     assert.match(answer.tx_id, /^[0-9a-f]{64}$/);
     const pooled = live.node.mempool.queueOf(H.publicKey);
-    assert.deepEqual(pooled.map((tx) => [toHex(tx.id), tx.body.kind]), [[answer.tx_id, 'RevokeCapability']]);
+    assert.deepEqual(
+      pooled.map((tx) => [toHex(tx.id), tx.body.kind]),
+      [[answer.tx_id, 'RevokeCapability']],
+    );
     // Pooled, not yet mined: asking again is a conflict, and nothing more is pooled.
     const waiting = await problem(await live.api(revoke({ token: encodeToken(token) })), 409);
     assert.equal(waiting.type, '/problems/already-revoked');
@@ -98,7 +101,10 @@ test('capabilities API: revoking needs a link this node issued and signed; `link
     // Link 0 still stands: H → A is good, H → A → H → B is not.
     await checkOnChain(live, token.slice(0, 1), A);
     await rejectsAsync(() => checkOnChain(live, token), CapabilityError, 'revoked', /link 2/);
-    assert.equal((await ok<{ token_id: string }>(await live.api(revoke({ token: encodeToken(token), link: 0 })), 202)).token_id, toHex(linkId('mesh-devnet', token[0]!)));
+    assert.equal(
+      (await ok<{ token_id: string }>(await live.api(revoke({ token: encodeToken(token), link: 0 })), 202)).token_id,
+      toHex(linkId('mesh-devnet', token[0]!)),
+    );
   });
 });
 
@@ -127,7 +133,11 @@ test('capabilities API: a malformed or too deep token is 400 bad-grant; a bad bo
     for (const [body, field] of bodies) {
       const p = await problem(await live.api(revoke(body)), 400);
       assert.equal(p.type, '/problems/invalid-body', JSON.stringify(body));
-      assert.deepEqual((p.errors as { name: string }[]).map((e) => e.name), [field], JSON.stringify(body));
+      assert.deepEqual(
+        (p.errors as { name: string }[]).map((e) => e.name),
+        [field],
+        JSON.stringify(body),
+      );
     }
     await problem(await live.api(revoke({ token }, { 'content-type': 'application/json' })), 401);
     await problem(await live.api(new Request('http://127.0.0.1:8844/capabilities/revoke', { headers: AUTH })), 405);
@@ -135,11 +145,14 @@ test('capabilities API: a malformed or too deep token is 400 bad-grant; a bad bo
   });
 });
 
-test('capabilities API: POST /trust grants and withdraws this node\'s admin trust; the chain records it once mined', async () => {
+test("capabilities API: POST /trust grants and withdraws this node's admin trust; the chain records it once mined", async () => {
   await withNode(async (live) => {
     const subject = toHex(A.publicKey);
     const granted = await ok<{ tx_id: string }>(await live.api(trust({ node_id: subject, trusted: true })), 202);
-    assert.deepEqual(live.node.mempool.queueOf(H.publicKey).map((tx) => [toHex(tx.id), tx.body.kind]), [[granted.tx_id, 'TrustGrant']]);
+    assert.deepEqual(
+      live.node.mempool.queueOf(H.publicKey).map((tx) => [toHex(tx.id), tx.body.kind]),
+      [[granted.tx_id, 'TrustGrant']],
+    );
     const pending = await problem(await live.api(trust({ node_id: subject, trusted: true })), 409);
     assert.equal(pending.type, '/problems/trust-unchanged');
     assert.match(pending.detail, /once its pooled TrustGrant is in a block/);
@@ -168,7 +181,11 @@ test('capabilities API: POST /trust refuses this node itself, bad ids and bad bo
     assert.equal(self.rule, 'trust-self');
     for (const [what, id] of BAD_IDS) {
       const p = await problem(await live.api(trust({ node_id: id, trusted: true })), 400);
-      assert.deepEqual((p.errors as { name: string }[]).map((e) => e.name), ['node_id'], what);
+      assert.deepEqual(
+        (p.errors as { name: string }[]).map((e) => e.name),
+        ['node_id'],
+        what,
+      );
     }
     for (const body of [{ node_id: toHex(A.publicKey) }, { node_id: toHex(A.publicKey), trusted: 'yes' }, { trusted: true }]) {
       assert.equal((await problem(await live.api(trust(body)), 400)).type, '/problems/invalid-body');

@@ -8,9 +8,9 @@
  * them would mean reading the whole state.
  */
 import { boolean, integer, object, optional, refine, string } from 'superstruct';
-import { fromHex } from '../../encoding/hex.ts';
-import { MAX_LINKS, decodeToken } from '../../capabilities/token.ts';
 import type { CapabilitiesService } from '../../capabilities/service.ts';
+import { decodeToken, MAX_LINKS } from '../../capabilities/token.ts';
+import { fromHex } from '../../encoding/hex.ts';
 import type { Feature } from '../feature.ts';
 import { checkBody, NodeId } from '../input.ts';
 

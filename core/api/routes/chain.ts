@@ -2,9 +2,10 @@
  * The chain: GET /history/:node_id, /transactions/:node_id and /beacon, POST /transfer, and the
  * /blocks/stream and /transactions/stream event streams (node-api.md §4–§6).
  */
+
+import type { TxFeedItem } from '../../chain/tx-feed.ts';
 import type { BlockEvent } from '../../ledger/block.ts';
 import type { ChainService } from '../../node/ledger-service.ts';
-import type { TxFeedItem } from '../../chain/tx-feed.ts';
 import type { Feature } from '../feature.ts';
 import { BLOCK_STREAM_PARAMS, blockStreamFrom, lastEventIdParam, nodeIdParam, transferRequest, txPageParams } from '../input.ts';
 
@@ -22,7 +23,10 @@ export const chainRoutes: Feature<ChainService> = (service, { json, query, readJ
     path: '/blocks/stream',
     get: (call) => {
       const from = blockStreamFrom(query(call.url, BLOCK_STREAM_PARAMS), call.request.headers.get('last-event-id'));
-      return stream<BlockEvent>(call, (listener, end, flow) => service.followBlocks(from, listener, flow, end), { allowed: BLOCK_STREAM_PARAMS, id: (block) => block.index });
+      return stream<BlockEvent>(call, (listener, end, flow) => service.followBlocks(from, listener, flow, end), {
+        allowed: BLOCK_STREAM_PARAMS,
+        id: (block) => block.index,
+      });
     },
   },
   {

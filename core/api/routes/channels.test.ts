@@ -14,7 +14,10 @@ const RECEIPT = { channel_id: CHANNEL_ID, host: HOST, cumulative: '2500000000000
 test('channels: POST /channels/open answers 201 {channel_id, expiry_height}; expiry_height is optional', async () => {
   const { api, node } = setup();
   assert.deepEqual(await ok(await api(post('/channels/open', OPEN)), 201), { channel_id: CHANNEL_ID, expiry_height: 1_447 });
-  assert.deepEqual(await ok(await api(post('/channels/open', { ...OPEN, capacity: 42, expiry_height: 90 })), 201), { channel_id: CHANNEL_ID, expiry_height: 90 });
+  assert.deepEqual(await ok(await api(post('/channels/open', { ...OPEN, capacity: 42, expiry_height: 90 })), 201), {
+    channel_id: CHANNEL_ID,
+    expiry_height: 90,
+  });
   assert.deepEqual(node.channels.channelCalls, [
     { method: 'openChannel', args: [{ host: HOST, capacity: 10n ** 19n, expiryHeight: null }] },
     { method: 'openChannel', args: [{ host: HOST, capacity: 42n, expiryHeight: 90 }] },
@@ -40,7 +43,11 @@ test('channels: POST /channels/open refuses a bad host, capacity or expiry_heigh
   for (const [change, field] of cases) {
     const body = await problem(await api(post('/channels/open', { ...OPEN, ...change })), 400);
     assert.equal(body.type, '/problems/invalid-body');
-    assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), [field], JSON.stringify(change));
+    assert.deepEqual(
+      (body.errors as { name: string }[]).map((e) => e.name),
+      [field],
+      JSON.stringify(change),
+    );
   }
   assert.deepEqual(node.channels.channelCalls, []);
 });
@@ -51,7 +58,7 @@ test("channels: the node's refusals are answered from their tables: 402, 400, 40
     [new LedgerRuleError('insufficient-free-balance', 'the capacity of 10 is above the free balance of 1'), 402, 'insufficient-balance'],
     [new ChannelError('bad-host', 'host is this node'), 400, 'invalid-body'],
     [new ChannelError('exceeds-capacity', 'cumulative 11 credits is above the capacity of 10 credits by 1 credits'), 400, 'invalid-body'],
-    [new ChannelError('bad-signature', 'payer_sig is not the signature of the channel\'s payer'), 400, 'invalid-signature'],
+    [new ChannelError('bad-signature', "payer_sig is not the signature of the channel's payer"), 400, 'invalid-signature'],
     [new ChannelError('unknown-channel', 'this node opened no channel'), 404, 'unknown-channel'],
     [new ChannelError('ended', 'channel is closing'), 409, 'channel-conflict'],
     [new ChannelError('not-expired', 'from height 90'), 409, 'channel-conflict'],
@@ -95,7 +102,10 @@ test('channels: POST /channels/receipt answers the signed receipt and whether th
     [{ payer_sig: CHANNEL_SIG }, 'payer_sig'],
   ] as [Record<string, unknown>, string][]) {
     const body = await problem(await api(post('/channels/receipt', { ...RECEIPT, ...change })), 400);
-    assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), [field]);
+    assert.deepEqual(
+      (body.errors as { name: string }[]).map((e) => e.name),
+      [field],
+    );
   }
   assert.lengthOf(node.channels.channelCalls, 2);
 });
@@ -123,7 +133,13 @@ test('channels: POST /channels/:id/close takes a receipt, or no body or {} to cl
   assert.match(half.detail, /^payer_sig: required with cumulative/);
   const otherHalf = await problem(await api(post(path, { payer_sig: CHANNEL_SIG })), 400);
   assert.match(otherHalf.detail, /^cumulative: required with payer_sig/);
-  for (const body of [{ cumulative: '1', payer_sig: 'A5'.repeat(64) }, { cumulative: '1', payer_sig: 'a5' }, { cumulative: '1.5', payer_sig: CHANNEL_SIG }, { extra: 1 }, []]) {
+  for (const body of [
+    { cumulative: '1', payer_sig: 'A5'.repeat(64) },
+    { cumulative: '1', payer_sig: 'a5' },
+    { cumulative: '1.5', payer_sig: CHANNEL_SIG },
+    { extra: 1 },
+    [],
+  ]) {
     await problem(await api(post(path, body)), 400);
   }
   assert.lengthOf(node.channels.channelCalls, 3, 'no refused body reached the service');

@@ -23,14 +23,18 @@ test('fabric: POST /profiles hands the measurement to the node (202 with the sig
   const { api } = setup();
   const signed = await ok<ProfileJson>(await api(post('/profiles', { ...BODY, cpu: { ...BODY.cpu, gflops_fp32: -0 } })), 202);
   assert.equal(signed.node_id, SELF);
-  assert.deepEqual({ ...signed, node_id: undefined, signature: undefined }, { ...BODY, cpu: { ...BODY.cpu, gflops_fp32: 0 }, node_id: undefined, signature: undefined }, '-0 is taken as 0');
+  assert.deepEqual(
+    { ...signed, node_id: undefined, signature: undefined },
+    { ...BODY, cpu: { ...BODY.cpu, gflops_fp32: 0 }, node_id: undefined, signature: undefined },
+    '-0 is taken as 0',
+  );
   assert.deepEqual(await ok(await api(request('/profiles'))), { profiles: [signed] });
   assert.deepEqual(await ok(await api(request(`/profiles/${SELF}`))), signed);
   assert.equal((await problem(await api(request(`/profiles/${'ab'.repeat(32)}`)), 404)).type, '/problems/unknown-profile');
   for (const [, id] of BAD_IDS) await problem(await api(request(`/profiles/${id}`)), 400);
 });
 
-test('fabric: GET /fabric/stats answers the node\'s FabricStats and takes no query', async () => {
+test("fabric: GET /fabric/stats answers the node's FabricStats and takes no query", async () => {
   const { api } = setup();
   assert.deepEqual(await ok<FabricStats>(await api(request('/fabric/stats'))), FABRIC_STATS);
   await problem(await api(request('/fabric/stats?x=1')), 400);
@@ -61,7 +65,7 @@ test('fabric: POST /profiles without the token is 401, with another type 415, to
   assert.equal(node.measurement.profiles.size, 0);
 });
 
-test('fabric: the node\'s refusals are answered from ProfileError\'s table: stale 400, not newer 409', async () => {
+test("fabric: the node's refusals are answered from ProfileError's table: stale 400, not newer 409", async () => {
   const { api, node } = setup();
   node.measurement.profileError = new ProfileError('stale', 'measured_at is 2 days old');
   assert.equal((await problem(await api(post('/profiles', BODY)), 400)).rule, 'stale');

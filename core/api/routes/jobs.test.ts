@@ -7,9 +7,9 @@ import { JobError } from '../../jobs/errors.ts';
 import { decodeSpec, encodeSpec, SPEC_LIMITS, specOf } from '../../jobs/spec.ts';
 import type { JobRequest, JobSummary, LogEvent } from '../../jobs/types.ts';
 import { LedgerRuleError } from '../../ledger/apply.ts';
-import { jobRequest } from '../input.ts';
 import { AUTH, BAD_IDS, JSON_POST, ok, post, problem, readUntil, request, setup } from '../api.test-util.ts';
 import { CONTAINER_ID, EXPIRE_TX_ID, JOB, JOB_ID, JOB_LINES } from '../fake-node.test-util.ts';
+import { jobRequest } from '../input.ts';
 
 const BID = { image: 'localhost/busybox:test', cpu_cores: 1, mem_mb: 64, duration_secs: 60, bid: '1500000000000000000' };
 const SIG = 'a5'.repeat(64);
@@ -29,7 +29,10 @@ test('jobs: POST /jobs/bid answers 201 {job_id} and passes the bid with its defa
     ...BID,
     image: `registry.example.com:5000/team/app-x__y.z:v1.2-rc_3@${DIGEST}`,
     cmd: ['sh', '-c', 'echo "$GREETING"'],
-    env: [['GREETING', 'hello = world'], ['_X1', '']],
+    env: [
+      ['GREETING', 'hello = world'],
+      ['_X1', ''],
+    ],
     bid: 42,
     billing: 'heartbeat',
     gpus: 2,
@@ -37,9 +40,25 @@ test('jobs: POST /jobs/bid answers 201 {job_id} and passes the bid with its defa
   await ok(await api(post('/jobs/bid', full)), 201);
   const expected: JobRequest[] = [
     { image: BID.image, cmd: null, env: [], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 0, bid: 1_500_000_000_000_000_000n, billing: 'settle' },
-    { image: full.image, cmd: full.cmd, env: [['GREETING', 'hello = world'], ['_X1', '']], cpuCores: 1, memMb: 64, durationSecs: 60, gpus: 2, bid: 42n, billing: 'heartbeat' },
+    {
+      image: full.image,
+      cmd: full.cmd,
+      env: [
+        ['GREETING', 'hello = world'],
+        ['_X1', ''],
+      ],
+      cpuCores: 1,
+      memMb: 64,
+      durationSecs: 60,
+      gpus: 2,
+      bid: 42n,
+      billing: 'heartbeat',
+    },
   ];
-  assert.deepEqual(node.jobs.jobCalls, expected.map((request) => ({ method: 'bidJob' as const, args: [request] })));
+  assert.deepEqual(
+    node.jobs.jobCalls,
+    expected.map((request) => ({ method: 'bidJob' as const, args: [request] })),
+  );
 });
 
 test('jobs: image references follow the Docker grammar', async () => {
@@ -79,7 +98,11 @@ test('jobs: image references follow the Docker grammar', async () => {
   ];
   for (const image of bad) {
     const body = await problem(await api(post('/jobs/bid', { ...BID, image })), 400);
-    assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['image'], image);
+    assert.deepEqual(
+      (body.errors as { name: string }[]).map((e) => e.name),
+      ['image'],
+      image,
+    );
   }
   assert.equal(node.jobs.jobCalls.length, good.length, 'no bad image reached the service');
 });
@@ -119,7 +142,15 @@ test('jobs: POST /jobs/bid refuses every bad field with one 400 naming them all,
     [{ env: [['A']] }, 'env.0.1'],
     [{ env: [['A', 'x', 'y']] }, 'env.0.2'],
     [{ env: { A: 'x' } }, 'env'],
-    [{ env: [['A', 'x'], ['A', 'y']] }, 'env'],
+    [
+      {
+        env: [
+          ['A', 'x'],
+          ['A', 'y'],
+        ],
+      },
+      'env',
+    ],
     [{ env: Array.from({ length: 257 }, (_, i) => [`V${i}`, '']) }, 'env'],
     [{ billing: 'monthly' }, 'billing'],
     [{ gpus: 17 }, 'gpus'],
@@ -131,10 +162,17 @@ test('jobs: POST /jobs/bid refuses every bad field with one 400 naming them all,
   for (const [change, field] of cases) {
     const body = await problem(await api(post('/jobs/bid', { ...BID, ...change })), 400);
     assert.equal(body.type, '/problems/invalid-body', JSON.stringify(change).slice(0, 80));
-    assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), [field], JSON.stringify(change).slice(0, 80));
+    assert.deepEqual(
+      (body.errors as { name: string }[]).map((e) => e.name),
+      [field],
+      JSON.stringify(change).slice(0, 80),
+    );
   }
   const many = await problem(await api(post('/jobs/bid', { ...BID, image: 'Bad', cpu_cores: 0, bid: '0' })), 400);
-  assert.deepEqual((many.errors as { name: string }[]).map((e) => e.name), ['image', 'cpu_cores', 'bid']);
+  assert.deepEqual(
+    (many.errors as { name: string }[]).map((e) => e.name),
+    ['image', 'cpu_cores', 'bid'],
+  );
   assert.deepEqual(node.jobs.jobCalls, []);
   // At the bounds.
   const edges = [
@@ -196,7 +234,11 @@ test('jobs: POST /jobs/bid refuses one past any spec bound, a lone surrogate or 
     const what = `${field} ${JSON.stringify(change).slice(0, 60)}`;
     const answer = await problem(await api(post('/jobs/bid', body)), 400);
     assert.equal(answer.type, '/problems/invalid-body', what);
-    assert.deepEqual((answer.errors as { name: string }[]).map((e) => e.name), [field], what);
+    assert.deepEqual(
+      (answer.errors as { name: string }[]).map((e) => e.name),
+      [field],
+      what,
+    );
     // Unchecked, the spec codec would have thrown on it in the node: the 500 this rule prevents.
     const unchecked: JobRequest = { ...jobRequest(BID), image: body.image, cmd: body.cmd, env: body.env as [string, string][] };
     if (codecRefuses) assert.throws(() => encodeSpec(specOf(unchecked)), InvalidEncodingError, undefined, what);
@@ -224,7 +266,9 @@ test("jobs: POST /jobs/bid maps the node's refusals: 402 for the free balance, 5
 test('jobs: GET /jobs lists summaries; GET /jobs/:id the whole job; an unknown job is 404', async () => {
   const { api, node } = setup();
   const rows = await ok<JobSummary[]>(await api(request('/jobs')));
-  assert.deepEqual(rows, [{ job_id: JOB_ID, status: 'settled', payer: JOB.payer, host: JOB.host, role: 'payer', container_id: CONTAINER_ID, cost: JOB.cost, bid: JOB.bid }]);
+  assert.deepEqual(rows, [
+    { job_id: JOB_ID, status: 'settled', payer: JOB.payer, host: JOB.host, role: 'payer', container_id: CONTAINER_ID, cost: JOB.cost, bid: JOB.bid },
+  ]);
   assert.deepEqual(await ok(await api(request(`/jobs/${JOB_ID}`))), JOB);
   const other = 'ff'.repeat(32);
   assert.equal((await problem(await api(request(`/jobs/${other}`)), 404)).type, '/problems/unknown-job');
@@ -237,9 +281,18 @@ test('jobs: GET /jobs lists summaries; GET /jobs/:id the whole job; an unknown j
 test('jobs: a malformed job id is 400 naming job_id on every route, before the service', async () => {
   const { api, node } = setup();
   for (const [what, id] of BAD_IDS) {
-    for (const call of [request(`/jobs/${id}`), request(`/jobs/${id}/logs`), post(`/jobs/${id}/settle`, { cost: '1', payer_sig: SIG }), post(`/jobs/${id}/expire`, {})]) {
+    for (const call of [
+      request(`/jobs/${id}`),
+      request(`/jobs/${id}/logs`),
+      post(`/jobs/${id}/settle`, { cost: '1', payer_sig: SIG }),
+      post(`/jobs/${id}/expire`, {}),
+    ]) {
       const body = await problem(await api(call), 400);
-      assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['job_id'], `${what} ${call.method} ${call.url}`);
+      assert.deepEqual(
+        (body.errors as { name: string }[]).map((e) => e.name),
+        ['job_id'],
+        `${what} ${call.method} ${call.url}`,
+      );
     }
   }
   assert.deepEqual(node.jobs.jobCalls, []);
@@ -249,9 +302,26 @@ test('jobs: GET /jobs/:id/logs answers {lines, ended} after `after`; bad paramet
   const { api, node } = setup();
   assert.deepEqual(await ok(await api(request(`/jobs/${JOB_ID}/logs`))), { lines: JOB_LINES, ended: true });
   assert.deepEqual(await ok(await api(request(`/jobs/${JOB_ID}/logs?after=1&follow=0`))), { lines: JOB_LINES.slice(1), ended: true });
-  assert.deepEqual(node.jobs.jobCalls.map((c) => c.args), [[JOB_ID, 0], [JOB_ID, 1]]);
+  assert.deepEqual(
+    node.jobs.jobCalls.map((c) => c.args),
+    [
+      [JOB_ID, 0],
+      [JOB_ID, 1],
+    ],
+  );
   node.jobs.jobCalls.length = 0;
-  for (const query of ['after=-1', 'after=1.5', 'after=x', 'after=', 'after=01', 'after=99999999999999999999', 'follow=yes', 'follow=', 'since=3', 'after=1&after=2']) {
+  for (const query of [
+    'after=-1',
+    'after=1.5',
+    'after=x',
+    'after=',
+    'after=01',
+    'after=99999999999999999999',
+    'follow=yes',
+    'follow=',
+    'since=3',
+    'after=1&after=2',
+  ]) {
     assert.equal((await problem(await api(request(`/jobs/${JOB_ID}/logs?${query}`)), 400)).status, 400, query);
   }
   await problem(await api(request(`/jobs/${JOB_ID}/logs`, { headers: { 'last-event-id': 'abc' } })), 400);
@@ -294,7 +364,13 @@ test('jobs: a reconnect resumes after its Last-Event-ID; `after` wins over it; l
   assert.equal(await resumed.text(), frame(JOB_LINES[1]!) + END);
   const explicit = await api(request(`/jobs/${JOB_ID}/logs?follow=1&after=2`, { headers: { 'last-event-id': '1' } }));
   assert.equal(await explicit.text(), END);
-  assert.deepEqual(node.jobs.jobCalls.filter((c) => c.method === 'followJobLogs').map((c) => c.args), [[JOB_ID, 1], [JOB_ID, 2]]);
+  assert.deepEqual(
+    node.jobs.jobCalls.filter((c) => c.method === 'followJobLogs').map((c) => c.args),
+    [
+      [JOB_ID, 1],
+      [JOB_ID, 2],
+    ],
+  );
   node.jobs.linesEnded = false;
   const live = await api(request(`/jobs/${JOB_ID}/logs?follow=1&after=2`));
   assert.equal(node.jobs.logFollowers.size, 1);
@@ -307,9 +383,18 @@ test('jobs: a reconnect resumes after its Last-Event-ID; `after` wins over it; l
 
 test('jobs: POST /jobs/:id/settle answers 202 {job_id, cost} (a cost of 0 too) and passes cost and signature', async () => {
   const { api, node } = setup();
-  assert.deepEqual(await ok(await api(post(`/jobs/${JOB_ID}/settle`, { cost: '750000000000000000', payer_sig: SIG })), 202), { job_id: JOB_ID, cost: '750000000000000000' });
+  assert.deepEqual(await ok(await api(post(`/jobs/${JOB_ID}/settle`, { cost: '750000000000000000', payer_sig: SIG })), 202), {
+    job_id: JOB_ID,
+    cost: '750000000000000000',
+  });
   assert.deepEqual(await ok(await api(post(`/jobs/${JOB_ID}/settle`, { cost: 0, payer_sig: SIG })), 202), { job_id: JOB_ID, cost: '0' });
-  assert.deepEqual(node.jobs.jobCalls.map((c) => c.args), [[JOB_ID, 750_000_000_000_000_000n, SIG], [JOB_ID, 0n, SIG]]);
+  assert.deepEqual(
+    node.jobs.jobCalls.map((c) => c.args),
+    [
+      [JOB_ID, 750_000_000_000_000_000n, SIG],
+      [JOB_ID, 0n, SIG],
+    ],
+  );
 });
 
 test('jobs: POST /jobs/:id/settle refuses a bad signature format or cost with 400, before the service', async () => {
@@ -329,12 +414,16 @@ test('jobs: POST /jobs/:id/settle refuses a bad signature format or cost with 40
   ];
   for (const [body, field] of bodies) {
     const answer = await problem(await api(post(`/jobs/${JOB_ID}/settle`, body)), 400);
-    assert.deepEqual((answer.errors as { name: string }[]).map((e) => e.name), [field], JSON.stringify(body));
+    assert.deepEqual(
+      (answer.errors as { name: string }[]).map((e) => e.name),
+      [field],
+      JSON.stringify(body),
+    );
   }
   assert.deepEqual(node.jobs.jobCalls, []);
 });
 
-test("jobs: settle and expire map JobError: verify failure 400, unknown job 404, wrong state 409", async () => {
+test('jobs: settle and expire map JobError: verify failure 400, unknown job 404, wrong state 409', async () => {
   const { api, node } = setup();
   const cases: [JobError, number, string, 'settle' | 'expire'][] = [
     [new JobError('bad-signature', 'payer_sig does not verify'), 400, 'invalid-signature', 'settle'],
@@ -376,11 +465,18 @@ test('jobs: DELETE /jobs/:id stops a job by job id, container id, id prefix or n
   for (const ref of ['mesh-job-0b0b0b0b0b0b0b0b', CONTAINER_ID.slice(0, 11), 'ff'.repeat(32)]) {
     assert.equal((await problem(await api(del(`/jobs/${ref}`)), 404)).type, '/problems/unknown-job', ref);
   }
-  assert.deepEqual(node.jobs.jobCalls.map((c) => c.args[0]), [JOB_ID, CONTAINER_ID, CONTAINER_ID.slice(0, 12), 'mesh-job-0b0b0b0b0b0b0b0b', CONTAINER_ID.slice(0, 11), 'ff'.repeat(32)]);
+  assert.deepEqual(
+    node.jobs.jobCalls.map((c) => c.args[0]),
+    [JOB_ID, CONTAINER_ID, CONTAINER_ID.slice(0, 12), 'mesh-job-0b0b0b0b0b0b0b0b', CONTAINER_ID.slice(0, 11), 'ff'.repeat(32)],
+  );
   node.jobs.jobCalls.length = 0;
   for (const ref of ['a%20b', 'x'.repeat(129), 'mesh;rm', '-x', '.x', 'a%2Fb', '%00']) {
     const body = await problem(await api(del(`/jobs/${ref}`)), 400);
-    assert.deepEqual((body.errors as { name: string }[]).map((e) => e.name), ['job_id'], ref);
+    assert.deepEqual(
+      (body.errors as { name: string }[]).map((e) => e.name),
+      ['job_id'],
+      ref,
+    );
   }
   assert.deepEqual(node.jobs.jobCalls, []);
 });

@@ -6,8 +6,8 @@
  */
 import { formatAmount } from '../../encoding/amount.ts';
 import { toHex } from '../../encoding/hex.ts';
-import type { LogEvent } from '../../jobs/types.ts';
 import type { JobsService } from '../../jobs/service.ts';
+import type { LogEvent } from '../../jobs/types.ts';
 import type { Feature } from '../feature.ts';
 import { checkBody, EmptyBody, jobRefParam, jobRequest, logParams, nodeIdParam, settleRequest } from '../input.ts';
 import { ApiProblem } from '../problem.ts';

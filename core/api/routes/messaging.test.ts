@@ -3,17 +3,25 @@
 // service's own refusals, and the inbox's snapshot and stream. Runs on Node, Deno and Chromium.
 import { assert } from 'chai';
 import { test } from '../../../test/harness.ts';
+import { encode } from '../../encoding/codec.ts';
+import { LedgerRuleError } from '../../ledger/apply.ts';
 import { MessagingError, type MessagingErrorCode } from '../../messaging/errors.ts';
 import type { InboxEvent } from '../../messaging/inbox.ts';
+import { BatchStoppedError, MAX_BATCH_MESSAGES, MAX_BATCH_PAYLOAD_BYTES } from '../../messaging/messaging.ts';
 import { NameError } from '../../names/errors.ts';
 import { RequestTimeoutError } from '../../net/errors.ts';
-import { LedgerRuleError } from '../../ledger/apply.ts';
-import { CLAIM_TX, INBOX_EVENT, inboxEvent, NAME, PEER, PUBLISH_ID } from '../fake-messaging.test-util.ts';
 import { AUTH, JSON_POST, ok, post, problem, readUntil, request, setup } from '../api.test-util.ts';
-import { BatchStoppedError, MAX_BATCH_MESSAGES, MAX_BATCH_PAYLOAD_BYTES } from '../../messaging/messaging.ts';
+import { CLAIM_TX, INBOX_EVENT, inboxEvent, NAME, PEER, PUBLISH_ID } from '../fake-messaging.test-util.ts';
 import { MAX_LISTED_ERRORS } from '../input.ts';
-import { encode } from '../../encoding/codec.ts';
-import { BATCH_BODY_BYTES, BATCH_BYTES_BODY_BYTES, batchBytesCodec, inboxEventCodec, inboxFramesOf, MESSAGING_BODY_BYTES, type InboxFrame } from './messaging.ts';
+import {
+  BATCH_BODY_BYTES,
+  BATCH_BYTES_BODY_BYTES,
+  batchBytesCodec,
+  type InboxFrame,
+  inboxEventCodec,
+  inboxFramesOf,
+  MESSAGING_BODY_BYTES,
+} from './messaging.ts';
 
 const TOKEN = '5e'.repeat(16);
 const SEND = { to: PEER, topic: 'chat', payload_hex: '6869' };
@@ -26,12 +34,21 @@ test('messaging routes: send, request, reply, subscribe and publish pass their b
   const { api, node } = setup();
   assert.deepEqual(await ok(await api(post('/mesh/send', SEND))), { to: PEER, topic: 'chat', seq: 9 });
   assert.deepEqual(await ok(await api(post('/mesh/send', { ...SEND, to: 'peer-one', payload_hex: '' }))), { to: PEER, topic: 'chat', seq: 9 });
-  assert.deepEqual(await ok(await api(post('/mesh/request', { ...SEND, timeout_ms: 2_500 }))), { from: PEER, topic: 'chat', payload_hex: 'ff00', elapsed_ms: 12 });
+  assert.deepEqual(await ok(await api(post('/mesh/request', { ...SEND, timeout_ms: 2_500 }))), {
+    from: PEER,
+    topic: 'chat',
+    payload_hex: 'ff00',
+    elapsed_ms: 12,
+  });
   await ok(await api(post('/mesh/request', { ...SEND, to: 'peer-one' })));
   const replied = await api(post('/mesh/reply', { reply_token: TOKEN, payload_hex: 'aa' }));
   assert.equal(replied.status, 204);
   assert.deepEqual(await ok(await api(post('/mesh/subscribe', { topic: 'news/world' }))), { topic: 'news/world', subscribed: true, subscriptions: 1 });
-  assert.deepEqual(await ok(await api(post('/mesh/publish', { topic: 'news/world', payload_hex: '00ff' })), 202), { id: PUBLISH_ID, topic: 'news/world', peers: 2 });
+  assert.deepEqual(await ok(await api(post('/mesh/publish', { topic: 'news/world', payload_hex: '00ff' })), 202), {
+    id: PUBLISH_ID,
+    topic: 'news/world',
+    peers: 2,
+  });
   assert.deepEqual(node.messaging.calls, [
     { method: 'sendMessage', args: [PEER, 'chat', '6869'] },
     { method: 'sendMessage', args: ['peer-one', 'chat', ''] },
@@ -71,7 +88,8 @@ function badBodies(base: Record<string, unknown>): [string, unknown][] {
       ['a name of 33 characters', 'a'.repeat(33)],
       ['an empty to', ''],
       ['a number', 7],
-    ] as const) cases.push([what, { ...base, to }]);
+    ] as const)
+      cases.push([what, { ...base, to }]);
     cases.push(['no to', { ...base, to: undefined }]);
   }
   if ('topic' in base) {
@@ -80,7 +98,8 @@ function badBodies(base: Record<string, unknown>): [string, unknown][] {
       ['a topic with a space', 'two words'],
       ['a topic of 129 characters', 't'.repeat(129)],
       ['a topic outside ASCII', 'café'],
-    ] as const) cases.push([what, { ...base, topic }]);
+    ] as const)
+      cases.push([what, { ...base, topic }]);
     cases.push(['no topic', { ...base, topic: undefined }]);
   }
   if ('payload_hex' in base) {
@@ -90,7 +109,8 @@ function badBodies(base: Record<string, unknown>): [string, unknown][] {
       ['non-hex', 'zz'],
       ['a 0x prefix', '0xab'],
       ['a number', 12],
-    ] as const) cases.push([what, { ...base, payload_hex: payload }]);
+    ] as const)
+      cases.push([what, { ...base, payload_hex: payload }]);
     cases.push(['no payload', { ...base, payload_hex: undefined }]);
   }
   if ('reply_token' in base) {
@@ -98,7 +118,8 @@ function badBodies(base: Record<string, unknown>): [string, unknown][] {
       ['a short token', 'ab'.repeat(15)],
       ['an upper-case token', TOKEN.toUpperCase()],
       ['a node id as token', PEER],
-    ] as const) cases.push([what, { ...base, reply_token: token }]);
+    ] as const)
+      cases.push([what, { ...base, reply_token: token }]);
   }
   return cases;
 }
@@ -117,7 +138,13 @@ test('messaging routes: every route refuses a bad node id, bad hex, an empty or 
   for (const [path, base] of ROUTES) {
     const cases = badBodies(base);
     if (path === '/names/claim') {
-      for (const [what, name] of [['a capital letter', 'Alice'], ['33 characters', 'n'.repeat(33)], ['nothing', ''], ['an underscore', 'a_b'], ['a number', 5]] as const) {
+      for (const [what, name] of [
+        ['a capital letter', 'Alice'],
+        ['33 characters', 'n'.repeat(33)],
+        ['nothing', ''],
+        ['an underscore', 'a_b'],
+        ['a number', 5],
+      ] as const) {
         cases.push([`a name of ${what}`, { name }]);
       }
     }
@@ -128,7 +155,11 @@ test('messaging routes: every route refuses a bad node id, bad hex, an empty or 
   }
   for (const timeout_ms of [0, 60_001, 1.5, '100', -1]) {
     const answer = await problem(await api(post('/mesh/request', { ...SEND, timeout_ms })), 400);
-    assert.deepEqual((answer.errors as { name: string }[]).map((e) => e.name), ['timeout_ms'], String(timeout_ms));
+    assert.deepEqual(
+      (answer.errors as { name: string }[]).map((e) => e.name),
+      ['timeout_ms'],
+      String(timeout_ms),
+    );
   }
   const named = await problem(await api(post('/mesh/send', { ...SEND, topic: '' })), 400);
   assert.deepEqual(named.errors, [{ name: 'topic', detail: 'must be an app topic: 1 to 128 visible ASCII characters, without spaces' }]);
@@ -164,7 +195,7 @@ test('messaging routes: they need the token like every mutating route', async ()
 // ---------------------------------------------------------------------------------------------
 // The service's refusals
 
-test('messaging routes: the service\'s refusals are answered by their tables', async () => {
+test("messaging routes: the service's refusals are answered by their tables", async () => {
   const { api, node } = setup();
   const cases: [MessagingErrorCode, number, string, string][] = [
     ['self', 400, 'invalid-body', '/mesh/send'],
@@ -199,7 +230,13 @@ test('messaging routes: the service\'s refusals are answered by their tables', a
 // ---------------------------------------------------------------------------------------------
 // Batches
 
-const BATCH = { to: PEER, messages: [{ topic: 'chat', payload_hex: '6869' }, { topic: 'other', payload_hex: '' }] };
+const BATCH = {
+  to: PEER,
+  messages: [
+    { topic: 'chat', payload_hex: '6869' },
+    { topic: 'other', payload_hex: '' },
+  ],
+};
 
 test('messaging routes: POST /mesh/send-batch passes its messages on in order, decoded, and answers with their seqs', async () => {
   const { api, node } = setup();
@@ -212,7 +249,10 @@ test('messaging routes: POST /mesh/send-batch passes its messages on in order, d
     { method: 'sendMessages', args: ['peer-one', BATCH.messages] },
   ]);
   // Its bound holds a batch of 64 KiB payloads up to the batch's total.
-  const heavy = { to: PEER, messages: Array.from({ length: MAX_BATCH_PAYLOAD_BYTES / MAX }, () => ({ topic: 't'.repeat(128), payload_hex: 'ab'.repeat(MAX) })) };
+  const heavy = {
+    to: PEER,
+    messages: Array.from({ length: MAX_BATCH_PAYLOAD_BYTES / MAX }, () => ({ topic: 't'.repeat(128), payload_hex: 'ab'.repeat(MAX) })),
+  };
   await ok(await api(post('/mesh/send-batch', heavy)));
 });
 
@@ -232,14 +272,21 @@ test('messaging routes: POST /mesh/send-batch refuses a bad batch with 400 namin
   for (const [what, body, field] of bad) {
     const answer = await problem(await api(post('/mesh/send-batch', body)), 400);
     assert.equal(answer.type, '/problems/invalid-body', what);
-    assert.include((answer.errors as { name: string }[]).map((e) => e.name), field, what);
+    assert.include(
+      (answer.errors as { name: string }[]).map((e) => e.name),
+      field,
+      what,
+    );
   }
   // A batch of bad entries is said in its first 100 faults; a huge array is refused before its entries are looked at.
   const allBad = await problem(await api(post('/mesh/send-batch', { to: PEER, messages: Array.from({ length: MAX_BATCH_MESSAGES }, () => ({})) })), 400);
   assert.lengthOf(allBad.errors as unknown[], MAX_LISTED_ERRORS);
   const flood = await problem(await api(post('/mesh/send-batch', { to: PEER, messages: Array.from({ length: 200_000 }, () => ({})) })), 400);
   assert.deepEqual(flood.errors, [{ name: 'messages', detail: `must hold 1 to ${MAX_BATCH_MESSAGES} messages` }]);
-  const over = await problem(await api(post('/mesh/send-batch', { to: PEER.toUpperCase(), messages: [message, { topic: '', payload_hex: '00'.repeat(MAX + 1) }] })), 413);
+  const over = await problem(
+    await api(post('/mesh/send-batch', { to: PEER.toUpperCase(), messages: [message, { topic: '', payload_hex: '00'.repeat(MAX + 1) }] })),
+    413,
+  );
   assert.equal(over.limit_bytes, MAX);
   const huge = await problem(await api(post('/mesh/send-batch', { ...BATCH, pad: 'x'.repeat(BATCH_BODY_BYTES) })), 413);
   assert.equal(huge.limit_bytes, BATCH_BODY_BYTES);
@@ -249,7 +296,10 @@ test('messaging routes: POST /mesh/send-batch refuses a bad batch with 400 namin
 
 const BYTES_POST = { ...AUTH, 'content-type': 'application/octet-stream' };
 const bytesOf = (hex: string): Uint8Array => Uint8Array.from(hex.match(/../g) ?? [], (byte) => parseInt(byte, 16));
-const BATCH_BYTES = encode(batchBytesCodec, BATCH.messages.map((m) => ({ topic: m.topic, payload: bytesOf(m.payload_hex) })));
+const BATCH_BYTES = encode(
+  batchBytesCodec,
+  BATCH.messages.map((m) => ({ topic: m.topic, payload: bytesOf(m.payload_hex) })),
+);
 const postBytes = (query: string, body: Uint8Array): Request => request(`/mesh/send-batch${query}`, { method: 'POST', headers: BYTES_POST, body });
 
 test('messaging routes: POST /mesh/send-batch takes the batch as bytes, `to` in the query, and passes the same messages on', async () => {
@@ -265,7 +315,11 @@ test('messaging routes: POST /mesh/send-batch takes the batch as bytes, `to` in 
   const heavyBytes = encode(batchBytesCodec, heavy);
   await ok(await api(postBytes(`?to=${PEER}`, heavyBytes)));
   // The largest body: 1,024 messages under the longest topics, holding 4 MiB of payload between them.
-  const largest = encode(batchBytesCodec, Array.from({ length: MAX_BATCH_MESSAGES }, () => ({ topic: 't'.repeat(128), payload: new Uint8Array(0) }))).length + MAX_BATCH_PAYLOAD_BYTES;
+  const largest =
+    encode(
+      batchBytesCodec,
+      Array.from({ length: MAX_BATCH_MESSAGES }, () => ({ topic: 't'.repeat(128), payload: new Uint8Array(0) })),
+    ).length + MAX_BATCH_PAYLOAD_BYTES;
   assert.equal(largest, BATCH_BYTES_BODY_BYTES);
 });
 
@@ -279,7 +333,10 @@ test('messaging routes: a batch as bytes is refused whole for a bad or missing `
   assert.equal((await problem(await api(postBytes(`?to=${PEER}&topic=x`, BATCH_BYTES)), 400)).type, '/problems/unknown-parameter');
   // `to` in the query is for a batch of bytes: with another media type (or a parameter on it), the media type is wrong.
   for (const type of ['application/json', 'application/octet-stream; charset=binary', 'text/plain']) {
-    const answer = await problem(await api(request(`/mesh/send-batch?to=${PEER}`, { method: 'POST', headers: { ...AUTH, 'content-type': type }, body: BATCH_BYTES })), 415);
+    const answer = await problem(
+      await api(request(`/mesh/send-batch?to=${PEER}`, { method: 'POST', headers: { ...AUTH, 'content-type': type }, body: BATCH_BYTES })),
+      415,
+    );
     assert.match(answer.detail, /a batch with \?to= is bytes: send it as content-type: application\/octet-stream/, type);
   }
   const bad: [string, Uint8Array, RegExp][] = [
@@ -289,7 +346,14 @@ test('messaging routes: a batch as bytes is refused whole for a bad or missing `
     ['no messages', encode(batchBytesCodec, []), /a batch holds 1 to 1024 messages, got 0/],
     ['more than 1,024 messages', Uint8Array.of(0, 0, 0x04, 0x01), /not a batch of messages/],
     ['an empty topic', one('', new Uint8Array(1)), /messages\.0\.topic/],
-    ['a topic with a space', encode(batchBytesCodec, [{ topic: 'ok', payload: new Uint8Array(0) }, { topic: 'a b', payload: new Uint8Array(0) }]), /messages\.1\.topic/],
+    [
+      'a topic with a space',
+      encode(batchBytesCodec, [
+        { topic: 'ok', payload: new Uint8Array(0) },
+        { topic: 'a b', payload: new Uint8Array(0) },
+      ]),
+      /messages\.1\.topic/,
+    ],
   ];
   for (const [what, body, detail] of bad) {
     const answer = await problem(await api(postBytes(`?to=${PEER}`, body)), 400);
@@ -302,11 +366,14 @@ test('messaging routes: a batch as bytes is refused whole for a bad or missing `
   assert.equal(huge.limit_bytes, BATCH_BYTES_BODY_BYTES);
   // Another media type is 415; bytes need the token like any change.
   await problem(await api(request('/mesh/send-batch', { method: 'POST', headers: { ...AUTH, 'content-type': 'text/plain' }, body: BATCH_BYTES })), 415);
-  await problem(await api(request(`/mesh/send-batch?to=${PEER}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: BATCH_BYTES })), 401);
+  await problem(
+    await api(request(`/mesh/send-batch?to=${PEER}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: BATCH_BYTES })),
+    401,
+  );
   assert.deepEqual(node.messaging.calls, []);
 });
 
-test('messaging routes: a batch that stops part-way answers its cause\'s status, with how many were queued and their seqs', async () => {
+test("messaging routes: a batch that stops part-way answers its cause's status, with how many were queued and their seqs", async () => {
   const { api, node } = setup();
   node.messaging.failure = new BatchStoppedError(new RequestTimeoutError(PEER, '/mesh/app/1/messages', 10_000), [4, 5], 9);
   const timeout = await problem(await api(post('/mesh/send-batch', BATCH)), 504);
@@ -325,15 +392,24 @@ test('messaging routes: a batch that stops part-way answers its cause\'s status,
 // ---------------------------------------------------------------------------------------------
 // The inbox
 
-test('messaging routes: GET /mesh/messages is the ring\'s snapshot with its drop count; after and topic narrow it', async () => {
+test("messaging routes: GET /mesh/messages is the ring's snapshot with its drop count; after and topic narrow it", async () => {
   const { api, node } = setup();
   node.messaging.events = [INBOX_EVENT, inboxEvent({ seq: 4, topic: 'other' })];
   const all = await ok<{ messages: InboxEvent[]; dropped: number; last_seq: number; capacity: unknown }>(await api(request('/mesh/messages')));
-  assert.deepEqual(all.messages.map((e) => e.seq), [3, 4]);
+  assert.deepEqual(
+    all.messages.map((e) => e.seq),
+    [3, 4],
+  );
   assert.equal(all.dropped, 4);
   assert.deepEqual(all.capacity, { messages: 1_024, bytes: 8 * 1024 * 1024 });
-  assert.deepEqual((await ok<{ messages: InboxEvent[] }>(await api(request('/mesh/messages?after=3')))).messages.map((e) => e.seq), [4]);
-  assert.deepEqual((await ok<{ messages: InboxEvent[] }>(await api(request('/mesh/messages?topic=chat')))).messages.map((e) => e.seq), [3]);
+  assert.deepEqual(
+    (await ok<{ messages: InboxEvent[] }>(await api(request('/mesh/messages?after=3')))).messages.map((e) => e.seq),
+    [4],
+  );
+  assert.deepEqual(
+    (await ok<{ messages: InboxEvent[] }>(await api(request('/mesh/messages?topic=chat')))).messages.map((e) => e.seq),
+    [3],
+  );
   for (const query of ['after=-1', 'after=01', 'after=x', 'topic=', 'topic=a%20b', 'after=1&after=2', 'limit=3']) {
     await problem(await api(request(`/mesh/messages?${query}`)), 400);
   }
@@ -351,7 +427,10 @@ test('messaging routes: an entry is shown as JSON with its payload as hex, a rep
       '"dropped":4,"last_seq":3,"capacity":{"messages":1024,"bytes":8388608}}',
   );
   const live = (await api(request('/mesh/messages/stream?after=4'))).body!.getReader();
-  assert.equal(await readUntil(live, '\n\n'), `id: 5\ndata: {"kind":"request","seq":5,"at":1700000000000,${from},"topic":"chat","payload_hex":"00ff","reply_token":"${TOKEN}"}\n\n`);
+  assert.equal(
+    await readUntil(live, '\n\n'),
+    `id: 5\ndata: {"kind":"request","seq":5,"at":1700000000000,${from},"topic":"chat","payload_hex":"00ff","reply_token":"${TOKEN}"}\n\n`,
+  );
   await live.cancel();
 });
 
@@ -376,7 +455,14 @@ test('messaging routes: the stream carries each entry with its seq as the event 
   await resumedReader.cancel();
   const explicit = await api(request('/mesh/messages/stream?after=3', { headers: { 'last-event-id': '1' } }));
   await explicit.body!.cancel();
-  assert.deepEqual(node.messaging.calls.filter((c) => c.method === 'followInbox').map((c) => c.args), [[null, 'chat'], [2, null], [3, null]]);
+  assert.deepEqual(
+    node.messaging.calls.filter((c) => c.method === 'followInbox').map((c) => c.args),
+    [
+      [null, 'chat'],
+      [2, null],
+      [3, null],
+    ],
+  );
   await problem(await api(request('/mesh/messages/stream', { headers: { 'last-event-id': 'x' } })), 400);
   await problem(await api(request('/mesh/messages/stream?topic=a b')), 400);
 });
@@ -414,12 +500,30 @@ test('messaging routes: the stream as bytes (Accept: application/octet-stream) c
       bytes = joined;
     }
   };
-  const first = encode(inboxEventCodec, { kind: 0, seq: 3, at: 1_700_000_000_000, from: bytesOf(PEER), topic: 'chat', payload: bytesOf('6869'), reply_token: null });
+  const first = encode(inboxEventCodec, {
+    kind: 0,
+    seq: 3,
+    at: 1_700_000_000_000,
+    from: bytesOf(PEER),
+    topic: 'chat',
+    payload: bytesOf('6869'),
+    reply_token: null,
+  });
   await readAtLeast(4 + first.length + 4);
   assert.deepEqual(bytes.subarray(0, 4 + first.length + 4), Uint8Array.of(0, 0, 0, first.length, ...first, 0, 0, 0, 0));
   follower!.listener(request5);
   follower!.listener(publish6);
-  const frameBytes = (event: typeof request5): number => 4 + encode(inboxEventCodec, { kind: 0, seq: 0, at: 0, from: bytesOf(PEER), topic: event.topic, payload: event.payload, reply_token: event.reply_token === undefined ? null : bytesOf(event.reply_token) }).length;
+  const frameBytes = (event: typeof request5): number =>
+    4 +
+    encode(inboxEventCodec, {
+      kind: 0,
+      seq: 0,
+      at: 0,
+      from: bytesOf(PEER),
+      topic: event.topic,
+      payload: event.payload,
+      reply_token: event.reply_token === undefined ? null : bytesOf(event.reply_token),
+    }).length;
   const wanted = 4 + first.length + frameBytes(request5) + frameBytes(publish6);
   // Whatever keep-alives came between, the entries read back as they were.
   while ((await inboxFramesRead(bytes)).length < 3) await readAtLeast(bytes.length + 1);
@@ -427,7 +531,10 @@ test('messaging routes: the stream as bytes (Accept: application/octet-stream) c
   await reader.cancel();
   const frames = await inboxFramesRead(bytes);
   const shown = ({ payload, ...rest }: InboxFrame): unknown => ({ ...rest, payload_hex: Array.from(payload, (b) => b.toString(16).padStart(2, '0')).join('') });
-  assert.deepEqual(frames.map(shown), [INBOX_EVENT, request5, publish6].map((e) => e.toJSON()));
+  assert.deepEqual(
+    frames.map(shown),
+    [INBOX_EVENT, request5, publish6].map((e) => e.toJSON()),
+  );
   assert.equal(node.messaging.followers.size, 0, 'the subscription ends with the connection');
 });
 
@@ -469,7 +576,7 @@ test('messaging routes: a binary stream reader refuses a frame cut short at the 
 // ---------------------------------------------------------------------------------------------
 // Names and transfers to names
 
-test('names routes: claim answers 202; a name resolves or is 404; a bad name is 400; a node\'s names are listed', async () => {
+test("names routes: claim answers 202; a name resolves or is 404; a bad name is 400; a node's names are listed", async () => {
   const { api, node } = setup();
   assert.deepEqual(await ok(await api(post('/names/claim', { name: 'peer-one' })), 202), { name: 'peer-one', tx_id: CLAIM_TX });
   assert.deepEqual(await ok(await api(request('/names/peer-one'))), NAME);
@@ -484,7 +591,10 @@ test('names routes: claim answers 202; a name resolves or is 404; a bad name is 
   assert.deepEqual(await ok(await api(request('/names'))), [NAME]);
   for (const query of ['owner=abc', `owner=${PEER.toUpperCase()}`, 'owner=', 'name=x']) await problem(await api(request(`/names?${query}`)), 400);
   assert.equal((await problem(await api(post('/names/peer-one', {})), 405)).type, '/problems/method-not-allowed');
-  assert.deepEqual(node.messaging.calls.map((c) => c.method), ['claimName', 'resolveName', 'resolveName', 'resolveName', 'listNames', 'listNames', 'listNames']);
+  assert.deepEqual(
+    node.messaging.calls.map((c) => c.method),
+    ['claimName', 'resolveName', 'resolveName', 'resolveName', 'listNames', 'listNames', 'listNames'],
+  );
 });
 
 test('names routes: POST /transfer takes a name as its recipient', async () => {

@@ -7,23 +7,41 @@
  * open, 507 too many subscriptions; 503 a publish no peer would hear. A reply answers 404 for an
  * unknown token, 409 for a second reply, 410 for one after its request gave up.
  */
-import { array, integer, object, optional, refine, size, string, validate, type Struct } from 'superstruct';
-import { array as arrayCodec, bytes32, decode, encodeFrame, fixedBytes, option as optionCodec, struct as structCodec, u8, uint53, utf8, varBytes } from '../../encoding/codec.ts';
-import { FrameReader } from '../../net/frames.ts';
-import { DecodeError, InvalidEncodingError } from '../../errors.ts';
-import { isAppTopic } from '../../net/network.ts';
-import type { InboxEvent, InboxEventJson, InboxKind } from '../../messaging/inbox.ts';
-import { BatchStoppedError, DEFAULT_REQUEST_TIMEOUT_MS, MAX_BATCH_MESSAGES, MAX_BATCH_PAYLOAD_BYTES, MAX_REQUEST_TIMEOUT_MS } from '../../messaging/messaging.ts';
-import { MAX_FRAME_BYTES, MAX_PAYLOAD_BYTES, MAX_TOPIC_BYTES } from '../../messaging/wire.ts';
-import { REPLY_TOKEN_BYTES } from '../../messaging/replies.ts';
+import { array, integer, object, optional, refine, type Struct, size, string, validate } from 'superstruct';
+import {
+  array as arrayCodec,
+  bytes32,
+  decode,
+  encodeFrame,
+  fixedBytes,
+  option as optionCodec,
+  struct as structCodec,
+  u8,
+  uint53,
+  utf8,
+  varBytes,
+} from '../../encoding/codec.ts';
 import { fromHex, toHex } from '../../encoding/hex.ts';
-import type { EventFormat } from '../../web/sse.ts';
+import { DecodeError, InvalidEncodingError } from '../../errors.ts';
+import type { InboxEvent, InboxEventJson, InboxKind } from '../../messaging/inbox.ts';
 import type { OutgoingMessage } from '../../messaging/messaging.ts';
+import {
+  BatchStoppedError,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  MAX_BATCH_MESSAGES,
+  MAX_BATCH_PAYLOAD_BYTES,
+  MAX_REQUEST_TIMEOUT_MS,
+} from '../../messaging/messaging.ts';
+import { REPLY_TOKEN_BYTES } from '../../messaging/replies.ts';
 import type { MessagingService } from '../../messaging/service.ts';
-import type { Feature } from '../feature.ts';
-import { ApiProblem, toProblem, type ApiProblemCode } from '../problem.ts';
+import { MAX_FRAME_BYTES, MAX_PAYLOAD_BYTES, MAX_TOPIC_BYTES } from '../../messaging/wire.ts';
+import { FrameReader } from '../../net/frames.ts';
+import { isAppTopic } from '../../net/network.ts';
+import type { EventFormat } from '../../web/sse.ts';
 import { BYTES_TYPE, isBytesType } from '../body.ts';
+import type { Feature } from '../feature.ts';
 import { badQuery, boundHexField, checkBody, HexBytes, MAX_LISTED_ERRORS, RecipientField, recipientOf } from '../input.ts';
+import { ApiProblem, type ApiProblemCode, toProblem } from '../problem.ts';
 
 /** A body's bound on these routes: a payload of 64 KiB as hex, and room for the other fields. */
 export const MESSAGING_BODY_BYTES = 2 * MAX_PAYLOAD_BYTES + 4 * 1024;
@@ -42,7 +60,10 @@ export const BATCH_BYTES_BODY_BYTES = MAX_BATCH_PAYLOAD_BYTES + MAX_BATCH_MESSAG
  * A payload may decode up to the body's bound so that one over 64 KiB is refused as too large (413),
  * not as malformed.
  */
-export const batchBytesCodec = arrayCodec(structCodec({ topic: utf8(MAX_TOPIC_BYTES), payload: varBytes(BATCH_BYTES_BODY_BYTES) }, 'message'), MAX_BATCH_MESSAGES);
+export const batchBytesCodec = arrayCodec(
+  structCodec({ topic: utf8(MAX_TOPIC_BYTES), payload: varBytes(BATCH_BYTES_BODY_BYTES) }, 'message'),
+  MAX_BATCH_MESSAGES,
+);
 
 /** The kinds of inbox entry, by their byte in the binary stream. */
 export const INBOX_KINDS: readonly InboxKind[] = ['message', 'request', 'publish'];
@@ -53,7 +74,15 @@ export const INBOX_KINDS: readonly InboxKind[] = ['message', 'request', 'publish
  * `reply_token` present on a request only.
  */
 export const inboxEventCodec = structCodec(
-  { kind: u8, seq: uint53, at: uint53, from: bytes32, topic: utf8(MAX_TOPIC_BYTES), payload: varBytes(MAX_PAYLOAD_BYTES), reply_token: optionCodec(fixedBytes(REPLY_TOKEN_BYTES)) },
+  {
+    kind: u8,
+    seq: uint53,
+    at: uint53,
+    from: bytes32,
+    topic: utf8(MAX_TOPIC_BYTES),
+    payload: varBytes(MAX_PAYLOAD_BYTES),
+    reply_token: optionCodec(fixedBytes(REPLY_TOKEN_BYTES)),
+  },
   'InboxEvent',
 );
 
@@ -112,7 +141,15 @@ function inboxFrameOf(frame: Uint8Array): InboxFrame {
   const e = decode(inboxEventCodec, frame);
   const kind = INBOX_KINDS[e.kind];
   if (kind === undefined) throw new InvalidEncodingError('out-of-range', `an inbox entry's kind is 0 to ${INBOX_KINDS.length - 1}, got ${e.kind}`);
-  return { kind, seq: e.seq, at: e.at, from: toHex(e.from), topic: e.topic, payload: e.payload, ...(e.reply_token === null ? {} : { reply_token: toHex(e.reply_token) }) };
+  return {
+    kind,
+    seq: e.seq,
+    at: e.at,
+    from: toHex(e.from),
+    topic: e.topic,
+    payload: e.payload,
+    ...(e.reply_token === null ? {} : { reply_token: toHex(e.reply_token) }),
+  };
 }
 
 /** True when an Accept header names the binary stream's media type with a weight above 0. */
@@ -134,7 +171,11 @@ export const STREAM_MAX_QUEUED_BYTES = 20 * 1024 * 1024;
 const TOPIC_RULE = 'must be an app topic: 1 to 128 visible ASCII characters, without spaces';
 
 const Topic = refine(string(), 'topic', (topic) => isAppTopic(topic) || TOPIC_RULE);
-const ReplyToken = refine(string(), 'reply token', (token) => new RegExp(`^[0-9a-f]{${2 * REPLY_TOKEN_BYTES}}$`).test(token) || `must be a reply token: ${2 * REPLY_TOKEN_BYTES} lowercase hex characters`);
+const ReplyToken = refine(
+  string(),
+  'reply token',
+  (token) => new RegExp(`^[0-9a-f]{${2 * REPLY_TOKEN_BYTES}}$`).test(token) || `must be a reply token: ${2 * REPLY_TOKEN_BYTES} lowercase hex characters`,
+);
 const TimeoutMs = refine(integer(), 'timeout', (ms) => (ms >= 1 && ms <= MAX_REQUEST_TIMEOUT_MS) || `must be 1 to ${MAX_REQUEST_TIMEOUT_MS} ms, got ${ms}`);
 
 export const SendBody = object({ to: RecipientField, topic: Topic, payload_hex: HexBytes });
@@ -178,7 +219,9 @@ function bodyOf<T>(value: unknown, struct: Struct<T, unknown>): T {
 /** A batch of `count` messages, too few or too many: 400 naming `messages`. */
 function batchSizeProblem(count: number): ApiProblem {
   const rule = `must hold 1 to ${MAX_BATCH_MESSAGES} messages`;
-  return new ApiProblem('invalid-body', `messages: a batch holds 1 to ${MAX_BATCH_MESSAGES} messages, got ${count}`, { errors: [{ name: 'messages', detail: rule }] });
+  return new ApiProblem('invalid-body', `messages: a batch holds 1 to ${MAX_BATCH_MESSAGES} messages, got ${count}`, {
+    errors: [{ name: 'messages', detail: rule }],
+  });
 }
 
 /** The messages of a batch sent as bytes: 400 for bytes that are not a batch or a bad topic, 413 for a payload over 64 KiB. */
@@ -192,9 +235,12 @@ function batchFromBytes(bytes: Uint8Array): OutgoingMessage[] {
   }
   if (messages.length === 0) throw batchSizeProblem(0);
   messages.forEach(({ payload }, i) => {
-    if (payload.length > MAX_PAYLOAD_BYTES) throw new ApiProblem('too-large', `messages.${i}.payload holds more than ${MAX_PAYLOAD_BYTES} bytes`, { limit_bytes: MAX_PAYLOAD_BYTES });
+    if (payload.length > MAX_PAYLOAD_BYTES)
+      throw new ApiProblem('too-large', `messages.${i}.payload holds more than ${MAX_PAYLOAD_BYTES} bytes`, { limit_bytes: MAX_PAYLOAD_BYTES });
   });
-  const errors = messages.flatMap(({ topic }, i) => (isAppTopic(topic) ? [] : [{ name: `messages.${i}.topic`, detail: TOPIC_RULE }])).slice(0, MAX_LISTED_ERRORS);
+  const errors = messages
+    .flatMap(({ topic }, i) => (isAppTopic(topic) ? [] : [{ name: `messages.${i}.topic`, detail: TOPIC_RULE }]))
+    .slice(0, MAX_LISTED_ERRORS);
   if (errors.length > 0) throw new ApiProblem('invalid-body', errors.map((e) => `${e.name}: ${e.detail}`).join('; '), { errors });
   return messages;
 }
@@ -227,7 +273,11 @@ export const messagingRoutes: Feature<MessagingService> = (service, { json, quer
           messages = batchFromBytes(await readBytes(request, { maxBytes: BATCH_BYTES_BODY_BYTES }));
         } else {
           // `to` in the query says the batch is bytes: the media type is what is wrong.
-          if (url.searchParams.has('to')) throw new ApiProblem('unsupported-media-type', `a batch with ?to= is bytes: send it as content-type: ${BYTES_TYPE} (a JSON batch names to in its body)`);
+          if (url.searchParams.has('to'))
+            throw new ApiProblem(
+              'unsupported-media-type',
+              `a batch with ?to= is bytes: send it as content-type: ${BYTES_TYPE} (a JSON batch names to in its body)`,
+            );
           query(url);
           const value = await readJson(request, { maxBytes: BATCH_BODY_BYTES });
           const entries = (value as { messages?: unknown } | null)?.messages;
@@ -247,7 +297,12 @@ export const messagingRoutes: Feature<MessagingService> = (service, { json, quer
           // The problem of the failure, telling which messages were queued.
           const problem = toProblem(error.cause);
           if (problem === undefined) throw error.cause;
-          throw new ApiProblem(problem.code as ApiProblemCode, error.message, { ...problem.extra, queued: error.queued, seqs: error.seqs }, { ...problem.headers });
+          throw new ApiProblem(
+            problem.code as ApiProblemCode,
+            error.message,
+            { ...problem.extra, queued: error.queued, seqs: error.seqs },
+            { ...problem.headers },
+          );
         }
       },
     },

@@ -9,15 +9,49 @@ import { BAD_IDS, ok, post, problem, setup } from '../api.test-util.ts';
 import { JOB_ID } from '../fake-node.test-util.ts';
 
 const HOST = 'ab'.repeat(32);
-const DEPLOY = { node_id: HOST, image: 'localhost/busybox:test', cmd: ['sleep', '60'], cpu_cores: 1, mem_mb: 64, duration_secs: 60, bid: '2000000000000000000' };
+const DEPLOY = {
+  node_id: HOST,
+  image: 'localhost/busybox:test',
+  cmd: ['sleep', '60'],
+  cpu_cores: 1,
+  mem_mb: 64,
+  duration_secs: 60,
+  bid: '2000000000000000000',
+};
 
 test('placement: POST /mesh-deploy answers 200 {job_id} and passes the deploy on, hint and grant included', async () => {
   const { api, node } = setup();
   assert.deepEqual(await ok(await api(post('/mesh-deploy', DEPLOY))), { job_id: JOB_ID });
   await ok(await api(post('/mesh-deploy', { ...DEPLOY, cmd: null, bid: 7, hint_multiaddr: '/ip4/10.0.0.2/tcp/8845/p2p/12D3KooW', grant: 'mcap1.AAAA' })));
   assert.deepEqual(node.placement.placementCalls, [
-    { method: 'meshDeploy', request: { nodeId: HOST, image: DEPLOY.image, cmd: ['sleep', '60'], cpuCores: 1, memMb: 64, durationSecs: 60, bid: 2_000_000_000_000_000_000n, hint: null, grant: null } },
-    { method: 'meshDeploy', request: { nodeId: HOST, image: DEPLOY.image, cmd: null, cpuCores: 1, memMb: 64, durationSecs: 60, bid: 7n, hint: '/ip4/10.0.0.2/tcp/8845/p2p/12D3KooW', grant: 'mcap1.AAAA' } },
+    {
+      method: 'meshDeploy',
+      request: {
+        nodeId: HOST,
+        image: DEPLOY.image,
+        cmd: ['sleep', '60'],
+        cpuCores: 1,
+        memMb: 64,
+        durationSecs: 60,
+        bid: 2_000_000_000_000_000_000n,
+        hint: null,
+        grant: null,
+      },
+    },
+    {
+      method: 'meshDeploy',
+      request: {
+        nodeId: HOST,
+        image: DEPLOY.image,
+        cmd: null,
+        cpuCores: 1,
+        memMb: 64,
+        durationSecs: 60,
+        bid: 7n,
+        hint: '/ip4/10.0.0.2/tcp/8845/p2p/12D3KooW',
+        grant: 'mcap1.AAAA',
+      },
+    },
   ]);
 });
 
@@ -51,7 +85,7 @@ test('placement: bad node ids, job ids, hints, grants and terms are 400 and reac
   assert.deepEqual(node.placement.placementCalls, []);
 });
 
-test('placement: the service\'s refusals are answered as the spec says: 400 malformed grant, 502 with the host\'s reason, 504 timeout', async () => {
+test("placement: the service's refusals are answered as the spec says: 400 malformed grant, 502 with the host's reason, 504 timeout", async () => {
   const { api, node } = setup();
   node.placement.placementError = new CapabilityError('malformed', 'the token does not decode');
   assert.equal((await problem(await api(post('/mesh-deploy', DEPLOY)), 400)).type, '/problems/bad-grant');

@@ -22,12 +22,22 @@ test('tunnel: POST /tunnel opens a listener or a forward and answers 201 with it
   await ok(await api(post('/tunnel', { forward: { protocol: 'x', node: NODE, bind: '[::1]:2222' } })), 201);
   const [l, f, g] = node.tunnels.tunnelCalls;
   assert.equal(l?.kind, 'listen');
-  assert.deepEqual(l?.kind === 'listen' ? { target: l.target, allow: l.allow.map(toHex) } : null, { target: { host: '127.0.0.1', port: 8080 }, allow: [NODE, OTHER] });
-  assert.deepEqual(f?.kind === 'forward' ? { node: toHex(f.node), bind: f.bind } : null, { node: OTHER, bind: { host: '127.0.0.1', port: 0 } }, 'bind defaults to 127.0.0.1:0');
+  assert.deepEqual(l?.kind === 'listen' ? { target: l.target, allow: l.allow.map(toHex) } : null, {
+    target: { host: '127.0.0.1', port: 8080 },
+    allow: [NODE, OTHER],
+  });
+  assert.deepEqual(
+    f?.kind === 'forward' ? { node: toHex(f.node), bind: f.bind } : null,
+    { node: OTHER, bind: { host: '127.0.0.1', port: 0 } },
+    'bind defaults to 127.0.0.1:0',
+  );
   assert.deepEqual(g?.kind === 'forward' ? g.bind : null, { host: '::1', port: 2222 });
 
   const list = await ok<TunnelView[]>(await api(request('/tunnel')));
-  assert.deepEqual(list.map((t) => t.id), [listener.id, forward.id, '0000000000000003']);
+  assert.deepEqual(
+    list.map((t) => t.id),
+    [listener.id, forward.id, '0000000000000003'],
+  );
   assert.deepEqual(await ok(await api(request(`/tunnel/${forward.id}`))), forward);
   const gone = await api(request(`/tunnel/${listener.id}`, { method: 'DELETE', headers: AUTH }));
   assert.equal(gone.status, 204);
@@ -41,11 +51,20 @@ test('tunnel: bad node ids, protocol names, addresses, ports and shapes are 400 
   const bodies: [string, unknown][] = [
     ...BAD_IDS.map(([what, id]): [string, unknown] => [`forward.node ${what}`, { forward: { ...FORWARD.forward, node: id } }]),
     ...BAD_IDS.map(([what, id]): [string, unknown] => [`listen.allow ${what}`, { listen: { ...LISTEN.listen, allow: [id] } }]),
-    ...['', 'Web', 'a/b', '-x', 'x'.repeat(65), 'sp ace', 'é'].map((p): [string, unknown] => [`listen.protocol ${JSON.stringify(p)}`, { listen: { ...LISTEN.listen, protocol: p } }]),
+    ...['', 'Web', 'a/b', '-x', 'x'.repeat(65), 'sp ace', 'é'].map((p): [string, unknown] => [
+      `listen.protocol ${JSON.stringify(p)}`,
+      { listen: { ...LISTEN.listen, protocol: p } },
+    ]),
     ['forward.protocol missing', { forward: { node: NODE } }],
-    ...['10.0.0.5:80', '0.0.0.0:8080', '192.168.1.1:22', 'example.com:80', '[::]:80', '[fe80::1]:80'].map((t): [string, unknown] => [`listen.target ${t}`, { listen: { ...LISTEN.listen, target: t } }]),
+    ...['10.0.0.5:80', '0.0.0.0:8080', '192.168.1.1:22', 'example.com:80', '[::]:80', '[fe80::1]:80'].map((t): [string, unknown] => [
+      `listen.target ${t}`,
+      { listen: { ...LISTEN.listen, target: t } },
+    ]),
     ...['0.0.0.0:0', '10.1.2.3:9000'].map((b): [string, unknown] => [`forward.bind ${b}`, { forward: { ...FORWARD.forward, bind: b } }]),
-    ...['127.0.0.1:0', '127.0.0.1:65536', '127.0.0.1:-1', '127.0.0.1:http', '127.0.0.1', '127.0.0.1:080'].map((t): [string, unknown] => [`listen.target port ${t}`, { listen: { ...LISTEN.listen, target: t } }]),
+    ...['127.0.0.1:0', '127.0.0.1:65536', '127.0.0.1:-1', '127.0.0.1:http', '127.0.0.1', '127.0.0.1:080'].map((t): [string, unknown] => [
+      `listen.target port ${t}`,
+      { listen: { ...LISTEN.listen, target: t } },
+    ]),
     ['forward.bind port', { forward: { ...FORWARD.forward, bind: '127.0.0.1:70000' } }],
     ['an empty allow list', { listen: { ...LISTEN.listen, allow: [] } }],
     ['too long an allow list', { listen: { ...LISTEN.listen, allow: Array.from({ length: 257 }, (_, i) => i.toString(16).padStart(64, '0')) } }],
@@ -66,7 +85,7 @@ test('tunnel: bad node ids, protocol names, addresses, ports and shapes are 400 
   }
 });
 
-test('tunnel: the service\'s refusals: 409 for a taken protocol, a limit or a bound port, 400 for itself or a bad name, 503 without sockets', async () => {
+test("tunnel: the service's refusals: 409 for a taken protocol, a limit or a bound port, 400 for itself or a bad name, 503 without sockets", async () => {
   const { api, node } = setup();
   const cases: [unknown, number, string][] = [
     [new TunnelError('protocol-taken', 'this node already listens on web'), 409, 'tunnel-conflict'],

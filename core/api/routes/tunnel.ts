@@ -9,9 +9,9 @@ import { array, object, optional, refine, size, string } from 'superstruct';
 import { fromHex } from '../../encoding/hex.ts';
 import { isProtocolName } from '../../net/network.ts';
 import { loopbackRule, parseLoopbackAddress } from '../../tunnel/address.ts';
+import type { TunnelsService } from '../../tunnel/service.ts';
 import { DEFAULT_TUNNEL_LIMITS } from '../../tunnel/tunnels.ts';
 import type { TunnelRequest } from '../../tunnel/types.ts';
-import type { TunnelsService } from '../../tunnel/service.ts';
 import type { Feature } from '../feature.ts';
 import { badQuery, checkBody, NodeId } from '../input.ts';
 import { ApiProblem } from '../problem.ts';
@@ -35,12 +35,24 @@ export const DEFAULT_BIND = '127.0.0.1:0';
 export function tunnelRequest(value: unknown): TunnelRequest {
   const { listen, forward } = checkBody(value, TunnelBody);
   if (listen !== undefined && forward === undefined) {
-    return { kind: 'listen', protocol: listen.protocol, target: parseLoopbackAddress(listen.target, 'listen.target'), allow: listen.allow.map((id) => fromHex(id, 32)) };
+    return {
+      kind: 'listen',
+      protocol: listen.protocol,
+      target: parseLoopbackAddress(listen.target, 'listen.target'),
+      allow: listen.allow.map((id) => fromHex(id, 32)),
+    };
   }
   if (forward !== undefined && listen === undefined) {
-    return { kind: 'forward', protocol: forward.protocol, node: fromHex(forward.node, 32), bind: parseLoopbackAddress(forward.bind ?? DEFAULT_BIND, 'forward.bind', { anyPort: true }) };
+    return {
+      kind: 'forward',
+      protocol: forward.protocol,
+      node: fromHex(forward.node, 32),
+      bind: parseLoopbackAddress(forward.bind ?? DEFAULT_BIND, 'forward.bind', { anyPort: true }),
+    };
   }
-  throw new ApiProblem('invalid-body', 'the body holds either listen or forward', { errors: [{ name: 'listen', detail: 'give listen or forward, exactly one' }] });
+  throw new ApiProblem('invalid-body', 'the body holds either listen or forward', {
+    errors: [{ name: 'listen', detail: 'give listen or forward, exactly one' }],
+  });
 }
 
 function tunnelIdParam(value: string): string {

@@ -1,6 +1,6 @@
 // Live imports against a stand-in for the public sources on 127.0.0.1 (real sockets), and an
 // import killed with SIGKILL in a real child process (Node: files, processes).
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,14 +9,15 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { fileExists } from '../../../host-node/file-exists.ts';
 import { captureOutput } from '../../../test/capture-output.ts';
 import { parseDataset } from '../../dataset.ts';
 import { type ReplayOptions, startReplay } from '../../testing/replay-sources.ts';
 import { DEFAULT_NAICS_MAP, runImport } from '../cli.ts';
-import { NaicsMap } from '../evidence.ts';
-import { fileExists } from '../../../host-node/file-exists.ts';
 import { EPA_LICENCE } from '../epa-frs.ts';
+import { NaicsMap } from '../evidence.ts';
 import { WIKIDATA_LICENCE } from '../wikidata.ts';
 import { stagingDir } from './live-import.ts';
 
@@ -28,8 +29,19 @@ const SHAPE: ReplayOptions = { frsRows: { '332710': 250, '332322': 120 }, wikida
 
 function liveArgs(out: string, replay: { frsBase: string; wikidataEndpoint: string }, codes = ['332710', '332322']): string[] {
   return [
-    '--out', out, ...codes.flatMap((code) => ['--naics', code]), '--page-size', '100', '--retrieved', '2026-11-24',
-    '--frs-url', replay.frsBase, '--wikidata-url', replay.wikidataEndpoint, '--contact', 'tests@mesh.example',
+    '--out',
+    out,
+    ...codes.flatMap((code) => ['--naics', code]),
+    '--page-size',
+    '100',
+    '--retrieved',
+    '2026-11-24',
+    '--frs-url',
+    replay.frsBase,
+    '--wikidata-url',
+    replay.wikidataEndpoint,
+    '--contact',
+    'tests@mesh.example',
   ];
 }
 
@@ -138,7 +150,10 @@ test('a failed live import leaves the previous dataset whole; run again, it resu
     await healthy.close();
   }
   const dataset = parseDataset(await readFile(out, 'utf8'));
-  assert.deepEqual(dataset.sources.map((s) => s.key), ['epa-frs', 'exhibitor:fixture-expo-2024', 'exhibitor:fixture-fair-2025', 'wikidata']);
+  assert.deepEqual(
+    dataset.sources.map((s) => s.key),
+    ['epa-frs', 'exhibitor:fixture-expo-2024', 'exhibitor:fixture-fair-2025', 'wikidata'],
+  );
 });
 
 test('a source whose rows end on a page boundary ends at the empty page after it; --source takes one source alone', async () => {
@@ -150,7 +165,10 @@ test('a source whose rows end on a page boundary ends at the empty page after it
     assert.deepEqual([...replay.requests.keys()], ['frs 332710 1:100', 'frs 332710 101:200', 'frs 332710 201:300']);
     assert.match(stderr, /rows 200-299: 0 rows; epa-frs so far 200 rows/);
     const dataset = parseDataset(await readFile(out, 'utf8'));
-    assert.deepEqual(dataset.sources.map((s) => s.key), ['epa-frs']);
+    assert.deepEqual(
+      dataset.sources.map((s) => s.key),
+      ['epa-frs'],
+    );
   } finally {
     await replay.close();
   }
@@ -158,7 +176,9 @@ test('a source whose rows end on a page boundary ends at the empty page after it
 
 test('--naics over an existing dataset replaces the FRS records of the codes given, and keeps those of every other code', async () => {
   const codesOf = (text: string, code: string): string[] =>
-    parseDataset(text).records.filter((r) => r.category_evidence.some((e) => e.source === 'epa-frs' && e.value === code)).map((r) => r.id);
+    parseDataset(text)
+      .records.filter((r) => r.category_evidence.some((e) => e.source === 'epa-frs' && e.value === code))
+      .map((r) => r.id);
   const full = await startReplay(SHAPE);
   const out = join(dir, 'subset', 'directory.json');
   try {
@@ -172,7 +192,10 @@ test('--naics over an existing dataset replaces the FRS records of the codes giv
   try {
     const { code, stderr } = await run([...liveArgs(out, fewer, ['332322']), '--source', 'epa-frs']);
     assert.equal(code, 0, stderr);
-    assert.ok([...fewer.requests.keys()].every((k) => k.includes('332322')), 'only the code given is fetched');
+    assert.ok(
+      [...fewer.requests.keys()].every((k) => k.includes('332322')),
+      'only the code given is fetched',
+    );
     const alone = join(dir, 'subset', 'alone.json');
     assert.equal((await run([...liveArgs(alone, fewer, ['332322']), '--source', 'epa-frs', '--fresh'])).code, 0);
     const after = await readFile(out, 'utf8');
@@ -268,11 +291,9 @@ test('an import killed while the new dataset is written, before its rename, leav
     await writeFile(out, OLD);
     const temporaries = async (): Promise<string[]> => (await readdir(folder)).filter((f) => f.startsWith('.directory.json.') && f.endsWith('.tmp'));
     let killedWriting = false;
-    const code = await killedAt(
-      liveArgs(out, replay, ['332710']),
-      (line) => (killedWriting = line.startsWith('temporary file written')),
-      { MESH_TEST_PAUSE_BEFORE_RENAME_MS: '60000' },
-    );
+    const code = await killedAt(liveArgs(out, replay, ['332710']), (line) => (killedWriting = line.startsWith('temporary file written')), {
+      MESH_TEST_PAUSE_BEFORE_RENAME_MS: '60000',
+    });
     assert.equal(code, null, 'killed');
     assert.ok(killedWriting, 'the kill landed between writing the temporary file and renaming it');
     const [left] = await temporaries();
@@ -284,7 +305,10 @@ test('an import killed while the new dataset is written, before its rename, leav
     assert.equal(again, 0, stderr);
     assert.match(stderr, new RegExp(`removed ${left.replaceAll('.', '\\.')}, left by an earlier import that was stopped while writing`));
     assert.match(stderr, /rows 0-99: 100 rows \(kept from the earlier run\)/);
-    assert.match(stderr.trimEnd().split('\n').at(-1)!, /has no dataset yet serves this one within 16 s; one already serving a dataset keeps it until restarted/);
+    assert.match(
+      stderr.trimEnd().split('\n').at(-1)!,
+      /has no dataset yet serves this one within 16 s; one already serving a dataset keeps it until restarted/,
+    );
     assert.equal(await readFile(out, 'utf8'), complete);
     assert.deepEqual(await temporaries(), []);
   } finally {

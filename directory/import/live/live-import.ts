@@ -21,7 +21,7 @@ import type { NaicsMap } from '../evidence.ts';
 import type { ImportResult } from '../source.ts';
 import { importWikidata } from '../wikidata.ts';
 import { frsPageUrl, normalizeFrsPage } from './frs-pages.ts';
-import { FetchFailedError, politeFetch, type PoliteFetchOptions } from './polite-fetch.ts';
+import { FetchFailedError, type PoliteFetchOptions, politeFetch } from './polite-fetch.ts';
 import { industriesQuery, queryTimedOut, readIndustries, SPARQL_JSON, sparqlForm, wikidataQuery } from './wikidata-pages.ts';
 
 export type LiveSource = 'epa-frs' | 'wikidata';
@@ -87,8 +87,7 @@ export function stagingDir(out: string): string {
 /** No rows at all: a page past the end may come back empty, header and all. */
 const EMPTY: ImportResult = { sources: [], records: [], rows: 0, problems: [] };
 
-const sameRun = (a: Manifest, b: Manifest): boolean =>
-  JSON.stringify({ ...a, retrieved: '' }) === JSON.stringify({ ...b, retrieved: '' });
+const sameRun = (a: Manifest, b: Manifest): boolean => JSON.stringify({ ...a, retrieved: '' }) === JSON.stringify({ ...b, retrieved: '' });
 
 async function readManifest(path: string): Promise<Manifest | undefined> {
   try {
@@ -222,7 +221,8 @@ export async function liveImport(options: LiveImportOptions, say: (line: string)
 
 /** Fetches a page and keeps it (whole, before the next request), saying what it waits for. */
 async function fetchPage(page: Page, options: PoliteFetchOptions = {}, say: (line: string) => void): Promise<string> {
-  const request = page.form === undefined ? { headers: { accept: page.accept } } : { headers: { accept: page.accept }, form: page.form, stopRetrying: queryTimedOut };
+  const request =
+    page.form === undefined ? { headers: { accept: page.accept } } : { headers: { accept: page.accept }, form: page.form, stopRetrying: queryTimedOut };
   const text = await politeFetch(page.url, request, {
     ...options,
     onRetry: (reason, waitMs) => say(`${page.label}: ${reason}; retrying in ${Math.ceil(waitMs / 1000)} s`),

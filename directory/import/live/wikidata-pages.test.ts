@@ -14,7 +14,13 @@ test('Wikidata: the label REGEX runs once over the distinct industries; pages na
 test('Wikidata: the industries are read as sorted unique Q-ids; a time-out is recognised by its exception', () => {
   const answer = JSON.stringify({
     head: { vars: ['industry'] },
-    results: { bindings: [{ industry: { type: 'uri', value: 'http://www.wikidata.org/entity/Q9' } }, { industry: { type: 'uri', value: 'http://www.wikidata.org/entity/Q10' } }, { industry: { type: 'uri', value: 'http://www.wikidata.org/entity/Q9' } }] },
+    results: {
+      bindings: [
+        { industry: { type: 'uri', value: 'http://www.wikidata.org/entity/Q9' } },
+        { industry: { type: 'uri', value: 'http://www.wikidata.org/entity/Q10' } },
+        { industry: { type: 'uri', value: 'http://www.wikidata.org/entity/Q9' } },
+      ],
+    },
   });
   assert.deepEqual(readIndustries(answer), ['Q10', 'Q9']);
   assert.throws(() => readIndustries('{"head":{}}'), /not SPARQL JSON/);
