@@ -29,3 +29,22 @@ async function pickRunner(): Promise<Register> {
 }
 
 export const test: Register = await pickRunner();
+
+/**
+ * The cheapest real task boundary on this runner, for the scheduler's turn (core/time/scheduler.ts):
+ * a MessageChannel message, which Node and browsers deliver as a task, after every microtask queued
+ * before it. Deno delivers messages among the microtasks, so there it is undefined and the scheduler
+ * keeps its timer turn.
+ */
+export const messageTurn: (() => Promise<void>) | undefined =
+  'Deno' in globalThis
+    ? undefined
+    : () =>
+        new Promise((resolve) => {
+          const channel = new MessageChannel();
+          channel.port1.onmessage = (): void => {
+            channel.port1.close();
+            resolve();
+          };
+          channel.port2.postMessage(null);
+        });
