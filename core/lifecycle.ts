@@ -27,13 +27,16 @@ function isStartable(value: unknown): value is Startable {
   );
 }
 
-/** Runs the start phases over `services` in order; a failing phase stops what had started, then throws. */
-export async function startAll(services: readonly unknown[]): Promise<void> {
+/**
+ * Runs the start phases over `services` in order. A failing phase stops them all again (stopping
+ * one that never started does nothing), then throws; a failure while stopping goes to `log`.
+ */
+export async function startAll(services: readonly unknown[], log: (line: string) => void = () => {}): Promise<void> {
   const startables = services.filter(isStartable);
   try {
     for (const phase of STARTING) for (const service of startables) await service[phase]?.();
   } catch (error) {
-    await stopAll(services).catch(() => {});
+    await stopAll(services).catch((e: unknown) => log(`stopping after a failed start: ${String(e)}`));
     throw error;
   }
 }

@@ -63,7 +63,7 @@ async function sourceFiles(dir: string): Promise<string[]> {
 
 // Comments first, so a `from '…'` in a doc comment's example is not read as an import.
 const COMMENTS = /\/\*[\s\S]*?\*\/|(^|[^:'"`])\/\/[^\n]*/g;
-const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm;
+const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"`](\.{1,2}\/[^'"`]+)['"`]/gm;
 
 /** Each source file's relative imports, as paths from the root. */
 async function importGraph(): Promise<Map<string, string[]>> {
@@ -136,7 +136,7 @@ test('layers: no circle of imports among the source files', async () => {
 
 test('layers: the reader finds imports and circles it is shown', () => {
   const text =
-    "import { a } from './a.ts';\nexport { b } from \"../b.ts\";\n// import { c } from './c.ts';\nconst d = await import('./d.ts');\nimport './e.ts';";
+    "import { a } from './a.ts';\nexport { b } from \"../b.ts\";\n// import { c } from './c.ts';\nconst d = await import(`./d.ts`);\nimport './e.ts';";
   assert.deepEqual(
     [...text.replace(COMMENTS, '$1').matchAll(IMPORT)].map((m) => m[1]),
     ['./a.ts', '../b.ts', './d.ts', './e.ts'],

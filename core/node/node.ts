@@ -86,13 +86,18 @@ export class MeshNode<S extends object = object> {
     const components = { ...base } as NodeComponents & S;
     const services = {} as S;
     const order: unknown[] = [];
-    for (const [name, factory] of Object.entries(init.services) as [keyof S & string, ((c: NodeComponents & S) => unknown) | undefined][]) {
-      if (factory === undefined) continue;
-      if (name in base) throw new TypeError(`a service may not be named ${name}: a component has that name`);
-      const service = (await factory(components)) as S[typeof name];
-      services[name] = service;
-      components[name] = service as (NodeComponents & S)[typeof name];
-      order.push(service);
+    try {
+      for (const [name, factory] of Object.entries(init.services) as [keyof S & string, ((c: NodeComponents & S) => unknown) | undefined][]) {
+        if (factory === undefined) continue;
+        if (name in base) throw new TypeError(`a service may not be named ${name}: a component has that name`);
+        const service = (await factory(components)) as S[typeof name];
+        services[name] = service;
+        components[name] = service as (NodeComponents & S)[typeof name];
+        order.push(service);
+      }
+    } catch (error) {
+      mempool.close();
+      throw error;
     }
     return new MeshNode(components, services, order);
   }
@@ -109,9 +114,17 @@ export class MeshNode<S extends object = object> {
     return this.components.own;
   }
 
-  /** Starts every service, phase by phase, in the order they were listed. */
-  start(): Promise<void> {
-    return startAll(this.#order);
+  /**
+   * Starts every service, phase by phase, in the order they were listed. When one fails, those
+   * started are stopped again (startAll) and the pool closed before the failure is thrown.
+   */
+  async start(): Promise<void> {
+    try {
+      await startAll(this.#order, this.components.log);
+    } catch (error) {
+      await this.#closePool();
+      throw error;
+    }
   }
 
   /** Stops every service in reverse order, then closes the pool once this node's own transactions are done. */
@@ -119,8 +132,12 @@ export class MeshNode<S extends object = object> {
     try {
       await stopAll(this.#order);
     } finally {
-      this.components.mempool.close();
-      await this.components.own.idle();
+      await this.#closePool();
     }
+  }
+
+  async #closePool(): Promise<void> {
+    this.components.mempool.close();
+    await this.components.own.idle();
   }
 }

@@ -74,7 +74,6 @@ export class SyncFeature implements Startable {
   }
 
   start(): void {
-    this.#c.network.handle(TOPICS.blocks, (m) => this.#onBlock(m));
     this.segments.start();
     this.#unsubscribePeers = this.#c.network.onPeerJoined(() => {
       this.#announce();
@@ -82,18 +81,25 @@ export class SyncFeature implements Startable {
     });
   }
 
-  // Sync begins once every other service listens to the chain: each block it connects reaches them.
+  // Blocks are taken, and sync begins, once every other service listens to the chain: each block
+  // connected reaches them, and a block on an unknown parent finds sync ready for the answer.
   async afterStart(): Promise<void> {
     this.sync.start();
+    this.#c.network.handle(TOPICS.blocks, (m) => this.#onBlock(m));
     this.#timers.add(this.#c.clock.setInterval(() => this.#announce(), this.#announceIntervalMs));
     await this.sync.announce().catch(() => {});
   }
 
-  stop(): void {
+  // No announcement goes out while the other services stop.
+  beforeStop(): void {
     for (const timer of this.#timers) timer.cancel();
     this.#timers.clear();
     this.#unsubscribePeers?.();
     this.#unsubscribePeers = null;
+  }
+
+  stop(): void {
+    this.beforeStop();
     this.sync.stop();
   }
 

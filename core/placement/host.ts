@@ -43,14 +43,23 @@ function refused(reason: PlacementErrorCode, detail: string): Uint8Array {
 
 export class PlacementHost {
   readonly #o: PlacementHostOptions;
+  #unserve: (() => void)[] = [];
 
   constructor(options: PlacementHostOptions) {
     this.#o = options;
   }
 
   start(): void {
-    this.#o.network.serve(PLACEMENT_RPC.deploy, (request) => this.#onDeploy(request));
-    this.#o.network.serve(PLACEMENT_RPC.kill, (request) => this.#onKill(request));
+    this.#unserve = [
+      this.#o.network.serve(PLACEMENT_RPC.deploy, (request) => this.#onDeploy(request)),
+      this.#o.network.serve(PLACEMENT_RPC.kill, (request) => this.#onKill(request)),
+    ];
+  }
+
+  /** Stops answering deploys and kills. */
+  stop(): void {
+    for (const unserve of this.#unserve) unserve();
+    this.#unserve = [];
   }
 
   async #onDeploy({ peer, data }: RpcRequest): Promise<Uint8Array> {

@@ -54,6 +54,10 @@ export class PlacementFeature implements PlacementService, Startable {
     this.#host.start();
   }
 
+  beforeStop(): void {
+    this.#host.stop();
+  }
+
   meshDeploy(request: DeployRequest): Promise<{ job_id: string }> {
     return this.#caller.deploy(request);
   }

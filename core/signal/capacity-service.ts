@@ -40,6 +40,7 @@ export class CapacityBroadcast implements Startable {
   readonly #probe: () => Capacity;
   readonly #intervalMs: number;
   readonly #timers: Timer[] = [];
+  #sending: Promise<void> = Promise.resolve();
 
   constructor(components: CapacityComponents, init: CapacityInit) {
     this.#c = components;
@@ -49,13 +50,19 @@ export class CapacityBroadcast implements Startable {
 
   afterStart(): void {
     const clock = this.#c.clock;
-    this.#timers.push(clock.setInterval(() => void this.#broadcast(), this.#intervalMs));
-    this.#timers.push(clock.setTimeout(() => void this.#broadcast(), Math.min(FIRST_BROADCAST_MS, this.#intervalMs)));
+    this.#timers.push(clock.setInterval(() => this.#next(), this.#intervalMs));
+    this.#timers.push(clock.setTimeout(() => this.#next(), Math.min(FIRST_BROADCAST_MS, this.#intervalMs)));
   }
 
-  stop(): void {
+  // Before the signals service stops: a broadcast under way is finished first.
+  async beforeStop(): Promise<void> {
     for (const timer of this.#timers) timer.cancel();
     this.#timers.length = 0;
+    await this.#sending;
+  }
+
+  #next(): void {
+    this.#sending = this.#sending.then(() => this.#broadcast());
   }
 
   /** The machine's capacity with what the market knows: running jobs, and `docker`/`gpu` only when the engine answers with them. */
