@@ -40,77 +40,10 @@ export function prefixedBytesKey(prefix: number, bytes: Uint8Array): string {
 
 // The 32 bytes of `b` from `at` (after `prefix`, if any), passed as arguments: a flat string at
 // less than half the cost of `apply`, which first copies the bytes into an argument list.
+// biome-ignore format: 32 arguments read best as one line each way
 function key32(b: Uint8Array, at: number, prefix?: number): string {
-  if (prefix === undefined)
-    return String.fromCharCode(
-      b[at]!,
-      b[at + 1]!,
-      b[at + 2]!,
-      b[at + 3]!,
-      b[at + 4]!,
-      b[at + 5]!,
-      b[at + 6]!,
-      b[at + 7]!,
-      b[at + 8]!,
-      b[at + 9]!,
-      b[at + 10]!,
-      b[at + 11]!,
-      b[at + 12]!,
-      b[at + 13]!,
-      b[at + 14]!,
-      b[at + 15]!,
-      b[at + 16]!,
-      b[at + 17]!,
-      b[at + 18]!,
-      b[at + 19]!,
-      b[at + 20]!,
-      b[at + 21]!,
-      b[at + 22]!,
-      b[at + 23]!,
-      b[at + 24]!,
-      b[at + 25]!,
-      b[at + 26]!,
-      b[at + 27]!,
-      b[at + 28]!,
-      b[at + 29]!,
-      b[at + 30]!,
-      b[at + 31]!,
-    );
-  return String.fromCharCode(
-    prefix,
-    b[at]!,
-    b[at + 1]!,
-    b[at + 2]!,
-    b[at + 3]!,
-    b[at + 4]!,
-    b[at + 5]!,
-    b[at + 6]!,
-    b[at + 7]!,
-    b[at + 8]!,
-    b[at + 9]!,
-    b[at + 10]!,
-    b[at + 11]!,
-    b[at + 12]!,
-    b[at + 13]!,
-    b[at + 14]!,
-    b[at + 15]!,
-    b[at + 16]!,
-    b[at + 17]!,
-    b[at + 18]!,
-    b[at + 19]!,
-    b[at + 20]!,
-    b[at + 21]!,
-    b[at + 22]!,
-    b[at + 23]!,
-    b[at + 24]!,
-    b[at + 25]!,
-    b[at + 26]!,
-    b[at + 27]!,
-    b[at + 28]!,
-    b[at + 29]!,
-    b[at + 30]!,
-    b[at + 31]!,
-  );
+  if (prefix === undefined) return String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!, b[at + 4]!, b[at + 5]!, b[at + 6]!, b[at + 7]!, b[at + 8]!, b[at + 9]!, b[at + 10]!, b[at + 11]!, b[at + 12]!, b[at + 13]!, b[at + 14]!, b[at + 15]!, b[at + 16]!, b[at + 17]!, b[at + 18]!, b[at + 19]!, b[at + 20]!, b[at + 21]!, b[at + 22]!, b[at + 23]!, b[at + 24]!, b[at + 25]!, b[at + 26]!, b[at + 27]!, b[at + 28]!, b[at + 29]!, b[at + 30]!, b[at + 31]!);
+  return String.fromCharCode(prefix, b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!, b[at + 4]!, b[at + 5]!, b[at + 6]!, b[at + 7]!, b[at + 8]!, b[at + 9]!, b[at + 10]!, b[at + 11]!, b[at + 12]!, b[at + 13]!, b[at + 14]!, b[at + 15]!, b[at + 16]!, b[at + 17]!, b[at + 18]!, b[at + 19]!, b[at + 20]!, b[at + 21]!, b[at + 22]!, b[at + 23]!, b[at + 24]!, b[at + 25]!, b[at + 26]!, b[at + 27]!, b[at + 28]!, b[at + 29]!, b[at + 30]!, b[at + 31]!);
 }
 
 /**
