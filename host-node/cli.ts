@@ -3,7 +3,7 @@
  * defined in its own module (on the kit in `cli/`) and loaded only when asked for.
  */
 import { command, entry } from './cli/command.ts';
-import { runCommand } from './cli/run.ts';
+import { exitOnClosedPipe, runCommand } from './cli/run.ts';
 
 const mesh = command({
   commands: [
@@ -64,7 +64,8 @@ const mesh = command({
   ],
 });
 
-/** Runs the command in `args` and resolves to the process exit code. */
+/** Runs the command in `args` as the `mesh` process, and resolves to its exit code. */
 export function main(args: string[]): Promise<number> {
+  exitOnClosedPipe();
   return runCommand(mesh, args, 'mesh');
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,19 @@ test('mesh help lists every command', async () => {
   const { code, stdout } = await runMesh(['help']);
   assert.equal(code, 0);
   for (const command of ['node', 'status', 'send', 'jobs', 'directory', 'bench', 'identity']) assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
+});
+
+test('a closed pipe ends mesh quietly with exit 0, as `mesh help | head -0` would', async () => {
+  // The reading end is closed before the command writes: its first write meets EPIPE.
+  const child = spawn(process.execPath, [mesh, 'help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  assert.equal(stderr, '');
+  assert.equal(code, 0);
 });
 
 test('mesh with no command prints usage and exits 2', async () => {

@@ -13,6 +13,20 @@ export const processIo: Io = {
   input: process.stdin,
 };
 
+/**
+ * A closed pipe (`mesh signals | head -5`) ends the command quietly with exit 0, as a Unix tool
+ * ends on SIGPIPE: Node reports it as an EPIPE error on the stream, which would otherwise end the
+ * process with a stack trace and exit 1. Any other error on the streams is thrown as before.
+ */
+export function exitOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(0);
+      throw error;
+    });
+  }
+}
+
 const NUMBER = /^-[0-9.]/;
 
 /**
