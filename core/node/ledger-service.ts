@@ -5,12 +5,10 @@
  */
 
 import { followBlocks } from '../chain/block-feed.ts';
-import type { Chain, ChainEvent } from '../chain/chain.ts';
-import { type Mempool, MempoolError } from '../chain/mempool.ts';
-import type { OwnTransactions } from '../chain/own-transactions.ts';
+import type { ChainEvent } from '../chain/chain.ts';
+import { MempoolError } from '../chain/mempool.ts';
 import type { History, TxListItem } from '../chain/readmodel.ts';
-import type { TxFeed, TxFeedItem } from '../chain/tx-feed.ts';
-import type { SigningKey } from '../crypto/ed25519.ts';
+import type { TxFeedItem } from '../chain/tx-feed.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
 import { LedgerRuleError, type TxEffect } from '../ledger/apply.ts';
@@ -19,8 +17,9 @@ import { type LedgerStatus, ledgerStatus } from '../ledger/status.ts';
 import { decodeTx, type Tx } from '../ledger/tx.ts';
 import type { Startable } from '../lifecycle.ts';
 import { type Recipient, recipientNode } from '../names/names.ts';
-import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
+import { type GossipMessage, TOPICS, type Verdict } from '../net/network.ts';
 import type { Flow, Unsubscribe } from '../web/sse.ts';
+import type { NodeComponents } from './node.ts';
 
 /** GET /status: the ledger figures plus the node's identity and tip. */
 export interface NodeStatus extends LedgerStatus {
@@ -62,17 +61,8 @@ export interface ChainService {
   followTransactions(after: number | null, listener: (item: TxFeedItem) => void): Unsubscribe;
 }
 
-/** What the chain service works with: the node's base components. */
-export interface ChainComponents {
-  readonly nodeId: string;
-  readonly key: SigningKey;
-  readonly chain: Chain;
-  readonly mempool: Mempool;
-  readonly own: OwnTransactions;
-  readonly txFeed: TxFeed;
-  readonly network: Network;
-  readonly log: (line: string) => void;
-}
+/** What the ledger service works with: part of the node's base components. */
+export type ChainComponents = Pick<NodeComponents, 'nodeId' | 'key' | 'chain' | 'mempool' | 'own' | 'txFeed' | 'network' | 'log'>;
 
 export class LedgerFeature implements ChainService, NodeInfoService, Startable {
   readonly nodeId: string;
