@@ -321,9 +321,10 @@ async function send(event: SubmitEvent): Promise<void> {
   try {
     const id = await node.services.ledger.transfer(check.to, check.amount);
     const when = light.network.peers().length === 0 ? 'no host is reachable now: it goes out when one is' : 'it is pending until a block includes it';
-    say('send-message', 'ok', `Sent ${credits(check.amount)} credits (transaction ${id.slice(0, 16)}…); ${when}.`);
     amountInput.value = '';
-    await render();
+    // The figures first: once "Sent" shows, the free balance already counts the send.
+    await render().catch(() => {});
+    say('send-message', 'ok', `Sent ${credits(check.amount)} credits (transaction ${id.slice(0, 16)}…); ${when}.`);
   } catch (error) {
     say('send-message', 'error', `Not sent: ${messageOf(error)}`);
   } finally {
