@@ -88,6 +88,40 @@ test('mempool: is bounded in total and per sender', async () => {
   assert.equal(pool.size, 3);
 });
 
+test('mempool: a full pool of keys with nothing free makes room for a sender with credits, never the reverse', async () => {
+  const chain = await openChain();
+  await mine(chain, A, 2);
+  await mine(chain, B, 1);
+  const pool = new Mempool(chain, { maxSize: 4, maxPerSender: 2 });
+  // Fresh keys fill the pool with transactions that cost nothing.
+  const spam = [key(10), key(11)];
+  const revoke = (signer = spam[0]!, nonce = 1) => tx(signer, { kind: 'RevokeCapability', nonce, token_id: new Uint8Array(32).fill(nonce) });
+  for (const signer of spam) for (const nonce of [1, 2]) await pool.add(await revoke(signer, nonce));
+  await rejectsAsync(() => revoke(key(12), 1).then((t) => pool.add(t)), MempoolError, 'full');
+  // A sender with credits takes the place of the last transaction of one of them.
+  const paid = await transfer(B, 1);
+  await pool.add(paid);
+  assert.equal(pool.size, 4);
+  assert.isTrue(pool.has(paid.id));
+  assert.equal(pool.queueOf(spam[0]!.publicKey).length + pool.queueOf(spam[1]!.publicKey).length, 3, 'one spam transaction made room');
+  // Blocks take the richest senders first, whatever the arrival order.
+  assert.equal(toHex(pool.select(1)[0]!.id), toHex(paid.id));
+  // A richer sender displaces a poorer one once only keys with credits are left.
+  await pool.add(await transfer(A, 1));
+  await pool.add(await transfer(A, 2));
+  await pool.add(await transfer(B, 2));
+  assert.deepEqual(
+    pool.pending().map((t) => toHex(t.body.sender)).sort(),
+    [A, A, B, B].map((k) => toHex(k.publicKey)).sort(),
+  );
+  assert.deepEqual(
+    pool.select(4).map((t) => toHex(t.body.sender)),
+    [A, A, B, B].map((k) => toHex(k.publicKey)),
+    'A holds more than B: its queue comes first',
+  );
+  await rejectsAsync(() => transfer(B, 3).then((t) => pool.add(t)), MempoolError, 'sender-full');
+});
+
 test('mempool: drops what a block included and what it made invalid', async () => {
   const chain = await openChain();
   await mine(chain, A, 1);

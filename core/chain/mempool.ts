@@ -5,11 +5,18 @@
  * sender's earlier pooled transactions (so each sender's queue is a valid nonce sequence). The pool
  * is bounded in total and per sender, rejects duplicates, drops what a new block included or made
  * invalid, and takes back the transactions of blocks a reorganisation disconnected.
+ *
+ * Transactions carry no fee, and some kinds (TrustGrant, RevokeCapability) cost nothing, so any
+ * number of fresh keys could fill the pool and every block. The pool therefore ranks senders by
+ * their free balance at the tip: a full pool makes room for a richer sender by dropping the last
+ * transaction of the poorest one, and blocks take senders richest first. A key with nothing at
+ * stake never displaces one that holds credits.
  */
 import { verifyBatch } from '../crypto/ed25519.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type ErrorTable, RuledError } from '../errors.ts';
 import { applyTx, signedMessages, type TxEffect } from '../ledger/apply.ts';
+import { freeBalance } from '../ledger/state.ts';
 import type { Tx } from '../ledger/tx.ts';
 import type { Chain, ChainEvent } from './chain.ts';
 
@@ -123,9 +130,6 @@ export class Mempool {
     // The chain may have moved while the signatures were checked: everything below is synchronous.
     this.#recheck();
     if (this.#byId.has(id)) throw new MempoolError('duplicate', `transaction ${id} is already pooled`);
-    if (this.#byId.size >= this.#maxSize && !this.#hasNonce(tx)) {
-      throw new MempoolError('full', `the pool holds ${this.#maxSize} transactions`);
-    }
     const sender = toHex(tx.body.sender);
     const queue = this.#bySender.get(sender) ?? [];
     // A transaction with a pooled nonce replaces the pooled one, if the queue stays valid: a sender
@@ -134,6 +138,7 @@ export class Mempool {
     if (replaced === undefined && queue.length >= this.#maxPerSender) {
       throw new MempoolError('sender-full', `the pool holds ${this.#maxPerSender} transactions from this sender`);
     }
+    const evicted = replaced === undefined && this.#byId.size >= this.#maxSize ? this.#roomFor(sender, tx.body.sender) : undefined;
     const candidate = [...queue.filter((q) => q !== replaced), tx].sort((a, b) => a.body.nonce - b.body.nonce);
     const effects = this.#validPrefix(candidate);
     if (effects.length < candidate.length) {
@@ -142,6 +147,7 @@ export class Mempool {
       throw new MempoolError('invalid-after-pool', "the transaction would not apply after the sender's pooled ones");
     }
     if (replaced !== undefined) this.#byId.delete(toHex(replaced.id));
+    if (evicted !== undefined) this.#remove(evicted);
     this.#bySender.set(sender, candidate);
     this.#byId.set(id, tx);
     return effects[candidate.indexOf(tx)]!;
@@ -155,7 +161,11 @@ export class Mempool {
   select(max: number): Tx[] {
     this.#recheck();
     const out: Tx[] = [];
-    for (const queue of this.#bySender.values()) {
+    // Richest senders first; among equals, arrival order (the sort is stable).
+    const queues = [...this.#bySender.values()]
+      .map((queue) => ({ queue, priority: this.#priority(queue[0]!.body.sender) }))
+      .sort((a, b) => (a.priority === b.priority ? 0 : a.priority > b.priority ? -1 : 1));
+    for (const { queue } of queues) {
       for (const tx of queue) {
         if (out.length >= max) return out;
         out.push(tx);
@@ -164,8 +174,33 @@ export class Mempool {
     return out;
   }
 
-  #hasNonce(tx: Tx): boolean {
-    return this.#bySender.get(toHex(tx.body.sender))?.some((q) => q.body.nonce === tx.body.nonce) ?? false;
+  // A sender's rank in a full pool and in blocks: its free balance at the tip.
+  #priority(sender: Uint8Array): bigint {
+    return freeBalance(this.#chain.state.account(sender), this.#chain.tip.height);
+  }
+
+  /**
+   * The pool is full: finds the transaction to drop for one from `sender`, the last of the poorest
+   * other sender, if that sender is strictly poorer; else refuses. A sender with nothing free is
+   * refused without a scan, so a flood from fresh keys costs one lookup each.
+   */
+  #roomFor(sender: string, senderKey: Uint8Array): Tx {
+    const full = new MempoolError('full', `the pool holds ${this.#maxSize} transactions from senders with at least as much free balance`);
+    const priority = this.#priority(senderKey);
+    if (priority === 0n) throw full;
+    let poorest: Tx[] | undefined;
+    let lowest = priority;
+    for (const [other, queue] of this.#bySender) {
+      if (other === sender) continue;
+      const p = this.#priority(queue[0]!.body.sender);
+      if (p < lowest) {
+        lowest = p;
+        poorest = queue;
+        if (p === 0n) break;
+      }
+    }
+    if (poorest === undefined) throw full;
+    return poorest[poorest.length - 1]!;
   }
 
   // Applies `txs` in order to the tip state and undoes them; throws the first rule broken.
