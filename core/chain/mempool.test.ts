@@ -111,7 +111,10 @@ test('mempool: a full pool of keys with nothing free makes room for a sender wit
   await pool.add(await transfer(A, 2));
   await pool.add(await transfer(B, 2));
   assert.deepEqual(
-    pool.pending().map((t) => toHex(t.body.sender)).sort(),
+    pool
+      .pending()
+      .map((t) => toHex(t.body.sender))
+      .sort(),
     [A, A, B, B].map((k) => toHex(k.publicKey)).sort(),
   );
   assert.deepEqual(
