@@ -66,6 +66,11 @@ function parseIdentity(path: string, text: string): SigningKey {
 
 /** Reads and fully checks an identity file (type, version, hex lengths, seed derives node_id). */
 export async function readIdentityFile(path: string): Promise<SigningKey> {
+  return parseIdentity(path, await readIdentityText(path));
+}
+
+/** The text of an identity or backup file, refused (DataDirError) when missing, unreadable or too large. */
+export async function readIdentityText(path: string): Promise<string> {
   let bytes: Buffer;
   try {
     const info = await stat(path);
@@ -77,16 +82,21 @@ export async function readIdentityFile(path: string): Promise<SigningKey> {
     if (errnoOf(error) === 'ENOENT') throw new DataDirError('identity-missing', `no identity file at ${path}`, { cause: error });
     throw new DataDirError('identity-unreadable', `cannot read ${path}: ${messageOf(error)}`, { cause: error });
   }
-  return parseIdentity(path, new TextDecoder().decode(bytes));
+  return new TextDecoder().decode(bytes);
 }
 
 /**
  * Writes `key` as an identity file at `path` (mode 0600, atomically). Refuses, with a DataDirError
  * of code `identity-exists`, when `path` exists, unless `force`.
  */
-export async function writeIdentityFile(path: string, key: SigningKey, options: { force?: boolean } = {}): Promise<void> {
+export function writeIdentityFile(path: string, key: SigningKey, options: { force?: boolean } = {}): Promise<void> {
+  return writeSecretFile(path, identityFileText(key), options);
+}
+
+/** Writes a secret `text` (an identity or a sealed backup) as writeIdentityFile does. */
+export async function writeSecretFile(path: string, text: string, options: { force?: boolean } = {}): Promise<void> {
   try {
-    await writePrivateFile(path, identityFileText(key), options.force === true);
+    await writePrivateFile(path, text, options.force === true);
   } catch (error) {
     if (errnoOf(error) === 'EEXIST') throw new DataDirError('identity-exists', `${path} already exists`, { cause: error });
     throw error;

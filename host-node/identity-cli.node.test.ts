@@ -25,15 +25,22 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `mesh identity ARGS` as a real process, with HOME pointing at `home`. */
-function mesh(args: string[], home = root): Promise<Run> {
+/** Runs `mesh identity ARGS` as a real process, with HOME pointing at `home` and `input` on its standard input. */
+function mesh(args: string[], home = root, input = ''): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(nodeBin, ['bin/mesh.js', 'identity', ...args], { cwd: repo, env: { ...process.env, HOME: home } }, (error, stdout, stderr) => {
+    const child = execFile(nodeBin, ['bin/mesh.js', 'identity', ...args], { cwd: repo, env: { ...process.env, HOME: home } }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       resolve({ code, stdout, stderr });
     });
+    child.stdin!.end(input);
   });
 }
+
+// The backups' passphrase, in a file as a script would give it.
+const PASS = 'tidal basin marmalade';
+const passFile = join(root, 'pass.txt');
+await writeFile(passFile, `${PASS}\n`);
+const sealed = ['--passphrase-file', passFile];
 
 /** A data directory with an identity, made as `mesh node` would; returns its node_id. */
 async function nodeDir(dir: string): Promise<string> {
@@ -46,13 +53,13 @@ test('backup then restore into a fresh data dir gives the same node_id, files 06
   const nodeId = await nodeDir(from);
   const out = join(base, 'backup.json');
 
-  const backup = await mesh(['backup', '--out', out, '--data-dir', from]);
+  const backup = await mesh(['backup', '--out', out, '--data-dir', from, ...sealed]);
   assert.equal(backup.code, 0, backup.stderr);
   assert.ok(backup.stdout.includes(nodeId), backup.stdout);
   assert.equal(await modeOf(out), 0o600);
 
   const to = join(base, 'b', 'mesh');
-  const restore = await mesh(['restore', '--in', out, '--data-dir', to]);
+  const restore = await mesh(['restore', '--in', out, '--data-dir', to, ...sealed]);
   assert.equal(restore.code, 0, restore.stderr);
   assert.ok(restore.stdout.includes(nodeId), restore.stdout);
   assert.equal(await modeOf(join(to, 'identity.json')), 0o600);
@@ -61,7 +68,7 @@ test('backup then restore into a fresh data dir gives the same node_id, files 06
   // The node started on the restored directory is the same node.
   assert.equal(await nodeDir(to), nodeId);
 
-  const again = await mesh(['restore', '--in', out, '--data-dir', to]);
+  const again = await mesh(['restore', '--in', out, '--data-dir', to, ...sealed]);
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, /already installed/);
 });
@@ -70,9 +77,61 @@ test('the default data dir is ~/.mesh', async () => {
   const home = fresh();
   const nodeId = await nodeDir(join(home, '.mesh'));
   const out = join(home, 'key.json');
-  const backup = await mesh(['backup', '--out', out], home);
+  const backup = await mesh(['backup', '--out', out, ...sealed], home);
   assert.equal(backup.code, 0, backup.stderr);
   assert.equal(JSON.parse(await readFile(out, 'utf8')).node_id, nodeId);
+});
+
+test('the backup is sealed: no seed in the file, a wrong passphrase is refused and changes nothing', async () => {
+  const base = fresh();
+  const from = join(base, 'a');
+  const nodeId = await nodeDir(from);
+  const seed = JSON.parse(await readFile(join(from, 'identity.json'), 'utf8')).seed as string;
+  const out = join(base, 'backup.json');
+  assert.equal((await mesh(['backup', '--out', out, '--data-dir', from, ...sealed])).code, 0);
+  const text = await readFile(out, 'utf8');
+  assert.equal(JSON.parse(text).version, 2);
+  assert.equal(JSON.parse(text).node_id, nodeId, 'which key a backup holds stays readable');
+  assert.ok(!text.includes(seed), 'the seed is not in the file');
+
+  const to = join(base, 'b');
+  const wrong = await mesh(['restore', '--in', out, '--data-dir', to, '--passphrase-file', '-'], root, 'tidal basin marmalades\n');
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.stderr, /passphrase does not open this backup/);
+  assert.doesNotMatch(wrong.stderr, /\n\s+at /, 'one line, no stack');
+  await assert.rejects(stat(to), 'nothing is created');
+  // Standard input as the passphrase file.
+  const right = await mesh(['restore', '--in', out, '--data-dir', to, '--passphrase-file', '-'], root, `${PASS}\n`);
+  assert.equal(right.code, 0, right.stderr);
+  assert.equal(await nodeDir(to), nodeId);
+});
+
+test('without a terminal or a passphrase file the backup is refused; --unencrypted writes it in the clear with a warning', async () => {
+  const base = fresh();
+  const dir = join(base, 'node');
+  const nodeId = await nodeDir(dir);
+  const out = join(base, 'backup.json');
+  const refused = await mesh(['backup', '--out', out, '--data-dir', dir]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /needs a passphrase.*--passphrase-file/);
+  await assert.rejects(stat(out));
+  const short = join(base, 'short.txt');
+  await writeFile(short, 'abc\n');
+  const weak = await mesh(['backup', '--out', out, '--data-dir', dir, '--passphrase-file', short]);
+  assert.equal(weak.code, 1);
+  assert.match(weak.stderr, /at least 8 characters/);
+  await assert.rejects(stat(out));
+
+  const clear = await mesh(['backup', '--out', out, '--data-dir', dir, '--unencrypted']);
+  assert.equal(clear.code, 0, clear.stderr);
+  assert.match(clear.stderr, /WARNING: .*in the clear/);
+  assert.equal(JSON.parse(await readFile(out, 'utf8')).version, 1);
+  assert.equal(await modeOf(out), 0o600);
+  // A clear backup restores without a passphrase.
+  const to = join(base, 'b');
+  const restored = await mesh(['restore', '--in', out, '--data-dir', to]);
+  assert.equal(restored.code, 0, restored.stderr);
+  assert.equal(await nodeDir(to), nodeId);
 });
 
 test('backup refuses to overwrite a file unless --force, and needs an identity', async () => {
@@ -82,12 +141,12 @@ test('backup refuses to overwrite a file unless --force, and needs an identity',
   const out = join(base, 'existing.json');
   await writeFile(out, 'keep me');
 
-  const refused = await mesh(['backup', '--out', out, '--data-dir', dir]);
+  const refused = await mesh(['backup', '--out', out, '--data-dir', dir, ...sealed]);
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /already exists.*--force/);
   assert.equal(await readFile(out, 'utf8'), 'keep me');
 
-  const forced = await mesh(['backup', '--out', out, '--data-dir', dir, '--force']);
+  const forced = await mesh(['backup', '--out', out, '--data-dir', dir, '--force', ...sealed]);
   assert.equal(forced.code, 0, forced.stderr);
   assert.equal(JSON.parse(await readFile(out, 'utf8')).node_id, nodeId);
   assert.equal(await modeOf(out), 0o600);
@@ -95,7 +154,7 @@ test('backup refuses to overwrite a file unless --force, and needs an identity',
 
   const empty = join(base, 'empty');
   await mkdir(empty);
-  const none = await mesh(['backup', '--out', join(base, 'x.json'), '--data-dir', empty]);
+  const none = await mesh(['backup', '--out', join(base, 'x.json'), '--data-dir', empty, ...sealed]);
   assert.equal(none.code, 1);
   assert.match(none.stderr, /has no identity/);
   await assert.rejects(stat(join(base, 'x.json')));

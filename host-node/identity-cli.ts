@@ -4,27 +4,42 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { IdentityFileError } from '../core/crypto/identity-file.ts';
+import { isSealedBackup, openIdentity, plainIdentityText, sealIdentity } from '../core/crypto/sealed-identity.ts';
 import { toHex } from '../core/encoding/hex.ts';
 import { command, entry, flag, option } from './cli/command.ts';
-import { DataDirError, dataDirOption, IDENTITY_FILE, readIdentityFile, writeIdentityFile } from './data-dir.ts';
+import { readPassphrase } from './cli/passphrase.ts';
+import { DataDirError, dataDirOption, IDENTITY_FILE, readIdentityFile, readIdentityText, writeIdentityFile, writeSecretFile } from './data-dir.ts';
 import { fileExists } from './file-exists.ts';
 
 interface IdentityArgs {
   file: string;
   dataDir: string;
   force: boolean;
+  passphraseFile: string | undefined;
 }
 
-const PRIVATE = 'Keep the backup private: whoever holds it can act as the node.';
+const PRIVATE =
+  'The backup is sealed with a passphrase (Argon2id, AES-256-GCM): keep both, apart. Without the passphrase the backup cannot be opened, and no one can recover it.';
+const CLEAR_WARNING = 'WARNING: the backup holds the secret key in the clear: whoever reads it can act as the node.';
 
-async function backup({ file, dataDir, force }: IdentityArgs): Promise<number> {
+async function backup({ file, dataDir, force, passphraseFile }: IdentityArgs, unencrypted: boolean): Promise<number> {
   const source = join(dataDir, IDENTITY_FILE);
   if (!(await fileExists(source))) {
     throw new Error(`${dataDir} has no identity (no ${IDENTITY_FILE}); start \`mesh node\` there once, or restore one`);
   }
   const key = await readIdentityFile(source);
+  if (!force && (await fileExists(file))) throw new Error(`${file} already exists; not overwritten (use --force to replace it)`);
+  let text: string;
+  if (unencrypted) {
+    process.stderr.write(`${CLEAR_WARNING}\n`);
+    text = plainIdentityText(key);
+  } else {
+    const passphrase = await readPassphrase({ file: passphraseFile, prompt: 'Passphrase for the backup: ', confirm: true });
+    text = await sealIdentity(key, passphrase).catch(passphraseProblem);
+  }
   try {
-    await writeIdentityFile(file, key, { force });
+    await writeSecretFile(file, text, { force });
   } catch (error) {
     if (error instanceof DataDirError && error.code === 'identity-exists') {
       throw new Error(`${file} already exists; not overwritten (use --force to replace it)`);
@@ -35,9 +50,21 @@ async function backup({ file, dataDir, force }: IdentityArgs): Promise<number> {
   return 0;
 }
 
-async function restore({ file, dataDir, force }: IdentityArgs): Promise<number> {
-  // The whole file is checked before anything in the data directory is touched.
-  const key = await readIdentityFile(file);
+/** A passphrase refused (too short, or not the backup's) as one line for the terminal. */
+function passphraseProblem(error: unknown): never {
+  if (error instanceof IdentityFileError && error.code === 'identity-passphrase') throw new Error(error.message);
+  throw error;
+}
+
+async function restore({ file, dataDir, force, passphraseFile }: IdentityArgs): Promise<number> {
+  // The whole file is checked, and opened, before anything in the data directory is touched.
+  const text = await readIdentityText(file);
+  const passphrase = isSealedBackup(text) ? await readPassphrase({ file: passphraseFile, prompt: `Passphrase of ${file}: ` }) : undefined;
+  const key = await openIdentity(text, passphrase).catch((error: unknown) => {
+    if (error instanceof IdentityFileError && error.code === 'identity-passphrase') throw new Error(`${file}: ${error.message}`);
+    if (error instanceof IdentityFileError) throw new DataDirError(error.code, `${file} is not a valid mesh identity: ${error.message}`);
+    throw error;
+  });
   const nodeId = toHex(key.publicKey);
   const target = join(dataDir, IDENTITY_FILE);
   const present = await fileExists(target);
@@ -72,27 +99,32 @@ async function restore({ file, dataDir, force }: IdentityArgs): Promise<number> 
   return 0;
 }
 
-function identityArgs(file: string, options: { 'data-dir': string; force: boolean }): IdentityArgs {
-  return { file: resolve(file), dataDir: resolve(options['data-dir']), force: options.force };
+function identityArgs(file: string, options: { 'data-dir': string; force: boolean; 'passphrase-file': string | undefined }): IdentityArgs {
+  return { file: resolve(file), dataDir: resolve(options['data-dir']), force: options.force, passphraseFile: options['passphrase-file'] };
 }
 
+const passphraseFileOption = option({ value: 'FILE', description: 'read the passphrase from the first line of FILE (- for standard input) instead of asking' });
+
 const backupCommand = command({
-  description: "Copies the node's identity (its secret key) to FILE, mode 0600.",
+  description: "Seals the node's identity (its secret key) with a passphrase into FILE, mode 0600.",
   options: {
     out: option({ value: 'FILE', description: 'the backup file to write', required: true }),
     'data-dir': dataDirOption,
     force: flag('overwrite FILE if it exists'),
+    'passphrase-file': passphraseFileOption,
+    unencrypted: flag('write the key in the clear, without a passphrase (warns)'),
   },
   notes: PRIVATE,
-  run: ({ options }) => backup(identityArgs(options.out, options)),
+  run: ({ options }) => backup(identityArgs(options.out, options), options.unencrypted),
 });
 
 const restoreCommand = command({
-  description: "Checks FILE and installs it as the node's identity.",
+  description: "Opens the backup FILE (asking its passphrase) and installs it as the node's identity.",
   options: {
     in: option({ value: 'FILE', description: 'the backup file to read', required: true }),
     'data-dir': dataDirOption,
     force: flag('replace a different identity already in the data directory (back it up first)'),
+    'passphrase-file': passphraseFileOption,
   },
   run: ({ options }) => restore(identityArgs(options.in, options)),
 });

@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { SigningKey } from '../core/crypto/ed25519.ts';
+import { openIdentity } from '../core/crypto/sealed-identity.ts';
 import { decode, encode } from '../core/encoding/codec.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
 import { devnet } from '../core/ledger/params.ts';
@@ -21,6 +22,7 @@ import { getJson, type MeshProcess, postJson, startNode, stopAll, stopNode, tcpA
 
 const SHOTS = fileURLToPath(new URL('../test-results/wallet/', import.meta.url));
 const DESKTOP = { width: 1280, height: 860 };
+const BACKUP_PASS = 'glass heron at dusk';
 const PHONE = { width: 390, height: 844 };
 
 let browser: Browser;
@@ -75,6 +77,8 @@ const shoot = async (page: Page, name: string): Promise<void> => {
 async function send(page: Page, to: string, amount: string): Promise<string> {
   await page.fill('#send-to', to);
   await page.fill('#send-amount', amount);
+  // The message of an earlier send must not pass for this one's.
+  await page.evaluate(() => (document.querySelector('#send-message')!.textContent = ''));
   await page.press('#send-amount', 'Enter');
   await page.waitForFunction(() => (document.querySelector('#send-message')?.textContent ?? '') !== '');
   const message = await text(page, '#send-message');
@@ -107,13 +111,32 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   assert.equal(await page.isVisible('#backup-ask'), true);
   assert.equal(await page.isVisible('#node-id'), false);
   assert.equal(await page.isVisible('#receive-show'), false, 'the button has done its work while the backup is asked for');
-  assert.match(await text(page, '#backup-ask'), /holds your secret key/);
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#backup-first')]);
-  const backup = JSON.parse(await new Response((await download.createReadStream()) as unknown as ReadableStream).text());
+  // "Save a backup first" leads to the one backup form: a passphrase, twice, seals the file.
+  await page.click('#backup-first');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'backup-pass');
+  assert.equal(await page.locator('text=holds your secret key').count(), 1, 'the warning is said once');
+  await page.fill('#backup-pass', 'short');
+  await page.click('#export');
+  assert.match(await text(page, '#backup-message'), /at least 8 characters/);
+  await page.fill('#backup-pass', BACKUP_PASS);
+  await page.fill('#backup-pass2', `${BACKUP_PASS}!`);
+  await page.click('#export');
+  assert.match(await text(page, '#backup-message'), /the two passphrases differ/);
+  assert.equal(await page.isVisible('#node-id'), false, 'no NodeId before a backup is saved');
+  await page.fill('#backup-pass2', BACKUP_PASS);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
+  const backupText = await new Response((await download.createReadStream()) as unknown as ReadableStream).text();
+  const backup = JSON.parse(backupText);
+  await page.locator('#node-id').waitFor();
   const walletId = await text(page, '#node-id');
   assert.match(walletId, /^[0-9a-f]{64}$/);
   assert.equal(backup.type, 'mesh-identity');
+  assert.equal(backup.version, 2, 'sealed');
+  assert.equal(backup.seed, undefined, 'no seed in the clear');
   assert.equal(backup.node_id, walletId);
+  // The CLI opens the wallet's backup: one format for both.
+  assert.equal(toHex((await openIdentity(backupText, BACKUP_PASS)).publicKey), walletId);
+  assert.equal(await page.inputValue('#backup-pass'), '', 'the passphrase is not left in the form');
   assert.match((await page.locator('#qr img').getAttribute('src'))!, /^data:image\//);
   await page.click('#copy');
   await page.waitForFunction(() => (document.querySelector('#copy-message')?.textContent ?? '') !== '');
@@ -135,10 +158,7 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
     ['not a node!', '1', /neither a NodeId/],
     ['nobody-holds-this', '1', /No one holds the name "nobody-holds-this"/],
   ];
-  for (const [to, amount, expected] of refusals) {
-    assert.match(await send(page, to, amount), expected);
-    await page.evaluate(() => (document.querySelector('#send-message')!.textContent = ''));
-  }
+  for (const [to, amount, expected] of refusals) assert.match(await send(page, to, amount), expected);
   await page.fill('#send-amount', '0');
   await page.press('#send-amount', 'Enter');
   await shoot(page, '5-bad-amount');
@@ -227,7 +247,16 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   await second.setInputFiles('#import-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a key') });
   await second.waitForFunction(() => (document.querySelector('#onboard-message')?.textContent ?? '') !== '');
   assert.match(await text(second, '#onboard-message'), /not a mesh key backup: it is not JSON/);
-  await second.setInputFiles('#import-file', { name: 'backup.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(backup)) });
+  await second.setInputFiles('#import-file', { name: 'backup.json', mimeType: 'application/json', buffer: Buffer.from(backupText) });
+  // A sealed backup asks its passphrase; a wrong one is refused and the page stays on the import.
+  await second.waitForSelector('#import-form:not([hidden])');
+  await second.fill('#import-pass', 'not the passphrase');
+  await second.click('#import-open');
+  await second.waitForFunction(() => /Not opened/.test(document.querySelector('#onboard-message')?.textContent ?? ''), undefined, { timeout: 10_000 });
+  assert.match(await text(second, '#onboard-message'), /passphrase does not open this backup/);
+  await shoot(second, '7-import-wrong-passphrase');
+  await second.fill('#import-pass', BACKUP_PASS);
+  await second.click('#import-open');
   // A first start from a pinned checkpoint waits for the user's yes, showing what is pinned.
   await second.waitForSelector('#pin-card:not([hidden])');
   assert.equal(await text(second, '#pin-hash'), pinned.hash);
@@ -375,7 +404,11 @@ test("a held chain that does not connect to the host's (the host was reset to a 
   await page.goto(`${reset.url}/wallet`);
   await page.click('#create');
   await page.waitForSelector('#status[data-state="synced"]', { timeout: 30_000 });
-  const keyFile = async (): Promise<string> => (await Promise.all([page.waitForEvent('download'), page.click('#export')]))[0].suggestedFilename();
+  const keyFile = async (): Promise<string> => {
+    await page.fill('#backup-pass', BACKUP_PASS);
+    await page.fill('#backup-pass2', BACKUP_PASS);
+    return (await Promise.all([page.waitForEvent('download'), page.click('#export')]))[0].suggestedFilename();
+  };
   const before = await keyFile();
 
   // The same address, a new chain: its block 100 (the checkpoint it hands out) is not the one the page holds.

@@ -1,10 +1,11 @@
 /**
  * The wallet's key, kept in this browser's IndexedDB and nowhere else: the seed and whether the
- * user has saved a backup of it. It leaves the browser only as the backup file the user exports.
+ * user has saved a backup of it. It leaves the browser only as the backup file the user exports,
+ * sealed with the user's passphrase (core/crypto/sealed-identity.ts, the format of `mesh identity backup`).
  */
 import { createStore, get, set, type UseStore } from 'idb-keyval';
 import { SigningKey } from '../../core/crypto/ed25519.ts';
-import { identityFileText, parseIdentityFile } from '../../core/crypto/identity-file.ts';
+import { openIdentity, sealIdentity } from '../../core/crypto/sealed-identity.ts';
 
 export interface WalletKey {
   readonly key: SigningKey;
@@ -36,16 +37,16 @@ export class KeyStore {
     return { key, backedUp: false };
   }
 
-  /** Keeps the key of a backup file; IdentityFileError when the file is not one. */
-  async import(text: string): Promise<WalletKey> {
-    const key = parseIdentityFile(text);
+  /** Keeps the key of a backup file; IdentityFileError when the file is not one or the passphrase does not open it. */
+  async import(text: string, passphrase?: string): Promise<WalletKey> {
+    const key = await openIdentity(text, passphrase);
     await this.#save(key, true);
     return { key, backedUp: true };
   }
 
-  /** The backup file of `key`; the caller records that it was saved with `markBackedUp`. */
-  backupText(key: SigningKey): string {
-    return identityFileText(key);
+  /** The backup file of `key` sealed with `passphrase`; the caller records that it was saved with `markBackedUp`. */
+  backupText(key: SigningKey, passphrase: string): Promise<string> {
+    return sealIdentity(key, passphrase);
   }
 
   async markBackedUp(): Promise<void> {

@@ -4,6 +4,8 @@
  * its config (docs/browser.md).
  */
 import qrcode from 'qrcode-generator';
+import { IdentityFileError } from '../../core/crypto/identity-file.ts';
+import { checkPassphrase, isSealedBackup } from '../../core/crypto/sealed-identity.ts';
 import { formatCredits } from '../../core/encoding/amount.ts';
 import { fromHex, toHex } from '../../core/encoding/hex.ts';
 import { type ChainParams, devnet, LIGHT_RETENTION_BLOCKS, MAINNET } from '../../core/ledger/params.ts';
@@ -127,8 +129,8 @@ function paramsOf(config: WalletConfig): ChainParams {
 
 // ---- the key ----
 
-function downloadBackup(key: WalletKey): void {
-  const blob = new Blob([keys.backupText(key.key)], { type: 'application/json' });
+function downloadBackup(key: WalletKey, text: string): void {
+  const blob = new Blob([text], { type: 'application/json' });
   const link = document.createElement('a');
   link.href = URL.createObjectURL(blob);
   link.download = `mesh-wallet-${toHex(key.key.publicKey).slice(0, 12)}.json`;
@@ -138,13 +140,36 @@ function downloadBackup(key: WalletKey): void {
   setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
 }
 
-async function exportBackup(): Promise<void> {
+async function exportBackup(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
   if (wallet === null) return;
-  downloadBackup(wallet);
+  const pass = $<HTMLInputElement>('backup-pass');
+  const again = $<HTMLInputElement>('backup-pass2');
+  for (const input of [pass, again]) input.removeAttribute('aria-invalid');
+  const refuse = (input: HTMLInputElement, message: string): void => {
+    input.setAttribute('aria-invalid', 'true');
+    input.focus();
+    say('backup-message', 'error', message);
+  };
+  try {
+    checkPassphrase(pass.value);
+  } catch (error) {
+    return refuse(pass, `Not saved: ${messageOf(error)}.`);
+  }
+  if (again.value !== pass.value) return refuse(again, 'Not saved: the two passphrases differ.');
+  const button = $<HTMLButtonElement>('export');
+  button.disabled = true;
+  say('backup-message', 'ok', 'Sealing the backup…');
+  try {
+    downloadBackup(wallet, await keys.backupText(wallet.key, pass.value));
+  } finally {
+    button.disabled = false;
+  }
+  pass.value = '';
+  again.value = '';
   await keys.markBackedUp();
   wallet = { ...wallet, backedUp: true };
-  say('backup-message', 'ok', 'Backup file saved. Keep it private.');
-  say('backup-first-message', 'ok', 'Backup file saved. Keep it private.');
+  say('backup-message', 'ok', 'Backup file saved. Keep it, and its passphrase, private and apart.');
   renderReceive();
 }
 
@@ -414,8 +439,11 @@ async function boot(): Promise<void> {
   }
   $('retry').addEventListener('click', () => location.reload());
   $<HTMLFormElement>('send').addEventListener('submit', (e) => void send(e));
-  $('export').addEventListener('click', () => void exportBackup());
-  $('backup-first').addEventListener('click', () => void exportBackup());
+  $<HTMLFormElement>('backup-form').addEventListener('submit', (e) => void exportBackup(e));
+  $('backup-first').addEventListener('click', () => {
+    $('backup-card').scrollIntoView({ block: 'center' });
+    $('backup-pass').focus();
+  });
   $('receive-show').addEventListener('click', () => {
     wantsReceive = true;
     renderReceive();
@@ -471,13 +499,28 @@ async function boot(): Promise<void> {
   setStatus('starting', 'No key yet');
   $('onboard').hidden = false;
   $('create').addEventListener('click', () => void keys.create().then(begin));
+  // A sealed backup asks for its passphrase; a clear one (an older backup) opens at once.
+  let chosen = '';
+  const open = (passphrase?: string): void =>
+    void keys.import(chosen, passphrase).then(begin, (error: unknown) => {
+      const wrongPass = error instanceof IdentityFileError && error.code === 'identity-passphrase';
+      say('onboard-message', 'error', wrongPass ? `Not opened: ${messageOf(error)}.` : `That file is not a mesh key backup: ${messageOf(error)}`);
+      if (wrongPass) $('import-pass').focus();
+    });
   $<HTMLInputElement>('import-file').addEventListener('change', (event) => {
     const file = (event.target as HTMLInputElement).files?.[0];
     if (file === undefined) return;
-    void file
-      .text()
-      .then((text) => keys.import(text))
-      .then(begin, (error: unknown) => say('onboard-message', 'error', `That file is not a mesh key backup: ${messageOf(error)}`));
+    say('onboard-message', 'ok', '');
+    void file.text().then((text) => {
+      chosen = text;
+      $('import-form').hidden = !isSealedBackup(text);
+      if (isSealedBackup(text)) $('import-pass').focus();
+      else open();
+    });
+  });
+  $<HTMLFormElement>('import-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    open($<HTMLInputElement>('import-pass').value);
   });
 }
 

@@ -64,8 +64,9 @@ export function parseCommand<O extends Options, P extends Positionals>(cmd: Comm
       if (token.value !== undefined) throw new UsageError(`${flag} takes no value`);
     } else {
       // parseArgs takes whatever follows as the value, even `--force`: that is a missing value.
+      // A lone `-` is a value: standard input, by convention.
       const value = token.value;
-      if (value === undefined || value === '' || (!token.inlineValue && value.startsWith('-') && !NUMBER.test(value))) {
+      if (value === undefined || value === '' || (!token.inlineValue && value.startsWith('-') && value !== '-' && !NUMBER.test(value))) {
         throw new UsageError(`${flag} needs a value (${spec.value})`);
       }
     }
