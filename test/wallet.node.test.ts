@@ -163,8 +163,13 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
   await page.press('#send-amount', 'Enter');
   await shoot(page, '5-bad-amount');
 
-  // The page pays part back; the node's /transactions shows it.
-  assert.match(await send(page, host.nodeId, '1.5'), /Sent 1.5 credits/);
+  // The host claims a name; once the page holds its block, the page pays part back to the name.
+  assert.equal((await postJson(host, '/names/claim', { name: 'wallet-host' })).status, 202);
+  await waitFor('the name is held on the chain', async () => (await getJson<{ node_id?: string }>(host, '/names/wallet-host').catch(() => undefined))?.node_id);
+  const claimed = (await getJson<{ height: number }>(host, '/beacon')).height;
+  await page.waitForFunction((h) => Number(document.querySelector('#height')?.textContent) >= h, claimed, { timeout: 30_000 });
+  assert.match(await send(page, 'wallet-host', '1.5'), /Sent 1.5 credits/);
+  assert.match(await text(page, '#send-message'), /pending until a block includes it/);
   // What the form may spend next: 5 less the 1.5 pending (or, once a block has it, the new balance).
   assert.equal(await text(page, '#free'), '3.5');
   await waitFor("the node has the page's transfer", async () =>
@@ -173,6 +178,9 @@ test('the wallet: create, back up, receive, send, bad input, reload, one tab, ph
     ),
   );
   await page.waitForFunction(() => document.querySelector('#balance')?.textContent === '3.5', undefined, { timeout: 30_000 });
+  // Once a block has it, the message says so, and the history names the payee as the user typed it.
+  await page.waitForFunction(() => /in block \d+/.test(document.querySelector('#send-message')?.textContent ?? ''), undefined, { timeout: 30_000 });
+  assert.match(await text(page, '#history-list li:first-child'), new RegExp(`wallet-host \\(${host.nodeId}\\)`));
   // Only the one send was signed: the refused ones never reached the node.
   const fromWallet = (await getJson<{ counterparty?: string; direction: string }[]>(host, `/transactions/${walletId}`)).filter((r) => r.direction === 'out');
   assert.equal(fromWallet.length, 1);

@@ -209,6 +209,18 @@ function pendingOf(node: MeshNode, self: string): { in: bigint; out: bigint } {
   return { in: incoming, out: outgoing };
 }
 
+/** The last send, until the history shows it in a block. */
+let lastSend: { id: string; amount: bigint } | null = null;
+
+/** A counterparty as a person knows it: the names it holds on the chain, then its NodeId. */
+function whoIs(node: MeshNode, nodeId: string, height: number): string {
+  const names = node.chain.state
+    .namesOf(fromHex(nodeId))
+    .filter(([, entry]) => entry.expires > height)
+    .map(([name]) => name);
+  return names.length === 0 ? nodeId : `${names.join(', ')} (${nodeId})`;
+}
+
 /** What the send form lets this wallet spend: the free balance less the pending sends. */
 function freeNow(node: MeshNode, self: Uint8Array): bigint {
   const height = node.chain.tip.height;
@@ -283,11 +295,19 @@ async function render(): Promise<void> {
       amount.textContent = `${incoming ? '+' : '−'}${credits(BigInt(row.amount))}`;
       const detail = document.createElement('span');
       detail.className = 'detail';
-      detail.textContent = `${row.counterparty ?? ''} · block ${row.height}`;
+      detail.textContent = `${row.counterparty === undefined ? '' : whoIs(node, row.counterparty, tip)} · block ${row.height}`;
       item.append(what, amount, detail);
       return item;
     }),
   );
+  // The send's message said "pending": once a block has the transaction, it says so instead.
+  if (lastSend !== null && !node.mempool.pending().some((tx) => toHex(tx.id) === lastSend!.id)) {
+    const row = rows.find((r) => r.tx_id === lastSend!.id);
+    if (row !== undefined) {
+      say('send-message', 'ok', `Sent ${credits(lastSend.amount)} credits (transaction ${lastSend.id.slice(0, 16)}…): in block ${row.height}.`);
+      lastSend = null;
+    }
+  }
   const base = node.chain.base;
   $('history-empty').hidden = rows.length > 0 || pending.out > 0n;
   $('history-empty').textContent = base > 0 ? 'No transactions in the blocks this browser holds.' : 'No transactions yet.';
@@ -309,7 +329,7 @@ async function render(): Promise<void> {
       amount.textContent = `−${credits(body.amount)}`;
       const detail = document.createElement('span');
       detail.className = 'detail';
-      detail.textContent = `${toHex(body.to)} · not yet in a block`;
+      detail.textContent = `${whoIs(node, toHex(body.to), tip)} · not yet in a block`;
       item.append(what, amount, detail);
       return item;
     }),
@@ -350,6 +370,7 @@ async function send(event: SubmitEvent): Promise<void> {
     // The figures first: once "Sent" shows, the free balance already counts the send.
     await render().catch(() => {});
     say('send-message', 'ok', `Sent ${credits(check.amount)} credits (transaction ${id.slice(0, 16)}…); ${when}.`);
+    lastSend = { id, amount: check.amount };
   } catch (error) {
     say('send-message', 'error', `Not sent: ${messageOf(error)}`);
   } finally {
