@@ -129,7 +129,22 @@ export interface EngineFacts {
     Runtimes?: Readonly<Record<string, { path?: string }>>;
     DefaultRuntime?: string;
     DiscoveredDevices?: readonly { Source?: string; ID?: string }[];
+    CgroupVersion?: string;
+    MemoryLimit?: boolean;
+    CpuCfsQuota?: boolean;
+    PidsLimit?: boolean;
   };
+}
+
+/** What `mesh doctor` asks of the engine: what it offers, the limits it can enforce, its images. */
+export interface EngineReport {
+  readonly engine: EngineInfo;
+  readonly cgroupVersion: string | undefined;
+  readonly memoryLimit: boolean;
+  readonly cpuQuota: boolean;
+  readonly pidsLimit: boolean;
+  /** The tagged images on the engine (`localhost/busybox:test`). */
+  readonly images: readonly string[];
 }
 
 /**
@@ -278,6 +293,7 @@ export class DockerExecutor implements Executor {
   readonly #pullTimeoutMs: number;
   readonly #kernelLog: string | null;
   #engine: EngineInfo | null = null;
+  #facts: EngineFacts | null = null;
   // Full ids of containers this executor saw running, and of those it stopped (see the header).
   readonly #seenRunning = new Set<string>();
   readonly #stopped = new Set<string>();
@@ -308,8 +324,30 @@ export class DockerExecutor implements Executor {
     const ask = (method: 'ping' | 'version' | 'info') => this.#docker[method].bind(this.#docker) as unknown as EngineProbe;
     await probe('its ping', this.#engineTimeoutMs, ask('ping'));
     const [version, info] = await Promise.all([probe('/version', ENGINE_INFO_TIMEOUT_MS, ask('version')), probe('/info', ENGINE_INFO_TIMEOUT_MS, ask('info'))]);
-    this.#engine = engineInfoOf({ version, info } as EngineFacts, this.#local);
+    this.#facts = { version, info } as EngineFacts;
+    this.#engine = engineInfoOf(this.#facts, this.#local);
     return this.#engine;
+  }
+
+  /** The engine's offer, the limits it can enforce and the images it holds. */
+  async report(): Promise<EngineReport> {
+    const engine = await this.info();
+    const info = this.#facts!.info;
+    let listed: { RepoTags?: string[] | null }[];
+    try {
+      listed = await this.#docker.listImages();
+    } catch (error) {
+      throw failure('engine-error', 'could not list the images', error);
+    }
+    const images = listed.flatMap((image) => image.RepoTags ?? []).filter((tag) => !tag.startsWith('<none>'));
+    return {
+      engine,
+      cgroupVersion: info.CgroupVersion,
+      memoryLimit: info.MemoryLimit !== false,
+      cpuQuota: info.CpuCfsQuota !== false,
+      pidsLimit: info.PidsLimit !== false,
+      images,
+    };
   }
 
   async run(spec: ContainerSpec): Promise<string> {
