@@ -73,7 +73,8 @@ export const LEDGER_RULES = {
   'transfer-zero': REFUSED,
   'trust-self': REFUSED,
   'trust-unchanged': REFUSED,
-  'unbond-exceeds-bond': REFUSED,
+  // The node's own bond, not its funds, is short: a conflict with its state (409), as the API contract says.
+  'unbond-exceeds-bond': { verdict: 'ignore', status: 409, problem: 'bond-conflict' },
   'unbond-zero': REFUSED,
   'unknown-channel': REFUSED,
   'unknown-job': REFUSED,
