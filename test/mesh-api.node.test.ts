@@ -128,7 +128,16 @@ test('POST /bond and /unbond: token, amount, balance, bond and body rules; /stat
   for (const path of ['/bond', '/unbond']) {
     const noToken = await fetch(`${node.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amount":"1"}' });
     await problem(noToken, 401);
-    for (const bad of [{ amount: '0' }, { amount: 0 }, { amount: '1.5' }, { amount: '-1' }, { amount: '01' }, { amount: '1e3' }, {}, { amount: '1', to: OTHER }]) {
+    for (const bad of [
+      { amount: '0' },
+      { amount: 0 },
+      { amount: '1.5' },
+      { amount: '-1' },
+      { amount: '01' },
+      { amount: '1e3' },
+      {},
+      { amount: '1', to: OTHER },
+    ]) {
       const r = await postJson(node, path, bad);
       assert.equal(r.status, 400, `${path} ${JSON.stringify(bad)}`);
     }
@@ -147,7 +156,14 @@ test('POST /bond and /unbond: token, amount, balance, bond and body rules; /stat
   assert.equal(over.body.type, '/problems/bond-conflict');
   const unbonded = await postJson(node, '/unbond', { amount: credits(2) });
   assert.equal(unbonded.status, 202);
-  type Stake = { bond: string; weight: string; work_earned: string; unbonding: string; unbond_release_height: number | null; unbond_release_secs: number | null };
+  type Stake = {
+    bond: string;
+    weight: string;
+    work_earned: string;
+    unbonding: string;
+    unbond_release_height: number | null;
+    unbond_release_secs: number | null;
+  };
   const status = await waitFor('the unbond is in a block', async () => {
     const s = await getJson<Stake & { height: number }>(node, '/status');
     return s.unbonding === credits(2) ? s : undefined;

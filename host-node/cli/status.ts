@@ -7,7 +7,8 @@ import { command, EXIT, flag } from './command.ts';
 /** When the unbonding credits are free: the height, and roughly the time at one block per interval. */
 function releaseOf(status: NodeStatus): string {
   if (status.unbond_release_height === null) return '';
-  const at = status.unbond_release_secs === null ? '' : ` (about ${new Date(status.unbond_release_secs * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC)`;
+  const at =
+    status.unbond_release_secs === null ? '' : ` (about ${new Date(status.unbond_release_secs * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC)`;
   return `, free at height ${status.unbond_release_height}${at}`;
 }
 
