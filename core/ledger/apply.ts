@@ -73,7 +73,7 @@ export const LEDGER_RULES = {
   'transfer-zero': REFUSED,
   'trust-self': REFUSED,
   'trust-unchanged': REFUSED,
-  // The node's own bond, not its funds, is short: a conflict with its state (409), as the API contract says.
+  // Short of bond rather than of funds: the unbond conflicts with the account's state (409).
   'unbond-exceeds-bond': { verdict: 'ignore', status: 409, problem: 'bond-conflict' },
   'unbond-zero': REFUSED,
   'unknown-channel': REFUSED,

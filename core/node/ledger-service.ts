@@ -1,7 +1,8 @@
 /**
  * The ledger as a service of the node: transactions gossiped in and out, the /transactions/stream
  * feed, and what the API reads of the chain (GET /status, /history, /transactions, /beacon,
- * POST /transfer, /bond and /unbond, the block and transaction streams). Every node runs it, the light node too.
+ * POST /transfer, /bond and /unbond, the block and transaction streams). Every node runs it, the
+ * light node too.
  */
 
 import { followBlocks } from '../chain/block-feed.ts';
