@@ -10,6 +10,8 @@ const mesh = command({
     entry('node', 'run a mesh node (data in ~/.mesh, HTTP API on 127.0.0.1:8844)', async () => (await import('./node-command.ts')).nodeCommand),
     entry('status', "show the running node's height and balances", async () => (await import('./cli/status.ts')).statusCommand),
     entry('send', 'send credits to a node: mesh send <node-id|name> <credits>', async () => (await import('./cli/send.ts')).sendCommand),
+    entry('bond', "lock credits into the running node's bond: mesh bond <credits>", async () => (await import('./cli/bond.ts')).bondCommand),
+    entry('unbond', "take credits out of the running node's bond: mesh unbond <credits>", async () => (await import('./cli/bond.ts')).unbondCommand),
     entry('peers', "list the running node's connected peers, with their round-trip times", async () => (await import('./cli/peers.ts')).peersCommand),
     entry(
       'profile',

@@ -123,6 +123,58 @@ test('POST /transfer: token, amount, balance and body rules', async () => {
   await waitFor('confirmed', async () => (await getJson<{ tx_id: string }[]>(node, `/transactions/${OTHER}`)).some((r) => r.tx_id === ok.body.tx_id));
 });
 
+test('POST /bond and /unbond: token, amount, balance, bond and body rules; /status shows the stake', async () => {
+  const credits = (n: number): string => (BigInt(n) * 10n ** 18n).toString();
+  for (const path of ['/bond', '/unbond']) {
+    const noToken = await fetch(`${node.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amount":"1"}' });
+    await problem(noToken, 401);
+    for (const bad of [
+      { amount: '0' },
+      { amount: 0 },
+      { amount: '1.5' },
+      { amount: '-1' },
+      { amount: '01' },
+      { amount: '1e3' },
+      {},
+      { amount: '1', to: OTHER },
+    ]) {
+      const r = await postJson(node, path, bad);
+      assert.equal(r.status, 400, `${path} ${JSON.stringify(bad)}`);
+    }
+    const crossPost = await postJson(node, path, { amount: '1' }, { origin: 'http://evil.example' });
+    assert.equal(crossPost.status, 403);
+  }
+  const broke = await postJson(node, '/bond', { amount: (10n ** 30n).toString() });
+  assert.equal(broke.status, 402);
+  assert.equal(broke.body.type, '/problems/insufficient-balance');
+  const bonded = await postJson(node, '/bond', { amount: credits(5) });
+  assert.equal(bonded.status, 202);
+  assert.match(bonded.body.tx_id, /^[0-9a-f]{64}$/);
+  // Above the bond, pooled transactions counted: 409 at once, before the bond is in a block.
+  const over = await postJson(node, '/unbond', { amount: credits(6) });
+  assert.equal(over.status, 409);
+  assert.equal(over.body.type, '/problems/bond-conflict');
+  const unbonded = await postJson(node, '/unbond', { amount: credits(2) });
+  assert.equal(unbonded.status, 202);
+  type Stake = {
+    bond: string;
+    weight: string;
+    work_earned: string;
+    unbonding: string;
+    unbond_release_height: number | null;
+    unbond_release_secs: number | null;
+  };
+  const status = await waitFor('the unbond is in a block', async () => {
+    const s = await getJson<Stake & { height: number }>(node, '/status');
+    return s.unbonding === credits(2) ? s : undefined;
+  });
+  assert.equal(status.bond, credits(3));
+  assert.equal(status.work_earned, '0');
+  assert.equal(status.weight, '0', 'no earned work, no weight');
+  assert.ok(status.unbond_release_height! > status.height);
+  assert.ok(status.unbond_release_secs! > Date.now() / 1000);
+});
+
 test('CORS: loopback origins may read; no origin may mutate', async () => {
   const local = await fetch(`${node.url}/status`, { headers: { origin: 'http://localhost:5173' } });
   assert.equal(local.headers.get('access-control-allow-origin'), 'http://localhost:5173');

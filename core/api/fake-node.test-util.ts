@@ -49,8 +49,12 @@ export const STATUS: NodeStatus = {
   locked_bond: '0',
   bond: '0',
   weight: '0',
+  work_earned: '0',
+  unbonding: '0',
+  unbond_release_height: null,
   circulating_supply: '7000',
   burned_total: '12',
+  unbond_release_secs: null,
 };
 
 export const SIGNAL: SignalObject = { from: BOB, to: 'broadcast', capabilities: [{ name: 'cpu', version: 4 }], payload_hex: '', nonce: 3, id: SIGNAL_ID };
@@ -264,10 +268,16 @@ export class FakeTunnels implements TunnelsService {
   }
 }
 
-/** The ledger in memory: status, history, transfers and the block and transaction streams. */
+/** The ledger in memory: status, history, transfers, bonds and the block and transaction streams. */
 export class FakeLedger implements ChainService, NodeInfoService {
   readonly nodeId = SELF;
   transfers: { to: string; amount: bigint }[] = [];
+  /** Every /bond and /unbond the node was asked for, in order. */
+  stakes: { kind: 'bond' | 'unbond'; amount: bigint }[] = [];
+  /** What the next /bond or /unbond throws, if set. */
+  stakeError: unknown = undefined;
+  /** What GET /status answers. */
+  statusAnswer: NodeStatus = STATUS;
   historyAsked: string[] = [];
   pageAsked: { node: string; limit?: number; before?: number }[] = [];
   transferError: unknown = undefined;
@@ -278,7 +288,7 @@ export class FakeLedger implements ChainService, NodeInfoService {
   readonly blockFollows: (number | null)[] = [];
 
   status(): NodeStatus {
-    return STATUS;
+    return this.statusAnswer;
   }
   history(node: Uint8Array): Promise<History> {
     this.historyAsked.push(toHex(node));
@@ -312,6 +322,17 @@ export class FakeLedger implements ChainService, NodeInfoService {
   transfer(to: Recipient, amount: bigint): Promise<string> {
     if (this.transferError !== undefined) return Promise.reject(this.transferError);
     this.transfers.push({ to: typeof to === 'string' ? to : toHex(to), amount });
+    return Promise.resolve(TX_ID);
+  }
+  bond(amount: bigint): Promise<string> {
+    return this.#stake('bond', amount);
+  }
+  unbond(amount: bigint): Promise<string> {
+    return this.#stake('unbond', amount);
+  }
+  #stake(kind: 'bond' | 'unbond', amount: bigint): Promise<string> {
+    if (this.stakeError !== undefined) return Promise.reject(this.stakeError);
+    this.stakes.push({ kind, amount });
     return Promise.resolve(TX_ID);
   }
   followBlocks(from: number | null, listener: (event: BlockEvent) => void): Unsubscribe {

@@ -388,6 +388,83 @@ test("api: POST /transfer maps the node's refusals: 402, 400, 409, 503, and 500 
   assert.equal(errors.length, 1, 'the cause is reported to onError');
 });
 
+// ---------------------------------------------------------------------------------------------
+// POST /bond and /unbond
+
+test('api: POST /bond and /unbond pool a bond change and answer 202 {tx_id}', async () => {
+  const { api, node } = setup();
+  assert.deepEqual(await ok(await api(post('/bond', { amount: '2500000000000000000' })), 202), { tx_id: TX_ID });
+  assert.deepEqual(await ok(await api(post('/unbond', { amount: 42 })), 202), { tx_id: TX_ID });
+  await ok(await api(post('/bond', { amount: '340282366920938463463374607431768211455' })), 202);
+  assert.deepEqual(node.ledger.stakes, [
+    { kind: 'bond', amount: 2_500_000_000_000_000_000n },
+    { kind: 'unbond', amount: 42n },
+    { kind: 'bond', amount: 2n ** 128n - 1n },
+  ]);
+});
+
+test('api: POST /bond and /unbond refuse bad amounts and bodies with 400, and take the token', async () => {
+  const { api, node } = setup();
+  const bodies: unknown[] = [
+    { amount: '0' },
+    { amount: 0 },
+    { amount: '01' },
+    { amount: 1.5 },
+    { amount: '1.5' },
+    { amount: '1.0' },
+    { amount: -1 },
+    { amount: '-1' },
+    { amount: '+1' },
+    { amount: '1e3' },
+    { amount: ' 1' },
+    { amount: '340282366920938463463374607431768211456' },
+    { amount: '9'.repeat(60) },
+    { amount: 2 ** 53 },
+    { amount: true },
+    { amount: null },
+    {},
+    { amount: '5', to: BOB },
+    ['5'],
+    'text',
+    null,
+  ];
+  for (const path of ['/bond', '/unbond']) {
+    for (const body of bodies) {
+      const response = await api(post(path, JSON.stringify(body)));
+      assert.equal((await problem(response, 400)).type, '/problems/invalid-body', `${path} ${JSON.stringify(body)}`);
+    }
+    const zero = await problem(await api(post(path, { amount: '0' })), 400);
+    assert.deepEqual(zero.errors, [{ name: 'amount', detail: 'must be above 0' }]);
+    const unknown = await problem(await api(post(path, { amount: '5', memo: 'x' })), 400);
+    assert.deepEqual(unknown.errors, [{ name: 'memo', detail: 'unknown field' }]);
+    for (const text of ['{', '', '{"amount":', 'nul']) await problem(await api(post(path, text)), 400);
+    await problem(await api(post(path, JSON.stringify({ amount: '5' }), { ...AUTH })), 415);
+    await problem(await api(post(`${path}?amount=5`, { amount: '5' })), 400);
+    const noToken = await api(post(path, { amount: '5' }, { 'content-type': 'application/json' }));
+    assert.equal((await problem(noToken, 401)).type, '/problems/unauthorized');
+    const get = await api(request(path));
+    assert.equal(get.headers.get('allow'), 'POST, OPTIONS');
+    await problem(get, 405);
+  }
+  assert.deepEqual(node.ledger.stakes, []);
+});
+
+test("api: POST /bond and /unbond map the node's refusals: 402 above the free balance, 409 above the bond", async () => {
+  const { api, node } = setup();
+  const cases: [string, unknown, number, string][] = [
+    ['/bond', new LedgerRuleError('insufficient-free-balance', 'bond of 5 exceeds the free balance of 1'), 402, 'insufficient-balance'],
+    ['/unbond', new LedgerRuleError('unbond-exceeds-bond', 'unbond of 5 exceeds the bond of 1'), 409, 'bond-conflict'],
+    ['/bond', new MempoolError('duplicate', 'already pooled'), 409, 'transaction-conflict'],
+    ['/unbond', new MempoolError('full', 'the pool holds 20000 transactions'), 503, 'pool-full'],
+  ];
+  for (const [path, error, status, code] of cases) {
+    node.ledger.stakeError = error;
+    const body = await problem(await api(post(path, { amount: '5' })), status);
+    assert.equal(body.type, `/problems/${code}`, path);
+    assert.equal(body.rule, (error as LedgerRuleError).code);
+  }
+});
+
 test('api: bodies must be JSON (415), within the byte bound (413), and well-formed (400)', async () => {
   const { api, node } = setup({ maxBodyBytes: 256 });
   const good = JSON.stringify({ to: BOB, amount: '5' });

@@ -199,6 +199,9 @@ const Amount = amountOf(true);
 /** POST /transfer: `to` a node id or a name. */
 export const TransferBody = object({ to: RecipientField, amount: Amount });
 
+/** POST /bond and /unbond: the amount moved into or out of the node's bond. */
+export const StakeBody = object({ amount: Amount });
+
 const CapabilityName = refine(string(), 'capability name', (name) => {
   if (!wellFormed(name)) return 'must be well-formed Unicode (it holds a lone surrogate)';
   const bytes = encoder.encode(name).length;
@@ -368,6 +371,11 @@ export function checkBody<T>(value: unknown, struct: Struct<T, unknown>): T {
 export function transferRequest(value: unknown): { to: Recipient; amount: bigint } {
   const body = checkBody(value, TransferBody);
   return { to: recipientOf(body.to), amount: parseAmount(body.amount) };
+}
+
+/** The amount a valid /bond or /unbond body asks for. */
+export function stakeRequest(value: unknown): bigint {
+  return parseAmount(checkBody(value, StakeBody).amount);
 }
 
 /** The job a valid bid asks for, with the defaults filled in. */

@@ -21,6 +21,7 @@ export const API_PROBLEMS = {
   'cross-origin': { status: 403, title: 'Cross-origin request refused' },
   'host-not-allowed': { status: 403, title: 'Host name refused' },
   'transaction-conflict': { status: 409, title: 'Transaction conflicts with the pool' },
+  'bond-conflict': { status: 409, title: 'Unbond above the active bond' },
   'unknown-job': { status: 404, title: 'Unknown job' },
   'job-conflict': { status: 409, title: 'Job not in a state that allows this' },
   'no-host': { status: 503, title: 'No host took the job' },

@@ -9,12 +9,11 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { Block } from '../ledger/block.ts';
-import type { Tx } from '../ledger/tx.ts';
 import { BlockProducer } from '../node/block-producer.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import type { Chain } from './chain.ts';
 import { buildBlock, nextSlot } from './miner.ts';
-import { key, mine, openChain, params, tx } from './testnet.test-util.ts';
+import { key, mineWeight, openChain, params } from './testnet.test-util.ts';
 
 interface SimNode {
   readonly name: string;
@@ -109,30 +108,11 @@ test('production: producers without weight on a new network converge on one tip'
 /** A chain prefix in which B, C and D have earned work and bonded: they carry weight; A does not. */
 async function weightedPrefix(): Promise<Block[]> {
   const chain = await openChain();
-  const [A, B, C, D] = [key(1), key(2), key(3), key(4)];
-  await mine(chain, A, 1);
-  const bids: Tx[] = [];
-  const hosts = [B, C, D];
-  for (let i = 0; i < 3; i++) {
-    bids.push(
-      await tx(A, {
-        kind: 'JobBid',
-        nonce: i + 1,
-        spec_hash: new Uint8Array(32),
-        bid: 200n * CREDIT,
-        duration_secs: 30,
-        cpu_cores: 1,
-        mem_mb: 64,
-        billing: 1,
-        host: hosts[i]!.publicKey,
-      }),
-    );
-  }
-  await mine(chain, A, 1, bids);
-  const beats = await Promise.all(hosts.map((h, i) => tx(h, { kind: 'Heartbeat', nonce: 1, job_id: bids[i]!.id, cell: A.publicKey, epoch: 1 })));
-  await mine(chain, A, 1, beats);
-  const bonds = await Promise.all([B, C, D].map((h, i) => tx(h, { kind: 'HostBond', nonce: 2, amount: BigInt(50 + 40 * i) * CREDIT })));
-  await mine(chain, A, 1, bonds);
+  await mineWeight(chain, key(1), [
+    [key(2), 50n * CREDIT],
+    [key(3), 90n * CREDIT],
+    [key(4), 130n * CREDIT],
+  ]);
   assert.sameMembers(
     chain.state.weights().map(([, w]) => Number(w / CREDIT)),
     [50, 90, 130],

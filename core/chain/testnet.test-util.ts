@@ -34,6 +34,47 @@ export async function mine(chain: Chain, producer: SigningKey, count = 1, source
   return out;
 }
 
+/**
+ * Mines on `chain` the honest way to earned work (docs/ledger.md "Bonds"): `payer` mines until it
+ * can pay, then bids for each host a heartbeat-billed job of the given amount, and each host bills
+ * it whole in one heartbeat, earning it less the 1 % burn as work. Returns the blocks mined.
+ */
+export async function mineWork(chain: Chain, payer: SigningKey, paid: readonly (readonly [SigningKey, bigint])[]): Promise<Block[]> {
+  const blocks: Block[] = [];
+  const need = paid.reduce((sum, [, amount]) => sum + amount, 0n);
+  while (chain.state.account(payer.publicKey).balance < need) blocks.push(...(await mine(chain, payer)));
+  const bids: Tx[] = [];
+  for (const [host, amount] of paid) {
+    const body = { kind: 'JobBid', spec_hash: new Uint8Array(32), bid: amount, duration_secs: 30, cpu_cores: 1, mem_mb: 64, billing: 1 };
+    bids.push(await tx(payer, { ...body, nonce: nextNonce(chain, payer) + bids.length, host: host.publicKey }));
+  }
+  blocks.push(...(await mine(chain, payer, 1, bids)));
+  const beats = await Promise.all(
+    paid.map(([host], i) => tx(host, { kind: 'Heartbeat', nonce: nextNonce(chain, host), job_id: bids[i]!.id, cell: payer.publicKey, epoch: 1 })),
+  );
+  blocks.push(...(await mine(chain, payer, 1, beats)));
+  return blocks;
+}
+
+/**
+ * Mines on `chain` the honest way to weight: each host earns twice its weight in work (mineWork),
+ * then bonds its weight, so that afterwards its weight is exactly the given amount.
+ */
+export async function mineWeight(chain: Chain, payer: SigningKey, weights: readonly (readonly [SigningKey, bigint])[]): Promise<Block[]> {
+  const blocks = await mineWork(
+    chain,
+    payer,
+    weights.map(([host, weight]) => [host, 2n * weight] as const),
+  );
+  const bonds = await Promise.all(weights.map(([host, weight]) => tx(host, { kind: 'HostBond', nonce: nextNonce(chain, host), amount: weight })));
+  blocks.push(...(await mine(chain, payer, 1, bonds)));
+  return blocks;
+}
+
+function nextNonce(chain: Chain, signer: SigningKey): number {
+  return chain.state.account(signer.publicKey).nonce + 1;
+}
+
 /** A second chain holding the blocks of `chain` (as a peer that synced it), for a node of its own. */
 export async function copyChain(chain: Chain): Promise<Chain> {
   const copy = await openChain();

@@ -73,7 +73,8 @@ export const LEDGER_RULES = {
   'transfer-zero': REFUSED,
   'trust-self': REFUSED,
   'trust-unchanged': REFUSED,
-  'unbond-exceeds-bond': REFUSED,
+  // Short of bond rather than of funds: the unbond conflicts with the account's state (409).
+  'unbond-exceeds-bond': { verdict: 'ignore', status: 409, problem: 'bond-conflict' },
   'unbond-zero': REFUSED,
   'unknown-channel': REFUSED,
   'unknown-job': REFUSED,

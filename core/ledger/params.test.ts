@@ -6,6 +6,7 @@ import { test } from '../../test/harness.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import {
   burnOf,
+  devnet,
   EXPIRY_BLOCKS,
   emissionAt,
   HALVING_BLOCKS,
@@ -66,4 +67,13 @@ test('params: a heartbeat pays for 30 s', () => {
 test('params: a light node keeps the last 2,880 blocks; the history window is 259,200 blocks', () => {
   assert.equal(LIGHT_RETENTION_BLOCKS, 2_880);
   assert.equal(HISTORY_WINDOW_BLOCKS, 259_200);
+});
+
+test('params: a block may be ahead of local time by half an interval, never a whole one', () => {
+  assert.equal(MAINNET.maxClockDriftMs, 5_000);
+  for (const interval of [10, 11, 100, 1_000, 10_000, 3_600_000]) {
+    const params = devnet(interval);
+    assert.equal(params.maxClockDriftMs, Math.floor(interval / 2), String(interval));
+    assert.isBelow(params.maxClockDriftMs, params.blockIntervalMs);
+  }
 });

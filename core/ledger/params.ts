@@ -47,7 +47,12 @@ export interface ChainParams {
   readonly blockIntervalMs: number;
   /** The genesis block's timestamp, fixed by the code. */
   readonly genesisTimestampMs: number;
-  /** How far a block's timestamp may be ahead of the receiving node's clock. */
+  /**
+   * How far a block's timestamp may be ahead of the receiving node's clock: half an interval on
+   * every network. It must stay below one interval, or a producer ranked lower (or without weight)
+   * could sign its later slot ahead of time and be seen before the first-ranked producer's block
+   * (docs/ledger.md "Block production").
+   */
   readonly maxClockDriftMs: number;
   /** Blocks a name claim lasts: NAME_BLOCKS, except on a devnet made for testing expiry. */
   readonly nameBlocks: number;
@@ -58,7 +63,7 @@ export const MAINNET: ChainParams = Object.freeze({
   network: 'mesh',
   blockIntervalMs: 10_000,
   genesisTimestampMs: Date.UTC(2026, 0, 1),
-  maxClockDriftMs: 15_000,
+  maxClockDriftMs: 5_000,
   nameBlocks: NAME_BLOCKS,
 });
 
@@ -78,7 +83,7 @@ export function devnet(blockIntervalMs = 1_000, options: { nameBlocks?: number }
     network: 'mesh-devnet',
     blockIntervalMs,
     genesisTimestampMs: Date.UTC(2026, 0, 1),
-    maxClockDriftMs: Math.max(2_000, blockIntervalMs),
+    maxClockDriftMs: Math.floor(blockIntervalMs / 2),
     nameBlocks,
   });
 }

@@ -31,6 +31,9 @@ test('status: every /status figure comes from the state, and the locks add up to
     locked_bond: String(credits(300)),
     bond: String(credits(250)),
     weight: '0',
+    work_earned: '0',
+    unbonding: String(credits(50)),
+    unbond_release_height: l.height + UNBOND_DELAY_BLOCKS,
     circulating_supply: String(credits(1_000)),
     burned_total: String(credits(1_000)),
   });
@@ -39,6 +42,8 @@ test('status: every /status figure comes from the state, and the locks add up to
   // Once the unbonding delay has passed, locked_bond is the bond again and the rest is free.
   const later = ledgerStatus(l.state, ALICE.publicKey, l.height + UNBOND_DELAY_BLOCKS);
   assert.equal(later.locked_bond, later.bond);
+  assert.equal(later.unbonding, '0');
+  assert.isNull(later.unbond_release_height);
   assert.equal(later.free, String(credits(1_000 - 100 - 200 - 250)));
   assert.deepEqual(ledgerStatus(l.state, BOB.publicKey, l.height).balance, '0');
 });

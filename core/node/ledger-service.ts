@@ -1,7 +1,8 @@
 /**
  * The ledger as a service of the node: transactions gossiped in and out, the /transactions/stream
  * feed, and what the API reads of the chain (GET /status, /history, /transactions, /beacon,
- * POST /transfer, the block and transaction streams). Every node runs it, the light node too.
+ * POST /transfer, /bond and /unbond, the block and transaction streams). Every node runs it, the
+ * light node too.
  */
 
 import { followBlocks } from '../chain/block-feed.ts';
@@ -26,6 +27,11 @@ export interface NodeStatus extends LedgerStatus {
   node_id: string;
   height: number;
   difficulty: 0;
+  /**
+   * Roughly when `unbonding` is free, in seconds since the epoch: the tip's time plus a block
+   * interval per block still to come; null when nothing is unbonding.
+   */
+  unbond_release_secs: number | null;
 }
 
 /** GET /health, /status and /bootstrap. */
@@ -37,7 +43,7 @@ export interface NodeInfoService {
   bootstrap(): string[];
 }
 
-/** The chain's routes: history, transactions, beacon, transfer and the two streams. */
+/** The chain's routes: history, transactions, beacon, transfer, bond, unbond and the two streams. */
 export interface ChainService {
   history(node: Uint8Array): Promise<History>;
   transactions(node: Uint8Array, options: { limit?: number; before?: number }): Promise<TxListItem[]>;
@@ -48,6 +54,18 @@ export interface ChainService {
    * NameError 'unknown' (404) for a name nobody holds.
    */
   transfer(to: Recipient, amount: bigint): Promise<string>;
+  /**
+   * Signs a HostBond of `amount` from this node's free balance, pools and broadcasts it; resolves to
+   * its tx id (hex). LedgerRuleError `insufficient-free-balance` (402) when the free balance, after
+   * this node's pooled transactions, is smaller.
+   */
+  bond(amount: bigint): Promise<string>;
+  /**
+   * Signs a HostUnbond of `amount` out of this node's active bond (locked for UNBOND_DELAY_BLOCKS
+   * more); resolves to its tx id (hex). LedgerRuleError `unbond-exceeds-bond` (409) when the bond,
+   * after this node's pooled transactions, is smaller.
+   */
+  unbond(amount: bigint): Promise<string>;
   /**
    * The main chain's blocks from height `from` on (null: from the next to come), the held ones read
    * from the store no faster than `flow` has room for, then live; after a reorganisation, again from
@@ -85,8 +103,11 @@ export class LedgerFeature implements ChainService, NodeInfoService, Startable {
   }
 
   status(): NodeStatus {
-    const tip = this.#c.chain.tip;
-    return { node_id: this.nodeId, height: tip.height, difficulty: 0, ...ledgerStatus(this.#c.chain.state, this.#c.key.publicKey, tip.height) };
+    const { tip, params } = this.#c.chain;
+    const ledger = ledgerStatus(this.#c.chain.state, this.#c.key.publicKey, tip.height);
+    const release = ledger.unbond_release_height;
+    const releaseSecs = release === null ? null : Math.floor((tip.timestampMs + (release - tip.height) * params.blockIntervalMs) / 1000);
+    return { node_id: this.nodeId, height: tip.height, difficulty: 0, ...ledger, unbond_release_secs: releaseSecs };
   }
 
   bootstrap(): string[] {
@@ -107,6 +128,14 @@ export class LedgerFeature implements ChainService, NodeInfoService, Startable {
 
   async transfer(to: Recipient, amount: bigint): Promise<string> {
     return toHex((await this.#c.own.submit({ kind: 'Transfer', to: recipientNode(this.#c.chain, to), amount })).id);
+  }
+
+  async bond(amount: bigint): Promise<string> {
+    return toHex((await this.#c.own.submit({ kind: 'HostBond', amount })).id);
+  }
+
+  async unbond(amount: bigint): Promise<string> {
+    return toHex((await this.#c.own.submit({ kind: 'HostUnbond', amount })).id);
   }
 
   followBlocks(from: number | null, listener: (event: BlockEvent) => void, flow?: Flow, end?: () => void): Unsubscribe {

@@ -4,6 +4,14 @@ import type { NodeStatus } from '../../core/node/ledger-service.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, flag } from './command.ts';
 
+/** When the unbonding credits are free: the height, and roughly the time at one block per interval. */
+function releaseOf(status: NodeStatus): string {
+  if (status.unbond_release_height === null) return '';
+  const at =
+    status.unbond_release_secs === null ? '' : ` (about ${new Date(status.unbond_release_secs * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC)`;
+  return `, free at height ${status.unbond_release_height}${at}`;
+}
+
 /** The status as lines for people: amounts in credits. */
 export function formatStatus(status: NodeStatus): string {
   const credits = (text: string): string => `${formatCredits(parseBalance(text))} credits`;
@@ -17,6 +25,8 @@ export function formatStatus(status: NodeStatus): string {
     ['  in bond', credits(status.locked_bond)],
     ['bond', credits(status.bond)],
     ['weight', credits(status.weight)],
+    ['work earned', credits(status.work_earned)],
+    ['unbonding', `${credits(status.unbonding)}${releaseOf(status)}`],
     ['circulating', credits(status.circulating_supply)],
     ['burned', credits(status.burned_total)],
   ];
@@ -24,7 +34,8 @@ export function formatStatus(status: NodeStatus): string {
 }
 
 export const statusCommand = command({
-  description: "Shows the running node's status: its node id, the chain's height, its balances in credits and the supply.",
+  description:
+    "Shows the running node's status: its node id, the chain's height, its balances in credits, its bond, weight and work earned, what it is unbonding and until when, and the supply.",
   options: { ...clientOptions, json: flag('print the answer of GET /status as it is (amounts in base units)') },
   run: async ({ options }, io) => {
     const client = await NodeClient.find(options);

@@ -1,13 +1,13 @@
 /**
- * The chain: GET /history/:node_id, /transactions/:node_id and /beacon, POST /transfer, and the
- * /blocks/stream and /transactions/stream event streams (node-api.md §4–§6).
+ * The chain: GET /history/:node_id, /transactions/:node_id and /beacon, POST /transfer, /bond and
+ * /unbond, and the /blocks/stream and /transactions/stream event streams (node-api.md §4–§6).
  */
 
 import type { TxFeedItem } from '../../chain/tx-feed.ts';
 import type { BlockEvent } from '../../ledger/block.ts';
 import type { ChainService } from '../../node/ledger-service.ts';
 import type { Feature } from '../feature.ts';
-import { BLOCK_STREAM_PARAMS, blockStreamFrom, lastEventIdParam, nodeIdParam, transferRequest, txPageParams } from '../input.ts';
+import { BLOCK_STREAM_PARAMS, blockStreamFrom, lastEventIdParam, nodeIdParam, stakeRequest, transferRequest, txPageParams } from '../input.ts';
 
 /**
  * Unread bytes one /transactions/stream client may hold before it is closed: a bound in bytes, so
@@ -57,6 +57,20 @@ export const chainRoutes: Feature<ChainService> = (service, { json, query, readJ
       query(url);
       const { to, amount } = transferRequest(await readJson(request));
       return json({ tx_id: await service.transfer(to, amount) }, 201);
+    },
+  },
+  {
+    path: '/bond',
+    post: async ({ request, url }) => {
+      query(url);
+      return json({ tx_id: await service.bond(stakeRequest(await readJson(request))) }, 202);
+    },
+  },
+  {
+    path: '/unbond',
+    post: async ({ request, url }) => {
+      query(url);
+      return json({ tx_id: await service.unbond(stakeRequest(await readJson(request))) }, 202);
     },
   },
 ];
