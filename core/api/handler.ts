@@ -9,7 +9,7 @@
  * and one line in MOUNTS.
  *
  * Order of checks: the request must be addressed to an IP address or localhost (403, against DNS
- * rebinding); a request that may change state (any method but GET, HEAD and OPTIONS) must come
+ * rebinding); a request that may change state (any method but GET, HEAD, OPTIONS and TRACE) must come
  * from no web page but the node's own origin (403) and carry the bearer token (401), before its path
  * is even looked up; then path (404) and method (405); then query, body type (415), size (413) and
  * fields (400); then the node's own verdict (402, 409, 503). Every error is problem details; GET
@@ -90,6 +90,9 @@ export interface NodeApiOptions {
 /** Event streams the node holds open at once by default, in all and per client (docs/node-api.md). */
 export const MAX_STREAMS = 256;
 export const MAX_STREAMS_PER_CLIENT = 32;
+
+// Methods that change nothing (RFC 9110 §9.2.1): answered without the token.
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
 
 const encoder = new TextEncoder();
 
@@ -190,8 +193,9 @@ export function createNodeApi(options: NodeApiOptions): (request: Request, clien
     guard(request, url) {
       requireLocalHostName(url);
       // OPTIONS changes nothing and a browser's preflight never carries credentials: it is answered
-      // without the token, and grants nothing to a mutating route (see LOOPBACK_READS).
-      if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
+      // without the token, and grants nothing to a mutating route (see LOOPBACK_READS). TRACE is
+      // safe too (RFC 9110 §9.2.1), and no route takes it: 404 or 405 with Allow.
+      if (!SAFE_METHODS.has(request.method)) {
         requireSameOrigin(request, url);
         requireBearer(request, token);
       }
