@@ -136,14 +136,18 @@ export function createNodeApi(options: NodeApiOptions): (request: Request, clien
   const keepAliveMs = options.keepAliveMs ?? SSE_KEEP_ALIVE_MS;
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
   const maxQueued = options.maxQueuedEvents ?? 1000;
+  const maxStreams = options.maxStreams ?? MAX_STREAMS;
+  const maxStreamsPerClient = options.maxStreamsPerClient ?? MAX_STREAMS_PER_CLIENT;
   for (const [name, value] of [
     ['keepAliveMs', keepAliveMs],
     ['maxBodyBytes', maxBodyBytes],
     ['maxQueuedEvents', maxQueued],
+    ['maxStreams', maxStreams],
+    ['maxStreamsPerClient', maxStreamsPerClient],
   ] as const) {
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
   }
-  const slots = new StreamSlots({ total: options.maxStreams ?? MAX_STREAMS, perClient: options.maxStreamsPerClient ?? MAX_STREAMS_PER_CLIENT });
+  const slots = new StreamSlots({ total: maxStreams, perClient: maxStreamsPerClient });
   // The connection each request came on, for the per-client bound (a request is answered once).
   const clients = new WeakMap<Request, string>();
 

@@ -107,7 +107,11 @@ test('stream caps: thousands of streams opened and closed leave no subscription 
   }
 });
 
-test('stream caps: the defaults are 256 in all and 32 per client', () => {
+test('stream caps: the defaults are 256 in all and 32 per client; a bound must be a positive integer', () => {
   assert.equal(MAX_STREAMS, 256);
   assert.equal(MAX_STREAMS_PER_CLIENT, 32);
+  for (const bad of [0, -1, 1.5, Number.NaN]) {
+    assert.throws(() => setup({ maxStreams: bad }), RangeError, /^maxStreams must/);
+    assert.throws(() => setup({ maxStreamsPerClient: bad }), RangeError, /^maxStreamsPerClient must/);
+  }
 });
