@@ -104,4 +104,9 @@ test('strict body: integer fields refuse 1.0 and 1e3 too', async () => {
   assert.deepEqual(await names('/jobs/bid', '{"image":"localhost/busybox","cpu_cores":1e0,"mem_mb":64,"duration_secs":10,"bid":"1"}'), ['cpu_cores']);
   assert.deepEqual(await names('/channels/open', `{"host":"${BOB}","capacity":"5","expiry_height":1e2}`), ['expiry_height']);
   assert.deepEqual(await names('/mesh/request', `{"to":"${BOB}","topic":"t","payload_hex":"","timeout_ms":1000.0}`), ['timeout_ms']);
+  // Nested: the member is judged where it stands.
+  assert.deepEqual(await names('/signals/send', '{"to":"broadcast","capabilities":[{"name":"gpu","version":2},{"name":"cpu","version":1.0}]}'), [
+    'capabilities.1.version',
+  ]);
+  assert.equal((await api(post('/signals/send', '{"to":"broadcast","capabilities":[{"name":"gpu","version":2}]}'))).status, 202);
 });
