@@ -164,8 +164,9 @@ class ServedRequest extends Request {
   }
 }
 
-// Methods the fetch API refuses to make a Request of ("forbidden methods"); node:http hands
-// CONNECT to its own event, so TRACE and TRACK are what reach here.
+// Methods the fetch API refuses to make a Request of ("forbidden methods"). node:http hands CONNECT
+// to its 'connect' event, which this server does not listen to (node:http then closes the
+// connection), and its parser refuses TRACK, so TRACE is what reaches here.
 const FORBIDDEN_METHODS = /^(?:CONNECT|TRACE|TRACK)$/i;
 
 function toRequest(req: IncomingMessage, fallbackOrigin: string, signal: AbortSignal): Request {
