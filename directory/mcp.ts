@@ -7,7 +7,8 @@
  * search_factories is generated from the same parameter definitions as the HTTP search, and the
  * arguments are checked by the same validator, so the tool and the endpoint refuse the same values.
  *
- * JSON-RPC batches are refused (400, -32600) before the SDK sees them: protocol 2025-06-18 dropped
+ * A body naming a member twice is refused (400, -32700) before the SDK sees it, as every JSON body
+ * of the directory is: JSON.parse would keep the last. JSON-RPC batches are refused (400, -32600) before the SDK sees them: protocol 2025-06-18 dropped
  * batching, and one POST carrying up to the SDK's 100 tool calls would let a client within its rate
  * limit make a hundred searches per request.
  *
@@ -19,6 +20,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { HttpProblem, problemBody } from '../core/web/problem.ts';
+import { DuplicateMemberError, parseStrictJson } from '../core/web/strict-json.ts';
 import { NOTICE } from './http/attribution.ts';
 import type { LoadedData } from './http/data-source.ts';
 import { structSchema } from './http/json-schema.ts';
@@ -101,17 +103,18 @@ async function callTool(name: string, args: Record<string, unknown>, ctx: McpCon
   }
 }
 
-/** The JSON-RPC error answer for a batch, shaped as the SDK's own transport errors are. */
-function batchRefused(): Response {
-  const body = { jsonrpc: '2.0', error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request: batching is not supported' }, id: null };
-  return Response.json(body, { status: 400 });
+/** A JSON-RPC error answer (400), shaped as the SDK's own transport errors are. */
+function refused(code: ErrorCode, message: string): Response {
+  return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status: 400 });
 }
 
 // The body as JSON, or undefined when it is not JSON (the transport then answers its parse error).
+// A member given twice is a DuplicateMemberError: JSON.parse would keep the last.
 function parseJson(body: Uint8Array): unknown {
   try {
-    return JSON.parse(new TextDecoder().decode(body));
-  } catch {
+    return parseStrictJson(new TextDecoder().decode(body));
+  } catch (error) {
+    if (error instanceof DuplicateMemberError) throw error;
     return undefined;
   }
 }
@@ -121,8 +124,13 @@ function parseJson(body: Uint8Array): unknown {
  * and checked the method.
  */
 export async function handleMcp(request: Request, body: Uint8Array, ctx: McpContext): Promise<Response> {
-  const message = parseJson(body);
-  if (Array.isArray(message)) return batchRefused();
+  let message: unknown;
+  try {
+    message = parseJson(body);
+  } catch (error) {
+    return refused(ErrorCode.ParseError, `Parse error: ${(error as DuplicateMemberError).message}`);
+  }
+  if (Array.isArray(message)) return refused(ErrorCode.InvalidRequest, 'Invalid Request: batching is not supported');
   const server = new Server(
     { name: 'mesh-directory', title: 'mesh manufacturer directory', version: ctx.version },
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },

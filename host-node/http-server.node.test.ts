@@ -304,12 +304,41 @@ test("http-server: the authority is the Host header's; a request target of //hos
   }
 });
 
-test('http-server: what node:http refuses is problem details too (TRACE, a bad request line, oversized headers)', async () => {
+test('http-server: TRACE and the other methods no route takes go through the handler: 405 with Allow, 404 for no path', async () => {
+  const { server } = await start();
+  try {
+    const { host } = new URL(server.url);
+    const exchange = async (method: string, path: string, headers = ''): Promise<{ status: number; allow: string | undefined; type: string }> => {
+      const answer = await rawExchange(server.url, `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${headers}Connection: close\r\n\r\n`);
+      const { status, body } = problemOf(answer);
+      return { status, allow: /^allow: *(.*)$/im.exec(answer.slice(0, answer.indexOf('\r\n\r\n')))?.[1]?.trim(), type: body.type };
+    };
+    // TRACE is safe (RFC 9110): no token needed to be told no route takes it.
+    assert.deepEqual(await exchange('TRACE', '/status'), { status: 405, allow: 'GET, HEAD, OPTIONS', type: '/problems/method-not-allowed' });
+    assert.deepEqual(await exchange('TRACE', '/transfer'), { status: 405, allow: 'POST, OPTIONS', type: '/problems/method-not-allowed' });
+    assert.deepEqual(await exchange('trace', '/status'), { status: 400, allow: undefined, type: '/problems/bad-request' }, 'methods are case-sensitive');
+    assert.equal((await exchange('TRACE', '/nothing-here')).status, 404);
+    // A TRACE that comes with a body: the body is never read, the connection closes after the answer.
+    assert.equal((await exchange('TRACE', '/status', 'Content-Length: 5\r\n\r\nhello')).status, 405);
+    // Methods that may change state need the token first, then get 405 with Allow.
+    for (const method of ['PUT', 'PATCH', 'PROPFIND']) {
+      assert.equal((await exchange(method, '/status')).status, 401, method);
+      assert.deepEqual(await exchange(method, '/status', `Authorization: Bearer ${TOKEN}\r\n`), {
+        status: 405,
+        allow: 'GET, HEAD, OPTIONS',
+        type: '/problems/method-not-allowed',
+      });
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+test('http-server: what node:http refuses is problem details too (a bad request line, oversized headers)', async () => {
   const { server } = await start();
   try {
     const { host } = new URL(server.url);
     const cases: [string, number, string][] = [
-      [`TRACE /status HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, 405, '/problems/method-not-allowed'],
       [`FROB /status HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 400, '/problems/bad-request'],
       [`GET /status HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`, 431, '/problems/headers-too-large'],
     ];

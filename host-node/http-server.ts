@@ -18,8 +18,8 @@
  * - The request's URL takes its authority from `Host` and only its path and query from the
  *   request target, so the handler's host and same-origin rules see what a browser addressed.
  * - The handler hears the client's remote address (the directory's rate limit is keyed on it).
- * - What the handler never sees (a method fetch cannot represent, a request node:http cannot
- *   parse) is answered as problem details too.
+ * - A method fetch cannot represent (TRACE) still reaches the handler, on a Request that says it.
+ * - What the handler never sees (a request node:http cannot parse) is answered as problem details too.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -142,20 +142,32 @@ class ConflictingAuthority extends Error {}
  */
 class ServedRequest extends Request {
   readonly #signal: AbortSignal;
+  readonly #method: string | undefined;
 
-  constructor(input: URL | Request, init: RequestInit, signal: AbortSignal) {
+  /** `method`: the method sent, when fetch refuses to carry it (see toRequest). */
+  constructor(input: URL | Request, init: RequestInit, signal: AbortSignal, method?: string) {
     super(input, init);
     this.#signal = signal;
+    this.#method = method;
   }
 
   override get signal(): AbortSignal {
     return this.#signal;
   }
 
+  override get method(): string {
+    return this.#method ?? super.method;
+  }
+
   override clone(): Request {
-    return new ServedRequest(super.clone(), {}, this.#signal);
+    return new ServedRequest(super.clone(), {}, this.#signal, this.#method);
   }
 }
+
+// Methods the fetch API refuses to make a Request of ("forbidden methods"). node:http hands CONNECT
+// to its 'connect' event, which this server does not listen to (node:http then closes the
+// connection), and its parser refuses TRACK, so TRACE is what reaches here.
+const FORBIDDEN_METHODS = /^(?:CONNECT|TRACE|TRACK)$/i;
 
 function toRequest(req: IncomingMessage, fallbackOrigin: string, signal: AbortSignal): Request {
   const headers = new Headers();
@@ -163,6 +175,9 @@ function toRequest(req: IncomingMessage, fallbackOrigin: string, signal: AbortSi
   const url = requestUrl(req, fallbackOrigin);
   const method = req.method ?? 'GET';
   if (method === 'GET' || method === 'HEAD') return new ServedRequest(url, { method, headers }, signal);
+  // TRACE still goes through the handler (its route table answers 404 or 405 with Allow, its rate
+  // limit counts it): a bodiless Request that says the method sent. A body it came with is never read.
+  if (FORBIDDEN_METHODS.test(method)) return new ServedRequest(url, { method: 'GET', headers }, signal, method);
   return new ServedRequest(url, { method, headers, body: bodyStream(req), duplex: 'half' } as RequestInit, signal);
 }
 
@@ -346,11 +361,12 @@ export function serveFetch(handler: FetchHandler, host: string, port: number, op
     try {
       request = toRequest(req, base, abort.signal);
     } catch (error) {
-      const problem =
+      const problem = new WebProblem(
+        'bad-request',
         error instanceof ConflictingAuthority
-          ? new WebProblem('bad-request', `the request target names ${error.message}, the Host header another authority`)
-          : // A method the fetch API refuses to represent (TRACE, TRACK).
-            new WebProblem('method-not-allowed', `the server does not take ${req.method ?? 'this method'}`);
+          ? `the request target names ${error.message}, the Host header another authority`
+          : `the request cannot be made a fetch Request: ${(error as Error).message}`,
+      );
       await send(req, res, lastResort(problem), streams);
       return;
     }

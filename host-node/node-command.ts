@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { multiaddr } from '@multiformats/multiaddr';
-import { createNodeApi } from '../core/api/handler.ts';
+import { createNodeApi, MAX_STREAMS, MAX_STREAMS_PER_CLIENT } from '../core/api/handler.ts';
 import { Chain } from '../core/chain/chain.ts';
 import { systemRandom } from '../core/crypto/random.ts';
 import { fromHex } from '../core/encoding/hex.ts';
@@ -49,6 +49,9 @@ export interface NodeConfig {
   readonly announce: readonly string[];
   /** Mean time between two rounds of pings to the peers (GET /peers' round trips). */
   readonly pingIntervalMs: number;
+  /** Event streams the HTTP API holds open at once, in all and per client (docs/node-api.md). */
+  readonly maxStreams: number;
+  readonly maxStreamsPerClient: number;
 }
 
 /** The node could not start as configured (a port taken, a data directory in use): said without a stack. */
@@ -103,6 +106,13 @@ const nodeOptions = {
     description: 'PEM certificate (chain) for secure WebSockets: the WebSocket port becomes /tls/ws, which pages on HTTPS can dial',
   }),
   'ws-tls-key': option({ value: 'FILE', description: 'PEM private key of --ws-tls-cert' }),
+  'max-streams': option({ value: 'N', description: 'event streams the HTTP API holds open at once; more get 503', parse: integer(1), default: MAX_STREAMS }),
+  'max-streams-per-client': option({
+    value: 'N',
+    description: 'event streams the HTTP API holds open at once for one client address; more get 503',
+    parse: integer(1),
+    default: MAX_STREAMS_PER_CLIENT,
+  }),
   announce: list({
     value: 'MULTIADDR',
     description: 'an address to announce instead of the listen addresses (/dns4/node.example.org/tcp/443/tls/ws); peers and the wallet page dial it',
@@ -162,6 +172,8 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
     wsTls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : null,
     announce: values.announce,
     pingIntervalMs: values['ping-interval-ms'],
+    maxStreams: values['max-streams'],
+    maxStreamsPerClient: values['max-streams-per-client'],
   };
 }
 
@@ -249,11 +261,19 @@ async function runNode(config: NodeConfig): Promise<number> {
     await node.start();
     closers.push(() => node.stop());
     // The wallet page rides on the same port: its files and config, no state (docs/browser.md).
-    const api = withWallet(createNodeApi({ services: node.services, token: data.token }), {
-      chain,
-      addresses: () => network.addresses(),
-      peerId: network.libp2p.peerId.toString(),
-    });
+    const api = withWallet(
+      createNodeApi({
+        services: node.services,
+        token: data.token,
+        maxStreams: config.maxStreams,
+        maxStreamsPerClient: config.maxStreamsPerClient,
+      }),
+      {
+        chain,
+        addresses: () => network.addresses(),
+        peerId: network.libp2p.peerId.toString(),
+      },
+    );
     const server = await starting(`cannot serve the HTTP API on ${config.host} port ${config.port}`, () => serveFetch(api, config.host, config.port));
     closers.push(() => server.close());
     // Where client commands (mesh status, mesh send) find this node; removed first at a clean stop.

@@ -3,6 +3,7 @@
  * client sends them, and the checks every answer passes (problem details, JSON).
  */
 import { assert } from 'chai';
+import type { ClientInfo } from '../web/router.ts';
 import { FakeNode } from './fake-node.test-util.ts';
 import { createNodeApi, type NodeApiOptions } from './handler.ts';
 
@@ -10,7 +11,11 @@ export const TOKEN = 'k3y-0f-th1s-n0de_AbC';
 export const BASE = 'http://127.0.0.1:8844';
 
 /** A fresh fake node and the API over it; `errors` collects what onError heard. */
-export function setup(options: Partial<NodeApiOptions> = {}): { node: FakeNode; api: (request: Request) => Promise<Response>; errors: unknown[] } {
+export function setup(options: Partial<NodeApiOptions> = {}): {
+  node: FakeNode;
+  api: (request: Request, client?: ClientInfo) => Promise<Response>;
+  errors: unknown[];
+} {
   const node = new FakeNode();
   const errors: unknown[] = [];
   const api = createNodeApi({ services: node.services, token: TOKEN, onError: (e) => errors.push(e), ...options });

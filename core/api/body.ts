@@ -5,6 +5,7 @@
  * is parsed or held.
  */
 import { BodyTooLargeError, readBoundedBody } from '../web/bounded-body.ts';
+import { DuplicateMemberError, parseStrictJson } from '../web/strict-json.ts';
 import { ApiProblem } from './problem.ts';
 
 function tooLarge(limit: number): ApiProblem {
@@ -45,8 +46,9 @@ export async function readBytesBody(request: Request, limit: number): Promise<Ui
 }
 
 /**
- * The parsed JSON body of `request`, at most `limit` bytes of UTF-8. With `optional`, an empty body
- * is undefined, whatever its content-type says (a route that takes "no body, or {}").
+ * The parsed JSON body of `request`, at most `limit` bytes of UTF-8, read strictly
+ * (core/web/strict-json.ts): a member named twice in one object is 400. With `optional`, an empty
+ * body is undefined, whatever its content-type says (a route that takes "no body, or {}").
  */
 export async function readJsonBody(request: Request, limit: number, optional = false): Promise<unknown> {
   const json = isJsonType(request.headers.get('content-type'));
@@ -63,8 +65,11 @@ export async function readJsonBody(request: Request, limit: number, optional = f
     throw new ApiProblem('invalid-body', 'the body is not valid UTF-8');
   }
   try {
-    return JSON.parse(text) as unknown;
+    return parseStrictJson(text);
   } catch (error) {
+    if (error instanceof DuplicateMemberError) {
+      throw new ApiProblem('invalid-body', `${error.path}: given more than once`, { errors: [{ name: error.path, detail: 'given more than once' }] });
+    }
     throw new ApiProblem('invalid-body', `the body is not valid JSON: ${(error as Error).message}`);
   }
 }

@@ -9,7 +9,7 @@
  * and one line in MOUNTS.
  *
  * Order of checks: the request must be addressed to an IP address or localhost (403, against DNS
- * rebinding); a request that may change state (any method but GET, HEAD and OPTIONS) must come
+ * rebinding); a request that may change state (any method but GET, HEAD, OPTIONS and TRACE) must come
  * from no web page but the node's own origin (403) and carry the bearer token (401), before its path
  * is even looked up; then path (404) and method (405); then query, body type (415), size (413) and
  * fields (400); then the node's own verdict (402, 409, 503). Every error is problem details; GET
@@ -21,12 +21,13 @@
  */
 import { bytesResponse } from '../web/bytes-response.ts';
 import { queryValues } from '../web/query.ts';
-import { type CorsPolicy, createService, type HeaderSet } from '../web/router.ts';
+import { type ClientInfo, type CorsPolicy, createService, type HeaderSet } from '../web/router.ts';
 import { EVENT_STREAM_HEADERS, eventStream, SSE_KEEP_ALIVE_MS } from '../web/sse.ts';
+import { StreamSlots } from '../web/stream-slots.ts';
 import { isLoopbackOrigin, requireBearer, requireLocalHostName, requireSameOrigin } from './access.ts';
 import { readBytesBody, readJsonBody } from './body.ts';
 import type { ApiTools, Feature } from './feature.ts';
-import { toProblem } from './problem.ts';
+import { ApiProblem, toProblem } from './problem.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { chainRoutes } from './routes/chain.ts';
 import { channelRoutes } from './routes/channels.ts';
@@ -78,9 +79,20 @@ export interface NodeApiOptions {
   readonly maxBodyBytes?: number;
   /** Unread events one SSE connection may queue before it is closed. Default 1,000. */
   readonly maxQueuedEvents?: number;
+  /** Event streams open at once, all clients together; past it a stream gets 503. Default MAX_STREAMS. */
+  readonly maxStreams?: number;
+  /** Event streams open at once for one client (remote address); past it a stream gets 503. Default MAX_STREAMS_PER_CLIENT. */
+  readonly maxStreamsPerClient?: number;
   /** Told about failures the client only sees as a 500. */
   readonly onError?: (error: unknown) => void;
 }
+
+/** Event streams the node holds open at once by default, in all and per client (docs/node-api.md). */
+export const MAX_STREAMS = 256;
+export const MAX_STREAMS_PER_CLIENT = 32;
+
+// Methods that change nothing (RFC 9110 §9.2.1): answered without the token.
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
 
 const encoder = new TextEncoder();
 
@@ -112,21 +124,32 @@ const LOOPBACK_READS: CorsPolicy = {
   },
 };
 
-/** Builds the API handler over `options.service`. The handler never rejects. */
-export function createNodeApi(options: NodeApiOptions): (request: Request) => Promise<Response> {
+/**
+ * Builds the API handler over `options.service`. The handler never rejects. `client` (what the
+ * host knows of the connection) keys the per-client bound on event streams; requests without one
+ * share a bound.
+ */
+export function createNodeApi(options: NodeApiOptions): (request: Request, client?: ClientInfo) => Promise<Response> {
   if (typeof options.token !== 'string') throw new TypeError('token must be a string');
   if (options.token.length === 0) throw new RangeError('token must not be empty');
   const token = encoder.encode(options.token);
   const keepAliveMs = options.keepAliveMs ?? SSE_KEEP_ALIVE_MS;
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
   const maxQueued = options.maxQueuedEvents ?? 1000;
+  const maxStreams = options.maxStreams ?? MAX_STREAMS;
+  const maxStreamsPerClient = options.maxStreamsPerClient ?? MAX_STREAMS_PER_CLIENT;
   for (const [name, value] of [
     ['keepAliveMs', keepAliveMs],
     ['maxBodyBytes', maxBodyBytes],
     ['maxQueuedEvents', maxQueued],
+    ['maxStreams', maxStreams],
+    ['maxStreamsPerClient', maxStreamsPerClient],
   ] as const) {
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
   }
+  const slots = new StreamSlots({ total: maxStreams, perClient: maxStreamsPerClient });
+  // The connection each request came on, for the per-client bound (a request is answered once).
+  const clients = new WeakMap<Request, string>();
 
   const query = (url: URL, allowed: readonly string[] = []): Record<string, string> =>
     queryValues(url.searchParams, { allowed, repeated: 'invalid-parameter' });
@@ -144,9 +167,16 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
     readBytes: (request, { maxBytes }) => readBytesBody(request, maxBytes),
     stream: (call, subscribe, { allowed, id, data, type, maxQueuedBytes, format } = {}) => {
       query(call.url, allowed);
+      const client = clients.get(call.request) ?? '';
+      const release = slots.take(client);
+      if (release === undefined) {
+        const bound = slots.full(client) === 'total' ? `${slots.caps.total} in all` : `${slots.caps.perClient} per client`;
+        throw new ApiProblem('too-many-streams', `this node holds at most ${bound} event streams open; retry once one has closed`);
+      }
       const body = eventStream(subscribe, {
         keepAliveMs,
         maxQueued,
+        onEnd: release,
         signal: call.request.signal,
         ...(id && { id }),
         ...(data && { data }),
@@ -158,7 +188,7 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
     },
   };
 
-  return createService({
+  const service = createService({
     routes: MOUNTS.flatMap(({ service, routes }) => {
       const given = options.services[service];
       return given === undefined ? [] : (routes as Feature<typeof given>)(given, tools);
@@ -167,8 +197,9 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
     guard(request, url) {
       requireLocalHostName(url);
       // OPTIONS changes nothing and a browser's preflight never carries credentials: it is answered
-      // without the token, and grants nothing to a mutating route (see LOOPBACK_READS).
-      if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
+      // without the token, and grants nothing to a mutating route (see LOOPBACK_READS). TRACE is
+      // safe too (RFC 9110 §9.2.1), and no route takes it: 404 or 405 with Allow.
+      if (!SAFE_METHODS.has(request.method)) {
         requireSameOrigin(request, url);
         requireBearer(request, token);
       }
@@ -176,4 +207,8 @@ export function createNodeApi(options: NodeApiOptions): (request: Request) => Pr
     toProblem,
     onError: options.onError,
   });
+  return (request, client = {}) => {
+    clients.set(request, client.remoteAddress ?? '');
+    return service(request);
+  };
 }

@@ -5,7 +5,7 @@
  *
  * Hex is strict lowercase, as everywhere in the core (encoding/hex.ts): one spelling per id.
  */
-import { array, enums, integer, nullable, number, object, optional, refine, type Struct, string, tuple, union, validate } from 'superstruct';
+import { array, type Context, enums, integer, nullable, number, object, optional, refine, type Struct, string, tuple, union, validate } from 'superstruct';
 import type { OpenRequest, Receipt } from '../channels/types.ts';
 import { parseAmount } from '../encoding/amount.ts';
 import { fromHex } from '../encoding/hex.ts';
@@ -19,6 +19,7 @@ import { MAX_GRANT_CHARS } from '../placement/wire.ts';
 import type { SignalFilter } from '../signal/book.ts';
 import type { SignalRequest } from '../signal/service.ts';
 import { MAX_CAPABILITIES, MAX_CAPABILITY_NAME_BYTES, MAX_PAYLOAD_BYTES } from '../signal/signal.ts';
+import { writtenAsFraction } from '../web/strict-json.ts';
 import { ApiProblem } from './problem.ts';
 
 const HEX_ID = /^[0-9a-f]{64}$/;
@@ -182,9 +183,29 @@ export function boundHexField(value: unknown, field: string, maxBytes: number): 
   }
 }
 
-/** An amount as DESIGN §4 takes it (a decimal string or a safe JSON integer), above 0 when `positive`. */
+/**
+ * What JSON.parse cannot tell apart: `1.0` and `1e3` are read as the integers 1 and 1000. A field
+ * that takes a JSON integer refuses a number written with a fraction or an exponent, as the body
+ * reader noted it (core/web/strict-json.ts).
+ */
+function writtenWhole(value: unknown, context: Context): true | string {
+  return (
+    typeof value !== 'number' ||
+    !writtenAsFraction(context.branch.at(-2), context.path.at(-1)) ||
+    `must be written as an integer, without a fraction or an exponent (${value}, not as a float)`
+  );
+}
+
+/** A JSON integer, written as one (not `1.0`, not `1e3`): every integer field of a body. */
+export function wholeInteger(): Struct<number, null> {
+  return refine(integer(), 'integer', writtenWhole);
+}
+
+/** An amount as DESIGN §4 takes it (a decimal string or a safe JSON integer written as one), above 0 when `positive`. */
 function amountOf(positive: boolean): Struct<string | number, null> {
-  return refine(union([string(), number()]), 'amount', (value) => {
+  return refine(union([string(), number()]), 'amount', (value, context) => {
+    const whole = writtenWhole(value, context);
+    if (whole !== true) return whole;
     try {
       return parseAmount(value) > 0n || !positive || 'must be above 0';
     } catch (error) {
@@ -210,7 +231,7 @@ const CapabilityName = refine(string(), 'capability name', (name) => {
   return !/\p{Cc}/u.test(name) || 'must not contain control characters';
 });
 
-const CapabilityVersion = refine(integer(), 'capability version', (v) => (v >= 0 && v <= U32_MAX) || `must be 0 to ${U32_MAX}`);
+const CapabilityVersion = refine(wholeInteger(), 'capability version', (v) => (v >= 0 && v <= U32_MAX) || `must be 0 to ${U32_MAX}`);
 
 const Capabilities = refine(array(object({ name: CapabilityName, version: CapabilityVersion })), 'capabilities', (list) => {
   if (list.length > MAX_CAPABILITIES) return `at most ${MAX_CAPABILITIES} capabilities, got ${list.length}`;
@@ -228,7 +249,7 @@ export const SignalBody = object({
 
 /** An integer from `min` to `max`. */
 function bounded(min: number, max: number): Struct<number, null> {
-  return refine(integer(), 'bounded integer', (n) => (n >= min && n <= max) || `must be ${min} to ${max}, got ${n}`);
+  return refine(wholeInteger(), 'bounded integer', (n) => (n >= min && n <= max) || `must be ${min} to ${max}, got ${n}`);
 }
 
 const Image = refine(string(), 'image', (image) => {
@@ -328,7 +349,7 @@ export const SettleBody = object({ cost: amountOf(false), payer_sig: Signature }
 export const ChannelOpenBody = object({
   host: NodeId,
   capacity: Amount,
-  expiry_height: optional(refine(integer(), 'height', (h) => (h >= 1 && Number.isSafeInteger(h)) || 'must be a block height, an integer of at least 1')),
+  expiry_height: optional(refine(wholeInteger(), 'height', (h) => (h >= 1 && Number.isSafeInteger(h)) || 'must be a block height, an integer of at least 1')),
 });
 
 /** POST /channels/receipt: the channel, its host (the receipt names it), and the cumulative total paid (0 allowed). */

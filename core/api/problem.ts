@@ -6,7 +6,8 @@
 import { RuledError } from '../errors.ts';
 import { type ProblemKind, problemClass, WEB_PROBLEMS } from '../web/problem.ts';
 
-// Seconds a client should wait before offering a transaction to a full pool again (a block's time).
+// Seconds a client should wait before offering a transaction to a full pool again (a block's time),
+// or before asking again for an event stream.
 const RETRY_AFTER_SECONDS = '10';
 
 /** Every problem the API answers, by code. */
@@ -51,6 +52,8 @@ export const API_PROBLEMS = {
   'no-peers': { status: 503, title: 'No peer subscribed to the topic' },
   'too-many-subscriptions': { status: 507, title: 'Too many subscriptions' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  // A slot frees when another stream ends.
+  'too-many-streams': { status: 503, title: 'Too many open event streams', headers: { 'retry-after': RETRY_AFTER_SECONDS } },
   // "Not now" rather than "not this": the client may retry after a block.
   'pool-full': { status: 503, title: 'Transaction pool full', headers: { 'retry-after': RETRY_AFTER_SECONDS } },
 } as const satisfies Record<string, ProblemKind>;

@@ -53,6 +53,8 @@ export interface EventStreamOptions<T = unknown> {
   readonly type?: (event: T) => string | undefined;
   /** How events become bytes (default: SSE frames, with `id`, `type` and `data`). */
   readonly format?: EventFormat<T>;
+  /** Called once when the stream ends, however it ends (its slot, say, is free again). */
+  readonly onEnd?: () => void;
 }
 
 /** How a stream's events and its few signals are written on the wire. */
@@ -149,6 +151,7 @@ export function eventStream<T>(subscribe: Subscribe<T>, options: EventStreamOpti
   const stop = (): void => {
     if (ended) return;
     ended = true;
+    options.onEnd?.();
     wake();
     timer?.cancel();
     if (onAbort) options.signal?.removeEventListener('abort', onAbort);
@@ -180,7 +183,7 @@ export function eventStream<T>(subscribe: Subscribe<T>, options: EventStreamOpti
           }
         };
         if (options.signal?.aborted) {
-          ended = true;
+          stop();
           controller.close();
           return;
         }
@@ -204,37 +207,40 @@ export function eventStream<T>(subscribe: Subscribe<T>, options: EventStreamOpti
           controller.enqueue(format.end);
           controller.close();
         };
-        unsubscribe = subscribe(
-          (event) => {
-            if (ended) return;
-            // The burst not yet handed over counts as unread too.
-            if (controller.desiredSize === null || free() <= 0) {
-              flush();
-              stop();
-              const last = format.overflow(bound);
-              if (last.length > 0) controller.enqueue(last);
-              controller.close();
-              return;
-            }
-            let frame: Uint8Array;
-            try {
-              frame = format.frame(event);
-            } catch (error) {
-              // An event that cannot be written (a bigint, a cycle) ends this stream, not the emitter.
-              stop();
-              controller.error(error);
-              return;
-            }
-            burst.push(frame);
-            burstBytes += frame.length;
-            // A long burst (a replay of the whole ring) goes out in chunks of a bounded size.
-            if (burstBytes >= MAX_CHUNK_BYTES) flush();
-            else if (burst.length === 1) queueMicrotask(flush);
-            sentAt = clock.now();
-          },
-          end,
-          flow,
-        );
+        const deliver = (event: T): void => {
+          if (ended) return;
+          // The burst not yet handed over counts as unread too.
+          if (controller.desiredSize === null || free() <= 0) {
+            flush();
+            stop();
+            const last = format.overflow(bound);
+            if (last.length > 0) controller.enqueue(last);
+            controller.close();
+            return;
+          }
+          let frame: Uint8Array;
+          try {
+            frame = format.frame(event);
+          } catch (error) {
+            // An event that cannot be written (a bigint, a cycle) ends this stream, not the emitter.
+            stop();
+            controller.error(error);
+            return;
+          }
+          burst.push(frame);
+          burstBytes += frame.length;
+          // A long burst (a replay of the whole ring) goes out in chunks of a bounded size.
+          if (burstBytes >= MAX_CHUNK_BYTES) flush();
+          else if (burst.length === 1) queueMicrotask(flush);
+          sentAt = clock.now();
+        };
+        try {
+          unsubscribe = subscribe(deliver, end, flow);
+        } catch (error) {
+          // A subscriber that refuses at once: the stream never opened.
+          stop();
+          throw error;
+        }
         // The stream may have ended inside `subscribe` (events delivered at once overflowed it, or it had no more).
         if (ended) unsubscribe();
         else keepAlive();

@@ -145,6 +145,42 @@ function withDirectory(fn: (url: string) => Promise<void>): Promise<void> {
   return withServer((request, client) => directory.fetch(request, client), fn);
 }
 
+test('node adapter: TRACE goes through the router (405 with Allow, 404 for no path) and is counted by the rate limit', async () => {
+  const directory = createDirectory({
+    data: textSource(fixtureText()),
+    submissions: new MemorySubmissionStore(),
+    limits: { rateLimit: { perSecond: 0.001, burst: 3 } },
+  });
+  await withServer(
+    (request, client) => directory.fetch(request, client),
+    async (url) => {
+      const { hostname, port } = new URL(url);
+      const send = (method: string, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; type: string }> =>
+        new Promise((resolve, reject) => {
+          const req = httpRequest({ host: hostname, port, method, path }, (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, type: (JSON.parse(text) as { type: string }).type }));
+          });
+          req.once('error', reject);
+          req.end();
+        });
+      const refused = await send('TRACE', '/api/v1/factories');
+      assert.equal(refused.status, 405);
+      assert.equal(refused.headers.allow, 'GET, HEAD, OPTIONS');
+      assert.equal(refused.type, '/problems/method-not-allowed');
+      assert.match(String(refused.headers.ratelimit), /;r=2;/, 'counted against the burst');
+      assert.equal((await send('TRACE', '/api/v1/submissions')).headers.allow, 'POST, OPTIONS');
+      assert.equal((await send('TRACE', '/nothing-here')).status, 404);
+      const limited = await send('TRACE', '/api/v1/factories');
+      assert.equal(limited.status, 429);
+      assert.equal(limited.type, '/problems/rate-limited');
+      assert.ok(limited.headers['retry-after']);
+    },
+  );
+});
+
 test('node adapter: a receipt points at the Host the client addressed, whatever authority the request target names', () =>
   withDirectory(async (url) => {
     const { hostname, port, host } = new URL(url);

@@ -254,6 +254,7 @@ export function openApiDocument(): JsonSchema {
               'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } },
             }),
             '404': response('NotFound'),
+            '413': response('TooLarge'),
             '429': response('RateLimited'),
             '503': problem('The submission store is unavailable.', { 'Retry-After': RETRY_AFTER }),
           },

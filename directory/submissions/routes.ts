@@ -9,6 +9,7 @@
  */
 
 import { HttpProblem } from '../../core/web/problem.ts';
+import { DuplicateMemberError, parseStrictJson } from '../../core/web/strict-json.ts';
 import { checkDeclaredLength, readBody } from '../http/body.ts';
 import type { Clock, LoadedData } from '../http/data-source.ts';
 import { parseQuery, validateParams } from '../http/params.ts';
@@ -75,8 +76,14 @@ async function readFields(request: Request, limit: number): Promise<Record<strin
   if (type === 'application/json') {
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseStrictJson(text);
     } catch (error) {
+      // A member given twice is refused as a form field given twice is: JSON.parse would keep the last.
+      if (error instanceof DuplicateMemberError) {
+        throw new ProblemError('invalid-body', `${JSON.stringify(error.path)} given more than once`, {
+          errors: [{ name: error.path, detail: 'given more than once' }],
+        });
+      }
       throw new ProblemError('invalid-body', `the body is not JSON: ${(error as Error).message}`);
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -699,6 +699,15 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     await problem(repeated, 400, 'invalid-body');
+    // A JSON member given twice, as a form field given twice: JSON.parse would keep the last.
+    for (const [body, name] of [
+      ['{"kind":"join","company":"A","email":"a@b.example","company":"B"}', 'company'],
+      ['{"kind":"removal","kind":"join","company":"A","email":"a@b.example"}', 'kind'],
+      ['{"kind":"join","company":"A","email":"a@b.example","message":{"x":1,"x":2}}', 'message.x'],
+    ]) {
+      const twice = await get('/api/v1/submissions', { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+      assert.deepEqual((await problem(twice, 400, 'invalid-body')).errors, [{ name, detail: 'given more than once' }], body);
+    }
   });
 
   t('text fields are stored trimmed', async ({ get, store }) => {
@@ -754,6 +763,21 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     const garbled = await get('/mcp', { method: 'POST', body: '[{', headers });
     assert.equal(garbled.status, 400);
     assert.equal(((await garbled.json()) as { error: { code: number } }).error.code, -32700);
+  });
+
+  t('MCP refuses a message that names a member twice: 400 and the parse error, nothing run', async ({ get }) => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    for (const body of [
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/list","params":{}}',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"registry_stats","arguments":{"q":"a","q":"b"}}}',
+    ]) {
+      const response = await get('/mcp', { method: 'POST', body, headers });
+      const text = await response.text();
+      assert.equal(response.status, 400, text);
+      const answer = JSON.parse(text) as { jsonrpc: string; id: unknown; error: { code: number; message: string } };
+      assert.deepEqual([answer.jsonrpc, answer.id, answer.error.code], ['2.0', null, -32700]);
+      assert.include(answer.error.message, 'more than once');
+    }
   });
 
   t('the form works without JavaScript: HTML page, form post, HTML receipt and status', async ({ get }) => {

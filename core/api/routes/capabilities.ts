@@ -7,17 +7,17 @@
  * There is no GET /trust: the ledger state has no scan of one granter's trust entries, and listing
  * them would mean reading the whole state.
  */
-import { boolean, integer, object, optional, refine, string } from 'superstruct';
+import { boolean, object, optional, refine, string } from 'superstruct';
 import type { CapabilitiesService } from '../../capabilities/service.ts';
 import { decodeToken, MAX_LINKS } from '../../capabilities/token.ts';
 import { fromHex } from '../../encoding/hex.ts';
 import type { Feature } from '../feature.ts';
-import { checkBody, NodeId } from '../input.ts';
+import { checkBody, NodeId, wholeInteger } from '../input.ts';
 
 /** POST /capabilities/revoke. The token is decoded after the body passes (400 `bad-grant` if it does not). */
 export const RevokeBody = object({
   token: refine(string(), 'token', (text) => text.length > 0 || 'must be a capability token (mcap1.…)'),
-  link: optional(refine(integer(), 'link index', (n) => (n >= 0 && n < MAX_LINKS) || `must be a link's index, 0 to ${MAX_LINKS - 1}`)),
+  link: optional(refine(wholeInteger(), 'link index', (n) => (n >= 0 && n < MAX_LINKS) || `must be a link's index, 0 to ${MAX_LINKS - 1}`)),
 });
 
 /** POST /trust. */

@@ -4,16 +4,16 @@
  * GET /profiles lists the verified profiles held, GET /profiles/:node_id one of them,
  * GET /fabric/stats sums them with the atlas into FabricStats.
  */
-import { array, boolean, integer, min, nullable, number, object, string } from 'superstruct';
+import { array, boolean, min, nullable, number, object, string } from 'superstruct';
 import type { FabricService } from '../../netgraph/service.ts';
 import type { Feature } from '../feature.ts';
-import { checkBody, nodeIdParam } from '../input.ts';
+import { checkBody, nodeIdParam, wholeInteger } from '../input.ts';
 import { ApiProblem } from '../problem.ts';
 
 /** A profile's body is small: 16 GPUs of long names stay under 8 KiB. */
 export const MAX_PROFILE_BODY_BYTES = 16 * 1024;
 
-const count = min(integer(), 0);
+const count = min(wholeInteger(), 0);
 const measuredFigure = nullable(number());
 
 /** The shape of POST /profiles (bounds are the core's: core/netgraph/profile.ts checkMeasurement). */

@@ -7,7 +7,7 @@
  * open, 507 too many subscriptions; 503 a publish no peer would hear. A reply answers 404 for an
  * unknown token, 409 for a second reply, 410 for one after its request gave up.
  */
-import { array, integer, object, optional, refine, type Struct, size, string, validate } from 'superstruct';
+import { array, object, optional, refine, type Struct, size, string, validate } from 'superstruct';
 import {
   array as arrayCodec,
   bytes32,
@@ -40,7 +40,7 @@ import { isAppTopic } from '../../net/network.ts';
 import type { EventFormat } from '../../web/sse.ts';
 import { BYTES_TYPE, isBytesType } from '../body.ts';
 import type { Feature } from '../feature.ts';
-import { badQuery, boundHexField, checkBody, HexBytes, MAX_LISTED_ERRORS, RecipientField, recipientOf } from '../input.ts';
+import { badQuery, boundHexField, checkBody, HexBytes, MAX_LISTED_ERRORS, RecipientField, recipientOf, wholeInteger } from '../input.ts';
 import { ApiProblem, type ApiProblemCode, toProblem } from '../problem.ts';
 
 /** A body's bound on these routes: a payload of 64 KiB as hex, and room for the other fields. */
@@ -176,7 +176,11 @@ const ReplyToken = refine(
   'reply token',
   (token) => new RegExp(`^[0-9a-f]{${2 * REPLY_TOKEN_BYTES}}$`).test(token) || `must be a reply token: ${2 * REPLY_TOKEN_BYTES} lowercase hex characters`,
 );
-const TimeoutMs = refine(integer(), 'timeout', (ms) => (ms >= 1 && ms <= MAX_REQUEST_TIMEOUT_MS) || `must be 1 to ${MAX_REQUEST_TIMEOUT_MS} ms, got ${ms}`);
+const TimeoutMs = refine(
+  wholeInteger(),
+  'timeout',
+  (ms) => (ms >= 1 && ms <= MAX_REQUEST_TIMEOUT_MS) || `must be 1 to ${MAX_REQUEST_TIMEOUT_MS} ms, got ${ms}`,
+);
 
 export const SendBody = object({ to: RecipientField, topic: Topic, payload_hex: HexBytes });
 export const SendBatchBody = object({
