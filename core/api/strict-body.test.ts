@@ -13,6 +13,8 @@ const SIG = 'ab'.repeat(64);
 /** Every POST route that reads a JSON body. */
 const JSON_POST_ROUTES = [
   '/transfer',
+  '/bond',
+  '/unbond',
   '/signals/send',
   '/jobs/bid',
   `/jobs/${ID}/settle`,
@@ -65,6 +67,8 @@ test('strict body: /transfer with two amounts is refused, not paid with the last
 /** Each amount field with a body around it: `$` stands for the amount's JSON text. */
 const AMOUNT_BODIES: [string, string, string][] = [
   ['/transfer', 'amount', `{"to":"${BOB}","amount":$}`],
+  ['/bond', 'amount', '{"amount":$}'],
+  ['/unbond', 'amount', '{"amount":$}'],
   ['/jobs/bid', 'bid', '{"image":"localhost/busybox","cpu_cores":1,"mem_mb":64,"duration_secs":10,"bid":$}'],
   ['/mesh-deploy', 'bid', `{"node_id":"${BOB}","image":"localhost/busybox","cpu_cores":1,"mem_mb":64,"duration_secs":10,"bid":$}`],
   [`/jobs/${ID}/settle`, 'cost', `{"cost":$,"payer_sig":"${SIG}"}`],
