@@ -192,6 +192,20 @@ test('mesh jobs stop answers 204 by job id, id prefix or container id; an unknow
   assert.equal((await mesh(['stop', 'a b'])).code, 2);
 });
 
+test('mesh jobs stop: the start of several job ids is exit 1, never taken for a container', async () => {
+  const fake = new FakeNode();
+  const twin = `0b0b${'f'.repeat(60)}`;
+  fake.jobs.jobs.set(twin, { ...JOB, job_id: twin });
+  const stopped = await mesh(['stop', '0b0b'], fake);
+  assert.equal(stopped.code, 1);
+  assert.match(stopped.err, /^mesh jobs stop: 2 jobs have ids starting with 0b0b \(0b0b0b0b0b0b0b0b, 0b0bffffffffffff\): give more of the id\n$/);
+  assert.deepEqual(
+    fake.jobs.jobCalls.map((c) => c.method),
+    ['listJobs'],
+    'nothing stopped',
+  );
+});
+
 test('mesh jobs expire prints the JobExpire transaction id', async () => {
   const expired = await mesh(['expire', JOB_ID]);
   assert.equal(expired.code, 0, expired.err);
