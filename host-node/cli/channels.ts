@@ -11,7 +11,7 @@ import { toHex } from '../../core/encoding/hex.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, entry, flag, option, type Parser, positional, UsageError } from './command.ts';
 import { idPrefix, uniqueId } from './id-prefix.ts';
-import { columns } from './jobs.ts';
+import { columns } from './table.ts';
 import { credits, integer, nodeId } from './values.ts';
 
 const json = flag("print the node's answer as JSON, as it is (amounts in base units)");

@@ -10,6 +10,7 @@ import type { JobStatus, JobSummary, JobView, LogEvent } from '../../core/jobs/t
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, entry, flag, type Io, list, option, type Parser, positional, UsageError } from './command.ts';
 import { type IdKind, idPrefix, uniqueId } from './id-prefix.ts';
+import { columns } from './table.ts';
 import { credits, integer } from './values.ts';
 
 /** How often `run --follow` asks for the job's status. */
@@ -66,12 +67,6 @@ const time = (secs: number | null): string => (secs === null ? '-' : new Date(se
 /** A command line as a shell would take it back: plain words as they are, others single-quoted. */
 function shellWords(words: readonly string[]): string {
   return words.map((w) => (/^[A-Za-z0-9_./=:@%+,-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`)).join(' ');
-}
-
-/** Rows as columns padded to their widest cell. */
-export function columns(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows.map((row) => `${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 2))).join('')}\n`).join('');
 }
 
 /** GET /jobs as a table for people: id and host prefixes, amounts in credits. */

@@ -12,7 +12,7 @@ import { type MeasuredIn, measureProfile } from '../profile/measure.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, entry, flag, option, positional } from './command.ts';
 import { idPrefix, uniqueId } from './id-prefix.ts';
-import { columns } from './jobs.ts';
+import { columns } from './table.ts';
 import { decimal, integer } from './values.ts';
 
 /** A node whose profile the node holds, by its id or the start of it. */
@@ -94,7 +94,7 @@ const listCommand = command({
     else {
       const head = ['NODE', 'MEASURED', 'CORES', 'GFLOPS', 'MEM MIB', 'GPUS', 'FREE GB'];
       const rows = answer.profiles.map((p) => [
-        p.node_id,
+        p.node_id.slice(0, 16),
         new Date(p.measured_at * 1000).toISOString().replace('.000Z', 'Z'),
         String(p.cpu.cores),
         p.cpu.gflops_fp32 === null ? '-' : String(p.cpu.gflops_fp32),

@@ -10,7 +10,7 @@ import type { ForwardView, ListenView, TunnelView } from '../../core/tunnel/type
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, entry, flag, list, option, type Parser, positional, UsageError } from './command.ts';
 import { idPrefix, uniqueId } from './id-prefix.ts';
-import { columns } from './jobs.ts';
+import { columns } from './table.ts';
 import { nodeIdText } from './values.ts';
 
 const json = flag("print the node's answer as JSON");
