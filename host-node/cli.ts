@@ -59,7 +59,7 @@ const mesh = command({
     ),
     entry(
       'bench',
-      'run a benchmark and update bench/RESULTS.md (capabilities, channels, coords, crypto, directory, jobs, ledger, mesh, messaging, netgraph, tunnel)',
+      'run a benchmark and update bench/RESULTS.md (capabilities, channels, coords, crypto, directory, jobs, ledger, mesh, messaging, netgraph, startup, tunnel)',
       async () => (await import('../bench/cli.ts')).benchCommand,
     ),
   ],
