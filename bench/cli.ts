@@ -101,6 +101,11 @@ export const benchCommand = command({
       async () => (await import('./messaging/node.ts')).messagingBenchCommand,
     ),
     entry(
+      'startup',
+      'the mesh command on the PATH: --version, --help and status from spawn to exit, next to a bare node -e 0',
+      async () => (await import('./startup/node.ts')).startupBenchCommand,
+    ),
+    entry(
       'tunnel',
       'throughput through a tunnel next to a bare libp2p stream between the same two processes',
       async () => (await import('./tunnel/node.ts')).tunnelBenchCommand,

@@ -2,10 +2,11 @@
  * `mesh <command>`: the one command-line entry for everything the project runs. Each command is
  * defined in its own module (on the kit in `cli/`) and loaded only when asked for.
  */
-import { command, entry } from './cli/command.ts';
-import { exitOnClosedPipe, runCommand } from './cli/run.ts';
+import { command, EXIT, entry } from './cli/command.ts';
+import { exitOnClosedPipe, processIo, runCommand } from './cli/run.ts';
 
 const mesh = command({
+  notes: 'mesh --version prints the version.',
   commands: [
     entry('node', 'run a mesh node (data in ~/.mesh, HTTP API on 127.0.0.1:8844)', async () => (await import('./node-command.ts')).nodeCommand),
     entry('status', "show the running node's height and balances", async () => (await import('./cli/status.ts')).statusCommand),
@@ -61,14 +62,25 @@ const mesh = command({
     ),
     entry(
       'bench',
-      'run a benchmark and update bench/RESULTS.md (capabilities, channels, coords, crypto, directory, jobs, ledger, mesh, messaging, netgraph, tunnel)',
+      'run a benchmark and update bench/RESULTS.md (capabilities, channels, coords, crypto, directory, jobs, ledger, mesh, messaging, netgraph, startup, tunnel)',
       async () => (await import('../bench/cli.ts')).benchCommand,
     ),
   ],
 });
 
+/** `mesh 0.1.0`: the version in package.json. */
+async function version(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return `mesh ${version}\n`;
+}
+
 /** Runs the command in `args` as the `mesh` process, and resolves to its exit code. */
-export function main(args: string[]): Promise<number> {
+export async function main(args: string[]): Promise<number> {
   exitOnClosedPipe();
+  if (args.length === 1 && args[0] === '--version') {
+    processIo.out(await version());
+    return EXIT.done;
+  }
   return runCommand(mesh, args, 'mesh');
 }

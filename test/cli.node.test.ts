@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -38,6 +39,50 @@ test('a closed pipe ends mesh quietly with exit 0, as `mesh help | head -0` woul
   const [code] = (await once(child, 'exit')) as [number | null];
   assert.equal(stderr, '');
   assert.equal(code, 0);
+});
+
+test('mesh --version prints the version in package.json', async () => {
+  const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  assert.deepEqual(await runMesh(['--version']), { code: 0, stdout: `mesh ${version}\n`, stderr: '' });
+});
+
+test('mesh linked onto the PATH (npm link) runs under the Node that npm ci installed, with no node on the PATH', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'mesh-link-'));
+  try {
+    // The PATH holds only what bin/mesh itself calls: no node of any version.
+    const tools = join(dir, 'tools');
+    await mkdir(tools);
+    for (const tool of ['dirname', 'readlink']) {
+      const { stdout } = await run('sh', ['-c', `command -v ${tool}`]);
+      await symlink(stdout.trim(), join(tools, tool));
+    }
+    await symlink(fileURLToPath(new URL('../bin/mesh', import.meta.url)), join(dir, 'mesh'));
+    const { stdout, stderr } = await run(join(dir, 'mesh'), ['--version'], { env: { PATH: tools, HOME: dir } });
+    assert.match(stdout, /^mesh \d+\.\d+\.\d+\n$/);
+    assert.equal(stderr, '', 'no warning of any kind');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("package.json's engines admit Node 20, which the README lets run npm: npm warns on every npx call otherwise", async () => {
+  const { engines } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { engines: { node: string } };
+  const least = /^>=(\d+)(?:\.\d+)*$/.exec(engines.node);
+  assert.ok(least !== null && Number(least[1]) <= 20, engines.node);
+});
+
+test('mesh --help and mesh status load no libp2p module: every command loads its own modules only when it runs', async () => {
+  // A loader hook that lists every module the process loads, on stderr as it exits.
+  const hook = `data:text/javascript,${encodeURIComponent(
+    "import { registerHooks } from 'node:module'; const seen = []; registerHooks({ load(url, context, next) { seen.push(url); return next(url, context); } }); process.on('exit', () => console.error(seen.join(' ')));",
+  )}`;
+  for (const args of [['--help'], ['status', '--node', 'http://127.0.0.1:9']]) {
+    const loaded = await new Promise<string>((resolve) => {
+      execFile(process.execPath, ['--import', hook, mesh, ...args], { timeout: 60_000 }, (_error, _stdout, stderr) => resolve(stderr));
+    });
+    assert.match(loaded, /host-node\/cli\.ts/, 'the hook saw the modules');
+    assert.doesNotMatch(loaded, /node_modules\/(libp2p|@libp2p|@chainsafe|classic-level|dockerode)\//, args.join(' '));
+  }
 });
 
 test('mesh with no command prints usage and exits 2', async () => {

@@ -85,7 +85,10 @@ test("mesh profile on A measures on the host and publishes; B holds A's signed p
 
   const ls = await runMesh(['profile', 'ls', '--data-dir', b.dataDir]);
   assert.equal(ls.code, 0, ls.err);
-  assert.match(ls.out, new RegExp(a.nodeId));
+  assert.match(ls.out, new RegExp(`^${a.nodeId.slice(0, 16)} `, 'm'), 'the node by its first 16 characters, as every table shows ids');
+  const shown = await runMesh(['profile', 'show', a.nodeId.slice(0, 8), '--data-dir', b.dataDir]);
+  assert.equal(shown.code, 0, shown.err);
+  assert.match(shown.out, new RegExp(`^node id +${a.nodeId}$`, 'm'), 'found by the start of its id');
   const fabric = await runMesh(['fabric', '--data-dir', b.dataDir, '--json']);
   assert.equal(fabric.code, 0, fabric.err);
   assert.equal((JSON.parse(fabric.out) as FabricStats).cpu_gflops, published.cpu.gflops_fp32);

@@ -105,7 +105,7 @@ test('GET /netgraph/rtt answers a peer with what the node measured; mesh netgrap
   assert.equal(table.code, 0, table.err);
   assert.match(table.out, new RegExp(`node +${a.nodeId}`));
   assert.match(table.out, /A +B +RTT MS +JITTER MS +LOSS +MEASURED/);
-  assert.ok(table.out.includes(b.nodeId), 'b among the coordinates');
+  assert.ok(table.out.includes(`${b.nodeId.slice(0, 16)}…`), 'b among the coordinates');
   const json = await runMesh(['netgraph', '--json', '--data-dir', a.dataDir]);
   assert.equal((JSON.parse(json.out) as NetgraphView).node_id, a.nodeId);
 });

@@ -389,7 +389,7 @@ test('/peers on a three-node devnet lists both peers of each node, who dialled, 
       .slice(1)
       .map((row) => row.split(/\s+/)[0])
       .sort(),
-    [b.nodeId, c.nodeId].sort(),
+    [b.nodeId, c.nodeId].map((id) => id.slice(0, 16)).sort(),
   );
   assert.ok(
     rows.slice(1).every((row) => / in +\d+ +\d/.test(row)),

@@ -15,7 +15,7 @@ import { FactoryRecordStruct, isFactoryId } from '../../directory/record.ts';
 import { DirectoryIndex } from '../../directory/search.ts';
 import { percentile } from '../lib/timing.ts';
 import { writeGeneratedDataset } from './generate.ts';
-import { parseDirectoryBenchArgs, runDirectoryBench } from './node.ts';
+import { keptDataset, parseDirectoryBenchArgs, runDirectoryBench } from './node.ts';
 import { type DirectoryReport, evaluateDirectoryGoals, renderDirectorySection } from './report.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'mesh-directory-bench-test-'));
@@ -146,6 +146,16 @@ test('the section names every case with its ratio to the stats floor', () => {
   assert.match(text, /\| 5 \| 5 % \| 500 µs \| 1\.00 ms \| 5\.00 ms \(country\) \| 8\.00 ms \(word\) \|/, 'each run with the load of other processes');
   assert.match(text, /\| word \| 10 \| 10\.0 µs \/ 20\.0 µs \| 10\.0 ms \/ 20\.0 ms \| 1000× \|/, 'each query of both engines');
   assert.match(text, /\| build from the dataset file \| 30\.0 s \| 90\.0 s \| 3\.0× \|/);
+});
+
+test('a --data-dir that does not exist yet is created; a file error is a rejection that names the path', async () => {
+  const fresh = join(dir, 'not', 'yet');
+  const kept = await keptDataset(parseDirectoryBenchArgs(['--records', '100', '--data-dir', fresh]));
+  assert.equal(kept.path, join(fresh, 'mesh-directory-bench-v1-100-s1.json'));
+  assert.equal(Buffer.byteLength(await readFile(kept.path, 'utf8')), kept.bytes);
+  // A folder where a file should be: the stream's error reaches the caller instead of ending the process.
+  const blocked = join(fresh, 'mesh-directory-bench-v1-100-s1.json', 'x.json');
+  await assert.rejects(writeGeneratedDataset(blocked, 100, 1), (error: Error) => error.message.includes(blocked));
 });
 
 test('a small end-to-end run starts the real server and measures every case', async () => {

@@ -14,6 +14,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { datasetHeaderLine, datasetRecordLine } from '../../directory/dataset.ts';
 import { frsFacilityUrl } from '../../directory/import/epa-frs.ts';
@@ -379,27 +380,32 @@ export function generatedSources(): SourceRef[] {
   ].sort((a, b) => (a.key < b.key ? -1 : 1));
 }
 
-/** Writes a generated dataset of `records` records to `path`; resolves to the bytes written. */
+/**
+ * Writes a generated dataset of `records` records to `path`; resolves to the bytes written. A file
+ * error (a missing folder, no space) rejects with the error, whose message names the path.
+ */
 export async function writeGeneratedDataset(path: string, records: number, seed: number): Promise<number> {
-  const out = createWriteStream(path);
   let bytes = 0;
-  const write = async (text: string): Promise<void> => {
-    bytes += Buffer.byteLength(text);
-    if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', resolve));
-  };
-  await write(`${datasetHeaderLine(RETRIEVED, generatedSources())}\n`);
-  let first = true;
-  let batch = '';
-  for await (const record of generateRecords(records, seed)) {
-    batch += `${first ? '' : ',\n'}${datasetRecordLine(record)}`;
-    first = false;
-    if (batch.length > 1 << 20) {
-      await write(batch);
-      batch = '';
+  async function* text(): AsyncGenerator<string> {
+    const counted = (t: string): string => {
+      bytes += Buffer.byteLength(t);
+      return t;
+    };
+    yield counted(`${datasetHeaderLine(RETRIEVED, generatedSources())}\n`);
+    let first = true;
+    let batch = '';
+    for await (const record of generateRecords(records, seed)) {
+      batch += `${first ? '' : ',\n'}${datasetRecordLine(record)}`;
+      first = false;
+      if (batch.length > 1 << 20) {
+        yield counted(batch);
+        batch = '';
+      }
     }
+    yield counted(`${batch}${first ? '' : '\n'}]}\n`);
   }
-  await write(`${batch}${first ? '' : '\n'}]}\n`);
-  await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+  // pipeline, not bare writes: a stream's error event with no listener would end the process.
+  await pipeline(text, createWriteStream(path));
   return bytes;
 }
 

@@ -6,7 +6,7 @@
  * directory section of bench/RESULTS.md.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, stat } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -62,8 +62,9 @@ const say = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
-/** The generated dataset for (records, seed), made once and kept: a million records take a while. */
-async function dataset(options: DirectoryBenchOptions): Promise<{ path: string; bytes: number; generateSeconds: number | null }> {
+/** The generated dataset for (records, seed), made once and kept in `dataDir` (created when missing): a million records take a while. */
+export async function keptDataset(options: DirectoryBenchOptions): Promise<{ path: string; bytes: number; generateSeconds: number | null }> {
+  await mkdir(options.dataDir, { recursive: true });
   const path = join(options.dataDir, `mesh-directory-bench-v${GENERATOR_VERSION}-${options.records}-s${options.seed}.json`);
   const existing = await stat(path).catch(() => null);
   if (existing) return { path, bytes: existing.size, generateSeconds: null };
@@ -357,7 +358,7 @@ function libraryCases(specs: readonly CaseSpec[]): LibraryCase[] {
 async function runDirectoryBenchWith(options: DirectoryBenchOptions, commandText: string): Promise<number> {
   const began = performance.now();
   await requireWrk();
-  const data = await dataset(options);
+  const data = await keptDataset(options);
   const submissions = await mkdtemp(join(tmpdir(), 'mesh-bench-submissions-'));
   try {
     // A first start indexes the dataset and writes its index file (as on a machine whose import

@@ -36,7 +36,7 @@ test('capabilities: a link that raises a bound, or grants a command its parent l
       'widened',
       context(B),
       DEPLOY,
-      new RegExp(`its ${field} ≤ ${value} is above`),
+      new RegExp(`its ${field} ≤ ${field === 'bid' ? '1\\.000000000000000001 credits' : value} is above`),
     );
   }
   await refused(
@@ -59,6 +59,8 @@ test('capabilities: dropping a bound the parent has is widened; a null in the pa
     await refused(await chain([H, A, B], [BOUNDED, { ...BOUNDED, [field]: null }]), 'widened', context(B), DEPLOY);
   }
   assert.match(widening(BOUNDED, { ...BOUNDED, mem_mb: null })!, /drops its parent's bound mem_mb ≤ 1024/);
+  assert.equal(widening(BOUNDED, { ...BOUNDED, bid: null }), "it drops its parent's bound bid ≤ 1 credits", 'a bid in credits, never base units');
+  assert.equal(widening(BOUNDED, { ...BOUNDED, bid: 15n * 10n ** 17n }), "its bid ≤ 1.5 credits is above its parent's 1 credits");
   assert.isNull(widening(ALL, BOUNDED));
   assert.isNull(widening(BOUNDED, BOUNDED));
 });
@@ -155,7 +157,7 @@ test('capabilities: a use beyond the last link is not allowed: command, each bou
     [{ cpuCores: 5 }, /cpu_cores 5 is above the token's 4/],
     [{ memMb: 1025 }, /mem_mb 1025/],
     [{ durationSecs: 3601 }, /duration_secs 3601/],
-    [{ bid: 10n ** 18n + 1n }, /bid 1000000000000000001/],
+    [{ bid: 10n ** 18n + 1n }, /bid 1\.000000000000000001 credits is above the token's 1 credits/],
     [{ image: 'docker.io/library/busybox' }, /not one the token allows/],
     [{ image: 'localhost/' }, /not one the token allows/],
     [{ host: C.publicKey }, /does not allow the host/],

@@ -10,6 +10,7 @@
  */
 
 import { type SignedMessage, verifyBatch } from '../crypto/ed25519.ts';
+import { formatCredits } from '../encoding/amount.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
@@ -65,6 +66,10 @@ export function chainWindow(token: Token): Window {
 /** The numeric bounds, named as in the format. */
 const NUMERIC = ['cpu_cores', 'mem_mb', 'duration_secs', 'bid'] as const;
 
+/** A bound as a message shows it: the bid in credits, never base units. */
+const shown = (name: (typeof NUMERIC)[number], value: number | bigint): string =>
+  name === 'bid' ? `${formatCredits(value as bigint)} credits` : String(value);
+
 /**
  * How `child` allows more than `parent`, or null when it only narrows: a command the parent does
  * not grant, a bound above the parent's or dropped where the parent has one, an image entry not
@@ -77,8 +82,8 @@ export function widening(parent: Allowance, child: Allowance): string | null {
     const bound = parent[name];
     const own = child[name];
     if (bound === null) continue;
-    if (own === null) return `it drops its parent's bound ${name} ≤ ${bound}`;
-    if (own > bound) return `its ${name} ≤ ${own} is above its parent's ${bound}`;
+    if (own === null) return `it drops its parent's bound ${name} ≤ ${shown(name, bound)}`;
+    if (own > bound) return `its ${name} ≤ ${shown(name, own)} is above its parent's ${shown(name, bound)}`;
   }
   if (parent.images !== null) {
     if (child.images === null) return 'it allows any image where its parent allows only some';
@@ -108,7 +113,7 @@ export function refusal(allows: Allowance, use: Use): string | null {
   for (const name of NUMERIC) {
     const bound = allows[name];
     const value = asked[name];
-    if (bound !== null && value !== undefined && value > bound) return `${name} ${value} is above the token's ${bound}`;
+    if (bound !== null && value !== undefined && value > bound) return `${name} ${shown(name, value)} is above the token's ${shown(name, bound)}`;
   }
   if (allows.images !== null && use.image !== undefined && !imageAllowed(use.image, allows.images)) {
     return `the image ${JSON.stringify(use.image)} is not one the token allows`;

@@ -6,7 +6,7 @@
  * asked, and by itself once the chain comes within CLOSE_MARGIN_BLOCKS of the expiry height.
  */
 import { verify } from '../crypto/ed25519.ts';
-import { formatAmount } from '../encoding/amount.ts';
+import { formatAmount, formatCredits } from '../encoding/amount.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
@@ -81,7 +81,7 @@ export class ChannelHost {
     if (!(await verify(channel.payer, bytes, receipt.payerSig))) {
       throw new ChannelError(
         'bad-signature',
-        `payer_sig is not the signature of the channel's payer ${toHex(channel.payer)} over the receipt for ${formatAmount(receipt.cumulative)} to this host`,
+        `payer_sig is not the signature of the channel's payer ${toHex(channel.payer)} over the receipt for ${formatCredits(receipt.cumulative)} credits to this host`,
       );
     }
     closing();
@@ -197,7 +197,7 @@ export class ChannelHost {
       void this.#submitClose(record)
         .then((answer) =>
           log(
-            `channels: closing ${record.channelId.slice(0, 16)}… before its expiry at ${record.expiryHeight} with ${answer.cumulative} (${answer.tx_id.slice(0, 16)}…)`,
+            `channels: closing ${record.channelId.slice(0, 16)}… before its expiry at ${record.expiryHeight} with ${formatCredits(BigInt(answer.cumulative))} credits (${answer.tx_id.slice(0, 16)}…)`,
           ),
         )
         .catch((error: unknown) => log(`channels: the close of ${record.channelId.slice(0, 16)}… failed: ${String(error)}`))

@@ -133,7 +133,10 @@ export class ChannelPayer {
     }
     const free = freeBalance(chain.state.account(key.publicKey), tip);
     if (request.capacity > free) {
-      throw new LedgerRuleError('insufficient-free-balance', `the capacity of ${request.capacity} is above the free balance of ${free}`);
+      throw new LedgerRuleError(
+        'insufficient-free-balance',
+        `the capacity of ${formatCredits(request.capacity)} credits is above the free balance of ${formatCredits(free)} credits`,
+      );
     }
     let record: ChannelRecord | undefined;
     const body = { kind: 'ChannelOpen', host: request.host, capacity: request.capacity, expiry_height: expiryHeight } as const;
@@ -269,7 +272,8 @@ export class ChannelPayer {
       if (this.#refused.get(record.channelId) === record.cumulative) continue;
       if (!opened.has(record.channelId) && now - (this.#lastTry.get(record.channelId) ?? 0) < DELIVERY_RETRY_MS) continue;
       void this.deliver(record).then((why) => {
-        if (why !== null) this.#o.log(`channels: the receipt of ${record.channelId.slice(0, 16)}… for ${record.cumulative}: ${why}`);
+        if (why !== null)
+          this.#o.log(`channels: the receipt of ${record.channelId.slice(0, 16)}… for ${formatCredits(BigInt(record.cumulative))} credits: ${why}`);
       });
     }
   }

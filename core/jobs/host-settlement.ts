@@ -3,6 +3,7 @@
  * signature checked, and the JobSettle submitted once (again only when it fell out of the pool).
  */
 import { verify } from '../crypto/ed25519.ts';
+import { formatCredits } from '../encoding/amount.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
 import { settlementBytes } from '../ledger/tx.ts';
@@ -42,7 +43,8 @@ export class HostSettlement {
   /** The payer's signature over `cost`, checked; the settlement then goes out. */
   async settle(record: HostJobRecord, cost: bigint, payerSig: Uint8Array): Promise<void> {
     const { chain, self } = this.#side.o;
-    if (cost > BigInt(record.bid)) throw new JobError('cost-exceeds-bid', `cost ${cost} is above the bid of ${record.bid}`);
+    if (cost > BigInt(record.bid))
+      throw new JobError('cost-exceeds-bid', `cost ${formatCredits(cost)} credits is above the bid of ${formatCredits(BigInt(record.bid))} credits`);
     const message = settlementBytes(chain.params.network, fromHex(record.jobId, 32), self, cost);
     if (!(await verify(fromHex(record.payer, 32), message, payerSig))) {
       throw new JobError('bad-signature', 'payer_sig does not verify over the v2 settlement of this job, this host and this cost');

@@ -434,7 +434,7 @@ test('jobs: terms no host takes are refused at the bid: a heartbeat worth nothin
       () => m.payer.services.jobs.bidJob(request({ billing: 'heartbeat', durationSecs: 600, bid: 19n })),
       JobError,
       'bad-terms',
-      /pays nothing per heartbeat/,
+      /the bid of 0\.000000000000000019 credits pays nothing per heartbeat/,
     );
     // 1,440 blocks of 100 ms, less the margin, is 138 s on the test chain.
     await rejectsAsync(() => m.payer.services.jobs.bidJob(request({ durationSecs: 139 })), JobError, 'bad-terms', /longer than a bid stays locked/);

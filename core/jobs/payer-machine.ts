@@ -23,6 +23,7 @@
  * | not final       | settle-mined                          | settled                 |                                  |
  * | awaiting_settlement | lock-checked (spent)              | settled                 |                                  |
  */
+import { formatCredits } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type ChainEvent, isFinal, onChain, type PayerJobRecord, RUNNING, type Step } from './record.ts';
 import type { LogEvent } from './types.ts';
@@ -131,7 +132,7 @@ export function payerTransition(record: PayerJobRecord, event: PayerEvent): Paye
         effects: [
           {
             kind: 'log',
-            line: `jobs: ${record.jobId.slice(0, 16)}…: the host asks ${event.cost}, more than the ${event.most} the job can have earned or another cost than before; not signed`,
+            line: `jobs: ${record.jobId.slice(0, 16)}…: the host asks ${formatCredits(event.cost)} credits, more than the ${formatCredits(event.most)} credits the job can have earned or another cost than before; not signed`,
           },
         ],
       };

@@ -14,6 +14,7 @@
 import type { Chain } from '../chain/chain.ts';
 import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
+import { formatCredits } from '../encoding/amount.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
@@ -114,7 +115,10 @@ export class JobPayer {
     if (problems.length > 0) throw new JobError('bad-terms', problems.join('; '));
     const free = freeBalance(chain.state.account(this.#o.key.publicKey), chain.tip.height);
     if (request.bid > free) {
-      throw new LedgerRuleError('insufficient-free-balance', `the bid of ${request.bid} is above the free balance of ${free}`);
+      throw new LedgerRuleError(
+        'insufficient-free-balance',
+        `the bid of ${formatCredits(request.bid)} credits is above the free balance of ${formatCredits(free)} credits`,
+      );
     }
     return { spec, specBytes: encodeSpec(spec) };
   }

@@ -5,6 +5,7 @@
  * one hash (docs/jobs.md "The spec").
  */
 import { sha256 } from '../crypto/sha256.ts';
+import { formatCredits } from '../encoding/amount.ts';
 import { array, decode, encode, type Infer, option, struct, u8, u16, u32, utf8 } from '../encoding/codec.ts';
 import { domainBytes } from '../ledger/domain.ts';
 import { EXPIRY_BLOCKS, HEARTBEAT_INTERVAL_SECS } from '../ledger/params.ts';
@@ -96,7 +97,7 @@ export const EXPIRY_MARGIN_BLOCKS = 60;
 export function termsProblems(spec: JobSpec, bid: bigint, blockIntervalMs: number): string[] {
   if (spec.billing === BILLING_HEARTBEAT) {
     const intervals = BigInt(Math.max(1, Math.floor(spec.duration_secs / HEARTBEAT_INTERVAL_SECS)));
-    return bid / intervals === 0n ? [`the bid of ${bid} base units pays nothing per heartbeat over ${intervals} intervals`] : [];
+    return bid / intervals === 0n ? [`the bid of ${formatCredits(bid)} credits pays nothing per heartbeat over ${intervals} intervals`] : [];
   }
   const lockedMs = (EXPIRY_BLOCKS - EXPIRY_MARGIN_BLOCKS) * blockIntervalMs;
   if (spec.duration_secs * 1000 <= lockedMs) return [];

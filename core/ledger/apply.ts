@@ -9,6 +9,7 @@
  */
 
 import type { SignedMessage } from '../crypto/ed25519.ts';
+import { formatCredits } from '../encoding/amount.ts';
 import { type ByteArena, bytesEqual } from '../encoding/bytes.ts';
 import { encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
@@ -167,7 +168,7 @@ function positive(amount: bigint, what: 'transfer' | 'bid' | 'capacity' | 'bond'
 function requireFree(account: Account, amount: bigint, height: number, what: string): void {
   const free = freeBalance(account, height);
   if (free < amount) {
-    fail('insufficient-free-balance', `${what} of ${amount} exceeds the free balance of ${free}`);
+    fail('insufficient-free-balance', `${what} of ${formatCredits(amount)} credits exceeds the free balance of ${formatCredits(free)} credits`);
   }
 }
 
@@ -246,7 +247,8 @@ function applyReward(state: LedgerState, b: TxOf<'UptimeReward'>, sender: Accoun
   if (b.nonce !== ctx.height) fail('reward-height', `the UptimeReward nonce ${b.nonce} must be the block height ${ctx.height}`);
   const supply = state.supply();
   const due = emissionAt(ctx.height, supply.emitted);
-  if (b.amount !== due) fail('reward-amount', `the UptimeReward at height ${ctx.height} is ${due}, not ${b.amount}`);
+  if (b.amount !== due)
+    fail('reward-amount', `the UptimeReward at height ${ctx.height} is ${formatCredits(due)} credits, not ${formatCredits(b.amount)} credits`);
   state.setAccount(b.sender, { ...sender, balance: sender.balance + due });
   state.setSupply({ ...supply, emitted: supply.emitted + due });
   return { kind: 'UptimeReward', amount: due, burned: 0n, involved: [one(b.sender, 'in')] };
@@ -305,7 +307,7 @@ const APPLY: Appliers = {
     if (!bytesEqual(job.payer, b.payer)) fail('wrong-payer', "the co-signing payer is not the job's payer");
     if (bytesEqual(b.sender, job.payer)) fail('host-is-payer', 'the payer cannot settle its own job as host');
     if (job.host !== null && !bytesEqual(job.host, b.sender)) fail('wrong-host', 'the job is placed with another host');
-    if (b.cost > job.locked) fail('cost-exceeds-bid', `cost ${b.cost} exceeds the locked bid of ${job.locked}`);
+    if (b.cost > job.locked) fail('cost-exceeds-bid', `cost ${formatCredits(b.cost)} credits exceeds the locked bid of ${formatCredits(job.locked)} credits`);
     const payer = state.account(job.payer);
     const burn = payWithBurn(state, job.payer, payer, b.sender, b.cost, { bids: job.locked });
     state.setJob(b.job_id, undefined);
@@ -365,9 +367,11 @@ const APPLY: Appliers = {
     const amount = job.rate;
     if (amount === 0n) fail('heartbeat-zero', "the job's rate per heartbeat is 0");
     // The bid's lock is what the payer authorised: no host can bill beyond it.
-    if (job.locked < amount) fail('cell-cannot-cover', `the cell's remaining bid ${job.locked} cannot cover ${amount}`);
+    if (job.locked < amount)
+      fail('cell-cannot-cover', `the cell's remaining bid ${formatCredits(job.locked)} credits cannot cover ${formatCredits(amount)} credits`);
     const cell = state.account(b.cell);
-    if (cell.balance < amount) fail('cell-cannot-cover', `the cell's balance ${cell.balance} cannot cover ${amount}`);
+    if (cell.balance < amount)
+      fail('cell-cannot-cover', `the cell's balance ${formatCredits(cell.balance)} credits cannot cover ${formatCredits(amount)} credits`);
     state.setEpoch(b.cell, b.sender, b.epoch);
     const burn = payWithBurn(state, b.cell, cell, b.sender, amount, { bids: amount });
     const locked = job.locked - amount;
@@ -407,7 +411,10 @@ const APPLY: Appliers = {
     }
     if (!bytesEqual(channel.payer, b.payer)) fail('wrong-payer', "the receipt is not signed by the channel's payer");
     if (b.cumulative > channel.capacity) {
-      fail('cumulative-exceeds-capacity', `cumulative ${b.cumulative} exceeds the capacity of ${channel.capacity}`);
+      fail(
+        'cumulative-exceeds-capacity',
+        `cumulative ${formatCredits(b.cumulative)} credits exceeds the capacity of ${formatCredits(channel.capacity)} credits`,
+      );
     }
     const payer = state.account(channel.payer);
     const burn = payWithBurn(state, channel.payer, payer, b.sender, b.cumulative, { channels: channel.capacity });
@@ -467,7 +474,8 @@ const APPLY: Appliers = {
   HostUnbond(state, b, ctx) {
     positive(b.amount, 'unbond');
     const account = state.account(b.sender);
-    if (b.amount > account.bond) fail('unbond-exceeds-bond', `unbond of ${b.amount} exceeds the bond of ${account.bond}`);
+    if (b.amount > account.bond)
+      fail('unbond-exceeds-bond', `unbond of ${formatCredits(b.amount)} credits exceeds the bond of ${formatCredits(account.bond)} credits`);
     // Still-locked unbonding adds up; a released one is already free and is forgotten.
     const pending = account.unbond_release > ctx.height ? account.unbonding : 0n;
     state.setAccount(b.sender, {

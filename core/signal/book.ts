@@ -3,6 +3,7 @@
  * signals kept for GET /signals and /signals/stream, and the burn proofs this node makes for its
  * own signals. The rules and their gossip verdicts are in docs/signals.md.
  */
+import { formatCredits } from '../encoding/amount.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { Block } from '../ledger/block.ts';
@@ -282,7 +283,10 @@ export class SignalBook {
       throw new SignalError('burn-not-sender', `the burn of transaction ${id} was paid by ${toHex(burn.burner)}, not the sender`);
     }
     if (burn.burned !== proof.amount) {
-      throw new SignalError('burn-mismatch', `transaction ${id} burned ${burn.burned}, the proof claims ${proof.amount}`);
+      throw new SignalError(
+        'burn-mismatch',
+        `transaction ${id} burned ${formatCredits(burn.burned)} credits, the proof claims ${formatCredits(proof.amount)} credits`,
+      );
     }
   }
 }

@@ -8,18 +8,16 @@
 import type { ChannelView, CloseAnswer, ExpireAnswer, ReceiptAnswer } from '../../core/channels/types.ts';
 import { formatAmount, formatCredits, parseAmount } from '../../core/encoding/amount.ts';
 import { toHex } from '../../core/encoding/hex.ts';
-import { clientOptions, NodeClient, NodeClientError } from './client.ts';
+import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, entry, flag, option, type Parser, positional, UsageError } from './command.ts';
-import { columns } from './jobs.ts';
+import { idPrefix, uniqueId } from './id-prefix.ts';
+import { columns } from './table.ts';
 import { credits, integer, nodeId } from './values.ts';
 
 const json = flag("print the node's answer as JSON, as it is (amounts in base units)");
 
 /** A channel named by its id or the start of it, as `mesh channel ls` shows it. */
-const channelRef: Parser<string> = (text, name) => {
-  if (!/^[0-9a-f]{1,64}$/.test(text)) throw new UsageError(`${name} must be a channel id or its first characters (lowercase hex), got ${JSON.stringify(text)}`);
-  return text;
-};
+const channelRef: Parser<string> = idPrefix('a channel id');
 
 /** An amount in credits that may be 0 (a receipt's cumulative). */
 const cumulative: Parser<bigint> = (text, name) => (text === '0' ? 0n : credits(text, name));
@@ -55,13 +53,13 @@ function formatDivision(answer: CloseAnswer): string {
 
 /** The full id of the one channel whose id starts with `ref`; NodeClientError when none or several do. */
 async function channelOf(client: NodeClient, ref: string): Promise<ChannelView> {
-  const found = (await client.get<ChannelView[]>('/channels')).filter((c) => c.channel_id.startsWith(ref));
-  if (found.length === 1) return found[0]!;
-  throw new NodeClientError(
-    found.length === 0
-      ? `this node is party to no channel whose id starts with ${ref}`
-      : `${found.length} channels have ids starting with ${ref}: give more of the id`,
+  const channels = await client.get<ChannelView[]>('/channels');
+  const id = uniqueId(
+    channels.map((c) => c.channel_id),
+    ref,
+    { none: 'this node is party to no channel', plural: 'channels' },
   );
+  return channels.find((c) => c.channel_id === id)!;
 }
 
 const channelArg = { channel: positional('channel-id', 'the channel id, or its first characters as mesh channel ls shows them', channelRef) };

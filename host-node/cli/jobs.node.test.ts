@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { BOB, CONTAINER_ID, EXPIRE_TX_ID, FakeNode, JOB, JOB_ID } from '../../core/api/fake-node.test-util.ts';
-import type { JobRequest, JobView } from '../../core/jobs/types.ts';
+import type { JobRequest, JobStatus, JobView } from '../../core/jobs/types.ts';
 import { type FakeApi, serveFakeApi } from './fake-api.test-util.ts';
 import { jobsCommand } from './jobs.ts';
 
@@ -143,6 +143,19 @@ test('mesh jobs ls shows id and host prefixes and amounts in credits; --json the
   assert.deepEqual(await mesh(['ls'], none), { code: 0, out: '', err: 'no jobs\n' });
 });
 
+test('mesh jobs ls fits 100 columns, cutting a long status with …; --json gives it whole', async () => {
+  const fake = new FakeNode();
+  const status: JobStatus = `failed: ${'the image is not allowed on this host; '.repeat(8).trim()}`;
+  fake.jobs.jobs.set(JOB_ID, { ...JOB, status });
+  const lines = (await mesh(['ls'], fake)).out.trimEnd().split('\n');
+  assert.ok(
+    lines.every((line) => line.length <= 100),
+    lines.join('\n'),
+  );
+  assert.match(lines[1]!, /^0b0b0b0b0b0b0b0b  payer  failed: the image is not allowed on this host[^…]*…  1\.5  0\.75  [0-9a-f]{16}$/);
+  assert.equal(JSON.parse((await mesh(['ls', '--json'], fake)).out)[0].status, status);
+});
+
 test('mesh jobs show prints the job readable, found by the start of its id; refusals one a line', async () => {
   const shown = await mesh(['show', '0b0b']);
   assert.equal(shown.code, 0, shown.err);
@@ -190,6 +203,20 @@ test('mesh jobs stop answers 204 by job id, id prefix or container id; an unknow
   assert.equal(unknown.code, 1);
   assert.match(unknown.err, /^mesh jobs stop: Unknown job \(404\)/);
   assert.equal((await mesh(['stop', 'a b'])).code, 2);
+});
+
+test('mesh jobs stop: the start of several job ids is exit 1, never taken for a container', async () => {
+  const fake = new FakeNode();
+  const twin = `0b0b${'f'.repeat(60)}`;
+  fake.jobs.jobs.set(twin, { ...JOB, job_id: twin });
+  const stopped = await mesh(['stop', '0b0b'], fake);
+  assert.equal(stopped.code, 1);
+  assert.match(stopped.err, /^mesh jobs stop: 2 jobs have ids starting with 0b0b \(0b0b0b0b0b0b0b0b, 0b0bffffffffffff\): give more of the id\n$/);
+  assert.deepEqual(
+    fake.jobs.jobCalls.map((c) => c.method),
+    ['listJobs'],
+    'nothing stopped',
+  );
 });
 
 test('mesh jobs expire prints the JobExpire transaction id', async () => {

@@ -7,8 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { JOB_LIMITS } from '../../core/api/input.ts';
 import { formatAmount, formatCredits, parseAmount } from '../../core/encoding/amount.ts';
 import type { JobStatus, JobSummary, JobView, LogEvent } from '../../core/jobs/types.ts';
-import { clientOptions, NodeClient, NodeClientError } from './client.ts';
+import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, entry, flag, type Io, list, option, type Parser, positional, UsageError } from './command.ts';
+import { type IdKind, idPrefix, uniqueId } from './id-prefix.ts';
+import { columns } from './table.ts';
 import { credits, integer } from './values.ts';
 
 /** How often `run --follow` asks for the job's status. */
@@ -34,10 +36,7 @@ const envPair: Parser<[string, string]> = (text, name) => {
 };
 
 /** A job named by its id or the start of it, as `mesh jobs ls` shows it. */
-const jobRef: Parser<string> = (text, name) => {
-  if (!/^[0-9a-f]{1,64}$/.test(text)) throw new UsageError(`${name} must be a job id or its first characters (lowercase hex), got ${JSON.stringify(text)}`);
-  return text;
-};
+export const jobRef: Parser<string> = idPrefix('a job id');
 
 /** What DELETE /jobs/:id takes: a job id (or its start), a container id or a container name. */
 const stopRef: Parser<string> = (text, name) => {
@@ -68,12 +67,6 @@ const time = (secs: number | null): string => (secs === null ? '-' : new Date(se
 /** A command line as a shell would take it back: plain words as they are, others single-quoted. */
 function shellWords(words: readonly string[]): string {
   return words.map((w) => (/^[A-Za-z0-9_./=:@%+,-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`)).join(' ');
-}
-
-/** Rows as columns padded to their widest cell. */
-export function columns(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows.map((row) => `${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 2))).join('')}\n`).join('');
 }
 
 /** GET /jobs as a table for people: id and host prefixes, amounts in credits. */
@@ -121,12 +114,13 @@ export function formatOutcome(job: JobView): string {
 // ---------------------------------------------------------------------------------------------
 // Talking to the node
 
-/** The full id of the one job whose id starts with `ref`; NodeClientError when none or several do. */
-async function jobIdOf(client: NodeClient, ref: string): Promise<string> {
-  if (ref.length === 64) return ref;
-  const ids = (await client.get<JobSummary[]>('/jobs')).map((j) => j.job_id).filter((id) => id.startsWith(ref));
-  if (ids.length === 1) return ids[0]!;
-  throw new NodeClientError(ids.length === 0 ? `no job whose id starts with ${ref}` : `${ids.length} jobs have ids starting with ${ref}: give more of the id`);
+const JOBS = { none: 'no job', plural: 'jobs' };
+
+const jobIds = async (client: NodeClient): Promise<string[]> => (await client.get<JobSummary[]>('/jobs')).map((j) => j.job_id);
+
+/** The full id of the one job of this node whose id starts with `ref`; NodeClientError when none or several do. */
+export async function jobIdOf(client: NodeClient, ref: string, kind: IdKind = JOBS): Promise<string> {
+  return ref.length === 64 ? ref : uniqueId(await jobIds(client), ref, kind);
 }
 
 function printLine(io: Io, line: LogEvent): void {
@@ -281,8 +275,9 @@ const stopCommand = command({
   positionals: { job: positional('job', 'the job id or its first characters, a container id or a container name (mesh-job-…)', stopRef) },
   run: async ({ options, args }, io) => {
     const client = await NodeClient.find(options);
-    // The start of a job id names that job; anything else goes to the node as it is (a container).
-    const ref = /^[0-9a-f]{1,63}$/.test(args.job) ? await jobIdOf(client, args.job).catch(() => args.job) : args.job;
+    // The start of a job id names that job (several: which one?); anything else goes to the node as it is (a container).
+    const ids = /^[0-9a-f]{1,63}$/.test(args.job) ? await jobIds(client) : [];
+    const ref = ids.some((id) => id.startsWith(args.job)) ? uniqueId(ids, args.job, JOBS) : args.job;
     await client.delete(`/jobs/${ref}`);
     io.err(`stopped ${ref}\n`);
     return EXIT.done;

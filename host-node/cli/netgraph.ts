@@ -9,7 +9,7 @@ import { toHex } from '../../core/encoding/hex.ts';
 import type { CoordinateView, NetgraphView, RttAnswer } from '../../core/netgraph/netgraph.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, entry, flag, positional } from './command.ts';
-import { columns } from './jobs.ts';
+import { columns } from './table.ts';
 import { nodeId } from './values.ts';
 
 const json = flag("print the node's answer as JSON");
@@ -40,7 +40,7 @@ export function formatNetgraph(view: NetgraphView): string {
   const coordinates =
     view.coordinates.length === 0
       ? 'no coordinates of other nodes\n'
-      : columns([['NODE', 'COORDINATE', 'UPDATED'], ...view.coordinates.map((c) => [c.node_id, place(c.coordinate), time(c.updated_at)])]);
+      : columns([['NODE', 'COORDINATE', 'UPDATED'], ...view.coordinates.map((c) => [short(c.node_id), place(c.coordinate), time(c.updated_at)])]);
   return `${lines.join('\n')}\n${links}\n${coordinates}`;
 }
 

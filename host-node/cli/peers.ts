@@ -2,16 +2,16 @@
 import type { PeerView } from '../../core/netgraph/peer-pings.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, flag } from './command.ts';
-import { columns } from './jobs.ts';
+import { columns } from './table.ts';
 
 /** A round trip for people: whole ms from 10 ms, else one decimal. */
 const ms = (value: number): string => (value >= 10 ? `${Math.round(value)}` : value.toFixed(1));
 
-/** GET /peers as a table for people: the whole node id (to pass on), direction, height, round trip, since when, address. */
+/** GET /peers as a table for people: node id prefix (whole in --json), direction, height, round trip, since when, address. */
 export function formatPeers(peers: readonly PeerView[]): string {
   const head = ['NODE', 'DIR', 'HEIGHT', 'RTT MS', 'SAMPLES', 'SINCE', 'ADDRESS'];
   const rows = peers.map((p) => [
-    p.node_id,
+    p.node_id.slice(0, 16),
     p.direction === 'outbound' ? 'out' : 'in',
     p.height === null ? '-' : String(p.height),
     p.rtt_ms === null ? '-' : ms(p.rtt_ms),

@@ -7,8 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { formatAmount, formatCredits } from '../../core/encoding/amount.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, flag, option, positional, UsageError } from './command.ts';
-import { jobSizeOptions } from './jobs.ts';
-import { hexId, nodeIdText } from './values.ts';
+import { jobIdOf, jobRef, jobSizeOptions } from './jobs.ts';
+import { nodeIdText } from './values.ts';
 
 /** The node answers a deploy once the container runs: two exchanges with the host and its start. */
 const DEPLOY_WAIT_MS = 2 * 60_000;
@@ -69,11 +69,20 @@ export const killCommand = command({
   description:
     "Stops a job on a chosen host (directed placement). The job's payer may always; anyone else needs admin trust on the host or a token that allows kill.",
   options: { ...clientOptions, ...grantOptions },
-  positionals: { node: nodeArg, job: positional('job-id', 'the job id, 64 lowercase hex', hexId('a job id')) },
+  positionals: {
+    node: nodeArg,
+    job: positional('job-id', "the job id, or its first characters as mesh jobs ls shows them (another payer's job: the whole id)", jobRef),
+  },
   run: async ({ options, args }, io) => {
     const client = await NodeClient.find(options);
-    await client.post('/mesh-kill', { node_id: args.node, job_id: args.job, grant: await grantOf(options) });
-    io.err(`killed ${args.job.slice(0, 16)}… on ${args.node.slice(0, 16)}…\n`);
+    // Only this node's own jobs are listed here: another payer's job must be named whole.
+    const job = await jobIdOf(client, args.job, {
+      none: 'no job',
+      plural: 'jobs',
+      hint: " among this node's (a job another node paid for takes its whole id)",
+    });
+    await client.post('/mesh-kill', { node_id: args.node, job_id: job, grant: await grantOf(options) });
+    io.err(`killed ${job.slice(0, 16)}… on ${args.node.slice(0, 16)}…\n`);
     return EXIT.done;
   },
 });

@@ -11,8 +11,12 @@ import type { ProfileJson, ProfileMeasurement } from '../../core/netgraph/profil
 import { type MeasuredIn, measureProfile } from '../profile/measure.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, entry, flag, option, positional } from './command.ts';
-import { columns } from './jobs.ts';
-import { decimal, integer, nodeIdText } from './values.ts';
+import { idPrefix, uniqueId } from './id-prefix.ts';
+import { columns } from './table.ts';
+import { decimal, integer } from './values.ts';
+
+/** A node whose profile the node holds, by its id or the start of it. */
+const nodeRef = idPrefix('a node id');
 
 const figure = (value: number | null, unit: string): string => (value === null ? 'not measured' : `${value} ${unit}`);
 const counted = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
@@ -90,7 +94,7 @@ const listCommand = command({
     else {
       const head = ['NODE', 'MEASURED', 'CORES', 'GFLOPS', 'MEM MIB', 'GPUS', 'FREE GB'];
       const rows = answer.profiles.map((p) => [
-        p.node_id,
+        p.node_id.slice(0, 16),
         new Date(p.measured_at * 1000).toISOString().replace('.000Z', 'Z'),
         String(p.cpu.cores),
         p.cpu.gflops_fp32 === null ? '-' : String(p.cpu.gflops_fp32),
@@ -107,9 +111,13 @@ const listCommand = command({
 const showCommand = command({
   description: 'Shows the profile the running node holds for one node (GET /profiles/:node_id).',
   options: { ...clientOptions, json: flag('print the signed profile as the node sent it') },
-  positionals: { node_id: positional('NODE-ID', 'the node whose profile to show', nodeIdText) },
+  positionals: { node_id: positional('NODE-ID', 'the node whose profile to show: its id, or its first characters as mesh profile ls shows them', nodeRef) },
   run: async ({ options, args }, io) => {
-    const profile = await (await NodeClient.find(options)).get<ProfileJson>(`/profiles/${args.node_id}`);
+    const client = await NodeClient.find(options);
+    const held = async (): Promise<string[]> => (await client.get<{ profiles: ProfileJson[] }>('/profiles')).profiles.map((p) => p.node_id);
+    const node =
+      args.node_id.length === 64 ? args.node_id : uniqueId(await held(), args.node_id, { none: 'the node holds no profile of a node', plural: 'profiles' });
+    const profile = await client.get<ProfileJson>(`/profiles/${node}`);
     io.out(options.json ? `${JSON.stringify(profile, null, 2)}\n` : formatProfile(profile));
     return EXIT.done;
   },

@@ -2,6 +2,7 @@
  * `mesh signals`: the signals the running node keeps (broadcasts and those addressed to it), from
  * GET /signals, or followed on /signals/stream; `--from` and `--to` filter them on the node.
  */
+import { formatCredits, parseAmount } from '../../core/encoding/amount.ts';
 import type { SignalObject } from '../../core/signal/types.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, flag, option, type Parser } from './command.ts';
@@ -14,7 +15,7 @@ const addressee: Parser<string> = (text, name) => (text === 'broadcast' ? text :
 export function formatSignal(signal: SignalObject): string {
   const to = signal.to === 'broadcast' ? 'broadcast' : signal.to.slice(0, 16);
   const capabilities = signal.capabilities.map((c) => `${c.name}=${c.version}`).join(',') || '-';
-  const burn = signal.burn_proof === undefined ? '' : `  burn ${signal.burn_proof.amount}`;
+  const burn = signal.burn_proof === undefined ? '' : `  burn ${formatCredits(parseAmount(signal.burn_proof.amount))} credits`;
   return `${signal.id.slice(0, 16)}  ${signal.from.slice(0, 16)} → ${to}  nonce ${signal.nonce}  ${capabilities}  ${signal.payload_hex.length / 2} B${burn}\n`;
 }
 

@@ -75,6 +75,26 @@ test('mesh tunnel listen, forward, ls and close: what each sends and prints', as
   assert.match(again.err, /Unknown tunnel \(404\): this node has no tunnel 0000000000000002/);
 });
 
+test('mesh tunnel close takes the start of an id; a prefix of several is exit 1 and closes nothing', async () => {
+  node.tunnels.tunnels.clear();
+  for (const protocol of ['a', 'b']) assert.equal((await mesh(['listen', protocol, '127.0.0.1:80', '--allow', A])).code, 0);
+  // Ids that part after a few characters, as real (random) ones do.
+  const views = [...node.tunnels.tunnels.values()];
+  node.tunnels.tunnels.clear();
+  for (const [i, id] of ['e621000000000001', 'e699000000000002'].entries()) node.tunnels.tunnels.set(id, { ...views[i]!, id });
+  const several = await mesh(['close', 'e6']);
+  assert.deepEqual(
+    [several.code, several.err],
+    [1, 'mesh tunnel close: 2 tunnels have ids starting with e6 (e621000000000001, e699000000000002): give more of the id\n'],
+  );
+  assert.equal(node.tunnels.tunnels.size, 2, 'nothing closed');
+  const closed = await mesh(['close', 'e621']);
+  assert.deepEqual([closed.code, closed.err], [0, 'closed tunnel e621000000000001\n']);
+  assert.deepEqual([...node.tunnels.tunnels.keys()], ['e699000000000002']);
+  const none = await mesh(['close', 'e621']);
+  assert.deepEqual([none.code, none.err], [1, 'mesh tunnel close: no tunnel whose id starts with e621\n']);
+});
+
 test('mesh tunnel refuses bad input before asking the node (exit 2)', async () => {
   const before = node.tunnels.tunnelCalls.length;
   const cases: [string[], RegExp][] = [
@@ -86,7 +106,7 @@ test('mesh tunnel refuses bad input before asking the node (exit 2)', async () =
     [['forward', 'xyz', 'web'], /<node-id> must be a node id/],
     [['forward', A, 'web', '--bind', '0.0.0.0:80'], /--bind must be on the loopback interface/],
     [['forward', A, 'web', '--bind', '127.0.0.1:99999'], /--bind must have a port from 0 to 65535/],
-    [['close', '12'], /<id> must be a tunnel id/],
+    [['close', '0'.repeat(17)], /<id> must be a tunnel id \(16 lowercase hex characters\) or its first characters/],
   ];
   for (const [args, message] of cases) {
     const run = await mesh(args);

@@ -9,7 +9,8 @@ import { loopbackRule } from '../../core/tunnel/address.ts';
 import type { ForwardView, ListenView, TunnelView } from '../../core/tunnel/types.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, entry, flag, list, option, type Parser, positional, UsageError } from './command.ts';
-import { columns } from './jobs.ts';
+import { idPrefix, uniqueId } from './id-prefix.ts';
+import { columns } from './table.ts';
 import { nodeIdText } from './values.ts';
 
 const json = flag("print the node's answer as JSON");
@@ -27,11 +28,7 @@ const address =
     return text;
   };
 
-const tunnelId: Parser<string> = (text, name) => {
-  if (!/^[0-9a-f]{16}$/.test(text))
-    throw new UsageError(`${name} must be a tunnel id as mesh tunnel ls shows it (16 lowercase hex characters), got ${JSON.stringify(text)}`);
-  return text;
-};
+const tunnelId: Parser<string> = idPrefix('a tunnel id (16 lowercase hex characters)', 16);
 
 const short = (hex: string): string => `${hex.slice(0, 16)}…`;
 
@@ -115,10 +112,19 @@ const lsCommand = command({
 const closeCommand = command({
   description: 'Closes a tunnel: its port or protocol is given up and the connections it carries are reset.',
   options: clientOptions,
-  positionals: { id: positional('id', 'the tunnel id, as mesh tunnel ls shows it', tunnelId) },
+  positionals: { id: positional('id', 'the tunnel id, or its first characters, as mesh tunnel ls shows it', tunnelId) },
   run: async ({ options, args }, io) => {
-    await (await NodeClient.find(options)).delete(`/tunnel/${args.id}`);
-    io.err(`closed tunnel ${args.id}\n`);
+    const client = await NodeClient.find(options);
+    const id =
+      args.id.length === 16
+        ? args.id
+        : uniqueId(
+            (await client.get<TunnelView[]>('/tunnel')).map((t) => t.id),
+            args.id,
+            { none: 'no tunnel', plural: 'tunnels' },
+          );
+    await client.delete(`/tunnel/${id}`);
+    io.err(`closed tunnel ${id}\n`);
     return EXIT.done;
   },
 });
