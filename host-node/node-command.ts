@@ -197,7 +197,10 @@ async function runNode(config: NodeConfig): Promise<number> {
   const jobStore = await starting(`cannot open the job store ${jobsPath}`, () => LevelStore.open(jobsPath));
   const channelsPath = join(config.dataDir, 'channels', config.params.network);
   const channelStore = await starting(`cannot open the channel store ${channelsPath}`, () => LevelStore.open(channelsPath));
-  const closers: (() => Promise<void>)[] = [() => store.close(), () => jobStore.close(), () => channelStore.close()];
+  // What the producer signed, synced to disk before a block leaves: it never signs twice at a height.
+  const signedPath = join(config.dataDir, 'signed', config.params.network);
+  const signedStore = await starting(`cannot open the slashing-protection record ${signedPath}`, () => LevelStore.open(signedPath));
+  const closers: (() => Promise<void>)[] = [() => store.close(), () => jobStore.close(), () => channelStore.close(), () => signedStore.close()];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.reverse()) await close().catch((e: unknown) => log(`stop: ${String(e)}`));
   };
@@ -242,6 +245,7 @@ async function runNode(config: NodeConfig): Promise<number> {
         },
         placement: { capabilityRoots: config.capabilityRoots.map((hex) => fromHex(hex, 32)) },
         channels: { store: channelStore },
+        slashingProtection: { store: signedStore },
         tunnel: { sockets: nodeTunnelSockets },
         pings: { intervalMs: config.pingIntervalMs },
       }),

@@ -51,6 +51,7 @@ export const STATUS: NodeStatus = {
   weight: '0',
   circulating_supply: '7000',
   burned_total: '12',
+  production: { state: 'off', reason: null },
 };
 
 export const SIGNAL: SignalObject = { from: BOB, to: 'broadcast', capabilities: [{ name: 'cpu', version: 4 }], payload_hex: '', nonce: 3, id: SIGNAL_ID };

@@ -5,8 +5,8 @@
  * of that block. A block at or below that height is never signed again — except the very block
  * recorded, which the producer may publish again after a crash between recording and publishing.
  *
- * The producer asks `mayProduce` before it builds and signs, and `record`s the signed block before
- * it adds or publishes it (docs/chain.md "Slashing protection"). The record lives on the store
+ * The producer reads `last` before it builds and signs, and `record`s the signed block before it
+ * adds or publishes it (docs/chain.md "Slashing protection"). The record lives on the store
  * port; the Node host keeps it in LevelDB in the data directory, each write synced to disk.
  *
  * Store layout: 'P' ‖ producer (32 bytes) → height ‖ hash ‖ the signed block's wire form.
@@ -66,12 +66,6 @@ export class SlashingProtection {
     const record = value === null ? null : { height: value.height, hash: value.hash, block: decodeBlock(this.#network, value.block) };
     this.#last.set(id, record);
     return record;
-  }
-
-  /** Whether `producer` may sign a new block at `height`: only above every height it signed. */
-  async mayProduce(producer: Uint8Array, height: number): Promise<boolean> {
-    const last = await this.last(producer);
-    return last === null || height > last.height;
   }
 
   /**

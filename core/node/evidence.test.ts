@@ -113,7 +113,7 @@ test('equivocation: one key on two halves of a devnet; when they join, both twin
     assert.isAtLeast(b.chain.tip.height, height + 10, 'half 2 grew');
     const at = height + 1;
     assert.notEqual(toHex((await a.chain.blockAt(at))!.hash), toHex((await b.chain.blockAt(at))!.hash), 'the twins signed different blocks');
-    assert.isNull(a.services.producer!.producer.halted);
+    assert.deepEqual(a.services.ledger.status().production, { state: 'on', reason: null });
 
     bus.link(x1.net, x2.net);
     const burned = x1.chain.state.supply().burned;
@@ -129,12 +129,15 @@ test('equivocation: one key on two halves of a devnet; when they join, both twin
       [a, logA],
       [b, logB],
     ] as const) {
-      assert.match(twin.services.producer!.producer.halted?.reason ?? '', /another machine is producing with this key/);
+      const production = twin.services.ledger.status().production;
+      assert.equal(production.state, 'halted', '/status shows it');
+      assert.match(production.reason ?? '', /another machine is producing with this key/);
       assert.isTrue(
         log.some((line) => line.startsWith('producer: STOPPED.')),
         'the log says why',
       );
     }
+    assert.equal(x1.services.ledger.status().production.state, 'on');
     // The chain goes on without them, and the halves agree.
     const tip = x1.chain.tip.height;
     await clock.until('the chain grows without the twins', () => x1.chain.tip.height >= tip + 3, 100 * params.blockIntervalMs);
@@ -196,6 +199,8 @@ test('evidence: forged or malformed evidence is rejected and not forwarded; good
       'only the good evidence went on, once',
     );
     assert.deepEqual(y.services.evidence.pending()[0]!.a.header.producer, TWIN.publicKey);
+    assert.deepEqual(y.services.ledger.status().production, { state: 'off', reason: null }, 'a node without --mine reports nothing');
+    assert.equal(y.mempool.size, 0);
   } finally {
     await y.stop();
     await z.stop();

@@ -21,11 +21,21 @@ import { type GossipMessage, TOPICS, type Verdict } from '../net/network.ts';
 import type { Flow, Unsubscribe } from '../web/sse.ts';
 import type { NodeComponents } from './node.ts';
 
+/**
+ * Block production, as /status shows it: 'off' without `--mine`, 'halted' once the producer
+ * stopped for good (it saw its key sign a block it did not make), with the reason.
+ */
+export interface ProductionStatus {
+  state: 'off' | 'on' | 'halted';
+  reason: string | null;
+}
+
 /** GET /status: the ledger figures plus the node's identity and tip. */
 export interface NodeStatus extends LedgerStatus {
   node_id: string;
   height: number;
   difficulty: 0;
+  production: ProductionStatus;
 }
 
 /** GET /health, /status and /bootstrap. */
@@ -61,8 +71,13 @@ export interface ChainService {
   followTransactions(after: number | null, listener: (item: TxFeedItem) => void): Unsubscribe;
 }
 
-/** What the ledger service works with: part of the node's base components. */
-export type ChainComponents = Pick<NodeComponents, 'nodeId' | 'key' | 'chain' | 'mempool' | 'own' | 'txFeed' | 'network' | 'log'>;
+/**
+ * What the ledger service works with: part of the node's base components, and the producer where
+ * the node has one (a later service, read when /status is asked).
+ */
+export type ChainComponents = Pick<NodeComponents, 'nodeId' | 'key' | 'chain' | 'mempool' | 'own' | 'txFeed' | 'network' | 'log'> & {
+  readonly producer?: { readonly producer: { readonly halted: { readonly reason: string } | null } };
+};
 
 export class LedgerFeature implements ChainService, NodeInfoService, Startable {
   readonly nodeId: string;
@@ -86,7 +101,20 @@ export class LedgerFeature implements ChainService, NodeInfoService, Startable {
 
   status(): NodeStatus {
     const tip = this.#c.chain.tip;
-    return { node_id: this.nodeId, height: tip.height, difficulty: 0, ...ledgerStatus(this.#c.chain.state, this.#c.key.publicKey, tip.height) };
+    return {
+      node_id: this.nodeId,
+      height: tip.height,
+      difficulty: 0,
+      ...ledgerStatus(this.#c.chain.state, this.#c.key.publicKey, tip.height),
+      production: this.#production(),
+    };
+  }
+
+  #production(): ProductionStatus {
+    const producer = this.#c.producer?.producer;
+    if (producer === undefined) return { state: 'off', reason: null };
+    const halted = producer.halted;
+    return halted === null ? { state: 'on', reason: null } : { state: 'halted', reason: halted.reason };
   }
 
   bootstrap(): string[] {
