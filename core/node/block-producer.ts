@@ -12,7 +12,7 @@
 import type { Chain, ChainEvent } from '../chain/chain.ts';
 import type { Evidence } from '../chain/evidence.ts';
 import { buildBlock, nextSlot, type TxSource } from '../chain/miner.ts';
-import { SlashingProtection, SlashingProtectionError } from '../chain/slashing-protection.ts';
+import { SlashingProtection } from '../chain/slashing-protection.ts';
 import { RecentSet } from '../collections/recent-set.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
@@ -168,7 +168,7 @@ export class BlockProducer {
     } catch (error) {
       // The tip moved while the block was built: the new tip has already re-scheduled.
       if (error instanceof MeshError && error.code === 'tip-moved') return;
-      if (!(error instanceof SlashingProtectionError)) this.#o.log?.(`producer: ${messageOf(error)}`);
+      this.#o.log?.(`producer: ${messageOf(error)}`);
       this.#schedule(interval);
     }
   }
