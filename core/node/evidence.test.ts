@@ -280,3 +280,33 @@ test('doppelganger: a producer that sees its key sign a block it did not make st
     await producer.stop();
   }
 });
+
+test('evidence: a producing node reports evidence it heard, and the slash is in its next block', async () => {
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
+  const prefix = await bondedPrefix();
+  const log: string[] = [];
+  const m = await machine(bus, clock, await chainWith(prefix), X1, X1, { mine: true, log });
+  const peer = bus.join(key(9).publicKey, { linked: false });
+  bus.link(peer, m.net);
+  const chain = await chainWith(prefix);
+  const signed = (block: Block) => ({ header: block.header, signature: block.signature });
+  const one = await nextBlock(chain, TWIN);
+  const two = await nextBlock(chain, TWIN, null, 1);
+  try {
+    await clock.advance(params.blockIntervalMs);
+    const heard = m.chain.tip.height;
+    await peer.publish(TOPICS.evidence, encodeEvidence(evidenceOf(signed(one), signed(two))));
+    await clock.until('the bond is burned', () => m.chain.state.account(TWIN.publicKey).bond === 0n, 50 * params.blockIntervalMs);
+    assert.isAtMost(m.chain.tip.height, heard + 1, 'in the next block');
+    assert.equal(m.chain.state.slashed(TWIN.publicKey, one.header.height), m.chain.tip.height);
+    assert.deepEqual(m.services.evidence.pending(), [], 'resolved once punished');
+    assert.isTrue(log.some((line) => line.startsWith('evidence: reported producer')));
+    // Heard again, it is of no use any more: dropped without blame.
+    await peer.publish(TOPICS.evidence, encodeEvidence(evidenceOf(signed(one), signed(two))));
+    await clock.until('judged', () => bus.verdicts.filter((v) => v.topic === TOPICS.evidence).length === 2, 0);
+    assert.equal(bus.verdicts.filter((v) => v.topic === TOPICS.evidence)[1]!.verdict, 'ignore');
+  } finally {
+    await m.stop();
+  }
+});
