@@ -7,12 +7,15 @@
  * writes a chain prefix in which it hosted a job and bonded into every node's data directory.
  */
 import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Chain } from '../core/chain/chain.ts';
 import { buildBlock, nextSlot } from '../core/chain/miner.ts';
+import { SlashingProtection } from '../core/chain/slashing-protection.ts';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { CREDIT } from '../core/encoding/amount.ts';
+import { fromHex, toHex } from '../core/encoding/hex.ts';
 import type { Block } from '../core/ledger/block.ts';
 import { type ChainParams, devnet } from '../core/ledger/params.ts';
 import { signTx, type Tx, type TxBody } from '../core/ledger/tx.ts';
@@ -123,4 +126,42 @@ test('two machines with one key mine on two halves of a devnet; once joined, the
   // The chain goes on without them.
   const height = (await status(x1)).height;
   await waitFor('the chain grows', async () => (await status(x1)).height >= height + 3, 30_000);
+});
+
+test('a node restarted below a height it signed signs nothing there, and signs again above it', async () => {
+  const m0 = await startNode({ mine: true, blockIntervalMs: INTERVAL_MS });
+  await waitFor('a few blocks', async () => (await status(m0)).height >= 6);
+  assert.equal(await stopNode(m0), 0);
+  const dir = m0.dataDir;
+  const key = fromHex(m0.nodeId, 32);
+  const signedStore = await LevelStore.open(join(dir, 'signed', PARAMS.network));
+  const recorded = (await new SlashingProtection(signedStore, PARAMS.network).last(key))!;
+  await signedStore.close();
+  // Its chain loses its last two blocks (a restored backup, say): the record does not.
+  const chainPath = join(dir, 'chain', PARAMS.network);
+  const old = await LevelStore.open(chainPath);
+  const blocks = await (await Chain.open({ store: old, params: PARAMS })).blocksFrom(1, recorded.height - 2);
+  await old.close();
+  await rm(chainPath, { recursive: true });
+  const store = await LevelStore.open(chainPath);
+  await (await Chain.open({ store, params: PARAMS })).addBranch(blocks);
+  await store.close();
+
+  const m = await startNode({ dataDir: dir, mine: true, blockIntervalMs: INTERVAL_MS });
+  await waitFor('it refuses the height', async () => m.log().includes(`signs nothing at height ${recorded.height - 1} (slashing protection)`));
+  assert.equal((await status(m)).height, recorded.height - 2, 'alone, it produced nothing');
+  // Another producer fills the heights it signed before; then it signs again above them.
+  const n = await startNode({ mine: true, blockIntervalMs: INTERVAL_MS, bootstrap: [tcpAddress(m)] });
+  await waitFor('the chain passes the recorded height', async () => (await status(m)).height > recorded.height, 60_000);
+  await stopNode(n);
+  const alone = (await status(m)).height;
+  await waitFor('alone again, it signs above', async () => (await status(m)).height >= alone + 2, 30_000);
+  assert.equal(await stopNode(m), 0);
+  const reopened = await LevelStore.open(chainPath);
+  const chain = await Chain.open({ store: reopened, params: PARAMS });
+  for (let height = recorded.height - 1; height <= recorded.height; height++) {
+    assert.notEqual(toHex((await chain.blockAt(height))!.header.producer), m.nodeId, `block ${height} is not signed by m`);
+  }
+  await reopened.close();
+  assert.doesNotMatch(m.log(), /STOPPED/, 'its own old blocks are no doppelganger');
 });
