@@ -171,7 +171,7 @@ export class EvidenceFeature implements Startable {
   }
 }
 
-/** The evidence service: every full node gossips evidence; a producing node reports it. */
+/** The evidence service: every node gossips evidence; a producing node reports it. */
 export function evidenceService(init: EvidenceInit = {}): (components: EvidenceComponents) => EvidenceFeature {
   return (components) => new EvidenceFeature(components, init);
 }

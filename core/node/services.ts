@@ -101,9 +101,13 @@ export function fullNodeServices(init: FullNodeInit): ServiceFactories<FullNodeS
 export interface LightNodeServices {
   readonly ledger: LedgerFeature;
   readonly sync: SyncFeature;
+  readonly evidence: EvidenceFeature;
 }
 
-/** What the wallet uses: the chain (balances, history, transfers, the block stream) and sync. */
+/**
+ * What the wallet uses: the chain (balances, history, transfers, the block stream) and sync; and,
+ * as every node does, it passes on the equivocation evidence it sees.
+ */
 export function lightNodeServices(init: SyncInit = {}): ServiceFactories<LightNodeServices> {
-  return { ledger: ledgerService(), sync: syncService(init) };
+  return { ledger: ledgerService(), sync: syncService(init), evidence: evidenceService() };
 }
