@@ -19,7 +19,7 @@ import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MeshError, messageOf } from '../errors.ts';
 import type { Block } from '../ledger/block.ts';
-import type { Header } from '../ledger/header.ts';
+import { blockHash, type Header } from '../ledger/header.ts';
 import type { Startable } from '../lifecycle.ts';
 import { type Network, TOPICS } from '../net/network.ts';
 import { type KeyValueStore, MemoryStore } from '../store/kv.ts';
@@ -97,10 +97,9 @@ export class BlockProducer {
 
   #onChain(event: ChainEvent): void {
     if (event.type === 'connected') {
-      const { header } = event.block;
-      // A block of this key from before this run started is history (its own, from before a restart).
-      if (this.#mine(header) && header.timestamp_ms >= this.#startedAt && !this.#signed.has(toHex(event.block.hash))) {
-        this.#stopFor(`block ${header.height} (${toHex(event.block.hash).slice(0, 16)}…) is signed with this node's key, but this node did not make it`);
+      const { header, hash } = event.block;
+      if (this.#foreign(header, hash)) {
+        this.#stopFor(`block ${header.height} (${toHex(hash).slice(0, 16)}…) is signed with this node's key, but this node did not make it`);
       }
       this.#schedule();
     } else if (event.type === 'equivocation') {
@@ -109,12 +108,16 @@ export class BlockProducer {
   }
 
   #onEvidence(evidence: Evidence): void {
-    if (!this.#mine(evidence.a.header)) return;
+    const { network } = this.#o.chain.params;
+    const sha = this.#o.chain.crypto.sha256;
+    if (![evidence.a, evidence.b].some((h) => this.#foreign(h.header, blockHash(network, h.header, sha)))) return;
     this.#stopFor(`two blocks at height ${evidence.a.header.height} are signed with this node's key`);
   }
 
-  #mine(header: Header): boolean {
-    return bytesEqual(header.producer, this.#o.key.publicKey);
+  // A block of this key made since this producer started that it did not sign. One from before is
+  // history: its own from before a restart, or an incident already dealt with.
+  #foreign(header: Header, hash: Uint8Array): boolean {
+    return bytesEqual(header.producer, this.#o.key.publicKey) && header.timestamp_ms >= this.#startedAt && !this.#signed.has(toHex(hash));
   }
 
   // Another machine runs this key: producing on would only add evidence against it.

@@ -6,7 +6,7 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import type { Chain } from '../chain/chain.ts';
-import { encodeEvidence, evidenceOf } from '../chain/evidence.ts';
+import { type Evidence, encodeEvidence, evidenceOf } from '../chain/evidence.ts';
 import { buildBlock } from '../chain/miner.ts';
 import { SlashingProtection } from '../chain/slashing-protection.ts';
 import { key, mine, nextBlock, openChain, params, tx } from '../chain/testnet.test-util.ts';
@@ -308,5 +308,44 @@ test('evidence: a producing node reports evidence it heard, and the slash is in 
     assert.equal(bus.verdicts.filter((v) => v.topic === TOPICS.evidence)[1]!.verdict, 'ignore');
   } finally {
     await m.stop();
+  }
+});
+
+test('doppelganger: evidence against its key stops a producer, unless both blocks are from before it started', async () => {
+  const clock = testScheduler();
+  const prefix = await bondedPrefix();
+  const chain = await chainWith(prefix);
+  const signed = (block: Block) => ({ header: block.header, signature: block.signature });
+  // Two blocks of its key from before this run: an old incident.
+  const old = evidenceOf(signed(await buildBlock(chain, null, TWIN, clock.now() - 20)), signed(await buildBlock(chain, null, TWIN, clock.now() - 10)));
+  const listeners: ((evidence: Evidence) => void)[] = [];
+  const log: string[] = [];
+  const producer = new BlockProducer({
+    chain,
+    mempool: { select: () => [] },
+    key: TWIN,
+    publish: async () => undefined,
+    behind: () => true,
+    evidence: {
+      onEvidence: (listener) => {
+        listeners.push(listener);
+        return () => undefined;
+      },
+    },
+    clock,
+    log: (line) => log.push(line),
+  });
+  producer.start();
+  try {
+    const halted = (): string | undefined => producer.halted?.reason;
+    for (const listener of listeners) listener(old);
+    assert.isUndefined(halted());
+    await clock.advance(params.blockIntervalMs);
+    const fresh = evidenceOf(signed(await buildBlock(chain, null, TWIN, clock.now())), signed(await buildBlock(chain, null, TWIN, clock.now() + 1)));
+    for (const listener of listeners) listener(fresh);
+    assert.match(halted() ?? '', /two blocks at height \d+ are signed with this node's key/);
+    assert.equal(log.filter((line) => line.startsWith('producer: STOPPED.')).length, 1);
+  } finally {
+    await producer.stop();
   }
 });
