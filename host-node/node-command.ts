@@ -51,6 +51,9 @@ export interface NodeConfig {
   readonly pingIntervalMs: number;
 }
 
+/** Block intervals a producer only watches for another machine with its key before it signs (docs/network.md). */
+const DOPPELGANGER_WAIT_BLOCKS = 3;
+
 /** The node could not start as configured (a port taken, a data directory in use): said without a stack. */
 class StartError extends Error {}
 
@@ -246,6 +249,7 @@ async function runNode(config: NodeConfig): Promise<number> {
         placement: { capabilityRoots: config.capabilityRoots.map((hex) => fromHex(hex, 32)) },
         channels: { store: channelStore },
         slashingProtection: { store: signedStore },
+        doppelgangerWaitMs: DOPPELGANGER_WAIT_BLOCKS * config.params.blockIntervalMs,
         tunnel: { sockets: nodeTunnelSockets },
         pings: { intervalMs: config.pingIntervalMs },
       }),

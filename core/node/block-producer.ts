@@ -47,6 +47,11 @@ export interface BlockProducerOptions {
   readonly protection?: SlashingProtection;
   /** Evidence heard from peers: evidence against this node's key stops it (doppelganger). */
   readonly evidence?: { onEvidence(listener: (evidence: Evidence) => void): () => void };
+  /**
+   * How long it only watches after it starts, signing nothing (default 0): a machine already
+   * running this key shows itself by a block meanwhile, before this one signs at the same height.
+   */
+  readonly doppelgangerWaitMs?: number;
   readonly clock?: Clock;
   readonly log?: (line: string) => void;
 }
@@ -149,8 +154,10 @@ export class BlockProducer {
     const interval = chain.params.blockIntervalMs;
     if (this.#stopped || this.#halt !== null) return;
     if (this.#o.behind()) return this.#schedule(interval);
-    const slot = nextSlot(chain, key.publicKey);
     const now = this.#clock.now();
+    const watched = this.#startedAt + (this.#o.doppelgangerWaitMs ?? 0);
+    if (now < watched) return this.#schedule(watched - now);
+    const slot = nextSlot(chain, key.publicKey);
     if (now < slot) return this.#schedule(slot - now);
     try {
       const tip = chain.tip;
@@ -200,6 +207,8 @@ export interface ProductionComponents {
 export interface ProductionInit {
   /** Where the slashing-protection record is kept (default: memory, for this run only). */
   readonly store?: KeyValueStore;
+  /** How long the producer only watches for its key's blocks after it starts (default 0). */
+  readonly doppelgangerWaitMs?: number;
 }
 
 /** Block production (`--mine`) as a service: it starts once sync has. */
@@ -213,6 +222,7 @@ export function productionService(init: ProductionInit = {}): (components: Produ
       behind: () => c.sync.behind,
       ...(init.store === undefined ? {} : { protection: new SlashingProtection(init.store, c.chain.params.network) }),
       ...(c.evidence === undefined ? {} : { evidence: c.evidence }),
+      ...(init.doppelgangerWaitMs === undefined ? {} : { doppelgangerWaitMs: init.doppelgangerWaitMs }),
       clock: c.clock,
       log: c.log,
     });

@@ -349,3 +349,40 @@ test('doppelganger: evidence against its key stops a producer, unless both block
     await producer.stop();
   }
 });
+
+test('doppelganger: a producer that watches first stops before it signs anything when its key is already at work', async () => {
+  const clock = testScheduler();
+  const prefix = await bondedPrefix();
+  const waitMs = 3 * params.blockIntervalMs;
+  const start = async (chain: Chain) => {
+    const published: Block[] = [];
+    const producer = new BlockProducer({
+      chain,
+      mempool: { select: () => [] },
+      key: TWIN,
+      publish: async (block) => void published.push(block),
+      behind: () => false,
+      doppelgangerWaitMs: waitMs,
+      clock,
+    });
+    producer.start();
+    return { producer, published };
+  };
+  // Alone, it signs its first block once the wait is over.
+  const alone = await chainWith(prefix);
+  const startedAt = clock.now();
+  const quiet = await start(alone);
+  await clock.until('it produces', () => quiet.published.length > 0, 2 * waitMs);
+  await quiet.producer.stop();
+  assert.isAtLeast(quiet.published[0]!.header.timestamp_ms, startedAt + waitMs);
+
+  // The key's other machine signs meanwhile: this one stops, having signed nothing.
+  const chain = await chainWith(prefix);
+  const watching = await start(chain);
+  await clock.advance(params.blockIntervalMs);
+  await chain.addBlock(await buildBlock(chain, null, TWIN, clock.now()), clock.now());
+  await clock.advance(2 * waitMs);
+  await watching.producer.stop();
+  assert.isNotNull(watching.producer.halted);
+  assert.deepEqual(watching.published, []);
+});

@@ -31,6 +31,8 @@ export interface FullNodeInit extends SyncInit {
   readonly mine: boolean;
   /** Where the producer's slashing-protection record is kept (default: memory, for this run only). */
   readonly slashingProtection?: { readonly store: KeyValueStore };
+  /** How long the producer only watches for its own key's blocks after it starts (default 0). */
+  readonly doppelgangerWaitMs?: number;
   /**
    * This machine's capacity, for the atlas (read again at every broadcast). Without it the node
    * offers no compute and broadcasts no capacity.
@@ -91,7 +93,14 @@ export function fullNodeServices(init: FullNodeInit): ServiceFactories<FullNodeS
     jobs: jobsService(init.jobs),
     placement: placementService(init.placement),
     tunnels: tunnelsService(init.tunnel),
-    ...(init.mine ? { producer: productionService(init.slashingProtection ?? {}) } : {}),
+    ...(init.mine
+      ? {
+          producer: productionService({
+            ...init.slashingProtection,
+            ...(init.doppelgangerWaitMs === undefined ? {} : { doppelgangerWaitMs: init.doppelgangerWaitMs }),
+          }),
+        }
+      : {}),
     ...(init.capacity === undefined
       ? {}
       : { capacity: capacityService({ probe: init.capacity, ...(init.capacityIntervalMs === undefined ? {} : { intervalMs: init.capacityIntervalMs }) }) }),
