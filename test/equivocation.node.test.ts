@@ -20,7 +20,7 @@ import type { Block } from '../core/ledger/block.ts';
 import { type ChainParams, devnet } from '../core/ledger/params.ts';
 import { signTx, type Tx, type TxBody } from '../core/ledger/tx.ts';
 import { MemoryStore } from '../core/store/kv.ts';
-import { writeIdentityFile } from '../host-node/data-dir.ts';
+import { readIdentityFile, writeIdentityFile } from '../host-node/data-dir.ts';
 import { LevelStore } from '../host-node/leveldb-store.ts';
 import { getJson, type MeshProcess, startNode, stopAll, stopNode, tcpAddress, tempDataDir, waitFor } from './mesh-process.ts';
 
@@ -164,4 +164,27 @@ test('a node restarted below a height it signed signs nothing there, and signs a
   }
   await reopened.close();
   assert.doesNotMatch(m.log(), /STOPPED/, 'its own old blocks are no doppelganger');
+});
+
+test('a second machine started with a key already at work stops before it signs anything', async () => {
+  const first = await startNode({ mine: true, blockIntervalMs: INTERVAL_MS });
+  // One peer id on two machines: no node connects to both (libp2p takes them for one peer).
+  const relay = await startNode({ blockIntervalMs: INTERVAL_MS, bootstrap: [tcpAddress(first)] });
+  const far = await startNode({ blockIntervalMs: INTERVAL_MS, bootstrap: [tcpAddress(relay)] });
+  await waitFor('a few blocks', async () => (await status(far)).height >= 3);
+  const dir = await tempDataDir();
+  await writeIdentityFile(join(dir, 'identity.json'), await readIdentityFile(join(first.dataDir, 'identity.json')));
+  const second = await startNode({ dataDir: dir, mine: true, blockIntervalMs: INTERVAL_MS, bootstrap: [tcpAddress(far)] });
+  const halted = await waitFor('the second machine halts', async () => {
+    const s = await status(second);
+    return s.production.state === 'halted' ? s : undefined;
+  });
+  assert.match(halted.production.reason ?? '', /this node did not make it/);
+  assert.equal((await status(first)).production.state, 'on', 'the first goes on: it never saw a block it did not make');
+  const height = (await status(relay)).height;
+  await waitFor('the chain grows', async () => (await status(relay)).height >= height + 3);
+  assert.equal(await stopNode(second), 0);
+  const record = await LevelStore.open(join(dir, 'signed', PARAMS.network));
+  assert.equal(await new SlashingProtection(record, PARAMS.network).last(fromHex(second.nodeId, 32)), null, 'it signed nothing');
+  await record.close();
 });
