@@ -54,6 +54,9 @@ export interface NodeConfig {
   readonly maxStreamsPerClient: number;
 }
 
+/** Block intervals a producer only watches for another machine with its key before it signs (docs/network.md). */
+const DOPPELGANGER_WAIT_BLOCKS = 3;
+
 /** The node could not start as configured (a port taken, a data directory in use): said without a stack. */
 class StartError extends Error {}
 
@@ -209,7 +212,10 @@ async function runNode(config: NodeConfig): Promise<number> {
   const jobStore = await starting(`cannot open the job store ${jobsPath}`, () => LevelStore.open(jobsPath));
   const channelsPath = join(config.dataDir, 'channels', config.params.network);
   const channelStore = await starting(`cannot open the channel store ${channelsPath}`, () => LevelStore.open(channelsPath));
-  const closers: (() => Promise<void>)[] = [() => store.close(), () => jobStore.close(), () => channelStore.close()];
+  // What the producer signed, synced to disk before a block leaves: it never signs twice at a height.
+  const signedPath = join(config.dataDir, 'signed', config.params.network);
+  const signedStore = await starting(`cannot open the slashing-protection record ${signedPath}`, () => LevelStore.open(signedPath));
+  const closers: (() => Promise<void>)[] = [() => store.close(), () => jobStore.close(), () => channelStore.close(), () => signedStore.close()];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.reverse()) await close().catch((e: unknown) => log(`stop: ${String(e)}`));
   };
@@ -254,6 +260,8 @@ async function runNode(config: NodeConfig): Promise<number> {
         },
         placement: { capabilityRoots: config.capabilityRoots.map((hex) => fromHex(hex, 32)) },
         channels: { store: channelStore },
+        slashingProtection: { store: signedStore },
+        doppelgangerWaitMs: DOPPELGANGER_WAIT_BLOCKS * config.params.blockIntervalMs,
         tunnel: { sockets: nodeTunnelSockets },
         pings: { intervalMs: config.pingIntervalMs },
       }),

@@ -55,6 +55,7 @@ export const STATUS: NodeStatus = {
   circulating_supply: '7000',
   burned_total: '12',
   unbond_release_secs: null,
+  production: { state: 'off', reason: null },
 };
 
 export const SIGNAL: SignalObject = { from: BOB, to: 'broadcast', capabilities: [{ name: 'cpu', version: 4 }], payload_hex: '', nonce: 3, id: SIGNAL_ID };

@@ -21,6 +21,8 @@ export const TOPICS = Object.freeze({
   segments: 'mesh-segments',
   /** Network coordinates and link samples (docs/netgraph.md). */
   netgraph: 'mesh-netgraph',
+  /** Equivocation evidence: two headers one producer signed at one height (docs/network.md). */
+  evidence: 'mesh-evidence',
 });
 
 const APP_TOPIC = /^[\x21-\x7e]{1,128}$/;

@@ -4,7 +4,7 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { appTopic, rpcProtocolId, TOPICS } from './network.ts';
 
-test("topics: the gossip topic names of the contract, and the netgraph's", () => {
+test("topics: the gossip topic names of the contract, the netgraph's and the evidence topic", () => {
   assert.deepEqual(
     { ...TOPICS },
     {
@@ -16,6 +16,7 @@ test("topics: the gossip topic names of the contract, and the netgraph's", () =>
       signals: 'mesh-protocol-1',
       segments: 'mesh-segments',
       netgraph: 'mesh-netgraph',
+      evidence: 'mesh-evidence',
     },
   );
 });

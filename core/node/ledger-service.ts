@@ -22,6 +22,15 @@ import { type GossipMessage, TOPICS, type Verdict } from '../net/network.ts';
 import type { Flow, Unsubscribe } from '../web/sse.ts';
 import type { NodeComponents } from './node.ts';
 
+/**
+ * Block production, as /status shows it: 'off' without `--mine`, 'halted' once the producer
+ * stopped for good (it saw its key sign a block it did not make), with the reason.
+ */
+export interface ProductionStatus {
+  state: 'off' | 'on' | 'halted';
+  reason: string | null;
+}
+
 /** GET /status: the ledger figures plus the node's identity and tip. */
 export interface NodeStatus extends LedgerStatus {
   node_id: string;
@@ -32,6 +41,7 @@ export interface NodeStatus extends LedgerStatus {
    * interval per block still to come; null when nothing is unbonding.
    */
   unbond_release_secs: number | null;
+  production: ProductionStatus;
 }
 
 /** GET /health, /status and /bootstrap. */
@@ -79,8 +89,13 @@ export interface ChainService {
   followTransactions(after: number | null, listener: (item: TxFeedItem) => void): Unsubscribe;
 }
 
-/** What the ledger service works with: part of the node's base components. */
-export type ChainComponents = Pick<NodeComponents, 'nodeId' | 'key' | 'chain' | 'mempool' | 'own' | 'txFeed' | 'network' | 'log'>;
+/**
+ * What the ledger service works with: part of the node's base components, and the producer where
+ * the node has one (a later service, read when /status is asked).
+ */
+export type ChainComponents = Pick<NodeComponents, 'nodeId' | 'key' | 'chain' | 'mempool' | 'own' | 'txFeed' | 'network' | 'log'> & {
+  readonly producer?: { readonly producer: { readonly halted: { readonly reason: string } | null } };
+};
 
 export class LedgerFeature implements ChainService, NodeInfoService, Startable {
   readonly nodeId: string;
@@ -107,7 +122,14 @@ export class LedgerFeature implements ChainService, NodeInfoService, Startable {
     const ledger = ledgerStatus(this.#c.chain.state, this.#c.key.publicKey, tip.height);
     const release = ledger.unbond_release_height;
     const releaseSecs = release === null ? null : Math.floor((tip.timestampMs + (release - tip.height) * params.blockIntervalMs) / 1000);
-    return { node_id: this.nodeId, height: tip.height, difficulty: 0, ...ledger, unbond_release_secs: releaseSecs };
+    return { node_id: this.nodeId, height: tip.height, difficulty: 0, ...ledger, unbond_release_secs: releaseSecs, production: this.#production() };
+  }
+
+  #production(): ProductionStatus {
+    const producer = this.#c.producer?.producer;
+    if (producer === undefined) return { state: 'off', reason: null };
+    const halted = producer.halted;
+    return halted === null ? { state: 'on', reason: null } : { state: 'halted', reason: halted.reason };
   }
 
   bootstrap(): string[] {

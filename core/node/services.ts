@@ -16,9 +16,11 @@ import { type PlacementFeature, type PlacementInit, placementService } from '../
 import type { Capacity } from '../signal/atlas.ts';
 import { type CapacityBroadcast, capacityService } from '../signal/capacity-service.ts';
 import { type SignalsFeature, signalsService } from '../signal/service.ts';
+import type { KeyValueStore } from '../store/kv.ts';
 import { type TunnelsFeature, tunnelsService } from '../tunnel/service.ts';
 import type { TunnelSockets } from '../tunnel/sockets.ts';
 import { productionService } from './block-producer.ts';
+import { type EvidenceFeature, evidenceService } from './evidence-service.ts';
 import { type LedgerFeature, ledgerService } from './ledger-service.ts';
 import type { ServiceFactories } from './node.ts';
 import { type SyncFeature, type SyncInit, syncService } from './sync-service.ts';
@@ -27,6 +29,10 @@ import { type SyncFeature, type SyncInit, syncService } from './sync-service.ts'
 export interface FullNodeInit extends SyncInit {
   /** Produce blocks (`--mine`). */
   readonly mine: boolean;
+  /** Where the producer's slashing-protection record is kept (default: memory, for this run only). */
+  readonly slashingProtection?: { readonly store: KeyValueStore };
+  /** How long the producer only watches for its own key's blocks after it starts (default 0). */
+  readonly doppelgangerWaitMs?: number;
   /**
    * This machine's capacity, for the atlas (read again at every broadcast). Without it the node
    * offers no compute and broadcasts no capacity.
@@ -52,6 +58,7 @@ export interface FullNodeInit extends SyncInit {
 export interface FullNodeServices {
   readonly ledger: LedgerFeature;
   readonly sync: SyncFeature;
+  readonly evidence: EvidenceFeature;
   readonly signals: SignalsFeature;
   readonly pings: PeerPings;
   readonly netgraph: NetGraph;
@@ -74,6 +81,7 @@ export function fullNodeServices(init: FullNodeInit): ServiceFactories<FullNodeS
   return {
     ledger: ledgerService(),
     sync: syncService(init),
+    evidence: evidenceService({ report: init.mine }),
     signals: signalsService(),
     pings: pingsService(init.pings),
     netgraph: netgraphService(init.netgraph),
@@ -85,7 +93,14 @@ export function fullNodeServices(init: FullNodeInit): ServiceFactories<FullNodeS
     jobs: jobsService(init.jobs),
     placement: placementService(init.placement),
     tunnels: tunnelsService(init.tunnel),
-    ...(init.mine ? { producer: productionService() } : {}),
+    ...(init.mine
+      ? {
+          producer: productionService({
+            ...init.slashingProtection,
+            ...(init.doppelgangerWaitMs === undefined ? {} : { doppelgangerWaitMs: init.doppelgangerWaitMs }),
+          }),
+        }
+      : {}),
     ...(init.capacity === undefined
       ? {}
       : { capacity: capacityService({ probe: init.capacity, ...(init.capacityIntervalMs === undefined ? {} : { intervalMs: init.capacityIntervalMs }) }) }),
@@ -95,9 +110,13 @@ export function fullNodeServices(init: FullNodeInit): ServiceFactories<FullNodeS
 export interface LightNodeServices {
   readonly ledger: LedgerFeature;
   readonly sync: SyncFeature;
+  readonly evidence: EvidenceFeature;
 }
 
-/** What the wallet uses: the chain (balances, history, transfers, the block stream) and sync. */
+/**
+ * What the wallet uses: the chain (balances, history, transfers, the block stream) and sync; and,
+ * as every node does, it passes on the equivocation evidence it sees.
+ */
 export function lightNodeServices(init: SyncInit = {}): ServiceFactories<LightNodeServices> {
-  return { ledger: ledgerService(), sync: syncService(init) };
+  return { ledger: ledgerService(), sync: syncService(init), evidence: evidenceService() };
 }

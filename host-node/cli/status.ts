@@ -29,6 +29,7 @@ export function formatStatus(status: NodeStatus): string {
     ['unbonding', `${credits(status.unbonding)}${releaseOf(status)}`],
     ['circulating', credits(status.circulating_supply)],
     ['burned', credits(status.burned_total)],
+    ['production', status.production.state === 'halted' ? `halted: ${status.production.reason}` : status.production.state],
   ];
   return rows.map(([name, value]) => `${name.padEnd(14)}${value}\n`).join('');
 }
