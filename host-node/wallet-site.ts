@@ -48,17 +48,28 @@ export const WALLET_BUILD = {
   logLevel: 'silent',
 } as const satisfies esbuild.BuildOptions;
 
-/** The page's bundle, built once. */
-let bundle: Promise<string> | null = null;
-export function walletBundle(): Promise<string> {
-  bundle ??= esbuild
-    .build({ ...WALLET_BUILD, entryPoints: [ENTRY] })
-    .then((result) => result.outputFiles[0]!.text)
-    .catch((error: unknown) => {
-      bundle = null;
-      throw error;
-    });
+// Each page's bundle, built once, by entry file.
+const bundles = new Map<string, Promise<string>>();
+
+/** The bundle of the page whose code starts at `entry` (a file path), built on first call and kept. */
+export function pageBundle(entry: string): Promise<string> {
+  let bundle = bundles.get(entry);
+  if (bundle === undefined) {
+    bundle = esbuild
+      .build({ ...WALLET_BUILD, entryPoints: [entry] })
+      .then((result) => result.outputFiles[0]!.text)
+      .catch((error: unknown) => {
+        bundles.delete(entry);
+        throw error;
+      });
+    bundles.set(entry, bundle);
+  }
   return bundle;
+}
+
+/** The wallet page's bundle. */
+export function walletBundle(): Promise<string> {
+  return pageBundle(ENTRY);
 }
 
 // WebSocket addresses the page can dial: the host the page was loaded from first, then the others.
@@ -84,7 +95,8 @@ export const WALLET_HEADERS = {
   'x-content-type-options': 'nosniff',
 } as const;
 
-const answer = (body: string, type: string, cache: string): Response =>
+/** A page's file or data, with the pages' headers. */
+export const pageAnswer = (body: string, type: string, cache: string): Response =>
   new Response(body, { headers: { 'content-type': type, 'cache-control': cache, ...WALLET_HEADERS } });
 
 /** `api` with the wallet's paths in front of it. */
@@ -103,8 +115,8 @@ export function withWallet(api: FetchHandler, options: WalletSiteOptions): Fetch
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return problemResponse(new WebProblem('method-not-allowed', `${path} is read with GET`, {}, { allow: 'GET, HEAD' }));
     }
-    if (path === '/wallet' || path === '/wallet/') return answer(await readFile(PAGE, 'utf8'), 'text/html; charset=utf-8', 'no-cache');
-    if (path === '/wallet/app.js') return answer(await walletBundle(), 'text/javascript; charset=utf-8', 'no-cache');
+    if (path === '/wallet' || path === '/wallet/') return pageAnswer(await readFile(PAGE, 'utf8'), 'text/html; charset=utf-8', 'no-cache');
+    if (path === '/wallet/app.js') return pageAnswer(await walletBundle(), 'text/javascript; charset=utf-8', 'no-cache');
     if (path === '/wallet/config.json') {
       const chain = options.chain;
       const height = checkpointHeight(chain.tip.height, chain.base);
@@ -116,7 +128,7 @@ export function withWallet(api: FetchHandler, options: WalletSiteOptions): Fetch
         checkpoint: { height, hash: toHex(hash) },
         hosts: hostAddresses(options, url.hostname),
       };
-      return answer(JSON.stringify(body), 'application/json', 'no-store');
+      return pageAnswer(JSON.stringify(body), 'application/json', 'no-store');
     }
     return problemResponse(new WebProblem('not-found', `no wallet file at ${path}`));
   };
