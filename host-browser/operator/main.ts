@@ -85,6 +85,7 @@ const WATCHED_BLOCKS = 50;
 const LOG_LINES = 1000;
 // The jobs that can still be stopped (docs/node-api.md "DELETE /jobs/:id").
 const STOPPABLE = new Set(['pending', 'running']);
+const NO_PRODUCER = '0'.repeat(64);
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
   const element = document.getElementById(id);
@@ -113,6 +114,8 @@ function el(tag: string, attrs: Record<string, string> = {}, ...children: (strin
 function idCell(id: string | null): HTMLElement {
   if (id === null) return el('td', {}, '–');
   if (id === self) return el('td', {}, 'this node');
+  // The genesis block has no producer.
+  if (id === NO_PRODUCER) return el('td', {}, 'genesis');
   return el('td', { class: 'mono', title: id }, shortId(id));
 }
 
@@ -226,7 +229,8 @@ function drawPeers(peers: Peer[], graph: Netgraph): void {
         el('td', { class: 'num' }, number(p.rtt_ms, 1)),
         el('td', { class: 'num' }, number(p.height)),
         el('td', {}, p.direction),
-        el('td', { class: 'mono' }, p.remote_addr),
+        // The peer's id is in the first column already.
+        el('td', { class: 'mono' }, p.remote_addr.replace(/\/p2p\/[^/]+$/, '')),
       ),
     ),
     sorted,
@@ -235,9 +239,9 @@ function drawPeers(peers: Peer[], graph: Netgraph): void {
   const points = projectCoordinates([{ id: self, vec: graph.coordinate.vec }, ...graph.coordinates.map((c) => ({ id: c.node_id, vec: c.coordinate.vec }))]);
   const at = new Map(points.map((p) => [p.id, p]));
   const me = at.get(self)!;
-  // Centred on this node, scaled so the farthest point sits inside the frame.
-  const reach = Math.max(1, ...points.map((p) => Math.hypot(p.x - me.x, p.y - me.y)));
-  const scale = 80 / reach;
+  // Centred on this node, scaled so the farthest point sits at 70 % of the way to the edge.
+  const reach = Math.max(0.001, ...points.map((p) => Math.hypot(p.x - me.x, p.y - me.y)));
+  const scale = 70 / reach;
   const place = (id: string): { x: number; y: number } => {
     const p = at.get(id)!;
     return { x: (p.x - me.x) * scale, y: (p.y - me.y) * scale };
@@ -249,20 +253,22 @@ function drawPeers(peers: Peer[], graph: Netgraph): void {
     const to = place(p.id);
     layer.push(svg('line', { x1: 0, y1: 0, x2: to.x, y2: to.y }));
     const ms = rtt.get(p.id);
-    if (ms !== null && ms !== undefined) layer.push(svg('text', { x: to.x / 2 + 2, y: to.y / 2 - 2, class: 'rtt' }, `${number(ms, 1)} ms`));
+    // The round trip above the middle of its line.
+    if (ms !== null && ms !== undefined) layer.push(svg('text', { x: to.x / 2, y: to.y / 2 - 4, class: 'rtt' }, `${number(ms, 1)} ms`));
   }
   for (const p of points) {
     const { x, y } = place(p.id);
     const kind = p.id === self ? 'self' : rtt.has(p.id) ? 'peer' : 'known';
     const dot = svg('circle', { cx: x, cy: y, r: kind === 'self' ? 4 : 3, class: kind });
     dot.append(svg('title', {}, p.id === self ? `this node ${p.id}` : p.id));
-    layer.push(dot, svg('text', { x: x + 5, y: y + 2 }, p.id === self ? 'this node' : shortId(p.id)));
+    // This node's label below it, the others' above: two close nodes keep both labels readable.
+    layer.push(dot, svg('text', { x, y: p.id === self ? y + 12 : y - 7 }, p.id === self ? 'this node' : shortId(p.id)));
   }
   $('map').replaceChildren(...layer);
   $('map-caption').textContent =
     `Network coordinates of ${points.length} node${points.length === 1 ? '' : 's'}: this node in blue at the centre, ` +
     `its peers in green with their measured round trips, other nodes it knows in grey. ` +
-    `The edge of the map is about ${number(reach, 1)} ms away.`;
+    `The edge of the map is about ${number(reach / 0.7, 2)} ms away.`;
 }
 
 // --- Balance, bond and channels, from /status and /channels -------------------------------------
@@ -319,11 +325,12 @@ function jobRow(job: JobSummary): HTMLElement {
     'tr',
     {},
     el('td', { class: 'mono', title: job.job_id }, shortId(job.job_id)),
+    // Second, so a phone shows the buttons without scrolling sideways.
+    actions,
     el('td', { class: 'reason' }, job.status),
     idCell(job.role === 'payer' ? job.host : job.payer),
     el('td', { class: 'num' }, credits(job.bid)),
     el('td', { class: 'num' }, credits(job.cost)),
-    actions,
   );
 }
 
@@ -471,7 +478,7 @@ async function refresh(): Promise<void> {
     drawPeers(peers.peers, graph);
     drawJobs(jobs);
     drawFabric(fabric);
-    setStatus('online', `Online, height ${number(status.height)}`);
+    setStatus('online', 'Online');
   } catch {
     setStatus('offline', 'Offline: the node does not answer');
   } finally {
