@@ -167,6 +167,18 @@ test('the operator page: peers on the map, chain, balance and channel, fabric, j
   assert.match(await text(mine, '#token-message'), /not this node's API token/);
   assert.equal(await mine.getAttribute('#token', 'aria-invalid'), 'true');
   assert.equal(await mine.inputValue('#token'), '', 'the field never keeps a token');
+  // A page of the origin (the wallet, say) that opens /node keeps a hold on its window: that one takes no token.
+  const walletContext = await browser.newContext();
+  const wallet = await walletContext.newPage();
+  await wallet.goto(`${payer.url}/wallet`);
+  const [opened] = await Promise.all([wallet.waitForEvent('popup'), wallet.evaluate(() => void window.open('/node'))]);
+  await opened.waitForSelector('#status[data-state="online"]');
+  await opened.fill('#token', payer.token);
+  await opened.press('#token', 'Enter');
+  assert.match(await text(opened, '#token-message'), /tab of its own/);
+  assert.equal(await opened.isVisible('#token-forget'), false);
+  await walletContext.close();
+
   await mine.fill('#token', payer.token);
   await mine.press('#token', 'Enter');
   await mine.waitForSelector('#token-forget:visible');

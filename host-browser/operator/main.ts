@@ -407,6 +407,12 @@ $('token-form').addEventListener('submit', (event) => {
     say('token-message', 'error', 'Paste the content of api.token.');
     return;
   }
+  // A page that opened this one holds its window and, on this origin (the wallet's), could read
+  // the token out of it: only a tab of its own takes one.
+  if (window.opener !== null) {
+    say('token-message', 'error', 'Another page opened this one: open http://127.0.0.1…/node in a tab of its own to allow actions.');
+    return;
+  }
   void (async () => {
     const answer = await fetch(`/jobs/${NO_JOB}`, { method: 'DELETE', headers: { authorization: `Bearer ${given}` } });
     if (answer.status === 401) {
