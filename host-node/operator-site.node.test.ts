@@ -26,6 +26,11 @@ test('withOperatorPage: the page and its bundle on loopback, with the wallet hea
   assert.equal(bundle.headers.get('content-security-policy'), WALLET_HEADERS['content-security-policy']);
   assert.match(await bundle.text(), /blocks\/stream/);
 
+  const style = await get('/node/page.css');
+  assert.equal(style.status, 200);
+  assert.match(style.headers.get('content-type')!, /^text\/css/);
+  assert.match(await style.text(), /:focus-visible/);
+
   // The same page on the other loopback spellings, and from an IPv4-mapped or IPv6 loopback client.
   for (const [origin, client] of [
     ['http://localhost:8844', { remoteAddress: '::1' }],
@@ -52,7 +57,7 @@ test('withOperatorPage: the page and its bundle on loopback, with the wallet hea
 test('withOperatorPage: refused to a non-loopback Host, to another machine, and to another origin', async () => {
   // DNS rebinding (a name pointed at 127.0.0.1) and the node's LAN address: 403 on every path.
   for (const origin of ['http://attacker.example:8844', 'http://localhost.attacker.example:8844', 'http://10.0.0.2:8844', 'http://127.0.0.1.nip.io:8844']) {
-    for (const path of ['/node', '/node/app.js']) {
+    for (const path of ['/node', '/node/app.js', '/node/page.css']) {
       const refused = await handler(new Request(`${origin}${path}`), local);
       assert.equal(refused.status, 403, `${origin}${path}`);
       assert.equal(refused.headers.get('content-type'), 'application/problem+json');

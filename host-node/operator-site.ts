@@ -1,17 +1,17 @@
 /**
- * The operator's page on the node's HTTP port: `/node` (the page) and `/node/app.js` (its bundle,
- * made by esbuild from host-browser/operator/main.ts as the wallet's is). The page reads the API's
+ * The operator's page on the node's HTTP port: `/node` (the page), `/node/app.js` (its bundle,
+ * made by esbuild from host-browser/operator/main.ts as the wallet's is) and `/node/page.css` (the
+ * style it shares with the wallet). The page reads the API's
  * open GET routes and streams from the browser; it is served to this machine only, with the
  * wallet's headers (docs/operator.md). The node serves no token here: the operator pastes it.
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { requireLoopback, requireSameOrigin } from '../core/api/access.ts';
-import { ApiProblem } from '../core/api/problem.ts';
 import { problemResponse, WebProblem } from '../core/web/problem.ts';
 import type { ClientInfo } from '../core/web/router.ts';
 import type { FetchHandler } from './http-server.ts';
-import { pageAnswer, pageBundle } from './wallet-site.ts';
+import { PAGE_STYLE, pageAnswer, pageBundle, pageRefusal } from './wallet-site.ts';
 
 const PAGE = fileURLToPath(new URL('../host-browser/operator/index.html', import.meta.url));
 const ENTRY = fileURLToPath(new URL('../host-browser/operator/main.ts', import.meta.url));
@@ -27,19 +27,15 @@ export function withOperatorPage(api: FetchHandler): FetchHandler {
     const url = new URL(request.url);
     const path = url.pathname;
     if (path !== '/node' && !path.startsWith('/node/')) return api(request, client);
-    try {
+    const refused = pageRefusal(request, path, () => {
       requireLoopback(url, client.remoteAddress);
       // A page elsewhere (another port on localhost included) may not even fetch this one.
       requireSameOrigin(request, url);
-    } catch (error) {
-      if (error instanceof ApiProblem) return problemResponse(error);
-      throw error;
-    }
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return problemResponse(new WebProblem('method-not-allowed', `${path} is read with GET`, {}, { allow: 'GET, HEAD' }));
-    }
+    });
+    if (refused !== undefined) return refused;
     if (path === '/node' || path === '/node/') return pageAnswer(await readFile(PAGE, 'utf8'), 'text/html; charset=utf-8', 'no-cache');
     if (path === '/node/app.js') return pageAnswer(await operatorBundle(), 'text/javascript; charset=utf-8', 'no-cache');
+    if (path === '/node/page.css') return pageAnswer(await readFile(PAGE_STYLE, 'utf8'), 'text/css; charset=utf-8', 'no-cache');
     return problemResponse(new WebProblem('not-found', `no operator page file at ${path}`));
   };
 }

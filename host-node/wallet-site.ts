@@ -1,6 +1,7 @@
 /**
  * The wallet page on the node's HTTP port: `/wallet` (the page), `/wallet/app.js` (its bundle,
- * made by esbuild from host-browser/wallet/main.ts on first request and kept in memory) and
+ * made by esbuild from host-browser/wallet/main.ts on first request and kept in memory),
+ * `/wallet/page.css` (the style the node's pages share) and
  * `/wallet/config.json` (the network, this node's WebSocket addresses and a trusted checkpoint).
  * The node keeps nothing for the wallet: keys, chain and signatures stay in the page.
  */
@@ -17,6 +18,8 @@ import type { FetchHandler } from './http-server.ts';
 
 const PAGE = fileURLToPath(new URL('../host-browser/wallet/index.html', import.meta.url));
 const ENTRY = fileURLToPath(new URL('../host-browser/wallet/main.ts', import.meta.url));
+/** The stylesheet the node's pages share, served beside each page as `page.css`. */
+export const PAGE_STYLE = fileURLToPath(new URL('../host-browser/page.css', import.meta.url));
 
 /** Checkpoints fall on multiples of this height, so pages starting near each other ask for one snapshot. */
 export const CHECKPOINT_EVERY = 100;
@@ -99,6 +102,23 @@ export const WALLET_HEADERS = {
 export const pageAnswer = (body: string, type: string, cache: string): Response =>
   new Response(body, { headers: { 'content-type': type, 'cache-control': cache, ...WALLET_HEADERS } });
 
+/**
+ * The answer to a request for a page's file that `check` (the page's access rules, throwing an
+ * ApiProblem) refuses, or that is not a read; undefined when it may be served.
+ */
+export function pageRefusal(request: Request, path: string, check: () => void): Response | undefined {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof ApiProblem) return problemResponse(error);
+    throw error;
+  }
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    return problemResponse(new WebProblem('method-not-allowed', `${path} is read with GET`, {}, { allow: 'GET, HEAD' }));
+  }
+  return undefined;
+}
+
 /** `api` with the wallet's paths in front of it. */
 export function withWallet(api: FetchHandler, options: WalletSiteOptions): FetchHandler {
   return async (request: Request, client: ClientInfo): Promise<Response> => {
@@ -106,17 +126,11 @@ export function withWallet(api: FetchHandler, options: WalletSiteOptions): Fetch
     const path = url.pathname;
     if (path !== '/wallet' && !path.startsWith('/wallet/')) return api(request, client);
     // The API's DNS-rebinding rule: a page on a name re-pointed at this machine gets nothing here either.
-    try {
-      requireLocalHostName(url);
-    } catch (error) {
-      if (error instanceof ApiProblem) return problemResponse(error);
-      throw error;
-    }
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return problemResponse(new WebProblem('method-not-allowed', `${path} is read with GET`, {}, { allow: 'GET, HEAD' }));
-    }
+    const refused = pageRefusal(request, path, () => requireLocalHostName(url));
+    if (refused !== undefined) return refused;
     if (path === '/wallet' || path === '/wallet/') return pageAnswer(await readFile(PAGE, 'utf8'), 'text/html; charset=utf-8', 'no-cache');
     if (path === '/wallet/app.js') return pageAnswer(await walletBundle(), 'text/javascript; charset=utf-8', 'no-cache');
+    if (path === '/wallet/page.css') return pageAnswer(await readFile(PAGE_STYLE, 'utf8'), 'text/css; charset=utf-8', 'no-cache');
     if (path === '/wallet/config.json') {
       const chain = options.chain;
       const height = checkpointHeight(chain.tip.height, chain.base);

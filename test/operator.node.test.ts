@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { WALLET_HEADERS } from '../host-node/wallet-site.ts';
-import { launchChromium } from './browser-page.ts';
+import { launchChromium, text, watch } from './browser-page.ts';
 import { getJson, type MeshProcess, postJson, startNode, stopAll, tcpAddress, waitFor } from './mesh-process.ts';
 import { PODMAN_DIR, type PodmanService, startPodman, TEST_IMAGE } from './podman.ts';
 
@@ -56,25 +56,14 @@ after(async () => {
   await podman?.stop();
 });
 
-// biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator, not a DOM node; the rendered text is the point.
-const text = (page: Page, selector: string): Promise<string> => page.locator(selector).innerText();
-// Page errors, refused policies and failed requests of the page end up in `log`, which tests expect empty.
-function watch(page: Page, log: string[]): void {
-  page.on('pageerror', (error) => log.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (/Content Security Policy|Refused to/.test(message.text())) log.push(`policy: ${message.text()}`);
-  });
-  page.on('response', (response) => {
-    // The token check's probe is a 404 by design (main.ts NO_JOB); a wrong token's 401 is what the test asks for.
-    if (response.status() >= 400 && !/\/jobs\/0{64}$/.test(response.url())) log.push(`HTTP ${response.status()} for ${response.url()}`);
-  });
-}
+// The token check's probe is a 404 by design (main.ts NO_JOB).
+const PROBE = /\/jobs\/0{64}$/;
 const shoot = (page: Page, name: string): Promise<Buffer> => page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
 
 async function openPage(node: MeshProcess, log: string[], viewport = DESKTOP): Promise<Page> {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
-  watch(page, log);
+  watch(page, log, PROBE);
   await page.goto(`${node.url}/node`);
   await page.waitForSelector('#status[data-state="online"]');
   return page;
