@@ -156,6 +156,10 @@ test('the operator page: peers on the map, chain, balance and channel, fabric, j
   assert.match(await text(mine, '#token-message'), /not this node's API token/);
   assert.equal(await mine.getAttribute('#token', 'aria-invalid'), 'true');
   assert.equal(await mine.inputValue('#token'), '', 'the field never keeps a token');
+  // The payer reads the job's output too (the node asks its host).
+  await mine.click(`[data-key="logs-${jobId}"]`);
+  await mine.waitForFunction(() => /line 2\n/.test(document.querySelector('#log-lines')?.textContent ?? ''));
+
   // A page of the origin (the wallet, say) that opens /node keeps a hold on its window: that one takes no token.
   const walletContext = await browser.newContext();
   const wallet = await walletContext.newPage();

@@ -121,12 +121,12 @@ function idCell(id: string | null): HTMLElement {
 
 // Rows are rebuilt only when what they show changed, and the focused button keeps its focus.
 const shown = new Map<string, string>();
-function fillRows(table: HTMLTableElement, rows: HTMLElement[], key: unknown): void {
+function fillRows(table: HTMLTableElement, key: unknown, rows: () => HTMLElement[]): void {
   const text = JSON.stringify(key);
   if (shown.get(table.id) === text) return;
   shown.set(table.id, text);
   const focused = document.activeElement instanceof HTMLElement ? document.activeElement.dataset.key : undefined;
-  table.tBodies[0]!.replaceChildren(...rows);
+  table.tBodies[0]!.replaceChildren(...rows());
   if (focused !== undefined) table.querySelector<HTMLElement>(`[data-key="${focused}"]`)?.focus();
 }
 
@@ -155,13 +155,10 @@ function drawChain(): void {
   }
   const producers = chain.producers();
   $('producers-span').textContent = String(producers.reduce((sum, p) => sum + p.blocks, 0));
-  fillRows(
-    $<HTMLTableElement>('producers'),
+  fillRows($<HTMLTableElement>('producers'), [self, producers], () =>
     producers.map((p) => el('tr', {}, idCell(p.miner), el('td', { class: 'num' }, String(p.blocks)))),
-    producers,
   );
-  fillRows(
-    $<HTMLTableElement>('blocks'),
+  fillRows($<HTMLTableElement>('blocks'), [self, recent.map((b) => b.hash)], () =>
     recent.map((b) =>
       el(
         'tr',
@@ -172,7 +169,6 @@ function drawChain(): void {
         el('td', {}, new Date(b.timestamp * 1000).toLocaleTimeString('en-GB')),
       ),
     ),
-    recent.map((b) => b.hash),
   );
   const forks = chain.forks();
   $('forks-none').hidden = forks.length > 0;
@@ -219,8 +215,7 @@ function drawPeers(peers: Peer[], graph: Netgraph): void {
   $('peers-none').hidden = peers.length > 0;
   $('peers').hidden = peers.length === 0;
   const sorted = [...peers].sort((a, b) => (a.node_id < b.node_id ? -1 : 1));
-  fillRows(
-    $<HTMLTableElement>('peers'),
+  fillRows($<HTMLTableElement>('peers'), sorted, () =>
     sorted.map((p) =>
       el(
         'tr',
@@ -233,7 +228,6 @@ function drawPeers(peers: Peer[], graph: Netgraph): void {
         el('td', { class: 'mono' }, p.remote_addr.replace(/\/p2p\/[^/]+$/, '')),
       ),
     ),
-    sorted,
   );
 
   const points = projectCoordinates([{ id: self, vec: graph.coordinate.vec }, ...graph.coordinates.map((c) => ({ id: c.node_id, vec: c.coordinate.vec }))]);
@@ -285,8 +279,7 @@ function drawAccount(status: Status, channels: Channel[]): void {
   $('weight').textContent = credits(status.weight);
   $('channels-none').hidden = channels.length > 0;
   $('channels').hidden = channels.length === 0;
-  fillRows(
-    $<HTMLTableElement>('channels'),
+  fillRows($<HTMLTableElement>('channels'), channels, () =>
     channels.map((c) =>
       el(
         'tr',
@@ -300,7 +293,6 @@ function drawAccount(status: Status, channels: Channel[]): void {
         el('td', { class: 'num' }, String(c.expiry_height)),
       ),
     ),
-    channels,
   );
 }
 
@@ -340,7 +332,7 @@ function drawJobs(jobs: JobSummary[]): void {
     const mine = jobs.filter((j) => j.role === role);
     const table = $<HTMLTableElement>(`jobs-${role}`);
     table.hidden = mine.length === 0;
-    fillRows(table, mine.map(jobRow), [mine, token !== null]);
+    fillRows(table, [mine, token !== null], () => mine.map(jobRow));
   }
 }
 
