@@ -25,6 +25,7 @@ import { DockerExecutor } from './docker-executor.ts';
 import { serveFetch } from './http-server.ts';
 import { LevelStore, StoreLockedError } from './leveldb-store.ts';
 import { nodeCrypto } from './native-crypto.ts';
+import { withOperatorPage } from './operator-site.ts';
 import { parseBootstrapAddress, startP2PNetwork } from './p2p.ts';
 import { nodeTunnelSockets } from './tunnel-sockets.ts';
 import { withWallet } from './wallet-site.ts';
@@ -268,19 +269,22 @@ async function runNode(config: NodeConfig): Promise<number> {
     });
     await node.start();
     closers.push(() => node.stop());
-    // The wallet page rides on the same port: its files and config, no state (docs/browser.md).
-    const api = withWallet(
-      createNodeApi({
-        services: node.services,
-        token: data.token,
-        maxStreams: config.maxStreams,
-        maxStreamsPerClient: config.maxStreamsPerClient,
-      }),
-      {
-        chain,
-        addresses: () => network.addresses(),
-        peerId: network.libp2p.peerId.toString(),
-      },
+    // The wallet page and, for this machine only, the operator's page ride on the same port:
+    // their files and config, no state (docs/browser.md, docs/operator.md).
+    const api = withOperatorPage(
+      withWallet(
+        createNodeApi({
+          services: node.services,
+          token: data.token,
+          maxStreams: config.maxStreams,
+          maxStreamsPerClient: config.maxStreamsPerClient,
+        }),
+        {
+          chain,
+          addresses: () => network.addresses(),
+          peerId: network.libp2p.peerId.toString(),
+        },
+      ),
     );
     const server = await starting(`cannot serve the HTTP API on ${config.host} port ${config.port}`, () => serveFetch(api, config.host, config.port));
     closers.push(() => server.close());
@@ -295,6 +299,7 @@ async function runNode(config: NodeConfig): Promise<number> {
         `  network   ${config.params.network}${interval}, height ${chain.tip.height}`,
         `  data      ${config.dataDir}`,
         `  http      ${server.url}`,
+        `  operator  ${server.url}/node`,
         ...network.addresses().map((a) => `  p2p       ${a}`),
         `  mining    ${config.mine ? 'yes' : 'no'}`,
         `  jobs      ${hosting(config, node)}`,

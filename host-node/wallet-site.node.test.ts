@@ -53,6 +53,11 @@ test('withWallet: the page, its config, 405 and 404 as problem details, and the 
   assert.match(page.headers.get('content-type')!, /^text\/html/);
   assert.match(await page.text(), /<script type="module" src="\/wallet\/app.js">/);
 
+  const style = await get('/wallet/page.css');
+  assert.equal(style.status, 200);
+  assert.match(style.headers.get('content-type')!, /^text\/css/);
+  assert.ok(style.headers.get('content-security-policy'));
+
   const config = await get('/wallet/config.json');
   assert.equal(config.status, 200);
   assert.equal(config.headers.get('x-content-type-options'), 'nosniff');
@@ -80,7 +85,7 @@ test('withWallet: the page, its config, 405 and 404 as problem details, and the 
   assert.equal((await unknown.json()).type, '/problems/not-found');
 
   // DNS rebinding: a name other than localhost or an IP address gets the API's 403, on every wallet path.
-  for (const path of ['/wallet', '/wallet/app.js', '/wallet/config.json']) {
+  for (const path of ['/wallet', '/wallet/app.js', '/wallet/page.css', '/wallet/config.json']) {
     const rebound = await handler(new Request(`http://attacker.example:8844${path}`), client);
     assert.equal(rebound.status, 403, path);
     assert.equal((await rebound.json()).type, '/problems/host-not-allowed');

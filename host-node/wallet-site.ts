@@ -1,6 +1,7 @@
 /**
  * The wallet page on the node's HTTP port: `/wallet` (the page), `/wallet/app.js` (its bundle,
- * made by esbuild from host-browser/wallet/main.ts on first request and kept in memory) and
+ * made by esbuild from host-browser/wallet/main.ts on first request and kept in memory),
+ * `/wallet/page.css` (the style the node's pages share) and
  * `/wallet/config.json` (the network, this node's WebSocket addresses and a trusted checkpoint).
  * The node keeps nothing for the wallet: keys, chain and signatures stay in the page.
  */
@@ -17,6 +18,8 @@ import type { FetchHandler } from './http-server.ts';
 
 const PAGE = fileURLToPath(new URL('../host-browser/wallet/index.html', import.meta.url));
 const ENTRY = fileURLToPath(new URL('../host-browser/wallet/main.ts', import.meta.url));
+/** The stylesheet the node's pages share, served beside each page as `page.css`. */
+export const PAGE_STYLE = fileURLToPath(new URL('../host-browser/page.css', import.meta.url));
 
 /** Checkpoints fall on multiples of this height, so pages starting near each other ask for one snapshot. */
 export const CHECKPOINT_EVERY = 100;
@@ -48,17 +51,28 @@ export const WALLET_BUILD = {
   logLevel: 'silent',
 } as const satisfies esbuild.BuildOptions;
 
-/** The page's bundle, built once. */
-let bundle: Promise<string> | null = null;
-export function walletBundle(): Promise<string> {
-  bundle ??= esbuild
-    .build({ ...WALLET_BUILD, entryPoints: [ENTRY] })
-    .then((result) => result.outputFiles[0]!.text)
-    .catch((error: unknown) => {
-      bundle = null;
-      throw error;
-    });
+// Each page's bundle, built once, by entry file.
+const bundles = new Map<string, Promise<string>>();
+
+/** The bundle of the page whose code starts at `entry` (a file path), built on first call and kept. */
+export function pageBundle(entry: string): Promise<string> {
+  let bundle = bundles.get(entry);
+  if (bundle === undefined) {
+    bundle = esbuild
+      .build({ ...WALLET_BUILD, entryPoints: [entry] })
+      .then((result) => result.outputFiles[0]!.text)
+      .catch((error: unknown) => {
+        bundles.delete(entry);
+        throw error;
+      });
+    bundles.set(entry, bundle);
+  }
   return bundle;
+}
+
+/** The wallet page's bundle. */
+export function walletBundle(): Promise<string> {
+  return pageBundle(ENTRY);
 }
 
 // WebSocket addresses the page can dial: the host the page was loaded from first, then the others.
@@ -84,8 +98,26 @@ export const WALLET_HEADERS = {
   'x-content-type-options': 'nosniff',
 } as const;
 
-const answer = (body: string, type: string, cache: string): Response =>
+/** A page's file or data, with the pages' headers. */
+export const pageAnswer = (body: string, type: string, cache: string): Response =>
   new Response(body, { headers: { 'content-type': type, 'cache-control': cache, ...WALLET_HEADERS } });
+
+/**
+ * The answer to a request for a page's file that `check` (the page's access rules, throwing an
+ * ApiProblem) refuses, or that is not a read; undefined when it may be served.
+ */
+export function pageRefusal(request: Request, path: string, check: () => void): Response | undefined {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof ApiProblem) return problemResponse(error);
+    throw error;
+  }
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    return problemResponse(new WebProblem('method-not-allowed', `${path} is read with GET`, {}, { allow: 'GET, HEAD' }));
+  }
+  return undefined;
+}
 
 /** `api` with the wallet's paths in front of it. */
 export function withWallet(api: FetchHandler, options: WalletSiteOptions): FetchHandler {
@@ -94,17 +126,11 @@ export function withWallet(api: FetchHandler, options: WalletSiteOptions): Fetch
     const path = url.pathname;
     if (path !== '/wallet' && !path.startsWith('/wallet/')) return api(request, client);
     // The API's DNS-rebinding rule: a page on a name re-pointed at this machine gets nothing here either.
-    try {
-      requireLocalHostName(url);
-    } catch (error) {
-      if (error instanceof ApiProblem) return problemResponse(error);
-      throw error;
-    }
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return problemResponse(new WebProblem('method-not-allowed', `${path} is read with GET`, {}, { allow: 'GET, HEAD' }));
-    }
-    if (path === '/wallet' || path === '/wallet/') return answer(await readFile(PAGE, 'utf8'), 'text/html; charset=utf-8', 'no-cache');
-    if (path === '/wallet/app.js') return answer(await walletBundle(), 'text/javascript; charset=utf-8', 'no-cache');
+    const refused = pageRefusal(request, path, () => requireLocalHostName(url));
+    if (refused !== undefined) return refused;
+    if (path === '/wallet' || path === '/wallet/') return pageAnswer(await readFile(PAGE, 'utf8'), 'text/html; charset=utf-8', 'no-cache');
+    if (path === '/wallet/app.js') return pageAnswer(await walletBundle(), 'text/javascript; charset=utf-8', 'no-cache');
+    if (path === '/wallet/page.css') return pageAnswer(await readFile(PAGE_STYLE, 'utf8'), 'text/css; charset=utf-8', 'no-cache');
     if (path === '/wallet/config.json') {
       const chain = options.chain;
       const height = checkpointHeight(chain.tip.height, chain.base);
@@ -116,7 +142,7 @@ export function withWallet(api: FetchHandler, options: WalletSiteOptions): Fetch
         checkpoint: { height, hash: toHex(hash) },
         hosts: hostAddresses(options, url.hostname),
       };
-      return answer(JSON.stringify(body), 'application/json', 'no-store');
+      return pageAnswer(JSON.stringify(body), 'application/json', 'no-store');
     }
     return problemResponse(new WebProblem('not-found', `no wallet file at ${path}`));
   };

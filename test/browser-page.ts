@@ -38,3 +38,21 @@ export async function pageWithScript(browser: Browser, url: string, script: stri
   await page.addScriptTag({ type: 'module', content: script });
   return page;
 }
+
+// biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator, not a DOM node; the rendered text is the point.
+export const text = (page: Page, selector: string): Promise<string> => page.locator(selector).innerText();
+
+/**
+ * Collects in `log`, which tests expect empty: the page's errors, what its content security policy
+ * refuses, and every request of its own that fails (the favicon included) but those whose URL
+ * matches `expectedFailures`.
+ */
+export function watch(page: Page, log: string[], expectedFailures?: RegExp): void {
+  page.on('pageerror', (error) => log.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (/Content Security Policy|Refused to/.test(message.text())) log.push(`policy: ${message.text()}`);
+  });
+  page.on('response', (response) => {
+    if (response.status() >= 400 && !expectedFailures?.test(response.url())) log.push(`HTTP ${response.status()} for ${response.url()}`);
+  });
+}

@@ -17,7 +17,7 @@ import { devnet } from '../core/ledger/params.ts';
 import { TOPICS } from '../core/net/network.ts';
 import { Segments, segmentCodec } from '../core/node/segments.ts';
 import { startP2PNetwork } from '../host-node/p2p.ts';
-import { launchChromium } from './browser-page.ts';
+import { launchChromium, text, watch } from './browser-page.ts';
 import { getJson, type MeshProcess, postJson, startNode, stopAll, stopNode, tcpAddress, waitFor } from './mesh-process.ts';
 
 const SHOTS = fileURLToPath(new URL('../test-results/wallet/', import.meta.url));
@@ -57,19 +57,6 @@ after(async () => {
   await stopAll();
 });
 
-// biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator, not a DOM node; the rendered text is the point.
-const text = (page: Page, selector: string): Promise<string> => page.locator(selector).innerText();
-// Page errors and anything the content security policy refuses end up in `log`, which tests expect empty.
-function watch(page: Page, log: string[]): void {
-  page.on('pageerror', (error) => log.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (/Content Security Policy|Refused to/.test(message.text())) log.push(`policy: ${message.text()}`);
-  });
-  // No request of the page's own fails (the favicon included).
-  page.on('response', (response) => {
-    if (response.status() >= 400) log.push(`HTTP ${response.status()} for ${response.url()}`);
-  });
-}
 const shoot = async (page: Page, name: string): Promise<void> => {
   await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
 };

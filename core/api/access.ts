@@ -92,3 +92,27 @@ export function requireLocalHostName(url: URL): void {
   if (host === 'localhost' || host.endsWith('.localhost') || IP_LITERAL.test(host)) return;
   throw new ApiProblem('host-not-allowed', `the node answers requests addressed to an IP address or localhost, not to ${JSON.stringify(host)}`);
 }
+
+// 127.0.0.0/8, as URL.hostname writes an IPv4 address.
+const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+
+/** Whether `address` (a socket's remote address) is this machine: 127.0.0.0/8 or ::1, IPv4-mapped or not. */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
+  return address === '::1' || LOOPBACK_V4.test(v4);
+}
+
+/**
+ * Throws the 403 problem unless the request came from this machine (`remoteAddress`) and was
+ * addressed to it by a loopback name (`localhost`, `*.localhost`, 127.0.0.0/8, `[::1]`). The first
+ * keeps other machines out when the node listens beyond loopback; the second keeps out a page that
+ * reached this machine under another name (DNS rebinding) or through a LAN address.
+ */
+export function requireLoopback(url: URL, remoteAddress: string | undefined): void {
+  const host = url.hostname;
+  if (!(host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || LOOPBACK_V4.test(host))) {
+    throw new ApiProblem('loopback-only', `this page is served to http://localhost or http://127.0.0.1 only, not to ${JSON.stringify(host)}`);
+  }
+  if (!isLoopbackAddress(remoteAddress)) throw new ApiProblem('loopback-only', 'this page is served to clients on the same machine only');
+}

@@ -21,6 +21,7 @@ export const API_PROBLEMS = {
   'insufficient-balance': { status: 402, title: 'Insufficient free balance' },
   'cross-origin': { status: 403, title: 'Cross-origin request refused' },
   'host-not-allowed': { status: 403, title: 'Host name refused' },
+  'loopback-only': { status: 403, title: 'Served on loopback only' },
   'transaction-conflict': { status: 409, title: 'Transaction conflicts with the pool' },
   'bond-conflict': { status: 409, title: 'Unbond above the active bond' },
   'unknown-job': { status: 404, title: 'Unknown job' },
