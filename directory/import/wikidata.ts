@@ -26,7 +26,7 @@ import type { CategoryEvidence, Contact, FactoryRecord } from '../record.ts';
 import { isIsoCountry } from './countries.ts';
 import { evidenceFromText } from './evidence.ts';
 import { mergeRecordLists } from './merge.ts';
-import { type ImportProblem, type ImportResult, isHttpUrl } from './source.ts';
+import { type ImportProblem, type ImportResult, isHttpUrl, type OwnDate } from './source.ts';
 
 export const WIKIDATA_SOURCE_KEY = 'wikidata';
 export const WIKIDATA_LICENCE = 'CC0 1.0';
@@ -127,18 +127,27 @@ function firstInOrder(values: Iterable<string>): string | null {
 
 /**
  * Imports SPARQL JSON results. `retrieved` (YYYY-MM-DD) is when the query ran; it dates the
- * source entries, and the records where the results carry no modification date.
+ * source entries, and the records where the results carry no modification date. With
+ * `preferOwnDate` it is only a stand-in (a file's modification time): the results' own date, the
+ * newest item edit they hold (`ownDate`), dates them instead where they select `?modified`.
  */
-export function importWikidata(json: string, options: { retrieved: string }): ImportResult {
-  const { retrieved } = options;
-  const source = { key: WIKIDATA_SOURCE_KEY, name: 'Wikidata', url: WIKIDATA_QUERY_URL, licence: WIKIDATA_LICENCE, retrieved };
-  const refuse = (message: string): ImportResult => ({ sources: [], records: [], rows: 0, problems: [{ line: 1, message }] });
+export function importWikidata(json: string, options: { retrieved: string; preferOwnDate?: boolean }): ImportResult {
   let document: { head?: { vars?: unknown }; results?: { bindings?: unknown } };
   try {
     document = JSON.parse(json) as typeof document;
   } catch (error) {
     return refuse(`not JSON: ${(error as Error).message}`);
   }
+  const result = importBindings(json, document, options.retrieved);
+  const own = result.ownDate;
+  if (options.preferOwnDate !== true || own === undefined || own.date === options.retrieved) return result;
+  return importBindings(json, document, own.date);
+}
+
+const refuse = (message: string): ImportResult => ({ sources: [], records: [], rows: 0, problems: [{ line: 1, message }] });
+
+function importBindings(json: string, document: { head?: { vars?: unknown }; results?: { bindings?: unknown } }, retrieved: string): ImportResult {
+  const source = { key: WIKIDATA_SOURCE_KEY, name: 'Wikidata', url: WIKIDATA_QUERY_URL, licence: WIKIDATA_LICENCE, retrieved };
   const vars = document?.head?.vars;
   const bindings = document?.results?.bindings;
   if (!Array.isArray(vars) || !Array.isArray(bindings)) return refuse('not SPARQL JSON results (head.vars, results.bindings)');
@@ -190,5 +199,11 @@ export function importWikidata(json: string, options: { retrieved: string }): Im
       updated: date,
     });
   }
-  return { sources: [source], records: mergeRecordLists(records), rows: bindings.length, problems };
+  const newest = [...items.values()]
+    .flat()
+    .flatMap((row) => (row.modified === null ? [] : [row.modified]))
+    .sort()
+    .at(-1);
+  const ownDate: OwnDate | undefined = newest === undefined ? undefined : { date: newest, from: 'its newest ?modified' };
+  return { sources: [source], records: mergeRecordLists(records), rows: bindings.length, problems, ...(ownDate !== undefined && { ownDate }) };
 }
