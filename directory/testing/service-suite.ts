@@ -183,6 +183,35 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     assert.deepEqual(none.factories, []);
   });
 
+  t('region filters by ISO 3166-2 subdivision, declared in /openapi.json as an optional parameter added in 1.2.0', async ({ get }) => {
+    const ohio = check(SearchResultStruct, await ok(await get('/api/v1/factories?region=US-OH&limit=100')), 'search');
+    assert.deepEqual(
+      ohio.factories.map((f) => f.name),
+      ['Acme Steel', 'Acme Steel Fabricators'],
+    );
+    for (const f of ohio.factories) assert.deepEqual([f.country, f.region], ['US', 'OH']);
+    // The country is part of the code: NLE is a region of MX, so CA-NLE holds nothing.
+    const nuevoLeon = check(SearchResultStruct, await ok(await get('/api/v1/factories?region=MX-NLE&limit=100')), 'search');
+    assert.isAbove(nuevoLeon.total, 0);
+    assert.isTrue(nuevoLeon.factories.every((f) => f.country === 'MX' && f.region === 'NLE'));
+    const mexico = check(SearchResultStruct, await ok(await get('/api/v1/factories?country=MX&limit=100')), 'search');
+    assert.isBelow(nuevoLeon.total, mexico.total, 'records without a region are not in any');
+    assert.equal(check(SearchResultStruct, await ok(await get('/api/v1/factories?region=CA-NLE')), 'search').total, 0);
+    const both = check(SearchResultStruct, await ok(await get('/api/v1/factories?region=US-OH&q=fabricators&category=sheet-metal')), 'search');
+    assert.deepEqual(
+      both.factories.map((f) => f.id),
+      ['epa-110000000002'],
+    );
+    const doc = (await ok(await get('/openapi.json'))) as {
+      info: { version: string };
+      paths: Record<string, { get?: { parameters?: { name: string; required?: boolean; description: string; schema: Record<string, unknown> }[] } }>;
+    };
+    const region = doc.paths['/api/v1/factories']!.get!.parameters!.find((p) => p.name === 'region')!;
+    assert.notEqual(region.required, true);
+    assert.match(region.description, /ISO 3166-2.*Added in 1\.2\.0/);
+    assert.equal(region.schema.pattern, '^[A-Z]{2}-[A-Z0-9]{1,3}$');
+  });
+
   t('every bad filter value is 400 problem details naming the parameter', async ({ get }) => {
     const cases: [string, string, string][] = [
       ['country=us', 'country', 'invalid-parameter'],
@@ -202,6 +231,13 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
       ['city=', 'city', 'invalid-parameter'],
       ['cuntry=US', 'cuntry', 'unknown-parameter'],
       ['country=US&country=CA', 'country', 'repeated-parameter'],
+      ['region=us-oh', 'region', 'invalid-parameter'],
+      ['region=OH', 'region', 'invalid-parameter'],
+      ['region=US-', 'region', 'invalid-parameter'],
+      ['region=US-OHIO', 'region', 'invalid-parameter'],
+      ['region=USA-OH', 'region', 'invalid-parameter'],
+      ['region=', 'region', 'invalid-parameter'],
+      ['region=US-OH&region=US-IN', 'region', 'repeated-parameter'],
     ];
     for (const [query, name, code] of cases) {
       const body = await problem(await get(`/api/v1/factories?${query}`), 400, code);
@@ -325,14 +361,15 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     }
   });
 
-  t('/openapi.json is OpenAPI 3.1.0, version 1.1.0, with every operation and the five statuses', async ({ get }) => {
+  t('/openapi.json is OpenAPI 3.1.0, version 1.2.0, with every operation and the five statuses', async ({ get }) => {
     const doc = (await ok(await get('/openapi.json'))) as {
       openapi: string;
       info: { version: string };
       paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown> }>>;
     };
     assert.equal(doc.openapi, '3.1.0');
-    assert.equal(doc.info.version, '1.1.0');
+    // 1.2.0: the optional region parameter, a backward-compatible addition to 1.1.0.
+    assert.equal(doc.info.version, '1.2.0');
     const ops = Object.values(doc.paths).flatMap((item) => Object.values(item));
     const byId = new Map(ops.map((op) => [op.operationId, op]));
     for (const id of ['searchFactories', 'getFactory', 'registryStats', 'exportDirectory', 'createSubmission', 'getSubmission']) {
@@ -350,7 +387,7 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     const params = doc.paths['/api/v1/factories']!.get!.parameters!;
     assert.sameMembers(
       params.map((p) => p.name),
-      ['q', 'country', 'city', 'category', 'contact', 'limit', 'offset'],
+      ['q', 'country', 'region', 'city', 'category', 'contact', 'limit', 'offset'],
     );
     for (const { name, schema } of params) {
       for (const bad of badValues(schema)) {
@@ -827,7 +864,7 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
         assert.isObject(tool.outputSchema, tool.name);
       }
       const search = tools.find((tool) => tool.name === 'search_factories')!;
-      assert.sameMembers(Object.keys(search.inputSchema.properties ?? {}), ['q', 'country', 'city', 'category', 'contact', 'limit', 'offset']);
+      assert.sameMembers(Object.keys(search.inputSchema.properties ?? {}), ['q', 'country', 'region', 'city', 'category', 'contact', 'limit', 'offset']);
 
       const found = await client.callTool({ name: 'search_factories', arguments: { q: 'steel', country: 'US', limit: 5, offset: 5 } });
       assert.notOk(found.isError);
@@ -903,5 +940,6 @@ function goodValues(schema: Record<string, unknown>): string[] {
   if (schema.type === 'integer') return [String(schema.minimum), String(schema.maximum ?? Number(schema.minimum) + 1)];
   if (Array.isArray(schema.enum)) return schema.enum.map(String);
   if (schema.pattern === '^[A-Z]{2}$') return ['US', 'ZZ'];
+  if (schema.pattern === '^[A-Z]{2}-[A-Z0-9]{1,3}$') return ['US-OH', 'FR-75C', 'ZZ-9'];
   return ['steel', 'A'.repeat(Number(schema.maxLength))];
 }

@@ -105,6 +105,11 @@ test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropp
       for (const code of codes) for (const m of map.lookup(code)) if (m.strength !== 'weak') assert.ok(r.categories.includes(m.category), `${r.id} ${code}`);
     }
     assert.equal(wd.length, 6, 'the item with country XX is skipped');
+    // Items 1, 3 and 5 lie in a subdivision of their country (replay-sources.ts): DE-BY, JP-13, DE-BY.
+    assert.deepEqual(
+      wd.map((r) => (r.region === null ? null : `${r.country}-${r.region}`)),
+      ['DE-BY', null, 'JP-13', null, 'DE-BY', null],
+    );
     for (const r of wd) {
       assert.match(r.id, /^wd-Q9000000\d\d$/);
       assert.equal(r.contacts[0]!.kind, 'website');
