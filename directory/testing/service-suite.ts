@@ -793,6 +793,68 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     assert.equal(((await garbled.json()) as { error: { code: number } }).error.code, -32700);
   });
 
+  t('GET / for a browser is the search page: a GET form, results with sources and dates, paging links, a CSP', async ({ get }) => {
+    const html = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+    const home = await get('/', { headers: html });
+    assert.equal(home.status, 200);
+    assert.match(home.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(home.headers.get('content-security-policy') ?? '', /default-src 'none'.*form-action 'self'/);
+    assert.equal(home.headers.get('vary'), 'Accept');
+    const page = await home.text();
+    assert.include(page, '<form class="search panel" method="get" action="/" role="search">');
+    for (const field of ['q', 'country', 'region', 'city', 'category', 'contact', 'limit']) assert.include(page, `name="${field}"`);
+    assert.notInclude(page, '<script');
+    assert.include(page, '51 records from public sources, as of 2025-06-02.');
+
+    // What a form sends: every field, the empty ones too, and codes as typed.
+    const first = await (await get('/?q=steel&country=&region=&city=&category=&contact=&limit=20', { headers: html })).text();
+    assert.include(first, '47 records; showing 1–20');
+    assert.equal(first.match(/<li class="record"/g)?.length, 20);
+    assert.include(first, '<a href="/?q=steel&amp;limit=20&amp;offset=20" rel="next">');
+    assert.include(first, 'retrieved <time datetime="2025-06-01">2025-06-01</time>');
+    assert.include(first, 'first seen <time datetime="2020-01-01">2020-01-01</time>, updated <time datetime="2025-05-01">2025-05-01</time>');
+    assert.include(first, 'Records list manufacturer entities found in public sources.');
+    const last = await (await get('/?q=steel&limit=20&offset=40', { headers: html })).text();
+    assert.include(last, '47 records; showing 41–47');
+    assert.include(last, '<a href="/?q=steel&amp;limit=20&amp;offset=20" rel="prev">');
+    assert.notInclude(last, 'rel="next"');
+    const ohio = await (await get('/?region=us-oh', { headers: html })).text();
+    assert.include(ohio, '2 records; showing 1–2');
+    assert.include(ohio, 'Toledo · US-OH · US');
+
+    // What a person typed comes back escaped; a refused filter is the form again with the reason.
+    const typed = await get(`/?q=${encodeURIComponent('<script>alert("x")</script>')}`, { headers: html });
+    const typedPage = await typed.text();
+    assert.equal(typed.status, 200);
+    assert.include(typedPage, 'value="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"');
+    assert.notInclude(typedPage, '<script');
+    const refused = await get('/?country=USA', { headers: html });
+    assert.equal(refused.status, 400);
+    assert.include(await refused.text(), 'Country: give its two letters, like US or DE (not &quot;USA&quot;).');
+    const unknown = await get('/?colour=red', { headers: html });
+    assert.equal(unknown.status, 400);
+    assert.include(await unknown.text(), 'colour');
+
+    // Programs get what they always got at /: a 404 problem pointing at the API.
+    const api = await problem(await get('/'), 404, 'not-found');
+    assert.include(api.detail as string, '/api/v1');
+    await problem(await get('/', { headers: { accept: 'application/json' } }), 404, 'not-found');
+  });
+
+  t(
+    'the search page while the dataset is unavailable is a 503 page, never an empty result',
+    async ({ get }) => {
+      const response = await get('/?q=steel', { headers: { accept: 'text/html' } });
+      assert.equal(response.status, 503);
+      assert.ok(Number(response.headers.get('retry-after')) >= 1);
+      assert.equal(response.headers.get('cache-control'), 'no-store');
+      const page = await response.text();
+      assert.include(page, 'this is not an empty directory');
+      assert.notInclude(page, 'No records match');
+    },
+    { data: brokenSource(fixtureText()) },
+  );
+
   t('the form works without JavaScript: HTML page, form post, HTML receipt and status', async ({ get }) => {
     const form = await get('/submit?kind=removal&record_id=wd-Q4321');
     assert.equal(form.status, 200);
@@ -814,7 +876,7 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     const receipt = await posted.text();
     const token = /Token: <code>([A-Za-z0-9_-]{43})<\/code>/.exec(receipt)?.[1];
     assert.isString(token);
-    const link = /href="([^"]+)"/.exec(receipt)![1]!.replace(/&amp;/g, '&');
+    const link = /href="([^"]*\/api\/v1\/submissions\/[^"]+)"/.exec(receipt)![1]!.replace(/&amp;/g, '&');
     const status = await get(link, { headers: { accept: 'text/html' } });
     assert.equal(status.status, 200);
     const statusHtml = await status.text();
