@@ -20,10 +20,12 @@ test('directory contract: the three contact kinds', () => {
 });
 
 test('directory contract: the search parameters and their bounds (limit 1 to 100, default 20; offset from 0)', () => {
+  // The contract's seven, and region, an optional addition of description version 1.2.0.
   assert.deepEqual(
-    SEARCH_PARAMS.map((p) => p.name),
+    SEARCH_PARAMS.map((p) => p.name).filter((name) => name !== 'region'),
     ['q', 'country', 'city', 'category', 'contact', 'limit', 'offset'],
   );
+  assert.isFalse(SEARCH_PARAMS.find((p) => p.name === 'region')!.required);
   assert.deepInclude(schemaOf('limit'), { type: 'integer', minimum: 1, maximum: 100, default: 20 });
   assert.deepInclude(schemaOf('offset'), { type: 'integer', minimum: 0, default: 0 });
   assert.deepInclude(schemaOf('country'), { pattern: '^[A-Z]{2}$' });

@@ -8,7 +8,7 @@
 import { type BitsetStore, newBitsetStore, storeBuffer } from './bitset-simd.ts';
 import { InvalidDatasetError } from './dataset.ts';
 import { type Bitset, type Postings, PostingsBuilder, type PostingsTable, setBits } from './postings.ts';
-import type { FactoryRecord } from './record.ts';
+import { type FactoryRecord, regionCode } from './record.ts';
 import { type RecordStore, RecordStoreBuilder } from './record-store.ts';
 import { words } from './text.ts';
 
@@ -21,6 +21,8 @@ export interface IndexParts {
   readonly firstWord: PostingsTable;
   readonly nameHash: Uint32Array;
   readonly byCountry: PostingsTable;
+  /** ISO 3166-2 code → records: `US-OH` for a record of country US and region OH. */
+  readonly byRegion: PostingsTable;
   readonly byCity: PostingsTable;
   readonly byCategory: PostingsTable;
   readonly byContact: PostingsTable;
@@ -28,10 +30,10 @@ export interface IndexParts {
 }
 
 /** The tables of IndexParts, by name: what an index file holds besides the records and name hashes. */
-export const TABLES = ['anyWord', 'nameWord', 'firstWord', 'byCountry', 'byCity', 'byCategory', 'byContact', 'bySource'] as const;
+export const TABLES = ['anyWord', 'nameWord', 'firstWord', 'byCountry', 'byRegion', 'byCity', 'byCategory', 'byContact', 'bySource'] as const;
 
 /** The tables whose long lists also get bit sets (every one a search intersects). */
-const SEARCHED: readonly (typeof TABLES)[number][] = ['anyWord', 'nameWord', 'firstWord', 'byCountry', 'byCity', 'byCategory', 'byContact'];
+const SEARCHED: readonly (typeof TABLES)[number][] = ['anyWord', 'nameWord', 'firstWord', 'byCountry', 'byRegion', 'byCity', 'byCategory', 'byContact'];
 
 // Bytes before the first bit set: the store's length word, padded to a vector's 16 bytes.
 const BITSETS_HEADER = 16;
@@ -105,6 +107,7 @@ export class IndexBuilder {
   private readonly nameWord = new PostingsBuilder();
   private readonly firstWord = new PostingsBuilder();
   private readonly country = new PostingsBuilder();
+  private readonly region = new PostingsBuilder();
   private readonly city = new PostingsBuilder();
   private readonly category = new PostingsBuilder();
   private readonly contact = new PostingsBuilder();
@@ -142,6 +145,7 @@ export class IndexBuilder {
       for (const w of this.evidenceWords(`${e.category} ${e.value} ${e.label}`)) this.anyWord.add(w, i);
     }
     this.country.add(record.country, i);
+    if (record.region !== null) this.region.add(regionCode(record.country, record.region), i);
     for (const c of record.categories) this.category.add(c, i);
     for (const c of record.contacts) this.contact.add(c.kind, i);
     for (const s of record.sources) this.source.add(s.key, i);
@@ -157,6 +161,7 @@ export class IndexBuilder {
       nameWord: this.nameWord.build(),
       firstWord: this.firstWord.build(),
       byCountry: this.country.build(),
+      byRegion: this.region.build(),
       byCity: this.city.build(),
       byCategory: this.category.build(),
       byContact: this.contact.build(),

@@ -19,7 +19,7 @@ import { RecordStore } from './record-store.ts';
 
 const MAGIC = new TextEncoder().encode('MESHDIX1');
 /** Bumped whenever the layout or the meaning of a section changes: an older file is rebuilt. */
-export const INDEX_FILE_VERSION = 1;
+export const INDEX_FILE_VERSION = 2;
 
 type ArrayKind = 'u8' | 'i32' | 'u32';
 type Section = { readonly name: string; readonly kind: ArrayKind; readonly offset: number; readonly length: number };

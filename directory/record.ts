@@ -96,6 +96,10 @@ export interface FactoryRecord {
   name: string;
   /** ISO 3166-1 alpha-2. */
   country: string;
+  /**
+   * The state or province: its ISO 3166-2 code without the country (`OH` of `US-OH`; for FRS
+   * records the USPS state code, which is the same), or null where the sources do not give one.
+   */
   region: string | null;
   city: string | null;
   address: string | null;
@@ -110,6 +114,14 @@ export interface FactoryRecord {
   first_seen: string;
   /** YYYY-MM-DD: the latest date a source changed or reported it. */
   updated: string;
+}
+
+/** An ISO 3166-2 subdivision code: a country's alpha-2 code, a hyphen, one to three letters or digits (`US-OH`, `DE-BY`). */
+export const REGION_PATTERN = /^[A-Z]{2}-[A-Z0-9]{1,3}$/;
+
+/** A record's ISO 3166-2 code, from its country and region: `US` and `OH` → `US-OH`. */
+export function regionCode(country: string, region: string): string {
+  return `${country}-${region}`;
 }
 
 /** A YYYY-MM-DD string that is a real calendar date. */

@@ -27,8 +27,10 @@ import { factoryByIdJson, registryStatsJson, searchFactoriesJson } from './http/
 import { FACTORY_ID_PARAM, SEARCH_PARAMS, SUBMISSION_FIELDS } from './http/schemas.ts';
 import type { IndexOptions } from './index-builder.ts';
 import { handleMcp } from './mcp.ts';
+import { PAGE_HEADERS } from './pages/layout.ts';
+import { searchPage } from './pages/search.ts';
 import type { SearchQuery } from './search.ts';
-import { formPage, PAGE_HEADERS, problemPage } from './submissions/pages.ts';
+import { formPage, problemPage } from './submissions/pages.ts';
 import { createSubmission, type SubmissionRoutesContext, submissionStatus } from './submissions/routes.ts';
 import type { SubmissionStore } from './submissions/store.ts';
 
@@ -225,6 +227,10 @@ export function createDirectory(options: DirectoryOptions): Directory {
   }
 
   const routes: Route[] = [
+    {
+      path: '/',
+      get: (call) => searchPage(call, checkReadSize(call), requireData),
+    },
     {
       path: '/api/v1/factories',
       get: async (call) => {

@@ -13,6 +13,7 @@ import { foldPhrase, words } from './text.ts';
 interface Spec {
   name: string;
   country?: string;
+  region?: string | null;
   city?: string | null;
   categories?: Category[];
   weak?: Category[];
@@ -30,7 +31,7 @@ function makeRecord(id: string, spec: Spec): FactoryRecord {
     id,
     name: spec.name,
     country: spec.country ?? 'DE',
-    region: null,
+    region: spec.region ?? null,
     city: spec.city === undefined ? 'Berlin' : spec.city,
     address: null,
     postal_code: null,
@@ -193,10 +194,13 @@ test('get, records and stats', () => {
 const VOCABULARY = ['Acme', 'ACME', 'Ácme', 'Steel', 'steelworks', 'Stéel', 'Plastics', 'Müller', 'Muller', 'Mould', 'Co', 'Ltd', '深圳', 'Präzision'];
 const CITIES = ['São Paulo', 'Sao Paulo', 'Berlin', 'BERLIN', 'Köln', null];
 const COUNTRIES = ['BR', 'DE', 'CN'];
+// Region parts: a query's DE-BY matches a record of DE and BY, not one of BR and BY.
+const REGIONS = ['BY', 'SP', 'NW', null];
 
 const specArb: fc.Arbitrary<Spec> = fc.record({
   name: fc.array(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 4 }).map((w) => w.join(' ')),
   country: fc.constantFrom(...COUNTRIES),
+  region: fc.constantFrom(...REGIONS),
   city: fc.constantFrom(...CITIES),
   categories: fc.subarray([...CATEGORIES], { maxLength: 2 }),
   weak: fc.subarray([...CATEGORIES], { maxLength: 1 }),
@@ -218,6 +222,7 @@ const queryArb: fc.Arbitrary<Omit<SearchQuery, 'limit' | 'offset'>> = fc.record(
     { arbitrary: fc.constant(''), weight: 1 },
   ),
   country: sometimes(fc.constantFrom(...COUNTRIES)),
+  region: sometimes(fc.constantFrom('DE-BY', 'BR-SP', 'BR-BY', 'DE-NW', 'CN-SP')),
   city: sometimes(fc.constantFrom('sao paulo', 'BERLIN', 'koln')),
   category: sometimes(fc.constantFrom(...CATEGORIES)),
   contact: sometimes(fc.constantFrom(...CONTACT_KINDS)),
@@ -241,6 +246,7 @@ function referenceSearch(dataset: Dataset, query: Omit<SearchQuery, 'limit' | 'o
   const ranked: [number, string][] = [];
   for (const r of dataset.records) {
     if (query.country !== undefined && r.country !== query.country) continue;
+    if (query.region !== undefined && (r.region === null || `${r.country}-${r.region}` !== query.region)) continue;
     if (query.city !== undefined && (r.city === null || foldPhrase(r.city) !== foldPhrase(query.city))) continue;
     if (query.category !== undefined && !r.categories.includes(query.category)) continue;
     if (query.contact !== undefined && !r.contacts.some((c) => c.kind === query.contact)) continue;

@@ -12,7 +12,7 @@
  *   2. the name holds every word;
  *   3. the name holds every word, the last one completed ("chem" → "chemical");
  *   4. the words are found elsewhere (city, evidence) too;
- * and within a tier by id. Filters (country, city, category, contact) combine with AND.
+ * and within a tier by id. Filters (country, region, city, category, contact) combine with AND.
  */
 
 import type { BitsetStore } from './bitset-simd.ts';
@@ -44,6 +44,8 @@ export interface SearchQuery {
   q?: string;
   /** ISO 3166-1 alpha-2, upper case. */
   country?: string;
+  /** ISO 3166-2, upper case: the record's country and region (`US-OH`). */
+  region?: string;
   /** Compared case- and accent-insensitively, as a whole. */
   city?: string;
   category?: Category;
@@ -151,6 +153,8 @@ export class DirectoryIndex {
   /** A hash of each record's folded name, to find exact-name matches without reading records. */
   private readonly nameHash: Uint32Array;
   private readonly byCountry: PostingsTable;
+  /** ISO 3166-2 code (country, hyphen, region) → records. */
+  private readonly byRegion: PostingsTable;
   private readonly byCity: PostingsTable;
   private readonly byCategory: PostingsTable;
   private readonly byContact: PostingsTable;
@@ -192,6 +196,7 @@ export class DirectoryIndex {
     this.vocabulary = parts.anyWord.keys;
     this.nameHash = parts.nameHash;
     this.byCountry = parts.byCountry;
+    this.byRegion = parts.byRegion;
     this.byCity = parts.byCity;
     this.byCategory = parts.byCategory;
     this.byContact = parts.byContact;
@@ -365,6 +370,7 @@ export class DirectoryIndex {
   private filterLists(query: SearchQuery): Postings[] {
     const lists: Postings[] = [];
     if (query.country !== undefined) lists.push(this.byCountry.get(query.country) ?? EMPTY);
+    if (query.region !== undefined) lists.push(this.byRegion.get(query.region) ?? EMPTY);
     if (query.city !== undefined) lists.push(this.byCity.get(foldPhrase(query.city)) ?? EMPTY);
     if (query.category !== undefined) lists.push(this.byCategory.get(query.category) ?? EMPTY);
     if (query.contact !== undefined) lists.push(this.byContact.get(query.contact) ?? EMPTY);

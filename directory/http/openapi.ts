@@ -24,8 +24,11 @@ import {
   UnavailableStruct,
 } from './schemas.ts';
 
-/** info.version: the version of this description (spec §9). */
-export const API_VERSION = '1.1.0';
+/**
+ * info.version: the version of this description (spec §9). 1.2.0 added the optional `region`
+ * search parameter: a minor version, as nothing a 1.1.0 client sends or reads changed.
+ */
+export const API_VERSION = '1.2.0';
 
 /** The statuses every read operation lists (spec §7), besides 200. */
 export const READ_ERROR_STATUSES = ['400', '404', '413', '429', '503'] as const;

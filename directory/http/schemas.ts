@@ -4,7 +4,7 @@
  * every response against them.
  */
 import { array, enums, integer, literal, nullable, object, optional, record, string, type } from 'superstruct';
-import { CATEGORIES, CONTACT_KINDS, FACTORY_ID_PATTERN, FactoryRecordStruct, IsoDateStruct, SourceRefStruct } from '../record.ts';
+import { CATEGORIES, CONTACT_KINDS, FACTORY_ID_PATTERN, FactoryRecordStruct, IsoDateStruct, REGION_PATTERN, SourceRefStruct } from '../record.ts';
 import { annotate } from './json-schema.ts';
 import { integerParam, type ParamDef, stringParam } from './params.ts';
 
@@ -17,6 +17,11 @@ export const SEARCH_PARAMS: readonly ParamDef[] = [
     maxLength: 200,
   }),
   stringParam('country', 'ISO 3166-1 alpha-2 country code, upper case.', { pattern: /^[A-Z]{2}$/, minLength: 2, maxLength: 2 }),
+  stringParam('region', 'ISO 3166-2 subdivision code, upper case (US-OH): records in that state or province, where their sources give it. Added in 1.2.0.', {
+    pattern: REGION_PATTERN,
+    minLength: 4,
+    maxLength: 6,
+  }),
   stringParam('city', 'City, compared as a whole, case- and accent-insensitively.', { minLength: 1, maxLength: 100 }),
   stringParam('category', 'Records assigned this category (see category_evidence for why).', { enum: CATEGORIES, minLength: 1, maxLength: 40 }),
   stringParam('contact', 'Records with at least one contact of this kind.', { enum: CONTACT_KINDS, minLength: 1, maxLength: 40 }),

@@ -36,6 +36,7 @@ async function run(args: string[]): Promise<{ code: number; stderr: string }> {
 test('the test dataset is exactly what the import command builds from the shared EPA extract, and the bytes shipped until now', async () => {
   const out = join(dir, 'rebuilt.json');
   const { code, stderr } = await run(['--out', out, '--epa', FRS_CSV, '--retrieved', '2026-11-21', '--fresh']);
+  assert.include(stderr, `${FRS_CSV}: retrieval date 2026-11-21, from --retrieved`);
   assert.equal(code, 0, stderr);
   assert.match(stderr, /1755 rows, 998 records, 0 skipped/);
   assert.equal(await readFile(out, 'utf8'), await readFile(DEFAULT, 'utf8'));
@@ -122,14 +123,41 @@ test('re-importing a list that no longer names a record removes it, and says so'
   assert.equal(dataset.records.length, 4);
 });
 
-test('without --retrieved the date comes from the file, and says so; never from the clock', async () => {
-  const input = join(dir, 'wikidata.json');
-  await writeFile(input, await readFile(here('fixtures/wikidata-sample.json')));
+test("without --retrieved a file is dated by its own date, its newest entry, and says so: a copy made today is not today's data", async () => {
+  // A copy's modification time is the day it was copied, not the day the export was made.
+  const epa = join(dir, 'copied-frs.csv');
+  await copyFile(FRS_CSV, epa);
+  const today = new Date();
+  await utimes(epa, today, today);
+  const out = join(dir, 'own-dated.json');
+  const frs = await run(['--out', out, '--fresh', '--epa', epa]);
+  assert.equal(frs.code, 0, frs.stderr);
+  // The shared extract's newest entry: UPDATE_DATE 20-JUL-21.
+  assert.match(frs.stderr, /retrieval date 2021-07-20, the export's own date \(UPDATE_DATE, the earliest it can have been made\)/);
+  assert.notInclude(frs.stderr, today.toISOString().slice(0, 10));
+  const dataset = parseDataset(await readFile(out, 'utf8'));
+  assert.equal(dataset.sources[0]!.retrieved, '2021-07-20');
+  assert.equal(dataset.generated, '2021-07-20');
+  assert.isTrue(dataset.records.every((r) => r.sources[0]!.retrieved === '2021-07-20'));
+
+  const wikidata = join(dir, 'wikidata.json');
+  await writeFile(wikidata, await readFile(here('fixtures/wikidata-sample.json')));
+  await utimes(wikidata, today, today);
+  const wd = await run(['--out', join(dir, 'wd-dated.json'), '--fresh', '--wikidata', wikidata]);
+  assert.equal(wd.code, 0, wd.stderr);
+  assert.match(wd.stderr, /retrieval date 2025-03-04, the export's own date \(its newest \?modified/);
+});
+
+test('without --retrieved a file with no date of its own is dated by its modification time, and says so; never from the clock', async () => {
+  const input = join(dir, 'wikidata-undated.json');
+  const sample = JSON.parse(await readFile(here('fixtures/wikidata-sample.json'), 'utf8')) as { results: { bindings: Record<string, unknown>[] } };
+  for (const binding of sample.results.bindings) delete binding.modified;
+  await writeFile(input, JSON.stringify(sample));
   await utimes(input, new Date('2024-04-05T12:00:00Z'), new Date('2024-04-05T12:00:00Z'));
   const out = join(dir, 'dated.json');
   const { code, stderr } = await run(['--out', out, '--wikidata', input]);
   assert.equal(code, 0, stderr);
-  assert.match(stderr, /retrieval date 2024-04-05 taken from the file's modification time/);
+  assert.match(stderr, /retrieval date 2024-04-05 taken from the file's modification time \(the file carries no date of its own\)/);
   const dataset = parseDataset(await readFile(out, 'utf8'));
   assert.equal(dataset.sources[0]!.retrieved, '2024-04-05');
 });

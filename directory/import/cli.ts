@@ -4,11 +4,13 @@
  * the importers it calls are runtime-neutral).
  */
 import { mkdir, readFile, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { removeStaleTemporaries } from '../../host-node/atomic-file.ts';
 import { type Input as CommandInput, command, flag, list, option, UsageError } from '../../host-node/cli/command.ts';
 import { runCommand } from '../../host-node/cli/run.ts';
 import { integer, oneOf } from '../../host-node/cli/values.ts';
+import { fileExists } from '../../host-node/file-exists.ts';
+import { DEFAULT_SHARED_ROOT } from '../../host-node/shared-data.ts';
 import { defaultDatasetPath } from '../adapter/dataset-path.ts';
 import { indexPathOf } from '../adapter/index-cache.ts';
 import { isIsoDate } from '../record.ts';
@@ -18,7 +20,7 @@ import { NaicsMap } from './evidence.ts';
 import { importExhibitors } from './exhibitors.ts';
 import { ENVIROFACTS_BASE } from './live/frs-pages.ts';
 import { LIVE_SOURCES, type LiveSource, liveImport, stagingDir } from './live/live-import.ts';
-import { userAgent } from './live/polite-fetch.ts';
+import { SourceUnreachableError, userAgent } from './live/polite-fetch.ts';
 import { WIKIDATA_SPARQL_ENDPOINT } from './live/wikidata-pages.ts';
 import type { ImportResult } from './source.ts';
 import { importWikidata } from './wikidata.ts';
@@ -92,7 +94,8 @@ const importOptions = {
   exhibitors: list({ value: 'FILE', description: 'an exhibitor-list CSV (header in docs/directory-data.md)' }),
   retrieved: option({
     value: 'DATE',
-    description: "when the --epa and --wikidata files were downloaded (default: each file's modification date; exhibitor rows carry their own)",
+    description:
+      "when the --epa and --wikidata files were downloaded (default: each file's own date, its newest entry, else its modification date; exhibitor rows carry their own)",
     parse: isoDate,
   }),
   generated: option({ value: 'DATE', description: "the dataset's date", parse: isoDate, shown: 'the latest retrieval date of its sources' }),
@@ -129,11 +132,29 @@ function importArgs({ options, given }: CommandInput<typeof importOptions, Recor
   };
 }
 
-async function retrievalDate(path: string, given: string | undefined, say: (line: string) => void): Promise<string> {
-  if (given !== undefined) return given;
-  const date = (await stat(path)).mtime.toISOString().slice(0, 10);
-  say(`${path}: retrieval date ${date} taken from the file's modification time; pass --retrieved to set it`);
-  return date;
+/**
+ * How a file is dated when `--retrieved` is not given: by its own date where it carries one (its
+ * newest entry: it cannot have been made before it), else by its modification time, which a copy
+ * resets to the day it was copied.
+ */
+async function standInDate(path: string): Promise<string> {
+  return (await stat(path)).mtime.toISOString().slice(0, 10);
+}
+
+/** Says which date dated a file: the one given, the file's own, or its modification time. */
+function sayDate(path: string, given: string | undefined, result: ImportResult, say: (line: string) => void): void {
+  const retrieved = result.sources[0]?.retrieved;
+  if (retrieved === undefined) return;
+  if (given !== undefined) {
+    say(`${path}: retrieval date ${retrieved}, from --retrieved`);
+    return;
+  }
+  const own = result.ownDate;
+  if (own !== undefined && own.date === retrieved) {
+    say(`${path}: retrieval date ${retrieved}, the export's own date (${own.from}, the earliest it can have been made); pass --retrieved to set it`);
+  } else {
+    say(`${path}: retrieval date ${retrieved} taken from the file's modification time (the file carries no date of its own); pass --retrieved to set it`);
+  }
 }
 
 /** `mesh directory import`. */
@@ -173,12 +194,13 @@ async function runImportWith(parsed: ImportArgs): Promise<number> {
     let unreadable = false;
     for (const input of parsed.inputs) {
       let result: ImportResult;
+      const dating = { retrieved: parsed.retrieved ?? (await standInDate(input.path)), preferOwnDate: parsed.retrieved === undefined };
       if (input.kind === 'epa') {
-        const retrieved = await retrievalDate(input.path, parsed.retrieved, say);
-        result = importEpaFrs(decodeFrsExport(await readFile(input.path)), { retrieved, naicsMap });
+        result = importEpaFrs(decodeFrsExport(await readFile(input.path)), { ...dating, naicsMap });
+        sayDate(input.path, parsed.retrieved, result, say);
       } else if (input.kind === 'wikidata') {
-        const retrieved = await retrievalDate(input.path, parsed.retrieved, say);
-        result = importWikidata(await readFile(input.path, 'utf8'), { retrieved });
+        result = importWikidata(await readFile(input.path, 'utf8'), dating);
+        sayDate(input.path, parsed.retrieved, result, say);
       } else {
         result = importExhibitors(await readFile(input.path, 'utf8'));
       }
@@ -228,6 +250,25 @@ async function runLive(parsed: ImportArgs, naicsMap: NaicsMap, say: (line: strin
   } catch (error) {
     say(`mesh directory import: ${(error as Error).message}`);
     say(`${parsed.out} left as it was; run the same command again to resume (pages fetched so far are kept in ${stagingDir(parsed.out)})`);
+    if (error instanceof SourceUnreachableError) for (const line of await offlineHint(parsed.out)) say(line);
     return 1;
   }
+}
+
+/** The EPA FRS extract in the project's shared data folder, which a checkout beside it can import offline. */
+export const SHARED_FRS_EXTRACT = join(DEFAULT_SHARED_ROOT, 'epa-frs', 'frs-naics-32591.csv');
+
+/** What to do without the network: import from files, naming the shared extract when this machine has it. */
+async function offlineHint(out: string): Promise<string[]> {
+  const outArg = out === defaultDatasetPath() ? '' : ` --out ${out}`;
+  const lines = [
+    'The public sources cannot be reached from this machine. Import from files instead:',
+    `  npx mesh directory import${outArg} --epa FILE   (a US EPA FRS CSV export, e.g. a NAICS search from https://www.epa.gov/frs)`,
+    '  (--wikidata FILE and --exhibitors FILE read the other sources; docs/directory-data.md describes each)',
+  ];
+  if (await fileExists(SHARED_FRS_EXTRACT)) {
+    lines.push(`The project's shared data folder ${DEFAULT_SHARED_ROOT} holds an FRS extract this machine can import now:`);
+    lines.push(`  npx mesh directory import${outArg} --epa ${SHARED_FRS_EXTRACT}`);
+  }
+  return lines;
 }

@@ -4,6 +4,7 @@
  * country against it, so a record never carries a code of the right shape that names no country
  * (XX, ZZ, UK, EU, or the user-assigned XK).
  */
+import { REGION_PATTERN } from '../record.ts';
 
 // Grouped by first letter, as the standard's own table reads.
 const CODES = [
@@ -40,4 +41,13 @@ export const ISO_COUNTRY_CODES: ReadonlySet<string> = new Set(CODES.split(' '));
 /** True when `code` (upper case) is an officially assigned ISO 3166-1 alpha-2 code. */
 export function isIsoCountry(code: string): boolean {
   return ISO_COUNTRY_CODES.has(code);
+}
+
+/**
+ * The region of a record in `country` from an ISO 3166-2 code (`US-OH` → `OH`; lower case read),
+ * or null when `code` is not a subdivision code of that country.
+ */
+export function regionFromCode(code: string, country: string): string | null {
+  const upper = code.trim().toUpperCase();
+  return REGION_PATTERN.test(upper) && upper.startsWith(`${country}-`) ? upper.slice(country.length + 1) : null;
 }

@@ -14,7 +14,7 @@ import type { CategoryEvidence, FactoryRecord, SourceRef } from '../record.ts';
 import { type CsvRow, readCsv } from './csv.ts';
 import type { NaicsMap } from './evidence.ts';
 import { mergeRecordLists } from './merge.ts';
-import { earlierDate, type ImportProblem, type ImportResult, laterDate } from './source.ts';
+import { earlierDate, type ImportProblem, type ImportResult, laterDate, laterOwnDate, type OwnDate } from './source.ts';
 
 export const EPA_SOURCE_KEY = 'epa-frs';
 export const EPA_SOURCE_NAME = 'US EPA Facility Registry Service';
@@ -100,6 +100,8 @@ interface Facility {
   naics: Set<string>;
   firstSeen: string | null;
   updated: string | null;
+  /** The newest date of the row, any column. */
+  newest: OwnDate | undefined;
 }
 
 function orNull(text: string | undefined): string | null {
@@ -137,6 +139,8 @@ function readRow(row: CsvRow, retrieved: string): Facility | string {
       .filter((d) => d != null)
       .sort()
       .at(-1) ?? null;
+  let newest: OwnDate | undefined;
+  for (const [column, date] of Object.entries(dates)) if (date !== null) newest = laterOwnDate(newest, { date, from: column });
   const address = [orNull(v.LOCATION_ADDRESS), orNull(v.SUPPLEMENTAL_LOCATION)].filter((p) => p !== null).join(', ');
   return {
     registryId,
@@ -149,6 +153,7 @@ function readRow(row: CsvRow, retrieved: string): Facility | string {
     naics: new Set(naicsCode === '' ? [] : [naicsCode]),
     firstSeen: dates.CREATE_DATE ?? null,
     updated,
+    newest,
   };
 }
 
@@ -194,16 +199,18 @@ function toRecord(f: Facility, naicsMap: NaicsMap, retrieved: string): FactoryRe
 
 /**
  * Imports an FRS CSV export (already decoded). `retrieved` (YYYY-MM-DD) is when the export was
- * downloaded; it dates the source entries and places two-digit years. Rows of one facility merge;
- * a row that is malformed is reported with its line and contributes nothing.
+ * downloaded; it dates the source entries and places two-digit years. With `preferOwnDate` it is
+ * only a stand-in (a file's modification time): the export's own date, its newest entry
+ * (`ownDate`), dates it instead where the export has one. Rows of one facility merge; a row that
+ * is malformed is reported with its line and contributes nothing.
  */
-export function importEpaFrs(text: string, options: { retrieved: string; naicsMap: NaicsMap }): ImportResult {
-  const { retrieved, naicsMap } = options;
+export function importEpaFrs(text: string, options: { retrieved: string; naicsMap: NaicsMap; preferOwnDate?: boolean }): ImportResult {
+  const { naicsMap } = options;
   const table = readCsv(text, EPA_REQUIRED_COLUMNS);
   const problems: ImportProblem[] = [...table.problems];
   const facilities = new Map<string, Facility>();
   for (const row of table.rows) {
-    const read = readRow(row, retrieved);
+    const read = readRow(row, options.retrieved);
     if (typeof read === 'string') {
       problems.push({ line: row.line, message: read });
       continue;
@@ -221,11 +228,15 @@ export function importEpaFrs(text: string, options: { retrieved: string; naicsMa
     if (read.firstSeen !== null) had.firstSeen = had.firstSeen === null ? read.firstSeen : earlierDate(had.firstSeen, read.firstSeen);
     if (read.updated !== null) had.updated = had.updated === null ? read.updated : laterDate(had.updated, read.updated);
   }
+  let ownDate: OwnDate | undefined;
+  for (const f of facilities.values()) ownDate = laterOwnDate(ownDate, f.newest);
+  const retrieved = options.preferOwnDate === true && ownDate !== undefined ? ownDate.date : options.retrieved;
   const records = mergeRecordLists([...facilities.values()].map((f) => toRecord(f, naicsMap, retrieved)));
   return {
     sources: [{ key: EPA_SOURCE_KEY, name: EPA_SOURCE_NAME, url: EPA_DATASET_URL, licence: EPA_LICENCE, retrieved }],
     records,
     rows: table.rows.length + table.problems.length,
     problems: problems.sort((a, b) => a.line - b.line),
+    ...(ownDate !== undefined && { ownDate }),
   };
 }

@@ -109,3 +109,26 @@ test('exhibitors: a country code of the right shape that is not ISO 3166-1 is a 
   );
   assert.match(imported.problems[0]!.message, /country "XX" is not an ISO 3166-1 alpha-2 code/);
 });
+
+test('exhibitors: an optional region, an ISO 3166-2 code of the row country or its part after the hyphen', () => {
+  const row = (name: string, country: string, region: string): string => `Fair 2025,https://fair.example/,2025-05-20,${name},${country},${region}`;
+  const text = [
+    'event,event_url,retrieved,name,country,region',
+    row('Ohio Co', 'US', 'US-OH'),
+    row('Bavaria Co', 'de', 'by'),
+    row('Plain Co', 'FR', ''),
+    row('Wrong Country Co', 'US', 'DE-BY'),
+    row('Long Co', 'US', 'US-OHIO'),
+    '',
+  ].join('\n');
+  const imported = importExhibitors(text);
+  assert.sameMembers(
+    imported.records.map((r) => `${r.name}/${r.country}/${r.region}`),
+    ['Ohio Co/US/OH', 'Bavaria Co/DE/BY', 'Plain Co/FR/null'],
+  );
+  assert.deepEqual(
+    imported.problems.map((p) => p.line),
+    [5, 6],
+  );
+  assert.match(imported.problems[0]!.message, /region "DE-BY" is not an ISO 3166-2 code of US/);
+});

@@ -7,7 +7,8 @@
  *
  * (any column order; extra columns ignored). Required per row: event (the fair, with its year, e.g.
  * "Example Fair 2025"), event_url (the list's page), retrieved (YYYY-MM-DD), name, country (ISO
- * 3166-1 alpha-2). Optional: city; website (an http(s) URL, or a bare host name, read as https);
+ * 3166-1 alpha-2). Optional: city; region (ISO 3166-2, `US-OH`, or its part after the hyphen);
+ * website (an http(s) URL, or a bare host name, read as https);
  * email (one or more, separated by `;`); categories (the list's own category texts, separated by
  * `;`); licence (the list's terms; when empty, "not stated by the source").
  *
@@ -22,7 +23,7 @@ import { sha256 } from '../../core/crypto/sha256.ts';
 import { toHex } from '../../core/encoding/hex.ts';
 import { type Contact, type FactoryRecord, isIsoDate, type SourceRef } from '../record.ts';
 import { foldPhrase } from '../text.ts';
-import { isIsoCountry } from './countries.ts';
+import { isIsoCountry, regionFromCode } from './countries.ts';
 import { type CsvRow, readCsv } from './csv.ts';
 import { evidenceFromText } from './evidence.ts';
 import { mergeRecordLists, mergeSources } from './merge.ts';
@@ -63,6 +64,9 @@ function readRow(row: CsvRow): { record: FactoryRecord; source: SourceRef } | st
   if (foldPhrase(name) === '') return `name ${JSON.stringify(name)} has no letters or digits`;
   const country = v.country!.toUpperCase();
   if (!isIsoCountry(country)) return `country ${JSON.stringify(v.country)} is not an ISO 3166-1 alpha-2 code`;
+  const regionText = v.region ?? '';
+  const region = regionText === '' ? null : regionFromCode(regionText.includes('-') ? regionText : `${country}-${regionText}`, country);
+  if (regionText !== '' && region === null) return `region ${JSON.stringify(regionText)} is not an ISO 3166-2 code of ${country}`;
   const key = exhibitorSourceKey(event);
   if (key === 'exhibitor:') return `event ${JSON.stringify(event)} has no letters or digits`;
   const contacts: Contact[] = [];
@@ -90,7 +94,7 @@ function readRow(row: CsvRow): { record: FactoryRecord; source: SourceRef } | st
       id: exhibitorId(eventUrl, name, country),
       name,
       country,
-      region: null,
+      region,
       city: v.city || null,
       address: null,
       postal_code: null,

@@ -26,6 +26,25 @@ export interface ImportResult {
    * values alone (merge.ts). Unset: it is the source's whole contribution.
    */
   scope?: ImportScope;
+  /**
+   * The newest date the input itself carries (an FRS export's latest UPDATE_DATE, a Wikidata
+   * item's latest edit), and where it was found: the export cannot have been made before it, so
+   * it dates a file whose download day is not known better than the file's modification time does.
+   */
+  ownDate?: OwnDate;
+}
+
+/** See ImportResult.ownDate. */
+export interface OwnDate {
+  readonly date: string;
+  /** What carried it, for the message that says which date was used: `UPDATE_DATE`. */
+  readonly from: string;
+}
+
+/** The later of two own dates (the first on a tie). */
+export function laterOwnDate(a: OwnDate | undefined, b: OwnDate | undefined): OwnDate | undefined {
+  if (a === undefined) return b;
+  return b !== undefined && b.date > a.date ? b : a;
 }
 
 /** Values of an evidence property an import is complete for. */

@@ -102,3 +102,26 @@ test('wikidata: a country code of two letters that names no ISO 3166-1 country i
     ['XK', 'ZZ'],
   );
 });
+
+test('wikidata: ?regionCode gives the region where it is a subdivision code of the item country', () => {
+  const binding = (item: number, country: string, regionCode?: string): Record<string, unknown> => ({
+    item: { type: 'uri', value: `http://www.wikidata.org/entity/Q${item}` },
+    itemLabel: { type: 'literal', value: `Works ${item}` },
+    countryCode: { type: 'literal', value: country },
+    ...(regionCode !== undefined && { regionCode: { type: 'literal', value: regionCode } }),
+  });
+  const results = {
+    head: { vars: ['item', 'itemLabel', 'countryCode', 'regionCode'] },
+    // Q1: two codes, the first in code order kept; Q2: a code of another country; Q3: none.
+    results: { bindings: [binding(1, 'FR', 'FR-IDF'), binding(1, 'FR', 'FR-75C'), binding(2, 'DE', 'AT-9'), binding(3, 'US')] },
+  };
+  const imported = importWikidata(JSON.stringify(results), { retrieved: RETRIEVED });
+  assert.deepEqual(
+    imported.records.map((r) => [r.id, r.region]),
+    [
+      ['wd-Q1', '75C'],
+      ['wd-Q2', null],
+      ['wd-Q3', null],
+    ],
+  );
+});

@@ -4,12 +4,14 @@
  * The query the importer expects (run it at https://query.wikidata.org/ and save the JSON), one
  * row per combination of an item's values:
  *
- *   SELECT ?item ?itemLabel ?countryCode ?city ?cityLabel ?industry ?industryLabel ?website ?modified
+ *   SELECT ?item ?itemLabel ?countryCode ?city ?cityLabel ?regionCode ?industry ?industryLabel ?website ?modified
  *   WHERE {
  *     ?item wdt:P452 ?industry ;                       # industry
  *           wdt:P17 ?country .                         # country
  *     ?country wdt:P297 ?countryCode .                 # its ISO 3166-1 alpha-2 code
- *     OPTIONAL { ?item wdt:P159|wdt:P131 ?city . }     # headquarters location, or located in
+ *     OPTIONAL { ?item wdt:P159|wdt:P131 ?city .       # headquarters location, or located in
+ *       OPTIONAL { ?city wdt:P131* ?subdivision .      # and the subdivisions it lies in
+ *                  ?subdivision wdt:P300 ?regionCode . } }   # their ISO 3166-2 codes
  *     OPTIONAL { ?item wdt:P856 ?website . }           # official website
  *     OPTIONAL { ?item schema:dateModified ?modified . }
  *     # narrow ?industry (VALUES, or a FILTER) to the industries of interest
@@ -19,14 +21,15 @@
  * Required variables: item, itemLabel, countryCode; the others are read when present. Rows of one
  * item merge into one record `wd-Q…`: every industry becomes category evidence through its English
  * label (property P452, value the industry's Q-id; see evidence.ts), every website a `website`
- * contact. Where an item has several countries or cities, the first in code order is kept.
+ * contact. Where an item has several countries, cities or regions, the first in code order is kept;
+ * a region is an ISO 3166-2 code (`?regionCode`) of the record's country, its part after the hyphen.
  * Wikidata is open and community-edited, so its records are `unverified`. Licence: CC0 1.0.
  */
 import type { CategoryEvidence, Contact, FactoryRecord } from '../record.ts';
-import { isIsoCountry } from './countries.ts';
+import { isIsoCountry, regionFromCode } from './countries.ts';
 import { evidenceFromText } from './evidence.ts';
 import { mergeRecordLists } from './merge.ts';
-import { type ImportProblem, type ImportResult, isHttpUrl } from './source.ts';
+import { type ImportProblem, type ImportResult, isHttpUrl, type OwnDate } from './source.ts';
 
 export const WIKIDATA_SOURCE_KEY = 'wikidata';
 export const WIKIDATA_LICENCE = 'CC0 1.0';
@@ -80,6 +83,8 @@ interface Row {
   name: string;
   country: string;
   city: string | null;
+  /** The city's ISO 3166-2 subdivision code's region part, where the query selects `?regionCode`. */
+  region: string | null;
   industry: { qid: string; label: string } | null;
   website: string | null;
   modified: string | null;
@@ -107,6 +112,9 @@ function readBinding(binding: Binding): Row | string {
   const modifiedText = text(binding, 'modified');
   const modified = modifiedText === null ? null : (/^(\d{4}-\d{2}-\d{2})T/.exec(modifiedText)?.[1] ?? null);
   if (modifiedText !== null && modified === null) return `${qid}: modified ${JSON.stringify(modifiedText)} is not an xsd:dateTime`;
+  const regionText = text(binding, 'regionCode');
+  // A code of another country (a city in a border area) or none at all is not a region of the record.
+  const region = regionText === null ? null : regionFromCode(regionText, country);
   const cityLabel = text(binding, 'cityLabel');
   const cityUri = text(binding, 'city');
   return {
@@ -115,6 +123,7 @@ function readBinding(binding: Binding): Row | string {
     country,
     // A city without an English label comes back as its Q-id: no use to a reader.
     city: cityLabel !== null && cityLabel !== ENTITY.exec(cityUri ?? '')?.[1] ? cityLabel : null,
+    region,
     industry,
     website,
     modified,
@@ -127,18 +136,27 @@ function firstInOrder(values: Iterable<string>): string | null {
 
 /**
  * Imports SPARQL JSON results. `retrieved` (YYYY-MM-DD) is when the query ran; it dates the
- * source entries, and the records where the results carry no modification date.
+ * source entries, and the records where the results carry no modification date. With
+ * `preferOwnDate` it is only a stand-in (a file's modification time): the results' own date, the
+ * newest item edit they hold (`ownDate`), dates them instead where they select `?modified`.
  */
-export function importWikidata(json: string, options: { retrieved: string }): ImportResult {
-  const { retrieved } = options;
-  const source = { key: WIKIDATA_SOURCE_KEY, name: 'Wikidata', url: WIKIDATA_QUERY_URL, licence: WIKIDATA_LICENCE, retrieved };
-  const refuse = (message: string): ImportResult => ({ sources: [], records: [], rows: 0, problems: [{ line: 1, message }] });
+export function importWikidata(json: string, options: { retrieved: string; preferOwnDate?: boolean }): ImportResult {
   let document: { head?: { vars?: unknown }; results?: { bindings?: unknown } };
   try {
     document = JSON.parse(json) as typeof document;
   } catch (error) {
     return refuse(`not JSON: ${(error as Error).message}`);
   }
+  const result = importBindings(json, document, options.retrieved);
+  const own = result.ownDate;
+  if (options.preferOwnDate !== true || own === undefined || own.date === options.retrieved) return result;
+  return importBindings(json, document, own.date);
+}
+
+const refuse = (message: string): ImportResult => ({ sources: [], records: [], rows: 0, problems: [{ line: 1, message }] });
+
+function importBindings(json: string, document: { head?: { vars?: unknown }; results?: { bindings?: unknown } }, retrieved: string): ImportResult {
+  const source = { key: WIKIDATA_SOURCE_KEY, name: 'Wikidata', url: WIKIDATA_QUERY_URL, licence: WIKIDATA_LICENCE, retrieved };
   const vars = document?.head?.vars;
   const bindings = document?.results?.bindings;
   if (!Array.isArray(vars) || !Array.isArray(bindings)) return refuse('not SPARQL JSON results (head.vars, results.bindings)');
@@ -177,7 +195,7 @@ export function importWikidata(json: string, options: { retrieved: string }): Im
       id: `wd-${qid}`,
       name: rows[0]!.name,
       country: firstInOrder(rows.map((r) => r.country))!,
-      region: null,
+      region: firstInOrder(rows.flatMap((r) => (r.region === null ? [] : [r.region]))),
       city: firstInOrder(rows.flatMap((r) => (r.city === null ? [] : [r.city]))),
       address: null,
       postal_code: null,
@@ -190,5 +208,11 @@ export function importWikidata(json: string, options: { retrieved: string }): Im
       updated: date,
     });
   }
-  return { sources: [source], records: mergeRecordLists(records), rows: bindings.length, problems };
+  const newest = [...items.values()]
+    .flat()
+    .flatMap((row) => (row.modified === null ? [] : [row.modified]))
+    .sort()
+    .at(-1);
+  const ownDate: OwnDate | undefined = newest === undefined ? undefined : { date: newest, from: 'its newest ?modified' };
+  return { sources: [source], records: mergeRecordLists(records), rows: bindings.length, problems, ...(ownDate !== undefined && { ownDate }) };
 }

@@ -1,42 +1,11 @@
 /**
- * The HTML of the submission form, its receipt and status pages: plain forms that work without
- * JavaScript, with every interpolated value escaped. Pages carry a strict Content-Security-Policy
- * (no scripts at all) and are never cached, since a receipt shows a secret token.
+ * The HTML of the submission form, its receipt and status pages, in the frame and style every page
+ * shares (../pages/layout.ts): plain forms that work without JavaScript, every value escaped.
  */
 
 import type { FieldError } from '../http/problem.ts';
 import { KIND_RULES, SUBMISSION_KINDS, type SubmissionKind } from '../http/schemas.ts';
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Text safe inside HTML content and double-quoted attributes. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => ESCAPES[ch]!);
-}
-
-/** Headers of every page: HTML, no scripts, not framed, not cached, no token leaking through Referer. */
-export const PAGE_HEADERS: Readonly<Record<string, string>> = {
-  'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-};
-
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}
-label{display:block;margin-top:1rem;font-weight:600}input,select,textarea{width:100%;font:inherit;padding:.4rem;box-sizing:border-box}
-button{margin-top:1.5rem;font:inherit;padding:.5rem 1.5rem}.errors{border:2px solid #b00;padding:.5rem 1rem}.hint{color:#555;font-size:.9rem}
-code{word-break:break-all}`;
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
-<body><h1>${escapeHtml(title)}</h1>
-${body}
-</body></html>
-`;
-}
+import { escapeHtml, page } from '../pages/layout.ts';
 
 /** Values a form shows again after a refused post (or pre-filled from the query). */
 export type FormValues = Partial<Record<'kind' | 'record_id' | 'company' | 'email' | 'message', string>>;
@@ -58,7 +27,7 @@ export function formPage(values: FormValues = {}, errors: readonly FieldError[] 
       : `<div class="errors" role="alert"><p>Please fix:</p><ul>${errors.map((e) => `<li>${escapeHtml(e.detail)}</li>`).join('')}</ul></div>`;
   return page(
     'Company submission',
-    `<p>Ask to join the directory, or to correct or remove a record. Your request is stored privately for review:
+    `<div class="panel"><p>Ask to join the directory, or to correct or remove a record. Your request is stored privately for review:
 it publishes nothing, and it is not a verified membership. You get a receipt with a token to check its status.</p>
 ${errorList}
 <form method="post" action="/api/v1/submissions">
@@ -72,7 +41,8 @@ ${errorList}
 <label for="message">Message</label><textarea id="message" name="message" rows="6" maxlength="4000">${v('message')}</textarea>
 <p class="hint">What to add, correct or remove, and why. Required for a correction.</p>
 <button type="submit">Send request</button>
-</form>`,
+</form></div>`,
+    { current: '/submit' },
   );
 }
 
@@ -105,10 +75,4 @@ export function statusPage(status: { id: string; kind: string; record_id: string
 /** The page at a problem's type URI (`/problems/<code>`). */
 export function problemPage(code: string, status: number, title: string, about: string): string {
   return page(title, `<p>HTTP status ${status}. Problem type <code>/problems/${escapeHtml(code)}</code>.</p><p>${escapeHtml(about)}</p>`);
-}
-
-/** True when the client prefers an HTML page to JSON (a browser posting the form). */
-export function wantsHtml(request: Request): boolean {
-  const accept = request.headers.get('accept') ?? '';
-  return /\btext\/html\b/.test(accept) && !/^\s*application\/(problem\+)?json\b/.test(accept);
 }

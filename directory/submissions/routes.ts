@@ -15,7 +15,8 @@ import type { Clock, LoadedData } from '../http/data-source.ts';
 import { parseQuery, validateParams } from '../http/params.ts';
 import { type FieldError, ProblemError } from '../http/problem.ts';
 import { KIND_RULES, SUBMISSION_FIELDS, SUBMISSION_ID_PATTERN, SUBMISSION_TOKEN_PARAM, type SubmissionKind } from '../http/schemas.ts';
-import { type FormValues, formPage, PAGE_HEADERS, receiptPage, statusPage, wantsHtml } from './pages.ts';
+import { PAGE_HEADERS, wantsHtml } from '../pages/layout.ts';
+import { type FormValues, formPage, receiptPage, statusPage } from './pages.ts';
 import type { StoredSubmission, SubmissionStore } from './store.ts';
 import { hashToken, newSubmissionId, newToken, tokenMatches } from './token.ts';
 

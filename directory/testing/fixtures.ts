@@ -33,6 +33,7 @@ interface Spec {
   id: string;
   name: string;
   country: string;
+  region?: string;
   city: string | null;
   categories?: Category[];
   contacts?: ContactKind[];
@@ -45,7 +46,7 @@ function build(spec: Spec): FactoryRecord {
     id: spec.id,
     name: spec.name,
     country: spec.country,
-    region: null,
+    region: spec.region ?? null,
     city: spec.city,
     address: null,
     postal_code: null,
@@ -71,8 +72,8 @@ function build(spec: Spec): FactoryRecord {
 }
 
 const FIXED: Spec[] = [
-  { id: 'epa-110000000001', name: 'Acme Steel', country: 'US', city: 'Toledo', categories: ['cnc-machining'], contacts: ['website'] },
-  { id: 'epa-110000000002', name: 'Acme Steel Fabricators', country: 'US', city: 'Dayton', categories: ['sheet-metal'] },
+  { id: 'epa-110000000001', name: 'Acme Steel', country: 'US', region: 'OH', city: 'Toledo', categories: ['cnc-machining'], contacts: ['website'] },
+  { id: 'epa-110000000002', name: 'Acme Steel Fabricators', country: 'US', region: 'OH', city: 'Dayton', categories: ['sheet-metal'] },
   { id: 'wd-Q4321', name: 'Société Mécanique de Besançon', country: 'FR', city: 'Besançon', categories: ['cnc-machining'], contacts: ['email'] },
   { id: 'wd-Q98765', name: 'Müller Präzisionstechnik', country: 'DE', city: 'München', categories: ['cnc-machining', 'inspection'], contacts: ['website'] },
   {
@@ -91,6 +92,8 @@ const STEEL: Spec[] = Array.from({ length: 45 }, (_, i) => ({
   id: `epa-2200000000${String(i).padStart(2, '0')}`,
   name: `${['Northern', 'Southern', 'Eastern', 'Western', 'Central'][i % 5]} Steel Works ${i}`,
   country: ['US', 'CA', 'MX'][i % 3]!,
+  // Gary IN, Hamilton ON, Monterrey NL (MX-NLE); every fifth without a region, as a source may give none.
+  ...(i % 5 !== 4 && { region: ['IN', 'ON', 'NLE'][i % 3]! }),
   city: ['Gary', 'Hamilton', 'Monterrey'][i % 3]!,
   categories: i % 2 === 0 ? ['sheet-metal'] : ['surface-finishing'],
   contacts: i % 4 === 0 ? ['website', 'email'] : [],

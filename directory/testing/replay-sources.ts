@@ -63,6 +63,8 @@ function wikidataBindings(items: number): Record<string, { type: string; value: 
         item: { type: 'uri', value: `http://www.wikidata.org/entity/Q${900000001 + i}` },
         itemLabel: { type: 'literal', value: `Replay Works ${i + 1}` },
         countryCode: { type: 'literal', value: i === items - 1 ? 'XX' : ['DE', 'FI', 'JP', 'US'][i % 4]! },
+        // A subdivision code where the made-up headquarters lies in one: Bavaria, Uusimaa, Tokyo, Ohio.
+        ...(i % 2 === 0 && { regionCode: { type: 'literal', value: ['DE-BY', 'FI-18', 'JP-13', 'US-OH'][i % 4]! } }),
         industry: { type: 'uri', value: `http://www.wikidata.org/entity/${qid}` },
         industryLabel: { type: 'literal', value: label },
         website: { type: 'uri', value: `https://replay-works-${i + 1}.example/` },
@@ -163,13 +165,13 @@ export async function startReplay(options: ReplayOptions): Promise<ReplayServer>
       values.length === 0 ||
       limit === undefined ||
       offset === undefined ||
-      !query.includes('ORDER BY ?item ?industry ?country ?countryCode ?city ?website ?modified')
+      !query.includes('ORDER BY ?item ?industry ?country ?countryCode ?city ?regionCode ?website ?modified')
     ) {
       return undefined;
     }
     const asked = new Set(values);
     const rows = bindings.filter((b) => asked.has(b.industry!.value.replace(/^.*\//, ''))).slice(Number(offset), Number(offset) + Number(limit));
-    const vars = ['item', 'itemLabel', 'countryCode', 'city', 'cityLabel', 'industry', 'industryLabel', 'website', 'modified'];
+    const vars = ['item', 'itemLabel', 'countryCode', 'city', 'cityLabel', 'regionCode', 'industry', 'industryLabel', 'website', 'modified'];
     return { source: 'wikidata', page: `/sparql offset ${offset}`, type: 'application/sparql-results+json', body: sparqlJson(vars, rows) };
   }
 

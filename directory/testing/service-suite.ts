@@ -183,6 +183,35 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     assert.deepEqual(none.factories, []);
   });
 
+  t('region filters by ISO 3166-2 subdivision, declared in /openapi.json as an optional parameter added in 1.2.0', async ({ get }) => {
+    const ohio = check(SearchResultStruct, await ok(await get('/api/v1/factories?region=US-OH&limit=100')), 'search');
+    assert.deepEqual(
+      ohio.factories.map((f) => f.name),
+      ['Acme Steel', 'Acme Steel Fabricators'],
+    );
+    for (const f of ohio.factories) assert.deepEqual([f.country, f.region], ['US', 'OH']);
+    // The country is part of the code: NLE is a region of MX, so CA-NLE holds nothing.
+    const nuevoLeon = check(SearchResultStruct, await ok(await get('/api/v1/factories?region=MX-NLE&limit=100')), 'search');
+    assert.isAbove(nuevoLeon.total, 0);
+    assert.isTrue(nuevoLeon.factories.every((f) => f.country === 'MX' && f.region === 'NLE'));
+    const mexico = check(SearchResultStruct, await ok(await get('/api/v1/factories?country=MX&limit=100')), 'search');
+    assert.isBelow(nuevoLeon.total, mexico.total, 'records without a region are not in any');
+    assert.equal(check(SearchResultStruct, await ok(await get('/api/v1/factories?region=CA-NLE')), 'search').total, 0);
+    const both = check(SearchResultStruct, await ok(await get('/api/v1/factories?region=US-OH&q=fabricators&category=sheet-metal')), 'search');
+    assert.deepEqual(
+      both.factories.map((f) => f.id),
+      ['epa-110000000002'],
+    );
+    const doc = (await ok(await get('/openapi.json'))) as {
+      info: { version: string };
+      paths: Record<string, { get?: { parameters?: { name: string; required?: boolean; description: string; schema: Record<string, unknown> }[] } }>;
+    };
+    const region = doc.paths['/api/v1/factories']!.get!.parameters!.find((p) => p.name === 'region')!;
+    assert.notEqual(region.required, true);
+    assert.match(region.description, /ISO 3166-2.*Added in 1\.2\.0/);
+    assert.equal(region.schema.pattern, '^[A-Z]{2}-[A-Z0-9]{1,3}$');
+  });
+
   t('every bad filter value is 400 problem details naming the parameter', async ({ get }) => {
     const cases: [string, string, string][] = [
       ['country=us', 'country', 'invalid-parameter'],
@@ -202,6 +231,13 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
       ['city=', 'city', 'invalid-parameter'],
       ['cuntry=US', 'cuntry', 'unknown-parameter'],
       ['country=US&country=CA', 'country', 'repeated-parameter'],
+      ['region=us-oh', 'region', 'invalid-parameter'],
+      ['region=OH', 'region', 'invalid-parameter'],
+      ['region=US-', 'region', 'invalid-parameter'],
+      ['region=US-OHIO', 'region', 'invalid-parameter'],
+      ['region=USA-OH', 'region', 'invalid-parameter'],
+      ['region=', 'region', 'invalid-parameter'],
+      ['region=US-OH&region=US-IN', 'region', 'repeated-parameter'],
     ];
     for (const [query, name, code] of cases) {
       const body = await problem(await get(`/api/v1/factories?${query}`), 400, code);
@@ -325,14 +361,15 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     }
   });
 
-  t('/openapi.json is OpenAPI 3.1.0, version 1.1.0, with every operation and the five statuses', async ({ get }) => {
+  t('/openapi.json is OpenAPI 3.1.0, version 1.2.0, with every operation and the five statuses', async ({ get }) => {
     const doc = (await ok(await get('/openapi.json'))) as {
       openapi: string;
       info: { version: string };
       paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown> }>>;
     };
     assert.equal(doc.openapi, '3.1.0');
-    assert.equal(doc.info.version, '1.1.0');
+    // 1.2.0: the optional region parameter, a backward-compatible addition to 1.1.0.
+    assert.equal(doc.info.version, '1.2.0');
     const ops = Object.values(doc.paths).flatMap((item) => Object.values(item));
     const byId = new Map(ops.map((op) => [op.operationId, op]));
     for (const id of ['searchFactories', 'getFactory', 'registryStats', 'exportDirectory', 'createSubmission', 'getSubmission']) {
@@ -350,7 +387,7 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     const params = doc.paths['/api/v1/factories']!.get!.parameters!;
     assert.sameMembers(
       params.map((p) => p.name),
-      ['q', 'country', 'city', 'category', 'contact', 'limit', 'offset'],
+      ['q', 'country', 'region', 'city', 'category', 'contact', 'limit', 'offset'],
     );
     for (const { name, schema } of params) {
       for (const bad of badValues(schema)) {
@@ -780,6 +817,68 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     }
   });
 
+  t('GET / for a browser is the search page: a GET form, results with sources and dates, paging links, a CSP', async ({ get }) => {
+    const html = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+    const home = await get('/', { headers: html });
+    assert.equal(home.status, 200);
+    assert.match(home.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(home.headers.get('content-security-policy') ?? '', /default-src 'none'.*form-action 'self'/);
+    assert.equal(home.headers.get('vary'), 'Accept');
+    const page = await home.text();
+    assert.include(page, '<form class="search panel" method="get" action="/" role="search">');
+    for (const field of ['q', 'country', 'region', 'city', 'category', 'contact', 'limit']) assert.include(page, `name="${field}"`);
+    assert.notInclude(page, '<script');
+    assert.include(page, '51 records from public sources, as of 2025-06-02.');
+
+    // What a form sends: every field, the empty ones too, and codes as typed.
+    const first = await (await get('/?q=steel&country=&region=&city=&category=&contact=&limit=20', { headers: html })).text();
+    assert.include(first, '47 records; showing 1–20');
+    assert.equal(first.match(/<li class="record"/g)?.length, 20);
+    assert.include(first, '<a href="/?q=steel&amp;limit=20&amp;offset=20" rel="next">');
+    assert.include(first, 'retrieved <time datetime="2025-06-01">2025-06-01</time>');
+    assert.include(first, 'first seen <time datetime="2020-01-01">2020-01-01</time>, updated <time datetime="2025-05-01">2025-05-01</time>');
+    assert.include(first, 'Records list manufacturer entities found in public sources.');
+    const last = await (await get('/?q=steel&limit=20&offset=40', { headers: html })).text();
+    assert.include(last, '47 records; showing 41–47');
+    assert.include(last, '<a href="/?q=steel&amp;limit=20&amp;offset=20" rel="prev">');
+    assert.notInclude(last, 'rel="next"');
+    const ohio = await (await get('/?region=us-oh', { headers: html })).text();
+    assert.include(ohio, '2 records; showing 1–2');
+    assert.include(ohio, 'Toledo · US-OH · US');
+
+    // What a person typed comes back escaped; a refused filter is the form again with the reason.
+    const typed = await get(`/?q=${encodeURIComponent('<script>alert("x")</script>')}`, { headers: html });
+    const typedPage = await typed.text();
+    assert.equal(typed.status, 200);
+    assert.include(typedPage, 'value="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"');
+    assert.notInclude(typedPage, '<script');
+    const refused = await get('/?country=USA', { headers: html });
+    assert.equal(refused.status, 400);
+    assert.include(await refused.text(), 'Country: give its two letters, like US or DE (not &quot;USA&quot;).');
+    const unknown = await get('/?colour=red', { headers: html });
+    assert.equal(unknown.status, 400);
+    assert.include(await unknown.text(), 'colour');
+
+    // Programs get what they always got at /: a 404 problem pointing at the API.
+    const api = await problem(await get('/'), 404, 'not-found');
+    assert.include(api.detail as string, '/api/v1');
+    await problem(await get('/', { headers: { accept: 'application/json' } }), 404, 'not-found');
+  });
+
+  t(
+    'the search page while the dataset is unavailable is a 503 page, never an empty result',
+    async ({ get }) => {
+      const response = await get('/?q=steel', { headers: { accept: 'text/html' } });
+      assert.equal(response.status, 503);
+      assert.ok(Number(response.headers.get('retry-after')) >= 1);
+      assert.equal(response.headers.get('cache-control'), 'no-store');
+      const page = await response.text();
+      assert.include(page, 'this is not an empty directory');
+      assert.notInclude(page, 'No records match');
+    },
+    { data: brokenSource(fixtureText()) },
+  );
+
   t('the form works without JavaScript: HTML page, form post, HTML receipt and status', async ({ get }) => {
     const form = await get('/submit?kind=removal&record_id=wd-Q4321');
     assert.equal(form.status, 200);
@@ -801,7 +900,7 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
     const receipt = await posted.text();
     const token = /Token: <code>([A-Za-z0-9_-]{43})<\/code>/.exec(receipt)?.[1];
     assert.isString(token);
-    const link = /href="([^"]+)"/.exec(receipt)![1]!.replace(/&amp;/g, '&');
+    const link = /href="([^"]*\/api\/v1\/submissions\/[^"]+)"/.exec(receipt)![1]!.replace(/&amp;/g, '&');
     const status = await get(link, { headers: { accept: 'text/html' } });
     assert.equal(status.status, 200);
     const statusHtml = await status.text();
@@ -851,7 +950,7 @@ export function serviceSuite(label: string, start: StartTarget, newStore: () => 
         assert.isObject(tool.outputSchema, tool.name);
       }
       const search = tools.find((tool) => tool.name === 'search_factories')!;
-      assert.sameMembers(Object.keys(search.inputSchema.properties ?? {}), ['q', 'country', 'city', 'category', 'contact', 'limit', 'offset']);
+      assert.sameMembers(Object.keys(search.inputSchema.properties ?? {}), ['q', 'country', 'region', 'city', 'category', 'contact', 'limit', 'offset']);
 
       const found = await client.callTool({ name: 'search_factories', arguments: { q: 'steel', country: 'US', limit: 5, offset: 5 } });
       assert.notOk(found.isError);
@@ -927,5 +1026,6 @@ function goodValues(schema: Record<string, unknown>): string[] {
   if (schema.type === 'integer') return [String(schema.minimum), String(schema.maximum ?? Number(schema.minimum) + 1)];
   if (Array.isArray(schema.enum)) return schema.enum.map(String);
   if (schema.pattern === '^[A-Z]{2}$') return ['US', 'ZZ'];
+  if (schema.pattern === '^[A-Z]{2}-[A-Z0-9]{1,3}$') return ['US-OH', 'FR-75C', 'ZZ-9'];
   return ['steel', 'A'.repeat(Number(schema.maxLength))];
 }

@@ -6,6 +6,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -15,11 +17,12 @@ import { fileExists } from '../../../host-node/file-exists.ts';
 import { captureOutput } from '../../../test/capture-output.ts';
 import { parseDataset } from '../../dataset.ts';
 import { type ReplayOptions, startReplay } from '../../testing/replay-sources.ts';
-import { DEFAULT_NAICS_MAP, runImport } from '../cli.ts';
+import { DEFAULT_NAICS_MAP, runImport, SHARED_FRS_EXTRACT } from '../cli.ts';
 import { EPA_LICENCE } from '../epa-frs.ts';
 import { NaicsMap } from '../evidence.ts';
 import { WIKIDATA_LICENCE } from '../wikidata.ts';
 import { stagingDir } from './live-import.ts';
+import { FetchFailedError, politeFetch, SourceUnreachableError } from './polite-fetch.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'mesh-live-import-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -102,6 +105,11 @@ test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropp
       for (const code of codes) for (const m of map.lookup(code)) if (m.strength !== 'weak') assert.ok(r.categories.includes(m.category), `${r.id} ${code}`);
     }
     assert.equal(wd.length, 6, 'the item with country XX is skipped');
+    // Items 1, 3 and 5 lie in a subdivision of their country (replay-sources.ts): DE-BY, JP-13, DE-BY.
+    assert.deepEqual(
+      wd.map((r) => (r.region === null ? null : `${r.country}-${r.region}`)),
+      ['DE-BY', null, 'JP-13', null, 'DE-BY', null],
+    );
     for (const r of wd) {
       assert.match(r.id, /^wd-Q9000000\d\d$/);
       assert.equal(r.contacts[0]!.kind, 'website');
@@ -111,6 +119,47 @@ test('a live import: pages of both sources, 429 with Retry-After, a 503, a dropp
   } finally {
     await replay.close();
   }
+});
+
+/** A port on 127.0.0.1 that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+test('sources this machine cannot reach: given up at once, and the error names the offline import and the shared extract', async () => {
+  const out = join(dir, 'offline', 'directory.json');
+  // A name that never resolves (RFC 2606 .invalid), and a port nothing listens on.
+  const { code, stderr } = await run([...liveArgs(out, { frsBase: 'http://frs.invalid/efservice', wikidataEndpoint: 'http://wikidata.invalid/sparql' })]);
+  assert.equal(code, 1, stderr);
+  assert.doesNotMatch(stderr, /retrying in/, 'an unresolvable name is not retried with back-off');
+  assert.match(stderr, /frs\.invalid cannot be reached: .*(ENOTFOUND|EAI_AGAIN)/);
+  assert.match(stderr, /npx mesh directory import --out \S+ --epa FILE/);
+  assert.ok(stderr.includes(`--epa ${SHARED_FRS_EXTRACT}`), stderr);
+  assert.equal(await fileExists(out), false);
+
+  const port = await closedPort();
+  const refused = await run(['--out', out, '--source', 'wikidata', '--wikidata-url', `http://127.0.0.1:${port}/sparql`]);
+  assert.equal(refused.code, 1);
+  assert.doesNotMatch(refused.stderr, /retrying in/);
+  assert.match(refused.stderr, /ECONNREFUSED/);
+  assert.match(refused.stderr, /--epa FILE/);
+});
+
+test('a host that answered earlier in the run and then cannot be reached is retried: a blip, not an offline machine', async () => {
+  const url = `http://127.0.0.1:${await closedPort()}/page`;
+  const waits: number[] = [];
+  const reached = new Set([new URL(url).host]);
+  const failure = await politeFetch(url, { headers: {} }, { attempts: 3, backoffMs: 1, reached, onRetry: (_reason, ms) => waits.push(ms) }).catch(
+    (e: unknown) => e,
+  );
+  assert.ok(failure instanceof FetchFailedError && !(failure instanceof SourceUnreachableError), String(failure));
+  assert.match(failure.message, /gave up after 3 attempts/);
+  assert.deepEqual(waits, [1, 2]);
+  await assert.rejects(politeFetch(url, { headers: {} }, { attempts: 3, backoffMs: 1 }), SourceUnreachableError);
 });
 
 test('a failed live import leaves the previous dataset whole; run again, it resumes without fetching the pages it has', async () => {

@@ -156,7 +156,9 @@ function withUrl(result: ImportResult, url: string): ImportResult {
 }
 
 /** Runs the import; resolves when the dataset is written, rejects (dataset untouched, pages kept) when it cannot be. */
-export async function liveImport(options: LiveImportOptions, say: (line: string) => void): Promise<void> {
+export async function liveImport(given: LiveImportOptions, say: (line: string) => void): Promise<void> {
+  // The hosts this run has reached: one that never answered is not retried (SourceUnreachableError).
+  const options: LiveImportOptions = { ...given, fetch: { ...given.fetch, reached: new Set() } };
   const dir = stagingDir(options.out);
   const manifestPath = join(dir, 'manifest.json');
   let manifest: Manifest = {

@@ -21,6 +21,11 @@ export interface PoliteFetchOptions {
   readonly userAgent?: string;
   /** Milliseconds since the epoch, for Retry-After given as a date (default Date.now). */
   readonly now?: () => number;
+  /**
+   * Hosts that have answered in this run (added to as they answer). A host not in it that cannot
+   * be reached at all is given up on at once (SourceUnreachableError) rather than retried.
+   */
+  readonly reached?: Set<string>;
 }
 
 /**
@@ -33,6 +38,23 @@ export function userAgent(contact: string | undefined): string {
 
 /** A page that could not be fetched after every attempt, with the last reason. */
 export class FetchFailedError extends Error {}
+
+/**
+ * A source this run has never reached could not be reached at all: its name did not resolve, or no
+ * route or listener answered. A machine offline gets this on its first request, where retrying
+ * with back-off only made the user wait half a minute for the same answer.
+ */
+export class SourceUnreachableError extends FetchFailedError {}
+
+// Failures to reach a host at all (getaddrinfo, connect), as Node's and Deno's fetch report them.
+const UNREACHABLE = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'ECONNREFUSED', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+function unreachableCode(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && UNREACHABLE.has(e.code)) return e.code;
+  }
+  return undefined;
+}
 
 const RETRYABLE = new Set([408, 425, 429, 500, 502, 503, 504]);
 
@@ -75,6 +97,7 @@ export async function politeFetch(url: string, request: PoliteRequest, options: 
           ? { headers }
           : { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: request.form };
       const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeout) });
+      options.reached?.add(new URL(url).host);
       if (response.ok) return await response.text();
       reason = `HTTP ${response.status}`;
       const stop = request.stopRetrying && RETRYABLE.has(response.status) ? request.stopRetrying(response.status, await response.text()) : undefined;
@@ -90,6 +113,10 @@ export async function politeFetch(url: string, request: PoliteRequest, options: 
       if (error instanceof FetchFailedError) throw error;
       const cause = (error as Error).cause as Error | undefined;
       reason = `${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}`;
+      // A host that answered earlier in the run is having a blip: retry. One never reached is not there.
+      if (unreachableCode(error) !== undefined && !options.reached?.has(new URL(url).host)) {
+        throw new SourceUnreachableError(`${new URL(url).host} cannot be reached: ${reason}`);
+      }
     }
     if (attempt === attempts) break;
     options.onRetry?.(reason, wait);

@@ -8,7 +8,7 @@ test('Wikidata: the label REGEX runs once over the distinct industries; pages na
   assert.include(page, 'VALUES ?industry { wd:Q1 wd:Q22 }');
   assert.notInclude(page, 'REGEX');
   assert.include(page, 'wikibase:language "en,mul"');
-  assert.match(page, /\nORDER BY \?item \?industry \?country \?countryCode \?city \?website \?modified\nLIMIT 500\nOFFSET 1000$/);
+  assert.match(page, /\nORDER BY \?item \?industry \?country \?countryCode \?city \?regionCode \?website \?modified\nLIMIT 500\nOFFSET 1000$/);
 });
 
 test('Wikidata: the industries are read as sorted unique Q-ids; a time-out is recognised by its exception', () => {

@@ -7,7 +7,8 @@
  *    directory's activities (one small query, run once and kept with the pages). The label test is
  *    a REGEX, but over the distinct industries only, never repeated per page.
  * 2. The companies of those industries, a page at a time: `VALUES ?industry { wd:Q… }`, with
- *    country, city and official website, ordered by every variable that can differ between two
+ *    country, city, region (the ISO 3166-2 code of a subdivision the city lies in) and official
+ *    website, ordered by every variable that can differ between two
  *    rows, so LIMIT/OFFSET pages neither overlap nor skip rows between requests.
  *
  * The page query selects the variables the file importer reads (wikidata.ts), so a saved result
@@ -53,17 +54,20 @@ export function readIndustries(json: string): string[] {
  * names that are the same in every language; without either the label service gives the Q-id.
  */
 export function wikidataQuery(industries: readonly string[], limit: number, offset: number): string {
-  return `SELECT ?item ?itemLabel ?countryCode ?city ?cityLabel ?industry ?industryLabel ?website ?modified WHERE {
+  return `SELECT ?item ?itemLabel ?countryCode ?city ?cityLabel ?regionCode ?industry ?industryLabel ?website ?modified WHERE {
   VALUES ?industry { ${industries.map((q) => `wd:${q}`).join(' ')} }
   ?item wdt:P452 ?industry ;
         wdt:P17 ?country .
   ?country wdt:P297 ?countryCode .
-  OPTIONAL { ?item wdt:P159|wdt:P131 ?city . }
+  OPTIONAL {
+    ?item wdt:P159|wdt:P131 ?city .
+    OPTIONAL { ?city wdt:P131* ?subdivision . ?subdivision wdt:P300 ?regionCode . }
+  }
   OPTIONAL { ?item wdt:P856 ?website . }
   OPTIONAL { ?item schema:dateModified ?modified . }
   SERVICE wikibase:label { bd:serviceParam wikibase:language "en,mul". }
 }
-ORDER BY ?item ?industry ?country ?countryCode ?city ?website ?modified
+ORDER BY ?item ?industry ?country ?countryCode ?city ?regionCode ?website ?modified
 LIMIT ${limit}
 OFFSET ${offset}`;
 }
