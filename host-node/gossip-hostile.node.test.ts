@@ -1,0 +1,93 @@
+/**
+ * Gossip against throwaway identities, on real libp2p over loopback: what silenced a node before
+ * its scoring was configured (docs/network.md, "Why a stranger could silence a node"), and the
+ * refusal of an oversized gossip frame.
+ */
+import { assert } from 'chai';
+import { SigningKey } from '../core/crypto/ed25519.ts';
+import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
+import { TOPICS } from '../core/net/network.ts';
+import { test } from '../test/harness.ts';
+import { startP2PNetwork } from './p2p.ts';
+
+const start = (log?: (line: string) => void): Promise<Libp2pNetwork> =>
+  startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [], ...(log ? { log } : {}) });
+
+async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const inRouter = (net: Libp2pNetwork, peer: Libp2pNetwork): boolean =>
+  net.libp2p.services.pubsub.getSubscribers(TOPICS.heights).some((p) => p.equals(peer.libp2p.peerId));
+
+test('Libp2pNetwork: identities that came and went on a peer’s address do not cut it off from this node’s gossip', async () => {
+  const target = await start();
+  const honest = await start();
+  try {
+    const heard: number[] = [];
+    honest.handle(TOPICS.heights, async ({ data }) => {
+      heard.push(data[0]!);
+      return 'accept';
+    });
+    target.handle(TOPICS.heights, async () => 'accept');
+    await honest.libp2p.dial(target.libp2p.getMultiaddrs()[0]!);
+    await until('the honest peer subscribed', () => inRouter(target, honest));
+    // With gossipsub's default scoring, 13 identities from the honest peer's address, each gone
+    // again, left its score at -80 for an hour: below the publish and graylist thresholds.
+    for (let i = 0; i < 13; i++) {
+      const throwaway = await start();
+      try {
+        throwaway.handle(TOPICS.heights, async () => 'accept');
+        await throwaway.libp2p.dial(target.libp2p.getMultiaddrs()[0]!);
+        await until('the throwaway subscribed', () => inRouter(target, throwaway));
+      } finally {
+        await throwaway.stop();
+      }
+      // One address opens at most PEER_LIMITS.connectionsPerIpPerSecond connections a second.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    // The GossipSub class's own method (not on the service's interface).
+    const scores = target.libp2p.services.pubsub as unknown as { getScore(peer: string): number };
+    const score = scores.getScore(honest.libp2p.peerId.toString());
+    assert.isAtLeast(score, 0, 'the honest peer keeps a score above every threshold');
+    await target.publish(TOPICS.heights, new Uint8Array([7]));
+    await until('the honest peer heard the target', () => heard.includes(7));
+  } finally {
+    await Promise.all([target.stop(), honest.stop()]);
+  }
+});
+
+test('Libp2pNetwork: a gossip frame over the bound bans its sender, and the other peers still hear the node', async () => {
+  const lines: string[] = [];
+  const target = await start((line) => lines.push(line));
+  const honest = await start();
+  const attacker = await start();
+  try {
+    const heard: number[] = [];
+    honest.handle(TOPICS.heights, async ({ data }) => {
+      heard.push(data[0]!);
+      return 'accept';
+    });
+    target.handle(TOPICS.heights, async () => 'accept');
+    attacker.handle(TOPICS.heights, async () => 'accept');
+    for (const peer of [honest, attacker]) {
+      await peer.libp2p.dial(target.libp2p.getMultiaddrs()[0]!);
+      await until('subscribed', () => inRouter(target, peer));
+    }
+    await attacker.publish(TOPICS.heights, new Uint8Array(3 * 1024 * 1024));
+    await until('the sender banned', () => lines.some((l) => l.includes('oversized-frame')));
+    await until('the sender hung up on', () => target.libp2p.getConnections(attacker.libp2p.peerId).length === 0);
+    // Refused after the handshake: the dial may resolve, but the connection is closed at once.
+    await attacker.libp2p.dial(target.libp2p.getMultiaddrs()[0]!).catch(() => {});
+    await until('the redial refused', () => target.libp2p.getConnections(attacker.libp2p.peerId).length === 0);
+    assert.isFalse(inRouter(target, attacker));
+    await target.publish(TOPICS.heights, new Uint8Array([9]));
+    await until('the honest peer heard the target', () => heard.includes(9));
+  } finally {
+    await Promise.all([target.stop(), honest.stop(), attacker.stop()]);
+  }
+});
