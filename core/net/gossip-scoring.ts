@@ -21,6 +21,9 @@ const DECAY_TO_ZERO = 0.01;
 const MAX_IN_MESH_SCORE = 10;
 const MAX_FIRST_MESSAGE_DELIVERIES_SCORE = 40;
 
+/** The equivocation evidence topic, scored before it is one of TOPICS. */
+const EVIDENCE_TOPIC = 'mesh-evidence';
+
 /** What scoring needs to know of a topic. */
 interface TopicInput {
   /** Its share of the score: 0.5 for the chain's main payloads, 0.05 for the occasional ones (Lodestar's two classes). */
@@ -45,6 +48,8 @@ const TOPIC_INPUTS: Readonly<Record<string, TopicInput>> = {
   [TOPICS.signals]: { weight: 0.05, perSlot: 1, firstDeliveryMs: 100 * EPOCH_MS },
   [TOPICS.segments]: { weight: 0.05, perSlot: 1, firstDeliveryMs: EPOCH_MS },
   [TOPICS.netgraph]: { weight: 0.05, perSlot: 1, firstDeliveryMs: 4 * EPOCH_MS },
+  // Equivocation evidence (docs/network.md): rare, as Lodestar's slashings, one in five epochs.
+  [EVIDENCE_TOPIC]: { weight: 0.05, perSlot: 1 / 5 / 32, firstDeliveryMs: 100 * EPOCH_MS },
 };
 
 /** The most a peer can earn, every topic's P1 and P2 at their caps: 50 × Σ weights. */
