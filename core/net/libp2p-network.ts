@@ -307,10 +307,10 @@ export class Libp2pNetwork implements Network {
   // Runs `then` once a gossip publish reaches `peer`: its subscriptions may arrive before this
   // node's own stream to it is open, and a message published meanwhile would not go to it (a new
   // peer's first height announcement was lost so, and sync waited for the next). Checked every
-  // JOIN_POLL_MS; after JOIN_WAIT_MS `then` runs anyway. The streams are the GossipSub class's
-  // public map (not on the service's interface); were it gone, `then` runs at once, as before.
+  // JOIN_POLL_MS; after JOIN_WAIT_MS `then` runs anyway. Were the streams' map gone
+  // (GossipInternals), `then` runs at once, as before.
   #whenReachable(peer: string, then: () => void): void {
-    const streams = (this.libp2p.services.pubsub as { streamsOutbound?: ReadonlyMap<string, unknown> }).streamsOutbound;
+    const streams = (this.libp2p.services.pubsub as unknown as GossipInternals).streamsOutbound;
     if (streams === undefined) return then();
     const deadline = this.#clock.now() + JOIN_WAIT_MS;
     const check = (): void => {
