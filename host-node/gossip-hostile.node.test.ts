@@ -76,7 +76,8 @@ test('Libp2pNetwork: a gossip frame over the bound bans its sender, and the othe
     attacker.handle(TOPICS.heights, async () => 'accept');
     for (const peer of [honest, attacker]) {
       await peer.libp2p.dial(target.libp2p.getMultiaddrs()[0]!);
-      await until('subscribed', () => inRouter(target, peer));
+      // Both ways: a publish goes only to the peers whose subscriptions have arrived.
+      await until('subscribed', () => inRouter(target, peer) && inRouter(peer, target));
     }
     await attacker.publish(TOPICS.heights, new Uint8Array(3 * 1024 * 1024));
     await until('the sender banned', () => lines.some((l) => l.includes('oversized-frame')));
@@ -89,5 +90,43 @@ test('Libp2pNetwork: a gossip frame over the bound bans its sender, and the othe
     await until('the honest peer heard the target', () => heard.includes(9));
   } finally {
     await Promise.all([target.stop(), honest.stop(), attacker.stop()]);
+  }
+});
+
+test('Libp2pNetwork: a gossip stream broken under a live connection ends the connection, and gossip flows again once reconnected', async () => {
+  const lines: string[] = [];
+  const log = (line: string): number => lines.push(line);
+  const target = await start(log);
+  const honest = await startP2PNetwork({
+    key: SigningKey.generate(),
+    port: 0,
+    listenHost: '127.0.0.1',
+    bootstrap: [target.libp2p.getMultiaddrs()[0]!.toString()],
+    log,
+  });
+  try {
+    const heard: number[] = [];
+    honest.handle(TOPICS.heights, async ({ data }) => {
+      heard.push(data[0]!);
+      return 'accept';
+    });
+    target.handle(TOPICS.heights, async () => 'accept');
+    await until('the honest peer subscribed', () => inRouter(target, honest));
+    const streams = (target.libp2p.services.pubsub as unknown as { streamsOutbound: Map<string, { rawStream: { abort(error: Error): void } }> })
+      .streamsOutbound;
+    const key = honest.libp2p.peerId.toString();
+    await until('the target’s stream to the honest peer', () => streams.has(key));
+    // What a backlog over the bound or a reset does: gossipsub forgets the stream, and would never
+    // open another on this connection. Either side hangs up: the reader, whose read fails, or the
+    // target, whose check finds the stream gone.
+    const before = target.libp2p.getConnections(honest.libp2p.peerId)[0]!;
+    streams.get(key)!.rawStream.abort(new Error('broken on purpose'));
+    await until('a hang-up', () => lines.some((l) => l.includes('hanging up on')), 15_000);
+    await until('reconnected', () => target.libp2p.getConnections(honest.libp2p.peerId).some((c) => c.id !== before.id && c.status === 'open'), 15_000);
+    await until('the new stream', () => streams.has(key) && inRouter(target, honest));
+    await target.publish(TOPICS.heights, new Uint8Array([5]));
+    await until('the honest peer heard the target', () => heard.includes(5));
+  } finally {
+    await Promise.all([target.stop(), honest.stop()]);
   }
 });

@@ -95,5 +95,10 @@ Three \`mesh node --devnet --mine --block-interval-ms ${BLOCK_INTERVAL_MS}\` pro
 ${runs.map((r, i) => `| ${i + 1} | ${(r.attackMs / 1000).toFixed(1)} s | ${(r.afterAttackMs / 1000).toFixed(2)} s | ${(r.baselineMs / 1000).toFixed(2)} s |`).join('\n')}
 | **median** |  | **${(after / 1000).toFixed(2)} s** | **${(base / 1000).toFixed(2)} s** |
 `;
-  await writeResults('hostile', { date: startedAt.toISOString(), machine, source, runs, median: { afterAttackMs: after, baselineMs: base } }, section, resultPaths('hostile'));
+  await writeResults(
+    'hostile',
+    { date: startedAt.toISOString(), machine, source, runs, median: { afterAttackMs: after, baselineMs: base } },
+    section,
+    resultPaths('hostile'),
+  );
 }

@@ -6,7 +6,13 @@
  * slot (the main network's block interval), each topic's weight and expected message rate, and
  * Lighthouse's thresholds. docs/network.md, "Peer scoring", has the table and the reasons.
  */
-import { type PeerScoreParams, type PeerScoreThresholds, type TopicScoreParams, validatePeerScoreParams, validatePeerScoreThresholds } from '@libp2p/gossipsub/score';
+import {
+  type PeerScoreParams,
+  type PeerScoreThresholds,
+  type TopicScoreParams,
+  validatePeerScoreParams,
+  validatePeerScoreThresholds,
+} from '@libp2p/gossipsub/score';
 import { TOPICS } from './network.ts';
 
 /** The time base: MAINNET's block interval (a devnet's faster blocks only fill P2's cap sooner). */
@@ -34,23 +40,33 @@ interface TopicInput {
   readonly firstDeliveryMs: number;
 }
 
-/**
- * The scored topics. Sync, segments and heights are used by the node they concern and never
- * accepted, so they earn no P2; they are scored for P1 and P4. App topics (`mesh-app/…`) cannot be
- * listed and are not scored: a rejected app message costs the peer its misbehaviour points only.
- */
-const TOPIC_INPUTS: Readonly<Record<string, TopicInput>> = {
+/** The chain's main payloads: Lodestar's class of beacon blocks and aggregates. */
+const MAIN_TOPICS: Readonly<Record<string, TopicInput>> = {
   [TOPICS.blocks]: { weight: 0.5, perSlot: 1, firstDeliveryMs: 20 * EPOCH_MS },
   [TOPICS.transactions]: { weight: 0.5, perSlot: 1, firstDeliveryMs: 4 * EPOCH_MS },
-  [TOPICS.heights]: { weight: 0.05, perSlot: 1, firstDeliveryMs: EPOCH_MS },
-  [TOPICS.syncRequest]: { weight: 0.05, perSlot: 1, firstDeliveryMs: EPOCH_MS },
-  [TOPICS.syncResponse]: { weight: 0.05, perSlot: 1, firstDeliveryMs: EPOCH_MS },
+};
+
+/** The occasional topics with a rate or a memory of their own: Lodestar's class of exits and slashings. */
+const OCCASIONAL_TOPICS: Readonly<Record<string, TopicInput>> = {
   [TOPICS.signals]: { weight: 0.05, perSlot: 1, firstDeliveryMs: 100 * EPOCH_MS },
-  [TOPICS.segments]: { weight: 0.05, perSlot: 1, firstDeliveryMs: EPOCH_MS },
   [TOPICS.netgraph]: { weight: 0.05, perSlot: 1, firstDeliveryMs: 4 * EPOCH_MS },
-  // Equivocation evidence (docs/network.md): rare, as Lodestar's slashings, one in five epochs.
+  // Rare, as Lodestar's slashings: one in five epochs.
   [EVIDENCE_TOPIC]: { weight: 0.05, perSlot: 1 / 5 / 32, firstDeliveryMs: 100 * EPOCH_MS },
 };
+
+/**
+ * Every other topic of TOPICS: heights (and, while they are topics, sync and segments) are used by
+ * the node they concern and never accepted, so they earn no P2 and are scored for P1 and P4.
+ */
+const OCCASIONAL: TopicInput = { weight: 0.05, perSlot: 1, firstDeliveryMs: EPOCH_MS };
+
+/**
+ * The scored topics: every one of TOPICS, and the evidence topic. App topics (`mesh-app/…`) cannot
+ * be listed and are not scored: a rejected app message costs the peer its misbehaviour points only.
+ */
+const TOPIC_INPUTS: Readonly<Record<string, TopicInput>> = Object.fromEntries(
+  [...new Set([...Object.values(TOPICS), EVIDENCE_TOPIC])].map((topic) => [topic, MAIN_TOPICS[topic] ?? OCCASIONAL_TOPICS[topic] ?? OCCASIONAL]),
+);
 
 /** The most a peer can earn, every topic's P1 and P2 at their caps: 50 × Σ weights. */
 export const MAX_POSITIVE_SCORE = (MAX_IN_MESH_SCORE + MAX_FIRST_MESSAGE_DELIVERIES_SCORE) * Object.values(TOPIC_INPUTS).reduce((sum, t) => sum + t.weight, 0);

@@ -26,6 +26,7 @@ import { toHex } from '../encoding/hex.ts';
 import { messageOf } from '../errors.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
 import { InvalidAddressError, MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './gossip-scoring.ts';
 import { Libp2pPeerStream } from './libp2p-stream.ts';
 import {
   checkStreamProtocolId,
@@ -45,9 +46,8 @@ import {
   TOPICS,
   type Verdict,
 } from './network.ts';
-import { BAN_MS, BAN_POINTS, MAX_SCORED_PEERS, PENALTIES, type Penalty } from './penalties.ts';
-import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './gossip-scoring.ts';
 import { ipOf, PEER_LIMITS } from './peer-limits.ts';
+import { BAN_MS, BAN_POINTS, MAX_SCORED_PEERS, PENALTIES, type Penalty } from './penalties.ts';
 import { type Bounds, boundsOf, type Call, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest } from './rpc.ts';
 
 /**
@@ -165,8 +165,8 @@ export class Libp2pNetwork implements Network {
   readonly #serving = new Map<string, number>();
   #reconnect: Timer | undefined;
   #gossipCheck: Timer | undefined;
-  /** Peers found, at the last check, in gossipsub's router without a stream to send them gossip. */
-  #unreachable = new Set<string>();
+  /** Peers found, at the last check, in gossipsub's router with a stream to send them gossip. */
+  #sending = new Set<string>();
   #redialing = false;
 
   private constructor(libp2p: Libp2p<Services>, banned: Map<string, number>, options: Libp2pNetworkOptions) {
@@ -286,15 +286,20 @@ export class Libp2pNetwork implements Network {
     }
     const { peers, streamsOutbound } = pubsub;
     if (peers === undefined || streamsOutbound === undefined) return;
+    // libp2p stamps connections with Date.now, whatever the network's clock.
+    let lastCheck = Date.now();
     this.#gossipCheck = this.#clock.setInterval(() => {
-      const missing = new Set<string>();
+      const sending = new Set<string>();
       for (const [key, peer] of peers) {
-        if (streamsOutbound.has(key)) continue;
-        // Found twice in a row: a stream being opened is given one interval.
-        if (this.#unreachable.has(key)) this.#hangUp(peer, 'its gossip stream from this node is gone');
-        else missing.add(key);
+        if (streamsOutbound.has(key)) sending.add(key);
+        // Gone since the last check, on a connection that was open then. A stream not opened yet
+        // may be waiting its turn (gossipsub opens them one at a time), or be a new connection's.
+        else if (this.#sending.has(key) && this.libp2p.getConnections(peer).some((c) => c.timeline.open <= lastCheck)) {
+          this.#hangUp(peer, 'its gossip stream from this node is gone');
+        }
       }
-      this.#unreachable = missing;
+      this.#sending = sending;
+      lastCheck = Date.now();
     }, GOSSIP_CHECK_MS);
   }
 
