@@ -111,9 +111,9 @@ const stalledRequests: Phase = {
 const targetAddress = (target: MeshProcess): Multiaddr => multiaddr(tcpAddress(target));
 
 /**
- * The attack, in order. A sync-request flood goes here once sync travels as requests (its RPC
- * names start with `sync`): a phase that opens as many `sync…` requests as the target takes, from
- * several identities at once, and checks the bytes it gets back against the serve budget.
+ * The attack, in order. A sync-request flood goes here once sync travels as requests (RPC
+ * `sync.blocks` and `sync.segments`): a phase that sends as many of them as the target takes, from
+ * four identities at once, with the bytes each gets back to check against its serve budget.
  */
 export const ATTACK: readonly Phase[] = [...junkPhases, forgedTransactions, frames(1 * MiB), frames(3 * MiB), oversizedRequests, stalledRequests];
 
