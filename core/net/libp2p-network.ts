@@ -211,7 +211,10 @@ export class Libp2pNetwork implements Network {
         denyInboundConnection: async (maConn) => {
           if ((await host.connectionGater?.denyInboundConnection?.(maConn)) === true) return true;
           const ip = ipOf(maConn.remoteAddr);
-          return ip !== null && connectionsFrom(ip) >= PEER_LIMITS.connectionsPerIp;
+          if (ip === null || connectionsFrom(ip) < PEER_LIMITS.connectionsPerIp) return false;
+          // At most connectionsPerIpPerSecond lines a second from one address: libp2p's rate limit comes first.
+          options.log?.(`p2p: refusing a connection from ${ip} (connections-per-ip: ${PEER_LIMITS.connectionsPerIp} open)`);
+          return true;
         },
         // A NodeId is an Ed25519 key: other key types cannot be mesh nodes.
         denyInboundEncryptedConnection: (peer) => peer.type !== 'Ed25519' || isBanned(peer),

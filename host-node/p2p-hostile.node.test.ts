@@ -1,12 +1,15 @@
 /**
- * Gossip against throwaway identities, on real libp2p over loopback: what silenced a node before
- * its scoring was configured (docs/network.md, "Why a stranger could silence a node"), and the
- * refusal of an oversized gossip frame.
+ * Libp2pNetwork against throwaway identities, on real libp2p over loopback: what silenced a node
+ * before its scoring was configured (docs/network.md, "Why a stranger could silence a node"), an
+ * oversized gossip frame, a gossip stream broken under a live connection, and the connections one
+ * address may hold (docs/network.md, "Limits on one peer").
  */
+import type { Stream } from '@libp2p/interface';
 import { assert } from 'chai';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
-import { TOPICS } from '../core/net/network.ts';
+import { rpcProtocolId, TOPICS } from '../core/net/network.ts';
+import { PEER_LIMITS } from '../core/net/peer-limits.ts';
 import { test } from '../test/harness.ts';
 import { startP2PNetwork } from './p2p.ts';
 
@@ -128,5 +131,62 @@ test('Libp2pNetwork: a gossip stream broken under a live connection ends the con
     await until('the honest peer heard the target', () => heard.includes(5));
   } finally {
     await Promise.all([target.stop(), honest.stop()]);
+  }
+});
+
+test('Libp2pNetwork: one address holds at most connectionsPerIp connections; the next is refused by name', async () => {
+  const lines: string[] = [];
+  const target = await start((line) => lines.push(line));
+  const peers: Libp2pNetwork[] = [];
+  try {
+    for (let i = 0; i <= PEER_LIMITS.connectionsPerIp; i++) {
+      const peer = await start();
+      peers.push(peer);
+      await peer.libp2p.dial(target.libp2p.getMultiaddrs()[0]!).catch(() => {});
+      // One address opens at most PEER_LIMITS.connectionsPerIpPerSecond connections a second.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const connected = peers.filter((peer) => target.libp2p.getConnections(peer.libp2p.peerId).length > 0);
+    assert.equal(connected.length, PEER_LIMITS.connectionsPerIp);
+    assert.isTrue(lines.some((line) => line.includes('connections-per-ip')));
+    // A place frees when a connection closes.
+    await connected[0]!.stop();
+    await until('the place freed', () => target.libp2p.getConnections().length < PEER_LIMITS.connectionsPerIp);
+    const last = peers.at(-1)!;
+    await last.libp2p.dial(target.libp2p.getMultiaddrs()[0]!);
+    await until('the refused peer let in', () => target.libp2p.getConnections(last.libp2p.peerId).length === 1);
+  } finally {
+    await Promise.all([target, ...peers].map((net) => net.stop()));
+  }
+});
+
+test('Libp2pNetwork: request streams left silent past the read deadline cost their opener, five of them a ban', async () => {
+  const lines: string[] = [];
+  const target = await startP2PNetwork({
+    key: SigningKey.generate(),
+    port: 0,
+    listenHost: '127.0.0.1',
+    bootstrap: [],
+    rpc: { readMs: 200 },
+    log: (line) => lines.push(line),
+  });
+  const peer = await start();
+  try {
+    target.serve('echo', async ({ data }) => data);
+    const address = target.libp2p.getMultiaddrs()[0]!;
+    // 2 points each (PENALTIES['stalled-request']): the fifth reaches the ban at 10.
+    const stalled: Stream[] = [];
+    for (let i = 0; i < 4; i++) stalled.push(await peer.libp2p.dialProtocol(address, rpcProtocolId('echo')));
+    await until('four streams reset at the read deadline', () => stalled.every((stream) => stream.status !== 'open'));
+    assert.isFalse(
+      lines.some((l) => l.includes('banning')),
+      'eight points are not a ban',
+    );
+    assert.equal(target.libp2p.getConnections(peer.libp2p.peerId).length, 1);
+    await peer.libp2p.dialProtocol(address, rpcProtocolId('echo'));
+    await until('the opener banned', () => lines.some((l) => l.includes('banning') && l.includes('stalled-request')));
+    await until('and hung up on', () => target.libp2p.getConnections(peer.libp2p.peerId).length === 0);
+  } finally {
+    await Promise.all([target.stop(), peer.stop()]);
   }
 });
