@@ -84,7 +84,7 @@ if (values.write) {
 
 Measured ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npx node bench/hostile/run.ts --runs ${count} --write\` on ${machine.cpu}, ${machine.cores} cores, ${machine.os}; the machine was shared with other work while it ran. Code measured: commit ${source?.commit ?? 'unknown'}.
 
-Three \`mesh node --devnet --mine --block-interval-ms ${BLOCK_INTERVAL_MS}\` processes on loopback; a foreign peer built from the project's libp2p runs the sequence of test/hostile-peer.ts against one of them (junk on every topic, forged transactions, 1 MiB and 3 MiB gossip frames, oversized and stalled request streams, a fresh identity per phase). **After the attack**: from its end until all three report one tip above every height at the end. **Baseline**: in the same run, before the attack, from a new block first seen on any node until all three are on a tip at least that high (median of 5 blocks). Medians over ${count} runs, each on a fresh devnet.
+Three \`mesh node --devnet --mine --block-interval-ms ${BLOCK_INTERVAL_MS}\` processes on loopback; a foreign peer built from the project's libp2p runs the sequence of test/hostile-peer.ts against one of them (junk on every topic, forged transactions, 1 MiB and 3 MiB gossip frames, oversized and stalled request streams, a fresh identity per phase). **After the attack**: from its end until all three report one tip above every height at the end (so it includes the wait for a next block, up to one interval: the target's blocks must reach the others again). **Baseline**: in the same run, before the attack, from a new block first seen on any node until all three are on a tip at least that high (median of 5 blocks). Medians over ${count} runs, each on a fresh devnet.
 
 ### Goals
 
