@@ -1,6 +1,6 @@
 // The scoring parameters through gossipsub's own score function: what docs/network.md, "Peer
-// scoring", says they do. Not in the browser run: gossipsub's score module reaches @libp2p/crypto,
-// whose browser file the test runner's resolver does not pick (the wallet's bundle does). Deno leaves *.node.test.ts to Node.
+// scoring", says they do. On Node only: gossipsub's score module reaches @libp2p/crypto, whose
+// browser file the browser test runner's resolver does not pick (the wallet's bundle does).
 import { PeerScore } from '@libp2p/gossipsub/score';
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
