@@ -80,6 +80,11 @@ export const benchCommand = command({
     ),
     entry('crypto', 'SHA-256 and Ed25519 on Node, Deno and Chromium, next to native baselines', () => cryptoCommand),
     entry(
+      'hostile',
+      'a hostile peer with a fresh identity per phase against a three-node devnet: time to one tip after it, next to an ordinary block',
+      async () => (await import('./hostile/node.ts')).hostileBenchCommand,
+    ),
+    entry(
       'directory',
       'the directory over HTTP with generated records: start-up, memory, latency',
       async () => (await import('./directory/node.ts')).directoryBenchCommand,

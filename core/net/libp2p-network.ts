@@ -26,6 +26,7 @@ import { toHex } from '../encoding/hex.ts';
 import { messageOf } from '../errors.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
 import { InvalidAddressError, MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './gossip-scoring.ts';
 import { Libp2pPeerStream } from './libp2p-stream.ts';
 import {
   checkStreamProtocolId,
@@ -45,6 +46,8 @@ import {
   TOPICS,
   type Verdict,
 } from './network.ts';
+import { ipOf, PEER_LIMITS } from './peer-limits.ts';
+import { BAN_MS, BAN_POINTS, MAX_SCORED_PEERS, PENALTIES, type Penalty } from './penalties.ts';
 import { type Bounds, boundsOf, type Call, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest } from './rpc.ts';
 
 /**
@@ -61,7 +64,7 @@ export interface Libp2pNetworkOptions {
   /** Multiaddrs (with /p2p/<peer id>) dialled again whenever their connection is gone. */
   readonly bootstrap?: readonly Multiaddr[];
   readonly log?: (line: string) => void;
-  /** Misbehaviour points before a peer is banned (a rejected message is 1, a failed sync answer 5). */
+  /** Misbehaviour points before a peer is banned (BAN_POINTS; each refusal's points are PENALTIES). */
   readonly banThreshold?: number;
   readonly banMs?: number;
   /** Time for bans, request deadlines and the bootstrap redial (default: the system clock). */
@@ -72,12 +75,25 @@ export interface Libp2pNetworkOptions {
 
 type Services = { pubsub: GossipSub; ping: Ping };
 
+/**
+ * What of the GossipSub class (beyond the service's interface) the network uses to see a peer's
+ * gossip streams break; each use is skipped when a version lacks it.
+ */
+interface GossipInternals {
+  readonly peers?: ReadonlyMap<string, PeerId>;
+  readonly streamsOutbound?: ReadonlyMap<string, unknown>;
+  /** Called when reading a peer's stream fails; gossipsub then drops the peer from its router. */
+  handlePeerReadStreamError?: (error: unknown, peer: PeerId) => void;
+}
+
 const VERDICTS: Record<Verdict, TopicValidatorResult> = {
   accept: TopicValidatorResult.Accept,
   ignore: TopicValidatorResult.Ignore,
   reject: TopicValidatorResult.Reject,
 };
 const RECONNECT_MS = 3_000;
+// How often peers are checked for a gossip stream that broke while their connection stayed up.
+const GOSSIP_CHECK_MS = 5_000;
 // How often, and how long at most, a joined peer is checked for this node's gossip stream to it.
 const JOIN_POLL_MS = 10;
 const JOIN_WAIT_MS = 3_000;
@@ -148,6 +164,9 @@ export class Libp2pNetwork implements Network {
   /** Requests being served, by requester and protocol id. */
   readonly #serving = new Map<string, number>();
   #reconnect: Timer | undefined;
+  #gossipCheck: Timer | undefined;
+  /** Peers found, at the last check, in gossipsub's router with a stream to send them gossip. */
+  #sending = new Set<string>();
   #redialing = false;
 
   private constructor(libp2p: Libp2p<Services>, banned: Map<string, number>, options: Libp2pNetworkOptions) {
@@ -156,8 +175,8 @@ export class Libp2pNetwork implements Network {
     this.#banned = banned;
     this.#log = options.log ?? (() => {});
     this.#bootstrap = options.bootstrap ?? [];
-    this.#banThreshold = options.banThreshold ?? 10;
-    this.#banMs = options.banMs ?? 10 * 60_000;
+    this.#banThreshold = options.banThreshold ?? BAN_POINTS;
+    this.#banMs = options.banMs ?? BAN_MS;
     this.#clock = options.clock ?? systemClock;
     this.#rpc = rpcLimitsOf(options.rpc);
   }
@@ -175,12 +194,28 @@ export class Libp2pNetwork implements Network {
       banned.delete(peer.toString());
       return false;
     };
+    // Set once libp2p exists: the gater counts its open connections per address.
+    let connectionsFrom = (_ip: string): number => 0;
     const libp2p = await createLibp2p({
       ...host,
+      connectionManager: {
+        maxIncomingPendingConnections: PEER_LIMITS.pendingConnections,
+        inboundConnectionThreshold: PEER_LIMITS.connectionsPerIpPerSecond,
+        ...host.connectionManager,
+      },
       connectionEncrypters: [noise()],
-      streamMuxers: [yamux()],
+      streamMuxers: [yamux({ maxInboundStreams: PEER_LIMITS.streamsPerConnection })],
       connectionGater: {
         ...host.connectionGater,
+        // One address (one host, or one NAT) holds a bounded share of the node's connections.
+        denyInboundConnection: async (maConn) => {
+          if ((await host.connectionGater?.denyInboundConnection?.(maConn)) === true) return true;
+          const ip = ipOf(maConn.remoteAddr);
+          if (ip === null || connectionsFrom(ip) < PEER_LIMITS.connectionsPerIp) return false;
+          // At most connectionsPerIpPerSecond lines a second from one address: libp2p's rate limit comes first.
+          options.log?.(`p2p: refusing a connection from ${ip} (connections-per-ip: ${PEER_LIMITS.connectionsPerIp} open)`);
+          return true;
+        },
         // A NodeId is an Ed25519 key: other key types cannot be mesh nodes.
         denyInboundEncryptedConnection: (peer) => peer.type !== 'Ed25519' || isBanned(peer),
         denyOutboundEncryptedConnection: (peer) => peer.type !== 'Ed25519' || isBanned(peer),
@@ -195,9 +230,20 @@ export class Libp2pNetwork implements Network {
         // (one applying a sync range) made the monitor's ping fail, and the connection was cut
         // mid-sync. Each side may hold two of its own at once, and take four from the other.
         ping: ping({ maxOutboundStreams: 2, maxInboundStreams: 4 }),
-        pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false, fallbackToFloodsub: false }),
+        pubsub: gossipsub({
+          allowPublishToZeroTopicPeers: true,
+          emitSelf: false,
+          fallbackToFloodsub: false,
+          // A frame over the bound is refused before it is buffered (and its sender banned, below).
+          maxInboundDataLength: PEER_LIMITS.gossipFrameBytes,
+          // A peer that stops reading holds at most this much of this node's gossip.
+          maxOutboundBufferSize: PEER_LIMITS.gossipBacklogBytes,
+          scoreParams: gossipScoreParams(),
+          scoreThresholds: GOSSIP_SCORE_THRESHOLDS,
+        }),
       },
     });
+    connectionsFrom = (ip) => libp2p.getConnections().filter((c) => ipOf(c.remoteAddr) === ip).length;
     const net = new Libp2pNetwork(libp2p as unknown as Libp2p<Services>, banned, options);
     net.#wire();
     return net;
@@ -222,15 +268,57 @@ export class Libp2pNetwork implements Network {
       this.#heights.delete(key);
     });
     this.#reconnect = this.#clock.setInterval(() => void this.#keepBootstrapped(), RECONNECT_MS);
+    this.#watchGossipStreams();
+  }
+
+  // Gossipsub opens its stream to a peer once per connection and never again: when the stream
+  // breaks (a frame over the bound, a reset, a backlog over gossipBacklogBytes) the peer is left
+  // without this node's gossip, or dropped from the router, while the connection, and pings, go
+  // on. The node hangs up instead, so a reconnection starts over; a frame over the bound is no
+  // honest node's, and bans its sender.
+  #watchGossipStreams(): void {
+    const pubsub = this.libp2p.services.pubsub as unknown as GossipInternals;
+    const onReadError = pubsub.handlePeerReadStreamError?.bind(pubsub);
+    if (onReadError !== undefined) {
+      pubsub.handlePeerReadStreamError = (error, peer) => {
+        onReadError(error, peer);
+        if (this.#stopping.signal.aborted) return;
+        if (overBound(error)) this.#misbehaved(peer, 'oversized-frame', `a gossip frame over ${PEER_LIMITS.gossipFrameBytes} bytes`);
+        else this.#hangUp(peer, `its gossip stream failed: ${messageOf(error)}`);
+      };
+    }
+    const { peers, streamsOutbound } = pubsub;
+    if (peers === undefined || streamsOutbound === undefined) return;
+    // libp2p stamps connections with Date.now, whatever the network's clock.
+    let lastCheck = Date.now();
+    this.#gossipCheck = this.#clock.setInterval(() => {
+      const sending = new Set<string>();
+      for (const [key, peer] of peers) {
+        if (streamsOutbound.has(key)) sending.add(key);
+        // Gone since the last check, on a connection that was open then. A stream not opened yet
+        // may be waiting its turn (gossipsub opens them one at a time), or be a new connection's.
+        else if (this.#sending.has(key) && this.libp2p.getConnections(peer).some((c) => c.timeline.open <= lastCheck)) {
+          this.#hangUp(peer, 'its gossip stream from this node is gone');
+        }
+      }
+      this.#sending = sending;
+      lastCheck = Date.now();
+    }, GOSSIP_CHECK_MS);
+  }
+
+  #hangUp(peer: PeerId, reason: string): void {
+    if (this.libp2p.getConnections(peer).length === 0) return;
+    this.#log(`p2p: hanging up on ${peer.toString()} (${reason})`);
+    void this.libp2p.hangUp(peer).catch(() => {});
   }
 
   // Runs `then` once a gossip publish reaches `peer`: its subscriptions may arrive before this
   // node's own stream to it is open, and a message published meanwhile would not go to it (a new
   // peer's first height announcement was lost so, and sync waited for the next). Checked every
-  // JOIN_POLL_MS; after JOIN_WAIT_MS `then` runs anyway. The streams are the GossipSub class's
-  // public map (not on the service's interface); were it gone, `then` runs at once, as before.
+  // JOIN_POLL_MS; after JOIN_WAIT_MS `then` runs anyway. Were the streams' map gone
+  // (GossipInternals), `then` runs at once, as before.
   #whenReachable(peer: string, then: () => void): void {
-    const streams = (this.libp2p.services.pubsub as { streamsOutbound?: ReadonlyMap<string, unknown> }).streamsOutbound;
+    const streams = (this.libp2p.services.pubsub as unknown as GossipInternals).streamsOutbound;
     if (streams === undefined) return then();
     const deadline = this.#clock.now() + JOIN_WAIT_MS;
     const check = (): void => {
@@ -285,7 +373,7 @@ export class Libp2pNetwork implements Network {
         this.#log(`gossip: ${topic} handler failed: ${messageOf(error)}`);
         verdict = 'ignore';
       }
-      if (verdict === 'reject') this.#misbehaved(peer, 1, `invalid ${topic} message`);
+      if (verdict === 'reject') this.#misbehaved(peer, 'invalid-message', `a ${topic} message its handler rejected`);
       return VERDICTS[verdict];
     });
     pubsub.subscribe(topic);
@@ -309,18 +397,18 @@ export class Libp2pNetwork implements Network {
   // ---- penalties ----
 
   penalise(node: Uint8Array, reason: string): void {
-    this.#misbehaved(peerIdOf(node), 5, reason);
+    this.#misbehaved(peerIdOf(node), 'invalid-answer', reason);
   }
 
-  #misbehaved(peer: PeerId, points: number, reason: string): void {
+  #misbehaved(peer: PeerId, penalty: Penalty, detail: string): void {
     const key = peer.toString();
-    const total = (this.#points.get(key) ?? 0) + points;
+    const total = (this.#points.get(key) ?? 0) + PENALTIES[penalty];
     this.#points.set(key, total);
-    if (this.#points.size > 4_096) this.#points.delete(this.#points.keys().next().value!);
+    if (this.#points.size > MAX_SCORED_PEERS) this.#points.delete(this.#points.keys().next().value!);
     if (total < this.#banThreshold) return;
     this.#points.delete(key);
     this.#banned.set(key, this.#clock.now() + this.#banMs);
-    this.#log(`p2p: banning ${key} for ${Math.round(this.#banMs / 1000)} s (${reason})`);
+    this.#log(`p2p: banning ${key} for ${Math.round(this.#banMs / 1000)} s (${penalty}: ${detail})`);
     this.#resetStreams('the peer was banned', peer);
     void this.libp2p.hangUp(peer).catch(() => {});
   }
@@ -439,7 +527,10 @@ export class Libp2pNetwork implements Network {
     const key = `${connection.remotePeer.toString()} ${id}`;
     const open = this.#serving.get(key) ?? 0;
     this.#serving.set(key, open + 1);
-    let deadline = this.#clock.setTimeout(() => end(new Error(`no request frame in ${readMs} ms`)), readMs);
+    let deadline = this.#clock.setTimeout(() => {
+      this.#misbehaved(connection.remotePeer, 'stalled-request', `no request frame on ${id} in ${readMs} ms`);
+      end(new Error(`no request frame in ${readMs} ms`));
+    }, readMs);
     // Once the handler is told to stop, its deadline has nothing left to end.
     stop.signal.addEventListener('abort', () => deadline.cancel(), { once: true });
     const reply = async (status: number, body: Uint8Array): Promise<void> => {
@@ -460,6 +551,7 @@ export class Libp2pNetwork implements Network {
         request = (await lp.read({ signal: stop.signal })).subarray();
       } catch (error) {
         if (!overBound(error)) throw error;
+        this.#misbehaved(connection.remotePeer, 'oversized-request', `a request on ${id} over ${bounds.maxRequestBytes} bytes`);
         // The rest of the request is discarded as it comes; the requester, told why, hangs up.
         await stream.closeRead();
         return await reply(ANSWER.requestTooLarge, encoder.encode(`requests on ${id} are at most ${bounds.maxRequestBytes} bytes`));
@@ -624,6 +716,7 @@ export class Libp2pNetwork implements Network {
 
   async stop(): Promise<void> {
     this.#reconnect?.cancel();
+    this.#gossipCheck?.cancel();
     this.#stopping.abort();
     this.#resetStreams('the node stopped');
     await this.libp2p.stop();

@@ -1,0 +1,39 @@
+/**
+ * What one peer, and one address, can make a node hold: connections, streams and buffered bytes
+ * (docs/network.md, "Limits on one peer"). Requests in flight per peer and name are RpcLimits.
+ */
+import type { Multiaddr } from '@multiformats/multiaddr';
+
+export const PEER_LIMITS = Object.freeze({
+  /**
+   * The largest gossip frame read. The largest honest message is a sync answer (2 MiB of blocks)
+   * or a light-node segment (1 MiB of entries and its block, at most 1 MiB); the rest is the RPC
+   * envelope. A 3 MiB frame is refused before it is buffered. Once sync answers and segments travel
+   * as requests, a block (1,024 transactions of at most 1 KiB) is the largest, and this can drop to
+   * 1.25 MiB.
+   */
+  gossipFrameBytes: 2.5 * 1024 * 1024,
+  /**
+   * This node's gossip held for one peer that does not read it, past what yamux's window (up to
+   * 16 MiB) already took. Past it gossipsub drops its stream, and the node hangs up on the peer so
+   * that a reconnection starts a new one.
+   */
+  gossipBacklogBytes: 16 * 1024 * 1024,
+  /** Connections from one IP address at once (yamux multiplexes everything two nodes say on one). */
+  connectionsPerIp: 16,
+  /** New inbound connections one IP address may open a second (libp2p's default). */
+  connectionsPerIpPerSecond: 5,
+  /** Inbound connections still upgrading (noise, yamux) at once, from everyone (libp2p's default). */
+  pendingConnections: 10,
+  /**
+   * Streams a peer may open on one connection, all protocols together (yamux's default is 1,000):
+   * four protocols at the RPC limit of 64.
+   */
+  streamsPerConnection: 256,
+});
+
+/** The IP address of a multiaddr (`/ip4/…` or `/ip6/…`), null for any other. */
+export function ipOf(address: Multiaddr): string | null {
+  const first = address.getComponents()[0];
+  return first !== undefined && (first.name === 'ip4' || first.name === 'ip6') ? (first.value ?? null) : null;
+}
