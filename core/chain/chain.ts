@@ -409,16 +409,16 @@ export class Chain {
     return this.#exclusive(() => this.#add([block], nowMs));
   }
 
-  /** Adds consecutive blocks (a sync response): all are adopted, or none. */
+  /**
+   * Adds consecutive blocks (a sync response, or a competing branch sync gathered from several):
+   * all are adopted, or none.
+   */
   addBranch(blocks: readonly Block[], nowMs?: number): Promise<AddOutcome> {
     return this.#exclusive(() => this.#add(blocks, nowMs));
   }
 
   async #add(blocks: readonly Block[], nowMs: number | undefined): Promise<AddOutcome> {
     if (blocks.length === 0) return 'known';
-    if (blocks.length > MAX_BLOCKS_PER_RESPONSE) {
-      throw new ForkChoiceError('branch-too-long', `a branch of ${blocks.length} blocks; send at most ${MAX_BLOCKS_PER_RESPONSE} at a time`);
-    }
     // A relayed copy may have been tampered with by someone other than its producer: a block whose
     // transactions do not match its header is refused without being remembered, so the genuine
     // block with the same header hash is still accepted when it arrives.

@@ -11,10 +11,7 @@ test("topics: the gossip topic names of the contract, and the netgraph's", () =>
       transactions: 'mesh-transactions',
       blocks: 'mesh-blocks',
       heights: 'mesh-heights',
-      syncRequest: 'mesh-syncreq',
-      syncResponse: 'mesh-syncresp',
       signals: 'mesh-protocol-1',
-      segments: 'mesh-segments',
       netgraph: 'mesh-netgraph',
     },
   );
