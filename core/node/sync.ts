@@ -212,7 +212,14 @@ export class Sync {
   requestFrom(node: Uint8Array): void {
     const key = toHex(node);
     if (this.#pending !== null || this.#stopped || this.#isDistrusted(key) || this.#isBusy(key)) return;
-    this.#send(node, this.#locator());
+    this.#send(node, this.#locatorFor(key));
+  }
+
+  // The locator of a new request to `target`: past the branch held of it, if any (asked again after
+  // it was busy, the ranges already held are not fetched anew), else from this node's tip.
+  #locatorFor(target: string): Promise<LocatorEntry[]> {
+    const held = this.#source?.target === target ? this.#source.branch[this.#source.branch.length - 1] : undefined;
+    return held === undefined ? this.#locator() : this.#after(held);
   }
 
   #isDistrusted(node: string): boolean {
@@ -334,7 +341,7 @@ export class Sync {
     for (const [key, k] of this.#known) {
       if (key !== failed && k.height > tip && !this.#isDistrusted(key) && !this.#isBusy(key) && (!best || k.height > best.height)) best = k;
     }
-    if (best) this.#send(best.node, this.#locator());
+    if (best) this.#send(best.node, this.#locatorFor(toHex(best.node)));
     return best !== undefined;
   }
 
@@ -538,7 +545,8 @@ export class Sync {
       if (error instanceof InvalidBlockError && error.verdict === 'reject') {
         return this.#blame(node, `an invalid block: ${error.message}`);
       }
-      if (error instanceof ForkChoiceError && error.code === 'branch-too-long') return unserved(`a branch deeper than this node holds aside (${error.message})`);
+      if (error instanceof ForkChoiceError && error.code === 'branch-too-long')
+        return unserved(`a branch deeper than this node holds aside (${error.message})`);
       if (error instanceof ForkChoiceError || error instanceof InvalidBlockError) {
         // The chain moved under the request (a reorganisation here, or there), or the blocks do not
         // link: ask someone afresh.
