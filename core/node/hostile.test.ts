@@ -301,3 +301,47 @@ test('segments: a peer that asks over and over is served a bounded number of byt
   assert.isAbove(busy, 0, 'requests over budget are refused');
   server.stop();
 });
+
+test('sync: answers to a flood of requests are read one at a time, and past a few waiting the rest are told busy', async () => {
+  // A range's reads hold the chain, so block production waits behind them: however many peers ask
+  // at once, it must wait behind one range at most.
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
+  const chainB = await openChain();
+  await mine(chainB, B, 50);
+  let reading = 0;
+  let most = 0;
+  const serve = chainB.blockBytesFrom.bind(chainB);
+  chainB.blockBytesFrom = async (start, count, maxBytes) => {
+    most = Math.max(most, ++reading);
+    try {
+      await sleep(clock, 50);
+      return await serve(start, count, maxBytes);
+    } finally {
+      reading--;
+    }
+  };
+  const syncB = new Sync({ chain: chainB, network: bus.join(B.publicKey), clock });
+  syncB.start();
+  const askers = [key(60), key(61), key(62), key(63)].map((k) => bus.join(k.publicKey));
+  const request = encode(syncRequestCodec, { locator: [{ height: 0, hash: chainB.genesis.hash }], max_blocks: 500 });
+  try {
+    const asked = Promise.all(
+      askers.flatMap((asker) =>
+        Array.from({ length: 3 }, () =>
+          asker.request(B.publicKey, SYNC_PROTOCOL, request, { maxResponseBytes: MAX_SYNC_ANSWER_BYTES }).then(
+            () => 'answered',
+            (error: unknown) => (error instanceof PeerBusyError ? 'busy' : String(error)),
+          ),
+        ),
+      ),
+    );
+    await clock.advance(1_000);
+    const outcomes = await asked;
+    assert.equal(most, 1, 'one range read at a time');
+    assert.equal(outcomes.filter((o) => o === 'answered').length, 4, 'one read and three waiting');
+    assert.equal(outcomes.filter((o) => o === 'busy').length, 8);
+  } finally {
+    syncB.stop();
+  }
+});

@@ -35,6 +35,7 @@ import {
   MAX_RESPONSE_BYTES,
   MAX_SYNC_ANSWER_BYTES,
   SYNC_PROTOCOL,
+  type SyncRequest,
   type SyncResponse,
   syncRequestCodec,
   syncResponseCodec,
@@ -61,7 +62,7 @@ export interface SyncOptions {
    * (default 3 × timeoutMs).
    */
   readonly stallMs?: number;
-  /** Bytes of a competing branch held while it is fetched and not yet longer than the chain (default 128 MiB). */
+  /** Encoded bytes of a competing branch held while it is fetched and not yet longer than the chain (default 64 MiB). */
   readonly maxBranchBytes?: number;
   readonly log?: (line: string) => void;
 }
@@ -111,6 +112,10 @@ const MAX_NARROWINGS = 8;
 const MAX_IDLE_ANSWERS = 3;
 // The locator's dense part: the last heights below the tip, one by one.
 const DENSE_LOCATOR = 16;
+// A held branch in encoded bytes; decoded, blocks take about ten times as much memory.
+const MAX_BRANCH_BYTES = 64 * 1024 * 1024;
+// Sync answers queued (one being read, the rest waiting) before more requests are refused as busy.
+const MAX_ANSWERS_QUEUED = 4;
 // A sync request: 64 locator entries of 40 bytes, and a few more.
 const MAX_SYNC_REQUEST_BYTES = 4 * 1024;
 
@@ -133,12 +138,17 @@ export class Sync {
   #source: Source | null = null;
   #retryTimer: Timer | null = null;
   #unserve: (() => void) | null = null;
+  // The answers being read or waiting their turn (see #inTurn), and the last of them.
+  #answering = 0;
+  #answers: Promise<void> = Promise.resolve();
   // The last sync answer's application, and the answers received and not yet applied (see #onAnswer).
   #applying: Promise<void> = Promise.resolve();
   #unapplied = 0;
   // The next range's request of an answer that arrived while two were ahead of it: sent once the
   // first of them is applied.
   #askOnceApplied: (() => void) | null = null;
+  // A node to ask once the answers being applied are in (it announced a higher tip meanwhile).
+  #askWhenApplied: Uint8Array | null = null;
   #stopped = false;
   // When this node first saw a higher tip (null while none), and when sync last moved its chain.
   #aheadSince: number | null = null;
@@ -152,7 +162,7 @@ export class Sync {
     this.#servePerSecond = options.servePerSecond ?? 20;
     this.#budget = options.budget ?? ServeBudget.perRequester(options.serveBytesPerSecond ?? SERVE_BYTES_PER_SECOND, this.#clock);
     this.#stallMs = options.stallMs ?? 3 * this.#timeoutMs;
-    this.#maxBranchBytes = options.maxBranchBytes ?? 128 * 1024 * 1024;
+    this.#maxBranchBytes = options.maxBranchBytes ?? MAX_BRANCH_BYTES;
     this.#log = options.log ?? (() => {});
   }
 
@@ -212,6 +222,11 @@ export class Sync {
   requestFrom(node: Uint8Array): void {
     const key = toHex(node);
     if (this.#pending !== null || this.#stopped || this.#isDistrusted(key) || this.#isBusy(key)) return;
+    // Ranges still being applied would be asked for again: asked once they are in, if still behind.
+    if (this.#unapplied > 0) {
+      this.#askWhenApplied = node;
+      return;
+    }
     this.#send(node, this.#locatorFor(key));
   }
 
@@ -409,19 +424,40 @@ export class Sync {
     if (!this.#budget.reserve(requester, MAX_SYNC_ANSWER_BYTES)) throw new PeerBusyError(this.#budget.refusal(requester));
     let answer: Uint8Array | null = null;
     try {
-      const matched = await this.#match(request.locator);
-      const fork = forkOf(request.locator, matched);
-      let response: SyncResponse = { tip_height: this.#chain.tip.height, matched, blocks: [] };
-      if (fork.exact && fork.below !== null) {
-        const count = Math.min(request.max_blocks, MAX_BLOCKS_PER_RESPONSE);
-        const { blocks, tipHeight } = await this.#chain.blockBytesFrom(fork.below.height + 1, count, MAX_RESPONSE_BYTES);
-        response = { tip_height: tipHeight, matched, blocks };
-      }
-      answer = encode(syncResponseCodec, response);
+      answer = await this.#inTurn(() => this.#answer(request));
       return answer;
     } finally {
       this.#budget.refund(requester, MAX_SYNC_ANSWER_BYTES - (answer?.length ?? 0));
     }
+  }
+
+  // Answers are read from the store one at a time, a few waiting, the rest refused as busy: a
+  // range's reads hold the chain (it reads while no block is added), so block production, which
+  // adds its block to the same chain, waits behind one range at most, however many peers ask.
+  async #inTurn(read: () => Promise<Uint8Array>): Promise<Uint8Array> {
+    if (this.#answering >= MAX_ANSWERS_QUEUED) throw new PeerBusyError(`this node answers sync requests one at a time and has ${this.#answering} waiting`);
+    this.#answering++;
+    const turn = this.#answers.then(read);
+    this.#answers = turn.then(
+      () => {},
+      () => {},
+    );
+    try {
+      return await turn;
+    } finally {
+      this.#answering--;
+    }
+  }
+
+  // The answer to `request`: which locator entry this node holds, and the blocks after it when that
+  // pins the fork point.
+  async #answer(request: SyncRequest): Promise<Uint8Array> {
+    const matched = await this.#match(request.locator);
+    const fork = forkOf(request.locator, matched);
+    if (!fork.exact || fork.below === null) return encode(syncResponseCodec, { tip_height: this.#chain.tip.height, matched, blocks: [] });
+    const count = Math.min(request.max_blocks, MAX_BLOCKS_PER_RESPONSE);
+    const { blocks, tipHeight } = await this.#chain.blockBytesFrom(fork.below.height + 1, count, MAX_RESPONSE_BYTES);
+    return encode(syncResponseCodec, { tip_height: tipHeight, matched, blocks });
   }
 
   #mayServe(node: string): boolean {
@@ -560,6 +596,11 @@ export class Sync {
       const ask = this.#askOnceApplied;
       this.#askOnceApplied = null;
       ask?.();
+      const later = this.#askWhenApplied;
+      if (later !== null && this.#unapplied === 0) {
+        this.#askWhenApplied = null;
+        if ((this.#known.get(toHex(later))?.height ?? 0) > this.#chain.tip.height) this.requestFrom(later);
+      }
     }
   }
 
