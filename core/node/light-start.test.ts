@@ -11,7 +11,7 @@ import { MemoryStore } from '../store/kv.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import { CheckpointRefusedError, openLightChain } from './light-start.ts';
 import { startNode } from './node.test-util.ts';
-import { SEGMENTS_PROTOCOL, segmentCodec } from './segments.ts';
+import { SEGMENTS_PROTOCOL, SegmentError, segmentCodec } from './segments.ts';
 
 const A = key(1);
 const LIGHT = key(2);
@@ -122,6 +122,28 @@ test('openLightChain: with no peer a first start reports itself waiting, and sta
     await clock.advance(200);
     assert.equal((await started).tip.height, 5);
     assert.deepEqual(waits, [true, false]);
+  } finally {
+    await a.stop();
+  }
+});
+
+test('openLightChain: a host that does not hold the checkpoint says so at once, rather than leaving the start to time out', async () => {
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
+  const chainA = await openChain();
+  await mine(chainA, A, 6);
+  const a = await startNode(bus, chainA, A, clock);
+  try {
+    const started = clock.now();
+    const opening = openLightChain({
+      network: bus.join(LIGHT.publicKey),
+      store: new MemoryStore(),
+      params: chainA.params,
+      checkpoint: new Uint8Array(32).fill(0xcd),
+      clock,
+    });
+    await rejectsAsync(() => opening, SegmentError, 'not-served');
+    assert.isBelow(clock.now() - started, 1_000, 'no timeout waited for');
   } finally {
     await a.stop();
   }

@@ -16,7 +16,7 @@ import { toHex } from '../encoding/hex.ts';
 import { MeshError, messageOf } from '../errors.ts';
 import { type Block, decodeBlock } from '../ledger/block.ts';
 import type { ChainParams } from '../ledger/params.ts';
-import { PeerBusyError } from '../net/errors.ts';
+import { PeerBusyError, RemoteError, RequestTimeoutError } from '../net/errors.ts';
 import type { Network, RpcRequest } from '../net/network.ts';
 import { type Clock, sleep, systemClock } from '../time/clock.ts';
 import { SERVE_BYTES_PER_SECOND, ServeBudget } from './serve-budget.ts';
@@ -199,8 +199,15 @@ export class Segments {
           throw new SegmentError('bad-segment', `the segment from ${toHex(peer).slice(0, 16)}… does not decode: ${messageOf(error)}`);
         }
       } catch (error) {
-        if (!(error instanceof PeerBusyError) || tries >= BUSY_TRIES) throw error;
-        await sleep(this.#clock, BUSY_BACKOFF_MS);
+        if (error instanceof PeerBusyError && tries < BUSY_TRIES) {
+          await sleep(this.#clock, BUSY_BACKOFF_MS);
+          continue;
+        }
+        const who = `${toHex(peer).slice(0, 16)}…`;
+        if (error instanceof RequestTimeoutError) throw new SegmentError('timeout', `no segment from ${who} in ${timeoutMs} ms`);
+        // The server's reason (it holds no such block on its main chain, say) comes with it.
+        if (error instanceof RemoteError) throw new SegmentError('not-served', `${who} did not serve the state: ${error.message}`);
+        throw error;
       }
     }
   }
