@@ -93,6 +93,14 @@ export function renderSyncSection(report: SyncReport, goals: readonly Goal[] = e
     ...report.catchUp.map((r, i) => [`catch-up, run ${i + 1}`, seconds(r.syncMs), r.cpuMs === null ? '' : seconds(r.cpuMs)]),
   ];
   parts.push(markdownTable(['run', 'to the longer tip', 'CPU of the syncing node'], rows, [false, true, true]));
+  parts.push(
+    'Why a heal takes longer than a catch-up of the same blocks: a catch-up applies each range while the next is fetched and ' +
+      "checked, but the longer branch cannot be adopted before it is higher than the node's own tip (the longest chain wins), " +
+      'so the healing node fetches and checks the whole branch first and then switches in one step: it rewinds its own ' +
+      'blocks (reading them, their undo records and index entries back), applies the new ones and writes both in one batch. ' +
+      'The fetch overlaps nothing of the switch. Validating the held branch against a rewound copy of the state as it arrives ' +
+      'would overlap them; the chain has no such copy yet.',
+  );
   const f = report.flood;
   if (f) {
     parts.push('### Sync-request flood');
@@ -102,7 +110,8 @@ export function renderSyncSection(report: SyncReport, goals: readonly Goal[] = e
         'requests for the first 500 blocks in flight (`sync.blocks`, locator: genesis). The node holds each peer to ' +
         `${mib(f.budgetPerPeer)} a second and all together to ${mib(f.budgetInAll)} (sync ranges and segments together) and ` +
         "answers requests over budget as busy. A flooder may get a second's budget at once (the bucket starts full), then the rate, " +
-        'plus one answer in flight. CPU of the mining node: ' +
+        'plus one answer in flight. Answers are read one at a time with three waiting, the rest refused as busy, so with four ' +
+        'flooders that read lane, not the byte budget, is what bounds them. CPU of the mining node: ' +
         `${f.baselineCpuMs === null ? 'n/a' : seconds(f.baselineCpuMs)} alone, ${f.floodCpuMs === null ? 'n/a' : seconds(f.floodCpuMs)} under the flood.`,
     );
     parts.push(
