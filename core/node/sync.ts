@@ -575,6 +575,8 @@ export class Sync {
       this.#distrusted.delete(target);
       if (outcome === 'extended' || outcome === 'reorganized') {
         this.#log(`sync: ${outcome} to height ${this.#chain.tip.height} from ${target.slice(0, 16)}…`);
+      } else if (outcome === 'held') {
+        this.#log(`sync: holding a branch of ${source.branch.length} blocks from ${target.slice(0, 16)}… until it outgrows height ${this.#chain.tip.height}`);
       }
     } catch (error) {
       // A block its sender is to blame for (not one merely ahead of this node's clock).
