@@ -111,6 +111,11 @@ export const benchCommand = command({
       async () => (await import('./startup/node.ts')).startupBenchCommand,
     ),
     entry(
+      'sync',
+      'a 10,000-block partition healing next to the catch-up of the same blocks; block production under a sync-request flood',
+      async () => (await import('./sync/node.ts')).syncBenchCommand,
+    ),
+    entry(
       'tunnel',
       'throughput through a tunnel next to a bare libp2p stream between the same two processes',
       async () => (await import('./tunnel/node.ts')).tunnelBenchCommand,

@@ -1,17 +1,21 @@
 /**
  * A foreign peer built from the project's own libp2p (host-node/p2p.ts), and the attack sequence
  * it runs against one node of a devnet: junk on every topic, forged transactions, 1 MiB and 3 MiB
- * gossip frames, oversized and stalled request streams, each phase under a fresh throwaway
- * identity. test/hostile.node.test.ts and bench/hostile run it.
+ * gossip frames, oversized and stalled request streams, a sync-request flood from four identities,
+ * each phase under fresh throwaway identities. test/hostile.node.test.ts and bench/hostile run it.
  */
 import { readFile } from 'node:fs/promises';
 import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
 import { SigningKey } from '../core/crypto/ed25519.ts';
+import { encode } from '../core/encoding/codec.ts';
 import { fromHex } from '../core/encoding/hex.ts';
+import { genesisBlock } from '../core/ledger/block.ts';
+import { devnet } from '../core/ledger/params.ts';
 import { signTx } from '../core/ledger/tx.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { appTopic, rpcProtocolId, TOPICS } from '../core/net/network.ts';
 import { COUNTERSIGN_PROTOCOL } from '../core/netgraph/netgraph.ts';
+import { MAX_SYNC_ANSWER_BYTES, SYNC_PROTOCOL, syncRequestCodec } from '../core/node/wire.ts';
 import { startP2PNetwork } from '../host-node/p2p.ts';
 import { getJson, type MeshProcess, tcpAddress, waitFor } from './mesh-process.ts';
 
@@ -108,14 +112,41 @@ const stalledRequests: Phase = {
   },
 };
 
+/**
+ * Requests for the chain from genesis on, 500 blocks at a time, as fast as the target answers, for
+ * 5 s: the phase's identity and three more at once, 16 requests in flight each.
+ */
+const syncFlood: Phase = {
+  name: 'sync-request flood from four identities',
+  run: async (peer, target) => {
+    const params = devnet((await getJson<{ block_interval_ms?: number }>(target, '/wallet/config.json')).block_interval_ms);
+    const request = encode(syncRequestCodec, { locator: [{ height: 0, hash: genesisBlock(params).hash }], max_blocks: 500 });
+    const others = await Promise.all(
+      Array.from({ length: 3 }, () => startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [] })),
+    );
+    try {
+      await Promise.all(others.map((other) => other.libp2p.dial(targetAddress(target)).catch(() => null)));
+      const node = fromHex(target.nodeId, 32);
+      const until = Date.now() + 5_000;
+      await Promise.all(
+        [peer, ...others].flatMap((net) =>
+          Array.from({ length: 16 }, async () => {
+            while (Date.now() < until) {
+              await net.request(node, SYNC_PROTOCOL, request, { maxResponseBytes: MAX_SYNC_ANSWER_BYTES, timeoutMs: 10_000 }).catch(() => sleep(10));
+            }
+          }),
+        ),
+      );
+    } finally {
+      await Promise.all(others.map((other) => other.stop()));
+    }
+  },
+};
+
 const targetAddress = (target: MeshProcess): Multiaddr => multiaddr(tcpAddress(target));
 
-/**
- * The attack, in order. A sync-request flood goes here once sync travels as requests (RPC
- * `sync.blocks` and `sync.segments`): a phase that sends as many of them as the target takes, from
- * four identities at once, with the bytes each gets back to check against its serve budget.
- */
-export const ATTACK: readonly Phase[] = [...junkPhases, forgedTransactions, frames(1 * MiB), frames(3 * MiB), oversizedRequests, stalledRequests];
+/** The attack, in order. */
+export const ATTACK: readonly Phase[] = [...junkPhases, forgedTransactions, frames(1 * MiB), frames(3 * MiB), oversizedRequests, stalledRequests, syncFlood];
 
 /** What one run of the attack did: each phase's name and whether the target let its identity in. */
 export interface AttackReport {

@@ -319,6 +319,16 @@ export function networkCompliance(name: string, open: OpenNetworks): void {
     });
   });
 
+  test(`${name}: a handler that refuses for load reaches the requester as busy, with its reason`, async () => {
+    await withNetworks(2, undefined, async ([a, b]) => {
+      b!.serve('budget', async () => {
+        throw new PeerBusyError("over this peer's serve budget");
+      });
+      const busy = await networkFailure(a!.request(b!.self, 'budget', Uint8Array.of(1)), PeerBusyError, 'busy', 503);
+      assert.match(busy.message, /serve budget/);
+    });
+  });
+
   test(`${name}: a slow answer times out, saying the peer may have processed the request; an abort ends it`, async () => {
     await withNetworks(2, undefined, async ([a, b]) => {
       const signals: AbortSignal[] = [];

@@ -11,11 +11,10 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { openIdentity } from '../core/crypto/sealed-identity.ts';
-import { decode, encode } from '../core/encoding/codec.ts';
+import { encode } from '../core/encoding/codec.ts';
 import { fromHex, toHex } from '../core/encoding/hex.ts';
 import { devnet } from '../core/ledger/params.ts';
-import { TOPICS } from '../core/net/network.ts';
-import { Segments, segmentCodec } from '../core/node/segments.ts';
+import { SEGMENTS_PROTOCOL, Segments, segmentCodec } from '../core/node/segments.ts';
 import { startP2PNetwork } from '../host-node/p2p.ts';
 import { launchChromium, text, watch } from './browser-page.ts';
 import { getJson, type MeshProcess, postJson, startNode, stopAll, stopNode, tcpAddress, waitFor } from './mesh-process.ts';
@@ -284,24 +283,11 @@ test("a peer that serves a state not matching the checkpoint's state_root is ref
     });
     const checkpoint = fromHex(pinned.hash, 32);
     const reader = new Segments(hostile, params, null);
-    reader.start();
     const truth = await waitFor('the true state', async () => reader.fetch(fromHex(host.nodeId, 32), checkpoint, 3_000).catch(() => undefined));
-    hostile.handle(TOPICS.segments, async (message) => {
-      const request = decode(segmentCodec, message.data);
-      if (request.kind !== 'request' || toHex(request.target) !== toHex(hostile.self)) return 'ignore';
+    hostile.serve(SEGMENTS_PROTOCOL, async () => {
       assert.ok(truth.entries.length > 0);
       const entries = truth.entries.map(([key, value], i) => ({ key, value: i === 0 ? Uint8Array.of(...value.slice(0, -1), value.at(-1)! ^ 1) : value }));
-      const response = {
-        kind: 'response' as const,
-        requester: message.origin,
-        request_id: request.request_id,
-        block: truth.block.bytes,
-        total: entries.length,
-        offset: 0,
-        entries,
-      };
-      await hostile.publish(TOPICS.segments, encode(segmentCodec, response));
-      return 'ignore';
+      return encode(segmentCodec, { block: truth.block.bytes, total: entries.length, offset: 0, entries });
     });
     const ws = hostile.addresses().find((a) => a.includes('/ws'))!;
     const query = new URLSearchParams({ host: `${ws}/p2p/${hostile.libp2p.peerId}`, checkpoint: pinned.hash, checkpoint_height: String(pinned.height) });

@@ -29,7 +29,7 @@ import { type ChainParams, LIGHT_RETENTION_BLOCKS } from '../ledger/params.ts';
 import { type Change, LedgerState } from '../ledger/state.ts';
 import { type Applied, applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type ParentInfo } from '../ledger/validate.ts';
 import { type KeyValueStore, prefixRange } from '../store/kv.ts';
-import { type History, history, indexBlock, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlock } from './readmodel.ts';
+import { type History, history, indexBlock, indexEntriesAt, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlock } from './readmodel.ts';
 
 // A block that builds on what this node does not hold (or no longer holds): it is behind or on
 // another branch, which is no fault of the sender, and the sender holds the parent it built on.
@@ -110,6 +110,8 @@ export const DEFAULT_TX_PAGE = 100;
 export const MAX_TX_PAGE = 500;
 /** Blocks per sync response (node-api.md §8). */
 export const MAX_BLOCKS_PER_RESPONSE = 500;
+// Heights whose blocks and undo records a reorganisation reads at once.
+const REWIND_READS = 256;
 // Side blocks held in memory (competing branches not yet longer than the main chain).
 const MAX_SIDE_BLOCKS = 4_096;
 // ... and their wire bytes. A side block is checked for its producer's signature only, and any key
@@ -409,16 +411,16 @@ export class Chain {
     return this.#exclusive(() => this.#add([block], nowMs));
   }
 
-  /** Adds consecutive blocks (a sync response): all are adopted, or none. */
+  /**
+   * Adds consecutive blocks (a sync response, or a competing branch sync gathered from several):
+   * all are adopted, or none.
+   */
   addBranch(blocks: readonly Block[], nowMs?: number): Promise<AddOutcome> {
     return this.#exclusive(() => this.#add(blocks, nowMs));
   }
 
   async #add(blocks: readonly Block[], nowMs: number | undefined): Promise<AddOutcome> {
     if (blocks.length === 0) return 'known';
-    if (blocks.length > MAX_BLOCKS_PER_RESPONSE) {
-      throw new ForkChoiceError('branch-too-long', `a branch of ${blocks.length} blocks; send at most ${MAX_BLOCKS_PER_RESPONSE} at a time`);
-    }
     // A relayed copy may have been tampered with by someone other than its producer: a block whose
     // transactions do not match its header is refused without being remembered, so the genuine
     // block with the same header hash is still accepted when it arrives.
@@ -569,8 +571,13 @@ export class Chain {
     }
     // Everything asynchronous first (reads, signature checks), so the state changes below happen
     // in one synchronous stretch that no reader can observe half-done.
+    // Read a few hundred heights at a time: one after another, a 10,000-block rewind spent seconds
+    // waiting on 30,000 store reads in turn.
     const rewind: { height: number; block: Block; undo: { changes: Change[]; nodes: Uint8Array[] } }[] = [];
-    for (let h = this.#tip.height; h > forkHeight; h--) rewind.push({ height: h, block: (await this.blockAt(h))!, undo: await this.#undo(h) });
+    for (let top = this.#tip.height; top > forkHeight; top -= REWIND_READS) {
+      const heights = Array.from({ length: Math.min(REWIND_READS, top - forkHeight) }, (_, i) => top - i);
+      rewind.push(...(await Promise.all(heights.map(async (h) => ({ height: h, block: (await this.blockAt(h))!, undo: await this.#undo(h) })))));
+    }
     const forkBlock = forkHeight === this.#tip.height ? this.#tip.block : (await this.blockAt(forkHeight))!;
     // The signatures not checked ahead are checked on the other cores while this thread applies the
     // branch, concealed from every other caller until their verdict is in (below), so no reader sees
@@ -622,6 +629,7 @@ export class Chain {
       // concealed, and is revealed with the new tip in one synchronous step once the store has
       // taken the batch. So /status and /beacon never show a block that a crash could still take back.
       const batch = new PendingBatch(this.#store);
+      const read = await this.#indexEntriesOf(rewind.map(({ height, undo }) => ({ height, nodes: undo.nodes })));
       for (const { height, undo, block } of rewind) {
         await unindexBlock(
           batch,
@@ -629,6 +637,7 @@ export class Chain {
           height,
           undo.nodes,
           block.txs.map((t) => t.id),
+          read,
         );
         batch.del(hKey(height));
         batch.del(uKey(height));
@@ -678,6 +687,21 @@ export class Chain {
     // Pruning is a batch of its own, read from what was just committed: a crash in between only
     // leaves some old blocks held a little longer, and the next prune removes them.
     if (this.mode === 'light') await this.#prune(this.#tip.height);
+  }
+
+  // The index entries of the blocks a reorganisation disconnects, read a few hundred at a time
+  // (one by one, a 10,000-block rewind waited seconds on them), for unindexBlock.
+  async #indexEntriesOf(blocks: readonly { height: number; nodes: readonly Uint8Array[] }[]): Promise<typeof indexEntriesAt> {
+    const read = new Map<string, (readonly [Uint8Array, Uint8Array])[]>();
+    const wanted = blocks.flatMap(({ height, nodes }) => nodes.map((node) => ({ height, node })));
+    for (let i = 0; i < wanted.length; i += REWIND_READS) {
+      await Promise.all(
+        wanted
+          .slice(i, i + REWIND_READS)
+          .map(async ({ height, node }) => read.set(`${height}:${toHex(node)}`, await indexEntriesAt(this.#store, node, height))),
+      );
+    }
+    return async (store, node, height) => read.get(`${height}:${toHex(node)}`) ?? indexEntriesAt(store, node, height);
   }
 
   // Light mode: drops blocks, undo records and index entries below the retention window.

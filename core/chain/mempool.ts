@@ -74,6 +74,9 @@ export class Mempool {
   readonly #unsubscribe: () => void;
   // Set while connected blocks have not been followed by a re-check of the queues (see #onChain).
   #stale = false;
+  // Senders whose queues took back transactions of disconnected blocks
+  // (with how many of each queue's transactions were pooled before), unsorted until the re-check.
+  readonly #returned = new Map<string, number>();
 
   constructor(chain: Chain, options: MempoolOptions = {}) {
     this.#chain = chain;
@@ -247,6 +250,8 @@ export class Mempool {
   #recheck(): void {
     if (!this.#stale) return;
     this.#stale = false;
+    for (const sender of this.#returned.keys()) this.#bySender.get(sender)?.sort((a, b) => a.body.nonce - b.body.nonce);
+    this.#returned.clear();
     this.#revalidate([...this.#bySender.keys()]);
   }
 
@@ -257,10 +262,14 @@ export class Mempool {
       if (!pending) continue;
       // Nonces a block used are spent whatever the transaction; the rest must still apply in order.
       const used = this.#chain.state.account(pending[0]!.body.sender).nonce;
-      for (const tx of pending.filter((t) => t.body.nonce <= used)) this.#remove(tx);
-      const queue = this.#bySender.get(sender) ?? [];
-      const valid = this.#validPrefix(queue).length;
-      for (const tx of queue.slice(valid)) this.#remove(tx);
+      const queue = pending.filter((t) => t.body.nonce > used);
+      const kept = queue.slice(0, this.#validPrefix(queue).length);
+      // Dropped all at once: one at a time, a queue of thousands (a deep reorganisation's) took quadratic time.
+      if (kept.length === pending.length) continue;
+      const keep = new Set(kept);
+      for (const tx of pending) if (!keep.has(tx)) this.#byId.delete(toHex(tx.id));
+      if (kept.length === 0) this.#bySender.delete(sender);
+      else this.#bySender.set(sender, kept);
     }
   }
 
@@ -282,16 +291,26 @@ export class Mempool {
       }
       return;
     }
+    // Appended here and sorted once at the re-check: sorted per transaction, the queue of a
+    // reorganisation thousands of blocks deep took minutes.
     for (const tx of event.block.txs) {
       if (tx.body.kind === 'UptimeReward' || this.#byId.has(toHex(tx.id)) || this.#byId.size >= this.#maxSize) continue;
       const sender = toHex(tx.body.sender);
-      const queue = [...(this.#bySender.get(sender) ?? []).filter((q) => q.body.nonce !== tx.body.nonce), tx];
-      for (const dropped of (this.#bySender.get(sender) ?? []).filter((q) => q.body.nonce === tx.body.nonce)) this.#byId.delete(toHex(dropped.id));
-      this.#bySender.set(
-        sender,
-        queue.sort((a, b) => a.body.nonce - b.body.nonce),
-      );
+      const queue = this.#bySender.get(sender) ?? [];
+      // A returning transaction takes its nonce back from a pooled one. Only the transactions
+      // pooled before the reorganisation (at most a sender's share) are looked through: returning
+      // ones come from distinct blocks, so never share a nonce.
+      const pooled = this.#returned.get(sender) ?? queue.length;
+      const twin = queue.findIndex((q, i) => i < pooled && q.body.nonce === tx.body.nonce);
+      if (twin !== -1) this.#byId.delete(toHex(queue.splice(twin, 1)[0]!.id));
+      queue.push(tx);
+      this.#bySender.set(sender, queue);
+      this.#returned.set(sender, twin === -1 ? pooled : pooled - 1);
       this.#byId.set(toHex(tx.id), tx);
+    }
+    if (!this.#stale) {
+      this.#stale = true;
+      queueMicrotask(() => this.#recheck());
     }
   }
 }

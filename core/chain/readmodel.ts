@@ -225,16 +225,27 @@ export async function unindexBlock(
   height: number,
   nodes: readonly Uint8Array[],
   txIds: readonly Uint8Array[],
+  read: typeof indexEntriesAt = indexEntriesAt,
 ): Promise<void> {
   for (const id of txIds) batch.del(xKey(id));
   for (const node of nodes) {
     const entries: Entry[] = [];
-    for await (const [k, v] of store.entries(prefixRange(concatBytes(Uint8Array.of(T), node, h8(height))))) {
+    for (const [k, v] of await read(store, node, height)) {
       entries.push(decode(entryCodec, v));
       batch.del(k);
     }
     await adjust(batch, node, height, entries, -1);
   }
+}
+
+/**
+ * The stored index entries (`T`) of `node` at `height`: what `unindexBlock` removes. A caller
+ * removing many blocks reads them all beforehand, many at once, and hands them over as `read`.
+ */
+export async function indexEntriesAt(store: KeyValueStore, node: Uint8Array, height: number): Promise<(readonly [Uint8Array, Uint8Array])[]> {
+  const out: (readonly [Uint8Array, Uint8Array])[] = [];
+  for await (const entry of store.entries(prefixRange(concatBytes(Uint8Array.of(T), node, h8(height))))) out.push(entry);
+  return out;
 }
 
 /** The height at which a held transaction was confirmed on the main chain. */

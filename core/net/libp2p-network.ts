@@ -562,6 +562,8 @@ export class Libp2pNetwork implements Network {
       try {
         answer = await handler({ peer, data: request.slice(), signal: stop.signal });
       } catch (error) {
+        // A handler that refuses for load (a serve budget spent) says busy, as the stream limit does.
+        if (error instanceof PeerBusyError) return await reply(ANSWER.busy, encoder.encode(failureMessage(error)));
         this.#log(`rpc: ${id} handler failed: ${messageOf(error)}`);
         return await reply(ANSWER.failed, encoder.encode(failureMessage(error)));
       }

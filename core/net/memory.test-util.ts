@@ -270,7 +270,10 @@ export class MemoryNetwork implements Network {
             (error: unknown) => ({ error }),
           );
         const outcome = await Promise.race([handled, lost]);
-        if ('error' in outcome) throw new RemoteError('remote-failed', `${name} failed on ${id}: ${failureMessage(outcome.error)}`);
+        if ('error' in outcome) {
+          if (outcome.error instanceof PeerBusyError) throw new PeerBusyError(`${name} refused the request on ${id}: ${failureMessage(outcome.error)}`);
+          throw new RemoteError('remote-failed', `${name} failed on ${id}: ${failureMessage(outcome.error)}`);
+        }
         const bound = Math.min(served.bounds.maxResponseBytes, bounds.maxResponseBytes);
         if (outcome.answer.length > bound) {
           throw new MessageTooLargeError(

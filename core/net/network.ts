@@ -10,15 +10,15 @@
 import type { Duplex } from './duplex.ts';
 import { InvalidNameError } from './errors.ts';
 
-/** The spec's gossip topics (node-api.md §6). */
+/**
+ * The gossip topics (node-api.md §6). Sync ranges and light-node segments, which the spec lists
+ * as topics too, are requests answered to their requester only (RPC `sync.blocks`, `sync.segments`).
+ */
 export const TOPICS = Object.freeze({
   transactions: 'mesh-transactions',
   blocks: 'mesh-blocks',
   heights: 'mesh-heights',
-  syncRequest: 'mesh-syncreq',
-  syncResponse: 'mesh-syncresp',
   signals: 'mesh-protocol-1',
-  segments: 'mesh-segments',
   /** Network coordinates and link samples (docs/netgraph.md). */
   netgraph: 'mesh-netgraph',
   /** Equivocation evidence: two headers one producer signed at one height (docs/network.md). */

@@ -6,13 +6,11 @@ import type { Multiaddr } from '@multiformats/multiaddr';
 
 export const PEER_LIMITS = Object.freeze({
   /**
-   * The largest gossip frame read. The largest honest message is a sync answer (2 MiB of blocks)
-   * or a light-node segment (1 MiB of entries and its block, at most 1 MiB); the rest is the RPC
-   * envelope. A 3 MiB frame is refused before it is buffered. Once sync answers and segments travel
-   * as requests, a block (1,024 transactions of at most 1 KiB) is the largest, and this can drop to
-   * 1.25 MiB.
+   * The largest gossip frame read: the largest honest message is a block (1,024 transactions of at
+   * most 1 KiB, and its header), the rest is gossipsub's envelope. Sync answers and segments, larger,
+   * travel as requests with bounds of their own. A 3 MiB frame is refused before it is buffered.
    */
-  gossipFrameBytes: 2.5 * 1024 * 1024,
+  gossipFrameBytes: 1.25 * 1024 * 1024,
   /**
    * This node's gossip held for one peer that does not read it, past what yamux's window (up to
    * 16 MiB) already took. Past it gossipsub drops its stream, and the node hangs up on the peer so

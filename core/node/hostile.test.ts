@@ -8,19 +8,20 @@ import { test } from '../../test/harness.ts';
 import type { Chain } from '../chain/chain.ts';
 import { key, mine, openChain, tx } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
-import { decode, encode } from '../encoding/codec.ts';
+import { encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { signBlock } from '../ledger/block.ts';
 import { signTx, type Tx } from '../ledger/tx.ts';
+import { PeerBusyError } from '../net/errors.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
-import { type GossipMessage, TOPICS } from '../net/network.ts';
+import { TOPICS } from '../net/network.ts';
 import { sleep } from '../time/clock.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import { type FullNode, startNode } from './node.test-util.ts';
-import { Segments, segmentCodec } from './segments.ts';
+import { SEGMENTS_PROTOCOL, Segments, segmentRequestCodec } from './segments.ts';
 import { Sync } from './sync.ts';
-import { heightCodec, syncRequestCodec, syncResponseCodec } from './wire.ts';
+import { heightCodec, MAX_SYNC_ANSWER_BYTES, SYNC_PROTOCOL, syncRequestCodec, syncResponseCodec } from './wire.ts';
 
 const A = key(1);
 const B = key(2);
@@ -38,17 +39,11 @@ function liar(
   const net = bus.join(k.publicKey);
   let asked = 0;
   net.handle(TOPICS.heights, async () => 'ignore');
-  net.handle(TOPICS.syncRequest, async (m: GossipMessage) => {
-    const request = decode(syncRequestCodec, m.data);
-    if (toHex(request.target) !== toHex(k.publicKey)) return 'ignore';
+  net.serve(SYNC_PROTOCOL, async ({ signal }) => {
     asked++;
-    if (answer === 'empty') {
-      await net.publish(
-        TOPICS.syncResponse,
-        encode(syncResponseCodec, { requester: m.origin, request_id: request.request_id, tip_height: height, blocks: [] }),
-      );
-    }
-    return 'ignore';
+    if (answer === 'empty') return encode(syncResponseCodec, { tip_height: height, matched: 0, blocks: [] });
+    // Never answers: holds the request until the requester gives up on it.
+    return new Promise<Uint8Array>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
   });
   const announce = (): void => void net.publish(TOPICS.heights, encode(heightCodec, { height, hash: new Uint8Array(32).fill(7) }));
   announce();
@@ -236,7 +231,7 @@ test('sync: a node catching up holds at most one answer waiting to be applied, h
   }
 });
 
-test('sync: a peer that asks over and over is served a bounded number of bytes a second', async () => {
+test('sync: a peer that asks over and over is served a bounded number of bytes a second, and told it is busy past them', async () => {
   // Each answer may carry 2 MiB of blocks read from the store; requests cost the asker a few bytes.
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
@@ -248,59 +243,32 @@ test('sync: a peer that asks over and over is served a bounded number of bytes a
   const asker = bus.join(key(50).publicKey);
   let answered = 0;
   let largest = 0;
-  asker.handle(TOPICS.syncResponse, async (m) => {
-    answered += m.data.length;
-    largest = Math.max(largest, m.data.length);
-    return 'ignore';
-  });
+  let busy = 0;
   try {
     const started = clock.now();
+    const request = encode(syncRequestCodec, { locator: [{ height: 0, hash: chainB.genesis.hash }], max_blocks: 500 });
     for (let i = 0; i < 15; i++) {
-      const request = { target: B.publicKey, request_id: new Uint8Array(8).fill(i), locator: [chainB.genesis.hash], max_blocks: 500 };
-      await asker.publish(TOPICS.syncRequest, encode(syncRequestCodec, request));
+      try {
+        const answer = await asker.request(B.publicKey, SYNC_PROTOCOL, request, { maxResponseBytes: MAX_SYNC_ANSWER_BYTES });
+        answered += answer.length;
+        largest = Math.max(largest, answer.length);
+      } catch (error) {
+        assert.instanceOf(error, PeerBusyError, 'a request over budget is refused as busy, not left unanswered');
+        busy++;
+      }
       await clock.advance(20);
     }
-    await clock.advance(100);
     const seconds = (clock.now() - started) / 1000;
     assert.isAtMost(answered, budget * (1 + seconds) + largest, `${answered} bytes answered in ${seconds.toFixed(1)} s`);
     // A bucket that starts full serves a whole second's budget before it holds anything back.
     assert.isAtLeast(answered, budget, "the first second's budget is served");
+    assert.isAbove(busy, 0, 'requests over budget are refused');
   } finally {
     syncB.stop();
   }
 });
 
-test('segments: requests and answers addressed to another node are not passed on', async () => {
-  // A 1 MiB state segment forwarded by every node would cost the whole mesh for one light node.
-  const bus = new MemoryBus();
-  const chain = await openChain();
-  await mine(chain, A, 3);
-  const a = await node(bus, testScheduler(), chain, A);
-  const far = key(31);
-  const hostile = key(32);
-  try {
-    const netA = bus.members.get(toHex(A.publicKey))!;
-    const request = encode(segmentCodec, { kind: 'request', target: far.publicKey, request_id: new Uint8Array(8), checkpoint: chain.tip.hash, offset: 0 });
-    const answer = encode(segmentCodec, {
-      kind: 'response',
-      requester: far.publicKey,
-      request_id: new Uint8Array(8),
-      block: chain.tip.block.bytes,
-      total: 0,
-      offset: 0,
-      entries: [],
-    });
-    for (const data of [request, answer]) {
-      await netA.receive({ topic: TOPICS.segments, data, origin: hostile.publicKey, peer: hostile.publicKey }, new Set([toHex(A.publicKey)]));
-    }
-    const verdicts = bus.verdicts.filter((v) => v.topic === TOPICS.segments).map((v) => v.verdict);
-    assert.deepEqual(verdicts, ['ignore', 'ignore']);
-  } finally {
-    await a.stop();
-  }
-});
-
-test('segments: a peer that asks over and over is served a bounded number of bytes a second', async () => {
+test('segments: a peer that asks over and over is served a bounded number of bytes a second, and told it is busy past them', async () => {
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const chain = await openChain();
@@ -313,19 +281,67 @@ test('segments: a peer that asks over and over is served a bounded number of byt
   const asker = bus.join(key(51).publicKey);
   let answered = 0;
   let largest = 0;
-  asker.handle(TOPICS.segments, async (m) => {
-    answered += m.data.length;
-    largest = Math.max(largest, m.data.length);
-    return 'ignore';
-  });
+  let busy = 0;
   const started = clock.now();
+  const request = encode(segmentRequestCodec, { checkpoint: chain.tip.hash, offset: 0 });
   for (let i = 0; i < 20; i++) {
-    const request = { kind: 'request' as const, target: A.publicKey, request_id: new Uint8Array(8).fill(i), checkpoint: chain.tip.hash, offset: 0 };
-    await asker.publish(TOPICS.segments, encode(segmentCodec, request));
+    try {
+      const answer = await asker.request(A.publicKey, SEGMENTS_PROTOCOL, request, { maxResponseBytes: 8 * 1024 * 1024 });
+      answered += answer.length;
+      largest = Math.max(largest, answer.length);
+    } catch (error) {
+      assert.instanceOf(error, PeerBusyError);
+      busy++;
+    }
     await clock.advance(20);
   }
-  await clock.advance(100);
   const seconds = (clock.now() - started) / 1000;
   assert.isAtLeast(answered, budget, "the first second's budget is served");
   assert.isAtMost(answered, budget * (1 + seconds) + largest, `${answered} bytes answered in ${seconds.toFixed(1)} s`);
+  assert.isAbove(busy, 0, 'requests over budget are refused');
+  server.stop();
+});
+
+test('sync: answers to a flood of requests are read one at a time, and past a few waiting the rest are told busy', async () => {
+  // A range's reads hold the chain, so block production waits behind them: however many peers ask
+  // at once, it must wait behind one range at most.
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
+  const chainB = await openChain();
+  await mine(chainB, B, 50);
+  let reading = 0;
+  let most = 0;
+  const serve = chainB.blockBytesFrom.bind(chainB);
+  chainB.blockBytesFrom = async (start, count, maxBytes) => {
+    most = Math.max(most, ++reading);
+    try {
+      await sleep(clock, 50);
+      return await serve(start, count, maxBytes);
+    } finally {
+      reading--;
+    }
+  };
+  const syncB = new Sync({ chain: chainB, network: bus.join(B.publicKey), clock });
+  syncB.start();
+  const askers = [key(60), key(61), key(62), key(63)].map((k) => bus.join(k.publicKey));
+  const request = encode(syncRequestCodec, { locator: [{ height: 0, hash: chainB.genesis.hash }], max_blocks: 500 });
+  try {
+    const asked = Promise.all(
+      askers.flatMap((asker) =>
+        Array.from({ length: 3 }, () =>
+          asker.request(B.publicKey, SYNC_PROTOCOL, request, { maxResponseBytes: MAX_SYNC_ANSWER_BYTES }).then(
+            () => 'answered',
+            (error: unknown) => (error instanceof PeerBusyError ? 'busy' : String(error)),
+          ),
+        ),
+      ),
+    );
+    await clock.advance(1_000);
+    const outcomes = await asked;
+    assert.equal(most, 1, 'one range read at a time');
+    assert.equal(outcomes.filter((o) => o === 'answered').length, 4, 'one read and three waiting');
+    assert.equal(outcomes.filter((o) => o === 'busy').length, 8);
+  } finally {
+    syncB.stop();
+  }
 });

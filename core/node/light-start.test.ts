@@ -4,15 +4,14 @@ import { test } from '../../test/harness.ts';
 import type { Chain } from '../chain/chain.ts';
 import { key, mine, openChain } from '../chain/testnet.test-util.ts';
 import { CREDIT } from '../encoding/amount.ts';
-import { decode, encode } from '../encoding/codec.ts';
+import { encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
-import { TOPICS } from '../net/network.ts';
 import { MemoryStore } from '../store/kv.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import { CheckpointRefusedError, openLightChain } from './light-start.ts';
 import { startNode } from './node.test-util.ts';
-import { segmentCodec } from './segments.ts';
+import { SEGMENTS_PROTOCOL, SegmentError, segmentCodec } from './segments.ts';
 
 const A = key(1);
 const LIGHT = key(2);
@@ -69,21 +68,9 @@ const flipFirst = (v: Uint8Array, i: number): Uint8Array => (i === 0 ? Uint8Arra
 // A peer on `bus` that answers segment requests addressed to it with `entries` of `snapshot` changed by `change`.
 function servingPeer(bus: MemoryBus, self: typeof M, snapshot: Awaited<ReturnType<Chain['snapshotAt']>>, change: (value: Uint8Array, i: number) => Uint8Array) {
   const net = bus.join(self.publicKey);
-  net.handle(TOPICS.segments, async (message) => {
-    const request = decode(segmentCodec, message.data);
-    if (request.kind !== 'request' || toHex(request.target) !== toHex(self.publicKey)) return 'ignore';
+  net.serve(SEGMENTS_PROTOCOL, async () => {
     const entries = snapshot.entries.map(([k, v], i) => ({ key: k, value: change(v, i) }));
-    const response = {
-      kind: 'response' as const,
-      requester: message.origin,
-      request_id: request.request_id,
-      block: snapshot.block.bytes,
-      total: entries.length,
-      offset: 0,
-      entries,
-    };
-    await net.publish(TOPICS.segments, encode(segmentCodec, response));
-    return 'ignore';
+    return encode(segmentCodec, { block: snapshot.block.bytes, total: entries.length, offset: 0, entries });
   });
   return net;
 }
@@ -135,6 +122,28 @@ test('openLightChain: with no peer a first start reports itself waiting, and sta
     await clock.advance(200);
     assert.equal((await started).tip.height, 5);
     assert.deepEqual(waits, [true, false]);
+  } finally {
+    await a.stop();
+  }
+});
+
+test('openLightChain: a host that does not hold the checkpoint says so at once, rather than leaving the start to time out', async () => {
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
+  const chainA = await openChain();
+  await mine(chainA, A, 6);
+  const a = await startNode(bus, chainA, A, clock);
+  try {
+    const started = clock.now();
+    const opening = openLightChain({
+      network: bus.join(LIGHT.publicKey),
+      store: new MemoryStore(),
+      params: chainA.params,
+      checkpoint: new Uint8Array(32).fill(0xcd),
+      clock,
+    });
+    await rejectsAsync(() => opening, SegmentError, 'not-served');
+    assert.isBelow(clock.now() - started, 1_000, 'no timeout waited for');
   } finally {
     await a.stop();
   }

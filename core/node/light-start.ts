@@ -8,7 +8,7 @@ import { Chain, ForkChoiceError } from '../chain/chain.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
 import type { ChainParams } from '../ledger/params.ts';
-import { type Network, TOPICS } from '../net/network.ts';
+import type { Network } from '../net/network.ts';
 import type { KeyValueStore } from '../store/kv.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { SegmentError, Segments } from './segments.ts';
@@ -61,7 +61,6 @@ async function startFromCheckpoint(options: LightStartOptions): Promise<Chain> {
   const { network, checkpoint } = options;
   const clock = options.clock ?? systemClock;
   const fetcher = new Segments(network, options.params, null, { clock });
-  fetcher.start();
   const failed = new Set<string>();
   let refused: CheckpointRefusedError | null = null;
   let lastError: unknown = new SegmentError('no-peer', 'no peer answered');
@@ -89,8 +88,8 @@ async function startFromCheckpoint(options: LightStartOptions): Promise<Chain> {
 
 /**
  * The next peer to ask: a connected peer not yet failed, those that announced the highest tip
- * (a node with a chain, which serves segments) first. Waits while no peer is connected or none
- * serves mesh-segments yet; null once every connected peer has failed.
+ * (a node with a chain, which serves segments) first. Waits while no peer is connected; null once
+ * every connected peer has failed.
  */
 async function nextServer(network: Network, clock: Clock, failed: ReadonlySet<string>, onWaiting?: (waiting: boolean) => void): Promise<Uint8Array | null> {
   const since = clock.now();
@@ -100,7 +99,7 @@ async function nextServer(network: Network, clock: Clock, failed: ReadonlySet<st
       const peers = network.peers();
       const fresh = peers.filter((p) => !failed.has(toHex(p.node))).sort((a, b) => (b.height ?? -1) - (a.height ?? -1));
       if (peers.length > 0 && fresh.length === 0) return null;
-      if (fresh[0] !== undefined && network.subscribers(TOPICS.segments) > 0) return fresh[0].node;
+      if (fresh[0] !== undefined) return fresh[0].node;
       if (!waiting && clock.now() - since >= PEER_PATIENCE_MS) {
         waiting = true;
         onWaiting?.(true);

@@ -1,5 +1,6 @@
 /**
- * Light-node segments on mesh-segments: the state at a checkpoint block, served in pieces.
+ * Light-node segments on the RPC protocol `sync.segments`: the state at a checkpoint block, served
+ * in pieces, each answered to its requester only.
  *
  * A light node (the browser's, or `mode: 'light'`) does not replay the chain from genesis. It takes a
  * checkpoint it trusts (a block hash its peers agree on, or a configured one), asks a full node for
@@ -9,49 +10,53 @@
  * it sorts the snapshot's entries by key so that every segment of one checkpoint cuts the same list.
  */
 import type { Chain, Snapshot } from '../chain/chain.ts';
-import { type Random, systemRandom } from '../crypto/random.ts';
 import { bytesEqual, compareBytes } from '../encoding/bytes.ts';
-import { array, bytes32, decode, encode, fixedBytes, type Infer, struct, uint53, varBytes, variant } from '../encoding/codec.ts';
+import { array, bytes32, decode, encode, type Infer, struct, uint53, varBytes } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
-import { MeshError } from '../errors.ts';
+import { MeshError, messageOf } from '../errors.ts';
 import { type Block, decodeBlock } from '../ledger/block.ts';
 import type { ChainParams } from '../ledger/params.ts';
-import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
-import { type Clock, systemClock } from '../time/clock.ts';
-import { ServeBudget } from './serve-budget.ts';
+import { PeerBusyError, RemoteError, RequestTimeoutError } from '../net/errors.ts';
+import type { Network, RpcRequest } from '../net/network.ts';
+import { type Clock, sleep, systemClock } from '../time/clock.ts';
+import { SERVE_BYTES_PER_SECOND, ServeBudget } from './serve-budget.ts';
 
-/** Bytes of state entries in one segment (gossip frames are 4 MiB). */
+/** The RPC protocol of light-node segments. */
+export const SEGMENTS_PROTOCOL = 'sync.segments';
+
+/** Bytes of state entries in one segment. */
 export const MAX_SEGMENT_BYTES = 1024 * 1024;
 const MAX_SEGMENT_ENTRIES = 65_536;
+const MAX_BLOCK_BYTES = 4 * 1024 * 1024;
+// The bound on an answer: the block, the entries with their length prefixes, and the rest.
+const MAX_SEGMENT_ANSWER_BYTES = MAX_BLOCK_BYTES + 2 * MAX_SEGMENT_BYTES;
 // A snapshot of another checkpoint copies and rewinds the whole state: at most one per this interval.
 const SNAPSHOT_EVERY_MS = 10_000;
+// A busy server is asked again after this long, this many times before the fetch gives up on it.
+const BUSY_BACKOFF_MS = 1_000;
+const BUSY_TRIES = 10;
 
 const entryCodec = struct({ key: varBytes(1_024), value: varBytes(1 << 16) }, 'state entry');
 
-export const segmentCodec = variant('kind', {
-  request: [0, struct({ target: bytes32, request_id: fixedBytes(8), checkpoint: bytes32, offset: uint53 }, 'segment request')],
-  response: [
-    1,
-    struct(
-      {
-        requester: bytes32,
-        request_id: fixedBytes(8),
-        block: varBytes(4 * 1024 * 1024),
-        total: uint53,
-        offset: uint53,
-        entries: array(entryCodec, MAX_SEGMENT_ENTRIES),
-      },
-      'segment response',
-    ),
-  ],
-});
+/** `sync.segments` request: the entries of the state at `checkpoint` from `offset` on. */
+export const segmentRequestCodec = struct({ checkpoint: bytes32, offset: uint53 }, 'segment request');
 
-export type SegmentMessage = Infer<typeof segmentCodec>;
+/** `sync.segments` answer: the checkpoint block, how many entries its state has, and some of them from `offset`. */
+export const segmentCodec = struct(
+  {
+    block: varBytes(MAX_BLOCK_BYTES),
+    total: uint53,
+    offset: uint53,
+    entries: array(entryCodec, MAX_SEGMENT_ENTRIES),
+  },
+  'segment',
+);
 
-/** A snapshot could not be fetched (no answer, or an answer that does not fit the checkpoint). */
+export type SegmentRequest = Infer<typeof segmentRequestCodec>;
+export type Segment = Infer<typeof segmentCodec>;
+
+/** A snapshot could not be fetched or served (no answer, an answer that does not fit the checkpoint, a checkpoint not held). */
 export class SegmentError extends MeshError {}
-
-type Response = Extract<SegmentMessage, { kind: 'response' }>;
 
 /**
  * Serves segments of the checkpoints its chain holds, and fetches them. A light node that has no
@@ -62,77 +67,71 @@ export class Segments {
   readonly #params: ChainParams;
   readonly #network: Network;
   readonly #clock: Clock;
-  readonly #random: Random;
   // The last snapshot served: light nodes fetching one checkpoint ask for it many times.
   #cached: { hash: string; block: Block; entries: (readonly [Uint8Array, Uint8Array])[] } | null = null;
   #lastSnapshotAt = -Infinity;
-  readonly #waiting = new Map<string, (response: Response, from: Uint8Array) => void>();
+  #unserve: (() => void) | null = null;
 
   readonly #segmentBytes: number;
   readonly #budget: ServeBudget;
 
   /**
-   * `serveBytesPerSecond`: bytes of answers per requester and second (default 4 MiB); all
-   * requesters together get four times that. `clock` and `random` default to the system's.
+   * `budget`: the bytes answered per requester and in all (shared with sync); default, a budget of
+   * its own of `serveBytesPerSecond` (4 MiB) per requester. `clock` defaults to the system's.
    */
   constructor(
     network: Network,
     params: ChainParams,
     chain: Chain | null,
-    options: { segmentBytes?: number; serveBytesPerSecond?: number; clock?: Clock; random?: Random } = {},
+    options: { segmentBytes?: number; budget?: ServeBudget; serveBytesPerSecond?: number; clock?: Clock } = {},
   ) {
     this.#network = network;
     this.#params = params;
     this.#chain = chain;
     this.#clock = options.clock ?? systemClock;
-    this.#random = options.random ?? systemRandom;
     this.#segmentBytes = options.segmentBytes ?? MAX_SEGMENT_BYTES;
-    const serveBytes = options.serveBytesPerSecond ?? 4 * 1024 * 1024;
-    this.#budget = new ServeBudget(serveBytes, 4 * serveBytes, this.#clock);
+    this.#budget = options.budget ?? ServeBudget.perRequester(options.serveBytesPerSecond ?? SERVE_BYTES_PER_SECOND, this.#clock);
   }
 
-  /** Subscribes to mesh-segments. */
+  /** Serves `sync.segments` (a node with a chain). */
   start(): void {
-    this.#network.handle(TOPICS.segments, (m) => this.#onMessage(m));
+    if (this.#chain === null) return;
+    this.#unserve = this.#network.serve(SEGMENTS_PROTOCOL, (request) => this.#serve(request), {
+      maxRequestBytes: 64,
+      maxResponseBytes: MAX_SEGMENT_ANSWER_BYTES,
+    });
   }
 
-  async #onMessage(message: GossipMessage): Promise<Verdict> {
-    let segment: SegmentMessage;
-    try {
-      segment = decode(segmentCodec, message.data);
-    } catch {
-      return 'reject';
-    }
-    // Requests and answers go between direct peers, as sync's do (the light node asks the host it is
-    // connected to): one addressed to another node is not passed on, or a 1 MiB segment for one
-    // light node would cross the whole mesh.
-    if (segment.kind === 'request') {
-      if (!bytesEqual(segment.target, this.#network.self)) return 'ignore';
-      await this.#serve(message.origin, segment);
-      return 'ignore';
-    }
-    if (!bytesEqual(segment.requester, this.#network.self)) return 'ignore';
-    this.#waiting.get(toHex(segment.request_id))?.(segment, message.origin);
-    return 'ignore';
+  stop(): void {
+    this.#unserve?.();
+    this.#unserve = null;
   }
 
-  async #serve(requester: Uint8Array, request: Extract<SegmentMessage, { kind: 'request' }>): Promise<void> {
-    // A request costs a few bytes, its answer up to a segment and a block sent to every peer: held
-    // to a budget per requester and in all. A segment's worth is reserved now, the rest settled below.
-    const who = toHex(requester);
-    if (!this.#budget.reserve(who, this.#segmentBytes)) return;
-    let sent = 0;
+  async #serve({ peer, data }: RpcRequest): Promise<Uint8Array> {
+    let request: SegmentRequest;
     try {
-      sent = await this.#answer(requester, request);
+      request = decode(segmentRequestCodec, data);
+    } catch (error) {
+      this.#network.penalise(peer, 'sent an undecodable segment request');
+      throw error;
+    }
+    // A request costs a few bytes, its answer up to a segment and a block: held to a budget per
+    // requester and in all, shared with sync. A segment's worth is reserved now, the rest settled below.
+    const who = toHex(peer);
+    if (!this.#budget.reserve(who, MAX_SEGMENT_ANSWER_BYTES)) throw new PeerBusyError(this.#budget.refusal(who));
+    let answer: Uint8Array | null = null;
+    try {
+      answer = await this.#answer(request);
+      return answer;
     } finally {
-      this.#budget.refund(who, this.#segmentBytes - sent);
+      this.#budget.refund(who, MAX_SEGMENT_ANSWER_BYTES - (answer?.length ?? 0));
     }
   }
 
-  // Publishes the segment `request` asks for; the bytes sent (0 when this node cannot answer).
-  async #answer(requester: Uint8Array, request: Extract<SegmentMessage, { kind: 'request' }>): Promise<number> {
+  // The segment `request` asks for; refused when this node does not hold the checkpoint on its main
+  // chain, as busy when it computed another checkpoint's snapshot moments ago.
+  async #answer(request: SegmentRequest): Promise<Uint8Array> {
     const snapshot = await this.#snapshot(request.checkpoint);
-    if (snapshot === null) return 0;
     const entries: { key: Uint8Array; value: Uint8Array }[] = [];
     let bytes = 0;
     for (let i = request.offset; i < snapshot.entries.length && entries.length < MAX_SEGMENT_ENTRIES; i++) {
@@ -141,31 +140,22 @@ export class Segments {
       entries.push({ key, value });
       bytes += key.length + value.length;
     }
-    const response: SegmentMessage = {
-      kind: 'response',
-      requester,
-      request_id: request.request_id,
-      block: snapshot.block.bytes,
-      total: snapshot.entries.length,
-      offset: request.offset,
-      entries,
-    };
-    const wire = encode(segmentCodec, response);
-    await this.#network.publish(TOPICS.segments, wire);
-    return wire.length;
+    return encode(segmentCodec, { block: snapshot.block.bytes, total: snapshot.entries.length, offset: request.offset, entries });
   }
 
-  // The snapshot at a main-chain block this node holds, or null.
-  async #snapshot(checkpoint: Uint8Array): Promise<{ block: Block; entries: (readonly [Uint8Array, Uint8Array])[] } | null> {
-    const chain = this.#chain;
-    if (chain === null) return null;
+  // The snapshot at a main-chain block this node holds.
+  async #snapshot(checkpoint: Uint8Array): Promise<{ block: Block; entries: (readonly [Uint8Array, Uint8Array])[] }> {
+    const chain = this.#chain!;
     const hash = toHex(checkpoint);
     if (this.#cached?.hash === hash) return this.#cached;
-    if (this.#clock.now() - this.#lastSnapshotAt < SNAPSHOT_EVERY_MS) return null;
     const block = await chain.blockByHash(checkpoint);
-    if (block === undefined || block.header.height < chain.base) return null;
-    const main = await chain.hashAt(block.header.height);
-    if (main === undefined || !bytesEqual(main, checkpoint)) return null;
+    const main = block === undefined ? undefined : await chain.hashAt(block.header.height);
+    if (block === undefined || block.header.height < chain.base || main === undefined || !bytesEqual(main, checkpoint)) {
+      throw new SegmentError('not-held', `this node holds no main-chain block ${hash.slice(0, 16)}… to serve the state of`);
+    }
+    if (this.#clock.now() - this.#lastSnapshotAt < SNAPSHOT_EVERY_MS) {
+      throw new PeerBusyError(`this node computes the state of another checkpoint at most once every ${SNAPSHOT_EVERY_MS / 1000} s`);
+    }
     this.#lastSnapshotAt = this.#clock.now();
     const snapshot = await chain.snapshotAt(block.header.height);
     const entries = [...snapshot.entries].sort((a, b) => compareBytes(a[0], b[0]));
@@ -197,26 +187,28 @@ export class Segments {
     return { block, entries };
   }
 
-  #ask(peer: Uint8Array, checkpoint: Uint8Array, offset: number, timeoutMs: number): Promise<Response> {
-    const id = this.#random.bytes(8);
-    const key = toHex(id);
-    return new Promise<Response>((resolve, reject) => {
-      const timer = this.#clock.setTimeout(() => {
-        this.#waiting.delete(key);
-        reject(new SegmentError('timeout', `no segment from ${toHex(peer).slice(0, 16)}… in ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.#waiting.set(key, (response, from) => {
-        if (!bytesEqual(from, peer)) return;
-        timer.cancel();
-        this.#waiting.delete(key);
-        resolve(response);
-      });
-      const request: SegmentMessage = { kind: 'request', target: peer, request_id: id, checkpoint, offset };
-      this.#network.publish(TOPICS.segments, encode(segmentCodec, request)).catch((error: unknown) => {
-        timer.cancel();
-        this.#waiting.delete(key);
-        reject(error);
-      });
-    });
+  // One segment from `peer`; a busy peer is asked again after a pause, a few times.
+  async #ask(peer: Uint8Array, checkpoint: Uint8Array, offset: number, timeoutMs: number): Promise<Segment> {
+    const request = encode(segmentRequestCodec, { checkpoint, offset });
+    for (let tries = 1; ; tries++) {
+      try {
+        const answer = await this.#network.request(peer, SEGMENTS_PROTOCOL, request, { timeoutMs, maxResponseBytes: MAX_SEGMENT_ANSWER_BYTES });
+        try {
+          return decode(segmentCodec, answer);
+        } catch (error) {
+          throw new SegmentError('bad-segment', `the segment from ${toHex(peer).slice(0, 16)}… does not decode: ${messageOf(error)}`);
+        }
+      } catch (error) {
+        if (error instanceof PeerBusyError && tries < BUSY_TRIES) {
+          await sleep(this.#clock, BUSY_BACKOFF_MS);
+          continue;
+        }
+        const who = `${toHex(peer).slice(0, 16)}…`;
+        if (error instanceof RequestTimeoutError) throw new SegmentError('timeout', `no segment from ${who} in ${timeoutMs} ms`);
+        // The server's reason (it holds no such block on its main chain, say) comes with it.
+        if (error instanceof RemoteError) throw new SegmentError('not-served', `${who} did not serve the state: ${error.message}`);
+        throw error;
+      }
+    }
   }
 }

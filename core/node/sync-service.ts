@@ -1,16 +1,17 @@
 /**
  * Keeping up with the mesh, as a service of the node: blocks gossiped in, sync of missing blocks
- * (sync.ts), state segments served to light nodes (segments.ts), and the tip announced to each new
- * peer and on a timer. Every node runs it, the light node too.
+ * (sync.ts), state segments served to light nodes (segments.ts), both answered within one serve
+ * budget per peer (serve-budget.ts), and the tip announced to each new peer and on a timer. Every
+ * node runs it, the light node too.
  */
 import { type Chain, ForkChoiceError } from '../chain/chain.ts';
-import type { Random } from '../crypto/random.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type Block, decodeBlock, InvalidBlockError } from '../ledger/block.ts';
 import type { Startable } from '../lifecycle.ts';
 import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { Segments } from './segments.ts';
+import { SERVE_BYTES_PER_SECOND, ServeBudget } from './serve-budget.ts';
 import { Sync } from './sync.ts';
 
 export interface SyncInit {
@@ -19,13 +20,17 @@ export interface SyncInit {
   readonly syncTimeoutMs?: number;
   /** Bytes of state per light-node segment (default MAX_SEGMENT_BYTES; smaller in tests). */
   readonly segmentBytes?: number;
+  /**
+   * Bytes of sync ranges and segments answered per peer and second (default 4 MiB); all peers
+   * together get four times that.
+   */
+  readonly serveBytesPerSecond?: number;
 }
 
 export interface SyncComponents {
   readonly chain: Chain;
   readonly network: Network;
   readonly clock: Clock;
-  readonly random: Random;
   readonly log: (line: string) => void;
 }
 
@@ -40,6 +45,8 @@ export class SyncFeature implements Startable {
   readonly sync: Sync;
   /** Serves (and fetches) the state at checkpoints for light nodes. */
   readonly segments: Segments;
+  /** The bytes this node answers each peer with, sync ranges and segments together, and what it sent. */
+  readonly budget: ServeBudget;
   readonly #c: SyncComponents;
   readonly #announceIntervalMs: number;
   readonly #timers = new Set<Timer>();
@@ -48,17 +55,20 @@ export class SyncFeature implements Startable {
 
   constructor(components: SyncComponents, init: SyncInit = {}) {
     this.#c = components;
-    const ports = { clock: components.clock, random: components.random };
     this.#announceIntervalMs = init.announceIntervalMs ?? ANNOUNCE_INTERVAL_MS;
+    // Sync ranges and segments draw on one budget per peer: what a peer can make this node send.
+    this.budget = ServeBudget.perRequester(init.serveBytesPerSecond ?? SERVE_BYTES_PER_SECOND, components.clock);
     this.sync = new Sync({
       chain: components.chain,
       network: components.network,
-      ...ports,
+      clock: components.clock,
+      budget: this.budget,
       log: components.log,
       ...(init.syncTimeoutMs === undefined ? {} : { timeoutMs: init.syncTimeoutMs }),
     });
     this.segments = new Segments(components.network, components.chain.params, components.chain, {
-      ...ports,
+      clock: components.clock,
+      budget: this.budget,
       ...(init.segmentBytes === undefined ? {} : { segmentBytes: init.segmentBytes }),
     });
   }
@@ -101,6 +111,7 @@ export class SyncFeature implements Startable {
   stop(): void {
     this.beforeStop();
     this.sync.stop();
+    this.segments.stop();
   }
 
   #announce(): void {

@@ -1,64 +1,91 @@
 /**
- * Chain sync over the gossip topics mesh-heights, mesh-syncreq and mesh-syncresp.
+ * Chain sync: heights announced on the gossip topic mesh-heights, blocks asked for with the RPC
+ * protocol `sync.blocks` and answered to the requester only.
  *
  * Nodes announce their tip (height and hash) to new peers and now and then. A node that hears of a
- * higher tip asks that node for blocks: the request carries a locator (the requester's main-chain
- * hashes from its tip back to genesis, densely near the tip, then at doubling distances), and the
- * target answers with up to 500 main-chain blocks after the highest locator hash it holds on its own
- * main chain. The requester adds them as one branch (all validated, all or nothing) and, while the
- * target is still ahead, asks for the next range as an answer arrives, so one range travels while
- * the one before it is checked and the one before that applied. A node whose answer does not
- * validate is penalised; one that claims a higher tip and does not serve it is not asked again for
- * a while, and a claim that sync makes no progress on holds block production back only briefly
- * (docs/network.md, "Sync").
+ * higher tip asks that node for blocks with a locator: its main-chain blocks by height, densely near
+ * the tip, then at doubling distances. The target says which entry it holds on its own main chain;
+ * when the entry above that one is one height higher, the fork point is exact and the target
+ * answers with up to 500 blocks after it. Otherwise the fork lies in the gap between two entries,
+ * and the requester asks again with a locator dense in that gap, narrowing it 63-fold per round
+ * trip until it is exact (docs/chain.md, "Finding the fork point"). The requester holds the blocks
+ * of a branch that does not yet outgrow its own chain, and hands the branch to the chain once it
+ * does, so a fork of any depth heals. While the target is still ahead, the next range is asked for
+ * as an answer arrives, so one range travels while the one before it is checked and the one before
+ * that applied. A node whose answer does not validate is penalised; one that claims a higher tip
+ * and does not serve it is not asked again for a while; one that is busy is asked again later; a
+ * claim that sync makes no progress on holds block production back only briefly (docs/network.md,
+ * "Sync").
  */
-import { type Chain, ForkChoiceError, MAX_BLOCKS_PER_RESPONSE } from '../chain/chain.ts';
-import { type Random, systemRandom } from '../crypto/random.ts';
+import { type AddOutcome, type Chain, ForkChoiceError, MAX_BLOCKS_PER_RESPONSE } from '../chain/chain.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
+import { messageOf } from '../errors.ts';
 import { type Block, decodeBlock, InvalidBlockError } from '../ledger/block.ts';
-import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
+import { PeerBusyError, RequestTimeoutError } from '../net/errors.ts';
+import { type GossipMessage, type Network, type RpcRequest, TOPICS, type Verdict } from '../net/network.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
-import { ServeBudget } from './serve-budget.ts';
-import { heightCodec, MAX_LOCATOR, MAX_RESPONSE_BYTES, type SyncResponse, syncRequestCodec, syncResponseCodec } from './wire.ts';
+import { SERVE_BYTES_PER_SECOND, ServeBudget } from './serve-budget.ts';
+import {
+  forkOf,
+  heightCodec,
+  type LocatorEntry,
+  MAX_LOCATOR,
+  MAX_RESPONSE_BYTES,
+  MAX_SYNC_ANSWER_BYTES,
+  SYNC_PROTOCOL,
+  type SyncRequest,
+  type SyncResponse,
+  syncRequestCodec,
+  syncResponseCodec,
+} from './wire.ts';
 
 export interface SyncOptions {
   readonly chain: Chain;
   readonly network: Network;
   /** Time and timers (injected so tests control time). */
   readonly clock?: Clock;
-  /** Request ids come from here. */
-  readonly random?: Random;
   /** How long to wait for an answer before asking another node. */
   readonly timeoutMs?: number;
   /** Sync requests served per requesting node per second. */
   readonly servePerSecond?: number;
   /**
-   * Bytes of blocks answered per requesting node per second (default 4 MiB); all requesters
-   * together get four times that.
+   * The bytes this node answers with per requester and in all (shared with the light-node segments
+   * it serves); default: a budget of its own of `serveBytesPerSecond` per requester.
    */
+  readonly budget?: ServeBudget;
+  /** Bytes answered per requesting node per second when no `budget` is given (default 4 MiB; all requesters four times that). */
   readonly serveBytesPerSecond?: number;
   /**
    * How long a claimed higher tip holds block production back while sync makes no progress
    * (default 3 × timeoutMs).
    */
   readonly stallMs?: number;
+  /** Encoded bytes of a competing branch held while it is fetched and not yet longer than the chain (default 64 MiB). */
+  readonly maxBranchBytes?: number;
   readonly log?: (line: string) => void;
 }
 
 interface Pending {
-  readonly id: string;
   readonly target: string;
   readonly source: Source;
-  /** Unset once the answer is in and being dealt with. */
-  readonly timer?: Timer;
+  /** Abandons the request (the node stops, or the target failed meanwhile). */
+  readonly abort: AbortController;
 }
 
-/** The node ranges are being fetched from; `failed` once it failed to serve one. */
+/**
+ * The node ranges are being fetched from: `failed` once it failed to serve one; the blocks of its
+ * branch held until they outgrow this node's chain; the narrowing round trips since its last
+ * range; its answers in a row that gave nothing new.
+ */
 interface Source {
   readonly target: string;
   failed: boolean;
+  branch: Block[];
+  branchBytes: number;
+  narrowings: number;
+  idle: number;
 }
 
 interface Known {
@@ -76,29 +103,52 @@ interface Distrust {
 // twice the timeout after its first failure, doubling with each further one, at most 10 minutes.
 const MAX_DISTRUST_MS = 10 * 60_000;
 const MAX_DISTRUSTED = 4_096;
+// A busy node (its serve budget for this one spent) is asked again after this long: budgets refill per second.
+const BUSY_BACKOFF_MS = 1_000;
+// Narrowing rounds before a range: 63-fold each, so five find a fork in a 10^9-block gap.
+const MAX_NARROWINGS = 8;
+// Answers in a row with only blocks this node holds before the target counts as not serving: one
+// is a race (gossip brought the blocks meanwhile), several are a peer keeping this node asking.
+const MAX_IDLE_ANSWERS = 3;
+// The locator's dense part: the last heights below the tip, one by one.
+const DENSE_LOCATOR = 16;
+// A held branch in encoded bytes; decoded, blocks take about ten times as much memory.
+const MAX_BRANCH_BYTES = 64 * 1024 * 1024;
+// Sync answers queued (one being read, the rest waiting) before more requests are refused as busy.
+const MAX_ANSWERS_QUEUED = 4;
+// A sync request: 64 locator entries of 40 bytes, and a few more.
+const MAX_SYNC_REQUEST_BYTES = 4 * 1024;
 
 export class Sync {
   readonly #chain: Chain;
   readonly #network: Network;
   readonly #clock: Clock;
-  readonly #random: Random;
   readonly #timeoutMs: number;
   readonly #servePerSecond: number;
+  readonly #maxBranchBytes: number;
   readonly #log: (line: string) => void;
   // The best height each node has announced (bounded: nodes that announce the highest are kept).
   readonly #known = new Map<string, Known>();
   readonly #served = new Map<string, { second: number; count: number }>();
   readonly #budget: ServeBudget;
   readonly #distrusted = new Map<string, Distrust>();
+  readonly #busyUntil = new Map<string, number>();
   readonly #stallMs: number;
   #pending: Pending | null = null;
   #source: Source | null = null;
-  // The last sync answer's application, and the answers received and not yet applied (see #onResponse).
+  #retryTimer: Timer | null = null;
+  #unserve: (() => void) | null = null;
+  // The answers being read or waiting their turn (see #inTurn), and the last of them.
+  #answering = 0;
+  #answers: Promise<void> = Promise.resolve();
+  // The last sync answer's application, and the answers received and not yet applied (see #onAnswer).
   #applying: Promise<void> = Promise.resolve();
   #unapplied = 0;
   // The next range's request of an answer that arrived while two were ahead of it: sent once the
   // first of them is applied.
   #askOnceApplied: (() => void) | null = null;
+  // A node to ask once the answers being applied are in (it announced a higher tip meanwhile).
+  #askWhenApplied: Uint8Array | null = null;
   #stopped = false;
   // When this node first saw a higher tip (null while none), and when sync last moved its chain.
   #aheadSince: number | null = null;
@@ -108,26 +158,30 @@ export class Sync {
     this.#chain = options.chain;
     this.#network = options.network;
     this.#clock = options.clock ?? systemClock;
-    this.#random = options.random ?? systemRandom;
     this.#timeoutMs = options.timeoutMs ?? 5_000;
     this.#servePerSecond = options.servePerSecond ?? 20;
-    const serveBytes = options.serveBytesPerSecond ?? 4 * 1024 * 1024;
-    this.#budget = new ServeBudget(serveBytes, 4 * serveBytes, this.#clock);
+    this.#budget = options.budget ?? ServeBudget.perRequester(options.serveBytesPerSecond ?? SERVE_BYTES_PER_SECOND, this.#clock);
     this.#stallMs = options.stallMs ?? 3 * this.#timeoutMs;
+    this.#maxBranchBytes = options.maxBranchBytes ?? MAX_BRANCH_BYTES;
     this.#log = options.log ?? (() => {});
   }
 
-  /** Subscribes to the sync topics. */
+  /** Subscribes to mesh-heights and serves `sync.blocks`. */
   start(): void {
     this.#network.handle(TOPICS.heights, (m) => this.#onHeight(m));
-    this.#network.handle(TOPICS.syncRequest, (m) => this.#onRequest(m));
-    this.#network.handle(TOPICS.syncResponse, (m) => this.#onResponse(m));
+    this.#unserve = this.#network.serve(SYNC_PROTOCOL, (request) => this.#serve(request), {
+      maxRequestBytes: MAX_SYNC_REQUEST_BYTES,
+      maxResponseBytes: MAX_SYNC_ANSWER_BYTES,
+    });
   }
 
   stop(): void {
     this.#stopped = true;
-    this.#pending?.timer?.cancel();
+    this.#pending?.abort.abort(new Error('sync stopped'));
     this.#pending = null;
+    this.#retryTimer?.cancel();
+    this.#unserve?.();
+    this.#unserve = null;
   }
 
   /** The tips other nodes announced (height and block hash), the latest of each, from nodes not distrusted. */
@@ -144,9 +198,9 @@ export class Sync {
 
   /**
    * True while a node is known to be ahead of this one and sync is getting its blocks: since the
-   * higher tip was first heard of, or since sync last moved the chain, less than `stallMs` passed.
-   * A claim that nobody serves (a liar, or many, each found out only after a timeout) must not
-   * keep this node from producing for longer than that.
+   * higher tip was first heard of, or since sync last moved the chain or grew the branch it holds,
+   * less than `stallMs` passed. A claim that nobody serves (a liar, or many, each found out only
+   * after a timeout) must not keep this node from producing for longer than that.
    */
   get behind(): boolean {
     if (this.bestKnownHeight <= this.#chain.tip.height) {
@@ -164,15 +218,33 @@ export class Sync {
     await this.#network.publish(TOPICS.heights, encode(heightCodec, { height: tip.height, hash: tip.hash }));
   }
 
-  /** Asks `node` for blocks unless a request is waiting or `node` recently failed to serve. */
+  /** Asks `node` for blocks unless a request is waiting or `node` recently failed to serve or is busy. */
   requestFrom(node: Uint8Array): void {
-    if (this.#pending !== null || this.#stopped || this.#isDistrusted(toHex(node))) return;
-    this.#send(node, this.#locator());
+    const key = toHex(node);
+    if (this.#pending !== null || this.#stopped || this.#isDistrusted(key) || this.#isBusy(key)) return;
+    // Ranges still being applied would be asked for again: asked once they are in, if still behind.
+    if (this.#unapplied > 0) {
+      this.#askWhenApplied = node;
+      return;
+    }
+    this.#send(node, this.#locatorFor(key));
+  }
+
+  // The locator of a new request to `target`: past the branch held of it, if any (asked again after
+  // it was busy, the ranges already held are not fetched anew), else from this node's tip.
+  #locatorFor(target: string): Promise<LocatorEntry[]> {
+    const held = this.#source?.target === target ? this.#source.branch[this.#source.branch.length - 1] : undefined;
+    return held === undefined ? this.#locator() : this.#after(held);
   }
 
   #isDistrusted(node: string): boolean {
     const entry = this.#distrusted.get(node);
     return entry !== undefined && this.#clock.now() < entry.until;
+  }
+
+  #isBusy(node: string): boolean {
+    const until = this.#busyUntil.get(node);
+    return until !== undefined && this.#clock.now() < until;
   }
 
   // `node` claimed a higher tip and did not serve it (no answer, nothing new, or invalid blocks):
@@ -193,10 +265,25 @@ export class Sync {
     }
     this.#log(`sync: ${node.slice(0, 16)}… ${why}; not asked again for ${Math.round((entry.until - this.#clock.now()) / 1000)} s`);
     if (this.#pending?.target === node) {
-      this.#pending.timer?.cancel();
+      this.#pending.abort.abort(new Error('the target failed'));
       this.#pending = null;
     }
     if (this.#pending === null && !this.#stopped) this.#retry(node);
+  }
+
+  // `node` refused for load (its serve budget for this node is spent): no fault. Another node ahead
+  // is asked meanwhile; with none, this one again once its budget has refilled.
+  #busy(node: Uint8Array, why: string): void {
+    const key = toHex(node);
+    this.#busyUntil.set(key, this.#clock.now() + BUSY_BACKOFF_MS);
+    if (this.#busyUntil.size > MAX_DISTRUSTED) this.#busyUntil.delete(this.#busyUntil.keys().next().value!);
+    this.#log(`sync: ${key.slice(0, 16)}… is busy (${why}); asking again in ${BUSY_BACKOFF_MS} ms`);
+    if (this.#retry(key)) return;
+    this.#retryTimer?.cancel();
+    this.#retryTimer = this.#clock.setTimeout(() => {
+      this.#retryTimer = null;
+      if ((this.#known.get(key)?.height ?? 0) > this.#chain.tip.height) this.requestFrom(node);
+    }, BUSY_BACKOFF_MS);
   }
 
   async #onHeight(message: GossipMessage): Promise<Verdict> {
@@ -232,72 +319,145 @@ export class Sync {
     if (lowest !== undefined) this.#known.delete(lowest);
   }
 
-  #send(node: Uint8Array, locator: Uint8Array[] | Promise<Uint8Array[]>): void {
-    const id = this.#random.bytes(8);
+  #send(node: Uint8Array, locator: Promise<LocatorEntry[]>): void {
     const target = toHex(node);
-    const timer = this.#clock.setTimeout(() => {
-      if (this.#pending?.id !== toHex(id)) return;
-      this.#pending = null;
-      this.#fail(target, `did not answer in ${this.#timeoutMs} ms`);
-    }, this.#timeoutMs);
-    if (this.#source?.target !== target) this.#source = { target, failed: false };
-    this.#pending = { id: toHex(id), target, source: this.#source, timer };
-    void Promise.resolve(locator)
-      .then((hashes) =>
-        this.#network.publish(
-          TOPICS.syncRequest,
-          encode(syncRequestCodec, { target: node, request_id: id, locator: hashes, max_blocks: MAX_BLOCKS_PER_RESPONSE }),
-        ),
-      )
-      .catch((error: unknown) => this.#log(`sync: request failed: ${String(error)}`));
+    if (this.#source?.target !== target) this.#source = { target, failed: false, branch: [], branchBytes: 0, narrowings: 0, idle: 0 };
+    const pending: Pending = { target, source: this.#source, abort: new AbortController() };
+    this.#pending = pending;
+    void (async () => {
+      let entries: LocatorEntry[];
+      let answer: Uint8Array;
+      try {
+        entries = await locator;
+        const request = encode(syncRequestCodec, { locator: entries, max_blocks: MAX_BLOCKS_PER_RESPONSE });
+        answer = await this.#network.request(node, SYNC_PROTOCOL, request, {
+          timeoutMs: this.#timeoutMs,
+          signal: pending.abort.signal,
+          maxRequestBytes: MAX_SYNC_REQUEST_BYTES,
+          maxResponseBytes: MAX_SYNC_ANSWER_BYTES,
+        });
+      } catch (error) {
+        if (this.#pending !== pending || this.#stopped) return;
+        this.#pending = null;
+        if (error instanceof PeerBusyError) this.#busy(node, error.message);
+        else if (error instanceof RequestTimeoutError) this.#fail(target, `did not answer in ${this.#timeoutMs} ms`);
+        else this.#fail(target, `could not be asked: ${messageOf(error)}`);
+        return;
+      }
+      if (this.#pending !== pending || this.#stopped) return;
+      await this.#onAnswer(node, pending, entries, answer);
+    })().catch((error: unknown) => this.#log(`sync: ${messageOf(error)}`));
   }
 
-  // After a failure, asks the next node known to be ahead (not the one that failed).
-  #retry(failed: string): void {
+  // After a failure, asks the next node known to be ahead (not the one that failed); whether it did.
+  #retry(failed: string): boolean {
     const tip = this.#chain.tip.height;
     let best: Known | undefined;
     for (const [key, k] of this.#known) {
-      if (key !== failed && k.height > tip && !this.#isDistrusted(key) && (!best || k.height > best.height)) best = k;
+      if (key !== failed && k.height > tip && !this.#isDistrusted(key) && !this.#isBusy(key) && (!best || k.height > best.height)) best = k;
     }
-    if (best) this.#send(best.node, this.#locator());
+    if (best) this.#send(best.node, this.#locatorFor(toHex(best.node)));
+    return best !== undefined;
   }
 
-  // Main-chain hashes from the tip down: the last 16 heights, then doubling gaps, then the oldest held.
-  async #locator(): Promise<Uint8Array[]> {
+  // Main-chain blocks from the tip down: the last 16 heights, then doubling gaps, then the oldest held.
+  async #locator(): Promise<LocatorEntry[]> {
     const tip = this.#chain.tip;
-    const hashes: Uint8Array[] = [];
+    const entries: LocatorEntry[] = [];
     let step = 1;
-    for (let h = tip.height; h > this.#chain.base && hashes.length < MAX_LOCATOR - 1; h -= step) {
-      const hash = await this.#chain.hashAt(h);
-      if (hash) hashes.push(hash);
-      if (hashes.length >= 16) step *= 2;
+    for (let h = tip.height; h > this.#chain.base && entries.length < MAX_LOCATOR - 1; h -= step) {
+      const hash = await this.#mainHashAt(h);
+      if (hash) entries.push({ height: h, hash });
+      if (entries.length >= DENSE_LOCATOR) step *= 2;
     }
     const base = await this.#chain.hashAt(this.#chain.base);
-    if (base) hashes.push(base);
-    return hashes;
+    if (base) entries.push({ height: this.#chain.base, hash: base });
+    return entries;
   }
 
-  async #onRequest(message: GossipMessage): Promise<Verdict> {
+  // The locator of a gap: `above` (a block the target does not hold), heights strictly between it
+  // and `below` (one it holds), evenly spread and at most 62 of them, then `below`, so that the
+  // target's answer pins the fork to one of 63 parts of the gap (to the block, once it is short).
+  async #between(below: LocatorEntry, above: LocatorEntry): Promise<LocatorEntry[]> {
+    const inside = above.height - below.height - 1;
+    const count = Math.min(inside, MAX_LOCATOR - 2);
+    const entries: LocatorEntry[] = [above];
+    for (let i = count; i >= 1; i--) {
+      const height = below.height + Math.ceil((i * (inside + 1)) / (count + 1));
+      const hash = await this.#mainHashAt(height);
+      if (hash) entries.push({ height, hash });
+    }
+    entries.push(below);
+    return entries;
+  }
+
+  // The locator of the next range after `last`: it first, then this node's own entries below it,
+  // in case the target reorganised away from it meanwhile.
+  async #after(last: Block): Promise<LocatorEntry[]> {
+    const own = (await this.#locator()).filter((e) => e.height < last.header.height);
+    return [{ height: last.header.height, hash: last.hash }, ...own].slice(0, MAX_LOCATOR);
+  }
+
+  // hashAt, from memory at the tip: the store may not hold the tip's index entry yet.
+  async #mainHashAt(height: number): Promise<Uint8Array | undefined> {
+    const tip = this.#chain.tip;
+    if (height === tip.height) return tip.hash;
+    if (height > tip.height) return undefined;
+    return this.#chain.hashAt(height);
+  }
+
+  // ---- serving ----
+
+  async #serve({ peer, data }: RpcRequest): Promise<Uint8Array> {
     let request;
     try {
-      request = decode(syncRequestCodec, message.data);
-    } catch {
-      return 'reject';
+      request = decode(syncRequestCodec, data);
+    } catch (error) {
+      this.#network.penalise(peer, 'sent an undecodable sync request');
+      throw error;
     }
-    // Requests go to direct peers only; one addressed to another node is not passed on.
-    if (!bytesEqual(request.target, this.#network.self)) return 'ignore';
     // A request costs its sender a few bytes and this node a range of blocks read from the store and
-    // sent to every peer (gossip publishes to all of them): answers are held to a byte budget per
-    // requester and in all, besides a count of requests.
-    const requester = toHex(message.origin);
-    if (!this.#mayServe(requester) || !this.#budget.reserve(requester, MAX_RESPONSE_BYTES)) return 'ignore';
-    const start = await this.#forkPoint(request.locator);
-    const { blocks, tipHeight } = await this.#chain.blockBytesFrom(start, Math.min(request.max_blocks, MAX_BLOCKS_PER_RESPONSE), MAX_RESPONSE_BYTES);
-    this.#budget.refund(requester, MAX_RESPONSE_BYTES - blocks.reduce((sum, block) => sum + block.length, 0));
-    const response: SyncResponse = { requester: message.origin, request_id: request.request_id, tip_height: tipHeight, blocks };
-    await this.#network.publish(TOPICS.syncResponse, encode(syncResponseCodec, response));
-    // Answered here; forwarding it would only make other nodes pass it around.
-    return 'ignore';
+    // sent: answers are held to a byte budget per requester and in all, besides a count of
+    // requests. A request over budget is refused as busy, so the requester knows to ask elsewhere.
+    const requester = toHex(peer);
+    if (!this.#mayServe(requester)) throw new PeerBusyError(`this node serves each peer at most ${this.#servePerSecond} sync requests a second`);
+    if (!this.#budget.reserve(requester, MAX_SYNC_ANSWER_BYTES)) throw new PeerBusyError(this.#budget.refusal(requester));
+    let answer: Uint8Array | null = null;
+    try {
+      answer = await this.#inTurn(() => this.#answer(request));
+      return answer;
+    } finally {
+      this.#budget.refund(requester, MAX_SYNC_ANSWER_BYTES - (answer?.length ?? 0));
+    }
+  }
+
+  // Answers are read from the store one at a time, a few waiting, the rest refused as busy: a
+  // range's reads hold the chain (it reads while no block is added), so block production, which
+  // adds its block to the same chain, waits behind one range at most, however many peers ask.
+  async #inTurn(read: () => Promise<Uint8Array>): Promise<Uint8Array> {
+    if (this.#answering >= MAX_ANSWERS_QUEUED) throw new PeerBusyError(`this node answers sync requests one at a time and has ${this.#answering} waiting`);
+    this.#answering++;
+    const turn = this.#answers.then(read);
+    this.#answers = turn.then(
+      () => {},
+      () => {},
+    );
+    try {
+      return await turn;
+    } finally {
+      this.#answering--;
+    }
+  }
+
+  // The answer to `request`: which locator entry this node holds, and the blocks after it when that
+  // pins the fork point.
+  async #answer(request: SyncRequest): Promise<Uint8Array> {
+    const matched = await this.#match(request.locator);
+    const fork = forkOf(request.locator, matched);
+    if (!fork.exact || fork.below === null) return encode(syncResponseCodec, { tip_height: this.#chain.tip.height, matched, blocks: [] });
+    const count = Math.min(request.max_blocks, MAX_BLOCKS_PER_RESPONSE);
+    const { blocks, tipHeight } = await this.#chain.blockBytesFrom(fork.below.height + 1, count, MAX_RESPONSE_BYTES);
+    return encode(syncResponseCodec, { tip_height: tipHeight, matched, blocks });
   }
 
   #mayServe(node: string): boolean {
@@ -312,57 +472,67 @@ export class Sync {
     return entry.count <= this.#servePerSecond;
   }
 
-  // The height after the highest locator hash on this node's main chain (the requester's genesis
-  // is this node's genesis: it is fixed per network).
-  async #forkPoint(locator: readonly Uint8Array[]): Promise<number> {
-    for (const hash of locator) {
-      const block = await this.#chain.blockByHash(hash);
-      if (block === undefined) continue;
-      const main = await this.#chain.hashAt(block.header.height);
-      if (main !== undefined && bytesEqual(main, hash)) return block.header.height + 1;
+  // The index of the first (highest) locator entry on this node's main chain, or null. The
+  // requester's genesis is this node's genesis: it is fixed per network.
+  async #match(locator: readonly LocatorEntry[]): Promise<number | null> {
+    for (let i = 0; i < locator.length; i++) {
+      const entry = locator[i]!;
+      if (i > 0 && entry.height >= locator[i - 1]!.height) return null;
+      const main = await this.#mainHashAt(entry.height);
+      if (main !== undefined && bytesEqual(main, entry.hash)) return i;
     }
-    return Math.max(1, this.#chain.base);
+    return null;
   }
 
-  async #onResponse(message: GossipMessage): Promise<Verdict> {
-    let response;
+  // ---- answers ----
+
+  async #onAnswer(node: Uint8Array, pending: Pending, locator: readonly LocatorEntry[], bytes: Uint8Array): Promise<void> {
+    const { target, source } = pending;
+    let response: SyncResponse;
     try {
-      response = decode(syncResponseCodec, message.data);
-    } catch {
-      return 'reject';
+      response = decode(syncResponseCodec, bytes);
+      if (response.matched !== null && response.matched >= locator.length) throw new RangeError(`entry ${response.matched} of a locator of ${locator.length}`);
+    } catch (error) {
+      this.#pending = null;
+      return this.#blame(node, `an undecodable answer: ${messageOf(error)}`);
     }
-    // An answer reaches its requester directly (the target publishes to its peers); passing up to
-    // 500 blocks on to everyone else would cost the whole mesh bandwidth for one node's sync.
-    if (!bytesEqual(response.requester, this.#network.self)) return 'ignore';
-    const pending = this.#pending;
-    if (pending === null || pending.id !== toHex(response.request_id) || pending.target !== toHex(message.origin)) return 'ignore';
-    pending.timer?.cancel();
     // Until this answer is dealt with, it stays pending, so that no other request goes out meanwhile
     // (its answer would overlap this one).
-    const answered: Pending = { id: pending.id, target: pending.target, source: pending.source };
+    const answered: Pending = { target, source, abort: pending.abort };
     this.#pending = answered;
     const done = (): void => {
       if (this.#pending === answered) this.#pending = null;
     };
-    const known = this.#known.get(pending.target);
+    const known = this.#known.get(target);
     if (known) known.height = response.tip_height;
 
     let blocks: Block[];
     try {
-      blocks = response.blocks.map((bytes) => decodeBlock(this.#chain.params.network, bytes, this.#chain.crypto.sha256));
+      blocks = response.blocks.map((b) => decodeBlock(this.#chain.params.network, b, this.#chain.crypto.sha256));
     } catch (error) {
-      return this.#blame(message, `an undecodable block: ${String(error)}`);
-    }
-    // An answer that claims more than this node has but gives it nothing new (no blocks, blocks it
-    // holds, blocks that do not link) is a failure to serve, whoever is at fault: else a peer could
-    // keep this node asking, and "behind", for ever.
-    const unserved = (what: string): Verdict => {
       done();
-      if (response.tip_height > this.#chain.tip.height) this.#fail(pending.target, `claims height ${response.tip_height} but sent ${what}`);
-      return 'ignore';
+      return this.#blame(node, `an undecodable block: ${messageOf(error)}`);
+    }
+    // An answer that claims more than this node has but gives it nothing new (no blocks, blocks
+    // that do not link) is a failure to serve, whoever is at fault: else a peer could keep this
+    // node asking, and "behind", for ever.
+    const unserved = (what: string): void => {
+      done();
+      if (response.tip_height > this.#chain.tip.height) this.#fail(target, `claims height ${response.tip_height} but sent ${what}`);
     };
     const last = blocks[blocks.length - 1];
-    if (last === undefined) return unserved('no blocks');
+    if (last === undefined) {
+      done();
+      if (response.tip_height <= this.#chain.tip.height) return;
+      const fork = forkOf(locator, response.matched);
+      if (fork.exact) return unserved('no blocks');
+      if (fork.below === null) return this.#fail(target, 'holds none of the blocks of the locator');
+      // The fork lies in a gap of the locator: ask again, densely inside it.
+      if (++source.narrowings > MAX_NARROWINGS) return this.#fail(target, `left the fork point unknown after ${MAX_NARROWINGS} narrowings`);
+      this.#send(node, this.#between(fork.below, fork.above!));
+      return;
+    }
+    source.narrowings = 0;
     // Three ranges are under way at most: one applied, the next one's signatures checked on the
     // other cores meanwhile, and the one after it travelling. A range that arrives while two are
     // ahead of it asks for the next once the first of them is applied (not the second: then the
@@ -376,18 +546,12 @@ export class Sync {
     let asked = false;
     const askNext = (): void => {
       // Stopped, or the target failed meanwhile (a range before this one did not apply).
-      if (asked || pending.source.failed || this.#stopped) return;
+      if (asked || source.failed || this.#stopped) return;
       asked = true;
-      if (response.tip_height > last.header.height) {
-        // The locator goes on past the last hash, so that the target answers from there although
-        // this node has not applied the range yet, and finds the fork point if it reorganised.
-        this.#send(
-          message.origin,
-          this.#locator().then((hashes) => [last.hash, ...hashes].slice(0, MAX_LOCATOR)),
-        );
-      } else {
-        done();
-      }
+      // The locator goes on past the last block, so that the target answers from there although
+      // this node has not applied the range yet, and finds the fork point if it reorganised.
+      if (response.tip_height > last.header.height) this.#send(node, this.#after(last));
+      else done();
     };
     if (this.#unapplied <= 2) askNext();
     else this.#askOnceApplied = askNext;
@@ -396,21 +560,31 @@ export class Sync {
     const checked = this.#chain.checkSignatures(blocks);
     try {
       await previous;
-      if (pending.source.failed || this.#stopped) return 'ignore';
+      if (source.failed || this.#stopped) return;
       askNext();
       await checked;
-      const outcome = await this.#chain.addBranch(blocks, this.#clock.now());
-      if (outcome === 'extended' || outcome === 'reorganized') {
-        this.#progressAt = this.#clock.now();
-        this.#distrusted.delete(pending.target);
-        this.#log(`sync: ${outcome} to height ${this.#chain.tip.height} from ${pending.target.slice(0, 16)}…`);
+      const outcome = await this.#take(source, blocks);
+      if (outcome === 'known') {
+        // Blocks this node holds already (gossip brought them meanwhile, or the target answered
+        // from below): no fault of the target's, unless it keeps doing it.
+        if (++source.idle >= MAX_IDLE_ANSWERS) unserved(`only blocks this node holds, ${source.idle} times in a row`);
+        return;
       }
-      return outcome === 'known' ? unserved('only blocks this node holds') : 'ignore';
+      source.idle = 0;
+      this.#progressAt = this.#clock.now();
+      this.#distrusted.delete(target);
+      if (outcome === 'extended' || outcome === 'reorganized') {
+        this.#log(`sync: ${outcome} to height ${this.#chain.tip.height} from ${target.slice(0, 16)}…`);
+      } else if (outcome === 'held') {
+        this.#log(`sync: holding a branch of ${source.branch.length} blocks from ${target.slice(0, 16)}… until it outgrows height ${this.#chain.tip.height}`);
+      }
     } catch (error) {
       // A block its sender is to blame for (not one merely ahead of this node's clock).
       if (error instanceof InvalidBlockError && error.verdict === 'reject') {
-        return this.#blame(message, `an invalid block: ${error.message}`);
+        return this.#blame(node, `an invalid block: ${error.message}`);
       }
+      if (error instanceof ForkChoiceError && error.code === 'branch-too-long')
+        return unserved(`a branch deeper than this node holds aside (${error.message})`);
       if (error instanceof ForkChoiceError || error instanceof InvalidBlockError) {
         // The chain moved under the request (a reorganisation here, or there), or the blocks do not
         // link: ask someone afresh.
@@ -424,15 +598,70 @@ export class Sync {
       const ask = this.#askOnceApplied;
       this.#askOnceApplied = null;
       ask?.();
+      const later = this.#askWhenApplied;
+      if (later !== null && this.#unapplied === 0) {
+        this.#askWhenApplied = null;
+        if ((this.#known.get(toHex(later))?.height ?? 0) > this.#chain.tip.height) this.requestFrom(later);
+      }
     }
   }
 
-  // The answer came from its signer: blame it. A relay that merely passed on an answer addressed
-  // to someone else could not judge it, so it is not penalised through the gossip verdict.
-  #blame(message: GossipMessage, reason: string): Verdict {
-    this.#log(`sync: ${toHex(message.origin).slice(0, 16)}… sent ${reason}`);
-    this.#network.penalise(message.origin, reason);
-    this.#fail(toHex(message.origin), 'sent invalid blocks');
-    return bytesEqual(message.origin, message.peer) ? 'reject' : 'ignore';
+  /**
+   * Adds a range to the chain, or holds it: blocks past a fork are held, joined to the ones before
+   * them, until their branch is higher than this node's tip, and then handed to the chain as one
+   * branch (validated and adopted all together). The chain keeps only a few thousand blocks aside,
+   * so a branch as deep as a long partition would never come together there. 'held' when the
+   * range joined the held branch.
+   */
+  async #take(source: Source, blocks: readonly Block[]): Promise<AddOutcome | 'held'> {
+    // Blocks already on the main chain (an answer may overlap what gossip brought) are dropped.
+    let start = 0;
+    while (start < blocks.length) {
+      const main = await this.#mainHashAt(blocks[start]!.header.height);
+      if (main === undefined || !bytesEqual(main, blocks[start]!.hash)) break;
+      start++;
+    }
+    const fresh = blocks.slice(start);
+    if (fresh.length === 0) return 'known';
+    const first = fresh[0]!;
+    const held = source.branch[source.branch.length - 1];
+    let branch: Block[];
+    if (held !== undefined && bytesEqual(first.header.prev_hash, held.hash)) branch = source.branch.concat(fresh);
+    else {
+      branch = fresh;
+      source.branch = [];
+      source.branchBytes = 0;
+    }
+    const tip = branch[branch.length - 1]!;
+    if (tip.header.height > this.#chain.tip.height) {
+      const outcome = await this.#chain.addBranch(branch, this.#clock.now());
+      // Kept aside when this node's tip moved past it meanwhile: held on, for the next range.
+      if (outcome !== 'side') {
+        source.branch = [];
+        source.branchBytes = 0;
+        return outcome;
+      }
+    } else if (branch === fresh) {
+      // The start of a branch links to the main chain, or it is no branch of this chain at all.
+      const parent = await this.#mainHashAt(first.header.height - 1);
+      if (parent === undefined || !bytesEqual(parent, first.header.prev_hash)) {
+        throw new ForkChoiceError('no-common-ancestor', `block ${first.header.height} builds on a block this node does not hold`);
+      }
+    }
+    source.branch = branch;
+    source.branchBytes += fresh.reduce((sum, block) => sum + block.bytes.length, 0);
+    if (source.branchBytes > this.#maxBranchBytes) {
+      source.branch = [];
+      source.branchBytes = 0;
+      throw new ForkChoiceError('branch-too-long', `a competing branch of more than ${this.#maxBranchBytes} bytes`);
+    }
+    return 'held';
+  }
+
+  // The answer came from `node`, the peer the request went to: blame it.
+  #blame(node: Uint8Array, reason: string): void {
+    this.#log(`sync: ${toHex(node).slice(0, 16)}… sent ${reason}`);
+    this.#network.penalise(node, reason);
+    this.#fail(toHex(node), 'sent invalid blocks');
   }
 }

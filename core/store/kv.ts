@@ -4,6 +4,7 @@
  * implementation must pass.
  */
 import { compareBytes } from '../encoding/bytes.ts';
+import { toHex } from '../encoding/hex.ts';
 
 export type BatchOp = { readonly type: 'put'; readonly key: Uint8Array; readonly value: Uint8Array } | { readonly type: 'del'; readonly key: Uint8Array };
 
@@ -60,6 +61,9 @@ export function prefixRange(prefix: Uint8Array, options: { reverse?: boolean; li
  * A store in memory: a sorted array of keys, so range reads need no sort. Values are copied in and
  * out, as a real store would, so callers cannot change stored bytes by accident.
  */
+// Batches of more ops than this are merged into a MemoryStore rather than spliced in op by op.
+const MERGE_OVER = 256;
+
 export class MemoryStore implements KeyValueStore {
   #keys: Uint8Array[] = [];
   #values: Uint8Array[] = [];
@@ -95,6 +99,9 @@ export class MemoryStore implements KeyValueStore {
   async batch(ops: readonly BatchOp[]): Promise<void> {
     this.#check();
     checkBatch(ops);
+    // Each op in place costs a splice of the whole key list: a large batch (a deep reorganisation
+    // writes hundreds of thousands of entries) is merged into the list in one pass instead.
+    if (ops.length > MERGE_OVER) return this.#merge(ops);
     for (const op of ops) {
       const i = this.#lowerBound(op.key);
       const found = this.#keys[i];
@@ -110,6 +117,38 @@ export class MemoryStore implements KeyValueStore {
         this.#values.splice(i, 1);
       }
     }
+  }
+
+  // Applies `ops` (the last op on a key wins) by merging them, sorted, with the sorted key list.
+  #merge(ops: readonly BatchOp[]): void {
+    const last = new Map<string, BatchOp>();
+    for (const op of ops) {
+      const id = toHex(op.key);
+      last.delete(id);
+      last.set(id, op);
+    }
+    const sorted = [...last.values()].sort((a, b) => compareBytes(a.key, b.key));
+    const keys: Uint8Array[] = [];
+    const values: Uint8Array[] = [];
+    let i = 0;
+    for (const op of sorted) {
+      while (i < this.#keys.length && compareBytes(this.#keys[i]!, op.key) < 0) {
+        keys.push(this.#keys[i]!);
+        values.push(this.#values[i]!);
+        i++;
+      }
+      if (i < this.#keys.length && compareBytes(this.#keys[i]!, op.key) === 0) i++;
+      if (op.type === 'put') {
+        keys.push(op.key.slice());
+        values.push(op.value.slice());
+      }
+    }
+    for (; i < this.#keys.length; i++) {
+      keys.push(this.#keys[i]!);
+      values.push(this.#values[i]!);
+    }
+    this.#keys = keys;
+    this.#values = values;
   }
 
   async *entries(range: Range = {}): AsyncIterable<readonly [Uint8Array, Uint8Array]> {

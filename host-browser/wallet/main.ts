@@ -423,7 +423,7 @@ function startFailed(error: unknown, config: WalletConfig): void {
   if (error instanceof CheckpointRefusedError) {
     setStatus('error', 'Checkpoint refused');
     showError(`The light node could not start: ${messageOf(error)}`, { retry: true });
-  } else if (error instanceof SegmentError && (error.code === 'timeout' || error.code === 'no-peer')) {
+  } else if (error instanceof SegmentError && (error.code === 'timeout' || error.code === 'no-peer' || error.code === 'not-served')) {
     setStatus('error', 'No answer from the hosts');
     showError(
       `No host sent the state at block ${config.checkpoint.height} in time (${messageOf(error)}). Check that the host is running and holds that block, then retry.`,
