@@ -15,7 +15,7 @@ import { testScheduler } from '../time/scheduler.test-util.ts';
 import { Chain, type ChainEvent, ForkChoiceError } from './chain.ts';
 import { Mempool } from './mempool.ts';
 import { nextSlot } from './miner.ts';
-import { key, mine, nextBlock, openChain, params, SlowStore, tx } from './testnet.test-util.ts';
+import { copyChain, key, mine, nextBlock, openChain, params, SlowStore, tx } from './testnet.test-util.ts';
 
 const A = key(1);
 const B = key(2);
@@ -162,6 +162,28 @@ test('fork choice: a reorganisation returns orphaned transactions to the mempool
   assert.deepEqual(events, ['disconnected', 'connected', 'connected']);
   assert.isTrue(pool.has(pay.id), 'the orphaned transfer is pooled again');
   assert.equal(local.state.account(C.publicKey).balance, 0n);
+});
+
+test('fork choice: a signed block on a parent this node lacks still counts as evidence of equivocation', async () => {
+  const local = await openChain();
+  await mine(local, A, 1);
+  const other = await copyChain(local);
+  await mine(local, A, 2);
+  // A signs another block 2 and a block 3 on it, on another branch; only block 3 reaches this node.
+  await other.addBlock(await nextBlock(other, A, null, 1));
+  const orphan = await nextBlock(other, A);
+  await other.addBlock(orphan);
+  const evidence: ChainEvent[] = [];
+  local.subscribe((e) => e.type === 'equivocation' && evidence.push(e));
+  await rejectsAsync(() => local.addBlock(orphan), ForkChoiceError, 'unknown-parent');
+  assert.equal(evidence.length, 1, 'A signed block 3 here and there');
+  const e = evidence[0]!;
+  assert(e.type === 'equivocation');
+  assert.deepEqual([e.evidence[0].header.height, e.evidence[1].header.height], [3, 3]);
+  // A forged orphan records nothing and is refused for its parent all the same.
+  const forged = { ...orphan, signature: orphan.signature.map((x, i) => (i === 0 ? x ^ 1 : x)) };
+  await rejectsAsync(() => local.addBlock(forged), ForkChoiceError, 'unknown-parent');
+  assert.equal(evidence.length, 1);
 });
 
 test('fork choice: two blocks by one producer at one height yield equivocation evidence', async () => {

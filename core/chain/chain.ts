@@ -459,7 +459,11 @@ export class Chain {
         throw new ForkChoiceError('too-deep', `the branch forks at height ${parentHeight}, below the oldest held block ${this.#base}`);
       }
       // The store holds main-chain blocks only (a reorganisation moves the old ones to the side
-      // blocks), so a parent that is neither on the main chain nor aside is not held at all.
+      // blocks), so a parent that is neither on the main chain nor aside is not held at all. Its
+      // signed headers still count: a producer's block on another branch at a height where it
+      // signed one here is equivocation, whether or not the branch ever comes. (A bad signature
+      // records nothing; the block is refused for its parent all the same.)
+      await this.noteHeaders(fresh);
       throw new ForkChoiceError(
         blocks.length > 1 ? 'no-common-ancestor' : 'unknown-parent',
         `block ${first.header.height} builds on ${toHex(first.header.prev_hash).slice(0, 16)}…, which this node does not hold`,
@@ -493,6 +497,16 @@ export class Chain {
     } catch {
       // addBranch checks the same blocks again and says what is wrong.
     }
+  }
+
+  /**
+   * Checks the producers' signatures on blocks held outside the chain (a competing branch sync
+   * fetches while it is not longer) and records their headers, so that a producer who signed them
+   * and a main-chain block at one height is reported as equivocating. A bad signature records
+   * nothing after it; adding the branch later says what is wrong.
+   */
+  async noteHeaders(blocks: readonly Block[]): Promise<void> {
+    await this.#checkSigned(blocks).catch(() => {});
   }
 
   // hashAt, without a store read at or above the tip: a branch that extends the tip is applied

@@ -648,6 +648,8 @@ export class Sync {
         throw new ForkChoiceError('no-common-ancestor', `block ${first.header.height} builds on a block this node does not hold`);
       }
     }
+    // Held blocks are not the chain's yet: their headers still count as signed, for equivocation.
+    await this.#chain.noteHeaders(fresh);
     source.branch = branch;
     source.branchBytes += fresh.reduce((sum, block) => sum + block.bytes.length, 0);
     if (source.branchBytes > this.#maxBranchBytes) {
