@@ -29,7 +29,7 @@ import { type ChainParams, LIGHT_RETENTION_BLOCKS } from '../ledger/params.ts';
 import { type Change, LedgerState } from '../ledger/state.ts';
 import { type Applied, applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type ParentInfo } from '../ledger/validate.ts';
 import { type KeyValueStore, prefixRange } from '../store/kv.ts';
-import { type History, history, indexBlock, indexEntriesAt, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlock } from './readmodel.ts';
+import { type History, history, indexBlock, indexEntriesAbove, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlock } from './readmodel.ts';
 
 // A block that builds on what this node does not hold (or no longer holds): it is behind or on
 // another branch, which is no fault of the sender, and the sender holds the parent it built on.
@@ -629,7 +629,11 @@ export class Chain {
       // concealed, and is revealed with the new tip in one synchronous step once the store has
       // taken the batch. So /status and /beacon never show a block that a crash could still take back.
       const batch = new PendingBatch(this.#store);
-      const read = await this.#indexEntriesOf(rewind.map(({ height, undo }) => ({ height, nodes: undo.nodes })));
+      const read = await indexEntriesAbove(
+        this.#store,
+        rewind.flatMap(({ undo }) => undo.nodes),
+        forkHeight,
+      );
       for (const { height, undo, block } of rewind) {
         await unindexBlock(
           batch,
@@ -687,21 +691,6 @@ export class Chain {
     // Pruning is a batch of its own, read from what was just committed: a crash in between only
     // leaves some old blocks held a little longer, and the next prune removes them.
     if (this.mode === 'light') await this.#prune(this.#tip.height);
-  }
-
-  // The index entries of the blocks a reorganisation disconnects, read a few hundred at a time
-  // (one by one, a 10,000-block rewind waited seconds on them), for unindexBlock.
-  async #indexEntriesOf(blocks: readonly { height: number; nodes: readonly Uint8Array[] }[]): Promise<typeof indexEntriesAt> {
-    const read = new Map<string, (readonly [Uint8Array, Uint8Array])[]>();
-    const wanted = blocks.flatMap(({ height, nodes }) => nodes.map((node) => ({ height, node })));
-    for (let i = 0; i < wanted.length; i += REWIND_READS) {
-      await Promise.all(
-        wanted
-          .slice(i, i + REWIND_READS)
-          .map(async ({ height, node }) => read.set(`${height}:${toHex(node)}`, await indexEntriesAt(this.#store, node, height))),
-      );
-    }
-    return async (store, node, height) => read.get(`${height}:${toHex(node)}`) ?? indexEntriesAt(store, node, height);
   }
 
   // Light mode: drops blocks, undo records and index entries below the retention window.
