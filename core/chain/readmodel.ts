@@ -250,26 +250,33 @@ export async function indexEntriesAt(store: KeyValueStore, node: Uint8Array, hei
 }
 
 /**
- * The stored index entries (`T`) of each of `nodes` at every height above `above`, in one walk per
- * node: what removing all blocks above `above` removes, read beforehand (a walk per node and block
- * took a 10,000-block reorganisation seconds) and handed to `unindexBlock` as `read`.
+ * The stored index entries (`T`) of each of `nodes` at heights `low` to `high`, by height and node
+ * (hex), in one walk per node: what removing the blocks at those heights removes, read beforehand
+ * (a walk per node and block took a 10,000-block reorganisation seconds) for `unindexBlock`.
  */
-export async function indexEntriesAbove(store: KeyValueStore, nodes: Iterable<Uint8Array>, above: number): Promise<typeof indexEntriesAt> {
-  const read = new Map<string, (readonly [Uint8Array, Uint8Array])[]>();
+export async function indexEntriesIn(
+  store: KeyValueStore,
+  nodes: Iterable<Uint8Array>,
+  low: number,
+  high: number,
+): Promise<Map<number, Map<string, (readonly [Uint8Array, Uint8Array])[]>>> {
+  const read = new Map<number, Map<string, (readonly [Uint8Array, Uint8Array])[]>>();
   const unique = new Map<string, Uint8Array>();
   for (const node of nodes) unique.set(toHex(node), node);
   await Promise.all(
     [...unique].map(async ([hex, node]) => {
       const prefix = concatBytes(Uint8Array.of(T), node);
-      for await (const entry of store.entries({ ...prefixRange(prefix), gte: concatBytes(prefix, h8(above + 1)) })) {
-        const key = `${decode(uint53, entry[0].subarray(prefix.length, prefix.length + 8))}:${hex}`;
-        const at = read.get(key);
-        if (at === undefined) read.set(key, [entry]);
-        else at.push(entry);
+      for await (const entry of store.entries({ gte: concatBytes(prefix, h8(low)), lt: concatBytes(prefix, h8(high + 1)) })) {
+        const height = decode(uint53, entry[0].subarray(prefix.length, prefix.length + 8));
+        const at = read.get(height) ?? new Map<string, (readonly [Uint8Array, Uint8Array])[]>();
+        read.set(height, at);
+        const mine = at.get(hex);
+        if (mine === undefined) at.set(hex, [entry]);
+        else mine.push(entry);
       }
     }),
   );
-  return async (_store, node, height) => read.get(`${height}:${toHex(node)}`) ?? [];
+  return read;
 }
 
 /** The height at which a held transaction was confirmed on the main chain. */
