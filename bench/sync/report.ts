@@ -97,9 +97,10 @@ export function renderSyncSection(report: SyncReport, goals: readonly Goal[] = e
     'Why a heal takes longer than a catch-up of the same blocks: a catch-up applies each range while the next is fetched and ' +
       "checked, but the longer branch cannot be adopted before it is higher than the node's own tip (the longest chain wins), " +
       'so the healing node fetches and checks the whole branch first and then switches in one step: it rewinds its own ' +
-      'blocks (reading them, their undo records and index entries back), applies the new ones and writes both in one batch. ' +
-      'The fetch overlaps nothing of the switch. Validating the held branch against a rewound copy of the state as it arrives ' +
-      'would overlap them; the chain has no such copy yet.',
+      'blocks, applies the new ones and writes both in one batch. What overlaps the fetch: the signature checks of the branch, ' +
+      'and the reading of the blocks it replaces, their undo records and index entries (docs/chain.md, "Finding the fork ' +
+      'point"). What does not: rewinding and applying the state, the read models and the batch write. Validating the held ' +
+      'branch against a rewound copy of the state as it arrives would overlap those too; the chain has no such copy yet.',
   );
   const f = report.flood;
   if (f) {

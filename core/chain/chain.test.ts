@@ -317,6 +317,46 @@ test('light node: a branch longer than the retention window leaves only the reta
   );
 });
 
+// Counts the blocks read from the store.
+class BlockReadCountingStore extends MemoryStore {
+  blockReads = 0;
+
+  override get(key: Uint8Array): Promise<Uint8Array | undefined> {
+    if (key[0] === 0x42) this.blockReads++;
+    return super.get(key);
+  }
+}
+
+// A node's chain of 8 blocks (transfers to B and C among them) replaced by a peer's 9, with the
+// blocks it rewinds read ahead up to height 7 (its tip then) or not at all.
+async function reorganiseReadAhead(ahead: boolean): Promise<{ blockReads: number; store: string[]; tip: string }> {
+  const store = new BlockReadCountingStore();
+  const local = await Chain.open({ store, params });
+  const other = await openChain();
+  await other.addBranch(await mine(local, A, 1));
+  await mine(local, A, 1);
+  for (let n = 1; n <= 5; n++) await mine(local, A, 1, [await tx(A, { kind: 'Transfer', nonce: n, to: (n % 2 ? B : C).publicKey, amount: BigInt(n) })]);
+  const theirs = await mine(other, B, 8);
+  if (ahead) {
+    local.readRewindAhead(1, 9);
+    await local.blockEventsFrom(0, 1); // after the read, which runs between changes
+  }
+  await mine(local, A, 1); // height 8: after the read ahead
+  store.blockReads = 0;
+  assert.equal(await local.addBranch(theirs), 'reorganized');
+  return { blockReads: store.blockReads, store: await dump(store), tip: toHex(local.tip.hash) };
+}
+
+test('fork choice: blocks read ahead of a reorganisation are rewound from memory, to the same store', async () => {
+  const read = await reorganiseReadAhead(false);
+  const ahead = await reorganiseReadAhead(true);
+  // The fork point's block (height 1) is read either way.
+  assert.equal(read.blockReads, 8, 'heights 1 to 8 read when the switch comes');
+  assert.equal(ahead.blockReads, 2, 'only the fork point and the block mined after the read ahead');
+  assert.equal(ahead.tip, read.tip);
+  assert.deepEqual(ahead.store, read.store, 'blocks, undo records, state and read models alike');
+});
+
 test('read models: itemized transactions newest first with limit and before cursor', async () => {
   const chain = await openChain();
   await mine(chain, A, 1);

@@ -29,7 +29,7 @@ import { type ChainParams, LIGHT_RETENTION_BLOCKS } from '../ledger/params.ts';
 import { type Change, LedgerState } from '../ledger/state.ts';
 import { type Applied, applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type ParentInfo } from '../ledger/validate.ts';
 import { type KeyValueStore, prefixRange } from '../store/kv.ts';
-import { type History, history, indexBlock, indexEntriesAt, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlock } from './readmodel.ts';
+import { type History, history, indexBlock, indexEntriesIn, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlock } from './readmodel.ts';
 
 // A block that builds on what this node does not hold (or no longer holds): it is behind or on
 // another branch, which is no fault of the sender, and the sender holds the parent it built on.
@@ -112,6 +112,8 @@ export const MAX_TX_PAGE = 500;
 export const MAX_BLOCKS_PER_RESPONSE = 500;
 // Heights whose blocks and undo records a reorganisation reads at once.
 const REWIND_READS = 256;
+// Encoded bytes of the blocks read ahead of a reorganisation (decoded, about ten times as much).
+const MAX_REWIND_AHEAD_BYTES = 32 * 1024 * 1024;
 // Side blocks held in memory (competing branches not yet longer than the main chain).
 const MAX_SIDE_BLOCKS = 4_096;
 // ... and their wire bytes. A side block is checked for its producer's signature only, and any key
@@ -126,6 +128,24 @@ const hKey = (height: number): Uint8Array => concatBytes(Uint8Array.of(H), h8(he
 const uKey = (height: number): Uint8Array => concatBytes(Uint8Array.of(U), h8(height));
 const sKey = (key: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(S), key);
 
+// A main-chain block a reorganisation rewinds, with its undo record and its index entries by node (hex).
+interface RewindStep {
+  readonly height: number;
+  readonly block: Block;
+  readonly undo: { changes: Change[]; nodes: Uint8Array[] };
+  readonly entries: ReadonlyMap<string, readonly (readonly [Uint8Array, Uint8Array])[]>;
+}
+
+// Blocks a coming reorganisation rewinds, read while its branch is fetched (`readRewindAhead`).
+interface RewindAhead {
+  readonly forkHeight: number;
+  readonly steps: Map<string, RewindStep>;
+  next: number;
+  upTo: number;
+  bytes: number;
+  reading: boolean;
+}
+
 const tipCodec = struct({ height: uint53, hash: bytes32 }, 'tip');
 const undoCodec = struct(
   {
@@ -137,6 +157,14 @@ const undoCodec = struct(
 
 function info(block: Block): TipInfo {
   return { height: block.header.height, hash: block.hash, timestampMs: block.header.timestamp_ms, block };
+}
+
+function decodeUndo(bytes: Uint8Array): { changes: Change[]; nodes: Uint8Array[] } {
+  const undo = decode(undoCodec, bytes);
+  return {
+    changes: undo.changes.map((c) => ({ key: c.key, before: c.before ?? undefined, after: c.after ?? undefined })),
+    nodes: undo.nodes,
+  };
 }
 
 export class Chain {
@@ -160,6 +188,7 @@ export class Chain {
   // First header seen per (producer, height), to spot equivocation.
   readonly #signedAt = new Map<string, SignedHeader & { hash: string }>();
   readonly #listeners = new Set<(event: ChainEvent) => void>();
+  #rewindAhead: RewindAhead | null = null;
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(options: ChainOptions, state: LedgerState, tip: Block, base: number) {
@@ -394,11 +423,91 @@ export class Chain {
   async #undo(height: number): Promise<{ changes: Change[]; nodes: Uint8Array[] }> {
     const bytes = await this.#store.get(uKey(height));
     if (bytes === undefined) throw new ForkChoiceError('too-deep', `block ${height} is pruned; this node cannot rewind past height ${this.#base}`);
-    const undo = decode(undoCodec, bytes);
-    return {
-      changes: undo.changes.map((c) => ({ key: c.key, before: c.before ?? undefined, after: c.after ?? undefined })),
-      nodes: undo.nodes,
-    };
+    return decodeUndo(bytes);
+  }
+
+  /**
+   * Reads the main-chain blocks from `forkHeight + 1` up to `toHeight` with their undo records and
+   * index entries, ahead of a reorganisation back to `forkHeight` whose branch sync is still
+   * fetching, so that the switch finds them in memory instead of waiting seconds for the store.
+   * Read in the background, a few hundred heights at a time between other changes, and kept by
+   * block hash: the switch reads again any height whose block changed meanwhile. One fork point at
+   * a time, at most MAX_REWIND_AHEAD_BYTES of blocks, dropped by the next reorganisation.
+   */
+  readRewindAhead(forkHeight: number, toHeight: number): void {
+    let ahead = this.#rewindAhead;
+    if (ahead === null || ahead.forkHeight !== forkHeight) {
+      ahead = { forkHeight, steps: new Map(), next: forkHeight + 1, upTo: toHeight, bytes: 0, reading: false };
+      this.#rewindAhead = ahead;
+    }
+    ahead.upTo = Math.max(ahead.upTo, toHeight);
+    if (ahead.reading) return;
+    ahead.reading = true;
+    const more = (a: RewindAhead): boolean =>
+      this.#rewindAhead === a && a.next >= this.#base && a.next <= Math.min(a.upTo, this.#tip.height) && a.bytes < MAX_REWIND_AHEAD_BYTES;
+    void (async (a: RewindAhead) => {
+      try {
+        while (more(a)) {
+          await this.#exclusive(async () => {
+            if (!more(a)) return;
+            const high = Math.min(a.next + REWIND_READS - 1, a.upTo, this.#tip.height);
+            for (const step of await this.#readRewind(a.next, high)) {
+              a.steps.set(toHex(step.block.hash), step);
+              a.bytes += step.block.bytes.length;
+            }
+            a.next = high + 1;
+          });
+        }
+      } catch {
+        // The switch reads whatever is missing, and reports what is wrong.
+      } finally {
+        a.reading = false;
+      }
+    })(ahead);
+  }
+
+  // The main-chain blocks at heights `low` to `high`, highest first, with what rewinding them
+  // needs: those `ahead` holds under the hash now at their height taken from it, the rest read from
+  // the store, a walk of each kind and a few hundred block reads at a time (one after another, a
+  // 10,000-block rewind spent seconds waiting on 30,000 store reads in turn).
+  async #readRewind(low: number, high: number, ahead?: ReadonlyMap<string, RewindStep>): Promise<RewindStep[]> {
+    const steps: RewindStep[] = [];
+    const missing: { height: number; hash: Uint8Array }[] = [];
+    let height = low;
+    for await (const [key, hash] of this.#store.entries({ gte: hKey(low), lt: hKey(high + 1) })) {
+      if (!bytesEqual(key, hKey(height))) break;
+      const step = ahead?.get(toHex(hash));
+      if (step !== undefined && step.height === height) steps.push(step);
+      else missing.push({ height, hash });
+      height++;
+    }
+    if (height <= high) throw new ForkChoiceError('too-deep', `block ${height} is not held; this node cannot rewind past it`);
+    if (missing.length > 0) {
+      const from = missing[0]!.height;
+      const to = missing[missing.length - 1]!.height;
+      const undos = new Map<number, Uint8Array>();
+      for await (const [key, bytes] of this.#store.entries({ gte: uKey(from), lt: uKey(to + 1) })) undos.set(decode(uint53, key.subarray(1)), bytes);
+      const read: { height: number; block: Block; undo: { changes: Change[]; nodes: Uint8Array[] } }[] = [];
+      for (let i = 0; i < missing.length; i += REWIND_READS) {
+        const blocks = await Promise.all(missing.slice(i, i + REWIND_READS).map(({ hash }) => this.#store.get(bKey(hash))));
+        blocks.forEach((bytes, j) => {
+          const { height } = missing[i + j]!;
+          const undo = undos.get(height);
+          if (bytes === undefined || undo === undefined) {
+            throw new ForkChoiceError('too-deep', `block ${height} is pruned; this node cannot rewind past height ${this.#base}`);
+          }
+          read.push({ height, block: decodeBlock(this.params.network, bytes, this.crypto.sha256), undo: decodeUndo(undo) });
+        });
+      }
+      const entries = await indexEntriesIn(
+        this.#store,
+        read.flatMap(({ undo }) => undo.nodes),
+        from,
+        to,
+      );
+      for (const step of read) steps.push({ ...step, entries: entries.get(step.height) ?? new Map() });
+    }
+    return steps.sort((a, b) => b.height - a.height);
   }
 
   // ---- writes ----------------------------------------------------------------------------------
@@ -585,13 +694,9 @@ export class Chain {
     }
     // Everything asynchronous first (reads, signature checks), so the state changes below happen
     // in one synchronous stretch that no reader can observe half-done.
-    // Read a few hundred heights at a time: one after another, a 10,000-block rewind spent seconds
-    // waiting on 30,000 store reads in turn.
-    const rewind: { height: number; block: Block; undo: { changes: Change[]; nodes: Uint8Array[] } }[] = [];
-    for (let top = this.#tip.height; top > forkHeight; top -= REWIND_READS) {
-      const heights = Array.from({ length: Math.min(REWIND_READS, top - forkHeight) }, (_, i) => top - i);
-      rewind.push(...(await Promise.all(heights.map(async (h) => ({ height: h, block: (await this.blockAt(h))!, undo: await this.#undo(h) })))));
-    }
+    const rewind = forkHeight === this.#tip.height ? [] : await this.#readRewind(forkHeight + 1, this.#tip.height, this.#rewindAhead?.steps);
+    // Read ahead for this reorganisation, or for one that no longer comes: either way done with.
+    if (rewind.length > 0) this.#rewindAhead = null;
     const forkBlock = forkHeight === this.#tip.height ? this.#tip.block : (await this.blockAt(forkHeight))!;
     // The signatures not checked ahead are checked on the other cores while this thread applies the
     // branch, concealed from every other caller until their verdict is in (below), so no reader sees
@@ -643,15 +748,14 @@ export class Chain {
       // concealed, and is revealed with the new tip in one synchronous step once the store has
       // taken the batch. So /status and /beacon never show a block that a crash could still take back.
       const batch = new PendingBatch(this.#store);
-      const read = await this.#indexEntriesOf(rewind.map(({ height, undo }) => ({ height, nodes: undo.nodes })));
-      for (const { height, undo, block } of rewind) {
+      for (const { height, undo, block, entries } of rewind) {
         await unindexBlock(
           batch,
           this.#store,
           height,
           undo.nodes,
           block.txs.map((t) => t.id),
-          read,
+          async (_store, node) => (entries.get(toHex(node)) ?? []).slice(),
         );
         batch.del(hKey(height));
         batch.del(uKey(height));
@@ -701,21 +805,6 @@ export class Chain {
     // Pruning is a batch of its own, read from what was just committed: a crash in between only
     // leaves some old blocks held a little longer, and the next prune removes them.
     if (this.mode === 'light') await this.#prune(this.#tip.height);
-  }
-
-  // The index entries of the blocks a reorganisation disconnects, read a few hundred at a time
-  // (one by one, a 10,000-block rewind waited seconds on them), for unindexBlock.
-  async #indexEntriesOf(blocks: readonly { height: number; nodes: readonly Uint8Array[] }[]): Promise<typeof indexEntriesAt> {
-    const read = new Map<string, (readonly [Uint8Array, Uint8Array])[]>();
-    const wanted = blocks.flatMap(({ height, nodes }) => nodes.map((node) => ({ height, node })));
-    for (let i = 0; i < wanted.length; i += REWIND_READS) {
-      await Promise.all(
-        wanted
-          .slice(i, i + REWIND_READS)
-          .map(async ({ height, node }) => read.set(`${height}:${toHex(node)}`, await indexEntriesAt(this.#store, node, height))),
-      );
-    }
-    return async (store, node, height) => read.get(`${height}:${toHex(node)}`) ?? indexEntriesAt(store, node, height);
   }
 
   // Light mode: drops blocks, undo records and index entries below the retention window.

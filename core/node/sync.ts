@@ -657,6 +657,10 @@ export class Sync {
       source.branchBytes = 0;
       throw new ForkChoiceError('branch-too-long', `a competing branch of more than ${this.#maxBranchBytes} bytes`);
     }
+    // The blocks the branch would replace, as many as it holds, are read from the store meanwhile,
+    // so that the switch, once it outgrows the chain, need not wait for them.
+    const forkHeight = branch[0]!.header.height - 1;
+    this.#chain.readRewindAhead(forkHeight, forkHeight + branch.length);
     return 'held';
   }
 
