@@ -9,7 +9,7 @@ import type { Chain } from '../chain/chain.ts';
 import { type Evidence, encodeEvidence, evidenceOf } from '../chain/evidence.ts';
 import { buildBlock } from '../chain/miner.ts';
 import { SlashingProtection } from '../chain/slashing-protection.ts';
-import { key, mine, nextBlock, openChain, params, tx } from '../chain/testnet.test-util.ts';
+import { key, mine, mineWeight, nextBlock, openChain, params } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { seededRandom } from '../crypto/random.test-util.ts';
 import { CREDIT } from '../encoding/amount.ts';
@@ -35,21 +35,7 @@ const BOND = 100n * CREDIT;
 /** A chain on which TWIN earned work hosting a job and bonded BOND: it carries weight, and ranks first. */
 async function bondedPrefix(): Promise<Block[]> {
   const chain = await openChain();
-  await mine(chain, PAYER, 1);
-  const bid = await tx(PAYER, {
-    kind: 'JobBid',
-    nonce: 1,
-    spec_hash: new Uint8Array(32),
-    bid: 200n * CREDIT,
-    duration_secs: 30,
-    cpu_cores: 1,
-    mem_mb: 64,
-    billing: 1,
-    host: TWIN.publicKey,
-  });
-  await mine(chain, PAYER, 1, [bid]);
-  await mine(chain, PAYER, 1, [await tx(TWIN, { kind: 'Heartbeat', nonce: 1, job_id: bid.id, cell: PAYER.publicKey, epoch: 1 })]);
-  await mine(chain, PAYER, 1, [await tx(TWIN, { kind: 'HostBond', nonce: 2, amount: BOND })]);
+  await mineWeight(chain, PAYER, [[TWIN, BOND]]);
   assert.equal(chain.state.weights().length, 1);
   return chain.blocksFrom(1, 500);
 }
