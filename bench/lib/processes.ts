@@ -68,7 +68,9 @@ export async function otherProcessesMeter(
       const cpuMs = pids.map((_, i) => since(before[i]!, after[i]!));
       if (cpuMs.some((v) => v === null)) return { share: null, cpuMs };
       const others = machine1 - machine0 - (own1 - own0) - cpuMs.reduce<number>((a, b) => a + b!, 0);
-      return { share: Math.max(0, others) / ((end - start) * cpus().length), cpuMs };
+      // CPU times come in 10 ms ticks, so over a short window the raw ratio can fall outside 0..1.
+      const share = Math.max(0, others) / ((end - start) * cpus().length);
+      return { share: Math.min(1, share), cpuMs };
     },
   };
 }
