@@ -4,6 +4,7 @@
  * `--mine`. SIGINT or SIGTERM stops it cleanly; a second signal exits at once.
  */
 import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { multiaddr } from '@multiformats/multiaddr';
 import { createNodeApi, MAX_STREAMS, MAX_STREAMS_PER_CLIENT } from '../core/api/handler.ts';
@@ -12,10 +13,14 @@ import { systemRandom } from '../core/crypto/random.ts';
 import { fromHex } from '../core/encoding/hex.ts';
 import type { HostPolicy } from '../core/jobs/policy.ts';
 import { type ChainParams, devnet, HEARTBEAT_INTERVAL_SECS, MAINNET } from '../core/ledger/params.ts';
+import { MAX_CONNECTIONS, type PeerRank } from '../core/net/connection-pruning.ts';
+import { PEER_LIMITS } from '../core/net/peer-limits.ts';
 import { PING_INTERVAL_MS } from '../core/netgraph/peer-pings.ts';
+import { ALONE_REPORT_MS } from '../core/node/alone-service.ts';
 import { MeshNode } from '../core/node/node.ts';
 import { type FullNodeServices, fullNodeServices } from '../core/node/services.ts';
 import { systemClock } from '../core/time/clock.ts';
+import { BOOTSTRAP_FILE, BootstrapFileError, parseBootstrapEntry, readBootstrapFile, resolveBootstrap, systemTxtLookup } from './bootstrap-list.ts';
 import { probeCapacity } from './capacity.ts';
 import { command, flag, list, type OptionValues, option, UsageError } from './cli/command.ts';
 import { stopSignal } from './cli/stop-signal.ts';
@@ -26,7 +31,7 @@ import { serveFetch } from './http-server.ts';
 import { LevelStore, StoreLockedError } from './leveldb-store.ts';
 import { nodeCrypto } from './native-crypto.ts';
 import { withOperatorPage } from './operator-site.ts';
-import { parseBootstrapAddress, startP2PNetwork } from './p2p.ts';
+import { startP2PNetwork } from './p2p.ts';
 import { nodeTunnelSockets } from './tunnel-sockets.ts';
 import { withWallet } from './wallet-site.ts';
 
@@ -36,6 +41,15 @@ export interface NodeConfig {
   readonly port: number;
   readonly p2pPort: number;
   readonly bootstrap: string[];
+  /** The libp2p listen address; null: every IPv4 and IPv6 interface. */
+  readonly listenHost: string | null;
+  /** mDNS on the local network (on by default on a devnet). */
+  readonly mdns: boolean;
+  /** Port mapping through the gateway (UPnP IGD or NAT-PMP). */
+  readonly upnp: boolean;
+  /** Connections held at once, and from one IP address. */
+  readonly maxConnections: number;
+  readonly maxConnectionsPerIp: number;
   readonly mine: boolean;
   readonly params: ChainParams;
   /** What this node hosts: allowed image prefixes and the capacity offered to jobs. */
@@ -69,7 +83,7 @@ async function starting<T>(what: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
-    const known = error instanceof DataDirError || error instanceof StoreLockedError;
+    const known = error instanceof DataDirError || error instanceof StoreLockedError || error instanceof BootstrapFileError;
     const message = error instanceof Error ? error.message : String(error);
     throw new StartError(known ? message : `${what}: ${message}`, { cause: error });
   }
@@ -81,7 +95,31 @@ const nodeOptions = {
   port: option({ value: 'N', description: 'HTTP API port, 0 for a free one', parse: port(), default: 8844 }),
   // WebSockets listen on the next port, which must exist too.
   'p2p-port': option({ value: 'N', description: 'libp2p TCP port; WebSockets listen on the next port', parse: port(65_534), default: 8845 }),
-  bootstrap: list({ value: 'MULTIADDR', description: 'a peer to join through, /…/p2p/<peer id>', parse: bootstrapAddress }),
+  'listen-host': option({
+    value: 'ADDR',
+    description: 'the address libp2p listens on, IPv4 or IPv6 (default: every IPv4 and IPv6 interface)',
+    parse: ipAddress,
+  }),
+  bootstrap: list({
+    value: 'MULTIADDR',
+    description: `a peer to join through, /…/p2p/<peer id>, or a /dnsaddr/<name> listing peers; besides the lines of <data-dir>/${BOOTSTRAP_FILE}`,
+    parse: bootstrapAddress,
+  }),
+  mdns: flag('find peers on the local network by mDNS (the default on a devnet)'),
+  'no-mdns': flag('no mDNS, on a devnet too'),
+  upnp: flag('ask the gateway (UPnP or NAT-PMP) to forward the p2p ports, and announce the mapped address'),
+  'max-connections': option({
+    value: 'N',
+    description: 'connections held at once; past it the least valued are closed (docs/network.md)',
+    parse: integer(1),
+    default: MAX_CONNECTIONS,
+  }),
+  'max-connections-per-ip': option({
+    value: 'N',
+    description: 'connections from one IP address at once; more are refused',
+    parse: integer(1),
+    default: PEER_LIMITS.connectionsPerIp,
+  }),
   mine: flag('produce blocks'),
   devnet: flag('use the separate local development chain'),
   'block-interval-ms': option({ value: 'N', description: 'block interval on the devnet', parse: integer(0), shown: '1000' }),
@@ -134,9 +172,14 @@ function announceAddress(text: string, name: string): string {
   return text;
 }
 
+function ipAddress(text: string, name: string): string {
+  if (isIP(text) === 0) throw new UsageError(`${name} takes an IPv4 or IPv6 address, got ${JSON.stringify(text)}`);
+  return text;
+}
+
 function bootstrapAddress(text: string, name: string): string {
   try {
-    parseBootstrapAddress(text);
+    parseBootstrapEntry(text);
   } catch (error) {
     throw new UsageError(`${name}: ${(error as Error).message}`);
   }
@@ -152,6 +195,7 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
   const certFile = values['ws-tls-cert'];
   const keyFile = values['ws-tls-key'];
   if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('--ws-tls-cert and --ws-tls-key go together');
+  if (values.mdns && values['no-mdns']) throw new UsageError('--mdns and --no-mdns contradict each other');
   const machine = probeCapacity();
   let params: ChainParams = MAINNET;
   if (values.devnet) {
@@ -167,6 +211,11 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
     port: values.port,
     p2pPort: values['p2p-port'],
     bootstrap: values.bootstrap,
+    listenHost: values['listen-host'] ?? null,
+    mdns: values.mdns || (values.devnet && !values['no-mdns']),
+    upnp: values.upnp,
+    maxConnections: values['max-connections'],
+    maxConnectionsPerIp: values['max-connections-per-ip'],
     mine: values.mine,
     params,
     hostPolicy: { allowImages: values['allow-image'], cpuCores: values['job-cores'] ?? machine.cpuCores, memMb: values['job-mem-mb'] ?? machine.memMb },
@@ -189,6 +238,21 @@ function hosting(config: NodeConfig, node: MeshNode<FullNodeServices>): string {
     config.capabilityRoots.length === 0 ? '' : `; tokens rooted at ${config.capabilityRoots.length} more key${config.capabilityRoots.length === 1 ? '' : 's'}`;
   if (allowImages.length === 0) return `hosts directed jobs only (no --allow-image)${roots}`;
   return `hosts ${allowImages.join(', ')} on ${cpuCores} cores, ${memMb} MiB; ${engine}${roots}`;
+}
+
+/** The mDNS service name: one per network, so that a devnet's nodes never meet the main network's. */
+function mdnsServiceOf(params: ChainParams): string {
+  const interval = params.network === MAINNET.network ? '' : `-${params.blockIntervalMs}ms`;
+  return `_${params.network}${interval}._udp.local`;
+}
+
+/** What a node without peers is told, with the commands that give it one. */
+function aloneAdvice(config: NodeConfig): string {
+  const mdns = config.mdns ? '' : '; on a local network, restart with --mdns';
+  return (
+    'To join a mesh, take an address of one of its nodes (a p2p line it printed at start, or `curl -s http://127.0.0.1:8844/bootstrap` on its machine) ' +
+    `and restart with --bootstrap <multiaddr>, or add it as a line of ${join(config.dataDir, BOOTSTRAP_FILE)}${mdns}.`
+  );
 }
 
 function log(line: string): void {
@@ -230,17 +294,38 @@ async function runNode(config: NodeConfig): Promise<number> {
             cert: await readFile(wsTls.certFile, 'utf8'),
             key: await readFile(wsTls.keyFile, 'utf8'),
           }));
-    const network = await starting(`cannot listen for peers on port ${config.p2pPort}`, () =>
+    const entries = [...new Set([...config.bootstrap, ...(await starting('cannot read the bootstrap list', () => readBootstrapFile(config.dataDir)))])];
+    const resolveEntries = (): Promise<string[]> =>
+      resolveBootstrap(entries, systemTxtLookup, (entry, reason) => log(`p2p: cannot resolve the bootstrap entry ${entry}: ${reason}`));
+    // The services exist once the network does: until then no peer ranks above another.
+    let ranks: ((node: Uint8Array) => PeerRank | null) | undefined;
+    const network = await starting(`cannot listen for peers on port ${config.p2pPort}`, async () =>
       startP2PNetwork({
         key: data.identity,
         port: config.p2pPort,
-        bootstrap: config.bootstrap,
+        ...(config.listenHost === null ? {} : { listenHost: config.listenHost }),
+        bootstrap: await resolveEntries(),
         announce: config.announce,
         log,
         ...(tls === undefined ? {} : { wsTls: tls }),
+        ...(config.mdns ? { mdnsService: mdnsServiceOf(config.params) } : {}),
+        upnp: config.upnp,
+        maxConnections: config.maxConnections,
+        connectionsPerIp: config.maxConnectionsPerIp,
+        rankPeer: (node) => ranks?.(node) ?? null,
       }),
     );
     closers.push(() => network.stop());
+    // /dnsaddr names are looked up again while the node is alone: their records may have changed.
+    if (entries.some((e) => e.includes('/dnsaddr/'))) {
+      const again = systemClock.setInterval(() => {
+        if (network.peers().length > 0) return;
+        void resolveEntries().then((found) => {
+          for (const address of found) network.libp2p.dial(multiaddr(address)).catch(() => {});
+        });
+      }, ALONE_REPORT_MS);
+      closers.push(async () => again.cancel());
+    }
     const node = await MeshNode.create({
       chain,
       network,
@@ -265,8 +350,10 @@ async function runNode(config: NodeConfig): Promise<number> {
         doppelgangerWaitMs: DOPPELGANGER_WAIT_BLOCKS * config.params.blockIntervalMs,
         tunnel: { sockets: nodeTunnelSockets },
         pings: { intervalMs: config.pingIntervalMs },
+        alone: { advice: aloneAdvice(config) },
       }),
     });
+    ranks = (peer) => node.services.peerRanks.rank(peer);
     await node.start();
     closers.push(() => node.stop());
     // The wallet page and, for this machine only, the operator's page ride on the same port:

@@ -3,12 +3,17 @@
  * reach the mesh through this host, the bootstrap peers, and the node's seed as its libp2p key.
  * Everything else (gossip, requests, penalties) is the runtime-neutral core/net/libp2p-network.ts.
  */
+import { isIPv6 } from 'node:net';
 import { bootstrap } from '@libp2p/bootstrap';
 import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
+import type { PeerDiscovery, PeerInfo } from '@libp2p/interface';
+import { type MulticastDNSComponents, mdns } from '@libp2p/mdns';
 import { tcp } from '@libp2p/tcp';
+import { uPnPNAT } from '@libp2p/upnp-nat';
 import { webSockets } from '@libp2p/websockets';
 import type { SigningKey } from '../core/crypto/ed25519.ts';
+import type { PeerRank } from '../core/net/connection-pruning.ts';
 import { Libp2pNetwork, parseBootstrapAddress } from '../core/net/libp2p-network.ts';
 import type { RpcLimits } from '../core/net/network.ts';
 
@@ -18,7 +23,7 @@ export interface P2POptions {
   readonly key: SigningKey;
   /** TCP port (0 picks one); WebSockets listen on the next port (or also a free one for 0). */
   readonly port: number;
-  /** Address to listen on (default all interfaces). */
+  /** Address to listen on (default all interfaces, IPv4 and IPv6). */
   readonly listenHost?: string;
   /** Multiaddrs with /p2p/<peer id> to join through; kept connected. */
   readonly bootstrap: readonly string[];
@@ -35,26 +40,74 @@ export interface P2POptions {
    * what peers and `/wallet/config.json` hand out when the node sits behind a proxy or a DNS name.
    */
   readonly announce?: readonly string[];
+  /** mDNS on the local network under this service name (`_mesh-devnet._udp.local`); none: no mDNS. */
+  readonly mdnsService?: string;
+  /** Ask the gateway (UPnP IGD or NAT-PMP) to forward the listening ports, and announce the mapped address. */
+  readonly upnp?: boolean;
+  /** Connections held at once, and from one IP address (core/net/connection-pruning.ts). */
+  readonly maxConnections?: number;
+  readonly connectionsPerIp?: number;
+  /** What the node knows a peer to be (a producer, one with jobs in flight) for the pruning order. */
+  readonly rankPeer?: (node: Uint8Array) => PeerRank | null;
+}
+
+/**
+ * The multiaddrs to listen on: TCP on `port` and WebSockets on `wsPort`, on `host` alone when given,
+ * else on every IPv4 and every IPv6 interface. Where the machine has no IPv6, libp2p starts on IPv4
+ * alone (its transport manager accepts IPv6 failing everywhere when IPv4 listens).
+ */
+export function listenAddresses(host: string | undefined, port: number, wsPort: number, ws: 'ws' | 'tls/ws'): string[] {
+  const hosts = host === undefined ? ['/ip4/0.0.0.0', '/ip6/::'] : [`/${isIPv6(host) ? 'ip6' : 'ip4'}/${host}`];
+  return hosts.flatMap((h) => [`${h}/tcp/${port}`, `${h}/tcp/${wsPort}/${ws}`]);
+}
+
+type DialingComponents = MulticastDNSComponents & {
+  readonly connectionManager: { openConnection(to: PeerInfo['multiaddrs']): Promise<unknown>; getConnections(peer: PeerInfo['id']): unknown[] };
+};
+
+/**
+ * mDNS discovery that dials what it finds: libp2p 3 dials no discovered peer by itself (the
+ * bootstrap module dials its own list), and mDNS only tells.
+ */
+function dialingMdns(serviceTag: string): (components: DialingComponents) => PeerDiscovery {
+  const discovery = mdns({ serviceTag });
+  return (components) => {
+    const found = discovery(components);
+    found.addEventListener('peer', (event) => {
+      const { id, multiaddrs } = event.detail;
+      if (multiaddrs.length === 0 || components.connectionManager.getConnections(id).length > 0) return;
+      components.connectionManager.openConnection(multiaddrs).catch(() => {
+        // Unreachable from here (another interface's address); asked again at the next answer.
+      });
+    });
+    return found;
+  };
 }
 
 /** Starts the node's libp2p network on TCP and WebSockets. */
 export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwork> {
   const bootstrapAddrs = options.bootstrap.map(parseBootstrapAddress);
-  const host = options.listenHost ?? '0.0.0.0';
   const wsPort = options.port === 0 ? 0 : options.port + 1;
   return Libp2pNetwork.start(
     {
       privateKey: await generateKeyPairFromSeed('Ed25519', options.key.exportSeed()),
       addresses: {
-        listen: [`/ip4/${host}/tcp/${options.port}`, `/ip4/${host}/tcp/${wsPort}/${options.wsTls ? 'tls/ws' : 'ws'}`],
+        listen: listenAddresses(options.listenHost, options.port, wsPort, options.wsTls ? 'tls/ws' : 'ws'),
         ...(options.announce !== undefined && options.announce.length > 0 ? { announce: [...options.announce] } : {}),
       },
       // The relay transport dials `/p2p-circuit` hints (directed placement through a relay).
       transports: [tcp(), webSockets(options.wsTls ? { https: { cert: options.wsTls.cert, key: options.wsTls.key } } : {}), circuitRelayTransport()],
       // Loopback and private addresses are how a devnet and a LAN mesh reach each other.
       connectionGater: { denyDialMultiaddr: () => false },
-      peerDiscovery: bootstrapAddrs.length > 0 ? [bootstrap({ list: bootstrapAddrs.map(String), timeout: 100 })] : [],
-      services: { relay: circuitRelayServer() },
+      peerDiscovery: [
+        ...(bootstrapAddrs.length > 0 ? [bootstrap({ list: bootstrapAddrs.map(String), timeout: 100 })] : []),
+        ...(options.mdnsService === undefined ? [] : [dialingMdns(options.mdnsService)]),
+      ],
+      services: {
+        relay: circuitRelayServer(),
+        // The gateway's answer is the confirmation: the mapped address is announced at once.
+        ...(options.upnp === true ? { upnp: uPnPNAT({ autoConfirmAddress: true }) } : {}),
+      },
     },
     {
       bootstrap: bootstrapAddrs,
@@ -62,6 +115,9 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
       ...(options.banThreshold === undefined ? {} : { banThreshold: options.banThreshold }),
       ...(options.banMs === undefined ? {} : { banMs: options.banMs }),
       ...(options.rpc === undefined ? {} : { rpc: options.rpc }),
+      ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
+      ...(options.connectionsPerIp === undefined ? {} : { connectionsPerIp: options.connectionsPerIp }),
+      ...(options.rankPeer === undefined ? {} : { rankPeer: options.rankPeer }),
     },
   );
 }

@@ -94,7 +94,23 @@ test('mesh with no command prints usage and exits 2', async () => {
 test('mesh node --help prints its options; a bad option is a usage error', async () => {
   const { code, stdout } = await runMesh(['node', '--help']);
   assert.equal(code, 0);
-  for (const option of ['--data-dir', '--host', '--port', '--p2p-port', '--bootstrap', '--mine', '--devnet', '--block-interval-ms', '--announce']) {
+  for (const option of [
+    '--data-dir',
+    '--host',
+    '--port',
+    '--p2p-port',
+    '--listen-host',
+    '--bootstrap',
+    '--mdns',
+    '--no-mdns',
+    '--upnp',
+    '--max-connections',
+    '--max-connections-per-ip',
+    '--mine',
+    '--devnet',
+    '--block-interval-ms',
+    '--announce',
+  ]) {
     assert.ok(stdout.includes(option), option);
   }
   for (const bad of [
@@ -108,6 +124,12 @@ test('mesh node --help prints its options; a bad option is a usage error', async
     ['--data-dir', ''],
     ['--announce', 'not-a-multiaddr'],
     ['--announce', '/ip4/127.0.0.1/tcp/1/p2p/12D3KooWLRPJAA5o6X4SyBCe9GYuBQm4FUkRHJuPAmjFCjQbAjTf'],
+    ['--listen-host', 'localhost'],
+    ['--listen-host', ''],
+    ['--mdns', '--no-mdns'],
+    ['--max-connections', '0'],
+    ['--max-connections-per-ip', 'many'],
+    ['--bootstrap', '/dnsaddr/'],
   ]) {
     const refused = await runMesh(['node', ...bad]);
     assert.equal(refused.code, 2, bad.join(' '));

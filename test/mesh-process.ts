@@ -34,6 +34,13 @@ export interface StartOptions {
   extraArgs?: string[];
   /** Variables added to this process's environment for the node (e.g. DOCKER_HOST of a test engine). */
   env?: Record<string, string>;
+  /**
+   * mDNS, on by default on a devnet, is off unless asked for: tests running at once on one machine
+   * would otherwise find each other's nodes.
+   */
+  mdns?: boolean;
+  /** A network namespace to run the node in (`ip netns exec`, as root). */
+  netns?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -63,9 +70,11 @@ export async function startNode(options: StartOptions = {}): Promise<MeshProcess
     String(options.blockIntervalMs ?? 250),
     ...(options.mine ? ['--mine'] : []),
     ...(options.bootstrap ?? []).flatMap((b) => ['--bootstrap', b]),
+    options.mdns === true ? '--mdns' : '--no-mdns',
     ...(options.extraArgs ?? []),
   ];
-  const child = spawn(NODE, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+  const [program, argv] = options.netns === undefined ? [NODE, args] : ['ip', ['netns', 'exec', options.netns, NODE, ...args]];
+  const child = spawn(program, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
   running.add(child);
   child.once('exit', () => running.delete(child));
   let stdout = '';

@@ -25,6 +25,7 @@ import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p
 import { toHex } from '../encoding/hex.ts';
 import { messageOf } from '../errors.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
+import { connectionsToPrune, MAX_CONNECTIONS, type PeerRank } from './connection-pruning.ts';
 import { InvalidAddressError, MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
 import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './gossip-scoring.ts';
 import { Libp2pPeerStream } from './libp2p-stream.ts';
@@ -71,6 +72,15 @@ export interface Libp2pNetworkOptions {
   readonly clock?: Clock;
   /** Requests in flight per peer and protocol, and the serving side's deadlines (DEFAULT_RPC_LIMITS). */
   readonly rpc?: Partial<RpcLimits>;
+  /** Connections held at once before the pruning order closes some (MAX_CONNECTIONS). */
+  readonly maxConnections?: number;
+  /** Connections from one IP address at once (PEER_LIMITS.connectionsPerIp). */
+  readonly connectionsPerIp?: number;
+  /**
+   * What the host knows a peer to be (a producer, one with jobs in flight), null for nothing;
+   * bootstrap peers and relays holding this node's reservations are `needed` without it.
+   */
+  readonly rankPeer?: (node: Uint8Array) => PeerRank | null;
 }
 
 type Services = { pubsub: GossipSub; ping: Ping };
@@ -97,6 +107,11 @@ const GOSSIP_CHECK_MS = 5_000;
 // How often, and how long at most, a joined peer is checked for this node's gossip stream to it.
 const JOIN_POLL_MS = 10;
 const JOIN_WAIT_MS = 3_000;
+// libp2p admits this many connections past the limit, so that the pruning order, not the order of
+// arrival, chooses which go.
+const PRUNE_HEADROOM = 8;
+// Peers libp2p keeps connected (circuit-relay's tag on a relay holding a reservation of this node).
+const KEEP_ALIVE_TAG_PREFIX = 'keep-alive';
 
 // The first byte of an answer frame (docs/network.md, "Request and response").
 const ANSWER = { ok: 0, failed: 1, requestTooLarge: 2, responseTooLarge: 3, busy: 4 } as const;
@@ -161,6 +176,8 @@ export class Libp2pNetwork implements Network {
   readonly #banMs: number;
   readonly #clock: Clock;
   readonly #rpc: RpcLimits;
+  readonly #maxConnections: number;
+  readonly #rankPeer: ((node: Uint8Array) => PeerRank | null) | undefined;
   /** Requests being served, by requester and protocol id. */
   readonly #serving = new Map<string, number>();
   #reconnect: Timer | undefined;
@@ -179,6 +196,8 @@ export class Libp2pNetwork implements Network {
     this.#banMs = options.banMs ?? BAN_MS;
     this.#clock = options.clock ?? systemClock;
     this.#rpc = rpcLimitsOf(options.rpc);
+    this.#maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
+    this.#rankPeer = options.rankPeer;
   }
 
   /** Starts libp2p from the host's configuration with the mesh's protocols added. */
@@ -199,6 +218,7 @@ export class Libp2pNetwork implements Network {
     const libp2p = await createLibp2p({
       ...host,
       connectionManager: {
+        maxConnections: (options.maxConnections ?? MAX_CONNECTIONS) + PRUNE_HEADROOM,
         maxIncomingPendingConnections: PEER_LIMITS.pendingConnections,
         inboundConnectionThreshold: PEER_LIMITS.connectionsPerIpPerSecond,
         ...host.connectionManager,
@@ -211,9 +231,10 @@ export class Libp2pNetwork implements Network {
         denyInboundConnection: async (maConn) => {
           if ((await host.connectionGater?.denyInboundConnection?.(maConn)) === true) return true;
           const ip = ipOf(maConn.remoteAddr);
-          if (ip === null || connectionsFrom(ip) < PEER_LIMITS.connectionsPerIp) return false;
+          const perIp = options.connectionsPerIp ?? PEER_LIMITS.connectionsPerIp;
+          if (ip === null || connectionsFrom(ip) < perIp) return false;
           // At most connectionsPerIpPerSecond lines a second from one address: libp2p's rate limit comes first.
-          options.log?.(`p2p: refusing a connection from ${ip} (connections-per-ip: ${PEER_LIMITS.connectionsPerIp} open)`);
+          options.log?.(`p2p: refusing a connection from ${ip} (connections-per-ip: ${perIp} open)`);
           return true;
         },
         // A NodeId is an Ed25519 key: other key types cannot be mesh nodes.
@@ -269,6 +290,37 @@ export class Libp2pNetwork implements Network {
     });
     this.#reconnect = this.#clock.setInterval(() => void this.#keepBootstrapped(), RECONNECT_MS);
     this.#watchGossipStreams();
+    this.libp2p.addEventListener('connection:open', () => void this.#prune());
+  }
+
+  // Past the connection limit, closes connections in the pruning order (connection-pruning.ts).
+  async #prune(): Promise<void> {
+    const open = this.libp2p.getConnections().filter((c) => c.status === 'open');
+    if (open.length <= this.#maxConnections) return;
+    const bootstrap = new Set(this.#bootstrap.map((ma) => ma.getComponents().findLast((c) => c.name === 'p2p')?.value));
+    const ranked = await Promise.all(
+      open.map(async (connection) => ({
+        connection,
+        rank: await this.#rankOf(connection.remotePeer, bootstrap),
+        direction: connection.direction,
+        openedAt: connection.timeline.open,
+      })),
+    );
+    for (const { connection, rank } of connectionsToPrune(ranked, this.#maxConnections)) {
+      this.#log(`p2p: closing the connection to ${connection.remotePeer.toString()} (${rank}; max-connections: ${this.#maxConnections})`);
+      void connection.close().catch((error: unknown) => connection.abort(error instanceof Error ? error : new Error(String(error))));
+    }
+  }
+
+  async #rankOf(peer: PeerId, bootstrap: ReadonlySet<string | undefined>): Promise<PeerRank> {
+    if (bootstrap.has(peer.toString())) return 'needed';
+    const tags = await this.libp2p.peerStore.get(peer).then(
+      (p) => [...p.tags.keys()],
+      () => [],
+    );
+    if (tags.some((tag) => tag.startsWith(KEEP_ALIVE_TAG_PREFIX))) return 'needed';
+    const node = nodeIdOf(peer);
+    return (node === null ? null : this.#rankPeer?.(node)) ?? 'other';
   }
 
   // Gossipsub opens its stream to a peer once per connection and never again: when the stream

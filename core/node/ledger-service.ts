@@ -20,6 +20,7 @@ import type { Startable } from '../lifecycle.ts';
 import { type Recipient, recipientNode } from '../names/names.ts';
 import { type GossipMessage, TOPICS, type Verdict } from '../net/network.ts';
 import type { Flow, Unsubscribe } from '../web/sse.ts';
+import { DEFAULT_ALONE_ADVICE } from './alone-service.ts';
 import type { NodeComponents } from './node.ts';
 
 /**
@@ -42,6 +43,10 @@ export interface NodeStatus extends LedgerStatus {
    */
   unbond_release_secs: number | null;
   production: ProductionStatus;
+  /** Peers connected now. */
+  peers: number;
+  /** While the node has no peers, what to do about it (the advice it logs once a minute); null otherwise. */
+  alone: string | null;
 }
 
 /** GET /health, /status and /bootstrap. */
@@ -95,6 +100,7 @@ export interface ChainService {
  */
 export type ChainComponents = Pick<NodeComponents, 'nodeId' | 'key' | 'chain' | 'mempool' | 'own' | 'txFeed' | 'network' | 'log'> & {
   readonly producer?: { readonly producer: { readonly halted: { readonly reason: string } | null } };
+  readonly alone?: { readonly advice: string };
 };
 
 export class LedgerFeature implements ChainService, NodeInfoService, Startable {
@@ -122,7 +128,17 @@ export class LedgerFeature implements ChainService, NodeInfoService, Startable {
     const ledger = ledgerStatus(this.#c.chain.state, this.#c.key.publicKey, tip.height);
     const release = ledger.unbond_release_height;
     const releaseSecs = release === null ? null : Math.floor((tip.timestampMs + (release - tip.height) * params.blockIntervalMs) / 1000);
-    return { node_id: this.nodeId, height: tip.height, difficulty: 0, ...ledger, unbond_release_secs: releaseSecs, production: this.#production() };
+    const peers = this.#c.network.peers().length;
+    return {
+      node_id: this.nodeId,
+      height: tip.height,
+      difficulty: 0,
+      ...ledger,
+      unbond_release_secs: releaseSecs,
+      production: this.#production(),
+      peers,
+      alone: peers > 0 ? null : (this.#c.alone?.advice ?? DEFAULT_ALONE_ADVICE),
+    };
   }
 
   #production(): ProductionStatus {

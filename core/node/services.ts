@@ -19,10 +19,12 @@ import { type SignalsFeature, signalsService } from '../signal/service.ts';
 import type { KeyValueStore } from '../store/kv.ts';
 import { type TunnelsFeature, tunnelsService } from '../tunnel/service.ts';
 import type { TunnelSockets } from '../tunnel/sockets.ts';
+import { type AloneInit, type AloneWatch, aloneService } from './alone-service.ts';
 import { productionService } from './block-producer.ts';
 import { type EvidenceFeature, evidenceService } from './evidence-service.ts';
 import { type LedgerFeature, ledgerService } from './ledger-service.ts';
 import type { ServiceFactories } from './node.ts';
+import { type PeerRanks, peerRanksService } from './peer-ranks.ts';
 import { type SyncFeature, type SyncInit, syncService } from './sync-service.ts';
 
 /** What a full node is set up with beyond its components. */
@@ -53,6 +55,8 @@ export interface FullNodeInit extends SyncInit {
   readonly pings?: Partial<PingSchedule>;
   /** The network graph's bounds and pace (default: netgraphLimitsFor the ping interval). */
   readonly netgraph?: Partial<NetgraphLimits>;
+  /** What a node without peers is told to do, once a minute (default DEFAULT_ALONE_ADVICE). */
+  readonly alone?: AloneInit;
 }
 
 export interface FullNodeServices {
@@ -70,6 +74,8 @@ export interface FullNodeServices {
   readonly jobs: JobMarket;
   readonly placement: PlacementFeature;
   readonly tunnels: TunnelsFeature;
+  readonly alone: AloneWatch;
+  readonly peerRanks: PeerRanks;
   /** Present with `mine`. */
   readonly producer?: ReturnType<ReturnType<typeof productionService>>;
   /** Present with `capacity`. */
@@ -93,6 +99,8 @@ export function fullNodeServices(init: FullNodeInit): ServiceFactories<FullNodeS
     jobs: jobsService(init.jobs),
     placement: placementService(init.placement),
     tunnels: tunnelsService(init.tunnel),
+    alone: aloneService(init.alone),
+    peerRanks: peerRanksService(),
     ...(init.mine
       ? {
           producer: productionService({
