@@ -16,8 +16,11 @@ export const RECENT_PRODUCER_BLOCKS = 360;
 
 const JOBS_IN_FLIGHT: ReadonlySet<JobStatus> = new Set<JobStatus>(['pending', 'running', 'awaiting_settlement']);
 const CHANNELS_IN_FLIGHT: ReadonlySet<ChannelStatus> = new Set<ChannelStatus>(['opening', 'open', 'closing']);
+// The peers with work in flight are listed again at most this often: a round of pruning asks for
+// every connected peer, and a stream of newcomers asks again and again.
+const NEEDED_FRESH_MS = 1_000;
 
-export type PeerRanksComponents = Pick<NodeComponents, 'nodeId' | 'chain' | 'log'> & {
+export type PeerRanksComponents = Pick<NodeComponents, 'nodeId' | 'chain' | 'clock'> & {
   readonly jobs: { listJobs(): JobSummary[] };
   readonly channels: { listChannels(): ChannelView[] };
 };
@@ -27,6 +30,7 @@ export class PeerRanks implements Startable {
   /** Producer (hex) → the height of its latest block on the main chain. */
   readonly #produced = new Map<string, number>();
   #unsubscribe: (() => void) | null = null;
+  #needed: { readonly at: number; readonly peers: ReadonlySet<string> } | null = null;
 
   constructor(components: PeerRanksComponents) {
     this.#c = components;
@@ -57,12 +61,24 @@ export class PeerRanks implements Startable {
   /** The peer's rank, or null when it is neither needed nor a recent producer. */
   rank(node: Uint8Array): PeerRank | null {
     const key = toHex(node);
-    const self = this.#c.nodeId;
-    const other = (a: string, b: string | null): string | null => (a === self ? b : a);
-    if (this.#c.jobs.listJobs().some((j) => JOBS_IN_FLIGHT.has(j.status) && other(j.payer, j.host) === key)) return 'needed';
-    if (this.#c.channels.listChannels().some((c) => CHANNELS_IN_FLIGHT.has(c.status) && other(c.payer, c.host) === key)) return 'needed';
+    if (this.#neededPeers().has(key)) return 'needed';
     const height = this.#produced.get(key);
     return height !== undefined && height > this.#c.chain.tip.height - RECENT_PRODUCER_BLOCKS ? 'producer' : null;
+  }
+  // The other side of each job and channel in flight.
+  #neededPeers(): ReadonlySet<string> {
+    const now = this.#c.clock.now();
+    if (this.#needed !== null && now - this.#needed.at < NEEDED_FRESH_MS) return this.#needed.peers;
+    const self = this.#c.nodeId;
+    const peers = new Set<string>();
+    const add = (payer: string, host: string | null): void => {
+      const other = payer === self ? host : payer;
+      if (other !== null) peers.add(other);
+    };
+    for (const j of this.#c.jobs.listJobs()) if (JOBS_IN_FLIGHT.has(j.status)) add(j.payer, j.host);
+    for (const c of this.#c.channels.listChannels()) if (CHANNELS_IN_FLIGHT.has(c.status)) add(c.payer, c.host);
+    this.#needed = { at: now, peers };
+    return peers;
   }
 }
 
