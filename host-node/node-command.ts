@@ -110,7 +110,7 @@ const nodeOptions = {
   upnp: flag('ask the gateway (UPnP or NAT-PMP) to forward the p2p ports, and announce the mapped address'),
   'max-connections': option({
     value: 'N',
-    description: 'connections held at once; past it the least valued are closed (docs/network.md)',
+    description: 'connections held at once; past it the least valued are closed',
     parse: integer(1),
     default: MAX_CONNECTIONS,
   }),

@@ -1,6 +1,7 @@
 /**
- * The Node host's libp2p: TCP and WebSockets listeners, a circuit-relay v2 server so browsers can
- * reach the mesh through this host, the bootstrap peers, and the node's seed as its libp2p key.
+ * The Node host's libp2p: TCP and WebSockets listeners on IPv4 and IPv6, a circuit-relay v2 server so
+ * browsers can reach the mesh through this host, the bootstrap peers, mDNS and UPnP port mapping
+ * where asked, and the node's seed as its libp2p key.
  * Everything else (gossip, requests, penalties) is the runtime-neutral core/net/libp2p-network.ts.
  */
 import { isIPv6 } from 'node:net';
