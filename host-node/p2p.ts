@@ -41,7 +41,7 @@ export interface P2POptions {
    * what peers and `/wallet/config.json` hand out when the node sits behind a proxy or a DNS name.
    */
   readonly announce?: readonly string[];
-  /** mDNS on the local network under this service name (`_mesh-devnet._udp.local`); none: no mDNS. */
+  /** mDNS on the local network under this service name (`_mesh-devnet-1000ms._udp.local`); none: no mDNS. */
   readonly mdnsService?: string;
   /** Ask the gateway (UPnP IGD or NAT-PMP) to forward the listening ports, and announce the mapped address. */
   readonly upnp?: boolean;
