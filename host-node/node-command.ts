@@ -45,7 +45,7 @@ export interface NodeConfig {
   readonly listenHost: string | null;
   /** mDNS on the local network (on by default on a devnet). */
   readonly mdns: boolean;
-  /** Port mapping through the gateway (UPnP IGD or NAT-PMP). */
+  /** Port mapping through the gateway (UPnP IGD). */
   readonly upnp: boolean;
   /** Connections held at once, and from one IP address. */
   readonly maxConnections: number;
@@ -107,7 +107,7 @@ const nodeOptions = {
   }),
   mdns: flag('find peers on the local network by mDNS (the default on a devnet)'),
   'no-mdns': flag('no mDNS, on a devnet too'),
-  upnp: flag('ask the gateway (UPnP or NAT-PMP) to forward the p2p ports, and announce the mapped address'),
+  upnp: flag('ask the gateway (UPnP IGD) to forward the p2p ports, and announce the mapped address'),
   'max-connections': option({
     value: 'N',
     description: 'connections held at once; past it the least valued are closed',

@@ -43,7 +43,7 @@ export interface P2POptions {
   readonly announce?: readonly string[];
   /** mDNS on the local network under this service name (`_mesh-devnet-1000ms._udp.local`); none: no mDNS. */
   readonly mdnsService?: string;
-  /** Ask the gateway (UPnP IGD or NAT-PMP) to forward the listening ports, and announce the mapped address. */
+  /** Ask the gateway (UPnP IGD) to forward the listening ports, and announce the mapped address. */
   readonly upnp?: boolean;
   /** Connections held at once, and from one IP address (core/net/connection-pruning.ts). */
   readonly maxConnections?: number;

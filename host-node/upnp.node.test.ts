@@ -1,6 +1,6 @@
 /**
  * --upnp where no gateway answers (this machine, CI): the node starts, listens and stops as without
- * it. Mapping itself needs a UPnP or NAT-PMP gateway, which no test here has (docs/network.md).
+ * it. Mapping itself needs a UPnP gateway, which no test here has (docs/network.md).
  */
 import { assert } from 'chai';
 import { SigningKey } from '../core/crypto/ed25519.ts';
