@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { multiaddr } from '@multiformats/multiaddr';
 import { createNodeApi, MAX_STREAMS, MAX_STREAMS_PER_CLIENT } from '../core/api/handler.ts';
 import { Chain } from '../core/chain/chain.ts';
@@ -251,7 +251,7 @@ function aloneAdvice(config: NodeConfig): string {
   const mdns = config.mdns ? '' : '; on a local network, restart with --mdns';
   return (
     'To join a mesh, take an address of one of its nodes (a p2p line it printed at start, or `curl -s http://127.0.0.1:8844/bootstrap` on its machine) ' +
-    `and restart with --bootstrap <multiaddr>, or add it as a line of ${join(config.dataDir, BOOTSTRAP_FILE)}${mdns}.`
+    `and restart with --bootstrap <multiaddr>, or add it as a line of ${resolve(config.dataDir, BOOTSTRAP_FILE)}${mdns}.`
   );
 }
 
