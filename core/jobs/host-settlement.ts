@@ -8,6 +8,7 @@ import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
 import { settlementBytes } from '../ledger/tx.ts';
 import { JobError } from './errors.ts';
+import { hostEnded } from './host-machine.ts';
 import { type HostSide, shortId } from './host-side.ts';
 import { type HostJobRecord, statusOf } from './record.ts';
 import { decodeSpec } from './spec.ts';
@@ -49,7 +50,7 @@ export class HostSettlement {
     if (!(await verify(fromHex(record.payer, 32), message, payerSig))) {
       throw new JobError('bad-signature', 'payer_sig does not verify over the v2 settlement of this job, this host and this cost');
     }
-    if (record.finishedMs === null) throw new JobError('wrong-state', `the job is ${statusOf(record.state)}; it settles once its container has ended`);
+    if (!hostEnded(record)) throw new JobError('wrong-state', `the job is ${statusOf(record.state)}; it settles once its container has ended`);
     if (record.cost !== null) throw new JobError('wrong-state', 'the job is settled already');
     await this.#side.step(record.jobId, { kind: 'settle-signed', cost, payerSig });
   }
