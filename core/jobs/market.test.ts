@@ -20,7 +20,7 @@ import { FakeExecutor } from './executor.test-util.ts';
 import { ExecutorError } from './executor.ts';
 import type { JobsConfig } from './market.ts';
 import { START_WAIT_MS } from './payer-machine.ts';
-import { encodeSpec, specHash, specOf } from './spec.ts';
+import { encodeSpec, settleCost, specHash, specOf } from './spec.ts';
 import type { JobRequest } from './types.ts';
 import { JOB_RPC, offerAnswerCodec, offerCodec, type ReportState, reportAnswerCodec, reportCodec } from './wire.ts';
 
@@ -119,6 +119,23 @@ test('jobs: a settle-billed job runs on the one host that takes it, and the co-s
     assert.equal(state.supply().burned - before, burnOf(cost));
     assert.equal(state.account(P.publicKey).balance, state.supply().emitted - cost);
     assert.lengthOf(executor.containers, 0, 'the ended container is removed');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: a job that ends at once still pays one second of its rate; the payer signs it', async () => {
+  const clock = testScheduler();
+  const executor = new FakeExecutor(clock);
+  const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
+  try {
+    const id = fromHex((await m.payer.services.jobs.bidJob(request())).job_id, 32);
+    await clock.until('the host runs it', () => executor.running.length === 1, 30_000);
+    executor.exit(executor.running[0]!.id, 0);
+    await clock.until('settled', () => m.payer.services.jobs.getJob(id)!.status === 'settled', 30_000);
+    // 10 credits for 60 s: one second is a sixtieth, rounded down.
+    assert.equal(m.payer.services.jobs.getJob(id)!.cost, ((10n * CREDIT) / 60n).toString());
+    assert.equal(m.payer.services.jobs.getJob(id)!.cost, settleCost(10n * CREDIT, 60, 0).toString());
   } finally {
     await m.stop();
   }

@@ -29,7 +29,7 @@ import type { JobBook } from './book.ts';
 import { JobError } from './errors.ts';
 import { type PayerEffect, type PayerEvent, payerTransition, START_WAIT_MS } from './payer-machine.ts';
 import { isFinal, newPayerRecord, type PayerJobRecord, statusOf } from './record.ts';
-import { billingCode, decodeSpec, encodeSpec, type JobSpec, specHash, specOf, termsProblems } from './spec.ts';
+import { billingCode, decodeSpec, encodeSpec, type JobSpec, settleCost, specHash, specOf, termsProblems } from './spec.ts';
 import { type JobRequest, type LogEvent, OUTPUT_TAIL_LINES, outputTail } from './types.ts';
 import {
   JOB_RPC,
@@ -433,20 +433,18 @@ export class JobPayer {
 
   /**
    * The most a host can be owed at the end, as the payer sees it. Settle billing: the bid in
-   * proportion to the time since the first offer went out (no host can have run the job longer),
-   * all of it at the job's duration. Heartbeat billing: one interval's rate, within what is locked.
+   * proportion to the time since the first offer went out (no host can have run the job longer), at
+   * least one second's worth, all of it at the job's duration. Heartbeat billing: one interval's
+   * rate, within what is locked.
    */
   #mostOwed(record: PayerJobRecord): bigint {
-    const bid = BigInt(record.bid);
     if (record.billing === 'heartbeat') {
       const job = this.#o.chain.state.job(fromHex(record.jobId, 32));
       if (job === undefined) return 0n;
       return job.rate < job.locked ? job.rate : job.locked;
     }
-    const spec = decodeSpecOf(record);
-    const full = spec.duration_secs * 1000;
     const since = this.#o.clock.now() - (record.firstOfferMs ?? record.createdAt * 1000);
-    return (bid * BigInt(Math.min(Math.max(0, since), full))) / BigInt(full);
+    return settleCost(BigInt(record.bid), decodeSpecOf(record).duration_secs, since);
   }
 
   // ---- the chain ----

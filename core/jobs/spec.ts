@@ -86,6 +86,18 @@ export function bidMismatch(spec: JobSpec, bid: TxOf<'JobBid'>): string | null {
   return null;
 }
 
+/** The least a job that ran is billed: one second of its bid's rate, so a host never runs a short job for nothing. */
+export const MIN_BILLED_MS = 1_000;
+
+/**
+ * Settle billing: the bid in proportion to the time the job ran, at least MIN_BILLED_MS and at most
+ * its duration (the whole bid), rounded down.
+ */
+export function settleCost(bid: bigint, durationSecs: number, ranMs: number): bigint {
+  const full = durationSecs * 1000;
+  return (bid * BigInt(Math.min(Math.max(ranMs, MIN_BILLED_MS), full))) / BigInt(full);
+}
+
 /** Blocks a settle-billed job must end before its bid may be expired (a margin for late blocks). */
 export const EXPIRY_MARGIN_BLOCKS = 60;
 
