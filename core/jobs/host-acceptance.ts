@@ -6,6 +6,7 @@
  */
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
+import { stopReason } from './host-machine.ts';
 import { type HostSide, shortId } from './host-side.ts';
 
 /** How long a host waits for its acceptance (and the bid) to reach a block before it gives the job up. */
@@ -24,6 +25,10 @@ export async function acceptJob(side: HostSide, jobId: string): Promise<string |
   let sent: Uint8Array | null = null;
   let seen = false;
   while (!side.stopped) {
+    const record = side.record(jobId);
+    // Stopped before this host said yes on the chain: it never will.
+    if (record === undefined || record.state.kind !== 'pending') return 'the job is no longer waiting to start here';
+    if (record.stopCause !== null && sent === null) return stopReason(record);
     const job = chain.state.job(id);
     if (job !== undefined) {
       seen = true;

@@ -104,7 +104,7 @@ export const EXPIRY_MARGIN_BLOCKS = 60;
 /**
  * What in a bid's terms no host takes: a heartbeat-billed bid that pays 0 per heartbeat (the
  * ledger's rate rounds down), and a settle-billed job that may run longer than its bid stays locked
- * (1,440 blocks, less a margin: the payer could expire it while it runs, and the host would never be paid).
+ * (1,440 blocks from its acceptance, less a margin: the payer could expire it while it runs, and the host would never be paid).
  */
 export function termsProblems(spec: JobSpec, bid: bigint, blockIntervalMs: number): string[] {
   if (spec.billing === BILLING_HEARTBEAT) {

@@ -268,6 +268,13 @@ test('mesh jobs stop answers 204 by job id, id prefix or container id; an unknow
   assert.equal((await mesh(['stop', 'a b'])).code, 2);
 });
 
+test('mesh jobs stop of a job no host started says its bid comes back, in credits', async () => {
+  const stopped = await mesh(['stop', '0b0b'], withJob({ status: 'pending', host: null, started_at: null, cost: null }));
+  assert.equal(stopped.code, 0, stopped.err);
+  assert.equal(stopped.err, `stopped ${JOB_ID}\nits bid of 1.5 credits is back in the free balance within 10 blocks of the bid (mesh status shows it)\n`);
+  assert.equal(node.jobs.jobCalls.at(-1)?.method, 'stopJob');
+});
+
 test('mesh jobs stop: the start of several job ids is exit 1, never taken for a container', async () => {
   const fake = new FakeNode();
   const twin = `0b0b${'f'.repeat(60)}`;

@@ -313,7 +313,8 @@ const logsCommand = command({
 });
 
 const stopCommand = command({
-  description: 'Stops a job at once (DELETE /jobs/:id): on its host, its container; on its payer, asks the host.',
+  description:
+    'Stops a job at once (DELETE /jobs/:id): on its host, its container; on its payer, asks the host. A job that had not started gives its bid back within 10 blocks.',
   options: clientOptions,
   positionals: { job: positional('job', 'the job id or its first characters, a container id or a container name (mesh-job-…)', stopRef) },
   run: async ({ options, args }, io) => {
@@ -321,14 +322,21 @@ const stopCommand = command({
     // The start of a job id names that job (several: which one?); anything else goes to the node as it is (a container).
     const ids = /^[0-9a-f]{1,63}$/.test(args.job) ? await jobIds(client) : [];
     const ref = ids.some((id) => id.startsWith(args.job)) ? uniqueId(ids, args.job, JOBS) : args.job;
+    const job = ids.includes(ref) ? await client.get<JobView>(`/jobs/${ref}`) : null;
     await client.delete(`/jobs/${ref}`);
     io.err(`stopped ${ref}\n`);
+    // Nothing ran: no host keeps the bid (docs/jobs.md "Accepted before it runs").
+    if (job?.role === 'payer' && job.status === 'pending' && job.started_at === null) {
+      const when = job.host === null ? 'within 10 blocks of the bid' : 'once its host, which had not started it, settles it at 0';
+      io.err(`its bid of ${inCredits(job.bid)} credits is back in the free balance ${when} (mesh status shows it)\n`);
+    }
     return EXIT.done;
   },
 });
 
 const expireCommand = command({
-  description: "Takes back the credits locked by a job's bid once 1,440 blocks have passed without a settlement (JobExpire); prints its transaction id.",
+  description:
+    "Takes back the credits locked by a job's bid (JobExpire): 10 blocks after the bid while no host accepted it (the node does this by itself for a job that ended unaccepted), else 1,440 blocks after the acceptance; prints its transaction id.",
   options: clientOptions,
   positionals: jobArg,
   run: async ({ options, args }, io) => {
