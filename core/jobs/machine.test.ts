@@ -115,6 +115,33 @@ test("job machine, payer: a host that is not the job's is told so; a job its hos
   }
 });
 
+test('job machine, payer: a job cancelled while its offer was out, whose host accepted it first, is stopped there and paid', () => {
+  let r = payerTransition(payerRecord(), { kind: 'offered', host: HOST, atMs: 0 }).record;
+  r = payerTransition(r, { kind: 'cancel' }).record;
+  assert.equal(statusOf(r.state), 'failed: cancelled by the payer before a host took it');
+  const running = payerTransition(r, {
+    kind: 'report',
+    host: HOST,
+    state: { state: 'Running', container_id: 'c1', started_ms: 1 },
+    atMs: 0,
+    lockOpen: true,
+    acceptedBy: HOST,
+  });
+  assert.equal(running.record.host, HOST);
+  assert.deepEqual(running.effects, [{ kind: 'stop-host' }, { kind: 'answer', placedHere: true }]);
+  const end = payerTransition(running.record, { kind: 'report', host: HOST, state: { ...ended, reason: 'stopped by the payer' }, atMs: 0, lockOpen: true, acceptedBy: HOST });
+  assert.deepEqual(
+    end.effects.map((e) => e.kind),
+    ['fetch-tail', 'weigh-cost', 'answer'],
+    'what it ran is weighed, and signed within what it can have earned',
+  );
+  assert.deepEqual(
+    payerTransition(r, { kind: 'report', host: HOST, state: { state: 'Running', container_id: 'c1', started_ms: 1 }, atMs: 0, lockOpen: true }).effects,
+    [{ kind: 'answer', placedHere: false }],
+    "without an acceptance on the chain, a cancelled job is no host's",
+  );
+});
+
 test('job machine, payer: the chain gives the job to the host whose acceptance is in a block', () => {
   let r = payerTransition(payerRecord(), { kind: 'offered', host: OTHER, atMs: 0 }).record;
   r = payerTransition(r, { kind: 'offered', host: HOST, atMs: 0 }).record;

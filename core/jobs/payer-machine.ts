@@ -14,6 +14,7 @@
  * | not final       | reserved-refused                      | failed: refused         |                                  |
  * | not final       | give-up (queue time, host unreachable)| failed: reason          |                                  |
  * | not final       | report NotStarted (its host)          | failed                  | sign 0 (releases the bid)        |
+ * | any             | report (host accepted on the chain)   | placed with that host   | stop-host (when given up on)     |
  * | pending         | report Running                        | running                 | answer                           |
  * | not final       | report Ended                          | awaiting_settlement or failed | fetch-tail, weigh-cost     |
  * | any             | cost-asked (within what is owed)      | same                    | sign                             |
@@ -65,6 +66,8 @@ export type PayerEffect =
   | { readonly kind: 'fetch-tail' }
   | { readonly kind: 'weigh-cost'; readonly cost: bigint }
   | { readonly kind: 'sign'; readonly cost: bigint }
+  /** Ask the job's host to stop it (a job the payer gave up on that a host's acceptance won). */
+  | { readonly kind: 'stop-host' }
   | { readonly kind: 'log'; readonly line: string };
 
 type PayerStep = Step<PayerJobRecord, PayerEffect>;
@@ -159,13 +162,23 @@ function onReport(record: PayerJobRecord, event: Extract<PayerEvent, { kind: 're
   const here: PayerEffect = { kind: 'answer', placedHere: true };
   let next = record;
   const effects: PayerEffect[] = [];
-  // The chain says whose the job is: the host whose acceptance is in a block.
-  const chainSays = acceptedBy === host && next.host !== host && !isFinal(next.state);
-  if (chainSays || (next.host === null && next.unanswered.includes(host))) {
+  if (acceptedBy === host && next.host !== host) {
+    // The chain says whose the job is: the host whose acceptance is in a block, even one the payer
+    // gave up on meanwhile (cancelled while the offer was out). That host is paid for what it ran,
+    // and a job given up on is stopped there.
+    if (isFinal(next.state)) {
+      next = { ...next, host, unanswered: next.unanswered.filter((h) => h !== host) };
+      if (state.state === 'Running') effects.push({ kind: 'stop-host' });
+    } else {
+      const step = placed(next, host);
+      next = step.record;
+      effects.push(...step.effects);
+    }
+  } else if (next.host === null && next.unanswered.includes(host)) {
     // Before its answer to the offer: it could not start it; the offer counts as refused.
-    if (!chainSays && state.state === 'NotStarted') return { record: refuse(next, host, [state.reason], atMs), effects: [here] };
+    if (state.state === 'NotStarted') return { record: refuse(next, host, [state.reason], atMs), effects: [here] };
     // A host whose offer is unanswered may have taken it: it gets the job if nobody else has it.
-    if (chainSays || next.state.kind === 'pending') {
+    if (next.state.kind === 'pending') {
       const step = placed(next, host);
       next = step.record;
       effects.push(...step.effects);

@@ -199,8 +199,13 @@ export class JobPayer {
       return;
     }
     if (record.finishedMs !== null || record.state.kind === 'failed') return;
-    const answer = await this.#o.network.request(fromHex(record.host, 32), JOB_RPC.stop, encode(stopRequestCodec, { job_id: fromHex(record.jobId, 32) }));
-    if (!decode(stopAnswerCodec, answer).stopped) this.#o.log(`jobs: the host of ${record.jobId.slice(0, 16)}… does not know it`);
+    await this.#askStop(record.jobId, record.host);
+  }
+
+  /** jobs.stop to the job's host. */
+  async #askStop(jobId: string, host: string): Promise<void> {
+    const answer = await this.#o.network.request(fromHex(host, 32), JOB_RPC.stop, encode(stopRequestCodec, { job_id: fromHex(jobId, 32) }));
+    if (!decode(stopAnswerCodec, answer).stopped) this.#o.log(`jobs: the host of ${jobId.slice(0, 16)}… does not know it`);
   }
 
   /**
@@ -265,6 +270,13 @@ export class JobPayer {
       if (effect.kind === 'log') this.#o.log(effect.line);
       else if (effect.kind === 'place') this.#place(jobId);
       else if (effect.kind === 'start-wait') this.#awaitStart(jobId, effect.host);
+      else if (effect.kind === 'stop-host') {
+        const host = this.#record(jobId)?.host ?? null;
+        const stop = (): void =>
+          void this.#askStop(jobId, host!).catch((error: unknown) => this.#o.log(`jobs: stopping ${jobId.slice(0, 16)}…: ${String(error)}`));
+        // After the answer that tells the host the job is its own.
+        if (host !== null) this.#o.clock.setTimeout(stop, 0);
+      }
       else rest.push(effect);
     }
     return rest;
