@@ -462,7 +462,8 @@ test('failures: memory limit, duration, stopped by the payer, stopped on the hos
   const taken = await fetch(`${host.url}/jobs/${cancelled}`);
   const ran = taken.status === 200 && (await jobWhen(host, cancelled, 'ended', (v) => v.status.startsWith('failed'), 15_000)).started_at !== null;
   if (ran) {
-    const { paid, hosted } = { paid: await jobWhen(payer, cancelled, 'paid', (v) => v.cost !== null), hosted: await jobWhen(host, cancelled, 'paid', (v) => v.cost !== null) };
+    const paid = await jobWhen(payer, cancelled, 'paid', (v) => v.cost !== null);
+    const hosted = await jobWhen(host, cancelled, 'paid', (v) => v.cost !== null);
     assert.equal(hosted.status, 'failed: stopped by the payer');
     assert.equal(paid.host, host.nodeId, 'the host whose acceptance is in a block has the job');
     assert.equal(paid.cost, hosted.cost, 'and is paid what it ran');

@@ -129,7 +129,14 @@ test('job machine, payer: a job cancelled while its offer was out, whose host ac
   });
   assert.equal(running.record.host, HOST);
   assert.deepEqual(running.effects, [{ kind: 'stop-host' }, { kind: 'answer', placedHere: true }]);
-  const end = payerTransition(running.record, { kind: 'report', host: HOST, state: { ...ended, reason: 'stopped by the payer' }, atMs: 0, lockOpen: true, acceptedBy: HOST });
+  const end = payerTransition(running.record, {
+    kind: 'report',
+    host: HOST,
+    state: { ...ended, reason: 'stopped by the payer' },
+    atMs: 0,
+    lockOpen: true,
+    acceptedBy: HOST,
+  });
   assert.deepEqual(
     end.effects.map((e) => e.kind),
     ['fetch-tail', 'weigh-cost', 'answer'],

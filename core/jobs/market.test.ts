@@ -300,7 +300,10 @@ test('jobs: the manual settlement checks the job, the signature and the cost', a
 test("jobs: a launch failure on its host fails the job with the engine's words, and a settlement of 0 frees the bid at once", async () => {
   const clock = testScheduler();
   const broken = new FakeExecutor(clock);
-  broken.failRun = new ExecutorError('start-failed', 'runc create failed: unable to start container process: error setting rlimit type 7: operation not permitted');
+  broken.failRun = new ExecutorError(
+    'start-failed',
+    'runc create failed: unable to start container process: error setting rlimit type 7: operation not permitted',
+  );
   const m = await mesh(clock, [{ key: H, jobs: { executor: broken, policy: POLICY } }]);
   try {
     const { payer } = m;

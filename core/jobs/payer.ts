@@ -276,8 +276,7 @@ export class JobPayer {
           void this.#askStop(jobId, host!).catch((error: unknown) => this.#o.log(`jobs: stopping ${jobId.slice(0, 16)}…: ${String(error)}`));
         // After the answer that tells the host the job is its own.
         if (host !== null) this.#o.clock.setTimeout(stop, 0);
-      }
-      else rest.push(effect);
+      } else rest.push(effect);
     }
     return rest;
   }

@@ -1,9 +1,9 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
+import { CREDIT } from '../encoding/amount.ts';
 import { isImageReference, normalizeImage } from './image.ts';
 import { LogBuffer } from './log-buffer.ts';
 import { entryWithin, imageAllowed, refusalsOf } from './policy.ts';
-import { CREDIT } from '../encoding/amount.ts';
 import { bidMismatch, decodeSpec, encodeSpec, MIN_BILLED_MS, settleCost, specHash, specOf, specProblem } from './spec.ts';
 import type { JobRequest } from './types.ts';
 

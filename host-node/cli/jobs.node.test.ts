@@ -5,8 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { BOB, CONTAINER_ID, EXPIRE_TX_ID, FakeNode, JOB, JOB_ID } from '../../core/api/fake-node.test-util.ts';
 import type { JobRequest, JobStatus, JobView } from '../../core/jobs/types.ts';
 import { type FakeApi, serveFakeApi } from './fake-api.test-util.ts';
@@ -103,8 +103,26 @@ test("mesh jobs run --follow says while the job waits where it is and each host'
   const set = (change: Partial<JobView>): void => void fake.jobs.jobs.set(JOB_ID, { ...fake.jobs.jobs.get(JOB_ID)!, ...change });
   const long = `image not allowed: docker.io/library/${'x'.repeat(120)}`;
   setTimeout(() => set({ refusals: [{ host: A, reason: 'needs 4 cores, 2 free', at: 1 }] }), 300);
-  setTimeout(() => set({ refusals: [{ host: A, reason: 'needs 4 cores, 2 free', at: 1 }, { host: B, reason: long, at: 2 }] }), 1_300);
-  setTimeout(() => set({ refusals: [{ host: A, reason: 'needs 4 cores, 1 free', at: 3 }, { host: B, reason: long, at: 2 }] }), 2_300);
+  setTimeout(
+    () =>
+      set({
+        refusals: [
+          { host: A, reason: 'needs 4 cores, 2 free', at: 1 },
+          { host: B, reason: long, at: 2 },
+        ],
+      }),
+    1_300,
+  );
+  setTimeout(
+    () =>
+      set({
+        refusals: [
+          { host: A, reason: 'needs 4 cores, 1 free', at: 3 },
+          { host: B, reason: long, at: 2 },
+        ],
+      }),
+    2_300,
+  );
   setTimeout(() => {
     set({ status: 'failed: no host took the job within 600 s (2 hosts asked)' });
     for (const follower of fake.jobs.logFollowers) follower.end();
@@ -120,7 +138,10 @@ test("mesh jobs run --follow says while the job waits where it is and each host'
     `  ${B.slice(0, 16)}: ${long.slice(0, 100 - 20 - 1)}…`,
     `  ${A.slice(0, 16)}: needs 4 cores, 1 free`,
   ]);
-  assert.ok(lines.every((line) => line.length <= 100 || line.includes(long)), 'the lines as it waits fit 100 columns');
+  assert.ok(
+    lines.every((line) => line.length <= 100 || line.includes(long)),
+    'the lines as it waits fit 100 columns',
+  );
   // It ends with every host's reason, whole, then the outcome.
   assert.match(run.err, new RegExp(`refused by 2 hosts:\n  ${A.slice(0, 16)}  \\S+  needs 4 cores, 1 free\n  ${B.slice(0, 16)}  \\S+  ${long}\n`));
   assert.match(run.err, /job 0b0b0b0b0b0b0b0b failed: no host took the job within 600 s \(2 hosts asked\)\n$/);
