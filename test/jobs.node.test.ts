@@ -101,6 +101,7 @@ interface View extends Summary {
   finished_at: number | null;
   heartbeats: { count: number; paid: string } | null;
   output_tail: LogEvent[];
+  refusals: { host: string; reason: string; at: number }[];
 }
 
 interface TxRow {
@@ -172,6 +173,7 @@ async function call(node: MeshProcess, method: string, path: string, body?: unkn
 }
 
 interface Bid {
+  image?: string;
   cmd?: string[];
   cpu_cores?: number;
   mem_mb?: number;
@@ -452,18 +454,23 @@ test('failures: memory limit, duration, stopped by the payer, stopped on the hos
   }
   assert.equal((await job(host, byHost)).container_id, containerId);
 
-  // The cancelled job was never placed: a host that took the offer is told so and stops it at once.
+  // Cancelled while its offer was out. Either the host's acceptance reached a block first: the job is
+  // the host's, the payer stops it there and pays what it ran; or no host accepted it, and its bid
+  // comes back 10 blocks after it.
   const withdrawn = await job(payer, cancelled);
   assert.equal(withdrawn.status, 'failed: cancelled by the payer before a host took it');
-  assert.equal(withdrawn.host, null);
-  assert.equal(withdrawn.cost, null, 'nothing is settled: the bid stays locked until the payer expires it');
   const taken = await fetch(`${host.url}/jobs/${cancelled}`);
-  if (taken.status === 200) {
-    const hosted = await jobWhen(host, cancelled, 'ended', (v) => v.finished_at !== null, 15_000);
-    assert.equal(hosted.status, 'failed: the payer placed the job with another host');
+  const ran = taken.status === 200 && (await jobWhen(host, cancelled, 'ended', (v) => v.status.startsWith('failed'), 15_000)).started_at !== null;
+  if (ran) {
+    const paid = await jobWhen(payer, cancelled, 'paid', (v) => v.cost !== null);
+    const hosted = await jobWhen(host, cancelled, 'paid', (v) => v.cost !== null);
+    assert.equal(hosted.status, 'failed: stopped by the payer');
+    assert.equal(paid.host, host.nodeId, 'the host whose acceptance is in a block has the job');
+    assert.equal(paid.cost, hosted.cost, 'and is paid what it ran');
     assert.ok(hosted.finished_at! - hosted.started_at! <= 5 + 10, `ran ${hosted.finished_at! - hosted.started_at!} s`);
   } else {
-    assert.equal(taken.status, 404);
+    assert.equal(withdrawn.host, null);
+    await waitFor('its bid is taken back', async () => (await status(payer)).locked_bids === '0', 30_000);
   }
   assert.deepEqual(await containers({ 'mesh.job': cancelled }), [], 'no container of the cancelled job is left');
 });
@@ -649,6 +656,37 @@ test('bad input on every route gets its 4xx, and starts no container', async () 
   assert.equal((await containers({ 'mesh.node': host.nodeId })).length, countBefore);
   assert.equal((await getJson<Summary[]>(payer, '/jobs')).length, jobsBefore, 'no job was bid');
   assert.equal((await job(host, ended)).cost, firstJob.cost, 'the settled job is untouched');
+});
+
+test('a job no host takes, stopped, gives its bid back within 10 blocks of the bid, by itself', async () => {
+  const before = await status(payer);
+  assert.equal(before.locked_bids, '0', 'every earlier job has settled or given its bid back');
+  const id = await bid({ image: 'localhost/not-allowed:1' });
+  await jobWhen(payer, id, 'refused', (v) => v.refusals.some((r) => r.host === host.nodeId && r.reason.includes('image not allowed')));
+  await waitFor('the bid is locked while the job waits', async () => (await status(payer)).locked_bids !== '0', 10_000);
+  assert.equal((await call(payer, 'DELETE', `/jobs/${id}`)).status, 204);
+  assert.equal((await job(payer, id)).status, 'failed: cancelled by the payer before a host took it');
+  await waitFor('the bid is free again', async () => (await status(payer)).locked_bids === '0', 30_000);
+  const rows = await transactionsUpTo(payer, payer.nodeId, (await status(payer)).height);
+  const bidAt = rows.find((r) => r.tx_id === id)!.height;
+  const expiredAt = rows.find((r) => r.kind === 'JobExpire' && r.height >= bidAt)!.height;
+  assert.ok(expiredAt - bidAt <= 10, `the bid at ${bidAt}, taken back at ${expiredAt}`);
+  assert.equal(BigInt((await status(payer)).balance) >= BigInt(before.balance), true, 'nothing was paid');
+});
+
+test("a launch failure on the host fails the job in the engine's words, and a settlement of 0 frees the bid", async () => {
+  const before = await status(payer);
+  const hostBefore = await status(host);
+  const image = 'localhost/busybox:absent';
+  const id = await bid({ image });
+  const failed = await jobWhen(payer, id, 'failed', (v) => v.status.startsWith('failed'), 60_000);
+  assert.ok(failed.status.startsWith(`failed: image ${image} is not on this host and could not be pulled`), failed.status);
+  assert.equal(failed.host, host.nodeId);
+  assert.equal(failed.started_at, null);
+  await waitFor('the bid is free again', async () => (await status(payer)).locked_bids === '0', 30_000);
+  assert.equal((await jobWhen(payer, id, 'paid 0', (v) => v.cost !== null)).cost, '0');
+  assert.equal((await status(host)).balance, hostBefore.balance, 'the host earned nothing for it');
+  assert.ok(BigInt((await status(payer)).balance) >= BigInt(before.balance), 'nothing was paid');
 });
 
 test("mesh jobs run --follow prints the job's stdout and exits 0; mesh jobs ls lists it", async () => {

@@ -1,7 +1,7 @@
 /**
  * The ledger benchmark's workloads, built deterministically (same seed, same bytes every run):
  *
- * - a full block of MAX_TXS_PER_BLOCK valid transactions of all fifteen kinds, on top of a state of
+ * - a full block of MAX_TXS_PER_BLOCK valid transactions of all sixteen kinds, on top of a state of
  *   ten thousand accounts in which two thousand funded participants already hold the jobs,
  *   channels, bonds and evidence the block's settlements, heartbeats, closes, expiries, unbonds
  *   and slashes refer to;
@@ -93,6 +93,7 @@ export const BLOCK_MIX: Readonly<Record<Exclude<TxKind, 'Transfer' | 'UptimeRewa
   HostBond: 32,
   HostUnbond: 16,
   SlashEquivocation: 2,
+  JobAccept: 16,
 };
 
 export interface BlockWorkloadOptions {
@@ -221,6 +222,10 @@ export async function blockWorkload(options: BlockWorkloadOptions = {}): Promise
     const directed = random() < 0.5;
     settling.push({ payer, host, id: (await submit(payer, jobBid(directed ? host : null, BILLING_SETTLE), HEIGHT - 50)).id });
   }
+  const accepting: SigningKey[] = [];
+  for (let i = 0; i < BLOCK_MIX.JobAccept; i++) accepting.push(pick(payers));
+  const open: Uint8Array[] = [];
+  for (const payer of accepting) open.push((await submit(payer, jobBid(null, BILLING_SETTLE), HEIGHT - 5)).id);
   // Heartbeat cells: one job per payer, so each (cell, host) pair starts its epochs afresh.
   const cells: { payer: SigningKey; host: SigningKey; id: Uint8Array }[] = [];
   for (let i = 0; i < BLOCK_MIX.Heartbeat; i++) {
@@ -276,6 +281,7 @@ export async function blockWorkload(options: BlockWorkloadOptions = {}): Promise
     }));
   }
   for (const job of expiring) add(job.payer, { kind: 'JobExpire', job_id: job.id });
+  for (const id of open) add(pick(workers), { kind: 'JobAccept', job_id: id });
   for (let i = 0; i < BLOCK_MIX.TrustGrant; i++) {
     add(payers[payers.length - 1 - i]!, { kind: 'TrustGrant', subject: pick(workers).publicKey, trusted: true });
   }

@@ -25,7 +25,7 @@ import { evaluateLedgerGoals, LEDGER_REPORT, type LedgerReport, renderLedgerSect
 
 const small = { accounts: 600, participants: 400 };
 
-test('the benchmark block: 1,024 valid transactions of all fifteen kinds, accepted by applyBlock', async () => {
+test('the benchmark block: 1,024 valid transactions of all sixteen kinds, accepted by applyBlock', async () => {
   const w = await blockWorkload(small);
   assert.equal(w.block.txs.length, 1024);
   assert.deepEqual(new Set(Object.keys(w.kinds)), new Set(TX_KINDS));

@@ -110,7 +110,7 @@ function blockSection(blocks: readonly BlockCase[]): string {
     .map(([kind, n]) => `${n} ${kind}`)
     .join(', ');
   const intro =
-    `The block: ${main.txs.toLocaleString('en-US')} valid transactions of all fifteen kinds (${kinds}), ` +
+    `The block: ${main.txs.toLocaleString('en-US')} valid transactions of all sixteen kinds (${kinds}), ` +
     `${main.signatures.toLocaleString('en-US')} signatures to check (the header's, every sender's, the payers' ` +
     `co-signatures on settlements and channel closes, both headers of each equivocation), ` +
     `${(main.blockBytes / 1000).toFixed(0)} kB on the wire, applied to a state of ${main.stateEntries.toLocaleString('en-US')} ` +

@@ -17,7 +17,7 @@ export const JOB_ERRORS = {
   'wrong-state': { status: 409, problem: 'job-conflict' },
   /** Only the job's payer (or host) may do that. */
   'wrong-role': { status: 409, problem: 'job-conflict' },
-  /** The bid is not yet 1,440 blocks old (the detail says how many remain). */
+  /** The bid may not be expired yet (10 blocks after it unaccepted, 1,440 after its acceptance; the detail says how many remain). */
   'not-expired': { status: 409, problem: 'job-conflict' },
   /** No host took a job that needs its host before it is bid (heartbeat billing); the detail lists every reason. */
   'no-host': { status: 503, problem: 'no-host' },

@@ -83,6 +83,11 @@ const STOP_REASONS: Record<StopCause, (spec: JobSpec) => string> = {
 
 const LOST = 'the container was lost while the host was down';
 
+/** Why the job ended, as its stop cause says (a job stopped by its host or payer). */
+export function stopReason(record: HostJobRecord): string {
+  return record.stopCause === null ? 'stopped' : STOP_REASONS[record.stopCause](decodeSpec(fromHex(record.spec)));
+}
+
 function kill(containerId: string, cause: StopCause): HostEffect {
   // Past its time, or unpaid: no grace.
   return { kind: 'kill', containerId, graceSecs: cause === 'duration' || cause === 'dry' ? 0 : STOP_GRACE_SECS };
@@ -115,8 +120,9 @@ export function hostTransition(record: HostJobRecord, event: HostEvent): Step<Ho
     }
     case 'start-failed':
       if (state.kind !== 'pending') return same;
+      // Nothing ran, nothing is owed: a settlement of 0, which the payer signs, releases the bid at once.
       return {
-        record: { ...record, state: { kind: 'failed', reason: event.reason } },
+        record: { ...record, state: { kind: 'failed', reason: event.reason }, askedCost: '0' },
         effects: [{ kind: 'log', line: `jobs: ${short(record)} did not start: ${event.reason}` }, { kind: 'report' }],
       };
     case 'stop': {
@@ -169,7 +175,7 @@ export function hostTransition(record: HostJobRecord, event: HostEvent): Step<Ho
     }
     case 'settle-signed':
       // Settled once: a cost on record is never asked again.
-      if (record.finishedMs === null || record.cost !== null) return same;
+      if (!hostEnded(record) || record.cost !== null) return same;
       return { record: { ...record, askedCost: event.cost.toString(), payerSig: toHex(event.payerSig) }, effects: [{ kind: 'submit-settle' }] };
     case 'settle-sent':
       return { record: { ...record, settleTx: event.txId }, effects: [] };

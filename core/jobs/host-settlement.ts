@@ -8,9 +8,10 @@ import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
 import { settlementBytes } from '../ledger/tx.ts';
 import { JobError } from './errors.ts';
+import { hostEnded } from './host-machine.ts';
 import { type HostSide, shortId } from './host-side.ts';
 import { type HostJobRecord, statusOf } from './record.ts';
-import { decodeSpec } from './spec.ts';
+import { decodeSpec, MIN_BILLED_MS, settleCost } from './spec.ts';
 
 export class HostSettlement {
   readonly #side: HostSide;
@@ -22,20 +23,19 @@ export class HostSettlement {
   /**
    * What the host asks for a job that ended at `finishedMs`: for settle billing, the bid in
    * proportion to the time it ran (all of it at its duration); for heartbeat billing, the part of
-   * the interval since the last heartbeat, within what the lock still holds.
+   * the interval since the last heartbeat, within what the lock still holds. A job that ran pays at
+   * least one second of its rate (MIN_BILLED_MS).
    */
   costOf(record: HostJobRecord, finishedMs: number): bigint {
     const { chain, heartbeatMs } = this.#side.o;
-    const bid = BigInt(record.bid);
     const started = record.startedMs ?? finishedMs;
     const ran = Math.max(0, finishedMs - started);
-    if (record.billing === 'settle') {
-      const full = decodeSpec(fromHex(record.spec)).duration_secs * 1000;
-      return (bid * BigInt(Math.min(ran, full))) / BigInt(full);
-    }
+    if (record.billing === 'settle') return settleCost(BigInt(record.bid), decodeSpec(fromHex(record.spec)).duration_secs, ran);
     const job = chain.state.job(fromHex(record.jobId, 32));
     if (job === undefined) return 0n;
-    const since = Math.min(heartbeatMs, Math.max(0, finishedMs - (record.lastBeatMs ?? started)));
+    // Before its first heartbeat it has been paid nothing: its first second counts.
+    const least = record.lastBeatMs === null ? MIN_BILLED_MS : 0;
+    const since = Math.min(heartbeatMs, Math.max(least, finishedMs - (record.lastBeatMs ?? started)));
     const part = (job.rate * BigInt(since)) / BigInt(heartbeatMs);
     return part < job.locked ? part : job.locked;
   }
@@ -49,7 +49,7 @@ export class HostSettlement {
     if (!(await verify(fromHex(record.payer, 32), message, payerSig))) {
       throw new JobError('bad-signature', 'payer_sig does not verify over the v2 settlement of this job, this host and this cost');
     }
-    if (record.finishedMs === null) throw new JobError('wrong-state', `the job is ${statusOf(record.state)}; it settles once its container has ended`);
+    if (!hostEnded(record)) throw new JobError('wrong-state', `the job is ${statusOf(record.state)}; it settles once its container has ended`);
     if (record.cost !== null) throw new JobError('wrong-state', 'the job is settled already');
     await this.#side.step(record.jobId, { kind: 'settle-signed', cost, payerSig });
   }

@@ -7,7 +7,9 @@ import { fromHex } from '../encoding/hex.ts';
 import { clip } from '../encoding/text.ts';
 import { sleep, type Timer } from '../time/clock.ts';
 import { type ContainerState, ExecutorError } from './executor.ts';
+import { acceptJob } from './host-acceptance.ts';
 import type { HostHeartbeats } from './host-heartbeats.ts';
+import { stopReason } from './host-machine.ts';
 import type { HostSettlement } from './host-settlement.ts';
 import type { HostSide } from './host-side.ts';
 import { LogBuffer } from './log-buffer.ts';
@@ -61,11 +63,26 @@ export class HostSupervision {
     this.#running.clear();
   }
 
-  /** Runs the job's container; its machine hears whether it started. */
+  /**
+   * Runs the job's container once this host's acceptance is in a block (until then the payer may
+   * release an unaccepted bid: docs/jobs.md "Accepted before it runs"); its machine hears whether it started.
+   */
   async start(jobId: string): Promise<void> {
     const side = this.#side;
+    if (side.stopped || side.record(jobId) === undefined) return;
+    const refused = await acceptJob(side, jobId);
     const record = side.record(jobId);
-    if (side.stopped || record === undefined) return;
+    // A stopped host begins nothing: a restart takes the job up from its record.
+    if (side.stopped || record === undefined || record.state.kind !== 'pending') return;
+    if (refused !== null) {
+      await side.step(jobId, { kind: 'start-failed', reason: refused });
+      return;
+    }
+    // Stopped while its acceptance was on its way: nothing ran.
+    if (record.stopCause !== null) {
+      await side.step(jobId, { kind: 'start-failed', reason: stopReason(record) });
+      return;
+    }
     const spec = decodeSpec(fromHex(record.spec));
     let id: string;
     try {

@@ -96,19 +96,85 @@ test('job machine, payer: an offered host takes the job, reports it running and 
   assert.deepEqual([statusOf(r.state), r.cost], ['settled', '40']);
 });
 
-test("job machine, payer: a host that is not the job's is told so; a host that could not start it sends a settle-billed job back to the queue", () => {
+test("job machine, payer: a host that is not the job's is told so; a job its host could not start fails with its words, and 0 is signed", () => {
   let r = payerTransition(payerRecord(), { kind: 'offered', host: HOST, atMs: 0 }).record;
   r = payerTransition(r, { kind: 'taken', host: HOST }).record;
   assert.deepEqual(payerTransition(r, { kind: 'report', host: OTHER, state: ended, atMs: 0, lockOpen: true }).effects, [{ kind: 'answer', placedHere: false }]);
-  const notStarted = payerTransition(r, { kind: 'report', host: HOST, state: { state: 'NotStarted', reason: 'no image' }, atMs: 5_000, lockOpen: true });
-  assert.deepEqual([notStarted.record.host, statusOf(notStarted.record.state)], [null, 'pending']);
-  assert.deepEqual(notStarted.record.refusals, [{ host: HOST, reason: 'no image', at: 5 }]);
-  assert.deepEqual(notStarted.effects, [{ kind: 'place' }, { kind: 'answer', placedHere: true }]);
-  const heartbeat = payerTransition(
-    { ...r, billing: 'heartbeat' },
-    { kind: 'report', host: HOST, state: { state: 'NotStarted', reason: 'no image' }, atMs: 0, lockOpen: true },
+  for (const billing of ['settle', 'heartbeat'] as const) {
+    const notStarted = payerTransition(
+      { ...r, billing },
+      { kind: 'report', host: HOST, state: { state: 'NotStarted', reason: 'runc create failed: rlimit' }, atMs: 5_000, lockOpen: true },
+    );
+    assert.deepEqual([notStarted.record.host, statusOf(notStarted.record.state)], [HOST, 'failed: runc create failed: rlimit'], billing);
+    assert.deepEqual(notStarted.record.refusals, [{ host: HOST, reason: 'runc create failed: rlimit', at: 5 }]);
+    // Nothing ran: a settlement of 0 releases the bid the host accepted.
+    assert.deepEqual(notStarted.effects, [
+      { kind: 'sign', cost: 0n },
+      { kind: 'answer', placedHere: true },
+    ]);
+  }
+});
+
+test('job machine, payer: a job cancelled while its offer was out, whose host accepted it first, is stopped there and paid', () => {
+  let r = payerTransition(payerRecord(), { kind: 'offered', host: HOST, atMs: 0 }).record;
+  r = payerTransition(r, { kind: 'cancel' }).record;
+  assert.equal(statusOf(r.state), 'failed: cancelled by the payer before a host took it');
+  const running = payerTransition(r, {
+    kind: 'report',
+    host: HOST,
+    state: { state: 'Running', container_id: 'c1', started_ms: 1 },
+    atMs: 0,
+    lockOpen: true,
+    acceptedBy: HOST,
+  });
+  assert.equal(running.record.host, HOST);
+  assert.deepEqual(running.effects, [{ kind: 'stop-host' }, { kind: 'answer', placedHere: true }]);
+  const end = payerTransition(running.record, {
+    kind: 'report',
+    host: HOST,
+    state: { ...ended, reason: 'stopped by the payer' },
+    atMs: 0,
+    lockOpen: true,
+    acceptedBy: HOST,
+  });
+  assert.deepEqual(
+    end.effects.map((e) => e.kind),
+    ['fetch-tail', 'weigh-cost', 'answer'],
+    'what it ran is weighed, and signed within what it can have earned',
   );
-  assert.equal(statusOf(heartbeat.record.state), 'failed: no image', 'a heartbeat-billed bid names its host: it fails');
+  assert.deepEqual(
+    payerTransition(r, { kind: 'report', host: HOST, state: { state: 'Running', container_id: 'c1', started_ms: 1 }, atMs: 0, lockOpen: true }).effects,
+    [{ kind: 'answer', placedHere: false }],
+    "without an acceptance on the chain, a cancelled job is no host's",
+  );
+});
+
+test('job machine, payer: the chain gives the job to the host whose acceptance is in a block', () => {
+  let r = payerTransition(payerRecord(), { kind: 'offered', host: OTHER, atMs: 0 }).record;
+  r = payerTransition(r, { kind: 'offered', host: HOST, atMs: 0 }).record;
+  r = payerTransition(r, { kind: 'taken', host: HOST }).record;
+  // HOST lost the race to OTHER, whose answer to the offer was lost: the job is OTHER's, and nothing fails.
+  const lost = payerTransition(r, {
+    kind: 'report',
+    host: HOST,
+    state: { state: 'NotStarted', reason: 'another host accepted the job first' },
+    atMs: 0,
+    lockOpen: true,
+    acceptedBy: OTHER,
+  });
+  assert.deepEqual([lost.record.host, statusOf(lost.record.state)], [OTHER, 'pending']);
+  assert.deepEqual(lost.effects.at(-1), { kind: 'answer', placedHere: false });
+  // Its report gets the job even when the payer had placed it with HOST.
+  const running = payerTransition(r, {
+    kind: 'report',
+    host: OTHER,
+    state: { state: 'Running', container_id: 'c1', started_ms: 1 },
+    atMs: 0,
+    lockOpen: true,
+    acceptedBy: OTHER,
+  });
+  assert.deepEqual([running.record.host, statusOf(running.record.state)], [OTHER, 'running']);
+  assert.deepEqual(running.effects.at(-1), { kind: 'answer', placedHere: true });
 });
 
 test('job machine, payer: a cancel before a host takes it fails the job; a host overdue to start it is passed over', () => {
@@ -197,7 +263,9 @@ const payerEventArb: fc.Arbitrary<PayerEvent> = fc.oneof(
   fc.constant({ kind: 'cancel' } as const),
   hostArb.map((host) => ({ kind: 'reserved-refused', host, reasons: ['full'], atMs: 4 }) as const),
   reasonArb.map((reason) => ({ kind: 'give-up', reason }) as const),
-  fc.record({ host: hostArb, state: reportStateArb, lockOpen: fc.boolean() }).map((e) => ({ kind: 'report', atMs: 5, ...e }) as const),
+  fc
+    .record({ host: hostArb, state: reportStateArb, lockOpen: fc.boolean(), acceptedBy: fc.option(hostArb) })
+    .map((e) => ({ kind: 'report', atMs: 5, ...e }) as const),
   fc.record({ cost: fc.bigInt({ min: 0n, max: 100n }), most: fc.bigInt({ min: 0n, max: 100n }) }).map((e) => ({ kind: 'cost-asked', ...e }) as const),
   fc.constant({ kind: 'bid-expired' } as const),
 );

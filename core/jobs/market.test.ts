@@ -7,6 +7,7 @@ import { CREDIT } from '../encoding/amount.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { burnOf } from '../ledger/params.ts';
+import { freeBalance } from '../ledger/state.ts';
 import { decodeTx, settlementBytes, signTx } from '../ledger/tx.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import type { FullNode } from '../node/node.test-util.ts';
@@ -19,7 +20,7 @@ import { FakeExecutor } from './executor.test-util.ts';
 import { ExecutorError } from './executor.ts';
 import type { JobsConfig } from './market.ts';
 import { START_WAIT_MS } from './payer-machine.ts';
-import { encodeSpec, specHash, specOf } from './spec.ts';
+import { encodeSpec, settleCost, specHash, specOf } from './spec.ts';
 import type { JobRequest } from './types.ts';
 import { JOB_RPC, offerAnswerCodec, offerCodec, type ReportState, reportAnswerCodec, reportCodec } from './wire.ts';
 
@@ -118,6 +119,23 @@ test('jobs: a settle-billed job runs on the one host that takes it, and the co-s
     assert.equal(state.supply().burned - before, burnOf(cost));
     assert.equal(state.account(P.publicKey).balance, state.supply().emitted - cost);
     assert.lengthOf(executor.containers, 0, 'the ended container is removed');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: a job that ends at once still pays one second of its rate; the payer signs it', async () => {
+  const clock = testScheduler();
+  const executor = new FakeExecutor(clock);
+  const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
+  try {
+    const id = fromHex((await m.payer.services.jobs.bidJob(request())).job_id, 32);
+    await clock.until('the host runs it', () => executor.running.length === 1, 30_000);
+    executor.exit(executor.running[0]!.id, 0);
+    await clock.until('settled', () => m.payer.services.jobs.getJob(id)!.status === 'settled', 30_000);
+    // 10 credits for 60 s: one second is a sixtieth, rounded down.
+    assert.equal(m.payer.services.jobs.getJob(id)!.cost, ((10n * CREDIT) / 60n).toString());
+    assert.equal(m.payer.services.jobs.getJob(id)!.cost, settleCost(10n * CREDIT, 60, 0).toString());
   } finally {
     await m.stop();
   }
@@ -279,22 +297,51 @@ test('jobs: the manual settlement checks the job, the signature and the cost', a
   }
 });
 
-test('jobs: a launch failure on one host sends the job to the next', async () => {
+test("jobs: a launch failure on its host fails the job with the engine's words, and a settlement of 0 frees the bid at once", async () => {
   const clock = testScheduler();
   const broken = new FakeExecutor(clock);
-  broken.failRun = new ExecutorError('no-image', 'image localhost/busybox:test is not on this host and cannot be pulled');
-  const good = new FakeExecutor(clock);
-  const m = await mesh(clock, [
-    { key: H, jobs: { executor: broken, policy: POLICY } },
-    { key: G, jobs: { executor: good, policy: POLICY } },
-  ]);
+  broken.failRun = new ExecutorError(
+    'start-failed',
+    'runc create failed: unable to start container process: error setting rlimit type 7: operation not permitted',
+  );
+  const m = await mesh(clock, [{ key: H, jobs: { executor: broken, policy: POLICY } }]);
+  try {
+    const { payer } = m;
+    const free = (): bigint => freeBalance(payer.chain.state.account(P.publicKey), payer.chain.tip.height);
+    const id = fromHex((await payer.services.jobs.bidJob(request())).job_id, 32);
+    await clock.until('the payer hears of the failure', () => payer.services.jobs.getJob(id)!.status.startsWith('failed'), 60_000);
+    const view = payer.services.jobs.getJob(id)!;
+    assert.equal(view.status, 'failed: runc create failed: unable to start container process: error setting rlimit type 7: operation not permitted');
+    assert.equal(view.host, toHex(H.publicKey));
+    assert.lengthOf(broken.containers, 0);
+    await clock.until('the bid is free again', () => payer.chain.state.job(id) === undefined, 30_000);
+    assert.equal(payer.chain.state.account(P.publicKey).locked_bids, 0n);
+    assert.equal(free(), payer.chain.state.account(P.publicKey).balance, 'nothing was paid');
+    assert.equal(payer.services.jobs.getJob(id)!.cost, '0');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: a host runs a job only once its acceptance is in a block, and the payer cannot take the bid back while it runs', async () => {
+  const clock = testScheduler();
+  const seen: (boolean | undefined)[] = [];
+  const executor = new FakeExecutor(clock);
+  const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
+  const host = m.hosts[0]!;
+  const run = executor.run.bind(executor);
+  executor.run = async (spec) => {
+    const job = host.chain.state.job(fromHex(spec.labels['mesh.job']!, 32));
+    seen.push(job?.accepted === true && toHex(job.host!) === toHex(H.publicKey));
+    return run(spec);
+  };
   try {
     const id = fromHex((await m.payer.services.jobs.bidJob(request())).job_id, 32);
-    await clock.until('the second host runs it', () => good.running.length === 1, 60_000);
-    const view = m.payer.services.jobs.getJob(id)!;
-    assert.equal(view.host, toHex(G.publicKey));
-    assert.lengthOf(broken.containers, 0);
-    assert.include(view.refusals.find((r) => r.host === toHex(H.publicKey))?.reason ?? '', 'cannot be pulled');
+    await clock.until('the host runs it', () => executor.running.length === 1, 30_000);
+    assert.deepEqual(seen, [true], "the host's JobAccept was in its chain before the container ran");
+    const job = m.payer.chain.state.job(id)!;
+    assert.isTrue(job.accepted);
+    await rejectsAsync(() => m.payer.services.jobs.expireJob(id), JobError, 'wrong-state', /runs on its host/);
   } finally {
     await m.stop();
   }
@@ -327,24 +374,31 @@ test('jobs: the atlas shows docker only while the engine answers, gpu only when 
   }
 });
 
-test('jobs: the payer expires an unsettled bid once 1,440 blocks have passed, and the bid is released', async () => {
+test('jobs: a bid stopped before any host accepted it is back in the free balance 10 blocks after it, taken back by the payer', async () => {
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const chain = await openChain();
   await mine(chain, P, 3);
-  // Blocks are made here, not by the node, so the test can pass 1,440 of them at once.
-  const payer = await startNode(bus, chain, P, clock, { jobs: { queueMs: 10_000 } });
+  // Blocks are made here, not by the node, so the test counts them.
+  const payer = await startNode(bus, chain, P, clock, { jobs: { queueMs: 600_000 } });
   try {
+    const free = (): bigint => freeBalance(chain.state.account(P.publicKey), chain.tip.height);
+    const before = free();
     const id = fromHex((await payer.services.jobs.bidJob(request())).job_id, 32);
     await mine(chain, P, 1, payer.mempool);
+    const bidHeight = chain.tip.height;
     assert.equal(chain.state.account(P.publicKey).locked_bids, 10n * CREDIT);
-    await clock.until('no host takes it', () => payer.services.jobs.getJob(id)!.status.startsWith('failed'), 30_000);
-    await rejectsAsync(() => payer.services.jobs.expireJob(id), JobError, 'not-expired', /from height 1444, 1439 blocks from now/);
-    await mine(chain, P, 1_439);
-    const { tx_id } = await payer.services.jobs.expireJob(id);
-    await mine(chain, P, 1, payer.mempool);
-    assert.isDefined(await chain.txHeight(fromHex(tx_id, 32)));
+    assert.isTrue(await payer.services.jobs.stopJob(toHex(id)));
+    assert.equal(payer.services.jobs.getJob(id)!.status, 'failed: cancelled by the payer before a host took it');
+    await rejectsAsync(() => payer.services.jobs.expireJob(id), JobError, 'not-expired', new RegExp(`from height ${bidHeight + 10}, 9 blocks from now`));
+    while (chain.state.job(id) !== undefined) {
+      assert.isBelow(chain.tip.height, bidHeight + 10, 'released within 10 blocks');
+      await mine(chain, P, 1, payer.mempool);
+      await clock.advance(10);
+    }
+    assert.equal(chain.tip.height, bidHeight + 10);
     assert.equal(chain.state.account(P.publicKey).locked_bids, 0n);
+    assert.equal(free(), before + 11n * 1_000n * CREDIT, 'all of it free, with the rewards of the 11 blocks mined meanwhile');
     await rejectsAsync(() => payer.services.jobs.expireJob(id), JobError, 'wrong-state');
   } finally {
     await payer.stop();

@@ -86,7 +86,7 @@ export class JobMarket implements JobsService {
       self: parts.key.publicKey,
       heartbeatMs: config.heartbeatMs ?? HEARTBEAT_INTERVAL_SECS * 1000,
     });
-    const payer = new JobPayer({ ...common, key: parts.key, atlas: parts.atlas, queueMs: config.queueMs ?? DEFAULT_QUEUE_MS });
+    const payer = new JobPayer({ ...common, mempool: parts.mempool, key: parts.key, atlas: parts.atlas, queueMs: config.queueMs ?? DEFAULT_QUEUE_MS });
     return new JobMarket(book, host, payer, parts.chain, parts.clock, config.logPollMs ?? 1_000);
   }
 

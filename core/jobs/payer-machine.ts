@@ -13,7 +13,8 @@
  * | pending         | cancel (not placed)                   | failed: cancelled       |                                  |
  * | not final       | reserved-refused                      | failed: refused         |                                  |
  * | not final       | give-up (queue time, host unreachable)| failed: reason          |                                  |
- * | not final       | report NotStarted                     | failed, or pending again| place (settle billing, pending)  |
+ * | not final       | report NotStarted (its host)          | failed                  | sign 0 (releases the bid)        |
+ * | any             | report (host accepted on the chain)   | placed with that host   | stop-host (when given up on)     |
  * | pending         | report Running                        | running                 | answer                           |
  * | not final       | report Ended                          | awaiting_settlement or failed | fetch-tail, weigh-cost     |
  * | any             | cost-asked (within what is owed)      | same                    | sign                             |
@@ -41,7 +42,15 @@ export type PayerEvent =
   | { readonly kind: 'cancel' }
   | { readonly kind: 'reserved-refused'; readonly host: string; readonly reasons: readonly string[]; readonly atMs: number }
   | { readonly kind: 'give-up'; readonly reason: string }
-  | { readonly kind: 'report'; readonly host: string; readonly state: ReportState; readonly atMs: number; readonly lockOpen: boolean }
+  | {
+      readonly kind: 'report';
+      readonly host: string;
+      readonly state: ReportState;
+      readonly atMs: number;
+      readonly lockOpen: boolean;
+      /** The host whose JobAccept the chain holds for the job; absent or null: none. */
+      readonly acceptedBy?: string | null;
+    }
   | { readonly kind: 'tail'; readonly lines: readonly LogEvent[] }
   /** The host asks `cost`; `most` is what the job can have earned. */
   | { readonly kind: 'cost-asked'; readonly cost: bigint; readonly most: bigint }
@@ -57,6 +66,8 @@ export type PayerEffect =
   | { readonly kind: 'fetch-tail' }
   | { readonly kind: 'weigh-cost'; readonly cost: bigint }
   | { readonly kind: 'sign'; readonly cost: bigint }
+  /** Ask the job's host to stop it (a job the payer gave up on that a host's acceptance won). */
+  | { readonly kind: 'stop-host' }
   | { readonly kind: 'log'; readonly line: string };
 
 type PayerStep = Step<PayerJobRecord, PayerEffect>;
@@ -147,10 +158,23 @@ export function payerTransition(record: PayerJobRecord, event: PayerEvent): Paye
 /** What a host's report of the job's state does to it. */
 function onReport(record: PayerJobRecord, event: Extract<PayerEvent, { kind: 'report' }>): PayerStep {
   const { host, state, atMs } = event;
+  const acceptedBy = event.acceptedBy ?? null;
   const here: PayerEffect = { kind: 'answer', placedHere: true };
   let next = record;
   const effects: PayerEffect[] = [];
-  if (next.host === null && next.unanswered.includes(host)) {
+  if (acceptedBy === host && next.host !== host) {
+    // The chain says whose the job is: the host whose acceptance is in a block, even one the payer
+    // gave up on meanwhile (cancelled while the offer was out). That host is paid for what it ran,
+    // and a job given up on is stopped there.
+    if (isFinal(next.state)) {
+      next = { ...next, host, unanswered: next.unanswered.filter((h) => h !== host) };
+      if (state.state === 'Running') effects.push({ kind: 'stop-host' });
+    } else {
+      const step = placed(next, host);
+      next = step.record;
+      effects.push(...step.effects);
+    }
+  } else if (next.host === null && next.unanswered.includes(host)) {
     // Before its answer to the offer: it could not start it; the offer counts as refused.
     if (state.state === 'NotStarted') return { record: refuse(next, host, [state.reason], atMs), effects: [here] };
     // A host whose offer is unanswered may have taken it: it gets the job if nobody else has it.
@@ -163,13 +187,14 @@ function onReport(record: PayerJobRecord, event: Extract<PayerEvent, { kind: 're
   if (next.host !== host) return { record: next, effects: [...effects, { kind: 'answer', placedHere: false }] };
   if (state.state === 'NotStarted') {
     next = refuse(next, host, [state.reason], atMs);
-    if (next.billing === 'heartbeat' || next.state.kind !== 'pending') next = fail(next, state.reason);
-    else {
-      // Nothing ran: the job goes back in the queue for another host.
-      next = { ...next, host: null };
-      effects.push({ kind: 'place' });
+    if (acceptedBy !== null && acceptedBy !== host && !isFinal(next.state)) {
+      // Another host's acceptance reached the chain first: the job is that host's.
+      const step = placed({ ...next, host: null }, acceptedBy);
+      return { record: step.record, effects: [...effects, ...step.effects, { kind: 'answer', placedHere: false }] };
     }
-    return { record: next, effects: [...effects, here] };
+    // Nothing ran and nothing is owed: the job ends with the host's words, and a settlement of 0
+    // (signed in the answer) releases the bid at once where the host holds it.
+    return { record: fail(next, state.reason), effects: [...effects, { kind: 'sign', cost: 0n }, here] };
   }
   next = { ...next, containerId: state.container_id, startedMs: state.started_ms };
   if (state.state === 'Running') {

@@ -12,14 +12,14 @@
  * written to the job book before the next message goes out.
  */
 import type { Chain } from '../chain/chain.ts';
+import type { Mempool } from '../chain/mempool.ts';
 import type { OwnTransactions } from '../chain/own-transactions.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { formatCredits } from '../encoding/amount.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
 import { MeshError } from '../errors.ts';
-import { LedgerRuleError } from '../ledger/apply.ts';
-import { EXPIRY_BLOCKS } from '../ledger/params.ts';
+import { expiryHeight, LedgerRuleError } from '../ledger/apply.ts';
 import { freeBalance } from '../ledger/state.ts';
 import { settlementBytes, type Tx } from '../ledger/tx.ts';
 import type { Network, RpcRequest } from '../net/network.ts';
@@ -28,8 +28,8 @@ import { type Clock, sleep } from '../time/clock.ts';
 import type { JobBook } from './book.ts';
 import { JobError } from './errors.ts';
 import { type PayerEffect, type PayerEvent, payerTransition, START_WAIT_MS } from './payer-machine.ts';
-import { newPayerRecord, type PayerJobRecord, statusOf } from './record.ts';
-import { billingCode, decodeSpec, encodeSpec, type JobSpec, specHash, specOf, termsProblems } from './spec.ts';
+import { isFinal, newPayerRecord, type PayerJobRecord, statusOf } from './record.ts';
+import { billingCode, decodeSpec, encodeSpec, type JobSpec, settleCost, specHash, specOf, termsProblems } from './spec.ts';
 import { type JobRequest, type LogEvent, OUTPUT_TAIL_LINES, outputTail } from './types.ts';
 import {
   JOB_RPC,
@@ -59,6 +59,7 @@ const LOGS_TIMEOUT_MS = 10_000;
 export interface JobPayerOptions {
   readonly book: JobBook;
   readonly chain: Chain;
+  readonly mempool: Mempool;
   readonly own: OwnTransactions;
   readonly network: Network;
   readonly key: SigningKey;
@@ -73,6 +74,9 @@ export class JobPayer {
   readonly #o: JobPayerOptions;
   readonly #self: string;
   readonly #placing = new Set<string>();
+  // The JobExpire pooled for each unaccepted bid being taken back, by job id.
+  readonly #releasing = new Map<string, Uint8Array>();
+  #releasingNow = false;
   #stopped = false;
 
   constructor(options: JobPayerOptions) {
@@ -195,18 +199,26 @@ export class JobPayer {
       return;
     }
     if (record.finishedMs !== null || record.state.kind === 'failed') return;
-    const answer = await this.#o.network.request(fromHex(record.host, 32), JOB_RPC.stop, encode(stopRequestCodec, { job_id: fromHex(record.jobId, 32) }));
-    if (!decode(stopAnswerCodec, answer).stopped) this.#o.log(`jobs: the host of ${record.jobId.slice(0, 16)}… does not know it`);
+    await this.#askStop(record.jobId, record.host);
   }
 
-  /** The payer's JobExpire, once 1,440 blocks have passed since the bid (and its last heartbeat). */
+  /** jobs.stop to the job's host. */
+  async #askStop(jobId: string, host: string): Promise<void> {
+    const answer = await this.#o.network.request(fromHex(host, 32), JOB_RPC.stop, encode(stopRequestCodec, { job_id: fromHex(jobId, 32) }));
+    if (!decode(stopAnswerCodec, answer).stopped) this.#o.log(`jobs: the host of ${jobId.slice(0, 16)}… does not know it`);
+  }
+
+  /**
+   * The payer's JobExpire: 10 blocks after the bid while no host accepted it, else 1,440 blocks
+   * after the acceptance (and the last heartbeat).
+   */
   async expire(record: PayerJobRecord): Promise<string> {
     const { chain, own } = this.#o;
     const job = chain.state.job(fromHex(record.jobId, 32));
     if (job === undefined) throw new JobError('wrong-state', `the bid is not open on the chain (the job is ${statusOf(record.state)})`);
     // Its host would never be paid for the time it ran.
     if (record.state.kind === 'running') throw new JobError('wrong-state', 'the job runs on its host: stop it first (DELETE /jobs/:id), and it settles');
-    const at = Math.max(job.bid_height, job.active_height) + EXPIRY_BLOCKS;
+    const at = expiryHeight(job);
     if (chain.tip.height + 1 < at) {
       throw new JobError('not-expired', `the bid may be expired from height ${at}, ${at - chain.tip.height - 1} blocks from now`);
     }
@@ -258,7 +270,13 @@ export class JobPayer {
       if (effect.kind === 'log') this.#o.log(effect.line);
       else if (effect.kind === 'place') this.#place(jobId);
       else if (effect.kind === 'start-wait') this.#awaitStart(jobId, effect.host);
-      else rest.push(effect);
+      else if (effect.kind === 'stop-host') {
+        const host = this.#record(jobId)?.host ?? null;
+        const stop = (): void =>
+          void this.#askStop(jobId, host!).catch((error: unknown) => this.#o.log(`jobs: stopping ${jobId.slice(0, 16)}…: ${String(error)}`));
+        // After the answer that tells the host the job is its own.
+        if (host !== null) this.#o.clock.setTimeout(stop, 0);
+      } else rest.push(effect);
     }
     return rest;
   }
@@ -402,8 +420,9 @@ export class JobPayer {
     const jobId = toHex(report.job_id);
     const { chain, clock, key } = this.#o;
     if (this.#record(jobId) === undefined) return { placed_here: false, payer_sig: null };
-    const lockOpen = chain.state.job(report.job_id) !== undefined;
-    const effects = await this.#step(jobId, { kind: 'report', host, state: report.state, atMs: clock.now(), lockOpen });
+    const job = chain.state.job(report.job_id);
+    const acceptedBy = job?.accepted && job.host !== null ? toHex(job.host) : null;
+    const effects = await this.#step(jobId, { kind: 'report', host, state: report.state, atMs: clock.now(), lockOpen: job !== undefined, acceptedBy });
     let answer: ReportAnswer = { placed_here: false, payer_sig: null };
     for (let i = 0; i < effects.length; i++) {
       const effect = effects[i]!;
@@ -425,30 +444,62 @@ export class JobPayer {
 
   /**
    * The most a host can be owed at the end, as the payer sees it. Settle billing: the bid in
-   * proportion to the time since the first offer went out (no host can have run the job longer),
-   * all of it at the job's duration. Heartbeat billing: one interval's rate, within what is locked.
+   * proportion to the time since the first offer went out (no host can have run the job longer), at
+   * least one second's worth, all of it at the job's duration. Heartbeat billing: one interval's
+   * rate, within what is locked.
    */
   #mostOwed(record: PayerJobRecord): bigint {
-    const bid = BigInt(record.bid);
     if (record.billing === 'heartbeat') {
       const job = this.#o.chain.state.job(fromHex(record.jobId, 32));
       if (job === undefined) return 0n;
       return job.rate < job.locked ? job.rate : job.locked;
     }
-    const spec = decodeSpecOf(record);
-    const full = spec.duration_secs * 1000;
     const since = this.#o.clock.now() - (record.firstOfferMs ?? record.createdAt * 1000);
-    return (bid * BigInt(Math.min(Math.max(0, since), full))) / BigInt(full);
+    return settleCost(BigInt(record.bid), decodeSpecOf(record).duration_secs, since);
   }
 
   // ---- the chain ----
 
-  /** After a block (core/jobs/chain-facts.ts folded it in): expired bids end their jobs. */
+  /**
+   * After a block (core/jobs/chain-facts.ts folded it in): expired bids end their jobs, and the bids
+   * of jobs that ended before any host accepted them are taken back as soon as the ledger allows.
+   */
   onBlock(expired: readonly string[]): void {
     for (const jobId of expired) {
       if (this.#record(jobId) === undefined) continue;
       this.#placing.delete(jobId);
       void this.#step(jobId, { kind: 'bid-expired' });
+    }
+    void this.#releaseUnaccepted();
+  }
+
+  /** JobExpires for the open, unaccepted bids of jobs that ended here (cancelled, no host, not started). */
+  async #releaseUnaccepted(): Promise<void> {
+    if (this.#stopped || this.#releasingNow) return;
+    this.#releasingNow = true;
+    try {
+      await this.#release();
+    } finally {
+      this.#releasingNow = false;
+    }
+  }
+
+  async #release(): Promise<void> {
+    const { book, chain, mempool, own, log } = this.#o;
+    for (const record of book.all()) {
+      if (record.role !== 'payer' || !isFinal(record.state)) continue;
+      const id = fromHex(record.jobId, 32);
+      const job = chain.state.job(id);
+      if (job === undefined || job.accepted || chain.tip.height + 1 < expiryHeight(job)) continue;
+      const pooled = this.#releasing.get(record.jobId);
+      if (pooled !== undefined && mempool.has(pooled)) continue;
+      try {
+        this.#releasing.set(record.jobId, (await own.submit({ kind: 'JobExpire', job_id: id })).id);
+        log(`jobs: ${record.jobId.slice(0, 16)}… ended before any host accepted it: its bid of ${formatCredits(job.locked)} credits is taken back`);
+      } catch (error) {
+        if (!(error instanceof MeshError)) throw error;
+        log(`jobs: taking back the bid of ${record.jobId.slice(0, 16)}…: ${error.message}`);
+      }
     }
   }
 }

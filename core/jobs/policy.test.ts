@@ -1,9 +1,10 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
+import { CREDIT } from '../encoding/amount.ts';
 import { isImageReference, normalizeImage } from './image.ts';
 import { LogBuffer } from './log-buffer.ts';
 import { entryWithin, imageAllowed, refusalsOf } from './policy.ts';
-import { bidMismatch, decodeSpec, encodeSpec, specHash, specOf, specProblem } from './spec.ts';
+import { bidMismatch, decodeSpec, encodeSpec, MIN_BILLED_MS, settleCost, specHash, specOf, specProblem } from './spec.ts';
 import type { JobRequest } from './types.ts';
 
 const REQUEST: JobRequest = {
@@ -189,4 +190,14 @@ test('policy: an entry is within another when every image it allows, the other a
     ['ghcr.io/a/b', 'localhost/'],
   ];
   for (const [entry, parent] of outside) assert.isFalse(entryWithin(entry, parent), `${entry} not within ${parent}`);
+});
+
+test('spec: settle billing pays the bid in proportion to the time run, at least one second of it, at most all of it', () => {
+  const bid = 60n * CREDIT;
+  assert.equal(settleCost(bid, 60, 0), CREDIT, 'a job that ended at once pays one second');
+  assert.equal(settleCost(bid, 60, 400), CREDIT, 'and so does one that ran 0.4 s');
+  assert.equal(settleCost(bid, 60, MIN_BILLED_MS), CREDIT);
+  assert.equal(settleCost(bid, 60, 30_500), (bid * 30_500n) / 60_000n);
+  assert.equal(settleCost(bid, 60, 120_000), bid, 'never more than the bid');
+  assert.equal(settleCost(3n, 60, 0), 0n, 'a second of a bid this small rounds down to 0');
 });

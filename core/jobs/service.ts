@@ -25,7 +25,7 @@ export interface JobsService {
    * on the payer: tells the host, or stops placing it). Resolves false when no such job or container.
    */
   stopJob(ref: string): Promise<boolean>;
-  /** The payer's JobExpire after 1,440 blocks: JobError 'unknown-job', 'wrong-role', 'not-expired'. */
+  /** The payer's JobExpire (10 blocks after an unaccepted bid, 1,440 after an acceptance): JobError 'unknown-job', 'wrong-role', 'not-expired'. */
   expireJob(jobId: Uint8Array): Promise<{ tx_id: string }>;
   /** The job's output lines after `after` (0: from the start); undefined for an unknown job. */
   jobLogs(jobId: Uint8Array, after: number): Promise<{ lines: LogEvent[]; ended: boolean } | undefined>;

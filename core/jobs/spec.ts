@@ -86,13 +86,25 @@ export function bidMismatch(spec: JobSpec, bid: TxOf<'JobBid'>): string | null {
   return null;
 }
 
+/** The least a job that ran is billed: one second of its bid's rate, so a host never runs a short job for nothing. */
+export const MIN_BILLED_MS = 1_000;
+
+/**
+ * Settle billing: the bid in proportion to the time the job ran, at least MIN_BILLED_MS and at most
+ * its duration (the whole bid), rounded down.
+ */
+export function settleCost(bid: bigint, durationSecs: number, ranMs: number): bigint {
+  const full = durationSecs * 1000;
+  return (bid * BigInt(Math.min(Math.max(ranMs, MIN_BILLED_MS), full))) / BigInt(full);
+}
+
 /** Blocks a settle-billed job must end before its bid may be expired (a margin for late blocks). */
 export const EXPIRY_MARGIN_BLOCKS = 60;
 
 /**
  * What in a bid's terms no host takes: a heartbeat-billed bid that pays 0 per heartbeat (the
  * ledger's rate rounds down), and a settle-billed job that may run longer than its bid stays locked
- * (1,440 blocks, less a margin: the payer could expire it while it runs, and the host would never be paid).
+ * (1,440 blocks from its acceptance, less a margin: the payer could expire it while it runs, and the host would never be paid).
  */
 export function termsProblems(spec: JobSpec, bid: bigint, blockIntervalMs: number): string[] {
   if (spec.billing === BILLING_HEARTBEAT) {

@@ -23,6 +23,7 @@ import {
   NAME_BLOCKS,
   NAME_COST,
   SUPPLY_CAP,
+  UNACCEPTED_EXPIRY_BLOCKS,
   UNBOND_DELAY_BLOCKS,
 } from './params.ts';
 import { LedgerState } from './state.ts';
@@ -273,6 +274,7 @@ test('apply: a JobBid locks the bid and opens a job named by its transaction id'
       billing: BILLING_HEARTBEAT,
       bid_height: l.height,
       active_height: l.height,
+      accepted: false,
     },
   );
   assert.equal(effect.amount, credits(120));
@@ -366,14 +368,14 @@ test('apply: the payer co-signs the settlement (v2: job id, host id, cost); a ba
 // ---------------------------------------------------------------------------------------------
 // JobExpire
 
-test('apply: only the payer expires a bid, and only once 1,440 blocks passed with no settlement', async () => {
+test('apply: only the payer expires a bid no host accepted, and only once 10 blocks passed', async () => {
   const l = await funded(ALICE);
   const bidHeight = l.height;
   const job = await openJob(l, credits(100));
   await l.refuse(ALICE, { kind: 'JobExpire', job_id: NOBODY }, 'unknown-job');
-  l.height = bidHeight + EXPIRY_BLOCKS - 1;
+  l.height = bidHeight + UNACCEPTED_EXPIRY_BLOCKS - 1;
   await l.refuse(ALICE, { kind: 'JobExpire', job_id: job }, 'not-expired');
-  l.height = bidHeight + EXPIRY_BLOCKS;
+  l.height = bidHeight + UNACCEPTED_EXPIRY_BLOCKS;
   await l.refuse(BOB, { kind: 'JobExpire', job_id: job }, 'not-payer');
   const effect = await l.submit(ALICE, { kind: 'JobExpire', job_id: job });
   assert.equal(effect.amount, credits(100));
@@ -382,14 +384,63 @@ test('apply: only the payer expires a bid, and only once 1,440 blocks passed wit
   assert.equal(l.account(ALICE).balance, credits(1_000), 'an expiry releases, it does not charge');
   assert.isUndefined(l.state.job(job));
   await l.refuse(BOB, await settle(BOB, ALICE, job, 1n), 'unknown-job');
+  await l.refuse(BOB, { kind: 'JobAccept', job_id: job }, 'unknown-job');
 });
 
-test('apply: a heartbeat restarts the expiry clock of a bid', async () => {
+test("apply: a host's JobAccept makes the job its own and keeps the bid locked 1,440 blocks from then", async () => {
+  const l = await funded(ALICE);
+  const bidHeight = l.height;
+  const job = await openJob(l, credits(100));
+  l.height = bidHeight + 5;
+  const acceptHeight = l.height;
+  const effect = await l.submit(BOB, { kind: 'JobAccept', job_id: job });
+  assert.equal(effect.amount, 0n);
+  assert.deepEqual(
+    effect.involved.map((i) => [toHex(i.node), i.direction]),
+    [
+      [toHex(BOB.publicKey), 'out'],
+      [toHex(ALICE.publicKey), 'in'],
+    ],
+  );
+  const accepted = l.state.job(job)!;
+  assert.equal(toHex(accepted.host!), toHex(BOB.publicKey));
+  assert.isTrue(accepted.accepted);
+  assert.equal(accepted.active_height, acceptHeight);
+  assert.equal(l.account(ALICE).locked_bids, credits(100), 'an acceptance moves no credits');
+  l.height = bidHeight + UNACCEPTED_EXPIRY_BLOCKS;
+  await l.refuse(ALICE, { kind: 'JobExpire', job_id: job }, 'not-expired');
+  l.height = acceptHeight + EXPIRY_BLOCKS - 1;
+  await l.refuse(ALICE, { kind: 'JobExpire', job_id: job }, 'not-expired');
+  // Only the host that accepted it settles it.
+  await l.refuse(CAROL, await settle(CAROL, ALICE, job, 1n), 'wrong-host');
+  l.height = acceptHeight + EXPIRY_BLOCKS;
+  await l.submit(ALICE, { kind: 'JobExpire', job_id: job });
+});
+
+test('apply: a job is accepted once, by a host that is not its payer, and a directed one only by its host', async () => {
+  const l = await funded(ALICE);
+  const open = await openJob(l, credits(10));
+  await l.refuse(ALICE, { kind: 'JobAccept', job_id: open }, 'host-is-payer');
+  await l.refuse(BOB, { kind: 'JobAccept', job_id: NOBODY }, 'unknown-job');
+  await l.submit(BOB, { kind: 'JobAccept', job_id: open });
+  await l.refuse(CAROL, { kind: 'JobAccept', job_id: open }, 'already-accepted');
+  await l.refuse(BOB, { kind: 'JobAccept', job_id: open }, 'already-accepted');
+  const directed = await openJob(l, credits(10), { host: BOB.publicKey });
+  await l.refuse(CAROL, { kind: 'JobAccept', job_id: directed }, 'wrong-host');
+  await l.submit(BOB, { kind: 'JobAccept', job_id: directed });
+  await l.submit(BOB, await settle(BOB, ALICE, open, 0n));
+  assert.equal(l.account(ALICE).locked_bids, credits(10), 'a settlement of 0 releases the bid at once');
+});
+
+test('apply: a heartbeat accepts the job for its named host and restarts the expiry clock of a bid', async () => {
   const l = await funded(ALICE);
   const job = await openJob(l, credits(100), { billing: BILLING_HEARTBEAT, duration_secs: 3_000 });
-  l.height += 100;
+  assert.isFalse(l.state.job(job)!.accepted);
+  l.height += 5;
   const beatHeight = l.height;
   await l.submit(BOB, { kind: 'Heartbeat', job_id: job, cell: ALICE.publicKey, epoch: 1 });
+  assert.isTrue(l.state.job(job)!.accepted);
+  await l.refuse(BOB, { kind: 'JobAccept', job_id: job }, 'already-accepted');
   l.height = beatHeight + EXPIRY_BLOCKS - 1;
   await l.refuse(ALICE, { kind: 'JobExpire', job_id: job }, 'not-expired');
   l.height++;

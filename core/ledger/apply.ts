@@ -23,9 +23,10 @@ import {
   HEARTBEAT_INTERVAL_SECS,
   NAME_COST,
   NAME_MAX_LENGTH,
+  UNACCEPTED_EXPIRY_BLOCKS,
   UNBOND_DELAY_BLOCKS,
 } from './params.ts';
-import { type Account, freeBalance, type LedgerState, lockedBond } from './state.ts';
+import { type Account, freeBalance, type Job, type LedgerState, lockedBond } from './state.ts';
 import { BILLING_HEARTBEAT, BILLING_SETTLE, channelReceiptBytes, settlementBytes, type Tx, type TxKind, type TxOf, txSigningBytes } from './tx.ts';
 
 // A transaction that breaks a rule is not its relay's fault: it is signed, and may apply to another
@@ -35,6 +36,7 @@ const REFUSED = { verdict: 'ignore', status: 400, problem: 'ledger-rule' } as co
 /** Every rule a LedgerRuleError names (docs/ledger.md), with its gossip verdict and the API's answer. */
 export const LEDGER_RULES = {
   'insufficient-free-balance': { verdict: 'ignore', status: 402, problem: 'insufficient-balance' },
+  'already-accepted': REFUSED,
   'already-revoked': REFUSED,
   'already-slashed': REFUSED,
   'bad-billing': REFUSED,
@@ -202,6 +204,14 @@ function payWithBurn(
   return burn;
 }
 
+/**
+ * The first height at which the payer may expire `job`: UNACCEPTED_EXPIRY_BLOCKS after the bid while
+ * no host accepted it, else EXPIRY_BLOCKS after its acceptance or last heartbeat.
+ */
+export function expiryHeight(job: Job): number {
+  return job.accepted ? Math.max(job.bid_height, job.active_height) + EXPIRY_BLOCKS : job.bid_height + UNACCEPTED_EXPIRY_BLOCKS;
+}
+
 const NAME_PATTERN = /^[a-z0-9-]+$/;
 
 function one(node: Uint8Array, direction: Direction, counterparty: Uint8Array | null = null): Involvement {
@@ -297,6 +307,7 @@ const APPLY: Appliers = {
       billing: b.billing,
       bid_height: ctx.height,
       active_height: ctx.height,
+      accepted: false,
     });
     return { kind: 'JobBid', amount: b.bid, burned: 0n, involved: [one(b.sender, 'self', b.host)] };
   },
@@ -323,10 +334,8 @@ const APPLY: Appliers = {
     const job = state.job(b.job_id);
     if (job === undefined) fail('unknown-job', `no open job ${short(b.job_id)}…`);
     if (!bytesEqual(job.payer, b.sender)) fail('not-payer', 'only the payer may expire its bid');
-    const since = Math.max(job.bid_height, job.active_height);
-    if (ctx.height - since < EXPIRY_BLOCKS) {
-      fail('not-expired', `the bid may be expired at height ${since + EXPIRY_BLOCKS}, not ${ctx.height}`);
-    }
+    const at = expiryHeight(job);
+    if (ctx.height < at) fail('not-expired', `the bid may be expired at height ${at}, not ${ctx.height}`);
     const payer = state.account(b.sender);
     state.setAccount(b.sender, { ...payer, locked_bids: payer.locked_bids - job.locked });
     state.setJob(b.job_id, undefined);
@@ -336,6 +345,17 @@ const APPLY: Appliers = {
       burned: 0n,
       involved: [{ ...one(b.sender, 'self', job.host), interaction: 'expiry' }],
     };
+  },
+
+  JobAccept(state, b, ctx) {
+    const job = state.job(b.job_id);
+    if (job === undefined) fail('unknown-job', `no open job ${short(b.job_id)}…`);
+    if (bytesEqual(b.sender, job.payer)) fail('host-is-payer', 'the payer cannot accept its own job as host');
+    if (job.accepted) fail('already-accepted', `the job is accepted by ${short(job.host!)}…`);
+    if (job.host !== null && !bytesEqual(job.host, b.sender)) fail('wrong-host', 'the bid names another host');
+    // From here only this host may settle it, and the bid stays locked EXPIRY_BLOCKS from now.
+    state.setJob(b.job_id, { ...job, host: b.sender, accepted: true, active_height: ctx.height });
+    return { kind: 'JobAccept', amount: 0n, burned: 0n, involved: pair(b.sender, job.payer) };
   },
 
   TrustGrant(state, b, ctx) {
@@ -375,7 +395,8 @@ const APPLY: Appliers = {
     state.setEpoch(b.cell, b.sender, b.epoch);
     const burn = payWithBurn(state, b.cell, cell, b.sender, amount, { bids: amount });
     const locked = job.locked - amount;
-    state.setJob(b.job_id, locked === 0n ? undefined : { ...job, locked, active_height: ctx.height });
+    // A heartbeat from the named host is its acceptance too: it runs the job.
+    state.setJob(b.job_id, locked === 0n ? undefined : { ...job, locked, active_height: ctx.height, accepted: true });
     return {
       kind: 'Heartbeat',
       amount,

@@ -1,6 +1,7 @@
 // Property tests of the state machine: random blocks of valid and invalid transactions from a few
 // accounts. After every block: supply conservation, the /status invariant (free balance never
-// negative), and that undoing the block and applying it again gives the identical state root.
+// negative), and that undoing the block and applying it again gives the identical state root; after
+// every job transaction, the bid rules a host relies on (World's #checkBidRules).
 import { assert } from 'chai';
 import fc from 'fast-check';
 import { test } from '../../test/harness.ts';
@@ -11,7 +12,7 @@ import { toHex } from '../encoding/hex.ts';
 import { type ApplyContext, applyTx, LedgerRuleError } from './apply.ts';
 import { ALICE, assertInvariants, BOB, CAROL, DAVE, type Fields, NETWORK, rewardTx, sign } from './fixtures.test-util.ts';
 import { EMPTY_ROOT } from './merkle.ts';
-import { EXPIRY_BLOCKS, NAME_BLOCKS } from './params.ts';
+import { EXPIRY_BLOCKS, NAME_BLOCKS, UNACCEPTED_EXPIRY_BLOCKS } from './params.ts';
 import { type Change, LedgerState } from './state.ts';
 import { BILLING_HEARTBEAT, BILLING_SETTLE, channelReceiptBytes, settlementBytes, type Tx, type TxKind } from './tx.ts';
 
@@ -50,6 +51,7 @@ const OP_KINDS: readonly Op['kind'][] = [
   'JobBid',
   'JobSettle',
   'JobExpire',
+  'JobAccept',
   'Heartbeat',
   'ChannelOpen',
   'ChannelClose',
@@ -78,6 +80,7 @@ const blockArb: fc.Arbitrary<BlockPlan> = fc.record({
     { weight: 3, arbitrary: fc.constant(1) },
     { weight: 1, arbitrary: fc.integer({ min: 2, max: 3_000 }) },
     { weight: 1, arbitrary: fc.constant(EXPIRY_BLOCKS) },
+    { weight: 1, arbitrary: fc.constant(UNACCEPTED_EXPIRY_BLOCKS) },
   ),
   ops: fc.array(opArb, { maxLength: 10 }),
 });
@@ -89,12 +92,50 @@ function portion(total: bigint, op: Op): bigint {
   return [op.amount, total / 2n, total, total + 1n][op.small]!;
 }
 
+/** What the chain has said about one job: when it was bid, who accepted it and when, its last heartbeat. */
+interface JobHistory {
+  readonly payer: string;
+  readonly bidHeight: number;
+  acceptedBy: string | null;
+  activeHeight: number;
+}
+
 /** What the run has opened so far, for ops that refer to a job or a channel. */
 class World {
   readonly state = new LedgerState();
   readonly jobs: Uint8Array[] = [];
   readonly channels: Uint8Array[] = [];
+  readonly #history = new Map<string, JobHistory>();
   height = 0;
+
+  /**
+   * The bid rules as a host and a payer rely on them, checked against the job's own history: once a
+   * host accepted a bid, only it settles and the payer expires it no sooner than EXPIRY_BLOCKS after
+   * the acceptance (or the last heartbeat); a bid no host accepted expires UNACCEPTED_EXPIRY_BLOCKS
+   * after it was made.
+   */
+  #checkBidRules(tx: Tx, refused: string | null, open: boolean): void {
+    const b = tx.body;
+    if (b.kind === 'JobBid') {
+      if (refused === null) this.#history.set(toHex(tx.id), { payer: toHex(b.sender), bidHeight: this.height, acceptedBy: null, activeHeight: this.height });
+      return;
+    }
+    if (b.kind !== 'JobAccept' && b.kind !== 'JobExpire' && b.kind !== 'JobSettle' && b.kind !== 'Heartbeat') return;
+    const job = this.#history.get(toHex(b.job_id));
+    if (job === undefined || !open) return;
+    const sender = toHex(b.sender);
+    const at = job.acceptedBy === null ? job.bidHeight + UNACCEPTED_EXPIRY_BLOCKS : job.activeHeight + EXPIRY_BLOCKS;
+    if (b.kind === 'JobExpire' && sender === job.payer) {
+      assert.equal(refused === 'not-expired', this.height < at, `an expiry at ${this.height}, expirable from ${at}: ${refused}`);
+    }
+    if (b.kind === 'JobSettle' && refused === null && job.acceptedBy !== null) assert.equal(sender, job.acceptedBy, 'only the accepting host settles');
+    if (b.kind === 'JobAccept' && job.acceptedBy !== null) assert.isNotNull(refused, 'a job is accepted once');
+    if (refused !== null) return;
+    if (b.kind === 'JobAccept' || b.kind === 'Heartbeat') {
+      job.acceptedBy = sender;
+      job.activeHeight = this.height;
+    }
+  }
 
   // Mostly one still open (so the rules past "unknown" are reached), sometimes any or none.
   #pick(ids: readonly Uint8Array[], open: (id: Uint8Array) => boolean, op: Op): Uint8Array {
@@ -155,6 +196,12 @@ class World {
         const id = this.#job(op);
         return [this.#party(this.state.job(id)?.payer, op), { kind: 'JobExpire', job_id: id }];
       }
+      case 'JobAccept': {
+        const id = this.#job(op);
+        const job = this.state.job(id);
+        // The named host when `flag` says so, else whoever `from` is (the payer or another host, sometimes).
+        return [job?.host && op.flag ? this.#party(job.host, op) : from, { kind: 'JobAccept', job_id: id }];
+      }
       case 'ChannelOpen':
         return [from, { kind: 'ChannelOpen', host: other.publicKey, capacity: op.amount, expiry_height: Math.max(0, this.height + op.pick - 5) }];
       case 'ChannelClose': {
@@ -186,8 +233,10 @@ class World {
     const accepted: Tx[] = [];
     const attempt = (tx: Tx): void => {
       const root = toHex(this.state.stateRoot());
+      const open = tx.body.kind !== 'UptimeReward' && 'job_id' in tx.body ? this.state.job(tx.body.job_id) !== undefined : false;
       try {
         applyTx(this.state, tx, ctx);
+        this.#checkBidRules(tx, null, open);
         accepted.push(tx);
         if (tx.body.kind === 'JobBid') this.jobs.push(tx.id);
         if (tx.body.kind === 'ChannelOpen') this.channels.push(tx.id);
@@ -195,6 +244,7 @@ class World {
         if (!(error instanceof LedgerRuleError)) throw error;
         onRefused(error.code);
         assert.equal(toHex(this.state.stateRoot()), root, `refused ${tx.body.kind} (${error.code}) changed the state`);
+        if (error.code !== 'nonce-used' && error.code !== 'nonce-gap') this.#checkBidRules(tx, error.code, open);
       }
     };
     attempt(await rewardTx(this.state, KEYS[plan.producer]!, this.height));
@@ -211,7 +261,7 @@ function reapply(state: LedgerState, txs: readonly Tx[], height: number): void {
   for (const tx of txs) applyTx(state, tx, ctx);
 }
 
-test('ledger property: conservation, the /status invariant and exact undo hold after every block', async () => {
+test('ledger property: conservation, the /status invariant, the bid rules hosts rely on and exact undo hold after every block', async () => {
   const accepted = new Map<string, number>();
   const refused = new Map<string, number>();
   const count = (map: Map<string, number>, key: string): void => void map.set(key, (map.get(key) ?? 0) + 1);

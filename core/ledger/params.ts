@@ -11,8 +11,13 @@ export const SUPPLY_CAP: bigint = 21_000_000_000n * CREDIT;
 export const INITIAL_EMISSION: bigint = 1_000n * CREDIT;
 /** Blocks per emission era; the reward halves at each era boundary. */
 export const HALVING_BLOCKS = 210_000;
-/** Blocks after which an unsettled bid may be expired by its payer. */
+/** Blocks after which an unsettled bid a host accepted may be expired by its payer. */
 export const EXPIRY_BLOCKS = 1_440;
+/**
+ * Blocks after which a bid no host accepted (JobAccept, or a heartbeat) may be expired: a host runs
+ * a job only once its acceptance is in a block, so no host works for a bid released this early.
+ */
+export const UNACCEPTED_EXPIRY_BLOCKS = 10;
 /** Transactions per block; a larger block is rejected before any signature check. */
 export const MAX_TXS_PER_BLOCK = 1_024;
 /** Settlement, heartbeat and channel-close burn, in basis points (1.00 %). */

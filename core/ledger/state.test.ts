@@ -206,7 +206,7 @@ test('state: typed tables read back what was written and default sensibly', () =
   assert.isUndefined(state.revoked(a, c));
   assert.isUndefined(state.slashed(a, 5));
 
-  const job = { payer: a, host: null, bid: 9n, locked: 9n, rate: 3n, billing: 1, bid_height: 4, active_height: 6 };
+  const job = { payer: a, host: null, bid: 9n, locked: 9n, rate: 3n, billing: 1, bid_height: 4, active_height: 6, accepted: true };
   const channel = { payer: a, host: b, capacity: 7n, expiry_height: 99, open_height: 3 };
   state.setAccount(a, { ...ZERO, balance: -5n, nonce: 3 });
   state.setSupply({ emitted: 10n, burned: 2n });
@@ -313,7 +313,7 @@ function base(): LedgerState {
   state.setAccount(id(1), acct(100n, 5n, 7n));
   state.setAccount(id(2), acct(50n));
   state.setName('alpha', { owner: id(1), expires: 90 });
-  state.setJob(id(3), { payer: id(1), host: null, bid: 4n, locked: 4n, rate: 0n, billing: 0, bid_height: 1, active_height: 0 });
+  state.setJob(id(3), { payer: id(1), host: null, bid: 4n, locked: 4n, rate: 0n, billing: 0, bid_height: 1, active_height: 0, accepted: false });
   state.setChannel(id(4), { payer: id(1), host: id(2), capacity: 9n, expiry_height: 80, open_height: 2 });
   state.setEpoch(id(5), id(2), 3);
   state.setTrust(id(1), id(2), 4);

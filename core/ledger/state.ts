@@ -8,7 +8,7 @@
 
 import { coreSha256, type Sha256Hasher, sha256Each } from '../crypto/sha256.ts';
 import { bytesEqual, bytesKey, concatBytes, prefixedBytesKey } from '../encoding/bytes.ts';
-import { bytes32, decode, encode, type Infer, i128, option, struct, u8, u128, uint53 } from '../encoding/codec.ts';
+import { bool, bytes32, decode, encode, type Infer, i128, option, struct, u8, u128, uint53 } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MerkleTrie, type TrieLeaf } from './merkle.ts';
 
@@ -37,6 +37,8 @@ export const jobCodec = struct(
     billing: u8,
     bid_height: uint53,
     active_height: uint53,
+    /** Whether a host accepted it (JobAccept, or the named host's heartbeat): the long expiry protects it from then. */
+    accepted: bool,
   },
   'job',
 );

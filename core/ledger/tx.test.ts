@@ -57,10 +57,11 @@ async function samples(): Promise<Fields[]> {
     { kind: 'HostBond', amount: 1n },
     { kind: 'HostUnbond', amount: 1n },
     { kind: 'SlashEquivocation', a: await evidenceHeader(1), b: await evidenceHeader(2) },
+    { kind: 'JobAccept', job_id: ID },
   ];
 }
 
-test('tx: every one of the fifteen kinds signs, encodes and decodes back to itself', async () => {
+test('tx: every one of the sixteen kinds signs, encodes and decodes back to itself', async () => {
   const bodies = await samples();
   assert.deepEqual(
     bodies.map((b) => b.kind),
@@ -85,7 +86,7 @@ test('tx: malformed wire bytes are refused', async () => {
   rejects(() => decodeTx(tx.bytes.subarray(0, 64)), InvalidEncodingError, 'truncated');
   rejects(() => decodeTx(new Uint8Array(MAX_TX_BYTES + 1)), InvalidEncodingError, 'too-long');
   rejects(() => decodeTx(concatBytes(tx.bodyBytes, Uint8Array.of(0), tx.signature)), InvalidEncodingError, 'trailing-bytes');
-  for (const tag of [0, 16, 255]) {
+  for (const tag of [0, 17, 255]) {
     const body = tx.bodyBytes.slice();
     body[0] = tag;
     rejects(() => decodeTx(concatBytes(body, tx.signature)), InvalidEncodingError, 'bad-variant-tag');

@@ -1,5 +1,5 @@
 /**
- * Transactions: fifteen kinds (node-api.md §2), one canonical encoding each, signed by the sender.
+ * Transactions: sixteen kinds (node-api.md §2, and JobAccept: docs/ledger.md), one canonical encoding each, signed by the sender.
  *
  * Wire form: body ‖ signature, where body = kind tag ‖ sender ‖ nonce ‖ the kind's fields, and the
  * signature is the sender's Ed25519 signature over `txSigningBytes(network, body)` (a domain tag
@@ -40,7 +40,7 @@ const common = { sender: bytes32, nonce: uint53 } as const;
 export const BILLING_SETTLE = 0;
 export const BILLING_HEARTBEAT = 1;
 
-/** The transaction body codec: a tagged union of the fifteen kinds. */
+/** The transaction body codec: a tagged union of the sixteen kinds. */
 export const txBodyCodec = variant(
   'kind',
   {
@@ -74,6 +74,7 @@ export const txBodyCodec = variant(
     HostBond: [13, struct({ ...common, amount: u128 }, 'HostBond')],
     HostUnbond: [14, struct({ ...common, amount: u128 }, 'HostUnbond')],
     SlashEquivocation: [15, struct({ ...common, a: signedHeaderCodec, b: signedHeaderCodec }, 'SlashEquivocation')],
+    JobAccept: [16, struct({ ...common, job_id: bytes32 }, 'JobAccept')],
   },
   'tx',
 );
@@ -99,6 +100,7 @@ export const TX_KINDS: readonly TxKind[] = [
   'HostBond',
   'HostUnbond',
   'SlashEquivocation',
+  'JobAccept',
 ];
 
 /** The seven kinds the SSE streams and the archive report. */

@@ -26,6 +26,8 @@ export interface FakeApi {
   /** Runs `line` (client options included) against a fresh fake, or `fresh`; its exit code and output. */
   /** Runs `cmd` with `line` against `fresh` (a new fake by default), `input` as its standard input. */
   run(cmd: Command, path: string, line: readonly string[], fresh?: FakeNode, input?: string): Promise<{ code: number; out: string; err: string }>;
+  /** Serves `fresh` from now on (for a command run in a process of its own). */
+  serve(fresh: FakeNode): void;
   close(): Promise<void>;
 }
 
@@ -58,6 +60,9 @@ export async function serveFakeApi(): Promise<FakeApi> {
       let err = '';
       const code = await runCommand(cmd, [...line], path, { out: (t) => void (out += t), err: (t) => void (err += t), input: Readable.from([input]) });
       return { code, out, err };
+    },
+    serve(fresh) {
+      node = fresh;
     },
     close: () => server.close(),
   };

@@ -4,7 +4,9 @@
  */
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { BOB, CONTAINER_ID, EXPIRE_TX_ID, FakeNode, JOB, JOB_ID } from '../../core/api/fake-node.test-util.ts';
 import type { JobRequest, JobStatus, JobView } from '../../core/jobs/types.ts';
 import { type FakeApi, serveFakeApi } from './fake-api.test-util.ts';
@@ -89,6 +91,88 @@ test('mesh jobs run --follow waits while the job runs, taking its output as it c
   assert.equal(run.code, 0, run.err);
   assert.equal(run.out, 'hi\nlater\n');
   assert.ok(fake.jobs.jobCalls.filter((c) => c.method === 'getJob').length >= 2, 'asked again until the job ended');
+});
+
+test("mesh jobs run --follow says while the job waits where it is and each host's latest reason as it changes, and ends with the reasons", async () => {
+  const A = 'a1'.repeat(32);
+  const B = 'b2'.repeat(32);
+  const waiting = { status: 'pending', host: null, started_at: null, finished_at: null, exit_code: null, cost: null, container_id: null } as const;
+  const fake = withJob({ ...waiting, refusals: [] });
+  fake.jobs.lines = [];
+  fake.jobs.linesEnded = false;
+  const set = (change: Partial<JobView>): void => void fake.jobs.jobs.set(JOB_ID, { ...fake.jobs.jobs.get(JOB_ID)!, ...change });
+  const long = `image not allowed: docker.io/library/${'x'.repeat(120)}`;
+  setTimeout(() => set({ refusals: [{ host: A, reason: 'needs 4 cores, 2 free', at: 1 }] }), 300);
+  setTimeout(
+    () =>
+      set({
+        refusals: [
+          { host: A, reason: 'needs 4 cores, 2 free', at: 1 },
+          { host: B, reason: long, at: 2 },
+        ],
+      }),
+    1_300,
+  );
+  setTimeout(
+    () =>
+      set({
+        refusals: [
+          { host: A, reason: 'needs 4 cores, 1 free', at: 3 },
+          { host: B, reason: long, at: 2 },
+        ],
+      }),
+    2_300,
+  );
+  setTimeout(() => {
+    set({ status: 'failed: no host took the job within 600 s (2 hosts asked)' });
+    for (const follower of fake.jobs.logFollowers) follower.end();
+  }, 3_300);
+  const run = await mesh([...RUN, '--follow'], fake);
+  assert.equal(run.code, 1);
+  assert.equal(run.out, '');
+  const lines = run.err.split('\n');
+  assert.deepEqual(lines.slice(0, 5), [
+    `job ${JOB_ID}, bid 1.5 credits`,
+    'waiting for a host',
+    `  ${A.slice(0, 16)}: needs 4 cores, 2 free`,
+    `  ${B.slice(0, 16)}: ${long.slice(0, 100 - 20 - 1)}…`,
+    `  ${A.slice(0, 16)}: needs 4 cores, 1 free`,
+  ]);
+  assert.ok(
+    lines.every((line) => line.length <= 100 || line.includes(long)),
+    'the lines as it waits fit 100 columns',
+  );
+  // It ends with every host's reason, whole, then the outcome.
+  assert.match(run.err, new RegExp(`refused by 2 hosts:\n  ${A.slice(0, 16)}  \\S+  needs 4 cores, 1 free\n  ${B.slice(0, 16)}  \\S+  ${long}\n`));
+  assert.match(run.err, /job 0b0b0b0b0b0b0b0b failed: no host took the job within 600 s \(2 hosts asked\)\n$/);
+});
+
+test('mesh jobs run --follow on a terminal (a pty): the waiting job and its reasons show as they come', async () => {
+  const A = 'a1'.repeat(32);
+  const fake = withJob({ status: 'pending', host: null, started_at: null, finished_at: null, exit_code: null, cost: null, container_id: null, refusals: [] });
+  fake.jobs.lines = [];
+  fake.jobs.linesEnded = false;
+  const set = (change: Partial<JobView>): void => void fake.jobs.jobs.set(JOB_ID, { ...fake.jobs.jobs.get(JOB_ID)!, ...change });
+  api.serve(fake);
+  const line = [process.execPath, 'bin/mesh.js', 'jobs', ...RUN, '--follow', ...api.common].map((w) => `'${w}'`).join(' ');
+  const child = spawn('script', ['-qfec', line, '/dev/null'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let screen = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    screen += chunk.toString();
+  });
+  const until = async (what: RegExp): Promise<void> => {
+    for (let i = 0; i < 300 && !what.test(screen); i++) await delay(50);
+    assert.match(screen, what);
+  };
+  await until(/waiting for a host\r\n/);
+  set({ refusals: [{ host: A, reason: 'image not allowed: docker.io/library/alpine:3', at: 1 }] });
+  await until(new RegExp(`  ${A.slice(0, 16)}: image not allowed: docker.io/library/alpine:3\r\n`));
+  set({ status: 'failed: no host took the job within 600 s (1 host asked)' });
+  for (const follower of fake.jobs.logFollowers) follower.end();
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  assert.equal(code, 1, screen);
+  assert.match(screen, /refused by 1 host:\r\n/);
+  assert.match(screen, /failed: no host took the job within 600 s \(1 host asked\)\r\n$/);
 });
 
 test('mesh jobs run refuses a bad bid or spec with exit 2 before asking the node', async () => {
@@ -203,6 +287,13 @@ test('mesh jobs stop answers 204 by job id, id prefix or container id; an unknow
   assert.equal(unknown.code, 1);
   assert.match(unknown.err, /^mesh jobs stop: Unknown job \(404\)/);
   assert.equal((await mesh(['stop', 'a b'])).code, 2);
+});
+
+test('mesh jobs stop of a job no host started says its bid comes back, in credits', async () => {
+  const stopped = await mesh(['stop', '0b0b'], withJob({ status: 'pending', host: null, started_at: null, cost: null }));
+  assert.equal(stopped.code, 0, stopped.err);
+  assert.equal(stopped.err, `stopped ${JOB_ID}\nits bid of 1.5 credits is back in the free balance within 10 blocks of the bid (mesh status shows it)\n`);
+  assert.equal(node.jobs.jobCalls.at(-1)?.method, 'stopJob');
 });
 
 test('mesh jobs stop: the start of several job ids is exit 1, never taken for a container', async () => {

@@ -6,11 +6,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { JOB_LIMITS } from '../../core/api/input.ts';
 import { formatAmount, formatCredits, parseAmount } from '../../core/encoding/amount.ts';
-import type { JobStatus, JobSummary, JobView, LogEvent } from '../../core/jobs/types.ts';
+import type { JobStatus, JobSummary, JobView, LogEvent, Refusal } from '../../core/jobs/types.ts';
 import { clientOptions, NodeClient } from './client.ts';
 import { command, EXIT, entry, flag, type Io, list, option, type Parser, positional, UsageError } from './command.ts';
 import { type IdKind, idPrefix, uniqueId } from './id-prefix.ts';
-import { columns } from './table.ts';
+import { columns, fit, TABLE_WIDTH } from './table.ts';
 import { credits, integer } from './values.ts';
 
 /** How often `run --follow` asks for the job's status. */
@@ -97,11 +97,46 @@ export function formatJob(job: JobView): string {
   ];
   if (job.heartbeats !== null) rows.push(['heartbeats', `${job.heartbeats.count}, paid ${inCredits(job.heartbeats.paid)} credits`]);
   const lines = rows.map(([name, value]) => `${name.padEnd(12)}${value}\n`);
-  if (job.refusals.length > 0) {
-    lines.push(`refused by ${job.refusals.length} host${job.refusals.length === 1 ? '' : 's'}:\n`);
-    for (const r of job.refusals) lines.push(`  ${short(r.host)}  ${time(r.at)}  ${r.reason}\n`);
-  }
+  return lines.join('') + formatRefusals(job.refusals);
+}
+
+/** Every host's latest reason for not taking the job, one a line, whole; nothing when none refused. */
+export function formatRefusals(refusals: readonly Refusal[]): string {
+  if (refusals.length === 0) return '';
+  const lines = [`refused by ${refusals.length} host${refusals.length === 1 ? '' : 's'}:\n`];
+  for (const r of refusals) lines.push(`  ${short(r.host)}  ${time(r.at)}  ${r.reason}\n`);
   return lines.join('');
+}
+
+/** Where a job that has not ended is, in words, or null once it has ended. */
+function waitingState(job: JobView): string | null {
+  if (job.status === 'pending') return job.host === null ? 'waiting for a host' : `placed with ${short(job.host)}, starting`;
+  if (job.status === 'running') return `running on ${short(job.host)}`;
+  if (job.status === 'awaiting_settlement') return 'ended, awaiting its settlement';
+  return null;
+}
+
+/**
+ * What `run --follow` says about a job as it changes, to stderr: where it is, and each host's
+ * latest reason for not taking it as it comes (cut to fit 100 columns; `mesh jobs show` gives them whole).
+ */
+export class JobWatch {
+  #state: string | null = null;
+  readonly #reasons = new Map<string, string>();
+
+  /** The lines `job` adds to what was said before. */
+  changes(job: JobView): string {
+    let out = '';
+    const state = waitingState(job);
+    if (state !== null && state !== this.#state) out += `${state}\n`;
+    this.#state = state;
+    for (const r of job.refusals) {
+      if (this.#reasons.get(r.host) === r.reason) continue;
+      this.#reasons.set(r.host, r.reason);
+      out += `${fit(`  ${short(r.host)}: ${r.reason}`, TABLE_WIDTH)}\n`;
+    }
+    return out;
+  }
 }
 
 /** The job's end in one line: `settled, exit code 0, cost 0.75 of 1.5 credits`. */
@@ -144,14 +179,20 @@ async function followLogs(client: NodeClient, jobId: string, io: Io, signal: Abo
   );
 }
 
-/** Follows the job's output and its status until it reaches its end; resolves to the job then. */
+/**
+ * Follows the job's output and its status until it reaches its end; resolves to the job then. While
+ * it waits, stderr says where it is and why hosts do not take it, as that changes.
+ */
 async function awaitEnd(client: NodeClient, jobId: string, io: Io): Promise<JobView> {
   const stop = new AbortController();
+  const watch = new JobWatch();
   // The output is a view of the job, not the job: a stream that fails is said, and the wait goes on.
   const logs = followLogs(client, jobId, io, stop.signal).catch((error: Error) => io.err(`the job's output could not be followed: ${error.message}\n`));
   try {
     let job = await client.get<JobView>(`/jobs/${jobId}`);
     while (!isFinal(job.status)) {
+      const said = watch.changes(job);
+      if (said !== '') io.err(said);
       await sleep(POLL_MS);
       job = await client.get<JobView>(`/jobs/${jobId}`);
     }
@@ -221,6 +262,8 @@ const runCommand = command({
     io.err(`job ${answer.job_id}, bid ${formatCredits(options.bid)} credits\n`);
     const job = await awaitEnd(client, answer.job_id, io);
     if (options.json) io.out(`${JSON.stringify(job, null, 2)}\n`);
+    // A job that never ran ends with every host's reason, whole.
+    else if (job.started_at === null) io.err(formatRefusals(job.refusals));
     io.err(formatOutcome(job));
     return job.status === 'settled' && job.exit_code === 0 ? EXIT.done : EXIT.failed;
   },
@@ -270,7 +313,8 @@ const logsCommand = command({
 });
 
 const stopCommand = command({
-  description: 'Stops a job at once (DELETE /jobs/:id): on its host, its container; on its payer, asks the host.',
+  description:
+    'Stops a job at once (DELETE /jobs/:id): on its host, its container; on its payer, asks the host. A job that had not started gives its bid back within 10 blocks.',
   options: clientOptions,
   positionals: { job: positional('job', 'the job id or its first characters, a container id or a container name (mesh-job-…)', stopRef) },
   run: async ({ options, args }, io) => {
@@ -278,14 +322,21 @@ const stopCommand = command({
     // The start of a job id names that job (several: which one?); anything else goes to the node as it is (a container).
     const ids = /^[0-9a-f]{1,63}$/.test(args.job) ? await jobIds(client) : [];
     const ref = ids.some((id) => id.startsWith(args.job)) ? uniqueId(ids, args.job, JOBS) : args.job;
+    const job = ids.includes(ref) ? await client.get<JobView>(`/jobs/${ref}`) : null;
     await client.delete(`/jobs/${ref}`);
     io.err(`stopped ${ref}\n`);
+    // Nothing ran: no host keeps the bid (docs/jobs.md "Accepted before it runs").
+    if (job?.role === 'payer' && job.status === 'pending' && job.started_at === null) {
+      const when = job.host === null ? 'within 10 blocks of the bid' : 'once its host, which had not started it, settles it at 0';
+      io.err(`its bid of ${inCredits(job.bid)} credits is back in the free balance ${when} (mesh status shows it)\n`);
+    }
     return EXIT.done;
   },
 });
 
 const expireCommand = command({
-  description: "Takes back the credits locked by a job's bid once 1,440 blocks have passed without a settlement (JobExpire); prints its transaction id.",
+  description:
+    "Takes back the credits locked by a job's bid (JobExpire): 10 blocks after the bid while no host accepted it (the node does this by itself for a job that ended unaccepted), else 1,440 blocks after the acceptance; prints its transaction id.",
   options: clientOptions,
   positionals: jobArg,
   run: async ({ options, args }, io) => {

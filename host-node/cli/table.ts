@@ -10,7 +10,7 @@ export const TABLE_WIDTH = 100;
 const GAP = 2;
 
 /** `cell` within `width` characters: cut, with `…` as its last, when it is longer. */
-function fit(cell: string, width: number): string {
+export function fit(cell: string, width: number): string {
   return cell.length <= width ? cell : `${cell.slice(0, width - 1)}…`;
 }
 
