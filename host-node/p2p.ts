@@ -35,6 +35,8 @@ export interface P2POptions {
    * what peers and `/wallet/config.json` hand out when the node sits behind a proxy or a DNS name.
    */
   readonly announce?: readonly string[];
+  /** 'server' (the default) answers peer-routing lookups; 'client' only makes them. */
+  readonly routing?: 'server' | 'client';
 }
 
 /** Starts the node's libp2p network on TCP and WebSockets. */
@@ -58,6 +60,8 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
     },
     {
       bootstrap: bootstrapAddrs,
+      // A host answers peer-routing lookups: other nodes can dial it.
+      routing: options.routing ?? 'server',
       ...(options.log ? { log: options.log } : {}),
       ...(options.banThreshold === undefined ? {} : { banThreshold: options.banThreshold }),
       ...(options.banMs === undefined ? {} : { banMs: options.banMs }),
