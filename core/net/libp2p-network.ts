@@ -528,7 +528,7 @@ export class Libp2pNetwork implements Network {
       try {
         await this.libp2p.dial(target, signal ? { signal } : {});
         return;
-      } catch (error) {
+      } catch {
         if (signal?.aborted) throw signal.reason;
         // Moved or gone: looked up afresh.
       }
