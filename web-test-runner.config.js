@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { playwrightLauncher } from '@web/test-runner-playwright';
+import * as esbuild from 'esbuild';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './test/chromium.ts';
 
 const SHARED_DATA = fileURLToPath(new URL('../shared/data/', import.meta.url));
@@ -33,6 +34,30 @@ async function sharedData(context, next) {
   return next();
 }
 
+/**
+ * Test files that run libp2p itself (peer routing over a memory transport) are served as one
+ * esbuild bundle, as the wallet page is: among libp2p's dependencies are CommonJS modules (netmask)
+ * that the dev server's file-by-file transforms cannot hand a browser.
+ */
+const LIBP2P_TESTS = ['core/net/peer-routing.test.ts'];
+const libp2pBundles = {
+  name: 'libp2p-bundles',
+  async serve(context) {
+    const file = LIBP2P_TESTS.find((path) => context.path === `/${path}`);
+    if (file === undefined) return undefined;
+    const built = await esbuild.build({
+      entryPoints: [file],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      target: 'es2023',
+      write: false,
+      logLevel: 'silent',
+    });
+    return { body: built.outputFiles[0].text, type: 'js' };
+  },
+};
+
 export default {
   // The directory's data layer (records, index, importers) is runtime-neutral too; its service
   // suite needs sockets and runs on Node and Deno.
@@ -49,7 +74,7 @@ export default {
   concurrency: 1,
   testFramework: { config: { timeout: 60000 } },
   testsFinishTimeout: 600000,
-  plugins: [esbuildPlugin({ ts: true, target: 'es2023' })],
+  plugins: [libp2pBundles, esbuildPlugin({ ts: true, target: 'es2023' })],
   browsers: [
     playwrightLauncher({
       product: 'chromium',

@@ -257,7 +257,9 @@ export class Libp2pNetwork implements Network {
         ...host.connectionManager,
       },
       connectionEncrypters: [noise()],
-      streamMuxers: [yamux({ maxInboundStreams: PEER_LIMITS.streamsPerConnection })],
+      // Deno's type check meets two copies of uint8arraylist's types (the interface's and the
+      // utils'), so yamux's streams do not look like the interface's there; they are the same objects.
+      streamMuxers: [yamux({ maxInboundStreams: PEER_LIMITS.streamsPerConnection }) as unknown as NonNullable<Libp2pOptions['streamMuxers']>[number]],
       connectionGater: {
         ...host.connectionGater,
         // One address (one host, or one NAT) holds a bounded share of the node's connections.
