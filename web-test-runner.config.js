@@ -35,16 +35,19 @@ async function sharedData(context, next) {
 }
 
 /**
- * Test files that run libp2p itself (peer routing over a memory transport) are served as one
- * esbuild bundle, as the wallet page is: among libp2p's dependencies are CommonJS modules (netmask)
- * that the dev server's file-by-file transforms cannot hand a browser.
+ * A test file that imports libp2p's packages itself (peer routing over a memory transport) is
+ * served as one esbuild bundle, as the wallet page is: libp2p's dependencies include a CommonJS
+ * module (netmask) and packages whose `browser` field swaps Node's crypto out, which the dev
+ * server's file-by-file transforms do not handle.
  */
-const LIBP2P_TESTS = ['core/net/peer-routing.test.ts'];
+const IMPORTS_LIBP2P = /from '(libp2p|@libp2p\/[^']+)'/;
 const libp2pBundles = {
   name: 'libp2p-bundles',
   async serve(context) {
-    const file = LIBP2P_TESTS.find((path) => context.path === `/${path}`);
-    if (file === undefined) return undefined;
+    if (!context.path.endsWith('.test.ts')) return undefined;
+    const file = fileURLToPath(new URL(`.${context.path}`, import.meta.url));
+    const source = await readFile(file, 'utf8').catch(() => '');
+    if (!IMPORTS_LIBP2P.test(source)) return undefined;
     const built = await esbuild.build({
       entryPoints: [file],
       bundle: true,
