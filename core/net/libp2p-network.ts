@@ -20,7 +20,7 @@ import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
 import { publicKeyFromRaw } from '@libp2p/crypto/keys';
 import { type GossipSub, gossipsub, TopicValidatorResult } from '@libp2p/gossipsub';
-import { identify } from '@libp2p/identify';
+import { identify, identifyPush } from '@libp2p/identify';
 import type { Connection, Libp2p, PeerInfo as Libp2pPeerInfo, PeerId, Stream } from '@libp2p/interface';
 import { type KadDHT, kadDHT, MessageType } from '@libp2p/kad-dht';
 import { peerIdFromPublicKey, peerIdFromString } from '@libp2p/peer-id';
@@ -280,6 +280,9 @@ export class Libp2pNetwork implements Network {
       services: {
         ...host.services,
         identify: identify(),
+        // A node's addresses change after identify ran (a relay reservation, an address observed):
+        // its peers hear the new ones, and answer lookups for it with them.
+        identifyPush: identifyPush(),
         // libp2p's connection monitor pings every peer each 10 s and hangs up when it cannot open
         // its ping stream; `ping` (the node's RTT samples) uses the same protocol. With the default
         // of one outbound ping stream per connection, a sample still waiting for a busy peer's answer
