@@ -2,12 +2,15 @@
  * The README's four-node devnet, started as the README starts it: a and b mine, c pays for jobs,
  * h hosts them (on the real Podman engine, test/podman.ts), and b, c and h each know only a
  * (`--bootstrap` to a). Nothing else tells any node where another is: c runs a job on h and b
- * messages c through peer routing alone (docs/network.md, "Peer routing").
+ * messages c through peer routing alone (docs/network.md, "Peer routing"); b also pays h through a
+ * payment channel and opens a tunnel to a service on h's machine.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { getJson, type MeshProcess, openStream, runMesh, startNode, stopAll, tcpAddress, waitFor } from './mesh-process.ts';
+import { getJson, type MeshProcess, openStream, postJson, runMesh, startNode, stopAll, tcpAddress, waitFor } from './mesh-process.ts';
 import { PODMAN_DIR, type PodmanService, startPodman, TEST_IMAGE } from './podman.ts';
 
 // The devnet's default block interval, which the README's commands leave as it is.
@@ -69,5 +72,37 @@ test('b, bootstrapped to a only, messages c', async () => {
     assert.deepEqual([heard.from, Buffer.from(heard.payload_hex, 'hex').toString()], [b.nodeId, 'hello c']);
   } finally {
     inbox.close();
+  }
+});
+
+test('b opens a payment channel to h and its receipt reaches h', async () => {
+  const opened = await postJson(b, '/channels/open', { host: h.nodeId, capacity: (2n * 10n ** 18n).toString() });
+  assert.equal(opened.status, 201, JSON.stringify(opened.body));
+  const id = opened.body.channel_id as string;
+  for (const node of [b, h])
+    await waitFor('the channel open on both', async () => (await getJson<{ status: string }>(node, `/channels/${id}`)).status === 'open', 60_000);
+  const paid = await postJson(b, '/channels/receipt', { channel_id: id, host: h.nodeId, cumulative: (10n ** 18n).toString() });
+  assert.equal(paid.status, 200, JSON.stringify(paid.body));
+  assert.deepEqual([paid.body.delivered, paid.body.delivery_error], [true, null]);
+});
+
+test('b tunnels to a TCP service on h', async () => {
+  const echo = createServer((socket) => socket.pipe(socket));
+  echo.listen(0, '127.0.0.1');
+  await once(echo, 'listening');
+  try {
+    const target = `127.0.0.1:${(echo.address() as AddressInfo).port}`;
+    const listened = await postJson(h, '/tunnel', { listen: { protocol: 'echo', target, allow: [b.nodeId] } });
+    assert.equal(listened.status, 201, JSON.stringify(listened.body));
+    const forwarded = await postJson(b, '/tunnel', { forward: { protocol: 'echo', node: h.nodeId } });
+    assert.equal(forwarded.status, 201, JSON.stringify(forwarded.body));
+    const socket = connect({ host: '127.0.0.1', port: Number((forwarded.body.address as string).split(':').at(-1)) });
+    socket.setEncoding('utf8');
+    socket.write('through the mesh');
+    const [echoed] = (await once(socket, 'data')) as [string];
+    assert.equal(echoed, 'through the mesh');
+    socket.destroy();
+  } finally {
+    echo.close();
   }
 });
