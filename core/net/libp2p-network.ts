@@ -287,8 +287,8 @@ export class Libp2pNetwork implements Network {
         // its ping stream; `ping` (the node's RTT samples) uses the same protocol. With the default
         // of one outbound ping stream per connection, a sample still waiting for a busy peer's answer
         // (one applying a sync range) made the monitor's ping fail, and the connection was cut
-        // mid-sync. Each side may hold two of its own at once, and take four from the other.
-        // The DHT checks each new contact with one ping of its own, hence a third.
+        // mid-sync. Each side may hold two of its own at once, and a third for the DHT, which pings
+        // each new contact before it joins the routing table; it takes twice that from the other.
         ping: ping({ maxOutboundStreams: 3, maxInboundStreams: 6 }),
         pubsub: gossipsub({
           allowPublishToZeroTopicPeers: true,
@@ -556,8 +556,8 @@ export class Libp2pNetwork implements Network {
   async #routingPeers(): Promise<boolean> {
     const table = (this.libp2p.services.dht as unknown as KadInternals).routingTable;
     if (table === undefined || table.size > 0) return true;
-    const joined = table;
     if (this.libp2p.getConnections().length === 0) return false;
+    const joined = table;
     await new Promise<void>((resolve) => {
       const timer = this.#clock.setTimeout(done, ROUTING_WARMUP_MS);
       function done(): void {
