@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { playwrightLauncher } from '@web/test-runner-playwright';
+import * as esbuild from 'esbuild';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './test/chromium.ts';
 
 const SHARED_DATA = fileURLToPath(new URL('../shared/data/', import.meta.url));
@@ -33,6 +34,33 @@ async function sharedData(context, next) {
   return next();
 }
 
+/**
+ * A test file that imports libp2p's packages itself (peer routing over a memory transport) is
+ * served as one esbuild bundle, as the wallet page is: libp2p's dependencies include a CommonJS
+ * module (netmask) and packages whose `browser` field swaps Node's crypto out, which the dev
+ * server's file-by-file transforms do not handle.
+ */
+const IMPORTS_LIBP2P = /from '(libp2p|@libp2p\/[^']+)'/;
+const libp2pBundles = {
+  name: 'libp2p-bundles',
+  async serve(context) {
+    if (!context.path.endsWith('.test.ts')) return undefined;
+    const file = fileURLToPath(new URL(`.${context.path}`, import.meta.url));
+    const source = await readFile(file, 'utf8').catch(() => '');
+    if (!IMPORTS_LIBP2P.test(source)) return undefined;
+    const built = await esbuild.build({
+      entryPoints: [file],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      target: 'es2023',
+      write: false,
+      logLevel: 'silent',
+    });
+    return { body: built.outputFiles[0].text, type: 'js' };
+  },
+};
+
 export default {
   // The directory's data layer (records, index, importers) is runtime-neutral too; its service
   // suite needs sockets and runs on Node and Deno.
@@ -49,7 +77,7 @@ export default {
   concurrency: 1,
   testFramework: { config: { timeout: 60000 } },
   testsFinishTimeout: 600000,
-  plugins: [esbuildPlugin({ ts: true, target: 'es2023' })],
+  plugins: [libp2pBundles, esbuildPlugin({ ts: true, target: 'es2023' })],
   browsers: [
     playwrightLauncher({
       product: 'chromium',

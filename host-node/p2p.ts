@@ -50,6 +50,8 @@ export interface P2POptions {
   readonly connectionsPerIp?: number;
   /** What the node knows a peer to be (a producer, one with jobs in flight) for the pruning order. */
   readonly rankPeer?: (node: Uint8Array) => PeerRank | null;
+  /** 'server' (the default) answers peer-routing lookups; 'client' only makes them. */
+  readonly routing?: 'server' | 'client';
 }
 
 /**
@@ -112,6 +114,8 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
     },
     {
       bootstrap: bootstrapAddrs,
+      // A host answers peer-routing lookups: other nodes can dial it.
+      routing: options.routing ?? 'server',
       ...(options.log ? { log: options.log } : {}),
       ...(options.banThreshold === undefined ? {} : { banThreshold: options.banThreshold }),
       ...(options.banMs === undefined ? {} : { banMs: options.banMs }),

@@ -10,13 +10,19 @@
  * Requests travel on one libp2p protocol per name, `/mesh/rpc/1/<name>`, as one length-prefixed
  * frame each way (docs/network.md, "Request and response"). Raw byte streams (the tunnel's) are
  * libp2p streams on `/mesh/<family>/1/<name>` (libp2p-stream.ts).
+ *
+ * Peer routing is a Kademlia DHT of the mesh's own, `/mesh/kad/1.0.0`: a request or stream to a
+ * node this one is not connected to, and has no address for, looks the node up by its NodeId
+ * first, then dials what the lookup found (directly, or through the relay it announces). Hosts
+ * answer lookups ('server'); a page only asks them ('client'). docs/network.md, "Peer routing".
  */
 import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
 import { publicKeyFromRaw } from '@libp2p/crypto/keys';
 import { type GossipSub, gossipsub, TopicValidatorResult } from '@libp2p/gossipsub';
-import { identify } from '@libp2p/identify';
-import type { Connection, Libp2p, PeerId, Stream } from '@libp2p/interface';
+import { identify, identifyPush } from '@libp2p/identify';
+import type { Connection, Libp2p, PeerInfo as Libp2pPeerInfo, PeerId, Stream } from '@libp2p/interface';
+import { type KadDHT, kadDHT, MessageType } from '@libp2p/kad-dht';
 import { peerIdFromPublicKey, peerIdFromString } from '@libp2p/peer-id';
 import { type Ping, ping } from '@libp2p/ping';
 import { lpStream } from '@libp2p/utils';
@@ -49,6 +55,7 @@ import {
 } from './network.ts';
 import { ipOf, PEER_LIMITS } from './peer-limits.ts';
 import { BAN_MS, BAN_POINTS, MAX_SCORED_PEERS, PENALTIES, type Penalty } from './penalties.ts';
+import { judgeRoutingAnswer } from './routing-message.ts';
 import { type Bounds, boundsOf, type Call, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest } from './rpc.ts';
 
 /**
@@ -81,9 +88,49 @@ export interface Libp2pNetworkOptions {
    * bootstrap peers and relays holding this node's reservations are `needed` without it.
    */
   readonly rankPeer?: (node: Uint8Array) => PeerRank | null;
+  /**
+   * Whether the node answers peer-routing lookups ('server': a host other nodes can dial) or only
+   * makes them ('client', the default: a page, which nobody can dial directly).
+   */
+  readonly routing?: 'server' | 'client';
 }
 
-type Services = { pubsub: GossipSub; ping: Ping };
+type Services = { pubsub: GossipSub; ping: Ping; dht: KadDHT };
+
+/** The mesh's Kademlia DHT: its own protocol, so it never mixes with IPFS's (`/ipfs/kad/1.0.0`). */
+export const ROUTING_PROTOCOL = '/mesh/kad/1.0.0';
+/** How long a lookup by NodeId may take, at most (a request's own timeout may end it sooner). */
+export const ROUTING_LOOKUP_MS = 10_000;
+/** How long a lookup waits for a first peer to ask, while the node is connected but has none yet. */
+const ROUTING_WARMUP_MS = 2_000;
+
+/**
+ * What of kad-dht's classes (beyond the service's interface) the network wraps to bound and judge
+ * the routing traffic of each peer; each wrap is skipped when a version lacks it.
+ */
+interface KadInternals {
+  readonly routingTable?: EventTarget & { readonly size: number };
+  readonly rpc?: {
+    handleMessage?: (peer: PeerId, message: { readonly type: MessageType }) => Promise<unknown>;
+    onIncomingStream?: (stream: Stream, connection: Connection) => Promise<void>;
+  };
+  readonly network?: { _writeReadMessage?: (stream: Stream, message: unknown, options: unknown) => Promise<unknown> };
+}
+
+/** The only routing requests the mesh serves: it keeps no records and no providers. */
+const ROUTING_REQUESTS: ReadonlySet<MessageType> = new Set([MessageType.FIND_NODE, MessageType.PING]);
+
+/**
+ * Every address a peer announced, loopback and private ones included (a devnet and a LAN mesh reach
+ * each other at them), at most PEER_LIMITS.routingAddresses; a peer that is not an Ed25519 key is
+ * no mesh node, and is neither served nor added.
+ */
+function routingPeerInfo(peer: Libp2pPeerInfo): Libp2pPeerInfo {
+  return { ...peer, multiaddrs: peer.id.type === 'Ed25519' ? peer.multiaddrs.slice(0, PEER_LIMITS.routingAddresses) : [] };
+}
+
+/** The bytes of a libp2p stream message event (a Uint8Array or a Uint8ArrayList). */
+const bytesOf = (data: Uint8Array | { subarray(): Uint8Array }): Uint8Array => (data instanceof Uint8Array ? data : data.subarray());
 
 /**
  * What of the GossipSub class (beyond the service's interface) the network uses to see a peer's
@@ -180,6 +227,10 @@ export class Libp2pNetwork implements Network {
   readonly #rankPeer: ((node: Uint8Array) => PeerRank | null) | undefined;
   /** Requests being served, by requester and protocol id. */
   readonly #serving = new Map<string, number>();
+  /** Routing requests served to each peer in the current minute (PEER_LIMITS.routingRequestsPerMinute). */
+  readonly #routingServed = new Map<string, { readonly minute: number; count: number }>();
+  /** Lookups by NodeId in flight, by peer id: requests to one node share one. */
+  readonly #lookups = new Map<string, Promise<void>>();
   #reconnect: Timer | undefined;
   #gossipCheck: Timer | undefined;
   /** Peers found, at the last check, in gossipsub's router with a stream to send them gossip. */
@@ -217,6 +268,8 @@ export class Libp2pNetwork implements Network {
     let connectionsFrom = (_ip: string): number => 0;
     const libp2p = await createLibp2p({
       ...host,
+      // Started once the network has wrapped the DHT's handlers, before any peer can reach them.
+      start: false,
       connectionManager: {
         maxConnections: (options.maxConnections ?? MAX_CONNECTIONS) + PRUNE_HEADROOM,
         maxIncomingPendingConnections: PEER_LIMITS.pendingConnections,
@@ -224,7 +277,9 @@ export class Libp2pNetwork implements Network {
         ...host.connectionManager,
       },
       connectionEncrypters: [noise()],
-      streamMuxers: [yamux({ maxInboundStreams: PEER_LIMITS.streamsPerConnection })],
+      // Deno's type check meets two copies of uint8arraylist's types (the interface's and the
+      // utils'), so yamux's streams do not look like the interface's there; they are the same objects.
+      streamMuxers: [yamux({ maxInboundStreams: PEER_LIMITS.streamsPerConnection }) as unknown as NonNullable<Libp2pOptions['streamMuxers']>[number]],
       connectionGater: {
         ...host.connectionGater,
         // One address (one host, or one NAT) holds a bounded share of the node's connections.
@@ -240,17 +295,22 @@ export class Libp2pNetwork implements Network {
         // A NodeId is an Ed25519 key: other key types cannot be mesh nodes.
         denyInboundEncryptedConnection: (peer) => peer.type !== 'Ed25519' || isBanned(peer),
         denyOutboundEncryptedConnection: (peer) => peer.type !== 'Ed25519' || isBanned(peer),
-        denyDialPeer: (peer) => isBanned(peer),
+        // Nor is one dialled: a routing answer may name any peer id at any address.
+        denyDialPeer: (peer) => peer.type !== 'Ed25519' || isBanned(peer),
       },
       services: {
         ...host.services,
         identify: identify(),
+        // A node's addresses change after identify ran (a relay reservation, an address observed):
+        // its peers hear the new ones, and answer lookups for it with them.
+        identifyPush: identifyPush(),
         // libp2p's connection monitor pings every peer each 10 s and hangs up when it cannot open
         // its ping stream; `ping` (the node's RTT samples) uses the same protocol. With the default
         // of one outbound ping stream per connection, a sample still waiting for a busy peer's answer
         // (one applying a sync range) made the monitor's ping fail, and the connection was cut
-        // mid-sync. Each side may hold two of its own at once, and take four from the other.
-        ping: ping({ maxOutboundStreams: 2, maxInboundStreams: 4 }),
+        // mid-sync. Each side may hold two of its own at once, and a third for the DHT, which pings
+        // each new contact before it joins the routing table; it takes twice that from the other.
+        ping: ping({ maxOutboundStreams: 3, maxInboundStreams: 6 }),
         pubsub: gossipsub({
           allowPublishToZeroTopicPeers: true,
           emitSelf: false,
@@ -262,10 +322,25 @@ export class Libp2pNetwork implements Network {
           scoreParams: gossipScoreParams(),
           scoreThresholds: GOSSIP_SCORE_THRESHOLDS,
         }),
+        dht: kadDHT({
+          protocol: ROUTING_PROTOCOL,
+          clientMode: (options.routing ?? 'client') === 'client',
+          peerInfoMapper: routingPeerInfo,
+          // The first self-lookup, which every lookup waits for, as soon as there is a peer to ask.
+          initialQuerySelfInterval: 0,
+          maxInboundStreams: PEER_LIMITS.routingStreams,
+        }),
       },
     });
     connectionsFrom = (ip) => libp2p.getConnections().filter((c) => ipOf(c.remoteAddr) === ip).length;
     const net = new Libp2pNetwork(libp2p as unknown as Libp2p<Services>, banned, options);
+    net.#guardRouting();
+    try {
+      await libp2p.start();
+    } catch (error) {
+      await Promise.resolve(libp2p.stop()).catch(() => {});
+      throw error;
+    }
     net.#wire();
     return net;
   }
@@ -406,6 +481,182 @@ export class Libp2pNetwork implements Network {
     }
   }
 
+  // ---- peer routing ----
+
+  // Bounds and judges what each peer sends on the routing protocol: which requests (peer lookups
+  // and pings only), how many a minute, how many bytes a stream carries either way, and whether an
+  // answer keeps the mesh's rules (routing-message.ts). A peer breaking them is penalised.
+  #guardRouting(): void {
+    const dht = this.libp2p.services.dht as unknown as KadInternals;
+    const rpc = dht.rpc;
+    const handleMessage = rpc?.handleMessage?.bind(rpc);
+    if (rpc !== undefined && handleMessage !== undefined) {
+      rpc.handleMessage = async (peer, message) => {
+        if (!ROUTING_REQUESTS.has(message.type)) {
+          this.#misbehaved(peer, 'invalid-routing-message', `a routing request of type ${MessageType[message.type] ?? message.type}`);
+          throw new Error('the mesh serves peer lookups and pings only');
+        }
+        if (!this.#routingBudget(peer)) {
+          this.#misbehaved(peer, 'routing-flood', `over ${PEER_LIMITS.routingRequestsPerMinute} routing requests in a minute`);
+          throw new Error('too many routing requests');
+        }
+        return handleMessage(peer, message);
+      };
+    }
+    const onIncomingStream = rpc?.onIncomingStream?.bind(rpc);
+    if (rpc !== undefined && onIncomingStream !== undefined) {
+      rpc.onIncomingStream = (stream, connection) => {
+        this.#boundRoutingStream(stream, connection.remotePeer);
+        return onIncomingStream(stream, connection);
+      };
+    }
+    const network = dht.network;
+    const writeRead = network?._writeReadMessage?.bind(network);
+    if (network !== undefined && writeRead !== undefined) {
+      network._writeReadMessage = async (stream, message, options) => {
+        const peer = this.libp2p.getConnections().find((c) => c.streams.includes(stream))?.remotePeer;
+        const received = peer === undefined ? null : this.#boundRoutingStream(stream, peer);
+        let answer: unknown;
+        try {
+          answer = await writeRead(stream, message, options);
+        } catch (error) {
+          // libp2p could not decode it: judged only when it arrived whole.
+          const verdict = received === null ? null : judgeRoutingAnswer(received());
+          if (peer !== undefined && verdict?.kind === 'invalid') this.#misbehaved(peer, 'invalid-routing-message', verdict.reason);
+          throw error;
+        }
+        const verdict = received === null ? null : judgeRoutingAnswer(received());
+        if (peer !== undefined && verdict?.kind === 'invalid') {
+          this.#misbehaved(peer, 'invalid-routing-message', verdict.reason);
+          throw new Error(`a routing answer that breaks the mesh's rules: ${verdict.reason}`);
+        }
+        return answer;
+      };
+    }
+  }
+
+  // Resets `stream` once `peer` has sent more than PEER_LIMITS.routingMessageBytes on it; returns
+  // what it received so far.
+  #boundRoutingStream(stream: Stream, peer: PeerId): () => Uint8Array {
+    const chunks: Uint8Array[] = [];
+    let length = 0;
+    stream.addEventListener('message', (event) => {
+      if (length > PEER_LIMITS.routingMessageBytes) return;
+      const chunk = bytesOf(event.data);
+      chunks.push(chunk);
+      length += chunk.length;
+      if (length <= PEER_LIMITS.routingMessageBytes) return;
+      this.#misbehaved(peer, 'oversized-routing-message', `over ${PEER_LIMITS.routingMessageBytes} bytes on a routing stream`);
+      stream.abort(new Error(`over ${PEER_LIMITS.routingMessageBytes} bytes on a routing stream`));
+    });
+    return () => {
+      const all = new Uint8Array(length);
+      let at = 0;
+      for (const chunk of chunks) {
+        all.set(chunk, at);
+        at += chunk.length;
+      }
+      return all;
+    };
+  }
+
+  #routingBudget(peer: PeerId): boolean {
+    const key = peer.toString();
+    const minute = Math.floor(this.#clock.now() / 60_000);
+    let spent = this.#routingServed.get(key);
+    if (spent === undefined || spent.minute !== minute) {
+      spent = { minute, count: 0 };
+      this.#routingServed.delete(key);
+      this.#routingServed.set(key, spent);
+      if (this.#routingServed.size > MAX_SCORED_PEERS) this.#routingServed.delete(this.#routingServed.keys().next().value!);
+    }
+    return ++spent.count <= PEER_LIMITS.routingRequestsPerMinute;
+  }
+
+  // Connects to `target` when this node is not connected to it: at the addresses it knows, else (or
+  // when they no longer answer) at those a lookup by NodeId finds.
+  async #reach(target: PeerId, signal: AbortSignal | undefined): Promise<void> {
+    if (this.libp2p.getConnections(target).length > 0) return;
+    const known = await this.libp2p.peerStore.get(target).then(
+      (peer) => peer.addresses.length > 0,
+      () => false,
+    );
+    if (known) {
+      try {
+        await this.libp2p.dial(target, signal ? { signal } : {});
+        return;
+      } catch {
+        if (signal?.aborted) throw signal.reason;
+        // Moved or gone: looked up afresh.
+      }
+    }
+    const key = target.toString();
+    let lookup = this.#lookups.get(key);
+    if (lookup === undefined) {
+      lookup = this.#lookUp(target).finally(() => this.#lookups.delete(key));
+      this.#lookups.set(key, lookup);
+    }
+    if (signal === undefined) return lookup;
+    signal.throwIfAborted();
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    aborted.catch(() => {});
+    await Promise.race([lookup, aborted]);
+  }
+
+  // Whether the routing table holds a peer to ask, waiting ROUTING_WARMUP_MS for one to join it
+  // while the node has connections (a new one is checked with a ping before it joins).
+  async #routingPeers(): Promise<boolean> {
+    const table = (this.libp2p.services.dht as unknown as KadInternals).routingTable;
+    if (table === undefined || table.size > 0) return true;
+    if (this.libp2p.getConnections().length === 0) return false;
+    const joined = table;
+    await new Promise<void>((resolve) => {
+      const timer = this.#clock.setTimeout(done, ROUTING_WARMUP_MS);
+      function done(): void {
+        timer.cancel();
+        joined.removeEventListener('peer:add', done);
+        resolve();
+      }
+      joined.addEventListener('peer:add', done);
+    });
+    return joined.size > 0;
+  }
+
+  // Asks the DHT for `target`'s addresses and dials each new set an answer brings until one
+  // connects: a peer answering first with addresses that lead nowhere does not end the lookup.
+  async #lookUp(target: PeerId): Promise<void> {
+    const name = toHex(nodeIdOf(target)!);
+    if (!(await this.#routingPeers())) throw new PeerUnreachableError(`${name} is not connected, and no peer of this node answers lookups`);
+    const giveUp = new AbortController();
+    const timer = this.#clock.setTimeout(() => giveUp.abort(new Error(`no answer in ${ROUTING_LOOKUP_MS} ms`)), ROUTING_LOOKUP_MS);
+    const signal = AbortSignal.any([giveUp.signal, this.#stopping.signal]);
+    const tried = new Set<string>();
+    let failure: unknown = null;
+    try {
+      for await (const event of this.libp2p.services.dht.findPeer(target, { signal, useCache: false })) {
+        if (event.name !== 'FINAL_PEER' || !event.peer.id.equals(target)) continue;
+        const fresh = event.peer.multiaddrs.filter((ma) => !tried.has(ma.toString()));
+        if (fresh.length === 0) continue;
+        for (const ma of fresh) tried.add(ma.toString());
+        const own = fresh.map((ma) => (ma.getComponents().at(-1)?.name === 'p2p' ? ma : ma.encapsulate(`/p2p/${target.toString()}`)));
+        try {
+          await this.libp2p.dial(own, { signal });
+          return;
+        } catch (error) {
+          failure = error;
+        }
+      }
+    } catch (error) {
+      if (failure === null && !signal.aborted && !(error instanceof Error && error.name === 'NotFoundError')) failure = error;
+    } finally {
+      timer.cancel();
+    }
+    if (failure !== null)
+      throw new PeerUnreachableError(`cannot reach ${name} at the addresses peer routing found (${[...tried].join(', ')}): ${messageOf(failure)}`);
+    if (giveUp.signal.aborted) throw new PeerUnreachableError(`${name} is not connected, and peer routing found no address for it in ${ROUTING_LOOKUP_MS} ms`);
+    throw new PeerUnreachableError(`${name} is not connected, and peer routing found no address for it`);
+  }
+
   // ---- gossip ----
 
   async publish(topic: string, data: Uint8Array): Promise<void> {
@@ -483,7 +734,9 @@ export class Libp2pNetwork implements Network {
   // Opens a stream on `id`; failures as the port names them (`what` is counted against `limit`).
   async #dial(peer: Uint8Array, id: string, limit: number, signal: AbortSignal | undefined, what: string): Promise<Stream> {
     try {
-      return await this.libp2p.dialProtocol(peerIdOf(peer), id, { ...(signal ? { signal } : {}), maxOutboundStreams: limit });
+      const target = peerIdOf(peer);
+      await this.#reach(target, signal);
+      return await this.libp2p.dialProtocol(target, id, { ...(signal ? { signal } : {}), maxOutboundStreams: limit });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (error instanceof NetworkError) throw error;
@@ -719,6 +972,8 @@ export class Libp2pNetwork implements Network {
 
   async ping(peer: Uint8Array, options: { signal?: AbortSignal } = {}): Promise<number> {
     const target = peerIdOf(peer);
+    // Only a connected peer: libp2p would look an unknown one up, and the port's ping is no lookup.
+    if (this.libp2p.getConnections(target).length === 0) throw new PeerUnreachableError(`cannot ping ${toHex(peer)}: not connected`);
     try {
       return await this.libp2p.services.ping.ping(target, options.signal ? { signal: options.signal } : {});
     } catch (error) {

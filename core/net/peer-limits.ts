@@ -28,6 +28,22 @@ export const PEER_LIMITS = Object.freeze({
    * four protocols at the RPC limit of 64.
    */
   streamsPerConnection: 256,
+  /**
+   * Peer-routing (DHT) requests served to one peer a minute. A lookup asks each peer once or twice;
+   * the routing table's refresh, a burst of about 15 lookups every 5 minutes, stays far below.
+   */
+  routingRequestsPerMinute: 600,
+  /** Peer-routing streams one peer may have open on a connection at once (libp2p's default is 32). */
+  routingStreams: 16,
+  /** Peers in one routing answer: Kademlia's k (20), as honest nodes send. */
+  routingPeers: 20,
+  /** Addresses of one peer in a routing answer; a node serves at most this many of each peer's. */
+  routingAddresses: 16,
+  /**
+   * A routing message, either way: 20 peers of 16 addresses are about 25 KB; a request is tens of
+   * bytes. Past it the stream is reset.
+   */
+  routingMessageBytes: 64 * 1024,
 });
 
 /** The IP address of a multiaddr (`/ip4/…` or `/ip6/…`), null for any other. */

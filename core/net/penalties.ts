@@ -20,6 +20,17 @@ export const PENALTIES = Object.freeze({
   'oversized-request': 2,
   /** A request stream that sent no request frame by the read deadline. */
   'stalled-request': 2,
+  /** A peer-routing request past the peer's budget (PEER_LIMITS.routingRequestsPerMinute). */
+  'routing-flood': 2,
+  /**
+   * A peer-routing message that breaks the mesh's rules: an answer that does not decode, with more
+   * than PEER_LIMITS.routingPeers peers, a peer that is not an Ed25519 key, or more than
+   * PEER_LIMITS.routingAddresses addresses; or a request for records or providers, which the mesh
+   * does not keep.
+   */
+  'invalid-routing-message': 5,
+  /** A peer-routing message over PEER_LIMITS.routingMessageBytes: no honest node sends one. */
+  'oversized-routing-message': BAN_POINTS,
 });
 
 export type Penalty = keyof typeof PENALTIES;
