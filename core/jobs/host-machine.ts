@@ -79,6 +79,7 @@ const STOP_REASONS: Record<StopCause, (spec: JobSpec) => string> = {
   elsewhere: () => 'the payer placed the job with another host',
   expired: () => 'the payer expired the bid',
   killed: () => 'killed by directed placement (/mesh-kill)',
+  unaccepted: () => "the host's acceptance did not reach a block before the payer could take the bid back",
 };
 
 const LOST = 'the container was lost while the host was down';

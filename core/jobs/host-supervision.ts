@@ -7,7 +7,7 @@ import { fromHex } from '../encoding/hex.ts';
 import { clip } from '../encoding/text.ts';
 import { sleep, type Timer } from '../time/clock.ts';
 import { type ContainerState, ExecutorError } from './executor.ts';
-import { acceptJob } from './host-acceptance.ts';
+import { acceptJob, confirmAcceptance } from './host-acceptance.ts';
 import type { HostHeartbeats } from './host-heartbeats.ts';
 import { stopReason } from './host-machine.ts';
 import type { HostSettlement } from './host-settlement.ts';
@@ -64,8 +64,8 @@ export class HostSupervision {
   }
 
   /**
-   * Runs the job's container once this host's acceptance is in a block (until then the payer may
-   * release an unaccepted bid: docs/jobs.md "Accepted before it runs"); its machine hears whether it started.
+   * Runs the job's container once its bid is in a block and this host's acceptance is sent
+   * (docs/jobs.md "Accepted before it runs"); its machine hears whether it started.
    */
   async start(jobId: string): Promise<void> {
     const side = this.#side;
@@ -132,6 +132,13 @@ export class HostSupervision {
       }
     })();
     void this.#awaitExit(jobId, id, running);
+    void this.#confirm(jobId, running);
+  }
+
+  /** Stops the job when its acceptance loses to another host's, or does not reach a block in time. */
+  async #confirm(jobId: string, running: Running): Promise<void> {
+    const cause = await confirmAcceptance(this.#side, jobId, running.abort.signal);
+    if (cause !== null && !running.abort.signal.aborted) await this.#side.step(jobId, { kind: 'stop', cause });
   }
 
   /** Waits for the container's exit; a failed wait (the engine restarted) asks the engine again until it answers. */

@@ -6,7 +6,7 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import { burnOf } from '../ledger/params.ts';
+import { burnOf, UNACCEPTED_EXPIRY_BLOCKS } from '../ledger/params.ts';
 import { freeBalance } from '../ledger/state.ts';
 import { decodeTx, settlementBytes, signTx } from '../ledger/tx.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
@@ -18,6 +18,7 @@ import type { Scheduler } from '../time/scheduler.ts';
 import { JobError } from './errors.ts';
 import { FakeExecutor } from './executor.test-util.ts';
 import { ExecutorError } from './executor.ts';
+import { ACCEPT_MARGIN_BLOCKS } from './host-acceptance.ts';
 import type { JobsConfig } from './market.ts';
 import { START_WAIT_MS } from './payer-machine.ts';
 import { encodeSpec, settleCost, specHash, specOf } from './spec.ts';
@@ -323,25 +324,55 @@ test("jobs: a launch failure on its host fails the job with the engine's words, 
   }
 });
 
-test('jobs: a host runs a job only once its acceptance is in a block, and the payer cannot take the bid back while it runs', async () => {
+test('jobs: a host runs a job once its bid is in a block and its acceptance sent, and the payer cannot take the bid back while it runs', async () => {
   const clock = testScheduler();
-  const seen: (boolean | undefined)[] = [];
+  const seen: { bidInBlock: boolean; acceptancePooled: boolean }[] = [];
   const executor = new FakeExecutor(clock);
   const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
   const host = m.hosts[0]!;
+  const accepts: Uint8Array[] = [];
+  const submit = host.own.submit.bind(host.own);
+  host.own.submit = async (body) => {
+    const sent = await submit(body);
+    if (body.kind === 'JobAccept') accepts.push(sent.id);
+    return sent;
+  };
   const run = executor.run.bind(executor);
   executor.run = async (spec) => {
     const job = host.chain.state.job(fromHex(spec.labels['mesh.job']!, 32));
-    seen.push(job?.accepted === true && toHex(job.host!) === toHex(H.publicKey));
+    seen.push({ bidInBlock: job !== undefined, acceptancePooled: job?.accepted === true || accepts.some((id) => host.mempool.has(id)) });
     return run(spec);
   };
   try {
     const id = fromHex((await m.payer.services.jobs.bidJob(request())).job_id, 32);
     await clock.until('the host runs it', () => executor.running.length === 1, 30_000);
-    assert.deepEqual(seen, [true], "the host's JobAccept was in its chain before the container ran");
-    const job = m.payer.chain.state.job(id)!;
-    assert.isTrue(job.accepted);
+    assert.deepEqual(seen, [{ bidInBlock: true, acceptancePooled: true }], 'the bid was in a block and the JobAccept sent before the container ran');
+    await clock.until('the acceptance is in a block', () => m.payer.chain.state.job(id)?.accepted === true, 10_000);
+    assert.equal(toHex(m.payer.chain.state.job(id)!.host!), toHex(H.publicKey));
     await rejectsAsync(() => m.payer.services.jobs.expireJob(id), JobError, 'wrong-state', /runs on its host/);
+    assert.lengthOf(executor.running, 1, 'it runs on');
+  } finally {
+    await m.stop();
+  }
+});
+
+test('jobs: a host whose acceptance never reaches a block stops the job before the payer could take the bid back', async () => {
+  const clock = testScheduler();
+  const executor = new FakeExecutor(clock);
+  const m = await mesh(clock, [{ key: H, jobs: { executor, policy: POLICY } }]);
+  const host = m.hosts[0]!;
+  // A censored acceptance: the host signs it, and no block ever takes it.
+  const submit = host.own.submit.bind(host.own);
+  host.own.submit = async (body) => (body.kind === 'JobAccept' ? { id: new Uint8Array(32).fill(7) } : submit(body)) as Awaited<ReturnType<typeof submit>>;
+  try {
+    const id = fromHex((await m.payer.services.jobs.bidJob(request({ durationSecs: 120 }))).job_id, 32);
+    await clock.until('the host runs it', () => executor.running.length === 1, 30_000);
+    const bidHeight = m.payer.chain.state.job(id)!.bid_height;
+    await clock.until('the host stops it', () => executor.running.length === 0, 120_000);
+    assert.isBelow(host.chain.tip.height, bidHeight + UNACCEPTED_EXPIRY_BLOCKS, 'stopped before the payer could take the bid back');
+    assert.isAtLeast(host.chain.tip.height, bidHeight + UNACCEPTED_EXPIRY_BLOCKS - ACCEPT_MARGIN_BLOCKS);
+    await clock.until('the host records why', () => host.services.jobs.getJob(id)?.status.startsWith('failed') === true, 30_000);
+    assert.match(host.services.jobs.getJob(id)!.status, /acceptance did not reach a block/);
   } finally {
     await m.stop();
   }

@@ -33,7 +33,7 @@ export function isLive(state: JobState): boolean {
 }
 
 /** Why the host stopped a container, so its exit is read right. */
-const STOP_CAUSES = ['duration', 'payer', 'operator', 'dry', 'elsewhere', 'expired', 'killed'] as const;
+const STOP_CAUSES = ['duration', 'payer', 'operator', 'dry', 'elsewhere', 'expired', 'killed', 'unaccepted'] as const;
 export type StopCause = (typeof STOP_CAUSES)[number];
 
 /** The report states the host sends its payer until answered. */
