@@ -26,6 +26,7 @@ import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p
 import { toHex } from '../encoding/hex.ts';
 import { messageOf } from '../errors.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
+import { relayAddressesFirst } from './address-order.ts';
 import { InvalidAddressError, MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
 import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './gossip-scoring.ts';
 import { Libp2pPeerStream } from './libp2p-stream.ts';
@@ -206,6 +207,7 @@ export class Libp2pNetwork implements Network {
       connectionManager: {
         maxIncomingPendingConnections: PEER_LIMITS.pendingConnections,
         inboundConnectionThreshold: PEER_LIMITS.connectionsPerIpPerSecond,
+        addressSorter: relayAddressesFirst,
         ...host.connectionManager,
       },
       connectionEncrypters: [noise()],
@@ -438,7 +440,15 @@ export class Libp2pNetwork implements Network {
   async #dial(peer: Uint8Array, id: string, limit: number, signal: AbortSignal | undefined, what: string): Promise<Stream> {
     const options = { ...(signal ? { signal } : {}), maxOutboundStreams: limit, runOnLimitedConnection: true };
     try {
-      return await this.libp2p.dialProtocol(peerIdOf(peer), id, options);
+      const target = peerIdOf(peer);
+      // libp2p dials anew rather than use a relayed connection, even one already open: the
+      // stream goes on the open one (a direct one first), and only a peer with none is dialled.
+      const open = this.libp2p
+        .getConnections(target)
+        .filter((c) => c.status === 'open')
+        .sort((a, b) => Number(a.limits !== undefined) - Number(b.limits !== undefined))[0];
+      if (open !== undefined) return await open.newStream(id, options);
+      return await this.libp2p.dialProtocol(target, id, options);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       const relayed = error instanceof NetworkError ? null : await this.#dialThroughRelays(peer, id, options);
