@@ -56,7 +56,9 @@ export class RelayKeeper implements Startable {
   #stopWatching: (() => void) | undefined;
   readonly #onIdentify = (event: CustomEvent<IdentifyResult>): void => {
     const { peerId, protocols, connection } = event.detail;
-    if (!protocols.includes(RELAY_HOP_PROTOCOL) || Circuit.matches(connection.remoteAddr)) return;
+    // A relay this node dialled is reachable from here at least; one that dialled in may be as
+    // private as this node, and a reservation on it no way in for anyone else.
+    if (!protocols.includes(RELAY_HOP_PROTOCOL) || connection.direction !== 'outbound' || Circuit.matches(connection.remoteAddr)) return;
     this.#relays.set(peerId.toString(), connection);
     this.#keep();
   };
