@@ -1,22 +1,31 @@
 /**
  * The Node host's libp2p: TCP and WebSockets listeners on IPv4 and IPv6, a circuit-relay v2 server so
- * browsers can reach the mesh through this host, the bootstrap peers, mDNS and UPnP port mapping
- * where asked, and the node's seed as its libp2p key.
- * Everything else (gossip, requests, penalties) is the runtime-neutral core/net/libp2p-network.ts.
+ * browsers and nodes behind NATs can be reached through this host (within RelayLimits), the
+ * dial-back check of its own reachability and, while it is not reachable, reservations on relays
+ * (docs/network.md, "Through NATs"), the bootstrap peers, mDNS and UPnP port mapping where asked,
+ * and the node's seed as its libp2p key. Everything else (gossip, requests, penalties) is the
+ * runtime-neutral core/net/libp2p-network.ts.
  */
 import { isIPv6 } from 'node:net';
 import { bootstrap } from '@libp2p/bootstrap';
-import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
+import { type CircuitRelayService, circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
-import type { PeerDiscovery, PeerInfo } from '@libp2p/interface';
+import type { PeerDiscovery, PeerId, PeerInfo } from '@libp2p/interface';
 import { type MulticastDNSComponents, mdns } from '@libp2p/mdns';
 import { tcp } from '@libp2p/tcp';
 import { uPnPNAT } from '@libp2p/upnp-nat';
 import { webSockets } from '@libp2p/websockets';
+import type { Multiaddr } from '@multiformats/multiaddr';
+import { Circuit } from '@multiformats/multiaddr-matcher';
 import type { SigningKey } from '../core/crypto/ed25519.ts';
 import type { PeerRank } from '../core/net/connection-pruning.ts';
 import { Libp2pNetwork, parseBootstrapAddress } from '../core/net/libp2p-network.ts';
 import type { RpcLimits } from '../core/net/network.ts';
+import { ipOf } from '../core/net/peer-limits.ts';
+import { type ReachabilityService, reachability } from '../core/net/reachability.ts';
+import { relayKeeper } from '../core/net/relay-keeper.ts';
+import { RelayGuard, type RelayLimits } from '../core/net/relay-limits.ts';
+import { systemClock } from '../core/time/clock.ts';
 
 export { parseBootstrapAddress };
 
@@ -52,6 +61,8 @@ export interface P2POptions {
   readonly rankPeer?: (node: Uint8Array) => PeerRank | null;
   /** 'server' (the default) answers peer-routing lookups; 'client' only makes them. */
   readonly routing?: 'server' | 'client';
+  /** What this node's relay server gives and refuses (DEFAULT_RELAY_LIMITS). */
+  readonly relay?: Partial<RelayLimits>;
 }
 
 /**
@@ -91,23 +102,57 @@ function dialingMdns(serviceTag: string): (components: DialingComponents) => Pee
 export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwork> {
   const bootstrapAddrs = options.bootstrap.map(parseBootstrapAddress);
   const wsPort = options.port === 0 ? 0 : options.port + 1;
-  return Libp2pNetwork.start(
+  const guard = new RelayGuard(systemClock, options.relay);
+  const { limits } = guard;
+  // The gater runs inside libp2p, before the network exists: it is set once the network is.
+  let network: Libp2pNetwork | undefined;
+  const denyReservation = (peer: PeerId): boolean => {
+    if (network === undefined) return true;
+    const libp2p = network.libp2p as unknown as { services: { relay: CircuitRelayService } };
+    const held = [...libp2p.services.relay.reservations.entries()].map(([holder, r]) => ({ peer: holder.toString(), ip: ipOf(r.addr) }));
+    const from = network.libp2p.getConnections(peer)[0];
+    const verdict = guard.judge(peer.toString(), from === undefined ? null : ipOf(from.remoteAddr), held);
+    if (verdict.admit) return false;
+    options.log?.(`p2p: refusing a relay reservation of ${peer.toString()} (${verdict.reason})`);
+    if (verdict.penalise) network.penalise(peer.publicKey!.raw, verdict.reason, 'reservation-flood');
+    return true;
+  };
+  // A private node's own addresses lead nowhere from outside its network, and a peer that tried
+  // them would wait for each to time out: while it holds a reservation it announces only its
+  // relay addresses (docs/network.md, "Through NATs").
+  const relayOnlyWhilePrivate = (addresses: Multiaddr[]): Multiaddr[] => {
+    const verdict = (network?.libp2p.services as { reachability?: ReachabilityService } | undefined)?.reachability?.verdict;
+    const relayed = addresses.filter((a) => Circuit.matches(a));
+    return verdict === 'private' && relayed.length > 0 ? relayed : addresses;
+  };
+  network = await Libp2pNetwork.start(
     {
       privateKey: await generateKeyPairFromSeed('Ed25519', options.key.exportSeed()),
       addresses: {
         listen: listenAddresses(options.listenHost, options.port, wsPort, options.wsTls ? 'tls/ws' : 'ws'),
         ...(options.announce !== undefined && options.announce.length > 0 ? { announce: [...options.announce] } : {}),
+        announceFilter: relayOnlyWhilePrivate,
       },
-      // The relay transport dials `/p2p-circuit` hints (directed placement through a relay).
+      // The relay transport dials `/p2p-circuit` hints (directed placement through a relay) and
+      // holds the reservations relayKeeper asks for.
       transports: [tcp(), webSockets(options.wsTls ? { https: { cert: options.wsTls.cert, key: options.wsTls.key } } : {}), circuitRelayTransport()],
       // Loopback and private addresses are how a devnet and a LAN mesh reach each other.
-      connectionGater: { denyDialMultiaddr: () => false },
+      connectionGater: { denyDialMultiaddr: () => false, denyInboundRelayReservation: denyReservation },
       peerDiscovery: [
         ...(bootstrapAddrs.length > 0 ? [bootstrap({ list: bootstrapAddrs.map(String), timeout: 100 })] : []),
         ...(options.mdnsService === undefined ? [] : [dialingMdns(options.mdnsService)]),
       ],
       services: {
-        relay: circuitRelayServer(),
+        relay: circuitRelayServer({
+          reservations: {
+            maxReservations: limits.maxReservations,
+            reservationTtl: limits.reservationTtlMs,
+            defaultDurationLimit: limits.relayedDurationMs,
+            defaultDataLimit: BigInt(limits.relayedDataBytes),
+          },
+        }),
+        reachability: reachability(options.log ? { log: options.log } : {}),
+        relayKeeper: relayKeeper(options.log ? { log: options.log } : {}),
         // The gateway's answer is the confirmation: the mapped address is announced at once.
         ...(options.upnp === true ? { upnp: uPnPNAT({ autoConfirmAddress: true }) } : {}),
       },
@@ -125,4 +170,8 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
       ...(options.rankPeer === undefined ? {} : { rankPeer: options.rankPeer }),
     },
   );
+  // A reservation is worth its slot only while its holder is connected: it goes with the connection.
+  const relay = (network.libp2p as unknown as { services: { relay: CircuitRelayService } }).services.relay;
+  network.libp2p.addEventListener('peer:disconnect', (event) => relay.reservations.delete(event.detail));
+  return network;
 }

@@ -41,6 +41,8 @@ export interface StartOptions {
   mdns?: boolean;
   /** A network namespace to run the node in (`ip netns exec`, as root). */
   netns?: string;
+  /** A command the node runs under, e.g. `['ip', 'netns', 'exec', NS]` to start it in a network namespace. */
+  wrap?: readonly string[];
 }
 
 const running = new Set<ChildProcess>();
@@ -73,8 +75,9 @@ export async function startNode(options: StartOptions = {}): Promise<MeshProcess
     options.mdns === true ? '--mdns' : '--no-mdns',
     ...(options.extraArgs ?? []),
   ];
-  const [program, argv] = options.netns === undefined ? [NODE, args] : ['ip', ['netns', 'exec', options.netns, NODE, ...args]];
-  const child = spawn(program, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+  const wrap = options.wrap ?? (options.netns === undefined ? [] : ['ip', 'netns', 'exec', options.netns]);
+  const [command, ...prefix] = [...wrap, NODE];
+  const child = spawn(command!, [...prefix, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
   running.add(child);
   child.once('exit', () => running.delete(child));
   let stdout = '';

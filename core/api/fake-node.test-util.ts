@@ -58,6 +58,8 @@ export const STATUS: NodeStatus = {
   production: { state: 'off', reason: null },
   peers: 2,
   alone: null,
+  reachability: 'unknown',
+  relay_addresses: [],
 };
 
 export const SIGNAL: SignalObject = { from: BOB, to: 'broadcast', capabilities: [{ name: 'cpu', version: 4 }], payload_hex: '', nonce: 3, id: SIGNAL_ID };

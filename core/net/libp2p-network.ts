@@ -26,11 +26,13 @@ import { type KadDHT, kadDHT, MessageType } from '@libp2p/kad-dht';
 import { peerIdFromPublicKey, peerIdFromString } from '@libp2p/peer-id';
 import { type Ping, ping } from '@libp2p/ping';
 import { lpStream } from '@libp2p/utils';
-import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
+import { CODE_P2P, type Multiaddr, multiaddr } from '@multiformats/multiaddr';
+import { Circuit } from '@multiformats/multiaddr-matcher';
 import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p';
 import { toHex } from '../encoding/hex.ts';
 import { messageOf } from '../errors.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
+import { relayAddressesFirst } from './address-order.ts';
 import { connectionsToPrune, MAX_CONNECTIONS, type PeerRank } from './connection-pruning.ts';
 import { InvalidAddressError, MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
 import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './gossip-scoring.ts';
@@ -55,6 +57,8 @@ import {
 } from './network.ts';
 import { ipOf, PEER_LIMITS } from './peer-limits.ts';
 import { BAN_MS, BAN_POINTS, MAX_SCORED_PEERS, PENALTIES, type Penalty } from './penalties.ts';
+import type { Reachability } from './reachability.ts';
+import { RELAY_HOP_PROTOCOL } from './relay-keeper.ts';
 import { judgeRoutingAnswer } from './routing-message.ts';
 import { type Bounds, boundsOf, type Call, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest } from './rpc.ts';
 
@@ -149,6 +153,8 @@ const VERDICTS: Record<Verdict, TopicValidatorResult> = {
   reject: TopicValidatorResult.Reject,
 };
 const RECONNECT_MS = 3_000;
+// Relays a dial to an unknown node tries (docs/network.md, "Through NATs").
+const RELAYS_TRIED = 3;
 // How often peers are checked for a gossip stream that broke while their connection stayed up.
 const GOSSIP_CHECK_MS = 5_000;
 // How often, and how long at most, a joined peer is checked for this node's gossip stream to it.
@@ -274,6 +280,7 @@ export class Libp2pNetwork implements Network {
         maxConnections: (options.maxConnections ?? MAX_CONNECTIONS) + PRUNE_HEADROOM,
         maxIncomingPendingConnections: PEER_LIMITS.pendingConnections,
         inboundConnectionThreshold: PEER_LIMITS.connectionsPerIpPerSecond,
+        addressSorter: relayAddressesFirst,
         ...host.connectionManager,
       },
       connectionEncrypters: [noise()],
@@ -699,8 +706,8 @@ export class Libp2pNetwork implements Network {
 
   // ---- penalties ----
 
-  penalise(node: Uint8Array, reason: string): void {
-    this.#misbehaved(peerIdOf(node), 'invalid-answer', reason);
+  penalise(node: Uint8Array, reason: string, penalty: Penalty = 'invalid-answer'): void {
+    this.#misbehaved(peerIdOf(node), penalty, reason);
   }
 
   #misbehaved(peer: PeerId, penalty: Penalty, detail: string): void {
@@ -732,13 +739,24 @@ export class Libp2pNetwork implements Network {
   }
 
   // Opens a stream on `id`; failures as the port names them (`what` is counted against `limit`).
+  // Requests and streams run on relayed connections too (libp2p marks them limited).
   async #dial(peer: Uint8Array, id: string, limit: number, signal: AbortSignal | undefined, what: string): Promise<Stream> {
+    const options = { ...(signal ? { signal } : {}), maxOutboundStreams: limit, runOnLimitedConnection: true };
     try {
       const target = peerIdOf(peer);
+      // libp2p dials anew rather than use a relayed connection, even one already open: the
+      // stream goes on the open one (a direct one first), and only a peer with none is reached.
+      const open = this.libp2p
+        .getConnections(target)
+        .filter((c) => c.status === 'open')
+        .sort((a, b) => Number(a.limits !== undefined) - Number(b.limits !== undefined))[0];
+      if (open !== undefined) return await open.newStream(id, options);
       await this.#reach(target, signal);
-      return await this.libp2p.dialProtocol(target, id, { ...(signal ? { signal } : {}), maxOutboundStreams: limit });
+      return await this.libp2p.dialProtocol(target, id, options);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
+      const relayed = error instanceof NetworkError ? null : await this.#dialThroughRelays(peer, id, options);
+      if (relayed !== null) return relayed;
       if (error instanceof NetworkError) throw error;
       const name = toHex(peer);
       if (error instanceof Error && error.name === 'UnsupportedProtocolError') throw new ProtocolNotServedError(name, id);
@@ -747,6 +765,37 @@ export class Libp2pNetwork implements Network {
       }
       throw new PeerUnreachableError(`cannot reach ${name}: ${messageOf(error)}`);
     }
+  }
+
+  // A node this node cannot dial (no address known, or none that answers) may hold a reservation
+  // on a relay this node is connected to: each is tried, at most RELAYS_TRIED of them.
+  async #dialThroughRelays(
+    node: Uint8Array,
+    id: string,
+    options: { signal?: AbortSignal; maxOutboundStreams: number; runOnLimitedConnection: boolean },
+  ): Promise<Stream | null> {
+    const target = peerIdOf(node);
+    if (this.libp2p.getConnections(target).length > 0) return null;
+    let tried = 0;
+    for (const connection of this.libp2p.getConnections()) {
+      if (tried >= RELAYS_TRIED) break;
+      const relay = connection.remotePeer;
+      if (relay.equals(target) || connection.limits !== undefined) continue;
+      const served = await this.libp2p.peerStore.get(relay).then(
+        (p) => p.protocols,
+        () => [] as string[],
+      );
+      if (!served.includes(RELAY_HOP_PROTOCOL)) continue;
+      tried++;
+      const address = multiaddr(`${connection.remoteAddr.decapsulateCode(CODE_P2P).toString()}/p2p/${relay}/p2p-circuit/p2p/${target}`);
+      try {
+        return await this.libp2p.dialProtocol(address, id, options);
+      } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        this.#log(`p2p: no way to ${target} through relay ${relay}: ${messageOf(error)}`);
+      }
+    }
+    return null;
   }
 
   // Sends the request frame while reading the answer frame: a handler may refuse an oversized
@@ -803,6 +852,7 @@ export class Libp2pNetwork implements Network {
     this.libp2p
       .handle(id, (stream, connection) => this.#answer(stream, connection, id, handler, bounds), {
         force: true,
+        runOnLimitedConnection: true,
         maxInboundStreams: 2 * streams,
         maxOutboundStreams: streams,
       })
@@ -925,7 +975,7 @@ export class Libp2pNetwork implements Network {
     };
     this.#streamHandlers.set(id, serving);
     this.libp2p
-      .handle(id, serving, { force: true, maxInboundStreams: limit, maxOutboundStreams: limit })
+      .handle(id, serving, { force: true, runOnLimitedConnection: true, maxInboundStreams: limit, maxOutboundStreams: limit })
       .catch((error: unknown) => this.#log(`stream: cannot serve ${id}: ${messageOf(error)}`));
     return () => {
       if (this.#streamHandlers.get(id) !== serving) return;
@@ -1016,6 +1066,17 @@ export class Libp2pNetwork implements Network {
       }
     }
     return [...new Set([...own, ...theirs])];
+  }
+
+  reachability(): { reachability: Reachability; relayAddresses: string[] } {
+    const service = (this.libp2p.services as { reachability?: { readonly verdict: Reachability } }).reachability;
+    return {
+      reachability: service?.verdict ?? 'unknown',
+      relayAddresses: this.libp2p
+        .getMultiaddrs()
+        .filter((a) => Circuit.matches(a))
+        .map(String),
+    };
   }
 
   /** Own multiaddrs (with the peer id), as printed at start. */

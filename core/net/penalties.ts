@@ -31,6 +31,8 @@ export const PENALTIES = Object.freeze({
   'invalid-routing-message': 5,
   /** A peer-routing message over PEER_LIMITS.routingMessageBytes: no honest node sends one. */
   'oversized-routing-message': BAN_POINTS,
+  /** A relay reservation request past RelayLimits.requestsPerPeer in its window (relay-limits.ts). */
+  'reservation-flood': 2,
 });
 
 export type Penalty = keyof typeof PENALTIES;

@@ -19,6 +19,7 @@ import { decodeTx, type Tx } from '../ledger/tx.ts';
 import type { Startable } from '../lifecycle.ts';
 import { type Recipient, recipientNode } from '../names/names.ts';
 import { type GossipMessage, TOPICS, type Verdict } from '../net/network.ts';
+import type { Reachability } from '../net/reachability.ts';
 import type { Flow, Unsubscribe } from '../web/sse.ts';
 import { DEFAULT_ALONE_ADVICE } from './alone-service.ts';
 import type { NodeComponents } from './node.ts';
@@ -47,6 +48,13 @@ export interface NodeStatus extends LedgerStatus {
   peers: number;
   /** While the node has no peers, what to do about it (the advice it logs once a minute); null otherwise. */
   alone: string | null;
+  /**
+   * Whether peers can open connections to this node, as its peers' dial-backs found
+   * (docs/network.md, "Through NATs"): 'unknown' until one answered.
+   */
+  reachability: Reachability;
+  /** The relay addresses it announces while it is not reachable (`…/p2p-circuit/p2p/<its id>`). */
+  relay_addresses: string[];
 }
 
 /** GET /health, /status and /bootstrap. */
@@ -129,6 +137,7 @@ export class LedgerFeature implements ChainService, NodeInfoService, Startable {
     const release = ledger.unbond_release_height;
     const releaseSecs = release === null ? null : Math.floor((tip.timestampMs + (release - tip.height) * params.blockIntervalMs) / 1000);
     const peers = this.#c.network.peers().length;
+    const reach = this.#c.network.reachability?.() ?? { reachability: 'unknown', relayAddresses: [] };
     return {
       node_id: this.nodeId,
       height: tip.height,
@@ -138,6 +147,8 @@ export class LedgerFeature implements ChainService, NodeInfoService, Startable {
       production: this.#production(),
       peers,
       alone: peers > 0 ? null : (this.#c.alone?.advice ?? DEFAULT_ALONE_ADVICE),
+      reachability: reach.reachability,
+      relay_addresses: reach.relayAddresses,
     };
   }
 

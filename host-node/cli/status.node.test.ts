@@ -1,11 +1,38 @@
-import { assert } from 'chai';
-import { STATUS } from '../../core/api/fake-node.test-util.ts';
-import { test } from '../../test/harness.ts';
-import { formatStatus } from './status.ts';
+/**
+ * `mesh status`'s peers and reachability lines: formatted from a status, and in-process against the
+ * node's real HTTP API over a fake node (the verdict alone, and with the relay addresses a private
+ * node announces).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { FakeNode, STATUS } from '../../core/api/fake-node.test-util.ts';
+import { type FakeApi, serveFakeApi } from './fake-api.test-util.ts';
+import { formatStatus, statusCommand } from './status.ts';
+
+let api: FakeApi;
+
+before(async () => {
+  api = await serveFakeApi();
+});
+after(() => api.close());
 
 test('mesh status: peers, and while there are none, what to do under them', () => {
   assert.match(formatStatus(STATUS), /^peers {9}2\n$/m);
-  assert.notMatch(formatStatus(STATUS), /alone/);
+  assert.doesNotMatch(formatStatus(STATUS), /alone/);
   const alone = formatStatus({ ...STATUS, peers: 0, alone: 'restart with --bootstrap <multiaddr>' });
   assert.match(alone, /^peers {9}0\n {2}alone {7}restart with --bootstrap <multiaddr>\n$/m);
+});
+
+test('mesh status shows whether peers can reach the node, and through which relays', async () => {
+  const unknown = await api.run(statusCommand, 'mesh status', [...api.common], new FakeNode());
+  assert.equal(unknown.code, 0, unknown.err);
+  assert.match(unknown.out, /^reachability {2}unknown$/m);
+
+  const relayed = '/ip4/198.18.0.10/tcp/4001/p2p/12D3KooWRelay/p2p-circuit/p2p/12D3KooWSelf';
+  const node = new FakeNode();
+  node.ledger.statusAnswer = { ...STATUS, reachability: 'private', relay_addresses: [relayed] };
+  const shown = await api.run(statusCommand, 'mesh status', [...api.common], node);
+  assert.match(shown.out, new RegExp(`^reachability {2}private, through ${relayed}$`, 'm'));
+  const json = await api.run(statusCommand, 'mesh status', [...api.common, '--json'], node);
+  assert.deepEqual(JSON.parse(json.out).relay_addresses, [relayed]);
 });

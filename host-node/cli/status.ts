@@ -32,13 +32,14 @@ export function formatStatus(status: NodeStatus): string {
     ['production', status.production.state === 'halted' ? `halted: ${status.production.reason}` : status.production.state],
     ['peers', String(status.peers)],
     ...(status.alone === null ? [] : ([['  alone', status.alone]] as [string, string][])),
+    ['reachability', status.relay_addresses.length > 0 ? `${status.reachability}, through ${status.relay_addresses.join(' ')}` : status.reachability],
   ];
   return rows.map(([name, value]) => `${name.padEnd(14)}${value}\n`).join('');
 }
 
 export const statusCommand = command({
   description:
-    "Shows the running node's status: its node id, the chain's height, its balances in credits, its bond, weight and work earned, what it is unbonding and until when, the supply, and its peers (with what to do when it has none).",
+    "Shows the running node's status: its node id, the chain's height, its balances in credits, its bond, weight and work earned, what it is unbonding and until when, the supply, its peers (with what to do when it has none), and whether peers can reach it (public, private or unknown) with the relay addresses it announces.",
   options: { ...clientOptions, json: flag('print the answer of GET /status as it is (amounts in base units)') },
   run: async ({ options }, io) => {
     const client = await NodeClient.find(options);
