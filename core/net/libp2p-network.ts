@@ -376,21 +376,34 @@ export class Libp2pNetwork implements Network {
   }
 
   // Past the connection limit, closes connections in the pruning order (connection-pruning.ts).
+  // Peers are counted, not connections: a second connection to a peer held already (a dial-back
+  // check, a simultaneous dial) must not push out the first, or another peer.
   async #prune(): Promise<void> {
-    const open = this.libp2p.getConnections().filter((c) => c.status === 'open');
-    if (open.length <= this.#maxConnections) return;
+    const byPeer = new Map<string, Connection[]>();
+    for (const c of this.libp2p.getConnections()) {
+      if (c.status !== 'open') continue;
+      const key = c.remotePeer.toString();
+      byPeer.set(key, [...(byPeer.get(key) ?? []), c]);
+    }
+    if (byPeer.size <= this.#maxConnections) return;
     const bootstrap = new Set(this.#bootstrap.map((ma) => ma.getComponents().findLast((c) => c.name === 'p2p')?.value));
     const ranked = await Promise.all(
-      open.map(async (connection) => ({
-        connection,
-        rank: await this.#rankOf(connection.remotePeer, bootstrap),
-        direction: connection.direction,
-        openedAt: connection.timeline.open,
-      })),
+      [...byPeer.values()].map(async (connections) => {
+        const oldest = connections.reduce((a, b) => (b.timeline.open < a.timeline.open ? b : a));
+        return {
+          connections,
+          peer: oldest.remotePeer,
+          rank: await this.#rankOf(oldest.remotePeer, bootstrap),
+          direction: oldest.direction,
+          openedAt: oldest.timeline.open,
+        };
+      }),
     );
-    for (const { connection, rank } of connectionsToPrune(ranked, this.#maxConnections)) {
-      this.#log(`p2p: closing the connection to ${connection.remotePeer.toString()} (${rank}; max-connections: ${this.#maxConnections})`);
-      void connection.close().catch((error: unknown) => connection.abort(error instanceof Error ? error : new Error(String(error))));
+    for (const { connections, peer, rank } of connectionsToPrune(ranked, this.#maxConnections)) {
+      this.#log(`p2p: closing the connection to ${peer.toString()} (${rank}; max-connections: ${this.#maxConnections})`);
+      for (const connection of connections) {
+        void connection.close().catch((error: unknown) => connection.abort(error instanceof Error ? error : new Error(String(error))));
+      }
     }
   }
 
