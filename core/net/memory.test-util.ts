@@ -4,14 +4,14 @@
  * asynchronously, judged by each receiver's handler, and forwarded only when accepted (as gossipsub
  * does), so sync and block propagation run as they would across processes. Requests go to a linked
  * peer under the same bounds, limits, deadlines and errors as on libp2p; a request in flight fails
- * when its link is cut, and `leave` is how a member stops. Raw streams (memory-stream.test-util.ts)
+ * when its link is cut, and `leave` is how a member stops. Raw streams (memory-stream.ts)
  * are reset when their link is cut.
  */
 import { toHex } from '../encoding/hex.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { Scheduler } from '../time/scheduler.ts';
 import { InvalidAddressError, MessageTooLargeError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
-import { type MemoryStreamPair, memoryStreamPair } from './memory-stream.test-util.ts';
+import { type MemoryStreamPair, memoryStreamPair } from './memory-stream.ts';
 import {
   checkStreamProtocolId,
   DEFAULT_STREAM_LIMIT,

@@ -1,0 +1,442 @@
+/**
+ * `mesh sim`: full nodes (every service of `mesh node`, on memory stores) in one process, on one
+ * simulated clock, over the SimWorld's network (docs/sim.md). The same options and seed give the
+ * same report, byte for byte: every chance is drawn from the seed, every signature is checked by
+ * noble's synchronous arithmetic on this thread, and nothing reads the real clock.
+ */
+import { Chain } from '../chain/chain.ts';
+import { chooseDefaultEd25519Backend, nobleEd25519Backend, SigningKey } from '../crypto/ed25519.ts';
+import { toHex } from '../encoding/hex.ts';
+import { CREDIT } from '../encoding/amount.ts';
+import { devnet } from '../ledger/params.ts';
+import { freeBalance } from '../ledger/state.ts';
+import { MeshNode } from '../node/node.ts';
+import { type FullNodeServices, fullNodeServices } from '../node/services.ts';
+import { MemoryStore } from '../store/kv.ts';
+import { Scheduler, type Turn } from '../time/scheduler.ts';
+import { type InvariantResult, Invariants } from './invariants.ts';
+import { NO_LATENCY, type RttTable, tableLatency } from './latency.ts';
+import { Prng } from './prng.ts';
+import { SimNetwork } from './sim-network.ts';
+import { SimWorld } from './world.ts';
+
+export type AdversaryKind = 'sybil' | 'dropper';
+export const ADVERSARY_KINDS: readonly AdversaryKind[] = ['sybil', 'dropper'];
+
+export interface Partition {
+  /** When it starts and how long it lasts, ms from the start. */
+  readonly atMs: number;
+  readonly forMs: number;
+  /** The share of the nodes on the smaller side (0 to 1). */
+  readonly share: number;
+}
+
+export interface SimOptions {
+  readonly nodes: number;
+  readonly durationMs: number;
+  readonly seed: string;
+  /** The PlanetLab table for `planetlab` latency; null: no latency. */
+  readonly latency: RttTable | null;
+  /** The share of the nodes that leave (and rejoin) per hour. */
+  readonly churnPerHour: number;
+  readonly partitions: readonly Partition[];
+  readonly adversaries: readonly { readonly kind: AdversaryKind; readonly count: number }[];
+  /** Honest nodes that produce blocks (`--mine`). */
+  readonly producers: number;
+  /** The share of gossip frames lost. */
+  readonly loss: number;
+  /** Each node's uplink, bytes per second; null: unbounded. */
+  readonly uplinkBytesPerSec: number | null;
+  readonly transfersPerSec: number;
+  readonly messagesPerSec: number;
+  /** How long after a heal every honest node must be on one tip. */
+  readonly healBoundMs: number;
+  /** The host's cheapest real task, which the scheduler's settles take between instants. */
+  readonly turn?: Turn;
+}
+
+export const DEFAULT_SIM_OPTIONS: Omit<SimOptions, 'latency' | 'turn'> = Object.freeze({
+  nodes: 30,
+  durationMs: 10 * 60_000,
+  seed: '1',
+  churnPerHour: 0,
+  partitions: [],
+  adversaries: [],
+  producers: 5,
+  loss: 0,
+  uplinkBytesPerSec: 1_250_000,
+  transfersPerSec: 0.5,
+  messagesPerSec: 0.5,
+  healBoundMs: 30_000,
+});
+
+/** The main network's block interval. */
+const BLOCK_INTERVAL_MS = 10_000;
+/** Where the simulated clock starts: a day after the devnet's genesis. */
+const START_MS = Date.UTC(2026, 0, 2);
+/** How often the ledger invariants are checked on every live honest node. */
+const CHECK_EVERY_MS = 10_000;
+/** Blocks deep a transaction counts as confirmed. */
+const CONFIRMED_DEPTH = 6;
+/** How long a node that leaves stays away, on average. */
+const AWAY_MEAN_MS = 5 * 60_000;
+
+type FullNode = MeshNode<FullNodeServices>;
+
+interface Member {
+  readonly index: number;
+  readonly key: SigningKey;
+  readonly honest: boolean;
+  readonly mining: boolean;
+  readonly relays: boolean;
+  chain: Chain;
+  net: SimNetwork | null;
+  node: FullNode | null;
+  /** Rejoins so far, so each life draws from streams of its own. */
+  lives: number;
+}
+
+interface BlockSeen {
+  readonly height: number;
+  readonly bornAt: number;
+  /** Honest nodes alive when it was made. */
+  readonly honest: number;
+  readonly delays: number[];
+}
+
+export interface Quantiles {
+  readonly p50: number | null;
+  readonly p90: number | null;
+  readonly p99: number | null;
+}
+
+export interface SimReport {
+  readonly options: {
+    readonly nodes: number;
+    readonly durationMs: number;
+    readonly seed: string;
+    readonly latency: 'planetlab' | 'none';
+    readonly churnPerHour: number;
+    readonly partitions: readonly Partition[];
+    readonly adversaries: readonly { readonly kind: AdversaryKind; readonly count: number }[];
+    readonly producers: number;
+    readonly loss: number;
+    readonly uplinkBytesPerSec: number | null;
+    readonly transfersPerSec: number;
+    readonly messagesPerSec: number;
+  };
+  readonly invariants: readonly InvariantResult[];
+  readonly figures: {
+    readonly blocks: number;
+    readonly tipHeight: number;
+    /** Per block, ms until it reached 50, 90 and 99 % of the honest nodes; each the median (and p99) over blocks. */
+    readonly propagationMs: { readonly to50: Quantiles; readonly to90: Quantiles; readonly to99: Quantiles; readonly blocksShort: number };
+    readonly forksPerHour: number;
+    readonly orphansPerHour: number;
+    /** Bytes each node sent per second, by gossip topic or protocol. */
+    readonly bytesPerNodePerSec: Readonly<Record<string, number>>;
+    readonly messages: { readonly sent: number; readonly delivered: number; readonly latencyMs: Quantiles };
+    readonly transfers: { readonly submitted: number };
+    /** Per partition, ms from its heal until every live honest node was on one tip (null: not within the run). */
+    readonly healMs: readonly (number | null)[];
+    readonly churn: { readonly left: number; readonly rejoined: number };
+  };
+}
+
+function quantiles(values: number[]): Quantiles {
+  if (values.length === 0) return { p50: null, p90: null, p99: null };
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { p50: at(0.5), p90: at(0.9), p99: at(0.99) };
+}
+
+const round = (value: number, digits = 1): number => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/** Runs one simulation to its end and reports what happened. */
+export async function runSim(options: SimOptions): Promise<SimReport> {
+  chooseDefaultEd25519Backend(nobleEd25519Backend);
+  const root = new Prng(`mesh-sim/${options.seed}`);
+  const clock = new Scheduler(START_MS, options.turn ? { turn: options.turn } : {});
+  const start = clock.now();
+  const since = (): number => clock.now() - start;
+  const latency = options.latency === null ? NO_LATENCY : tableLatency(options.latency, options.nodes + adversaryCount(options), root.fork('placement'));
+  const world = new SimWorld({ clock, latency, rng: root.fork('world'), loss: options.loss, uplinkBytesPerSec: options.uplinkBytesPerSec });
+  const params = devnet(BLOCK_INTERVAL_MS);
+  const invariants = new Invariants(options.seed);
+  const nets: SimNetwork[] = [];
+  const blocks = new Map<string, BlockSeen>();
+  const watched = new WeakSet<Chain>();
+  const members: Member[] = [];
+  const topology = root.fork('topology');
+
+  const honestAlive = (): Member[] => members.filter((m) => m.honest && m.node !== null);
+
+  // The first time each node's chain connects a block: when it reached that node.
+  const watch = (member: Member): void => {
+    if (watched.has(member.chain)) return;
+    watched.add(member.chain);
+    const chain = member.chain;
+    chain.subscribe((event) => {
+      if (event.type !== 'connected' || !member.honest) return;
+      const key = toHex(event.block.hash);
+      const seen = blocks.get(key);
+      if (seen === undefined) blocks.set(key, { height: event.block.header.height, bornAt: clock.now(), honest: honestAlive().length, delays: [0] });
+      else if (seen.delays.length < seen.honest) seen.delays.push(clock.now() - seen.bornAt);
+    });
+  };
+
+  const startMember = async (member: Member): Promise<void> => {
+    const life = `${member.index}/${member.lives}`;
+    const net = new SimNetwork(world, member.key.publicKey, member.index, root.fork(`net/${life}`));
+    net.relays = member.relays;
+    nets.push(net);
+    world.attach(net);
+    member.net = net;
+    watch(member);
+    const node = await MeshNode.create({
+      chain: member.chain,
+      network: net,
+      key: member.key,
+      clock,
+      random: root.fork(`node/${life}`),
+      services: fullNodeServices({ mine: member.mining }),
+    });
+    await node.start();
+    member.node = node;
+    world.fillPeers(net, topology);
+  };
+
+  const stopMember = async (member: Member): Promise<void> => {
+    const { node, net } = member;
+    member.node = null;
+    member.net = null;
+    if (net) {
+      net.close();
+      world.detach(net);
+    }
+    await node?.stop();
+  };
+
+  // The nodes: honest producers first, then the other honest nodes, then the adversaries.
+  const kinds: { honest: boolean; mining: boolean; relays: boolean }[] = [];
+  for (let i = 0; i < options.nodes; i++) kinds.push({ honest: true, mining: i < options.producers, relays: true });
+  for (const { kind, count } of options.adversaries) {
+    for (let i = 0; i < count; i++) kinds.push({ honest: false, mining: kind === 'sybil', relays: kind !== 'dropper' });
+  }
+  for (const [index, kind] of kinds.entries()) {
+    const key = SigningKey.fromSeed(root.fork(`key/${index}`).bytes(32), nobleEd25519Backend);
+    members.push({ index, key, ...kind, chain: await Chain.open({ store: new MemoryStore(), params }), net: null, node: null, lives: 0 });
+  }
+  for (const member of members) await startMember(member);
+
+  // Connections: every second, a node under MIN_PEERS dials more (libp2p's connection manager).
+  clock.setInterval(() => {
+    for (const net of world.nodes) if (net && net.links.size < 4) world.fillPeers(net, topology);
+  }, 1_000);
+
+  // The ledger invariants on every live honest node; confirmed blocks on the first live honest one.
+  const confirmed = new Map<number, { hash: string; txs: Uint8Array[] }>();
+  const settled = new Set<string>();
+  const checkLedger = async (): Promise<void> => {
+    for (const m of honestAlive()) invariants.checkState(m.chain, since());
+    const reference = honestAlive()[0];
+    if (reference === undefined) return;
+    const chain = reference.chain;
+    for (const [height, kept] of confirmed) {
+      if (height > chain.tip.height) continue;
+      const hash = await chain.hashAt(height);
+      if (hash !== undefined && toHex(hash) === kept.hash) {
+        invariants.record('no-confirmed-tx-lost', since(), true, () => '');
+        continue;
+      }
+      for (const id of kept.txs) {
+        const found = await chain.txHeight(id);
+        invariants.record('no-confirmed-tx-lost', since(), found !== undefined, () => `tx ${toHex(id)} of the block confirmed at height ${height} is gone`);
+      }
+      confirmed.delete(height);
+    }
+    for (let h = chain.tip.height - CONFIRMED_DEPTH; h >= 1 && !confirmed.has(h); h--) {
+      const block = await chain.blockAt(h);
+      if (block === undefined) break;
+      confirmed.set(h, { hash: toHex(block.hash), txs: block.txs.map((tx) => tx.id) });
+      for (const tx of block.txs) {
+        if (tx.body.kind !== 'JobSettle') continue;
+        const job = toHex(tx.body.job_id);
+        invariants.record('no-job-settled-twice', since(), !settled.has(job), () => `job ${job} settled again at height ${h}`);
+        settled.add(job);
+      }
+    }
+  };
+  clock.setInterval(() => void checkLedger(), CHECK_EVERY_MS);
+
+  // Partitions and heals, and the time until the honest nodes agree again.
+  const healMs: (number | null)[] = [];
+  for (const [i, partition] of options.partitions.entries()) {
+    healMs.push(null);
+    clock.setTimeout(() => {
+      const sides = new Int8Array(members.length);
+      const order = root.fork(`partition/${i}`).sample(members, members.length);
+      const minority = Math.round(partition.share * members.length);
+      for (const [rank, m] of order.entries()) sides[m.index] = rank < minority ? 1 : 0;
+      world.partition(sides);
+    }, partition.atMs);
+    const healAt = partition.atMs + partition.forMs;
+    clock.setTimeout(() => {
+      world.heal();
+      const check = clock.setInterval(() => {
+        const tips = new Set(honestAlive().map((m) => toHex(m.chain.tip.hash)));
+        const waited = since() - healAt;
+        if (tips.size <= 1 && healMs[i] === null) healMs[i] = waited;
+        if (waited >= options.healBoundMs) {
+          invariants.record('one-tip-after-heal', since(), healMs[i] !== null, () => `${tips.size} tips among the honest nodes ${waited} ms after the heal`);
+          check.cancel();
+        }
+      }, 100);
+    }, healAt);
+  }
+
+  // Churn: honest nodes that do not produce leave at random, and come back after a while, half
+  // of them with their data and half starting afresh.
+  const churnRng = root.fork('churn');
+  const churn = { left: 0, rejoined: 0 };
+  if (options.churnPerHour > 0) {
+    const meanGapMs = 3_600_000 / (options.churnPerHour * options.nodes);
+    const leaveNext = (): void => {
+      clock.setTimeout(() => {
+        const candidates = members.filter((m) => m.honest && !m.mining && m.node !== null && m.index !== 0);
+        const member = candidates.length > 0 ? candidates[churnRng.int(candidates.length)]! : undefined;
+        if (member !== undefined) {
+          churn.left++;
+          const keepData = churnRng.chance(0.5);
+          void stopMember(member).then(() => {
+            clock.setTimeout(() => {
+              void (async () => {
+                member.lives++;
+                if (!keepData) member.chain = await Chain.open({ store: new MemoryStore(), params });
+                await startMember(member);
+                churn.rejoined++;
+              })();
+            }, Math.ceil(churnRng.exponential(AWAY_MEAN_MS)));
+          });
+        }
+        leaveNext();
+      }, Math.ceil(churnRng.exponential(meanGapMs)));
+    };
+    leaveNext();
+  }
+
+  // The workload: transfers from nodes that have credits, and app messages to a connected peer.
+  const work = root.fork('workload');
+  let transfers = 0;
+  const messageLatency: number[] = [];
+  let messagesSent = 0;
+  const poisson = (perSec: number, act: () => void): void => {
+    if (perSec <= 0) return;
+    const next = (): void => {
+      clock.setTimeout(
+        () => {
+          act();
+          next();
+        },
+        Math.ceil(work.exponential(1000 / perSec)),
+      );
+    };
+    next();
+  };
+  poisson(options.transfersPerSec, () => {
+    const alive = honestAlive();
+    const from = alive[work.int(alive.length)];
+    const to = members[work.int(members.length)]!;
+    if (from?.node == null || from === to) return;
+    const free = freeBalance(from.chain.state.account(from.key.publicKey), from.chain.tip.height);
+    const amount = CREDIT / 2n;
+    if (free < 2n * amount) return;
+    transfers++;
+    void from.node.own.submit({ kind: 'Transfer', to: to.key.publicKey, amount }).catch(() => {});
+  });
+  poisson(options.messagesPerSec, () => {
+    const alive = honestAlive();
+    const from = alive[work.int(alive.length)];
+    if (from?.node == null || from.net === null) return;
+    const peers = [...from.net.links];
+    const to = peers[work.int(peers.length)];
+    if (to === undefined) return;
+    messagesSent++;
+    const sentAt = clock.now();
+    from.node.services.messaging.sendMessage(to.self, 'sim', work.bytes(64)).then(
+      () => messageLatency.push(clock.now() - sentAt),
+      () => {},
+    );
+  });
+
+  await clock.advance(options.durationMs);
+  await checkLedger();
+  const end = since();
+  const reference = honestAlive()[0]!;
+
+  // Blocks that did not end on the reference chain are orphans; a height with one is a fork.
+  let orphans = 0;
+  const forkHeights = new Set<number>();
+  for (const [hash, seen] of blocks) {
+    const canonical = await reference.chain.hashAt(seen.height);
+    if (canonical !== undefined && toHex(canonical) === hash) continue;
+    if (seen.height > reference.chain.tip.height) continue;
+    orphans++;
+    forkHeights.add(seen.height);
+  }
+  const reach = (share: number): { within: number[]; short: number } => {
+    const within: number[] = [];
+    let short = 0;
+    for (const seen of blocks.values()) {
+      if (seen.bornAt - start > end - 60_000) continue; // too young to have spread
+      const need = Math.max(1, Math.ceil(share * seen.honest));
+      if (seen.delays.length >= need) within.push(seen.delays[need - 1]!);
+      else short++;
+    }
+    return { within, short };
+  };
+  const to50 = reach(0.5);
+  const to90 = reach(0.9);
+  const to99 = reach(0.99);
+
+  const bytes = new Map<string, number>();
+  for (const net of nets) for (const [kind, n] of net.sent) bytes.set(kind, (bytes.get(kind) ?? 0) + n);
+  const perNodeSec = members.length * (options.durationMs / 1000);
+  const bytesPerNodePerSec = Object.fromEntries([...bytes].sort(([a], [b]) => (a < b ? -1 : 1)).map(([kind, n]) => [kind, round(n / perNodeSec)]));
+
+  for (const m of members) if (m.node) await stopMember(m);
+  const hours = options.durationMs / 3_600_000;
+  return {
+    options: {
+      nodes: options.nodes,
+      durationMs: options.durationMs,
+      seed: options.seed,
+      latency: options.latency === null ? 'none' : 'planetlab',
+      churnPerHour: options.churnPerHour,
+      partitions: options.partitions,
+      adversaries: options.adversaries,
+      producers: options.producers,
+      loss: options.loss,
+      uplinkBytesPerSec: options.uplinkBytesPerSec,
+      transfersPerSec: options.transfersPerSec,
+      messagesPerSec: options.messagesPerSec,
+    },
+    invariants: invariants.results(),
+    figures: {
+      blocks: blocks.size,
+      tipHeight: reference.chain.tip.height,
+      propagationMs: { to50: quantiles(to50.within), to90: quantiles(to90.within), to99: quantiles(to99.within), blocksShort: to99.short },
+      forksPerHour: round(forkHeights.size / hours),
+      orphansPerHour: round(orphans / hours),
+      bytesPerNodePerSec,
+      messages: { sent: messagesSent, delivered: messageLatency.length, latencyMs: quantiles(messageLatency) },
+      transfers: { submitted: transfers },
+      healMs,
+      churn,
+    },
+  };
+}
+
+function adversaryCount(options: SimOptions): number {
+  return options.adversaries.reduce((sum, a) => sum + a.count, 0);
+}
