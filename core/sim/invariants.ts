@@ -4,8 +4,8 @@
  */
 import type { Chain } from '../chain/chain.ts';
 import { parseAmount, parseBalance } from '../encoding/amount.ts';
-import { toHex } from '../encoding/hex.ts';
 import { decode } from '../encoding/codec.ts';
+import { toHex } from '../encoding/hex.ts';
 import { accountCodec, TABLE } from '../ledger/state.ts';
 import { ledgerStatus } from '../ledger/status.ts';
 
@@ -66,7 +66,8 @@ export class Invariants {
       const account = decode(accountCodec, v);
       sum += account.balance;
       const id = k.subarray(1);
-      const free = account.balance - account.locked_bids - account.locked_channels - account.bond - (account.unbond_release > tip.height ? account.unbonding : 0n);
+      const free =
+        account.balance - account.locked_bids - account.locked_channels - account.bond - (account.unbond_release > tip.height ? account.unbonding : 0n);
       if (free < 0n && negative === null) negative = `${toHex(id)} at height ${tip.height}: free ${free}`;
       const s = ledgerStatus(state, id, tip.height);
       const balance = parseBalance(s.balance);
@@ -74,7 +75,12 @@ export class Invariants {
       if (balance >= 0n && parts !== balance && identity === null) identity = `${toHex(id)} at height ${tip.height}: parts ${parts}, balance ${balance}`;
     }
     const supply = state.supply();
-    this.record('supply-conservation', atMs, sum === supply.emitted - supply.burned, () => `height ${tip.height}: balances ${sum}, emitted − burned ${supply.emitted - supply.burned}`);
+    this.record(
+      'supply-conservation',
+      atMs,
+      sum === supply.emitted - supply.burned,
+      () => `height ${tip.height}: balances ${sum}, emitted − burned ${supply.emitted - supply.burned}`,
+    );
     this.record('no-negative-free-balance', atMs, negative === null, () => negative!);
     this.record('status-identity', atMs, identity === null, () => identity!);
   }

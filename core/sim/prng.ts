@@ -3,8 +3,9 @@
  * label give the same numbers on every run and runtime. Each consumer forks a stream of its own
  * by name (`fork('latency')`), so adding draws to one part never shifts another's.
  */
-import { sha256 } from '../crypto/sha256.ts';
+
 import type { Random } from '../crypto/random.ts';
+import { sha256 } from '../crypto/sha256.ts';
 
 const rotl = (x: number, k: number): number => ((x << k) | (x >>> (32 - k))) >>> 0;
 

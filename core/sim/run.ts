@@ -5,23 +5,27 @@
  * noble's synchronous arithmetic on this thread, and nothing reads the real clock.
  */
 import { Chain } from '../chain/chain.ts';
+import { buildBlock, nextSlot } from '../chain/miner.ts';
 import { chooseDefaultEd25519Backend, nobleEd25519Backend, SigningKey } from '../crypto/ed25519.ts';
-import { toHex } from '../encoding/hex.ts';
 import { CREDIT } from '../encoding/amount.ts';
+import { toHex } from '../encoding/hex.ts';
 import { devnet } from '../ledger/params.ts';
-import { freeBalance } from '../ledger/state.ts';
+import { TOPICS } from '../net/network.ts';
 import { MeshNode } from '../node/node.ts';
 import { type FullNodeServices, fullNodeServices } from '../node/services.ts';
 import { MemoryStore } from '../store/kv.ts';
 import { Scheduler, type Turn } from '../time/scheduler.ts';
 import { type InvariantResult, Invariants } from './invariants.ts';
 import { NO_LATENCY, type RttTable, tableLatency } from './latency.ts';
+import { weightedPrefix } from './prefix.ts';
 import { Prng } from './prng.ts';
 import { SimNetwork } from './sim-network.ts';
+import { verifyOnce } from './verify-once.ts';
+import { Workload, type WorkloadFigures } from './workload.ts';
 import { SimWorld } from './world.ts';
 
-export type AdversaryKind = 'sybil' | 'dropper';
-export const ADVERSARY_KINDS: readonly AdversaryKind[] = ['sybil', 'dropper'];
+export type AdversaryKind = 'sybil' | 'dropper' | 'equivocator';
+export const ADVERSARY_KINDS: readonly AdversaryKind[] = ['sybil', 'dropper', 'equivocator'];
 
 export interface Partition {
   /** When it starts and how long it lasts, ms from the start. */
@@ -49,6 +53,7 @@ export interface SimOptions {
   readonly uplinkBytesPerSec: number | null;
   readonly transfersPerSec: number;
   readonly messagesPerSec: number;
+  readonly channelsPerSec: number;
   /** How long after a heal every honest node must be on one tip. */
   readonly healBoundMs: number;
   /** The host's cheapest real task, which the scheduler's settles take between instants. */
@@ -67,6 +72,7 @@ export const DEFAULT_SIM_OPTIONS: Omit<SimOptions, 'latency' | 'turn'> = Object.
   uplinkBytesPerSec: 1_250_000,
   transfersPerSec: 0.5,
   messagesPerSec: 0.5,
+  channelsPerSec: 0.02,
   healBoundMs: 30_000,
 });
 
@@ -80,6 +86,10 @@ const CHECK_EVERY_MS = 10_000;
 const CONFIRMED_DEPTH = 6;
 /** How long a node that leaves stays away, on average. */
 const AWAY_MEAN_MS = 5 * 60_000;
+/** The weight each producer earns and bonds before the run (and each equivocator: it needs weight to be heard). */
+const PRODUCER_WEIGHT = 100n * CREDIT;
+/** How long an equivocation may go unpunished before the invariant counts it as broken. */
+const SLASH_WITHIN_MS = 2 * 60_000;
 
 type FullNode = MeshNode<FullNodeServices>;
 
@@ -89,6 +99,7 @@ interface Member {
   readonly honest: boolean;
   readonly mining: boolean;
   readonly relays: boolean;
+  readonly equivocates: boolean;
   chain: Chain;
   net: SimNetwork | null;
   node: FullNode | null;
@@ -124,6 +135,7 @@ export interface SimReport {
     readonly uplinkBytesPerSec: number | null;
     readonly transfersPerSec: number;
     readonly messagesPerSec: number;
+    readonly channelsPerSec: number;
   };
   readonly invariants: readonly InvariantResult[];
   readonly figures: {
@@ -135,11 +147,12 @@ export interface SimReport {
     readonly orphansPerHour: number;
     /** Bytes each node sent per second, by gossip topic or protocol. */
     readonly bytesPerNodePerSec: Readonly<Record<string, number>>;
-    readonly messages: { readonly sent: number; readonly delivered: number; readonly latencyMs: Quantiles };
-    readonly transfers: { readonly submitted: number };
+    readonly messages: WorkloadFigures<Quantiles>['messages'];
+    readonly transfers: WorkloadFigures<Quantiles>['transfers'];
+    readonly channels: WorkloadFigures<Quantiles>['channels'];
     /** Per partition, ms from its heal until every live honest node was on one tip (null: not within the run). */
     readonly healMs: readonly (number | null)[];
-    readonly churn: { readonly left: number; readonly rejoined: number };
+    readonly churn: { readonly left: number; readonly rejoined: number; readonly failed: readonly string[] };
   };
 }
 
@@ -154,7 +167,7 @@ const round = (value: number, digits = 1): number => Math.round(value * 10 ** di
 
 /** Runs one simulation to its end and reports what happened. */
 export async function runSim(options: SimOptions): Promise<SimReport> {
-  chooseDefaultEd25519Backend(nobleEd25519Backend);
+  chooseDefaultEd25519Backend(verifyOnce(nobleEd25519Backend));
   const root = new Prng(`mesh-sim/${options.seed}`);
   const clock = new Scheduler(START_MS, options.turn ? { turn: options.turn } : {});
   const start = clock.now();
@@ -218,16 +231,44 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   };
 
   // The nodes: honest producers first, then the other honest nodes, then the adversaries.
-  const kinds: { honest: boolean; mining: boolean; relays: boolean }[] = [];
-  for (let i = 0; i < options.nodes; i++) kinds.push({ honest: true, mining: i < options.producers, relays: true });
+  const kinds: { honest: boolean; mining: boolean; relays: boolean; equivocates: boolean }[] = [];
+  for (let i = 0; i < options.nodes; i++) kinds.push({ honest: true, mining: i < options.producers, relays: true, equivocates: false });
   for (const { kind, count } of options.adversaries) {
-    for (let i = 0; i < count; i++) kinds.push({ honest: false, mining: kind === 'sybil', relays: kind !== 'dropper' });
+    for (let i = 0; i < count; i++) kinds.push({ honest: false, mining: kind === 'sybil', relays: kind !== 'dropper', equivocates: kind === 'equivocator' });
   }
+  const keys = kinds.map((_, index) => SigningKey.fromSeed(root.fork(`key/${index}`).bytes(32), nobleEd25519Backend));
+  const weighted = keys.filter((_, i) => (kinds[i]!.honest && kinds[i]!.mining) || kinds[i]!.equivocates);
+  const bootstrap = SigningKey.fromSeed(root.fork('key/bootstrap').bytes(32), nobleEd25519Backend);
+  const prefix = await weightedPrefix(params, bootstrap, weighted, PRODUCER_WEIGHT);
   for (const [index, kind] of kinds.entries()) {
-    const key = SigningKey.fromSeed(root.fork(`key/${index}`).bytes(32), nobleEd25519Backend);
-    members.push({ index, key, ...kind, chain: await Chain.open({ store: new MemoryStore(), params }), net: null, node: null, lives: 0 });
+    const chain = await Chain.open({ store: new MemoryStore(), params });
+    await chain.addBranch(prefix);
+    members.push({ index, key: keys[index]!, ...kind, chain, net: null, node: null, lives: 0 });
   }
   for (const member of members) await startMember(member);
+
+  // Equivocators sign two blocks at each of their slots and gossip both.
+  const equivocations: { producer: Uint8Array; height: number; atMs: number; judged: boolean }[] = [];
+  const equivocate = async (member: Member): Promise<void> => {
+    const { chain, net, key } = member;
+    if (net === null || member.node === null) return;
+    const now = clock.now();
+    const slot = nextSlot(chain, key.publicKey);
+    const height = chain.tip.height + 1;
+    if (!(slot <= now) || equivocations.some((e) => e.height === height && e.producer === key.publicKey)) return;
+    const one = await buildBlock(chain, null, key, now);
+    const two = await buildBlock(chain, null, key, now + 1);
+    equivocations.push({ producer: key.publicKey, height, atMs: since(), judged: false });
+    await chain.addBlock(one, now);
+    await net.publish(TOPICS.blocks, one.bytes);
+    await net.publish(TOPICS.blocks, two.bytes);
+  };
+  const equivocators = members.filter((m) => m.equivocates);
+  if (equivocators.length > 0) {
+    clock.setInterval(() => {
+      for (const m of equivocators) void equivocate(m).catch(() => {});
+    }, 500);
+  }
 
   // Connections: every second, a node under MIN_PEERS dials more (libp2p's connection manager).
   clock.setInterval(() => {
@@ -237,11 +278,22 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   // The ledger invariants on every live honest node; confirmed blocks on the first live honest one.
   const confirmed = new Map<number, { hash: string; txs: Uint8Array[] }>();
   const settled = new Set<string>();
+  const capacities = new Map<string, bigint>();
   const checkLedger = async (): Promise<void> => {
     for (const m of honestAlive()) invariants.checkState(m.chain, since());
     const reference = honestAlive()[0];
     if (reference === undefined) return;
     const chain = reference.chain;
+    for (const e of equivocations) {
+      if (e.judged || since() - e.atMs < SLASH_WITHIN_MS) continue;
+      e.judged = true;
+      invariants.record(
+        'no-equivocation-unslashed',
+        since(),
+        chain.state.slashed(e.producer, e.height) !== undefined,
+        () => `${toHex(e.producer)} signed two blocks at height ${e.height} and is not slashed`,
+      );
+    }
     for (const [height, kept] of confirmed) {
       if (height > chain.tip.height) continue;
       const hash = await chain.hashAt(height);
@@ -260,10 +312,22 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
       if (block === undefined) break;
       confirmed.set(h, { hash: toHex(block.hash), txs: block.txs.map((tx) => tx.id) });
       for (const tx of block.txs) {
-        if (tx.body.kind !== 'JobSettle') continue;
-        const job = toHex(tx.body.job_id);
-        invariants.record('no-job-settled-twice', since(), !settled.has(job), () => `job ${job} settled again at height ${h}`);
-        settled.add(job);
+        const body = tx.body;
+        if (body.kind === 'JobSettle') {
+          const job = toHex(body.job_id);
+          invariants.record('no-job-settled-twice', since(), !settled.has(job), () => `job ${job} settled again at height ${h}`);
+          settled.add(job);
+        } else if (body.kind === 'ChannelOpen') capacities.set(toHex(tx.id), body.capacity);
+        else if (body.kind === 'ChannelClose') {
+          const capacity = capacities.get(toHex(body.channel_id));
+          if (capacity === undefined) continue;
+          invariants.record(
+            'no-channel-paid-beyond-capacity',
+            since(),
+            body.cumulative <= capacity,
+            () => `channel ${toHex(body.channel_id)} closed at ${body.cumulative} of ${capacity}`,
+          );
+        }
       }
     }
   };
@@ -298,76 +362,46 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   // Churn: honest nodes that do not produce leave at random, and come back after a while, half
   // of them with their data and half starting afresh.
   const churnRng = root.fork('churn');
-  const churn = { left: 0, rejoined: 0 };
+  const churn = { left: 0, rejoined: 0, failed: [] as string[] };
   if (options.churnPerHour > 0) {
     const meanGapMs = 3_600_000 / (options.churnPerHour * options.nodes);
     const leaveNext = (): void => {
-      clock.setTimeout(() => {
-        const candidates = members.filter((m) => m.honest && !m.mining && m.node !== null && m.index !== 0);
-        const member = candidates.length > 0 ? candidates[churnRng.int(candidates.length)]! : undefined;
-        if (member !== undefined) {
-          churn.left++;
-          const keepData = churnRng.chance(0.5);
-          void stopMember(member).then(() => {
-            clock.setTimeout(() => {
-              void (async () => {
-                member.lives++;
-                if (!keepData) member.chain = await Chain.open({ store: new MemoryStore(), params });
-                await startMember(member);
-                churn.rejoined++;
-              })();
-            }, Math.ceil(churnRng.exponential(AWAY_MEAN_MS)));
-          });
-        }
-        leaveNext();
-      }, Math.ceil(churnRng.exponential(meanGapMs)));
+      clock.setTimeout(
+        () => {
+          const candidates = members.filter((m) => m.honest && !m.mining && m.node !== null && m.index !== 0);
+          const member = candidates.length > 0 ? candidates[churnRng.int(candidates.length)]! : undefined;
+          if (member !== undefined) {
+            churn.left++;
+            const keepData = churnRng.chance(0.5);
+            void stopMember(member).then(() => {
+              clock.setTimeout(
+                () => {
+                  void (async () => {
+                    member.lives++;
+                    if (!keepData) member.chain = await Chain.open({ store: new MemoryStore(), params });
+                    await startMember(member);
+                    churn.rejoined++;
+                  })().catch((error: unknown) => churn.failed.push(`node ${member.index} could not rejoin: ${String(error)}`));
+                },
+                Math.ceil(churnRng.exponential(AWAY_MEAN_MS)),
+              );
+            });
+          }
+          leaveNext();
+        },
+        Math.ceil(churnRng.exponential(meanGapMs)),
+      );
     };
     leaveNext();
   }
 
-  // The workload: transfers from nodes that have credits, and app messages to a connected peer.
-  const work = root.fork('workload');
-  let transfers = 0;
-  const messageLatency: number[] = [];
-  let messagesSent = 0;
-  const poisson = (perSec: number, act: () => void): void => {
-    if (perSec <= 0) return;
-    const next = (): void => {
-      clock.setTimeout(
-        () => {
-          act();
-          next();
-        },
-        Math.ceil(work.exponential(1000 / perSec)),
-      );
-    };
-    next();
-  };
-  poisson(options.transfersPerSec, () => {
-    const alive = honestAlive();
-    const from = alive[work.int(alive.length)];
-    const to = members[work.int(members.length)]!;
-    if (from?.node == null || from === to) return;
-    const free = freeBalance(from.chain.state.account(from.key.publicKey), from.chain.tip.height);
-    const amount = CREDIT / 2n;
-    if (free < 2n * amount) return;
-    transfers++;
-    void from.node.own.submit({ kind: 'Transfer', to: to.key.publicKey, amount }).catch(() => {});
+  // The workload.
+  const byHex = new Map(members.map((m) => [toHex(m.key.publicKey), m]));
+  const workload = new Workload(clock, root.fork('workload'), honestAlive, (hex) => {
+    const m = byHex.get(hex);
+    return m?.honest ? m : undefined;
   });
-  poisson(options.messagesPerSec, () => {
-    const alive = honestAlive();
-    const from = alive[work.int(alive.length)];
-    if (from?.node == null || from.net === null) return;
-    const peers = [...from.net.links];
-    const to = peers[work.int(peers.length)];
-    if (to === undefined) return;
-    messagesSent++;
-    const sentAt = clock.now();
-    from.node.services.messaging.sendMessage(to.self, 'sim', work.bytes(64)).then(
-      () => messageLatency.push(clock.now() - sentAt),
-      () => {},
-    );
-  });
+  workload.start(options);
 
   await clock.advance(options.durationMs);
   await checkLedger();
@@ -420,6 +454,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
       uplinkBytesPerSec: options.uplinkBytesPerSec,
       transfersPerSec: options.transfersPerSec,
       messagesPerSec: options.messagesPerSec,
+      channelsPerSec: options.channelsPerSec,
     },
     invariants: invariants.results(),
     figures: {
@@ -429,8 +464,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
       forksPerHour: round(forkHeights.size / hours),
       orphansPerHour: round(orphans / hours),
       bytesPerNodePerSec,
-      messages: { sent: messagesSent, delivered: messageLatency.length, latencyMs: quantiles(messageLatency) },
-      transfers: { submitted: transfers },
+      ...workload.report(quantiles),
       healMs,
       churn,
     },

@@ -116,7 +116,7 @@ export class SimNetwork implements Network {
   readonly #cache: Map<string, Cached>[] = [new Map()];
   readonly #seen = new Map<string, number>();
   #seq = 0;
-  readonly #heartbeat: Timer;
+  #heartbeat: Timer;
   readonly #served = new Map<string, Served>();
   readonly #joined = new Set<(peer: Uint8Array) => void>();
   readonly #heights = new Map<SimNetwork, number>();
@@ -135,13 +135,7 @@ export class SimNetwork implements Network {
     this.#observer = observer;
     this.#limits = rpcLimitsOf(limits);
     // Heartbeats spread over the second, as independent processes' would be.
-    const clock = world.clock;
-    const first = clock.setTimeout(() => {
-      this.#heartbeatOnce();
-      timer.inner = clock.setInterval(() => this.#heartbeatOnce(), GOSSIPSUB.heartbeatMs);
-    }, 1 + rng.int(GOSSIPSUB.heartbeatMs));
-    const timer: { inner: Timer | null } = { inner: null };
-    this.#heartbeat = { cancel: () => (first.cancel(), timer.inner?.cancel()) };
+    this.#heartbeat = world.clock.setTimeout(() => this.#beat(), 1 + rng.int(GOSSIPSUB.heartbeatMs));
   }
 
   count(kind: string, bytes: number): void {
@@ -250,8 +244,9 @@ export class SimNetwork implements Network {
     }
   }
 
-  #heartbeatOnce(): void {
+  #beat(): void {
     if (this.stopped) return;
+    this.#heartbeat = this.#world.clock.setTimeout(() => this.#beat(), GOSSIPSUB.heartbeatMs);
     const now = this.#world.clock.now();
     for (const [topic, mesh] of this.#mesh) {
       const candidates: SimNetwork[] = [];
@@ -374,7 +369,10 @@ export class SimNetwork implements Network {
         }
         const bound = Math.min(served.bounds.maxResponseBytes, bounds.maxResponseBytes);
         if (outcome.answer.length > bound) {
-          throw new MessageTooLargeError('response-too-large', `an answer of ${outcome.answer.length} bytes from ${name} on ${id} is over the bound of ${bound}`);
+          throw new MessageTooLargeError(
+            'response-too-large',
+            `an answer of ${outcome.answer.length} bytes from ${name} on ${id} is over the bound of ${bound}`,
+          );
         }
         await Promise.race([target.#carry(this, outcome.answer.length + RPC_OVERHEAD, kind), lost]);
         return outcome.answer.slice();
@@ -411,7 +409,8 @@ export class SimNetwork implements Network {
     const served = target.#streamServed.get(id);
     if (served === undefined) throw new ProtocolNotServedError(target.hex, id);
     const limit = options.maxStreams ?? DEFAULT_STREAM_LIMIT;
-    if (this.#countStreams(target, id, true) >= limit) throw new PeerBusyError(`${limit} streams to ${target.hex} on ${id} are already open, as many as this node opens`);
+    if (this.#countStreams(target, id, true) >= limit)
+      throw new PeerBusyError(`${limit} streams to ${target.hex} on ${id} are already open, as many as this node opens`);
     const pair = memoryStreamPair(this.self, target.self);
     const mine: OpenStream = { peer: target, id, outbound: true, pair };
     const theirs: OpenStream = { peer: this, id, outbound: false, pair };

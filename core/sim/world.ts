@@ -72,7 +72,9 @@ export class SimWorld {
   /** Dials random reachable nodes until `net` has TARGET_PEERS connections (or nobody is left). */
   fillPeers(net: SimNetwork, rng: Prng): void {
     if (net.stopped) return;
-    const candidates = this.nodes.filter((n): n is SimNetwork => n !== null && n !== net && !n.stopped && !net.links.has(n) && this.reachable(n.index, net.index));
+    const candidates = this.nodes.filter(
+      (n): n is SimNetwork => n !== null && n !== net && !n.stopped && !net.links.has(n) && this.reachable(n.index, net.index),
+    );
     for (const peer of rng.sample(candidates, TARGET_PEERS - net.links.size)) this.link(net, peer);
   }
 

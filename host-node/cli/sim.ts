@@ -3,8 +3,9 @@
  * report goes to standard output, the same bytes for the same options and seed; the wall time
  * and memory it took go to standard error, being this machine's and not the simulation's.
  */
-import { ADVERSARY_KINDS, type AdversaryKind, DEFAULT_SIM_OPTIONS, type Partition, runSim, type SimReport } from '../../core/sim/run.ts';
+
 import { planetLabTable } from '../../core/sim/latency.ts';
+import { ADVERSARY_KINDS, type AdversaryKind, DEFAULT_SIM_OPTIONS, type Partition, runSim, type SimReport } from '../../core/sim/run.ts';
 import { loadSharedData } from '../shared-data.ts';
 import { command, EXIT, flag, list, option, type Parser, UsageError } from './command.ts';
 import { decimal, integer, oneOf } from './values.ts';
@@ -31,7 +32,8 @@ export const partition: Parser<Partition> = (text, name) => {
 /** `KIND:COUNT`: `dropper:3`. */
 export const adversary: Parser<{ kind: AdversaryKind; count: number }> = (text, name) => {
   const [kind, count, extra] = text.split(':');
-  if (kind === undefined || count === undefined || extra !== undefined) throw new UsageError(`${name} takes KIND:COUNT (dropper:3), not ${JSON.stringify(text)}`);
+  if (kind === undefined || count === undefined || extra !== undefined)
+    throw new UsageError(`${name} takes KIND:COUNT (dropper:3), not ${JSON.stringify(text)}`);
   return { kind: oneOf(ADVERSARY_KINDS)(kind, name), count: integer(1, 10_000)(count, name) };
 };
 
@@ -56,8 +58,10 @@ export function formatReport(report: SimReport): string {
   lines.push(`  block to 99 %: ${q(f.propagationMs.to99)} (${f.propagationMs.blocksShort} blocks never reached 99 %)`);
   lines.push(`  messages: ${f.messages.delivered} of ${f.messages.sent} delivered, ${q(f.messages.latencyMs)}`);
   lines.push(`  transfers submitted: ${f.transfers.submitted}`);
+  const c = f.channels;
+  lines.push(`  channels: ${c.opened} opened, ${c.payments} receipts (${c.delivered} delivered), ${c.closed} closed`);
   lines.push(`  heal: ${f.healMs.map((ms) => (ms === null ? 'not within the run' : `${ms} ms`)).join(', ') || 'no partition'}`);
-  lines.push(`  churn: ${f.churn.left} left, ${f.churn.rejoined} rejoined`);
+  lines.push(`  churn: ${f.churn.left} left, ${f.churn.rejoined} rejoined${f.churn.failed.map((line) => `\n    ${line}`).join('')}`);
   lines.push('  bytes per node per second:');
   for (const [kind, bytes] of Object.entries(f.bytesPerNodePerSec)) lines.push(`    ${kind.padEnd(40)}${String(bytes).padStart(10)}`);
   return `${lines.join('\n')}\n`;
@@ -70,8 +74,18 @@ export const simCommand = command({
     nodes: option({ value: 'N', description: 'honest nodes', default: d.nodes, parse: integer(2, 100_000) }),
     duration: option({ value: 'SPAN', description: 'simulated time: 90s, 10m, 1h', default: d.durationMs, shown: '10m', parse: duration }),
     seed: option({ value: 'S', description: 'the seed every chance is drawn from', default: d.seed }),
-    latency: option({ value: 'MODEL', description: 'planetlab (RTTs between 490 PlanetLab hosts) or none', default: 'planetlab' as 'planetlab' | 'none', parse: oneOf(['planetlab', 'none']) }),
-    churn: option({ value: 'RATE', description: 'share of the nodes that leave and rejoin per hour (0.2: a fifth)', default: d.churnPerHour, parse: decimal(0, 100) }),
+    latency: option({
+      value: 'MODEL',
+      description: 'planetlab (RTTs between 490 PlanetLab hosts) or none',
+      default: 'planetlab' as 'planetlab' | 'none',
+      parse: oneOf(['planetlab', 'none']),
+    }),
+    churn: option({
+      value: 'RATE',
+      description: 'share of the nodes that leave and rejoin per hour (0.2: a fifth)',
+      default: d.churnPerHour,
+      parse: decimal(0, 100),
+    }),
     partition: list({ value: 'AT:FOR:SHARE', description: 'part SHARE of the nodes from the rest at AT for FOR (5m:10m:0.33)', parse: partition }),
     adversary: list({ value: 'KIND:COUNT', description: `adversaries besides the honest nodes: ${ADVERSARY_KINDS.join(', ')}`, parse: adversary }),
     producers: option({ value: 'N', description: 'honest nodes that produce blocks', default: d.producers, parse: integer(1, 100_000) }),
@@ -79,6 +93,19 @@ export const simCommand = command({
     uplink: option({ value: 'BYTES/S', description: "each node's uplink; 0: unbounded", default: d.uplinkBytesPerSec ?? 0, parse: integer(0) }),
     transfers: option({ value: 'PER_S', description: 'transfers per second, mesh-wide', default: d.transfersPerSec, parse: decimal(0, 10_000) }),
     messages: option({ value: 'PER_S', description: 'app messages per second, mesh-wide', default: d.messagesPerSec, parse: decimal(0, 10_000) }),
+    'heal-bound': option({
+      value: 'SPAN',
+      description: 'how soon after a heal every honest node must be on one tip',
+      default: d.healBoundMs,
+      shown: '30s',
+      parse: duration,
+    }),
+    channels: option({
+      value: 'PER_S',
+      description: 'payment channels opened per second, mesh-wide (each paid five times, then closed)',
+      default: d.channelsPerSec,
+      parse: decimal(0, 10_000),
+    }),
     json: flag('print the report as JSON'),
   },
   run: async ({ options }, io) => {
@@ -100,6 +127,8 @@ export const simCommand = command({
       uplinkBytesPerSec: options.uplink === 0 ? null : options.uplink,
       transfersPerSec: options.transfers,
       messagesPerSec: options.messages,
+      channelsPerSec: options.channels,
+      healBoundMs: options['heal-bound'],
       turn: () => new Promise((resolve) => setImmediate(resolve)),
     });
     const wallMs = performance.now() - started;
