@@ -1,6 +1,7 @@
 /**
  * The simulator in the test run (docs/sim.md): 30 full nodes for 10 simulated minutes over the
- * PlanetLab latencies, with a partition of a third of them and churn, keep every invariant; and
+ * PlanetLab latencies, with a partition of a third of them, churn and the adversaries of each kind,
+ * keep every invariant; and
  * `mesh sim` prints the same bytes for the same options and seed, and other bytes for another seed.
  */
 import assert from 'node:assert/strict';
@@ -23,12 +24,25 @@ test('sim: 30 nodes, 10 minutes, a partition and churn: no invariant breaks', as
     latency: table,
     churnPerHour: 2,
     partitions: [{ atMs: 3 * 60_000, forMs: 2 * 60_000, share: 0.33 }],
-    adversaries: [{ kind: 'dropper', count: 2 }],
+    adversaries: [
+      { kind: 'dropper', count: 2 },
+      { kind: 'sybil', count: 2 },
+      { kind: 'equivocator', count: 1 },
+    ],
     turn,
   });
   for (const invariant of report.invariants) assert.equal(invariant.held, true, `${invariant.name} broke: ${JSON.stringify(invariant.broke)}`);
   const checked = (name: string): number => report.invariants.find((i) => i.name === name)!.checks;
-  for (const name of ['supply-conservation', 'no-negative-free-balance', 'status-identity', 'one-tip-after-heal', 'no-confirmed-tx-lost']) {
+  const checkedNow = [
+    'supply-conservation',
+    'no-negative-free-balance',
+    'status-identity',
+    'one-tip-after-heal',
+    'no-confirmed-tx-lost',
+    'no-channel-paid-beyond-capacity',
+    'no-equivocation-unslashed',
+  ];
+  for (const name of checkedNow) {
     assert.ok(checked(name) > 0, `${name} was checked`);
   }
   const f = report.figures;

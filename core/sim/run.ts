@@ -173,7 +173,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   const start = clock.now();
   const since = (): number => clock.now() - start;
   const latency = options.latency === null ? NO_LATENCY : tableLatency(options.latency, options.nodes + adversaryCount(options), root.fork('placement'));
-  const world = new SimWorld({ clock, latency, rng: root.fork('world'), loss: options.loss, uplinkBytesPerSec: options.uplinkBytesPerSec });
+  const world = new SimWorld<SimNetwork>({ clock, latency, rng: root.fork('world'), loss: options.loss, uplinkBytesPerSec: options.uplinkBytesPerSec });
   const params = devnet(BLOCK_INTERVAL_MS);
   const invariants = new Invariants(options.seed);
   const nets: SimNetwork[] = [];

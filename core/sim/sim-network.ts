@@ -32,7 +32,7 @@ import {
 import { type Bounds, boundsOf, failureMessage, handlerStops, runRequest } from '../net/rpc.ts';
 import type { Timer } from '../time/clock.ts';
 import type { Prng } from './prng.ts';
-import type { SimWorld } from './world.ts';
+import type { SimPeer, SimWorld } from './world.ts';
 
 /** Gossipsub's parameters, as @libp2p/gossipsub sets them by default. */
 export const GOSSIPSUB = Object.freeze({
@@ -92,7 +92,7 @@ export interface GossipObserver {
   accepted(net: SimNetwork, topic: string, data: Uint8Array, origin: Uint8Array): void;
 }
 
-export class SimNetwork implements Network {
+export class SimNetwork implements Network, SimPeer {
   readonly self: Uint8Array;
   readonly hex: string;
   /** The node's slot in the world. */
@@ -106,7 +106,7 @@ export class SimNetwork implements Network {
   stopped = false;
   /** An adversary's switch: accepts what it receives but forwards and advertises nothing. */
   relays = true;
-  readonly #world: SimWorld;
+  readonly #world: SimWorld<SimNetwork>;
   readonly #rng: Prng;
   readonly #limits: RpcLimits;
   readonly #observer: GossipObserver | null;
@@ -126,7 +126,14 @@ export class SimNetwork implements Network {
   readonly #streamServed = new Map<string, ServedStream>();
   readonly #streams = new Set<OpenStream>();
 
-  constructor(world: SimWorld, self: Uint8Array, index: number, rng: Prng, observer: GossipObserver | null = null, limits: Partial<RpcLimits> = {}) {
+  constructor(
+    world: SimWorld<SimNetwork>,
+    self: Uint8Array,
+    index: number,
+    rng: Prng,
+    observer: GossipObserver | null = null,
+    limits: Partial<RpcLimits> = {},
+  ) {
     this.#world = world;
     this.self = self;
     this.hex = toHex(self);

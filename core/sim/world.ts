@@ -8,7 +8,6 @@
 import type { Scheduler } from '../time/scheduler.ts';
 import type { LatencyModel } from './latency.ts';
 import type { Prng } from './prng.ts';
-import type { SimNetwork } from './sim-network.ts';
 
 export interface WorldOptions {
   readonly clock: Scheduler;
@@ -21,15 +20,28 @@ export interface WorldOptions {
   readonly uplinkBytesPerSec: number | null;
 }
 
+/** What the world needs of a node's network (SimNetwork, sim-network.ts). */
+export interface SimPeer {
+  readonly index: number;
+  readonly links: Set<SimPeer>;
+  stopped: boolean;
+  /** When its uplink is free again (ms, fractional). */
+  uplinkFreeAt: number;
+  /** Counts `bytes` sent under `kind`. */
+  count(kind: string, bytes: number): void;
+  connected(peer: SimPeer, direction: 'inbound' | 'outbound', since: number): void;
+  disconnected(peer: SimPeer): void;
+}
+
 /** How many peers a node dials, and below how many it dials again (libp2p's connection manager, scaled down). */
 export const TARGET_PEERS = 8;
 export const MIN_PEERS = 4;
 
-export class SimWorld {
+export class SimWorld<N extends SimPeer = SimPeer> {
   readonly clock: Scheduler;
   readonly options: WorldOptions;
   /** Every node by its index; a node that left keeps its slot (null) until it rejoins. */
-  readonly nodes: (SimNetwork | null)[] = [];
+  readonly nodes: (N | null)[] = [];
   /** The side of each node while a partition holds; null when there is none. */
   #sides: Int8Array | null = null;
   /** Connections a partition cut, to restore when it heals. */
@@ -46,35 +58,33 @@ export class SimWorld {
   }
 
   /** Puts `net` in its slot (joining or rejoining). */
-  attach(net: SimNetwork): void {
+  attach(net: N): void {
     this.nodes[net.index] = net;
   }
 
   /** Cuts every connection of `net` and empties its slot: the node left. */
-  detach(net: SimNetwork): void {
+  detach(net: N): void {
     net.stopped = true;
     for (const peer of [...net.links]) this.unlink(net, peer);
     if (this.nodes[net.index] === net) this.nodes[net.index] = null;
   }
 
-  link(a: SimNetwork, b: SimNetwork): void {
+  link(a: SimPeer, b: SimPeer): void {
     if (a === b || a.links.has(b) || a.stopped || b.stopped || !this.reachable(a.index, b.index)) return;
     const since = this.clock.now();
     a.connected(b, 'outbound', since);
     b.connected(a, 'inbound', since);
   }
 
-  unlink(a: SimNetwork, b: SimNetwork): void {
+  unlink(a: SimPeer, b: SimPeer): void {
     a.disconnected(b);
     b.disconnected(a);
   }
 
   /** Dials random reachable nodes until `net` has TARGET_PEERS connections (or nobody is left). */
-  fillPeers(net: SimNetwork, rng: Prng): void {
+  fillPeers(net: N, rng: Prng): void {
     if (net.stopped) return;
-    const candidates = this.nodes.filter(
-      (n): n is SimNetwork => n !== null && n !== net && !n.stopped && !net.links.has(n) && this.reachable(n.index, net.index),
-    );
+    const candidates = this.nodes.filter((n): n is N => n !== null && n !== net && !n.stopped && !net.links.has(n) && this.reachable(n.index, net.index));
     for (const peer of rng.sample(candidates, TARGET_PEERS - net.links.size)) this.link(net, peer);
   }
 
@@ -107,7 +117,7 @@ export class SimWorld {
    * there, unless the connection is gone by then or the frame was `lossy` and lost. The sender's
    * uplink carries one frame at a time at its cap; then the one-way latency.
    */
-  send(from: SimNetwork, to: SimNetwork, bytes: number, kind: string, lossy: boolean, arrive: () => void): void {
+  send(from: SimPeer, to: SimPeer, bytes: number, kind: string, lossy: boolean, arrive: () => void): void {
     from.count(kind, bytes);
     const { latency, rng, loss, uplinkBytesPerSec } = this.options;
     const now = this.clock.now();
