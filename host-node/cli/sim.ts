@@ -1,7 +1,8 @@
 /**
  * `mesh sim`: many full nodes in this one process on simulated time (core/sim, docs/sim.md). The
  * report goes to standard output, the same bytes for the same options and seed; the wall time
- * and memory it took go to standard error, being this machine's and not the simulation's.
+ * and memory it took go to standard error, being this machine's and not the simulation's. It exits
+ * 1 when an invariant broke.
  */
 
 import { planetLabTable } from '../../core/sim/latency.ts';
@@ -137,6 +138,8 @@ export const simCommand = command({
     io.err(
       `wall ${(wallMs / 1000).toFixed(1)} s, heap ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB (${((memory.heapUsed - heapBefore) / 1024 / options.nodes).toFixed(0)} KiB per node), rss ${(memory.rss / 2 ** 20).toFixed(0)} MiB\n`,
     );
-    return EXIT.done;
+    const broke = report.invariants.filter((i) => !i.held);
+    for (const i of broke) io.err(`mesh sim: ${i.name} broke at ${i.broke!.atMs} ms (seed ${i.broke!.seed})\n`);
+    return broke.length === 0 ? EXIT.done : EXIT.failed;
   },
 });
