@@ -4,6 +4,7 @@
  * nodes takes half their hosts' round trip, plus jitter; with `none`, messages arrive at the same
  * instant, after what was already due.
  */
+import { MAX_RTT_MS } from '../netgraph/vivaldi.ts';
 import type { Prng } from './prng.ts';
 
 /** A symmetric matrix of round trips in ms between hosts. */
@@ -12,36 +13,61 @@ export interface RttTable {
   rtt(i: number, j: number): number;
 }
 
-/** Round trips above this are failed probes in the file (its maximum is about 3 s). */
-const MAX_RTT_MS = 5_000;
+/** A square RTT matrix; entry (i, j) is what host i measured to host j, 0 where nothing was. */
+export interface RttMatrix {
+  readonly hosts: number;
+  /** hosts × hosts, row-major, milliseconds; 0 = unmeasured (the diagonal always). */
+  readonly rttMs: Float64Array;
+  /** Off-diagonal entries with a figure. */
+  readonly measured: number;
+  /** Off-diagonal entries left unmeasured: zero or negative in the file, or beyond MAX_RTT_MS. */
+  readonly unmeasured: number;
+}
 
 /**
- * The PlanetLab file's text (one row per line, ms, i to j): the round trip of a pair is the mean
- * of its two measured directions, or the one measured; a pair measured neither way takes the
- * median of all the measured ones.
+ * A matrix from whitespace-separated text, one row per line, each value in units of `unitMs`
+ * milliseconds (1 for PlanetLab's milliseconds, 1,000 for Seattle's seconds). Throws a RangeError
+ * for text that is not a square matrix of numbers.
  */
-export function planetLabTable(text: string): RttTable {
+export function parseMatrix(text: string, unitMs: number): RttMatrix {
   const rows = text
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '')
     .map((line) => line.split(/\s+/).map(Number));
   const hosts = rows.length;
-  if (hosts < 2 || rows.some((row) => row.length !== hosts)) throw new RangeError(`the RTT matrix is not square (${hosts} rows)`);
-  const measured = (i: number, j: number): number | null => {
-    const v = rows[i]![j]!;
-    return Number.isFinite(v) && v > 0 && v <= MAX_RTT_MS ? v : null;
-  };
-  const all: number[] = [];
-  for (let i = 0; i < hosts; i++) for (let j = 0; j < hosts; j++) if (i !== j && measured(i, j) !== null) all.push(measured(i, j)!);
-  all.sort((a, b) => a - b);
+  const rttMs = new Float64Array(hosts * hosts);
+  let measured = 0;
+  rows.forEach((row, i) => {
+    if (row.length !== hosts) throw new RangeError(`row ${i + 1} has ${row.length} values, not ${hosts}: the matrix is not square`);
+    row.forEach((value, j) => {
+      if (Number.isNaN(value)) throw new RangeError(`row ${i + 1}, column ${j + 1} is not a number`);
+      const ms = value * unitMs;
+      // Zero (the diagonal, a failed probe) and anything no observation may carry count as unmeasured.
+      if (i !== j && ms > 0 && ms <= MAX_RTT_MS) {
+        rttMs[i * hosts + j] = ms;
+        measured++;
+      }
+    });
+  });
+  return { hosts, rttMs, measured, unmeasured: hosts * (hosts - 1) - measured };
+}
+
+/**
+ * The PlanetLab file's text (one row per line, ms, i to j), made symmetric: the round trip of a
+ * pair is the mean of its two measured directions, or the one measured; a pair measured neither
+ * way takes the median of all the measured ones.
+ */
+export function planetLabTable(text: string): RttTable {
+  const { hosts, rttMs } = parseMatrix(text, 1);
+  const all = rttMs.filter((v) => v > 0).sort();
   const median = all[all.length >> 1] ?? 100;
   const table = new Float32Array(hosts * hosts);
   for (let i = 0; i < hosts; i++) {
     for (let j = i + 1; j < hosts; j++) {
-      const ab = measured(i, j);
-      const ba = measured(j, i);
-      const rtt = ab !== null && ba !== null ? (ab + ba) / 2 : (ab ?? ba ?? median);
+      const ab = rttMs[i * hosts + j]!;
+      const ba = rttMs[j * hosts + i]!;
+      const rtt = ab > 0 && ba > 0 ? (ab + ba) / 2 : ab > 0 ? ab : ba > 0 ? ba : median;
       table[i * hosts + j] = rtt;
       table[j * hosts + i] = rtt;
     }

@@ -122,21 +122,8 @@ export interface Quantiles {
 }
 
 export interface SimReport {
-  readonly options: {
-    readonly nodes: number;
-    readonly durationMs: number;
-    readonly seed: string;
-    readonly latency: 'planetlab' | 'none';
-    readonly churnPerHour: number;
-    readonly partitions: readonly Partition[];
-    readonly adversaries: readonly { readonly kind: AdversaryKind; readonly count: number }[];
-    readonly producers: number;
-    readonly loss: number;
-    readonly uplinkBytesPerSec: number | null;
-    readonly transfersPerSec: number;
-    readonly messagesPerSec: number;
-    readonly channelsPerSec: number;
-  };
+  /** The options the run took, the latency by its model's name. */
+  readonly options: Omit<SimOptions, 'latency' | 'turn'> & { readonly latency: 'planetlab' | 'none' };
   readonly invariants: readonly InvariantResult[];
   readonly figures: {
     readonly blocks: number;
@@ -167,6 +154,7 @@ const round = (value: number, digits = 1): number => Math.round(value * 10 ** di
 
 /** Runs one simulation to its end and reports what happened. */
 export async function runSim(options: SimOptions): Promise<SimReport> {
+  const { latency: _table, turn: _turn, ...settings } = options;
   chooseDefaultEd25519Backend(verifyOnce(nobleEd25519Backend));
   const root = new Prng(`mesh-sim/${options.seed}`);
   const clock = new Scheduler(START_MS, options.turn ? { turn: options.turn } : {});
@@ -441,21 +429,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   for (const m of members) if (m.node) await stopMember(m);
   const hours = options.durationMs / 3_600_000;
   return {
-    options: {
-      nodes: options.nodes,
-      durationMs: options.durationMs,
-      seed: options.seed,
-      latency: options.latency === null ? 'none' : 'planetlab',
-      churnPerHour: options.churnPerHour,
-      partitions: options.partitions,
-      adversaries: options.adversaries,
-      producers: options.producers,
-      loss: options.loss,
-      uplinkBytesPerSec: options.uplinkBytesPerSec,
-      transfersPerSec: options.transfersPerSec,
-      messagesPerSec: options.messagesPerSec,
-      channelsPerSec: options.channelsPerSec,
-    },
+    options: { ...settings, latency: options.latency === null ? 'none' : 'planetlab' },
     invariants: invariants.results(),
     figures: {
       blocks: blocks.size,

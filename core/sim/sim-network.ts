@@ -9,11 +9,10 @@
  * opened (their opening takes a round trip).
  */
 import { toHex } from '../encoding/hex.ts';
-import { InvalidAddressError, MessageTooLargeError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from '../net/errors.ts';
-import { type MemoryStreamPair, memoryStreamPair } from '../net/memory-stream.ts';
+import { InvalidAddressError, PeerUnreachableError } from '../net/errors.ts';
+import { InProcessEndpoint, lostWhenCut } from '../net/in-process.ts';
 import {
   checkStreamProtocolId,
-  DEFAULT_STREAM_LIMIT,
   type GossipMessage,
   type Network,
   type PeerInfo,
@@ -22,14 +21,13 @@ import {
   type RpcHandler,
   type RpcLimits,
   rpcLimitsOf,
-  rpcProtocolId,
   type ServeOptions,
   type StreamHandler,
   type StreamOptions,
   TOPICS,
   type Verdict,
 } from '../net/network.ts';
-import { type Bounds, boundsOf, failureMessage, handlerStops, runRequest } from '../net/rpc.ts';
+import { handlerStops, runRequest } from '../net/rpc.ts';
 import type { Timer } from '../time/clock.ts';
 import type { Prng } from './prng.ts';
 import type { SimPeer, SimWorld } from './world.ts';
@@ -63,23 +61,6 @@ interface Cached {
   readonly topic: string;
   readonly data: Uint8Array;
   readonly origin: Uint8Array;
-}
-
-interface Served {
-  readonly handler: RpcHandler;
-  readonly bounds: Bounds;
-}
-
-interface ServedStream {
-  readonly handler: StreamHandler;
-  readonly limit: number;
-}
-
-interface OpenStream {
-  readonly peer: SimNetwork;
-  readonly id: string;
-  readonly outbound: boolean;
-  readonly pair: MemoryStreamPair;
 }
 
 interface InFlight {
@@ -117,14 +98,11 @@ export class SimNetwork implements Network, SimPeer {
   readonly #seen = new Map<string, number>();
   #seq = 0;
   #heartbeat: Timer;
-  readonly #served = new Map<string, Served>();
   readonly #joined = new Set<(peer: Uint8Array) => void>();
   readonly #heights = new Map<SimNetwork, number>();
   readonly #connections = new Map<SimNetwork, { direction: 'inbound' | 'outbound'; since: number }>();
   readonly #calls = new Set<InFlight>();
-  readonly #serving = new Map<string, number>();
-  readonly #streamServed = new Map<string, ServedStream>();
-  readonly #streams = new Set<OpenStream>();
+  readonly #endpoint: InProcessEndpoint;
 
   constructor(
     world: SimWorld<SimNetwork>,
@@ -141,6 +119,7 @@ export class SimNetwork implements Network, SimPeer {
     this.#rng = rng;
     this.#observer = observer;
     this.#limits = rpcLimitsOf(limits);
+    this.#endpoint = new InProcessEndpoint(self);
     // Heartbeats spread over the second, as independent processes' would be.
     this.#heartbeat = world.clock.setTimeout(() => this.#beat(), 1 + rng.int(GOSSIPSUB.heartbeatMs));
   }
@@ -170,7 +149,7 @@ export class SimNetwork implements Network, SimPeer {
     this.#connections.delete(peer);
     for (const mesh of this.#mesh.values()) mesh.delete(peer);
     for (const call of this.#calls) if (call.peer === peer) call.cut.abort(peer.stopped ? handlerStops.nodeStopped() : handlerStops.requesterGone());
-    for (const stream of this.#streams) if (stream.peer === peer) stream.pair.cut('the connection closed before the stream ended');
+    this.#endpoint.cutStreams(peer.#endpoint, 'the connection closed before the stream ended');
   }
 
   #joinedBy(peer: SimNetwork): void {
@@ -334,74 +313,26 @@ export class SimNetwork implements Network, SimPeer {
 
   request(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
     const clock = this.#world.clock;
-    const limits = this.#limits;
     return runRequest(clock, peer, protocol, data, options, async ({ id, peer: name, bounds, signal }) => {
       const target = this.#linked(peer);
       const kind = `rpc ${protocol}`;
       const call: InFlight = { peer: target, cut: new AbortController() };
-      const lost = new Promise<never>((_, reject) => {
-        call.cut.signal.addEventListener(
-          'abort',
-          () => reject(new PeerUnreachableError(`the stream to ${name} on ${id} ended before its answer: ${(call.cut.signal.reason as Error).message}`)),
-          { once: true },
-        );
-      });
-      lost.catch(() => {});
+      const lost = lostWhenCut(call.cut, name, id);
       this.#calls.add(call);
-      const key = `${this.hex} ${id}`;
-      let counted = false;
-      let deadline: Timer | null = null;
       try {
         await Promise.race([this.#carry(target, data.length + RPC_OVERHEAD, kind), lost]);
-        const served = target.#served.get(id);
-        if (served === undefined) throw new ProtocolNotServedError(name, id);
-        if (data.length > served.bounds.maxRequestBytes) {
-          throw new MessageTooLargeError('request-too-large', `${name} takes requests of at most ${served.bounds.maxRequestBytes} bytes on ${id}`);
-        }
-        const open = target.#serving.get(key) ?? 0;
-        if (open >= limits.streams) throw new PeerBusyError(`${name} already has ${open} requests in flight on ${id}, as many as it takes`);
-        target.#serving.set(key, open + 1);
-        counted = true;
-        deadline = clock.setTimeout(() => call.cut.abort(handlerStops.deadline(limits.handlerMs)), limits.handlerMs);
-        const handled = Promise.resolve()
-          .then(() => served.handler({ peer: this.self, data: data.slice(), signal: AbortSignal.any([signal, call.cut.signal]) }))
-          .then(
-            (answer) => ({ answer }),
-            (error: unknown) => ({ error }),
-          );
-        const outcome = await Promise.race([handled, lost]);
-        if ('error' in outcome) {
-          if (outcome.error instanceof PeerBusyError) throw new PeerBusyError(`${name} refused the request on ${id}: ${failureMessage(outcome.error)}`);
-          throw new RemoteError('remote-failed', `${name} failed on ${id}: ${failureMessage(outcome.error)}`);
-        }
-        const bound = Math.min(served.bounds.maxResponseBytes, bounds.maxResponseBytes);
-        if (outcome.answer.length > bound) {
-          throw new MessageTooLargeError(
-            'response-too-large',
-            `an answer of ${outcome.answer.length} bytes from ${name} on ${id} is over the bound of ${bound}`,
-          );
-        }
-        await Promise.race([target.#carry(this, outcome.answer.length + RPC_OVERHEAD, kind), lost]);
-        return outcome.answer.slice();
+        const incoming = { from: this.#endpoint, id, name, data, bounds, signal, cut: call.cut, lost };
+        const answer = await target.#endpoint.answer(incoming, clock, this.#limits);
+        await Promise.race([target.#carry(this, answer.length + RPC_OVERHEAD, kind), lost]);
+        return answer;
       } finally {
-        deadline?.cancel();
         this.#calls.delete(call);
-        if (counted) {
-          const left = (target.#serving.get(key) ?? 1) - 1;
-          if (left > 0) target.#serving.set(key, left);
-          else target.#serving.delete(key);
-        }
       }
     });
   }
 
   serve(protocol: string, handler: RpcHandler, options: ServeOptions = {}): () => void {
-    const id = rpcProtocolId(protocol);
-    const served: Served = { handler, bounds: boundsOf(options) };
-    this.#served.set(id, served);
-    return () => {
-      if (this.#served.get(id) === served) this.#served.delete(id);
-    };
+    return this.#endpoint.serve(protocol, handler, options);
   }
 
   async openStream(peer: Uint8Array, protocol: string, options: StreamOptions & { signal?: AbortSignal } = {}): Promise<PeerStream> {
@@ -413,44 +344,11 @@ export class SimNetwork implements Network, SimPeer {
     await target.#carry(this, RPC_OVERHEAD, `stream ${id}`);
     options.signal?.throwIfAborted();
     if (!this.links.has(target)) throw new PeerUnreachableError(`${target.hex} is not connected`);
-    const served = target.#streamServed.get(id);
-    if (served === undefined) throw new ProtocolNotServedError(target.hex, id);
-    const limit = options.maxStreams ?? DEFAULT_STREAM_LIMIT;
-    if (this.#countStreams(target, id, true) >= limit)
-      throw new PeerBusyError(`${limit} streams to ${target.hex} on ${id} are already open, as many as this node opens`);
-    const pair = memoryStreamPair(this.self, target.self);
-    const mine: OpenStream = { peer: target, id, outbound: true, pair };
-    const theirs: OpenStream = { peer: this, id, outbound: false, pair };
-    this.#streams.add(mine);
-    target.#streams.add(theirs);
-    void pair.over.then(() => {
-      this.#streams.delete(mine);
-      target.#streams.delete(theirs);
-    });
-    if (target.#countStreams(this, id, false) > served.limit) pair.server.reset(new Error(`too many inbound streams on ${id}`));
-    else {
-      try {
-        served.handler(pair.server);
-      } catch {
-        pair.server.reset();
-      }
-    }
-    return pair.opener;
+    return target.#endpoint.accept(this.#endpoint, id, target.hex, options);
   }
 
   serveStream(protocol: string, handler: StreamHandler, options: StreamOptions = {}): () => void {
-    const id = checkStreamProtocolId(protocol);
-    const served: ServedStream = { handler, limit: options.maxStreams ?? DEFAULT_STREAM_LIMIT };
-    this.#streamServed.set(id, served);
-    return () => {
-      if (this.#streamServed.get(id) === served) this.#streamServed.delete(id);
-    };
-  }
-
-  #countStreams(peer: SimNetwork, id: string, outbound: boolean): number {
-    let count = 0;
-    for (const s of this.#streams) if (s.peer === peer && s.id === id && s.outbound === outbound) count++;
-    return count;
+    return this.#endpoint.serveStream(protocol, handler, options);
   }
 
   reportHeight(node: Uint8Array, height: number): void {
