@@ -68,11 +68,6 @@ interface InFlight {
   readonly cut: AbortController;
 }
 
-/** What the simulation watches of the network: first deliveries, by topic. */
-export interface GossipObserver {
-  accepted(net: SimNetwork, topic: string, data: Uint8Array, origin: Uint8Array): void;
-}
-
 export class SimNetwork implements Network, SimPeer {
   readonly self: Uint8Array;
   readonly hex: string;
@@ -90,7 +85,6 @@ export class SimNetwork implements Network, SimPeer {
   readonly #world: SimWorld<SimNetwork>;
   readonly #rng: Prng;
   readonly #limits: RpcLimits;
-  readonly #observer: GossipObserver | null;
   readonly #handlers = new Map<string, (message: GossipMessage) => Promise<Verdict>>();
   readonly #mesh = new Map<string, Set<SimNetwork>>();
   /** The message cache: one map of id to message per heartbeat, newest first. */
@@ -104,20 +98,12 @@ export class SimNetwork implements Network, SimPeer {
   readonly #calls = new Set<InFlight>();
   readonly #endpoint: InProcessEndpoint;
 
-  constructor(
-    world: SimWorld<SimNetwork>,
-    self: Uint8Array,
-    index: number,
-    rng: Prng,
-    observer: GossipObserver | null = null,
-    limits: Partial<RpcLimits> = {},
-  ) {
+  constructor(world: SimWorld<SimNetwork>, self: Uint8Array, index: number, rng: Prng, limits: Partial<RpcLimits> = {}) {
     this.#world = world;
     this.self = self;
     this.hex = toHex(self);
     this.index = index;
     this.#rng = rng;
-    this.#observer = observer;
     this.#limits = rpcLimitsOf(limits);
     this.#endpoint = new InProcessEndpoint(self);
     // Heartbeats spread over the second, as independent processes' would be.
@@ -221,7 +207,6 @@ export class SimNetwork implements Network, SimPeer {
       verdict = 'ignore';
     }
     if (verdict !== 'accept' || this.stopped) return;
-    this.#observer?.accepted(this, message.topic, message.data, message.origin);
     if (!this.relays) return;
     this.#cache[0]!.set(id, message);
     const originHex = toHex(message.origin);
