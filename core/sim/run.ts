@@ -112,7 +112,10 @@ interface BlockSeen {
   readonly bornAt: number;
   /** Honest nodes alive when it was made. */
   readonly honest: number;
+  /** The time it took to reach each honest node, in the order they were reached. */
   readonly delays: number[];
+  /** The honest nodes it reached (once each: a block connected again after a reorganisation counts once). */
+  readonly reached: Set<number>;
 }
 
 export interface Quantiles {
@@ -181,8 +184,13 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
       if (event.type !== 'connected' || !member.honest) return;
       const key = toHex(event.block.hash);
       const seen = blocks.get(key);
-      if (seen === undefined) blocks.set(key, { height: event.block.header.height, bornAt: clock.now(), honest: honestAlive().length, delays: [0] });
-      else if (seen.delays.length < seen.honest) seen.delays.push(clock.now() - seen.bornAt);
+      if (seen === undefined) {
+        const born = { height: event.block.header.height, bornAt: clock.now(), honest: honestAlive().length, delays: [0], reached: new Set([member.index]) };
+        blocks.set(key, born);
+      } else if (!seen.reached.has(member.index)) {
+        seen.reached.add(member.index);
+        seen.delays.push(clock.now() - seen.bornAt);
+      }
     });
   };
 

@@ -100,11 +100,15 @@ export class Workload {
     return freeBalance(party.chain.state.account(party.key.publicKey), party.chain.tip.height);
   }
 
+  /** A live honest node with at least `amount` free, if any. */
+  #funded(amount: bigint): Party | undefined {
+    return this.#pick(this.#alive().filter((p) => p.node !== null && this.#free(p) >= amount));
+  }
+
   #transfer(): void {
-    const alive = this.#alive();
-    const from = this.#pick(alive);
-    const to = this.#pick(alive);
-    if (from?.node == null || to === undefined || from === to || this.#free(from) < 2n * TRANSFER) return;
+    const from = this.#funded(2n * TRANSFER);
+    const to = this.#pick(this.#alive());
+    if (from?.node == null || to === undefined || from === to) return;
     this.#figures.transfers.submitted++;
     void from.node.own.submit({ kind: 'Transfer', to: to.key.publicKey, amount: TRANSFER }).catch(() => {});
   }
@@ -127,8 +131,8 @@ export class Workload {
 
   // A payer with credits to spare opens a channel to an honest peer it is connected to.
   #open(): void {
-    const payer = this.#pick(this.#alive());
-    if (payer?.node == null || payer.net === null || this.#free(payer) < 2n * CAPACITY) return;
+    const payer = this.#funded(2n * CAPACITY);
+    if (payer?.node == null || payer.net === null) return;
     const peers = [...payer.net.links].map((net) => this.#byHex(net.hex)).filter((p): p is Party => p?.node != null);
     const host = this.#pick(peers);
     if (host === undefined) return;
