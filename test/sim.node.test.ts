@@ -23,6 +23,7 @@ test('sim: 30 nodes, 10 minutes, a partition and churn: no invariant breaks', as
     seed: 'npm-test',
     latency: table,
     churnPerHour: 2,
+    jobsPerSec: 0.03,
     partitions: [{ atMs: 3 * 60_000, forMs: 2 * 60_000, share: 0.33 }],
     adversaries: [
       { kind: 'dropper', count: 2 },
@@ -41,6 +42,7 @@ test('sim: 30 nodes, 10 minutes, a partition and churn: no invariant breaks', as
     'no-confirmed-tx-lost',
     'no-channel-paid-beyond-capacity',
     'no-equivocation-unslashed',
+    'no-job-settled-twice',
   ];
   for (const name of checkedNow) {
     assert.ok(checked(name) > 0, `${name} was checked`);
@@ -51,6 +53,7 @@ test('sim: 30 nodes, 10 minutes, a partition and churn: no invariant breaks', as
   assert.ok(f.churn.left > 0 && f.churn.rejoined > 0, `nodes left and rejoined: ${JSON.stringify(f.churn)}`);
   assert.deepEqual(f.churn.failed, []);
   assert.ok(f.messages.delivered > 0 && f.propagationMs.to90.p50 !== null);
+  assert.ok(f.jobs.ran > 0, `jobs ran: ${JSON.stringify(f.jobs)}`);
   assert.ok((f.bytesPerNodePerSec['mesh-blocks'] ?? 0) > 0);
 });
 

@@ -9,6 +9,7 @@ import { buildBlock, nextSlot } from '../chain/miner.ts';
 import { chooseDefaultEd25519Backend, nobleEd25519Backend, SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
+import { ScriptedExecutor } from '../jobs/scripted-executor.ts';
 import { devnet } from '../ledger/params.ts';
 import { TOPICS } from '../net/network.ts';
 import { MeshNode } from '../node/node.ts';
@@ -21,7 +22,7 @@ import { weightedPrefix } from './prefix.ts';
 import { Prng } from './prng.ts';
 import { SimNetwork } from './sim-network.ts';
 import { verifyOnce } from './verify-once.ts';
-import { Workload, type WorkloadFigures } from './workload.ts';
+import { SIM_IMAGE, Workload, type WorkloadFigures } from './workload.ts';
 import { SimWorld } from './world.ts';
 
 export type AdversaryKind = 'sybil' | 'dropper' | 'equivocator';
@@ -54,6 +55,7 @@ export interface SimOptions {
   readonly transfersPerSec: number;
   readonly messagesPerSec: number;
   readonly channelsPerSec: number;
+  readonly jobsPerSec: number;
   /** How long after a heal every honest node must be on one tip. */
   readonly healBoundMs: number;
   /** The host's cheapest real task, which the scheduler's settles take between instants. */
@@ -73,6 +75,7 @@ export const DEFAULT_SIM_OPTIONS: Omit<SimOptions, 'latency' | 'turn'> = Object.
   transfersPerSec: 0.5,
   messagesPerSec: 0.5,
   channelsPerSec: 0.02,
+  jobsPerSec: 0.01,
   healBoundMs: 30_000,
 });
 
@@ -88,6 +91,8 @@ const CONFIRMED_DEPTH = 6;
 const AWAY_MEAN_MS = 5 * 60_000;
 /** The weight each producer earns and bonds before the run (and each equivocator: it needs weight to be heard). */
 const PRODUCER_WEIGHT = 100n * CREDIT;
+/** What every simulated node offers to jobs. */
+const HOST = { cpuCores: 2, memMb: 2048 } as const;
 /** How long an equivocation may go unpunished before the invariant counts it as broken. */
 const SLASH_WITHIN_MS = 2 * 60_000;
 
@@ -140,6 +145,7 @@ export interface SimReport {
     readonly messages: WorkloadFigures<Quantiles>['messages'];
     readonly transfers: WorkloadFigures<Quantiles>['transfers'];
     readonly channels: WorkloadFigures<Quantiles>['channels'];
+    readonly jobs: WorkloadFigures<Quantiles>['jobs'];
     /** Per partition, ms from its heal until every live honest node was on one tip (null: not within the run). */
     readonly healMs: readonly (number | null)[];
     readonly churn: { readonly left: number; readonly rejoined: number; readonly failed: readonly string[] };
@@ -208,7 +214,11 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
       key: member.key,
       clock,
       random: root.fork(`node/${life}`),
-      services: fullNodeServices({ mine: member.mining }),
+      services: fullNodeServices({
+        mine: member.mining,
+        capacity: () => ({ ...HOST, runningJobs: 0, tags: ['linux'] }),
+        jobs: { executor: new ScriptedExecutor(clock), policy: { allowImages: [SIM_IMAGE], ...HOST } },
+      }),
     });
     await node.start();
     member.node = node;

@@ -27,12 +27,18 @@ export interface WorkloadRates {
   readonly messagesPerSec: number;
   /** Channels opened per second; each is paid through about every 20 s and closed after five payments. */
   readonly channelsPerSec: number;
+  /** Jobs bid per second: a minute's run on one core, billed by heartbeats. */
+  readonly jobsPerSec: number;
 }
+
+/** The image every simulated host allows and every simulated job runs. */
+export const SIM_IMAGE = 'localhost/sim-job';
 
 const TRANSFER = CREDIT / 2n;
 const CAPACITY = 2n * CREDIT;
 const PAYMENT = CREDIT / 10n;
 const PAYMENTS_PER_CHANNEL = 5;
+const JOB_BID = CREDIT;
 
 interface OpenChannel {
   readonly payer: Party;
@@ -49,6 +55,14 @@ export interface WorkloadFigures<Q> {
   readonly messages: { readonly sent: number; readonly delivered: number; readonly latencyMs: Q };
   /** Channels opened, receipts signed (and delivered to the host), channels closed by their host. */
   readonly channels: { readonly opened: number; readonly payments: number; readonly delivered: number; readonly closed: number };
+  /** Jobs bid, and those a host ran, with the time from the bid until the payer saw it running. */
+  readonly jobs: { readonly bid: number; readonly ran: number; readonly toRunningMs: Q };
+}
+
+interface PendingJob {
+  readonly payer: Party;
+  readonly id: Uint8Array;
+  readonly bidAt: number;
 }
 
 export class Workload {
@@ -62,7 +76,9 @@ export class Workload {
     transfers: { submitted: 0 },
     messages: { sent: 0, delivered: 0, latencyMs: [] as number[] },
     channels: { opened: 0, payments: 0, delivered: 0, closed: 0 },
+    jobs: { bid: 0, ran: 0, toRunningMs: [] as number[] },
   };
+  readonly #pendingJobs: PendingJob[] = [];
 
   constructor(clock: Scheduler, rng: Prng, alive: () => Party[], byHex: (hex: string) => Party | undefined) {
     this.#clock = clock;
@@ -76,6 +92,8 @@ export class Workload {
     this.#every(rates.messagesPerSec, () => this.#message());
     this.#every(rates.channelsPerSec, () => this.#open());
     this.#every(rates.channelsPerSec * PAYMENTS_PER_CHANNEL, () => this.#pay());
+    this.#every(rates.jobsPerSec, () => this.#bid());
+    if (rates.jobsPerSec > 0) this.#clock.setInterval(() => this.#watchJobs(), 1_000);
   }
 
   #every(perSec: number, act: () => void): void {
@@ -178,9 +196,51 @@ export class Workload {
       });
   }
 
-  /** The figures, the message latencies summed up by `summary`. */
+  // A payer with credits bids a job; the market finds it a host through the atlas.
+  #bid(): void {
+    const payer = this.#funded(2n * JOB_BID);
+    if (payer?.node == null) return;
+    const request = {
+      image: `${SIM_IMAGE}:1`,
+      cmd: null,
+      env: [],
+      cpuCores: 1,
+      memMb: 256,
+      durationSecs: 60,
+      gpus: 0,
+      bid: JOB_BID,
+      billing: 'heartbeat',
+    } as const;
+    const bidAt = this.#clock.now();
+    payer.node.services.jobs.bidJob(request).then(
+      ({ job_id }) => {
+        this.#figures.jobs.bid++;
+        this.#pendingJobs.push({ payer, id: fromHex(job_id, 32), bidAt });
+      },
+      () => {},
+    );
+  }
+
+  // Each second, the payers' view of their jobs: the first time one shows running.
+  #watchJobs(): void {
+    for (const job of [...this.#pendingJobs]) {
+      const status = job.payer.node?.services.jobs.getJob(job.id)?.status;
+      if (status === undefined || status === 'pending') continue;
+      this.#pendingJobs.splice(this.#pendingJobs.indexOf(job), 1);
+      if (status === 'expired' || status.startsWith('failed')) continue;
+      this.#figures.jobs.ran++;
+      this.#figures.jobs.toRunningMs.push(this.#clock.now() - job.bidAt);
+    }
+  }
+
+  /** The figures, the latencies summed up by `summary`. */
   report<Q>(summary: (values: number[]) => Q): WorkloadFigures<Q> {
-    const { transfers, messages, channels } = this.#figures;
-    return { transfers, channels, messages: { sent: messages.sent, delivered: messages.delivered, latencyMs: summary(messages.latencyMs) } };
+    const { transfers, messages, channels, jobs } = this.#figures;
+    return {
+      transfers,
+      channels,
+      messages: { sent: messages.sent, delivered: messages.delivered, latencyMs: summary(messages.latencyMs) },
+      jobs: { bid: jobs.bid, ran: jobs.ran, toRunningMs: summary(jobs.toRunningMs) },
+    };
   }
 }

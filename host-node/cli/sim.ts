@@ -61,6 +61,7 @@ export function formatReport(report: SimReport): string {
   lines.push(`  transfers submitted: ${f.transfers.submitted}`);
   const c = f.channels;
   lines.push(`  channels: ${c.opened} opened, ${c.payments} receipts (${c.delivered} delivered), ${c.closed} closed`);
+  lines.push(`  jobs: ${f.jobs.bid} bid, ${f.jobs.ran} ran; bid to running ${q(f.jobs.toRunningMs)}`);
   lines.push(`  heal: ${f.healMs.map((ms) => (ms === null ? 'not within the run' : `${ms} ms`)).join(', ') || 'no partition'}`);
   lines.push(`  churn: ${f.churn.left} left, ${f.churn.rejoined} rejoined${f.churn.failed.map((line) => `\n    ${line}`).join('')}`);
   lines.push('  bytes per node per second:');
@@ -100,6 +101,12 @@ export const simCommand = command({
       default: d.channelsPerSec,
       parse: decimal(0, 10_000),
     }),
+    jobs: option({
+      value: 'PER_S',
+      description: 'jobs bid per second, mesh-wide (a minute on one core each)',
+      default: d.jobsPerSec,
+      parse: decimal(0, 10_000),
+    }),
     'heal-bound': option({
       value: 'SPAN',
       description: 'how soon after a heal every honest node must be on one tip',
@@ -129,6 +136,7 @@ export const simCommand = command({
       transfersPerSec: options.transfers,
       messagesPerSec: options.messages,
       channelsPerSec: options.channels,
+      jobsPerSec: options.jobs,
       healBoundMs: options['heal-bound'],
       turn: () => new Promise((resolve) => setImmediate(resolve)),
     });
