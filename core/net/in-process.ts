@@ -7,12 +7,14 @@
  * errors as on libp2p.
  */
 
+import { toHex } from '../encoding/hex.ts';
 import type { Clock } from '../time/clock.ts';
 import { MessageTooLargeError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
 import { type MemoryStreamPair, memoryStreamPair } from './memory-stream.ts';
 import {
   checkStreamProtocolId,
   DEFAULT_STREAM_LIMIT,
+  type PeerInfo,
   type PeerStream,
   type RpcHandler,
   type RpcLimits,
@@ -192,5 +194,42 @@ export class InProcessEndpoint {
     let count = 0;
     for (const s of this.#streams) if (s.peer === peer && s.id === id && s.outbound === outbound) count++;
     return count;
+  }
+}
+
+/** A connected peer as an in-process network keeps it: who dialled, since when, what it announced. */
+interface Connection {
+  readonly direction: 'inbound' | 'outbound';
+  readonly since: number;
+  height: number | null;
+}
+
+/** The connections of one in-process network, for `Network.peers()`, keyed by the peer's network object. */
+export class Connections<P extends { readonly self: Uint8Array }> {
+  readonly #open = new Map<P, Connection>();
+
+  /** A new connection; a second one to the same peer is ignored. Returns whether it was new. */
+  add(peer: P, direction: 'inbound' | 'outbound', since: number): boolean {
+    if (this.#open.has(peer)) return false;
+    this.#open.set(peer, { direction, since, height: null });
+    return true;
+  }
+
+  delete(peer: P): void {
+    this.#open.delete(peer);
+  }
+
+  /** Records the height `node` announced, if it is connected. */
+  reportHeight(node: Uint8Array, height: number): void {
+    const hex = toHex(node);
+    for (const [peer, connection] of this.#open) if (toHex(peer.self) === hex) connection.height = height;
+  }
+
+  /** The connected peers, each listening at and reached through `address(peer)`. */
+  peers(address: (peer: P) => string): PeerInfo[] {
+    return [...this.#open].map(([peer, c]) => {
+      const at = address(peer);
+      return { node: peer.self, height: c.height, multiaddrs: [at], remoteAddr: at, direction: c.direction, connectedSince: c.since };
+    });
   }
 }

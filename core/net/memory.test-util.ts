@@ -11,7 +11,7 @@ import { toHex } from '../encoding/hex.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { Scheduler } from '../time/scheduler.ts';
 import { InvalidAddressError, PeerUnreachableError } from './errors.ts';
-import { InProcessEndpoint, lostWhenCut } from './in-process.ts';
+import { Connections, InProcessEndpoint, lostWhenCut } from './in-process.ts';
 import {
   checkStreamProtocolId,
   type GossipMessage,
@@ -124,8 +124,7 @@ export class MemoryNetwork implements Network {
   readonly #bus: MemoryBus;
   readonly #handlers = new Map<string, (message: GossipMessage) => Promise<Verdict>>();
   readonly #joined = new Set<(peer: Uint8Array) => void>();
-  readonly #heights = new Map<MemoryNetwork, number>();
-  readonly #connections = new Map<MemoryNetwork, { direction: 'inbound' | 'outbound'; since: number }>();
+  readonly #connections = new Connections<MemoryNetwork>();
   readonly #calls = new Set<InFlight>();
   readonly #endpoint: InProcessEndpoint;
 
@@ -142,12 +141,11 @@ export class MemoryNetwork implements Network {
   connected(peer: MemoryNetwork, direction: 'inbound' | 'outbound', since: number): void {
     if (this.links.has(peer)) return;
     this.links.add(peer);
-    this.#connections.set(peer, { direction, since });
+    this.#connections.add(peer, direction, since);
   }
 
   disconnected(peer: MemoryNetwork): void {
     this.links.delete(peer);
-    this.#heights.delete(peer);
     this.#connections.delete(peer);
     // The handler hears why, as on libp2p: its own node stopped, or the requester went away.
     for (const call of this.#calls) if (call.peer === peer) call.cut.abort(peer.stopped ? handlerStops.nodeStopped() : handlerStops.requesterGone());
@@ -253,23 +251,11 @@ export class MemoryNetwork implements Network {
   }
 
   reportHeight(node: Uint8Array, height: number): void {
-    const hex = toHex(node);
-    for (const peer of this.links) if (toHex(peer.self) === hex) this.#heights.set(peer, height);
+    this.#connections.reportHeight(node, height);
   }
 
   peers(): PeerInfo[] {
-    return [...this.links].map((peer) => {
-      const connection = this.#connections.get(peer)!;
-      const address = `/memory/${toHex(peer.self)}`;
-      return {
-        node: peer.self,
-        height: this.#heights.get(peer) ?? null,
-        multiaddrs: [address],
-        remoteAddr: address,
-        direction: connection.direction,
-        connectedSince: connection.since,
-      };
-    });
+    return this.#connections.peers((peer) => `/memory/${toHex(peer.self)}`);
   }
 
   /** A hand-over, as a message would take, plus the latency set on the bus between the two (on its clock). */

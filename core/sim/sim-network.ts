@@ -10,7 +10,7 @@
  */
 import { toHex } from '../encoding/hex.ts';
 import { InvalidAddressError, PeerUnreachableError } from '../net/errors.ts';
-import { InProcessEndpoint, lostWhenCut } from '../net/in-process.ts';
+import { Connections, InProcessEndpoint, lostWhenCut } from '../net/in-process.ts';
 import {
   checkStreamProtocolId,
   type GossipMessage,
@@ -93,8 +93,7 @@ export class SimNetwork implements Network, SimPeer {
   #seq = 0;
   #heartbeat: Timer;
   readonly #joined = new Set<(peer: Uint8Array) => void>();
-  readonly #heights = new Map<SimNetwork, number>();
-  readonly #connections = new Map<SimNetwork, { direction: 'inbound' | 'outbound'; since: number }>();
+  readonly #connections = new Connections<SimNetwork>();
   readonly #calls = new Set<InFlight>();
   readonly #endpoint: InProcessEndpoint;
 
@@ -125,13 +124,12 @@ export class SimNetwork implements Network, SimPeer {
   connected(peer: SimNetwork, direction: 'inbound' | 'outbound', since: number): void {
     if (this.links.has(peer)) return;
     this.links.add(peer);
-    this.#connections.set(peer, { direction, since });
+    this.#connections.add(peer, direction, since);
     if (this.handles(TOPICS.heights) && peer.handles(TOPICS.heights)) this.#joinedBy(peer);
   }
 
   disconnected(peer: SimNetwork): void {
     if (!this.links.delete(peer)) return;
-    this.#heights.delete(peer);
     this.#connections.delete(peer);
     for (const mesh of this.#mesh.values()) mesh.delete(peer);
     for (const call of this.#calls) if (call.peer === peer) call.cut.abort(peer.stopped ? handlerStops.nodeStopped() : handlerStops.requesterGone());
@@ -337,23 +335,11 @@ export class SimNetwork implements Network, SimPeer {
   }
 
   reportHeight(node: Uint8Array, height: number): void {
-    const hex = toHex(node);
-    for (const peer of this.links) if (peer.hex === hex) this.#heights.set(peer, height);
+    this.#connections.reportHeight(node, height);
   }
 
   peers(): PeerInfo[] {
-    return [...this.links].map((peer) => {
-      const connection = this.#connections.get(peer)!;
-      const address = `/sim/${peer.index}/p2p/${peer.hex}`;
-      return {
-        node: peer.self,
-        height: this.#heights.get(peer) ?? null,
-        multiaddrs: [address],
-        remoteAddr: address,
-        direction: connection.direction,
-        connectedSince: connection.since,
-      };
-    });
+    return this.#connections.peers((peer) => `/sim/${peer.index}/p2p/${peer.hex}`);
   }
 
   async ping(peer: Uint8Array, options: { signal?: AbortSignal } = {}): Promise<number> {
