@@ -23,7 +23,7 @@ import { Prng } from './prng.ts';
 import { SimNetwork } from './sim-network.ts';
 import { verifyOnce } from './verify-once.ts';
 import { SIM_IMAGE, Workload, type WorkloadFigures } from './workload.ts';
-import { SimWorld } from './world.ts';
+import { MIN_PEERS, SimWorld } from './world.ts';
 
 export type AdversaryKind = 'sybil' | 'dropper' | 'equivocator';
 export const ADVERSARY_KINDS: readonly AdversaryKind[] = ['sybil', 'dropper', 'equivocator'];
@@ -115,8 +115,8 @@ interface Member {
 interface BlockSeen {
   readonly height: number;
   readonly bornAt: number;
-  /** Honest nodes alive when it was made. */
-  readonly honest: number;
+  /** The honest nodes alive when it was made: only they count towards its reach. */
+  readonly honest: Set<number>;
   /** The time it took to reach each honest node, in the order they were reached. */
   readonly delays: number[];
   /** The honest nodes it reached (once each: a block connected again after a reorganisation counts once). */
@@ -176,6 +176,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   const nets: SimNetwork[] = [];
   const blocks = new Map<string, BlockSeen>();
   const watched = new WeakSet<Chain>();
+  const inPrefix = new Set<string>();
   const members: Member[] = [];
   const topology = root.fork('topology');
 
@@ -189,11 +190,13 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
     chain.subscribe((event) => {
       if (event.type !== 'connected' || !member.honest) return;
       const key = toHex(event.block.hash);
+      // The prefix every node starts from is no block of the run (a node that lost its data syncs it again).
+      if (inPrefix.has(key)) return;
       const seen = blocks.get(key);
       if (seen === undefined) {
-        const born = { height: event.block.header.height, bornAt: clock.now(), honest: honestAlive().length, delays: [0], reached: new Set([member.index]) };
-        blocks.set(key, born);
-      } else if (!seen.reached.has(member.index)) {
+        const honest = new Set(honestAlive().map((m) => m.index));
+        blocks.set(key, { height: event.block.header.height, bornAt: clock.now(), honest, delays: [0], reached: new Set([member.index]) });
+      } else if (seen.honest.has(member.index) && !seen.reached.has(member.index)) {
         seen.reached.add(member.index);
         seen.delays.push(clock.now() - seen.bornAt);
       }
@@ -246,6 +249,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   const weighted = keys.filter((_, i) => (kinds[i]!.honest && kinds[i]!.mining) || kinds[i]!.equivocates);
   const bootstrap = SigningKey.fromSeed(root.fork('key/bootstrap').bytes(32), nobleEd25519Backend);
   const prefix = await weightedPrefix(params, bootstrap, weighted, PRODUCER_WEIGHT);
+  for (const block of prefix) inPrefix.add(toHex(block.hash));
   for (const [index, kind] of kinds.entries()) {
     const chain = await Chain.open({ store: new MemoryStore(), params });
     await chain.addBranch(prefix);
@@ -278,7 +282,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
 
   // Connections: every second, a node under MIN_PEERS dials more (libp2p's connection manager).
   clock.setInterval(() => {
-    for (const net of world.nodes) if (net && net.links.size < 4) world.fillPeers(net, topology);
+    for (const net of world.nodes) if (net && net.links.size < MIN_PEERS) world.fillPeers(net, topology);
   }, 1_000);
 
   // The ledger invariants on every live honest node; confirmed blocks on the first live honest one.
@@ -429,7 +433,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
     let short = 0;
     for (const seen of blocks.values()) {
       if (seen.bornAt - start > end - 60_000) continue; // too young to have spread
-      const need = Math.max(1, Math.ceil(share * seen.honest));
+      const need = Math.max(1, Math.ceil(share * seen.honest.size));
       if (seen.delays.length >= need) within.push(seen.delays[need - 1]!);
       else short++;
     }
