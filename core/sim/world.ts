@@ -5,12 +5,12 @@
  * cut every connection across them until they heal, and the bytes each node sends by topic and
  * protocol. Everything runs on the simulation's scheduler; every chance comes from its seed.
  */
-import type { Scheduler } from '../time/scheduler.ts';
+import type { Clock } from '../time/clock.ts';
 import type { LatencyModel } from './latency.ts';
 import type { Prng } from './prng.ts';
 
 export interface WorldOptions {
-  readonly clock: Scheduler;
+  readonly clock: Clock;
   readonly latency: LatencyModel;
   /** Jitter and loss draw from it. */
   readonly rng: Prng;
@@ -38,7 +38,7 @@ export const TARGET_PEERS = 8;
 export const MIN_PEERS = 4;
 
 export class SimWorld<N extends SimPeer = SimPeer> {
-  readonly clock: Scheduler;
+  readonly clock: Clock;
   readonly options: WorldOptions;
   /** Every node by its index; a node that left keeps its slot (null) until it rejoins. */
   readonly nodes: (N | null)[] = [];
