@@ -10,6 +10,7 @@ import { chooseDefaultEd25519Backend, nobleEd25519Backend, SigningKey } from '..
 import { CREDIT } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
 import { ScriptedExecutor } from '../jobs/scripted-executor.ts';
+import { decodeBlock } from '../ledger/block.ts';
 import { devnet } from '../ledger/params.ts';
 import { TOPICS } from '../net/network.ts';
 import { MeshNode } from '../node/node.ts';
@@ -183,30 +184,51 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   const honestAlive = (): Member[] => members.filter((m) => m.honest && m.node !== null);
 
   // The first time each node's chain connects a block: when it reached that node.
+  // A block reaches a node when the node first has it: accepted from gossip (on its main chain or
+  // a side one), or connected to its chain by sync or by its own producer, whichever comes first.
+  const reach = (member: Member, hash: Uint8Array, height: number): void => {
+    if (!member.honest) return;
+    const key = toHex(hash);
+    // The prefix every node starts from is no block of the run (a node that lost its data syncs it again).
+    if (inPrefix.has(key)) return;
+    const seen = blocks.get(key);
+    if (seen === undefined) {
+      const honest = new Set(honestAlive().map((m) => m.index));
+      blocks.set(key, { height, bornAt: clock.now(), honest, delays: [0], reached: new Set([member.index]) });
+    } else if (seen.honest.has(member.index) && !seen.reached.has(member.index)) {
+      seen.reached.add(member.index);
+      seen.delays.push(clock.now() - seen.bornAt);
+    }
+  };
   const watch = (member: Member): void => {
     if (watched.has(member.chain)) return;
     watched.add(member.chain);
-    const chain = member.chain;
-    chain.subscribe((event) => {
-      if (event.type !== 'connected' || !member.honest) return;
-      const key = toHex(event.block.hash);
-      // The prefix every node starts from is no block of the run (a node that lost its data syncs it again).
-      if (inPrefix.has(key)) return;
-      const seen = blocks.get(key);
-      if (seen === undefined) {
-        const honest = new Set(honestAlive().map((m) => m.index));
-        blocks.set(key, { height: event.block.header.height, bornAt: clock.now(), honest, delays: [0], reached: new Set([member.index]) });
-      } else if (seen.honest.has(member.index) && !seen.reached.has(member.index)) {
-        seen.reached.add(member.index);
-        seen.delays.push(clock.now() - seen.bornAt);
-      }
+    member.chain.subscribe((event) => {
+      if (event.type === 'connected') reach(member, event.block.hash, event.block.header.height);
     });
+  };
+  // Every node is handed the same bytes of a gossiped block: decoded once.
+  const gossiped = new WeakMap<Uint8Array, { hash: Uint8Array; height: number } | null>();
+  const accepted = (member: Member, topic: string, data: Uint8Array): void => {
+    if (topic !== TOPICS.blocks) return;
+    let block = gossiped.get(data);
+    if (block === undefined) {
+      try {
+        const decoded = decodeBlock(params.network, data);
+        block = { hash: decoded.hash, height: decoded.header.height };
+      } catch {
+        block = null;
+      }
+      gossiped.set(data, block);
+    }
+    if (block !== null) reach(member, block.hash, block.height);
   };
 
   const startMember = async (member: Member): Promise<void> => {
     const life = `${member.index}/${member.lives}`;
     const net = new SimNetwork(world, member.key.publicKey, member.index, root.fork(`net/${life}`));
     net.relays = member.relays;
+    net.onAccepted = (topic, data) => accepted(member, topic, data);
     nets.push(net);
     world.attach(net);
     member.net = net;
@@ -428,7 +450,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
     orphans++;
     forkHeights.add(seen.height);
   }
-  const reach = (share: number): { within: number[]; short: number } => {
+  const spread = (share: number): { within: number[]; short: number } => {
     const within: number[] = [];
     let short = 0;
     for (const seen of blocks.values()) {
@@ -439,9 +461,9 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
     }
     return { within, short };
   };
-  const to50 = reach(0.5);
-  const to90 = reach(0.9);
-  const to99 = reach(0.99);
+  const to50 = spread(0.5);
+  const to90 = spread(0.9);
+  const to99 = spread(0.99);
 
   const bytes = new Map<string, number>();
   for (const net of nets) for (const [kind, n] of net.sent) bytes.set(kind, (bytes.get(kind) ?? 0) + n);

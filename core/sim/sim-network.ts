@@ -82,6 +82,8 @@ export class SimNetwork implements Network, SimPeer {
   stopped = false;
   /** An adversary's switch: accepts what it receives but forwards and advertises nothing. */
   relays = true;
+  /** Told of each gossip message this node's handler accepts, with the bytes every receiver shares. */
+  onAccepted: ((topic: string, data: Uint8Array) => void) | null = null;
   readonly #world: SimWorld<SimNetwork>;
   readonly #rng: Prng;
   readonly #limits: RpcLimits;
@@ -205,6 +207,7 @@ export class SimNetwork implements Network, SimPeer {
       verdict = 'ignore';
     }
     if (verdict !== 'accept' || this.stopped) return;
+    this.onAccepted?.(message.topic, message.data);
     if (!this.relays) return;
     this.#cache[0]!.set(id, message);
     const originHex = toHex(message.origin);
