@@ -53,6 +53,11 @@ const mesh = command({
     entry('trust', 'make another node an admin of the running node (--withdraw: no longer)', async () => (await import('./cli/trust.ts')).trustCommand),
     entry('channel', 'payment channels: open, pay, close, expire, ls', async () => (await import('./cli/channels.ts')).channelCommand),
     entry('tunnel', 'TCP tunnels between nodes: listen, forward, ls, close', async () => (await import('./cli/tunnel.ts')).tunnelCommand),
+    entry(
+      'sim',
+      'run many full nodes in this process on simulated time, checking invariants; the same seed prints the same report',
+      async () => (await import('./cli/sim.ts')).simCommand,
+    ),
     entry('doctor', 'check that this machine can host jobs, with the fix for each problem', async () => (await import('./doctor.ts')).doctorCommand),
     entry('identity', "move the node's key out or in (backup, restore), on the terminal only", async () => (await import('./identity-cli.ts')).identityCommand),
     entry(

@@ -17,6 +17,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * The files at core/'s root are named by their file name.
  */
 export const CORE_LAYERS: readonly (readonly string[])[] = [
+  ['sim'],
   ['index.ts'],
   ['api'],
   ['node'],

@@ -7,49 +7,13 @@
  * measured is taken over all of them. The baseline predicts every entry by the matrix's median.
  */
 import type { Random } from '../../core/crypto/random.ts';
-import { MAX_RTT_MS, SERF_CONFIG, VivaldiClient, type VivaldiConfig } from '../../core/netgraph/vivaldi.ts';
+import { SERF_CONFIG, VivaldiClient, type VivaldiConfig } from '../../core/netgraph/vivaldi.ts';
+import { parseMatrix, type RttMatrix } from '../../core/sim/latency.ts';
 import { seededRandom } from '../lib/random.ts';
 import { median, percentile } from '../lib/timing.ts';
 
-/** A square RTT matrix; entry (i, j) is what host i measured to host j, 0 where nothing was. */
-export interface RttMatrix {
-  readonly hosts: number;
-  /** hosts × hosts, row-major, milliseconds; 0 = unmeasured (the diagonal always). */
-  readonly rttMs: Float64Array;
-  /** Off-diagonal entries with a figure. */
-  readonly measured: number;
-  /** Off-diagonal entries left unmeasured: zero or negative in the file, or beyond MAX_RTT_MS. */
-  readonly unmeasured: number;
-}
-
-/**
- * A matrix from whitespace-separated text, one row per line, each value in units of `unitMs`
- * milliseconds (1 for PlanetLab's milliseconds, 1,000 for Seattle's seconds). Throws a RangeError
- * for text that is not a square matrix of numbers.
- */
-export function parseMatrix(text: string, unitMs: number): RttMatrix {
-  const rows = text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '')
-    .map((line) => line.split(/\s+/).map(Number));
-  const hosts = rows.length;
-  const rttMs = new Float64Array(hosts * hosts);
-  let measured = 0;
-  rows.forEach((row, i) => {
-    if (row.length !== hosts) throw new RangeError(`row ${i + 1} has ${row.length} values, not ${hosts}: the matrix is not square`);
-    row.forEach((value, j) => {
-      if (Number.isNaN(value)) throw new RangeError(`row ${i + 1}, column ${j + 1} is not a number`);
-      const ms = value * unitMs;
-      // Zero (the diagonal, a failed probe) and anything no observation may carry count as unmeasured.
-      if (i !== j && ms > 0 && ms <= MAX_RTT_MS) {
-        rttMs[i * hosts + j] = ms;
-        measured++;
-      }
-    });
-  });
-  return { hosts, rttMs, measured, unmeasured: hosts * (hosts - 1) - measured };
-}
+// The matrix and its parser are the simulator's too (core/sim/latency.ts).
+export { parseMatrix, type RttMatrix };
 
 /** The relative errors' summary: median and 90th percentile (fractions, 0.11 = 11 %). */
 export interface ErrorStats {

@@ -157,7 +157,7 @@ function decodePoint(bytes: Uint8Array): noble.Point | null {
  * signatures with mixed-order R that the cofactorless backends reject; so the equation is written
  * here, cofactorless, on noble's audited point arithmetic.
  */
-const nobleBackend: Ed25519Backend = {
+export const nobleEd25519Backend: Ed25519Backend = {
   name: 'noble',
   async signer(seed) {
     return async (message) => noble.sign(message, seed);
@@ -260,13 +260,31 @@ async function webcryptoWorks(): Promise<boolean> {
 }
 
 /** Every backend this runtime can select, the preferred (fastest) first. */
-export const ed25519Backends: readonly Ed25519Backend[] = (await webcryptoWorks()) ? [webcryptoBackend, nobleBackend] : [nobleBackend];
+export const ed25519Backends: readonly Ed25519Backend[] = (await webcryptoWorks()) ? [webcryptoBackend, nobleEd25519Backend] : [nobleEd25519Backend];
+
+let chosen: Ed25519Backend = ed25519Backends[0]!;
 
 /**
- * The backend of code given none: WebCrypto where the runtime offers Ed25519, else noble. A host
- * hands its own to the components it constructs (the crypto port, crypto/backends.ts).
+ * The backend of code given none: WebCrypto where the runtime offers Ed25519, else noble (or the
+ * one `chooseDefaultEd25519Backend` chose). A host hands its own to the components it constructs
+ * (the crypto port, crypto/backends.ts).
  */
-export const defaultEd25519Backend: Ed25519Backend = ed25519Backends[0]!;
+export const defaultEd25519Backend: Ed25519Backend = {
+  get name() {
+    return chosen.name;
+  },
+  signer: (seed) => chosen.signer(seed),
+  verifyEquation: (publicKey, message, signature) => chosen.verifyEquation(publicKey, message, signature),
+};
+
+/**
+ * Makes `backend` the one code given none uses, for the rest of this process: the simulator
+ * (core/sim) runs every node on one thread with noble's synchronous arithmetic, because WebCrypto
+ * finishes on other threads in an order no seed decides.
+ */
+export function chooseDefaultEd25519Backend(backend: Ed25519Backend): void {
+  chosen = backend;
+}
 
 /**
  * A host's own backend (the Node host's verifies batches on worker threads), once it has given the

@@ -4,17 +4,16 @@
  * asynchronously, judged by each receiver's handler, and forwarded only when accepted (as gossipsub
  * does), so sync and block propagation run as they would across processes. Requests go to a linked
  * peer under the same bounds, limits, deadlines and errors as on libp2p; a request in flight fails
- * when its link is cut, and `leave` is how a member stops. Raw streams (memory-stream.test-util.ts)
+ * when its link is cut, and `leave` is how a member stops. Raw streams (memory-stream.ts)
  * are reset when their link is cut.
  */
 import { toHex } from '../encoding/hex.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { Scheduler } from '../time/scheduler.ts';
-import { InvalidAddressError, MessageTooLargeError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
-import { type MemoryStreamPair, memoryStreamPair } from './memory-stream.test-util.ts';
+import { InvalidAddressError, PeerUnreachableError } from './errors.ts';
+import { Connections, InProcessEndpoint, lostWhenCut } from './in-process.ts';
 import {
   checkStreamProtocolId,
-  DEFAULT_STREAM_LIMIT,
   type GossipMessage,
   type Network,
   type PeerInfo,
@@ -23,14 +22,13 @@ import {
   type RpcHandler,
   type RpcLimits,
   rpcLimitsOf,
-  rpcProtocolId,
   type ServeOptions,
   type StreamHandler,
   type StreamOptions,
   TOPICS,
   type Verdict,
 } from './network.ts';
-import { type Bounds, boundsOf, failureMessage, handlerStops, runRequest } from './rpc.ts';
+import { handlerStops, runRequest } from './rpc.ts';
 
 export class MemoryBus {
   /** Request deadlines run on it: a scheduler makes timeouts and hand-overs deterministic. */
@@ -110,24 +108,6 @@ export class MemoryBus {
 
 const pairKey = (a: Uint8Array, b: Uint8Array): string => [toHex(a), toHex(b)].sort().join('-');
 
-interface Served {
-  readonly handler: RpcHandler;
-  readonly bounds: Bounds;
-}
-
-interface ServedStream {
-  readonly handler: StreamHandler;
-  readonly limit: number;
-}
-
-/** A raw stream open between this member and `peer` on protocol `id`. */
-interface OpenStream {
-  readonly peer: MemoryNetwork;
-  readonly id: string;
-  readonly outbound: boolean;
-  readonly pair: MemoryStreamPair;
-}
-
 /** A request in flight to `peer`; `cut` aborts when the link goes or the handler's deadline passes. */
 interface InFlight {
   readonly peer: MemoryNetwork;
@@ -143,19 +123,15 @@ export class MemoryNetwork implements Network {
   stopped = false;
   readonly #bus: MemoryBus;
   readonly #handlers = new Map<string, (message: GossipMessage) => Promise<Verdict>>();
-  readonly #served = new Map<string, Served>();
   readonly #joined = new Set<(peer: Uint8Array) => void>();
-  readonly #heights = new Map<MemoryNetwork, number>();
-  readonly #connections = new Map<MemoryNetwork, { direction: 'inbound' | 'outbound'; since: number }>();
+  readonly #connections = new Connections<MemoryNetwork>();
   readonly #calls = new Set<InFlight>();
-  /** Requests being served, by requester and protocol id. */
-  readonly #serving = new Map<string, number>();
-  readonly #streamServed = new Map<string, ServedStream>();
-  readonly #streams = new Set<OpenStream>();
+  readonly #endpoint: InProcessEndpoint;
 
   constructor(bus: MemoryBus, self: Uint8Array) {
     this.#bus = bus;
     this.self = self;
+    this.#endpoint = new InProcessEndpoint(self);
   }
 
   joined(peer: Uint8Array): void {
@@ -165,16 +141,15 @@ export class MemoryNetwork implements Network {
   connected(peer: MemoryNetwork, direction: 'inbound' | 'outbound', since: number): void {
     if (this.links.has(peer)) return;
     this.links.add(peer);
-    this.#connections.set(peer, { direction, since });
+    this.#connections.add(peer, direction, since);
   }
 
   disconnected(peer: MemoryNetwork): void {
     this.links.delete(peer);
-    this.#heights.delete(peer);
     this.#connections.delete(peer);
     // The handler hears why, as on libp2p: its own node stopped, or the requester went away.
     for (const call of this.#calls) if (call.peer === peer) call.cut.abort(peer.stopped ? handlerStops.nodeStopped() : handlerStops.requesterGone());
-    for (const stream of this.#streams) if (stream.peer === peer) stream.pair.cut('the connection closed before the stream ended');
+    this.#endpoint.cutStreams(peer.#endpoint, 'the connection closed before the stream ended');
   }
 
   async receive(message: GossipMessage, seen: Set<string>): Promise<void> {
@@ -239,66 +214,20 @@ export class MemoryNetwork implements Network {
     const { clock, limits } = this.#bus;
     return runRequest(clock, peer, protocol, data, options, async ({ id, peer: name, bounds, signal }) => {
       const target = this.#linked(peer);
-      const served = target.#served.get(id);
-      if (served === undefined) throw new ProtocolNotServedError(name, id);
-      if (data.length > served.bounds.maxRequestBytes) {
-        throw new MessageTooLargeError('request-too-large', `${name} takes requests of at most ${served.bounds.maxRequestBytes} bytes on ${id}`);
-      }
-      const key = `${toHex(this.self)} ${id}`;
-      const open = target.#serving.get(key) ?? 0;
-      if (open >= limits.streams) throw new PeerBusyError(`${name} already has ${open} requests in flight on ${id}, as many as it takes`);
-      target.#serving.set(key, open + 1);
       const call: InFlight = { peer: target, cut: new AbortController() };
       this.#calls.add(call);
-      const deadline = clock.setTimeout(() => call.cut.abort(handlerStops.deadline(limits.handlerMs)), limits.handlerMs);
-      // A cut link ends the request as a reset stream would.
-      const lost = new Promise<never>((_, reject) => {
-        call.cut.signal.addEventListener(
-          'abort',
-          () => reject(new PeerUnreachableError(`the stream to ${name} on ${id} ended before its answer: ${(call.cut.signal.reason as Error).message}`)),
-          { once: true },
-        );
-      });
-      lost.catch(() => {});
       try {
+        const incoming = { from: this.#endpoint, id, name, data, bounds, signal, cut: call.cut, lost: lostWhenCut(call.cut, name, id) };
         // Handed over in a later task, as a stream would.
-        await Promise.race([this.#bus.handOver(), lost]);
-        const handled = Promise.resolve()
-          .then(() => served.handler({ peer: this.self, data: data.slice(), signal: AbortSignal.any([signal, call.cut.signal]) }))
-          .then(
-            (answer) => ({ answer }),
-            (error: unknown) => ({ error }),
-          );
-        const outcome = await Promise.race([handled, lost]);
-        if ('error' in outcome) {
-          if (outcome.error instanceof PeerBusyError) throw new PeerBusyError(`${name} refused the request on ${id}: ${failureMessage(outcome.error)}`);
-          throw new RemoteError('remote-failed', `${name} failed on ${id}: ${failureMessage(outcome.error)}`);
-        }
-        const bound = Math.min(served.bounds.maxResponseBytes, bounds.maxResponseBytes);
-        if (outcome.answer.length > bound) {
-          throw new MessageTooLargeError(
-            'response-too-large',
-            `an answer of ${outcome.answer.length} bytes from ${name} on ${id} is over the bound of ${bound}`,
-          );
-        }
-        return outcome.answer.slice();
+        return await target.#endpoint.answer(incoming, clock, limits, () => this.#bus.handOver());
       } finally {
-        deadline.cancel();
         this.#calls.delete(call);
-        const left = (target.#serving.get(key) ?? 1) - 1;
-        if (left > 0) target.#serving.set(key, left);
-        else target.#serving.delete(key);
       }
     });
   }
 
   serve(protocol: string, handler: RpcHandler, options: ServeOptions = {}): () => void {
-    const id = rpcProtocolId(protocol);
-    const served: Served = { handler, bounds: boundsOf(options) };
-    this.#served.set(id, served);
-    return () => {
-      if (this.#served.get(id) === served) this.#served.delete(id);
-    };
+    return this.#endpoint.serve(protocol, handler, options);
   }
 
   async openStream(peer: Uint8Array, protocol: string, options: StreamOptions & { signal?: AbortSignal } = {}): Promise<PeerStream> {
@@ -309,70 +238,24 @@ export class MemoryNetwork implements Network {
     await this.#bus.handOver();
     options.signal?.throwIfAborted();
     if (!this.links.has(target)) throw new PeerUnreachableError(`${toHex(peer)} is not connected`);
-    const served = target.#streamServed.get(id);
-    if (served === undefined) throw new ProtocolNotServedError(toHex(peer), id);
-    const limit = options.maxStreams ?? DEFAULT_STREAM_LIMIT;
-    if (this.#countStreams(target, id, true) >= limit)
-      throw new PeerBusyError(`${limit} streams to ${toHex(peer)} on ${id} are already open, as many as this node opens`);
-    const pair = memoryStreamPair(this.self, target.self);
-    const mine: OpenStream = { peer: target, id, outbound: true, pair };
-    const theirs: OpenStream = { peer: this, id, outbound: false, pair };
-    this.#streams.add(mine);
-    target.#streams.add(theirs);
-    void pair.over.then(() => {
-      this.#streams.delete(mine);
-      target.#streams.delete(theirs);
-    });
-    // As libp2p does, a server past its limit resets the stream.
-    if (target.#countStreams(this, id, false) > served.limit) pair.server.reset(new Error(`too many inbound streams on ${id}`));
-    else {
-      try {
-        served.handler(pair.server);
-      } catch {
-        pair.server.reset();
-      }
-    }
-    return pair.opener;
+    return target.#endpoint.accept(this.#endpoint, id, toHex(peer), options);
   }
 
   serveStream(protocol: string, handler: StreamHandler, options: StreamOptions = {}): () => void {
-    const id = checkStreamProtocolId(protocol);
-    const served: ServedStream = { handler, limit: options.maxStreams ?? DEFAULT_STREAM_LIMIT };
-    this.#streamServed.set(id, served);
-    return () => {
-      if (this.#streamServed.get(id) === served) this.#streamServed.delete(id);
-    };
+    return this.#endpoint.serveStream(protocol, handler, options);
   }
 
   /** Raw streams this member has open, either way. */
   get openStreams(): number {
-    return this.#streams.size;
-  }
-
-  #countStreams(peer: MemoryNetwork, id: string, outbound: boolean): number {
-    let count = 0;
-    for (const s of this.#streams) if (s.peer === peer && s.id === id && s.outbound === outbound) count++;
-    return count;
+    return this.#endpoint.openStreams;
   }
 
   reportHeight(node: Uint8Array, height: number): void {
-    const hex = toHex(node);
-    for (const peer of this.links) if (toHex(peer.self) === hex) this.#heights.set(peer, height);
+    this.#connections.reportHeight(node, height);
   }
 
   peers(): PeerInfo[] {
-    return [...this.links].map((peer) => {
-      const connection = this.#connections.get(peer)!;
-      const address = `/memory/${toHex(peer.self)}`;
-      return {
-        node: peer.self,
-        height: this.#heights.get(peer) ?? null,
-        multiaddrs: [address],
-        remoteAddr: address,
-        direction: connection.direction,
-        connectedSince: connection.since,
-      };
-    });
+    return this.#connections.peers((peer) => `/memory/${toHex(peer.self)}`);
   }
 
   /** A hand-over, as a message would take, plus the latency set on the bus between the two (on its clock). */

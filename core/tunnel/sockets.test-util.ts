@@ -4,7 +4,7 @@
  * Node host's do (a FIN per direction, a reset that ends both).
  */
 import type { Duplex } from '../net/duplex.ts';
-import { memoryStreamPair } from '../net/memory-stream.test-util.ts';
+import { memoryStreamPair } from '../net/memory-stream.ts';
 import { formatAddress, type SocketAddress } from './address.ts';
 import { TunnelError } from './errors.ts';
 import type { SocketListener, TunnelSockets } from './sockets.ts';

@@ -4,7 +4,7 @@ import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { failure } from '../../test/network-compliance.ts';
 import { readAll } from '../net/duplex.ts';
-import { memoryStreamPair } from '../net/memory-stream.test-util.ts';
+import { memoryStreamPair } from '../net/memory-stream.ts';
 import { ANSWER, afterAnswer, MAX_REASON_BYTES, refusalFrame, TunnelRefusedError } from './wire.ts';
 
 const NODE = new Uint8Array(32);
