@@ -25,7 +25,17 @@ import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p
 import { toHex } from '../encoding/hex.ts';
 import { messageOf } from '../errors.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
-import { InvalidAddressError, MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import { DirectUpgrades, isRelayed, openConnection } from './direct-upgrade.ts';
+import {
+  InvalidAddressError,
+  MessageTooLargeError,
+  NetworkError,
+  PeerBusyError,
+  PeerUnreachableError,
+  ProtocolNotServedError,
+  RelayedOnlyError,
+  RemoteError,
+} from './errors.ts';
 import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './gossip-scoring.ts';
 import { Libp2pPeerStream } from './libp2p-stream.ts';
 import {
@@ -168,6 +178,7 @@ export class Libp2pNetwork implements Network {
   /** Peers found, at the last check, in gossipsub's router with a stream to send them gossip. */
   #sending = new Set<string>();
   #redialing = false;
+  readonly #upgrades: DirectUpgrades;
 
   private constructor(libp2p: Libp2p<Services>, banned: Map<string, number>, options: Libp2pNetworkOptions) {
     this.libp2p = libp2p;
@@ -179,6 +190,7 @@ export class Libp2pNetwork implements Network {
     this.#banMs = options.banMs ?? BAN_MS;
     this.#clock = options.clock ?? systemClock;
     this.#rpc = rpcLimitsOf(options.rpc);
+    this.#upgrades = new DirectUpgrades(libp2p, this.#clock, this.#log, (peer) => this.#listenAddrs.get(peer.toString()) ?? []);
   }
 
   /** Starts libp2p from the host's configuration with the mesh's protocols added. */
@@ -259,13 +271,16 @@ export class Libp2pNetwork implements Network {
         for (const listener of this.#joined) listener(node);
       });
     });
+    this.libp2p.addEventListener('connection:open', (event) => this.#upgrades.opened(event.detail));
     this.libp2p.addEventListener('peer:identify', (event) => {
       this.#listenAddrs.set(event.detail.peerId.toString(), event.detail.listenAddrs);
+      this.#upgrades.identified(event.detail.connection);
     });
     this.libp2p.addEventListener('peer:disconnect', (event) => {
       const key = event.detail.toString();
       this.#listenAddrs.delete(key);
       this.#heights.delete(key);
+      this.#upgrades.forget(event.detail);
     });
     this.#reconnect = this.#clock.setInterval(() => void this.#keepBootstrapped(), RECONNECT_MS);
     this.#watchGossipStreams();
@@ -418,7 +433,7 @@ export class Libp2pNetwork implements Network {
   request(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
     return runRequest(this.#clock, peer, protocol, data, options, async (call) => {
       const { id, signal } = call;
-      const stream = await this.#dial(peer, id, this.#rpc.streams, signal, 'requests');
+      const stream = await this.#dial(peer, id, this.#rpc.streams, signal, 'requests', options.relayed === true);
       try {
         return await this.#exchange(stream, call, data);
       } catch (error) {
@@ -429,13 +444,21 @@ export class Libp2pNetwork implements Network {
   }
 
   // Opens a stream on `id`; failures as the port names them (`what` is counted against `limit`).
-  async #dial(peer: Uint8Array, id: string, limit: number, signal: AbortSignal | undefined, what: string): Promise<Stream> {
+  // A protocol that is not `relayed` gets a direct connection, or says why there is none.
+  async #dial(peer: Uint8Array, id: string, limit: number, signal: AbortSignal | undefined, what: string, relayed: boolean): Promise<Stream> {
+    const target = peerIdOf(peer);
     try {
-      return await this.libp2p.dialProtocol(peerIdOf(peer), id, { ...(signal ? { signal } : {}), maxOutboundStreams: limit });
+      // A relayed connection is used as it is (libp2p would dial every address of the peer beside it).
+      let connection = openConnection(this.libp2p, target) ?? (await this.libp2p.dial(target, signal ? { signal } : {}));
+      if (isRelayed(connection) && !relayed) connection = await this.#upgrades.direct(target, id, signal ?? this.#stopping.signal);
+      return await connection.newStream(id, { ...(signal ? { signal } : {}), maxOutboundStreams: limit, runOnLimitedConnection: relayed });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (error instanceof NetworkError) throw error;
       const name = toHex(peer);
+      if (error instanceof Error && error.name === 'LimitedConnectionError') {
+        throw new RelayedOnlyError(`${name} is reached only through a relay, and ${id} runs on direct connections only`);
+      }
       if (error instanceof Error && error.name === 'UnsupportedProtocolError') throw new ProtocolNotServedError(name, id);
       if (error instanceof Error && error.name === 'TooManyOutboundProtocolStreamsError') {
         throw new PeerBusyError(`${limit} ${what} to ${name} on ${id} are already open, as many as this node opens`);
@@ -500,6 +523,7 @@ export class Libp2pNetwork implements Network {
         force: true,
         maxInboundStreams: 2 * streams,
         maxOutboundStreams: streams,
+        runOnLimitedConnection: options.relayed === true,
       })
       .catch((error: unknown) => this.#log(`rpc: cannot serve ${id}: ${messageOf(error)}`));
     return () => {
@@ -589,7 +613,7 @@ export class Libp2pNetwork implements Network {
   async openStream(peer: Uint8Array, protocol: string, options: StreamOptions & { signal?: AbortSignal } = {}): Promise<PeerStream> {
     const id = checkStreamProtocolId(protocol);
     options.signal?.throwIfAborted();
-    const stream = await this.#dial(peer, id, options.maxStreams ?? DEFAULT_STREAM_LIMIT, options.signal, 'streams');
+    const stream = await this.#dial(peer, id, options.maxStreams ?? DEFAULT_STREAM_LIMIT, options.signal, 'streams', options.relayed === true);
     return this.#tracked(new Libp2pPeerStream(stream, peer));
   }
 
@@ -620,7 +644,7 @@ export class Libp2pNetwork implements Network {
     };
     this.#streamHandlers.set(id, serving);
     this.libp2p
-      .handle(id, serving, { force: true, maxInboundStreams: limit, maxOutboundStreams: limit })
+      .handle(id, serving, { force: true, maxInboundStreams: limit, maxOutboundStreams: limit, runOnLimitedConnection: options.relayed === true })
       .catch((error: unknown) => this.#log(`stream: cannot serve ${id}: ${messageOf(error)}`));
     return () => {
       if (this.#streamHandlers.get(id) !== serving) return;
@@ -645,11 +669,12 @@ export class Libp2pNetwork implements Network {
   peers(): PeerInfo[] {
     return this.libp2p.getPeers().flatMap((peer) => {
       const node = nodeIdOf(peer);
-      // The oldest open connection stands for the peer (a simultaneous dial may leave two).
+      // The oldest open connection stands for the peer (a simultaneous dial may leave two), a direct
+      // one before a relayed one that is closing after its upgrade.
       const connection = this.libp2p
         .getConnections(peer)
         .filter((c) => c.status === 'open')
-        .sort((x, y) => x.timeline.open - y.timeline.open)[0];
+        .sort((x, y) => Number(isRelayed(x)) - Number(isRelayed(y)) || x.timeline.open - y.timeline.open)[0];
       if (node === null || connection === undefined) return [];
       const key = peer.toString();
       return [
@@ -660,6 +685,7 @@ export class Libp2pNetwork implements Network {
           remoteAddr: connection.remoteAddr.toString(),
           direction: connection.direction,
           connectedSince: connection.timeline.open,
+          relayed: isRelayed(connection),
         },
       ];
     });
@@ -720,6 +746,7 @@ export class Libp2pNetwork implements Network {
     this.#reconnect?.cancel();
     this.#gossipCheck?.cancel();
     this.#stopping.abort();
+    this.#upgrades.stop();
     this.#resetStreams('the node stopped');
     await this.libp2p.stop();
   }

@@ -371,6 +371,8 @@ export class MemoryNetwork implements Network {
         remoteAddr: address,
         direction: connection.direction,
         connectedSince: connection.since,
+        // The memory bus has no relays: every link is direct.
+        relayed: false,
       };
     });
   }
