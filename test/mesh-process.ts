@@ -34,6 +34,8 @@ export interface StartOptions {
   extraArgs?: string[];
   /** Variables added to this process's environment for the node (e.g. DOCKER_HOST of a test engine). */
   env?: Record<string, string>;
+  /** A command the node runs under, e.g. `['ip', 'netns', 'exec', NS]` to start it in a network namespace. */
+  wrap?: readonly string[];
 }
 
 const running = new Set<ChildProcess>();
@@ -65,7 +67,8 @@ export async function startNode(options: StartOptions = {}): Promise<MeshProcess
     ...(options.bootstrap ?? []).flatMap((b) => ['--bootstrap', b]),
     ...(options.extraArgs ?? []),
   ];
-  const child = spawn(NODE, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+  const [command, ...prefix] = [...(options.wrap ?? []), NODE];
+  const child = spawn(command!, [...prefix, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
   running.add(child);
   child.once('exit', () => running.delete(child));
   let stdout = '';
