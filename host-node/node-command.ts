@@ -10,6 +10,7 @@ import { createNodeApi, MAX_STREAMS, MAX_STREAMS_PER_CLIENT } from '../core/api/
 import { Chain } from '../core/chain/chain.ts';
 import { systemRandom } from '../core/crypto/random.ts';
 import { fromHex } from '../core/encoding/hex.ts';
+import { parseStunUrl } from '../core/net/stun.ts';
 import type { HostPolicy } from '../core/jobs/policy.ts';
 import { type ChainParams, devnet, HEARTBEAT_INTERVAL_SECS, MAINNET } from '../core/ledger/params.ts';
 import { PING_INTERVAL_MS } from '../core/netgraph/peer-pings.ts';
@@ -27,6 +28,7 @@ import { LevelStore, StoreLockedError } from './leveldb-store.ts';
 import { nodeCrypto } from './native-crypto.ts';
 import { withOperatorPage } from './operator-site.ts';
 import { parseBootstrapAddress, startP2PNetwork } from './p2p.ts';
+import { startStunServer } from './stun-server.ts';
 import { nodeTunnelSockets } from './tunnel-sockets.ts';
 import { withWallet } from './wallet-site.ts';
 
@@ -48,6 +50,12 @@ export interface NodeConfig {
   readonly wsTls: { readonly certFile: string; readonly keyFile: string } | null;
   /** Multiaddrs announced instead of the listen addresses (none: the listen addresses). */
   readonly announce: readonly string[];
+  /** Relays to keep a reservation on, where peers reach this node behind a NAT. */
+  readonly relays: readonly string[];
+  /** STUN servers ICE asks for this node's public mapping (`stun:HOST:PORT`). */
+  readonly stun: readonly string[];
+  /** The UDP port this node answers STUN Binding requests on; null: it does not. */
+  readonly stunPort: number | null;
   /** Mean time between two rounds of pings to the peers (GET /peers' round trips). */
   readonly pingIntervalMs: number;
   /** Event streams the HTTP API holds open at once, in all and per client (docs/node-api.md). */
@@ -117,6 +125,13 @@ const nodeOptions = {
     parse: integer(1),
     default: MAX_STREAMS_PER_CLIENT,
   }),
+  relay: list({
+    value: 'MULTIADDR',
+    description: 'keep a relay reservation on this node (/…/p2p/<peer id>): peers reach this one through it behind a NAT, and punch a hole over WebRTC',
+    parse: bootstrapAddress,
+  }),
+  stun: list({ value: 'URL', description: "a STUN server (stun:HOST:PORT) for WebRTC's hole punching; none: no punching through NATs", parse: stunUrl }),
+  'stun-port': option({ value: 'N', description: 'answer STUN on this UDP port, for the nodes behind NATs (a public node; 3478 is the usual)', parse: port() }),
   announce: list({
     value: 'MULTIADDR',
     description: 'an address to announce instead of the listen addresses (/dns4/node.example.org/tcp/443/tls/ws); peers and the wallet page dial it',
@@ -132,6 +147,14 @@ function announceAddress(text: string, name: string): string {
   }
   if (text.includes('/p2p/')) throw new UsageError(`${name}: give the address without /p2p/<peer id>; the node adds its own`);
   return text;
+}
+
+function stunUrl(text: string, name: string): string {
+  try {
+    return parseStunUrl(text);
+  } catch (error) {
+    throw new UsageError(`${name}: ${(error as Error).message}`);
+  }
 }
 
 function bootstrapAddress(text: string, name: string): string {
@@ -175,6 +198,9 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
     heartbeatMs: heartbeat ?? HEARTBEAT_INTERVAL_SECS * 1000,
     wsTls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : null,
     announce: values.announce,
+    relays: values.relay,
+    stun: values.stun,
+    stunPort: values['stun-port'] ?? null,
     pingIntervalMs: values['ping-interval-ms'],
     maxStreams: values['max-streams'],
     maxStreamsPerClient: values['max-streams-per-client'],
@@ -236,11 +262,19 @@ async function runNode(config: NodeConfig): Promise<number> {
         port: config.p2pPort,
         bootstrap: config.bootstrap,
         announce: config.announce,
+        relays: config.relays,
+        stun: config.stun,
         log,
         ...(tls === undefined ? {} : { wsTls: tls }),
       }),
     );
     closers.push(() => network.stop());
+    const stunPort = config.stunPort;
+    if (stunPort !== null) {
+      const stun = await starting(`cannot answer STUN on UDP port ${stunPort}`, () => startStunServer({ port: stunPort }));
+      closers.push(() => stun.close());
+      log(`stun: answering Binding requests on UDP port ${stun.port}`);
+    }
     const node = await MeshNode.create({
       chain,
       network,

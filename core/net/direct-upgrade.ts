@@ -10,7 +10,7 @@
  * connections"). DCUtR (a host service) tries its own upgrade beside it where a transport can punch.
  */
 import type { Connection, Libp2p, PeerId } from '@libp2p/interface';
-import type { Multiaddr } from '@multiformats/multiaddr';
+import { CODE_P2P, type Multiaddr } from '@multiformats/multiaddr';
 import { WebRTC } from '@multiformats/multiaddr-matcher';
 import { messageOf } from '../errors.ts';
 import type { Clock } from '../time/clock.ts';
@@ -38,6 +38,8 @@ export class DirectUpgrades {
   /** The addresses each peer announced (identify), kept by the network. */
   readonly #addressesOf: (peer: PeerId) => readonly Multiaddr[];
   readonly #stopping = new AbortController();
+  /** Connections identify has run on: a WebRTC connection proves so that its data channels work. */
+  readonly #identified = new WeakSet<Connection>();
 
   constructor(libp2p: Libp2p, clock: Clock, log: (line: string) => void, addressesOf: (peer: PeerId) => readonly Multiaddr[]) {
     this.#libp2p = libp2p;
@@ -51,15 +53,37 @@ export class DirectUpgrades {
    * other side waits, so the two do not build two direct connections at once).
    */
   identified(connection: Connection): void {
+    this.#identified.add(connection);
     if (!isRelayed(connection) || connection.direction !== 'outbound') return;
     this.#upgrade(connection.remotePeer).catch(() => {});
   }
 
-  /** Called when a connection opens: a direct one, however it came, retires the peer's relayed ones. */
+  /**
+   * Called when a connection opens. libp2p's WebRTC answerer goes on to open a connection when the
+   * offerer gave up (its signalling stream reset before ICE connected: js-libp2p's
+   * readCandidatesUntilConnected swallows the error), whose data channels never open; such a
+   * connection is not taken as direct (`direct`) and is closed unless identify runs on it in time.
+   */
   opened(connection: Connection): void {
-    if (isRelayed(connection)) return;
-    // Closed gently: a small request running on the relay finishes first.
-    for (const relayed of this.#libp2p.getConnections(connection.remotePeer).filter(isRelayed)) void relayed.close().catch(() => {});
+    if (!isWebRtc(connection) || connection.direction !== 'inbound') return;
+    const timer = this.#clock.setTimeout(() => {
+      if (this.#identified.has(connection) || connection.status !== 'open') return;
+      this.#log(`p2p: closing a WebRTC connection from ${connection.remotePeer.toString()} whose channels never opened`);
+      connection.abort(new Error('no data channel opened'));
+    }, UPGRADE_MS);
+    connection.addEventListener('close', () => timer.cancel(), { once: true });
+  }
+
+  /** An open connection to `peer` that no relay limits and that works, if there is one. */
+  directTo(peer: PeerId): Connection | undefined {
+    return this.#libp2p
+      .getConnections(peer)
+      .find((c) => c.status === 'open' && !isRelayed(c) && (!isWebRtc(c) || this.#identified.has(c)));
+  }
+
+  /** An open connection to `peer`, a direct one before a relayed one, if there is any. */
+  connectionTo(peer: PeerId): Connection | undefined {
+    return this.directTo(peer) ?? this.#libp2p.getConnections(peer).find((c) => c.status === 'open' && (isRelayed(c) || !isWebRtc(c)));
   }
 
   /** Forgets a peer gone from every connection. */
@@ -83,7 +107,7 @@ export class DirectUpgrades {
         upgrade.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, resolve);
       });
     }
-    const connection = directConnection(this.#libp2p, peer);
+    const connection = this.directTo(peer);
     if (connection !== undefined) return connection;
     const reason = this.#failed.get(key)?.reason ?? 'the direct connection closed';
     throw new RelayedOnlyError(`${key} is reached only through a relay, and ${what} runs on direct connections only: ${reason}`);
@@ -100,7 +124,7 @@ export class DirectUpgrades {
     const attempt = this.#attempt(peer).then(
       () => void this.#failed.delete(key),
       (error: unknown) => {
-        if (directConnection(this.#libp2p, peer) !== undefined) return;
+        if (this.directTo(peer) !== undefined) return;
         const reason = messageOf(error);
         this.#failed.set(key, { reason, at: this.#clock.now() });
         this.#log(`p2p: ${key} stays relayed: ${reason}`);
@@ -114,32 +138,31 @@ export class DirectUpgrades {
   }
 
   async #attempt(peer: PeerId): Promise<void> {
-    if (directConnection(this.#libp2p, peer) !== undefined) return;
-    const addresses = this.#addressesOf(peer)
-      .filter((ma) => WebRTC.matches(ma))
-      .map((ma) => (ma.getComponents().at(-1)?.name === 'p2p' ? ma : ma.encapsulate(`/p2p/${peer.toString()}`)));
-    if (addresses.length === 0) throw new Error('it announces no WebRTC address (`…/p2p-circuit/webrtc`), so no hole can be punched to it');
+    if (this.directTo(peer) !== undefined) return;
+    if (!this.#addressesOf(peer).some((ma) => WebRTC.matches(ma))) {
+      throw new Error('it announces no WebRTC address (`…/p2p-circuit/webrtc`), so no hole can be punched to it');
+    }
+    // Signalling goes over the relayed connection there is, whichever relay address is dialled:
+    // one address is one attempt (libp2p would try each of the peer's relay addresses in turn).
+    const relayed = this.#libp2p.getConnections(peer).find((c) => c.status === 'open' && isRelayed(c));
+    if (relayed === undefined) throw new Error('the relayed connection closed');
+    const address = relayed.remoteAddr.decapsulateCode(CODE_P2P).encapsulate(`/webrtc/p2p/${peer.toString()}`);
     const signal = AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(UPGRADE_MS)]);
     let connection: Connection;
     try {
       // Forced: libp2p would otherwise hand back the relayed connection it has.
-      connection = await this.#libp2p.dial(addresses, { signal, force: true });
+      connection = await this.#libp2p.dial(address, { signal, force: true });
     } catch (error) {
       throw new Error(`hole punching over WebRTC failed (${signal.aborted ? `no ICE path in ${UPGRADE_MS} ms` : messageOf(error)})`);
     }
     if (isRelayed(connection)) throw new Error('the WebRTC dial came back relayed');
     this.#log(`p2p: ${peer.toString()} upgraded from a relay to ${connection.remoteAddr.toString()}`);
-    this.opened(connection);
+    // Closed gently: a small request running on the relay finishes first. Closing the circuit
+    // closes it for the peer too.
+    this.#identified.add(connection);
+    for (const old of this.#libp2p.getConnections(peer).filter(isRelayed)) void old.close().catch(() => {});
   }
 }
 
-/** An open connection to `peer` that no relay limits, if there is one. */
-export function directConnection(libp2p: Libp2p, peer: PeerId): Connection | undefined {
-  return libp2p.getConnections(peer).find((c) => c.status === 'open' && !isRelayed(c));
-}
-
-
-/** An open connection to `peer`, a direct one before a relayed one, if there is any. */
-export function openConnection(libp2p: Libp2p, peer: PeerId): Connection | undefined {
-  return directConnection(libp2p, peer) ?? libp2p.getConnections(peer).find((c) => c.status === 'open');
-}
+/** Whether `connection` is a WebRTC one (its address names the relay it was signalled through). */
+const isWebRtc = (connection: Connection): boolean => WebRTC.matches(connection.remoteAddr);

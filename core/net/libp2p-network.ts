@@ -25,7 +25,7 @@ import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p
 import { toHex } from '../encoding/hex.ts';
 import { messageOf } from '../errors.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
-import { DirectUpgrades, isRelayed, openConnection } from './direct-upgrade.ts';
+import { DirectUpgrades, isRelayed } from './direct-upgrade.ts';
 import {
   InvalidAddressError,
   MessageTooLargeError,
@@ -449,7 +449,7 @@ export class Libp2pNetwork implements Network {
     const target = peerIdOf(peer);
     try {
       // A relayed connection is used as it is (libp2p would dial every address of the peer beside it).
-      let connection = openConnection(this.libp2p, target) ?? (await this.libp2p.dial(target, signal ? { signal } : {}));
+      let connection = this.#upgrades.connectionTo(target) ?? (await this.libp2p.dial(target, signal ? { signal } : {}));
       if (isRelayed(connection) && !relayed) connection = await this.#upgrades.direct(target, id, signal ?? this.#stopping.signal);
       return await connection.newStream(id, { ...(signal ? { signal } : {}), maxOutboundStreams: limit, runOnLimitedConnection: relayed });
     } catch (error) {
@@ -669,12 +669,14 @@ export class Libp2pNetwork implements Network {
   peers(): PeerInfo[] {
     return this.libp2p.getPeers().flatMap((peer) => {
       const node = nodeIdOf(peer);
-      // The oldest open connection stands for the peer (a simultaneous dial may leave two), a direct
-      // one before a relayed one that is closing after its upgrade.
-      const connection = this.libp2p
-        .getConnections(peer)
-        .filter((c) => c.status === 'open')
-        .sort((x, y) => Number(isRelayed(x)) - Number(isRelayed(y)) || x.timeline.open - y.timeline.open)[0];
+      // The oldest open connection stands for the peer (a simultaneous dial may leave two), a
+      // working direct one before a relayed one.
+      const connection =
+        this.#upgrades.directTo(peer) ??
+        this.libp2p
+          .getConnections(peer)
+          .filter((c) => c.status === 'open')
+          .sort((x, y) => x.timeline.open - y.timeline.open)[0];
       if (node === null || connection === undefined) return [];
       const key = peer.toString();
       return [
@@ -693,6 +695,11 @@ export class Libp2pNetwork implements Network {
 
   async ping(peer: Uint8Array, options: { signal?: AbortSignal } = {}): Promise<number> {
     const target = peerIdOf(peer);
+    // A round trip through a relay is not the link's (netgraph, coordinates); and libp2p's ping
+    // would dial every address of the peer beside the relayed connection it has.
+    if (this.#upgrades.directTo(target) === undefined && this.#upgrades.connectionTo(target) !== undefined) {
+      throw new RelayedOnlyError(`${toHex(peer)} is reached only through a relay; pings measure direct links`);
+    }
     try {
       return await this.libp2p.services.ping.ping(target, options.signal ? { signal: options.signal } : {});
     } catch (error) {
