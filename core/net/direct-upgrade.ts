@@ -164,5 +164,8 @@ export class DirectUpgrades {
   }
 }
 
-/** Whether `connection` is a WebRTC one (its address names the relay it was signalled through). */
-const isWebRtc = (connection: Connection): boolean => WebRTC.matches(connection.remoteAddr);
+/**
+ * Whether `connection` is a WebRTC one: the dialler names it by the relay address it was
+ * signalled through, the answerer by `/webrtc/p2p/<peer>` alone.
+ */
+const isWebRtc = (connection: Connection): boolean => connection.remoteAddr.getComponents().some((c) => c.name === 'webrtc');

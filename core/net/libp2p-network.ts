@@ -687,7 +687,7 @@ export class Libp2pNetwork implements Network {
           remoteAddr: connection.remoteAddr.toString(),
           direction: connection.direction,
           connectedSince: connection.timeline.open,
-          relayed: isRelayed(connection),
+          relayed: this.#upgrades.directTo(peer) === undefined,
         },
       ];
     });
