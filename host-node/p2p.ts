@@ -15,6 +15,7 @@ import { webSockets } from '@libp2p/websockets';
 import type { SigningKey } from '../core/crypto/ed25519.ts';
 import { Libp2pNetwork, parseBootstrapAddress } from '../core/net/libp2p-network.ts';
 import type { RpcLimits } from '../core/net/network.ts';
+import { keepReservations } from './relay-reservations.ts';
 
 export { parseBootstrapAddress };
 
@@ -40,8 +41,9 @@ export interface P2POptions {
    */
   readonly announce?: readonly string[];
   /**
-   * Relays (`/…/p2p/<relay id>`) to keep a circuit-relay v2 reservation on: the node then listens
-   * at `<relay>/p2p-circuit` and `<relay>/p2p-circuit/webrtc`, where peers reach it behind a NAT.
+   * Relays (`/…/p2p/<relay id>`) to keep a circuit-relay v2 reservation on, whenever connected to
+   * them (relay-reservations.ts): the node then listens at `<relay>/p2p-circuit` and
+   * `<relay>/p2p-circuit/webrtc`, where peers reach it behind a NAT.
    */
   readonly relays?: readonly string[];
   /** STUN servers (`stun:HOST:PORT`) ICE asks for this node's public mapping; none: host candidates only. */
@@ -52,16 +54,16 @@ export interface P2POptions {
 export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwork> {
   const bootstrapAddrs = options.bootstrap.map(parseBootstrapAddress);
   const relayAddrs = (options.relays ?? []).map(parseBootstrapAddress);
+  const joinAddrs = [...bootstrapAddrs, ...relayAddrs];
   const host = options.listenHost ?? '0.0.0.0';
   const wsPort = options.port === 0 ? 0 : options.port + 1;
-  return Libp2pNetwork.start(
+  const network = await Libp2pNetwork.start(
     {
       privateKey: await generateKeyPairFromSeed('Ed25519', options.key.exportSeed()),
       addresses: {
         listen: [
           `/ip4/${host}/tcp/${options.port}`,
           `/ip4/${host}/tcp/${wsPort}/${options.wsTls ? 'tls/ws' : 'ws'}`,
-          ...relayAddrs.map((relay) => `${relay.toString()}/p2p-circuit`),
           // WebRTC listens through each relay reservation: its addresses are `…/p2p-circuit/webrtc`.
           '/webrtc',
         ],
@@ -77,17 +79,19 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
       ],
       // Loopback and private addresses are how a devnet and a LAN mesh reach each other.
       connectionGater: { denyDialMultiaddr: () => false },
-      peerDiscovery: bootstrapAddrs.length > 0 ? [bootstrap({ list: bootstrapAddrs.map(String), timeout: 100 })] : [],
+      peerDiscovery: joinAddrs.length > 0 ? [bootstrap({ list: joinAddrs.map(String), timeout: 100 })] : [],
       // DCUtR: over TCP it upgrades only when one side has a public address (Node cannot punch, docs/network.md).
       services: { relay: circuitRelayServer(), dcutr: dcutr() },
     },
     {
       // A relay is kept connected as a bootstrap peer is: its reservation lives on that connection.
-      bootstrap: [...bootstrapAddrs, ...relayAddrs],
+      bootstrap: joinAddrs,
       ...(options.log ? { log: options.log } : {}),
       ...(options.banThreshold === undefined ? {} : { banThreshold: options.banThreshold }),
       ...(options.banMs === undefined ? {} : { banMs: options.banMs }),
       ...(options.rpc === undefined ? {} : { rpc: options.rpc }),
     },
   );
+  keepReservations(network.libp2p, relayAddrs, options.log ?? (() => {}));
+  return network;
 }

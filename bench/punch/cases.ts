@@ -32,6 +32,8 @@ export interface Attempt {
   readonly ms: number;
   /** Why it stayed relayed, as A's log said. */
   readonly reason?: string;
+  /** Dials through the relay that failed before the one that went through (not counted as failures). */
+  readonly relayRetries: number;
 }
 
 export interface Sample {
@@ -112,9 +114,23 @@ async function apart(from: Peer, to: Peer): Promise<void> {
   }
 }
 
-/** Meets `to` through the relay; resolves once `from` lists it (relayed or already upgraded). */
-async function meet(setup: PunchSetup, from: Peer, to: Peer): Promise<void> {
-  await from.call('connect', { node: to.nodeId, hint: circuitOf(setup, to) });
+/** Dials through the relay that many times at most before an attempt counts as failed. */
+const MEET_TRIES = 3;
+
+/**
+ * Meets `to` through the relay; resolves to the failed dials before the one that went through
+ * (a circuit now and then fails to open while the last one is torn down). Throws after MEET_TRIES.
+ */
+async function meet(setup: PunchSetup, from: Peer, to: Peer): Promise<number> {
+  for (let failed = 0; ; failed++) {
+    try {
+      await from.call('connect', { node: to.nodeId, hint: circuitOf(setup, to) });
+      return failed;
+    } catch (error) {
+      if (failed + 1 >= MEET_TRIES) throw error;
+      await sleep(200);
+    }
+  }
 }
 
 /** One punching attempt from A to B. */
@@ -123,15 +139,20 @@ export async function punchOnce(setup: PunchSetup): Promise<Attempt> {
   await apart(a, b);
   const logged = a.log().length;
   const started = performance.now();
-  await meet(setup, a, b);
+  let relayRetries: number;
+  try {
+    relayRetries = await meet(setup, a, b);
+  } catch (error) {
+    return { ok: false, ms: performance.now() - started, reason: `the relay did not connect them: ${(error as Error).message}`, relayRetries: MEET_TRIES };
+  }
   const direct = await until(async () => {
     const state = await a.call<PeerState | null>('state', { node: b.nodeId });
     return state !== null && !state.relayed;
   }, PUNCH_WAIT_MS);
   const ms = performance.now() - started;
-  if (direct !== null) return { ok: true, ms };
+  if (direct !== null) return { ok: true, ms, relayRetries };
   const reason = /stays relayed: (.*)/.exec(a.log().slice(logged))?.[1] ?? `no direct connection in ${PUNCH_WAIT_MS} ms`;
-  return { ok: false, ms, reason };
+  return { ok: false, ms, reason, relayRetries };
 }
 
 export async function punchAttempts(setup: PunchSetup, count: number, log: (line: string) => void): Promise<Attempt[]> {
@@ -139,7 +160,8 @@ export async function punchAttempts(setup: PunchSetup, count: number, log: (line
   for (let i = 0; i < count; i++) {
     const attempt = await punchOnce(setup);
     attempts.push(attempt);
-    log(`  attempt ${i + 1}: ${attempt.ok ? 'direct' : 'relayed'} in ${attempt.ms.toFixed(0)} ms${attempt.reason ? ` (${attempt.reason})` : ''}`);
+    const retried = attempt.relayRetries > 0 ? `, after ${attempt.relayRetries} failed dial(s) through the relay` : '';
+    log(`  attempt ${i + 1}: ${attempt.ok ? 'direct' : 'relayed'} in ${attempt.ms.toFixed(0)} ms${attempt.reason ? ` (${attempt.reason})` : ''}${retried}`);
   }
   return attempts;
 }

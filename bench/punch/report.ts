@@ -73,6 +73,7 @@ export function renderPunchSection(report: PunchReport, goals: readonly Goal[]):
   }
   const failures = report.attempts.filter((a) => !a.ok);
   const reasons = [...new Set(failures.map((a) => a.reason ?? 'unknown'))];
+  const retries = report.attempts.reduce((sum, a) => sum + a.relayRetries, 0);
   const direct = medianRate(report.samples, 'direct', 'port');
   const relayed = medianRate(report.samples, 'relayed', 'port');
   return [
@@ -84,7 +85,8 @@ export function renderPunchSection(report: PunchReport, goals: readonly Goal[]):
       `A and B behind the two cone NATs, C behind the symmetric one; each a process running the node's libp2p (bench/punch/peer.ts: host-node/p2p.ts without the chain) with a reservation on the relay and the relay's STUN. ` +
       `Each of ${report.attempts.length} attempts: A hangs up on B, dials B through the relay, and the network upgrades the relayed connection over WebRTC (SDP and ICE candidates through the relay, ICE with STUN); ` +
       `an attempt succeeds when A lists B as direct within ${PUNCH_WAIT_MS / 1000} s, timed from the dial. Each attempt opens new ICE sockets, so new NAT mappings; conntrack entries of earlier attempts stay until they expire.` +
-      (reasons.length > 0 ? ` Failures said: ${reasons.map((r) => `“${r}”`).join('; ')}.` : ''),
+      (reasons.length > 0 ? ` Failures said: ${reasons.map((r) => `“${r}”`).join('; ')}.` : '') +
+      ` A dial through the relay that fails is tried again (up to three times, 200 ms apart) and not counted against the punch: ${retries} such retries in this run.`,
     '',
     `Throughput: A sends the same bytes through a bare libp2p stream and through a raw stream of the network port (the tunnel's and the messaging lanes' path) on the same connection, ${report.runs} rounds after a warm-up; ` +
       `the receiver counts to the FIN and answers the count. On the direct connection each exchange carries ${report.directBytes / (1024 * 1024)} MiB; on the relayed one ${64} KiB on a fresh circuit each (the relay allows 128 KiB a circuit, so bulk traffic waits for a direct connection), which makes its figure latency-bound. ` +
