@@ -3,11 +3,12 @@
  * is the relay and the STUN server; A and B sit behind cone NATs, C behind a symmetric one. Each
  * keeps a reservation on the relay. B and C meet A through the relay (a bootstrap address
  * `…/p2p-circuit/p2p/<A>`); A and B end up on a direct WebRTC connection, A and C stay relayed, and
- * directed messages go both ways on either. Needs root: it fails with NatLabUnavailableError otherwise.
+ * directed messages go both ways on either; after the relay restarts, the reservations are made
+ * again and C reaches A through it anew. Needs root: it fails with NatLabUnavailableError otherwise.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { getJson, type MeshProcess, postJson, stopAll, waitFor } from './mesh-process.ts';
+import { getJson, type MeshProcess, postJson, stopAll, stopNode, waitFor } from './mesh-process.ts';
 import { createNatLab, type LabHost, type NatLab } from './nat-lab.ts';
 
 interface Peer {
@@ -20,6 +21,7 @@ export const STUN_PORT = 3478;
 let lab: NatLab;
 let relay: MeshProcess;
 let a: MeshProcess;
+let c: MeshProcess;
 
 /** A node behind a NAT, reserved on the relay, asking the relay's STUN, meeting `bootstrap`. */
 export async function startNatted(lab: NatLab, host: LabHost, relay: MeshProcess, bootstrap: readonly string[] = []): Promise<MeshProcess> {
@@ -90,7 +92,7 @@ test('A and B behind cone NATs meet through the relay, end up direct over WebRTC
 });
 
 test('A and C (symmetric NAT) stay relayed, say so, and still message both ways', async () => {
-  const c = await startNatted(lab, lab.natted[2]!, relay, [circuitAddress(lab, relay, a)]);
+  c = await startNatted(lab, lab.natted[2]!, relay, [circuitAddress(lab, relay, a)]);
   const peer = await waitFor('C reaches A through the relay', async () => await peerOf(c, a), 30_000);
   assert.equal(peer.relayed, true);
   assert.match(peer.remote_addr, /\/p2p-circuit\/p2p\//);
@@ -99,4 +101,15 @@ test('A and C (symmetric NAT) stay relayed, say so, and still message both ways'
   await waitFor('C gave up on the upgrade', async () => c.log().includes('stays relayed'), 30_000);
   assert.equal((await peerOf(c, a))?.relayed, true);
   await exchange(a, c, 'still-relayed');
+});
+
+test('a restarted relay takes the reservations again, and C reaches A through it anew', async () => {
+  const reservations = (node: MeshProcess): number => node.log().split('holding a reservation on relay').length;
+  const [fromA, fromC] = [reservations(a), reservations(c)];
+  await stopNode(relay);
+  relay = await lab.startNode(lab.public[0]!, { dataDir: relay.dataDir, extraArgs: ['--stun-port', String(STUN_PORT)] });
+  await waitFor('A and C reserved on the relay again', async () => reservations(a) > fromA && reservations(c) > fromC, 30_000);
+  // C dials its bootstrap address through the relay again, as for any bootstrap peer that went away.
+  await waitFor('C reaches A through the restarted relay', async () => (await peerOf(c, a))?.relayed === true, 30_000);
+  await exchange(a, c, 'after-restart');
 });
