@@ -10,9 +10,9 @@ import { createNodeApi, MAX_STREAMS, MAX_STREAMS_PER_CLIENT } from '../core/api/
 import { Chain } from '../core/chain/chain.ts';
 import { systemRandom } from '../core/crypto/random.ts';
 import { fromHex } from '../core/encoding/hex.ts';
-import { parseStunUrl } from '../core/net/stun.ts';
 import type { HostPolicy } from '../core/jobs/policy.ts';
 import { type ChainParams, devnet, HEARTBEAT_INTERVAL_SECS, MAINNET } from '../core/ledger/params.ts';
+import { parseStunUrl } from '../core/net/stun.ts';
 import { PING_INTERVAL_MS } from '../core/netgraph/peer-pings.ts';
 import { MeshNode } from '../core/node/node.ts';
 import { type FullNodeServices, fullNodeServices } from '../core/node/services.ts';
@@ -50,8 +50,6 @@ export interface NodeConfig {
   readonly wsTls: { readonly certFile: string; readonly keyFile: string } | null;
   /** Multiaddrs announced instead of the listen addresses (none: the listen addresses). */
   readonly announce: readonly string[];
-  /** Relays to keep a reservation on, where peers reach this node behind a NAT. */
-  readonly relays: readonly string[];
   /** STUN servers ICE asks for this node's public mapping (`stun:HOST:PORT`). */
   readonly stun: readonly string[];
   /** The UDP port this node answers STUN Binding requests on; null: it does not. */
@@ -125,11 +123,6 @@ const nodeOptions = {
     parse: integer(1),
     default: MAX_STREAMS_PER_CLIENT,
   }),
-  relay: list({
-    value: 'MULTIADDR',
-    description: 'keep a relay reservation on this node (/…/p2p/<peer id>): peers reach this one through it behind a NAT, and punch a hole over WebRTC',
-    parse: bootstrapAddress,
-  }),
   stun: list({ value: 'URL', description: "a STUN server (stun:HOST:PORT) for WebRTC's hole punching; none: no punching through NATs", parse: stunUrl }),
   'stun-port': option({ value: 'N', description: 'answer STUN on this UDP port, for the nodes behind NATs (a public node; 3478 is the usual)', parse: port() }),
   announce: list({
@@ -198,7 +191,6 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
     heartbeatMs: heartbeat ?? HEARTBEAT_INTERVAL_SECS * 1000,
     wsTls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : null,
     announce: values.announce,
-    relays: values.relay,
     stun: values.stun,
     stunPort: values['stun-port'] ?? null,
     pingIntervalMs: values['ping-interval-ms'],
@@ -262,7 +254,6 @@ async function runNode(config: NodeConfig): Promise<number> {
         port: config.p2pPort,
         bootstrap: config.bootstrap,
         announce: config.announce,
-        relays: config.relays,
         stun: config.stun,
         log,
         ...(tls === undefined ? {} : { wsTls: tls }),

@@ -6,19 +6,33 @@
 import { circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
 import { tcp } from '@libp2p/tcp';
+import { webRTC } from '@libp2p/webrtc';
 import { assert } from 'chai';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { toHex } from '../core/encoding/hex.ts';
 import { RelayedOnlyError } from '../core/net/errors.ts';
 import { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { streamProtocolId } from '../core/net/network.ts';
-import { waitFor } from '../test/mesh-process.ts';
 import { test } from '../test/harness.ts';
+import { waitFor } from '../test/mesh-process.ts';
 import { startP2PNetwork } from './p2p.ts';
 
 const echo = async ({ data }: { data: Uint8Array }): Promise<Uint8Array> => data;
 const circuitTo = (relay: Libp2pNetwork, node: Libp2pNetwork): string => `${relay.addresses()[0]!}/p2p-circuit/p2p/${node.libp2p.peerId.toString()}`;
 const peerOf = (from: Libp2pNetwork, to: Libp2pNetwork) => from.peers().find((p) => toHex(p.node) === toHex(to.self));
+
+/**
+ * A host reached only through `relay` (a reservation there, and no listen address of its own),
+ * with WebRTC or without: on loopback the node's own host would find itself public and reserve nothing.
+ */
+async function behindRelay(relay: Libp2pNetwork, withWebRtc: boolean): Promise<Libp2pNetwork> {
+  return Libp2pNetwork.start({
+    privateKey: await generateKeyPairFromSeed('Ed25519', SigningKey.generate().exportSeed()),
+    addresses: { listen: [`${relay.addresses()[0]!}/p2p-circuit`, ...(withWebRtc ? ['/webrtc'] : [])] },
+    transports: [tcp(), circuitRelayTransport(), ...(withWebRtc ? [webRTC()] : [])],
+    connectionGater: { denyDialMultiaddr: () => false },
+  });
+}
 
 async function reserved(node: Libp2pNetwork): Promise<void> {
   await waitFor('a relay reservation', async () => node.addresses().some((a) => a.includes('/p2p-circuit')), 10_000, 20);
@@ -26,7 +40,7 @@ async function reserved(node: Libp2pNetwork): Promise<void> {
 
 test('Libp2pNetwork: a relayed connection runs only relayed protocols, then is upgraded to WebRTC and runs the rest', async () => {
   const relay = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [] });
-  const b = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [], relays: [relay.addresses()[0]!] });
+  const b = await behindRelay(relay, true);
   const a = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [] });
   try {
     await reserved(b);
@@ -54,13 +68,7 @@ test('Libp2pNetwork: a relayed connection runs only relayed protocols, then is u
 
 test('Libp2pNetwork: to a peer without WebRTC, bulk protocols fail with RelayedOnlyError and small ones run on the relay', async () => {
   const relay = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [] });
-  // A host with TCP and the relay transport only: reachable through the relay, never directly.
-  const b = await Libp2pNetwork.start({
-    privateKey: await generateKeyPairFromSeed('Ed25519', SigningKey.generate().exportSeed()),
-    addresses: { listen: [`${relay.addresses()[0]!}/p2p-circuit`] },
-    transports: [tcp(), circuitRelayTransport()],
-    connectionGater: { denyDialMultiaddr: () => false },
-  });
+  const b = await behindRelay(relay, false);
   const a = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [] });
   try {
     await reserved(b);

@@ -1,21 +1,27 @@
 /**
  * The Node host's libp2p: TCP and WebSockets listeners, a circuit-relay v2 server so browsers and
- * nodes behind NATs can reach the mesh through this host, reservations on the relays it is given,
- * WebRTC (ICE over UDP, signalled through a relay) to punch through NATs, DCUtR, the bootstrap
- * peers, and the node's seed as its libp2p key. Everything else (gossip, requests, penalties, the
- * upgrade of relayed connections) is the runtime-neutral core/net/libp2p-network.ts.
+ * nodes behind NATs can be reached through this host (within RelayLimits), the dial-back check of
+ * its own reachability and, while it is not reachable, reservations on relays (docs/network.md,
+ * "Through NATs"), WebRTC (ICE over UDP, signalled through a relay) to punch through NATs, DCUtR,
+ * the bootstrap peers, and the node's seed as its libp2p key. Everything else (gossip, requests,
+ * penalties, the upgrade of relayed connections) is the runtime-neutral core/net/libp2p-network.ts.
  */
 import { bootstrap } from '@libp2p/bootstrap';
-import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
+import { type CircuitRelayService, circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
 import { dcutr } from '@libp2p/dcutr';
+import type { PeerId } from '@libp2p/interface';
 import { tcp } from '@libp2p/tcp';
 import { webRTC } from '@libp2p/webrtc';
 import { webSockets } from '@libp2p/websockets';
 import type { SigningKey } from '../core/crypto/ed25519.ts';
 import { Libp2pNetwork, parseBootstrapAddress } from '../core/net/libp2p-network.ts';
 import type { RpcLimits } from '../core/net/network.ts';
-import { keepReservations } from './relay-reservations.ts';
+import { ipOf } from '../core/net/peer-limits.ts';
+import { reachability } from '../core/net/reachability.ts';
+import { relayKeeper } from '../core/net/relay-keeper.ts';
+import { RelayGuard, type RelayLimits } from '../core/net/relay-limits.ts';
+import { systemClock } from '../core/time/clock.ts';
 
 export { parseBootstrapAddress };
 
@@ -40,12 +46,8 @@ export interface P2POptions {
    * what peers and `/wallet/config.json` hand out when the node sits behind a proxy or a DNS name.
    */
   readonly announce?: readonly string[];
-  /**
-   * Relays (`/…/p2p/<relay id>`) to keep a circuit-relay v2 reservation on, whenever connected to
-   * them (relay-reservations.ts): the node then listens at `<relay>/p2p-circuit` and
-   * `<relay>/p2p-circuit/webrtc`, where peers reach it behind a NAT.
-   */
-  readonly relays?: readonly string[];
+  /** What this node's relay server gives and refuses (DEFAULT_RELAY_LIMITS). */
+  readonly relay?: Partial<RelayLimits>;
   /** STUN servers (`stun:HOST:PORT`) ICE asks for this node's public mapping; none: host candidates only. */
   readonly stun?: readonly string[];
 }
@@ -53,11 +55,24 @@ export interface P2POptions {
 /** Starts the node's libp2p network on TCP and WebSockets. */
 export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwork> {
   const bootstrapAddrs = options.bootstrap.map(parseBootstrapAddress);
-  const relayAddrs = (options.relays ?? []).map(parseBootstrapAddress);
-  const joinAddrs = [...bootstrapAddrs, ...relayAddrs];
   const host = options.listenHost ?? '0.0.0.0';
   const wsPort = options.port === 0 ? 0 : options.port + 1;
-  const network = await Libp2pNetwork.start(
+  const guard = new RelayGuard(systemClock, options.relay);
+  const { limits } = guard;
+  // The gater runs inside libp2p, before the network exists: it is set once the network is.
+  let network: Libp2pNetwork | undefined;
+  const denyReservation = (peer: PeerId): boolean => {
+    if (network === undefined) return true;
+    const libp2p = network.libp2p as unknown as { services: { relay: CircuitRelayService } };
+    const held = [...libp2p.services.relay.reservations.entries()].map(([holder, r]) => ({ peer: holder.toString(), ip: ipOf(r.addr) }));
+    const from = network.libp2p.getConnections(peer)[0];
+    const verdict = guard.judge(peer.toString(), from === undefined ? null : ipOf(from.remoteAddr), held);
+    if (verdict.admit) return false;
+    options.log?.(`p2p: refusing a relay reservation of ${peer.toString()} (${verdict.reason})`);
+    if (verdict.penalise) network.penalise(peer.publicKey!.raw, verdict.reason, 'reservation-flood');
+    return true;
+  };
+  network = await Libp2pNetwork.start(
     {
       privateKey: await generateKeyPairFromSeed('Ed25519', options.key.exportSeed()),
       addresses: {
@@ -69,7 +84,8 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
         ],
         ...(options.announce !== undefined && options.announce.length > 0 ? { announce: [...options.announce] } : {}),
       },
-      // The relay transport dials `/p2p-circuit` hints (directed placement through a relay).
+      // The relay transport dials `/p2p-circuit` hints (directed placement through a relay) and
+      // holds the reservations relayKeeper asks for.
       transports: [
         tcp(),
         webSockets(options.wsTls ? { https: { cert: options.wsTls.cert, key: options.wsTls.key } } : {}),
@@ -78,20 +94,33 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
         webRTC({ rtcConfiguration: { iceServers: (options.stun ?? []).map((urls) => ({ urls })) } }),
       ],
       // Loopback and private addresses are how a devnet and a LAN mesh reach each other.
-      connectionGater: { denyDialMultiaddr: () => false },
-      peerDiscovery: joinAddrs.length > 0 ? [bootstrap({ list: joinAddrs.map(String), timeout: 100 })] : [],
-      // DCUtR: over TCP it upgrades only when one side has a public address (Node cannot punch, docs/network.md).
-      services: { relay: circuitRelayServer(), dcutr: dcutr() },
+      connectionGater: { denyDialMultiaddr: () => false, denyInboundRelayReservation: denyReservation },
+      peerDiscovery: bootstrapAddrs.length > 0 ? [bootstrap({ list: bootstrapAddrs.map(String), timeout: 100 })] : [],
+      services: {
+        relay: circuitRelayServer({
+          reservations: {
+            maxReservations: limits.maxReservations,
+            reservationTtl: limits.reservationTtlMs,
+            defaultDurationLimit: limits.relayedDurationMs,
+            defaultDataLimit: BigInt(limits.relayedDataBytes),
+          },
+        }),
+        reachability: reachability(options.log ? { log: options.log } : {}),
+        relayKeeper: relayKeeper(options.log ? { log: options.log } : {}),
+        // Over TCP it upgrades only when one side has a public address (Node cannot punch, docs/network.md).
+        dcutr: dcutr(),
+      },
     },
     {
-      // A relay is kept connected as a bootstrap peer is: its reservation lives on that connection.
-      bootstrap: joinAddrs,
+      bootstrap: bootstrapAddrs,
       ...(options.log ? { log: options.log } : {}),
       ...(options.banThreshold === undefined ? {} : { banThreshold: options.banThreshold }),
       ...(options.banMs === undefined ? {} : { banMs: options.banMs }),
       ...(options.rpc === undefined ? {} : { rpc: options.rpc }),
     },
   );
-  keepReservations(network.libp2p, relayAddrs, options.log ?? (() => {}));
+  // A reservation is worth its slot only while its holder is connected: it goes with the connection.
+  const relay = (network.libp2p as unknown as { services: { relay: CircuitRelayService } }).services.relay;
+  network.libp2p.addEventListener('peer:disconnect', (event) => relay.reservations.delete(event.detail));
   return network;
 }

@@ -8,22 +8,20 @@
  *   when A's peer list shows B direct within PUNCH_WAIT_MS.
  * - Throughput: the same bytes from A through a bare libp2p stream and through a raw stream of
  *   the network port, on the direct connection A–B and on the relayed connection A–C (a fresh
- *   circuit for each exchange: a relay allows 128 KiB a circuit).
+ *   circuit for each exchange: a relay allows a relayed connection 16 MiB, RelayLimits).
  */
 import { fileURLToPath } from 'node:url';
 import { UPGRADE_MS } from '../../core/net/direct-upgrade.ts';
 import { createNatLab, type LabHost, type NatLab } from '../../test/nat-lab.ts';
 import { type Peer, startPeerProcess } from '../lib/peer-process.ts';
-import type { Path, PunchPeerConfig } from './peer.ts';
 import type { Via } from '../tunnel/peer.ts';
+import type { Path, PunchPeerConfig } from './peer.ts';
 
 const PEER_SCRIPT = fileURLToPath(new URL('./peer.ts', import.meta.url));
 const P2P_PORT = 4001;
 export const STUN_PORT = 3478;
 /** How long an attempt waits for the direct connection. */
 export const PUNCH_WAIT_MS = 15_000;
-/** What one exchange on a relayed connection carries: within the relay's 128 KiB a circuit, with room for the handshakes. */
-export const RELAYED_BYTES = 64 * 1024;
 export const VIAS: readonly Via[] = ['libp2p', 'port'];
 
 export interface Attempt {
@@ -73,9 +71,9 @@ export async function startSetup(): Promise<PunchSetup> {
   const lab = await createNatLab();
   try {
     const pub = lab.public[0]!;
-    const relay = await startIn(pub, { listenHost: pub.address, port: P2P_PORT, relays: [], stun: [], stunPort: STUN_PORT });
+    const relay = await startIn(pub, { listenHost: pub.address, port: P2P_PORT, bootstrap: [], stun: [], stunPort: STUN_PORT });
     const natted = (host: LabHost): Promise<Peer> =>
-      startIn(host, { listenHost: host.address, port: P2P_PORT, relays: [relay.addr], stun: [`stun:${pub.address}:${STUN_PORT}`], stunPort: null });
+      startIn(host, { listenHost: host.address, port: P2P_PORT, bootstrap: [relay.addr], stun: [`stun:${pub.address}:${STUN_PORT}`], stunPort: null });
     const [a, b, c] = await Promise.all(lab.natted.slice(0, 3).map(natted));
     for (const peer of [a!, b!, c!]) {
       const reserved = await until(async () => (await peer.call<string[]>('addresses')).some((addr) => addr.includes('/p2p-circuit/webrtc')), 15_000);
@@ -105,7 +103,8 @@ interface PeerState {
 async function apart(from: Peer, to: Peer): Promise<void> {
   // Both: a failed upgrade may leave the answerer a WebRTC connection of its own (DirectUpgrades.opened).
   await Promise.all([from.call('hangup', { node: to.nodeId }), to.call('hangup', { node: from.nodeId })]);
-  const gone = await until(async () => (await from.call('state', { node: to.nodeId })) === null && (await to.call('state', { node: from.nodeId })) === null,
+  const gone = await until(
+    async () => (await from.call('state', { node: to.nodeId })) === null && (await to.call('state', { node: from.nodeId })) === null,
     UPGRADE_MS + 5_000,
   );
   if (gone === null) {
@@ -167,7 +166,7 @@ export async function punchAttempts(setup: PunchSetup, count: number, log: (line
 }
 
 /** Rounds of the same bytes through each way of sending, on the direct path A–B and the relayed path A–C. */
-export async function measureThroughput(setup: PunchSetup, runs: number, directBytes: number, log: (line: string) => void): Promise<Sample[]> {
+export async function measureThroughput(setup: PunchSetup, runs: number, bytes: number, log: (line: string) => void): Promise<Sample[]> {
   const { a, b, c } = setup;
   const samples: Sample[] = [];
   const direct = await until(async () => {
@@ -179,16 +178,22 @@ export async function measureThroughput(setup: PunchSetup, runs: number, directB
   // A warm-up exchange each, then the rounds.
   for (let round = 0; round <= runs; round++) {
     for (const via of VIAS) {
-      const sample = await a.call<{ bytes: number; ms: number }>('exchange', { node: b.nodeId, bytes: directBytes, via, path: 'direct' });
+      const sample = await a.call<{ bytes: number; ms: number }>('exchange', { node: b.nodeId, bytes, via, path: 'direct' });
       if (round > 0) samples.push({ path: 'direct', via, ...sample });
     }
     for (const via of VIAS) {
       await apart(a, c);
       await meet(setup, a, c);
-      const sample = await a.call<{ bytes: number; ms: number }>('exchange', { node: c.nodeId, bytes: RELAYED_BYTES, via, path: 'relayed' });
+      const sample = await a.call<{ bytes: number; ms: number }>('exchange', { node: c.nodeId, bytes, via, path: 'relayed' });
       if (round > 0) samples.push({ path: 'relayed', via, ...sample });
     }
-    if (round > 0) log(`  round ${round}: ${samples.slice(-4).map((s) => `${s.path}/${s.via} ${(s.bytes / 1024 / 1024 / (s.ms / 1000)).toFixed(2)} MB/s`).join(', ')}`);
+    if (round > 0)
+      log(
+        `  round ${round}: ${samples
+          .slice(-4)
+          .map((s) => `${s.path}/${s.via} ${(s.bytes / 1024 / 1024 / (s.ms / 1000)).toFixed(2)} MB/s`)
+          .join(', ')}`,
+      );
   }
   return samples;
 }

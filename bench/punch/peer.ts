@@ -1,10 +1,11 @@
 /**
  * One node of the hole-punching benchmark, as a process of its own in a NAT lab namespace: the
- * Node host's libp2p (host-node/p2p.ts) with its relay reservation, STUN servers and the WebRTC
+ * Node host's libp2p (host-node/p2p.ts) with its relay reservation (it bootstraps from the relay and
+ * finds itself private), STUN servers and the WebRTC
  * upgrade of core/net, without the chain; on the public node, the STUN responder too. The
  * benchmark drives it over stdin and stdout as bench/lib/peer-process.ts says.
  *
- * Its one argument is a JSON object: {listenHost, port, relays, stun, stunPort}.
+ * Its one argument is a JSON object: {listenHost, port, bootstrap, stun, stunPort}.
  */
 import { publicKeyFromRaw } from '@libp2p/crypto/keys';
 import type { Connection } from '@libp2p/interface';
@@ -20,7 +21,7 @@ import { BARE_PROTOCOLS, countBare, countPort, firstBare, PORT_PROTOCOLS, sendBa
 export interface PunchPeerConfig {
   readonly listenHost: string;
   readonly port: number;
-  readonly relays: readonly string[];
+  readonly bootstrap: readonly string[];
   readonly stun: readonly string[];
   readonly stunPort: number | null;
 }
@@ -36,8 +37,7 @@ async function main(config: PunchPeerConfig): Promise<void> {
     key: SigningKey.generate(),
     port: config.port,
     listenHost: config.listenHost,
-    bootstrap: [],
-    relays: config.relays,
+    bootstrap: config.bootstrap,
     stun: config.stun,
     log: (line) => process.stderr.write(`${line}\n`),
   });
@@ -67,9 +67,7 @@ async function main(config: PunchPeerConfig): Promise<void> {
 
   /** The connection to `node` on `path`. */
   const connectionOn = (node: unknown, path: Path): Connection => {
-    const found = network.libp2p
-      .getConnections(peerOf(node))
-      .find((c) => c.status === 'open' && (c.limits !== undefined) === (path === 'relayed'));
+    const found = network.libp2p.getConnections(peerOf(node)).find((c) => c.status === 'open' && (c.limits !== undefined) === (path === 'relayed'));
     if (found === undefined) throw new Error(`no ${path} connection to ${String(node)}`);
     return found;
   };
@@ -109,7 +107,10 @@ async function main(config: PunchPeerConfig): Promise<void> {
     },
   };
 
-  await answerRequests({ node_id: toHex(network.self), addr: network.addresses().find((a) => a.includes('/tcp/') && !a.includes('/ws') && !a.includes('/p2p-circuit'))! }, ops);
+  await answerRequests(
+    { node_id: toHex(network.self), addr: network.addresses().find((a) => a.includes('/tcp/') && !a.includes('/ws') && !a.includes('/p2p-circuit'))! },
+    ops,
+  );
 }
 
 if (import.meta.main) await main(JSON.parse(process.argv[2] ?? '{}') as PunchPeerConfig);

@@ -15,8 +15,8 @@ export interface PunchReport extends RunInfo {
   readonly node: { readonly version: string };
   readonly attempts: readonly Attempt[];
   readonly runs: number;
-  /** Bytes of each exchange on the direct connection (the relayed ones carry RELAYED_BYTES). */
-  readonly directBytes: number;
+  /** Bytes of each exchange, on either connection. */
+  readonly bytes: number;
   readonly samples: readonly Sample[];
 }
 
@@ -89,7 +89,7 @@ export function renderPunchSection(report: PunchReport, goals: readonly Goal[]):
       ` A dial through the relay that fails is tried again (up to three times, 200 ms apart) and not counted against the punch: ${retries} such retries in this run.`,
     '',
     `Throughput: A sends the same bytes through a bare libp2p stream and through a raw stream of the network port (the tunnel's and the messaging lanes' path) on the same connection, ${report.runs} rounds after a warm-up; ` +
-      `the receiver counts to the FIN and answers the count. On the direct connection each exchange carries ${report.directBytes / (1024 * 1024)} MiB; on the relayed one ${64} KiB on a fresh circuit each (the relay allows 128 KiB a circuit, so bulk traffic waits for a direct connection), which makes its figure latency-bound. ` +
+      `the receiver counts to the FIN and answers the count. Each exchange carries ${report.bytes / (1024 * 1024)} MiB; on the relayed connection each has a fresh circuit (a relay lets one carry 16 MiB, docs/network.md "Relay limits"; bulk traffic of the mesh waits for a direct connection instead). ` +
       `**ratio** is the median over the bare libp2p stream's on the same path.` +
       (direct !== null && relayed !== null ? ` Direct over relayed, through the network port: ${(direct / relayed).toFixed(1)}×.` : ''),
     '',

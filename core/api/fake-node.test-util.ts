@@ -56,6 +56,8 @@ export const STATUS: NodeStatus = {
   burned_total: '12',
   unbond_release_secs: null,
   production: { state: 'off', reason: null },
+  reachability: 'unknown',
+  relay_addresses: [],
 };
 
 export const SIGNAL: SignalObject = { from: BOB, to: 'broadcast', capabilities: [{ name: 'cpu', version: 4 }], payload_hex: '', nonce: 3, id: SIGNAL_ID };

@@ -192,7 +192,8 @@ export class MessageLanes {
     let stream: PeerStream;
     try {
       // Its own deadline: the opening is shared by every send that waits for it.
-      const open = (signal: AbortSignal): Promise<PeerStream> => this.#o.network.openStream(peer, MESSAGE_STREAM, { maxStreams: LANES_PER_PEER, relayed: true, signal });
+      const open = (signal: AbortSignal): Promise<PeerStream> =>
+        this.#o.network.openStream(peer, MESSAGE_STREAM, { maxStreams: LANES_PER_PEER, relayed: true, signal });
       stream = await withDeadline(this.#o.clock, key, MESSAGE_STREAM, { timeoutMs: OPEN_TIMEOUT_MS }, open);
     } catch (error) {
       if (error instanceof ProtocolNotServedError) return null;

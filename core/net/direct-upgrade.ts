@@ -76,9 +76,7 @@ export class DirectUpgrades {
 
   /** An open connection to `peer` that no relay limits and that works, if there is one. */
   directTo(peer: PeerId): Connection | undefined {
-    return this.#libp2p
-      .getConnections(peer)
-      .find((c) => c.status === 'open' && !isRelayed(c) && (!isWebRtc(c) || this.#identified.has(c)));
+    return this.#libp2p.getConnections(peer).find((c) => c.status === 'open' && !isRelayed(c) && (!isWebRtc(c) || this.#identified.has(c)));
   }
 
   /** An open connection to `peer`, a direct one before a relayed one, if there is any. */

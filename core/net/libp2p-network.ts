@@ -20,7 +20,8 @@ import type { Connection, Libp2p, PeerId, Stream } from '@libp2p/interface';
 import { peerIdFromPublicKey, peerIdFromString } from '@libp2p/peer-id';
 import { type Ping, ping } from '@libp2p/ping';
 import { lpStream } from '@libp2p/utils';
-import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
+import { CODE_P2P, type Multiaddr, multiaddr } from '@multiformats/multiaddr';
+import { Circuit } from '@multiformats/multiaddr-matcher';
 import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p';
 import { toHex } from '../encoding/hex.ts';
 import { messageOf } from '../errors.ts';
@@ -58,6 +59,8 @@ import {
 } from './network.ts';
 import { ipOf, PEER_LIMITS } from './peer-limits.ts';
 import { BAN_MS, BAN_POINTS, MAX_SCORED_PEERS, PENALTIES, type Penalty } from './penalties.ts';
+import type { Reachability } from './reachability.ts';
+import { RELAY_HOP_PROTOCOL } from './relay-keeper.ts';
 import { type Bounds, boundsOf, type Call, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest } from './rpc.ts';
 
 /**
@@ -102,6 +105,8 @@ const VERDICTS: Record<Verdict, TopicValidatorResult> = {
   reject: TopicValidatorResult.Reject,
 };
 const RECONNECT_MS = 3_000;
+// Relays a dial to an unknown node tries (docs/network.md, "Through NATs").
+const RELAYS_TRIED = 3;
 // How often peers are checked for a gossip stream that broke while their connection stayed up.
 const GOSSIP_CHECK_MS = 5_000;
 // How often, and how long at most, a joined peer is checked for this node's gossip stream to it.
@@ -411,8 +416,8 @@ export class Libp2pNetwork implements Network {
 
   // ---- penalties ----
 
-  penalise(node: Uint8Array, reason: string): void {
-    this.#misbehaved(peerIdOf(node), 'invalid-answer', reason);
+  penalise(node: Uint8Array, reason: string, penalty: Penalty = 'invalid-answer'): void {
+    this.#misbehaved(peerIdOf(node), penalty, reason);
   }
 
   #misbehaved(peer: PeerId, penalty: Penalty, detail: string): void {
@@ -449,7 +454,7 @@ export class Libp2pNetwork implements Network {
     const target = peerIdOf(peer);
     try {
       // A relayed connection is used as it is (libp2p would dial every address of the peer beside it).
-      let connection = this.#upgrades.connectionTo(target) ?? (await this.libp2p.dial(target, signal ? { signal } : {}));
+      let connection = this.#upgrades.connectionTo(target) ?? (await this.#connect(target, signal));
       if (isRelayed(connection) && !relayed) connection = await this.#upgrades.direct(target, id, signal ?? this.#stopping.signal);
       return await connection.newStream(id, { ...(signal ? { signal } : {}), maxOutboundStreams: limit, runOnLimitedConnection: relayed });
     } catch (error) {
@@ -464,6 +469,36 @@ export class Libp2pNetwork implements Network {
         throw new PeerBusyError(`${limit} ${what} to ${name} on ${id} are already open, as many as this node opens`);
       }
       throw new PeerUnreachableError(`cannot reach ${name}: ${messageOf(error)}`);
+    }
+  }
+
+  // A node this node cannot dial (no address known, or none that answers) may hold a reservation
+  // on a relay this node is connected to: each is tried, at most RELAYS_TRIED of them.
+  async #connect(target: PeerId, signal: AbortSignal | undefined): Promise<Connection> {
+    try {
+      return await this.libp2p.dial(target, signal ? { signal } : {});
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      let tried = 0;
+      for (const connection of this.libp2p.getConnections()) {
+        if (tried >= RELAYS_TRIED) break;
+        const relay = connection.remotePeer;
+        if (relay.equals(target) || isRelayed(connection)) continue;
+        const served = await this.libp2p.peerStore.get(relay).then(
+          (p) => p.protocols,
+          () => [] as string[],
+        );
+        if (!served.includes(RELAY_HOP_PROTOCOL)) continue;
+        tried++;
+        const address = multiaddr(`${connection.remoteAddr.decapsulateCode(CODE_P2P).toString()}/p2p/${relay}/p2p-circuit/p2p/${target}`);
+        try {
+          return await this.libp2p.dial(address, signal ? { signal } : {});
+        } catch (failure) {
+          if (signal?.aborted) throw signal.reason;
+          this.#log(`p2p: no way to ${target} through relay ${relay}: ${messageOf(failure)}`);
+        }
+      }
+      throw error;
     }
   }
 
@@ -742,6 +777,17 @@ export class Libp2pNetwork implements Network {
       }
     }
     return [...new Set([...own, ...theirs])];
+  }
+
+  reachability(): { reachability: Reachability; relayAddresses: string[] } {
+    const service = (this.libp2p.services as { reachability?: { readonly verdict: Reachability } }).reachability;
+    return {
+      reachability: service?.verdict ?? 'unknown',
+      relayAddresses: this.libp2p
+        .getMultiaddrs()
+        .filter((a) => Circuit.matches(a))
+        .map(String),
+    };
   }
 
   /** Own multiaddrs (with the peer id), as printed at start. */

@@ -271,4 +271,9 @@ export interface Network {
    * the hint does not parse or names another peer.
    */
   dial(node: Uint8Array, address: string, options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Whether peers can open connections to this node (docs/network.md, "Through NATs"), and the
+   * relay addresses it announces while they cannot. Absent: the network has no such notion.
+   */
+  reachability?(): { readonly reachability: 'public' | 'private' | 'unknown'; readonly relayAddresses: string[] };
 }

@@ -20,6 +20,8 @@ export const PENALTIES = Object.freeze({
   'oversized-request': 2,
   /** A request stream that sent no request frame by the read deadline. */
   'stalled-request': 2,
+  /** A relay reservation request past RelayLimits.requestsPerPeer in its window (relay-limits.ts). */
+  'reservation-flood': 2,
 });
 
 export type Penalty = keyof typeof PENALTIES;

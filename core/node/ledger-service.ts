@@ -19,6 +19,7 @@ import { decodeTx, type Tx } from '../ledger/tx.ts';
 import type { Startable } from '../lifecycle.ts';
 import { type Recipient, recipientNode } from '../names/names.ts';
 import { type GossipMessage, TOPICS, type Verdict } from '../net/network.ts';
+import type { Reachability } from '../net/reachability.ts';
 import type { Flow, Unsubscribe } from '../web/sse.ts';
 import type { NodeComponents } from './node.ts';
 
@@ -42,6 +43,13 @@ export interface NodeStatus extends LedgerStatus {
    */
   unbond_release_secs: number | null;
   production: ProductionStatus;
+  /**
+   * Whether peers can open connections to this node, as its peers' dial-backs found
+   * (docs/network.md, "Through NATs"): 'unknown' until one answered.
+   */
+  reachability: Reachability;
+  /** The relay addresses it announces while it is not reachable (`…/p2p-circuit/p2p/<its id>`). */
+  relay_addresses: string[];
 }
 
 /** GET /health, /status and /bootstrap. */
@@ -122,7 +130,17 @@ export class LedgerFeature implements ChainService, NodeInfoService, Startable {
     const ledger = ledgerStatus(this.#c.chain.state, this.#c.key.publicKey, tip.height);
     const release = ledger.unbond_release_height;
     const releaseSecs = release === null ? null : Math.floor((tip.timestampMs + (release - tip.height) * params.blockIntervalMs) / 1000);
-    return { node_id: this.nodeId, height: tip.height, difficulty: 0, ...ledger, unbond_release_secs: releaseSecs, production: this.#production() };
+    const reach = this.#c.network.reachability?.() ?? { reachability: 'unknown', relayAddresses: [] };
+    return {
+      node_id: this.nodeId,
+      height: tip.height,
+      difficulty: 0,
+      ...ledger,
+      unbond_release_secs: releaseSecs,
+      production: this.#production(),
+      reachability: reach.reachability,
+      relay_addresses: reach.relayAddresses,
+    };
   }
 
   #production(): ProductionStatus {

@@ -30,13 +30,14 @@ export function formatStatus(status: NodeStatus): string {
     ['circulating', credits(status.circulating_supply)],
     ['burned', credits(status.burned_total)],
     ['production', status.production.state === 'halted' ? `halted: ${status.production.reason}` : status.production.state],
+    ['reachability', status.relay_addresses.length > 0 ? `${status.reachability}, through ${status.relay_addresses.join(' ')}` : status.reachability],
   ];
   return rows.map(([name, value]) => `${name.padEnd(14)}${value}\n`).join('');
 }
 
 export const statusCommand = command({
   description:
-    "Shows the running node's status: its node id, the chain's height, its balances in credits, its bond, weight and work earned, what it is unbonding and until when, and the supply.",
+    "Shows the running node's status: its node id, the chain's height, its balances in credits, its bond, weight and work earned, what it is unbonding and until when, the supply, and whether peers can reach it (public, private or unknown) with the relay addresses it announces.",
   options: { ...clientOptions, json: flag('print the answer of GET /status as it is (amounts in base units)') },
   run: async ({ options }, io) => {
     const client = await NodeClient.find(options);
