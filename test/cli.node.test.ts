@@ -94,7 +94,7 @@ test('mesh with no command prints usage and exits 2', async () => {
 test('mesh node --help prints its options; a bad option is a usage error', async () => {
   const { code, stdout } = await runMesh(['node', '--help']);
   assert.equal(code, 0);
-  for (const option of ['--data-dir', '--host', '--port', '--p2p-port', '--bootstrap', '--mine', '--devnet', '--block-interval-ms', '--announce']) {
+  for (const option of ['--data-dir', '--host', '--port', '--p2p-port', '--bootstrap', '--mine', '--devnet', '--block-interval-ms', '--announce', '--stun', '--stun-port']) {
     assert.ok(stdout.includes(option), option);
   }
   for (const bad of [
@@ -108,6 +108,10 @@ test('mesh node --help prints its options; a bad option is a usage error', async
     ['--data-dir', ''],
     ['--announce', 'not-a-multiaddr'],
     ['--announce', '/ip4/127.0.0.1/tcp/1/p2p/12D3KooWLRPJAA5o6X4SyBCe9GYuBQm4FUkRHJuPAmjFCjQbAjTf'],
+    ['--stun', '198.18.0.10:3478'],
+    ['--stun', 'turn:198.18.0.10:3478'],
+    ['--stun', 'stun:198.18.0.10:70000'],
+    ['--stun-port', '70000'],
   ]) {
     const refused = await runMesh(['node', ...bad]);
     assert.equal(refused.code, 2, bad.join(' '));
