@@ -3,16 +3,21 @@
  * it, the connection is marked relayed, small protocols run on it, and bulk ones wait for the
  * WebRTC upgrade or fail with RelayedOnlyError saying why (docs/network.md, "Relayed connections").
  */
-import { circuitRelayTransport } from '@libp2p/circuit-relay-v2';
+import { noise } from '@chainsafe/libp2p-noise';
+import { yamux } from '@chainsafe/libp2p-yamux';
+import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
+import { identify } from '@libp2p/identify';
 import { tcp } from '@libp2p/tcp';
 import { webRTC } from '@libp2p/webrtc';
 import { assert } from 'chai';
+import { createLibp2p } from 'libp2p';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { toHex } from '../core/encoding/hex.ts';
 import { RelayedOnlyError } from '../core/net/errors.ts';
 import { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { streamProtocolId } from '../core/net/network.ts';
+import { PEER_LIMITS } from '../core/net/peer-limits.ts';
 import { test } from '../test/harness.ts';
 import { waitFor } from '../test/mesh-process.ts';
 import { startP2PNetwork } from './p2p.ts';
@@ -97,5 +102,45 @@ test('Libp2pNetwork: to a peer without WebRTC, bulk protocols fail with RelayedO
     assert.isTrue(peerOf(a, b)?.relayed, 'still relayed, and still connected');
   } finally {
     await Promise.all([a.stop(), b.stop(), relay.stop()]);
+  }
+});
+
+test('Libp2pNetwork: peers behind one relay are not one address: more than connections-per-ip of them reach a node through it', async () => {
+  // A bare libp2p relay: a mesh node's own would refuse this many connections from one address.
+  const relay = await createLibp2p({
+    addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    connectionManager: { inboundConnectionThreshold: 100 },
+    connectionGater: { denyDialMultiaddr: () => false },
+    services: { identify: identify(), relay: circuitRelayServer() },
+  });
+  const relayAddress = relay.getMultiaddrs()[0]!.toString();
+  const b = await Libp2pNetwork.start({
+    privateKey: await generateKeyPairFromSeed('Ed25519', SigningKey.generate().exportSeed()),
+    addresses: { listen: [`${relayAddress}/p2p-circuit`] },
+    transports: [tcp(), circuitRelayTransport()],
+    connectionGater: { denyDialMultiaddr: () => false },
+  });
+  const dialers: Libp2pNetwork[] = [];
+  try {
+    await reserved(b);
+    b.serve('small', echo, { relayed: true });
+    for (let i = 0; i <= PEER_LIMITS.connectionsPerIp; i++) {
+      const dialer = await Libp2pNetwork.start({
+        privateKey: await generateKeyPairFromSeed('Ed25519', SigningKey.generate().exportSeed()),
+        transports: [tcp(), circuitRelayTransport()],
+        connectionGater: { denyDialMultiaddr: () => false },
+      });
+      dialers.push(dialer);
+      // Paced under libp2p's own rate of new connections from one address (B sees the relay's).
+      await new Promise((resolve) => setTimeout(resolve, 1000 / (PEER_LIMITS.connectionsPerIpPerSecond - 1)));
+      await dialer.dial(b.self, `${relayAddress}/p2p-circuit/p2p/${b.libp2p.peerId.toString()}`);
+      assert.equal(toHex(await dialer.request(b.self, 'small', Uint8Array.of(i), { relayed: true })), toHex(Uint8Array.of(i)));
+    }
+    assert.isAbove(b.peers().filter((p) => p.relayed).length, PEER_LIMITS.connectionsPerIp);
+  } finally {
+    await Promise.all([b.stop(), relay.stop(), ...dialers.map((d) => d.stop())]);
   }
 });

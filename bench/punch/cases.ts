@@ -117,8 +117,9 @@ async function apart(from: Peer, to: Peer): Promise<void> {
 const MEET_TRIES = 3;
 
 /**
- * Meets `to` through the relay; resolves to the failed dials before the one that went through
- * (a circuit now and then fails to open while the last one is torn down). Throws after MEET_TRIES.
+ * Meets `to` through the relay; resolves to the failed dials before the one that went through (an
+ * attempt every 150 ms or so exceeds libp2p's 5 new connections a second from one address, and
+ * the peer sees every circuit come from the relay's). Throws after MEET_TRIES.
  */
 async function meet(setup: PunchSetup, from: Peer, to: Peer): Promise<number> {
   for (let failed = 0; ; failed++) {

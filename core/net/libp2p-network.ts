@@ -227,6 +227,9 @@ export class Libp2pNetwork implements Network {
         // One address (one host, or one NAT) holds a bounded share of the node's connections.
         denyInboundConnection: async (maConn) => {
           if ((await host.connectionGater?.denyInboundConnection?.(maConn)) === true) return true;
+          // A relayed connection carries the relay's address: peers behind one relay are not one host
+          // (the relay bounds them, "Relay limits").
+          if (Circuit.matches(maConn.remoteAddr)) return false;
           const ip = ipOf(maConn.remoteAddr);
           if (ip === null || connectionsFrom(ip) < PEER_LIMITS.connectionsPerIp) return false;
           // At most connectionsPerIpPerSecond lines a second from one address: libp2p's rate limit comes first.
@@ -260,7 +263,7 @@ export class Libp2pNetwork implements Network {
         }),
       },
     });
-    connectionsFrom = (ip) => libp2p.getConnections().filter((c) => ipOf(c.remoteAddr) === ip).length;
+    connectionsFrom = (ip) => libp2p.getConnections().filter((c) => !isRelayed(c) && ipOf(c.remoteAddr) === ip).length;
     const net = new Libp2pNetwork(libp2p as unknown as Libp2p<Services>, banned, options);
     net.#wire();
     return net;
