@@ -30,7 +30,7 @@ export interface Attempt {
   readonly ms: number;
   /** Why it stayed relayed, as A's log said. */
   readonly reason?: string;
-  /** Dials through the relay that failed before the one that went through (not counted as failures). */
+  /** Dials through the relay that failed, or whose connection was dropped before its upgrade, before the one that went through (not counted as failures). */
   readonly relayRetries: number;
 }
 
@@ -147,6 +147,8 @@ export async function punchOnce(setup: PunchSetup): Promise<Attempt> {
   }
   const direct = await until(async () => {
     const state = await a.call<PeerState | null>('state', { node: b.nodeId });
+    // The relayed connection gone before any upgrade: B's libp2p dropped it (see meet); meet again.
+    if (state === null) relayRetries += 1 + (await meet(setup, a, b).catch(() => MEET_TRIES));
     return state !== null && !state.relayed;
   }, PUNCH_WAIT_MS);
   const ms = performance.now() - started;

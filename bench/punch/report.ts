@@ -86,7 +86,7 @@ export function renderPunchSection(report: PunchReport, goals: readonly Goal[]):
       `Each of ${report.attempts.length} attempts: A hangs up on B, dials B through the relay, and the network upgrades the relayed connection over WebRTC (SDP and ICE candidates through the relay, ICE with STUN); ` +
       `an attempt succeeds when A lists B as direct within ${PUNCH_WAIT_MS / 1000} s, timed from the dial. Each attempt opens new ICE sockets, so new NAT mappings; conntrack entries of earlier attempts stay until they expire.` +
       (reasons.length > 0 ? ` Failures said: ${reasons.map((r) => `“${r}”`).join('; ')}.` : '') +
-      ` A dial through the relay that fails is tried again (up to three times, 200 ms apart) and not counted against the punch: ${retries} such retries in this run.`,
+      ` A dial through the relay that fails, or whose connection is dropped before the upgrade starts, is made again and not counted against the punch: ${retries} such retries in this run (libp2p takes at most 5 new connections a second from one address, and a peer sees every circuit come from the relay's).`,
     '',
     `Throughput: A sends the same bytes through a bare libp2p stream and through a raw stream of the network port (the tunnel's and the messaging lanes' path) on the same connection, ${report.runs} rounds after a warm-up; ` +
       `the receiver counts to the FIN and answers the count. Each exchange carries ${report.bytes / (1024 * 1024)} MiB; on the relayed connection each has a fresh circuit (a relay lets one carry 16 MiB, docs/network.md "Relay limits"; bulk traffic of the mesh waits for a direct connection instead). ` +

@@ -18,6 +18,8 @@ import { RelayedOnlyError } from './errors.ts';
 
 /** How long one upgrade may take: the signalling round trips through the relay and ICE's checks. */
 export const UPGRADE_MS = 10_000;
+/** How long a relayed connection this node dialled waits for identify before its upgrade starts anyway. */
+export const IDENTIFY_WAIT_MS = 3_000;
 /** After a failed upgrade, bulk calls fail at once with its reason for this long, then try again. */
 export const RETRY_UPGRADE_MS = 60_000;
 
@@ -59,12 +61,22 @@ export class DirectUpgrades {
   }
 
   /**
-   * Called when a connection opens. libp2p's WebRTC answerer goes on to open a connection when the
-   * offerer gave up (its signalling stream reset before ICE connected: js-libp2p's
-   * readCandidatesUntilConnected swallows the error), whose data channels never open; such a
-   * connection is not taken as direct (`direct`) and is closed unless identify runs on it in time.
+   * Called when a connection opens. A relayed one this node dialled is upgraded after
+   * IDENTIFY_WAIT_MS if identify has not run on it by then. libp2p's WebRTC answerer goes on to
+   * open a connection when the offerer gave up (its signalling stream reset before ICE connected:
+   * js-libp2p's readCandidatesUntilConnected swallows the error), whose data channels never open;
+   * such a connection is not taken as direct (`directTo`) and is closed unless identify runs on it
+   * in time.
    */
   opened(connection: Connection): void {
+    if (isRelayed(connection) && connection.direction === 'outbound') {
+      // Identify now and then never finishes on a fresh relayed connection; the upgrade does not wait for it.
+      const timer = this.#clock.setTimeout(() => {
+        if (!this.#identified.has(connection) && connection.status === 'open') this.#upgrade(connection.remotePeer).catch(() => {});
+      }, IDENTIFY_WAIT_MS);
+      connection.addEventListener('close', () => timer.cancel(), { once: true });
+      return;
+    }
     if (!isWebRtc(connection) || connection.direction !== 'inbound') return;
     const timer = this.#clock.setTimeout(() => {
       if (this.#identified.has(connection) || connection.status !== 'open') return;
@@ -137,7 +149,9 @@ export class DirectUpgrades {
 
   async #attempt(peer: PeerId): Promise<void> {
     if (this.directTo(peer) !== undefined) return;
-    if (!this.#addressesOf(peer).some((ma) => WebRTC.matches(ma))) {
+    // Unknown addresses (identify has not run) do not stop it: a peer without WebRTC refuses the signalling.
+    const announced = this.#addressesOf(peer);
+    if (announced.length > 0 && !announced.some((ma) => WebRTC.matches(ma))) {
       throw new Error('it announces no WebRTC address (`…/p2p-circuit/webrtc`), so no hole can be punched to it');
     }
     // Signalling goes over the relayed connection there is, whichever relay address is dialled:
