@@ -74,6 +74,11 @@ export const benchCommand = command({
       async () => (await import('./coords/node.ts')).coordsBenchCommand,
     ),
     entry(
+      'nat',
+      'real nodes behind real NATs (needs root): pairs reaching each other by NodeId after joining; the first message to a node never met',
+      async () => (await import('./nat/node.ts')).natBenchCommand,
+    ),
+    entry(
       'netgraph',
       "the measurement layer's bytes per node per minute at 3 and 10 real nodes, next to the same nodes without it",
       async () => (await import('./netgraph/node.ts')).netgraphBenchCommand,

@@ -14,11 +14,13 @@ import type { PeerId } from '@libp2p/interface';
 import { tcp } from '@libp2p/tcp';
 import { webRTC } from '@libp2p/webrtc';
 import { webSockets } from '@libp2p/websockets';
+import type { Multiaddr } from '@multiformats/multiaddr';
+import { Circuit } from '@multiformats/multiaddr-matcher';
 import type { SigningKey } from '../core/crypto/ed25519.ts';
 import { Libp2pNetwork, parseBootstrapAddress } from '../core/net/libp2p-network.ts';
 import type { RpcLimits } from '../core/net/network.ts';
 import { ipOf } from '../core/net/peer-limits.ts';
-import { reachability } from '../core/net/reachability.ts';
+import { type ReachabilityService, reachability } from '../core/net/reachability.ts';
 import { relayKeeper } from '../core/net/relay-keeper.ts';
 import { RelayGuard, type RelayLimits } from '../core/net/relay-limits.ts';
 import { systemClock } from '../core/time/clock.ts';
@@ -72,6 +74,14 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
     if (verdict.penalise) network.penalise(peer.publicKey!.raw, verdict.reason, 'reservation-flood');
     return true;
   };
+  // A private node's own addresses lead nowhere from outside its network, and a peer that tried
+  // them would wait for each to time out: while it holds a reservation it announces only its
+  // relay addresses (docs/network.md, "Through NATs").
+  const relayOnlyWhilePrivate = (addresses: Multiaddr[]): Multiaddr[] => {
+    const verdict = (network?.libp2p.services as { reachability?: ReachabilityService } | undefined)?.reachability?.verdict;
+    const relayed = addresses.filter((a) => Circuit.matches(a));
+    return verdict === 'private' && relayed.length > 0 ? relayed : addresses;
+  };
   network = await Libp2pNetwork.start(
     {
       privateKey: await generateKeyPairFromSeed('Ed25519', options.key.exportSeed()),
@@ -83,6 +93,7 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
           '/webrtc',
         ],
         ...(options.announce !== undefined && options.announce.length > 0 ? { announce: [...options.announce] } : {}),
+        announceFilter: relayOnlyWhilePrivate,
       },
       // The relay transport dials `/p2p-circuit` hints (directed placement through a relay) and
       // holds the reservations relayKeeper asks for.

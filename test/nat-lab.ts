@@ -160,7 +160,8 @@ export async function createNatLab(options: NatLabOptions = {}): Promise<NatLab>
       ip(['-n', netns, 'link', 'add', 'lan', 'type', 'bridge']);
       ip(['-n', netns, 'addr', 'add', `${lanAddress}/24`, 'dev', 'lan']);
       ip(['-n', netns, 'link', 'set', 'lan', 'up']);
-      inNs(netns, ['sysctl', '-q', '-w', 'net.ipv4.ip_forward=1']);
+      // /proc/sys/net is the writer's namespace's (no need for procps' sysctl).
+      inNs(netns, ['sh', '-c', 'echo 1 > /proc/sys/net/ipv4/ip_forward']);
       const rules: string[][] = [
         ['-P', 'FORWARD', 'DROP'],
         ['-A', 'FORWARD', '-i', 'lan', '-o', 'wan', '-j', 'ACCEPT'],

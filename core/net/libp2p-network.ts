@@ -26,6 +26,7 @@ import { createLibp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p
 import { toHex } from '../encoding/hex.ts';
 import { messageOf } from '../errors.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
+import { relayAddressesFirst } from './address-order.ts';
 import { DirectUpgrades, isRelayed } from './direct-upgrade.ts';
 import {
   InvalidAddressError,
@@ -218,6 +219,7 @@ export class Libp2pNetwork implements Network {
       connectionManager: {
         maxIncomingPendingConnections: PEER_LIMITS.pendingConnections,
         inboundConnectionThreshold: PEER_LIMITS.connectionsPerIpPerSecond,
+        addressSorter: relayAddressesFirst,
         ...host.connectionManager,
       },
       connectionEncrypters: [noise()],

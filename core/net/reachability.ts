@@ -12,12 +12,11 @@
  * The peer dials only the address the request came from, so it cannot be made to dial a third
  * party; it serves one request per peer a minute and a few at once, and refuses the rest.
  */
-import type { ComponentLogger, Connection, IdentifyResult, Libp2pEvents, Logger, PeerId, Startable, Stream } from '@libp2p/interface';
+import type { ComponentLogger, Connection, IdentifyResult, Libp2p, Logger, PeerId, Startable, Stream } from '@libp2p/interface';
 import type { ConnectionManager, Registrar, TransportManager } from '@libp2p/interface-internal';
 import { lpStream } from '@libp2p/utils';
 import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
 import { Circuit } from '@multiformats/multiaddr-matcher';
-import type { TypedEventTarget } from 'main-event';
 
 export type Reachability = 'public' | 'private' | 'unknown';
 
@@ -42,7 +41,8 @@ export interface ReachabilityComponents {
   readonly registrar: Registrar;
   readonly connectionManager: ConnectionManager;
   readonly transportManager: TransportManager;
-  readonly events: TypedEventTarget<Libp2pEvents>;
+  /** libp2p's event bus (its component `events`). */
+  readonly events: Pick<Libp2p, 'addEventListener' | 'removeEventListener'>;
   readonly logger: ComponentLogger;
 }
 

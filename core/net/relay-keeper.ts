@@ -9,11 +9,10 @@
  * `/p2p-circuit`: libp2p's own relay search remembers a relay it failed to dial for good, so a relay
  * that restarted was never used again.
  */
-import type { ComponentLogger, Connection, IdentifyResult, Libp2pEvents, Logger, PeerId, Startable } from '@libp2p/interface';
+import type { ComponentLogger, Connection, IdentifyResult, Libp2p, Logger, PeerId, Startable } from '@libp2p/interface';
 import type { TransportManager } from '@libp2p/interface-internal';
 import { CODE_P2P, multiaddr } from '@multiformats/multiaddr';
 import { Circuit } from '@multiformats/multiaddr-matcher';
-import type { TypedEventTarget } from 'main-event';
 import type { Reachability, ReachabilityService } from './reachability.ts';
 
 /** libp2p's relay hop protocol: a peer that serves it can hold reservations. */
@@ -25,7 +24,8 @@ const RETRY_MS = 500;
 
 export interface RelayKeeperComponents {
   readonly transportManager: TransportManager;
-  readonly events: TypedEventTarget<Libp2pEvents>;
+  /** libp2p's event bus (its component `events`). */
+  readonly events: Pick<Libp2p, 'addEventListener' | 'removeEventListener'>;
   readonly logger: ComponentLogger;
   readonly connectionManager: { getConnections(peer?: PeerId): Connection[] };
   /** The dial-back service, registered as `reachability` (without it the keeper does nothing). */
@@ -56,7 +56,9 @@ export class RelayKeeper implements Startable {
   #stopWatching: (() => void) | undefined;
   readonly #onIdentify = (event: CustomEvent<IdentifyResult>): void => {
     const { peerId, protocols, connection } = event.detail;
-    if (!protocols.includes(RELAY_HOP_PROTOCOL) || Circuit.matches(connection.remoteAddr)) return;
+    // A relay this node dialled is reachable from here at least; one that dialled in may be as
+    // private as this node, and a reservation on it no way in for anyone else.
+    if (!protocols.includes(RELAY_HOP_PROTOCOL) || connection.direction !== 'outbound' || Circuit.matches(connection.remoteAddr)) return;
     this.#relays.set(peerId.toString(), connection);
     this.#keep();
   };
