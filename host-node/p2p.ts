@@ -15,7 +15,7 @@ import { tcp } from '@libp2p/tcp';
 import { webRTC } from '@libp2p/webrtc';
 import { webSockets } from '@libp2p/websockets';
 import type { Multiaddr } from '@multiformats/multiaddr';
-import { Circuit } from '@multiformats/multiaddr-matcher';
+import { Circuit, WebRTC } from '@multiformats/multiaddr-matcher';
 import type { SigningKey } from '../core/crypto/ed25519.ts';
 import { Libp2pNetwork, parseBootstrapAddress } from '../core/net/libp2p-network.ts';
 import type { RpcLimits } from '../core/net/network.ts';
@@ -79,7 +79,8 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
   // relay addresses (docs/network.md, "Through NATs").
   const relayOnlyWhilePrivate = (addresses: Multiaddr[]): Multiaddr[] => {
     const verdict = (network?.libp2p.services as { reachability?: ReachabilityService } | undefined)?.reachability?.verdict;
-    const relayed = addresses.filter((a) => Circuit.matches(a));
+    // WebRTC through a relay (`…/p2p-circuit/webrtc`) is how peers punch a hole to it: it stays.
+    const relayed = addresses.filter((a) => Circuit.matches(a) || WebRTC.matches(a));
     return verdict === 'private' && relayed.length > 0 ? relayed : addresses;
   };
   network = await Libp2pNetwork.start(
