@@ -111,6 +111,11 @@ export const benchCommand = command({
       async () => (await import('./messaging/node.ts')).messagingBenchCommand,
     ),
     entry(
+      'punch',
+      'hole punching over WebRTC between two cone NATs in the NAT lab (root): success rate; direct and relayed throughput next to a bare libp2p stream',
+      async () => (await import('./punch/node.ts')).punchBenchCommand,
+    ),
+    entry(
       'startup',
       'the mesh command on the PATH: --version, --help and status from spawn to exit, next to a bare node -e 0',
       async () => (await import('./startup/node.ts')).startupBenchCommand,

@@ -15,6 +15,7 @@ import type { HostPolicy } from '../core/jobs/policy.ts';
 import { type ChainParams, devnet, HEARTBEAT_INTERVAL_SECS, MAINNET } from '../core/ledger/params.ts';
 import { MAX_CONNECTIONS, type PeerRank } from '../core/net/connection-pruning.ts';
 import { PEER_LIMITS } from '../core/net/peer-limits.ts';
+import { parseStunUrl } from '../core/net/stun.ts';
 import { PING_INTERVAL_MS } from '../core/netgraph/peer-pings.ts';
 import { ALONE_REPORT_MS } from '../core/node/alone-service.ts';
 import { MeshNode } from '../core/node/node.ts';
@@ -32,6 +33,7 @@ import { LevelStore, StoreLockedError } from './leveldb-store.ts';
 import { nodeCrypto } from './native-crypto.ts';
 import { withOperatorPage } from './operator-site.ts';
 import { startP2PNetwork } from './p2p.ts';
+import { startStunServer } from './stun-server.ts';
 import { nodeTunnelSockets } from './tunnel-sockets.ts';
 import { withWallet } from './wallet-site.ts';
 
@@ -62,6 +64,10 @@ export interface NodeConfig {
   readonly wsTls: { readonly certFile: string; readonly keyFile: string } | null;
   /** Multiaddrs announced instead of the listen addresses (none: the listen addresses). */
   readonly announce: readonly string[];
+  /** STUN servers ICE asks for this node's public mapping (`stun:HOST:PORT`). */
+  readonly stun: readonly string[];
+  /** The UDP port this node answers STUN Binding requests on; null: it does not. */
+  readonly stunPort: number | null;
   /** Mean time between two rounds of pings to the peers (GET /peers' round trips). */
   readonly pingIntervalMs: number;
   /** Event streams the HTTP API holds open at once, in all and per client (docs/node-api.md). */
@@ -155,6 +161,8 @@ const nodeOptions = {
     parse: integer(1),
     default: MAX_STREAMS_PER_CLIENT,
   }),
+  stun: list({ value: 'URL', description: "a STUN server (stun:HOST:PORT) for WebRTC's hole punching; none: no punching through NATs", parse: stunUrl }),
+  'stun-port': option({ value: 'N', description: 'answer STUN on this UDP port, for the nodes behind NATs (a public node; 3478 is the usual)', parse: port() }),
   announce: list({
     value: 'MULTIADDR',
     description: 'an address to announce instead of the listen addresses (/dns4/node.example.org/tcp/443/tls/ws); peers and the wallet page dial it',
@@ -175,6 +183,14 @@ function announceAddress(text: string, name: string): string {
 function ipAddress(text: string, name: string): string {
   if (isIP(text) === 0) throw new UsageError(`${name} takes an IPv4 or IPv6 address, got ${JSON.stringify(text)}`);
   return text;
+}
+
+function stunUrl(text: string, name: string): string {
+  try {
+    return parseStunUrl(text);
+  } catch (error) {
+    throw new UsageError(`${name}: ${(error as Error).message}`);
+  }
 }
 
 function bootstrapAddress(text: string, name: string): string {
@@ -224,6 +240,8 @@ export function nodeConfig(values: OptionValues<typeof nodeOptions>): NodeConfig
     heartbeatMs: heartbeat ?? HEARTBEAT_INTERVAL_SECS * 1000,
     wsTls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : null,
     announce: values.announce,
+    stun: values.stun,
+    stunPort: values['stun-port'] ?? null,
     pingIntervalMs: values['ping-interval-ms'],
     maxStreams: values['max-streams'],
     maxStreamsPerClient: values['max-streams-per-client'],
@@ -306,6 +324,7 @@ async function runNode(config: NodeConfig): Promise<number> {
         ...(config.listenHost === null ? {} : { listenHost: config.listenHost }),
         bootstrap: await resolveEntries(),
         announce: config.announce,
+        stun: config.stun,
         log,
         ...(tls === undefined ? {} : { wsTls: tls }),
         ...(config.mdns ? { mdnsService: mdnsServiceOf(config.params) } : {}),
@@ -325,6 +344,12 @@ async function runNode(config: NodeConfig): Promise<number> {
         });
       }, ALONE_REPORT_MS);
       closers.push(async () => again.cancel());
+    }
+    const stunPort = config.stunPort;
+    if (stunPort !== null) {
+      const stun = await starting(`cannot answer STUN on UDP port ${stunPort}`, () => startStunServer({ port: stunPort }));
+      closers.push(() => stun.close());
+      log(`stun: answering Binding requests on UDP port ${stun.port}`);
     }
     const node = await MeshNode.create({
       chain,

@@ -2,21 +2,24 @@
  * The Node host's libp2p: TCP and WebSockets listeners on IPv4 and IPv6, a circuit-relay v2 server so
  * browsers and nodes behind NATs can be reached through this host (within RelayLimits), the
  * dial-back check of its own reachability and, while it is not reachable, reservations on relays
- * (docs/network.md, "Through NATs"), the bootstrap peers, mDNS and UPnP port mapping where asked,
- * and the node's seed as its libp2p key. Everything else (gossip, requests, penalties) is the
- * runtime-neutral core/net/libp2p-network.ts.
+ * (docs/network.md, "Through NATs"), WebRTC (ICE over UDP, signalled through a relay) to punch
+ * through NATs, DCUtR, the bootstrap peers, mDNS and UPnP port mapping where asked, and the node's
+ * seed as its libp2p key. Everything else (gossip, requests, penalties, the upgrade of relayed
+ * connections) is the runtime-neutral core/net/libp2p-network.ts.
  */
 import { isIPv6 } from 'node:net';
 import { bootstrap } from '@libp2p/bootstrap';
 import { type CircuitRelayService, circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
+import { dcutr } from '@libp2p/dcutr';
 import type { PeerDiscovery, PeerId, PeerInfo } from '@libp2p/interface';
 import { type MulticastDNSComponents, mdns } from '@libp2p/mdns';
 import { tcp } from '@libp2p/tcp';
 import { uPnPNAT } from '@libp2p/upnp-nat';
+import { webRTC } from '@libp2p/webrtc';
 import { webSockets } from '@libp2p/websockets';
 import type { Multiaddr } from '@multiformats/multiaddr';
-import { Circuit } from '@multiformats/multiaddr-matcher';
+import { Circuit, WebRTC } from '@multiformats/multiaddr-matcher';
 import type { SigningKey } from '../core/crypto/ed25519.ts';
 import type { PeerRank } from '../core/net/connection-pruning.ts';
 import { Libp2pNetwork, parseBootstrapAddress } from '../core/net/libp2p-network.ts';
@@ -63,6 +66,8 @@ export interface P2POptions {
   readonly routing?: 'server' | 'client';
   /** What this node's relay server gives and refuses (DEFAULT_RELAY_LIMITS). */
   readonly relay?: Partial<RelayLimits>;
+  /** STUN servers (`stun:HOST:PORT`) ICE asks for this node's public mapping; none: host candidates only. */
+  readonly stun?: readonly string[];
 }
 
 /**
@@ -122,20 +127,31 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
   // relay addresses (docs/network.md, "Through NATs").
   const relayOnlyWhilePrivate = (addresses: Multiaddr[]): Multiaddr[] => {
     const verdict = (network?.libp2p.services as { reachability?: ReachabilityService } | undefined)?.reachability?.verdict;
-    const relayed = addresses.filter((a) => Circuit.matches(a));
+    // WebRTC through a relay (`…/p2p-circuit/webrtc`) is how peers punch a hole to it: it stays.
+    const relayed = addresses.filter((a) => Circuit.matches(a) || WebRTC.matches(a));
     return verdict === 'private' && relayed.length > 0 ? relayed : addresses;
   };
   network = await Libp2pNetwork.start(
     {
       privateKey: await generateKeyPairFromSeed('Ed25519', options.key.exportSeed()),
       addresses: {
-        listen: listenAddresses(options.listenHost, options.port, wsPort, options.wsTls ? 'tls/ws' : 'ws'),
+        listen: [
+          ...listenAddresses(options.listenHost, options.port, wsPort, options.wsTls ? 'tls/ws' : 'ws'),
+          // WebRTC listens through each relay reservation: its addresses are `…/p2p-circuit/webrtc`.
+          '/webrtc',
+        ],
         ...(options.announce !== undefined && options.announce.length > 0 ? { announce: [...options.announce] } : {}),
         announceFilter: relayOnlyWhilePrivate,
       },
       // The relay transport dials `/p2p-circuit` hints (directed placement through a relay) and
       // holds the reservations relayKeeper asks for.
-      transports: [tcp(), webSockets(options.wsTls ? { https: { cert: options.wsTls.cert, key: options.wsTls.key } } : {}), circuitRelayTransport()],
+      transports: [
+        tcp(),
+        webSockets(options.wsTls ? { https: { cert: options.wsTls.cert, key: options.wsTls.key } } : {}),
+        circuitRelayTransport(),
+        // Without servers ICE offers host candidates only; never libp2p's default public ones.
+        webRTC({ rtcConfiguration: { iceServers: (options.stun ?? []).map((urls) => ({ urls })) } }),
+      ],
       // Loopback and private addresses are how a devnet and a LAN mesh reach each other.
       connectionGater: { denyDialMultiaddr: () => false, denyInboundRelayReservation: denyReservation },
       peerDiscovery: [
@@ -153,6 +169,8 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
         }),
         reachability: reachability(options.log ? { log: options.log } : {}),
         relayKeeper: relayKeeper(options.log ? { log: options.log } : {}),
+        // Over TCP it upgrades only when one side has a public address (Node cannot punch, docs/network.md).
+        dcutr: dcutr(),
         // The gateway's answer is the confirmation: the mapped address is announced at once.
         ...(options.upnp === true ? { upnp: uPnPNAT({ autoConfirmAddress: true }) } : {}),
       },

@@ -110,6 +110,8 @@ test('mesh node --help prints its options; a bad option is a usage error', async
     '--devnet',
     '--block-interval-ms',
     '--announce',
+    '--stun',
+    '--stun-port',
   ]) {
     assert.ok(stdout.includes(option), option);
   }
@@ -130,6 +132,10 @@ test('mesh node --help prints its options; a bad option is a usage error', async
     ['--max-connections', '0'],
     ['--max-connections-per-ip', 'many'],
     ['--bootstrap', '/dnsaddr/'],
+    ['--stun', '198.18.0.10:3478'],
+    ['--stun', 'turn:198.18.0.10:3478'],
+    ['--stun', 'stun:198.18.0.10:70000'],
+    ['--stun-port', '70000'],
   ]) {
     const refused = await runMesh(['node', ...bad]);
     assert.equal(refused.code, 2, bad.join(' '));

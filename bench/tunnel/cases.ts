@@ -12,11 +12,10 @@
  * Up: the sender sends, the receiver counts until the FIN and answers the count (timed to the
  * answer). Down: the receiver asks for the count and counts what arrives until the FIN.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { type Peer, startPeerProcess } from '../lib/peer-process.ts';
 import { processCpuMs, since } from '../lib/processes.ts';
 import { CHUNK_BYTES, type Direction } from './peer.ts';
 
@@ -34,60 +33,11 @@ export interface Sample {
   readonly cpuMs: { readonly a: number; readonly b: number } | null;
 }
 
-/** A peer process and the requests it takes. */
-export interface Peer {
-  readonly nodeId: string;
-  readonly addr: string;
-  readonly pid: number;
-  /** What the process wrote to stderr (the tunnel service's log). */
-  log(): string;
-  call<T = unknown>(op: string, args?: Record<string, unknown>): Promise<T>;
-  stop(): Promise<void>;
-}
-
 const PEER_SCRIPT = fileURLToPath(new URL('./peer.ts', import.meta.url));
 
 /** Starts a peer process (with `nodeArgs` for Node: a CPU profile); resolves once it listens. */
-export async function startPeer(nodeArgs: readonly string[] = []): Promise<Peer> {
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, PEER_SCRIPT], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
-  let ready: (info: { node_id: string; addr: string }) => void = () => {};
-  const started = new Promise<{ node_id: string; addr: string }>((resolve, reject) => {
-    ready = resolve;
-    child.once('exit', (code) => reject(new Error(`the peer exited with ${code}\n${stderr}`)));
-  });
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const message = JSON.parse(line) as { ready?: { node_id: string; addr: string }; id?: number; ok?: unknown; error?: string };
-    if (message.ready) return ready(message.ready);
-    const pending = waiting.get(message.id!);
-    waiting.delete(message.id!);
-    if (message.error !== undefined) pending?.reject(new Error(message.error));
-    else pending?.resolve(message.ok);
-  });
-  const info = await started;
-  let next = 0;
-  const call = <T>(op: string, args: Record<string, unknown> = {}): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const id = next++;
-      waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      child.stdin!.write(`${JSON.stringify({ id, op, ...args })}\n`);
-    });
-  return {
-    nodeId: info.node_id,
-    addr: info.addr,
-    pid: child.pid!,
-    log: () => stderr,
-    call,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      await call('stop').catch(() => {});
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 3_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    },
-  };
+export function startPeer(nodeArgs: readonly string[] = []): Promise<Peer> {
+  return startPeerProcess({ script: PEER_SCRIPT, nodeArgs });
 }
 
 const chunk = Buffer.alloc(CHUNK_BYTES, 0x5a);

@@ -8,7 +8,6 @@
  * Requests: {id, op, ...}; answers: {id, ok: value} or {id, error}. The first line out, unasked, is
  * {ready: {node_id, addr}}.
  */
-import { createInterface } from 'node:readline';
 import { publicKeyFromRaw } from '@libp2p/crypto/keys';
 import type { Stream } from '@libp2p/interface';
 import { peerIdFromPublicKey } from '@libp2p/peer-id';
@@ -21,6 +20,7 @@ import { parseLoopbackAddress } from '../../core/tunnel/address.ts';
 import { TunnelService } from '../../core/tunnel/tunnels.ts';
 import { startP2PNetwork } from '../../host-node/p2p.ts';
 import { nodeTunnelSockets } from '../../host-node/tunnel-sockets.ts';
+import { answerRequests, type PeerOps } from '../lib/peer-process.ts';
 import { processCpuMs } from '../lib/processes.ts';
 
 /**
@@ -42,7 +42,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** Sends `total` bytes on a libp2p stream, minding its back pressure. */
-async function sendBare(stream: Stream, total: number): Promise<void> {
+export async function sendBare(stream: Stream, total: number): Promise<void> {
   for (let sent = 0; sent < total; sent += CHUNK_BYTES) {
     const part = total - sent < CHUNK_BYTES ? chunk.subarray(0, total - sent) : chunk;
     if (!stream.send(part)) await stream.onDrain();
@@ -50,7 +50,7 @@ async function sendBare(stream: Stream, total: number): Promise<void> {
 }
 
 /** Counts what arrives on a libp2p stream until the other side's FIN; resolves to the count. */
-function countBare(stream: Stream): Promise<number> {
+export function countBare(stream: Stream): Promise<number> {
   let count = 0;
   return new Promise((resolve, reject) => {
     stream.addEventListener('message', (event) => void (count += event.data.byteLength));
@@ -60,15 +60,15 @@ function countBare(stream: Stream): Promise<number> {
 }
 
 /** The first message of a libp2p stream, as text (a request or an answer: one small message). */
-function firstBare(stream: Stream): Promise<string> {
+export function firstBare(stream: Stream): Promise<string> {
   return new Promise((resolve) => stream.addEventListener('message', (event) => resolve(decoder.decode(event.data.subarray())), { once: true }));
 }
 
-async function sendPort(stream: PeerStream, total: number): Promise<void> {
+export async function sendPort(stream: PeerStream, total: number): Promise<void> {
   for (let sent = 0; sent < total; sent += CHUNK_BYTES) await stream.write(total - sent < CHUNK_BYTES ? chunk.subarray(0, total - sent) : chunk);
 }
 
-async function countPort(stream: PeerStream): Promise<number> {
+export async function countPort(stream: PeerStream): Promise<number> {
   let count = 0;
   for await (const part of stream) count += part.length;
   return count;
@@ -78,7 +78,6 @@ async function main(): Promise<void> {
   const key = SigningKey.generate();
   const network = await startP2PNetwork({ key, port: 0, listenHost: '127.0.0.1', bootstrap: [] });
   const tunnels = new TunnelService({ network, sockets: nodeTunnelSockets, log: (line) => process.stderr.write(`${line}\n`) });
-  const out = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value)}\n`);
 
   // The serving side of the exchanges.
   await network.libp2p.handle(BARE_PROTOCOLS.up, async (stream) => {
@@ -132,7 +131,7 @@ async function main(): Promise<void> {
     return done(Number(decoder.decode(await readAll(stream))));
   };
 
-  const ops: Record<string, (request: Record<string, unknown>) => Promise<unknown>> = {
+  const ops: PeerOps = {
     dial: async ({ addr }) => void (await network.libp2p.dial(multiaddr(String(addr)))),
     listen: ({ protocol, target, allow }) =>
       tunnels.open({
@@ -153,15 +152,7 @@ async function main(): Promise<void> {
     },
   };
 
-  out({ ready: { node_id: toHex(network.self), addr: network.addresses().find((a) => a.includes('/tcp/') && !a.includes('/ws'))! } });
-  for await (const line of createInterface({ input: process.stdin })) {
-    const request = JSON.parse(line) as { id: number; op: string } & Record<string, unknown>;
-    const op = ops[request.op];
-    void (op === undefined ? Promise.reject(new Error(`no op ${request.op}`)) : op(request)).then(
-      (ok) => out({ id: request.id, ok: ok ?? null }),
-      (error: unknown) => out({ id: request.id, error: error instanceof Error ? error.message : String(error) }),
-    );
-  }
+  await answerRequests({ node_id: toHex(network.self), addr: network.addresses().find((a) => a.includes('/tcp/') && !a.includes('/ws'))! }, ops);
 }
 
 if (import.meta.main) await main();

@@ -71,6 +71,7 @@ export const PEERS: PeerView[] = [
     remote_addr: '/ip4/127.0.0.1/tcp/4002',
     direction: 'outbound',
     connected_since: 1_700_000_000,
+    relayed: false,
     height: 7,
     rtt_ms: 1.5,
     rtt_samples: [1, 2],

@@ -8,7 +8,7 @@ import { LEDGER_RULES } from '../ledger/apply.ts';
 import { InvalidBlockError } from '../ledger/block.ts';
 import { MESSAGING_ERRORS } from '../messaging/errors.ts';
 import { NAME_ERRORS } from '../names/errors.ts';
-import { NETWORK_ERRORS, PeerUnreachableError, RequestTimeoutError } from '../net/errors.ts';
+import { NETWORK_ERRORS, PeerUnreachableError, RelayedOnlyError, RequestTimeoutError } from '../net/errors.ts';
 import { PLACEMENT_ERRORS } from '../placement/errors.ts';
 import { SIGNAL_ERRORS } from '../signal/errors.ts';
 import { TUNNEL_ERRORS } from '../tunnel/errors.ts';
@@ -43,6 +43,9 @@ test("problems: any ruled error with an API problem is answered by its table, th
   assert.deepEqual(timeout?.extra, { rule: 'timeout' });
   assert.match(timeout?.message ?? '', /may still have processed/);
   assert.equal(toProblem(new PeerUnreachableError('gone'))?.status, 502);
+  // Bulk work to a peer reached only through a relay says why it waits (job logs, a tunnel).
+  const relayed = toProblem(new RelayedOnlyError('ab is reached only through a relay, and /mesh/rpc/1/jobs.logs runs on direct connections only'));
+  assert.deepEqual([relayed?.status, relayed?.code, relayed?.extra], [503, 'peer-relayed', { rule: 'relayed-only' }]);
   // Errors without an API problem (a block rule is gossip's concern only) are left to the kit's 500.
   assert.isUndefined(toProblem(new InvalidBlockError('bad-block-signature', 'no')));
   assert.isUndefined(toProblem(new Error('boom')));

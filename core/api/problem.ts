@@ -39,6 +39,7 @@ export const API_PROBLEMS = {
   'peer-refused': { status: 502, title: 'Peer refused the request' },
   'peer-timeout': { status: 504, title: 'No answer from the peer in time' },
   'peer-busy': { status: 503, title: 'Peer busy' },
+  'peer-relayed': { status: 503, title: 'Peer reached only through a relay' },
   'signal-conflict': { status: 409, title: 'Signal conflicts with an earlier one' },
   'too-large': { status: 413, title: 'Content too large' },
   'unknown-profile': { status: 404, title: 'No profile held for that node' },

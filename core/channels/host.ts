@@ -45,7 +45,10 @@ export class ChannelHost {
   }
 
   start(): void {
-    this.#unserve = this.#o.network.serve(CHANNEL_RPC.receipt, (request) => this.#onReceipt(request), { maxRequestBytes: MAX_RECEIPT_MESSAGE_BYTES });
+    this.#unserve = this.#o.network.serve(CHANNEL_RPC.receipt, (request) => this.#onReceipt(request), {
+      maxRequestBytes: MAX_RECEIPT_MESSAGE_BYTES,
+      relayed: true,
+    });
   }
 
   stop(): void {

@@ -216,6 +216,7 @@ export class ChannelPayer {
       const bytes = await network.request(fromHex(record.host, 32), CHANNEL_RPC.receipt, request, {
         timeoutMs: DELIVERY_TIMEOUT_MS,
         maxResponseBytes: MAX_RECEIPT_MESSAGE_BYTES,
+        relayed: true,
       });
       const answer = decode(receiptAnswerCodec, bytes);
       if (answer.answer === 'Refused') {

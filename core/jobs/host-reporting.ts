@@ -62,7 +62,10 @@ export class HostReporting {
         if (record === undefined || state === null || record.reportedState === state.state) return;
         try {
           const request = encode(reportCodec, { job_id: fromHex(jobId, 32), state });
-          const answer = decode(reportAnswerCodec, await network.request(fromHex(record.payer, 32), JOB_RPC.report, request, { timeoutMs: REPORT_TIMEOUT_MS }));
+          const answer = decode(
+            reportAnswerCodec,
+            await network.request(fromHex(record.payer, 32), JOB_RPC.report, request, { timeoutMs: REPORT_TIMEOUT_MS, relayed: true }),
+          );
           await side.step(jobId, { kind: 'answered', tag: state.state, placedHere: answer.placed_here, payerSig: answer.payer_sig });
           wait = REPORT_RETRY_MS[0];
         } catch (error) {

@@ -96,9 +96,10 @@ export class JobHost {
   /** Serves the host's protocols, reads the engine, and takes up the jobs of the book again. */
   async start(): Promise<void> {
     const { network } = this.#o;
-    network.serve(JOB_RPC.offer, (request) => this.#admission.onOffer(request));
+    // Offers and stops are small, and run through a relay; logs are bulk and wait for a direct connection.
+    network.serve(JOB_RPC.offer, (request) => this.#admission.onOffer(request), { relayed: true });
     network.serve(JOB_RPC.logs, (request) => this.#onLogs(request), { maxResponseBytes: MAX_LOGS_ANSWER_BYTES });
-    network.serve(JOB_RPC.stop, (request) => this.#onStop(request));
+    network.serve(JOB_RPC.stop, (request) => this.#onStop(request), { relayed: true });
     await this.checkEngine();
     await recoverJobs({
       side: this.#side,

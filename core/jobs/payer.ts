@@ -54,6 +54,8 @@ export const PLACEMENT_ROUND_MS = 5_000;
 const HOSTS_PER_ROUND = 32;
 /** How long one offer waits for its answer; a host that does not answer is asked again once. */
 const OFFER_TIMEOUT_MS = 15_000;
+// An offer is small: it runs through a relay too (docs/network.md, "Relayed connections and hole punching").
+const OFFER_OPTIONS = { timeoutMs: OFFER_TIMEOUT_MS, relayed: true } as const;
 const LOGS_TIMEOUT_MS = 10_000;
 
 export interface JobPayerOptions {
@@ -85,7 +87,7 @@ export class JobPayer {
   }
 
   start(): void {
-    this.#o.network.serve(JOB_RPC.report, (request) => this.#onReport(request));
+    this.#o.network.serve(JOB_RPC.report, (request) => this.#onReport(request), { relayed: true });
     // Jobs still waiting for a host when the node stopped go on being placed.
     for (const record of this.#o.book.all()) {
       if (record.role !== 'payer' || record.state.kind !== 'pending') continue;
@@ -137,7 +139,7 @@ export class JobPayer {
     const record = await this.#submitBid(request, specBytes, host);
     const offer = encode(offerCodec, { spec: specBytes, bid_tx: fromHex(record.bidTx!) });
     try {
-      const answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, { timeoutMs: OFFER_TIMEOUT_MS }));
+      const answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, OFFER_OPTIONS));
       if (answer.answer === 'Taken') return { jobId: record.jobId, answer: 'taken' };
       await this.#step(record.jobId, { kind: 'reserved-refused', host, reasons: answer.reasons, atMs: this.#o.clock.now() });
       return { jobId: record.jobId, answer: answer.reasons };
@@ -204,7 +206,9 @@ export class JobPayer {
 
   /** jobs.stop to the job's host. */
   async #askStop(jobId: string, host: string): Promise<void> {
-    const answer = await this.#o.network.request(fromHex(host, 32), JOB_RPC.stop, encode(stopRequestCodec, { job_id: fromHex(jobId, 32) }));
+    const answer = await this.#o.network.request(fromHex(host, 32), JOB_RPC.stop, encode(stopRequestCodec, { job_id: fromHex(jobId, 32) }), {
+      relayed: true,
+    });
     if (!decode(stopAnswerCodec, answer).stopped) this.#o.log(`jobs: the host of ${jobId.slice(0, 16)}… does not know it`);
   }
 
@@ -337,7 +341,7 @@ export class JobPayer {
     for (let attempt = 0; attempt < 2; attempt++) {
       let answer;
       try {
-        answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, { timeoutMs: OFFER_TIMEOUT_MS }));
+        answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, OFFER_OPTIONS));
       } catch (error) {
         if (!(error instanceof MeshError)) throw error;
         // No answer: the host may have taken it. It is asked once more; if it reports the job later
@@ -377,7 +381,7 @@ export class JobPayer {
     const reasons: string[] = [];
     for (const host of this.#candidates(spec)) {
       try {
-        const answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, { timeoutMs: OFFER_TIMEOUT_MS }));
+        const answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, OFFER_OPTIONS));
         if (answer.answer === 'Taken') return host;
         reasons.push(`${host.slice(0, 16)}…: ${answer.reasons.join('; ')}`);
       } catch (error) {
@@ -395,7 +399,7 @@ export class JobPayer {
     const offer = encode(offerCodec, { spec: fromHex(record.spec), bid_tx: fromHex(record.bidTx!) });
     for (let attempt = 0; attempt < 5 && !this.#stopped; attempt++) {
       try {
-        const answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, { timeoutMs: OFFER_TIMEOUT_MS }));
+        const answer = decode(offerAnswerCodec, await this.#o.network.request(fromHex(host, 32), JOB_RPC.offer, offer, OFFER_OPTIONS));
         if (answer.answer === 'Refused') await this.#step(jobId, { kind: 'reserved-refused', host, reasons: answer.reasons, atMs: this.#o.clock.now() });
         return;
       } catch (error) {

@@ -148,8 +148,9 @@ export class MessageLanes {
     const unserveRpc = network.serve(MESSAGING_RPC.message, async ({ peer, data }: RpcRequest) => handler(peer, data), {
       maxRequestBytes: MAX_FRAME_BYTES,
       maxResponseBytes: MAX_FRAME_BYTES,
+      relayed: true,
     });
-    const unserveLanes = network.serveStream(MESSAGE_STREAM, (stream) => void this.#receive(stream, handler), { maxStreams: LANES_PER_PEER });
+    const unserveLanes = network.serveStream(MESSAGE_STREAM, (stream) => void this.#receive(stream, handler), { maxStreams: LANES_PER_PEER, relayed: true });
     return () => {
       unserveRpc();
       unserveLanes();
@@ -191,7 +192,8 @@ export class MessageLanes {
     let stream: PeerStream;
     try {
       // Its own deadline: the opening is shared by every send that waits for it.
-      const open = (signal: AbortSignal): Promise<PeerStream> => this.#o.network.openStream(peer, MESSAGE_STREAM, { maxStreams: LANES_PER_PEER, signal });
+      const open = (signal: AbortSignal): Promise<PeerStream> =>
+        this.#o.network.openStream(peer, MESSAGE_STREAM, { maxStreams: LANES_PER_PEER, relayed: true, signal });
       stream = await withDeadline(this.#o.clock, key, MESSAGE_STREAM, { timeoutMs: OPEN_TIMEOUT_MS }, open);
     } catch (error) {
       if (error instanceof ProtocolNotServedError) return null;
@@ -219,6 +221,7 @@ export class MessageLanes {
           timeoutMs: left,
           maxRequestBytes: MAX_FRAME_BYTES,
           maxResponseBytes: MAX_FRAME_BYTES,
+          relayed: true,
         });
         acks.push(answerOf(appAckCodec, peer, answer));
       } catch (error) {

@@ -184,7 +184,7 @@ export class Messaging {
   /** Serves directed messages (lanes and the RPC) and requests. */
   start(): void {
     const { network } = this.#o;
-    const bounds = { maxRequestBytes: MAX_FRAME_BYTES, maxResponseBytes: MAX_FRAME_BYTES };
+    const bounds = { maxRequestBytes: MAX_FRAME_BYTES, maxResponseBytes: MAX_FRAME_BYTES, relayed: true };
     this.#unserve.push(this.#lanes.serve((peer, data) => this.#onMessage(peer, data)));
     this.#unserve.push(network.serve(MESSAGING_RPC.request, (request) => this.#onRequest(request), bounds));
   }
@@ -282,7 +282,7 @@ export class Messaging {
     const started = this.#o.clock.now();
     try {
       const bytes = encode(appRequestCodec, { from_node: this.#self, topic, payload, timeout_ms: timeoutMs });
-      const options = { timeoutMs, maxRequestBytes: MAX_FRAME_BYTES, maxResponseBytes: MAX_FRAME_BYTES };
+      const options = { timeoutMs, maxRequestBytes: MAX_FRAME_BYTES, maxResponseBytes: MAX_FRAME_BYTES, relayed: true };
       const answer = answerOf(appReplyCodec, to, await this.#o.network.request(to, MESSAGING_RPC.request, bytes, options));
       if (answer.answer === 'Refused') {
         // The receiver's own clock ran out first (it started later, so this is rare): a timeout all the same.

@@ -31,6 +31,11 @@ export const NETWORK_ERRORS = {
   'invalid-address': { status: 400, problem: 'invalid-body' },
   /** A raw stream was reset by either side, or the connection under it broke. */
   'stream-reset': { status: 502, problem: 'peer-unreachable' },
+  /**
+   * The peer is reached only through a relay, the protocol needs a direct connection (bulk:
+   * sync, job logs, tunnels), and the upgrade to one failed; the message says why.
+   */
+  'relayed-only': { status: 503, problem: 'peer-relayed' },
 } as const satisfies ErrorTable;
 
 export type NetworkErrorCode = keyof typeof NETWORK_ERRORS;
@@ -98,5 +103,12 @@ export class InvalidAddressError extends NetworkError {
 export class StreamResetError extends NetworkError {
   constructor(message: string) {
     super('stream-reset', message);
+  }
+}
+
+/** Only a relayed (limited) connection reaches the peer, and the protocol runs on direct ones only. */
+export class RelayedOnlyError extends NetworkError {
+  constructor(message: string) {
+    super('relayed-only', message);
   }
 }

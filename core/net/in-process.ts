@@ -229,7 +229,8 @@ export class Connections<P extends { readonly self: Uint8Array }> {
   peers(address: (peer: P) => string): PeerInfo[] {
     return [...this.#open].map(([peer, c]) => {
       const at = address(peer);
-      return { node: peer.self, height: c.height, multiaddrs: [at], remoteAddr: at, direction: c.direction, connectedSince: c.since };
+      // In one process there are no relays: every link is direct.
+      return { node: peer.self, height: c.height, multiaddrs: [at], remoteAddr: at, direction: c.direction, connectedSince: c.since, relayed: false };
     });
   }
 }

@@ -34,7 +34,17 @@ import { messageOf } from '../errors.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
 import { relayAddressesFirst } from './address-order.ts';
 import { connectionsToPrune, MAX_CONNECTIONS, type PeerRank } from './connection-pruning.ts';
-import { InvalidAddressError, MessageTooLargeError, NetworkError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
+import { DirectUpgrades, isRelayed } from './direct-upgrade.ts';
+import {
+  InvalidAddressError,
+  MessageTooLargeError,
+  NetworkError,
+  PeerBusyError,
+  PeerUnreachableError,
+  ProtocolNotServedError,
+  RelayedOnlyError,
+  RemoteError,
+} from './errors.ts';
 import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './gossip-scoring.ts';
 import { Libp2pPeerStream } from './libp2p-stream.ts';
 import {
@@ -242,6 +252,7 @@ export class Libp2pNetwork implements Network {
   /** Peers found, at the last check, in gossipsub's router with a stream to send them gossip. */
   #sending = new Set<string>();
   #redialing = false;
+  readonly #upgrades: DirectUpgrades;
 
   private constructor(libp2p: Libp2p<Services>, banned: Map<string, number>, options: Libp2pNetworkOptions) {
     this.libp2p = libp2p;
@@ -255,6 +266,7 @@ export class Libp2pNetwork implements Network {
     this.#rpc = rpcLimitsOf(options.rpc);
     this.#maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
     this.#rankPeer = options.rankPeer;
+    this.#upgrades = new DirectUpgrades(libp2p, this.#clock, this.#log, (peer) => this.#listenAddrs.get(peer.toString()) ?? []);
   }
 
   /** Starts libp2p from the host's configuration with the mesh's protocols added. */
@@ -292,6 +304,9 @@ export class Libp2pNetwork implements Network {
         // One address (one host, or one NAT) holds a bounded share of the node's connections.
         denyInboundConnection: async (maConn) => {
           if ((await host.connectionGater?.denyInboundConnection?.(maConn)) === true) return true;
+          // A relayed connection carries the relay's address: peers behind one relay are not one host
+          // (the relay bounds them, "Relay limits").
+          if (Circuit.matches(maConn.remoteAddr)) return false;
           const ip = ipOf(maConn.remoteAddr);
           const perIp = options.connectionsPerIp ?? PEER_LIMITS.connectionsPerIp;
           if (ip === null || connectionsFrom(ip) < perIp) return false;
@@ -339,7 +354,7 @@ export class Libp2pNetwork implements Network {
         }),
       },
     });
-    connectionsFrom = (ip) => libp2p.getConnections().filter((c) => ipOf(c.remoteAddr) === ip).length;
+    connectionsFrom = (ip) => libp2p.getConnections().filter((c) => !isRelayed(c) && ipOf(c.remoteAddr) === ip).length;
     const net = new Libp2pNetwork(libp2p as unknown as Libp2p<Services>, banned, options);
     net.#guardRouting();
     try {
@@ -362,13 +377,16 @@ export class Libp2pNetwork implements Network {
         for (const listener of this.#joined) listener(node);
       });
     });
+    this.libp2p.addEventListener('connection:open', (event) => this.#upgrades.opened(event.detail));
     this.libp2p.addEventListener('peer:identify', (event) => {
       this.#listenAddrs.set(event.detail.peerId.toString(), event.detail.listenAddrs);
+      this.#upgrades.identified(event.detail.connection);
     });
     this.libp2p.addEventListener('peer:disconnect', (event) => {
       const key = event.detail.toString();
       this.#listenAddrs.delete(key);
       this.#heights.delete(key);
+      this.#upgrades.forget(event.detail);
     });
     this.#reconnect = this.#clock.setInterval(() => void this.#keepBootstrapped(), RECONNECT_MS);
     this.#watchGossipStreams();
@@ -741,7 +759,7 @@ export class Libp2pNetwork implements Network {
   request(peer: Uint8Array, protocol: string, data: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
     return runRequest(this.#clock, peer, protocol, data, options, async (call) => {
       const { id, signal } = call;
-      const stream = await this.#dial(peer, id, this.#rpc.streams, signal, 'requests');
+      const stream = await this.#dial(peer, id, this.#rpc.streams, signal, 'requests', options.relayed === true);
       try {
         return await this.#exchange(stream, call, data);
       } catch (error) {
@@ -752,26 +770,21 @@ export class Libp2pNetwork implements Network {
   }
 
   // Opens a stream on `id`; failures as the port names them (`what` is counted against `limit`).
-  // Requests and streams run on relayed connections too (libp2p marks them limited).
-  async #dial(peer: Uint8Array, id: string, limit: number, signal: AbortSignal | undefined, what: string): Promise<Stream> {
-    const options = { ...(signal ? { signal } : {}), maxOutboundStreams: limit, runOnLimitedConnection: true };
+  // A protocol that is not `relayed` gets a direct connection, or says why there is none.
+  async #dial(peer: Uint8Array, id: string, limit: number, signal: AbortSignal | undefined, what: string, relayed: boolean): Promise<Stream> {
+    const target = peerIdOf(peer);
     try {
-      const target = peerIdOf(peer);
-      // libp2p dials anew rather than use a relayed connection, even one already open: the
-      // stream goes on the open one (a direct one first), and only a peer with none is reached.
-      const open = this.libp2p
-        .getConnections(target)
-        .filter((c) => c.status === 'open')
-        .sort((a, b) => Number(a.limits !== undefined) - Number(b.limits !== undefined))[0];
-      if (open !== undefined) return await open.newStream(id, options);
-      await this.#reach(target, signal);
-      return await this.libp2p.dialProtocol(target, id, options);
+      // A relayed connection is used as it is (libp2p would dial every address of the peer beside it).
+      let connection = this.#upgrades.connectionTo(target) ?? (await this.#connect(target, signal));
+      if (isRelayed(connection) && !relayed) connection = await this.#upgrades.direct(target, id, signal ?? this.#stopping.signal);
+      return await connection.newStream(id, { ...(signal ? { signal } : {}), maxOutboundStreams: limit, runOnLimitedConnection: relayed });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      const relayed = error instanceof NetworkError ? null : await this.#dialThroughRelays(peer, id, options);
-      if (relayed !== null) return relayed;
       if (error instanceof NetworkError) throw error;
       const name = toHex(peer);
+      if (error instanceof Error && error.name === 'LimitedConnectionError') {
+        throw new RelayedOnlyError(`${name} is reached only through a relay, and ${id} runs on direct connections only`);
+      }
       if (error instanceof Error && error.name === 'UnsupportedProtocolError') throw new ProtocolNotServedError(name, id);
       if (error instanceof Error && error.name === 'TooManyOutboundProtocolStreamsError') {
         throw new PeerBusyError(`${limit} ${what} to ${name} on ${id} are already open, as many as this node opens`);
@@ -782,33 +795,34 @@ export class Libp2pNetwork implements Network {
 
   // A node this node cannot dial (no address known, or none that answers) may hold a reservation
   // on a relay this node is connected to: each is tried, at most RELAYS_TRIED of them.
-  async #dialThroughRelays(
-    node: Uint8Array,
-    id: string,
-    options: { signal?: AbortSignal; maxOutboundStreams: number; runOnLimitedConnection: boolean },
-  ): Promise<Stream | null> {
-    const target = peerIdOf(node);
-    if (this.libp2p.getConnections(target).length > 0) return null;
-    let tried = 0;
-    for (const connection of this.libp2p.getConnections()) {
-      if (tried >= RELAYS_TRIED) break;
-      const relay = connection.remotePeer;
-      if (relay.equals(target) || connection.limits !== undefined) continue;
-      const served = await this.libp2p.peerStore.get(relay).then(
-        (p) => p.protocols,
-        () => [] as string[],
-      );
-      if (!served.includes(RELAY_HOP_PROTOCOL)) continue;
-      tried++;
-      const address = multiaddr(`${connection.remoteAddr.decapsulateCode(CODE_P2P).toString()}/p2p/${relay}/p2p-circuit/p2p/${target}`);
-      try {
-        return await this.libp2p.dialProtocol(address, id, options);
-      } catch (error) {
-        if (options.signal?.aborted) throw options.signal.reason;
-        this.#log(`p2p: no way to ${target} through relay ${relay}: ${messageOf(error)}`);
+  async #connect(target: PeerId, signal: AbortSignal | undefined): Promise<Connection> {
+    try {
+      // At the addresses it knows, else at those peer routing finds.
+      await this.#reach(target, signal);
+      return this.#upgrades.connectionTo(target) ?? (await this.libp2p.dial(target, signal ? { signal } : {}));
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      let tried = 0;
+      for (const connection of this.libp2p.getConnections()) {
+        if (tried >= RELAYS_TRIED) break;
+        const relay = connection.remotePeer;
+        if (relay.equals(target) || isRelayed(connection)) continue;
+        const served = await this.libp2p.peerStore.get(relay).then(
+          (p) => p.protocols,
+          () => [] as string[],
+        );
+        if (!served.includes(RELAY_HOP_PROTOCOL)) continue;
+        tried++;
+        const address = multiaddr(`${connection.remoteAddr.decapsulateCode(CODE_P2P).toString()}/p2p/${relay}/p2p-circuit/p2p/${target}`);
+        try {
+          return await this.libp2p.dial(address, signal ? { signal } : {});
+        } catch (failure) {
+          if (signal?.aborted) throw signal.reason;
+          this.#log(`p2p: no way to ${target} through relay ${relay}: ${messageOf(failure)}`);
+        }
       }
+      throw error;
     }
-    return null;
   }
 
   // Sends the request frame while reading the answer frame: a handler may refuse an oversized
@@ -865,9 +879,9 @@ export class Libp2pNetwork implements Network {
     this.libp2p
       .handle(id, (stream, connection) => this.#answer(stream, connection, id, handler, bounds), {
         force: true,
-        runOnLimitedConnection: true,
         maxInboundStreams: 2 * streams,
         maxOutboundStreams: streams,
+        runOnLimitedConnection: options.relayed === true,
       })
       .catch((error: unknown) => this.#log(`rpc: cannot serve ${id}: ${messageOf(error)}`));
     return () => {
@@ -957,7 +971,7 @@ export class Libp2pNetwork implements Network {
   async openStream(peer: Uint8Array, protocol: string, options: StreamOptions & { signal?: AbortSignal } = {}): Promise<PeerStream> {
     const id = checkStreamProtocolId(protocol);
     options.signal?.throwIfAborted();
-    const stream = await this.#dial(peer, id, options.maxStreams ?? DEFAULT_STREAM_LIMIT, options.signal, 'streams');
+    const stream = await this.#dial(peer, id, options.maxStreams ?? DEFAULT_STREAM_LIMIT, options.signal, 'streams', options.relayed === true);
     return this.#tracked(new Libp2pPeerStream(stream, peer));
   }
 
@@ -988,7 +1002,7 @@ export class Libp2pNetwork implements Network {
     };
     this.#streamHandlers.set(id, serving);
     this.libp2p
-      .handle(id, serving, { force: true, runOnLimitedConnection: true, maxInboundStreams: limit, maxOutboundStreams: limit })
+      .handle(id, serving, { force: true, maxInboundStreams: limit, maxOutboundStreams: limit, runOnLimitedConnection: options.relayed === true })
       .catch((error: unknown) => this.#log(`stream: cannot serve ${id}: ${messageOf(error)}`));
     return () => {
       if (this.#streamHandlers.get(id) !== serving) return;
@@ -1013,11 +1027,14 @@ export class Libp2pNetwork implements Network {
   peers(): PeerInfo[] {
     return this.libp2p.getPeers().flatMap((peer) => {
       const node = nodeIdOf(peer);
-      // The oldest open connection stands for the peer (a simultaneous dial may leave two).
-      const connection = this.libp2p
-        .getConnections(peer)
-        .filter((c) => c.status === 'open')
-        .sort((x, y) => x.timeline.open - y.timeline.open)[0];
+      // The oldest open connection stands for the peer (a simultaneous dial may leave two), a
+      // working direct one before a relayed one.
+      const connection =
+        this.#upgrades.directTo(peer) ??
+        this.libp2p
+          .getConnections(peer)
+          .filter((c) => c.status === 'open')
+          .sort((x, y) => x.timeline.open - y.timeline.open)[0];
       if (node === null || connection === undefined) return [];
       const key = peer.toString();
       return [
@@ -1028,6 +1045,7 @@ export class Libp2pNetwork implements Network {
           remoteAddr: connection.remoteAddr.toString(),
           direction: connection.direction,
           connectedSince: connection.timeline.open,
+          relayed: this.#upgrades.directTo(peer) === undefined,
         },
       ];
     });
@@ -1035,8 +1053,11 @@ export class Libp2pNetwork implements Network {
 
   async ping(peer: Uint8Array, options: { signal?: AbortSignal } = {}): Promise<number> {
     const target = peerIdOf(peer);
-    // Only a connected peer: libp2p would look an unknown one up, and the port's ping is no lookup.
-    if (this.libp2p.getConnections(target).length === 0) throw new PeerUnreachableError(`cannot ping ${toHex(peer)}: not connected`);
+    // A round trip through a relay is not the link's (netgraph, coordinates); and libp2p's ping
+    // would dial every address of the peer beside the relayed connection it has.
+    if (this.#upgrades.directTo(target) === undefined && this.#upgrades.connectionTo(target) !== undefined) {
+      throw new RelayedOnlyError(`${toHex(peer)} is reached only through a relay; pings measure direct links`);
+    }
     try {
       return await this.libp2p.services.ping.ping(target, options.signal ? { signal: options.signal } : {});
     } catch (error) {
@@ -1101,6 +1122,7 @@ export class Libp2pNetwork implements Network {
     this.#reconnect?.cancel();
     this.#gossipCheck?.cancel();
     this.#stopping.abort();
+    this.#upgrades.stop();
     this.#resetStreams('the node stopped');
     await this.libp2p.stop();
   }

@@ -140,6 +140,14 @@ export interface RequestOptions {
   readonly maxRequestBytes?: number;
   /** Default DEFAULT_RPC_MAX_BYTES; a larger answer fails with MessageTooLargeError. */
   readonly maxResponseBytes?: number;
+  /**
+   * Whether the protocol may run over a relayed connection, one a circuit relay limits in time and
+   * bytes (default false: bulk traffic). Without it, a peer reached only through a relay is first
+   * upgraded to a direct connection (WebRTC, DCUtR); when that fails the call fails with
+   * RelayedOnlyError saying why. Give the same on both ends: a server without it refuses the
+   * stream on a relayed connection. docs/network.md, "Relayed connections".
+   */
+  readonly relayed?: boolean;
 }
 
 export interface ServeOptions {
@@ -147,6 +155,8 @@ export interface ServeOptions {
   readonly maxRequestBytes?: number;
   /** Default DEFAULT_RPC_MAX_BYTES; a larger answer is not sent, the requester hears why. */
   readonly maxResponseBytes?: number;
+  /** Whether requests may come over a relayed connection (RequestOptions.relayed); default false. */
+  readonly relayed?: boolean;
 }
 
 export interface RpcRequest {
@@ -175,6 +185,8 @@ export interface StreamOptions {
    * opener, one more fails with PeerBusyError; on the server, one more is reset.
    */
   readonly maxStreams?: number;
+  /** Whether the streams may run over a relayed connection (RequestOptions.relayed); default false. */
+  readonly relayed?: boolean;
 }
 
 /** Takes a stream a peer opened; it owns the stream from then on (a throw resets it). */
@@ -193,6 +205,11 @@ export interface PeerInfo {
   readonly direction: 'inbound' | 'outbound';
   /** When the connection opened, ms since the epoch. With several connections to a peer, the oldest. */
   readonly connectedSince: number;
+  /**
+   * Whether the peer is reached only through a circuit relay: a limited connection, on which only
+   * the protocols that say `relayed` run (docs/network.md, "Relayed connections").
+   */
+  readonly relayed: boolean;
 }
 
 export interface Network {

@@ -78,6 +78,8 @@ export interface PeerView {
   direction: 'inbound' | 'outbound';
   /** When the connection opened, unix seconds. */
   connected_since: number;
+  /** Whether the peer is reached only through a circuit relay (a limited connection: small requests only). */
+  relayed: boolean;
   /** The height the peer last announced, null before it announced one. */
   height: number | null;
   /** The median of rtt_samples, in ms; null while none of the last 10 pings was answered. */
@@ -142,6 +144,7 @@ export class PeerPings implements PingWindows {
         remote_addr: peer.remoteAddr,
         direction: peer.direction,
         connected_since: Math.floor(peer.connectedSince / 1000),
+        relayed: peer.relayed,
         height: peer.height,
         rtt_ms: rtt.medianMs,
         rtt_samples: [...rtt.samplesMs],
@@ -178,7 +181,8 @@ export class PeerPings implements PingWindows {
     const connected = new Set<string>();
     for (const peer of this.#network.peers()) {
       connected.add(toHex(peer.node));
-      void this.#ping(peer.node);
+      // A relayed peer's round trip is the relay's, not a link's: it waits for a direct connection.
+      if (!peer.relayed) void this.#ping(peer.node);
     }
     // Gone peers are forgotten: the maps hold connected peers only.
     for (const key of this.#windows.keys()) if (!connected.has(key)) this.#windows.delete(key);

@@ -119,7 +119,7 @@ export class PlacementCaller {
   }
 
   async #ask(node: Uint8Array, protocol: string, data: Uint8Array): Promise<PlacementAnswer> {
-    const answer = await this.#reach(this.#o.network.request(node, protocol, data, { timeoutMs: PLACEMENT_TIMEOUT_MS }));
+    const answer = await this.#reach(this.#o.network.request(node, protocol, data, { timeoutMs: PLACEMENT_TIMEOUT_MS, relayed: true }));
     try {
       return decode(placementAnswerCodec, answer);
     } catch (error) {

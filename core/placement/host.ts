@@ -51,8 +51,8 @@ export class PlacementHost {
 
   start(): void {
     this.#unserve = [
-      this.#o.network.serve(PLACEMENT_RPC.deploy, (request) => this.#onDeploy(request)),
-      this.#o.network.serve(PLACEMENT_RPC.kill, (request) => this.#onKill(request)),
+      this.#o.network.serve(PLACEMENT_RPC.deploy, (request) => this.#onDeploy(request), { relayed: true }),
+      this.#o.network.serve(PLACEMENT_RPC.kill, (request) => this.#onKill(request), { relayed: true }),
     ];
   }
 
