@@ -101,6 +101,14 @@ function counts(entry: Entry): boolean {
   return entry.interaction !== 0 || entry.earned > 0n || entry.spent > 0n;
 }
 
+// `counts` of an encoded entry, without decoding it: an entry ends with earned and spent (16 bytes
+// each) and interaction (1). A removed block's entries are mostly transfers, which count nothing,
+// and decoding each of a deep reorganisation's 110,000 took a quarter of its removal.
+function countsEncoded(bytes: Uint8Array): boolean {
+  for (let i = bytes.length - 33; i < bytes.length; i++) if (bytes[i] !== 0) return true;
+  return false;
+}
+
 /**
  * A batch being built over a store: reads see the batch's own earlier writes, and a key written
  * several times (a node's totals, once per transaction of a range) is written to the store once,
@@ -259,7 +267,7 @@ export async function unindexBlock(
   for (const node of nodes) {
     const entries: Entry[] = [];
     for (const [k, v] of await read(store, node, height)) {
-      entries.push(decode(entryCodec, v));
+      if (countsEncoded(v)) entries.push(decode(entryCodec, v));
       batch.delFirst(k);
     }
     await adjust(batch, node, height, entries, -1);
