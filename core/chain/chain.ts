@@ -524,6 +524,9 @@ export class Chain {
       const forkHash = await this.hashAt(forkHeight);
       if (forkHash === undefined || !bytesEqual(forkHash, first.header.prev_hash)) return;
       const rewind = await this.#readRewind(forkHeight + 1, this.#tip.height, ahead.steps);
+      // What was not read ahead yet is read now: the reading ahead is done with, and keeps it all.
+      for (const step of rewind) ahead.steps.set(toHex(step.block.hash), step);
+      ahead.next = this.#tip.height + 1;
       const state = LedgerState.fromEntries(this.#state.entries(), this.crypto.sha256);
       for (const { undo } of rewind) state.applyChanges(undo.changes, 'undo');
       const batch = new PendingBatch(this.#store);
