@@ -547,7 +547,8 @@ export class Chain {
       }
       await this.#index(p.batch, block, applied);
       p.blocks.push(block);
-      p.applied.push(applied);
+      // Its changes are in its undo record now: only its effects are kept, for the switch's events.
+      p.applied.push({ effects: applied.effects, changes: [] });
       p.parent = info(block);
     }
     p.staged.add(p.batch.drain());
@@ -909,7 +910,8 @@ export class Chain {
     return usable ? p : null;
   }
 
-  // Adds to `batch` the removal of the rewound blocks' read-model entries, heights and undo records.
+  // Adds to `batch` the removal of the rewound blocks' read-model entries, heights and undo records
+  // (deleted ahead of the batch's other writes: the branch's blocks may write the same heights).
   async #unindex(batch: PendingBatch, rewind: readonly RewindStep[]): Promise<void> {
     for (const { height, undo, block, entries } of rewind) {
       await unindexBlock(
@@ -920,12 +922,13 @@ export class Chain {
         block.txs.map((t) => t.id),
         async (_store, node) => (entries.get(toHex(node)) ?? []).slice(),
       );
-      batch.del(hKey(height));
-      batch.del(uKey(height));
+      batch.delFirst(hKey(height));
+      batch.delFirst(uKey(height));
     }
   }
 
-  // Adds to `batch` a connected block, its height, its undo record and its read-model entries.
+  // Adds to `batch` a connected block, its height, its undo record and its read-model entries
+  // (written after the batch's other writes, and not held for `get`: nothing reads them back).
   async #index(batch: PendingBatch, block: Block, applied: Applied): Promise<void> {
     const height = block.header.height;
     const nodes = await indexBlock(
@@ -934,9 +937,9 @@ export class Chain {
       block.txs.map((t) => t.id),
       applied.effects,
     );
-    batch.put(bKey(block.hash), block.bytes);
-    batch.put(hKey(height), block.hash);
-    batch.put(
+    batch.putLast(bKey(block.hash), block.bytes);
+    batch.putLast(hKey(height), block.hash);
+    batch.putLast(
       uKey(height),
       encode(undoCodec, {
         changes: applied.changes.map((c) => ({ key: c.key, before: c.before ?? null, after: c.after ?? null })),
