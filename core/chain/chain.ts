@@ -121,6 +121,8 @@ const MAX_SIDE_BLOCKS = 4_096;
 // wire size, and 4,096 blocks of 1,024 transactions would take gigabytes. 16 MiB still holds a
 // reorganisation several sync answers (2 MiB each) deep; a deeper one of full blocks fails.
 const MAX_SIDE_BYTES = 16 * 1024 * 1024;
+// Held blocks one `prepareBranch` call applies at most (two sync answers of 500).
+const MAX_PREPARED_PER_CALL = 2 * MAX_BLOCKS_PER_RESPONSE;
 
 const h8 = (height: number): Uint8Array => encode(uint53, height);
 const bKey = (hash: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(B), hash);
@@ -493,8 +495,8 @@ export class Chain {
    * the fork point, and builds the store batch of the switch to it, so that once the branch
    * outgrows the chain, the switch need only take over that state's net change, write the batch
    * and show it. Begun once `readRewindAhead` was asked to read every block back to the fork point
-   * (so the work stays in proportion to the blocks the peer sent); each call applies the blocks not
-   * applied yet. It touches neither the state nor the store, and never throws: a block that does not apply
+   * (so the work stays in proportion to the blocks the peer sent); each call applies up to 1,000
+   * of the blocks not applied yet, so that no call holds the thread for long. It touches neither the state nor the store, and never throws: a block that does not apply
    * ends the preparation there, and the switch applies it and reports it. Dropped when the tip
    * moves, and by the next switch.
    */
@@ -536,7 +538,9 @@ export class Chain {
       p = { forkHeight, tipHash: this.#tip.hash, rewind, state, blocks: [], applied: [], batch, staged, parent, broken: false };
       this.#prepared = p;
     }
-    for (let i = p.blocks.length; i < branch.length && !p.broken; i++) {
+    // A few ranges' worth a call: the thread also has the next ranges to take in meanwhile.
+    const end = Math.min(branch.length, p.blocks.length + MAX_PREPARED_PER_CALL);
+    for (let i = p.blocks.length; i < end && !p.broken; i++) {
       const block = branch[i]!;
       let applied: Applied;
       try {
