@@ -4,7 +4,7 @@
  * byte order as they are; a batch is one read-write transaction, so it applies whole or not at all.
  */
 import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
-import { type BatchOp, checkBatch, type KeyValueStore, type Range } from '../core/store/kv.ts';
+import { type BatchOp, checkBatch, gatheredBatch, type KeyValueStore, type Range, type StagedBatch } from '../core/store/kv.ts';
 
 const OBJECT_STORE = 'kv';
 
@@ -66,6 +66,11 @@ export class IndexedDbStore implements KeyValueStore {
       }
       return promisifyRequest(store.transaction);
     });
+  }
+
+  /** Gathered in memory and written as one transaction: IndexedDB keeps no transaction open across tasks. */
+  stage(): StagedBatch {
+    return gatheredBatch(this);
   }
 
   async *entries(range: Range = {}): AsyncIterable<readonly [Uint8Array, Uint8Array]> {

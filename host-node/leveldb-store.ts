@@ -5,7 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
-import { type BatchOp, checkBatch, type KeyValueStore, type Range } from '../core/store/kv.ts';
+import { type BatchOp, checkBatch, type KeyValueStore, type Range, type StagedBatch } from '../core/store/kv.ts';
 
 /** The store's directory is held by another process (or another open store in this one). */
 export class StoreLockedError extends Error {
@@ -104,6 +104,41 @@ export class LevelStore implements KeyValueStore {
       throw error;
     }
     await batch.write({ sync: this.#sync });
+  }
+
+  /**
+   * A LevelDB write batch that takes each operation as it is added, so that `write` has only the
+   * write itself left to do (adding a deep reorganisation's 380,000 operations took the main thread
+   * half a second).
+   */
+  stage(): StagedBatch {
+    this.#check();
+    const batch = this.#db.batch();
+    let open = true;
+    const spend = (): void => {
+      if (!open) throw new Error('the staged batch was written or discarded');
+      open = false;
+    };
+    return {
+      add: (ops) => {
+        if (!open) throw new Error('the staged batch was written or discarded');
+        checkBatch(ops);
+        for (const op of ops) {
+          if (op.type === 'put') batch.put(op.key, op.value);
+          else batch.del(op.key);
+        }
+      },
+      write: async () => {
+        spend();
+        this.#check();
+        await batch.write({ sync: this.#sync });
+      },
+      discard: () => {
+        if (!open) return;
+        open = false;
+        void batch.close().catch(() => {});
+      },
+    };
   }
 
   async *entries(range: Range = {}): AsyncIterable<readonly [Uint8Array, Uint8Array]> {

@@ -42,6 +42,35 @@ export function kvCompliance(name: string, open: () => Promise<KeyValueStore>): 
     await store.close();
   });
 
+  test(`${name}: a staged batch applies nothing until written, then all in the order added; a discarded one nothing`, async () => {
+    const store = await open();
+    await store.batch([{ type: 'put', key: b(2), value: b(2) }]);
+    const staged = store.stage();
+    staged.add([
+      { type: 'put', key: b(1), value: b(1) },
+      { type: 'del', key: b(2) },
+    ]);
+    let refused = false;
+    try {
+      staged.add([{ type: 'put', key: 'not bytes' as unknown as Uint8Array, value: b(7) }]);
+    } catch (error) {
+      refused = error instanceof TypeError;
+    }
+    assert.isTrue(refused);
+    staged.add([
+      { type: 'put', key: b(1), value: b(3) },
+      { type: 'put', key: b(4), value: b(4) },
+    ]);
+    assert.deepEqual(await collect(store), ['02=02'], 'nothing before the write');
+    await staged.write();
+    assert.deepEqual(await collect(store), ['01=03', '04=04']);
+    const dropped = store.stage();
+    dropped.add([{ type: 'del', key: b(1) }]);
+    dropped.discard();
+    assert.deepEqual(await collect(store), ['01=03', '04=04']);
+    await store.close();
+  });
+
   test(`${name}: a batch with a bad operation applies nothing`, async () => {
     const store = await open();
     await store.batch([{ type: 'put', key: b(5), value: b(5) }]);

@@ -128,6 +128,17 @@ function counting(store: LevelStore): { store: KeyValueStore; writes: () => numb
         writes++;
         return store.batch(ops);
       },
+      stage: () => {
+        const staged = store.stage();
+        return {
+          add: (ops) => staged.add(ops),
+          discard: () => staged.discard(),
+          write: () => {
+            writes++;
+            return staged.write();
+          },
+        };
+      },
     },
     writes: () => writes,
   };

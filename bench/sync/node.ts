@@ -20,7 +20,7 @@ export async function runSyncBench(options: RunOptions & { readonly paths?: Resu
   const source = await sourceState();
   const depth = options.quick ? 1_000 : 10_000;
   const chains = await forkedChains({ shared: 40, longer: depth, shorter: depth - 10, transfersPerBlock: 5, blockIntervalMs: 500 }, log);
-  const rounds = options.quick ? 1 : 2;
+  const rounds = options.quick ? 1 : 3;
   const heal: SyncRun[] = [];
   const catchUp: SyncRun[] = [];
   log(`mesh bench sync: a partition of ${depth.toLocaleString('en-US')} blocks, ${rounds} run(s) each of heal and catch-up, in turns`);

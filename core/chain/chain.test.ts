@@ -422,6 +422,30 @@ test('read models: history counts settled jobs and heartbeats, post-burn earned,
   assert.equal(nobody.earned, '0');
 });
 
+test('read models: a reorganisation takes the history of the blocks it removes back, and counts the new ones', async () => {
+  const { local, other } = await forked(1);
+  const bid = await tx(A, { kind: 'JobBid', nonce: 1, spec_hash: new Uint8Array(32), bid: 1_000n, duration_secs: 60, cpu_cores: 1, mem_mb: 64, billing: 1, host: B.publicKey });
+  await other.addBranch(await mine(local, A, 1, [bid]));
+  const beat = await tx(B, { kind: 'Heartbeat', nonce: 1, job_id: bid.id, cell: A.publicKey, epoch: 1 });
+  await mine(local, A, 1, [beat]);
+  assert.equal((await local.history(B.publicKey)).earned, '495');
+  // The peer's branch from height 2 carries the bid but no heartbeat, and a transfer to C.
+  const pay = await tx(A, { kind: 'Transfer', nonce: 2, to: C.publicKey, amount: 7n });
+  assert.equal(await local.addBranch([...(await mine(other, A, 1, [pay])), ...(await mine(other, A, 1))]), 'reorganized');
+  const host = await local.history(B.publicKey);
+  assert.equal(host.heartbeats_hosted, 0);
+  assert.equal(host.earned, '0');
+  assert.equal(host.recent_earned, '0');
+  assert.equal(host.first_height, 0);
+  const payer = await local.history(A.publicKey);
+  assert.equal(payer.heartbeats_paid, 0);
+  assert.equal(payer.spent, '0');
+  assert.deepEqual(
+    (await local.transactions(C.publicKey)).map((t) => [t.height, t.amount]),
+    [[3, '7']],
+  );
+});
+
 test('read models: a confirmed transaction is located by id, and forgotten when its block leaves', async () => {
   const { local, other } = await forked(1);
   const sent = await tx(A, { kind: 'Transfer', nonce: 1, to: B.publicKey, amount: 5n });

@@ -28,7 +28,7 @@ import { blockSigningBytes, headerCodec, type SignedHeader } from '../ledger/hea
 import { type ChainParams, LIGHT_RETENTION_BLOCKS } from '../ledger/params.ts';
 import { type Change, LedgerState } from '../ledger/state.ts';
 import { type Applied, applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type ParentInfo } from '../ledger/validate.ts';
-import { type KeyValueStore, prefixRange } from '../store/kv.ts';
+import { type KeyValueStore, prefixRange, type StagedBatch } from '../store/kv.ts';
 import { type History, history, indexBlock, indexEntriesIn, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlock } from './readmodel.ts';
 
 // A block that builds on what this node does not hold (or no longer holds): it is behind or on
@@ -121,6 +121,8 @@ const MAX_SIDE_BLOCKS = 4_096;
 // wire size, and 4,096 blocks of 1,024 transactions would take gigabytes. 16 MiB still holds a
 // reorganisation several sync answers (2 MiB each) deep; a deeper one of full blocks fails.
 const MAX_SIDE_BYTES = 16 * 1024 * 1024;
+// Held blocks one `prepareBranch` call applies at most (two sync answers of 500).
+const MAX_PREPARED_PER_CALL = 2 * MAX_BLOCKS_PER_RESPONSE;
 
 const h8 = (height: number): Uint8Array => encode(uint53, height);
 const bKey = (hash: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(B), hash);
@@ -144,6 +146,23 @@ interface RewindAhead {
   upTo: number;
   bytes: number;
   reading: boolean;
+}
+
+// A competing branch applied ahead while sync still fetches it (`prepareBranch`): the state at the
+// fork point with the branch's blocks applied so far, and the store batch of the switch to it
+// against the tip it was prepared on, its writes so far staged in the store.
+interface Prepared {
+  readonly forkHeight: number;
+  readonly tipHash: Uint8Array;
+  readonly rewind: readonly RewindStep[];
+  readonly state: LedgerState;
+  readonly blocks: Block[];
+  readonly applied: Applied[];
+  readonly batch: PendingBatch;
+  readonly staged: StagedBatch;
+  parent: ParentInfo;
+  // A block did not apply: nothing past it is prepared, and the switch applies it and says why.
+  broken: boolean;
 }
 
 const tipCodec = struct({ height: uint53, hash: bytes32 }, 'tip');
@@ -189,6 +208,10 @@ export class Chain {
   readonly #signedAt = new Map<string, SignedHeader & { hash: string }>();
   readonly #listeners = new Set<(event: ChainEvent) => void>();
   #rewindAhead: RewindAhead | null = null;
+  #prepared: Prepared | null = null;
+  // A branch whose preparation was dropped (its tip moved) is prepared afresh only once it holds
+  // twice the blocks applied then: a chain that keeps moving costs at most twice the work in all.
+  #prepareAgainAt: { readonly forkHeight: number; readonly blocks: number } | null = null;
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(options: ChainOptions, state: LedgerState, tip: Block, base: number) {
@@ -466,6 +489,83 @@ export class Chain {
     })(ahead);
   }
 
+  /**
+   * Applies a competing branch that sync holds while it fetches the rest of it (the blocks so far,
+   * the first one building on a main-chain block below the tip) to a copy of the state rewound to
+   * the fork point, and builds the store batch of the switch to it, so that once the branch
+   * outgrows the chain, the switch need only take over that state's net change, write the batch
+   * and show it. Begun once `readRewindAhead` was asked to read every block back to the fork point
+   * (so the work stays in proportion to the blocks the peer sent); each call applies up to 1,000
+   * of the blocks not applied yet, so that no call holds the thread for long. It touches neither the state nor the store, and never throws: a block that does not apply
+   * ends the preparation there, and the switch applies it and reports it. Dropped when the tip
+   * moves, and by the next switch.
+   */
+  prepareBranch(branch: readonly Block[], nowMs?: number): Promise<void> {
+    return this.#exclusive(async () => {
+      try {
+        await this.#prepare(branch, nowMs);
+      } catch {
+        // The switch does it all, and says what is wrong.
+        this.#dropPrepared();
+      }
+    });
+  }
+
+  async #prepare(branch: readonly Block[], nowMs: number | undefined): Promise<void> {
+    const first = branch[0];
+    if (first === undefined) return;
+    const forkHeight = first.header.height - 1;
+    let p = this.#prepared;
+    if (p !== null && (p.forkHeight !== forkHeight || !bytesEqual(p.tipHash, this.#tip.hash) || p.blocks.some((block, i) => branch[i] !== block))) p = null;
+    if (p === null) {
+      this.#dropPrepared();
+      const ahead = this.#rewindAhead;
+      if (ahead === null || ahead.forkHeight !== forkHeight || forkHeight >= this.#tip.height || ahead.upTo < this.#tip.height) return;
+      const again = this.#prepareAgainAt;
+      if (again !== null && again.forkHeight === forkHeight && branch.length < again.blocks) return;
+      const forkHash = await this.hashAt(forkHeight);
+      if (forkHash === undefined || !bytesEqual(forkHash, first.header.prev_hash)) return;
+      const rewind = await this.#readRewind(forkHeight + 1, this.#tip.height, ahead.steps);
+      // What was not read ahead yet is read now: the reading ahead is done with, and keeps it all.
+      for (const step of rewind) ahead.steps.set(toHex(step.block.hash), step);
+      ahead.next = this.#tip.height + 1;
+      const state = LedgerState.fromEntries(this.#state.entries(), this.crypto.sha256);
+      for (const { undo } of rewind) state.applyChanges(undo.changes, 'undo');
+      const batch = new PendingBatch(this.#store);
+      await this.#unindex(batch, rewind);
+      const parent = info((await this.blockAt(forkHeight))!);
+      const staged = this.#store.stage();
+      p = { forkHeight, tipHash: this.#tip.hash, rewind, state, blocks: [], applied: [], batch, staged, parent, broken: false };
+      this.#prepared = p;
+    }
+    // A few ranges' worth a call: the thread also has the next ranges to take in meanwhile.
+    const end = Math.min(branch.length, p.blocks.length + MAX_PREPARED_PER_CALL);
+    for (let i = p.blocks.length; i < end && !p.broken; i++) {
+      const block = branch[i]!;
+      let applied: Applied;
+      try {
+        applied = applyVerifiedBlock(p.state, block, p.parent, this.params, nowMs);
+      } catch {
+        p.broken = true;
+        break;
+      }
+      await this.#index(p.batch, block, applied);
+      p.blocks.push(block);
+      // Its changes are in its undo record now: only its effects are kept, for the switch's events.
+      p.applied.push({ effects: applied.effects, changes: [] });
+      p.parent = info(block);
+    }
+    p.staged.add(p.batch.drain());
+  }
+
+  #dropPrepared(): void {
+    const p = this.#prepared;
+    if (p === null) return;
+    p.staged.discard();
+    this.#prepareAgainAt = { forkHeight: p.forkHeight, blocks: 2 * p.blocks.length };
+    this.#prepared = null;
+  }
+
   // The main-chain blocks at heights `low` to `high`, highest first, with what rewinding them
   // needs: those `ahead` holds under the hash now at their height taken from it, the rest read from
   // the store, a walk of each kind and a few hundred block reads at a time (one after another, a
@@ -692,12 +792,15 @@ export class Chain {
     if (forkHeight < this.#base) {
       throw new ForkChoiceError('too-deep', `the branch forks at height ${forkHeight}, below the oldest held block ${this.#base}`);
     }
+    // What was prepared of this branch against this tip, if anything; used up by this switch either way.
+    const prepared = this.#takePrepared(forkHeight, branch);
     // Everything asynchronous first (reads, signature checks), so the state changes below happen
     // in one synchronous stretch that no reader can observe half-done.
-    const rewind = forkHeight === this.#tip.height ? [] : await this.#readRewind(forkHeight + 1, this.#tip.height, this.#rewindAhead?.steps);
+    const rewind =
+      forkHeight === this.#tip.height ? [] : (prepared?.rewind ?? (await this.#readRewind(forkHeight + 1, this.#tip.height, this.#rewindAhead?.steps)));
     // Read ahead for this reorganisation, or for one that no longer comes: either way done with.
     if (rewind.length > 0) this.#rewindAhead = null;
-    const forkBlock = forkHeight === this.#tip.height ? this.#tip.block : (await this.blockAt(forkHeight))!;
+    const forkBlock = forkHeight === this.#tip.height ? this.#tip.block : prepared === null ? (await this.blockAt(forkHeight))! : null;
     // The signatures not checked ahead are checked on the other cores while this thread applies the
     // branch, concealed from every other caller until their verdict is in (below), so no reader sees
     // a block whose signatures are not known good; a bad signature is reported before any broken
@@ -712,9 +815,17 @@ export class Chain {
     let broken: { block: Block | null; error: unknown } | null = null;
     let changes: readonly Change[] = [];
     try {
-      for (const { undo } of rewind) state.applyChanges(undo.changes, 'undo');
-      let parent: ParentInfo = info(forkBlock);
-      for (const block of branch) {
+      let parent: ParentInfo;
+      if (prepared !== null) {
+        // The prepared state's net change, from this tip to the last prepared block, in one step.
+        state.applyChanges(prepared.state.changesSince(0), 'redo');
+        applied.push(...prepared.applied);
+        parent = prepared.parent;
+      } else {
+        for (const { undo } of rewind) state.applyChanges(undo.changes, 'undo');
+        parent = info(forkBlock!);
+      }
+      for (const block of branch.slice(applied.length)) {
         try {
           applied.push(applyVerifiedBlock(state, block, parent, this.params, nowMs));
         } catch (error) {
@@ -747,38 +858,13 @@ export class Chain {
       // Readers keep seeing the stored chain until the batch is durable: the new state stays
       // concealed, and is revealed with the new tip in one synchronous step once the store has
       // taken the batch. So /status and /beacon never show a block that a crash could still take back.
-      const batch = new PendingBatch(this.#store);
-      for (const { height, undo, block, entries } of rewind) {
-        await unindexBlock(
-          batch,
-          this.#store,
-          height,
-          undo.nodes,
-          block.txs.map((t) => t.id),
-          async (_store, node) => (entries.get(toHex(node)) ?? []).slice(),
-        );
-        batch.del(hKey(height));
-        batch.del(uKey(height));
+      let batch: PendingBatch;
+      if (prepared !== null) batch = prepared.batch;
+      else {
+        batch = new PendingBatch(this.#store);
+        await this.#unindex(batch, rewind);
       }
-      for (let i = 0; i < branch.length; i++) {
-        const block = branch[i]!;
-        const height = block.header.height;
-        const nodes = await indexBlock(
-          batch,
-          height,
-          block.txs.map((t) => t.id),
-          applied[i]!.effects,
-        );
-        batch.put(bKey(block.hash), block.bytes);
-        batch.put(hKey(height), block.hash);
-        batch.put(
-          uKey(height),
-          encode(undoCodec, {
-            changes: applied[i]!.changes.map((c) => ({ key: c.key, before: c.before ?? null, after: c.after ?? null })),
-            nodes,
-          }),
-        );
-      }
+      for (let i = prepared?.blocks.length ?? 0; i < branch.length; i++) await this.#index(batch, branch[i]!, applied[i]!);
       for (const c of changes) {
         if (c.after === undefined) batch.del(sKey(c.key));
         else batch.put(sKey(c.key), c.after);
@@ -786,9 +872,14 @@ export class Chain {
       // Disconnected blocks stay in memory as side blocks, in case their branch grows back.
       for (const { block } of rewind) batch.del(bKey(block.hash));
       batch.put(META_TIP, encode(tipCodec, { height: tip.header.height, hash: tip.hash }));
-      await this.#store.batch(batch.ops);
+      if (prepared === null) await this.#store.batch(batch.drain());
+      else {
+        prepared.staged.add(batch.drain());
+        await prepared.staged.write();
+      }
     } catch (error) {
       state.discard();
+      prepared?.staged.discard();
       throw error;
     }
     state.reveal();
@@ -805,6 +896,60 @@ export class Chain {
     // Pruning is a batch of its own, read from what was just committed: a crash in between only
     // leaves some old blocks held a little longer, and the next prune removes them.
     if (this.mode === 'light') await this.#prune(this.#tip.height);
+  }
+
+  // The preparation of `branch` (`prepareBranch`), if it was prepared against this very tip and its
+  // prepared blocks begin `branch`; the preparation is dropped either way: the switch moves the tip.
+  #takePrepared(forkHeight: number, branch: readonly Block[]): Prepared | null {
+    const p = this.#prepared;
+    const usable =
+      p !== null &&
+      p.blocks.length > 0 &&
+      p.forkHeight === forkHeight &&
+      bytesEqual(p.tipHash, this.#tip.hash) &&
+      p.blocks.length <= branch.length &&
+      p.blocks.every((block, i) => branch[i] === block);
+    if (usable) this.#prepared = null;
+    else this.#dropPrepared();
+    return usable ? p : null;
+  }
+
+  // Adds to `batch` the removal of the rewound blocks' read-model entries, heights and undo records
+  // (deleted ahead of the batch's other writes: the branch's blocks may write the same heights).
+  async #unindex(batch: PendingBatch, rewind: readonly RewindStep[]): Promise<void> {
+    for (const { height, undo, block, entries } of rewind) {
+      await unindexBlock(
+        batch,
+        this.#store,
+        height,
+        undo.nodes,
+        block.txs.map((t) => t.id),
+        async (_store, node) => (entries.get(toHex(node)) ?? []).slice(),
+      );
+      batch.delFirst(hKey(height));
+      batch.delFirst(uKey(height));
+    }
+  }
+
+  // Adds to `batch` a connected block, its height, its undo record and its read-model entries
+  // (written after the batch's other writes, and not held for `get`: nothing reads them back).
+  async #index(batch: PendingBatch, block: Block, applied: Applied): Promise<void> {
+    const height = block.header.height;
+    const nodes = await indexBlock(
+      batch,
+      height,
+      block.txs.map((t) => t.id),
+      applied.effects,
+    );
+    batch.putLast(bKey(block.hash), block.bytes);
+    batch.putLast(hKey(height), block.hash);
+    batch.putLast(
+      uKey(height),
+      encode(undoCodec, {
+        changes: applied.changes.map((c) => ({ key: c.key, before: c.before ?? null, after: c.after ?? null })),
+        nodes,
+      }),
+    );
   }
 
   // Light mode: drops blocks, undo records and index entries below the retention window.
@@ -825,7 +970,7 @@ export class Chain {
       }
     }
     batch.put(META_BASE, h8(newBase));
-    await this.#store.batch(batch.ops);
+    await this.#store.batch(batch.drain());
     this.#base = newBase;
   }
 }

@@ -294,7 +294,10 @@ export class Mempool {
     // Appended here and sorted once at the re-check: sorted per transaction, the queue of a
     // reorganisation thousands of blocks deep took minutes.
     for (const tx of event.block.txs) {
-      if (tx.body.kind === 'UptimeReward' || this.#byId.has(toHex(tx.id)) || this.#byId.size >= this.#maxSize) continue;
+      // The size first: a deep reorganisation returns more transactions than the pool holds.
+      if (tx.body.kind === 'UptimeReward' || this.#byId.size >= this.#maxSize) continue;
+      const id = toHex(tx.id);
+      if (this.#byId.has(id)) continue;
       const sender = toHex(tx.body.sender);
       const queue = this.#bySender.get(sender) ?? [];
       // A returning transaction takes its nonce back from a pooled one. Only the transactions
@@ -309,7 +312,7 @@ export class Mempool {
       queue.push(tx);
       this.#bySender.set(sender, queue);
       this.#returned.set(sender, twin === -1 ? pooled : pooled - 1);
-      this.#byId.set(toHex(tx.id), tx);
+      this.#byId.set(id, tx);
     }
     if (!this.#stale) {
       this.#stale = true;

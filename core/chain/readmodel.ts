@@ -101,25 +101,45 @@ function counts(entry: Entry): boolean {
   return entry.interaction !== 0 || entry.earned > 0n || entry.spent > 0n;
 }
 
+// `counts` of an encoded entry, without decoding it: an entry ends with earned and spent (16 bytes
+// each) and interaction (1). A removed block's entries are mostly transfers, which count nothing,
+// and decoding each of a deep reorganisation's 110,000 took a quarter of its removal.
+function countsEncoded(bytes: Uint8Array): boolean {
+  for (let i = bytes.length - 33; i < bytes.length; i++) if (bytes[i] !== 0) return true;
+  return false;
+}
+
 /**
  * A batch being built over a store: reads see the batch's own earlier writes, and a key written
  * several times (a node's totals, once per transaction of a range) is written to the store once,
- * with its last value: the same outcome in a fraction of the writes.
+ * with its last value: the same outcome in a fraction of the writes. Its writes are taken with
+ * `drain`, at the end or piecemeal (a reorganisation prepared while its branch is fetched).
  */
 export class PendingBatch {
-  // The last write of each key.
+  // The last write of each key, for `get`.
   readonly #writes = new Map<string, BatchOp>();
-  // Puts no later write of the batch overrides (`putLast`), after the others.
-  readonly #last: BatchOp[] = [];
+  // The writes since the last drain: deletes before the rest (`delFirst`), the last write of each
+  // key, then puts no later write overrides (`putLast`).
+  #first: BatchOp[] = [];
+  #since = new Map<string, BatchOp>();
+  #last: BatchOp[] = [];
   readonly #store: KeyValueStore;
 
   constructor(store: KeyValueStore) {
     this.#store = store;
   }
 
-  /** The writes to make, one per key but for `putLast`'s, which come last. */
-  get ops(): BatchOp[] {
-    return [...this.#writes.values(), ...this.#last];
+  /**
+   * The writes made since the last drain (every write, the first time), in the order to make
+   * them: one per key but for `delFirst`'s, which come first, and `putLast`'s, which come last.
+   * The writes of several drains are made in the order drained.
+   */
+  drain(): BatchOp[] {
+    const ops = [...this.#first, ...this.#since.values(), ...this.#last];
+    this.#first = [];
+    this.#since = new Map();
+    this.#last = [];
+    return ops;
   }
 
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
@@ -129,20 +149,35 @@ export class PendingBatch {
   }
 
   put(key: Uint8Array, value: Uint8Array): void {
-    this.#writes.set(bytesKey(key), { type: 'put', key, value });
+    this.#write({ type: 'put', key, value });
   }
 
   /**
    * A put that no later write of this batch overrides, and that `get` need not see: written after
-   * every other write (so it wins over an earlier one of the same key), without the lookup that
-   * keeps one write per key. A block's index entries, one or more per transaction, go so.
+   * every other write of its drain (so it wins over an earlier one of the same key), without the
+   * lookup that keeps one write per key. A block's index entries, one or more per transaction, go so.
    */
   putLast(key: Uint8Array, value: Uint8Array): void {
     this.#last.push({ type: 'put', key, value });
   }
 
   del(key: Uint8Array): void {
-    this.#writes.set(bytesKey(key), { type: 'del', key });
+    this.#write({ type: 'del', key });
+  }
+
+  /**
+   * A delete that overrides no earlier write of this batch, and that `get` need not see: written
+   * before every other write of its drain, without the lookup that keeps one write per key. A
+   * removed block's index entries go so (a 10,000-block reorganisation removes some 170,000).
+   */
+  delFirst(key: Uint8Array): void {
+    this.#first.push({ type: 'del', key });
+  }
+
+  #write(op: BatchOp): void {
+    const id = bytesKey(op.key);
+    this.#writes.set(id, op);
+    this.#since.set(id, op);
   }
 }
 
@@ -228,12 +263,12 @@ export async function unindexBlock(
   txIds: readonly Uint8Array[],
   read: typeof indexEntriesAt = indexEntriesAt,
 ): Promise<void> {
-  for (const id of txIds) batch.del(xKey(id));
+  for (const id of txIds) batch.delFirst(xKey(id));
   for (const node of nodes) {
     const entries: Entry[] = [];
     for (const [k, v] of await read(store, node, height)) {
-      entries.push(decode(entryCodec, v));
-      batch.del(k);
+      if (countsEncoded(v)) entries.push(decode(entryCodec, v));
+      batch.delFirst(k);
     }
     await adjust(batch, node, height, entries, -1);
   }

@@ -563,7 +563,7 @@ export class Sync {
       if (source.failed || this.#stopped) return;
       askNext();
       await checked;
-      const outcome = await this.#take(source, blocks);
+      const outcome = await this.#take(source, blocks, response.tip_height);
       if (outcome === 'known') {
         // Blocks this node holds already (gossip brought them meanwhile, or the target answered
         // from below): no fault of the target's, unless it keeps doing it.
@@ -613,7 +613,7 @@ export class Sync {
    * so a branch as deep as a long partition would never come together there. 'held' when the
    * range joined the held branch.
    */
-  async #take(source: Source, blocks: readonly Block[]): Promise<AddOutcome | 'held'> {
+  async #take(source: Source, blocks: readonly Block[], claimed: number): Promise<AddOutcome | 'held'> {
     // Blocks already on the main chain (an answer may overlap what gossip brought) are dropped.
     let start = 0;
     while (start < blocks.length) {
@@ -657,10 +657,14 @@ export class Sync {
       source.branchBytes = 0;
       throw new ForkChoiceError('branch-too-long', `a competing branch of more than ${this.#maxBranchBytes} bytes`);
     }
-    // The blocks the branch would replace, as many as it holds, are read from the store meanwhile,
-    // so that the switch, once it outgrows the chain, need not wait for them.
+    // The blocks the branch would replace, twice as many as it holds, are read from the store
+    // meanwhile, and once they reach back to the fork point the branch is applied ahead to a copy
+    // of the state there, so that the switch, once the branch outgrows the chain, need neither read
+    // nor apply (docs/chain.md, "Deep forks"). The peer claims a higher tip, and what this costs
+    // stays in proportion to the blocks it sent.
     const forkHeight = branch[0]!.header.height - 1;
-    this.#chain.readRewindAhead(forkHeight, forkHeight + branch.length);
+    this.#chain.readRewindAhead(forkHeight, forkHeight + 2 * branch.length);
+    if (claimed > this.#chain.tip.height) void this.#chain.prepareBranch(branch, this.#clock.now());
     return 'held';
   }
 

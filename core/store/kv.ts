@@ -20,9 +20,49 @@ export interface KeyValueStore {
   get(key: Uint8Array): Promise<Uint8Array | undefined>;
   /** Applies every operation or none, in order (a later op on the same key wins). */
   batch(ops: readonly BatchOp[]): Promise<void>;
+  /** A batch to add operations to over time: nothing of it is applied before its `write`. */
+  stage(): StagedBatch;
   /** Entries in key order (byte-wise), within `range`. */
   entries(range?: Range): AsyncIterable<readonly [Uint8Array, Uint8Array]>;
   close(): Promise<void>;
+}
+
+/**
+ * Operations added over time and applied by `write` as one batch: all or none, in the order added
+ * (a later op on a key wins). For a batch built piecemeal ahead of the moment it is written, or
+ * never (a reorganisation prepared while its branch is fetched): a store may take the operations
+ * in as they come, so that `write` has little left to do. Spent by `write` or `discard`.
+ */
+export interface StagedBatch {
+  /** Adds operations after those added before; TypeError for a bad one, as `batch`. */
+  add(ops: readonly BatchOp[]): void;
+  write(): Promise<void>;
+  /** Drops what was added; nothing is applied. */
+  discard(): void;
+}
+
+/** A StagedBatch that gathers the operations and hands them to `store.batch` on `write`. */
+export function gatheredBatch(store: KeyValueStore): StagedBatch {
+  let gathered: BatchOp[] | null = [];
+  const open = (): BatchOp[] => {
+    if (gathered === null) throw new Error('the staged batch was written or discarded');
+    return gathered;
+  };
+  return {
+    add(ops) {
+      const into = open();
+      checkBatch(ops);
+      for (const op of ops) into.push(op);
+    },
+    write() {
+      const ops = open();
+      gathered = null;
+      return store.batch(ops);
+    },
+    discard() {
+      gathered = null;
+    },
+  };
 }
 
 /**
@@ -149,6 +189,10 @@ export class MemoryStore implements KeyValueStore {
     }
     this.#keys = keys;
     this.#values = values;
+  }
+
+  stage(): StagedBatch {
+    return gatheredBatch(this);
   }
 
   async *entries(range: Range = {}): AsyncIterable<readonly [Uint8Array, Uint8Array]> {
