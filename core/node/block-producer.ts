@@ -25,6 +25,9 @@ import { type Network, TOPICS } from '../net/network.ts';
 import { type KeyValueStore, MemoryStore } from '../store/kv.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
 
+/** How long past its watch a producer that has peers but heard none of them waits to hear one. */
+export const UNHEARD_WATCH_MS = 60_000;
+
 // Hashes of the blocks this run signed, to tell them from a doppelganger's.
 const SIGNED_REMEMBERED = 4_096;
 
@@ -52,6 +55,8 @@ export interface BlockProducerOptions {
    * running this key shows itself by a block meanwhile, before this one signs at the same height.
    */
   readonly doppelgangerWaitMs?: number;
+  /** True while the node has peers and has heard the tip of none: the watch goes on meanwhile. */
+  readonly unheard?: () => boolean;
   readonly clock?: Clock;
   readonly log?: (line: string) => void;
 }
@@ -67,6 +72,7 @@ export class BlockProducer {
   #stopped = true;
   #startedAt = 0;
   #halt: ProducerHalt | null = null;
+  #producedThisRun = false;
   // The height it last said it would not sign at, so it says so once.
   #refusedAt = -1;
 
@@ -157,6 +163,12 @@ export class BlockProducer {
     const now = this.#clock.now();
     const watched = this.#startedAt + (this.#o.doppelgangerWaitMs ?? 0);
     if (now < watched) return this.#schedule(watched - now);
+    // Peers, and no tip heard from any, before it has signed anything: a machine with this key may
+    // hold their gossip streams. It watches on until sync hears one (it asks them by request), for
+    // UNHEARD_WATCH_MS at most. Once it has produced, peers that come later change nothing.
+    if (!this.#producedThisRun && this.#o.doppelgangerWaitMs !== undefined && this.#o.unheard?.() === true && now < watched + UNHEARD_WATCH_MS) {
+      return this.#schedule(interval);
+    }
     const slot = nextSlot(chain, key.publicKey);
     if (now < slot) return this.#schedule(slot - now);
     try {
@@ -183,9 +195,9 @@ export class BlockProducer {
     }
   }
 
-  // Adds a block this node signed (and recorded) to its chain, and gossips it.
   async #emit(block: Block): Promise<void> {
     this.#signed.add(toHex(block.hash));
+    this.#producedThisRun = true;
     const outcome = await this.#o.chain.addBlock(block, this.#clock.now());
     if (outcome === 'extended') await this.#o.publish(block);
   }
@@ -198,8 +210,8 @@ export interface ProductionComponents {
   readonly network: Network;
   readonly clock: Clock;
   readonly log: (line: string) => void;
-  /** Production waits while sync knows of a node ahead. */
-  readonly sync: { readonly behind: boolean };
+  /** Production waits while sync knows of a node ahead, and watches on while it has heard no peer. */
+  readonly sync: { readonly behind: boolean; readonly heard: boolean };
   /** Evidence heard from peers, for doppelganger detection. */
   readonly evidence?: BlockProducerOptions['evidence'];
 }
@@ -220,6 +232,7 @@ export function productionService(init: ProductionInit = {}): (components: Produ
       key: c.key,
       publish: (block) => c.network.publish(TOPICS.blocks, block.bytes),
       behind: () => c.sync.behind,
+      unheard: () => !c.sync.heard && c.network.peers().length > 0,
       ...(init.store === undefined ? {} : { protection: new SlashingProtection(init.store, c.chain.params.network) }),
       ...(c.evidence === undefined ? {} : { evidence: c.evidence }),
       ...(init.doppelgangerWaitMs === undefined ? {} : { doppelgangerWaitMs: init.doppelgangerWaitMs }),

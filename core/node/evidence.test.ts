@@ -21,7 +21,7 @@ import { TOPICS } from '../net/network.ts';
 import { MemoryStore } from '../store/kv.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import type { Scheduler } from '../time/scheduler.ts';
-import { BlockProducer } from './block-producer.ts';
+import { BlockProducer, UNHEARD_WATCH_MS } from './block-producer.ts';
 import { capacity, type FullNode } from './node.test-util.ts';
 import { MeshNode } from './node.ts';
 import { fullNodeServices } from './services.ts';
@@ -371,4 +371,44 @@ test('doppelganger: a producer that watches first stops before it signs anything
   await watching.producer.stop();
   assert.isNotNull(watching.producer.halted);
   assert.deepEqual(watching.published, []);
+});
+
+test('doppelganger: with peers and no tip heard, the watch goes on until one is heard, or a minute more; once it produced, silent peers change nothing', async () => {
+  const clock = testScheduler();
+  const prefix = await bondedPrefix();
+  const waitMs = 3 * params.blockIntervalMs;
+  let unheard = true;
+  const start = async (chain: Chain) => {
+    const published: Block[] = [];
+    const producer = new BlockProducer({
+      chain,
+      mempool: { select: () => [] },
+      key: TWIN,
+      publish: async (block) => void published.push(block),
+      behind: () => false,
+      doppelgangerWaitMs: waitMs,
+      unheard: () => unheard,
+      clock,
+    });
+    producer.start();
+    return { producer, published };
+  };
+  // Its peers' gossip does not reach it: it signs nothing past its watch, until a tip is heard.
+  const heardLater = await start(await chainWith(prefix));
+  await clock.advance(waitMs + 10 * params.blockIntervalMs);
+  assert.deepEqual(heardLater.published, [], 'it watches on while it has heard no peer');
+  unheard = false;
+  await clock.until('it produces once a tip is heard', () => heardLater.published.length > 0, 2 * params.blockIntervalMs);
+  // Once it produced, a peer set that says nothing does not stop it.
+  unheard = true;
+  const before = heardLater.published.length;
+  await clock.until('it goes on producing', () => heardLater.published.length > before, 2 * params.blockIntervalMs);
+  await heardLater.producer.stop();
+
+  // Never heard: it waits UNHEARD_WATCH_MS past its watch at most, then produces.
+  const startedAt = clock.now();
+  const neverHeard = await start(await chainWith(prefix));
+  await clock.until('it produces in the end', () => neverHeard.published.length > 0, waitMs + UNHEARD_WATCH_MS + 2 * params.blockIntervalMs);
+  await neverHeard.producer.stop();
+  assert.isAtLeast(neverHeard.published[0]!.header.timestamp_ms, startedAt + waitMs + UNHEARD_WATCH_MS);
 });

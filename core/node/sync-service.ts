@@ -78,6 +78,11 @@ export class SyncFeature implements Startable {
     return this.sync.behind;
   }
 
+  /** Whether a peer's tip ever reached this node (by gossip or an answer to a request). */
+  get heard(): boolean {
+    return this.sync.heard;
+  }
+
   /** Announces this node's tip to its peers. */
   announce(): Promise<void> {
     return this.sync.announce();
@@ -85,9 +90,15 @@ export class SyncFeature implements Startable {
 
   start(): void {
     this.segments.start();
-    this.#unsubscribePeers = this.#c.network.onPeerJoined(() => {
+    this.#unsubscribePeers = this.#c.network.onPeerJoined((peer) => {
       this.#announce();
-      for (const delay of JOIN_ANNOUNCE_DELAYS_MS) this.#later(delay, () => this.#announce());
+      this.#askIfUnheard(peer);
+      for (const delay of JOIN_ANNOUNCE_DELAYS_MS) {
+        this.#later(delay, () => {
+          this.#announce();
+          this.#askIfUnheard(peer);
+        });
+      }
     });
   }
 
@@ -96,8 +107,16 @@ export class SyncFeature implements Startable {
   async afterStart(): Promise<void> {
     this.sync.start();
     this.#c.network.handle(TOPICS.blocks, (m) => this.#onBlock(m));
-    this.#timers.add(this.#c.clock.setInterval(() => this.#announce(), this.#announceIntervalMs));
+    this.#timers.add(
+      this.#c.clock.setInterval(() => {
+        this.#announce();
+        this.#askIfUnheard(this.#c.network.peers()[0]?.node);
+      }, this.#announceIntervalMs),
+    );
     await this.sync.announce().catch(() => {});
+    // Peers met before sync started (the bootstrap peers) are asked as newcomers are.
+    this.#askIfUnheard(this.#c.network.peers()[0]?.node);
+    for (const delay of JOIN_ANNOUNCE_DELAYS_MS) this.#later(delay, () => this.#askIfUnheard(this.#c.network.peers()[0]?.node));
   }
 
   // No announcement goes out while the other services stop.
@@ -116,6 +135,13 @@ export class SyncFeature implements Startable {
 
   #announce(): void {
     void this.sync.announce().catch(() => {});
+  }
+
+  // A node that has heard no peer's tip asks `peer` for blocks by request: gossip may never come (a
+  // second machine with this node's key holds the gossip streams of every peer that met it first),
+  // and a producer must see its key's blocks to stop (docs/network.md, "Doppelganger").
+  #askIfUnheard(peer: Uint8Array | undefined): void {
+    if (peer !== undefined && !this.sync.heard) this.sync.requestFrom(peer);
   }
 
   #later(delayMs: number, fn: () => void): void {

@@ -152,6 +152,7 @@ export class Sync {
   #stopped = false;
   // When this node first saw a higher tip (null while none), and when sync last moved its chain.
   #aheadSince: number | null = null;
+  #heard = false;
   #progressAt = 0;
 
   constructor(options: SyncOptions) {
@@ -190,6 +191,11 @@ export class Sync {
   }
 
   /** The highest tip another node has announced. */
+  /** Whether a peer's tip ever reached this node: an announcement taken, or an answer to a request. */
+  get heard(): boolean {
+    return this.#heard;
+  }
+
   get bestKnownHeight(): number {
     let best = 0;
     for (const k of this.#known.values()) best = Math.max(best, k.height);
@@ -298,6 +304,7 @@ export class Sync {
     // forwarded (a node syncs from its neighbours, they from theirs).
     if (bytesEqual(message.origin, this.#network.self) || !bytesEqual(message.origin, message.peer)) return 'ignore';
     if (this.#isDistrusted(key)) return 'ignore';
+    this.#heard = true;
     this.#network.reportHeight(message.origin, announced.height);
     const known = this.#known.get(key);
     if (known) {
@@ -345,6 +352,7 @@ export class Sync {
         return;
       }
       if (this.#pending !== pending || this.#stopped) return;
+      this.#heard = true;
       await this.#onAnswer(node, pending, entries, answer);
     })().catch((error: unknown) => this.#log(`sync: ${messageOf(error)}`));
   }
