@@ -336,35 +336,39 @@ test('doppelganger: evidence against its key stops a producer, unless both block
   }
 });
 
+/** TWIN's producer on `chain`, watching `waitMs` after it starts, with the blocks it published. */
+function watchingTwin(chain: Chain, clock: Scheduler, waitMs: number, unheard?: () => boolean): { producer: BlockProducer; published: Block[] } {
+  const published: Block[] = [];
+  const producer = new BlockProducer({
+    chain,
+    mempool: { select: () => [] },
+    key: TWIN,
+    publish: async (block) => void published.push(block),
+    behind: () => false,
+    doppelgangerWaitMs: waitMs,
+    ...(unheard === undefined ? {} : { unheard }),
+    clock,
+  });
+  producer.start();
+  return { producer, published };
+}
+
 test('doppelganger: a producer that watches first stops before it signs anything when its key is already at work', async () => {
   const clock = testScheduler();
   const prefix = await bondedPrefix();
   const waitMs = 3 * params.blockIntervalMs;
-  const start = async (chain: Chain) => {
-    const published: Block[] = [];
-    const producer = new BlockProducer({
-      chain,
-      mempool: { select: () => [] },
-      key: TWIN,
-      publish: async (block) => void published.push(block),
-      behind: () => false,
-      doppelgangerWaitMs: waitMs,
-      clock,
-    });
-    producer.start();
-    return { producer, published };
-  };
+  const start = (chain: Chain) => watchingTwin(chain, clock, waitMs);
   // Alone, it signs its first block once the wait is over.
   const alone = await chainWith(prefix);
   const startedAt = clock.now();
-  const quiet = await start(alone);
+  const quiet = start(alone);
   await clock.until('it produces', () => quiet.published.length > 0, 2 * waitMs);
   await quiet.producer.stop();
   assert.isAtLeast(quiet.published[0]!.header.timestamp_ms, startedAt + waitMs);
 
   // The key's other machine signs meanwhile: this one stops, having signed nothing.
   const chain = await chainWith(prefix);
-  const watching = await start(chain);
+  const watching = start(chain);
   await clock.advance(params.blockIntervalMs);
   await chain.addBlock(await buildBlock(chain, null, TWIN, clock.now()), clock.now());
   await clock.advance(2 * waitMs);
@@ -378,23 +382,9 @@ test('doppelganger: with peers and no tip heard, the watch goes on until one is 
   const prefix = await bondedPrefix();
   const waitMs = 3 * params.blockIntervalMs;
   let unheard = true;
-  const start = async (chain: Chain) => {
-    const published: Block[] = [];
-    const producer = new BlockProducer({
-      chain,
-      mempool: { select: () => [] },
-      key: TWIN,
-      publish: async (block) => void published.push(block),
-      behind: () => false,
-      doppelgangerWaitMs: waitMs,
-      unheard: () => unheard,
-      clock,
-    });
-    producer.start();
-    return { producer, published };
-  };
+  const start = (chain: Chain) => watchingTwin(chain, clock, waitMs, () => unheard);
   // Its peers' gossip does not reach it: it signs nothing past its watch, until a tip is heard.
-  const heardLater = await start(await chainWith(prefix));
+  const heardLater = start(await chainWith(prefix));
   await clock.advance(waitMs + 10 * params.blockIntervalMs);
   assert.deepEqual(heardLater.published, [], 'it watches on while it has heard no peer');
   unheard = false;
@@ -407,7 +397,7 @@ test('doppelganger: with peers and no tip heard, the watch goes on until one is 
 
   // Never heard: it waits UNHEARD_WATCH_MS past its watch at most, then produces.
   const startedAt = clock.now();
-  const neverHeard = await start(await chainWith(prefix));
+  const neverHeard = start(await chainWith(prefix));
   await clock.until('it produces in the end', () => neverHeard.published.length > 0, waitMs + UNHEARD_WATCH_MS + 2 * params.blockIntervalMs);
   await neverHeard.producer.stop();
   assert.isAtLeast(neverHeard.published[0]!.header.timestamp_ms, startedAt + waitMs + UNHEARD_WATCH_MS);
