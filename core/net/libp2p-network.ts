@@ -115,6 +115,8 @@ type Services = { pubsub: GossipSub; ping: Ping; dht: KadDHT };
 export const ROUTING_PROTOCOL = '/mesh/kad/1.0.0';
 /** How long a lookup by NodeId may take, at most (a request's own timeout may end it sooner). */
 export const ROUTING_LOOKUP_MS = 10_000;
+/** How long a dial at the addresses the peer store holds may take before the node is looked up. */
+const KNOWN_ADDRESSES_MS = 1_000;
 /** How long a lookup waits for a first peer to ask, while the node is connected but has none yet. */
 const ROUTING_WARMUP_MS = 2_000;
 
@@ -620,12 +622,18 @@ export class Libp2pNetwork implements Network {
       () => false,
     );
     if (known) {
+      // Briefly: addresses heard long ago may be a NATed node's LAN ones, each a dial that hangs to
+      // its timeout (libp2p tries them in turn) while the node is reached through a relay now.
+      const giveUp = new AbortController();
+      const timer = this.#clock.setTimeout(() => giveUp.abort(new Error(`no connection in ${KNOWN_ADDRESSES_MS} ms`)), KNOWN_ADDRESSES_MS);
       try {
-        await this.libp2p.dial(target, signal ? { signal } : {});
+        await this.libp2p.dial(target, { signal: signal ? AbortSignal.any([signal, giveUp.signal]) : giveUp.signal });
         return;
       } catch {
         if (signal?.aborted) throw signal.reason;
-        // Moved or gone: looked up afresh.
+        // Moved, gone or behind a NAT now: looked up afresh.
+      } finally {
+        timer.cancel();
       }
     }
     const key = target.toString();
