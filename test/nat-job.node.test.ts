@@ -35,8 +35,9 @@ interface Channel {
 const channel = (node: MeshProcess, id: string): Promise<Channel> => getJson<Channel>(node, `/channels/${id}`);
 
 before(async () => {
-  podman = await startPodman();
+  // The lab first: without root it is the lab's error that says what is missing.
   lab = await createNatLab({ nats: [{ kind: 'cone' }, { kind: 'cone' }] });
+  podman = await startPodman();
   const relay = await startRelay(lab);
   [a, b] = await Promise.all([
     startNatted(lab, lab.natted[0]!, relay, [], { mine: true }),
