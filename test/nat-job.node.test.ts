@@ -22,6 +22,7 @@ const MESH = fileURLToPath(new URL('../bin/mesh.js', import.meta.url));
 
 let podman: PodmanService;
 let lab: NatLab;
+let relay: MeshProcess;
 let a: MeshProcess;
 let b: MeshProcess;
 
@@ -38,7 +39,7 @@ before(async () => {
   // The lab first: without root it is the lab's error that says what is missing.
   lab = await createNatLab({ nats: [{ kind: 'cone' }, { kind: 'cone' }] });
   podman = await startPodman();
-  const relay = await startRelay(lab);
+  relay = await startRelay(lab);
   [a, b] = await Promise.all([
     startNatted(lab, lab.natted[0]!, relay, [], { mine: true }),
     startNatted(lab, lab.natted[1]!, relay, [], {
@@ -56,6 +57,11 @@ after(async () => {
 });
 
 test('A behind NAT 1 runs a job on B behind NAT 2, pays B through a channel, and they message both ways, directly', async () => {
+  // Behind their NATs they are reached through the relay once each holds a reservation there and
+  // the relay has heard the address it gives (what it answers lookups with).
+  for (const node of [a, b]) {
+    await waitFor('the relay knows a relay address', async () => (await peerOf(relay, node))?.multiaddrs.some((m) => m.includes('/p2p-circuit')));
+  }
   await waitFor('A has B in its atlas', async () => (await getJson<{ node_id: string }[]>(a, '/atlas')).some((e) => e.node_id === b.nodeId), 30_000);
   await waitFor('A holds credits', async () => BigInt((await getJson<{ balance: string }>(a, '/status')).balance) >= 5n * CREDIT, 30_000);
 

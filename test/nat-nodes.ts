@@ -10,6 +10,7 @@ import type { LabHost, NatLab } from './nat-lab.ts';
 
 export interface Peer {
   node_id: string;
+  multiaddrs: string[];
   remote_addr: string;
   relayed: boolean;
 }
