@@ -8,61 +8,17 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { getJson, type MeshProcess, postJson, stopAll, waitFor } from './mesh-process.ts';
-import { createNatLab, type LabHost, type NatLab } from './nat-lab.ts';
+import { type MeshProcess, stopAll, waitFor } from './mesh-process.ts';
+import { createNatLab, type NatLab } from './nat-lab.ts';
+import { circuitAddress, exchange, peerOf, startNatted, startRelay } from './nat-nodes.ts';
 
-interface Peer {
-  node_id: string;
-  remote_addr: string;
-  relayed: boolean;
-}
-
-export const STUN_PORT = 3478;
 let lab: NatLab;
 let relay: MeshProcess;
 let a: MeshProcess;
 
-/** A node behind a NAT, joining through the relay (it reserves there once it finds itself private), asking the relay's STUN. */
-export async function startNatted(lab: NatLab, host: LabHost, relay: MeshProcess, bootstrap: readonly string[] = []): Promise<MeshProcess> {
-  const relayAddress = lab.tcpAddress(relay);
-  return lab.startNode(host, {
-    bootstrap: [relayAddress, ...bootstrap],
-    extraArgs: ['--stun', `stun:${lab.public[0]!.address}:${STUN_PORT}`],
-  });
-}
-
-/** `node`'s address through the relay (where it is reached behind its NAT). */
-export function circuitAddress(lab: NatLab, relay: MeshProcess, node: MeshProcess): string {
-  const peerId = lab.tcpAddress(node).split('/p2p/')[1]!;
-  return `${lab.tcpAddress(relay)}/p2p-circuit/p2p/${peerId}`;
-}
-
-export async function peerOf(from: MeshProcess, to: MeshProcess): Promise<Peer | undefined> {
-  const { peers } = await getJson<{ peers: Peer[] }>(from, '/peers');
-  return peers.find((p) => p.node_id === to.nodeId);
-}
-
-const hex = (text: string): string => Buffer.from(text).toString('hex');
-
-async function exchange(x: MeshProcess, y: MeshProcess, topic: string): Promise<void> {
-  for (const [from, to] of [
-    [x, y],
-    [y, x],
-  ] as const) {
-    const sent = await postJson(from, '/mesh/send', { to: to.nodeId, topic, payload_hex: hex(`from ${from.nodeId.slice(0, 8)}`) });
-    if (sent.status !== 200) console.log(JSON.stringify(await getJson(from, '/peers')), from.log(), to.log());
-    assert.equal(sent.status, 200, JSON.stringify(sent.body));
-    const inbox = await getJson<{ messages: { from: string; topic: string; payload_hex: string }[] }>(to, `/mesh/messages?topic=${topic}`);
-    assert.ok(
-      inbox.messages.some((m) => m.from === from.nodeId && m.payload_hex === hex(`from ${from.nodeId.slice(0, 8)}`)),
-      `${topic}: ${JSON.stringify(inbox.messages)}`,
-    );
-  }
-}
-
 before(async () => {
   lab = await createNatLab();
-  relay = await lab.startNode(lab.public[0]!, { extraArgs: ['--stun-port', String(STUN_PORT)] });
+  relay = await startRelay(lab);
   a = await startNatted(lab, lab.natted[0]!, relay);
 });
 after(async () => {
