@@ -101,7 +101,7 @@ export function renderSyncSection(report: SyncReport, goals: readonly Goal[] = e
       "node's own tip (the longest chain wins), so the healing node holds it while it fetches it, and then switches in one " +
       'step: it rewinds its own blocks, applies the new ones and writes both in one batch. While the branch is held, sync reads ' +
       'the blocks it replaces, their undo records and index entries, and once those reach back to the fork point it applies ' +
-      'each held range to a copy of the state rewound there and stages the switch\'s batch in the store (docs/chain.md, ' +
+      "each held range to a copy of the state rewound there and stages the switch's batch in the store (docs/chain.md, " +
       '"Finding the fork point"), as a catch-up applies each range while the next is fetched. What is left for the switch: ' +
       "the last range, the copy's net change, the write of the one batch (the removed blocks' entries and the new ones, some " +
       '56 MB) and the events of every block removed and added. On a machine this shared, the time of both moves with the ' +

@@ -424,7 +424,17 @@ test('read models: history counts settled jobs and heartbeats, post-burn earned,
 
 test('read models: a reorganisation takes the history of the blocks it removes back, and counts the new ones', async () => {
   const { local, other } = await forked(1);
-  const bid = await tx(A, { kind: 'JobBid', nonce: 1, spec_hash: new Uint8Array(32), bid: 1_000n, duration_secs: 60, cpu_cores: 1, mem_mb: 64, billing: 1, host: B.publicKey });
+  const bid = await tx(A, {
+    kind: 'JobBid',
+    nonce: 1,
+    spec_hash: new Uint8Array(32),
+    bid: 1_000n,
+    duration_secs: 60,
+    cpu_cores: 1,
+    mem_mb: 64,
+    billing: 1,
+    host: B.publicKey,
+  });
   await other.addBranch(await mine(local, A, 1, [bid]));
   const beat = await tx(B, { kind: 'Heartbeat', nonce: 1, job_id: bid.id, cell: A.publicKey, epoch: 1 });
   await mine(local, A, 1, [beat]);

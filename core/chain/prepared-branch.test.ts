@@ -46,7 +46,8 @@ async function partition(): Promise<{ local: Chain; store: CountingStore; theirs
   await other.addBranch(await mine(local, A, 1));
   for (let n = 1; n <= 7; n++) await mine(local, A, 1, [await tx(A, { kind: 'Transfer', nonce: n, to: (n % 2 ? B : C).publicKey, amount: BigInt(n) })]);
   const theirs = await mine(other, B, 2);
-  for (let n = 1; n <= 6; n++) theirs.push(...(await mine(other, B, 1, [await tx(B, { kind: 'Transfer', nonce: n, to: (n % 2 ? C : A).publicKey, amount: BigInt(n) })])));
+  for (let n = 1; n <= 6; n++)
+    theirs.push(...(await mine(other, B, 1, [await tx(B, { kind: 'Transfer', nonce: n, to: (n % 2 ? C : A).publicKey, amount: BigInt(n) })])));
   return { local, store, theirs };
 }
 
@@ -104,7 +105,13 @@ test('fork choice: a prepared branch with an invalid block is refused as an unpr
   const parent = other.tip;
   const bad = await signBlock(
     params.network,
-    { height: parent.height + 1, prev_hash: parent.hash, timestamp_ms: nextSlot(other, B.publicKey), producer: B.publicKey, state_root: new Uint8Array(32).fill(7) },
+    {
+      height: parent.height + 1,
+      prev_hash: parent.hash,
+      timestamp_ms: nextSlot(other, B.publicKey),
+      producer: B.publicKey,
+      state_root: new Uint8Array(32).fill(7),
+    },
     [],
     B,
   );
