@@ -464,7 +464,9 @@ test('failures: memory limit, duration, stopped by the payer, stopped on the hos
   if (ran) {
     const paid = await jobWhen(payer, cancelled, 'paid', (v) => v.cost !== null);
     const hosted = await jobWhen(host, cancelled, 'paid', (v) => v.cost !== null);
-    assert.equal(hosted.status, 'failed: stopped by the payer');
+    // The payer's stop, or its answer to the host's report that the job is no longer this host's
+    // (the host started as its acceptance went out, before the payer heard it had won).
+    assert.match(hosted.status, /^failed: (stopped by the payer|the payer withdrew the job from this host)/);
     assert.equal(paid.host, host.nodeId, 'the host whose acceptance is in a block has the job');
     assert.equal(paid.cost, hosted.cost, 'and is paid what it ran');
     assert.ok(hosted.finished_at! - hosted.started_at! <= 5 + 10, `ran ${hosted.finished_at! - hosted.started_at!} s`);

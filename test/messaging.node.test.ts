@@ -251,9 +251,10 @@ async function rssMb(node: MeshProcess): Promise<number> {
 }
 
 test('thousands of messages to a stream nobody reads: the ring drops the oldest and counts them, and memory stays bounded', async (t) => {
-  // F's old space is held to 64 MiB: a node that kept what it was sent (48 MiB of hex here, on top
-  // of its own ~30 MiB) would run out of heap and die, rather than merely grow its RSS lazily.
-  const f = await startNode({ blockIntervalMs: BLOCK_MS, bootstrap: [tcpAddress(a)], env: { NODE_OPTIONS: '--max-old-space-size=64' } });
+  // F's old space is held to 88 MiB: a node that kept what it was sent (48 MiB of hex here, on top
+  // of its own ~50 MiB, peer routing and the NAT traversal included) would run out of heap and die,
+  // rather than merely grow its RSS lazily.
+  const f = await startNode({ blockIntervalMs: BLOCK_MS, bootstrap: [tcpAddress(a)], env: { NODE_OPTIONS: '--max-old-space-size=88' } });
   await waitFor('A reaches F', async () => (await postJson(a, '/mesh/send', { to: f.nodeId, topic: 'hello', payload_hex: '' })).status === 200, 20_000);
   // A stream opened and never read.
   const unread = await fetch(`${f.url}/mesh/messages/stream`);

@@ -76,7 +76,7 @@ const STOP_REASONS: Record<StopCause, (spec: JobSpec) => string> = {
   payer: () => 'stopped by the payer',
   operator: () => 'stopped on the host',
   dry: () => 'the cell cannot cover the next heartbeat',
-  elsewhere: () => 'the payer placed the job with another host',
+  elsewhere: () => 'the payer withdrew the job from this host (cancelled, or placed elsewhere)',
   expired: () => 'the payer expired the bid',
   killed: () => 'killed by directed placement (/mesh-kill)',
   unaccepted: () => "the host's acceptance did not reach a block before the payer could take the bid back",
