@@ -11,7 +11,7 @@ import { toHex } from '../encoding/hex.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { Scheduler } from '../time/scheduler.ts';
 import { InvalidAddressError, PeerUnreachableError } from './errors.ts';
-import { Connections, InProcessEndpoint, lostWhenCut } from './in-process.ts';
+import { Connections, InProcessEndpoint, lostWhenCut } from './local-peers.ts';
 import {
   checkStreamProtocolId,
   type GossipMessage,

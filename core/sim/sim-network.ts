@@ -10,7 +10,7 @@
  */
 import { toHex } from '../encoding/hex.ts';
 import { InvalidAddressError, PeerUnreachableError } from '../net/errors.ts';
-import { Connections, InProcessEndpoint, lostWhenCut } from '../net/in-process.ts';
+import { Connections, InProcessEndpoint, lostWhenCut } from '../net/local-peers.ts';
 import {
   checkStreamProtocolId,
   type GossipMessage,
