@@ -115,8 +115,6 @@ type Services = { pubsub: GossipSub; ping: Ping; dht: KadDHT };
 export const ROUTING_PROTOCOL = '/mesh/kad/1.0.0';
 /** How long a lookup by NodeId may take, at most (a request's own timeout may end it sooner). */
 export const ROUTING_LOOKUP_MS = 10_000;
-/** How long libp2p tries one address of a peer before the next. */
-const ADDRESS_DIAL_MS = 3_000;
 /** How long a dial at the addresses the peer store holds may take before the node is looked up. */
 const KNOWN_ADDRESSES_MS = 1_000;
 /** How long a lookup waits for a first peer to ask, while the node is connected but has none yet. */
@@ -299,11 +297,6 @@ export class Libp2pNetwork implements Network {
       connectionManager: {
         maxConnections: (options.maxConnections ?? MAX_CONNECTIONS) + PRUNE_HEADROOM,
         maxIncomingPendingConnections: PEER_LIMITS.pendingConnections,
-        // libp2p tries a peer's addresses in turn, and any other dial to the peer joins the one
-        // under way: a LAN address of a NATed peer, heard before it took a relay, must not hold
-        // them all for libp2p's 6 s. A TCP or WebSocket connection with noise and yamux takes a
-        // few round trips; WebRTC's ICE, a median of 0.14 s in the NAT lab (mesh bench punch).
-        addressDialTimeout: ADDRESS_DIAL_MS,
         inboundConnectionThreshold: PEER_LIMITS.connectionsPerIpPerSecond,
         addressSorter: relayAddressesFirst,
         ...host.connectionManager,
