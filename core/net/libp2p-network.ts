@@ -34,7 +34,7 @@ import { messageOf } from '../errors.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
 import { relayAddressesFirst } from './address-order.ts';
 import { connectionsToPrune, MAX_CONNECTIONS, type PeerRank } from './connection-pruning.ts';
-import { DirectUpgrades, isRelayed } from './direct-upgrade.ts';
+import { DirectUpgrades, isRelayed, UPGRADE_MS } from './direct-upgrade.ts';
 import {
   InvalidAddressError,
   MessageTooLargeError,
@@ -297,6 +297,9 @@ export class Libp2pNetwork implements Network {
       connectionManager: {
         maxConnections: (options.maxConnections ?? MAX_CONNECTIONS) + PRUNE_HEADROOM,
         maxIncomingPendingConnections: PEER_LIMITS.pendingConnections,
+        // A WebRTC upgrade is one address dial: ICE on a loaded machine took over libp2p's 6 s.
+        // Its own bound (UPGRADE_MS) is the one that counts.
+        addressDialTimeout: UPGRADE_MS,
         inboundConnectionThreshold: PEER_LIMITS.connectionsPerIpPerSecond,
         addressSorter: relayAddressesFirst,
         ...host.connectionManager,
