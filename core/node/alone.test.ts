@@ -10,20 +10,25 @@ import { capacity } from './node.test-util.ts';
 import { MeshNode } from './node.ts';
 import { fullNodeServices } from './services.ts';
 
+/** Node `i` on `bus`, not mining, with the advice its host gives and where it logs. */
+async function nodeOn(bus: MemoryBus, clock: ReturnType<typeof testScheduler>, i: number, advice?: string, log?: (line: string) => void) {
+  return MeshNode.create({
+    chain: await openChain(),
+    network: bus.join(key(i).publicKey),
+    key: key(i),
+    clock,
+    random: seededRandom(i),
+    ...(log === undefined ? {} : { log }),
+    services: fullNodeServices({ mine: false, capacity, ...(advice === undefined ? {} : { alone: { advice } }) }),
+  });
+}
+
 test('alone: a node without peers logs its advice once a minute, and /status carries it until a peer comes', async () => {
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
   const lines: string[] = [];
   const advice = 'To join a mesh, restart with --bootstrap <multiaddr>.';
-  const a = await MeshNode.create({
-    chain: await openChain(),
-    network: bus.join(key(1).publicKey),
-    key: key(1),
-    clock,
-    random: seededRandom(1),
-    log: (line) => lines.push(line),
-    services: fullNodeServices({ mine: false, capacity, alone: { advice } }),
-  });
+  const a = await nodeOn(bus, clock, 1, advice, (line) => lines.push(line));
   await a.start();
   const said = (): string[] => lines.filter((l) => l.startsWith('p2p: no'));
   try {
@@ -35,14 +40,7 @@ test('alone: a node without peers logs its advice once a minute, and /status car
     await clock.advance(ALONE_REPORT_MS);
     assert.lengthOf(said(), 2, 'once a minute, not more');
 
-    const b = await MeshNode.create({
-      chain: await openChain(),
-      network: bus.join(key(2).publicKey),
-      key: key(2),
-      clock,
-      random: seededRandom(2),
-      services: fullNodeServices({ mine: false, capacity }),
-    });
+    const b = await nodeOn(bus, clock, 2);
     await b.start();
     try {
       assert.include(a.services.ledger.status(), { peers: 1, alone: null });
@@ -61,14 +59,7 @@ test('alone: a node without peers logs its advice once a minute, and /status car
 test('alone: without advice from its host, /status says the default', async () => {
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
-  const a = await MeshNode.create({
-    chain: await openChain(),
-    network: bus.join(key(1).publicKey),
-    key: key(1),
-    clock,
-    random: seededRandom(1),
-    services: fullNodeServices({ mine: false, capacity }),
-  });
+  const a = await nodeOn(bus, clock, 1);
   await a.start();
   try {
     assert.include(a.services.ledger.status(), { peers: 0, alone: DEFAULT_ALONE_ADVICE });
