@@ -34,7 +34,8 @@ async function behindRelay(relay: Libp2pNetwork, withWebRtc: boolean): Promise<L
   return Libp2pNetwork.start({
     privateKey: await generateKeyPairFromSeed('Ed25519', SigningKey.generate().exportSeed()),
     addresses: { listen: [`${relay.addresses()[0]!}/p2p-circuit`, ...(withWebRtc ? ['/webrtc'] : [])] },
-    transports: [tcp(), circuitRelayTransport(), ...(withWebRtc ? [webRTC()] : [])],
+    // Bound to loopback like the other two (listenHost), or ICE would gather no candidate there.
+    transports: [tcp(), circuitRelayTransport(), ...(withWebRtc ? [webRTC({ rtcConfiguration: { bindAddress: '127.0.0.1' } as RTCConfiguration })] : [])],
     connectionGater: { denyDialMultiaddr: () => false },
   });
 }

@@ -8,6 +8,7 @@
  * connections) is the runtime-neutral core/net/libp2p-network.ts.
  */
 import { isIPv6 } from 'node:net';
+import './webrtc-close.ts';
 import { bootstrap } from '@libp2p/bootstrap';
 import { type CircuitRelayService, circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
@@ -150,7 +151,7 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
         webSockets(options.wsTls ? { https: { cert: options.wsTls.cert, key: options.wsTls.key } } : {}),
         circuitRelayTransport(),
         // Without servers ICE offers host candidates only; never libp2p's default public ones.
-        webRTC({ rtcConfiguration: { iceServers: (options.stun ?? []).map((urls) => ({ urls })) } }),
+        webRTC({ rtcConfiguration: iceConfiguration(options) }),
       ],
       // Loopback and private addresses are how a devnet and a LAN mesh reach each other.
       connectionGater: { denyDialMultiaddr: () => false, denyInboundRelayReservation: denyReservation },
@@ -192,4 +193,17 @@ export async function startP2PNetwork(options: P2POptions): Promise<Libp2pNetwor
   const relay = (network.libp2p as unknown as { services: { relay: CircuitRelayService } }).services.relay;
   network.libp2p.addEventListener('peer:disconnect', (event) => relay.reservations.delete(event.detail));
   return network;
+}
+
+/**
+ * ICE's servers, and the one address it binds to when the node listens on one (`--listen-host`):
+ * ICE leaves loopback out of the addresses it gathers from the interfaces, so a node on
+ * 127.0.0.1 punches on loopback only when its sockets are bound there (node-datachannel's
+ * `bindAddress`, passed through to libdatachannel).
+ */
+function iceConfiguration(options: P2POptions): RTCConfiguration & { bindAddress?: string } {
+  const iceServers = (options.stun ?? []).map((urls) => ({ urls }));
+  const host = options.listenHost;
+  const specific = host !== undefined && host !== '0.0.0.0' && host !== '::';
+  return { iceServers, ...(specific ? { bindAddress: host } : {}) };
 }
