@@ -71,6 +71,7 @@ import type { Reachability } from './reachability.ts';
 import { RELAY_HOP_PROTOCOL } from './relay-keeper.ts';
 import { judgeRoutingAnswer } from './routing-message.ts';
 import { type Bounds, boundsOf, type Call, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest } from './rpc.ts';
+import { addressesToServe } from './served-addresses.ts';
 
 /**
  * What a host gives: its key, listen addresses, transports, peer discovery, extra services (a
@@ -127,6 +128,8 @@ const ROUTING_WARMUP_MS = 2_000;
 interface KadInternals {
   readonly routingTable?: EventTarget & { readonly size: number };
   readonly rpc?: {
+    /** The handler of each request type; FIND_NODE's maps each peer it serves (`peerInfoMapper`). */
+    readonly handlers?: Record<string, { peerInfoMapper?: (peer: Libp2pPeerInfo) => Libp2pPeerInfo }>;
     handleMessage?: (peer: PeerId, message: { readonly type: MessageType }) => Promise<unknown>;
     onIncomingStream?: (stream: Stream, connection: Connection) => Promise<void>;
   };
@@ -139,7 +142,8 @@ const ROUTING_REQUESTS: ReadonlySet<MessageType> = new Set([MessageType.FIND_NOD
 /**
  * Every address a peer announced, loopback and private ones included (a devnet and a LAN mesh reach
  * each other at them), at most PEER_LIMITS.routingAddresses; a peer that is not an Ed25519 key is
- * no mesh node, and is neither served nor added.
+ * no mesh node, and is neither served nor added. Lookups are answered with fewer: the private
+ * addresses only of a peer seen from them (served-addresses.ts).
  */
 function routingPeerInfo(peer: Libp2pPeerInfo): Libp2pPeerInfo {
   if (peer.id.type !== 'Ed25519') return { ...peer, multiaddrs: [] };
@@ -548,6 +552,24 @@ export class Libp2pNetwork implements Network {
           throw new Error('too many routing requests');
         }
         return handleMessage(peer, message);
+      };
+    }
+    // A peer's private addresses are served only to those who may share its network
+    // (served-addresses.ts); the DHT's own mapper, which also chooses who joins the routing table,
+    // keeps them.
+    const findNode = rpc?.handlers?.[String(MessageType.FIND_NODE)];
+    const served = findNode?.peerInfoMapper;
+    if (findNode !== undefined && served !== undefined) {
+      findNode.peerInfoMapper = (peer) => {
+        const info = served(peer);
+        if (info.id.equals(this.libp2p.peerId)) return info;
+        const seenFrom = new Set(
+          this.libp2p
+            .getConnections(info.id)
+            .filter((c) => !isRelayed(c))
+            .flatMap((c) => ipOf(c.remoteAddr) ?? []),
+        );
+        return { ...info, multiaddrs: addressesToServe(info.multiaddrs, seenFrom) };
       };
     }
     const onIncomingStream = rpc?.onIncomingStream?.bind(rpc);
