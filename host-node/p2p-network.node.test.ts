@@ -161,3 +161,24 @@ test('Libp2pNetwork: two pings to a peer at once both get their round trip (the 
     await Promise.all([a.stop(), b.stop()]);
   }
 });
+
+test("Libp2pNetwork: a peer's loopback address at this node's own port is not dialled (that would be itself)", async () => {
+  const net = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [] });
+  const inbound: string[] = [];
+  net.libp2p.addEventListener('connection:open', (event) => inbound.push(event.detail.remoteAddr.toString()));
+  try {
+    const own = net.addresses().find((a) => a.includes('/tcp/') && !a.includes('/ws'))!;
+    const port = /\/tcp\/(\d+)/.exec(own)![1];
+    // Another node, whose announced loopback address happens to name this node's port (as every
+    // node of a lab or a fleet on the default port does).
+    const other = SigningKey.generate().publicKey;
+    const failure = await net.dial(other, `/ip4/127.0.0.1/tcp/${port}`).then(
+      () => 'connected',
+      (error: unknown) => String(error),
+    );
+    assert.match(failure, /denied/);
+    assert.deepEqual(inbound, [], 'no connection to itself was opened');
+  } finally {
+    await net.stop();
+  }
+});

@@ -77,3 +77,36 @@ test('Libp2pNetwork: a node that announces only a relay address is reached throu
     await Promise.all([target.stop(), relay!.stop(), b!.stop()]);
   }
 });
+
+test('Libp2pNetwork: a lookup is answered without the private addresses of a peer seen from another IP', async () => {
+  const [hub, b] = await star(2, 'client');
+  // A node behind a NAT announces its LAN address (10.9.9.9 here) until it finds it is private;
+  // the hub sees it come from 127.0.0.1, another network's address. It answers no lookups itself,
+  // so the answer is the hub's.
+  const target = await Libp2pNetwork.start(
+    {
+      privateKey: await generateKeyPair('Ed25519'),
+      addresses: { listen: ['/ip4/127.0.0.1/tcp/0'], appendAnnounce: ['/ip4/10.9.9.9/tcp/4001'] },
+      transports: [tcp()],
+      connectionGater: { denyDialMultiaddr: () => false },
+    },
+    { bootstrap: [parseBootstrapAddress(hub!.addresses().find((a) => a.includes('/tcp/') && !a.includes('/ws'))!)] },
+  );
+  try {
+    await waitUntil(() => hub!.peers().some((p) => toHex(p.node) === toHex(target.self) && p.multiaddrs.some((a) => a.includes('10.9.9.9'))));
+    const found: string[] = [];
+    for await (const event of b!.libp2p.services.dht.findPeer(target.libp2p.peerId, { useCache: false, signal: AbortSignal.timeout(10_000) })) {
+      if (event.name === 'FINAL_PEER') found.push(...event.peer.multiaddrs.map(String));
+    }
+    assert.isTrue(
+      found.some((a) => a.startsWith('/ip4/127.0.0.1/tcp/')),
+      found.join(', '),
+    );
+    assert.isFalse(
+      found.some((a) => a.includes('10.9.9.9')),
+      found.join(', '),
+    );
+  } finally {
+    await Promise.all([target.stop(), hub!.stop(), b!.stop()]);
+  }
+});

@@ -22,6 +22,7 @@ import { publicKeyFromRaw } from '@libp2p/crypto/keys';
 import { type GossipSub, gossipsub, TopicValidatorResult } from '@libp2p/gossipsub';
 import { identify, identifyPush } from '@libp2p/identify';
 import type { Connection, Libp2p, PeerInfo as Libp2pPeerInfo, PeerId, Stream } from '@libp2p/interface';
+import type { TransportManager } from '@libp2p/interface-internal';
 import { type KadDHT, kadDHT, MessageType } from '@libp2p/kad-dht';
 import { peerIdFromPublicKey, peerIdFromString } from '@libp2p/peer-id';
 import { type Ping, ping } from '@libp2p/ping';
@@ -71,6 +72,8 @@ import type { Reachability } from './reachability.ts';
 import { RELAY_HOP_PROTOCOL } from './relay-keeper.ts';
 import { judgeRoutingAnswer } from './routing-message.ts';
 import { type Bounds, boundsOf, type Call, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest } from './rpc.ts';
+import { dialsItself } from './self-dial.ts';
+import { addressesToServe } from './served-addresses.ts';
 
 /**
  * What a host gives: its key, listen addresses, transports, peer discovery, extra services (a
@@ -127,6 +130,8 @@ const ROUTING_WARMUP_MS = 2_000;
 interface KadInternals {
   readonly routingTable?: EventTarget & { readonly size: number };
   readonly rpc?: {
+    /** The handler of each request type; FIND_NODE's maps each peer it serves (`peerInfoMapper`). */
+    readonly handlers?: Record<string, { peerInfoMapper?: (peer: Libp2pPeerInfo) => Libp2pPeerInfo }>;
     handleMessage?: (peer: PeerId, message: { readonly type: MessageType }) => Promise<unknown>;
     onIncomingStream?: (stream: Stream, connection: Connection) => Promise<void>;
   };
@@ -139,7 +144,8 @@ const ROUTING_REQUESTS: ReadonlySet<MessageType> = new Set([MessageType.FIND_NOD
 /**
  * Every address a peer announced, loopback and private ones included (a devnet and a LAN mesh reach
  * each other at them), at most PEER_LIMITS.routingAddresses; a peer that is not an Ed25519 key is
- * no mesh node, and is neither served nor added.
+ * no mesh node, and is neither served nor added. Lookups are answered with fewer: the private
+ * addresses only of a peer seen from them (served-addresses.ts).
  */
 function routingPeerInfo(peer: Libp2pPeerInfo): Libp2pPeerInfo {
   if (peer.id.type !== 'Ed25519') return { ...peer, multiaddrs: [] };
@@ -290,6 +296,8 @@ export class Libp2pNetwork implements Network {
     };
     // Set once libp2p exists: the gater counts its open connections per address.
     let connectionsFrom = (_ip: string): number => 0;
+    // The addresses the node listens on, from the transport manager (`listening` below).
+    let listening = (): Multiaddr[] => [];
     const libp2p = await createLibp2p({
       ...host,
       // Started once the network has wrapped the DHT's handlers, before any peer can reach them.
@@ -310,6 +318,8 @@ export class Libp2pNetwork implements Network {
       streamMuxers: [yamux({ maxInboundStreams: PEER_LIMITS.streamsPerConnection }) as unknown as NonNullable<Libp2pOptions['streamMuxers']>[number]],
       connectionGater: {
         ...host.connectionGater,
+        // A loopback address at a port this node listens on is this node (self-dial.ts).
+        denyDialMultiaddr: async (ma) => (await host.connectionGater?.denyDialMultiaddr?.(ma)) === true || dialsItself(ma, listening()),
         // One address (one host, or one NAT) holds a bounded share of the node's connections.
         denyInboundConnection: async (maConn) => {
           if ((await host.connectionGater?.denyInboundConnection?.(maConn)) === true) return true;
@@ -331,6 +341,7 @@ export class Libp2pNetwork implements Network {
       },
       services: {
         ...host.services,
+        listening: (components: { transportManager: TransportManager }) => ({ addresses: () => components.transportManager.getAddrs() }),
         identify: identify(),
         // A node's addresses change after identify ran (a relay reservation, an address observed):
         // its peers hear the new ones, and answer lookups for it with them.
@@ -363,6 +374,7 @@ export class Libp2pNetwork implements Network {
         }),
       },
     });
+    listening = () => (libp2p.services as unknown as { listening: { addresses(): Multiaddr[] } }).listening.addresses();
     connectionsFrom = (ip) => libp2p.getConnections().filter((c) => !isRelayed(c) && ipOf(c.remoteAddr) === ip).length;
     const net = new Libp2pNetwork(libp2p as unknown as Libp2p<Services>, banned, options);
     net.#guardRouting();
@@ -548,6 +560,24 @@ export class Libp2pNetwork implements Network {
           throw new Error('too many routing requests');
         }
         return handleMessage(peer, message);
+      };
+    }
+    // A peer's private addresses are served only to those who may share its network
+    // (served-addresses.ts); the DHT's own mapper, which also chooses who joins the routing table,
+    // keeps them.
+    const findNode = rpc?.handlers?.[String(MessageType.FIND_NODE)];
+    const served = findNode?.peerInfoMapper;
+    if (findNode !== undefined && served !== undefined) {
+      findNode.peerInfoMapper = (peer) => {
+        const info = served(peer);
+        if (info.id.equals(this.libp2p.peerId)) return info;
+        const seenFrom = new Set(
+          this.libp2p
+            .getConnections(info.id)
+            .filter((c) => !isRelayed(c))
+            .flatMap((c) => ipOf(c.remoteAddr) ?? []),
+        );
+        return { ...info, multiaddrs: addressesToServe(info.multiaddrs, seenFrom) };
       };
     }
     const onIncomingStream = rpc?.onIncomingStream?.bind(rpc);
