@@ -8,7 +8,7 @@
 import { planetLabTable } from '../../core/sim/latency.ts';
 import { ADVERSARY_KINDS, type AdversaryKind, DEFAULT_SIM_OPTIONS, type Partition, runSim, type SimReport } from '../../core/sim/run.ts';
 import { loadSharedData } from '../shared-data.ts';
-import { command, EXIT, flag, list, option, type Parser, UsageError } from './command.ts';
+import { command, EXIT, entry, flag, list, option, type Parser, UsageError } from './command.ts';
 import { decimal, integer, oneOf } from './values.ts';
 
 const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
@@ -78,6 +78,13 @@ export function formatReport(report: SimReport): string {
 export const simCommand = command({
   description:
     'Runs full mesh nodes (every service of mesh node, on memory stores) in this process on simulated time, over a simulated network, and checks the invariants as they run. The same options and seed print the same report, byte for byte (docs/sim.md).',
+  commands: [
+    entry(
+      'report',
+      'the report of a run (--json) as a Markdown page with SVG plots: propagation CDF, forks over time, bytes per topic',
+      async () => (await import('./sim-report.ts')).simReportCommand,
+    ),
+  ],
   options: {
     nodes: option({ value: 'N', description: 'honest nodes', default: d.nodes, parse: integer(2, 100_000) }),
     duration: option({ value: 'SPAN', description: 'simulated time: 90s, 10m, 1h', default: d.durationMs, shown: '10m', parse: duration }),
