@@ -158,9 +158,10 @@ export class SyncFeature implements Startable {
 
   /**
    * Whether a block kept aside is passed on: one that competes with the tip at its height, signed
-   * by a producer with weight, the first of that producer there. A fork race is won by whichever branch grows first, and a node that never
-   * saw the winner's first block waited a block interval or more to sync it (the p99 propagation
-   * of 20 to 40 s in docs/scale.md); passed on, it is held everywhere when the race ends. Its
+   * by a producer with weight, the first of that producer there. A fork race is won by whichever
+   * branch grows first, and a node that never saw the winner's first block waited a block interval
+   * or more to sync it (the p99 propagation of 20 to 40 s in docs/scale.md); passed on, it is held
+   * everywhere when the race ends. Its
    * signature and contents were checked, as a block is before gossip passes it on elsewhere
    * (Ethereum's gossip rules: the proposer's signature, not the state transition). A second block
    * of one producer at one height is equivocation, which evidence carries, and goes no further.
