@@ -14,7 +14,7 @@ import { loadSharedData } from '../../host-node/shared-data.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
-import { type FaultRuns, overheadPerNode, SIM_REPORT, type ScaleRun, type SimBenchReport } from './report.ts';
+import { type FaultRuns, overheadPerNode, type ScaleRun, SIM_REPORT, type SimBenchReport } from './report.ts';
 
 const simOptions = {
   ...runOptions,
@@ -22,7 +22,12 @@ const simOptions = {
   duration: option({ value: 'SPAN', description: 'simulated time of each size', parse: duration, shown: '1h; 5m with --quick' }),
   seeds: option({ value: 'N', description: 'seeds of the fault scenario; 0 skips it', parse: integer(0, 10_000), shown: '100; 3 with --quick' }),
   'fault-nodes': option({ value: 'N', description: 'nodes of the fault scenario', parse: integer(2, 100_000), shown: '100; 20 with --quick' }),
-  'fault-duration': option({ value: 'SPAN', description: 'simulated time of each fault run (the partition starts at a third of it)', parse: duration, shown: '30m; 6m with --quick' }),
+  'fault-duration': option({
+    value: 'SPAN',
+    description: 'simulated time of each fault run (the partition starts at a third of it)',
+    parse: duration,
+    shown: '30m; 6m with --quick',
+  }),
 };
 
 export interface SimBenchOptions {

@@ -121,7 +121,7 @@ export function renderSimSection(report: SimBenchReport, goals: readonly Goal[] 
   );
   parts.push(
     '`mesh sim` (docs/sim.md) runs full nodes in one process on simulated time over PlanetLab latencies, with the default ' +
-      'workload and 5 producers. Wall time and the largest resident set are this machine\'s; everything else is simulated ' +
+      "workload and 5 producers. Wall time and the largest resident set are this machine's; everything else is simulated " +
       'and the same for the same seed. Overhead is every byte a node sends but blocks, transactions and app payloads ' +
       '(docs/scale.md).',
   );

@@ -12,7 +12,14 @@ const run = (nodes: number, over: Partial<ScaleRun> = {}): ScaleRun => ({
   to99: { p50: 300, p90: 900, p99: 1_500 },
   blocksShort: 0,
   forksPerHour: 12,
-  bytesPerNodePerSec: { 'mesh-blocks': 800, 'mesh-transactions': 1_000, 'rpc sync.blocks': 5, 'stream /mesh/app/1/messages': 2, 'mesh-netgraph': 1_200, ping: 200 },
+  bytesPerNodePerSec: {
+    'mesh-blocks': 800,
+    'mesh-transactions': 1_000,
+    'rpc sync.blocks': 5,
+    'stream /mesh/app/1/messages': 2,
+    'mesh-netgraph': 1_200,
+    ping: 200,
+  },
   ...over,
 });
 

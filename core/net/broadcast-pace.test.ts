@@ -16,7 +16,12 @@ test('pace: everyPaced works the period out again at each call, and stops when c
   const start = clock.now();
   let nodes = 1;
   const calls: number[] = [];
-  const timer = everyPaced(clock, 1_000, () => nodes, () => calls.push(clock.now() - start));
+  const timer = everyPaced(
+    clock,
+    1_000,
+    () => nodes,
+    () => calls.push(clock.now() - start),
+  );
   await clock.advance(2_000);
   nodes = 4 * PACE_NODES;
   await clock.advance(10_000);

@@ -24,11 +24,14 @@ export function everyPaced(clock: Clock, baseMs: number, nodes: () => number, fn
   let timer: Timer | null = null;
   let cancelled = false;
   const arm = (): void => {
-    timer = clock.setTimeout(() => {
-      if (cancelled) return;
-      arm();
-      fn();
-    }, pacedPeriodMs(baseMs, nodes()));
+    timer = clock.setTimeout(
+      () => {
+        if (cancelled) return;
+        arm();
+        fn();
+      },
+      pacedPeriodMs(baseMs, nodes()),
+    );
   };
   arm();
   return {

@@ -199,7 +199,12 @@ export class NetGraph {
     this.#stopped = false;
     this.#network.handle(TOPICS.netgraph, (m) => this.#onMessage(m));
     this.#stopServing = this.#network.serve(COUNTERSIGN_PROTOCOL, (r) => this.#countersign(r), { maxRequestBytes: 1024, maxResponseBytes: 1024 });
-    this.#timer = everyPaced(this.#clock, this.limits.coordinateEveryMs, () => this.#nodes(), () => void this.#gossipCoordinate());
+    this.#timer = everyPaced(
+      this.#clock,
+      this.limits.coordinateEveryMs,
+      () => this.#nodes(),
+      () => void this.#gossipCoordinate(),
+    );
     this.#stopListening = this.#pings.onOutcome((peer, rttMs) => this.#onPing(peer, rttMs));
   }
 
@@ -268,12 +273,7 @@ export class NetGraph {
     const figures = this.#figures(peer);
     const proposals = this.#proposals.get(key) ?? { lastProposal: -Infinity, proposing: false };
     this.#proposals.set(key, proposals);
-    if (
-      proposals.proposing ||
-      figures === null ||
-      figures.samplesMs.length < this.limits.minSamples ||
-      now - proposals.lastProposal < this.#sampleEveryMs()
-    )
+    if (proposals.proposing || figures === null || figures.samplesMs.length < this.limits.minSamples || now - proposals.lastProposal < this.#sampleEveryMs())
       return;
     proposals.proposing = true;
     proposals.lastProposal = now;

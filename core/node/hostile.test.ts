@@ -178,9 +178,7 @@ test('gossip: a competing block at the tip height by a producer with weight is p
   try {
     const give = async (data: Uint8Array): Promise<string | undefined> => {
       bus.verdicts.length = 0;
-      await bus.members
-        .get(toHex(B.publicKey))!
-        .receive({ topic: TOPICS.blocks, data, origin: W.publicKey, peer: W.publicKey }, new Set([toHex(B.publicKey)]));
+      await bus.members.get(toHex(B.publicKey))!.receive({ topic: TOPICS.blocks, data, origin: W.publicKey, peer: W.publicKey }, new Set([toHex(B.publicKey)]));
       return bus.verdicts.find((v) => v.topic === TOPICS.blocks)?.verdict;
     };
     assert.equal(await give(byW.bytes), 'accept', "W's competing block goes on");

@@ -11,8 +11,8 @@ import type { Startable } from '../lifecycle.ts';
 import { pacedPeriodMs } from '../net/broadcast-pace.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { CAPACITY_INTERVAL_MS, type Capacity, capacityCapabilities } from './atlas.ts';
-import type { Capability } from './signal.ts';
 import type { SignalService } from './service.ts';
+import type { Capability } from './signal.ts';
 
 export interface CapacityInit {
   /** The machine's capacity, read again at every broadcast. */

@@ -143,7 +143,11 @@ export class Spammer {
       this.#nonce = 0;
     }
     const key = this.#key;
-    const tx = await signTx({ kind: 'TrustGrant', sender: key.publicKey, nonce: ++this.#nonce, subject: this.#rng.bytes(32), trusted: true }, key, this.#network);
+    const tx = await signTx(
+      { kind: 'TrustGrant', sender: key.publicKey, nonce: ++this.#nonce, subject: this.#rng.bytes(32), trusted: true },
+      key,
+      this.#network,
+    );
     this.sent++;
     await net.publish(TOPICS.transactions, tx.bytes);
   }

@@ -65,7 +65,8 @@ export function reportPage(report: SimReport): ReportPage {
     '| invariant | checks | verdict |',
     '| --- | ---: | --- |',
     ...report.invariants.map(
-      (i) => `| \`${i.name}\` | ${i.checks} | ${i.checks === 0 ? 'not checked' : i.held ? 'held' : `**broke** at ${i.broke!.atMs} ms: ${i.broke!.detail.replace(/\|/g, '\\|')}`} |`,
+      (i) =>
+        `| \`${i.name}\` | ${i.checks} | ${i.checks === 0 ? 'not checked' : i.held ? 'held' : `**broke** at ${i.broke!.atMs} ms: ${i.broke!.detail.replace(/\|/g, '\\|')}`} |`,
     ),
     '',
     '## Blocks',

@@ -17,12 +17,12 @@ import { MeshNode } from '../node/node.ts';
 import { type FullNodeServices, fullNodeServices } from '../node/services.ts';
 import { MemoryStore } from '../store/kv.ts';
 import { Scheduler, type Turn } from '../time/scheduler.ts';
+import { PrivateMiner, type PrivateMinerFigures, Spammer } from './adversaries.ts';
 import { type InvariantResult, Invariants } from './invariants.ts';
 import { NO_LATENCY, type RttTable, tableLatency } from './latency.ts';
 import { weightedPrefix } from './prefix.ts';
 import { Prng } from './prng.ts';
 import { SimNetwork } from './sim-network.ts';
-import { PrivateMiner, type PrivateMinerFigures, Spammer } from './adversaries.ts';
 import { verifyOnce } from './verify-once.ts';
 import { SIM_IMAGE, Workload, type WorkloadFigures } from './workload.ts';
 import { MIN_PEERS, SimWorld } from './world.ts';
@@ -327,7 +327,8 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   for (const m of members.filter((m) => m.adversary === 'private-miner')) privateMiners.push(await PrivateMiner.create(clock, m, params, prefix));
   if (privateMiners.length > 0) clock.setInterval(() => privateMiners.forEach((p) => void p.tick().catch(() => {})), 500);
   const spammers = members.filter((m) => m.adversary === 'spammer').map((m) => new Spammer(m, root.fork(`spam/${m.index}`), params.network));
-  if (spammers.length > 0 && options.spamPerSec > 0) clock.setInterval(() => spammers.forEach((sp) => void sp.send().catch(() => {})), 1_000 / options.spamPerSec);
+  if (spammers.length > 0 && options.spamPerSec > 0)
+    clock.setInterval(() => spammers.forEach((sp) => void sp.send().catch(() => {})), 1_000 / options.spamPerSec);
 
   const equivocators = members.filter((m) => m.equivocates);
   if (equivocators.length > 0) {

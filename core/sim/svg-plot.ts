@@ -25,7 +25,7 @@ const COLOURS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b
 
 const fixed = (n: number): string => (Math.round(n * 10) / 10).toString();
 
-function escape(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
@@ -44,7 +44,7 @@ function frame(title: string, body: string[]): string {
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="12">`,
     `<rect width="${WIDTH}" height="${HEIGHT}" fill="white"/>`,
-    `<text x="${WIDTH / 2}" y="20" text-anchor="middle" font-size="14">${escape(title)}</text>`,
+    `<text x="${WIDTH / 2}" y="20" text-anchor="middle" font-size="14">${escapeXml(title)}</text>`,
     ...body,
     '</svg>',
     '',
@@ -68,7 +68,11 @@ export function linePlot(plot: LinePlot): string {
   const py = (y: number): number => M.top + h - ((y - y0) / (y1 - y0 || 1)) * h;
   const body: string[] = [];
   body.push(`<rect x="${M.left}" y="${M.top}" width="${w}" height="${h}" fill="none" stroke="#888"/>`);
-  const xTicks = plot.logX ? ticks(Math.floor(x0), Math.ceil(x1)).filter(Number.isInteger).map((p) => 10 ** p) : ticks(x0, x1);
+  const xTicks = plot.logX
+    ? ticks(Math.floor(x0), Math.ceil(x1))
+        .filter(Number.isInteger)
+        .map((p) => 10 ** p)
+    : ticks(x0, x1);
   for (const t of xTicks) {
     if (tx(t) < x0 - 1e-9 || tx(t) > x1 + 1e-9) continue;
     body.push(`<line x1="${fixed(px(t))}" y1="${M.top + h}" x2="${fixed(px(t))}" y2="${M.top + h + 4}" stroke="#888"/>`);
@@ -78,8 +82,8 @@ export function linePlot(plot: LinePlot): string {
     body.push(`<line x1="${M.left - 4}" y1="${fixed(py(t))}" x2="${M.left + w}" y2="${fixed(py(t))}" stroke="#eee"/>`);
     body.push(`<text x="${M.left - 7}" y="${fixed(py(t) + 4)}" text-anchor="end">${t}</text>`);
   }
-  body.push(`<text x="${M.left + w / 2}" y="${HEIGHT - 10}" text-anchor="middle">${escape(plot.x)}</text>`);
-  body.push(`<text transform="translate(16 ${M.top + h / 2}) rotate(-90)" text-anchor="middle">${escape(plot.y)}</text>`);
+  body.push(`<text x="${M.left + w / 2}" y="${HEIGHT - 10}" text-anchor="middle">${escapeXml(plot.x)}</text>`);
+  body.push(`<text transform="translate(16 ${M.top + h / 2}) rotate(-90)" text-anchor="middle">${escapeXml(plot.y)}</text>`);
   for (const [i, line] of plot.lines.entries()) {
     const colour = COLOURS[i % COLOURS.length]!;
     if (line.points.length > 0) {
@@ -88,7 +92,7 @@ export function linePlot(plot: LinePlot): string {
     }
     const ly = M.top + 10 + 18 * i;
     body.push(`<line x1="${WIDTH - M.right + 12}" y1="${ly}" x2="${WIDTH - M.right + 32}" y2="${ly}" stroke="${colour}" stroke-width="2"/>`);
-    body.push(`<text x="${WIDTH - M.right + 38}" y="${ly + 4}">${escape(line.name)}</text>`);
+    body.push(`<text x="${WIDTH - M.right + 38}" y="${ly + 4}">${escapeXml(line.name)}</text>`);
   }
   return frame(plot.title, body);
 }
@@ -102,9 +106,9 @@ export function barPlot(plot: { readonly title: string; readonly unit: string; r
   const body: string[] = [];
   for (const [i, [label, value]] of plot.bars.entries()) {
     const y = M.top + i * rowHeight;
-    body.push(`<text x="${labelWidth - 6}" y="${fixed(y + rowHeight * 0.7)}" text-anchor="end">${escape(label)}</text>`);
+    body.push(`<text x="${labelWidth - 6}" y="${fixed(y + rowHeight * 0.7)}" text-anchor="end">${escapeXml(label)}</text>`);
     body.push(`<rect x="${labelWidth}" y="${fixed(y + 2)}" width="${fixed((value / most) * w)}" height="${fixed(rowHeight - 4)}" fill="${COLOURS[0]}"/>`);
-    body.push(`<text x="${fixed(labelWidth + (value / most) * w + 5)}" y="${fixed(y + rowHeight * 0.7)}">${value} ${escape(plot.unit)}</text>`);
+    body.push(`<text x="${fixed(labelWidth + (value / most) * w + 5)}" y="${fixed(y + rowHeight * 0.7)}">${value} ${escapeXml(plot.unit)}</text>`);
   }
   return frame(plot.title, body);
 }
