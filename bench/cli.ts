@@ -116,6 +116,11 @@ export const benchCommand = command({
       async () => (await import('./punch/node.ts')).punchBenchCommand,
     ),
     entry(
+      'sim',
+      'the simulator at 100, 300 and 1,000 nodes for a simulated hour: wall time, memory, block propagation, overhead; churn and a partition over 100 seeds',
+      async () => (await import('./sim/node.ts')).simBenchCommand,
+    ),
+    entry(
       'startup',
       'the mesh command on the PATH: --version, --help and status from spawn to exit, next to a bare node -e 0',
       async () => (await import('./startup/node.ts')).startupBenchCommand,

@@ -11,7 +11,8 @@ export interface Dated<T> {
 
 export class NewestBook<T> {
   readonly capacity: number;
-  readonly maxAgeMs: number;
+  /** Changed as the pace of what the book holds changes (broadcast-pace.ts). */
+  maxAgeMs: number;
   readonly #entries = new Map<string, Dated<T>>();
 
   constructor(capacity: number, maxAgeMs: number) {

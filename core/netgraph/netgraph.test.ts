@@ -349,3 +349,43 @@ test('netgraph: regions go by the least RTT lately: a spell of delay at one node
     stop();
   }
 });
+
+test('netgraph: past PACE_NODES nodes known, a node gossips its coordinate less often, in proportion, and keeps what it hears longer', async () => {
+  // Records last a minute at the base pace: twenty coordinates' worth.
+  const { clock, bus, members, stop } = mesh(2, { '01': 10 }, { maxAgeMs: 60_000 });
+  const [zero, one] = members as [Member, Member];
+  const zeroHex = toHex(zero.key.publicKey);
+  // The times of zero's coordinates one holds, one look a second over `seconds`.
+  const heard = async (seconds: number): Promise<Set<number>> => {
+    const times = new Set<number>();
+    for (let s = 0; s < seconds; s++) {
+      await clock.advance(1_000);
+      const at = one.graph.view().coordinates.find((c) => c.node_id === zeroHex)?.updated_at;
+      if (at !== undefined) times.add(at);
+    }
+    return times;
+  };
+  try {
+    await clock.advance(10 * PING_MS);
+    // Up to PACE_NODES nodes, every 3 ping intervals.
+    assert.isAtLeast((await heard(30)).size, 9);
+    // Zero hears of 319 more nodes (10 × PACE_NODES in all): its coordinate goes out every 30 s or so.
+    for (let n = 0; n < 319; n++) {
+      const coordinate = { vec: [0.01 * (n % 7), 0, 0, 0, 0, 0, 0, 0], height: 0.001, error: 1, adjustment: 0 };
+      const data = encode(netgraphMessageCodec, { kind: 'coordinate', coordinate, issued_at: clock.now() });
+      const origin = new Uint8Array(32).fill(1);
+      origin[0] = n & 0xff;
+      origin[1] = n >> 8;
+      await bus.members.get(zeroHex)!.receive({ topic: TOPICS.netgraph, data, origin, peer: one.key.publicKey }, new Set([zeroHex, toHex(one.key.publicKey)]));
+    }
+    await clock.advance(5_000);
+    const paced = await heard(60);
+    assert.includeMembers([2, 3], [paced.size], `heard at ${[...paced].join(', ')}`);
+    // What zero heard 65 s ago is still held: for three paced periods (90 s), past the base minute.
+    assert.isAtLeast(zero.graph.view().coordinates.length, 319);
+    await clock.advance(30_000);
+    assert.isBelow(zero.graph.view().coordinates.length, 319, 'and not for ever');
+  } finally {
+    stop();
+  }
+});

@@ -18,6 +18,7 @@ import { bytesEqual, compareBytes } from '../encoding/bytes.ts';
 import { decode, encode, struct, uint53, variant } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
+import { everyPaced, pacedPeriodMs } from '../net/broadcast-pace.ts';
 import { type GossipMessage, type Network, type RpcRequest, TOPICS, type Verdict } from '../net/network.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { NewestBook } from './book.ts';
@@ -55,15 +56,15 @@ export const netgraphMessageCodec = variant(
 export interface NetgraphLimits {
   /** Successful pings a link needs before its sample is proposed (default 3). */
   readonly minSamples: number;
-  /** Time between two samples of one link (default 60 s). */
+  /** Time between two samples of one link (default 60 s), stretched past PACE_NODES links known (broadcast-pace.ts). */
   readonly sampleEveryMs: number;
-  /** Time between two gossips of the node's own coordinate (default 30 s). */
+  /** Time between two gossips of the node's own coordinate (default 30 s), stretched past PACE_NODES nodes. */
   readonly coordinateEveryMs: number;
   /** Links the book holds (default 1,024): past it, the oldest sample goes. */
   readonly maxLinks: number;
   /** Coordinates of other nodes the book holds (default 1,024). */
   readonly maxCoordinates: number;
-  /** A sample or coordinate older than this is dropped (default 10 min). */
+  /** A sample or coordinate older than this is dropped (default 10 min; at least three of its paced periods). */
   readonly maxAgeMs: number;
 }
 
@@ -198,7 +199,12 @@ export class NetGraph {
     this.#stopped = false;
     this.#network.handle(TOPICS.netgraph, (m) => this.#onMessage(m));
     this.#stopServing = this.#network.serve(COUNTERSIGN_PROTOCOL, (r) => this.#countersign(r), { maxRequestBytes: 1024, maxResponseBytes: 1024 });
-    this.#timer = this.#clock.setInterval(() => void this.#gossipCoordinate(), this.limits.coordinateEveryMs);
+    this.#timer = everyPaced(
+      this.#clock,
+      this.limits.coordinateEveryMs,
+      () => this.#nodes(),
+      () => void this.#gossipCoordinate(),
+    );
     this.#stopListening = this.#pings.onOutcome((peer, rttMs) => this.#onPing(peer, rttMs));
   }
 
@@ -211,6 +217,27 @@ export class NetGraph {
     this.#stopListening?.();
     this.#stopListening = null;
     this.#network.unsubscribe(TOPICS.netgraph);
+  }
+
+  /** The nodes of the mesh as this node knows them: those whose coordinates it holds, and itself. */
+  #nodes(): number {
+    return this.#coordinates.size + 1;
+  }
+
+  /**
+   * Time between two samples of one link, paced on the links of the mesh rather than its nodes:
+   * each sample floods to every node, and there are half as many links as nodes times their peers
+   * (this node's count of peers standing for everyone's: the link book is capped, so its size is not).
+   */
+  #sampleEveryMs(): number {
+    return pacedPeriodMs(this.limits.sampleEveryMs, Math.ceil((this.#nodes() * Math.max(1, this.#network.peers().length)) / 2));
+  }
+
+  // A record is kept for three of its paced periods at least: a slower pace must not empty the books.
+  #holdBooks(): void {
+    const nodes = this.#nodes();
+    this.#coordinates.maxAgeMs = Math.max(this.limits.maxAgeMs, 3 * pacedPeriodMs(this.limits.coordinateEveryMs, nodes));
+    this.#links.maxAgeMs = Math.max(this.limits.maxAgeMs, 3 * this.#sampleEveryMs());
   }
 
   /** A ping's outcome, already in the pings' window: a round trip in ms, or null for a ping that failed. */
@@ -246,12 +273,7 @@ export class NetGraph {
     const figures = this.#figures(peer);
     const proposals = this.#proposals.get(key) ?? { lastProposal: -Infinity, proposing: false };
     this.#proposals.set(key, proposals);
-    if (
-      proposals.proposing ||
-      figures === null ||
-      figures.samplesMs.length < this.limits.minSamples ||
-      now - proposals.lastProposal < this.limits.sampleEveryMs
-    )
+    if (proposals.proposing || figures === null || figures.samplesMs.length < this.limits.minSamples || now - proposals.lastProposal < this.#sampleEveryMs())
       return;
     proposals.proposing = true;
     proposals.lastProposal = now;
@@ -325,6 +347,7 @@ export class NetGraph {
 
   async #gossipCoordinate(): Promise<void> {
     this.#prune();
+    this.#holdBooks();
     const message = encode(netgraphMessageCodec, {
       kind: 'coordinate',
       coordinate: { ...this.vivaldi.coordinate, vec: [...this.vivaldi.coordinate.vec] },
@@ -423,7 +446,7 @@ export class NetGraph {
     coordinates.set(this.#self, this.vivaldi.coordinate);
     const peers = this.#network.peers().map((p) => p.node);
     const reachable = new Set(peers.map(toHex));
-    const fresh = now - 2 * this.limits.sampleEveryMs;
+    const fresh = now - 2 * this.#sampleEveryMs();
     for (const s of links) {
       if (s.measured_at < fresh) continue;
       if (bytesEqual(s.a, this.#key.publicKey)) reachable.add(toHex(s.b));

@@ -1,11 +1,13 @@
 /**
  * The node's side of node profiles (docs/fabric.md): it signs and gossips the profile an app
  * measured for it (POST /profiles), keeps the newest verified profile of every node heard on
- * `mesh/profiles/1` in a bounded book, and gossips its own again every PROFILE_REGOSSIP_MS so that
+ * `mesh/profiles/1` in a bounded book, and gossips its own again every PROFILE_REGOSSIP_MS (paced
+ * past PACE_NODES profiles known, core/net/broadcast-pace.ts, up to half a profile's life) so that
  * nodes that joined since learn it. It measures nothing itself.
  */
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { toHex } from '../encoding/hex.ts';
+import { everyPaced, PACE_NODES } from '../net/broadcast-pace.ts';
 import type { GossipMessage, Network, Verdict } from '../net/network.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { ProfileError } from './errors.ts';
@@ -41,7 +43,10 @@ export class NodeProfiles {
 
   start(): void {
     this.#options.network.handle(PROFILES_TOPIC, (message) => this.#onProfile(message));
-    this.#timer = this.#options.clock.setInterval(() => void this.#regossip(), this.#options.regossipMs ?? PROFILE_REGOSSIP_MS);
+    const baseMs = this.#options.regossipMs ?? PROFILE_REGOSSIP_MS;
+    // A profile is gossiped again within half its life, whatever the pace, or late joiners would never hear it.
+    const nodes = (): number => Math.min(this.#book.size + 1, Math.max(1, Math.floor((PROFILE_TTL_S * 500) / baseMs) * PACE_NODES));
+    this.#timer = everyPaced(this.#options.clock, baseMs, nodes, () => void this.#regossip());
   }
 
   stop(): void {

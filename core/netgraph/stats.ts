@@ -62,9 +62,17 @@ export function meshStats(picture: MeshPicture): MeshStats {
     measuredPairs.add(i < j ? `${i}:${j}` : `${j}:${i}`);
     if (ms < REGION_RTT_MS) join(i, j);
   }
-  const placed = nodes.map((node, i) => [i, picture.coordinates.get(node)] as const).filter((p): p is readonly [number, Coordinate] => p[1] !== undefined);
+  // A sweep along the first axis rather than every pair: a predicted RTT is at least the distance
+  // on that axis, less the most the adjustments can take off, so only pairs that close on it can
+  // be under REGION_RTT_MS (O(N log N) for a spread mesh, where every pair was O(N²)).
+  const placed = nodes
+    .map((node, i) => [i, picture.coordinates.get(node)] as const)
+    .filter((p): p is readonly [number, Coordinate] => p[1] !== undefined && p[1].vec.length > 0)
+    .sort(([, a], [, b]) => a.vec[0]! - b.vec[0]!);
+  const mostOff = placed.reduce((most, [, c]) => Math.max(most, -c.adjustment), 0);
+  const windowS = (REGION_RTT_MS + 2 * mostOff * 1000) / 1000;
   for (let x = 0; x < placed.length; x++) {
-    for (let y = x + 1; y < placed.length; y++) {
+    for (let y = x + 1; y < placed.length && placed[y]![1].vec[0]! - placed[x]![1].vec[0]! < windowS; y++) {
       const [i, ci] = placed[x]!;
       const [j, cj] = placed[y]!;
       if (find(i) === find(j) || measuredPairs.has(i < j ? `${i}:${j}` : `${j}:${i}`)) continue;

@@ -6,8 +6,9 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import type { Chain } from '../chain/chain.ts';
-import { key, mine, openChain, tx } from '../chain/testnet.test-util.ts';
+import { copyChain, key, mine, mineWeight, nextBlock, openChain, tx } from '../chain/testnet.test-util.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
+import { CREDIT } from '../encoding/amount.ts';
 import { encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { signBlock } from '../ledger/block.ts';
@@ -127,7 +128,7 @@ test('sync: a relayed block on an unknown parent makes the node sync from the re
   }
 });
 
-test('gossip: a block kept aside is not passed on, so no relay is blamed for a block it could not judge', async () => {
+test('gossip: a block kept aside by a producer without weight is not passed on, so no relay is blamed for a block it could not judge', async () => {
   // R is at height 2; V, one block behind, is at height 1. A hostile producer H signs a block at
   // height 2 whose state root is wrong. For R it is a side block (not validated, only kept); for V
   // it extends the tip and fails validation. Had R passed it on, V would blame R.
@@ -156,6 +157,36 @@ test('gossip: a block kept aside is not passed on, so no relay is blamed for a b
   };
   assert.equal(await verdict(chainV, B, A), 'reject', 'V finds the block invalid');
   assert.notEqual(await verdict(chainR, A, H), 'accept', 'R does not pass on what it did not validate');
+});
+
+test('gossip: a competing block at the tip height by a producer with weight is passed on, once per producer and height', async () => {
+  // A fork race: R's tip is P's block at the new height; W's block on the same parent, kept aside,
+  // reaches those that took P's block first, so whichever branch wins is held everywhere already.
+  const P = key(41);
+  const W = key(42);
+  const chainR = await openChain();
+  await mineWeight(chainR, A, [
+    [P, 100n * CREDIT],
+    [W, 100n * CREDIT],
+  ]);
+  const fork = await copyChain(chainR);
+  const [byP] = await mine(chainR, P);
+  const byW = await nextBlock(fork, W);
+  const byW2 = await nextBlock(fork, W, null, 1);
+  const bus = new MemoryBus();
+  const n = await node(bus, testScheduler(), chainR, B);
+  try {
+    const give = async (data: Uint8Array): Promise<string | undefined> => {
+      bus.verdicts.length = 0;
+      await bus.members.get(toHex(B.publicKey))!.receive({ topic: TOPICS.blocks, data, origin: W.publicKey, peer: W.publicKey }, new Set([toHex(B.publicKey)]));
+      return bus.verdicts.find((v) => v.topic === TOPICS.blocks)?.verdict;
+    };
+    assert.equal(await give(byW.bytes), 'accept', "W's competing block goes on");
+    assert.notEqual(await give(byW2.bytes), 'accept', "W's second block at that height does not");
+    assert.equal(toHex(chainR.tip.hash), toHex(byP!.hash), 'the tip stays the block seen first');
+  } finally {
+    await n.stop();
+  }
 });
 
 test('gossip: blocks kept aside are bounded in bytes, not only in number', async () => {

@@ -5,12 +5,13 @@
  * signals into one entry per node and forget nodes not heard from for five intervals.
  */
 import { NodeTable } from '../collections/node-table.ts';
+import { pacedPeriodMs } from '../net/broadcast-pace.ts';
 import type { Capability } from './signal.ts';
 import type { AtlasEntry, SignalObject } from './types.ts';
 
 /** How often a node broadcasts its capacity (node-api.md §2). */
 export const CAPACITY_INTERVAL_MS = 60_000;
-/** An entry not refreshed for this long is dropped: five missed broadcasts. */
+/** An entry not refreshed for this long is dropped: five missed broadcasts (of the base period; five paced periods past PACE_NODES nodes). */
 export const ATLAS_EXPIRY_MS: number = 5 * CAPACITY_INTERVAL_MS;
 /** Nodes the atlas holds (the least recently heard is dropped first). */
 export const ATLAS_MAX_NODES = 10_000;
@@ -49,7 +50,11 @@ export class Atlas {
   readonly #nodes: NodeTable<Seen>;
 
   constructor(options: { maxNodes?: number } = {}) {
-    this.#nodes = new NodeTable(options.maxNodes ?? ATLAS_MAX_NODES, (seen, nowMs) => nowMs - seen.seenMs <= ATLAS_EXPIRY_MS);
+    // Past PACE_NODES nodes each broadcasts less often (core/net/broadcast-pace.ts): five of its periods.
+    this.#nodes = new NodeTable(
+      options.maxNodes ?? ATLAS_MAX_NODES,
+      (seen, nowMs) => nowMs - seen.seenMs <= 5 * pacedPeriodMs(CAPACITY_INTERVAL_MS, this.#nodes.size + 1),
+    );
   }
 
   /**

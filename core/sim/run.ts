@@ -17,6 +17,7 @@ import { MeshNode } from '../node/node.ts';
 import { type FullNodeServices, fullNodeServices } from '../node/services.ts';
 import { MemoryStore } from '../store/kv.ts';
 import { Scheduler, type Turn } from '../time/scheduler.ts';
+import { PrivateMiner, type PrivateMinerFigures, Spammer } from './adversaries.ts';
 import { type InvariantResult, Invariants } from './invariants.ts';
 import { NO_LATENCY, type RttTable, tableLatency } from './latency.ts';
 import { weightedPrefix } from './prefix.ts';
@@ -26,8 +27,8 @@ import { verifyOnce } from './verify-once.ts';
 import { SIM_IMAGE, Workload, type WorkloadFigures } from './workload.ts';
 import { MIN_PEERS, SimWorld } from './world.ts';
 
-export type AdversaryKind = 'sybil' | 'dropper' | 'equivocator';
-export const ADVERSARY_KINDS: readonly AdversaryKind[] = ['sybil', 'dropper', 'equivocator'];
+export type AdversaryKind = 'sybil' | 'dropper' | 'equivocator' | 'private-miner' | 'spammer';
+export const ADVERSARY_KINDS: readonly AdversaryKind[] = ['sybil', 'dropper', 'equivocator', 'private-miner', 'spammer'];
 
 export interface Partition {
   /** When it starts and how long it lasts, ms from the start. */
@@ -57,6 +58,8 @@ export interface SimOptions {
   readonly messagesPerSec: number;
   readonly channelsPerSec: number;
   readonly jobsPerSec: number;
+  /** Transactions each spammer sends per second. */
+  readonly spamPerSec: number;
   /** How long after a heal every honest node must be on one tip. */
   readonly healBoundMs: number;
   /** The host's cheapest real task, which the scheduler's settles take between instants. */
@@ -77,6 +80,7 @@ export const DEFAULT_SIM_OPTIONS: Omit<SimOptions, 'latency' | 'turn'> = Object.
   messagesPerSec: 0.5,
   channelsPerSec: 0.02,
   jobsPerSec: 0.01,
+  spamPerSec: 20,
   healBoundMs: 30_000,
 });
 
@@ -106,6 +110,7 @@ interface Member {
   readonly mining: boolean;
   readonly relays: boolean;
   readonly equivocates: boolean;
+  readonly adversary: AdversaryKind | null;
   chain: Chain;
   net: SimNetwork | null;
   node: FullNode | null;
@@ -149,8 +154,28 @@ export interface SimReport {
     readonly jobs: WorkloadFigures<Quantiles>['jobs'];
     /** Per partition, ms from its heal until every live honest node was on one tip (null: not within the run). */
     readonly healMs: readonly (number | null)[];
+    /** What the private miners and spammers did, and how much of it the first live honest node's chain holds at the end. */
+    readonly adversaries: {
+      readonly privateMiners: PrivateMinerFigures & { readonly onFinalChain: number };
+      readonly spam: { readonly sent: number; readonly included: number };
+    };
     readonly churn: { readonly left: number; readonly rejoined: number; readonly failed: readonly string[] };
   };
+  /** What `mesh sim report` plots. */
+  readonly series: {
+    /** The CDF over blocks of the ms to reach 50, 90 and 99 % of the honest nodes: the 0th to 100th percentiles. */
+    readonly propagationCdfMs: { readonly to50: readonly number[]; readonly to90: readonly number[]; readonly to99: readonly number[] };
+    /** Per simulated minute: blocks made, and those of them orphaned. */
+    readonly blocksPerMinute: readonly number[];
+    readonly orphansPerMinute: readonly number[];
+  };
+}
+
+/** The 0th to 100th percentiles of `values` (none: empty). */
+function percentiles(values: readonly number[]): number[] {
+  if (values.length === 0) return [];
+  const sorted = [...values].sort((a, b) => a - b);
+  return Array.from({ length: 101 }, (_, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
 }
 
 function quantiles(values: number[]): Quantiles {
@@ -262,13 +287,15 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   };
 
   // The nodes: honest producers first, then the other honest nodes, then the adversaries.
-  const kinds: { honest: boolean; mining: boolean; relays: boolean; equivocates: boolean }[] = [];
-  for (let i = 0; i < options.nodes; i++) kinds.push({ honest: true, mining: i < options.producers, relays: true, equivocates: false });
+  const kinds: { honest: boolean; mining: boolean; relays: boolean; equivocates: boolean; adversary: AdversaryKind | null }[] = [];
+  for (let i = 0; i < options.nodes; i++) kinds.push({ honest: true, mining: i < options.producers, relays: true, equivocates: false, adversary: null });
   for (const { kind, count } of options.adversaries) {
-    for (let i = 0; i < count; i++) kinds.push({ honest: false, mining: kind === 'sybil', relays: kind !== 'dropper', equivocates: kind === 'equivocator' });
+    for (let i = 0; i < count; i++)
+      kinds.push({ honest: false, mining: kind === 'sybil', relays: kind !== 'dropper', equivocates: kind === 'equivocator', adversary: kind });
   }
   const keys = kinds.map((_, index) => SigningKey.fromSeed(root.fork(`key/${index}`).bytes(32), nobleEd25519Backend));
-  const weighted = keys.filter((_, i) => (kinds[i]!.honest && kinds[i]!.mining) || kinds[i]!.equivocates);
+  // Equivocators and private miners need weight to be heard, earned in the prefix as the producers' is.
+  const weighted = keys.filter((_, i) => (kinds[i]!.honest && kinds[i]!.mining) || kinds[i]!.equivocates || kinds[i]!.adversary === 'private-miner');
   const bootstrap = SigningKey.fromSeed(root.fork('key/bootstrap').bytes(32), nobleEd25519Backend);
   const prefix = await weightedPrefix(params, bootstrap, weighted, PRODUCER_WEIGHT);
   for (const block of prefix) inPrefix.add(toHex(block.hash));
@@ -295,6 +322,14 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
     await net.publish(TOPICS.blocks, one.bytes);
     await net.publish(TOPICS.blocks, two.bytes);
   };
+  // Private miners mine a branch of their own and release it to win races; spammers fill the pools.
+  const privateMiners: PrivateMiner[] = [];
+  for (const m of members.filter((m) => m.adversary === 'private-miner')) privateMiners.push(await PrivateMiner.create(clock, m, params, prefix));
+  if (privateMiners.length > 0) clock.setInterval(() => privateMiners.forEach((p) => void p.tick().catch(() => {})), 500);
+  const spammers = members.filter((m) => m.adversary === 'spammer').map((m) => new Spammer(m, root.fork(`spam/${m.index}`), params.network));
+  if (spammers.length > 0 && options.spamPerSec > 0)
+    clock.setInterval(() => spammers.forEach((sp) => void sp.send().catch(() => {})), 1_000 / options.spamPerSec);
+
   const equivocators = members.filter((m) => m.equivocates);
   if (equivocators.length > 0) {
     clock.setInterval(() => {
@@ -443,11 +478,17 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   // Blocks that did not end on the reference chain are orphans; a height with one is a fork.
   let orphans = 0;
   const forkHeights = new Set<number>();
+  const minutes = Math.ceil(options.durationMs / 60_000);
+  const blocksPerMinute = new Array<number>(minutes).fill(0);
+  const orphansPerMinute = new Array<number>(minutes).fill(0);
   for (const [hash, seen] of blocks) {
+    const minute = Math.min(minutes - 1, Math.floor((seen.bornAt - start) / 60_000));
+    blocksPerMinute[minute]!++;
     const canonical = await reference.chain.hashAt(seen.height);
     if (canonical !== undefined && toHex(canonical) === hash) continue;
     if (seen.height > reference.chain.tip.height) continue;
     orphans++;
+    orphansPerMinute[minute]!++;
     forkHeights.add(seen.height);
   }
   const spread = (share: number): { within: number[]; short: number } => {
@@ -470,6 +511,21 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   const perNodeSec = members.length * (options.durationMs / 1000);
   const bytesPerNodePerSec = Object.fromEntries([...bytes].sort(([a], [b]) => (a < b ? -1 : 1)).map(([kind, n]) => [kind, round(n / perNodeSec)]));
 
+  // What of the adversaries' blocks and transactions the final chain holds.
+  const minerKeys = new Set(members.filter((m) => m.adversary === 'private-miner').map((m) => toHex(m.key.publicKey)));
+  const spamKeys = new Set(spammers.flatMap((sp) => [...sp.senders]));
+  let privateOnFinal = 0;
+  let spamIncluded = 0;
+  const first = prefix.length + 1;
+  if (reference.chain.tip.height >= first) {
+    for (const block of await reference.chain.blocksFrom(first, reference.chain.tip.height - first + 1)) {
+      if (minerKeys.has(toHex(block.header.producer))) privateOnFinal++;
+      for (const tx of block.txs) if (spamKeys.has(toHex(tx.body.sender))) spamIncluded++;
+    }
+  }
+  const minerFigures = privateMiners.map((p) => p.figures);
+  const sum = (pick: (f: PrivateMinerFigures) => number): number => minerFigures.reduce((total, f) => total + pick(f), 0);
+
   for (const m of members) if (m.node) await stopMember(m);
   const hours = options.durationMs / 3_600_000;
   return {
@@ -484,7 +540,16 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
       bytesPerNodePerSec,
       ...workload.report(quantiles),
       healMs,
+      adversaries: {
+        privateMiners: { mined: sum((f) => f.mined), released: sum((f) => f.released), releases: sum((f) => f.releases), onFinalChain: privateOnFinal },
+        spam: { sent: spammers.reduce((total, sp) => total + sp.sent, 0), included: spamIncluded },
+      },
       churn,
+    },
+    series: {
+      propagationCdfMs: { to50: percentiles(to50.within), to90: percentiles(to90.within), to99: percentiles(to99.within) },
+      blocksPerMinute,
+      orphansPerMinute,
     },
   };
 }

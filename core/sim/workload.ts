@@ -51,12 +51,19 @@ interface OpenChannel {
 
 /** What was done, with the message latencies summed up as `Q`. */
 export interface WorkloadFigures<Q> {
-  readonly transfers: { readonly submitted: number };
+  /** Transfers submitted, and those the sender's chain included, with the time from submission to inclusion. */
+  readonly transfers: { readonly submitted: number; readonly included: number; readonly toIncludedMs: Q };
   readonly messages: { readonly sent: number; readonly delivered: number; readonly latencyMs: Q };
   /** Channels opened, receipts signed (and delivered to the host), channels closed by their host. */
   readonly channels: { readonly opened: number; readonly payments: number; readonly delivered: number; readonly closed: number };
   /** Jobs bid, and those a host ran, with the time from the bid until the payer saw it running. */
   readonly jobs: { readonly bid: number; readonly ran: number; readonly toRunningMs: Q };
+}
+
+interface PendingTransfer {
+  readonly from: Party;
+  readonly id: Uint8Array;
+  readonly at: number;
 }
 
 interface PendingJob {
@@ -73,12 +80,13 @@ export class Workload {
   readonly #byHex: (hex: string) => Party | undefined;
   readonly #channels: OpenChannel[] = [];
   readonly #figures = {
-    transfers: { submitted: 0 },
+    transfers: { submitted: 0, included: 0, toIncludedMs: [] as number[] },
     messages: { sent: 0, delivered: 0, latencyMs: [] as number[] },
     channels: { opened: 0, payments: 0, delivered: 0, closed: 0 },
     jobs: { bid: 0, ran: 0, toRunningMs: [] as number[] },
   };
   readonly #pendingJobs: PendingJob[] = [];
+  readonly #pendingTransfers: PendingTransfer[] = [];
 
   constructor(clock: Scheduler, rng: Prng, alive: () => Party[], byHex: (hex: string) => Party | undefined) {
     this.#clock = clock;
@@ -94,6 +102,7 @@ export class Workload {
     this.#every(rates.channelsPerSec * PAYMENTS_PER_CHANNEL, () => this.#pay());
     this.#every(rates.jobsPerSec, () => this.#bid());
     if (rates.jobsPerSec > 0) this.#clock.setInterval(() => this.#watchJobs(), 1_000);
+    if (rates.transfersPerSec > 0) this.#clock.setInterval(() => void this.#watchTransfers(), 1_000);
   }
 
   #every(perSec: number, act: () => void): void {
@@ -128,7 +137,23 @@ export class Workload {
     const to = this.#pick(this.#alive());
     if (from?.node == null || to === undefined || from === to) return;
     this.#figures.transfers.submitted++;
-    void from.node.own.submit({ kind: 'Transfer', to: to.key.publicKey, amount: TRANSFER }).catch(() => {});
+    const at = this.#clock.now();
+    void from.node.own
+      .submit({ kind: 'Transfer', to: to.key.publicKey, amount: TRANSFER })
+      .then((tx) => void this.#pendingTransfers.push({ from, id: tx.id, at }))
+      .catch(() => {});
+  }
+
+  /** Each second: the transfers the sender's chain now holds (a sender that left and came back afresh finds them by sync). */
+  async #watchTransfers(): Promise<void> {
+    for (const transfer of [...this.#pendingTransfers]) {
+      if ((await transfer.from.chain.txHeight(transfer.id)) === undefined) continue;
+      const at = this.#pendingTransfers.indexOf(transfer);
+      if (at < 0) continue; // counted by a look still under way from the second before
+      this.#pendingTransfers.splice(at, 1);
+      this.#figures.transfers.included++;
+      this.#figures.transfers.toIncludedMs.push(this.#clock.now() - transfer.at);
+    }
   }
 
   #message(): void {
@@ -237,7 +262,7 @@ export class Workload {
   report<Q>(summary: (values: number[]) => Q): WorkloadFigures<Q> {
     const { transfers, messages, channels, jobs } = this.#figures;
     return {
-      transfers,
+      transfers: { submitted: transfers.submitted, included: transfers.included, toIncludedMs: summary(transfers.toIncludedMs) },
       channels,
       messages: { sent: messages.sent, delivered: messages.delivered, latencyMs: summary(messages.latencyMs) },
       jobs: { bid: jobs.bid, ran: jobs.ran, toRunningMs: summary(jobs.toRunningMs) },

@@ -8,7 +8,7 @@
 import { planetLabTable } from '../../core/sim/latency.ts';
 import { ADVERSARY_KINDS, type AdversaryKind, DEFAULT_SIM_OPTIONS, type Partition, runSim, type SimReport } from '../../core/sim/run.ts';
 import { loadSharedData } from '../shared-data.ts';
-import { command, EXIT, flag, list, option, type Parser, UsageError } from './command.ts';
+import { command, EXIT, entry, flag, list, option, type Parser, UsageError } from './command.ts';
 import { decimal, integer, oneOf } from './values.ts';
 
 const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
@@ -58,11 +58,17 @@ export function formatReport(report: SimReport): string {
   lines.push(`  block to 90 %: ${q(f.propagationMs.to90)}`);
   lines.push(`  block to 99 %: ${q(f.propagationMs.to99)} (${f.propagationMs.blocksShort} blocks never reached 99 %)`);
   lines.push(`  messages: ${f.messages.delivered} of ${f.messages.sent} delivered, ${q(f.messages.latencyMs)}`);
-  lines.push(`  transfers submitted: ${f.transfers.submitted}`);
+  lines.push(`  transfers: ${f.transfers.included} of ${f.transfers.submitted} included, submission to inclusion ${q(f.transfers.toIncludedMs)}`);
   const c = f.channels;
   lines.push(`  channels: ${c.opened} opened, ${c.payments} receipts (${c.delivered} delivered), ${c.closed} closed`);
   lines.push(`  jobs: ${f.jobs.bid} bid, ${f.jobs.ran} ran; bid to running ${q(f.jobs.toRunningMs)}`);
   lines.push(`  heal: ${f.healMs.map((ms) => (ms === null ? 'not within the run' : `${ms} ms`)).join(', ') || 'no partition'}`);
+  const a = f.adversaries;
+  if (o.adversaries.some((x) => x.kind === 'private-miner')) {
+    const p = a.privateMiners;
+    lines.push(`  private miners: ${p.mined} blocks mined, ${p.released} released in ${p.releases} releases, ${p.onFinalChain} on the final chain`);
+  }
+  if (o.adversaries.some((x) => x.kind === 'spammer')) lines.push(`  spam: ${a.spam.sent} transactions sent, ${a.spam.included} included`);
   lines.push(`  churn: ${f.churn.left} left, ${f.churn.rejoined} rejoined${f.churn.failed.map((line) => `\n    ${line}`).join('')}`);
   lines.push('  bytes per node per second:');
   for (const [kind, bytes] of Object.entries(f.bytesPerNodePerSec)) lines.push(`    ${kind.padEnd(40)}${String(bytes).padStart(10)}`);
@@ -72,6 +78,13 @@ export function formatReport(report: SimReport): string {
 export const simCommand = command({
   description:
     'Runs full mesh nodes (every service of mesh node, on memory stores) in this process on simulated time, over a simulated network, and checks the invariants as they run. The same options and seed print the same report, byte for byte (docs/sim.md).',
+  commands: [
+    entry(
+      'report',
+      'the report of a run (--json) as a Markdown page with SVG plots: propagation CDF, forks over time, bytes per topic',
+      async () => (await import('./sim-report.ts')).simReportCommand,
+    ),
+  ],
   options: {
     nodes: option({ value: 'N', description: 'honest nodes', default: d.nodes, parse: integer(2, 100_000) }),
     duration: option({ value: 'SPAN', description: 'simulated time: 90s, 10m, 1h', default: d.durationMs, shown: '10m', parse: duration }),
@@ -107,6 +120,7 @@ export const simCommand = command({
       default: d.jobsPerSec,
       parse: decimal(0, 10_000),
     }),
+    spam: option({ value: 'PER_S', description: 'transactions each spammer adversary sends per second', default: d.spamPerSec, parse: decimal(0, 10_000) }),
     'heal-bound': option({
       value: 'SPAN',
       description: 'how soon after a heal every honest node must be on one tip',
@@ -137,6 +151,7 @@ export const simCommand = command({
       messagesPerSec: options.messages,
       channelsPerSec: options.channels,
       jobsPerSec: options.jobs,
+      spamPerSec: options.spam,
       healBoundMs: options['heal-bound'],
       turn: () => new Promise((resolve) => setImmediate(resolve)),
     });

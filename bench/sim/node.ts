@@ -1,0 +1,154 @@
+/**
+ * `mesh bench sim`, on Node: the simulator at scale (docs/sim.md, docs/scale.md). Runs the mesh at
+ * each size for the simulated span asked for, then the fault scenario (churn and a partition of a
+ * third) over many seeds, one run at a time in this process; writes bench/results/sim.json and the
+ * "Simulation" section of bench/RESULTS.md.
+ */
+import { planetLabTable } from '../../core/sim/latency.ts';
+import { DEFAULT_SIM_OPTIONS, runSim, type SimOptions } from '../../core/sim/run.ts';
+import { command, list, type OptionValues, option } from '../../host-node/cli/command.ts';
+import { parseCommand } from '../../host-node/cli/run.ts';
+import { duration } from '../../host-node/cli/sim.ts';
+import { integer } from '../../host-node/cli/values.ts';
+import { loadSharedData } from '../../host-node/shared-data.ts';
+import { describeMachine, sourceState } from '../lib/environment.ts';
+import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
+import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
+import { type FaultRuns, overheadPerNode, type ScaleRun, SIM_REPORT, type SimBenchReport } from './report.ts';
+
+const simOptions = {
+  ...runOptions,
+  nodes: list({ value: 'N', description: 'a mesh size to run (repeatable; default 100, 300 and 1000; 30 with --quick)', parse: integer(2, 100_000) }),
+  duration: option({ value: 'SPAN', description: 'simulated time of each size', parse: duration, shown: '1h; 5m with --quick' }),
+  seeds: option({ value: 'N', description: 'seeds of the fault scenario; 0 skips it', parse: integer(0, 10_000), shown: '100; 3 with --quick' }),
+  'fault-nodes': option({ value: 'N', description: 'nodes of the fault scenario', parse: integer(2, 100_000), shown: '100; 20 with --quick' }),
+  'fault-duration': option({
+    value: 'SPAN',
+    description: 'simulated time of each fault run (the partition starts at a third of it)',
+    parse: duration,
+    shown: '30m; 6m with --quick',
+  }),
+};
+
+export interface SimBenchOptions {
+  readonly quick: boolean;
+  readonly write: boolean;
+  readonly nodes: readonly number[];
+  readonly durationMs: number;
+  readonly seeds: number;
+  readonly faultNodes: number;
+  readonly faultDurationMs: number;
+  readonly paths?: ResultPaths;
+}
+
+function simBenchOptions(values: OptionValues<typeof simOptions>): SimBenchOptions {
+  const quick = values.quick;
+  return {
+    ...runFlags(values),
+    nodes: values.nodes.length > 0 ? [...new Set(values.nodes)] : quick ? [30] : [100, 300, 1_000],
+    durationMs: values.duration ?? (quick ? 5 * 60_000 : 3_600_000),
+    seeds: values.seeds ?? (quick ? 3 : 100),
+    faultNodes: values['fault-nodes'] ?? (quick ? 20 : 100),
+    faultDurationMs: values['fault-duration'] ?? (quick ? 6 * 60_000 : 30 * 60_000),
+  };
+}
+
+export function parseSimBenchArgs(args: readonly string[]): SimBenchOptions {
+  return simBenchOptions(parseCommand(simBenchCommand, args).options);
+}
+
+/** The churn and the partition of the fault scenario: a fifth of the nodes an hour, and a third parted for 10 minutes (or a third of a shorter run). */
+export function faultScenario(durationMs: number): Pick<FaultRuns, 'churnPerHour' | 'partition'> {
+  const forMs = Math.min(10 * 60_000, Math.floor(durationMs / 3));
+  return { churnPerHour: 0.2, partition: { atMs: Math.floor(durationMs / 3), forMs, share: 0.33 } };
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Runs one simulation, sampling the process's resident set each second of wall time. */
+async function measured(options: SimOptions): Promise<{ report: Awaited<ReturnType<typeof runSim>>; wallMs: number; peakRssBytes: number }> {
+  let peak = process.memoryUsage.rss();
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 1_000);
+  const started = performance.now();
+  try {
+    const report = await runSim(options);
+    peak = Math.max(peak, process.memoryUsage.rss());
+    return { report, wallMs: performance.now() - started, peakRssBytes: peak };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+export async function runSimBenchWith(options: SimBenchOptions, commandText: string): Promise<number> {
+  const log = printLine;
+  const started = Date.now();
+  const source = await sourceState();
+  const latency = planetLabTable(new TextDecoder().decode(await loadSharedData('netlatency/PlanetLabData_1')));
+  const base = { ...DEFAULT_SIM_OPTIONS, latency, turn };
+  log('mesh bench sim: the mesh in the simulator at scale, one run at a time');
+  const scale: ScaleRun[] = [];
+  for (const nodes of options.nodes) {
+    log(`  ${nodes} nodes for ${options.durationMs / 60_000} simulated min…`);
+    const { report, wallMs, peakRssBytes } = await measured({ ...base, nodes, durationMs: options.durationMs, seed: 'bench' });
+    const f = report.figures;
+    const run: ScaleRun = {
+      nodes,
+      durationMs: options.durationMs,
+      wallMs: Math.round(wallMs),
+      peakRssBytes,
+      invariantsHeld: report.invariants.every((i) => i.held),
+      to99: f.propagationMs.to99,
+      blocksShort: f.propagationMs.blocksShort,
+      forksPerHour: f.forksPerHour,
+      bytesPerNodePerSec: f.bytesPerNodePerSec,
+    };
+    scale.push(run);
+    log(
+      `    wall ${(wallMs / 1000).toFixed(0)} s, peak RSS ${(peakRssBytes / 2 ** 30).toFixed(2)} GiB; block to 99 % p99 ${run.to99.p99 ?? '–'} ms; ` +
+        `overhead ${(overheadPerNode(run.bytesPerNodePerSec) / 1000).toFixed(2)} kB/s per node; invariants ${run.invariantsHeld ? 'held' : 'BROKE'}`,
+    );
+  }
+  let faults: FaultRuns | null = null;
+  if (options.seeds > 0) {
+    const scenario = faultScenario(options.faultDurationMs);
+    const broke: { seed: string; invariants: string[] }[] = [];
+    const healMs: (number | null)[] = [];
+    log(`  the fault scenario: ${options.seeds} seeds of ${options.faultNodes} nodes for ${options.faultDurationMs / 60_000} simulated min…`);
+    for (let i = 1; i <= options.seeds; i++) {
+      const seed = `fault-${i}`;
+      const { report } = await measured({
+        ...base,
+        nodes: options.faultNodes,
+        durationMs: options.faultDurationMs,
+        seed,
+        churnPerHour: scenario.churnPerHour,
+        partitions: [scenario.partition],
+      });
+      const bad = report.invariants.filter((inv) => !inv.held).map((inv) => inv.name);
+      if (bad.length > 0) broke.push({ seed, invariants: bad });
+      healMs.push(report.figures.healMs[0] ?? null);
+      log(`    seed ${seed}: ${bad.length === 0 ? 'held' : `BROKE ${bad.join(', ')}`}, heal ${report.figures.healMs[0] ?? 'not within the run'} ms`);
+    }
+    faults = { nodes: options.faultNodes, durationMs: options.faultDurationMs, ...scenario, seeds: options.seeds, broke, healMs };
+  }
+  const report: SimBenchReport = {
+    command: commandText,
+    date: new Date().toISOString(),
+    quick: options.quick,
+    machine: await describeMachine(),
+    node: { version: process.versions.node },
+    scale,
+    faults,
+    ...(source ? { source } : {}),
+    elapsedMs: Date.now() - started,
+  };
+  await publishReport(SIM_REPORT, report, { write: options.write, log, ...(options.paths && { paths: options.paths }) });
+  return 0;
+}
+
+export const simBenchCommand = command({
+  description:
+    'The mesh in the simulator at scale (docs/scale.md): 100, 300 and 1,000 nodes for a simulated hour over PlanetLab latencies (wall time, memory, block propagation, overhead per node), then churn and a partition of a third over 100 seeds (Node only; one run at a time).',
+  options: simOptions,
+  run: (input) => runSimBenchWith(simBenchOptions(input.options), commandLine(input)),
+});
