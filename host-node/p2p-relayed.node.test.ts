@@ -35,7 +35,11 @@ async function behindRelay(relay: Libp2pNetwork, withWebRtc: boolean): Promise<L
     privateKey: await generateKeyPairFromSeed('Ed25519', SigningKey.generate().exportSeed()),
     addresses: { listen: [`${relay.addresses()[0]!}/p2p-circuit`, ...(withWebRtc ? ['/webrtc'] : [])] },
     // Bound to loopback like the other two (listenHost), or ICE would gather no candidate there.
-    transports: [tcp(), circuitRelayTransport(), ...(withWebRtc ? [webRTC({ rtcConfiguration: { bindAddress: '127.0.0.1' } as RTCConfiguration })] : [])],
+    transports: [
+      tcp(),
+      circuitRelayTransport(),
+      ...(withWebRtc ? [webRTC({ rtcConfiguration: { bindAddress: '127.0.0.1', iceServers: [] } as RTCConfiguration })] : []),
+    ],
     connectionGater: { denyDialMultiaddr: () => false },
   });
 }

@@ -20,6 +20,8 @@ import { RelayedOnlyError } from './errors.ts';
 export const UPGRADE_MS = 10_000;
 /** How long a relayed connection this node dialled waits for identify before its upgrade starts anyway. */
 export const IDENTIFY_WAIT_MS = 3_000;
+/** Dials within one upgrade's UPGRADE_MS: one that fails before the time is up is tried again. */
+export const UPGRADE_ATTEMPTS = 3;
 /** After a failed upgrade, bulk calls fail at once with its reason for this long, then try again. */
 export const RETRY_UPGRADE_MS = 60_000;
 
@@ -160,12 +162,18 @@ export class DirectUpgrades {
     if (relayed === undefined) throw new Error('the relayed connection closed');
     const address = relayed.remoteAddr.decapsulateCode(CODE_P2P).encapsulate(`/webrtc/p2p/${peer.toString()}`);
     const signal = AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(UPGRADE_MS)]);
-    let connection: Connection;
-    try {
-      // Forced: libp2p would otherwise hand back the relayed connection it has.
-      connection = await this.#libp2p.dial(address, { signal, force: true });
-    } catch (error) {
-      throw new Error(`hole punching over WebRTC failed (${signal.aborted ? `no ICE path in ${UPGRADE_MS} ms` : messageOf(error)})`);
+    let connection: Connection | undefined;
+    for (let attempt = 1; connection === undefined; attempt++) {
+      try {
+        // Forced: libp2p would otherwise hand back the relayed connection it has.
+        connection = await this.#libp2p.dial(address, { signal, force: true });
+      } catch (error) {
+        const reason = signal.aborted ? `no ICE path in ${UPGRADE_MS} ms` : messageOf(causeOf(error));
+        // A handshake that failed at once (a race of DTLS with the answer) is tried again within the time.
+        if (signal.aborted || attempt >= UPGRADE_ATTEMPTS) throw new Error(`hole punching over WebRTC failed (${reason})`);
+        this.#log(`p2p: upgrade to ${peer.toString()}, attempt ${attempt} failed (${reason}); trying again`);
+        if (this.directTo(peer) !== undefined) return;
+      }
     }
     if (isRelayed(connection)) throw new Error('the WebRTC dial came back relayed');
     this.#log(`p2p: ${peer.toString()} upgraded from a relay to ${connection.remoteAddr.toString()}`);
@@ -181,3 +189,6 @@ export class DirectUpgrades {
  * signalled through, the answerer by `/webrtc/p2p/<peer>` alone.
  */
 const isWebRtc = (connection: Connection): boolean => connection.remoteAddr.getComponents().some((c) => c.name === 'webrtc');
+
+/** The error an `error` event carries (a data channel's), or `error` itself. */
+const causeOf = (error: unknown): unknown => (error instanceof Event && 'error' in error ? error.error : error);
