@@ -189,6 +189,39 @@ test('gossip: a competing block at the tip height by a producer with weight is p
   }
 });
 
+test('gossip: a competing block of a producer with weight that breaks a state rule is ignored, so the relay that passed it on is not blamed', async () => {
+  // V is one block behind. W, with weight, signs a block at the next height whose state root is
+  // wrong: a relay passed it on as a competing block (its signature checked, not its state). V finds
+  // it invalid, and does not reject it, which would count against that relay.
+  const W = key(43);
+  const chainV = await openChain();
+  await mineWeight(chainV, A, [[W, 100n * CREDIT]]);
+  const tip = chainV.tip.block;
+  const bad = await signBlock(
+    chainV.params.network,
+    {
+      height: tip.header.height + 1,
+      prev_hash: tip.hash,
+      timestamp_ms: tip.header.timestamp_ms + 60_000,
+      producer: W.publicKey,
+      state_root: new Uint8Array(32).fill(9),
+    },
+    [],
+    W,
+  );
+  const bus = new MemoryBus();
+  const n = await node(bus, testScheduler(), chainV, B);
+  try {
+    await bus.members
+      .get(toHex(B.publicKey))!
+      .receive({ topic: TOPICS.blocks, data: bad.bytes, origin: W.publicKey, peer: A.publicKey }, new Set([toHex(B.publicKey)]));
+    assert.equal(bus.verdicts.find((v) => v.topic === TOPICS.blocks)?.verdict, 'ignore');
+    assert.equal(toHex(chainV.tip.hash), toHex(tip.hash), 'the invalid block is not taken');
+  } finally {
+    await n.stop();
+  }
+});
+
 test('gossip: blocks kept aside are bounded in bytes, not only in number', async () => {
   // Side blocks need only a valid producer signature (any key will do), so a peer can send as many
   // distinct ones as it likes. 4,096 blocks of 1,024 transactions would hold gigabytes in memory.

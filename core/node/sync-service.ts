@@ -7,7 +7,7 @@
 import { type Chain, ForkChoiceError } from '../chain/chain.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
-import { type Block, decodeBlock, InvalidBlockError } from '../ledger/block.ts';
+import { type Block, type BlockRuleCode, decodeBlock, InvalidBlockError } from '../ledger/block.ts';
 import type { Startable } from '../lifecycle.ts';
 import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
 import type { Clock, Timer } from '../time/clock.ts';
@@ -43,6 +43,8 @@ const JOIN_ANNOUNCE_DELAYS_MS = [1_000, 3_000];
 const ANNOUNCE_INTERVAL_MS = 15_000;
 // The (height, producer) pairs of side blocks passed on that are remembered: a few heights' worth.
 const SIDE_RELAYED_MAX = 256;
+// The block rules only its state transition shows: a competing block is passed on without one.
+const STATE_RULES: ReadonlySet<string> = new Set<BlockRuleCode>(['bad-state-root', 'tx-rule', 'reward-not-first', 'known-invalid']);
 
 export class SyncFeature implements Startable {
   readonly sync: Sync;
@@ -173,14 +175,18 @@ export class SyncFeature implements Startable {
     const key = `${height}:${toHex(block.header.producer)}`;
     if (bytesEqual(block.header.producer, tip.block.header.producer) || this.#sideRelayed.has(key)) return false;
     // Any key signs a block: only a producer with weight has its competing block passed on.
-    const producer = toHex(block.header.producer);
-    if (!this.#c.chain.state.weights().some(([id, weight]) => id === producer && weight > 0n)) return false;
+    if (!this.#hasWeight(block.header.producer)) return false;
     this.#sideRelayed.add(key);
     for (const held of this.#sideRelayed) {
       if (this.#sideRelayed.size <= SIDE_RELAYED_MAX) break;
       this.#sideRelayed.delete(held);
     }
     return true;
+  }
+
+  #hasWeight(producer: Uint8Array): boolean {
+    const id = toHex(producer);
+    return this.#c.chain.state.weights().some(([holder, weight]) => holder === id && weight > 0n);
   }
 
   async #onBlock(message: GossipMessage): Promise<Verdict> {
@@ -199,6 +205,9 @@ export class SyncFeature implements Startable {
       if (error instanceof InvalidBlockError) {
         if (error.verdict !== 'reject') return error.verdict;
         this.#c.log(`gossip: block ${block.header.height} from ${toHex(message.peer).slice(0, 16)}… is invalid: ${error.message}`);
+        // A weighted producer's competing block is passed on unjudged by its state (#relaysSide):
+        // the fault is the producer's, and the peer that handed it over keeps its score.
+        if (STATE_RULES.has(error.code) && this.#hasWeight(block.header.producer)) return 'ignore';
         return 'reject';
       }
       // A block on a parent this node lacks: it is behind (or forked), so it asks the peer that
