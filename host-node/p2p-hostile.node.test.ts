@@ -50,8 +50,10 @@ test('Libp2pNetwork: identities that came and went on a peer’s address do not 
       } finally {
         await throwaway.stop();
       }
-      // One address opens at most PEER_LIMITS.connectionsPerIpPerSecond connections a second.
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      // One address opens at most PEER_LIMITS.connectionsPerIpPerSecond connections a second, and
+      // each identity opens two to the target: its own, and the one the target asks it to open back
+      // (the dial-back check of the target's reachability, core/net/reachability.ts).
+      await new Promise((resolve) => setTimeout(resolve, (2 * 1000) / (PEER_LIMITS.connectionsPerIpPerSecond - 1)));
     }
     // The GossipSub class's own method (not on the service's interface).
     const scores = target.libp2p.services.pubsub as unknown as { getScore(peer: string): number };
@@ -143,8 +145,10 @@ test('Libp2pNetwork: one address holds at most connectionsPerIp connections; the
       const peer = await start();
       peers.push(peer);
       await peer.libp2p.dial(target.libp2p.getMultiaddrs()[0]!).catch(() => {});
-      // One address opens at most PEER_LIMITS.connectionsPerIpPerSecond connections a second.
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      // One address opens at most PEER_LIMITS.connectionsPerIpPerSecond connections a second, and
+      // each identity opens two to the target: its own, and the one the target asks it to open back
+      // (the dial-back check of the target's reachability, core/net/reachability.ts).
+      await new Promise((resolve) => setTimeout(resolve, (2 * 1000) / (PEER_LIMITS.connectionsPerIpPerSecond - 1)));
     }
     const connected = peers.filter((peer) => target.libp2p.getConnections(peer.libp2p.peerId).length > 0);
     assert.equal(connected.length, PEER_LIMITS.connectionsPerIp);

@@ -41,6 +41,12 @@ after(async () => {
   await podman?.stop();
 });
 
+const CREDIT = 10n ** 18n;
+
+/** Waits until `node` has mined at least `credits` free credits: a miner's first block takes a few seconds. */
+const funded = (node: MeshProcess, credits: bigint): Promise<boolean> =>
+  waitFor(`${credits} credits on a miner`, async () => BigInt((await getJson<{ free: string }>(node, '/status')).free) >= credits * CREDIT, 60_000);
+
 const mesh = async (args: string[]): Promise<string> => {
   const ran = await runMesh(args);
   assert.equal(ran.code, 0, `mesh ${args.join(' ')}: exit ${ran.code}\n${ran.err}`);
@@ -48,6 +54,7 @@ const mesh = async (args: string[]): Promise<string> => {
 };
 
 test('c, bootstrapped to a only, runs a job on h, bootstrapped to a only', async () => {
+  await funded(a, 5n);
   await mesh(['send', c.nodeId, '5', '--data-dir', a.dataDir]);
   await waitFor('c holds its credits', async () => BigInt((await getJson<{ balance: string }>(c, '/status')).balance) > 0n, 60_000);
   await waitFor('c has h in its atlas', async () => (await getJson<{ node_id: string }[]>(c, '/atlas')).some((e) => e.node_id === h.nodeId), 60_000);
@@ -76,12 +83,13 @@ test('b, bootstrapped to a only, messages c', async () => {
 });
 
 test('b opens a payment channel to h and its receipt reaches h', async () => {
-  const opened = await postJson(b, '/channels/open', { host: h.nodeId, capacity: (2n * 10n ** 18n).toString() });
+  await funded(b, 2n);
+  const opened = await postJson(b, '/channels/open', { host: h.nodeId, capacity: (2n * CREDIT).toString() });
   assert.equal(opened.status, 201, JSON.stringify(opened.body));
   const id = opened.body.channel_id as string;
   for (const node of [b, h])
     await waitFor('the channel open on both', async () => (await getJson<{ status: string }>(node, `/channels/${id}`)).status === 'open', 60_000);
-  const paid = await postJson(b, '/channels/receipt', { channel_id: id, host: h.nodeId, cumulative: (10n ** 18n).toString() });
+  const paid = await postJson(b, '/channels/receipt', { channel_id: id, host: h.nodeId, cumulative: CREDIT.toString() });
   assert.equal(paid.status, 200, JSON.stringify(paid.body));
   assert.deepEqual([paid.body.delivered, paid.body.delivery_error], [true, null]);
 });

@@ -11,7 +11,7 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
-import { signBlock } from '../ledger/block.ts';
+import { type Block, signBlock } from '../ledger/block.ts';
 import { signTx, type Tx } from '../ledger/tx.ts';
 import { PeerBusyError } from '../net/errors.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
@@ -212,11 +212,29 @@ test('gossip: a competing block of a producer with weight that breaks a state ru
   const bus = new MemoryBus();
   const n = await node(bus, testScheduler(), chainV, B);
   try {
-    await bus.members
-      .get(toHex(B.publicKey))!
-      .receive({ topic: TOPICS.blocks, data: bad.bytes, origin: W.publicKey, peer: A.publicKey }, new Set([toHex(B.publicKey)]));
-    assert.equal(bus.verdicts.find((v) => v.topic === TOPICS.blocks)?.verdict, 'ignore');
+    const give = async (block: Block): Promise<string | undefined> => {
+      bus.verdicts.length = 0;
+      await bus.members
+        .get(toHex(B.publicKey))!
+        .receive({ topic: TOPICS.blocks, data: block.bytes, origin: W.publicKey, peer: A.publicKey }, new Set([toHex(B.publicKey)]));
+      return bus.verdicts.find((v) => v.topic === TOPICS.blocks)?.verdict;
+    };
+    assert.equal(await give(bad), 'ignore');
     assert.equal(toHex(chainV.tip.hash), toHex(tip.hash), 'the invalid block is not taken');
+    // A second one of W's at that height is no fork race: it is rejected.
+    const again = await signBlock(
+      chainV.params.network,
+      {
+        height: tip.header.height + 1,
+        prev_hash: tip.hash,
+        timestamp_ms: tip.header.timestamp_ms + 61_000,
+        producer: W.publicKey,
+        state_root: new Uint8Array(32).fill(8),
+      },
+      [],
+      W,
+    );
+    assert.equal(await give(again), 'reject');
   } finally {
     await n.stop();
   }

@@ -41,8 +41,8 @@ const SYNC_NUDGE_MS = 1_000;
 // case the first is lost.
 const JOIN_ANNOUNCE_DELAYS_MS = [1_000, 3_000];
 const ANNOUNCE_INTERVAL_MS = 15_000;
-// The (height, producer) pairs of side blocks passed on that are remembered: a few heights' worth.
-const SIDE_RELAYED_MAX = 256;
+// The (height, producer) pairs remembered (side blocks passed on, state faults ignored): a few heights' worth.
+const PAIRS_REMEMBERED = 256;
 // The block rules only its state transition shows: a competing block is passed on without one.
 const STATE_RULES: ReadonlySet<string> = new Set<BlockRuleCode>(['bad-state-root', 'tx-rule', 'reward-not-first', 'known-invalid']);
 
@@ -58,6 +58,8 @@ export class SyncFeature implements Startable {
   #unsubscribePeers: (() => void) | null = null;
   #lastNudge = 0;
   readonly #sideRelayed = new Set<string>();
+  /** The (height, producer) pairs whose block failed on its state and was ignored. */
+  readonly #stateFaults = new Set<string>();
 
   constructor(components: SyncComponents, init: SyncInit = {}) {
     this.#c = components;
@@ -172,16 +174,10 @@ export class SyncFeature implements Startable {
     const height = block.header.height;
     const tip = this.#c.chain.tip;
     if (height !== tip.height) return false;
-    const key = `${height}:${toHex(block.header.producer)}`;
-    if (bytesEqual(block.header.producer, tip.block.header.producer) || this.#sideRelayed.has(key)) return false;
+    if (bytesEqual(block.header.producer, tip.block.header.producer) || this.#sideRelayed.has(pairKey(block))) return false;
     // Any key signs a block: only a producer with weight has its competing block passed on.
     if (!this.#hasWeight(block.header.producer)) return false;
-    this.#sideRelayed.add(key);
-    for (const held of this.#sideRelayed) {
-      if (this.#sideRelayed.size <= SIDE_RELAYED_MAX) break;
-      this.#sideRelayed.delete(held);
-    }
-    return true;
+    return remember(this.#sideRelayed, pairKey(block));
   }
 
   #hasWeight(producer: Uint8Array): boolean {
@@ -207,7 +203,8 @@ export class SyncFeature implements Startable {
         this.#c.log(`gossip: block ${block.header.height} from ${toHex(message.peer).slice(0, 16)}… is invalid: ${error.message}`);
         // A weighted producer's competing block is passed on unjudged by its state (#relaysSide):
         // the fault is the producer's, and the peer that handed it over keeps its score.
-        if (STATE_RULES.has(error.code) && this.#hasWeight(block.header.producer)) return 'ignore';
+        // Once per producer and height: a second is no race but a flood, and the sender answers for it.
+        if (STATE_RULES.has(error.code) && this.#hasWeight(block.header.producer) && remember(this.#stateFaults, pairKey(block))) return 'ignore';
         return 'reject';
       }
       // A block on a parent this node lacks: it is behind (or forked), so it asks the peer that
@@ -229,4 +226,17 @@ export class SyncFeature implements Startable {
 /** The sync service (every node runs it). */
 export function syncService(init: SyncInit = {}): (components: SyncComponents) => SyncFeature {
   return (components) => new SyncFeature(components, init);
+}
+
+const pairKey = (block: Block): string => `${block.header.height}:${toHex(block.header.producer)}`;
+
+/** Adds `key` to `pairs` (the oldest go past PAIRS_REMEMBERED); false when it was there already. */
+function remember(pairs: Set<string>, key: string): boolean {
+  if (pairs.has(key)) return false;
+  pairs.add(key);
+  for (const old of pairs) {
+    if (pairs.size <= PAIRS_REMEMBERED) break;
+    pairs.delete(old);
+  }
+  return true;
 }
