@@ -197,18 +197,20 @@ test('gossip: a competing block of a producer with weight that breaks a state ru
   const chainV = await openChain();
   await mineWeight(chainV, A, [[W, 100n * CREDIT]]);
   const tip = chainV.tip.block;
-  const bad = await signBlock(
-    chainV.params.network,
-    {
-      height: tip.header.height + 1,
-      prev_hash: tip.hash,
-      timestamp_ms: tip.header.timestamp_ms + 60_000,
-      producer: W.publicKey,
-      state_root: new Uint8Array(32).fill(9),
-    },
-    [],
-    W,
-  );
+  // W's block on V's tip, `later` ms after it, with a wrong state root.
+  const wrongState = (later: number): Promise<Block> =>
+    signBlock(
+      chainV.params.network,
+      {
+        height: tip.header.height + 1,
+        prev_hash: tip.hash,
+        timestamp_ms: tip.header.timestamp_ms + later,
+        producer: W.publicKey,
+        state_root: new Uint8Array(32).fill(9),
+      },
+      [],
+      W,
+    );
   const bus = new MemoryBus();
   const n = await node(bus, testScheduler(), chainV, B);
   try {
@@ -219,22 +221,10 @@ test('gossip: a competing block of a producer with weight that breaks a state ru
         .receive({ topic: TOPICS.blocks, data: block.bytes, origin: W.publicKey, peer: A.publicKey }, new Set([toHex(B.publicKey)]));
       return bus.verdicts.find((v) => v.topic === TOPICS.blocks)?.verdict;
     };
-    assert.equal(await give(bad), 'ignore');
+    assert.equal(await give(await wrongState(60_000)), 'ignore');
     assert.equal(toHex(chainV.tip.hash), toHex(tip.hash), 'the invalid block is not taken');
     // A second one of W's at that height is no fork race: it is rejected.
-    const again = await signBlock(
-      chainV.params.network,
-      {
-        height: tip.header.height + 1,
-        prev_hash: tip.hash,
-        timestamp_ms: tip.header.timestamp_ms + 61_000,
-        producer: W.publicKey,
-        state_root: new Uint8Array(32).fill(8),
-      },
-      [],
-      W,
-    );
-    assert.equal(await give(again), 'reject');
+    assert.equal(await give(await wrongState(61_000)), 'reject');
   } finally {
     await n.stop();
   }
