@@ -35,12 +35,12 @@ async function sharedData(context, next) {
 }
 
 /**
- * A test file that imports libp2p's packages itself (peer routing over a memory transport) is
- * served as one esbuild bundle, as the wallet page is: libp2p's dependencies include a CommonJS
- * module (netmask) and packages whose `browser` field swaps Node's crypto out, which the dev
- * server's file-by-file transforms do not handle.
+ * A test file that imports libp2p's packages or multiaddrs itself (peer routing over a memory
+ * transport, address rules) is served as one esbuild bundle, as the wallet page is: libp2p's
+ * dependencies include a CommonJS module (netmask) and packages whose `browser` field swaps Node's
+ * crypto out, which the dev server's file-by-file transforms do not handle.
  */
-const IMPORTS_LIBP2P = /from '(libp2p|@libp2p\/[^']+)'/;
+const IMPORTS_LIBP2P = /from '(libp2p|@libp2p\/[^']+|@multiformats\/[^']+)'/;
 const libp2pBundles = {
   name: 'libp2p-bundles',
   async serve(context) {
