@@ -28,17 +28,21 @@ test('closing a peer connection that never connected closes the data channel it 
   assert.equal(channel.readyState, 'closed');
 });
 
-test('a handshake that fails before the channel opens fails the channel with an error event, at once', async () => {
+test('a handshake that fails before the channel opens fails the channel with an error event, at once and for later listeners', async () => {
   const offerer = new RTCPeerConnection({ bindAddress: '127.0.0.1', iceServers: [] } as RTCConfiguration);
   const answerer = new RTCPeerConnection({ bindAddress: '127.0.0.1', iceServers: [] } as RTCConfiguration);
   try {
     offerer.onicecandidate = ({ candidate }) => void (candidate && answerer.addIceCandidate(candidate).catch(() => {}));
     answerer.onicecandidate = ({ candidate }) => void (candidate && offerer.addIceCandidate(candidate).catch(() => {}));
     const channel = offerer.createDataChannel('init');
-    const failed = new Promise<string>((resolve) => {
-      const timer = setTimeout(() => resolve('no error event within 10 s'), 10_000);
-      channel.addEventListener('error', (event) => resolve(clearTimeout(timer) ?? String((event as Event & { error?: Error }).error?.message)), { once: true });
-    });
+    const heard = (): Promise<string> =>
+      new Promise<string>((resolve) => {
+        const timer = setTimeout(() => resolve('no error event within 10 s'), 10_000);
+        channel.addEventListener('error', (event) => resolve(clearTimeout(timer) ?? String((event as Event & { error?: Error }).error?.message)), {
+          once: true,
+        });
+      });
+    const failed = heard();
     await offerer.setLocalDescription(await offerer.createOffer());
     await answerer.setRemoteDescription(offerer.localDescription!);
     await answerer.setLocalDescription(await answerer.createAnswer());
@@ -47,6 +51,9 @@ test('a handshake that fails before the channel opens fails the channel with an 
     const forged = answer.sdp.replace(/a=fingerprint:sha-256 ([0-9A-F]{2})/, (_, byte: string) => `a=fingerprint:sha-256 ${byte === '00' ? '01' : '00'}`);
     await offerer.setRemoteDescription({ type: answer.type, sdp: forged });
     assert.match(await failed, /^the WebRTC connection (failed|closed) before its channel opened$/);
+    // A listener added after the failure hears it too: @libp2p/webrtc's offerer waits for the
+    // channel only once it has read the candidates.
+    assert.match(await heard(), /^the WebRTC connection (failed|closed) before its channel opened$/);
   } finally {
     offerer.close();
     answerer.close();

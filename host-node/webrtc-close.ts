@@ -48,8 +48,22 @@ RTCPeerConnection.prototype.close = function (this: RTCPeerConnection): void {
 function failUnopened(pc: RTCPeerConnection, reason: string): void {
   for (const channel of created.get(pc) ?? []) {
     if (channel.readyState !== 'connecting') continue;
-    channel.dispatchEvent(Object.assign(new Event('error'), { error: new Error(reason) }));
+    failed(channel, new Error(reason));
     channel.close();
     created.get(pc)?.delete(channel);
   }
+}
+
+/**
+ * Fails `channel` with `error`, now and for every `error` listener added later: @libp2p/webrtc
+ * starts to wait for the channel only once it has read the candidates, after the failure.
+ */
+function failed(channel: RTCDataChannel, error: Error): void {
+  const event = (): Event => Object.assign(new Event('error'), { error });
+  const add = channel.addEventListener.bind(channel);
+  channel.addEventListener = (type: string, listener: EventListenerOrEventListenerObject | null, options?: AddEventListenerOptions | boolean): void => {
+    add(type, listener, options);
+    if (type === 'error' && listener !== null) queueMicrotask(() => (typeof listener === 'function' ? listener(event()) : listener.handleEvent(event())));
+  };
+  channel.dispatchEvent(event());
 }
