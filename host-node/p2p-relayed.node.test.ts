@@ -3,6 +3,8 @@
  * it, the connection is marked relayed, small protocols run on it, and bulk ones wait for the
  * WebRTC upgrade or fail with RelayedOnlyError saying why (docs/network.md, "Relayed connections").
  */
+
+import { after } from 'node:test';
 import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
 import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
@@ -12,6 +14,7 @@ import { tcp } from '@libp2p/tcp';
 import { webRTC } from '@libp2p/webrtc';
 import { assert } from 'chai';
 import { createLibp2p } from 'libp2p';
+import { cleanup } from 'node-datachannel';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { toHex } from '../core/encoding/hex.ts';
 import { RelayedOnlyError } from '../core/net/errors.ts';
@@ -21,6 +24,10 @@ import { PEER_LIMITS } from '../core/net/peer-limits.ts';
 import { test } from '../test/harness.ts';
 import { waitFor } from '../test/mesh-process.ts';
 import { startP2PNetwork } from './p2p.ts';
+
+// Once, in a loaded full run, the file's process outlived its tests by a native handle alone (node-datachannel's
+// threads); `mesh node` exits explicitly once it has closed everything (node-command.ts), and so does this file.
+after(() => cleanup());
 
 const echo = async ({ data }: { data: Uint8Array }): Promise<Uint8Array> => data;
 const circuitTo = (relay: Libp2pNetwork, node: Libp2pNetwork): string => `${relay.addresses()[0]!}/p2p-circuit/p2p/${node.libp2p.peerId.toString()}`;

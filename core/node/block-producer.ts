@@ -232,7 +232,9 @@ export function productionService(init: ProductionInit = {}): (components: Produ
       key: c.key,
       publish: (block) => c.network.publish(TOPICS.blocks, block.bytes),
       behind: () => c.sync.behind,
-      unheard: () => !c.sync.heard && c.network.peers().length > 0,
+      // Peers it dialled (its bootstrap and routing peers) count: one that dialled in, a wallet
+      // page announcing no height, holds nothing up.
+      unheard: () => !c.sync.heard && c.network.peers().some((p) => p.direction === 'outbound'),
       ...(init.store === undefined ? {} : { protection: new SlashingProtection(init.store, c.chain.params.network) }),
       ...(c.evidence === undefined ? {} : { evidence: c.evidence }),
       ...(init.doppelgangerWaitMs === undefined ? {} : { doppelgangerWaitMs: init.doppelgangerWaitMs }),
