@@ -29,3 +29,19 @@ test('pace: everyPaced works the period out again at each call, and stops when c
   await clock.advance(10_000);
   assert.deepEqual(calls, [1_000, 2_000, 3_000, 7_000, 11_000]);
 });
+
+test('pace: everyPaced never waits longer than its maxMs, however large the mesh', async () => {
+  const clock = testScheduler();
+  const start = clock.now();
+  const calls: number[] = [];
+  const timer = everyPaced(
+    clock,
+    1_000,
+    () => 100 * PACE_NODES,
+    () => calls.push(clock.now() - start),
+    5_000,
+  );
+  await clock.advance(12_000);
+  timer.cancel();
+  assert.deepEqual(calls, [5_000, 10_000]);
+});

@@ -17,10 +17,10 @@ export function pacedPeriodMs(baseMs: number, nodes: number): number {
 }
 
 /**
- * Calls `fn` every `pacedPeriodMs(baseMs, nodes())`, the period worked out again at each call, so
- * it follows the mesh as it grows or shrinks; cancelled as any Timer.
+ * Calls `fn` every `pacedPeriodMs(baseMs, nodes())`, at most every `maxMs`, the period worked out
+ * again at each call, so it follows the mesh as it grows or shrinks; cancelled as any Timer.
  */
-export function everyPaced(clock: Clock, baseMs: number, nodes: () => number, fn: () => void): Timer {
+export function everyPaced(clock: Clock, baseMs: number, nodes: () => number, fn: () => void, maxMs = Infinity): Timer {
   let timer: Timer | null = null;
   let cancelled = false;
   const arm = (): void => {
@@ -30,7 +30,7 @@ export function everyPaced(clock: Clock, baseMs: number, nodes: () => number, fn
         arm();
         fn();
       },
-      pacedPeriodMs(baseMs, nodes()),
+      Math.min(maxMs, pacedPeriodMs(baseMs, nodes())),
     );
   };
   arm();

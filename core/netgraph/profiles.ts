@@ -7,7 +7,7 @@
  */
 import type { SigningKey } from '../crypto/ed25519.ts';
 import { toHex } from '../encoding/hex.ts';
-import { everyPaced, PACE_NODES } from '../net/broadcast-pace.ts';
+import { everyPaced } from '../net/broadcast-pace.ts';
 import type { GossipMessage, Network, Verdict } from '../net/network.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { ProfileError } from './errors.ts';
@@ -45,8 +45,14 @@ export class NodeProfiles {
     this.#options.network.handle(PROFILES_TOPIC, (message) => this.#onProfile(message));
     const baseMs = this.#options.regossipMs ?? PROFILE_REGOSSIP_MS;
     // A profile is gossiped again within half its life, whatever the pace, or late joiners would never hear it.
-    const nodes = (): number => Math.min(this.#book.size + 1, Math.max(1, Math.floor((PROFILE_TTL_S * 500) / baseMs) * PACE_NODES));
-    this.#timer = everyPaced(this.#options.clock, baseMs, nodes, () => void this.#regossip());
+    const halfLifeMs = Math.max(baseMs, PROFILE_TTL_S * 500);
+    this.#timer = everyPaced(
+      this.#options.clock,
+      baseMs,
+      () => this.#book.size + 1,
+      () => void this.#regossip(),
+      halfLifeMs,
+    );
   }
 
   stop(): void {
