@@ -13,7 +13,7 @@ import { BlockProducer } from '../node/block-producer.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import type { Chain } from './chain.ts';
 import { buildBlock, nextSlot } from './miner.ts';
-import { key, mineWeight, openChain, params } from './testnet.test-util.ts';
+import { key, mine, mineWeight, openChain, params } from './testnet.test-util.ts';
 
 interface SimNode {
   readonly name: string;
@@ -166,4 +166,39 @@ test('production: the chain keeps growing when the first-ranked producer is stop
   assert.isFalse(producers.has(toHex(first.key.publicKey)));
   await settle(nodes);
   assert.equal(tips(nodes).size, 1);
+});
+
+/** When a producer alone on `chain`, with `tie` as the branch level with its tip, signs its next block. */
+async function signsAt(chain: Chain, tie: { hash: Uint8Array; forkHeight: number } | null): Promise<number> {
+  const k = key(1);
+  const slot = nextSlot(chain, k.publicKey);
+  const clock = testScheduler(slot - params.blockIntervalMs);
+  let signedAt: number | null = null;
+  const producer = new BlockProducer({
+    chain,
+    mempool: { select: () => [] },
+    key: k,
+    behind: () => false,
+    competingTip: () => tie,
+    clock,
+    publish: async () => {
+      signedAt ??= clock.now();
+    },
+  });
+  producer.start();
+  await clock.until('it signs', () => signedAt !== null, 3 * params.blockIntervalMs);
+  await producer.stop();
+  return signedAt! - slot;
+}
+
+test('production: on a deep tie the branch with the higher tip hash yields half an interval; a shallow tie keeps first-seen', async () => {
+  const chain = await openChain();
+  await mine(chain, key(2), 12);
+  const below = new Uint8Array(32);
+  const above = new Uint8Array(32).fill(0xff);
+  const tip = chain.tip.height;
+  assert.equal(await signsAt(chain, null), 0, 'no tie: at its slot');
+  assert.equal(await signsAt(chain, { hash: below, forkHeight: tip - 10 }), params.blockIntervalMs / 2, 'a lower competing tip goes first');
+  assert.equal(await signsAt(chain, { hash: above, forkHeight: tip - 10 }), 0, 'a higher competing tip waits for this one');
+  assert.equal(await signsAt(chain, { hash: below, forkHeight: tip - 1 }), 0, 'a race one block deep is no partition');
 });

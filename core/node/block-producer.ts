@@ -15,7 +15,7 @@ import { buildBlock, nextSlot, type TxSource } from '../chain/miner.ts';
 import { SlashingProtection } from '../chain/slashing-protection.ts';
 import { RecentSet } from '../collections/recent-set.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
-import { bytesEqual } from '../encoding/bytes.ts';
+import { bytesEqual, compareBytes } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MeshError, messageOf } from '../errors.ts';
 import type { Block } from '../ledger/block.ts';
@@ -24,6 +24,12 @@ import type { Startable } from '../lifecycle.ts';
 import { type Network, TOPICS } from '../net/network.ts';
 import { type KeyValueStore, MemoryStore } from '../store/kv.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
+
+/**
+ * A fork at least this deep, level with the tip, is a tie no withheld block makes (docs/chain.md,
+ * "Ties"): the producer on the branch whose tip hash is higher yields half an interval.
+ */
+export const DEEP_TIE_BLOCKS = 6;
 
 /** How long past its watch a producer that has peers but heard none of them waits to hear one. */
 export const UNHEARD_WATCH_MS = 60_000;
@@ -57,6 +63,8 @@ export interface BlockProducerOptions {
   readonly doppelgangerWaitMs?: number;
   /** True while the node has peers and has heard the tip of none: the watch goes on meanwhile. */
   readonly unheard?: () => boolean;
+  /** A branch level with the tip, on another fork, that this node holds (sync's). */
+  readonly competingTip?: () => { hash: Uint8Array; forkHeight: number } | null;
   readonly clock?: Clock;
   readonly log?: (line: string) => void;
 }
@@ -171,6 +179,8 @@ export class BlockProducer {
     }
     const slot = nextSlot(chain, key.publicKey);
     if (now < slot) return this.#schedule(slot - now);
+    const yielded = slot + interval / 2;
+    if (now < yielded && this.#yields()) return this.#schedule(yielded - now);
     try {
       const tip = chain.tip;
       const last = await this.#protection.last(key.publicKey);
@@ -195,6 +205,19 @@ export class BlockProducer {
     }
   }
 
+  // Two halves of a healed partition stand level, each on its branch, and each side's producers
+  // would sign the next height at once, block after block, while their schedules (one per branch)
+  // both rank a producer present. The branch whose tip hash is lower goes first; this side waits
+  // half an interval, meanwhile takes the other's next block (longer, so fork choice adopts it),
+  // and signs after all if none came. The tip hash is the producer's to grind, but only at the tip
+  // of a fork this deep, which nobody holding back one block reaches: ties one block deep (a race,
+  // or a block held back) keep first-seen.
+  #yields(): boolean {
+    const tie = this.#o.competingTip?.();
+    const tip = this.#o.chain.tip;
+    return tie != null && tip.height - tie.forkHeight >= DEEP_TIE_BLOCKS && compareBytes(tie.hash, tip.hash) < 0;
+  }
+
   async #emit(block: Block): Promise<void> {
     this.#signed.add(toHex(block.hash));
     this.#producedThisRun = true;
@@ -211,7 +234,7 @@ export interface ProductionComponents {
   readonly clock: Clock;
   readonly log: (line: string) => void;
   /** Production waits while sync knows of a node ahead, and watches on while it has heard no peer. */
-  readonly sync: { readonly behind: boolean; readonly heard: boolean };
+  readonly sync: { readonly behind: boolean; readonly heard: boolean; competingTip(): { hash: Uint8Array; forkHeight: number } | null };
   /** Evidence heard from peers, for doppelganger detection. */
   readonly evidence?: BlockProducerOptions['evidence'];
 }
@@ -235,6 +258,7 @@ export function productionService(init: ProductionInit = {}): (components: Produ
       // Peers it dialled (its bootstrap and routing peers) count: one that dialled in, a wallet
       // page announcing no height, holds nothing up.
       unheard: () => !c.sync.heard && c.network.peers().some((p) => p.direction === 'outbound'),
+      competingTip: () => c.sync.competingTip(),
       ...(init.store === undefined ? {} : { protection: new SlashingProtection(init.store, c.chain.params.network) }),
       ...(c.evidence === undefined ? {} : { evidence: c.evidence }),
       ...(init.doppelgangerWaitMs === undefined ? {} : { doppelgangerWaitMs: init.doppelgangerWaitMs }),

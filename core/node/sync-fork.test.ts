@@ -12,7 +12,7 @@ import { PeerBusyError } from '../net/errors.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import { startNode } from './node.test-util.ts';
-import { forkedChains, partitionHeals, servedFrom } from './partition.test-util.ts';
+import { forkedChains, partitionHeals, servedFrom, startApart } from './partition.test-util.ts';
 
 const A = key(1);
 const B = key(2);
@@ -118,6 +118,32 @@ test('sync: a peer over its serve budget answers busy, and the requester gets th
     } finally {
       await c.stop();
     }
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
+test('sync: halves level after a partition each fetch and hold the other branch, and keep their own tip', async () => {
+  const [chainA, chainB] = await forkedChains(40, 20, 20);
+  const tipA = toHex(chainA.tip.hash);
+  const tipB = toHex(chainB.tip.hash);
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
+  const a = await startApart(bus, chainA, A, clock);
+  const b = await startApart(bus, chainB, B, clock);
+  const netA = bus.members.get(toHex(A.publicKey))!;
+  const netB = bus.members.get(toHex(B.publicKey))!;
+  try {
+    assert.isNull(a.services.sync.competingTip(), 'apart, no tie is known');
+    bus.link(netA, netB);
+    await clock.until('each holds the other branch', () => a.services.sync.competingTip() !== null && b.services.sync.competingTip() !== null, 10_000);
+    assert.deepInclude(a.services.sync.competingTip(), { forkHeight: 40 });
+    assert.equal(toHex(a.services.sync.competingTip()!.hash), tipB);
+    assert.equal(toHex(b.services.sync.competingTip()!.hash), tipA);
+    assert.equal(toHex(a.chain.tip.hash), tipA, 'a level branch replaces nothing (node-api.md, Ledger rules 7)');
+    assert.equal(toHex(b.chain.tip.hash), tipB);
+    assert.deepEqual([...netA.penalties, ...netB.penalties], [], 'nobody was blamed');
   } finally {
     await a.stop();
     await b.stop();

@@ -91,6 +91,11 @@ export class SyncFeature implements Startable {
     return this.sync.heard;
   }
 
+  /** A held branch level with the tip, on another fork (`Sync.competingTip`). */
+  competingTip(): { hash: Uint8Array; forkHeight: number } | null {
+    return this.sync.competingTip();
+  }
+
   /** Announces this node's tip to its peers. */
   announce(): Promise<void> {
     return this.sync.announce();

@@ -17,7 +17,9 @@
  * claim that sync makes no progress on holds block production back only briefly (docs/network.md,
  * "Sync").
  */
+
 import { type AddOutcome, type Chain, ForkChoiceError, MAX_BLOCKS_PER_RESPONSE } from '../chain/chain.ts';
+import { RecentSet } from '../collections/recent-set.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { decode, encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
@@ -116,6 +118,10 @@ const DENSE_LOCATOR = 16;
 const MAX_BRANCH_BYTES = 64 * 1024 * 1024;
 // Sync answers queued (one being read, the rest waiting) before more requests are refused as busy.
 const MAX_ANSWERS_QUEUED = 4;
+// An equal tip of another branch is asked for at most this often (a peer could announce made-up
+// ones), and each tip hash once.
+const TIE_PROBE_MS = 5_000;
+const TIE_PROBES_REMEMBERED = 1_024;
 // A sync request: 64 locator entries of 40 bytes, and a few more.
 const MAX_SYNC_REQUEST_BYTES = 4 * 1024;
 
@@ -154,6 +160,9 @@ export class Sync {
   #aheadSince: number | null = null;
   #heard = false;
   #progressAt = 0;
+  // Equal tips of other branches asked for, and when the last one was.
+  readonly #tiesProbed = new RecentSet<string>(TIE_PROBES_REMEMBERED);
+  #tieProbedAt = -Infinity;
 
   constructor(options: SyncOptions) {
     this.#chain = options.chain;
@@ -316,7 +325,32 @@ export class Sync {
     }
     const tip = this.#chain.tip;
     if (announced.height > tip.height) this.requestFrom(message.origin);
+    else if (announced.height === tip.height && !bytesEqual(announced.hash, tip.hash)) this.#probeTie(message.origin, announced.hash);
     return 'ignore';
+  }
+
+  // A peer's tip at this node's height on another branch: its blocks are fetched and held (the
+  // answer starts at the fork point), so the fork's depth is known (`competingTip`) and the branch
+  // is at hand once it grows. Both halves of a healed partition stand so (docs/chain.md, "Ties").
+  #probeTie(node: Uint8Array, hash: Uint8Array): void {
+    const key = toHex(hash);
+    const now = this.#clock.now();
+    if (this.#tiesProbed.has(key) || now - this.#tieProbedAt < TIE_PROBE_MS || this.#pending !== null) return;
+    this.#tiesProbed.add(key);
+    this.#tieProbedAt = now;
+    this.requestFrom(node);
+  }
+
+  /**
+   * The held branch whose tip stands level with this node's tip, on another branch, and the height
+   * its fork leaves the main chain at; null when there is none.
+   */
+  competingTip(): { hash: Uint8Array; forkHeight: number } | null {
+    const branch = this.#source?.branch;
+    const last = branch?.[branch.length - 1];
+    const tip = this.#chain.tip;
+    if (last === undefined || last.header.height !== tip.height || bytesEqual(last.hash, tip.hash)) return null;
+    return { hash: last.hash, forkHeight: branch![0]!.header.height - 1 };
   }
 
   #forgetLowest(): void {
@@ -531,7 +565,8 @@ export class Sync {
     const last = blocks[blocks.length - 1];
     if (last === undefined) {
       done();
-      if (response.tip_height <= this.#chain.tip.height) return;
+      // A level tip is narrowed to its fork too: a tie is probed for the branch (#probeTie).
+      if (response.tip_height < this.#chain.tip.height) return;
       const fork = forkOf(locator, response.matched);
       if (fork.exact) return unserved('no blocks');
       if (fork.below === null) return this.#fail(target, 'holds none of the blocks of the locator');

@@ -342,13 +342,19 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
     for (const net of world.nodes) if (net && net.links.size < MIN_PEERS) world.fillPeers(net, topology);
   }, 1_000);
 
-  // The ledger invariants on every live honest node; confirmed blocks on the first live honest one.
-  const confirmed = new Map<number, { hash: string; txs: Uint8Array[] }>();
+  // The side of each node while a partition lasts, and the side holding most of the producers' weight.
+  let parted: { sides: Int8Array; heavier: number } | null = null;
+  // Confirmations are read on the first live honest node, on the heavier side while a partition
+  // lasts: a light side's blocks are what a partition takes back, confirmed or not, as on any
+  // longest chain (docs/sim.md, "Invariants").
+  const confirmer = (): Member | undefined => honestAlive().find((m) => parted === null || parted.sides[m.index] === parted.heavier);
+  // The ledger invariants on every live honest node; confirmed blocks on the confirmer.
+  const confirmed = new Map<number, { hash: string; txs: Uint8Array[]; jobs: string[] }>();
   const settled = new Set<string>();
   const capacities = new Map<string, bigint>();
   const checkLedger = async (): Promise<void> => {
     for (const m of honestAlive()) invariants.checkState(m.chain, since());
-    const reference = honestAlive()[0];
+    const reference = confirmer();
     if (reference === undefined) return;
     const chain = reference.chain;
     for (const e of equivocations) {
@@ -372,18 +378,22 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
         const found = await chain.txHeight(id);
         invariants.record('no-confirmed-tx-lost', since(), found !== undefined, () => `tx ${toHex(id)} of the block confirmed at height ${height} is gone`);
       }
+      // Its settlements left the chain with it: one settling a job again is not a second one.
+      for (const job of kept.jobs) settled.delete(job);
       confirmed.delete(height);
     }
     for (let h = chain.tip.height - CONFIRMED_DEPTH; h >= 1 && !confirmed.has(h); h--) {
       const block = await chain.blockAt(h);
       if (block === undefined) break;
-      confirmed.set(h, { hash: toHex(block.hash), txs: block.txs.map((tx) => tx.id) });
+      const jobs: string[] = [];
+      confirmed.set(h, { hash: toHex(block.hash), txs: block.txs.map((tx) => tx.id), jobs });
       for (const tx of block.txs) {
         const body = tx.body;
         if (body.kind === 'JobSettle') {
           const job = toHex(body.job_id);
           invariants.record('no-job-settled-twice', since(), !settled.has(job), () => `job ${job} settled again at height ${h}`);
           settled.add(job);
+          jobs.push(job);
         } else if (body.kind === 'ChannelOpen') capacities.set(toHex(tx.id), body.capacity);
         else if (body.kind === 'ChannelClose') {
           const capacity = capacities.get(toHex(body.channel_id));
@@ -400,6 +410,13 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   };
   clock.setInterval(() => void checkLedger(), CHECK_EVERY_MS);
 
+  // The side (0 or 1) whose honest producers hold more weight in the confirmer's state; 0 on a tie.
+  const heavierSide = (sides: Int8Array): number => {
+    const weights = new Map((confirmer()?.chain.state.weights() ?? []).map(([id, w]) => [id, w]));
+    const sum = [0n, 0n];
+    for (const m of members) if (m.honest && m.mining) sum[sides[m.index]!]! += weights.get(toHex(m.key.publicKey)) ?? 0n;
+    return sum[1]! > sum[0]! ? 1 : 0;
+  };
   // Partitions and heals, and the time until the honest nodes agree again.
   const healMs: (number | null)[] = [];
   for (const [i, partition] of options.partitions.entries()) {
@@ -410,10 +427,12 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
       const minority = Math.round(partition.share * members.length);
       for (const [rank, m] of order.entries()) sides[m.index] = rank < minority ? 1 : 0;
       world.partition(sides);
+      parted = { sides, heavier: heavierSide(sides) };
     }, partition.atMs);
     const healAt = partition.atMs + partition.forMs;
     clock.setTimeout(() => {
       world.heal();
+      parted = null;
       const check = clock.setInterval(() => {
         const tips = new Set(honestAlive().map((m) => toHex(m.chain.tip.hash)));
         const waited = since() - healAt;
