@@ -4,8 +4,11 @@
  * third) over many seeds, one run at a time in this process; writes bench/results/sim.json and the
  * "Simulation" section of bench/RESULTS.md.
  */
+import { execFile } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { planetLabTable } from '../../core/sim/latency.ts';
-import { DEFAULT_SIM_OPTIONS, runSim, type SimOptions } from '../../core/sim/run.ts';
+import { DEFAULT_SIM_OPTIONS, runSim, type SimOptions, type SimReport } from '../../core/sim/run.ts';
 import { command, list, type OptionValues, option } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { duration } from '../../host-node/cli/sim.ts';
@@ -21,7 +24,8 @@ const simOptions = {
   nodes: list({ value: 'N', description: 'a mesh size to run (repeatable; default 100, 300 and 1000; 30 with --quick)', parse: integer(2, 100_000) }),
   duration: option({ value: 'SPAN', description: 'simulated time of each size', parse: duration, shown: '1h; 5m with --quick' }),
   seeds: option({ value: 'N', description: 'seeds of the fault scenario; 0 skips it', parse: integer(0, 10_000), shown: '100; 3 with --quick' }),
-  'fault-nodes': option({ value: 'N', description: 'nodes of the fault scenario', parse: integer(2, 100_000), shown: '100; 20 with --quick' }),
+  'fault-nodes': option({ value: 'N', description: 'nodes of the fault scenario', parse: integer(2, 100_000), shown: '20' }),
+  jobs: option({ value: 'N', description: 'fault runs at once, each a process', parse: integer(1, 256), shown: "the machine's cores" }),
   'fault-duration': option({
     value: 'SPAN',
     description: 'simulated time of each fault run (the partition starts at a third of it)',
@@ -38,6 +42,7 @@ export interface SimBenchOptions {
   readonly seeds: number;
   readonly faultNodes: number;
   readonly faultDurationMs: number;
+  readonly jobs: number;
   readonly paths?: ResultPaths;
 }
 
@@ -48,8 +53,9 @@ function simBenchOptions(values: OptionValues<typeof simOptions>): SimBenchOptio
     nodes: values.nodes.length > 0 ? [...new Set(values.nodes)] : quick ? [30] : [100, 300, 1_000],
     durationMs: values.duration ?? (quick ? 5 * 60_000 : 3_600_000),
     seeds: values.seeds ?? (quick ? 3 : 100),
-    faultNodes: values['fault-nodes'] ?? (quick ? 20 : 100),
+    faultNodes: values['fault-nodes'] ?? 20,
     faultDurationMs: values['fault-duration'] ?? (quick ? 6 * 60_000 : 30 * 60_000),
+    jobs: values.jobs ?? availableParallelism(),
   };
 }
 
@@ -64,6 +70,17 @@ export function faultScenario(durationMs: number): Pick<FaultRuns, 'churnPerHour
 }
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+const MESH = fileURLToPath(new URL('../../bin/mesh.js', import.meta.url));
+
+/** What `mesh ARGS` prints, run under this Node; rejects when it fails. */
+function meshOutput(args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, [MESH, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`mesh ${args.join(' ')}: ${error.message}\n${stderr}`)) : resolve(stdout),
+    ),
+  );
+}
 
 /** Runs one simulation, sampling the process's resident set each second of wall time. */
 async function measured(options: SimOptions): Promise<{ report: Awaited<ReturnType<typeof runSim>>; wallMs: number; peakRssBytes: number }> {
@@ -112,23 +129,29 @@ export async function runSimBenchWith(options: SimBenchOptions, commandText: str
   if (options.seeds > 0) {
     const scenario = faultScenario(options.faultDurationMs);
     const broke: { seed: string; invariants: string[] }[] = [];
-    const healMs: (number | null)[] = [];
-    log(`  the fault scenario: ${options.seeds} seeds of ${options.faultNodes} nodes for ${options.faultDurationMs / 60_000} simulated min…`);
-    for (let i = 1; i <= options.seeds; i++) {
-      const seed = `fault-${i}`;
-      const { report } = await measured({
-        ...base,
-        nodes: options.faultNodes,
-        durationMs: options.faultDurationMs,
-        seed,
-        churnPerHour: scenario.churnPerHour,
-        partitions: [scenario.partition],
-      });
-      const bad = report.invariants.filter((inv) => !inv.held).map((inv) => inv.name);
-      if (bad.length > 0) broke.push({ seed, invariants: bad });
-      healMs.push(report.figures.healMs[0] ?? null);
-      log(`    seed ${seed}: ${bad.length === 0 ? 'held' : `BROKE ${bad.join(', ')}`}, heal ${report.figures.healMs[0] ?? 'not within the run'} ms`);
-    }
+    const healMs: (number | null)[] = new Array(options.seeds).fill(null);
+    log(
+      `  the fault scenario: ${options.seeds} seeds of ${options.faultNodes} nodes for ${options.faultDurationMs / 60_000} simulated min, ${options.jobs} at a time…`,
+    );
+    const { partition } = scenario;
+    const args = (seed: string): string[] => [
+      ...['sim', '--nodes', String(options.faultNodes), '--duration', `${options.faultDurationMs / 1000}s`, '--seed', seed],
+      ...['--churn', String(scenario.churnPerHour), '--partition', `${partition.atMs / 1000}s:${partition.forMs / 1000}s:${partition.share}`, '--json'],
+    ];
+    // Each seed is a `mesh sim` process of its own: the runs are independent, and the cores share them.
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (let i = next++; i < options.seeds; i = next++) {
+        const seed = `fault-${i + 1}`;
+        const report = JSON.parse(await meshOutput(args(seed))) as SimReport;
+        const bad = report.invariants.filter((inv) => !inv.held).map((inv) => inv.name);
+        if (bad.length > 0) broke.push({ seed, invariants: bad });
+        healMs[i] = report.figures.healMs[0] ?? null;
+        log(`    seed ${seed}: ${bad.length === 0 ? 'held' : `BROKE ${bad.join(', ')}`}, heal ${report.figures.healMs[0] ?? 'not within the run'} ms`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(options.jobs, options.seeds) }, worker));
+    broke.sort((a, b) => Number(a.seed.slice(6)) - Number(b.seed.slice(6)));
     faults = { nodes: options.faultNodes, durationMs: options.faultDurationMs, ...scenario, seeds: options.seeds, broke, healMs };
   }
   const report: SimBenchReport = {

@@ -83,6 +83,8 @@ test('bench sim: options; --quick runs small and writes nothing unless asked', (
   const quick = parseSimBenchArgs(['--quick']);
   assert.deepEqual([quick.nodes, quick.durationMs, quick.seeds, quick.write], [[30], 300_000, 3, false]);
   const full = parseSimBenchArgs([]);
-  assert.deepEqual([full.nodes, full.durationMs, full.seeds, full.faultNodes, full.write], [[100, 300, 1_000], 3_600_000, 100, 100, true]);
+  assert.deepEqual([full.nodes, full.durationMs, full.seeds, full.faultNodes, full.write], [[100, 300, 1_000], 3_600_000, 100, 20, true]);
+  assert.ok(full.jobs >= 1, 'the fault runs share the cores');
+  assert.equal(parseSimBenchArgs(['--jobs', '3']).jobs, 3);
   assert.deepEqual(parseSimBenchArgs(['--nodes', '50', '--nodes', '50', '--duration', '2m']).nodes, [50]);
 });
