@@ -500,6 +500,23 @@ export class Chain {
    * ends the preparation there, and the switch applies it and reports it. Dropped when the tip
    * moves, and by the next switch.
    */
+  /**
+   * A competing branch level with the tip that `prepareBranch` applied in full, every block valid:
+   * its tip and the height it forks at; null when there is none (docs/chain.md, "Ties after a
+   * partition").
+   */
+  levelBranch(): { hash: Uint8Array; forkHeight: number } | null {
+    const p = this.#prepared;
+    const last = p?.blocks[p.blocks.length - 1];
+    if (p == null || p.broken || last === undefined || !bytesEqual(p.tipHash, this.#tip.hash) || last.header.height !== this.#tip.height) return null;
+    return { hash: last.hash, forkHeight: p.forkHeight };
+  }
+
+  /** Whether a competing branch is being applied ahead (`prepareBranch`). */
+  get preparing(): boolean {
+    return this.#prepared !== null;
+  }
+
   prepareBranch(branch: readonly Block[], nowMs?: number): Promise<void> {
     return this.#exclusive(async () => {
       try {

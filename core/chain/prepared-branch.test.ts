@@ -170,3 +170,27 @@ test('fork choice: a preparation dropped because the chain moved is made again o
   assert.equal(await switchReads(8), 1, 'applied at the switch, from the fork point read then');
   assert.equal(await switchReads(12), 0, 'prepared again');
 });
+
+test('fork choice: a branch level with the tip is a tie only once every block of it applied', async () => {
+  const prepared = async (branch: (theirs: Block[], local: Chain) => Promise<Block[]>) => {
+    const { local, theirs } = await partition();
+    const tip = toHex(local.tip.hash);
+    local.readRewindAhead(1, local.tip.height);
+    await local.prepareBranch(await branch(theirs, local), Date.now());
+    assert.equal(toHex(local.tip.hash), tip, 'preparing changes nothing');
+    return local.levelBranch();
+  };
+  const level = (theirs: Block[]) => Promise.resolve(theirs.slice(0, 7));
+  const { theirs } = await partition();
+  assert.deepEqual(await prepared(level), { hash: theirs[6]!.hash, forkHeight: 1 }, 'level with the tip (8), forking at 1');
+  // The same height, but its last block lies about its state.
+  const lying = async (blocks: Block[], local: Chain) => {
+    const other = await openChain();
+    await other.addBranch([(await local.blockAt(1))!, ...blocks.slice(0, 6)]);
+    const header = { height: other.tip.height + 1, prev_hash: other.tip.hash, timestamp_ms: nextSlot(other, B.publicKey), producer: B.publicKey };
+    return [...blocks.slice(0, 6), await signBlock(params.network, { ...header, state_root: new Uint8Array(32).fill(7) }, [], B)];
+  };
+  assert.isNull(await prepared(lying), 'a level branch with an invalid block is no tie');
+  assert.isNull(await prepared((blocks) => Promise.resolve(blocks)), 'a higher branch is no tie: fork choice takes it');
+  assert.isNull(await prepared((blocks) => Promise.resolve(blocks.slice(0, 6))), 'a lower one neither');
+});

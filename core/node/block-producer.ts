@@ -25,12 +25,6 @@ import { type Network, TOPICS } from '../net/network.ts';
 import { type KeyValueStore, MemoryStore } from '../store/kv.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
 
-/**
- * A fork at least this deep, level with the tip, is a tie no withheld block makes (docs/chain.md,
- * "Ties"): the producer on the branch whose tip hash is higher yields half an interval.
- */
-export const DEEP_TIE_BLOCKS = 6;
-
 /** How long past its watch a producer that has peers but heard none of them waits to hear one. */
 export const UNHEARD_WATCH_MS = 60_000;
 
@@ -63,7 +57,7 @@ export interface BlockProducerOptions {
   readonly doppelgangerWaitMs?: number;
   /** True while the node has peers and has heard the tip of none: the watch goes on meanwhile. */
   readonly unheard?: () => boolean;
-  /** A branch level with the tip, on another fork, that this node holds (sync's). */
+  /** A valid competing branch level with the tip (`Chain.levelBranch`): a tie to break. */
   readonly competingTip?: () => { hash: Uint8Array; forkHeight: number } | null;
   readonly clock?: Clock;
   readonly log?: (line: string) => void;
@@ -205,17 +199,14 @@ export class BlockProducer {
     }
   }
 
-  // Two halves of a healed partition stand level, each on its branch, and each side's producers
-  // would sign the next height at once, block after block, while their schedules (one per branch)
-  // both rank a producer present. The branch whose tip hash is lower goes first; this side waits
-  // half an interval, meanwhile takes the other's next block (longer, so fork choice adopts it),
-  // and signs after all if none came. The tip hash is the producer's to grind, but only at the tip
-  // of a fork this deep, which nobody holding back one block reaches: ties one block deep (a race,
-  // or a block held back) keep first-seen.
+  // A tie: a valid competing branch level with the tip (a race, or the two halves of a healed
+  // partition). Each side's producers follow their own branch's schedule, and when both rank a
+  // producer present at one slot both sign, height after height. The branch whose tip hash is
+  // lower goes first; this side waits half an interval, meanwhile takes the other's next block
+  // (longer, so fork choice adopts it), and signs after all if none came (docs/chain.md, "Ties").
   #yields(): boolean {
     const tie = this.#o.competingTip?.();
-    const tip = this.#o.chain.tip;
-    return tie != null && tip.height - tie.forkHeight >= DEEP_TIE_BLOCKS && compareBytes(tie.hash, tip.hash) < 0;
+    return tie != null && compareBytes(tie.hash, this.#o.chain.tip.hash) < 0;
   }
 
   async #emit(block: Block): Promise<void> {

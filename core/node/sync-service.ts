@@ -91,9 +91,9 @@ export class SyncFeature implements Startable {
     return this.sync.heard;
   }
 
-  /** A held branch level with the tip, on another fork (`Sync.competingTip`). */
+  /** A valid competing branch level with the tip (`Chain.levelBranch`): a tie the producer breaks. */
   competingTip(): { hash: Uint8Array; forkHeight: number } | null {
-    return this.sync.competingTip();
+    return this.#c.chain.levelBranch();
   }
 
   /** Announces this node's tip to its peers. */
@@ -185,6 +185,17 @@ export class SyncFeature implements Startable {
     return remember(this.#sideRelayed, pairKey(block));
   }
 
+  // A block kept aside at the tip's height on the tip's parent: a race, which the producer breaks
+  // once the block is known valid (docs/chain.md, "Ties after a partition"). It is applied ahead
+  // unless a deeper branch is being applied ahead already (sync's, for a switch to come).
+  #prepareTie(block: Block): void {
+    const chain = this.#c.chain;
+    const tip = chain.tip;
+    if (block.header.height !== tip.height || !bytesEqual(block.header.prev_hash, tip.block.header.prev_hash) || chain.preparing) return;
+    chain.readRewindAhead(tip.height - 1, tip.height);
+    void chain.prepareBranch([block], this.#c.clock.now());
+  }
+
   #hasWeight(producer: Uint8Array): boolean {
     const id = toHex(producer);
     return this.#c.chain.state.weights().some(([holder, weight]) => holder === id && weight > 0n);
@@ -201,7 +212,9 @@ export class SyncFeature implements Startable {
     try {
       const outcome = await chain.addBlock(block, this.#c.clock.now());
       if (outcome === 'extended' || outcome === 'reorganized') return 'accept';
-      return outcome === 'side' && this.#relaysSide(block) ? 'accept' : 'ignore';
+      if (outcome !== 'side') return 'ignore';
+      this.#prepareTie(block);
+      return this.#relaysSide(block) ? 'accept' : 'ignore';
     } catch (error) {
       if (error instanceof InvalidBlockError) {
         if (error.verdict !== 'reject') return error.verdict;

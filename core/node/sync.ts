@@ -329,9 +329,10 @@ export class Sync {
     return 'ignore';
   }
 
-  // A peer's tip at this node's height on another branch: its blocks are fetched and held (the
-  // answer starts at the fork point), so the fork's depth is known (`competingTip`) and the branch
-  // is at hand once it grows. Both halves of a healed partition stand so (docs/chain.md, "Ties").
+  // A peer's tip at this node's height on another branch: its blocks are fetched, held and applied
+  // ahead (#take), so the producer knows the tie is real (`Chain.levelBranch`) and the switch is
+  // ready once that branch grows. Both halves of a healed partition stand so (docs/chain.md, "Ties
+  // after a partition").
   #probeTie(node: Uint8Array, hash: Uint8Array): void {
     const key = toHex(hash);
     const now = this.#clock.now();
@@ -339,18 +340,6 @@ export class Sync {
     this.#tiesProbed.add(key);
     this.#tieProbedAt = now;
     this.requestFrom(node);
-  }
-
-  /**
-   * The held branch whose tip stands level with this node's tip, on another branch, and the height
-   * its fork leaves the main chain at; null when there is none.
-   */
-  competingTip(): { hash: Uint8Array; forkHeight: number } | null {
-    const branch = this.#source?.branch;
-    const last = branch?.[branch.length - 1];
-    const tip = this.#chain.tip;
-    if (last === undefined || last.header.height !== tip.height || bytesEqual(last.hash, tip.hash)) return null;
-    return { hash: last.hash, forkHeight: branch![0]!.header.height - 1 };
   }
 
   #forgetLowest(): void {
@@ -703,11 +692,11 @@ export class Sync {
     // The blocks the branch would replace, twice as many as it holds, are read from the store
     // meanwhile, and once they reach back to the fork point the branch is applied ahead to a copy
     // of the state there, so that the switch, once the branch outgrows the chain, need neither read
-    // nor apply (docs/chain.md, "Deep forks"). The peer claims a higher tip, and what this costs
-    // stays in proportion to the blocks it sent.
+    // nor apply (docs/chain.md, "Deep forks"). The peer claims a tip as high (a tie: see
+    // #probeTie) or higher, and what this costs stays in proportion to the blocks it sent.
     const forkHeight = branch[0]!.header.height - 1;
     this.#chain.readRewindAhead(forkHeight, forkHeight + 2 * branch.length);
-    if (claimed > this.#chain.tip.height) void this.#chain.prepareBranch(branch, this.#clock.now());
+    if (claimed >= this.#chain.tip.height) void this.#chain.prepareBranch(branch, this.#clock.now());
     return 'held';
   }
 
