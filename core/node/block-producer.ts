@@ -203,7 +203,7 @@ export class BlockProducer {
   // partition). Each side's producers follow their own branch's schedule, and when both rank a
   // producer present at one slot both sign, height after height. The branch whose tip hash is
   // lower goes first; this side waits half an interval, meanwhile takes the other's next block
-  // (longer, so fork choice adopts it), and signs after all if none came (docs/chain.md, "Ties").
+  // (longer, so fork choice adopts it), and signs after all if none came (docs/chain.md, "Ties after a partition").
   #yields(): boolean {
     const tie = this.#o.competingTip?.();
     return tie != null && compareBytes(tie.hash, this.#o.chain.tip.hash) < 0;
