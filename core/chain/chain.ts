@@ -163,6 +163,7 @@ interface Prepared {
   parent: ParentInfo;
   // A block did not apply: nothing past it is prepared, and the switch applies it and says why.
   broken: boolean;
+  brokenAt?: Block;
 }
 
 const tipCodec = struct({ height: uint53, hash: bytes32 }, 'tip');
@@ -512,9 +513,9 @@ export class Chain {
     return { hash: last.hash, forkHeight: p.forkHeight };
   }
 
-  /** Whether a competing branch is being applied ahead (`prepareBranch`). */
+  /** Whether a competing branch is being applied ahead (`prepareBranch`), and none of it failed. */
   get preparing(): boolean {
-    return this.#prepared !== null;
+    return this.#prepared !== null && !this.#prepared.broken;
   }
 
   prepareBranch(branch: readonly Block[], nowMs?: number): Promise<void> {
@@ -533,7 +534,9 @@ export class Chain {
     if (first === undefined) return;
     const forkHeight = first.header.height - 1;
     let p = this.#prepared;
-    if (p !== null && (p.forkHeight !== forkHeight || !bytesEqual(p.tipHash, this.#tip.hash) || p.blocks.some((block, i) => branch[i] !== block))) p = null;
+    // A broken preparation is begun again only for another branch (the doubling below bounds it).
+    const broken = p?.broken === true && branch[p.blocks.length] !== p.brokenAt;
+    if (p !== null && (broken || p.forkHeight !== forkHeight || !bytesEqual(p.tipHash, this.#tip.hash) || p.blocks.some((block, i) => branch[i] !== block))) p = null;
     if (p === null) {
       this.#dropPrepared();
       const ahead = this.#rewindAhead;
@@ -564,6 +567,7 @@ export class Chain {
         applied = applyVerifiedBlock(p.state, block, p.parent, this.params, nowMs);
       } catch {
         p.broken = true;
+        p.brokenAt = block;
         break;
       }
       await this.#index(p.batch, block, applied);

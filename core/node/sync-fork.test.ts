@@ -6,10 +6,13 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { MAX_BLOCKS_PER_RESPONSE } from '../chain/chain.ts';
-import { key, mine, openChain } from '../chain/testnet.test-util.ts';
+import { nextSlot } from '../chain/miner.ts';
+import { copyChain, key, mine, nextBlock, openChain, params } from '../chain/testnet.test-util.ts';
 import { toHex } from '../encoding/hex.ts';
+import { type Block, signBlock } from '../ledger/block.ts';
 import { PeerBusyError } from '../net/errors.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
+import { TOPICS } from '../net/network.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import { startNode } from './node.test-util.ts';
 import { forkedChains, partitionHeals, servedFrom, startApart } from './partition.test-util.ts';
@@ -147,5 +150,33 @@ test('sync: halves level after a partition each fetch and hold the other branch,
   } finally {
     await a.stop();
     await b.stop();
+  }
+});
+
+test('sync: a competing block at the tip, once applied ahead and valid, is a tie; one that lies about its state is not', async () => {
+  const chain = await openChain();
+  await mine(chain, A, 10);
+  const [rivalChain, liarChain] = [await copyChain(chain), await copyChain(chain)];
+  const ours = await nextBlock(chain, A);
+  const rival = await nextBlock(rivalChain, B);
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
+  await chain.addBlock(ours);
+  const a = await startNode(bus, chain, A, clock);
+  const netA = bus.members.get(toHex(A.publicKey))!;
+  const deliver = (block: Block) =>
+    netA.receive({ topic: TOPICS.blocks, data: block.bytes, origin: C.publicKey, peer: C.publicKey }, new Set([toHex(A.publicKey)]));
+  try {
+    const parent = liarChain.tip;
+    const header = { height: parent.height + 1, prev_hash: parent.hash, timestamp_ms: nextSlot(liarChain, C.publicKey), producer: C.publicKey };
+    await deliver(await signBlock(params.network, { ...header, state_root: new Uint8Array(32).fill(7) }, [], C));
+    await clock.advance(1_000);
+    assert.isNull(a.services.sync.competingTip(), 'a block whose state lies makes no tie');
+    await deliver(rival);
+    await clock.until('the rival is applied ahead', () => a.services.sync.competingTip() !== null, 1_000);
+    assert.deepEqual(a.services.sync.competingTip(), { hash: rival.hash, forkHeight: 10 });
+    assert.equal(toHex(a.chain.tip.hash), toHex(ours.hash), 'the first block seen stays the tip');
+  } finally {
+    await a.stop();
   }
 });
