@@ -179,6 +179,12 @@ function info(block: Block): TipInfo {
   return { height: block.header.height, hash: block.hash, timestampMs: block.header.timestamp_ms, block };
 }
 
+// Whether `branch` begins with `blocks`: by hash, since a branch fetched again from another peer
+// is decoded anew.
+function begins(branch: readonly Block[], blocks: readonly Block[]): boolean {
+  return blocks.length <= branch.length && blocks.every((block, i) => block === branch[i] || bytesEqual(block.hash, branch[i]!.hash));
+}
+
 function decodeUndo(bytes: Uint8Array): { changes: Change[]; nodes: Uint8Array[] } {
   const undo = decode(undoCodec, bytes);
   return {
@@ -535,8 +541,8 @@ export class Chain {
     const forkHeight = first.header.height - 1;
     let p = this.#prepared;
     // A broken preparation is begun again only for another branch (the doubling below bounds it).
-    const broken = p?.broken === true && branch[p.blocks.length] !== p.brokenAt;
-    if (p !== null && (broken || p.forkHeight !== forkHeight || !bytesEqual(p.tipHash, this.#tip.hash) || p.blocks.some((block, i) => branch[i] !== block))) p = null;
+    const broken = p?.broken === true && !begins(branch, [...p.blocks, p.brokenAt!]);
+    if (p !== null && (broken || p.forkHeight !== forkHeight || !bytesEqual(p.tipHash, this.#tip.hash) || !begins(branch, p.blocks))) p = null;
     if (p === null) {
       this.#dropPrepared();
       const ahead = this.#rewindAhead;
@@ -928,8 +934,7 @@ export class Chain {
       p.blocks.length > 0 &&
       p.forkHeight === forkHeight &&
       bytesEqual(p.tipHash, this.#tip.hash) &&
-      p.blocks.length <= branch.length &&
-      p.blocks.every((block, i) => branch[i] === block);
+      begins(branch, p.blocks);
     if (usable) this.#prepared = null;
     else this.#dropPrepared();
     return usable ? p : null;
