@@ -342,12 +342,10 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
     for (const net of world.nodes) if (net && net.links.size < MIN_PEERS) world.fillPeers(net, topology);
   }, 1_000);
 
-  // The side of each node while a partition lasts, and the side holding most of the producers' weight.
-  let parted: { sides: Int8Array; heavier: number } | null = null;
-  // Confirmations are read on the first live honest node, on the heavier side while a partition
-  // lasts: a light side's blocks are what a partition takes back, confirmed or not, as on any
-  // longest chain (docs/sim.md, "Invariants").
-  const confirmer = (): Member | undefined => honestAlive().find((m) => parted === null || parted.sides[m.index] === parted.heavier);
+  // From a partition until its halves agree again, no block counts as confirmed: each half
+  // confirms blocks that the heal may take back, as on any longest chain (docs/sim.md, "Invariants").
+  let parted = false;
+  const confirmer = (): Member | undefined => (parted ? undefined : honestAlive()[0]);
   // The ledger invariants on every live honest node; confirmed blocks on the confirmer.
   const confirmed = new Map<number, { hash: string; txs: Uint8Array[]; jobs: string[] }>();
   const settled = new Set<string>();
@@ -410,13 +408,6 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   };
   clock.setInterval(() => void checkLedger(), CHECK_EVERY_MS);
 
-  // The side (0 or 1) whose honest producers hold more weight in the confirmer's state; 0 on a tie.
-  const heavierSide = (sides: Int8Array): number => {
-    const weights = new Map((confirmer()?.chain.state.weights() ?? []).map(([id, w]) => [id, w]));
-    const sum = [0n, 0n];
-    for (const m of members) if (m.honest && m.mining) sum[sides[m.index]!]! += weights.get(toHex(m.key.publicKey)) ?? 0n;
-    return sum[1]! > sum[0]! ? 1 : 0;
-  };
   // Partitions and heals, and the time until the honest nodes agree again.
   const healMs: (number | null)[] = [];
   for (const [i, partition] of options.partitions.entries()) {
@@ -427,17 +418,20 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
       const minority = Math.round(partition.share * members.length);
       for (const [rank, m] of order.entries()) sides[m.index] = rank < minority ? 1 : 0;
       world.partition(sides);
-      parted = { sides, heavier: heavierSide(sides) };
+      parted = true;
     }, partition.atMs);
     const healAt = partition.atMs + partition.forMs;
     clock.setTimeout(() => {
       world.heal();
-      parted = null;
       const check = clock.setInterval(() => {
         const tips = new Set(honestAlive().map((m) => toHex(m.chain.tip.hash)));
         const waited = since() - healAt;
-        if (tips.size <= 1 && healMs[i] === null) healMs[i] = waited;
+        if (tips.size <= 1 && healMs[i] === null) {
+          healMs[i] = waited;
+          parted = false;
+        }
         if (waited >= options.healBoundMs) {
+          parted = false;
           invariants.record('one-tip-after-heal', since(), healMs[i] !== null, () => `${tips.size} tips among the honest nodes ${waited} ms after the heal`);
           check.cancel();
         }
