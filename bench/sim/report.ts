@@ -2,11 +2,13 @@
  * The simulation benchmark's report (`npx mesh bench sim`): the mesh at scale in the simulator,
  * its goals (issue "A thousand nodes"), and the "Simulation" section of bench/RESULTS.md.
  */
+
 import type { SimReport } from '../../core/sim/run.ts';
 import type { RunInfo } from '../lib/environment.ts';
 import { type Goal, goalList, unmeasured } from '../lib/goals.ts';
 import type { ReportKind } from '../lib/results.ts';
 import { markdownTable } from '../lib/table.ts';
+import { percentile } from '../lib/timing.ts';
 
 /** One run at one size: what it cost this machine, and the simulated figures that matter at scale. */
 export interface ScaleRun {
@@ -146,7 +148,30 @@ export function renderSimSection(report: SimBenchReport, goals: readonly Goal[] 
       ),
     );
   }
+  const [smallest, ...larger] = report.scale;
+  if (smallest !== undefined && larger.length > 0) {
+    // The baseline of the same run: what a node sends besides blocks, transactions and payloads in the smallest mesh.
+    const base = overheadPerNode(smallest.bytesPerNodePerSec);
+    const ratios = larger.map((r) => `×${(overheadPerNode(r.bytesPerNodePerSec) / base).toFixed(2)} at ${r.nodes} nodes`);
+    parts.push(`Overhead per node against ${smallest.nodes} nodes in the same run: ${ratios.join(', ')}.`);
+  }
+  const faults = report.faults;
+  if (faults !== null) {
+    const heals = faults.healMs.filter((ms): ms is number => ms !== null);
+    const heal =
+      heals.length === 0
+        ? 'no heal within a run'
+        : `heal p50 ${secs1(percentile(heals, 50))}, p90 ${secs1(percentile(heals, 90))}, slowest ${secs1(Math.max(...heals))}` +
+          (heals.length < faults.healMs.length ? `, ${faults.healMs.length - heals.length} not within the run` : '');
+    const broke = faults.broke.length === 0 ? 'none broke an invariant' : faults.broke.map((b) => `${b.seed}: ${b.invariants.join(', ')}`).join('; ');
+    parts.push(
+      `Faults: ${faults.seeds} seeds (\`fault-1\` to \`fault-${faults.seeds}\`) of ${faults.nodes} nodes for ${faults.durationMs / 60_000} simulated min, ` +
+        `${faults.churnPerHour * 100} % churning an hour, ${Math.round(faults.partition.share * 100)} % parted from ${faults.partition.atMs / 60_000} min for ${faults.partition.forMs / 60_000} min: ${broke}; ${heal}.`,
+    );
+  }
   return parts.join('\n\n');
 }
+
+const secs1 = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 export const SIM_REPORT: ReportKind<SimBenchReport> = { name: 'sim', evaluate: evaluateSimGoals, render: renderSimSection };

@@ -77,6 +77,27 @@ test('bench sim: the section has its heading, the goals and a row per size', () 
   const section = renderSimSection(report([run(100), run(1_000)]));
   assert.match(section, /^## Simulation\n/);
   assert.match(section, /\| 1000 \| 60 min \| 600 s \| 8\.00 GiB \| 300 \/ 1500 ms \|/);
+  const bigger = run(1_000);
+  const grown = renderSimSection(report([run(100), { ...bigger, bytesPerNodePerSec: { ...bigger.bytesPerNodePerSec, 'mesh-netgraph': 2_600 } }]));
+  assert.match(grown, /Overhead per node against 100 nodes in the same run: ×2\.00 at 1000 nodes\./);
+});
+
+test('bench sim: the section says which fault seeds broke and how long the heals took', () => {
+  const faults = {
+    nodes: 20,
+    durationMs: 1_800_000,
+    churnPerHour: 0.2,
+    partition: { atMs: 600_000, forMs: 600_000, share: 0.33 },
+    seeds: 4,
+    broke: [{ seed: 'fault-3', invariants: ['one-tip-after-heal'] }],
+    healMs: [1_100, 20_400, null, 300],
+  };
+  const section = renderSimSection(report([], faults));
+  assert.match(
+    section,
+    /Faults: 4 seeds .* of 20 nodes for 30 simulated min, 20 % churning an hour, 33 % parted from 10 min for 10 min: fault-3: one-tip-after-heal;/,
+  );
+  assert.match(section, /heal p50 1\.1 s, p90 20\.4 s, slowest 20\.4 s, 1 not within the run\./);
 });
 
 test('bench sim: options; --quick runs small and writes nothing unless asked', () => {
