@@ -162,6 +162,41 @@ test('Libp2pNetwork: two pings to a peer at once both get their round trip (the 
   }
 });
 
+test('Libp2pNetwork: traffic counts the bytes sent by gossip topic, request protocol, ping and gossipsub control', async () => {
+  const [a, b] = [await start({}), await start({})];
+  try {
+    const heard = new Set<string>();
+    for (const net of [a, b]) {
+      net.handle(TOPICS.blocks, async () => {
+        heard.add(toHex(net.self));
+        return 'accept';
+      });
+    }
+    b.serve('echo', async ({ data }) => data);
+    let joined = false;
+    a.onPeerJoined(() => (joined = true));
+    a.handle(TOPICS.heights, async () => 'ignore');
+    b.handle(TOPICS.heights, async () => 'ignore');
+    await a.libp2p.dial(b.libp2p.getMultiaddrs()[0]!);
+    while (!joined) await new Promise((resolve) => setTimeout(resolve, 10));
+    await a.publish(TOPICS.blocks, new Uint8Array(1_000));
+    while (!heard.has(toHex(b.self))) await new Promise((resolve) => setTimeout(resolve, 10));
+    await a.request(b.self, 'echo', new Uint8Array(300));
+    await a.ping(b.self);
+    const sent = a.traffic();
+    // The message: its data, the signed envelope (from, seqno, signature, topic) and its framing.
+    assert.isAtLeast(sent[TOPICS.blocks]!, 1_000 + 64 + TOPICS.blocks.length);
+    assert.isAtMost(sent[TOPICS.blocks]!, 1_000 + 200);
+    assert.equal(sent['rpc echo'], 2 + 300);
+    assert.equal(sent.ping, 64);
+    assert.isAbove(sent['gossipsub-control']!, 0, 'subscriptions');
+    // The answer is the server's: its status byte, the body and the length prefix.
+    assert.equal(b.traffic()['rpc echo'], 2 + 1 + 300);
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+});
+
 test("Libp2pNetwork: a peer's loopback address at this node's own port is not dialled (that would be itself)", async () => {
   const net = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [] });
   const inbound: string[] = [];
