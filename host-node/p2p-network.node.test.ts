@@ -8,6 +8,7 @@ import { toHex } from '../core/encoding/hex.ts';
 import { PeerBusyError, RemoteError } from '../core/net/errors.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { type RpcLimits, rpcProtocolId, TOPICS } from '../core/net/network.ts';
+import { negotiationBytes } from '../core/net/traffic.ts';
 import { test } from '../test/harness.ts';
 import { networkCompliance } from '../test/network-compliance.ts';
 import { startP2PNetwork } from './p2p.ts';
@@ -187,11 +188,12 @@ test('Libp2pNetwork: traffic counts the bytes sent by gossip topic, request prot
     // The message: its data, the signed envelope (from, seqno, signature, topic) and its framing.
     assert.isAtLeast(sent[TOPICS.blocks]!, 1_000 + 64 + TOPICS.blocks.length);
     assert.isAtMost(sent[TOPICS.blocks]!, 1_000 + 200);
-    assert.equal(sent['rpc echo'], 2 + 300);
-    assert.equal(sent.ping, 64);
+    // Each request and ping opens a stream: the negotiation of its protocol, then the frame.
+    assert.equal(sent['rpc echo'], negotiationBytes(rpcProtocolId('echo')) + 2 + 300);
+    assert.equal(sent.ping, 2 * (negotiationBytes('/ipfs/ping/1.0.0') + 32));
     assert.isAbove(sent['gossipsub-control']!, 0, 'subscriptions');
     // The answer is the server's: its status byte, the body and the length prefix.
-    assert.equal(b.traffic()['rpc echo'], 2 + 1 + 300);
+    assert.equal(b.traffic()['rpc echo'], negotiationBytes(rpcProtocolId('echo')) + 2 + 1 + 300);
   } finally {
     await Promise.all([a.stop(), b.stop()]);
   }

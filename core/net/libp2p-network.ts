@@ -75,7 +75,7 @@ import { judgeRoutingAnswer } from './routing-message.ts';
 import { type Bounds, boundsOf, type Call, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest } from './rpc.ts';
 import { dialsItself } from './self-dial.ts';
 import { addressesToServe } from './served-addresses.ts';
-import { gossipRpcKinds, rpcKind, TrafficCounter, varintBytes } from './traffic.ts';
+import { gossipRpcKinds, negotiationBytes, rpcKind, TrafficCounter, varintBytes } from './traffic.ts';
 
 /**
  * What a host gives: its key, listen addresses, transports, peer discovery, extra services (a
@@ -177,7 +177,8 @@ const VERDICTS: Record<Verdict, TopicValidatorResult> = {
   reject: TopicValidatorResult.Reject,
 };
 const RECONNECT_MS = 3_000;
-/** A libp2p ping's payload, each way. */
+/** A libp2p ping's protocol and payload, each way. */
+const PING_PROTOCOL = '/ipfs/ping/1.0.0';
 const PING_BYTES = 32;
 // Relays a dial to an unknown node tries (docs/network.md, "Through NATs").
 const RELAYS_TRIED = 3;
@@ -903,7 +904,7 @@ export class Libp2pNetwork implements Network {
     const { id, peer: name, bounds, signal } = call;
     const maxFrame = 1 + Math.max(bounds.maxResponseBytes, MAX_FAILURE_BYTES);
     const lp = lpStream(stream, { maxDataLength: maxFrame, maxBufferSize: bufferFor(maxFrame) });
-    this.#traffic.count(rpcKind(id), varintBytes(data.length) + data.length);
+    this.#traffic.count(rpcKind(id), negotiationBytes(id) + varintBytes(data.length) + data.length);
     // Its end shows in the answer (or its absence), so nobody awaits it.
     lp.write(data, { signal })
       .then(() => stream.close({ signal }))
@@ -993,7 +994,7 @@ export class Libp2pNetwork implements Network {
       // an Error built for every answered request costs more than the rest of the close).
       stream.removeEventListener('close', onGone);
       const frame = answerFrame(status, body);
-      this.#traffic.count(rpcKind(id), varintBytes(frame.length) + frame.length);
+      this.#traffic.count(rpcKind(id), negotiationBytes(id) + varintBytes(frame.length) + frame.length);
       await lp.write(frame);
       await stream.close();
     };
@@ -1136,7 +1137,7 @@ export class Libp2pNetwork implements Network {
     try {
       const rtt = await this.libp2p.services.ping.ping(target, options.signal ? { signal: options.signal } : {});
       // Both ways counted here: the peer's libp2p answers without the network seeing it.
-      this.#traffic.count('ping', 2 * PING_BYTES);
+      this.#traffic.count('ping', 2 * (negotiationBytes(PING_PROTOCOL) + PING_BYTES));
       return rtt;
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;

@@ -1,11 +1,16 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
-import { gossipRpcKinds, rpcKind, TrafficCounter, varintBytes } from './traffic.ts';
+import { gossipRpcKinds, negotiationBytes, rpcKind, TrafficCounter, varintBytes } from './traffic.ts';
 
 test('traffic: varints and request kinds', () => {
   assert.deepEqual([0, 127, 128, 16_383, 16_384].map(varintBytes), [1, 1, 2, 2, 3]);
   assert.equal(rpcKind('/mesh/rpc/1/sync.blocks'), 'rpc sync.blocks');
   assert.equal(rpcKind('sync.blocks'), 'rpc sync.blocks');
+});
+
+test('traffic: a new stream costs each end its multistream-select lines', () => {
+  // "/multistream/1.0.0\n" is 19 bytes and "/ipfs/ping/1.0.0\n" 17, each after a 1-byte length.
+  assert.equal(negotiationBytes('/ipfs/ping/1.0.0'), 20 + 18);
 });
 
 test('traffic: a gossipsub RPC is split among its topics and control', () => {

@@ -2,7 +2,9 @@
  * The bytes a node sends, by what they carry: each gossip topic by its name, `rpc <name>` for a
  * request protocol, `ping`, and `gossipsub-control` for gossipsub's own frames (GRAFT, PRUNE,
  * IHAVE, IWANT, subscriptions). These are the kinds `mesh sim` counts (docs/sim.md "Figures"), so
- * a real node's counts and the simulator's compare one to one (`mesh bench sim-check`).
+ * a real node's counts and the simulator's compare one to one (`mesh bench sim-check`). Counted
+ * is what the node writes on its streams, framing and protocol negotiation included; the
+ * transport's own (noise, yamux) is not.
  */
 
 /** The kind gossipsub's own frames are counted under. */
@@ -21,6 +23,17 @@ export function varintBytes(n: number): number {
     bytes++;
   }
   return bytes;
+}
+
+/** A length-prefixed line of multistream-select: the protocol's name and a newline. */
+const lineBytes = (text: string): number => varintBytes(text.length + 1) + text.length + 1;
+
+/**
+ * What each end of a new stream sends to agree on `protocolId` (multistream-select: its own
+ * version's line, then the protocol's; the listener echoes both). Every request and ping opens one.
+ */
+export function negotiationBytes(protocolId: string): number {
+  return lineBytes('/multistream/1.0.0') + lineBytes(protocolId);
 }
 
 /** Bytes of a length-delimited protobuf field (tag below 16) holding `length` bytes. */

@@ -178,7 +178,7 @@ function percentiles(values: readonly number[]): number[] {
   return Array.from({ length: 101 }, (_, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
 }
 
-function quantiles(values: number[]): Quantiles {
+export function quantiles(values: readonly number[]): Quantiles {
   if (values.length === 0) return { p50: null, p90: null, p99: null };
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
