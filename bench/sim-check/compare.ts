@@ -34,7 +34,7 @@ export function propagation(arrivals: ReadonlyMap<string, readonly number[]>, no
     blocks++;
     for (const [key, share] of Object.entries(SHARES) as [keyof typeof SHARES, number][]) {
       const need = Math.max(1, Math.ceil(share * nodes));
-      if (sorted.length >= need) within[key].push(sorted[need - 1]! - born);
+      if (sorted.length >= need) within[key].push(Math.round(sorted[need - 1]! - born));
       else if (key === 'to99') short++;
     }
   }

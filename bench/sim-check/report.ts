@@ -21,6 +21,8 @@ export interface SizeCheck {
     readonly tcpSentPerNodePerSec: number;
   };
   readonly sim: {
+    /** Connections each simulated node dialled when it started: as many as the real nodes held. */
+    readonly peers: number;
     readonly propagation: Propagation;
     /** Bytes per node per second by kind over the same window of simulated time. */
     readonly bytesPerNodePerSec: Readonly<Record<string, number>>;
@@ -62,19 +64,20 @@ export function renderSimCheckSection(report: SimCheckReport): string {
       (report.source ? ` Code measured: commit ${report.source.commit}.` : ''),
   );
   parts.push(
-    `Real \`mesh node --devnet\` processes on loopback against \`mesh sim --latency none\` with the same mesh (docs/sim.md ` +
-      `"Validation"): ${report.producers} weighted producers on ${report.blockIntervalMs / 1000}-second blocks, each node dialling up to 8 ` +
-      `of those before it, no workload; counted over ${report.windowMs / 1000} s after ${report.warmupMs / 1000} s of warm-up. ` +
+    `Real \`mesh node --devnet\` processes on loopback against \`mesh sim\` with every node on one host, 1 ms apart, and the same mesh (docs/sim.md ` +
+      `"Validation"): ${report.producers} weighted producers on ${report.blockIntervalMs / 1000}-second blocks, no workload; each real node ` +
+      'bootstraps from up to 8 of those started before it and connects to whom its lookups find, each simulated one dials as many as the real ones held. ' +
+      `Counted over ${report.windowMs / 1000} s after ${report.warmupMs / 1000} s of warm-up. ` +
       'A block reaches a node when its chain connects it (real: the /blocks/stream event; simulated: connected or accepted).',
   );
   if (report.sizes.length === 0) return parts.join('\n\n');
   parts.push(markdownTable(['nodes', 'block to', 'real: p50 / p90 ms', 'sim: p50 / p90 ms'], report.sizes.flatMap(propagationRows), [true, true, true, true]));
   parts.push(
     markdownTable(
-      ['nodes', 'real peers', 'blocks (real / sim)', 'short of 99 % (real / sim)', 'TCP sent per node'],
+      ['nodes', 'peers (real / sim)', 'blocks (real / sim)', 'short of 99 % (real / sim)', 'TCP sent per node'],
       report.sizes.map((s) => [
         `${s.nodes}`,
-        s.realPeers.toFixed(1),
+        `${s.realPeers.toFixed(1)} / ${s.sim.peers}`,
         `${s.real.propagation.blocks} / ${s.sim.propagation.blocks}`,
         `${s.real.propagation.blocksShort} / ${s.sim.propagation.blocksShort}`,
         `${s.real.tcpSentPerNodePerSec.toFixed(0)} B/s`,

@@ -93,7 +93,7 @@ test('sim-check: the section has its heading, the propagation side by side and a
         nodes: 10,
         realPeers: 7.2,
         real: { propagation: p(40), bytesPerNodePerSec: { 'mesh-blocks': 100 }, tcpSentPerNodePerSec: 900 },
-        sim: { propagation: p(0), bytesPerNodePerSec: { 'mesh-blocks': 98 } },
+        sim: { peers: 7, propagation: p(0), bytesPerNodePerSec: { 'mesh-blocks': 98 } },
         kinds: compareKinds({ 'mesh-blocks': 100 }, { 'mesh-blocks': 98 }),
       },
     ],
@@ -102,5 +102,5 @@ test('sim-check: the section has its heading, the propagation side by side and a
   assert.match(section, /^## Simulator against real nodes\n/);
   assert.match(section, /\| 10 \| 99 % \| 40 \/ 80 \| 0 \/ 0 \|/);
   assert.match(section, /\| mesh-blocks \| 100\.0 \| 98\.0 \| 0\.98 \|/);
-  assert.match(section, /\| 10 \| 7\.2 \| 18 \/ 18 \| 0 \/ 0 \| 900 B\/s \|/);
+  assert.match(section, /\| 10 \| 7\.2 \/ 7 \| 18 \/ 18 \| 0 \/ 0 \| 900 B\/s \|/);
 });
