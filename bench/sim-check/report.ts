@@ -74,7 +74,7 @@ export function renderSimCheckSection(report: SimCheckReport): string {
   parts.push(markdownTable(['nodes', 'block to', 'real: p50 / p90 ms', 'sim: p50 / p90 ms'], report.sizes.flatMap(propagationRows), [true, true, true, true]));
   parts.push(
     markdownTable(
-      ['nodes', 'peers (real / sim)', 'blocks (real / sim)', 'short of 99 % (real / sim)', 'TCP sent per node'],
+      ['nodes', 'peers (real / sim)', 'blocks (real: born in the window / sim: in the run)', 'short of 99 % (real / sim)', 'TCP sent per node'],
       report.sizes.map((s) => [
         `${s.nodes}`,
         `${s.realPeers.toFixed(1)} / ${s.sim.peers}`,
