@@ -121,6 +121,11 @@ export const benchCommand = command({
       async () => (await import('./sim/node.ts')).simBenchCommand,
     ),
     entry(
+      'sim-check',
+      'the simulator against real mesh node processes on loopback at 10 and 20 nodes: block propagation and bytes by topic side by side',
+      async () => (await import('./sim-check/node.ts')).simCheckCommand,
+    ),
+    entry(
       'startup',
       'the mesh command on the PATH: --version, --help and status from spawn to exit, next to a bare node -e 0',
       async () => (await import('./startup/node.ts')).startupBenchCommand,

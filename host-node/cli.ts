@@ -14,6 +14,7 @@ const mesh = command({
     entry('bond', "lock credits into the running node's bond: mesh bond <credits>", async () => (await import('./cli/bond.ts')).bondCommand),
     entry('unbond', "take credits out of the running node's bond: mesh unbond <credits>", async () => (await import('./cli/bond.ts')).unbondCommand),
     entry('peers', "list the running node's connected peers, with their round-trip times", async () => (await import('./cli/peers.ts')).peersCommand),
+    entry('traffic', 'print the bytes the running node sent, by gossip topic and protocol', async () => (await import('./cli/traffic.ts')).trafficCommand),
     entry(
       'profile',
       'measure this machine and have the node sign and gossip its profile; profile ls, profile show',

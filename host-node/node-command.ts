@@ -386,7 +386,7 @@ async function runNode(config: NodeConfig): Promise<number> {
     const api = withOperatorPage(
       withWallet(
         createNodeApi({
-          services: node.services,
+          services: { ...node.services, traffic: network },
           token: data.token,
           maxStreams: config.maxStreams,
           maxStreamsPerClient: config.maxStreamsPerClient,

@@ -8,6 +8,7 @@ import { toHex } from '../core/encoding/hex.ts';
 import { PeerBusyError, RemoteError } from '../core/net/errors.ts';
 import type { Libp2pNetwork } from '../core/net/libp2p-network.ts';
 import { type RpcLimits, rpcProtocolId, TOPICS } from '../core/net/network.ts';
+import { negotiationBytes } from '../core/net/traffic.ts';
 import { test } from '../test/harness.ts';
 import { networkCompliance } from '../test/network-compliance.ts';
 import { startP2PNetwork } from './p2p.ts';
@@ -157,6 +158,42 @@ test('Libp2pNetwork: two pings to a peer at once both get their round trip (the 
     await a.libp2p.dial(b.libp2p.getMultiaddrs()[0]!);
     const rtts = await Promise.all([a.ping(b.self), a.ping(b.self)]);
     for (const rtt of rtts) assert.isAtLeast(rtt, 0);
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+});
+
+test('Libp2pNetwork: traffic counts the bytes sent by gossip topic, request protocol, ping and gossipsub control', async () => {
+  const [a, b] = [await start({}), await start({})];
+  try {
+    const heard = new Set<string>();
+    for (const net of [a, b]) {
+      net.handle(TOPICS.blocks, async () => {
+        heard.add(toHex(net.self));
+        return 'accept';
+      });
+    }
+    b.serve('echo', async ({ data }) => data);
+    let joined = false;
+    a.onPeerJoined(() => (joined = true));
+    a.handle(TOPICS.heights, async () => 'ignore');
+    b.handle(TOPICS.heights, async () => 'ignore');
+    await a.libp2p.dial(b.libp2p.getMultiaddrs()[0]!);
+    while (!joined) await new Promise((resolve) => setTimeout(resolve, 10));
+    await a.publish(TOPICS.blocks, new Uint8Array(1_000));
+    while (!heard.has(toHex(b.self))) await new Promise((resolve) => setTimeout(resolve, 10));
+    await a.request(b.self, 'echo', new Uint8Array(300));
+    await a.ping(b.self);
+    const sent = a.traffic();
+    // The message: its data, the signed envelope (from, seqno, signature, topic) and its framing.
+    assert.isAtLeast(sent[TOPICS.blocks]!, 1_000 + 64 + TOPICS.blocks.length);
+    assert.isAtMost(sent[TOPICS.blocks]!, 1_000 + 200);
+    // Each request and ping opens a stream: the negotiation of its protocol, then the frame.
+    assert.equal(sent['rpc echo'], negotiationBytes(rpcProtocolId('echo')) + 2 + 300);
+    assert.equal(sent.ping, 2 * (negotiationBytes('/ipfs/ping/1.0.0') + 32));
+    assert.isAbove(sent['gossipsub-control']!, 0, 'subscriptions');
+    // The answer is the server's: its status byte, the body and the length prefix.
+    assert.equal(b.traffic()['rpc echo'], negotiationBytes(rpcProtocolId('echo')) + 2 + 1 + 300);
   } finally {
     await Promise.all([a.stop(), b.stop()]);
   }

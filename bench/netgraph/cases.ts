@@ -41,7 +41,8 @@ export function parseSs(text: string): SocketBytes[] {
   return out;
 }
 
-function readSockets(): Promise<SocketBytes[]> {
+/** The established TCP sockets of every process, with their byte counts, as `ss` reads them from the kernel. */
+export function readSockets(): Promise<SocketBytes[]> {
   return new Promise((resolve, reject) =>
     execFile('ss', ['-tinpH', 'state', 'established'], { maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(parseSs(stdout)))),
   );

@@ -14,6 +14,7 @@ import type { JobsService } from '../jobs/service.ts';
 import type { JobRequest, JobSummary, JobView, LogEvent } from '../jobs/types.ts';
 import type { BlockEvent } from '../ledger/block.ts';
 import type { Recipient } from '../names/names.ts';
+import type { TrafficService } from '../net/traffic.ts';
 import type { FabricStats } from '../netgraph/fabric.ts';
 import type { NetgraphView, RttAnswer } from '../netgraph/netgraph.ts';
 import type { PeerView } from '../netgraph/peer-pings.ts';
@@ -425,6 +426,15 @@ export class FakeCapabilities implements CapabilitiesService {
   }
 }
 
+/** The network's byte counts, fixed. */
+export const TRAFFIC: Record<string, number> = { 'gossipsub-control': 4_200, 'mesh-blocks': 12_345, ping: 640, 'rpc sync.blocks': 99 };
+
+export class FakeTraffic implements TrafficService {
+  traffic(): Record<string, number> {
+    return { ...TRAFFIC };
+  }
+}
+
 /** One fake per service, given to the API as the node's services. */
 export class FakeNode {
   readonly nodeId = SELF;
@@ -439,9 +449,10 @@ export class FakeNode {
   readonly tunnels = new FakeTunnels();
   /** App messaging and names (fake-messaging.test-util.ts). */
   readonly messaging = new FakeMessaging();
+  readonly traffic = new FakeTraffic();
 
   get services(): Required<ApiServices> {
-    const { ledger, signals, measurement, jobs, placement, capabilities, channels, tunnels, messaging } = this;
+    const { ledger, signals, measurement, jobs, placement, capabilities, channels, tunnels, messaging, traffic } = this;
     return {
       ledger,
       signals,
@@ -455,6 +466,7 @@ export class FakeNode {
       tunnels,
       messaging,
       names: messaging,
+      traffic,
     };
   }
 }

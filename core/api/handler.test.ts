@@ -11,7 +11,23 @@ import { SignalError } from '../signal/errors.ts';
 import type { SignalObject } from '../signal/types.ts';
 import { constantTimeEqual, isLoopbackOrigin } from './access.ts';
 import { AUTH, BAD_IDS, BASE, JSON_POST, ok, post, problem, readUntil, request, setup, TOKEN } from './api.test-util.ts';
-import { ATLAS, BLOCK, BOB, FAR, FakeNode, NETGRAPH, PEERS, RTT_TO_BOB, RTT_TO_FAR, SELF, SIGNAL, SIGNAL_ID, STATUS, TX_ID } from './fake-node.test-util.ts';
+import {
+  ATLAS,
+  BLOCK,
+  BOB,
+  FAR,
+  FakeNode,
+  NETGRAPH,
+  PEERS,
+  RTT_TO_BOB,
+  RTT_TO_FAR,
+  SELF,
+  SIGNAL,
+  SIGNAL_ID,
+  STATUS,
+  TRAFFIC,
+  TX_ID,
+} from './fake-node.test-util.ts';
 import { createNodeApi } from './handler.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -733,6 +749,13 @@ test('api: GET /peers lists the connected peers', async () => {
   const { api } = setup();
   assert.deepEqual(await ok(await api(request('/peers'))), { peers: PEERS });
   await problem(await api(request('/peers?x=1')), 400);
+});
+
+test('api: GET /traffic gives the bytes sent by kind; it takes no parameter and no other method', async () => {
+  const { api } = setup();
+  assert.deepEqual(await ok(await api(request('/traffic'))), { sent: TRAFFIC });
+  assert.equal((await problem(await api(request('/traffic?kind=ping')), 400)).type, '/problems/unknown-parameter');
+  assert.equal((await problem(await api(post('/traffic', {})), 405)).type, '/problems/method-not-allowed');
 });
 
 test('api: GET /netgraph shows the graph, GET /netgraph/rtt the measured or predicted RTT', async () => {

@@ -40,6 +40,7 @@ import { nodeRoutes } from './routes/node.ts';
 import { peerRoutes } from './routes/peers.ts';
 import { placementRoutes } from './routes/placement.ts';
 import { signalRoutes } from './routes/signals.ts';
+import { trafficRoutes } from './routes/traffic.ts';
 import { tunnelRoutes } from './routes/tunnel.ts';
 import type { ApiServices } from './service.ts';
 
@@ -66,6 +67,7 @@ const MOUNTS: readonly Mount<keyof ApiServices>[] = [
   mount('messaging', messagingRoutes),
   mount('names', nameRoutes),
   mount('profiles', fabricRoutes),
+  mount('traffic', trafficRoutes),
 ] as Mount<keyof ApiServices>[];
 
 export interface NodeApiOptions {

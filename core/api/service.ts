@@ -8,6 +8,7 @@ import type { ChannelsService } from '../channels/service.ts';
 import type { JobsService } from '../jobs/service.ts';
 import type { MessagingService } from '../messaging/service.ts';
 import type { NamesService } from '../names/service.ts';
+import type { TrafficService } from '../net/traffic.ts';
 import type { FabricService, NetgraphService, PeersService } from '../netgraph/service.ts';
 import type { ChainService, NodeInfoService } from '../node/ledger-service.ts';
 import type { PlacementService } from '../placement/service.ts';
@@ -27,4 +28,6 @@ export interface ApiServices {
   readonly messaging?: MessagingService;
   readonly names?: NamesService;
   readonly profiles?: FabricService;
+  /** Only a host on a network that counts its bytes (libp2p) has it. */
+  readonly traffic?: TrafficService;
 }

@@ -20,6 +20,7 @@ import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
 import { publicKeyFromRaw } from '@libp2p/crypto/keys';
 import { type GossipSub, gossipsub, TopicValidatorResult } from '@libp2p/gossipsub';
+import { RPC } from '@libp2p/gossipsub/message';
 import { identify, identifyPush } from '@libp2p/identify';
 import type { Connection, Libp2p, PeerInfo as Libp2pPeerInfo, PeerId, Stream } from '@libp2p/interface';
 import type { TransportManager } from '@libp2p/interface-internal';
@@ -74,6 +75,7 @@ import { judgeRoutingAnswer } from './routing-message.ts';
 import { type Bounds, boundsOf, type Call, failureMessage, handlerStops, MAX_FAILURE_CHARS, runRequest } from './rpc.ts';
 import { dialsItself } from './self-dial.ts';
 import { addressesToServe } from './served-addresses.ts';
+import { gossipRpcKinds, negotiationBytes, rpcKind, TrafficCounter, varintBytes } from './traffic.ts';
 
 /**
  * What a host gives: its key, listen addresses, transports, peer discovery, extra services (a
@@ -175,6 +177,9 @@ const VERDICTS: Record<Verdict, TopicValidatorResult> = {
   reject: TopicValidatorResult.Reject,
 };
 const RECONNECT_MS = 3_000;
+/** A libp2p ping's protocol and payload, each way. */
+const PING_PROTOCOL = '/ipfs/ping/1.0.0';
+const PING_BYTES = 32;
 // Relays a dial to an unknown node tries (docs/network.md, "Through NATs").
 const RELAYS_TRIED = 3;
 // How often peers are checked for a gossip stream that broke while their connection stayed up.
@@ -255,6 +260,7 @@ export class Libp2pNetwork implements Network {
   readonly #rankPeer: ((node: Uint8Array) => PeerRank | null) | undefined;
   /** Requests being served, by requester and protocol id. */
   readonly #serving = new Map<string, number>();
+  readonly #traffic = new TrafficCounter();
   /** Routing requests served to each peer in the current minute (PEER_LIMITS.routingRequestsPerMinute). */
   readonly #routingServed = new Map<string, { readonly minute: number; count: number }>();
   /** Lookups by NodeId in flight, by peer id: requests to one node share one. */
@@ -412,6 +418,28 @@ export class Libp2pNetwork implements Network {
     this.#reconnect = this.#clock.setInterval(() => void this.#keepBootstrapped(), RECONNECT_MS);
     this.#watchGossipStreams();
     this.libp2p.addEventListener('connection:open', () => void this.#prune());
+    this.#countGossip();
+  }
+
+  /** Bytes this node sent so far, by gossip topic, `rpc <name>`, `ping` and gossipsub-control (traffic.ts). */
+  traffic(): Record<string, number> {
+    return this.#traffic.sent();
+  }
+
+  // Gossipsub sends every frame through sendRpc (batch publishing, which bypasses it, is off):
+  // counted once it went, with what it piggybacked.
+  #countGossip(): void {
+    const pubsub = this.libp2p.services.pubsub as unknown as { sendRpc?: (id: PeerId, rpc: RPC) => boolean };
+    const send = pubsub.sendRpc?.bind(pubsub);
+    if (send === undefined) return;
+    pubsub.sendRpc = (id, rpc) => {
+      const sent = send(id, rpc);
+      if (sent) {
+        const messages = (rpc.messages ?? []).map((m) => ({ topic: m.topic, encodedBytes: RPC.Message.encode(m).length }));
+        for (const [kind, bytes] of gossipRpcKinds(RPC.encode(rpc).length, messages)) this.#traffic.count(kind, bytes);
+      }
+      return sent;
+    };
   }
 
   // Past the connection limit, closes connections in the pruning order (connection-pruning.ts).
@@ -876,6 +904,7 @@ export class Libp2pNetwork implements Network {
     const { id, peer: name, bounds, signal } = call;
     const maxFrame = 1 + Math.max(bounds.maxResponseBytes, MAX_FAILURE_BYTES);
     const lp = lpStream(stream, { maxDataLength: maxFrame, maxBufferSize: bufferFor(maxFrame) });
+    this.#traffic.count(rpcKind(id), negotiationBytes(id) + varintBytes(data.length) + data.length);
     // Its end shows in the answer (or its absence), so nobody awaits it.
     lp.write(data, { signal })
       .then(() => stream.close({ signal }))
@@ -964,7 +993,9 @@ export class Libp2pNetwork implements Network {
       // The stream's close from here on is the exchange ending, not the requester going away (and
       // an Error built for every answered request costs more than the rest of the close).
       stream.removeEventListener('close', onGone);
-      await lp.write(answerFrame(status, body));
+      const frame = answerFrame(status, body);
+      this.#traffic.count(rpcKind(id), negotiationBytes(id) + varintBytes(frame.length) + frame.length);
+      await lp.write(frame);
       await stream.close();
     };
     try {
@@ -1104,7 +1135,10 @@ export class Libp2pNetwork implements Network {
       throw new RelayedOnlyError(`${toHex(peer)} is reached only through a relay; pings measure direct links`);
     }
     try {
-      return await this.libp2p.services.ping.ping(target, options.signal ? { signal: options.signal } : {});
+      const rtt = await this.libp2p.services.ping.ping(target, options.signal ? { signal: options.signal } : {});
+      // Both ways counted here: the peer's libp2p answers without the network seeing it.
+      this.#traffic.count('ping', 2 * (negotiationBytes(PING_PROTOCOL) + PING_BYTES));
+      return rtt;
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       throw new PeerUnreachableError(`cannot ping ${toHex(peer)}: ${messageOf(error)}`);

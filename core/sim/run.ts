@@ -50,6 +50,8 @@ export interface SimOptions {
   readonly adversaries: readonly { readonly kind: AdversaryKind; readonly count: number }[];
   /** Honest nodes that produce blocks (`--mine`). */
   readonly producers: number;
+  /** Connections each node dials when it starts; TARGET_PEERS when absent. */
+  readonly targetPeers?: number;
   /** The share of gossip frames lost. */
   readonly loss: number;
   /** Each node's uplink, bytes per second; null: unbounded. */
@@ -178,7 +180,7 @@ function percentiles(values: readonly number[]): number[] {
   return Array.from({ length: 101 }, (_, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
 }
 
-function quantiles(values: number[]): Quantiles {
+export function quantiles(values: readonly number[]): Quantiles {
   if (values.length === 0) return { p50: null, p90: null, p99: null };
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -272,7 +274,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
     });
     await node.start();
     member.node = node;
-    world.fillPeers(net, topology);
+    world.fillPeers(net, topology, options.targetPeers);
   };
 
   const stopMember = async (member: Member): Promise<void> => {
@@ -339,7 +341,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
 
   // Connections: every second, a node under MIN_PEERS dials more (libp2p's connection manager).
   clock.setInterval(() => {
-    for (const net of world.nodes) if (net && net.links.size < MIN_PEERS) world.fillPeers(net, topology);
+    for (const net of world.nodes) if (net && net.links.size < MIN_PEERS) world.fillPeers(net, topology, options.targetPeers);
   }, 1_000);
 
   // From a partition until its halves agree again, no block counts as confirmed: each half

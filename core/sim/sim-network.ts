@@ -46,10 +46,14 @@ export const GOSSIPSUB = Object.freeze({
   seenMs: 120_000,
 });
 
-/** Bytes a signed gossip message adds to its data (from, seqno, signature, key, framing). */
-const GOSSIP_OVERHEAD = 150;
-/** Bytes of a message id in IHAVE and IWANT (from and seqno). */
-const ID_BYTES = 42;
+/**
+ * Bytes a signed gossip message adds to its data and topic name, as js-libp2p's gossipsub encodes
+ * it (measured with GET /traffic, docs/sim.md "Validation"): from 40, seqno 10, signature 66, key
+ * 38, the data's and topic's field headers and the message's own in its frame.
+ */
+const GOSSIP_OVERHEAD = 161;
+/** Bytes of a message id in IHAVE and IWANT: from (38) and seqno (8) in a field of their own. */
+const ID_BYTES = 48;
 const CONTROL_BYTES = 40;
 /** A request's or answer's framing on its stream (multistream, length prefix). */
 const RPC_OVERHEAD = 60;

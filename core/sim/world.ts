@@ -81,11 +81,11 @@ export class SimWorld<N extends SimPeer = SimPeer> {
     b.disconnected(a);
   }
 
-  /** Dials random reachable nodes until `net` has TARGET_PEERS connections (or nobody is left). */
-  fillPeers(net: N, rng: Prng): void {
+  /** Dials random reachable nodes until `net` has `target` connections (or nobody is left). */
+  fillPeers(net: N, rng: Prng, target = TARGET_PEERS): void {
     if (net.stopped) return;
     const candidates = this.nodes.filter((n): n is N => n !== null && n !== net && !n.stopped && !net.links.has(n) && this.reachable(n.index, net.index));
-    for (const peer of rng.sample(candidates, TARGET_PEERS - net.links.size)) this.link(net, peer);
+    for (const peer of rng.sample(candidates, target - net.links.size)) this.link(net, peer);
   }
 
   /** Splits the nodes into the sides given (index to side): every connection across them is cut. */
