@@ -94,6 +94,18 @@ export interface Snapshot {
   readonly entries: readonly (readonly [Uint8Array, Uint8Array])[];
 }
 
+/**
+ * A valid competing branch level with the tip (`Chain.levelBranch`): its blocks from the fork, its
+ * tip, and the state after it (the preparation's: read it, and leave it as it was).
+ */
+export interface LevelBranch {
+  readonly hash: Uint8Array;
+  readonly forkHeight: number;
+  readonly blocks: readonly Block[];
+  readonly tip: TipInfo;
+  readonly state: LedgerState;
+}
+
 export interface TipInfo extends ParentInfo {
   readonly block: Block;
 }
@@ -160,7 +172,7 @@ interface Prepared {
   readonly applied: Applied[];
   readonly batch: PendingBatch;
   readonly staged: StagedBatch;
-  parent: ParentInfo;
+  parent: TipInfo;
   // A block did not apply: nothing past it is prepared, and the switch applies it and says why.
   broken: boolean;
   brokenAt?: Block;
@@ -512,11 +524,11 @@ export class Chain {
    * its tip and the height it forks at; null when there is none (docs/chain.md, "Ties after a
    * partition").
    */
-  levelBranch(): { hash: Uint8Array; forkHeight: number } | null {
+  levelBranch(): LevelBranch | null {
     const p = this.#prepared;
     const last = p?.blocks[p.blocks.length - 1];
     if (p == null || p.broken || last === undefined || !bytesEqual(p.tipHash, this.#tip.hash) || last.header.height !== this.#tip.height) return null;
-    return { hash: last.hash, forkHeight: p.forkHeight };
+    return { hash: last.hash, forkHeight: p.forkHeight, blocks: p.blocks, tip: p.parent, state: p.state };
   }
 
   /** Whether a competing branch is being applied ahead (`prepareBranch`), and none of it failed. */
@@ -929,12 +941,7 @@ export class Chain {
   // prepared blocks begin `branch`; the preparation is dropped either way: the switch moves the tip.
   #takePrepared(forkHeight: number, branch: readonly Block[]): Prepared | null {
     const p = this.#prepared;
-    const usable =
-      p !== null &&
-      p.blocks.length > 0 &&
-      p.forkHeight === forkHeight &&
-      bytesEqual(p.tipHash, this.#tip.hash) &&
-      begins(branch, p.blocks);
+    const usable = p !== null && p.blocks.length > 0 && p.forkHeight === forkHeight && bytesEqual(p.tipHash, this.#tip.hash) && begins(branch, p.blocks);
     if (usable) this.#prepared = null;
     else this.#dropPrepared();
     return usable ? p : null;

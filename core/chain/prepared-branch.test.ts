@@ -178,7 +178,8 @@ test('fork choice: a branch level with the tip is a tie only once every block of
     local.readRewindAhead(1, local.tip.height);
     await local.prepareBranch(await branch(theirs, local), Date.now());
     assert.equal(toHex(local.tip.hash), tip, 'preparing changes nothing');
-    return local.levelBranch();
+    const tie = local.levelBranch();
+    return tie && { hash: tie.hash, forkHeight: tie.forkHeight };
   };
   const level = (theirs: Block[]) => Promise.resolve(theirs.slice(0, 7));
   const { theirs } = await partition();

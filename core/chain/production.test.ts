@@ -168,36 +168,48 @@ test('production: the chain keeps growing when the first-ranked producer is stop
   assert.equal(tips(nodes).size, 1);
 });
 
-/** When a producer alone on `chain`, with `tie` as the branch level with its tip, signs its next block. */
-async function signsAt(chain: Chain, tie: { hash: Uint8Array; forkHeight: number } | null): Promise<number> {
-  const k = key(1);
-  const slot = nextSlot(chain, k.publicKey);
-  const clock = testScheduler(slot - params.blockIntervalMs);
-  let signedAt: number | null = null;
+/** A chain of 5 blocks by A, then 8 more by `by`: each half of a partition. */
+async function half(prefix: readonly Block[], by: SigningKey): Promise<Chain> {
+  const chain = await openChain();
+  await chain.addBranch([...prefix]);
+  await mine(chain, by, 8);
+  return chain;
+}
+
+/** The block C signs next on `chain`, holding `rival` applied ahead as sync would. */
+async function nextOf(chain: Chain, rival: Chain): Promise<Block> {
+  chain.readRewindAhead(5, chain.tip.height);
+  await chain.prepareBranch(await rival.blocksFrom(6, 8), Date.now());
+  assert.isNotNull(chain.levelBranch(), 'the rival is a valid level branch');
+  const k = key(3);
+  const clock = testScheduler(chain.tip.timestampMs);
+  let made: Block | null = null;
   const producer = new BlockProducer({
     chain,
     mempool: { select: () => [] },
     key: k,
     behind: () => false,
-    competingTip: () => tie,
+    levelBranch: () => chain.levelBranch(),
     clock,
-    publish: async () => {
-      signedAt ??= clock.now();
+    publish: async (block) => {
+      made ??= block;
     },
   });
   producer.start();
-  await clock.until('it signs', () => signedAt !== null, 3 * params.blockIntervalMs);
+  await clock.until('it signs', () => made !== null, 10 * params.blockIntervalMs);
   await producer.stop();
-  return signedAt! - slot;
+  return made!;
 }
 
-test('production: on a tie the branch with the higher tip hash yields half an interval', async () => {
-  const chain = await openChain();
-  await mine(chain, key(2), 12);
-  const below = new Uint8Array(32);
-  const above = new Uint8Array(32).fill(0xff);
-  const tip = chain.tip.height;
-  assert.equal(await signsAt(chain, null), 0, 'no tie: at its slot');
-  assert.equal(await signsAt(chain, { hash: below, forkHeight: tip - 10 }), params.blockIntervalMs / 2, 'a lower competing tip goes first');
-  assert.equal(await signsAt(chain, { hash: above, forkHeight: tip - 10 }), 0, 'a higher competing tip waits for this one');
+test('production: on a tie both halves build on the tip whose hash is lower', async () => {
+  const prefix = await mine(await openChain(), key(1), 5);
+  const [a, b] = [await half(prefix, key(4)), await half(prefix, key(5))];
+  const [tipA, tipB] = [toHex(a.tip.hash), toHex(b.tip.hash)];
+  const lower = tipA < tipB ? tipA : tipB;
+  const [onA, onB] = [await nextOf(a, b), await nextOf(b, a)];
+  assert.equal(toHex(onA.header.prev_hash), lower, 'the half with the higher tip signs on the rival');
+  assert.equal(toHex(onB.header.prev_hash), lower);
+  assert.equal(toHex((await a.blockAt(13))!.hash), lower, 'and adopts it: its block made the rival longer');
+  assert.equal(toHex((await b.blockAt(13))!.hash), lower);
+  assert.equal(a.tip.height, 14);
 });

@@ -9,7 +9,7 @@
  * stops for good, saying why, when it sees its own key sign a block it did not make (doppelganger
  * detection: another machine runs the same key, and both would be slashed).
  */
-import type { Chain, ChainEvent } from '../chain/chain.ts';
+import type { Chain, ChainEvent, LevelBranch } from '../chain/chain.ts';
 import type { Evidence } from '../chain/evidence.ts';
 import { buildBlock, nextSlot, type TxSource } from '../chain/miner.ts';
 import { SlashingProtection } from '../chain/slashing-protection.ts';
@@ -20,10 +20,14 @@ import { toHex } from '../encoding/hex.ts';
 import { MeshError, messageOf } from '../errors.ts';
 import type { Block } from '../ledger/block.ts';
 import { blockHash, type Header } from '../ledger/header.ts';
+import { scheduleAfter } from '../ledger/producer.ts';
 import type { Startable } from '../lifecycle.ts';
 import { type Network, TOPICS } from '../net/network.ts';
 import { type KeyValueStore, MemoryStore } from '../store/kv.ts';
 import { type Clock, systemClock, type Timer } from '../time/clock.ts';
+
+// How often a producer waiting for its slot looks for a tie it could break sooner.
+const TIE_WATCH_MS = 2_000;
 
 /** How long past its watch a producer that has peers but heard none of them waits to hear one. */
 export const UNHEARD_WATCH_MS = 60_000;
@@ -58,7 +62,7 @@ export interface BlockProducerOptions {
   /** True while the node has peers and has heard the tip of none: the watch goes on meanwhile. */
   readonly unheard?: () => boolean;
   /** A valid competing branch level with the tip (`Chain.levelBranch`): a tie to break. */
-  readonly competingTip?: () => { hash: Uint8Array; forkHeight: number } | null;
+  readonly levelBranch?: () => LevelBranch | null;
   readonly clock?: Clock;
   readonly log?: (line: string) => void;
 }
@@ -146,7 +150,8 @@ export class BlockProducer {
   #schedule(delayMs?: number): void {
     if (this.#stopped || this.#halt !== null) return;
     this.#timer?.cancel();
-    const wait = delayMs ?? Math.max(0, nextSlot(this.#o.chain, this.#o.key.publicKey) - this.#clock.now());
+    // A tie comes to light between slots (sync applies the rival ahead): looked for at least this often.
+    const wait = delayMs ?? Math.min(TIE_WATCH_MS, Math.max(0, nextSlot(this.#o.chain, this.#o.key.publicKey) - this.#clock.now()));
     this.#timer = this.#clock.setTimeout(() => {
       // A timer that fires while a block is being made waits for it, then looks again.
       if (this.#running !== null) {
@@ -171,10 +176,9 @@ export class BlockProducer {
     if (!this.#producedThisRun && this.#o.doppelgangerWaitMs !== undefined && this.#o.unheard?.() === true && now < watched + UNHEARD_WATCH_MS) {
       return this.#schedule(interval);
     }
-    const slot = nextSlot(chain, key.publicKey);
+    const rival = this.#rival();
+    const slot = rival === null ? nextSlot(chain, key.publicKey) : scheduleAfter(rival.state, rival.tip, interval).earliest(key.publicKey);
     if (now < slot) return this.#schedule(slot - now);
-    const yielded = slot + interval / 2;
-    if (now < yielded && this.#yields()) return this.#schedule(yielded - now);
     try {
       const tip = chain.tip;
       const last = await this.#protection.last(key.publicKey);
@@ -187,10 +191,13 @@ export class BlockProducer {
         }
         return this.#schedule(interval);
       }
-      const block = await buildBlock(chain, this.#o.mempool, key, Math.max(now, slot));
+      // On a rival, a block of the reward alone: the pool's transactions were checked against this tip.
+      const block = await (rival === null
+        ? buildBlock(chain, this.#o.mempool, key, Math.max(now, slot))
+        : buildBlock(chain, null, key, Math.max(now, slot), rival));
       if (this.#stopped || this.#halt !== null) return;
       await this.#protection.record(block);
-      await this.#emit(block);
+      await this.#emit(block, rival);
     } catch (error) {
       // The tip moved while the block was built: the new tip has already re-scheduled.
       if (error instanceof MeshError && error.code === 'tip-moved') return;
@@ -200,20 +207,21 @@ export class BlockProducer {
   }
 
   // A tie: a valid competing branch level with the tip (a race, or the two halves of a healed
-  // partition). Each side's producers follow their own branch's schedule, and when both rank a
-  // producer present at one slot both sign, height after height. The branch whose tip hash is
-  // lower goes first; this side waits half an interval, meanwhile takes the other's next block
-  // (longer, so fork choice adopts it), and signs after all if none came (docs/chain.md, "Ties after a partition").
-  #yields(): boolean {
-    const tie = this.#o.competingTip?.();
-    return tie != null && compareBytes(tie.hash, this.#o.chain.tip.hash) < 0;
+  // partition). Each side's producers would follow their own branch's schedule, and a heal could
+  // wait intervals for a producer ranked on its side, or both sides sign at once, height after
+  // height. Every producer builds on the tip whose hash is lower: its own, or the rival, on which
+  // its block makes a longer branch that fork choice adopts (docs/chain.md, "Ties after a partition").
+  #rival(): LevelBranch | null {
+    const rival = this.#o.levelBranch?.() ?? null;
+    return rival !== null && compareBytes(rival.hash, this.#o.chain.tip.hash) < 0 ? rival : null;
   }
 
-  async #emit(block: Block): Promise<void> {
+  async #emit(block: Block, on: LevelBranch | null = null): Promise<void> {
     this.#signed.add(toHex(block.hash));
     this.#producedThisRun = true;
-    const outcome = await this.#o.chain.addBlock(block, this.#clock.now());
-    if (outcome === 'extended') await this.#o.publish(block);
+    const chain = this.#o.chain;
+    const outcome = on === null ? await chain.addBlock(block, this.#clock.now()) : await chain.addBranch([...on.blocks, block], this.#clock.now());
+    if (outcome === (on === null ? 'extended' : 'reorganized')) await this.#o.publish(block);
   }
 }
 
@@ -225,7 +233,7 @@ export interface ProductionComponents {
   readonly clock: Clock;
   readonly log: (line: string) => void;
   /** Production waits while sync knows of a node ahead, and watches on while it has heard no peer. */
-  readonly sync: { readonly behind: boolean; readonly heard: boolean; competingTip(): { hash: Uint8Array; forkHeight: number } | null };
+  readonly sync: { readonly behind: boolean; readonly heard: boolean; levelBranch(): LevelBranch | null };
   /** Evidence heard from peers, for doppelganger detection. */
   readonly evidence?: BlockProducerOptions['evidence'];
 }
@@ -249,7 +257,7 @@ export function productionService(init: ProductionInit = {}): (components: Produ
       // Peers it dialled (its bootstrap and routing peers) count: one that dialled in, a wallet
       // page announcing no height, holds nothing up.
       unheard: () => !c.sync.heard && c.network.peers().some((p) => p.direction === 'outbound'),
-      competingTip: () => c.sync.competingTip(),
+      levelBranch: () => c.sync.levelBranch(),
       ...(init.store === undefined ? {} : { protection: new SlashingProtection(init.store, c.chain.params.network) }),
       ...(c.evidence === undefined ? {} : { evidence: c.evidence }),
       ...(init.doppelgangerWaitMs === undefined ? {} : { doppelgangerWaitMs: init.doppelgangerWaitMs }),

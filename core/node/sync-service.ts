@@ -4,7 +4,7 @@
  * budget per peer (serve-budget.ts), and the tip announced to each new peer and on a timer. Every
  * node runs it, the light node too.
  */
-import { type Chain, ForkChoiceError } from '../chain/chain.ts';
+import { type Chain, ForkChoiceError, type LevelBranch } from '../chain/chain.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type Block, type BlockRuleCode, decodeBlock, InvalidBlockError } from '../ledger/block.ts';
@@ -92,7 +92,7 @@ export class SyncFeature implements Startable {
   }
 
   /** A valid competing branch level with the tip (`Chain.levelBranch`): a tie the producer breaks. */
-  competingTip(): { hash: Uint8Array; forkHeight: number } | null {
+  levelBranch(): LevelBranch | null {
     return this.#c.chain.levelBranch();
   }
 
