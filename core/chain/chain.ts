@@ -130,12 +130,13 @@ const hKey = (height: number): Uint8Array => concatBytes(Uint8Array.of(H), h8(he
 const uKey = (height: number): Uint8Array => concatBytes(Uint8Array.of(U), h8(height));
 const sKey = (key: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(S), key);
 
-// A main-chain block a reorganisation rewinds, with its undo record and its index entries by node (hex).
+// A main-chain block a reorganisation rewinds, with its undo record as stored: decoded only while
+// used, since a deep reorganisation's records, held decoded while its branch is fetched, were tens
+// of thousands of small objects for the collector to go through again and again.
 interface RewindStep {
   readonly height: number;
   readonly block: Block;
-  readonly undo: { changes: Change[]; nodes: Uint8Array[] };
-  readonly entries: ReadonlyMap<string, readonly (readonly [Uint8Array, Uint8Array])[]>;
+  readonly undo: Uint8Array;
 }
 
 // Blocks a coming reorganisation rewinds, read while its branch is fetched (`readRewindAhead`).
@@ -450,8 +451,8 @@ export class Chain {
   }
 
   /**
-   * Reads the main-chain blocks from `forkHeight + 1` up to `toHeight` with their undo records and
-   * index entries, ahead of a reorganisation back to `forkHeight` whose branch sync is still
+   * Reads the main-chain blocks from `forkHeight + 1` up to `toHeight` with their undo records,
+   * ahead of a reorganisation back to `forkHeight` whose branch sync is still
    * fetching, so that the switch finds them in memory instead of waiting seconds for the store.
    * Read in the background, a few hundred heights at a time between other changes, and kept by
    * block hash: the switch reads again any height whose block changed meanwhile. One fork point at
@@ -529,10 +530,11 @@ export class Chain {
       // What was not read ahead yet is read now: the reading ahead is done with, and keeps it all.
       for (const step of rewind) ahead.steps.set(toHex(step.block.hash), step);
       ahead.next = this.#tip.height + 1;
+      const undos = rewind.map((step) => decodeUndo(step.undo));
       const state = LedgerState.fromEntries(this.#state.entries(), this.crypto.sha256);
-      for (const { undo } of rewind) state.applyChanges(undo.changes, 'undo');
+      for (const { changes } of undos) state.applyChanges(changes, 'undo');
       const batch = new PendingBatch(this.#store);
-      await this.#unindex(batch, rewind);
+      await this.#unindex(batch, rewind, undos);
       const parent = info((await this.blockAt(forkHeight))!);
       const staged = this.#store.stage();
       p = { forkHeight, tipHash: this.#tip.hash, rewind, state, blocks: [], applied: [], batch, staged, parent, broken: false };
@@ -566,8 +568,7 @@ export class Chain {
     this.#prepared = null;
   }
 
-  // The main-chain blocks at heights `low` to `high`, highest first, with what rewinding them
-  // needs: those `ahead` holds under the hash now at their height taken from it, the rest read from
+  // The main-chain blocks at heights `low` to `high`, highest first, with their undo records: those `ahead` holds under the hash now at their height taken from it, the rest read from
   // the store, a walk of each kind and a few hundred block reads at a time (one after another, a
   // 10,000-block rewind spent seconds waiting on 30,000 store reads in turn).
   async #readRewind(low: number, high: number, ahead?: ReadonlyMap<string, RewindStep>): Promise<RewindStep[]> {
@@ -587,7 +588,6 @@ export class Chain {
       const to = missing[missing.length - 1]!.height;
       const undos = new Map<number, Uint8Array>();
       for await (const [key, bytes] of this.#store.entries({ gte: uKey(from), lt: uKey(to + 1) })) undos.set(decode(uint53, key.subarray(1)), bytes);
-      const read: { height: number; block: Block; undo: { changes: Change[]; nodes: Uint8Array[] } }[] = [];
       for (let i = 0; i < missing.length; i += REWIND_READS) {
         const blocks = await Promise.all(missing.slice(i, i + REWIND_READS).map(({ hash }) => this.#store.get(bKey(hash))));
         blocks.forEach((bytes, j) => {
@@ -596,16 +596,9 @@ export class Chain {
           if (bytes === undefined || undo === undefined) {
             throw new ForkChoiceError('too-deep', `block ${height} is pruned; this node cannot rewind past height ${this.#base}`);
           }
-          read.push({ height, block: decodeBlock(this.params.network, bytes, this.crypto.sha256), undo: decodeUndo(undo) });
+          steps.push({ height, block: decodeBlock(this.params.network, bytes, this.crypto.sha256), undo });
         });
       }
-      const entries = await indexEntriesIn(
-        this.#store,
-        read.flatMap(({ undo }) => undo.nodes),
-        from,
-        to,
-      );
-      for (const step of read) steps.push({ ...step, entries: entries.get(step.height) ?? new Map() });
     }
     return steps.sort((a, b) => b.height - a.height);
   }
@@ -809,6 +802,7 @@ export class Chain {
     const unchecked = branch.filter((block) => !this.#checkedAhead.has(block));
     const signatures = findInvalidSignatures(unchecked, this.params, true, this.crypto.ed25519);
 
+    const undos = prepared === null ? rewind.map((step) => decodeUndo(step.undo)) : [];
     const state = this.#state;
     const mark = state.mark();
     const applied: Applied[] = [];
@@ -822,7 +816,7 @@ export class Chain {
         applied.push(...prepared.applied);
         parent = prepared.parent;
       } else {
-        for (const { undo } of rewind) state.applyChanges(undo.changes, 'undo');
+        for (const { changes } of undos) state.applyChanges(changes, 'undo');
         parent = info(forkBlock!);
       }
       for (const block of branch.slice(applied.length)) {
@@ -862,15 +856,23 @@ export class Chain {
       if (prepared !== null) batch = prepared.batch;
       else {
         batch = new PendingBatch(this.#store);
-        await this.#unindex(batch, rewind);
+        await this.#unindex(batch, rewind, undos);
       }
       for (let i = prepared?.blocks.length ?? 0; i < branch.length; i++) await this.#index(batch, branch[i]!, applied[i]!);
       for (const c of changes) {
         if (c.after === undefined) batch.del(sKey(c.key));
         else batch.put(sKey(c.key), c.after);
       }
-      // Disconnected blocks stay in memory as side blocks, in case their branch grows back.
-      for (const { block } of rewind) batch.del(bKey(block.hash));
+      // Disconnected blocks stay in memory as side blocks, in case their branch grows back. Their
+      // heights' index and undo entries are overwritten by the branch's up to its tip (deleted
+      // too, they were 20,000 more writes in a 10,000-block switch); only those above it go.
+      for (const { block, height } of rewind) {
+        batch.del(bKey(block.hash));
+        if (height > tip.header.height) {
+          batch.del(hKey(height));
+          batch.del(uKey(height));
+        }
+      }
       batch.put(META_TIP, encode(tipCodec, { height: tip.header.height, hash: tip.hash }));
       if (prepared === null) await this.#store.batch(batch.drain());
       else {
@@ -914,20 +916,30 @@ export class Chain {
     return usable ? p : null;
   }
 
-  // Adds to `batch` the removal of the rewound blocks' read-model entries, heights and undo records
-  // (deleted ahead of the batch's other writes: the branch's blocks may write the same heights).
-  async #unindex(batch: PendingBatch, rewind: readonly RewindStep[]): Promise<void> {
-    for (const { height, undo, block, entries } of rewind) {
+  // Adds to `batch` the removal of the rewound blocks' read-model entries (deleted ahead of the
+  // batch's other writes: the branch's blocks may write the same keys).
+  // `undos` are the steps' undo records, decoded. The entries are read here, in one walk per node
+  // over the heights (a walk per node and block took seconds), and dropped once taken into `batch`.
+  async #unindex(batch: PendingBatch, rewind: readonly RewindStep[], undos: readonly { nodes: Uint8Array[] }[]): Promise<void> {
+    if (rewind.length === 0) return;
+    // Highest first, as `#readRewind` gives them.
+    const entries = await indexEntriesIn(
+      this.#store,
+      undos.flatMap(({ nodes }) => nodes),
+      rewind[rewind.length - 1]!.height,
+      rewind[0]!.height,
+    );
+    for (let i = 0; i < rewind.length; i++) {
+      const { height, block } = rewind[i]!;
+      const at = entries.get(height);
       await unindexBlock(
         batch,
         this.#store,
         height,
-        undo.nodes,
+        undos[i]!.nodes,
         block.txs.map((t) => t.id),
-        async (_store, node) => (entries.get(toHex(node)) ?? []).slice(),
+        async (_store, node) => at?.get(toHex(node)) ?? [],
       );
-      batch.delFirst(hKey(height));
-      batch.delFirst(uKey(height));
     }
   }
 
