@@ -29,7 +29,7 @@ import { type ChainParams, LIGHT_RETENTION_BLOCKS } from '../ledger/params.ts';
 import { type Change, LedgerState } from '../ledger/state.ts';
 import { type Applied, applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type ParentInfo } from '../ledger/validate.ts';
 import { type KeyValueStore, prefixRange, type StagedBatch } from '../store/kv.ts';
-import { type History, history, indexBlock, indexEntriesIn, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlock } from './readmodel.ts';
+import { type History, history, indexBlock, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlocks } from './readmodel.ts';
 
 // A block that builds on what this node does not hold (or no longer holds): it is behind or on
 // another branch, which is no fault of the sender, and the sender holds the parent it built on.
@@ -917,30 +917,19 @@ export class Chain {
   }
 
   // Adds to `batch` the removal of the rewound blocks' read-model entries (deleted ahead of the
-  // batch's other writes: the branch's blocks may write the same keys).
-  // `undos` are the steps' undo records, decoded. The entries are read here, in one walk per node
-  // over the heights (a walk per node and block took seconds), and dropped once taken into `batch`.
+  // batch's other writes: the branch's blocks may write the same keys); `undos` are the steps'
+  // undo records, decoded.
   async #unindex(batch: PendingBatch, rewind: readonly RewindStep[], undos: readonly { nodes: Uint8Array[] }[]): Promise<void> {
     if (rewind.length === 0) return;
     // Highest first, as `#readRewind` gives them.
-    const entries = await indexEntriesIn(
+    await unindexBlocks(
+      batch,
       this.#store,
-      undos.flatMap(({ nodes }) => nodes),
       rewind[rewind.length - 1]!.height,
       rewind[0]!.height,
+      undos.flatMap(({ nodes }) => nodes),
+      rewind.flatMap(({ block }) => block.txs.map((t) => t.id)),
     );
-    for (let i = 0; i < rewind.length; i++) {
-      const { height, block } = rewind[i]!;
-      const at = entries.get(height);
-      await unindexBlock(
-        batch,
-        this.#store,
-        height,
-        undos[i]!.nodes,
-        block.txs.map((t) => t.id),
-        async (_store, node) => at?.get(toHex(node)) ?? [],
-      );
-    }
   }
 
   // Adds to `batch` a connected block, its height, its undo record and its read-model entries
@@ -969,18 +958,22 @@ export class Chain {
     const newBase = tipHeight - this.#retain + 1;
     if (newBase <= this.#base) return;
     const batch = new PendingBatch(this.#store);
+    // What the indexed blocks (those with an undo record: not a snapshot's first) involved.
+    const nodes: Uint8Array[] = [];
+    const txIds: Uint8Array[] = [];
     for (let h = this.#base; h < newBase; h++) {
       const hash = await this.#store.get(hKey(h));
       const blockBytes = hash === undefined ? undefined : await this.#store.get(bKey(hash));
-      const txIds = blockBytes === undefined ? [] : decodeBlock(this.params.network, blockBytes, this.crypto.sha256).txs.map((t) => t.id);
       if (hash !== undefined) batch.del(bKey(hash));
       batch.del(hKey(h));
       const undoBytes = await this.#store.get(uKey(h));
       if (undoBytes !== undefined) {
-        await unindexBlock(batch, this.#store, h, decode(undoCodec, undoBytes).nodes, txIds);
+        nodes.push(...decode(undoCodec, undoBytes).nodes);
+        if (blockBytes !== undefined) txIds.push(...decodeBlock(this.params.network, blockBytes, this.crypto.sha256).txs.map((t) => t.id));
         batch.del(uKey(h));
       }
     }
+    await unindexBlocks(batch, this.#store, this.#base, newBase - 1, nodes, txIds);
     batch.put(META_BASE, h8(newBase));
     await this.#store.batch(batch.drain());
     this.#base = newBase;
