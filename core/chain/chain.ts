@@ -130,12 +130,14 @@ const hKey = (height: number): Uint8Array => concatBytes(Uint8Array.of(H), h8(he
 const uKey = (height: number): Uint8Array => concatBytes(Uint8Array.of(U), h8(height));
 const sKey = (key: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(S), key);
 
-// A main-chain block a reorganisation rewinds, with its undo record as stored: decoded only while
-// used, since a deep reorganisation's records, held decoded while its branch is fetched, were tens
-// of thousands of small objects for the collector to go through again and again.
+// A main-chain block a reorganisation rewinds, with its undo record, both as stored: decoded only
+// while used. Held decoded while a deep reorganisation's branch is fetched, 10,000 blocks and their
+// records were hundreds of thousands of small objects and buffers for the collector to go through
+// again and again, and made every allocation meanwhile dearer.
 interface RewindStep {
   readonly height: number;
-  readonly block: Block;
+  readonly hash: Uint8Array;
+  readonly bytes: Uint8Array;
   readonly undo: Uint8Array;
 }
 
@@ -476,8 +478,8 @@ export class Chain {
             if (!more(a)) return;
             const high = Math.min(a.next + REWIND_READS - 1, a.upTo, this.#tip.height);
             for (const step of await this.#readRewind(a.next, high)) {
-              a.steps.set(toHex(step.block.hash), step);
-              a.bytes += step.block.bytes.length;
+              a.steps.set(toHex(step.hash), step);
+              a.bytes += step.bytes.length;
             }
             a.next = high + 1;
           });
@@ -528,7 +530,7 @@ export class Chain {
       if (forkHash === undefined || !bytesEqual(forkHash, first.header.prev_hash)) return;
       const rewind = await this.#readRewind(forkHeight + 1, this.#tip.height, ahead.steps);
       // What was not read ahead yet is read now: the reading ahead is done with, and keeps it all.
-      for (const step of rewind) ahead.steps.set(toHex(step.block.hash), step);
+      for (const step of rewind) ahead.steps.set(toHex(step.hash), step);
       ahead.next = this.#tip.height + 1;
       const undos = rewind.map((step) => decodeUndo(step.undo));
       const state = LedgerState.fromEntries(this.#state.entries(), this.crypto.sha256);
@@ -591,12 +593,12 @@ export class Chain {
       for (let i = 0; i < missing.length; i += REWIND_READS) {
         const blocks = await Promise.all(missing.slice(i, i + REWIND_READS).map(({ hash }) => this.#store.get(bKey(hash))));
         blocks.forEach((bytes, j) => {
-          const { height } = missing[i + j]!;
+          const { height, hash } = missing[i + j]!;
           const undo = undos.get(height);
           if (bytes === undefined || undo === undefined) {
             throw new ForkChoiceError('too-deep', `block ${height} is pruned; this node cannot rewind past height ${this.#base}`);
           }
-          steps.push({ height, block: decodeBlock(this.params.network, bytes, this.crypto.sha256), undo });
+          steps.push({ height, hash, bytes, undo });
         });
       }
     }
@@ -803,6 +805,7 @@ export class Chain {
     const signatures = findInvalidSignatures(unchecked, this.params, true, this.crypto.ed25519);
 
     const undos = prepared === null ? rewind.map((step) => decodeUndo(step.undo)) : [];
+    let disconnected: Block[] = [];
     const state = this.#state;
     const mark = state.mark();
     const applied: Applied[] = [];
@@ -866,19 +869,23 @@ export class Chain {
       // Disconnected blocks stay in memory as side blocks, in case their branch grows back. Their
       // heights' index and undo entries are overwritten by the branch's up to its tip (deleted
       // too, they were 20,000 more writes in a 10,000-block switch); only those above it go.
-      for (const { block, height } of rewind) {
-        batch.del(bKey(block.hash));
+      for (const { hash, height } of rewind) {
+        batch.del(bKey(hash));
         if (height > tip.header.height) {
           batch.del(hKey(height));
           batch.del(uKey(height));
         }
       }
       batch.put(META_TIP, encode(tipCodec, { height: tip.header.height, hash: tip.hash }));
-      if (prepared === null) await this.#store.batch(batch.drain());
+      let written: Promise<void>;
+      if (prepared === null) written = this.#store.batch(batch.drain());
       else {
         prepared.staged.add(batch.drain());
-        await prepared.staged.write();
+        written = prepared.staged.write();
       }
+      // The removed blocks, for their events and as side blocks, decoded while the store writes.
+      disconnected = this.#decodeRewound(rewind);
+      await written;
     } catch (error) {
       state.discard();
       prepared?.staged.discard();
@@ -887,7 +894,6 @@ export class Chain {
     state.reveal();
     state.commit(mark);
     this.#tip = info(tip);
-    const disconnected = rewind.map((r) => r.block);
     const connected = branch.map((block, i) => ({ block, effects: applied[i]!.effects }));
     for (const { block } of connected) this.#dropSide(toHex(block.hash));
     for (const block of disconnected) this.#keepSide(block);
@@ -928,8 +934,20 @@ export class Chain {
       rewind[rewind.length - 1]!.height,
       rewind[0]!.height,
       undos.flatMap(({ nodes }) => nodes),
-      rewind.flatMap(({ block }) => block.txs.map((t) => t.id)),
+      rewind.flatMap((step) => decodeBlock(this.params.network, step.bytes, this.crypto.sha256).txs.map((t) => t.id)),
     );
+  }
+
+  // The blocks of rewind steps, decoded. Never throws (it runs while a switch's batch is written);
+  // `#unindex` decoded the same bytes before the batch was built, so none is left out.
+  #decodeRewound(rewind: readonly RewindStep[]): Block[] {
+    return rewind.flatMap((step) => {
+      try {
+        return [decodeBlock(this.params.network, step.bytes, this.crypto.sha256)];
+      } catch {
+        return [];
+      }
+    });
   }
 
   // Adds to `batch` a connected block, its height, its undo record and its read-model entries
