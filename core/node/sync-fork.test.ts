@@ -1,7 +1,8 @@
 /**
  * Sync across forks, on the memory network and simulated time: partitions of any depth heal once
  * the halves can talk again, the fork point is found exactly (no range of blocks the requester
- * holds is asked for), and a peer is not blamed for answering with blocks the requester holds.
+ * holds is asked for), a peer is not blamed for answering with blocks the requester holds, and a
+ * held branch has the blocks it would replace read back four heights per block it holds.
  */
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
@@ -118,6 +119,30 @@ test('sync: a peer over its serve budget answers busy, and the requester gets th
     } finally {
       await c.stop();
     }
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
+test('sync: a held branch has the chain read back four heights for each of its blocks, towards the fork point', async () => {
+  const shared = 20;
+  const [chainA, chainB] = await forkedChains(shared, 600, 610);
+  const asked: [number, number][] = [];
+  const readRewindAhead = chainA.readRewindAhead.bind(chainA);
+  chainA.readRewindAhead = (forkHeight, toHeight) => {
+    asked.push([forkHeight, toHeight]);
+    readRewindAhead(forkHeight, toHeight);
+  };
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
+  const a = await startNode(bus, chainA, A, clock);
+  const b = await startNode(bus, chainB, B, clock);
+  try {
+    await clock.until('a adopts b', () => toHex(a.chain.tip.hash) === toHex(chainB.tip.hash), 10_000);
+    // The first range held, 500 blocks, covers 2,000 heights: all 600 this node rewinds, so the
+    // switch is prepared while the rest of the branch comes.
+    assert.deepEqual(asked[0], [shared, shared + 4 * MAX_BLOCKS_PER_RESPONSE]);
   } finally {
     await a.stop();
     await b.stop();
