@@ -454,8 +454,8 @@ export class Chain {
 
   /**
    * Reads the main-chain blocks from `forkHeight + 1` up to `toHeight` with their undo records,
-   * ahead of a reorganisation back to `forkHeight` whose branch sync is still
-   * fetching, so that the switch finds them in memory instead of waiting seconds for the store.
+   * ahead of a reorganisation back to `forkHeight` whose branch sync is still fetching, so that the
+   * switch finds them in memory instead of waiting seconds for the store.
    * Read in the background, a few hundred heights at a time between other changes, and kept by
    * block hash: the switch reads again any height whose block changed meanwhile. One fork point at
    * a time, at most MAX_REWIND_AHEAD_BYTES of blocks, dropped by the next reorganisation.
@@ -570,9 +570,10 @@ export class Chain {
     this.#prepared = null;
   }
 
-  // The main-chain blocks at heights `low` to `high`, highest first, with their undo records: those `ahead` holds under the hash now at their height taken from it, the rest read from
-  // the store, a walk of each kind and a few hundred block reads at a time (one after another, a
-  // 10,000-block rewind spent seconds waiting on 30,000 store reads in turn).
+  // The main-chain blocks at heights `low` to `high`, highest first, with their undo records: those
+  // `ahead` holds under the hash now at their height taken from it, the rest read from the store, a
+  // walk of each kind and a few hundred block reads at a time (one after another, a 10,000-block
+  // rewind spent seconds waiting on 30,000 store reads in turn).
   async #readRewind(low: number, high: number, ahead?: ReadonlyMap<string, RewindStep>): Promise<RewindStep[]> {
     const steps: RewindStep[] = [];
     const missing: { height: number; hash: Uint8Array }[] = [];
