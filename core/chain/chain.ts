@@ -29,7 +29,7 @@ import { type ChainParams, LIGHT_RETENTION_BLOCKS } from '../ledger/params.ts';
 import { type Change, LedgerState } from '../ledger/state.ts';
 import { type Applied, applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type ParentInfo } from '../ledger/validate.ts';
 import { type KeyValueStore, prefixRange, type StagedBatch } from '../store/kv.ts';
-import { type History, history, indexBlock, indexEntriesIn, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlock } from './readmodel.ts';
+import { type History, history, indexBlock, listTransactions, PendingBatch, type TxListItem, txHeight, unindexBlocks } from './readmodel.ts';
 
 // A block that builds on what this node does not hold (or no longer holds): it is behind or on
 // another branch, which is no fault of the sender, and the sender holds the parent it built on.
@@ -142,12 +142,15 @@ const hKey = (height: number): Uint8Array => concatBytes(Uint8Array.of(H), h8(he
 const uKey = (height: number): Uint8Array => concatBytes(Uint8Array.of(U), h8(height));
 const sKey = (key: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(S), key);
 
-// A main-chain block a reorganisation rewinds, with its undo record and its index entries by node (hex).
+// A main-chain block a reorganisation rewinds, with its undo record, both as stored: decoded only
+// while used. Held decoded while a deep reorganisation's branch is fetched, 10,000 blocks and their
+// records were hundreds of thousands of small objects and buffers for the collector to go through
+// again and again, and made every allocation meanwhile dearer.
 interface RewindStep {
   readonly height: number;
-  readonly block: Block;
-  readonly undo: { changes: Change[]; nodes: Uint8Array[] };
-  readonly entries: ReadonlyMap<string, readonly (readonly [Uint8Array, Uint8Array])[]>;
+  readonly hash: Uint8Array;
+  readonly bytes: Uint8Array;
+  readonly undo: Uint8Array;
 }
 
 // Blocks a coming reorganisation rewinds, read while its branch is fetched (`readRewindAhead`).
@@ -469,9 +472,9 @@ export class Chain {
   }
 
   /**
-   * Reads the main-chain blocks from `forkHeight + 1` up to `toHeight` with their undo records and
-   * index entries, ahead of a reorganisation back to `forkHeight` whose branch sync is still
-   * fetching, so that the switch finds them in memory instead of waiting seconds for the store.
+   * Reads the main-chain blocks from `forkHeight + 1` up to `toHeight` with their undo records,
+   * ahead of a reorganisation back to `forkHeight` whose branch sync is still fetching, so that the
+   * switch finds them in memory instead of waiting seconds for the store.
    * Read in the background, a few hundred heights at a time between other changes, and kept by
    * block hash: the switch reads again any height whose block changed meanwhile. One fork point at
    * a time, at most MAX_REWIND_AHEAD_BYTES of blocks, dropped by the next reorganisation.
@@ -494,8 +497,8 @@ export class Chain {
             if (!more(a)) return;
             const high = Math.min(a.next + REWIND_READS - 1, a.upTo, this.#tip.height);
             for (const step of await this.#readRewind(a.next, high)) {
-              a.steps.set(toHex(step.block.hash), step);
-              a.bytes += step.block.bytes.length;
+              a.steps.set(toHex(step.hash), step);
+              a.bytes += step.bytes.length;
             }
             a.next = high + 1;
           });
@@ -565,12 +568,13 @@ export class Chain {
       if (forkHash === undefined || !bytesEqual(forkHash, first.header.prev_hash)) return;
       const rewind = await this.#readRewind(forkHeight + 1, this.#tip.height, ahead.steps);
       // What was not read ahead yet is read now: the reading ahead is done with, and keeps it all.
-      for (const step of rewind) ahead.steps.set(toHex(step.block.hash), step);
+      for (const step of rewind) ahead.steps.set(toHex(step.hash), step);
       ahead.next = this.#tip.height + 1;
+      const undos = rewind.map((step) => decodeUndo(step.undo));
       const state = LedgerState.fromEntries(this.#state.entries(), this.crypto.sha256);
-      for (const { undo } of rewind) state.applyChanges(undo.changes, 'undo');
+      for (const { changes } of undos) state.applyChanges(changes, 'undo');
       const batch = new PendingBatch(this.#store);
-      await this.#unindex(batch, rewind);
+      await this.#unindex(batch, rewind, undos);
       const parent = info((await this.blockAt(forkHeight))!);
       const staged = this.#store.stage();
       p = { forkHeight, tipHash: this.#tip.hash, rewind, state, blocks: [], applied: [], batch, staged, parent, broken: false };
@@ -605,10 +609,10 @@ export class Chain {
     this.#prepared = null;
   }
 
-  // The main-chain blocks at heights `low` to `high`, highest first, with what rewinding them
-  // needs: those `ahead` holds under the hash now at their height taken from it, the rest read from
-  // the store, a walk of each kind and a few hundred block reads at a time (one after another, a
-  // 10,000-block rewind spent seconds waiting on 30,000 store reads in turn).
+  // The main-chain blocks at heights `low` to `high`, highest first, with their undo records: those
+  // `ahead` holds under the hash now at their height taken from it, the rest read from the store, a
+  // walk of each kind and a few hundred block reads at a time (one after another, a 10,000-block
+  // rewind spent seconds waiting on 30,000 store reads in turn).
   async #readRewind(low: number, high: number, ahead?: ReadonlyMap<string, RewindStep>): Promise<RewindStep[]> {
     const steps: RewindStep[] = [];
     const missing: { height: number; hash: Uint8Array }[] = [];
@@ -626,25 +630,17 @@ export class Chain {
       const to = missing[missing.length - 1]!.height;
       const undos = new Map<number, Uint8Array>();
       for await (const [key, bytes] of this.#store.entries({ gte: uKey(from), lt: uKey(to + 1) })) undos.set(decode(uint53, key.subarray(1)), bytes);
-      const read: { height: number; block: Block; undo: { changes: Change[]; nodes: Uint8Array[] } }[] = [];
       for (let i = 0; i < missing.length; i += REWIND_READS) {
         const blocks = await Promise.all(missing.slice(i, i + REWIND_READS).map(({ hash }) => this.#store.get(bKey(hash))));
         blocks.forEach((bytes, j) => {
-          const { height } = missing[i + j]!;
+          const { height, hash } = missing[i + j]!;
           const undo = undos.get(height);
           if (bytes === undefined || undo === undefined) {
             throw new ForkChoiceError('too-deep', `block ${height} is pruned; this node cannot rewind past height ${this.#base}`);
           }
-          read.push({ height, block: decodeBlock(this.params.network, bytes, this.crypto.sha256), undo: decodeUndo(undo) });
+          steps.push({ height, hash, bytes, undo });
         });
       }
-      const entries = await indexEntriesIn(
-        this.#store,
-        read.flatMap(({ undo }) => undo.nodes),
-        from,
-        to,
-      );
-      for (const step of read) steps.push({ ...step, entries: entries.get(step.height) ?? new Map() });
     }
     return steps.sort((a, b) => b.height - a.height);
   }
@@ -848,6 +844,8 @@ export class Chain {
     const unchecked = branch.filter((block) => !this.#checkedAhead.has(block));
     const signatures = findInvalidSignatures(unchecked, this.params, true, this.crypto.ed25519);
 
+    const undos = prepared === null ? rewind.map((step) => decodeUndo(step.undo)) : [];
+    let disconnected: Block[] = [];
     const state = this.#state;
     const mark = state.mark();
     const applied: Applied[] = [];
@@ -861,7 +859,7 @@ export class Chain {
         applied.push(...prepared.applied);
         parent = prepared.parent;
       } else {
-        for (const { undo } of rewind) state.applyChanges(undo.changes, 'undo');
+        for (const { changes } of undos) state.applyChanges(changes, 'undo');
         parent = info(forkBlock!);
       }
       for (const block of branch.slice(applied.length)) {
@@ -901,21 +899,33 @@ export class Chain {
       if (prepared !== null) batch = prepared.batch;
       else {
         batch = new PendingBatch(this.#store);
-        await this.#unindex(batch, rewind);
+        await this.#unindex(batch, rewind, undos);
       }
       for (let i = prepared?.blocks.length ?? 0; i < branch.length; i++) await this.#index(batch, branch[i]!, applied[i]!);
       for (const c of changes) {
         if (c.after === undefined) batch.del(sKey(c.key));
         else batch.put(sKey(c.key), c.after);
       }
-      // Disconnected blocks stay in memory as side blocks, in case their branch grows back.
-      for (const { block } of rewind) batch.del(bKey(block.hash));
+      // Disconnected blocks stay in memory as side blocks, in case their branch grows back. Their
+      // heights' index and undo entries are overwritten by the branch's up to its tip (deleted
+      // too, they were 20,000 more writes in a 10,000-block switch); only those above it go.
+      for (const { hash, height } of rewind) {
+        batch.del(bKey(hash));
+        if (height > tip.header.height) {
+          batch.del(hKey(height));
+          batch.del(uKey(height));
+        }
+      }
       batch.put(META_TIP, encode(tipCodec, { height: tip.header.height, hash: tip.hash }));
-      if (prepared === null) await this.#store.batch(batch.drain());
+      let written: Promise<void>;
+      if (prepared === null) written = this.#store.batch(batch.drain());
       else {
         prepared.staged.add(batch.drain());
-        await prepared.staged.write();
+        written = prepared.staged.write();
       }
+      // The removed blocks, for their events and as side blocks, decoded while the store writes.
+      disconnected = this.#decodeRewound(rewind);
+      await written;
     } catch (error) {
       state.discard();
       prepared?.staged.discard();
@@ -924,7 +934,6 @@ export class Chain {
     state.reveal();
     state.commit(mark);
     this.#tip = info(tip);
-    const disconnected = rewind.map((r) => r.block);
     const connected = branch.map((block, i) => ({ block, effects: applied[i]!.effects }));
     for (const { block } of connected) this.#dropSide(toHex(block.hash));
     for (const block of disconnected) this.#keepSide(block);
@@ -947,21 +956,32 @@ export class Chain {
     return usable ? p : null;
   }
 
-  // Adds to `batch` the removal of the rewound blocks' read-model entries, heights and undo records
-  // (deleted ahead of the batch's other writes: the branch's blocks may write the same heights).
-  async #unindex(batch: PendingBatch, rewind: readonly RewindStep[]): Promise<void> {
-    for (const { height, undo, block, entries } of rewind) {
-      await unindexBlock(
-        batch,
-        this.#store,
-        height,
-        undo.nodes,
-        block.txs.map((t) => t.id),
-        async (_store, node) => (entries.get(toHex(node)) ?? []).slice(),
-      );
-      batch.delFirst(hKey(height));
-      batch.delFirst(uKey(height));
-    }
+  // Adds to `batch` the removal of the rewound blocks' read-model entries (deleted ahead of the
+  // batch's other writes: the branch's blocks may write the same keys); `undos` are the steps'
+  // undo records, decoded.
+  async #unindex(batch: PendingBatch, rewind: readonly RewindStep[], undos: readonly { nodes: Uint8Array[] }[]): Promise<void> {
+    if (rewind.length === 0) return;
+    // Highest first, as `#readRewind` gives them.
+    await unindexBlocks(
+      batch,
+      this.#store,
+      rewind[rewind.length - 1]!.height,
+      rewind[0]!.height,
+      undos.flatMap(({ nodes }) => nodes),
+      rewind.flatMap((step) => decodeBlock(this.params.network, step.bytes, this.crypto.sha256).txs.map((t) => t.id)),
+    );
+  }
+
+  // The blocks of rewind steps, decoded. Never throws (it runs while a switch's batch is written);
+  // `#unindex` decoded the same bytes before the batch was built, so none is left out.
+  #decodeRewound(rewind: readonly RewindStep[]): Block[] {
+    return rewind.flatMap((step) => {
+      try {
+        return [decodeBlock(this.params.network, step.bytes, this.crypto.sha256)];
+      } catch {
+        return [];
+      }
+    });
   }
 
   // Adds to `batch` a connected block, its height, its undo record and its read-model entries
@@ -990,18 +1010,22 @@ export class Chain {
     const newBase = tipHeight - this.#retain + 1;
     if (newBase <= this.#base) return;
     const batch = new PendingBatch(this.#store);
+    // What the indexed blocks (those with an undo record: not a snapshot's first) involved.
+    const nodes: Uint8Array[] = [];
+    const txIds: Uint8Array[] = [];
     for (let h = this.#base; h < newBase; h++) {
       const hash = await this.#store.get(hKey(h));
       const blockBytes = hash === undefined ? undefined : await this.#store.get(bKey(hash));
-      const txIds = blockBytes === undefined ? [] : decodeBlock(this.params.network, blockBytes, this.crypto.sha256).txs.map((t) => t.id);
       if (hash !== undefined) batch.del(bKey(hash));
       batch.del(hKey(h));
       const undoBytes = await this.#store.get(uKey(h));
       if (undoBytes !== undefined) {
-        await unindexBlock(batch, this.#store, h, decode(undoCodec, undoBytes).nodes, txIds);
+        nodes.push(...decode(undoCodec, undoBytes).nodes);
+        if (blockBytes !== undefined) txIds.push(...decodeBlock(this.params.network, blockBytes, this.crypto.sha256).txs.map((t) => t.id));
         batch.del(uKey(h));
       }
     }
+    await unindexBlocks(batch, this.#store, this.#base, newBase - 1, nodes, txIds);
     batch.put(META_BASE, h8(newBase));
     await this.#store.batch(batch.drain());
     this.#base = newBase;

@@ -181,3 +181,27 @@ test('sync: a competing block at the tip, once applied ahead and valid, is a tie
     await a.stop();
   }
 });
+
+test('sync: a held branch has the chain read back four heights for each of its blocks, towards the fork point', async () => {
+  const shared = 20;
+  const [chainA, chainB] = await forkedChains(shared, 600, 610);
+  const asked: [number, number][] = [];
+  const readRewindAhead = chainA.readRewindAhead.bind(chainA);
+  chainA.readRewindAhead = (forkHeight, toHeight) => {
+    asked.push([forkHeight, toHeight]);
+    readRewindAhead(forkHeight, toHeight);
+  };
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
+  const a = await startNode(bus, chainA, A, clock);
+  const b = await startNode(bus, chainB, B, clock);
+  try {
+    await clock.until('a adopts b', () => toHex(a.chain.tip.hash) === toHex(chainB.tip.hash), 10_000);
+    // The first range held, 500 blocks, covers 2,000 heights: all 600 this node rewinds, so the
+    // switch is prepared while the rest of the branch comes.
+    assert.deepEqual(asked[0], [shared, shared + 4 * MAX_BLOCKS_PER_RESPONSE]);
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});

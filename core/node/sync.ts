@@ -122,6 +122,11 @@ const MAX_ANSWERS_QUEUED = 4;
 // ones), and each tip hash once.
 const TIE_PROBE_MS = 5_000;
 const TIE_PROBES_REMEMBERED = 1_024;
+// Heights of the chain read ahead per block of a held branch, towards the fork point it will rewind
+// to. Reading one back costs a fraction of what the held block did (its signatures checked on the
+// other cores), so four keep what a peer can make this node do in proportion to what it sent, and
+// the switch is prepared from a quarter of the branch on, while most of it is still being fetched.
+const REWIND_AHEAD_RATIO = 4;
 // A sync request: 64 locator entries of 40 bytes, and a few more.
 const MAX_SYNC_REQUEST_BYTES = 4 * 1024;
 
@@ -689,13 +694,13 @@ export class Sync {
       source.branchBytes = 0;
       throw new ForkChoiceError('branch-too-long', `a competing branch of more than ${this.#maxBranchBytes} bytes`);
     }
-    // The blocks the branch would replace, twice as many as it holds, are read from the store
+    // The blocks the branch would replace, four times as many as it holds, are read from the store
     // meanwhile, and once they reach back to the fork point the branch is applied ahead to a copy
     // of the state there, so that the switch, once the branch outgrows the chain, need neither read
     // nor apply (docs/chain.md, "Deep forks"). The peer claims a tip as high (a tie: see
     // #probeTie) or higher, and what this costs stays in proportion to the blocks it sent.
     const forkHeight = branch[0]!.header.height - 1;
-    this.#chain.readRewindAhead(forkHeight, forkHeight + 2 * branch.length);
+    this.#chain.readRewindAhead(forkHeight, forkHeight + REWIND_AHEAD_RATIO * branch.length);
     if (claimed >= this.#chain.tip.height) void this.#chain.prepareBranch(branch, this.#clock.now());
     return 'held';
   }
