@@ -274,11 +274,13 @@ export class NetGraph {
   /**
    * Whether a coordinate just kept goes on past this node. One from its own node (a peer's) goes on
    * once per paced period; one relayed to this node, at half that, so that a relay that holds the
-   * mesh a little smaller than this node does is not cut short. Both within the relay budget.
+   * mesh a little smaller than this node does is not cut short. Both less half a base period, as a
+   * node's timer is not exact to the ms, and both within the relay budget.
    */
   #relaysCoordinate(origin: string, issuedAt: number, direct: boolean): boolean {
-    const period = pacedPeriodMs(this.limits.coordinateEveryMs, this.#nodes());
-    if (issuedAt - (this.#relayedAt.get(origin) ?? -Infinity) < (direct ? period : period / 2)) return false;
+    const base = this.limits.coordinateEveryMs;
+    const period = pacedPeriodMs(base, this.#nodes());
+    if (issuedAt - (this.#relayedAt.get(origin) ?? -Infinity) < (direct ? period : period / 2) - base / 2) return false;
     if (!this.#coordinateRelays.take()) return false;
     this.#relayedAt.set(origin, issuedAt);
     return true;
