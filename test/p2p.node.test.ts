@@ -10,8 +10,10 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { SigningKey } from '../core/crypto/ed25519.ts';
 import { decode } from '../core/encoding/codec.ts';
 import { toHex } from '../core/encoding/hex.ts';
+import { IHAVE_HEARTBEATS } from '../core/net/gossip-options.ts';
 import { TOPICS } from '../core/net/network.ts';
 import { heightCodec } from '../core/node/wire.ts';
+import { GOSSIPSUB } from '../core/sim/sim-network.ts';
 import { startP2PNetwork } from '../host-node/p2p.ts';
 import { startNode, stopAll, stopNode, tcpAddress, waitFor } from './mesh-process.ts';
 
@@ -52,5 +54,17 @@ test('a peer that sends invalid blocks is disconnected and refused', async () =>
   } finally {
     await peer.stop();
     await stopNode(node);
+  }
+});
+
+test("gossipsub runs with the node's options, those the simulator models", async () => {
+  const peer = await startP2PNetwork({ key: SigningKey.generate(), port: 0, listenHost: '127.0.0.1', bootstrap: [] });
+  try {
+    // gossipsub keeps its options on the service; the type the network gives it does not show them.
+    const { opts } = peer.libp2p.services.pubsub as unknown as { opts: { mcacheGossip: number } };
+    assert.equal(opts.mcacheGossip, IHAVE_HEARTBEATS);
+    assert.equal(GOSSIPSUB.historyGossip, IHAVE_HEARTBEATS);
+  } finally {
+    await peer.stop();
   }
 });

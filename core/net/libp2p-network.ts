@@ -47,6 +47,7 @@ import {
   RelayedOnlyError,
   RemoteError,
 } from './errors.ts';
+import { IHAVE_HEARTBEATS } from './gossip-options.ts';
 import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './gossip-scoring.ts';
 import { Libp2pPeerStream } from './libp2p-stream.ts';
 import {
@@ -369,6 +370,7 @@ export class Libp2pNetwork implements Network {
           maxOutboundBufferSize: PEER_LIMITS.gossipBacklogBytes,
           scoreParams: gossipScoreParams(),
           scoreThresholds: GOSSIP_SCORE_THRESHOLDS,
+          mcacheGossip: IHAVE_HEARTBEATS,
         }),
         dht: kadDHT({
           protocol: ROUTING_PROTOCOL,

@@ -7,6 +7,7 @@ import { seededRandom } from '../crypto/random.test-util.ts';
 import { compareBytes } from '../encoding/bytes.ts';
 import { encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
+import { PACE_NODES, RELAY_BUDGET_FACTOR } from '../net/broadcast-pace.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { TOPICS } from '../net/network.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
@@ -350,41 +351,58 @@ test('netgraph: regions go by the least RTT lately: a spell of delay at one node
   }
 });
 
-test('netgraph: past PACE_NODES nodes known, a node gossips its coordinate less often, in proportion, and keeps what it hears longer', async () => {
-  // Records last a minute at the base pace: twenty coordinates' worth.
-  const { clock, bus, members, stop } = mesh(2, { '01': 10 }, { maxAgeMs: 60_000 });
-  const [zero, one] = members as [Member, Member];
+test('netgraph: a coordinate reaches the peers of its node every period, and past them once per paced period, within the relay budget', async () => {
+  // A line, zero – one – two: two hears zero's coordinate only as one relays it. Records last a minute at the base pace.
+  const { clock, bus, members, stop } = mesh(3, { '01': 10, '12': 10 }, { maxAgeMs: 60_000 });
+  const [zero, one, two] = members as [Member, Member, Member];
+  bus.unlink(zero.net, two.net);
   const zeroHex = toHex(zero.key.publicKey);
-  // The times of zero's coordinates one holds, one look a second over `seconds`.
-  const heard = async (seconds: number): Promise<Set<number>> => {
-    const times = new Set<number>();
+  // The times of zero's coordinates one and two hold, one look a second over `seconds`.
+  const heard = async (seconds: number): Promise<[Set<number>, Set<number>]> => {
+    const [byOne, byTwo] = [new Set<number>(), new Set<number>()];
     for (let s = 0; s < seconds; s++) {
       await clock.advance(1_000);
-      const at = one.graph.view().coordinates.find((c) => c.node_id === zeroHex)?.updated_at;
-      if (at !== undefined) times.add(at);
+      const at = (m: Member) => m.graph.view().coordinates.find((c) => c.node_id === zeroHex)?.updated_at;
+      const [a, b] = [at(one), at(two)];
+      if (a !== undefined) byOne.add(a);
+      if (b !== undefined) byTwo.add(b);
     }
-    return times;
+    return [byOne, byTwo];
   };
-  try {
-    await clock.advance(10 * PING_MS);
-    // Up to PACE_NODES nodes, every 3 ping intervals.
-    assert.isAtLeast((await heard(30)).size, 9);
-    // Zero hears of 319 more nodes (10 × PACE_NODES in all): its coordinate goes out every 30 s or so.
-    for (let n = 0; n < 319; n++) {
+  // One hears of `count` more nodes, each a coordinate relayed to it by two.
+  const others = async (count: number, from: number): Promise<void> => {
+    for (let n = from; n < from + count; n++) {
       const coordinate = { vec: [0.01 * (n % 7), 0, 0, 0, 0, 0, 0, 0], height: 0.001, error: 1, adjustment: 0 };
       const data = encode(netgraphMessageCodec, { kind: 'coordinate', coordinate, issued_at: clock.now() });
       const origin = new Uint8Array(32).fill(1);
       origin[0] = n & 0xff;
       origin[1] = n >> 8;
-      await bus.members.get(zeroHex)!.receive({ topic: TOPICS.netgraph, data, origin, peer: one.key.publicKey }, new Set([zeroHex, toHex(one.key.publicKey)]));
+      await bus.members
+        .get(toHex(one.key.publicKey))!
+        .receive({ topic: TOPICS.netgraph, data, origin, peer: two.key.publicKey }, new Set([toHex(two.key.publicKey)]));
     }
+  };
+  const held = (m: Member) => m.graph.view().coordinates.length;
+  try {
+    await clock.advance(10 * PING_MS);
+    // Up to PACE_NODES nodes, every 3 ping intervals, at one and at two.
+    const [small1, small2] = await heard(30);
+    assert.isAtLeast(small1.size, 9);
+    assert.isAtLeast(small2.size, 9);
+    // 10 × PACE_NODES nodes in all, heard of at once: one keeps them all, and passes on no more than its budget.
+    const before = held(zero);
+    await others(10 * PACE_NODES - 3, 0);
+    assert.equal(held(one), 10 * PACE_NODES - 1);
+    assert.equal(held(zero) - before, RELAY_BUDGET_FACTOR * PACE_NODES);
+    // Zero's coordinate still reaches one every 3 s, and goes on to two every 30 s or so.
     await clock.advance(5_000);
-    const paced = await heard(60);
-    assert.includeMembers([2, 3], [paced.size], `heard at ${[...paced].join(', ')}`);
-    // What zero heard 65 s ago is still held: for three paced periods (90 s), past the base minute.
-    assert.isAtLeast(zero.graph.view().coordinates.length, 319);
+    const [paced1, paced2] = await heard(60);
+    assert.isAtLeast(paced1.size, 19);
+    assert.includeMembers([2, 3], [paced2.size], `heard at ${[...paced2].join(', ')}`);
+    // What one heard 65 s ago is still held: for three paced periods (90 s), past the base minute.
+    assert.isAtLeast(held(one), 10 * PACE_NODES - 1);
     await clock.advance(30_000);
-    assert.isBelow(zero.graph.view().coordinates.length, 319, 'and not for ever');
+    assert.isBelow(held(one), 10 * PACE_NODES - 1, 'and not for ever');
   } finally {
     stop();
   }

@@ -10,6 +10,12 @@
  * NodeId proposes a sample every `sampleEveryMs`, the other checks it against its own pings and
  * countersigns it over the `netgraph.countersign` RPC, and the proposer gossips it on
  * `mesh-netgraph`. Every node gossips its own coordinate there too, every `coordinateEveryMs`.
+ *
+ * What floods the whole mesh is bounded (docs/scale.md). A coordinate goes from its node to the
+ * node's peers every period, which is what Vivaldi needs of them; it is relayed past them only once
+ * per paced period (core/net/broadcast-pace.ts), which is what the rest of the mesh needs for its
+ * predictions. A link sample is proposed once per paced period. And each node passes on at most
+ * its relay budget of each (RelayBudget), however many arrive.
  */
 import { WindowedMin } from '../collections/windowed-min.ts';
 import { type SigningKey, verify } from '../crypto/ed25519.ts';
@@ -18,7 +24,7 @@ import { bytesEqual, compareBytes } from '../encoding/bytes.ts';
 import { decode, encode, struct, uint53, variant } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
 import { DecodeError } from '../errors.ts';
-import { everyPaced, pacedPeriodMs } from '../net/broadcast-pace.ts';
+import { pacedPeriodMs, RelayBudget } from '../net/broadcast-pace.ts';
 import { type GossipMessage, type Network, type RpcRequest, TOPICS, type Verdict } from '../net/network.ts';
 import type { Clock, Timer } from '../time/clock.ts';
 import { NewestBook } from './book.ts';
@@ -58,7 +64,7 @@ export interface NetgraphLimits {
   readonly minSamples: number;
   /** Time between two samples of one link (default 60 s), stretched past PACE_NODES links known (broadcast-pace.ts). */
   readonly sampleEveryMs: number;
-  /** Time between two gossips of the node's own coordinate (default 30 s), stretched past PACE_NODES nodes. */
+  /** Time between two gossips of the node's own coordinate to its peers (default 30 s); relayed past them once per paced period. */
   readonly coordinateEveryMs: number;
   /** Links the book holds (default 1,024): past it, the oldest sample goes. */
   readonly maxLinks: number;
@@ -170,6 +176,10 @@ export class NetGraph {
   readonly #proposals = new Map<string, Proposals>();
   readonly #links: NewestBook<HeldLink>;
   readonly #coordinates: NewestBook<Coordinate>;
+  /** Of each node, the issued_at of the last coordinate this node relayed. */
+  readonly #relayedAt = new Map<string, number>();
+  readonly #coordinateRelays: RelayBudget;
+  readonly #linkRelays: RelayBudget;
   #timer: Timer | null = null;
   #stopServing: (() => void) | null = null;
   #stopListening: (() => void) | null = null;
@@ -188,6 +198,8 @@ export class NetGraph {
     this.vivaldi = new VivaldiClient({ random: init.random });
     this.#links = new NewestBook(this.limits.maxLinks, this.limits.maxAgeMs);
     this.#coordinates = new NewestBook(this.limits.maxCoordinates, this.limits.maxAgeMs);
+    this.#coordinateRelays = new RelayBudget(this.#clock, this.limits.coordinateEveryMs);
+    this.#linkRelays = new RelayBudget(this.#clock, this.limits.sampleEveryMs);
   }
 
   /** This node's id (hex). */
@@ -199,12 +211,7 @@ export class NetGraph {
     this.#stopped = false;
     this.#network.handle(TOPICS.netgraph, (m) => this.#onMessage(m));
     this.#stopServing = this.#network.serve(COUNTERSIGN_PROTOCOL, (r) => this.#countersign(r), { maxRequestBytes: 1024, maxResponseBytes: 1024 });
-    this.#timer = everyPaced(
-      this.#clock,
-      this.limits.coordinateEveryMs,
-      () => this.#nodes(),
-      () => void this.#gossipCoordinate(),
-    );
+    this.#timer = this.#clock.setInterval(() => void this.#gossipCoordinate(), this.limits.coordinateEveryMs);
     this.#stopListening = this.#pings.onOutcome((peer, rttMs) => this.#onPing(peer, rttMs));
   }
 
@@ -256,10 +263,27 @@ export class NetGraph {
     if (compareBytes(this.#key.publicKey, peer) < 0) void this.#propose(peer, key);
   }
 
-  /** Forgets the proposal state of peers no longer connected (kept bounded by the peer list). */
+  /** Forgets the proposal state of peers no longer connected, and the relays of nodes no longer held (kept bounded by the peers and the book). */
   #prune(): void {
     const connected = new Set(this.#network.peers().map((p) => toHex(p.node)));
     for (const key of this.#proposals.keys()) if (!connected.has(key)) this.#proposals.delete(key);
+    const now = this.#clock.now();
+    for (const key of this.#relayedAt.keys()) if (this.#coordinates.get(key, now) === undefined) this.#relayedAt.delete(key);
+  }
+
+  /**
+   * Whether a coordinate just kept goes on past this node. One from its own node (a peer's) goes on
+   * once per paced period; one relayed to this node, at half that, so that a relay that holds the
+   * mesh a little smaller than this node does is not cut short. Both less half a base period, as a
+   * node's timer is not exact to the ms, and both within the relay budget.
+   */
+  #relaysCoordinate(origin: string, issuedAt: number, direct: boolean): boolean {
+    const base = this.limits.coordinateEveryMs;
+    const period = pacedPeriodMs(base, this.#nodes());
+    if (issuedAt - (this.#relayedAt.get(origin) ?? -Infinity) < (direct ? period : period / 2) - base / 2) return false;
+    if (!this.#coordinateRelays.take()) return false;
+    this.#relayedAt.set(origin, issuedAt);
+    return true;
   }
 
   /** This node's figures of its link to `peer`, from the pings' window; null before any round trip in it. */
@@ -365,11 +389,12 @@ export class NetGraph {
         if (origin === this.#self) return 'ignore';
         const coordinate = checkCoordinate(decoded.coordinate, this.vivaldi.config.dimensionality);
         if (decoded.issued_at > now + FUTURE_SLACK_MS) return 'reject';
-        return this.#coordinates.put(origin, coordinate, decoded.issued_at, now) ? 'accept' : 'ignore';
+        if (!this.#coordinates.put(origin, coordinate, decoded.issued_at, now)) return 'ignore';
+        return this.#relaysCoordinate(origin, decoded.issued_at, bytesEqual(message.peer, message.origin)) ? 'accept' : 'ignore';
       }
       const { a, b, rtt_ms, jitter_ms, loss, measured_at, sig_a, sig_b } = decoded;
       const signed = await verifyLinkSample({ sample: { a, b, rtt_ms, jitter_ms, loss, measured_at }, sig_a, sig_b }, this.#networkName, now);
-      return this.#keep(signed, now) ? 'accept' : 'ignore';
+      return this.#keep(signed, now) && this.#linkRelays.take() ? 'accept' : 'ignore';
     } catch (error) {
       if (error instanceof DecodeError || error instanceof CoordinateError || error instanceof LinkSampleError) {
         this.#log(`netgraph: refused from ${toHex(message.peer).slice(0, 16)}…: ${error.message}`);

@@ -8,6 +8,7 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
+import { PACE_NODES, RELAY_BUDGET_FACTOR } from '../net/broadcast-pace.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { TOPICS } from '../net/network.ts';
 import { ANY_SIGNAL } from '../signal/book.ts';
@@ -169,6 +170,27 @@ test("node: a capability-only signal reaches the peer, and the atlas shows the s
     const entry = b.services.signals.atlas().find((e) => e.node_id === toHex(A.publicKey))!;
     assert.equal(entry.cpu_cores, 2);
     assert.deepEqual(entry.tags, ['linux'], 'self-tags while mining');
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
+test('node: free broadcasts are kept by a peer, and passed on within its relay budget', async () => {
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
+  const a = await node(bus, clock, await openChain(), A);
+  const b = await node(bus, clock, await openChain(), B);
+  try {
+    const count = 3 * RELAY_BUDGET_FACTOR * PACE_NODES;
+    const verdicts = () => bus.verdicts.filter((v) => v.topic === TOPICS.signals && v.to === toHex(B.publicKey));
+    // One at a time, as gossip need not keep their order and one below a nonce kept would be stale; no time passes.
+    for (let i = 0; i < count; i++) {
+      await a.services.signals.sendSignal({ to: 'broadcast', payload: new Uint8Array(0), capabilities: [{ name: 'chat', version: i }], burnTxId: null });
+      await clock.until('b judged it', () => verdicts().length === i + 1, 0);
+    }
+    assert.equal(b.services.signals.signals().filter((s) => s.from === toHex(A.publicKey)).length, count, 'b keeps them all');
+    assert.equal(verdicts().filter((v) => v.verdict === 'accept').length, RELAY_BUDGET_FACTOR * PACE_NODES, 'and relays its budget');
   } finally {
     await a.stop();
     await b.stop();

@@ -1,5 +1,6 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
+import { PACE_NODES } from '../net/broadcast-pace.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import { CAPACITY_INTERVAL_MS, type Capacity } from './atlas.ts';
 import { CapacityBroadcast } from './capacity-service.ts';
@@ -33,9 +34,9 @@ test('capacity: every interval in a mesh of up to PACE_NODES nodes', async () =>
 });
 
 test('capacity: unchanged, paced to the atlas past PACE_NODES nodes; changed, sent at the next look', async () => {
-  // 319 others and this node: ten times PACE_NODES, so every ten intervals while nothing changes.
+  // Others and this node, ten times PACE_NODES: every ten intervals while nothing changes.
   let memMb = 2048;
-  const { clock, sent, stop } = broadcast(319, () => ({ ...steady(), memMb }));
+  const { clock, sent, stop } = broadcast(10 * PACE_NODES - 1, () => ({ ...steady(), memMb }));
   await clock.advance(11 * CAPACITY_INTERVAL_MS);
   assert.deepEqual(sent, [2, 600]);
   memMb = 1024;

@@ -1,15 +1,17 @@
 /**
  * Signals and the atlas as a service of the node (node-api.md §2, docs/signals.md): signals
  * gossiped in and kept in the book, signals this node sends, and the atlas of capacity broadcasts
- * read from the book.
+ * read from the book. A broadcast without a burn (a capacity broadcast) is passed on within the
+ * node's relay budget (core/net/broadcast-pace.ts): nothing pays for it, and it reaches every node.
  */
 import type { Chain } from '../chain/chain.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
 import type { Startable } from '../lifecycle.ts';
+import { RelayBudget } from '../net/broadcast-pace.ts';
 import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
 import type { Clock } from '../time/clock.ts';
 import type { Unsubscribe } from '../web/sse.ts';
-import { Atlas } from './atlas.ts';
+import { Atlas, CAPACITY_INTERVAL_MS } from './atlas.ts';
 import { chainBurnLookup, type KeptSignal, SignalBook, type SignalFilter } from './book.ts';
 import { SignalError } from './errors.ts';
 import { decodeSignal, signSignal } from './signal.ts';
@@ -47,11 +49,13 @@ export class SignalsFeature implements SignalService, Startable {
   readonly #c: SignalsComponents;
   readonly #book: SignalBook;
   readonly #atlas = new Atlas();
+  readonly #freeRelays: RelayBudget;
   // Local signals are serialised so each takes the next nonce.
   #sending: Promise<unknown> = Promise.resolve();
 
   constructor(components: SignalsComponents) {
     this.#c = components;
+    this.#freeRelays = new RelayBudget(components.clock, CAPACITY_INTERVAL_MS);
     this.#book = new SignalBook({
       clock: components.clock,
       network: components.chain.params.network,
@@ -115,6 +119,7 @@ export class SignalsFeature implements SignalService, Startable {
     try {
       const signal = decodeSignal(message.data, this.#c.chain.params.network);
       await this.#book.accept(signal);
+      if (signal.to === 'broadcast' && signal.burn_proof === null && !this.#freeRelays.take()) return 'ignore';
       return 'accept';
     } catch (error) {
       if (error instanceof SignalError) return error.verdict;

@@ -10,6 +10,7 @@
  */
 import { toHex } from '../encoding/hex.ts';
 import { InvalidAddressError, PeerUnreachableError } from '../net/errors.ts';
+import { IHAVE_HEARTBEATS } from '../net/gossip-options.ts';
 import { Connections, InProcessEndpoint, lostWhenCut } from '../net/local-peers.ts';
 import {
   checkStreamProtocolId,
@@ -32,7 +33,7 @@ import type { Timer } from '../time/clock.ts';
 import type { Prng } from './prng.ts';
 import type { SimPeer, SimWorld } from './world.ts';
 
-/** Gossipsub's parameters, as @libp2p/gossipsub sets them by default. */
+/** Gossipsub's parameters, as @libp2p/gossipsub sets them by default and the node sets the rest (gossip-options.ts). */
 export const GOSSIPSUB = Object.freeze({
   D: 6,
   Dlo: 4,
@@ -41,7 +42,7 @@ export const GOSSIPSUB = Object.freeze({
   heartbeatMs: 1_000,
   /** Heartbeats a message stays in the cache, and those whose ids IHAVE advertises. */
   historyLength: 5,
-  historyGossip: 3,
+  historyGossip: IHAVE_HEARTBEATS,
   /** How long an id counts as seen (gossipsub's seenTTL: 120 heartbeats). */
   seenMs: 120_000,
 });
