@@ -12,7 +12,7 @@ import { systemClock } from '../time/clock.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import { NO_LATENCY } from './latency.ts';
 import { Prng } from './prng.ts';
-import { CONTROL_KIND, GOSSIPSUB, SimNetwork } from './sim-network.ts';
+import { CONTROL_BYTES, CONTROL_KIND, GOSSIPSUB, ID_BYTES, SimNetwork } from './sim-network.ts';
 import { SimWorld } from './world.ts';
 
 networkCompliance('SimNetwork', async (count, links, limits) => {
@@ -49,8 +49,8 @@ test('SimNetwork: IHAVE advertises an id at IHAVE_HEARTBEATS heartbeats, to the 
   const before = control();
   await publisher.publish('t', new Uint8Array(8));
   await clock.advance(GOSSIPSUB.historyLength * GOSSIPSUB.heartbeatMs);
-  // Every peer had it from the publish, so nobody asks: what the publisher sent is its IHAVE, 40 + 42 bytes to each of three.
+  // Every peer had it from the publish, so nobody asks: what the publisher sent is its IHAVE, one id to each of three.
   const outside = 9 - GOSSIPSUB.D;
-  assert.equal(control() - before, IHAVE_HEARTBEATS * outside * (40 + 42));
+  assert.equal(control() - before, IHAVE_HEARTBEATS * outside * (CONTROL_BYTES + ID_BYTES));
   for (const net of networks) net.close();
 });

@@ -54,8 +54,8 @@ export const GOSSIPSUB = Object.freeze({
  */
 const GOSSIP_OVERHEAD = 161;
 /** Bytes of a message id in IHAVE and IWANT: from (38) and seqno (8) in a field of their own. */
-const ID_BYTES = 48;
-const CONTROL_BYTES = 40;
+export const ID_BYTES = 48;
+export const CONTROL_BYTES = 40;
 /** A request's or answer's framing on its stream (multistream, length prefix). */
 const RPC_OVERHEAD = 60;
 
