@@ -41,6 +41,15 @@ export async function startApart(bus: MemoryBus, chain: Chain, k: SigningKey, cl
   return node;
 }
 
+/** Nodes of keys A and B on one bus for `chainA` and `chainB`, started unlinked: a partition. */
+export async function startHalves(chainA: Chain, chainB: Chain) {
+  const clock = testScheduler();
+  const bus = new MemoryBus(clock);
+  const a = await startApart(bus, chainA, A, clock);
+  const b = await startApart(bus, chainB, B, clock);
+  return { clock, bus, a, b, netA: bus.members.get(toHex(A.publicKey))!, netB: bus.members.get(toHex(B.publicKey))! };
+}
+
 /** Records the first height of every range `chain` serves. */
 export function servedFrom(chain: Chain): number[] {
   const from: number[] = [];
@@ -61,13 +70,7 @@ export async function partitionHeals(depth: number): Promise<void> {
   const shared = 40;
   const [chainA, chainB] = await forkedChains(shared, depth, depth + 7);
   const served = servedFrom(chainB);
-  const clock = testScheduler();
-  const bus = new MemoryBus(clock);
-  // The two halves are not linked while the nodes start: a partition.
-  const a = await startApart(bus, chainA, A, clock);
-  const b = await startApart(bus, chainB, B, clock);
-  const netA = bus.members.get(toHex(A.publicKey))!;
-  const netB = bus.members.get(toHex(B.publicKey))!;
+  const { clock, bus, a, b, netA, netB } = await startHalves(chainA, chainB);
   try {
     await clock.advance(5_000);
     assert.equal(a.chain.tip.height, shared + depth, 'apart, each half keeps its own chain');

@@ -15,7 +15,7 @@ import { MemoryBus } from '../net/memory.test-util.ts';
 import { TOPICS } from '../net/network.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
 import { startNode } from './node.test-util.ts';
-import { forkedChains, partitionHeals, servedFrom, startApart } from './partition.test-util.ts';
+import { forkedChains, partitionHeals, servedFrom, startHalves } from './partition.test-util.ts';
 
 const A = key(1);
 const B = key(2);
@@ -131,12 +131,7 @@ test('sync: halves level after a partition each fetch and hold the other branch,
   const [chainA, chainB] = await forkedChains(40, 20, 20);
   const tipA = toHex(chainA.tip.hash);
   const tipB = toHex(chainB.tip.hash);
-  const clock = testScheduler();
-  const bus = new MemoryBus(clock);
-  const a = await startApart(bus, chainA, A, clock);
-  const b = await startApart(bus, chainB, B, clock);
-  const netA = bus.members.get(toHex(A.publicKey))!;
-  const netB = bus.members.get(toHex(B.publicKey))!;
+  const { clock, bus, a, b, netA, netB } = await startHalves(chainA, chainB);
   try {
     assert.isNull(a.services.sync.levelBranch(), 'apart, no tie is known');
     bus.link(netA, netB);
