@@ -178,7 +178,7 @@ export class BlockProducer {
     }
     const rival = this.#rival();
     const slot = rival === null ? nextSlot(chain, key.publicKey) : scheduleAfter(rival.state, rival.tip, interval).earliest(key.publicKey);
-    if (now < slot) return this.#schedule(slot - now);
+    if (now < slot) return this.#schedule(Math.min(slot - now, TIE_WATCH_MS));
     try {
       const tip = chain.tip;
       const last = await this.#protection.last(key.publicKey);
@@ -196,6 +196,8 @@ export class BlockProducer {
         ? buildBlock(chain, this.#o.mempool, key, Math.max(now, slot))
         : buildBlock(chain, null, key, Math.max(now, slot), rival));
       if (this.#stopped || this.#halt !== null) return;
+      // The rival changed while the block was built (sync applies it ahead): the block is dropped unrecorded.
+      if (rival !== null && this.#rival()?.tip !== rival.tip) return this.#schedule(0);
       await this.#protection.record(block);
       await this.#emit(block, rival);
     } catch (error) {
