@@ -61,6 +61,8 @@ interface Cached {
   readonly topic: string;
   readonly data: Uint8Array;
   readonly origin: Uint8Array;
+  /** The origin in hex, worked out once for every node that relays it. */
+  readonly originHex: string;
 }
 
 interface InFlight {
@@ -184,22 +186,25 @@ export class SimNetwork implements Network, SimPeer {
     if (this.stopped) return;
     const id = `${this.hex}:${this.#seq++}`;
     this.#seen.set(id, this.#world.clock.now());
-    const message: Cached = { topic, data, origin: this.self };
+    const message: Cached = { topic, data, origin: this.self, originHex: this.hex };
     this.#cache[0]!.set(id, message);
     for (const peer of this.links) if (peer.handles(topic)) this.#push(peer, id, message);
   }
 
   #push(peer: SimNetwork, id: string, message: Cached): void {
-    this.#world.send(this, peer, message.data.length + GOSSIP_OVERHEAD + message.topic.length, message.topic, true, () => {
-      void peer.#receive(id, message, this);
-    });
+    this.#world.send(this, peer, message.data.length + GOSSIP_OVERHEAD + message.topic.length, message.topic, true, () => peer.#receive(id, message, this));
   }
 
-  async #receive(id: string, message: Cached, from: SimNetwork): Promise<void> {
+  // Most frames a node receives repeat what it has seen: those end here, without a promise.
+  #receive(id: string, message: Cached, from: SimNetwork): void {
     if (this.stopped || this.#seen.has(id)) return;
     const handler = this.#handlers.get(message.topic);
     if (handler === undefined) return;
     this.#seen.set(id, this.#world.clock.now());
+    void this.#judge(id, message, from, handler);
+  }
+
+  async #judge(id: string, message: Cached, from: SimNetwork, handler: (message: GossipMessage) => Promise<Verdict>): Promise<void> {
     let verdict: Verdict;
     try {
       verdict = await handler({ topic: message.topic, data: message.data.slice(), origin: message.origin, peer: from.self });
@@ -210,9 +215,8 @@ export class SimNetwork implements Network, SimPeer {
     this.onAccepted?.(message.topic, message.data);
     if (!this.relays) return;
     this.#cache[0]!.set(id, message);
-    const originHex = toHex(message.origin);
     for (const peer of this.#mesh.get(message.topic) ?? []) {
-      if (peer !== from && peer.hex !== originHex && this.links.has(peer)) this.#push(peer, id, message);
+      if (peer !== from && peer.hex !== message.originHex && this.links.has(peer)) this.#push(peer, id, message);
     }
   }
 
