@@ -192,7 +192,19 @@ export class SimNetwork implements Network, SimPeer {
   }
 
   #push(peer: SimNetwork, id: string, message: Cached): void {
-    this.#world.send(this, peer, message.data.length + GOSSIP_OVERHEAD + message.topic.length, message.topic, true, () => peer.#receive(id, message, this));
+    const delay = this.#world.transmit(this, peer, message.data.length + GOSSIP_OVERHEAD + message.topic.length, message.topic, true);
+    // Most frames carry what their receiver will have seen when they land, and do nothing there:
+    // such a frame costs its bytes and its time on the uplink, but no timer.
+    if (delay === null || peer.#ignores(id, delay)) return;
+    this.#world.deliver(this, peer, delay, () => peer.#receive(id, message, this));
+  }
+
+  // Whether a frame of `id` landing in `delay` ms will end at #receive's first line: this node has
+  // stopped, or will still count the id as seen then (#beat forgets it only seenMs after).
+  #ignores(id: string, delay: number): boolean {
+    if (this.stopped) return true;
+    const seenAt = this.#seen.get(id);
+    return seenAt !== undefined && this.#world.clock.now() + delay - seenAt < GOSSIPSUB.seenMs;
   }
 
   // Most frames a node receives repeat what it has seen: those end here, without a promise.
