@@ -65,6 +65,20 @@ interface Cached {
   readonly originHex: string;
 }
 
+/** The messages cached in one heartbeat, and their ids by topic for IHAVE. */
+class CacheWindow {
+  readonly messages = new Map<string, Cached>();
+  readonly idsByTopic = new Map<string, string[]>();
+
+  /** Caches a message new to this node (each id comes once: publish, or its first acceptance). */
+  add(id: string, message: Cached): void {
+    this.messages.set(id, message);
+    const ids = this.idsByTopic.get(message.topic);
+    if (ids === undefined) this.idsByTopic.set(message.topic, [id]);
+    else ids.push(id);
+  }
+}
+
 interface InFlight {
   readonly peer: SimNetwork;
   readonly cut: AbortController;
@@ -91,8 +105,8 @@ export class SimNetwork implements Network, SimPeer {
   readonly #limits: RpcLimits;
   readonly #handlers = new Map<string, (message: GossipMessage) => Promise<Verdict>>();
   readonly #mesh = new Map<string, Set<SimNetwork>>();
-  /** The message cache: one map of id to message per heartbeat, newest first. */
-  readonly #cache: Map<string, Cached>[] = [new Map()];
+  /** The message cache: one window per heartbeat, newest first. */
+  readonly #cache: CacheWindow[] = [new CacheWindow()];
   readonly #seen = new Map<string, number>();
   #seq = 0;
   #heartbeat: Timer;
@@ -187,7 +201,7 @@ export class SimNetwork implements Network, SimPeer {
     const id = `${this.hex}:${this.#seq++}`;
     this.#seen.set(id, this.#world.clock.now());
     const message: Cached = { topic, data, origin: this.self, originHex: this.hex };
-    this.#cache[0]!.set(id, message);
+    this.#cache[0]!.add(id, message);
     for (const peer of this.links) if (peer.handles(topic)) this.#push(peer, id, message);
   }
 
@@ -226,7 +240,7 @@ export class SimNetwork implements Network, SimPeer {
     if (verdict !== 'accept' || this.stopped) return;
     this.onAccepted?.(message.topic, message.data);
     if (!this.relays) return;
-    this.#cache[0]!.set(id, message);
+    this.#cache[0]!.add(id, message);
     for (const peer of this.#mesh.get(message.topic) ?? []) {
       if (peer !== from && peer.hex !== message.originHex && this.links.has(peer)) this.#push(peer, id, message);
     }
@@ -247,7 +261,7 @@ export class SimNetwork implements Network, SimPeer {
       }
       if (this.relays) this.#gossip(topic, mesh, candidates);
     }
-    this.#cache.unshift(new Map());
+    this.#cache.unshift(new CacheWindow());
     this.#cache.length = Math.min(this.#cache.length, GOSSIPSUB.historyLength);
     for (const [id, at] of this.#seen) {
       if (now - at < GOSSIPSUB.seenMs) break;
@@ -268,7 +282,7 @@ export class SimNetwork implements Network, SimPeer {
   // IHAVE to D_lazy peers outside the mesh: the ids of this topic in the last historyGossip heartbeats.
   #gossip(topic: string, mesh: Set<SimNetwork>, outside: SimNetwork[]): void {
     const ids: string[] = [];
-    for (const window of this.#cache.slice(0, GOSSIPSUB.historyGossip)) for (const [id, m] of window) if (m.topic === topic) ids.push(id);
+    for (const window of this.#cache.slice(0, GOSSIPSUB.historyGossip)) for (const id of window.idsByTopic.get(topic) ?? []) ids.push(id);
     if (ids.length === 0) return;
     const targets = outside.filter((peer) => !mesh.has(peer));
     const lazy = Math.max(GOSSIPSUB.Dlazy, Math.floor(targets.length / 4));
@@ -293,7 +307,7 @@ export class SimNetwork implements Network, SimPeer {
 
   #cached(id: string): Cached | undefined {
     for (const window of this.#cache) {
-      const message = window.get(id);
+      const message = window.messages.get(id);
       if (message !== undefined) return message;
     }
     return undefined;
