@@ -16,7 +16,6 @@
  * waits for ever: track a leaf (a WebCrypto call, a hand-over), not a request that may wait for its
  * deadline.
  */
-import { MinHeap } from '../collections/min-heap.ts';
 import type { Clock, Timer } from './clock.ts';
 
 /** Something with work in progress: `idle()` resolves once it has none (without the clock moving). */
@@ -60,7 +59,8 @@ export class Scheduler implements Clock {
   // instants (fewer, compared as plain numbers) costs far less than one of timers. Cancelled
   // timers leave with their instant.
   readonly #due = new Map<number, Scheduled[]>();
-  readonly #instants = new MinHeap<number>((a, b) => a < b);
+  // A binary heap of plain numbers (core/collections is on this layer, so not its MinHeap).
+  readonly #instants: number[] = [];
   readonly #tracked = new Set<Promise<unknown>>();
   // Counts track() calls: a settle is over only when a pass started none.
   #started = 0;
@@ -179,7 +179,7 @@ export class Scheduler implements Clock {
     this.#now = at;
     const due = this.#due.get(at) ?? [];
     this.#due.delete(at);
-    if (this.#instants.peek() === at) this.#instants.pop();
+    if (this.#instants[0] === at) this.#popInstant();
     for (const t of due) {
       // A timer may have cancelled another due at the same instant.
       if (t.cancelled) continue;
@@ -203,10 +203,10 @@ export class Scheduler implements Clock {
 
   // The first instant at which a live timer is due, dropping instants whose timers were all cancelled.
   #next(): number | undefined {
-    for (let at = this.#instants.peek(); at !== undefined; at = this.#instants.peek()) {
+    for (let at = this.#instants[0]; at !== undefined; at = this.#instants[0]) {
       if (this.#due.get(at)!.some((t) => !t.cancelled)) return at;
       this.#due.delete(at);
-      this.#instants.pop();
+      this.#popInstant();
     }
     return undefined;
   }
@@ -217,11 +217,35 @@ export class Scheduler implements Clock {
     const timers = this.#due.get(t.at);
     if (timers === undefined) {
       this.#due.set(t.at, [t]);
-      this.#instants.push(t.at);
+      this.#pushInstant(t.at);
       return;
     }
     let i = timers.length;
     while (i > 0 && timers[i - 1]!.seq > t.seq) i--;
     timers.splice(i, 0, t);
+  }
+
+  #pushInstant(at: number): void {
+    const heap = this.#instants;
+    let i = heap.push(at) - 1;
+    while (i > 0 && heap[(i - 1) >> 1]! > at) {
+      heap[i] = heap[(i - 1) >> 1]!;
+      i = (i - 1) >> 1;
+    }
+    heap[i] = at;
+  }
+
+  #popInstant(): void {
+    const heap = this.#instants;
+    const last = heap.pop()!;
+    if (heap.length === 0) return;
+    let i = 0;
+    for (let child = 1; child < heap.length; child = 2 * i + 1) {
+      if (child + 1 < heap.length && heap[child + 1]! < heap[child]!) child++;
+      if (heap[child]! >= last) break;
+      heap[i] = heap[child]!;
+      i = child;
+    }
+    heap[i] = last;
   }
 }
