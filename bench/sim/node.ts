@@ -13,6 +13,7 @@ import { command, list, type OptionValues, option } from '../../host-node/cli/co
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { duration } from '../../host-node/cli/sim.ts';
 import { integer } from '../../host-node/cli/values.ts';
+import { opensslEd25519Backend } from '../../host-node/native-crypto.ts';
 import { loadSharedData } from '../../host-node/shared-data.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
@@ -101,7 +102,7 @@ export async function runSimBenchWith(options: SimBenchOptions, commandText: str
   const started = Date.now();
   const source = await sourceState();
   const latency = planetLabTable(new TextDecoder().decode(await loadSharedData('netlatency/PlanetLabData_1')));
-  const base = { ...DEFAULT_SIM_OPTIONS, latency, turn };
+  const base = { ...DEFAULT_SIM_OPTIONS, latency, turn, ed25519: await opensslEd25519Backend() };
   log('mesh bench sim: the mesh in the simulator at scale, one run at a time');
   const scale: ScaleRun[] = [];
   for (const nodes of options.nodes) {

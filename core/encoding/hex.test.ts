@@ -17,8 +17,8 @@ test('toHex writes lowercase, two digits per byte', () => {
   assert.deepEqual(fromHex(hex), all);
 });
 
-test('toHex gives the same digits whether it concatenates (short inputs) or decodes them at once (long ones)', () => {
-  for (const length of [63, 64, 65, 66, 1_000, 65_536]) {
+test('toHex gives the same digits whether it writes character codes (short inputs) or decodes them at once (long ones)', () => {
+  for (const length of [0, 1, 32, 63, 64, 65, 66, 1_000, 65_536]) {
     const bytes = new Uint8Array(length).map((_, i) => (i * 37 + 11) & 0xff);
     const expected = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
     assert.equal(toHex(bytes), expected, String(length));

@@ -7,7 +7,7 @@
  * errors as on libp2p.
  */
 
-import { toHex } from '../encoding/hex.ts';
+import { bytesEqual } from '../encoding/bytes.ts';
 import type { Clock } from '../time/clock.ts';
 import { MessageTooLargeError, PeerBusyError, PeerUnreachableError, ProtocolNotServedError, RemoteError } from './errors.ts';
 import { type MemoryStreamPair, memoryStreamPair } from './memory-stream.ts';
@@ -221,8 +221,9 @@ export class Connections<P extends { readonly self: Uint8Array }> {
 
   /** Records the height `node` announced, if it is connected. */
   reportHeight(node: Uint8Array, height: number): void {
-    const hex = toHex(node);
-    for (const [peer, connection] of this.#open) if (toHex(peer.self) === hex) connection.height = height;
+    this.#open.forEach((connection, peer) => {
+      if (bytesEqual(peer.self, node)) connection.height = height;
+    });
   }
 
   /** The connected peers, each listening at and reached through `address(peer)`. */

@@ -3,17 +3,31 @@
  * than `maxAgeMs` is dropped when the book is read or written, and past `capacity` keys the one with
  * the oldest time goes. The link book and the coordinate book of the network graph are two of them.
  */
+import { MinHeap } from '../collections/min-heap.ts';
+
 export interface Dated<T> {
   readonly value: T;
   /** ms since the epoch: what "newest" and the expiry are measured on. */
   readonly at: number;
 }
 
+interface Held<T> extends Dated<T> {
+  readonly key: string;
+  /** Order of insertion: of two records of one time, the one put first goes first. */
+  readonly seq: number;
+}
+
+const before = <T>(a: Held<T>, b: Held<T>): boolean => a.at < b.at || (a.at === b.at && a.seq < b.seq);
+
 export class NewestBook<T> {
   readonly capacity: number;
   /** Changed as the pace of what the book holds changes (broadcast-pace.ts). */
   maxAgeMs: number;
-  readonly #entries = new Map<string, Dated<T>>();
+  readonly #entries = new Map<string, Held<T>>();
+  // The records by age, oldest on top, so that expiry and eviction need not scan the book (they
+  // ran on every read and write). A replaced record stays in it until it comes to the top.
+  readonly #byAge = new MinHeap<Held<T>>(before);
+  #seq = 0;
 
   constructor(capacity: number, maxAgeMs: number) {
     this.capacity = capacity;
@@ -26,9 +40,13 @@ export class NewestBook<T> {
     if (at < now - this.maxAgeMs) return false;
     const held = this.#entries.get(key);
     if (held !== undefined && held.at >= at) return false;
+    const record: Held<T> = { value, at, key, seq: this.#seq++ };
     this.#entries.delete(key);
-    this.#entries.set(key, { value, at });
-    if (this.#entries.size > this.capacity) this.#evictOldest();
+    this.#entries.set(key, record);
+    this.#byAge.push(record);
+    if (this.#entries.size > this.capacity) this.#dropOldest();
+    // Replaced records are dropped in one pass once they outnumber the held ones.
+    if (this.#byAge.size > 2 * this.#entries.size + 64) this.#byAge.retain((r) => this.#entries.get(r.key) === r);
     return true;
   }
 
@@ -48,13 +66,18 @@ export class NewestBook<T> {
   }
 
   #expire(now: number): void {
-    for (const [key, entry] of this.#entries) if (entry.at < now - this.maxAgeMs) this.#entries.delete(key);
+    const oldest = now - this.maxAgeMs;
+    for (let top = this.#byAge.peek(); top !== undefined && top.at < oldest; top = this.#byAge.peek()) this.#drop(this.#byAge.pop()!);
   }
 
-  #evictOldest(): void {
-    let oldest: string | null = null;
-    let at = Infinity;
-    for (const [key, entry] of this.#entries) if (entry.at < at) [oldest, at] = [key, entry.at];
-    if (oldest !== null) this.#entries.delete(oldest);
+  #dropOldest(): void {
+    for (let top = this.#byAge.pop(); top !== undefined; top = this.#byAge.pop()) if (this.#drop(top)) return;
+  }
+
+  // Drops `record` if it is still the one its key holds.
+  #drop(record: Held<T>): boolean {
+    if (this.#entries.get(record.key) !== record) return false;
+    this.#entries.delete(record.key);
+    return true;
   }
 }

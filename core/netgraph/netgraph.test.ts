@@ -407,3 +407,37 @@ test('netgraph: a coordinate reaches the peers of its node every period, and pas
     stop();
   }
 });
+
+test('netgraph: the book drops the oldest record first, of two of one time the one put first, and forgets replaced records', () => {
+  const book = new NewestBook<number>(3, 10_000);
+  assert.isTrue(book.put('a', 1, 100, 100));
+  assert.isTrue(book.put('b', 1, 100, 100));
+  assert.isTrue(book.put('c', 1, 200, 200));
+  assert.isTrue(book.put('d', 1, 300, 300));
+  assert.deepEqual(
+    book
+      .list(300)
+      .map(([k]) => k)
+      .sort(),
+    ['b', 'c', 'd'],
+    'a and b are as old; a was put first and went',
+  );
+  // Renewing b many times leaves one record of it; the oldest is then c.
+  for (let at = 301; at < 1_000; at++) assert.isTrue(book.put('b', at, at, at));
+  assert.isTrue(book.put('e', 1, 1_000, 1_000));
+  assert.deepEqual(
+    book.list(1_000).map(([k]) => k),
+    ['e', 'b', 'd'],
+  );
+  assert.equal(book.get('b', 1_000)?.at, 999);
+  assert.deepEqual(
+    book.list(10_250).map(([k]) => k),
+    ['e', 'b', 'd'],
+    'nothing expired yet',
+  );
+  assert.deepEqual(
+    book.list(10_950).map(([k]) => k),
+    ['e', 'b'],
+    'd expired, b renewed did not',
+  );
+});

@@ -5,7 +5,7 @@
  */
 import { Chain } from '../chain/chain.ts';
 import { buildBlock, nextSlot } from '../chain/miner.ts';
-import { nobleEd25519Backend, SigningKey } from '../crypto/ed25519.ts';
+import { SigningKey } from '../crypto/ed25519.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { Block } from '../ledger/block.ts';
 import type { ChainParams } from '../ledger/params.ts';
@@ -138,7 +138,8 @@ export class Spammer {
     const net = this.#host.net;
     if (net === null) return;
     if (this.#key === null || this.#nonce >= this.#perSender) {
-      this.#key = SigningKey.fromSeed(this.#rng.bytes(32), nobleEd25519Backend);
+      // The simulation's backend, which it made the default.
+      this.#key = SigningKey.fromSeed(this.#rng.bytes(32));
       this.#senders.add(toHex(this.#key.publicKey));
       this.#nonce = 0;
     }

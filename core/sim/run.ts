@@ -1,12 +1,13 @@
 /**
  * `mesh sim`: full nodes (every service of `mesh node`, on memory stores) in one process, on one
  * simulated clock, over the SimWorld's network (docs/sim.md). The same options and seed give the
- * same report, byte for byte: every chance is drawn from the seed, every signature is checked by
- * noble's synchronous arithmetic on this thread, and nothing reads the real clock.
+ * same report, byte for byte: every chance is drawn from the seed, every signature is checked
+ * synchronously on this thread (the host's native Ed25519, or noble's arithmetic), and nothing
+ * reads the real clock.
  */
 import { Chain } from '../chain/chain.ts';
 import { buildBlock, nextSlot } from '../chain/miner.ts';
-import { chooseDefaultEd25519Backend, nobleEd25519Backend, SigningKey } from '../crypto/ed25519.ts';
+import { chooseDefaultEd25519Backend, type Ed25519Backend, nobleEd25519Backend, SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { toHex } from '../encoding/hex.ts';
 import { ScriptedExecutor } from '../jobs/scripted-executor.ts';
@@ -66,9 +67,14 @@ export interface SimOptions {
   readonly healBoundMs: number;
   /** The host's cheapest real task, which the scheduler's settles take between instants. */
   readonly turn?: Turn;
+  /**
+   * The host's Ed25519, which must finish each check on this thread before it returns (node:crypto
+   * on Node); noble's arithmetic when none. Every node signs and checks with it.
+   */
+  readonly ed25519?: Ed25519Backend;
 }
 
-export const DEFAULT_SIM_OPTIONS: Omit<SimOptions, 'latency' | 'turn'> = Object.freeze({
+export const DEFAULT_SIM_OPTIONS: Omit<SimOptions, 'latency' | 'turn' | 'ed25519'> = Object.freeze({
   nodes: 30,
   durationMs: 10 * 60_000,
   seed: '1',
@@ -139,7 +145,7 @@ export interface Quantiles {
 
 export interface SimReport {
   /** The options the run took, the latency by its model's name. */
-  readonly options: Omit<SimOptions, 'latency' | 'turn'> & { readonly latency: 'planetlab' | 'none' };
+  readonly options: Omit<SimOptions, 'latency' | 'turn' | 'ed25519'> & { readonly latency: 'planetlab' | 'none' };
   readonly invariants: readonly InvariantResult[];
   readonly figures: {
     readonly blocks: number;
@@ -191,8 +197,9 @@ const round = (value: number, digits = 1): number => Math.round(value * 10 ** di
 
 /** Runs one simulation to its end and reports what happened. */
 export async function runSim(options: SimOptions): Promise<SimReport> {
-  const { latency: _table, turn: _turn, ...settings } = options;
-  chooseDefaultEd25519Backend(verifyOnce(nobleEd25519Backend));
+  const { latency: _table, turn: _turn, ed25519: _ed25519, ...settings } = options;
+  // Keys made below sign with it too (the default backend's signer is the chosen one's).
+  chooseDefaultEd25519Backend(verifyOnce(options.ed25519 ?? nobleEd25519Backend));
   const root = new Prng(`mesh-sim/${options.seed}`);
   const clock = new Scheduler(START_MS, options.turn ? { turn: options.turn } : {});
   const start = clock.now();
@@ -295,10 +302,10 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
     for (let i = 0; i < count; i++)
       kinds.push({ honest: false, mining: kind === 'sybil', relays: kind !== 'dropper', equivocates: kind === 'equivocator', adversary: kind });
   }
-  const keys = kinds.map((_, index) => SigningKey.fromSeed(root.fork(`key/${index}`).bytes(32), nobleEd25519Backend));
+  const keys = kinds.map((_, index) => SigningKey.fromSeed(root.fork(`key/${index}`).bytes(32)));
   // Equivocators and private miners need weight to be heard, earned in the prefix as the producers' is.
   const weighted = keys.filter((_, i) => (kinds[i]!.honest && kinds[i]!.mining) || kinds[i]!.equivocates || kinds[i]!.adversary === 'private-miner');
-  const bootstrap = SigningKey.fromSeed(root.fork('key/bootstrap').bytes(32), nobleEd25519Backend);
+  const bootstrap = SigningKey.fromSeed(root.fork('key/bootstrap').bytes(32));
   const prefix = await weightedPrefix(params, bootstrap, weighted, PRODUCER_WEIGHT);
   for (const block of prefix) inPrefix.add(toHex(block.hash));
   for (const [index, kind] of kinds.entries()) {

@@ -66,6 +66,22 @@ interface Cached {
   readonly topic: string;
   readonly data: Uint8Array;
   readonly origin: Uint8Array;
+  /** The origin in hex, worked out once for every node that relays it. */
+  readonly originHex: string;
+}
+
+/** The messages cached in one heartbeat, and their ids by topic for IHAVE. */
+class CacheWindow {
+  readonly messages = new Map<string, Cached>();
+  readonly idsByTopic = new Map<string, string[]>();
+
+  /** Caches a message new to this node (each id comes once: publish, or its first acceptance). */
+  add(id: string, message: Cached): void {
+    this.messages.set(id, message);
+    const ids = this.idsByTopic.get(message.topic);
+    if (ids === undefined) this.idsByTopic.set(message.topic, [id]);
+    else ids.push(id);
+  }
 }
 
 interface InFlight {
@@ -94,8 +110,8 @@ export class SimNetwork implements Network, SimPeer {
   readonly #limits: RpcLimits;
   readonly #handlers = new Map<string, (message: GossipMessage) => Promise<Verdict>>();
   readonly #mesh = new Map<string, Set<SimNetwork>>();
-  /** The message cache: one map of id to message per heartbeat, newest first. */
-  readonly #cache: Map<string, Cached>[] = [new Map()];
+  /** The message cache: one window per heartbeat, newest first. */
+  readonly #cache: CacheWindow[] = [new CacheWindow()];
   readonly #seen = new Map<string, number>();
   #seq = 0;
   #heartbeat: Timer;
@@ -189,22 +205,37 @@ export class SimNetwork implements Network, SimPeer {
     if (this.stopped) return;
     const id = `${this.hex}:${this.#seq++}`;
     this.#seen.set(id, this.#world.clock.now());
-    const message: Cached = { topic, data, origin: this.self };
-    this.#cache[0]!.set(id, message);
+    const message: Cached = { topic, data, origin: this.self, originHex: this.hex };
+    this.#cache[0]!.add(id, message);
     for (const peer of this.links) if (peer.handles(topic)) this.#push(peer, id, message);
   }
 
   #push(peer: SimNetwork, id: string, message: Cached): void {
-    this.#world.send(this, peer, message.data.length + GOSSIP_OVERHEAD + message.topic.length, message.topic, true, () => {
-      void peer.#receive(id, message, this);
-    });
+    const delay = this.#world.transmit(this, peer, message.data.length + GOSSIP_OVERHEAD + message.topic.length, message.topic, true);
+    // Most frames carry what their receiver will have seen when they land, and do nothing there:
+    // such a frame costs its bytes and its time on the uplink, but no timer.
+    if (delay === null || peer.#ignores(id, delay)) return;
+    this.#world.deliver(this, peer, delay, () => peer.#receive(id, message, this));
   }
 
-  async #receive(id: string, message: Cached, from: SimNetwork): Promise<void> {
+  // Whether a frame of `id` landing in `delay` ms will end at #receive's first line: this node has
+  // stopped, or will still count the id as seen then (#beat forgets it only seenMs after).
+  #ignores(id: string, delay: number): boolean {
+    if (this.stopped) return true;
+    const seenAt = this.#seen.get(id);
+    return seenAt !== undefined && this.#world.clock.now() + delay - seenAt < GOSSIPSUB.seenMs;
+  }
+
+  // Most frames a node receives repeat what it has seen: those end here, without a promise.
+  #receive(id: string, message: Cached, from: SimNetwork): void {
     if (this.stopped || this.#seen.has(id)) return;
     const handler = this.#handlers.get(message.topic);
     if (handler === undefined) return;
     this.#seen.set(id, this.#world.clock.now());
+    void this.#judge(id, message, from, handler);
+  }
+
+  async #judge(id: string, message: Cached, from: SimNetwork, handler: (message: GossipMessage) => Promise<Verdict>): Promise<void> {
     let verdict: Verdict;
     try {
       verdict = await handler({ topic: message.topic, data: message.data.slice(), origin: message.origin, peer: from.self });
@@ -214,10 +245,9 @@ export class SimNetwork implements Network, SimPeer {
     if (verdict !== 'accept' || this.stopped) return;
     this.onAccepted?.(message.topic, message.data);
     if (!this.relays) return;
-    this.#cache[0]!.set(id, message);
-    const originHex = toHex(message.origin);
+    this.#cache[0]!.add(id, message);
     for (const peer of this.#mesh.get(message.topic) ?? []) {
-      if (peer !== from && peer.hex !== originHex && this.links.has(peer)) this.#push(peer, id, message);
+      if (peer !== from && peer.hex !== message.originHex && this.links.has(peer)) this.#push(peer, id, message);
     }
   }
 
@@ -236,7 +266,7 @@ export class SimNetwork implements Network, SimPeer {
       }
       if (this.relays) this.#gossip(topic, mesh, candidates);
     }
-    this.#cache.unshift(new Map());
+    this.#cache.unshift(new CacheWindow());
     this.#cache.length = Math.min(this.#cache.length, GOSSIPSUB.historyLength);
     for (const [id, at] of this.#seen) {
       if (now - at < GOSSIPSUB.seenMs) break;
@@ -257,7 +287,7 @@ export class SimNetwork implements Network, SimPeer {
   // IHAVE to D_lazy peers outside the mesh: the ids of this topic in the last historyGossip heartbeats.
   #gossip(topic: string, mesh: Set<SimNetwork>, outside: SimNetwork[]): void {
     const ids: string[] = [];
-    for (const window of this.#cache.slice(0, GOSSIPSUB.historyGossip)) for (const [id, m] of window) if (m.topic === topic) ids.push(id);
+    for (const window of this.#cache.slice(0, GOSSIPSUB.historyGossip)) for (const id of window.idsByTopic.get(topic) ?? []) ids.push(id);
     if (ids.length === 0) return;
     const targets = outside.filter((peer) => !mesh.has(peer));
     const lazy = Math.max(GOSSIPSUB.Dlazy, Math.floor(targets.length / 4));
@@ -282,7 +312,7 @@ export class SimNetwork implements Network, SimPeer {
 
   #cached(id: string): Cached | undefined {
     for (const window of this.#cache) {
-      const message = window.get(id);
+      const message = window.messages.get(id);
       if (message !== undefined) return message;
     }
     return undefined;

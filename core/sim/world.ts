@@ -114,10 +114,19 @@ export class SimWorld<N extends SimPeer = SimPeer> {
 
   /**
    * Sends `bytes` from `from` to `to`, counted under `kind`: `arrive` runs when the last byte is
-   * there, unless the connection is gone by then or the frame was `lossy` and lost. The sender's
-   * uplink carries one frame at a time at its cap; then the one-way latency.
+   * there, unless the connection is gone by then or the frame was `lossy` and lost.
    */
   send(from: SimPeer, to: SimPeer, bytes: number, kind: string, lossy: boolean, arrive: () => void): void {
+    const delay = this.transmit(from, to, bytes, kind, lossy);
+    if (delay !== null) this.deliver(from, to, delay, arrive);
+  }
+
+  /**
+   * Puts `bytes` from `from` to `to` on the wire, counted under `kind`: how many ms until the last
+   * byte is there, or null when the frame was `lossy` and lost. The sender's uplink carries one
+   * frame at a time at its cap; then the one-way latency.
+   */
+  transmit(from: SimPeer, to: SimPeer, bytes: number, kind: string, lossy: boolean): number | null {
     from.count(kind, bytes);
     const { latency, rng, loss, uplinkBytesPerSec } = this.options;
     const now = this.clock.now();
@@ -127,8 +136,12 @@ export class SimWorld<N extends SimPeer = SimPeer> {
       from.uplinkFreeAt = start + (bytes * 1000) / uplinkBytesPerSec;
       leaves = from.uplinkFreeAt;
     }
-    if (lossy && rng.chance(loss)) return;
-    const delay = Math.ceil(leaves - now + latency.oneWay(from.index, to.index, rng));
+    if (lossy && rng.chance(loss)) return null;
+    return Math.ceil(leaves - now + latency.oneWay(from.index, to.index, rng));
+  }
+
+  /** Runs `arrive` in `delay` ms (a frame `transmit` put on the wire), unless the connection is gone by then. */
+  deliver(from: SimPeer, to: SimPeer, delay: number, arrive: () => void): void {
     this.clock.setTimeout(() => {
       if (from.links.has(to)) arrive();
     }, delay);

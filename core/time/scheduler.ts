@@ -23,11 +23,23 @@ export interface Idle {
   idle(): Promise<void>;
 }
 
-interface Scheduled {
+class Scheduled implements Timer {
   at: number;
   readonly seq: number;
   readonly fn: () => void;
   readonly every: number | null;
+  cancelled = false;
+
+  constructor(at: number, seq: number, fn: () => void, every: number | null) {
+    this.at = at;
+    this.seq = seq;
+    this.fn = fn;
+    this.every = every;
+  }
+
+  cancel(): void {
+    this.cancelled = true;
+  }
 }
 
 /** Resolves in a later real macrotask: every microtask queued before it has run by then. */
@@ -39,14 +51,16 @@ export type Turn = () => Promise<void>;
 const realSetTimeout = globalThis.setTimeout;
 const timerTurn: Turn = () => new Promise((resolve) => realSetTimeout(resolve, 0));
 
-const before = (a: Scheduled, b: Scheduled): boolean => a.at < b.at || (a.at === b.at && a.seq < b.seq);
-
 export class Scheduler implements Clock {
   #now: number;
   #seq = 0;
-  // A binary heap ordered by (at, seq); cancelled timers leave it lazily.
-  readonly #heap: Scheduled[] = [];
-  readonly #live = new Set<Scheduled>();
+  // The timers by instant, each instant's in the order set; the instants in a heap of their own.
+  // A message is a timer, so a large simulation holds a hundred thousand of them: a heap of
+  // instants (fewer, compared as plain numbers) costs far less than one of timers. Cancelled
+  // timers leave with their instant.
+  readonly #due = new Map<number, Scheduled[]>();
+  // A binary heap of plain numbers (core/collections is on this layer, so not its MinHeap).
+  readonly #instants: number[] = [];
   readonly #tracked = new Set<Promise<unknown>>();
   // Counts track() calls: a settle is over only when a pass started none.
   #started = 0;
@@ -75,7 +89,9 @@ export class Scheduler implements Clock {
 
   /** Timers waiting to fire. */
   get pending(): number {
-    return this.#live.size;
+    let count = 0;
+    for (const timers of this.#due.values()) for (const t of timers) if (!t.cancelled) count++;
+    return count;
   }
 
   /**
@@ -128,7 +144,7 @@ export class Scheduler implements Clock {
   async advance(ms: number): Promise<void> {
     await this.settle();
     const end = this.#now + Math.max(0, ms);
-    for (let next = this.#next(); next !== undefined && next.at <= end; next = this.#next()) await this.#runAt(next.at);
+    for (let next = this.#next(); next !== undefined && next <= end; next = this.#next()) await this.#runAt(next);
     this.#now = end;
     await this.settle();
   }
@@ -145,33 +161,32 @@ export class Scheduler implements Clock {
       await this.settle();
       if (check()) return;
       const next = this.#next();
-      if (withinMs <= 0 || next === undefined || next.at > deadline) break;
-      await this.#runAt(next.at);
+      if (withinMs <= 0 || next === undefined || next > deadline) break;
+      await this.#runAt(next);
     }
     throw new Error(`timed out: ${what} (${this.#now - started} ms on the clock)`);
   }
 
   #schedule(fn: () => void, delay: number, every: number | null): Timer {
-    const scheduled: Scheduled = { at: this.#now + delay, seq: this.#seq++, fn, every };
-    this.#live.add(scheduled);
+    const scheduled = new Scheduled(this.#now + delay, this.#seq++, fn, every);
     this.#push(scheduled);
-    return { cancel: () => void this.#live.delete(scheduled) };
+    return scheduled;
   }
 
   // Moves time to `at` and runs every timer due then, in order, then settles. Timers they set for
   // `at` run in the next pass, after that settle.
   async #runAt(at: number): Promise<void> {
     this.#now = at;
-    const due: Scheduled[] = [];
-    for (let t = this.#next(); t !== undefined && t.at === at; t = this.#next()) due.push(this.#pop());
+    const due = this.#due.get(at) ?? [];
+    this.#due.delete(at);
+    if (this.#instants[0] === at) this.#popInstant();
     for (const t of due) {
       // A timer may have cancelled another due at the same instant.
-      if (!this.#live.has(t)) continue;
-      if (t.every === null) this.#live.delete(t);
-      else {
+      if (t.cancelled) continue;
+      if (t.every !== null) {
         t.at += t.every;
         this.#push(t);
-      }
+      } else t.cancelled = true;
       t.fn();
     }
     await this.settle();
@@ -186,40 +201,51 @@ export class Scheduler implements Clock {
     this.#draining = false;
   }
 
-  // The live timer due first, dropping cancelled ones from the top of the heap.
-  #next(): Scheduled | undefined {
-    while (this.#heap.length > 0 && !this.#live.has(this.#heap[0]!)) this.#pop();
-    return this.#heap[0];
-  }
-
-  #push(t: Scheduled): void {
-    const heap = this.#heap;
-    let i = heap.push(t) - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!before(t, heap[parent]!)) break;
-      heap[i] = heap[parent]!;
-      i = parent;
+  // The first instant at which a live timer is due, dropping instants whose timers were all cancelled.
+  #next(): number | undefined {
+    for (let at = this.#instants[0]; at !== undefined; at = this.#instants[0]) {
+      if (this.#due.get(at)!.some((t) => !t.cancelled)) return at;
+      this.#due.delete(at);
+      this.#popInstant();
     }
-    heap[i] = t;
+    return undefined;
   }
 
-  #pop(): Scheduled {
-    const heap = this.#heap;
-    const top = heap[0]!;
+  // Files `t` under its instant, after the timers there that were set before it (an interval's
+  // next firing keeps the place its first had).
+  #push(t: Scheduled): void {
+    const timers = this.#due.get(t.at);
+    if (timers === undefined) {
+      this.#due.set(t.at, [t]);
+      this.#pushInstant(t.at);
+      return;
+    }
+    let i = timers.length;
+    while (i > 0 && timers[i - 1]!.seq > t.seq) i--;
+    timers.splice(i, 0, t);
+  }
+
+  #pushInstant(at: number): void {
+    const heap = this.#instants;
+    let i = heap.push(at) - 1;
+    while (i > 0 && heap[(i - 1) >> 1]! > at) {
+      heap[i] = heap[(i - 1) >> 1]!;
+      i = (i - 1) >> 1;
+    }
+    heap[i] = at;
+  }
+
+  #popInstant(): void {
+    const heap = this.#instants;
     const last = heap.pop()!;
-    if (heap.length === 0) return top;
+    if (heap.length === 0) return;
     let i = 0;
-    for (;;) {
-      const left = 2 * i + 1;
-      if (left >= heap.length) break;
-      const right = left + 1;
-      const child = right < heap.length && before(heap[right]!, heap[left]!) ? right : left;
-      if (!before(heap[child]!, last)) break;
+    for (let child = 1; child < heap.length; child = 2 * i + 1) {
+      if (child + 1 < heap.length && heap[child + 1]! < heap[child]!) child++;
+      if (heap[child]! >= last) break;
       heap[i] = heap[child]!;
       i = child;
     }
     heap[i] = last;
-    return top;
   }
 }

@@ -7,6 +7,7 @@
 
 import { planetLabTable } from '../../core/sim/latency.ts';
 import { ADVERSARY_KINDS, type AdversaryKind, DEFAULT_SIM_OPTIONS, type Partition, runSim, type SimReport } from '../../core/sim/run.ts';
+import { opensslEd25519Backend } from '../native-crypto.ts';
 import { loadSharedData } from '../shared-data.ts';
 import { command, EXIT, entry, flag, list, option, type Parser, UsageError } from './command.ts';
 import { decimal, integer, oneOf } from './values.ts';
@@ -154,6 +155,7 @@ export const simCommand = command({
       spamPerSec: options.spam,
       healBoundMs: options['heal-bound'],
       turn: () => new Promise((resolve) => setImmediate(resolve)),
+      ed25519: await opensslEd25519Backend(),
     });
     const wallMs = performance.now() - started;
     const memory = process.memoryUsage();
