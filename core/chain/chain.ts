@@ -512,6 +512,25 @@ export class Chain {
   }
 
   /**
+   * A competing branch level with the tip that `prepareBranch` applied in full, every block valid
+   * and its signatures checked (`checkSignatures`): its tip and the height it forks at; null when
+   * there is none (docs/chain.md, "Ties after a partition").
+   */
+  levelBranch(): LevelBranch | null {
+    const p = this.#prepared;
+    const last = p?.blocks[p.blocks.length - 1];
+    if (p == null || p.broken || last === undefined || !bytesEqual(p.tipHash, this.#tip.hash) || last.header.height !== this.#tip.height) return null;
+    // Applying checks the rules, not the signatures: only blocks whose signatures were checked count.
+    if (!p.blocks.every((block) => this.#checkedAhead.has(block))) return null;
+    return { hash: last.hash, forkHeight: p.forkHeight, blocks: p.blocks.slice(), tip: p.parent, state: p.state };
+  }
+
+  /** Whether a competing branch is being applied ahead (`prepareBranch`), and none of it failed. */
+  get preparing(): boolean {
+    return this.#prepared !== null && !this.#prepared.broken;
+  }
+
+  /**
    * Applies a competing branch that sync holds while it fetches the rest of it (the blocks so far,
    * the first one building on a main-chain block below the tip) to a copy of the state rewound to
    * the fork point, and builds the store batch of the switch to it, so that once the branch
@@ -522,23 +541,6 @@ export class Chain {
    * ends the preparation there, and the switch applies it and reports it. Dropped when the tip
    * moves, and by the next switch.
    */
-  /**
-   * A competing branch level with the tip that `prepareBranch` applied in full, every block valid:
-   * its tip and the height it forks at; null when there is none (docs/chain.md, "Ties after a
-   * partition").
-   */
-  levelBranch(): LevelBranch | null {
-    const p = this.#prepared;
-    const last = p?.blocks[p.blocks.length - 1];
-    if (p == null || p.broken || last === undefined || !bytesEqual(p.tipHash, this.#tip.hash) || last.header.height !== this.#tip.height) return null;
-    return { hash: last.hash, forkHeight: p.forkHeight, blocks: p.blocks, tip: p.parent, state: p.state };
-  }
-
-  /** Whether a competing branch is being applied ahead (`prepareBranch`), and none of it failed. */
-  get preparing(): boolean {
-    return this.#prepared !== null && !this.#prepared.broken;
-  }
-
   prepareBranch(branch: readonly Block[], nowMs?: number): Promise<void> {
     return this.#exclusive(async () => {
       try {
@@ -605,7 +607,7 @@ export class Chain {
     const p = this.#prepared;
     if (p === null) return;
     p.staged.discard();
-    this.#prepareAgainAt = { forkHeight: p.forkHeight, blocks: 2 * p.blocks.length };
+    this.#prepareAgainAt = { forkHeight: p.forkHeight, blocks: Math.max(2, 2 * p.blocks.length) };
     this.#prepared = null;
   }
 

@@ -176,7 +176,9 @@ test('fork choice: a branch level with the tip is a tie only once every block of
     const { local, theirs } = await partition();
     const tip = toHex(local.tip.hash);
     local.readRewindAhead(1, local.tip.height);
-    await local.prepareBranch(await branch(theirs, local), Date.now());
+    const blocks = await branch(theirs, local);
+    await local.checkSignatures(blocks);
+    await local.prepareBranch(blocks, Date.now());
     assert.equal(toHex(local.tip.hash), tip, 'preparing changes nothing');
     const tie = local.levelBranch();
     return tie && { hash: tie.hash, forkHeight: tie.forkHeight };
@@ -194,4 +196,9 @@ test('fork choice: a branch level with the tip is a tie only once every block of
   assert.isNull(await prepared(lying), 'a level branch with an invalid block is no tie');
   assert.isNull(await prepared((blocks) => Promise.resolve(blocks)), 'a higher branch is no tie: fork choice takes it');
   assert.isNull(await prepared((blocks) => Promise.resolve(blocks.slice(0, 6))), 'a lower one neither');
+  // Applying checks no signature: a level branch whose signatures were not checked is no tie.
+  const { local, theirs: unchecked } = await partition();
+  local.readRewindAhead(1, local.tip.height);
+  await local.prepareBranch(unchecked.slice(0, 7), Date.now());
+  assert.isNull(local.levelBranch(), 'signatures unchecked');
 });

@@ -14,6 +14,7 @@ import { testScheduler } from '../time/scheduler.test-util.ts';
 import type { Chain } from './chain.ts';
 import { buildBlock, nextSlot } from './miner.ts';
 import { key, mine, mineWeight, openChain, params } from './testnet.test-util.ts';
+import { goesFirst } from './tie.ts';
 
 interface SimNode {
   readonly name: string;
@@ -179,7 +180,9 @@ async function half(prefix: readonly Block[], by: SigningKey): Promise<Chain> {
 /** The block C signs next on `chain`, holding `rival` applied ahead as sync would. */
 async function nextOf(chain: Chain, rival: Chain): Promise<Block> {
   chain.readRewindAhead(5, chain.tip.height);
-  await chain.prepareBranch(await rival.blocksFrom(6, 8), Date.now());
+  const branch = await rival.blocksFrom(6, 8);
+  await chain.checkSignatures(branch);
+  await chain.prepareBranch(branch, Date.now());
   assert.isNotNull(chain.levelBranch(), 'the rival is a valid level branch');
   const k = key(3);
   const clock = testScheduler(chain.tip.timestampMs);
@@ -201,11 +204,10 @@ async function nextOf(chain: Chain, rival: Chain): Promise<Block> {
   return made!;
 }
 
-test('production: on a tie both halves build on the tip whose hash is lower', async () => {
+test('production: on a tie both halves build on the tip that goes first', async () => {
   const prefix = await mine(await openChain(), key(1), 5);
   const [a, b] = [await half(prefix, key(4)), await half(prefix, key(5))];
-  const [tipA, tipB] = [toHex(a.tip.hash), toHex(b.tip.hash)];
-  const lower = tipA < tipB ? tipA : tipB;
+  const lower = toHex(goesFirst(a.tip, b.tip) ? a.tip.hash : b.tip.hash);
   const [onA, onB] = [await nextOf(a, b), await nextOf(b, a)];
   assert.equal(toHex(onA.header.prev_hash), lower, 'the half with the higher tip signs on the rival');
   assert.equal(toHex(onB.header.prev_hash), lower);

@@ -13,9 +13,10 @@ import type { Chain, ChainEvent, LevelBranch } from '../chain/chain.ts';
 import type { Evidence } from '../chain/evidence.ts';
 import { buildBlock, nextSlot, type TxSource } from '../chain/miner.ts';
 import { SlashingProtection } from '../chain/slashing-protection.ts';
+import { goesFirst } from '../chain/tie.ts';
 import { RecentSet } from '../collections/recent-set.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
-import { bytesEqual, compareBytes } from '../encoding/bytes.ts';
+import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { MeshError, messageOf } from '../errors.ts';
 import type { Block } from '../ledger/block.ts';
@@ -211,11 +212,12 @@ export class BlockProducer {
   // A tie: a valid competing branch level with the tip (a race, or the two halves of a healed
   // partition). Each side's producers would follow their own branch's schedule, and a heal could
   // wait intervals for a producer ranked on its side, or both sides sign at once, height after
-  // height. Every producer builds on the tip whose hash is lower: its own, or the rival, on which
-  // its block makes a longer branch that fork choice adopts (docs/chain.md, "Ties after a partition").
+  // height. Every producer builds on the tip that goes first (`goesFirst`: the earlier timestamp,
+  // then the lower hash): its own, or the rival, on which its block makes a longer branch that fork
+  // choice adopts (docs/chain.md, "Ties after a partition").
   #rival(): LevelBranch | null {
     const rival = this.#o.levelBranch?.() ?? null;
-    return rival !== null && compareBytes(rival.hash, this.#o.chain.tip.hash) < 0 ? rival : null;
+    return rival !== null && goesFirst(rival.tip, this.#o.chain.tip) ? rival : null;
   }
 
   async #emit(block: Block, on: LevelBranch | null = null): Promise<void> {

@@ -6,8 +6,9 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { MAX_BLOCKS_PER_RESPONSE } from '../chain/chain.ts';
-import { nextSlot } from '../chain/miner.ts';
 import { copyChain, key, mine, nextBlock, openChain, params } from '../chain/testnet.test-util.ts';
+import { goesFirst, tieTip } from '../chain/tie.ts';
+import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import { type Block, signBlock } from '../ledger/block.ts';
 import { PeerBusyError } from '../net/errors.ts';
@@ -127,18 +128,21 @@ test('sync: a peer over its serve budget answers busy, and the requester gets th
   }
 });
 
-test('sync: halves level after a partition each fetch and hold the other branch, and keep their own tip', async () => {
+test('sync: of halves level after a partition, the one whose rival goes first holds it as a tie, and both keep their tips', async () => {
   const [chainA, chainB] = await forkedChains(40, 20, 20);
   const tipA = toHex(chainA.tip.hash);
   const tipB = toHex(chainB.tip.hash);
+  // The tie goes to the earlier tip (then the lower hash): only the other half has a tie to break.
+  const bFirst = goesFirst(chainB.tip, chainA.tip);
   const { clock, bus, a, b, netA, netB } = await startHalves(chainA, chainB);
+  const [later, first] = bFirst ? [a, b] : [b, a];
   try {
-    assert.isNull(a.services.sync.levelBranch(), 'apart, no tie is known');
+    assert.isNull(later.services.sync.levelBranch(), 'apart, no tie is known');
     bus.link(netA, netB);
-    await clock.until('each holds the other branch', () => a.services.sync.levelBranch() !== null && b.services.sync.levelBranch() !== null, 10_000);
-    assert.equal(a.services.sync.levelBranch()!.forkHeight, 40);
-    assert.equal(toHex(a.services.sync.levelBranch()!.hash), tipB);
-    assert.equal(toHex(b.services.sync.levelBranch()!.hash), tipA);
+    await clock.until('the later half holds the other branch', () => later.services.sync.levelBranch() !== null, 10_000);
+    assert.equal(later.services.sync.levelBranch()!.forkHeight, 40);
+    assert.equal(toHex(later.services.sync.levelBranch()!.hash), bFirst ? tipB : tipA);
+    assert.isNull(first.services.sync.levelBranch(), 'a rival that goes after is no tie to break');
     assert.equal(toHex(a.chain.tip.hash), tipA, 'a level branch replaces nothing (node-api.md, Ledger rules 7)');
     assert.equal(toHex(b.chain.tip.hash), tipB);
     assert.deepEqual([...netA.penalties, ...netB.penalties], [], 'nobody was blamed');
@@ -148,33 +152,39 @@ test('sync: halves level after a partition each fetch and hold the other branch,
   }
 });
 
-test('sync: a competing block at the tip, once applied ahead and valid, is a tie; one that lies about its state is not', async () => {
+/** A node on a chain of 11 blocks, and a block at its tip's height that goes before its tip, made by `sign`. */
+async function raceAtTip(sign: (first: Block) => Promise<Block>) {
   const chain = await openChain();
   await mine(chain, A, 10);
-  const [rivalChain, liarChain] = [await copyChain(chain), await copyChain(chain)];
-  const ours = await nextBlock(chain, A);
-  const rival = await nextBlock(rivalChain, B);
+  const [one, two] = [await nextBlock(await copyChain(chain), A), await nextBlock(await copyChain(chain), B)];
+  const [first, ours] = goesFirst(tieTip(one), tieTip(two)) ? [one, two] : [two, one];
+  const rival = await sign(first);
+  await chain.addBlock(ours);
   const clock = testScheduler();
   const bus = new MemoryBus(clock);
-  await chain.addBlock(ours);
   const a = await startNode(bus, chain, A, clock);
   const netA = bus.members.get(toHex(A.publicKey))!;
-  const deliver = (block: Block) =>
-    netA.receive({ topic: TOPICS.blocks, data: block.bytes, origin: C.publicKey, peer: C.publicKey }, new Set([toHex(A.publicKey)]));
-  try {
-    const parent = liarChain.tip;
-    const header = { height: parent.height + 1, prev_hash: parent.hash, timestamp_ms: nextSlot(liarChain, C.publicKey), producer: C.publicKey };
-    await deliver(await signBlock(params.network, { ...header, state_root: new Uint8Array(32).fill(7) }, [], C));
-    await clock.advance(1_000);
-    assert.isNull(a.services.sync.levelBranch(), 'a block whose state lies makes no tie');
-    await deliver(rival);
-    await clock.until('the rival is applied ahead', () => a.services.sync.levelBranch() !== null, 1_000);
-    assert.equal(toHex(a.services.sync.levelBranch()!.hash), toHex(rival.hash));
-    assert.equal(a.services.sync.levelBranch()!.forkHeight, 10);
-    assert.equal(toHex(a.chain.tip.hash), toHex(ours.hash), 'the first block seen stays the tip');
-  } finally {
-    await a.stop();
-  }
+  await netA.receive({ topic: TOPICS.blocks, data: rival.bytes, origin: C.publicKey, peer: C.publicKey }, new Set([toHex(A.publicKey)]));
+  await clock.advance(1_000);
+  const tie = a.services.sync.levelBranch();
+  const tip = toHex(a.chain.tip.hash);
+  await a.stop();
+  assert.equal(tip, toHex(ours.hash), 'the first block seen stays the tip');
+  return { tie, rival };
+}
+
+test('sync: a competing block at the tip that goes first is a tie once applied ahead and valid', async () => {
+  const { tie, rival } = await raceAtTip(async (first) => first);
+  assert.equal(toHex(tie!.hash), toHex(rival.hash));
+  assert.equal(tie!.forkHeight, 10);
+});
+
+test('sync: a competing block that lies about its state is no tie', async () => {
+  const { tie } = await raceAtTip(async (first) => {
+    const { header } = first;
+    return signBlock(params.network, { ...header, state_root: new Uint8Array(32).fill(7) }, [], bytesEqual(header.producer, A.publicKey) ? A : B);
+  });
+  assert.isNull(tie);
 });
 
 test('sync: a held branch has the chain read back four heights for each of its blocks, towards the fork point', async () => {

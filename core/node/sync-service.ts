@@ -185,15 +185,13 @@ export class SyncFeature implements Startable {
     return remember(this.#sideRelayed, pairKey(block));
   }
 
-  // A block kept aside at the tip's height on the tip's parent: a race, which the producer breaks
-  // once the block is known valid (docs/chain.md, "Ties after a partition"). It is applied ahead
-  // unless a deeper branch is being applied ahead already (sync's, for a switch to come).
-  #prepareTie(block: Block): void {
+  // A block kept aside at the tip's height: a race, which the producer breaks once the block is
+  // known valid, signatures and all (docs/chain.md, "Ties after a partition").
+  async #prepareTie(block: Block): Promise<void> {
     const chain = this.#c.chain;
-    const tip = chain.tip;
-    if (block.header.height !== tip.height || !bytesEqual(block.header.prev_hash, tip.block.header.prev_hash) || chain.preparing) return;
-    chain.readRewindAhead(tip.height - 1, tip.height);
-    void chain.prepareBranch([block], this.#c.clock.now());
+    if (block.header.height !== chain.tip.height || !bytesEqual(block.header.prev_hash, chain.tip.block.header.prev_hash)) return;
+    await chain.checkSignatures([block]);
+    this.sync.prepareTie([block]);
   }
 
   #hasWeight(producer: Uint8Array): boolean {
@@ -213,7 +211,7 @@ export class SyncFeature implements Startable {
       const outcome = await chain.addBlock(block, this.#c.clock.now());
       if (outcome === 'extended' || outcome === 'reorganized') return 'accept';
       if (outcome !== 'side') return 'ignore';
-      this.#prepareTie(block);
+      void this.#prepareTie(block);
       return this.#relaysSide(block) ? 'accept' : 'ignore';
     } catch (error) {
       if (error instanceof InvalidBlockError) {

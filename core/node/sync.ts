@@ -19,6 +19,7 @@
  */
 
 import { type AddOutcome, type Chain, ForkChoiceError, MAX_BLOCKS_PER_RESPONSE } from '../chain/chain.ts';
+import { goesFirst, tieTip } from '../chain/tie.ts';
 import { RecentSet } from '../collections/recent-set.ts';
 import { bytesEqual } from '../encoding/bytes.ts';
 import { decode, encode } from '../encoding/codec.ts';
@@ -165,9 +166,11 @@ export class Sync {
   #aheadSince: number | null = null;
   #heard = false;
   #progressAt = 0;
-  // Equal tips of other branches asked for, and when the last one was.
+  // Equal tips of other branches asked for, and when each peer was last asked for one.
   readonly #tiesProbed = new RecentSet<string>(TIE_PROBES_REMEMBERED);
-  #tieProbedAt = -Infinity;
+  readonly #tieProbedAt = new Map<string, number>();
+  // The height a tie was last applied ahead at: one a height, whoever offers them.
+  #tieHeight = -1;
 
   constructor(options: SyncOptions) {
     this.#chain = options.chain;
@@ -340,11 +343,30 @@ export class Sync {
   // after a partition").
   #probeTie(node: Uint8Array, hash: Uint8Array): void {
     const key = toHex(hash);
+    const peer = toHex(node);
     const now = this.#clock.now();
-    if (this.#tiesProbed.has(key) || now - this.#tieProbedAt < TIE_PROBE_MS || this.#pending !== null) return;
+    if (this.#tiesProbed.has(key) || now - (this.#tieProbedAt.get(peer) ?? -Infinity) < TIE_PROBE_MS || this.#pending !== null) return;
     this.#tiesProbed.add(key);
-    this.#tieProbedAt = now;
+    this.#tieProbedAt.delete(peer);
+    this.#tieProbedAt.set(peer, now);
+    if (this.#tieProbedAt.size > TIE_PROBES_REMEMBERED) this.#tieProbedAt.delete(this.#tieProbedAt.keys().next().value!);
     this.requestFrom(node);
+  }
+
+  /**
+   * Applies ahead `branch` (its signatures checked), level with the tip and going first
+   * (`goesFirst`): a tie the producer breaks by building on it. A new one once a height, whoever
+   * offers them, since each costs a copy of the state; none while a deeper branch is being synced,
+   * whose preparation and read-ahead it would take the place of.
+   */
+  prepareTie(branch: readonly Block[]): void {
+    const tip = this.#chain.tip;
+    const last = branch[branch.length - 1];
+    if (last === undefined || last.header.height !== tip.height || !goesFirst(tieTip(last), tip) || this.behind) return;
+    if (this.#tieHeight === tip.height && !this.#chain.preparing) return;
+    this.#tieHeight = tip.height;
+    if (!this.#chain.preparing) this.#chain.readRewindAhead(branch[0]!.header.height - 1, tip.height);
+    void this.#chain.prepareBranch(branch, this.#clock.now());
   }
 
   #forgetLowest(): void {
@@ -697,11 +719,13 @@ export class Sync {
     // The blocks the branch would replace, four times as many as it holds, are read from the store
     // meanwhile, and once they reach back to the fork point the branch is applied ahead to a copy
     // of the state there, so that the switch, once the branch outgrows the chain, need neither read
-    // nor apply (docs/chain.md, "Deep forks"). The peer claims a tip as high (a tie: see
-    // #probeTie) or higher, and what this costs stays in proportion to the blocks it sent.
+    // nor apply (docs/chain.md, "Deep forks"). The peer claims a higher tip, and what this costs
+    // stays in proportion to the blocks it sent. A level one is a tie (#probeTie, prepareTie).
     const forkHeight = branch[0]!.header.height - 1;
-    this.#chain.readRewindAhead(forkHeight, forkHeight + REWIND_AHEAD_RATIO * branch.length);
-    if (claimed >= this.#chain.tip.height) void this.#chain.prepareBranch(branch, this.#clock.now());
+    if (claimed > this.#chain.tip.height) {
+      this.#chain.readRewindAhead(forkHeight, forkHeight + REWIND_AHEAD_RATIO * branch.length);
+      void this.#chain.prepareBranch(branch, this.#clock.now());
+    } else this.prepareTie(branch);
     return 'held';
   }
 
