@@ -1,7 +1,7 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
-import { everyPaced, PACE_NODES, pacedPeriodMs, RELAY_BUDGET_FACTOR, RelayBudget } from './broadcast-pace.ts';
+import { everyPaced, PACE_NODES, PEER_RELAY_SHARE, pacedPeriodMs, RELAY_BUDGET_FACTOR, RelayBudget } from './broadcast-pace.ts';
 
 test('pace: the base period up to PACE_NODES nodes, stretched in proportion past them', () => {
   assert.equal(pacedPeriodMs(30_000, 1), 30_000);
@@ -49,12 +49,21 @@ test('pace: everyPaced never waits longer than its maxMs, however large the mesh
 test('pace: a relay budget passes on a burst of twice PACE_NODES, then as many per base period', async () => {
   const clock = testScheduler();
   const budget = new RelayBudget(clock, 60_000);
-  const burst = Array.from({ length: 100 }, () => budget.take()).filter(Boolean).length;
-  assert.equal(burst, RELAY_BUDGET_FACTOR * PACE_NODES);
+  // From many peers, one each: the budget is what binds.
+  let peer = 0;
+  const from = (count: number) => Array.from({ length: count }, () => budget.take(`p${peer++}`)).filter(Boolean).length;
+  assert.equal(from(100), RELAY_BUDGET_FACTOR * PACE_NODES);
   // Refilled at the same number per base period: half a period later, half as many.
   await clock.advance(30_000);
-  assert.equal(Array.from({ length: 100 }, () => budget.take()).filter(Boolean).length, PACE_NODES);
+  assert.equal(from(100), PACE_NODES);
   // Never more than a burst, however long it waited.
   await clock.advance(3_600_000);
-  assert.equal(Array.from({ length: 100 }, () => budget.take()).filter(Boolean).length, RELAY_BUDGET_FACTOR * PACE_NODES);
+  assert.equal(from(100), RELAY_BUDGET_FACTOR * PACE_NODES);
+});
+
+test('pace: one peer passes on at most a quarter of a relay budget; the others still get theirs', async () => {
+  const clock = testScheduler();
+  const budget = new RelayBudget(clock, 60_000);
+  assert.equal(Array.from({ length: 100 }, () => budget.take('minting identities')).filter(Boolean).length, PEER_RELAY_SHARE);
+  assert.equal(Array.from({ length: 100 }, () => budget.take('honest')).filter(Boolean).length, PEER_RELAY_SHARE);
 });

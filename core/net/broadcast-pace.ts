@@ -49,6 +49,9 @@ export function everyPaced(clock: Clock, baseMs: number, nodes: () => number, fn
 /** The relay budget over what the pace sends: room for its bursts, and a cap on a mesh that does not pace yet. */
 export const RELAY_BUDGET_FACTOR = 2;
 
+/** A peer passes on at most this share of a relay budget: RELAY_BUDGET_FACTOR × PACE_NODES ÷ 4. */
+export const PEER_RELAY_SHARE = (RELAY_BUDGET_FACTOR * PACE_NODES) / 4;
+
 /**
  * How many broadcasts of one kind a node passes on: RELAY_BUDGET_FACTOR × PACE_NODES per base
  * period, and as many at once, a token bucket. A broadcast past it is kept but not relayed (the
@@ -57,26 +60,64 @@ export const RELAY_BUDGET_FACTOR = 2;
  */
 export class RelayBudget {
   readonly #clock: Clock;
-  readonly #perMs: number;
+  readonly #all: Bucket;
+  // Each peer's share, from what it hands over: a peer minting identities spends its own share,
+  // not what the other peers' broadcasts need.
+  readonly #peers = new Map<string, Bucket>();
   readonly #most: number;
-  #tokens: number;
-  #at: number;
+  readonly #baseMs: number;
 
   constructor(clock: Clock, baseMs: number) {
     this.#clock = clock;
     this.#most = RELAY_BUDGET_FACTOR * PACE_NODES;
-    this.#perMs = this.#most / baseMs;
-    this.#tokens = this.#most;
-    this.#at = clock.now();
+    this.#baseMs = baseMs;
+    this.#all = new Bucket(this.#most, baseMs, clock.now());
   }
 
-  /** Whether one more broadcast may be passed on now; spends one of the budget when it may. */
-  take(): boolean {
+  /**
+   * Whether one more broadcast, handed over by `peer`, may be passed on now; spends one of the
+   * budget, and of the peer's share (a quarter of it), when it may.
+   */
+  take(peer: string): boolean {
     const now = this.#clock.now();
+    let share = this.#peers.get(peer);
+    if (share === undefined) {
+      share = new Bucket(PEER_RELAY_SHARE, this.#baseMs, now);
+      this.#peers.set(peer, share);
+      if (this.#peers.size > MAX_PEERS_TRACKED) this.#peers.delete(this.#peers.keys().next().value!);
+    }
+    if (!this.#all.has(now) || !share.has(now)) return false;
+    this.#all.spend();
+    share.spend();
+    return true;
+  }
+}
+
+// Past MAX_PEERS_TRACKED peers, the oldest shares are forgotten.
+const MAX_PEERS_TRACKED = 1_024;
+
+/** A token bucket that refills `most` tokens per `baseMs`. */
+class Bucket {
+  readonly #most: number;
+  readonly #perMs: number;
+  #tokens: number;
+  #at: number;
+
+  constructor(most: number, baseMs: number, now: number) {
+    this.#most = most;
+    this.#perMs = most / baseMs;
+    this.#tokens = most;
+    this.#at = now;
+  }
+
+  /** Whether a token is there now (refilled up to now). */
+  has(now: number): boolean {
     this.#tokens = Math.min(this.#most, this.#tokens + Math.max(0, now - this.#at) * this.#perMs);
     this.#at = now;
-    if (this.#tokens < 1) return false;
+    return this.#tokens >= 1;
+  }
+
+  spend(): void {
     this.#tokens -= 1;
-    return true;
   }
 }

@@ -7,7 +7,7 @@ import { seededRandom } from '../crypto/random.test-util.ts';
 import { compareBytes } from '../encoding/bytes.ts';
 import { encode } from '../encoding/codec.ts';
 import { fromHex, toHex } from '../encoding/hex.ts';
-import { PACE_NODES, RELAY_BUDGET_FACTOR } from '../net/broadcast-pace.ts';
+import { PACE_NODES, PEER_RELAY_SHARE } from '../net/broadcast-pace.ts';
 import { MemoryBus, type MemoryNetwork } from '../net/memory.test-util.ts';
 import { TOPICS } from '../net/network.ts';
 import { testScheduler } from '../time/scheduler.test-util.ts';
@@ -393,7 +393,7 @@ test('netgraph: a coordinate reaches the peers of its node every period, and pas
     const before = held(zero);
     await others(10 * PACE_NODES - 3, 0);
     assert.equal(held(one), 10 * PACE_NODES - 1);
-    assert.equal(held(zero) - before, RELAY_BUDGET_FACTOR * PACE_NODES);
+    assert.equal(held(zero) - before, PEER_RELAY_SHARE, "what one peer hands over: its share of one's budget");
     // Zero's coordinate still reaches one every 3 s, and goes on to two every 30 s or so.
     await clock.advance(5_000);
     const [paced1, paced2] = await heard(60);

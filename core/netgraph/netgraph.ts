@@ -277,11 +277,11 @@ export class NetGraph {
    * mesh a little smaller than this node does is not cut short. Both less half a base period, as a
    * node's timer is not exact to the ms, and both within the relay budget.
    */
-  #relaysCoordinate(origin: string, issuedAt: number, direct: boolean): boolean {
+  #relaysCoordinate(origin: string, issuedAt: number, direct: boolean, from: string): boolean {
     const base = this.limits.coordinateEveryMs;
     const period = pacedPeriodMs(base, this.#nodes());
     if (issuedAt - (this.#relayedAt.get(origin) ?? -Infinity) < (direct ? period : period / 2) - base / 2) return false;
-    if (!this.#coordinateRelays.take()) return false;
+    if (!this.#coordinateRelays.take(from)) return false;
     this.#relayedAt.set(origin, issuedAt);
     return true;
   }
@@ -390,11 +390,11 @@ export class NetGraph {
         const coordinate = checkCoordinate(decoded.coordinate, this.vivaldi.config.dimensionality);
         if (decoded.issued_at > now + FUTURE_SLACK_MS) return 'reject';
         if (!this.#coordinates.put(origin, coordinate, decoded.issued_at, now)) return 'ignore';
-        return this.#relaysCoordinate(origin, decoded.issued_at, bytesEqual(message.peer, message.origin)) ? 'accept' : 'ignore';
+        return this.#relaysCoordinate(origin, decoded.issued_at, bytesEqual(message.peer, message.origin), toHex(message.peer)) ? 'accept' : 'ignore';
       }
       const { a, b, rtt_ms, jitter_ms, loss, measured_at, sig_a, sig_b } = decoded;
       const signed = await verifyLinkSample({ sample: { a, b, rtt_ms, jitter_ms, loss, measured_at }, sig_a, sig_b }, this.#networkName, now);
-      return this.#keep(signed, now) && this.#linkRelays.take() ? 'accept' : 'ignore';
+      return this.#keep(signed, now) && this.#linkRelays.take(toHex(message.peer)) ? 'accept' : 'ignore';
     } catch (error) {
       if (error instanceof DecodeError || error instanceof CoordinateError || error instanceof LinkSampleError) {
         this.#log(`netgraph: refused from ${toHex(message.peer).slice(0, 16)}…: ${error.message}`);

@@ -8,7 +8,7 @@ import type { SigningKey } from '../crypto/ed25519.ts';
 import { CREDIT } from '../encoding/amount.ts';
 import { encode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
-import { PACE_NODES, RELAY_BUDGET_FACTOR } from '../net/broadcast-pace.ts';
+import { PACE_NODES, PEER_RELAY_SHARE, RELAY_BUDGET_FACTOR } from '../net/broadcast-pace.ts';
 import { MemoryBus } from '../net/memory.test-util.ts';
 import { TOPICS } from '../net/network.ts';
 import { ANY_SIGNAL } from '../signal/book.ts';
@@ -190,7 +190,7 @@ test('node: free broadcasts are kept by a peer, and passed on within its relay b
       await clock.until('b judged it', () => verdicts().length === i + 1, 0);
     }
     assert.equal(b.services.signals.signals().filter((s) => s.from === toHex(A.publicKey)).length, count, 'b keeps them all');
-    assert.equal(verdicts().filter((v) => v.verdict === 'accept').length, RELAY_BUDGET_FACTOR * PACE_NODES, 'and relays its budget');
+    assert.equal(verdicts().filter((v) => v.verdict === 'accept').length, PEER_RELAY_SHARE, "and relays the peer's share of its budget");
   } finally {
     await a.stop();
     await b.stop();

@@ -6,6 +6,7 @@
  */
 import type { Chain } from '../chain/chain.ts';
 import type { SigningKey } from '../crypto/ed25519.ts';
+import { toHex } from '../encoding/hex.ts';
 import type { Startable } from '../lifecycle.ts';
 import { RelayBudget } from '../net/broadcast-pace.ts';
 import { type GossipMessage, type Network, TOPICS, type Verdict } from '../net/network.ts';
@@ -119,7 +120,7 @@ export class SignalsFeature implements SignalService, Startable {
     try {
       const signal = decodeSignal(message.data, this.#c.chain.params.network);
       await this.#book.accept(signal);
-      if (signal.to === 'broadcast' && signal.burn_proof === null && !this.#freeRelays.take()) return 'ignore';
+      if (signal.to === 'broadcast' && signal.burn_proof === null && !this.#freeRelays.take(toHex(message.peer))) return 'ignore';
       return 'accept';
     } catch (error) {
       if (error instanceof SignalError) return error.verdict;
