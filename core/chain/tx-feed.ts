@@ -44,23 +44,19 @@ const OFFERED_MEMORY = 50_000;
 /** Transaction events the feed keeps for resuming (about 200 bytes each as JSON, so about 200 KiB). */
 export const TX_EVENTS_KEPT = 1_024;
 
-/** One streamed transaction; its JSON form is made when first asked for (most are never replayed). */
+/**
+ * One streamed transaction, as its event only: the decoded transaction (a dozen byte arrays, often
+ * views that hold a whole block) would cost several times the event's strings, on every node and
+ * a thousand times over in a simulated mesh.
+ */
 class StreamedTx {
   readonly kind = 'tx';
   readonly seq: number;
-  readonly #tx: Tx;
-  readonly #amount: bigint;
-  #event: TxStreamEvent | undefined;
+  readonly event: TxStreamEvent;
 
   constructor(seq: number, tx: Tx, amount: bigint) {
     this.seq = seq;
-    this.#tx = tx;
-    this.#amount = amount;
-  }
-
-  get event(): TxStreamEvent {
-    this.#event ??= { id: toHex(this.#tx.id), origin: toHex(this.#tx.body.sender), kind: this.#tx.body.kind, amount: formatAmount(this.#amount) };
-    return this.#event;
+    this.event = { id: toHex(tx.id), origin: toHex(tx.body.sender), kind: tx.body.kind, amount: formatAmount(amount) };
   }
 }
 

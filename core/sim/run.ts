@@ -72,9 +72,11 @@ export interface SimOptions {
    * on Node); noble's arithmetic when none. Every node signs and checks with it.
    */
   readonly ed25519?: Ed25519Backend;
+  /** Told every tenth of the run (and at its end) how much simulated time has passed, ms. */
+  readonly onProgress?: (simulatedMs: number) => void;
 }
 
-export const DEFAULT_SIM_OPTIONS: Omit<SimOptions, 'latency' | 'turn' | 'ed25519'> = Object.freeze({
+export const DEFAULT_SIM_OPTIONS: Omit<SimOptions, 'latency' | 'turn' | 'ed25519' | 'onProgress'> = Object.freeze({
   nodes: 30,
   durationMs: 10 * 60_000,
   seed: '1',
@@ -145,7 +147,7 @@ export interface Quantiles {
 
 export interface SimReport {
   /** The options the run took, the latency by its model's name. */
-  readonly options: Omit<SimOptions, 'latency' | 'turn' | 'ed25519'> & { readonly latency: 'planetlab' | 'none' };
+  readonly options: Omit<SimOptions, 'latency' | 'turn' | 'ed25519' | 'onProgress'> & { readonly latency: 'planetlab' | 'none' };
   readonly invariants: readonly InvariantResult[];
   readonly figures: {
     readonly blocks: number;
@@ -197,7 +199,7 @@ const round = (value: number, digits = 1): number => Math.round(value * 10 ** di
 
 /** Runs one simulation to its end and reports what happened. */
 export async function runSim(options: SimOptions): Promise<SimReport> {
-  const { latency: _table, turn: _turn, ed25519: _ed25519, ...settings } = options;
+  const { latency: _table, turn: _turn, ed25519: _ed25519, onProgress, ...settings } = options;
   // Keys made below sign with it too (the default backend's signer is the chosen one's).
   chooseDefaultEd25519Backend(verifyOnce(options.ed25519 ?? nobleEd25519Backend));
   const root = new Prng(`mesh-sim/${options.seed}`);
@@ -492,7 +494,14 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   });
   workload.start(options);
 
-  await clock.advance(options.durationMs);
+  if (onProgress === undefined) await clock.advance(options.durationMs);
+  else {
+    const step = Math.max(1, Math.ceil(options.durationMs / 10));
+    for (let at = step; at < options.durationMs + step; at += step) {
+      await clock.advance(Math.min(at, options.durationMs) - since());
+      onProgress(since());
+    }
+  }
   await checkLedger();
   const end = since();
   const reference = honestAlive()[0]!;

@@ -3,8 +3,6 @@
  * IndexedDB (browser) and memory (tests) implement it; `test/kv-compliance.ts` is the suite every
  * implementation must pass.
  */
-import { compareBytes } from '../encoding/bytes.ts';
-import { toHex } from '../encoding/hex.ts';
 
 export type BatchOp = { readonly type: 'put'; readonly key: Uint8Array; readonly value: Uint8Array } | { readonly type: 'del'; readonly key: Uint8Array };
 
@@ -98,15 +96,35 @@ export function prefixRange(prefix: Uint8Array, options: { reverse?: boolean; li
 }
 
 /**
- * A store in memory: a sorted array of keys, so range reads need no sort. Values are copied in and
+ * A store in memory: a sorted array of keys, so range reads need no sort. Keys and values are held
+ * as one-byte strings (a char per byte, so string order is byte order): a byte array costs three
+ * heap objects and about 200 bytes besides its bytes, a one-byte string one object and 16 bytes, and
+ * a simulated mesh holds a chain per node (docs/sim.md, "What it costs"). Values are copied in and
  * out, as a real store would, so callers cannot change stored bytes by accident.
  */
 // Batches of more ops than this are merged into a MemoryStore rather than spliced in op by op.
 const MERGE_OVER = 256;
 
+// Bytes per String.fromCharCode call: under every engine's limit on arguments.
+const CHARS_PER_CALL = 8_192;
+
+function bytesToChars(bytes: Uint8Array): string {
+  if (bytes.length <= CHARS_PER_CALL) return String.fromCharCode.apply(null, bytes as unknown as number[]);
+  const parts: string[] = [];
+  for (let i = 0; i < bytes.length; i += CHARS_PER_CALL)
+    parts.push(String.fromCharCode.apply(null, bytes.subarray(i, i + CHARS_PER_CALL) as unknown as number[]));
+  return parts.join('');
+}
+
+function charsToBytes(chars: string): Uint8Array {
+  const bytes = new Uint8Array(chars.length);
+  for (let i = 0; i < chars.length; i++) bytes[i] = chars.charCodeAt(i);
+  return bytes;
+}
+
 export class MemoryStore implements KeyValueStore {
-  #keys: Uint8Array[] = [];
-  #values: Uint8Array[] = [];
+  #keys: string[] = [];
+  #values: string[] = [];
   #closed = false;
 
   get size(): number {
@@ -114,12 +132,12 @@ export class MemoryStore implements KeyValueStore {
   }
 
   // Index of the first key ≥ `key`.
-  #lowerBound(key: Uint8Array): number {
+  #lowerBound(key: string): number {
     let lo = 0;
     let hi = this.#keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareBytes(this.#keys[mid]!, key) < 0) lo = mid + 1;
+      if (this.#keys[mid]! < key) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -131,9 +149,9 @@ export class MemoryStore implements KeyValueStore {
 
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
     this.#check();
-    const i = this.#lowerBound(key);
-    const found = this.#keys[i];
-    return found !== undefined && compareBytes(found, key) === 0 ? this.#values[i]!.slice() : undefined;
+    const chars = bytesToChars(key);
+    const i = this.#lowerBound(chars);
+    return this.#keys[i] === chars ? charsToBytes(this.#values[i]!) : undefined;
   }
 
   async batch(ops: readonly BatchOp[]): Promise<void> {
@@ -143,14 +161,15 @@ export class MemoryStore implements KeyValueStore {
     // writes hundreds of thousands of entries) is merged into the list in one pass instead.
     if (ops.length > MERGE_OVER) return this.#merge(ops);
     for (const op of ops) {
-      const i = this.#lowerBound(op.key);
-      const found = this.#keys[i];
-      const exists = found !== undefined && compareBytes(found, op.key) === 0;
+      const key = bytesToChars(op.key);
+      const i = this.#lowerBound(key);
+      const exists = this.#keys[i] === key;
       if (op.type === 'put') {
-        if (exists) this.#values[i] = op.value.slice();
+        const value = bytesToChars(op.value);
+        if (exists) this.#values[i] = value;
         else {
-          this.#keys.splice(i, 0, op.key.slice());
-          this.#values.splice(i, 0, op.value.slice());
+          this.#keys.splice(i, 0, key);
+          this.#values.splice(i, 0, value);
         }
       } else if (exists) {
         this.#keys.splice(i, 1);
@@ -161,26 +180,27 @@ export class MemoryStore implements KeyValueStore {
 
   // Applies `ops` (the last op on a key wins) by merging them, sorted, with the sorted key list.
   #merge(ops: readonly BatchOp[]): void {
-    const last = new Map<string, BatchOp>();
+    const last = new Map<string, string | null>();
     for (const op of ops) {
-      const id = toHex(op.key);
-      last.delete(id);
-      last.set(id, op);
+      const key = bytesToChars(op.key);
+      last.delete(key);
+      last.set(key, op.type === 'put' ? bytesToChars(op.value) : null);
     }
-    const sorted = [...last.values()].sort((a, b) => compareBytes(a.key, b.key));
-    const keys: Uint8Array[] = [];
-    const values: Uint8Array[] = [];
+    const sorted = [...last.keys()].sort();
+    const keys: string[] = [];
+    const values: string[] = [];
     let i = 0;
-    for (const op of sorted) {
-      while (i < this.#keys.length && compareBytes(this.#keys[i]!, op.key) < 0) {
+    for (const key of sorted) {
+      while (i < this.#keys.length && this.#keys[i]! < key) {
         keys.push(this.#keys[i]!);
         values.push(this.#values[i]!);
         i++;
       }
-      if (i < this.#keys.length && compareBytes(this.#keys[i]!, op.key) === 0) i++;
-      if (op.type === 'put') {
-        keys.push(op.key.slice());
-        values.push(op.value.slice());
+      if (i < this.#keys.length && this.#keys[i] === key) i++;
+      const value = last.get(key)!;
+      if (value !== null) {
+        keys.push(key);
+        values.push(value);
       }
     }
     for (; i < this.#keys.length; i++) {
@@ -197,8 +217,8 @@ export class MemoryStore implements KeyValueStore {
 
   async *entries(range: Range = {}): AsyncIterable<readonly [Uint8Array, Uint8Array]> {
     this.#check();
-    const start = range.gte ? this.#lowerBound(range.gte) : 0;
-    const end = range.lt ? this.#lowerBound(range.lt) : this.#keys.length;
+    const start = range.gte ? this.#lowerBound(bytesToChars(range.gte)) : 0;
+    const end = range.lt ? this.#lowerBound(bytesToChars(range.lt)) : this.#keys.length;
     const limit = range.limit ?? Infinity;
     // Snapshot the slice: a batch during iteration must not shift what is being read.
     const keys = this.#keys.slice(start, Math.max(start, end));
@@ -207,7 +227,7 @@ export class MemoryStore implements KeyValueStore {
       keys.reverse();
       values.reverse();
     }
-    for (let i = 0; i < keys.length && i < limit; i++) yield [keys[i]!.slice(), values[i]!.slice()] as const;
+    for (let i = 0; i < keys.length && i < limit; i++) yield [charsToBytes(keys[i]!), charsToBytes(values[i]!)] as const;
   }
 
   async close(): Promise<void> {

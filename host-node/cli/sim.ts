@@ -22,6 +22,12 @@ export const duration: Parser<number> = (text, name) => {
   return ms;
 };
 
+/** A span in the units `duration` reads: `90s`, `6m`. */
+function formatSpan(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`;
+}
+
 /** `AT:FOR:SHARE`: `5m:10m:0.33` parts a third of the nodes from the rest at 5 min, for 10 min. */
 export const partition: Parser<Partition> = (text, name) => {
   const [at, span, share, extra] = text.split(':');
@@ -156,6 +162,11 @@ export const simCommand = command({
       healBoundMs: options['heal-bound'],
       turn: () => new Promise((resolve) => setImmediate(resolve)),
       ed25519: await opensslEd25519Backend(),
+      // A long run says how far it is, on stderr (stdout is the report).
+      onProgress: (simulatedMs) =>
+        io.err(
+          `simulated ${formatSpan(simulatedMs)} of ${formatSpan(options.duration)}: wall ${((performance.now() - started) / 1000).toFixed(0)} s, rss ${(process.memoryUsage.rss() / 2 ** 30).toFixed(2)} GiB\n`,
+        ),
     });
     const wallMs = performance.now() - started;
     const memory = process.memoryUsage();
