@@ -1,24 +1,22 @@
 /**
  * `mesh bench sim`, on Node: the simulator at scale (docs/sim.md, docs/scale.md). Runs the mesh at
- * each size for the simulated span asked for, then the fault scenario (churn and a partition of a
- * third) over many seeds, one run at a time in this process; writes bench/results/sim.json and the
+ * each size for the simulated span asked for, each in a process of its own, then the fault scenario
+ * (churn and a partition of a third) over many seeds, each seed a `mesh sim` process; writes bench/results/sim.json and the
  * "Simulation" section of bench/RESULTS.md.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { planetLabTable } from '../../core/sim/latency.ts';
-import { DEFAULT_SIM_OPTIONS, runSim, type SimOptions, type SimReport } from '../../core/sim/run.ts';
+import type { SimReport } from '../../core/sim/run.ts';
 import { command, list, type OptionValues, option } from '../../host-node/cli/command.ts';
 import { parseCommand } from '../../host-node/cli/run.ts';
 import { duration } from '../../host-node/cli/sim.ts';
 import { integer } from '../../host-node/cli/values.ts';
-import { opensslEd25519Backend } from '../../host-node/native-crypto.ts';
-import { loadSharedData } from '../../host-node/shared-data.ts';
 import { describeMachine, sourceState } from '../lib/environment.ts';
 import { printLine, publishReport, type ResultPaths } from '../lib/results.ts';
 import { commandLine, runFlags, runOptions } from '../lib/run-options.ts';
 import { type FaultRuns, overheadPerNode, type ScaleRun, SIM_REPORT, type SimBenchReport } from './report.ts';
+import type { SizeRun } from './size-run.ts';
 
 const simOptions = {
   ...runOptions,
@@ -70,8 +68,6 @@ export function faultScenario(durationMs: number): Pick<FaultRuns, 'churnPerHour
   return { churnPerHour: 0.2, partition: { atMs: Math.floor(durationMs / 3), forMs, share: 0.33 } };
 }
 
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 const MESH = fileURLToPath(new URL('../../bin/mesh.js', import.meta.url));
 
 /** What `mesh ARGS` prints, run under this Node; rejects when it fails. */
@@ -83,31 +79,31 @@ function meshOutput(args: readonly string[]): Promise<string> {
   );
 }
 
-/** Runs one simulation, sampling the process's resident set each second of wall time. */
-async function measured(options: SimOptions): Promise<{ report: Awaited<ReturnType<typeof runSim>>; wallMs: number; peakRssBytes: number }> {
-  let peak = process.memoryUsage.rss();
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 1_000);
-  const started = performance.now();
-  try {
-    const report = await runSim(options);
-    peak = Math.max(peak, process.memoryUsage.rss());
-    return { report, wallMs: performance.now() - started, peakRssBytes: peak };
-  } finally {
-    clearInterval(sampler);
-  }
+const SIZE_RUN = fileURLToPath(new URL('./size-run.ts', import.meta.url));
+
+/** Runs one size in a process of its own (size-run.ts), its progress passed on to this one's stderr. */
+function measured(nodes: number, durationMs: number, seed: string): Promise<SizeRun> {
+  const args = ['--max-old-space-size=16384', SIZE_RUN, String(nodes), String(durationMs), seed];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString('utf8')) as SizeRun) : reject(new Error(`the run of ${nodes} nodes exited with ${code}`)),
+    );
+  });
 }
 
 export async function runSimBenchWith(options: SimBenchOptions, commandText: string): Promise<number> {
   const log = printLine;
   const started = Date.now();
   const source = await sourceState();
-  const latency = planetLabTable(new TextDecoder().decode(await loadSharedData('netlatency/PlanetLabData_1')));
-  const base = { ...DEFAULT_SIM_OPTIONS, latency, turn, ed25519: await opensslEd25519Backend() };
-  log('mesh bench sim: the mesh in the simulator at scale, one run at a time');
+  log('mesh bench sim: the mesh in the simulator at scale, each size alone, then the fault seeds on every core');
   const scale: ScaleRun[] = [];
   for (const nodes of options.nodes) {
     log(`  ${nodes} nodes for ${options.durationMs / 60_000} simulated min…`);
-    const { report, wallMs, peakRssBytes } = await measured({ ...base, nodes, durationMs: options.durationMs, seed: 'bench' });
+    const { report, wallMs, peakRssBytes } = await measured(nodes, options.durationMs, 'bench');
     const f = report.figures;
     const run: ScaleRun = {
       nodes,
@@ -172,7 +168,7 @@ export async function runSimBenchWith(options: SimBenchOptions, commandText: str
 
 export const simBenchCommand = command({
   description:
-    'The mesh in the simulator at scale (docs/scale.md): 100, 300 and 1,000 nodes for a simulated hour over PlanetLab latencies (wall time, memory, block propagation, overhead per node), then churn and a partition of a third over 100 seeds (Node only; one run at a time).',
+    'The mesh in the simulator at scale (docs/scale.md): 100, 300 and 1,000 nodes for a simulated hour over PlanetLab latencies (wall time, memory, block propagation, overhead per node), then churn and a partition of a third over 100 seeds (Node only; each size a process alone, then the seeds a process per core).',
   options: simOptions,
   run: (input) => runSimBenchWith(simBenchOptions(input.options), commandLine(input)),
 });

@@ -24,7 +24,7 @@ import { toHex } from '../encoding/hex.ts';
 import { type ErrorTable, MeshError, RuledError } from '../errors.ts';
 import type { TxEffect } from '../ledger/apply.ts';
 import { type Block, type BlockEvent, blockEvent, decodeBlock, genesisBlock, InvalidBlockError } from '../ledger/block.ts';
-import { blockSigningBytes, headerCodec, type SignedHeader } from '../ledger/header.ts';
+import { blockSigningBytes, headerCodec, type SignedHeader, signedHeaderCodec } from '../ledger/header.ts';
 import { type ChainParams, LIGHT_RETENTION_BLOCKS } from '../ledger/params.ts';
 import { type Change, LedgerState } from '../ledger/state.ts';
 import { type Applied, applyVerifiedBlock, checkContents, findInvalidSignatures, headerMessage, type ParentInfo } from '../ledger/validate.ts';
@@ -226,8 +226,10 @@ export class Chain {
   // every signature it found good, so adding them checks none of it again. Kept by object, not by
   // hash: another copy with the same hash may carry another header signature.
   readonly #checkedAhead = new WeakSet<Block>();
-  // First header seen per (producer, height), to spot equivocation.
-  readonly #signedAt = new Map<string, SignedHeader & { hash: string }>();
+  // First header seen per (producer, height), to spot equivocation: with its signature in their
+  // wire form (decoded only when they become evidence), since the block's own signature is a view
+  // that would hold the whole block.
+  readonly #signedAt = new Map<string, { readonly hash: string; readonly signed: Uint8Array }>();
   readonly #listeners = new Set<(event: ChainEvent) => void>();
   #rewindAhead: RewindAhead | null = null;
   #prepared: Prepared | null = null;
@@ -782,15 +784,12 @@ export class Chain {
       const seen = this.#signedAt.get(key);
       const hash = toHex(block.hash);
       if (seen === undefined) {
-        this.#signedAt.set(key, { header: h, signature: block.signature, hash });
+        this.#signedAt.set(key, { hash, signed: encode(signedHeaderCodec, { header: h, signature: block.signature }) });
         if (this.#signedAt.size > MAX_SIDE_BLOCKS) this.#signedAt.delete(this.#signedAt.keys().next().value!);
       } else if (seen.hash !== hash) {
         this.#emit({
           type: 'equivocation',
-          evidence: [
-            { header: seen.header, signature: seen.signature },
-            { header: h, signature: block.signature },
-          ],
+          evidence: [decode(signedHeaderCodec, seen.signed), { header: h, signature: block.signature }],
         });
       }
     }

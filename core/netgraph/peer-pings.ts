@@ -12,6 +12,7 @@
  */
 import { median } from '../collections/median.ts';
 import type { Random } from '../crypto/random.ts';
+import { bytesEqual } from '../encoding/bytes.ts';
 import { toHex } from '../encoding/hex.ts';
 import type { Network } from '../net/network.ts';
 import type { Clock, Timer } from '../time/clock.ts';
@@ -199,11 +200,13 @@ export class PeerPings implements PingWindows {
       const rtt = await this.#network.ping(peer, { signal: AbortSignal.any([giveUp.signal, this.#stopped.signal]) });
       if (this.#stopped.signal.aborted) return;
       this.#failing.delete(key);
+      // An answer came over the connection just now: the peer is connected (a round forgets it if not).
       this.#record(peer, key, rtt);
     } catch (error) {
       if (this.#stopped.signal.aborted) return;
-      // A failed ping counts in the window (the link's loss), whatever was logged.
-      this.#record(peer, key, null);
+      // A failed ping counts in the window (the link's loss), whatever was logged, if the peer is
+      // still connected: a ping cut by the peer's leaving is no loss of the link.
+      if (this.#network.peers().some((p) => bytesEqual(p.node, peer))) this.#record(peer, key, null);
       if (this.#failing.has(key)) return;
       this.#failing.add(key);
       this.#log(`ping ${key.slice(0, 16)}…: ${error instanceof Error ? error.message : String(error)} (said once until a ping answers)`);
@@ -213,9 +216,8 @@ export class PeerPings implements PingWindows {
     }
   }
 
-  /** Puts an outcome in the peer's window, if the peer is still connected, and tells the listeners. */
+  /** Puts an outcome in the peer's window and tells the listeners. */
   #record(peer: Uint8Array, key: string, rttMs: PingOutcome): void {
-    if (!this.#network.peers().some((p) => toHex(p.node) === key)) return;
     const window = this.#windows.get(key) ?? [];
     window.push(rttMs);
     if (window.length > this.schedule.window) window.shift();

@@ -16,7 +16,7 @@ import { devnet } from '../ledger/params.ts';
 import { TOPICS } from '../net/network.ts';
 import { MeshNode } from '../node/node.ts';
 import { type FullNodeServices, fullNodeServices } from '../node/services.ts';
-import { MemoryStore } from '../store/kv.ts';
+import { MemoryStore, SharedStrings } from '../store/kv.ts';
 import { Scheduler, type Turn } from '../time/scheduler.ts';
 import { PrivateMiner, type PrivateMinerFigures, Spammer } from './adversaries.ts';
 import { type InvariantResult, Invariants } from './invariants.ts';
@@ -215,6 +215,8 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   const watched = new WeakSet<Chain>();
   const inPrefix = new Set<string>();
   const members: Member[] = [];
+  // The nodes' chains hold the same blocks and entries: one copy of each (kv.ts).
+  const shared = new SharedStrings();
   const topology = root.fork('topology');
 
   const honestAlive = (): Member[] => members.filter((m) => m.honest && m.node !== null);
@@ -311,7 +313,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   const prefix = await weightedPrefix(params, bootstrap, weighted, PRODUCER_WEIGHT);
   for (const block of prefix) inPrefix.add(toHex(block.hash));
   for (const [index, kind] of kinds.entries()) {
-    const chain = await Chain.open({ store: new MemoryStore(), params });
+    const chain = await Chain.open({ store: new MemoryStore({ shared }), params });
     await chain.addBranch(prefix);
     members.push({ index, key: keys[index]!, ...kind, chain, net: null, node: null, lives: 0 });
   }
@@ -469,7 +471,7 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
                 () => {
                   void (async () => {
                     member.lives++;
-                    if (!keepData) member.chain = await Chain.open({ store: new MemoryStore(), params });
+                    if (!keepData) member.chain = await Chain.open({ store: new MemoryStore({ shared }), params });
                     await startMember(member);
                     churn.rejoined++;
                   })().catch((error: unknown) => churn.failed.push(`node ${member.index} could not rejoin: ${String(error)}`));

@@ -1,9 +1,49 @@
 import { assert } from 'chai';
 import { test } from '../../test/harness.ts';
 import { kvCompliance } from '../../test/kv-compliance.ts';
-import { MemoryStore, prefixEnd } from './kv.ts';
+import { MemoryStore, prefixEnd, SharedStrings } from './kv.ts';
 
 kvCompliance('MemoryStore', async () => new MemoryStore());
+kvCompliance('MemoryStore sharing strings', async () => new MemoryStore({ shared: new SharedStrings() }));
+
+const entriesOf = async (store: MemoryStore): Promise<number[][]> => {
+  const out: number[][] = [];
+  for await (const [k, v] of store.entries()) out.push([...k, 0x100, ...v]);
+  return out;
+};
+
+test('MemoryStore: every byte value and long values come back as written, in byte order', async () => {
+  const store = new MemoryStore();
+  const every = Uint8Array.from({ length: 256 }, (_, i) => i);
+  const long = Uint8Array.from({ length: 20_000 }, (_, i) => (i * 131) % 256);
+  const keys = [Uint8Array.of(0xff), Uint8Array.of(0x80), Uint8Array.of(0x7f), Uint8Array.of(0xff, 0), Uint8Array.of(0)];
+  await store.batch(keys.map((key, i) => ({ type: 'put', key, value: i % 2 === 0 ? every : long })));
+  assert.deepEqual([...(await store.get(Uint8Array.of(0x80)))!], [...long]);
+  assert.deepEqual([...(await store.get(Uint8Array.of(0xff)))!], [...every]);
+  const order: number[][] = [];
+  for await (const [k] of store.entries()) order.push([...k]);
+  assert.deepEqual(order, [[0], [0x7f], [0x80], [0xff], [0xff, 0]]);
+});
+
+test('MemoryStore: stores sharing strings hold one copy of what both write, and stay apart', async () => {
+  const shared = new SharedStrings();
+  const one = new MemoryStore({ shared });
+  const two = new MemoryStore({ shared });
+  const block = Uint8Array.from({ length: 1_000 }, (_, i) => i % 256);
+  for (const store of [one, two]) await store.batch([{ type: 'put', key: Uint8Array.of(1), value: block }]);
+  assert.strictEqual(shared.size, 2, 'the key and the value, once each');
+  await two.batch([
+    { type: 'put', key: Uint8Array.of(1), value: Uint8Array.of(9) },
+    { type: 'put', key: Uint8Array.of(2), value: block },
+  ]);
+  const read = (await one.get(Uint8Array.of(1)))!;
+  read[0] = 99;
+  assert.deepEqual([...(await one.get(Uint8Array.of(1)))!], [...block], 'a copy comes out; the other store did not change it');
+  assert.deepEqual(await entriesOf(two), [
+    [1, 0x100, 9],
+    [2, 0x100, ...block],
+  ]);
+});
 
 test('prefixEnd: the smallest key above every key with the prefix', () => {
   assert.deepEqual([...prefixEnd(Uint8Array.of(1, 2))], [1, 3]);
@@ -26,11 +66,6 @@ test('MemoryStore: a large batch, merged in one pass, leaves what its ops one by
     await merged.batch(batch);
     for (const op of batch) await oneByOne.batch([op]);
   }
-  const all = async (store: MemoryStore): Promise<number[][]> => {
-    const out: number[][] = [];
-    for await (const [k, v] of store.entries()) out.push([...k, ...v]);
-    return out;
-  };
-  assert.deepEqual(await all(merged), await all(oneByOne));
+  assert.deepEqual(await entriesOf(merged), await entriesOf(oneByOne));
   assert.isAbove(merged.size, 300);
 });

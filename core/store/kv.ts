@@ -122,10 +122,42 @@ function charsToBytes(chars: string): Uint8Array {
   return bytes;
 }
 
+/**
+ * One copy of each string it has been given. The stores of a simulated mesh share one: every node
+ * writes the same blocks and mostly the same entries, which are then held once instead of once per
+ * node (docs/sim.md, "What it costs"). It only grows: for a run, not for a long-lived node.
+ */
+export class SharedStrings {
+  readonly #held = new Map<string, string>();
+
+  /** The copy held of `text`, which becomes it when none is. */
+  intern(text: string): string {
+    const held = this.#held.get(text);
+    if (held !== undefined) return held;
+    this.#held.set(text, text);
+    return text;
+  }
+
+  get size(): number {
+    return this.#held.size;
+  }
+}
+
 export class MemoryStore implements KeyValueStore {
   #keys: string[] = [];
   #values: string[] = [];
   #closed = false;
+  readonly #shared: SharedStrings | null;
+
+  constructor(options: { readonly shared?: SharedStrings } = {}) {
+    this.#shared = options.shared ?? null;
+  }
+
+  // What a key or value is held as: its chars, or the shared copy of them.
+  #held(bytes: Uint8Array): string {
+    const chars = bytesToChars(bytes);
+    return this.#shared === null ? chars : this.#shared.intern(chars);
+  }
 
   get size(): number {
     return this.#keys.length;
@@ -165,10 +197,10 @@ export class MemoryStore implements KeyValueStore {
       const i = this.#lowerBound(key);
       const exists = this.#keys[i] === key;
       if (op.type === 'put') {
-        const value = bytesToChars(op.value);
+        const value = this.#held(op.value);
         if (exists) this.#values[i] = value;
         else {
-          this.#keys.splice(i, 0, key);
+          this.#keys.splice(i, 0, this.#shared === null ? key : this.#shared.intern(key));
           this.#values.splice(i, 0, value);
         }
       } else if (exists) {
@@ -182,9 +214,9 @@ export class MemoryStore implements KeyValueStore {
   #merge(ops: readonly BatchOp[]): void {
     const last = new Map<string, string | null>();
     for (const op of ops) {
-      const key = bytesToChars(op.key);
+      const key = this.#held(op.key);
       last.delete(key);
-      last.set(key, op.type === 'put' ? bytesToChars(op.value) : null);
+      last.set(key, op.type === 'put' ? this.#held(op.value) : null);
     }
     const sorted = [...last.keys()].sort();
     const keys: string[] = [];

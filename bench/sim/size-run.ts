@@ -1,0 +1,32 @@
+/**
+ * One size of `mesh bench sim`, in a process of its own so that the peak memory it reports is this
+ * run's alone (runs in one process would share a heap that only grows): `node size-run.ts NODES
+ * DURATION_MS SEED` prints `{report, wallMs, peakRssBytes}` as JSON, its progress on stderr.
+ */
+import { planetLabTable } from '../../core/sim/latency.ts';
+import { DEFAULT_SIM_OPTIONS, runSim } from '../../core/sim/run.ts';
+import { opensslEd25519Backend } from '../../host-node/native-crypto.ts';
+import { loadSharedData } from '../../host-node/shared-data.ts';
+
+export interface SizeRun {
+  readonly report: Awaited<ReturnType<typeof runSim>>;
+  readonly wallMs: number;
+  readonly peakRssBytes: number;
+}
+
+const [nodes, durationMs, seed] = process.argv.slice(2);
+const latency = planetLabTable(new TextDecoder().decode(await loadSharedData('netlatency/PlanetLabData_1')));
+const started = performance.now();
+const report = await runSim({
+  ...DEFAULT_SIM_OPTIONS,
+  nodes: Number(nodes),
+  durationMs: Number(durationMs),
+  seed: seed!,
+  latency,
+  turn: () => new Promise((resolve) => setImmediate(resolve)),
+  ed25519: await opensslEd25519Backend(),
+  onProgress: (ms) =>
+    process.stderr.write(`      ${ms / 60_000} of ${Number(durationMs) / 60_000} simulated min: wall ${((performance.now() - started) / 1000).toFixed(0)} s\n`),
+});
+const run: SizeRun = { report, wallMs: performance.now() - started, peakRssBytes: process.resourceUsage().maxRSS * 1024 };
+process.stdout.write(JSON.stringify(run));
