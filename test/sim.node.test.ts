@@ -91,6 +91,16 @@ async function simOutput(args: string[]): Promise<string> {
   return out;
 }
 
+test('sim: a run told of its progress is the run that is not', async () => {
+  const options = { ...DEFAULT_SIM_OPTIONS, nodes: 10, durationMs: 2 * 60_000 + 7, seed: 'progress', latency: null, churnPerHour: 3, turn };
+  const told: number[] = [];
+  const stepped = await runSim({ ...options, onProgress: (ms) => told.push(ms) });
+  assert.deepEqual(stepped, await runSim(options));
+  assert.equal(told.length, 10);
+  assert.equal(told.at(-1), options.durationMs);
+  assert.ok(told.every((ms, i) => i === 0 || ms > told[i - 1]!));
+});
+
 test('sim: the same seed and options print the same bytes; another seed, others', async () => {
   const args = [
     '--nodes',

@@ -89,9 +89,14 @@ function measured(nodes: number, durationMs: number, seed: string): Promise<Size
     const out: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString('utf8')) as SizeRun) : reject(new Error(`the run of ${nodes} nodes exited with ${code}`)),
-    );
+    child.on('close', (code, signal) => {
+      if (code !== 0) return reject(new Error(`the run of ${nodes} nodes ended with ${code ?? signal}`));
+      try {
+        resolve(JSON.parse(Buffer.concat(out).toString('utf8')) as SizeRun);
+      } catch (error) {
+        reject(new Error(`the run of ${nodes} nodes printed no report: ${String(error)}`));
+      }
+    });
   });
 }
 

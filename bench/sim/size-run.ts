@@ -15,6 +15,7 @@ export interface SizeRun {
 }
 
 const [nodes, durationMs, seed] = process.argv.slice(2);
+if (!(Number(nodes) >= 2 && Number(durationMs) > 0 && seed)) throw new Error('usage: size-run.ts NODES DURATION_MS SEED');
 const latency = planetLabTable(new TextDecoder().decode(await loadSharedData('netlatency/PlanetLabData_1')));
 const started = performance.now();
 const report = await runSim({

@@ -499,10 +499,12 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
   if (onProgress === undefined) await clock.advance(options.durationMs);
   else {
     const step = Math.max(1, Math.ceil(options.durationMs / 10));
-    for (let at = step; at < options.durationMs + step; at += step) {
-      await clock.advance(Math.min(at, options.durationMs) - since());
+    let at = 0;
+    do {
+      at = Math.min(at + step, options.durationMs);
+      await clock.advance(at - since());
       onProgress(since());
-    }
+    } while (at < options.durationMs);
   }
   await checkLedger();
   const end = since();

@@ -127,14 +127,19 @@ function charsToBytes(chars: string): Uint8Array {
  * writes the same blocks and mostly the same entries, which are then held once instead of once per
  * node (docs/sim.md, "What it costs"). It only grows: for a run, not for a long-lived node.
  */
+// V8 hashes a string longer than this by its length alone: longer ones are filed under their ends.
+const HASHED_CHARS = 16_383;
+const END_CHARS = 8_000;
+
 export class SharedStrings {
   readonly #held = new Map<string, string>();
 
-  /** The copy held of `text`, which becomes it when none is. */
+  /** The copy held of `text`, which becomes it when none is (or another is filed where it would be). */
   intern(text: string): string {
-    const held = this.#held.get(text);
-    if (held !== undefined) return held;
-    this.#held.set(text, text);
+    const key = text.length <= HASHED_CHARS ? text : `${text.length}:${text.slice(0, END_CHARS)}${text.slice(-END_CHARS)}`;
+    const held = this.#held.get(key);
+    if (held === undefined) this.#held.set(key, text);
+    else if (held === text) return held;
     return text;
   }
 
@@ -214,7 +219,7 @@ export class MemoryStore implements KeyValueStore {
   #merge(ops: readonly BatchOp[]): void {
     const last = new Map<string, string | null>();
     for (const op of ops) {
-      const key = this.#held(op.key);
+      const key = op.type === 'put' ? this.#held(op.key) : bytesToChars(op.key);
       last.delete(key);
       last.set(key, op.type === 'put' ? this.#held(op.value) : null);
     }
