@@ -122,15 +122,15 @@ function charsToBytes(chars: string): Uint8Array {
   return bytes;
 }
 
+// V8 hashes a string longer than this by its length alone: longer ones are filed under their ends.
+const HASHED_CHARS = 16_383;
+const END_CHARS = 8_000;
+
 /**
  * One copy of each string it has been given. The stores of a simulated mesh share one: every node
  * writes the same blocks and mostly the same entries, which are then held once instead of once per
  * node (docs/sim.md, "What it costs"). It only grows: for a run, not for a long-lived node.
  */
-// V8 hashes a string longer than this by its length alone: longer ones are filed under their ends.
-const HASHED_CHARS = 16_383;
-const END_CHARS = 8_000;
-
 export class SharedStrings {
   readonly #held = new Map<string, string>();
 
