@@ -6,7 +6,7 @@ import type { Chain } from '../chain/chain.ts';
 import { parseAmount, parseBalance } from '../encoding/amount.ts';
 import { decode } from '../encoding/codec.ts';
 import { toHex } from '../encoding/hex.ts';
-import { accountCodec, TABLE } from '../ledger/state.ts';
+import { accountCodec, type LedgerState, lockedBond, TABLE } from '../ledger/state.ts';
 import { ledgerStatus } from '../ledger/status.ts';
 
 export const INVARIANTS = [
@@ -28,6 +28,18 @@ export interface InvariantResult {
   readonly held: boolean;
   /** The first break: simulated ms since the start, and what was wrong. */
   readonly broke: { readonly atMs: number; readonly seed: string; readonly detail: string } | null;
+}
+
+/**
+ * Whether `producer`'s equivocation at `height` is punished on the chain whose tip state is `state`
+ * at `tipHeight`: slashed for it, or slashed for another of its equivocations (`others`, the
+ * heights) and left with no locked bond. A slash takes the whole bond, so evidence with nothing
+ * left to take is neither relayed nor reported: one incident costs the bond once (docs/ledger.md
+ * "Slashing"). A bond made after that slash is in reach again.
+ */
+export function equivocationPunished(state: LedgerState, tipHeight: number, producer: Uint8Array, height: number, others: readonly number[]): boolean {
+  if (state.slashed(producer, height) !== undefined) return true;
+  return lockedBond(state.account(producer), tipHeight + 1) === 0n && others.some((h) => state.slashed(producer, h) !== undefined);
 }
 
 export class Invariants {

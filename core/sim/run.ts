@@ -19,7 +19,7 @@ import { type FullNodeServices, fullNodeServices } from '../node/services.ts';
 import { MemoryStore, SharedStrings } from '../store/kv.ts';
 import { Scheduler, type Turn } from '../time/scheduler.ts';
 import { PrivateMiner, type PrivateMinerFigures, Spammer } from './adversaries.ts';
-import { type InvariantResult, Invariants } from './invariants.ts';
+import { equivocationPunished, type InvariantResult, Invariants } from './invariants.ts';
 import { NO_LATENCY, type RttTable, tableLatency } from './latency.ts';
 import { weightedPrefix } from './prefix.ts';
 import { Prng } from './prng.ts';
@@ -371,10 +371,11 @@ export async function runSim(options: SimOptions): Promise<SimReport> {
     for (const e of equivocations) {
       if (e.judged || since() - e.atMs < SLASH_WITHIN_MS) continue;
       e.judged = true;
+      const others = equivocations.filter((o) => o !== e && o.producer === e.producer).map((o) => o.height);
       invariants.record(
         'no-equivocation-unslashed',
         since(),
-        chain.state.slashed(e.producer, e.height) !== undefined,
+        equivocationPunished(chain.state, chain.tip.height, e.producer, e.height, others),
         () => `${toHex(e.producer)} signed two blocks at height ${e.height} and is not slashed`,
       );
     }
