@@ -6,16 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { planetLabTable } from '../core/sim/latency.ts';
 import { DEFAULT_SIM_OPTIONS, runSim } from '../core/sim/run.ts';
 import { runCommand } from '../host-node/cli/run.ts';
-import { simCommand } from '../host-node/cli/sim.ts';
-import { loadSharedData } from '../host-node/shared-data.ts';
+import { planetLabLatency, simCommand } from '../host-node/cli/sim.ts';
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 test('sim: 30 nodes, 10 minutes, a partition and churn: no invariant breaks', async () => {
-  const table = planetLabTable(new TextDecoder().decode(await loadSharedData('netlatency/PlanetLabData_1')));
+  const table = await planetLabLatency();
   const report = await runSim({
     ...DEFAULT_SIM_OPTIONS,
     nodes: 30,
@@ -58,7 +56,7 @@ test('sim: 30 nodes, 10 minutes, a partition and churn: no invariant breaks', as
 });
 
 test('sim: a private-chain miner and a spammer within the mempool rules break no invariant, and honest transfers still go through', async () => {
-  const table = planetLabTable(new TextDecoder().decode(await loadSharedData('netlatency/PlanetLabData_1')));
+  const table = await planetLabLatency();
   const report = await runSim({
     ...DEFAULT_SIM_OPTIONS,
     nodes: 12,

@@ -3,10 +3,8 @@
  * run's alone (runs in one process would share a heap that only grows): `node size-run.ts NODES
  * DURATION_MS SEED` prints `{report, wallMs, peakRssBytes}` as JSON, its progress on stderr.
  */
-import { planetLabTable } from '../../core/sim/latency.ts';
 import { DEFAULT_SIM_OPTIONS, runSim } from '../../core/sim/run.ts';
-import { opensslEd25519Backend } from '../../host-node/native-crypto.ts';
-import { loadSharedData } from '../../host-node/shared-data.ts';
+import { hostSimPorts, planetLabLatency } from '../../host-node/cli/sim.ts';
 
 export interface SizeRun {
   readonly report: Awaited<ReturnType<typeof runSim>>;
@@ -16,7 +14,7 @@ export interface SizeRun {
 
 const [nodes, durationMs, seed] = process.argv.slice(2);
 if (!(Number(nodes) >= 2 && Number(durationMs) > 0 && seed)) throw new Error('usage: size-run.ts NODES DURATION_MS SEED');
-const latency = planetLabTable(new TextDecoder().decode(await loadSharedData('netlatency/PlanetLabData_1')));
+const latency = await planetLabLatency();
 const started = performance.now();
 const report = await runSim({
   ...DEFAULT_SIM_OPTIONS,
@@ -24,8 +22,7 @@ const report = await runSim({
   durationMs: Number(durationMs),
   seed: seed!,
   latency,
-  turn: () => new Promise((resolve) => setImmediate(resolve)),
-  ed25519: await opensslEd25519Backend(),
+  ...(await hostSimPorts()),
   onProgress: (ms) =>
     process.stderr.write(`      ${ms / 60_000} of ${Number(durationMs) / 60_000} simulated min: wall ${((performance.now() - started) / 1000).toFixed(0)} s\n`),
 });

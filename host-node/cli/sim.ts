@@ -5,8 +5,8 @@
  * 1 when an invariant broke.
  */
 
-import { planetLabTable } from '../../core/sim/latency.ts';
-import { ADVERSARY_KINDS, type AdversaryKind, DEFAULT_SIM_OPTIONS, type Partition, runSim, type SimReport } from '../../core/sim/run.ts';
+import { planetLabTable, type RttTable } from '../../core/sim/latency.ts';
+import { ADVERSARY_KINDS, type AdversaryKind, DEFAULT_SIM_OPTIONS, type Partition, runSim, type SimOptions, type SimReport } from '../../core/sim/run.ts';
 import { opensslEd25519Backend } from '../native-crypto.ts';
 import { loadSharedData } from '../shared-data.ts';
 import { command, EXIT, entry, flag, list, option, type Parser, UsageError } from './command.ts';
@@ -46,6 +46,16 @@ export const adversary: Parser<{ kind: AdversaryKind; count: number }> = (text, 
 };
 
 const d = DEFAULT_SIM_OPTIONS;
+
+/** The RTTs between 490 PlanetLab hosts that `--latency planetlab` maps the nodes onto. */
+export async function planetLabLatency(): Promise<RttTable> {
+  return planetLabTable(new TextDecoder().decode(await loadSharedData('netlatency/PlanetLabData_1')));
+}
+
+/** What a run on this host takes: its cheapest real task between instants, and OpenSSL's Ed25519 on this thread. */
+export async function hostSimPorts(): Promise<Required<Pick<SimOptions, 'turn' | 'ed25519'>>> {
+  return { turn: () => new Promise((resolve) => setImmediate(resolve)), ed25519: await opensslEd25519Backend() };
+}
 
 /** The report for people: the options, each invariant, then the figures. */
 export function formatReport(report: SimReport): string {
@@ -139,7 +149,7 @@ export const simCommand = command({
   },
   run: async ({ options }, io) => {
     if (options.producers > options.nodes) throw new UsageError('--producers is at most --nodes');
-    const latency = options.latency === 'planetlab' ? planetLabTable(new TextDecoder().decode(await loadSharedData('netlatency/PlanetLabData_1'))) : null;
+    const latency = options.latency === 'planetlab' ? await planetLabLatency() : null;
     const started = performance.now();
     const heapBefore = process.memoryUsage().heapUsed;
     const report = await runSim({
@@ -160,8 +170,7 @@ export const simCommand = command({
       jobsPerSec: options.jobs,
       spamPerSec: options.spam,
       healBoundMs: options['heal-bound'],
-      turn: () => new Promise((resolve) => setImmediate(resolve)),
-      ed25519: await opensslEd25519Backend(),
+      ...(await hostSimPorts()),
       // A long run says how far it is, on stderr (stdout is the report).
       onProgress: (simulatedMs) =>
         io.err(
